@@ -69,3 +69,6 @@ ci: lint test cover ## What CI runs: lint, tests, coverage floors and every othe
 .PHONY: clean
 clean: ## Remove build output.
 	rm -rf bin
+
+# Deployment targets (image, manifest checks) live beside the manifests.
+-include deploy/deploy.mk
