@@ -62,8 +62,28 @@ $(TOOLS)/.stamp: tools/go.mod tools/go.sum
 	cd tools && GOWORK=off go build -o ../$(TOOLS)/ $(TOOL_PKGS)
 	@touch $@
 
+.PHONY: generate
+generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files (offline).
+	find proto -name '*.pb.go' -o -name '*.pb.gw.go' -o -name '*.swagger.json' | xargs rm -f
+	$(TOOLS)/buf format -w
+	$(TOOLS)/buf generate
+
+.PHONY: check-generate
+check-generate: generate ## Regenerate, then fail if the committed generated code differs.
+	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml)" ]]; then \
+		git status --porcelain -- proto; git --no-pager diff --stat -- proto; \
+		echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; fi
+
+.PHONY: breaking
+breaking: tools ## Fail if the contract breaks wire or JSON compatibility with proto/baseline.binpb.
+	$(TOOLS)/buf breaking --against proto/baseline.binpb
+
+.PHONY: baseline
+baseline: tools ## Record the current contract as the compatibility baseline (on release).
+	$(TOOLS)/buf build -o proto/baseline.binpb
+
 .PHONY: ci
-ci: lint test cover ## What CI runs: lint, tests, coverage floors and every other check.
+ci: lint check-generate breaking test cover ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
 	@echo "make ci: all checks passed"
 
 .PHONY: clean
