@@ -1,0 +1,269 @@
+package token
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// client is one entry of the clients file.
+type client struct {
+	id          string
+	hash        phc
+	services    []string
+	permissions []string
+	line        int // of its entry in the clients file; 0 for the dev-mode demo client
+}
+
+func (c *client) mayUse(service string) bool { return slices.Contains(c.services, service) }
+
+// Limits on the clients file: a mistaken path (a log file, a disk image) fails fast.
+const (
+	maxClientsFileBytes = 4 << 20
+	maxClientIDLen      = 128
+	maxProblems         = 20
+)
+
+var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:-]{1,128}$`)
+
+// readClientsFile loads and validates the clients file at path.
+func readClientsFile(path string) ([]*client, error) {
+	data, err := readCapped(path, maxClientsFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("clients file: %w", err)
+	}
+	return parseClients(path, data)
+}
+
+// readCapped reads a regular file (following symlinks) of at most limit bytes.
+func readCapped(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return data, nil
+}
+
+// parseClients validates the clients file held in data; name is used in file:line messages.
+// Every problem found is reported (up to maxProblems), joined into one error.
+func parseClients(name string, data []byte) ([]*client, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s:1: the file is empty; want a mapping with the key clients", name)
+		}
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(name, err)
+		}
+		return nil, fmt.Errorf("%s:%d: more than one YAML document", name, extra.Line)
+	}
+	p := &problems{file: name}
+	clients := p.document(doc.Content[0])
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return clients, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns "yaml: line 3: msg" into "name:3: msg".
+func yamlError(name string, err error) error {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: %s", name, m[1], m[2])
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// problems collects file:line messages.
+type problems struct {
+	file string
+	list []error
+}
+
+func (p *problems) add(line int, format string, args ...any) {
+	switch {
+	case len(p.list) < maxProblems:
+		p.list = append(p.list, fmt.Errorf("%s:%d: %s", p.file, line, fmt.Sprintf(format, args...)))
+	case len(p.list) == maxProblems:
+		p.list = append(p.list, fmt.Errorf("%s: more problems not shown", p.file))
+	}
+}
+
+func (p *problems) err() error { return errors.Join(p.list...) }
+
+func (p *problems) document(root *yaml.Node) []*client {
+	if root.Kind != yaml.MappingNode {
+		p.add(root.Line, "the top level must be a mapping with the key clients")
+		return nil
+	}
+	f := p.fields(root, "top level", "clients")
+	list := f["clients"]
+	switch {
+	case list == nil:
+		p.add(root.Line, "missing key clients")
+		return nil
+	case list.Kind == yaml.ScalarNode && list.ShortTag() == "!!null":
+		return nil // "clients:" with nothing under it: no clients
+	case list.Kind != yaml.SequenceNode:
+		p.add(list.Line, "clients must be a list")
+		return nil
+	}
+	var clients []*client
+	firstLine := map[string]int{}
+	for i, item := range list.Content {
+		c := p.client(item, i)
+		if c == nil {
+			continue
+		}
+		if line, dup := firstLine[c.id]; dup {
+			p.add(item.Line, "clientId %q is repeated (first at line %d)", c.id, line)
+			continue
+		}
+		firstLine[c.id] = item.Line
+		clients = append(clients, c)
+	}
+	return clients
+}
+
+var clientKeys = []string{"clientId", "secretHash", "services", "permissions"}
+
+// client validates one entry; nil when it has a problem (already reported).
+func (p *problems) client(n *yaml.Node, index int) *client {
+	what := fmt.Sprintf("clients[%d]", index)
+	if n.Kind != yaml.MappingNode {
+		p.add(n.Line, "%s must be a mapping with the keys %s", what, strings.Join(clientKeys, ", "))
+		return nil
+	}
+	before := len(p.list)
+	f := p.fields(n, what, clientKeys...)
+	for _, k := range clientKeys {
+		if f[k] == nil {
+			p.add(n.Line, "%s: missing %s", what, k)
+		}
+	}
+	c := &client{line: n.Line}
+	if v := f["clientId"]; v != nil {
+		if id, ok := p.str(v, what+".clientId"); ok {
+			if clientIDPattern.MatchString(id) {
+				c.id, what = id, fmt.Sprintf("client %q", id)
+			} else {
+				p.add(v.Line, "%s: clientId %q must be 1 to %d of A-Z a-z 0-9 . _ - @ :", what, id, maxClientIDLen)
+			}
+		}
+	}
+	if v := f["secretHash"]; v != nil {
+		if s, ok := p.str(v, what+".secretHash"); ok {
+			h, err := parsePHC(s)
+			if err != nil {
+				p.add(v.Line, "%s: secretHash: %v", what, err)
+			}
+			c.hash = h
+		}
+	}
+	if v := f["services"]; v != nil {
+		c.services = p.names(v, what, "service", knownService, "scoring or forecast")
+	}
+	if v := f["permissions"]; v != nil {
+		c.permissions = p.names(v, what, "permission", knownPermission, strings.Join(Permissions(), ", "))
+		for _, item := range v.Content {
+			perm := item.Value
+			if s := serviceOf(perm); s != "" && knownPermission(perm) && c.services != nil && !slices.Contains(c.services, s) {
+				p.add(item.Line, "%s: permission %q needs service %q, which the client does not list", what, perm, s)
+			}
+		}
+	}
+	if len(p.list) > before {
+		return nil
+	}
+	return c
+}
+
+// fields reports unknown and repeated keys of a mapping and returns the value node of each
+// known key.
+func (p *problems) fields(m *yaml.Node, what string, known ...string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	line := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			p.add(k.Line, "%s: keys must be plain names", what)
+		case !slices.Contains(known, k.Value):
+			p.add(k.Line, "%s: unknown key %q%s", what, k.Value, didYouMean(k.Value, known))
+		case line[k.Value] != 0:
+			p.add(k.Line, "%s: key %s is repeated (first at line %d)", what, k.Value, line[k.Value])
+		default:
+			out[k.Value], line[k.Value] = v, k.Line
+		}
+	}
+	return out
+}
+
+func didYouMean(got string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(got, k) {
+			return fmt.Sprintf(" (did you mean %s?)", k)
+		}
+	}
+	return fmt.Sprintf(" (known: %s)", strings.Join(known, ", "))
+}
+
+// str reads a string scalar; numbers, nulls, lists and aliases are refused so that nothing is
+// converted behind the operator's back.
+func (p *problems) str(n *yaml.Node, what string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		p.add(n.Line, "%s must be a string (quote it)", what)
+		return "", false
+	}
+	return n.Value, true
+}
+
+// names reads a non-empty list of distinct known names (services or permissions).
+func (p *problems) names(n *yaml.Node, what, kind string, known func(string) bool, want string) []string {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.add(n.Line, "%s: %ss must be a non-empty list", what, kind)
+		return nil
+	}
+	var out []string
+	for _, item := range n.Content {
+		s, ok := p.str(item, fmt.Sprintf("%s: each %s", what, kind))
+		switch {
+		case !ok:
+		case !known(s):
+			p.add(item.Line, "%s: unknown %s %q (known: %s)", what, kind, s, want)
+		case slices.Contains(out, s):
+			p.add(item.Line, "%s: %s %q is repeated", what, kind, s)
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}

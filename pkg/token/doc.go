@@ -1,0 +1,23 @@
+// Package token owns Yardstick's authentication: the client registry (a YAML clients file with
+// argon2id hashes of the client secrets), the Ed25519 signing keys (a directory of PEM files, one
+// per key id), issuing JWT access tokens for a client and a service, and verifying them. It has no
+// HTTP and no gRPC in it; the serving frame (pkg/serve) maps its errors to 401, 403 and 429.
+//
+// The package is the lock on the door: [Issuer.Verify] rejects every forged, stale or misdirected
+// token with [ErrNotAuthenticated], and no error, log line or summary ever carries a secret or a
+// token. Reasons attached to errors come from a fixed set of phrases, never from the input.
+//
+// Libraries, and why:
+//   - github.com/golang-jwt/jwt/v5 parses and signs JWTs. It is the de facto Go JWT library, lets
+//     us pin the algorithm (WithValidMethods), checks exp/nbf/iat with a leeway, aud and iss, and
+//     runs our own claim checks through its ClaimsValidator hook, so we do not hand-roll JOSE.
+//   - golang.org/x/crypto/argon2 computes argon2id (RFC 9106), the password hash the design asks
+//     for; the PHC string around it is ours, because its format is small and its parameters must
+//     be capped before any hashing.
+//   - gopkg.in/yaml.v3 reads the clients file. Its yaml.Node tree carries line numbers, so every
+//     problem in the file is reported as file:line.
+//   - golang.org/x/time/rate was considered for throttling and not used: a failed attempt must
+//     take its token before the (slow) hash is computed, so that concurrent guesses cannot
+//     overdraw the bucket, and a successful attempt must give it back; rate's Reservation.Cancel
+//     restores nothing once the reserved moment has passed. The bucket we need is a dozen lines.
+package token

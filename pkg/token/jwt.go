@@ -1,0 +1,183 @@
+package token
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Token is what /authToken answers.
+type Token struct {
+	AccessToken string
+	ExpiresIn   int64 // seconds
+}
+
+// Claims are the verified facts of a token.
+type Claims struct {
+	ClientID  string // sub
+	Service   string // aud
+	ID        string // jti
+	Scope     []string
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// Allows reports whether the scope holds permission or PermAll.
+func (c Claims) Allows(permission string) bool {
+	return slices.Contains(c.Scope, PermAll) || slices.Contains(c.Scope, permission)
+}
+
+// Require is nil when the scope allows permission, else an error wrapping ErrPermissionDenied
+// that names the permission.
+func (c Claims) Require(permission string) error {
+	if c.Allows(permission) {
+		return nil
+	}
+	return fmt.Errorf("%w: the token lacks %q", ErrPermissionDenied, permission)
+}
+
+// MaxTokenLen caps what Verify parses; our tokens are about 400 bytes.
+const MaxTokenLen = 8 << 10
+
+// jwtClaims is the JSON payload of our tokens.
+type jwtClaims struct {
+	jwt.RegisteredClaims
+	Scope scope `json:"scope"`
+}
+
+// Validate adds to jwt's checks: sub, jti and iat are required, and aud names exactly one
+// service (a token good at both services is not one we issue).
+func (c jwtClaims) Validate() error {
+	switch {
+	case c.Subject == "", c.ID == "", c.IssuedAt == nil:
+		return jwt.ErrTokenRequiredClaimMissing
+	case len(c.Audience) != 1:
+		return jwt.ErrTokenInvalidAudience
+	}
+	return nil
+}
+
+// scope is issued as a space-separated string (as OAuth 2.0 writes scopes) and read from
+// either such a string or an array of strings.
+type scope []string
+
+func (s scope) MarshalJSON() ([]byte, error) { return json.Marshal(strings.Join(s, " ")) }
+
+func (s *scope) UnmarshalJSON(b []byte) error {
+	var str string
+	if err := json.Unmarshal(b, &str); err == nil {
+		*s = strings.Fields(str)
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return errors.New("scope must be a string or an array of strings")
+	}
+	*s = list
+	return nil
+}
+
+// issue signs a token for client c on service with the newest key.
+func (i *Issuer) issue(ks *keySet, c *client, service string) (Token, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return Token{}, fmt.Errorf("token: issue: %w", err)
+	}
+	now := i.opts.Now()
+	claims := jwtClaims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Issuer:    i.opts.Issuer,
+			Subject:   c.id,
+			Audience:  jwt.ClaimStrings{service},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(i.opts.TTL)),
+			ID:        base64.RawURLEncoding.EncodeToString(id[:]),
+		},
+		Scope: scopeFor(c.permissions, service),
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	t.Header["kid"] = ks.signer.kid
+	signed, err := t.SignedString(ks.signer.priv)
+	if err != nil {
+		return Token{}, fmt.Errorf("token: issue: %w", err)
+	}
+	return Token{AccessToken: signed, ExpiresIn: int64(i.opts.TTL / time.Second)}, nil
+}
+
+var (
+	errNoKid      = errors.New("no kid")
+	errUnknownKid = errors.New("unknown kid")
+)
+
+// publicKey is the jwt.Keyfunc: the header's kid must name a key of the set. The algorithm was
+// already pinned to EdDSA by the parser, and jwt checks that the key is an ed25519.PublicKey.
+func (ks *keySet) publicKey(t *jwt.Token) (any, error) {
+	kid, ok := t.Header["kid"].(string)
+	if !ok || kid == "" {
+		return nil, errNoKid
+	}
+	pub, ok := ks.public[kid]
+	if !ok {
+		return nil, errUnknownKid
+	}
+	return ed25519.PublicKey(pub), nil
+}
+
+// Verify checks a token for service: EdDSA signature by a key of the current set (kid
+// required), iss, aud equal to service, exp (required), nbf and iat within the leeway, and
+// sub, jti and iat present. Every failure is an error wrapping ErrNotAuthenticated with a
+// fixed reason; nothing of the token is echoed.
+func (i *Issuer) Verify(token, service string) (Claims, error) {
+	switch {
+	case token == "":
+		return Claims{}, notAuthenticated("no token")
+	case len(token) > MaxTokenLen:
+		return Claims{}, notAuthenticated("token too long")
+	case !knownService(service):
+		return Claims{}, notAuthenticated("unknown service")
+	}
+	var c jwtClaims
+	if _, err := i.parsers[service].ParseWithClaims(token, &c, i.state.Load().keys.publicKey); err != nil {
+		return Claims{}, notAuthenticated(reason(err))
+	}
+	return Claims{
+		ClientID:  c.Subject,
+		Service:   service,
+		ID:        c.ID,
+		Scope:     c.Scope,
+		IssuedAt:  c.IssuedAt.Time,
+		ExpiresAt: c.ExpiresAt.Time,
+	}, nil
+}
+
+// reason maps a parse error to a fixed phrase; jwt's own messages may quote the input.
+func reason(err error) string {
+	for _, r := range []struct {
+		err    error
+		reason string
+	}{
+		{errNoKid, "no key id"},
+		{errUnknownKid, "unknown key id"},
+		{jwt.ErrTokenMalformed, "malformed token"},
+		{jwt.ErrTokenSignatureInvalid, "invalid signature or algorithm"},
+		{jwt.ErrTokenExpired, "token expired"},
+		{jwt.ErrTokenNotValidYet, "token not valid yet"},
+		{jwt.ErrTokenUsedBeforeIssued, "token issued in the future"},
+		{jwt.ErrTokenInvalidAudience, "token is for another service"},
+		{jwt.ErrTokenInvalidIssuer, "wrong issuer"},
+		{jwt.ErrTokenRequiredClaimMissing, "missing claim"},
+	} {
+		if errors.Is(err, r.err) {
+			return r.reason
+		}
+	}
+	return "invalid token"
+}
