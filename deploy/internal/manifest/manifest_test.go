@@ -1,0 +1,410 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// k8sDir is deploy/k8s seen from this package's directory (go test runs in it).
+var k8sDir = filepath.Join("..", "..", "k8s")
+
+// overlay is one renderable tree of deploy/k8s and what the operator supplies beside it.
+type overlay struct {
+	name     string
+	dirs     []string // rendered and decoded together
+	external []Created
+}
+
+func overlays(t *testing.T) []overlay {
+	t.Helper()
+	return []overlay{
+		{name: "dev", dirs: []string{"overlays/dev"}},
+		{name: "prod", dirs: []string{"overlays/prod"}, external: operatorCreated(t)},
+		{name: "prod+ingress-example", dirs: []string{"overlays/prod", "ingress-example"}, external: operatorCreated(t)},
+	}
+}
+
+func renderAll(t *testing.T, o overlay) [][]byte {
+	t.Helper()
+	var docs [][]byte
+	for _, d := range o.dirs {
+		got, err := Render(filepath.Join(k8sDir, d))
+		if err != nil {
+			t.Fatalf("Render(%s): %v", d, err)
+		}
+		docs = append(docs, got...)
+	}
+	return docs
+}
+
+func TestOverlaysRenderDecodeAndPassPolicy(t *testing.T) {
+	t.Parallel()
+	for _, o := range overlays(t) {
+		t.Run(o.name, func(t *testing.T) {
+			t.Parallel()
+			docs := renderAll(t, o)
+			s, err := Decode(docs)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if got := len(s.Deployments); got != 2 {
+				t.Errorf("got %d Deployments; want 2 (scoring and forecast)", got)
+			}
+			if err := Check(s, Options{External: o.external}); err != nil {
+				t.Errorf("Check: %v", err)
+			}
+		})
+	}
+}
+
+func TestIngressExampleMapsBothServices(t *testing.T) {
+	t.Parallel()
+	docs, err := Render(filepath.Join(k8sDir, "ingress-example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Decode(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ing := range s.Ingresses {
+		for _, r := range ing.Spec.Rules {
+			for _, p := range r.HTTP.Paths {
+				got[r.Host] = p.Backend.Service.Name + ":" + p.Backend.Service.Port.Name
+			}
+		}
+	}
+	want := map[string]string{
+		"scoring.example.com":       "scoring:http",
+		"forecast.example.com":      "forecast:http",
+		"grpc.scoring.example.com":  "scoring:grpc",
+		"grpc.forecast.example.com": "forecast:grpc",
+	}
+	for host, backend := range want {
+		if got[host] != backend {
+			t.Errorf("host %s routes to %q; want %q", host, got[host], backend)
+		}
+	}
+}
+
+// mutate rewrites the object of the given kind and name in a copy of docs.
+func mutate(t *testing.T, docs [][]byte, kind, name string, change func(obj map[string]any)) [][]byte {
+	t.Helper()
+	out := make([][]byte, len(docs))
+	found := false
+	for i, doc := range docs {
+		out[i] = doc
+		var obj map[string]any
+		if err := yaml.Unmarshal(doc, &obj); err != nil {
+			t.Fatalf("unmarshal document %d: %v", i, err)
+		}
+		meta, _ := obj["metadata"].(map[string]any)
+		if obj["kind"] != kind || meta["name"] != name {
+			continue
+		}
+		change(obj)
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatalf("marshal %s %s: %v", kind, name, err)
+		}
+		out[i], found = b, true
+	}
+	if !found {
+		t.Fatalf("no %s %s among the rendered documents", kind, name)
+	}
+	return out
+}
+
+// at walks obj along keys (string for maps, int for lists) and returns the map there.
+func at(t *testing.T, obj any, path ...any) map[string]any {
+	t.Helper()
+	cur := obj
+	for _, k := range path {
+		switch k := k.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				t.Fatalf("path %v: %v is not a map", path, k)
+			}
+			cur = m[k]
+		case int:
+			l, ok := cur.([]any)
+			if !ok || k >= len(l) {
+				t.Fatalf("path %v: no element %d", path, k)
+			}
+			cur = l[k]
+		}
+	}
+	m, ok := cur.(map[string]any)
+	if !ok {
+		t.Fatalf("path %v does not end at a map", path)
+	}
+	return m
+}
+
+// container is the path to the first container of a Deployment.
+var container = []any{"spec", "template", "spec", "containers", 0}
+
+func containerOf(t *testing.T, obj map[string]any) map[string]any { return at(t, obj, container...) }
+
+// envVar finds the env entry called name in a container.
+func envVar(t *testing.T, c map[string]any, name string) map[string]any {
+	t.Helper()
+	for _, e := range c["env"].([]any) {
+		if m := e.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	t.Fatalf("no env %s", name)
+	return nil
+}
+
+func portNamed(t *testing.T, c map[string]any, name string) map[string]any {
+	t.Helper()
+	for _, p := range c["ports"].([]any) {
+		if m := p.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	t.Fatalf("no port %s", name)
+	return nil
+}
+
+// TestEachCheckFailsOnTheTypoItGuardsAgainst mutates rendered manifests one typo at a time and
+// wants the stage that guards against it (strict decoding or the policy) to name the problem.
+func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
+	t.Parallel()
+	all := overlays(t)
+	dev, prod := all[0], all[2]
+	type stage int
+	const (
+		decode stage = iota
+		policy
+	)
+	tests := []struct {
+		name    string
+		overlay overlay
+		kind    string
+		obj     string
+		change  func(t *testing.T, obj map[string]any)
+		stage   stage
+		want    string
+	}{
+		{"unknown field", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			c := containerOf(t, o)
+			c["readinesProbe"] = c["readinessProbe"]
+			delete(c, "readinessProbe")
+		}, decode, `unknown field "spec.template.spec.containers[0].readinesProbe"`},
+		{"field name in the wrong case", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			p := portNamed(t, containerOf(t, o), "grpc")
+			p["containerport"] = p["containerPort"]
+			delete(p, "containerPort")
+		}, decode, `unknown field "spec.template.spec.containers[0].ports[1].containerport"`},
+		{"string for a number", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec")["replicas"] = "3"
+		}, decode, "replicas"},
+		{"number for a string", prod, "Service", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "ports", 0)["name"] = 8080
+		}, decode, "spec.ports.name of type string"},
+		{"unknown field in an Ingress", prod, "Ingress", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec")["ingressClass"] = "nginx"
+		}, decode, `unknown field "spec.ingressClass"`},
+		{"misspelt kind", dev, "PodDisruptionBudget", "forecast", func(t *testing.T, o map[string]any) {
+			o["kind"] = "PodDisruptionBudgit"
+		}, decode, "PodDisruptionBudgit"},
+		{"retired API version", prod, "HorizontalPodAutoscaler", "scoring", func(t *testing.T, o map[string]any) {
+			o["apiVersion"] = "autoscaling/v2beta2"
+		}, decode, "autoscaling/v2beta2"},
+		{"kind outside the allowed set", dev, "Service", "forecast", func(t *testing.T, o map[string]any) {
+			o["kind"] = "Endpoints"
+			delete(o, "spec")
+		}, decode, "is not one a Yardstick manifest may hold"},
+		{"container port differs from the listen address", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			portNamed(t, containerOf(t, o), "grpc")["containerPort"] = 9099
+		}, policy, "port grpc is 9099 but YARDSTICK_GRPC_ADDR listens on 9090"},
+		{"listen address differs from the container port", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			envVar(t, containerOf(t, o), "YARDSTICK_HTTP_ADDR")["value"] = ":8080"
+		}, policy, "port http is 8081 but YARDSTICK_HTTP_ADDR listens on 8080"},
+		{"listen address env misspelt", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			envVar(t, containerOf(t, o), "YARDSTICK_GRPC_ADDR")["name"] = "YARDSTICK_GRCP_ADDR"
+		}, policy, "does not set YARDSTICK_GRPC_ADDR"},
+		{"grpc probe on the other service's port", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "readinessProbe", "grpc")["port"] = 9091
+		}, policy, "port 9091 is not a declared port of container scoring"},
+		{"http probe on a misspelt port name", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "livenessProbe", "httpGet")["port"] = "htpp"
+		}, policy, "port htpp is not a declared port of container forecast"},
+		{"probe path without a slash", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "livenessProbe", "httpGet")["path"] = "healthz"
+		}, policy, `path "healthz" does not start with /`},
+		{"no readiness probe", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			delete(containerOf(t, o), "readinessProbe")
+		}, policy, "has no readinessProbe"},
+		{"Service targets a misspelt port name", prod, "Service", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "ports", 1)["targetPort"] = "grcp"
+		}, policy, "port grpc: targetPort grcp"},
+		{"Service port renamed", dev, "Service", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "ports", 0)["name"] = "web"
+		}, policy, "has no port named http"},
+		{"Service selector misspelt", prod, "Service", "forecast", func(t *testing.T, o map[string]any) {
+			sel := at(t, o, "spec", "selector")
+			sel["app.kubernetes.io/name"] = "forcast"
+		}, policy, "Service forecast: selects the pods of 0 Deployments"},
+		{"one replica", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec")["replicas"] = 1
+		}, policy, "replicas is 1; want at least 2"},
+		{"writable root file system", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "securityContext")["readOnlyRootFilesystem"] = false
+		}, policy, "readOnlyRootFilesystem is not true"},
+		{"capabilities kept", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			delete(at(t, containerOf(t, o), "securityContext"), "capabilities")
+		}, policy, "capabilities.drop does not hold ALL"},
+		{"privilege escalation allowed", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "securityContext")["allowPrivilegeEscalation"] = true
+		}, policy, "allowPrivilegeEscalation is not false"},
+		{"root allowed", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "template", "spec", "securityContext")["runAsNonRoot"] = false
+			delete(at(t, containerOf(t, o), "securityContext"), "runAsNonRoot")
+		}, policy, "runAsNonRoot is not true"},
+		{"no memory limit", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			delete(at(t, containerOf(t, o), "resources", "limits"), "memory")
+		}, policy, "has no memory limit"},
+		{"grace period shorter than the drain", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "template", "spec")["terminationGracePeriodSeconds"] = 20
+		}, policy, "terminationGracePeriodSeconds is 20s, not longer than the binary's drain"},
+		{"topology spread on misspelt labels", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "template", "spec", "topologySpreadConstraints", 1, "labelSelector", "matchLabels")["app.kubernetes.io/name"] = "forcast"
+		}, policy, "topology spread on kubernetes.io/hostname does not select the pods"},
+		{"mount of an undeclared volume", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "volumeMounts", 2)["name"] = "key"
+		}, policy, `mounts volume "key", which the pod does not declare`},
+		{"Secret name the operator never creates", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "template", "spec", "volumes", 2, "secret")["secretName"] = "yardstick-forcast-keys"
+		}, policy, `names Secret "yardstick-forcast-keys", which is neither rendered nor created by the operator`},
+		{"env names a file the Secret does not hold", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			envVar(t, containerOf(t, o), "YARDSTICK_CLIENTS_FILE")["value"] = "/etc/yardstick/clients/client.yaml"
+		}, policy, `names file "client.yaml"`},
+		{"env path on no mount", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			envVar(t, containerOf(t, o), "YARDSTICK_KEYS_DIR")["value"] = "/etc/yardstik/keys"
+		}, policy, "YARDSTICK_KEYS_DIR=/etc/yardstik/keys is on no volume mount"},
+		{"autoscaler targets a misspelt Deployment", dev, "HorizontalPodAutoscaler", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "scaleTargetRef")["name"] = "forcast"
+		}, policy, `scaleTargetRef apps/v1 Deployment "forcast" is not a Deployment of the overlay`},
+		{"autoscaler floor of one", prod, "HorizontalPodAutoscaler", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec")["minReplicas"] = 1
+		}, policy, "minReplicas is 1; want at least 2"},
+		{"disruption budget on misspelt labels", dev, "PodDisruptionBudget", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "selector", "matchLabels")["app.kubernetes.io/name"] = "scorng"
+		}, policy, "PodDisruptionBudget scoring: selects the pods of 0 Deployments"},
+		{"network policy on misspelt labels", prod, "NetworkPolicy", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "podSelector", "matchLabels")["app.kubernetes.io/part-of"] = "yardstik"
+		}, policy, "NetworkPolicy forecast: selects the pods of 0 Deployments"},
+		{"network policy opens a misspelt port", dev, "NetworkPolicy", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "ingress", 0, "ports", 1)["port"] = "grcp"
+		}, policy, "port grcp is not a declared port of container scoring"},
+		{"ingress backend on a misspelt port", prod, "Ingress", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "rules", 1, "http", "paths", 0, "backend", "service", "port")["name"] = "htp"
+		}, policy, "backend Service forecast has no port htp"},
+		{"ingress backend on a misspelt Service", prod, "Ingress", "yardstick-grpc", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "rules", 0, "http", "paths", 0, "backend", "service")["name"] = "scorin"
+		}, policy, `backend Service "scorin" is not in the set`},
+		{"object in another namespace", dev, "Service", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, o, "metadata")["namespace"] = "default"
+		}, policy, "objects are spread over namespaces"},
+	}
+	rendered := map[string][][]byte{}
+	for _, o := range []overlay{dev, prod} {
+		rendered[o.name] = renderAll(t, o)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			docs := mutate(t, rendered[tc.overlay.name], tc.kind, tc.obj, func(o map[string]any) { tc.change(t, o) })
+			s, err := Decode(docs)
+			if tc.stage == decode {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("Decode error: got %v; want one containing %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Decode: got %v; want the mutation to decode and fail the policy", err)
+			}
+			err = Check(s, Options{External: tc.overlay.external})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Check error: got %v; want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// operatorCreated reads the objects deploy/README.md tells the operator to create.
+func operatorCreated(t *testing.T) []Created {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatalf("read deploy/README.md: %v", err)
+	}
+	return OperatorCreated(readme)
+}
+
+// TestReadmeCreatesWhatProdReferences holds the README's kubectl create commands to the prod
+// overlay: the same namespace, and exactly the ConfigMaps and Secrets its pods mount.
+func TestReadmeCreatesWhatProdReferences(t *testing.T) {
+	t.Parallel()
+	created := operatorCreated(t)
+	docs, err := Render(filepath.Join(k8sDir, "overlays/prod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Decode(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	referenced := map[string]bool{}
+	for _, d := range s.Deployments {
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			if kind, name, _ := VolumeSource(&v); kind != "" {
+				referenced[kind+" "+d.Namespace+"/"+name] = true
+			}
+		}
+	}
+	documented := map[string]bool{}
+	for _, c := range created {
+		documented[c.Kind+" "+c.Namespace+"/"+c.Name] = true
+	}
+	for r := range referenced {
+		if !documented[r] {
+			t.Errorf("prod mounts %s; the README does not tell the operator to create it", r)
+		}
+	}
+	for d := range documented {
+		if !referenced[d] {
+			t.Errorf("the README creates %s; prod does not mount it", d)
+		}
+	}
+}
+
+func TestOperatorCreatedParsesKubectlCommands(t *testing.T) {
+	t.Parallel()
+	readme := []byte("```sh\n" +
+		"kubectl -n yardstick create configmap yardstick-content --from-file=bundle/\n" +
+		"kubectl --namespace=ns create secret generic clients \\\n  --from-file=clients.yaml=./mine.yaml\n" +
+		"kubectl -n yardstick create secret generic keys --from-file=keys/a.pem --from-file=b.pem\n" +
+		"kubectl -n yardstick create secret tls not-this --cert=x --key=y\n```\n")
+	got := OperatorCreated(readme)
+	want := []Created{
+		{Kind: "ConfigMap", Name: "yardstick-content", Namespace: "yardstick", FromDir: true},
+		{Kind: "Secret", Name: "clients", Namespace: "ns", Keys: []string{"clients.yaml"}},
+		{Kind: "Secret", Name: "keys", Namespace: "yardstick", Keys: []string{"a.pem", "b.pem"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v; want %+v", got, want)
+	}
+}
