@@ -30,15 +30,15 @@ type Set struct {
 // allowed lists the only kinds (with their API versions) a manifest may hold; anything else —
 // another kind, or a known kind at a retired version — is an error.
 var allowed = map[schema.GroupVersionKind]bool{
-	{Version: "v1", Kind: "Namespace"}:                                                true,
-	{Group: "apps", Version: "v1", Kind: "Deployment"}:                                true,
-	{Version: "v1", Kind: "Service"}:                                                  true,
-	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:            true,
-	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:                     true,
-	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}:                true,
-	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:                      true,
-	{Version: "v1", Kind: "ConfigMap"}:                                                true,
-	{Version: "v1", Kind: "Secret"}:                                                   true,
+	{Version: "v1", Kind: "Namespace"}:                                     true,
+	{Group: "apps", Version: "v1", Kind: "Deployment"}:                     true,
+	{Version: "v1", Kind: "Service"}:                                       true,
+	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}: true,
+	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:          true,
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"}:     true,
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:           true,
+	{Version: "v1", Kind: "ConfigMap"}:                                     true,
+	{Version: "v1", Kind: "Secret"}:                                        true,
 }
 
 // newDecoder is a YAML deserializer over the API groups above that fails on unknown fields,
