@@ -105,21 +105,47 @@ func yamlError(name string, err error) error {
 // problems collects file:line messages.
 type problems struct {
 	file string
-	list []error
+	list []problem
+}
+
+type problem struct {
+	line int
+	msg  string
 }
 
 func (p *problems) add(line int, format string, args ...any) {
-	switch {
-	case len(p.list) < maxProblems:
-		p.list = append(p.list, fmt.Errorf("%s:%d: %s", p.file, line, fmt.Sprintf(format, args...)))
-	case len(p.list) == maxProblems:
-		p.list = append(p.list, fmt.Errorf("%s: more problems not shown", p.file))
+	p.list = append(p.list, problem{line, fmt.Sprintf(format, args...)})
+}
+
+// err lists the problems in file order, at most maxProblems of them.
+func (p *problems) err() error {
+	slices.SortStableFunc(p.list, func(a, b problem) int { return a.line - b.line })
+	var errs []error
+	for i, pr := range p.list {
+		if i == maxProblems {
+			errs = append(errs, fmt.Errorf("%s:%d: %d more problems not shown", p.file, pr.line, len(p.list)-i))
+			break
+		}
+		errs = append(errs, fmt.Errorf("%s:%d: %s", p.file, pr.line, pr.msg))
+	}
+	return errors.Join(errs...)
+}
+
+// aliases reports every alias in the tree: an alias makes two entries share one value, which
+// hides what each client really gets.
+func (p *problems) aliases(n *yaml.Node) {
+	if n.Kind == yaml.AliasNode {
+		p.add(n.Line, "YAML aliases (*name) are not supported; write the value out")
+	}
+	for _, c := range n.Content {
+		p.aliases(c)
 	}
 }
 
-func (p *problems) err() error { return errors.Join(p.list...) }
-
 func (p *problems) document(root *yaml.Node) []*client {
+	if p.aliases(root); len(p.list) > 0 {
+		return nil
+	}
 	if root.Kind != yaml.MappingNode {
 		p.add(root.Line, "the top level must be a mapping with the key clients")
 		return nil
@@ -139,8 +165,8 @@ func (p *problems) document(root *yaml.Node) []*client {
 	var clients []*client
 	firstLine := map[string]int{}
 	for i, item := range list.Content {
-		c := p.client(item, i)
-		if c == nil {
+		c, ok := p.client(item, i)
+		if c == nil || c.id == "" {
 			continue
 		}
 		if line, dup := firstLine[c.id]; dup {
@@ -148,19 +174,22 @@ func (p *problems) document(root *yaml.Node) []*client {
 			continue
 		}
 		firstLine[c.id] = item.Line
-		clients = append(clients, c)
+		if ok {
+			clients = append(clients, c)
+		}
 	}
 	return clients
 }
 
 var clientKeys = []string{"clientId", "secretHash", "services", "permissions"}
 
-// client validates one entry; nil when it has a problem (already reported).
-func (p *problems) client(n *yaml.Node, index int) *client {
+// client reads one entry; ok is false when it has a problem (already reported). The client
+// may still carry its id, for the check of repeated ids.
+func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 	what := fmt.Sprintf("clients[%d]", index)
 	if n.Kind != yaml.MappingNode {
 		p.add(n.Line, "%s must be a mapping with the keys %s", what, strings.Join(clientKeys, ", "))
-		return nil
+		return nil, false
 	}
 	before := len(p.list)
 	f := p.fields(n, what, clientKeys...)
@@ -169,7 +198,7 @@ func (p *problems) client(n *yaml.Node, index int) *client {
 			p.add(n.Line, "%s: missing %s", what, k)
 		}
 	}
-	c := &client{line: n.Line}
+	c = &client{line: n.Line}
 	if v := f["clientId"]; v != nil {
 		if id, ok := p.str(v, what+".clientId"); ok {
 			if clientIDPattern.MatchString(id) {
@@ -200,10 +229,7 @@ func (p *problems) client(n *yaml.Node, index int) *client {
 			}
 		}
 	}
-	if len(p.list) > before {
-		return nil
-	}
-	return c
+	return c, len(p.list) == before
 }
 
 // fields reports unknown and repeated keys of a mapping and returns the value node of each

@@ -53,13 +53,13 @@ type jwtClaims struct {
 	Scope scope `json:"scope"`
 }
 
-// Validate adds to jwt's checks: sub, jti and iat are required, and aud names exactly one
-// service (a token good at both services is not one we issue).
+// Validate adds to jwt's checks (which require aud, iss and exp): sub, jti and iat are required
+// too, and aud names one service only (a token good at both services is not one we issue).
 func (c jwtClaims) Validate() error {
 	switch {
 	case c.Subject == "", c.ID == "", c.IssuedAt == nil:
 		return jwt.ErrTokenRequiredClaimMissing
-	case len(c.Audience) != 1:
+	case len(c.Audience) > 1:
 		return jwt.ErrTokenInvalidAudience
 	}
 	return nil

@@ -1,0 +1,141 @@
+package token
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestAuthenticateIssuesScopedTokens(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cases := []struct {
+		client, secret, service string
+		scope                   []string
+	}{
+		{"acme-reader", "acme-secret", ServiceScoring, []string{PermScoreStandard, PermScoreBayes}},
+		{"acme-reader", "acme-secret", ServiceForecast, []string{PermForecastReading}},
+		{"north", "north-secret", ServiceScoring, []string{PermScoreScale}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.client+"@"+tc.service, func(t *testing.T) {
+			t.Parallel()
+			tok, err := f.Authenticate(tc.client, tc.secret, tc.service, "10.0.0.1:4000")
+			if err != nil {
+				t.Fatalf("got %v; want a token", err)
+			}
+			c, err := f.Verify(tok.AccessToken, tc.service)
+			if err != nil {
+				t.Fatalf("verify: got %v; want nil", err)
+			}
+			if c.ClientID != tc.client || c.Service != tc.service || !slices.Equal(c.Scope, tc.scope) {
+				t.Errorf("got %s at %s with %q; want %s at %s with %q", c.ClientID, c.Service, c.Scope, tc.client, tc.service, tc.scope)
+			}
+			if len(c.ID) != 22 {
+				t.Errorf("got jti %q; want 128 random bits in base64url (22 characters)", c.ID)
+			}
+		})
+	}
+	a, _ := f.Authenticate("north", "north-secret", ServiceScoring, "10.0.0.1")
+	b, _ := f.Authenticate("north", "north-secret", ServiceScoring, "10.0.0.1")
+	ca, _ := f.Verify(a.AccessToken, ServiceScoring)
+	cb, _ := f.Verify(b.AccessToken, ServiceScoring)
+	if ca.ID == cb.ID {
+		t.Errorf("two tokens share jti %q; want distinct", ca.ID)
+	}
+}
+
+// TestAuthenticateRefuses: an unknown client and a wrong secret give the very same error value,
+// and a client without the service gets permission denied only after its secret checked out.
+func TestAuthenticateRefuses(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cases := []struct {
+		name, client, secret, service string
+		want                          error
+	}{
+		{"unknown client", "nobody", "acme-secret", ServiceScoring, ErrNotAuthenticated},
+		{"wrong secret", "acme-reader", "north-secret", ServiceScoring, ErrNotAuthenticated},
+		{"empty secret", "acme-reader", "", ServiceScoring, ErrNotAuthenticated},
+		{"empty client id", "", "", ServiceScoring, ErrNotAuthenticated},
+		{"client id of another case", "ACME-READER", "acme-secret", ServiceScoring, ErrNotAuthenticated},
+		{"service not granted", "north", "north-secret", ServiceForecast, ErrPermissionDenied},
+		{"service not granted, wrong secret", "north", "wrong", ServiceForecast, ErrNotAuthenticated},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tok, err := f.Authenticate(tc.client, tc.secret, tc.service, "10.0.0.2")
+			if !errors.Is(err, tc.want) || tok.AccessToken != "" {
+				t.Fatalf("got %q, %v; want no token and %v", tok.AccessToken, err, tc.want)
+			}
+			if tc.want == ErrNotAuthenticated && err != ErrNotAuthenticated {
+				t.Errorf("got %#v; want ErrNotAuthenticated itself, the same for every credential failure", err)
+			}
+			if tc.secret != "" && strings.Contains(err.Error(), tc.secret) {
+				t.Errorf("the error %q quotes the secret", err)
+			}
+		})
+	}
+	_, err := f.Authenticate("north", "north-secret", ServiceForecast, "10.0.0.2")
+	if want := `permission denied: client "north" has no right on the forecast service`; err == nil || err.Error() != want {
+		t.Errorf("got %v; want %q", err, want)
+	}
+	if _, err := f.Authenticate("north", "north-secret", "billing", "10.0.0.2"); err == nil ||
+		errors.Is(err, ErrNotAuthenticated) || errors.Is(err, ErrPermissionDenied) {
+		t.Errorf("unknown service: got %v; want a programming error, neither 401 nor 403", err)
+	}
+}
+
+// TestUnknownClientCostsAHash: the dummy hash an unknown id is checked against has the cost
+// parameters of the file's clients, so both failures take one argon2 run of the same cost.
+func TestUnknownClientCostsAHash(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	reg := f.state.Load().clients
+	if got, want := reg.dummy.params, reg.byID["acme-reader"].hash.params; got != want {
+		t.Errorf("got dummy parameters %+v; want the clients' %+v", got, want)
+	}
+	if reg.dummy.matches("") || reg.dummy.matches("acme-secret") {
+		t.Errorf("the dummy hash matches a secret")
+	}
+}
+
+// TestConcurrentAuthenticateVerifyReload runs the three together under -race.
+func TestConcurrentAuthenticateVerifyReload(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	tok, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.0.0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if w == 0 {
+					if err := f.Reload(); err != nil {
+						errs <- err
+					}
+					continue
+				}
+				if _, err := f.Verify(tok.AccessToken, ServiceScoring); err != nil {
+					errs <- err
+				}
+				if _, err := f.Authenticate("north", "north-secret", ServiceScoring, "10.0.0.3"); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("got %v; want no error", err)
+	}
+}
