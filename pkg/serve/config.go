@@ -1,0 +1,247 @@
+package serve
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
+// with command-line flags of the same meaning taking precedence; nothing deeper reads the
+// environment.
+type Config struct {
+	// Service is "scoring" or "forecast": the token audience and the name in logs and metrics.
+	Service string
+
+	HTTPAddr string // JSON front, health, metrics, OpenAPI, JWKS
+	GRPCAddr string // gRPC services, grpc.health.v1, reflection
+
+	ContentDir  string // content bundle directory; "" = the embedded demonstration bundle
+	ClientsFile string // clients YAML; required unless Dev
+	KeysDir     string // Ed25519 signing keys; required unless Dev (then an ephemeral key)
+	Dev         bool   // demo client demo/demo-secret; ephemeral key when KeysDir is empty
+
+	TokenTTL time.Duration
+
+	LogFormat string // json or text
+	LogLevel  string // debug, info, warn or error
+
+	// ShutdownDelay is how long readiness reports "draining" before the listeners stop, so load
+	// balancers take the instance out before connections are refused.
+	ShutdownDelay time.Duration
+	// ShutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
+	ShutdownGrace time.Duration
+	// ReloadInterval is how often the content, clients and keys files are re-read; 0 disables.
+	ReloadInterval time.Duration
+
+	// TrustForwardedFor makes the token throttle key on the first X-Forwarded-For address, for
+	// deployments behind a proxy that sets it; otherwise the connection's own address is used.
+	TrustForwardedFor bool
+
+	Limits Limits
+}
+
+// Limits bound what one request may ask for (DESIGN.md §2). Over-limit requests get 413 (body) or a
+// 400 naming the field.
+type Limits struct {
+	MaxBodyBytes      int64 // every JSON body but group forecasts
+	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
+	MaxItems          int
+	MaxStudents       int
+	MaxCutLevels      int
+}
+
+// setting is one configuration value: its environment variable, its flag and where it lands.
+type setting struct {
+	env, flag, usage string
+	def              string
+	set              func(c *Config, v string) error
+}
+
+func settings(service string) []setting {
+	httpDef, grpcDef := ":8080", ":9090"
+	if service == "forecast" {
+		httpDef, grpcDef = ":8081", ":9091"
+	}
+	str := func(dst func(c *Config) *string) func(c *Config, v string) error {
+		return func(c *Config, v string) error { *dst(c) = v; return nil }
+	}
+	dur := func(dst func(c *Config) *time.Duration) func(c *Config, v string) error {
+		return func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a duration (e.g. 30s, 24h)", v)
+			}
+			*dst(c) = d
+			return nil
+		}
+	}
+	boolean := func(dst func(c *Config) *bool) func(c *Config, v string) error {
+		return func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%q is not true or false", v)
+			}
+			*dst(c) = b
+			return nil
+		}
+	}
+	integer := func(dst func(c *Config) *int) func(c *Config, v string) error {
+		return func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%q is not a whole number", v)
+			}
+			*dst(c) = n
+			return nil
+		}
+	}
+	bytes := func(dst func(c *Config) *int64) func(c *Config, v string) error {
+		return func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number of bytes", v)
+			}
+			*dst(c) = n
+			return nil
+		}
+	}
+	return []setting{
+		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(func(c *Config) *string { return &c.HTTPAddr })},
+		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(func(c *Config) *string { return &c.GRPCAddr })},
+		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(func(c *Config) *string { return &c.ContentDir })},
+		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(func(c *Config) *string { return &c.ClientsFile })},
+		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(func(c *Config) *string { return &c.KeysDir })},
+		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(func(c *Config) *bool { return &c.Dev })},
+		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
+		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(func(c *Config) *string { return &c.LogFormat })},
+		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(func(c *Config) *string { return &c.LogLevel })},
+		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(func(c *Config) *time.Duration { return &c.ShutdownDelay })},
+		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
+		{"YARDSTICK_TRUST_FORWARDED_FOR", "trust-forwarded-for", "throttle /authToken by the first X-Forwarded-For address (behind a proxy)", "false", boolean(func(c *Config) *bool { return &c.TrustForwardedFor })},
+		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
+		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(func(c *Config) *int64 { return &c.Limits.MaxGroupBodyBytes })},
+		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(func(c *Config) *int { return &c.Limits.MaxItems })},
+		{"YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", integer(func(c *Config) *int { return &c.Limits.MaxStudents })},
+		{"YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", integer(func(c *Config) *int { return &c.Limits.MaxCutLevels })},
+	}
+}
+
+// LoadConfig builds the configuration of a service from defaults, then the environment, then
+// flags, and validates it. environ is os.Environ(); an unknown YARDSTICK_* variable is an error, so
+// a misspelt setting in a manifest fails at start instead of being silently ignored.
+func LoadConfig(service string, args []string, environ []string, usage io.Writer) (Config, error) {
+	c := Config{Service: service}
+	all := settings(service)
+	known := make(map[string]setting, len(all))
+	for _, s := range all {
+		known[s.env] = s
+		if err := s.set(&c, s.def); err != nil {
+			return Config{}, fmt.Errorf("default of %s: %w", s.env, err)
+		}
+	}
+
+	var problems []error
+	var unknown []string
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "YARDSTICK_") {
+			continue
+		}
+		s, ok := known[name]
+		if !ok {
+			unknown = append(unknown, name)
+			continue
+		}
+		if err := s.set(&c, value); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), knownNames(all)))
+	}
+
+	fs := flag.NewFlagSet(service, flag.ContinueOnError)
+	fs.SetOutput(usage)
+	for _, s := range all {
+		s := s
+		fs.Func(s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def), func(v string) error {
+			return s.set(&c, v)
+		})
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, fmt.Errorf("flags: %w", err)
+	}
+	if fs.NArg() > 0 {
+		problems = append(problems, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	if err := errors.Join(problems...); err != nil {
+		return Config{}, err
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func knownNames(all []setting) string {
+	names := make([]string, len(all))
+	for i, s := range all {
+		names[i] = s.env
+	}
+	return strings.Join(names, ", ")
+}
+
+// Validate reports every problem of the configuration at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Service != "scoring" && c.Service != "forecast" {
+		bad("service %q: want scoring or forecast", c.Service)
+	}
+	for name, addr := range map[string]string{"YARDSTICK_HTTP_ADDR": c.HTTPAddr, "YARDSTICK_GRPC_ADDR": c.GRPCAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			bad("%s %q is not host:port", name, addr)
+		}
+	}
+	if c.HTTPAddr == c.GRPCAddr && !strings.HasSuffix(c.HTTPAddr, ":0") {
+		bad("YARDSTICK_HTTP_ADDR and YARDSTICK_GRPC_ADDR are both %q", c.HTTPAddr)
+	}
+	if !c.Dev && c.ClientsFile == "" {
+		bad("YARDSTICK_CLIENTS_FILE is required outside dev mode (set YARDSTICK_DEV=true to run with the demo client)")
+	}
+	if !c.Dev && c.KeysDir == "" {
+		bad("YARDSTICK_KEYS_DIR is required outside dev mode (create a key with: yardstick-token keygen -dir DIR)")
+	}
+	if c.TokenTTL < time.Minute || c.TokenTTL > 7*24*time.Hour {
+		bad("YARDSTICK_TOKEN_TTL %s: want between 1m and 168h", c.TokenTTL)
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		bad("YARDSTICK_LOG_LEVEL: %v", err)
+	}
+	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {
+		bad("YARDSTICK_SHUTDOWN_DELAY must be >= 0 and YARDSTICK_SHUTDOWN_GRACE > 0")
+	}
+	if c.ReloadInterval < 0 {
+		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")
+	}
+	l := c.Limits
+	if l.MaxBodyBytes < 1024 || l.MaxGroupBodyBytes < l.MaxBodyBytes {
+		bad("YARDSTICK_MAX_BODY_BYTES must be >= 1024 and YARDSTICK_MAX_GROUP_BODY_BYTES >= it")
+	}
+	if l.MaxItems < 1 || l.MaxStudents < 1 || l.MaxCutLevels < 1 {
+		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
+	}
+	return errors.Join(errs...)
+}

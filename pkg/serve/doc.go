@@ -1,0 +1,19 @@
+// Package serve is the serving frame both Yardstick services run in: typed configuration, the gRPC
+// server with its interceptors (request ids, logs, metrics, panic recovery, authentication), the
+// grpc-gateway JSON front with the one error handler that writes DESIGN.md §2's error body, the
+// token endpoint, health, metrics, periodic reload of files and graceful shutdown.
+//
+// The JSON front does not call the service implementations directly: it is a gRPC client of the
+// same server over an in-memory connection, so every JSON request passes through exactly the
+// interceptors a gRPC caller meets (a gateway registered in-process would skip them).
+//
+// Libraries: grpc-gateway for the JSON front (it maps SPEC.md's routes onto the rpcs from the
+// contract's routes file), prometheus/client_golang for metrics (the de-facto exposition format
+// scrapers expect), google.golang.org/genproto errdetails for status details that gRPC clients
+// already know how to read.
+package serve
+
+// Version is the build's version, set at link time with
+// -ldflags "-X github.com/yardstick-dev/yardstick/pkg/serve.Version=...". Responses carry it as
+// apiVersion.
+var Version = "dev"

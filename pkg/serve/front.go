@@ -1,0 +1,164 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// apiFront is the JSON API: it enforces the media type and the body limit, normalises the bodies
+// SPEC.md allows in more than one shape, then hands the request to the gateway.
+func (s *Server) apiFront(gw http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !s.routes[r.URL.Path] {
+			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
+			return
+		}
+		form := false
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			switch {
+			case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
+			case err == nil && mt == "application/x-www-form-urlencoded" && r.URL.Path == "/authToken":
+				form = true
+			default:
+				writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: bodyForHTTP(http.StatusUnsupportedMediaType, nil)})
+				return
+			}
+		}
+
+		limit := s.cfg.Limits.MaxBodyBytes
+		if strings.HasSuffix(r.URL.Path, "/group") {
+			limit = s.cfg.Limits.MaxGroupBodyBytes
+		}
+		if r.ContentLength > limit {
+			writeHTTPError(w, httpError{status: http.StatusRequestEntityTooLarge, body: bodyForHTTP(http.StatusRequestEntityTooLarge, nil)})
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeHTTPError(w, httpError{status: http.StatusRequestEntityTooLarge, body: bodyForHTTP(http.StatusRequestEntityTooLarge, nil)})
+				return
+			}
+			writeHTTPError(w, httpError{status: http.StatusBadRequest, body: bodyForHTTP(http.StatusBadRequest, errors.New("request body could not be read"))})
+			return
+		}
+
+		switch {
+		case form:
+			body, err = formToJSON(body)
+		case r.URL.Path == "/authToken":
+			body, err = aliasClientID(body)
+		case strings.HasSuffix(r.URL.Path, "/group"):
+			body, err = studentArraysToObjects(body)
+		}
+		if err != nil {
+			writeHTTPError(w, fromStatus(err))
+			return
+		}
+		if ri := requestInfoFrom(r.Context()); ri != nil {
+			ri.body = body
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		r.Header.Set("Content-Type", "application/json")
+		gw.ServeHTTP(w, r)
+	})
+}
+
+// formToJSON turns a form-encoded /authToken body into the JSON the contract takes. Some of
+// SPEC.md's examples send credentials that way.
+func formToJSON(body []byte) ([]byte, error) {
+	values, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, Invalid("", "form body could not be parsed: %v", err)
+	}
+	out := map[string]string{}
+	for _, name := range []string{"clientId", "clientID", "client_id"} {
+		if v, ok := values[name]; ok && len(v) > 0 {
+			out["clientId"] = v[0]
+			break
+		}
+	}
+	for _, name := range []string{"clientSecret", "client_secret"} {
+		if v, ok := values[name]; ok && len(v) > 0 {
+			out["clientSecret"] = v[0]
+			break
+		}
+	}
+	return json.Marshal(out)
+}
+
+// aliasClientID accepts clientID, the spelling of SPEC.md's parameter table, as clientId.
+func aliasClientID(body []byte) ([]byte, error) {
+	if !bytes.Contains(body, []byte(`"clientID"`)) {
+		return body, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return body, nil // the gateway's decoder reports the malformed body
+	}
+	if _, ok := fields["clientId"]; !ok {
+		fields["clientId"] = fields["clientID"]
+	}
+	delete(fields, "clientID")
+	return json.Marshal(fields)
+}
+
+// studentArraysToObjects rewrites studentData entries sent as [priorAbility, priorUncertainty,
+// elapsedDays] into the object form of the contract. Bodies without array entries pass untouched.
+func studentArraysToObjects(body []byte) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return body, nil // the gateway's decoder reports the malformed body
+	}
+	raw, ok := fields["studentData"]
+	if !ok {
+		return body, nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return body, nil
+	}
+	changed := false
+	var problems Problems
+	for i, e := range entries {
+		e = bytes.TrimSpace(e)
+		if len(e) == 0 || e[0] != '[' {
+			continue
+		}
+		var nums []json.Number
+		dec := json.NewDecoder(bytes.NewReader(e))
+		dec.UseNumber()
+		if err := dec.Decode(&nums); err != nil || len(nums) != 3 {
+			problems.Add(indexed("studentData", i), "an array entry must hold exactly 3 numbers: priorAbility, priorUncertainty, elapsedDays")
+			continue
+		}
+		entries[i] = []byte(`{"priorAbility":` + nums[0].String() + `,"priorUncertainty":` + nums[1].String() + `,"elapsedDays":` + nums[2].String() + `}`)
+		changed = true
+	}
+	if err := problems.Err(); err != nil {
+		return nil, err
+	}
+	if !changed {
+		return body, nil
+	}
+	rewritten, err := json.Marshal(entries)
+	if err != nil {
+		return nil, Invalid("studentData", "could not be read: %v", err)
+	}
+	fields["studentData"] = rewritten
+	return json.Marshal(fields)
+}
+
+func indexed(field string, i int) string {
+	return field + "[" + strconv.Itoa(i) + "]"
+}

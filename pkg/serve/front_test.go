@@ -1,0 +1,399 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+const scorePath = "/api/score/items/idsWithResults/standard"
+
+func errorBody(t *testing.T, r response) ErrorBody {
+	t.Helper()
+	m := r.json(t)
+	for _, k := range []string{"message", "exceptionType", "additionalInfo"} {
+		if _, ok := m[k].(string); !ok {
+			t.Fatalf("error body lacks string %q: %s", k, r.body)
+		}
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("error Content-Type: got %q; want application/json", ct)
+	}
+	b := ErrorBody{Message: m["message"].(string), ExceptionType: m["exceptionType"].(string), AdditionalInfo: m["additionalInfo"].(string)}
+	if ve, ok := m["validationErrors"].(map[string]any); ok {
+		b.ValidationErrors = map[string][]string{}
+		for k, v := range ve {
+			for _, s := range v.([]any) {
+				b.ValidationErrors[k] = append(b.ValidationErrors[k], s.(string))
+			}
+		}
+	}
+	return b
+}
+
+func TestTokenEndpoint(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+
+	for _, tc := range []struct {
+		name, contentType, body string
+		status                  int
+		exception               string
+	}{
+		{"json", "application/json", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
+		{"clientID alias", "application/json", `{"clientID":"demo","clientSecret":"demo-secret"}`, 200, ""},
+		{"form encoded", "application/x-www-form-urlencoded", `clientId=demo&clientSecret=demo-secret`, 200, ""},
+		{"form encoded alias", "application/x-www-form-urlencoded", `clientID=demo&clientSecret=demo-secret`, 200, ""},
+		{"unknown fields ignored", "application/json", `{"clientId":"demo","clientSecret":"demo-secret","grantType":"x"}`, 200, ""},
+		{"wrong secret", "application/json", `{"clientId":"demo","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
+		{"unknown client", "application/json", `{"clientId":"ghost","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
+		{"missing fields", "application/json", `{}`, 400, ExceptionValidation},
+		{"malformed json", "application/json", `{"clientId":`, 400, ExceptionValidation},
+		{"text body", "text/plain", `clientId=demo`, 415, ExceptionUnsupportedType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(http.MethodPost, "/authToken", tc.contentType, tc.body)
+			if r.status != tc.status {
+				t.Fatalf("got status %d (%s); want %d", r.status, r.body, tc.status)
+			}
+			if tc.status == 200 {
+				m := r.json(t)
+				if tok, _ := m["accessToken"].(string); strings.Count(tok, ".") != 2 {
+					t.Errorf("accessToken: got %q; want a JWT", tok)
+				}
+				if exp, _ := m["expiresIn"].(float64); exp != 86400 {
+					t.Errorf("expiresIn: got %v; want 86400 (seconds)", m["expiresIn"])
+				}
+				if len(m) != 2 {
+					t.Errorf("token body: got keys %v; want accessToken and expiresIn only", m)
+				}
+				return
+			}
+			if got := errorBody(t, r).ExceptionType; got != tc.exception {
+				t.Errorf("exceptionType: got %q; want %q", got, tc.exception)
+			}
+		})
+	}
+
+	t.Run("missing fields are named", func(t *testing.T) {
+		got := errorBody(t, h.post("/authToken", `{}`)).ValidationErrors
+		for _, f := range []string{"clientId", "clientSecret"} {
+			if len(got[f]) == 0 {
+				t.Errorf("validationErrors: got %v; want an entry for %s", got, f)
+			}
+		}
+	})
+	t.Run("401 message says authentication failed", func(t *testing.T) {
+		b := errorBody(t, h.post("/authToken", `{"clientId":"demo","clientSecret":"x"}`))
+		if !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
+			t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
+		}
+	})
+}
+
+func TestForbiddenService(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ClientsFile = writeClients(t)
+	h := start(t, cfg)
+	r := h.post("/authToken", `{"clientId":"forecaster","clientSecret":"`+clientSecret+`"}`)
+	if r.status != http.StatusForbidden {
+		t.Fatalf("forecast-only client at scoring: got %d %s; want 403", r.status, r.body)
+	}
+	b := errorBody(t, r)
+	if b.ExceptionType != ExceptionPermissionDenied || !strings.Contains(strings.ToLower(b.Message), "lacks permission") {
+		t.Errorf("got %+v; want PermissionDenied stating the client lacks permission", b)
+	}
+}
+
+func TestAuthMatrix(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ClientsFile = writeClients(t)
+	h := start(t, cfg)
+	demo := h.token("demo", "demo-secret")
+	limited := h.token("standard-only", clientSecret)
+	otherService := forecastToken(t, h)
+
+	body := `{"items":[{"id":"ok","result":1}]}`
+	for _, tc := range []struct {
+		name, path, auth string
+		status           int
+		exception        string
+	}{
+		{"no token", scorePath, "", 401, ExceptionNotAuthenticated},
+		{"garbage", scorePath, "Bearer not.a.jwt", 401, ExceptionNotAuthenticated},
+		{"wrong scheme", scorePath, "Basic " + demo, 401, ExceptionNotAuthenticated},
+		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, ExceptionNotAuthenticated},
+		{"other service's token", scorePath, "Bearer " + otherService, 401, ExceptionNotAuthenticated},
+		{"valid", scorePath, "Bearer " + demo, 200, ""},
+		{"lower-case scheme", scorePath, "bearer " + demo, 200, ""},
+		{"permission granted", scorePath, "Bearer " + limited, 200, ""},
+		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, ExceptionPermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.auth != "" {
+				hdr = []string{"Authorization", tc.auth}
+			}
+			r := h.post(tc.path, body, hdr...)
+			if r.status != tc.status {
+				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
+			}
+			if tc.exception != "" {
+				if got := errorBody(t, r).ExceptionType; got != tc.exception {
+					t.Errorf("exceptionType: got %q; want %q", got, tc.exception)
+				}
+			}
+		})
+	}
+
+	t.Run("claims reach the handler", func(t *testing.T) {
+		r := h.post(scorePath, body, "Authorization", "Bearer "+limited)
+		if got := r.json(t)["apiVersion"]; got != "standard-only" {
+			t.Errorf("client seen by handler: got %v; want standard-only", got)
+		}
+	})
+}
+
+// forecastToken is a valid token of the forecast audience signed by a forecast server sharing
+// the dev client: the scoring server must refuse it.
+func forecastToken(t *testing.T, _ *harness) string {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Service = "forecast"
+	f := start(t, cfg)
+	return f.token("demo", "demo-secret")
+}
+
+func TestRoutingAndTransportErrors(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Limits.MaxBodyBytes = 2048
+	h := start(t, cfg)
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	big := `{"items":[` + strings.Repeat(`{"id":"x","result":1},`, 200) + `{"id":"x","result":1}]}`
+
+	for _, tc := range []struct {
+		name, method, path, contentType, body string
+		status                                int
+		exception                             string
+		allow                                 string
+	}{
+		{"unknown path", "POST", "/api/nope", "application/json", "{}", 404, ExceptionNotFound, ""},
+		{"unknown path GET", "GET", "/favicon.ico", "", "", 404, ExceptionNotFound, ""},
+		{"GET on an API path", "GET", scorePath, "", "", 405, ExceptionMethodNotAllowed, "POST"},
+		{"POST on healthz", "POST", "/healthz", "application/json", "{}", 405, ExceptionMethodNotAllowed, "GET, HEAD"},
+		{"body over the limit", "POST", scorePath, "application/json", big, 413, ExceptionTooLarge, ""},
+		{"xml body", "POST", scorePath, "application/xml", "<a/>", 415, ExceptionUnsupportedType, ""},
+		{"form body off /authToken", "POST", scorePath, "application/x-www-form-urlencoded", "a=b", 415, ExceptionUnsupportedType, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := h.do(tc.method, tc.path, tc.contentType, tc.body, "Authorization", tok)
+			if r.status != tc.status {
+				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
+			}
+			if got := errorBody(t, r).ExceptionType; got != tc.exception {
+				t.Errorf("exceptionType: got %q; want %q", got, tc.exception)
+			}
+			if tc.allow != "" && r.header.Get("Allow") != tc.allow {
+				t.Errorf("Allow: got %q; want %q", r.header.Get("Allow"), tc.allow)
+			}
+		})
+	}
+}
+
+func TestValidationAndFaults(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+
+	t.Run("every problem, by field path", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"invalid","result":7}]}`, "Authorization", tok)
+		if r.status != 400 {
+			t.Fatalf("got %d; want 400", r.status)
+		}
+		b := errorBody(t, r)
+		want := map[string][]string{
+			"items[0].result": {"must be 0 or 1, got 7"},
+			"framework":       {"is required"},
+			"nonFieldErrors":  {"request-wide problem"},
+		}
+		if b.Message != "Invalid input." || b.ExceptionType != ExceptionValidation || !reflect.DeepEqual(b.ValidationErrors, want) {
+			t.Errorf("got %+v; want message \"Invalid input.\", ValidationError and %v", b, want)
+		}
+	})
+	t.Run("wrong JSON type names the field", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"a","result":"one"}]}`, "Authorization", tok)
+		b := errorBody(t, r)
+		if r.status != 400 || len(b.ValidationErrors["items[0].result"]) == 0 {
+			t.Errorf("got %d %+v; want 400 naming items[0].result", r.status, b)
+		}
+	})
+	t.Run("panic is a 500 that leaks nothing", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"panic","result":1}]}`, "Authorization", tok)
+		if r.status != 500 || strings.Contains(string(r.body), "secret internal detail") {
+			t.Fatalf("got %d %s; want 500 without the panic value", r.status, r.body)
+		}
+		if got := errorBody(t, r).ExceptionType; got != ExceptionAPI {
+			t.Errorf("exceptionType: got %q; want APIException", got)
+		}
+		if !strings.Contains(h.logs.String(), "secret internal detail") {
+			t.Error("the panic was not logged")
+		}
+	})
+	t.Run("an unexpected error is a 500 that leaks nothing", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"fault","result":1}]}`, "Authorization", tok)
+		if r.status != 500 || strings.Contains(string(r.body), "hunter2") {
+			t.Fatalf("got %d %s; want 500 without the cause", r.status, r.body)
+		}
+	})
+	t.Run("logs carry request id and client id, never a secret or token", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", tok, "X-Request-Id", "trace-abc.123")
+		if r.header.Get("X-Request-Id") != "trace-abc.123" {
+			t.Errorf("X-Request-Id: got %q; want the caller's", r.header.Get("X-Request-Id"))
+		}
+		logs := h.logs.String()
+		var line string
+		for _, l := range strings.Split(logs, "\n") {
+			if strings.Contains(l, "trace-abc.123") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, `"client_id":"demo"`) || !strings.Contains(line, `"route":"`+scorePath+`"`) {
+			t.Errorf("log line: got %q; want request id, client id and route", line)
+		}
+		if strings.Contains(logs, strings.TrimPrefix(tok, "Bearer ")) {
+			t.Error("logs contain a token")
+		}
+		// The demo secret is public and announced once at start; no request line may repeat it.
+		if n := strings.Count(logs, "demo-secret"); n != 1 {
+			t.Errorf("demo secret appears %d times in the logs; want only the dev-mode announcement", n)
+		}
+	})
+}
+
+func TestGRPCFront(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	ctx := context.Background()
+	auth := authv1.NewTokenServiceClient(h.grpc)
+	tok, err := auth.IssueToken(ctx, &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")})
+	if err != nil {
+		t.Fatalf("IssueToken: %v", err)
+	}
+	score := scoringv1.NewScoringServiceClient(h.grpc)
+	req := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}}
+
+	if _, err := score.ScoreItemResults(ctx, req); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("no token: got %v; want Unauthenticated", err)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok.GetAccessToken())
+	got, err := score.ScoreItemResults(authed, req)
+	if err != nil || got.GetAbility() != 500 {
+		t.Fatalf("with token: got %v, %v; want ability 500", got, err)
+	}
+	_, err = score.ScoreItemResults(authed, &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("invalid")}}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("invalid: got %v; want InvalidArgument", err)
+	}
+	e := fromStatus(err)
+	if e.status != 400 || len(e.body.ValidationErrors["items[0].result"]) != 1 {
+		t.Errorf("status details: got %+v; want the same field violations as the JSON front", e)
+	}
+
+	hc := healthpb.NewHealthClient(h.grpc)
+	hr, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health: got %v, %v; want SERVING without a token", hr, err)
+	}
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", tok)
+
+	for _, tc := range []struct{ path, want string }{
+		{"/healthz", `"ok"`},
+		{"/readyz", `"ready"`},
+		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + scorePath + `",service="scoring"} 1`},
+		{"/openapi.json", `"/api/score/items/idsWithResults/bayes/strands"`},
+		{"/.well-known/jwks.json", `"EdDSA"`},
+	} {
+		r := h.do(http.MethodGet, tc.path, "", "")
+		if r.status != 200 || !strings.Contains(string(r.body), tc.want) {
+			t.Errorf("GET %s: got %d, body without %s", tc.path, r.status, tc.want)
+		}
+	}
+	r := h.do(http.MethodGet, "/openapi.json", "", "")
+	if strings.Contains(string(r.body), "/api/forecast/") {
+		t.Error("scoring's OpenAPI document lists forecast paths")
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	var last response
+	for i := 0; i < 30; i++ {
+		last = h.post("/authToken", `{"clientId":"demo","clientSecret":"wrong"}`)
+		if last.status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if last.status != http.StatusTooManyRequests {
+		t.Fatalf("after 30 failures: got %d; want 429", last.status)
+	}
+	if errorBody(t, last).ExceptionType != ExceptionThrottled || last.header.Get("Retry-After") == "" {
+		t.Errorf("got %s, Retry-After %q; want Throttled with Retry-After", last.body, last.header.Get("Retry-After"))
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	done := make(chan response, 1)
+	go func() {
+		done <- h.post(scorePath, `{"items":[{"id":"slow","result":1}]}`, "Authorization", tok)
+	}()
+	<-h.fake.started
+	h.cancel() // SIGTERM
+	// Readiness turns false while the request is still in flight.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.ready.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.srv.ready.Load() {
+		t.Error("still ready after shutdown began")
+	}
+	close(h.fake.release)
+	r := <-done
+	if r.status != 200 {
+		t.Errorf("in-flight request during shutdown: got %d %s; want 200", r.status, r.body)
+	}
+	select {
+	case err := <-h.stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		h.stopped <- nil // for Cleanup's stop
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

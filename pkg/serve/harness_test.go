@@ -1,0 +1,219 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// fakeScoring is a scoring service whose behaviour the test picks with the first item id.
+type fakeScoring struct {
+	scoringv1.UnimplementedScoringServiceServer
+	release chan struct{} // "slow" waits for it
+	started chan struct{} // "slow" signals it has begun
+}
+
+func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	id := ""
+	if len(req.GetItems()) > 0 {
+		id = req.GetItems()[0].GetId()
+	}
+	switch id {
+	case "panic":
+		panic("secret internal detail")
+	case "slow":
+		f.started <- struct{}{}
+		<-f.release
+	case "invalid":
+		var p Problems
+		p.Add("items[0].result", "must be 0 or 1, got %d", 7)
+		p.Add("framework", "is required")
+		p.Add("", "request-wide problem")
+		return nil, p.Err()
+	case "fault":
+		return nil, errors.New("database password is hunter2")
+	}
+	client, _ := ClaimsFrom(ctx)
+	return &scoringv1.Measure{Ability: 500, AbilityDisplay: "500L", Uncertainty: 0, Framework: "lexile", ApiVersion: client.ClientID}, nil
+}
+
+func (f *fakeScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{Ability: 1}, nil
+}
+
+type harness struct {
+	t       *testing.T
+	srv     *Server
+	base    string // http://127.0.0.1:port
+	grpc    *grpc.ClientConn
+	fake    *fakeScoring
+	logs    *syncBuffer
+	cancel  context.CancelFunc
+	stopped chan error
+}
+
+// clientSecret is the secret of the clients the harness writes into its clients file.
+const clientSecret = "s3cret-for-tests"
+
+// writeClients writes a clients file with a scoring-only client limited to score:standard and a
+// forecast-only client.
+func writeClients(t *testing.T) string {
+	t.Helper()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := "clients:\n" +
+		"  - clientId: standard-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\"]\n" +
+		"  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	path := filepath.Join(t.TempDir(), "clients.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func testConfig(t *testing.T) Config {
+	t.Helper()
+	cfg, err := LoadConfig("scoring", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReloadInterval = 0
+	cfg.ShutdownGrace = 10 * time.Second
+	return cfg
+}
+
+// start runs a server with the fake scoring service on loopback listeners on port 0.
+func start(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	h := &harness{t: t, fake: &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}, logs: &syncBuffer{}, stopped: make(chan error, 1)}
+	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	srv, err := New(ctx, cfg, log, Service{
+		Register:        func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
+		RegisterGateway: scoringv1.RegisterScoringServiceHandler,
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	h.srv = srv
+	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.stopped <- srv.Serve(ctx, httpLis, grpcLis) }()
+	h.base = "http://" + httpLis.Addr().String()
+	h.grpc, err = grpc.NewClient(grpcLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.grpc.Close()
+		h.stop()
+	})
+	return h
+}
+
+func (h *harness) stop() {
+	h.cancel()
+	select {
+	case <-h.stopped:
+	case <-time.After(15 * time.Second):
+		h.t.Error("server did not stop within 15s")
+	}
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
+	}
+	return m
+}
+
+func (h *harness) do(method, path, contentType, body string, header ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.base+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (h *harness) post(path, body string, header ...string) response {
+	h.t.Helper()
+	return h.do(http.MethodPost, path, "application/json", body, header...)
+}
+
+// token gets a token for the demo client through the JSON front.
+func (h *harness) token(clientID, secret string) string {
+	h.t.Helper()
+	r := h.post("/authToken", `{"clientId":"`+clientID+`","clientSecret":"`+secret+`"}`)
+	if r.status != http.StatusOK {
+		h.t.Fatalf("authToken: got %d %s; want 200", r.status, r.body)
+	}
+	return r.json(h.t)["accessToken"].(string)
+}
+
+// syncBuffer is a log sink tests can read while the server writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

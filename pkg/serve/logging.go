@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// NewLogger returns the service logger: JSON for clusters, text for people at a terminal.
+func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	lv, err := parseLevel(level)
+	if err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler
+	switch format {
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
+	case "text":
+		h = slog.NewTextHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("log format %q: want json or text", format)
+	}
+	return slog.New(h), nil
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	}
+	return lv, nil
+}
+
+// requestInfo travels in the context of one request so that whichever layer learns a fact (the
+// auth interceptor learns the client id) makes it available to the layer that logs.
+type requestInfo struct {
+	id       string
+	route    string
+	clientID string
+	body     []byte // the JSON front's request body, to locate decoding errors in
+}
+
+type requestInfoKey struct{}
+
+func withRequestInfo(ctx context.Context, ri *requestInfo) context.Context {
+	return context.WithValue(ctx, requestInfoKey{}, ri)
+}
+
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return ri
+}
+
+// RequestID returns the id of the request being served, for handlers that log.
+func RequestID(ctx context.Context) string {
+	if ri := requestInfoFrom(ctx); ri != nil {
+		return ri.id
+	}
+	return ""
+}

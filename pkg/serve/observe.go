@@ -1,0 +1,227 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+const (
+	requestIDHeader = "x-request-id"
+	// clientHeader carries the authenticated client id from the gRPC side back to the JSON front,
+	// which logs it; the front never forwards it to the caller.
+	clientHeader = "x-yardstick-client"
+)
+
+// metrics are the Prometheus series of one server.
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(service string) *metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	labels := prometheus.Labels{"service": service}
+	m := &metrics{
+		registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "yardstick_requests_total", Help: "Requests by front (http or grpc), route and status code.",
+			ConstLabels: labels,
+		}, []string{"front", "route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "yardstick_request_duration_seconds", Help: "Request latency by front and route.",
+			ConstLabels: labels,
+			Buckets:     []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"front", "route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+func (m *metrics) observe(front, route, code string, d time.Duration) {
+	m.requests.WithLabelValues(front, route, code).Inc()
+	m.latency.WithLabelValues(front, route).Observe(d.Seconds())
+}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// requestIDFrom keeps a caller's request id when it is sane, so callers can correlate their logs
+// with ours, and makes a new one otherwise.
+func requestIDFrom(v string) string {
+	if validRequestID.MatchString(v) {
+		return v
+	}
+	return newRequestID()
+}
+
+// noteClient records the authenticated client for the request's log line. A call from the JSON
+// front hands it back in a response header that the front reads and drops.
+func noteClient(ctx context.Context, clientID string) {
+	if ri := requestInfoFrom(ctx); ri != nil {
+		ri.clientID = clientID
+	}
+	if fromGateway(ctx) {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(clientHeader, clientID))
+	}
+}
+
+// noteClientFromMetadata is the JSON front's half of noteClient.
+func noteClientFromMetadata(ctx context.Context, _ *http.Request) {
+	ri := requestInfoFrom(ctx)
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if ri == nil || !ok {
+		return
+	}
+	if v := md.HeaderMD.Get(clientHeader); len(v) > 0 {
+		ri.clientID = v[0]
+	}
+}
+
+// unaryInterceptor runs for every unary call, from gRPC clients and the JSON front alike: request
+// id, panic recovery, authentication, and (for direct gRPC callers; the JSON front logs and counts
+// its own requests) logs and metrics.
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	start := time.Now()
+	md, _ := metadata.FromIncomingContext(ctx)
+	id := ""
+	if v := md.Get(requestIDHeader); len(v) > 0 {
+		id = v[0]
+	}
+	ri := &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
+	ctx = withRequestInfo(ctx, ri)
+	direct := !fromGateway(ctx)
+	if direct {
+		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
+	}
+
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "panic in handler", "request_id", ri.id, "route", ri.route, "panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, Internal()
+		}
+		if !direct {
+			return
+		}
+		code := status.Code(err)
+		s.metrics.observe("grpc", info.FullMethod, code.String(), time.Since(start))
+		level := slog.LevelInfo
+		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
+			level = slog.LevelError
+		}
+		s.log.Log(ctx, level, "grpc request", "request_id", ri.id, "route", ri.route, "client_id", ri.clientID,
+			"code", code.String(), "duration_ms", float64(time.Since(start).Microseconds())/1000)
+	}()
+
+	ctx, err = s.authorize(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+// streamInterceptor guards the streaming methods (health watch, reflection): same rules, no body.
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+			err = Internal()
+		}
+	}()
+	if _, err := s.authorize(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+// statusRecorder remembers the status code an HTTP handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// observeHTTP wraps the whole HTTP front: request id, panic recovery, one log line and the metrics
+// of every request. It never logs bodies, headers, secrets or tokens.
+func (s *Server) observeHTTP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
+		r.Header.Set("X-Request-Id", ri.id)
+		w.Header().Set("X-Request-Id", ri.id)
+		ctx := withRequestInfo(r.Context(), ri)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.id, "route", ri.route, "panic", p, "stack", string(debug.Stack()))
+				if rec.code == 0 {
+					writeHTTPError(rec, httpError{status: http.StatusInternalServerError, body: bodyForHTTP(http.StatusInternalServerError, nil)})
+				}
+			}
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			d := time.Since(start)
+			s.metrics.observe("http", ri.route, strconv.Itoa(code), d)
+			if ri.route == "/healthz" || ri.route == "/readyz" || ri.route == "/metrics" {
+				return // probes and scrapes every few seconds would drown the log
+			}
+			level := slog.LevelInfo
+			if code >= 500 {
+				level = slog.LevelError
+			}
+			s.log.Log(ctx, level, "http request", "request_id", ri.id, "method", r.Method, "route", ri.route,
+				"client_id", ri.clientID, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+		}()
+		next.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+// routeLabel bounds the metric label set: known paths are themselves, anything else is "other"
+// (a scanner walking random paths must not create a series per path).
+func (s *Server) routeLabel(path string) string {
+	if s.routes[path] {
+		return path
+	}
+	return "other"
+}

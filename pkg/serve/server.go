@@ -1,0 +1,319 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/proto/openapi"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+)
+
+// inprocNetwork is the network name of the in-memory connection from the JSON front to the gRPC
+// server (bufconn's).
+const inprocNetwork = "bufconn"
+
+// Service is what a service brings to the frame.
+type Service struct {
+	// Register adds the service's gRPC implementations to the server.
+	Register func(*grpc.Server)
+	// RegisterGateway adds the service's JSON routes, calling the server through conn.
+	RegisterGateway func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
+	// Reload re-reads the service's own files (its content bundle); nil if it has none. An error
+	// keeps the last good version serving and is logged.
+	Reload func() error
+}
+
+// Server is one running service: its gRPC server, its JSON front and their shared state.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	svc     Service
+	issuer  *token.Issuer
+	metrics *metrics
+	rules   map[string]accessRule
+	routes  map[string]bool
+	openapi []byte
+
+	grpc   *grpc.Server
+	health *health.Server
+	inproc *bufconn.Listener
+	gwConn *grpc.ClientConn
+	http   *http.Server
+	ready  atomic.Bool
+}
+
+// New builds a server from its configuration: the token issuer from the clients file and keys,
+// the gRPC server with its interceptors, and the JSON front.
+func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	issuer, err := token.New(token.Options{
+		ClientsFile: cfg.ClientsFile,
+		KeysDir:     cfg.KeysDir,
+		Dev:         cfg.Dev,
+		TTL:         cfg.TokenTTL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("token issuer: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service)}
+	log.Info("token issuer ready", "issuer", issuer.Summary())
+	if cfg.Dev {
+		log.Warn("DEV MODE: demo client enabled; never use in production", "clientId", "demo", "clientSecret", "demo-secret")
+	}
+
+	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
+		return nil, err
+	}
+	paths, err := openapi.Paths(cfg.Service)
+	if err != nil {
+		return nil, err
+	}
+	s.routes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.json": true, "/.well-known/jwks.json": true}
+	for _, p := range paths {
+		s.routes[p] = true
+	}
+
+	s.grpc = grpc.NewServer(
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxGroupBodyBytes)),
+	)
+	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
+	svc.Register(s.grpc)
+	s.health = health.NewServer()
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	if s.rules, err = accessRules(s.grpc); err != nil {
+		return nil, fmt.Errorf("access rules: %w", err)
+	}
+
+	// The JSON front is a client of this very server over memory, so its requests pass the same
+	// interceptors as gRPC callers'.
+	s.inproc = bufconn.Listen(1 << 20)
+	s.gwConn, err = grpc.NewClient("passthrough:///inproc",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return s.inproc.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect JSON front: %w", err)
+	}
+	gw := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
+			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+		}),
+		runtime.WithErrorHandler(gatewayErrorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithForwardResponseOption(func(ctx context.Context, _ http.ResponseWriter, _ proto.Message) error {
+			noteClientFromMetadata(ctx, nil)
+			return nil
+		}),
+	)
+	if err := authv1.RegisterTokenServiceHandler(ctx, gw, s.gwConn); err != nil {
+		return nil, fmt.Errorf("register token route: %w", err)
+	}
+	if err := svc.RegisterGateway(ctx, gw, s.gwConn); err != nil {
+		return nil, fmt.Errorf("register routes: %w", err)
+	}
+	s.http = &http.Server{
+		Handler:           s.observeHTTP(s.httpRoutes(s.apiFront(gw))),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// incomingHeader forwards the request id besides what the gateway forwards by default
+// (Authorization, for one).
+func incomingHeader(key string) (string, bool) {
+	if http.CanonicalHeaderKey(key) == "X-Request-Id" {
+		return requestIDHeader, true
+	}
+	return runtime.DefaultHeaderMatcher(key)
+}
+
+// Issuer is the server's token issuer (tests mint tokens with it).
+func (s *Server) Issuer() *token.Issuer { return s.issuer }
+
+// httpRoutes serves the operational endpoints and hands everything else to the API.
+func (s *Server) httpRoutes(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h http.HandlerFunc
+		switch r.URL.Path {
+		case "/healthz":
+			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`)) }
+		case "/readyz":
+			h = func(w http.ResponseWriter, _ *http.Request) {
+				if !s.ready.Load() {
+					writeHTTPError(w, httpError{status: http.StatusServiceUnavailable, body: bodyForHTTP(http.StatusServiceUnavailable, nil)})
+					return
+				}
+				writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
+			}
+		case "/metrics":
+			h = promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP
+		case "/openapi.json":
+			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.openapi) }
+		case "/.well-known/jwks.json":
+			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.issuer.JWKS()) }
+		default:
+			api.ServeHTTP(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeHTTPError(w, httpError{status: http.StatusMethodNotAllowed, body: ErrorBody{
+				Message: "Method not allowed.", ExceptionType: ExceptionMethodNotAllowed, AdditionalInfo: "This path takes GET.",
+			}})
+			return
+		}
+		h(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// Run listens on the configured addresses and serves until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	httpLis, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen http %s: %w", s.cfg.HTTPAddr, err)
+	}
+	grpcLis, err := net.Listen("tcp", s.cfg.GRPCAddr)
+	if err != nil {
+		httpLis.Close()
+		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
+	}
+	return s.Serve(ctx, httpLis, grpcLis)
+}
+
+// Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
+// close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
+// before Serve returns.
+func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
+	errc := make(chan error, 3)
+	var wg sync.WaitGroup
+	serve := func(name string, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	serve("grpc", func() error { return s.grpc.Serve(grpcLis) })
+	serve("grpc in-process", func() error { return s.grpc.Serve(s.inproc) })
+	serve("http", func() error { return s.http.Serve(httpLis) })
+
+	s.ready.Store(true)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String())
+
+	reloadCtx, stopReload := context.WithCancel(ctx)
+	defer stopReload()
+	if s.cfg.ReloadInterval > 0 {
+		go s.reloadLoop(reloadCtx)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down: draining in-flight requests", "delay", s.cfg.ShutdownDelay.String(), "grace", s.cfg.ShutdownGrace.String())
+	case runErr = <-errc:
+		s.log.Error("server failed; shutting down", "error", runErr)
+	}
+	stopReload()
+	s.shutdown()
+	wg.Wait()
+	return runErr
+}
+
+func (s *Server) shutdown() {
+	s.ready.Store(false)
+	s.health.Shutdown() // every service reports NOT_SERVING
+	time.Sleep(s.cfg.ShutdownDelay)
+
+	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	// HTTP first: its in-flight requests still need the gRPC server behind them.
+	if err := s.http.Shutdown(graceCtx); err != nil {
+		s.log.Warn("http shutdown incomplete", "error", err)
+		s.http.Close()
+	}
+	stopped := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-graceCtx.Done():
+		s.log.Warn("grpc drain exceeded the grace period; stopping")
+		s.grpc.Stop()
+		<-stopped
+	}
+	s.gwConn.Close()
+	s.log.Info("stopped")
+}
+
+// reloadLoop re-reads the clients file, keys and content on an interval. A broken file is logged
+// with its file:line and the last good version keeps serving.
+func (s *Server) reloadLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReloadInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Reload()
+		}
+	}
+}
+
+// Reload re-reads every file now; it reports whether all of them loaded.
+func (s *Server) Reload() bool {
+	ok := true
+	if err := s.issuer.Reload(); err != nil {
+		ok = false
+		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
+	}
+	if s.svc.Reload != nil {
+		if err := s.svc.Reload(); err != nil {
+			ok = false
+			s.log.Error("reload content: keeping the last good bundle", "error", err)
+		}
+	}
+	return ok
+}
