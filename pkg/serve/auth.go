@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
 // accessRule is what a method requires, read from the contract's method options.
@@ -25,8 +25,8 @@ type accessRule struct {
 
 // infrastructure services carry no options of ours and need no token.
 var publicServices = map[string]bool{
-	"grpc.health.v1.Health":                   true,
-	"grpc.reflection.v1.ServerReflection":     true,
+	"grpc.health.v1.Health":                    true,
+	"grpc.reflection.v1.ServerReflection":      true,
 	"grpc.reflection.v1alpha.ServerReflection": true,
 }
 

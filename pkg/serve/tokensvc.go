@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
 // tokenService is POST /authToken, served by both services: a token is for the service that
