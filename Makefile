@@ -29,6 +29,15 @@ GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | gr
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+.PHONY: build
+build: ## Build bin/scoring and bin/forecast (version from git describe).
+	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/scoring github.com/yardstick-dev/yardstick/services/scoring/cmd/scoring
+	go build -trimpath -ldflags "$(LDFLAGS)" -o bin/forecast github.com/yardstick-dev/yardstick/services/forecast/cmd/forecast
+
+.PHONY: run
+run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.
+	scripts/run-dev.sh
+
 .PHONY: test
 test: ## Run every test of the workspace (race detector on).
 	go test -race -count=1 $(PKGS)

@@ -1,0 +1,94 @@
+package serve
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	dev := []string{"YARDSTICK_DEV=true"}
+	for _, tc := range []struct {
+		name    string
+		service string
+		env     []string
+		args    []string
+		check   func(t *testing.T, c Config)
+		wantErr []string // every fragment must appear in the error
+	}{
+		{name: "scoring defaults", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
+			if c.HTTPAddr != ":8080" || c.GRPCAddr != ":9090" || c.TokenTTL != 24*time.Hour || c.LogFormat != "json" ||
+				c.Limits.MaxBodyBytes != 1<<20 || c.Limits.MaxItems != 5000 || c.Limits.MaxStudents != 100000 || c.Limits.MaxCutLevels != 20 {
+				t.Errorf("got %+v; want DESIGN.md §4 defaults for scoring", c)
+			}
+		}},
+		{name: "forecast defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
+			if c.HTTPAddr != ":8081" || c.GRPCAddr != ":9091" {
+				t.Errorf("got %s %s; want :8081 :9091", c.HTTPAddr, c.GRPCAddr)
+			}
+		}},
+		{name: "env sets, flags win", service: "scoring",
+			env:  []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=:7000", "YARDSTICK_TOKEN_TTL=1h", "PATH=/bin"},
+			args: []string{"-http-addr", ":7001", "-log-format=text"},
+			check: func(t *testing.T, c Config) {
+				if c.HTTPAddr != ":7001" || c.TokenTTL != time.Hour || c.LogFormat != "text" {
+					t.Errorf("got %s %s %s; want :7001 1h text", c.HTTPAddr, c.TokenTTL, c.LogFormat)
+				}
+			}},
+		{name: "production needs clients and keys", service: "scoring",
+			wantErr: []string{"YARDSTICK_CLIENTS_FILE is required", "YARDSTICK_KEYS_DIR is required"}},
+		{name: "production with files", service: "scoring", env: []string{"YARDSTICK_CLIENTS_FILE=/c.yaml", "YARDSTICK_KEYS_DIR=/k"},
+			check: func(t *testing.T, c Config) {
+				if c.Dev || c.ClientsFile != "/c.yaml" || c.KeysDir != "/k" {
+					t.Errorf("got %+v", c)
+				}
+			}},
+		{name: "misspelt env name", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_CONTNET_DIR=/x"},
+			wantErr: []string{"unknown setting YARDSTICK_CONTNET_DIR"}},
+		{name: "bad values, all reported", service: "scoring",
+			env:     []string{"YARDSTICK_DEV=maybe", "YARDSTICK_TOKEN_TTL=forever", "YARDSTICK_MAX_ITEMS=many"},
+			wantErr: []string{"YARDSTICK_DEV", "YARDSTICK_TOKEN_TTL", "YARDSTICK_MAX_ITEMS"}},
+		{name: "invalid combination", service: "scoring",
+			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_FORMAT=xml", "YARDSTICK_HTTP_ADDR=nope", "YARDSTICK_MAX_CUT_LEVELS=0", "YARDSTICK_TOKEN_TTL=1s"},
+			wantErr: []string{"YARDSTICK_LOG_FORMAT", "YARDSTICK_HTTP_ADDR", "YARDSTICK_MAX_CUT_LEVELS", "YARDSTICK_TOKEN_TTL"}},
+		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
+		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := LoadConfig(tc.service, tc.args, tc.env, io.Discard)
+			if len(tc.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("got no error; want one mentioning %v", tc.wantErr)
+				}
+				for _, frag := range tc.wantErr {
+					if !strings.Contains(err.Error(), frag) {
+						t.Errorf("error %q; want it to mention %q", err, frag)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got error %v; want none", err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestNewLogger(t *testing.T) {
+	t.Parallel()
+	for _, f := range []string{"json", "text"} {
+		if _, err := NewLogger(io.Discard, f, "debug"); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if _, err := NewLogger(io.Discard, "xml", "info"); err == nil {
+		t.Error("xml format: got no error")
+	}
+	if _, err := NewLogger(io.Discard, "json", "loud"); err == nil {
+		t.Error("level loud: got no error")
+	}
+}
