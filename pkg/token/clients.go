@@ -117,7 +117,8 @@ func (p *problems) add(line int, format string, args ...any) {
 	p.list = append(p.list, problem{line, fmt.Sprintf(format, args...)})
 }
 
-// err lists the problems in file order, at most maxProblems of them.
+// err lists the problems in file order, at most maxProblems of them; without a file name
+// (ClientEntry checking its own output) the messages go without file:line.
 func (p *problems) err() error {
 	slices.SortStableFunc(p.list, func(a, b problem) int { return a.line - b.line })
 	var errs []error
@@ -126,7 +127,11 @@ func (p *problems) err() error {
 			errs = append(errs, fmt.Errorf("%s:%d: %d more problems not shown", p.file, pr.line, len(p.list)-i))
 			break
 		}
-		errs = append(errs, fmt.Errorf("%s:%d: %s", p.file, pr.line, pr.msg))
+		if p.file == "" {
+			errs = append(errs, errors.New(pr.msg))
+		} else {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", p.file, pr.line, pr.msg))
+		}
 	}
 	return errors.Join(errs...)
 }

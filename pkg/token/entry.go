@@ -1,0 +1,39 @@
+package token
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// NewSecret returns a fresh client secret: 256 random bits in base64url (43 characters).
+func NewSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("new secret: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// ClientEntry renders one client as a YAML list item indented to go under "clients:" in the
+// clients file. It is checked by the file's own loader, so what it returns loads.
+func ClientEntry(clientID, secretHash string, services, permissions []string) ([]byte, error) {
+	type entry struct {
+		ClientID    string   `yaml:"clientId"`
+		SecretHash  string   `yaml:"secretHash"`
+		Services    []string `yaml:"services,flow"`
+		Permissions []string `yaml:"permissions,flow"`
+	}
+	out, err := yaml.Marshal([]entry{{clientID, secretHash, services, permissions}})
+	if err != nil {
+		return nil, fmt.Errorf("client entry: %w", err)
+	}
+	indented := "  " + strings.ReplaceAll(strings.TrimSuffix(string(out), "\n"), "\n", "\n  ") + "\n"
+	if _, err := parseClients("", []byte("clients:\n"+indented)); err != nil {
+		return nil, fmt.Errorf("client entry: %w", err)
+	}
+	return []byte(indented), nil
+}
