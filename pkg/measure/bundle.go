@@ -1,0 +1,108 @@
+package measure
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Item is one item of the bank. Difficulty is in measure units.
+type Item struct {
+	ID, Framework, Strand string
+	Difficulty            float64
+}
+
+// Form is a fixed test form: its items in order.
+type Form struct {
+	ID, Framework string
+	Items         []string
+}
+
+// Benchmark is a strand benchmark (§6): the lower and upper measure of category 2.
+type Benchmark struct{ Lower, Upper float64 }
+
+// Times of year for benchmarks.
+var timesOfYear = []string{"BOY", "MOY", "EOY"}
+
+// Bundle is a complete, validated content bundle: frameworks, item bank, link tables, forms and
+// strand benchmarks. It is immutable and safe for concurrent use.
+type Bundle struct {
+	frameworks map[string]*Framework
+	items      map[string]Item
+	links      map[string]*Link
+	forms      map[string]Form
+	benchmarks map[benchKey]Benchmark
+}
+
+type benchKey struct {
+	framework string
+	grade     int
+	time      string
+}
+
+// Framework returns the named framework ("lexile", "quantile"). Treat it as read-only.
+func (b *Bundle) Framework(name string) (*Framework, bool) {
+	f, ok := b.frameworks[name]
+	return f, ok
+}
+
+// Item returns the bank item with this id.
+func (b *Bundle) Item(id string) (Item, bool) {
+	it, ok := b.items[id]
+	return it, ok
+}
+
+// Link returns the link table with this id. Treat it as read-only.
+func (b *Bundle) Link(id string) (*Link, bool) {
+	l, ok := b.links[id]
+	return l, ok
+}
+
+// Form returns the form with this id (its item list is a copy).
+func (b *Bundle) Form(id string) (Form, bool) {
+	f, ok := b.forms[id]
+	f.Items = slices.Clone(f.Items)
+	return f, ok
+}
+
+// Benchmark returns the strand benchmark for a framework, grade (0..12) and time of year
+// (BOY, MOY or EOY).
+func (b *Bundle) Benchmark(framework string, grade int, timeOfYear string) (Benchmark, bool) {
+	bm, ok := b.benchmarks[benchKey{framework, grade, timeOfYear}]
+	return bm, ok
+}
+
+// BundleStats counts a bundle's content for start-up logs.
+type BundleStats struct {
+	Frameworks []string       // names, sorted
+	Items      map[string]int // items per framework
+	Strands    map[string]int // declared strands per framework
+	Links      int
+	Forms      int
+}
+
+// Stats counts the bundle's content.
+func (b *Bundle) Stats() BundleStats {
+	s := BundleStats{Items: map[string]int{}, Strands: map[string]int{}, Links: len(b.links), Forms: len(b.forms)}
+	for name, f := range b.frameworks {
+		s.Frameworks = append(s.Frameworks, name)
+		s.Strands[name] = len(f.StrandNames)
+		s.Items[name] = 0
+	}
+	sort.Strings(s.Frameworks)
+	for _, it := range b.items {
+		s.Items[it.Framework]++
+	}
+	return s
+}
+
+// String is a one-line summary, e.g. "lexile: 2000 items, 5 strands; quantile: …; 4 links, 4 forms".
+func (s BundleStats) String() string {
+	var sb strings.Builder
+	for _, name := range s.Frameworks {
+		fmt.Fprintf(&sb, "%s: %d items, %d strands; ", name, s.Items[name], s.Strands[name])
+	}
+	fmt.Fprintf(&sb, "%d links, %d forms", s.Links, s.Forms)
+	return sb.String()
+}

@@ -1,0 +1,147 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// maxSpreadLogits bounds the spread of a test's difficulties. Inside it every exp() of the
+// estimators stays finite (e^±400 < e^709); beyond it the test is not a test of one ability.
+const maxSpreadLogits = 400
+
+// stackItems is how many distinct difficulties the estimators keep on the stack.
+const stackItems = 64
+
+// items is a test prepared for the estimators, in logits relative to a centre c (measure units):
+// item i has δ_i = (d_i − c)/s and k_i = exp(δ_i − λ), so P_i(x) = 1/(1 + e^(−x)·k_i) costs one
+// exp per ability x and one division per distinct difficulty.
+type items struct {
+	k, w        []float64 // k_i and the count of items at that difficulty
+	unit        bool      // every count is 1 (lets the log-likelihood multiply instead of log)
+	n, r        float64   // number of items and raw score
+	centre      float64   // c, measure units
+	dmin, dmax  float64   // min and max δ_i
+	mean, reach float64   // count-weighted mean δ_i; max |δ_i| + |λ|
+	lambda, s   float64
+}
+
+// prepare validates t and fills it into buf (2·len(t.Items) floats, or more if buf is too short).
+func (p *prepared) prepare(t Test, buf []float64) (items, error) {
+	var it items
+	m := len(t.Items)
+	if m == 0 {
+		return it, errors.New("test has no items")
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	n := 0
+	for i, d := range t.Items {
+		if !finite(d.Measure) {
+			return it, fmt.Errorf("item %d: difficulty %v is not finite", i, d.Measure)
+		}
+		if d.Count < 1 {
+			return it, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
+		}
+		if n > math.MaxInt32 {
+			return it, errors.New("test has more than 2^31 items")
+		}
+		n += d.Count
+		lo = math.Min(lo, d.Measure)
+		hi = math.Max(hi, d.Measure)
+	}
+	if t.Correct < 0 || t.Correct > n {
+		return it, fmt.Errorf("raw score %d is outside [0, %d]", t.Correct, n)
+	}
+	if (hi-lo)*p.invS > maxSpreadLogits {
+		return it, fmt.Errorf("difficulties span %v units (%.0f logits); at most %d logits can be scored",
+			hi-lo, (hi-lo)*p.invS, maxSpreadLogits)
+	}
+	if cap(buf) < 2*m {
+		buf = make([]float64, 2*m)
+	}
+	it.k, it.w = buf[:m], buf[m:2*m]
+	it.centre = lo + (hi-lo)/2
+	it.dmin, it.dmax = (lo-it.centre)*p.invS, (hi-it.centre)*p.invS
+	it.unit = true
+	sum := 0.0
+	for i, d := range t.Items {
+		delta := (d.Measure - it.centre) * p.invS
+		it.k[i] = math.Exp(delta - p.lambda)
+		it.w[i] = float64(d.Count)
+		it.unit = it.unit && d.Count == 1
+		sum += it.w[i] * delta
+	}
+	it.n, it.r = float64(n), float64(t.Correct)
+	it.mean = sum / it.n
+	it.reach = math.Max(-it.dmin, it.dmax) + math.Abs(p.lambda)
+	it.lambda, it.s = p.lambda, p.s
+	return it, nil
+}
+
+// score returns Σ w_i·P_i(x) and the information Σ w_i·P_i(1 − P_i) at x (logits).
+func (it *items) score(x float64) (sum, info float64) {
+	e := math.Exp(-x)
+	for i, k := range it.k {
+		q := 1 / (1 + e*k)
+		w := it.w[i]
+		sum += w * q
+		info += w * q * (1 - q)
+	}
+	return sum, info
+}
+
+// Standard is §2's estimate without a prior: the maximum-likelihood ability solving Σ P_i(θ) = r
+// by safeguarded Newton to |Δθ| < 1e-8 logits, with a zero or perfect raw score replaced by
+// ExtremeAdjust or n − ExtremeAdjust; uncertainty = s/√(Σ P_i(1 − P_i)) at θ̂.
+func (f *Framework) Standard(t Test) (Estimate, error) {
+	p, err := f.prepared()
+	if err != nil {
+		return Estimate{}, err
+	}
+	var buf [2 * stackItems]float64
+	it, err := p.prepare(t, buf[:])
+	if err != nil {
+		return Estimate{}, fmt.Errorf("standard estimate: %w", err)
+	}
+	r := it.r
+	switch r {
+	case 0:
+		r = f.ExtremeAdjust
+	case it.n:
+		r = it.n - f.ExtremeAdjust
+	}
+	x := it.mle(r)
+	_, info := it.score(x)
+	return Estimate{Ability: it.centre + p.s*x, Uncertainty: p.s / math.Sqrt(info)}, nil
+}
+
+// mle solves Σ w_i·P_i(x) = r for 0 < r < n. The root is bracketed by the abilities at which
+// the easiest and the hardest item alone would give the proportion r/n; Newton steps that
+// leave the bracket are replaced by bisection.
+func (it *items) mle(r float64) float64 {
+	logit := math.Log(r / (it.n - r))
+	lo, hi := it.dmin-it.lambda+logit, it.dmax-it.lambda+logit
+	x := it.mean - it.lambda + logit
+	if !(x > lo && x < hi) {
+		x = 0.5 * (lo + hi)
+	}
+	for iter := 0; iter < 200; iter++ {
+		sum, info := it.score(x)
+		g := sum - r
+		if g < 0 {
+			lo = x
+		} else {
+			hi = x
+		}
+		next := x - g/info
+		if !(next > lo && next < hi) {
+			next = 0.5 * (lo + hi)
+		}
+		step := next - x
+		x = next
+		if math.Abs(step) < 1e-8 || hi-lo < 1e-12 {
+			break
+		}
+	}
+	return x
+}
