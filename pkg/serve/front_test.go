@@ -2,17 +2,24 @@ package serve
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -121,10 +128,18 @@ func TestAuthMatrix(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.ClientsFile = writeClients(t)
+	keys := writeKey(t)
+	cfg.KeysDir = keys.dir
 	h := start(t, cfg)
 	demo := h.token("demo", "demo-secret")
 	limited := h.token("standard-only", clientSecret)
-	otherService := forecastToken(t, h)
+	// Same key, same client, forecast audience: only the audience is wrong.
+	otherService := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "forecast", "sub": "demo", "scope": "*",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x3"})
+	expired := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
+		"iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": time.Now().Add(-time.Hour).Unix(), "jti": "x1"})
+	fresh := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x2"})
 
 	body := `{"items":[{"id":"ok","result":1}]}`
 	for _, tc := range []struct {
@@ -137,6 +152,8 @@ func TestAuthMatrix(t *testing.T) {
 		{"wrong scheme", scorePath, "Basic " + demo, 401, ExceptionNotAuthenticated},
 		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, ExceptionNotAuthenticated},
 		{"other service's token", scorePath, "Bearer " + otherService, 401, ExceptionNotAuthenticated},
+		{"expired", scorePath, "Bearer " + expired, 401, ExceptionNotAuthenticated},
+		{"signed by our key, not expired", scorePath, "Bearer " + fresh, 200, ""},
 		{"valid", scorePath, "Bearer " + demo, 200, ""},
 		{"lower-case scheme", scorePath, "bearer " + demo, 200, ""},
 		{"permission granted", scorePath, "Bearer " + limited, 200, ""},
@@ -165,16 +182,6 @@ func TestAuthMatrix(t *testing.T) {
 			t.Errorf("client seen by handler: got %v; want standard-only", got)
 		}
 	})
-}
-
-// forecastToken is a valid token of the forecast audience signed by a forecast server sharing
-// the dev client: the scoring server must refuse it.
-func forecastToken(t *testing.T, _ *harness) string {
-	t.Helper()
-	cfg := testConfig(t)
-	cfg.Service = "forecast"
-	f := start(t, cfg)
-	return f.token("demo", "demo-secret")
 }
 
 func TestRoutingAndTransportErrors(t *testing.T) {
@@ -397,3 +404,38 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+type testKey struct {
+	dir, kid string
+	priv     ed25519.PrivateKey
+}
+
+// writeKey writes a signing key into a keys directory the server loads.
+func writeKey(t *testing.T) testKey {
+	t.Helper()
+	kid, pemBytes, err := token.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, kid+".pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(pemBytes)
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testKey{dir: dir, kid: kid, priv: key.(ed25519.PrivateKey)}
+}
+
+func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	tok.Header["kid"] = k.kid
+	s, err := tok.SignedString(k.priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
