@@ -1,0 +1,424 @@
+package measure
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The files of a content bundle and their headers (README.md, "Content bundle format").
+var (
+	frameworksHeader = []string{"name", "label", "negative_prefix", "units_per_logit", "success_at_match",
+		"display_min", "display_max", "growth_sd", "population_sd", "extreme_adjust", "strand_spread"}
+	gradesHeader     = []string{"framework", "grade", "norm", "display_max"}
+	strandsHeader    = []string{"framework", "strand"}
+	itemsHeader      = []string{"id", "framework", "strand", "difficulty"}
+	linksHeader      = []string{"id", "framework", "kind", "slope", "intercept", "min", "max", "linking_error"}
+	linkPointsHeader = []string{"link", "scale_score", "measure"}
+	benchmarksHeader = []string{"framework", "grade", "time_of_year", "lower", "upper"}
+	formsHeader      = []string{"form", "framework", "item"}
+)
+
+var bundleFiles = map[string]struct {
+	header   []string
+	required bool
+}{
+	"frameworks.csv":  {frameworksHeader, true},
+	"grades.csv":      {gradesHeader, true},
+	"strands.csv":     {strandsHeader, true},
+	"items.csv":       {itemsHeader, true},
+	"benchmarks.csv":  {benchmarksHeader, true},
+	"links.csv":       {linksHeader, false},
+	"link_points.csv": {linkPointsHeader, false},
+	"forms.csv":       {formsHeader, false},
+}
+
+// LoadDir loads a content bundle from a flat directory (a Kubernetes ConfigMap mount works:
+// names starting with "." are ignored, symlinked files are followed).
+func LoadDir(dir string) (*Bundle, error) {
+	b, err := LoadFS(os.DirFS(dir))
+	if err != nil {
+		return nil, fmt.Errorf("load content bundle %s: %w", dir, err)
+	}
+	return b, nil
+}
+
+// LoadFS loads a content bundle from the top directory of fsys. It returns either a complete,
+// validated bundle or an error listing every problem found (up to 50), each as "file:line: reason".
+// Names starting with "." and files not ending in .csv (a README) are ignored; an unknown .csv
+// file is an error, so that a misspelt file name cannot silently drop content.
+func LoadFS(fsys fs.FS) (*Bundle, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("read bundle directory: %w", err)
+	}
+	var p problems
+	tables := map[string][]row{}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || e.IsDir() || !strings.HasSuffix(name, ".csv") {
+			continue
+		}
+		spec, known := bundleFiles[name]
+		if !known {
+			p.add(name, 0, "unknown bundle file; want one of %s", strings.Join(knownFiles(), ", "))
+			continue
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			p.add(name, 0, "%v", err)
+			continue
+		}
+		tables[name] = readTable(&p, name, data, spec.header)
+	}
+	for _, name := range knownFiles() {
+		if _, ok := tables[name]; !ok && bundleFiles[name].required {
+			p.add(name, 0, "missing required file")
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	b := &Bundle{
+		frameworks: map[string]*Framework{},
+		items:      map[string]Item{},
+		links:      map[string]*Link{},
+		forms:      map[string]Form{},
+		benchmarks: map[benchKey]Benchmark{},
+	}
+	l := loader{p: &p, b: b, strands: map[string]map[string]bool{}, broken: map[string]bool{}}
+	l.frameworks(tables["frameworks.csv"], tables["grades.csv"])
+	l.strandList(tables["strands.csv"])
+	l.itemBank(tables["items.csv"])
+	l.linkTables(tables["links.csv"], tables["link_points.csv"])
+	l.benchmarkTable(tables["benchmarks.csv"])
+	l.formTable(tables["forms.csv"])
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func knownFiles() []string {
+	names := make([]string, 0, len(bundleFiles))
+	for n := range bundleFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+type loader struct {
+	p       *problems
+	b       *Bundle
+	strands map[string]map[string]bool // declared strands per framework
+	fwLine  map[string]row
+	broken  map[string]bool // frameworks with a column that did not parse (already reported)
+}
+
+// framework returns the framework a row names, reporting an unknown one.
+func (l *loader) framework(r row, col string) (*Framework, bool) {
+	name := r.fields[col]
+	f, ok := l.b.frameworks[name]
+	if !ok {
+		l.p.at(r, "unknown framework %q", name)
+	}
+	return f, ok
+}
+
+func (l *loader) frameworks(rows, grades []row) {
+	l.fwLine = map[string]row{}
+	for _, r := range rows {
+		name, ok := l.p.text(r, "name")
+		if !ok {
+			continue
+		}
+		if first, dup := l.fwLine[name]; dup {
+			l.p.at(r, "duplicate framework %q (first at line %d)", name, first.line)
+			continue
+		}
+		l.fwLine[name] = r
+		f := &Framework{Name: name, Label: r.fields["label"], NegativePrefix: r.fields["negative_prefix"],
+			GradeMax: make([]float64, Grades), Norm: make([]float64, Grades)}
+		parsed := true
+		for _, c := range []struct {
+			col string
+			dst *float64
+		}{
+			{"units_per_logit", &f.UnitsPerLogit}, {"success_at_match", &f.SuccessAtMatch},
+			{"display_min", &f.DisplayMin}, {"display_max", &f.DisplayMax},
+			{"growth_sd", &f.GrowthSD}, {"population_sd", &f.PopulationSD},
+			{"extreme_adjust", &f.ExtremeAdjust}, {"strand_spread", &f.StrandSpread},
+		} {
+			var ok bool
+			*c.dst, ok = l.p.number(r, c.col)
+			parsed = parsed && ok
+		}
+		if !parsed {
+			l.broken[name] = true
+		}
+		l.b.frameworks[name] = f
+		l.strands[name] = map[string]bool{}
+	}
+	seen := map[benchKey]row{}
+	for _, r := range grades {
+		f, ok := l.framework(r, "framework")
+		g, gok := l.p.grade(r, "grade")
+		norm, nok := l.p.number(r, "norm")
+		top, tok := l.p.number(r, "display_max")
+		if !ok || !gok || !nok || !tok {
+			continue
+		}
+		k := benchKey{framework: f.Name, grade: g}
+		if first, dup := seen[k]; dup {
+			l.p.at(r, "duplicate %s grade %d (first at line %d)", f.Name, g, first.line)
+			continue
+		}
+		seen[k] = r
+		f.Norm[g], f.GradeMax[g] = norm, top
+	}
+	for _, name := range sortedKeys(l.b.frameworks) {
+		f := l.b.frameworks[name]
+		complete := true
+		for g := 0; g < Grades; g++ {
+			if _, ok := seen[benchKey{framework: name, grade: g}]; !ok {
+				l.p.add("grades.csv", 0, "%s grade %d missing", name, g)
+				complete = false
+			} else if g > 0 && complete && f.Norm[g] <= f.Norm[g-1] {
+				l.p.at(seen[benchKey{framework: name, grade: g}], "%s norm %v at grade %d is not above %v at grade %d; the norm curve must increase",
+					name, f.Norm[g], g, f.Norm[g-1], g-1)
+				complete = false
+			}
+		}
+		if !complete || l.broken[name] {
+			continue
+		}
+		if err := f.Prepare(); err != nil {
+			l.p.at(l.fwLine[name], "%v", err)
+		}
+	}
+}
+
+func (l *loader) strandList(rows []row) {
+	first := map[[2]string]int{}
+	for _, r := range rows {
+		f, ok := l.framework(r, "framework")
+		name, nok := l.p.text(r, "strand")
+		if !ok || !nok {
+			continue
+		}
+		k := [2]string{f.Name, name}
+		if line, dup := first[k]; dup {
+			l.p.at(r, "duplicate strand %q of %s (first at line %d)", name, f.Name, line)
+			continue
+		}
+		first[k] = r.line
+		f.StrandNames = append(f.StrandNames, name)
+		l.strands[f.Name][name] = true
+	}
+}
+
+func (l *loader) itemBank(rows []row) {
+	first := map[string]int{}
+	for _, r := range rows {
+		id, idok := l.p.text(r, "id")
+		f, fok := l.framework(r, "framework")
+		d, dok := l.p.number(r, "difficulty")
+		strand := r.fields["strand"]
+		if fok && !l.strands[f.Name][strand] {
+			l.p.at(r, "strand %q is not declared for %s in strands.csv", strand, f.Name)
+			fok = false
+		}
+		if !idok || !fok || !dok {
+			continue
+		}
+		if line, dup := first[id]; dup {
+			l.p.at(r, "duplicate item id %q (first at line %d)", id, line)
+			continue
+		}
+		first[id] = r.line
+		l.b.items[id] = Item{ID: id, Framework: f.Name, Strand: strand, Difficulty: d}
+	}
+}
+
+func (l *loader) linkTables(links, points []row) {
+	lines := map[string]row{}
+	for _, r := range links {
+		id, idok := l.p.text(r, "id")
+		f, fok := l.framework(r, "framework")
+		if !idok || !fok {
+			continue
+		}
+		if first, dup := lines[id]; dup {
+			l.p.at(r, "duplicate link id %q (first at line %d)", id, first.line)
+			continue
+		}
+		e, eok := l.p.number(r, "linking_error")
+		if eok && e < 0 {
+			l.p.at(r, "linking_error %v is negative", e)
+			eok = false
+		}
+		link := &Link{ID: id, Framework: f.Name, Kind: r.fields["kind"], LinkingError: e}
+		ok := eok
+		switch link.Kind {
+		case LinkLinear:
+			var a, b, c, d bool
+			link.Slope, a = l.p.number(r, "slope")
+			link.Intercept, b = l.p.number(r, "intercept")
+			link.Min, c = l.p.number(r, "min")
+			link.Max, d = l.p.number(r, "max")
+			ok = ok && a && b && c && d
+			if a && link.Slope <= 0 {
+				l.p.at(r, "slope %v is not positive; a link must increase", link.Slope)
+				ok = false
+			}
+			if c && d && link.Min >= link.Max {
+				l.p.at(r, "min %v is not below max %v", link.Min, link.Max)
+				ok = false
+			}
+		case LinkPoints:
+			for _, col := range []string{"slope", "intercept", "min", "max"} {
+				if r.fields[col] != "" {
+					l.p.at(r, "%s must be empty for a point table (its points are in link_points.csv)", col)
+					ok = false
+				}
+			}
+		default:
+			l.p.at(r, "kind %q is not %q or %q", link.Kind, LinkLinear, LinkPoints)
+			ok = false
+		}
+		lines[id] = r
+		if ok {
+			l.b.links[id] = link
+		}
+	}
+	for _, r := range points {
+		id := r.fields["link"]
+		s, sok := l.p.number(r, "scale_score")
+		m, mok := l.p.number(r, "measure")
+		if _, declared := lines[id]; !declared {
+			l.p.at(r, "unknown link %q (declare it in links.csv)", id)
+			continue
+		}
+		link, ok := l.b.links[id]
+		if !ok || !sok || !mok {
+			continue
+		}
+		if link.Kind != LinkPoints {
+			l.p.at(r, "link %q is %s, not a point table", id, link.Kind)
+			continue
+		}
+		if n := len(link.Points); n > 0 {
+			last := link.Points[n-1]
+			if s <= last.Score || m <= last.Measure {
+				l.p.at(r, "point (%v, %v) does not follow (%v, %v): scale scores and measures must both increase",
+					s, m, last.Score, last.Measure)
+				continue
+			}
+		}
+		link.Points = append(link.Points, LinkPoint{Score: s, Measure: m})
+	}
+	for _, id := range sortedKeys(l.b.links) {
+		link := l.b.links[id]
+		if link.Kind != LinkPoints {
+			continue
+		}
+		if len(link.Points) < 2 {
+			l.p.at(lines[id], "point table %q has %d points in link_points.csv; want at least 2", id, len(link.Points))
+			continue
+		}
+		link.Min, link.Max = link.Points[0].Score, link.Points[len(link.Points)-1].Score
+	}
+}
+
+func (l *loader) benchmarkTable(rows []row) {
+	seen := map[benchKey]int{}
+	for _, r := range rows {
+		f, fok := l.framework(r, "framework")
+		g, gok := l.p.grade(r, "grade")
+		tod := r.fields["time_of_year"]
+		tok := slices.Contains(timesOfYear, tod)
+		if !tok {
+			l.p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
+		}
+		lo, lok := l.p.number(r, "lower")
+		hi, hok := l.p.number(r, "upper")
+		if !fok || !gok || !tok || !lok || !hok {
+			continue
+		}
+		if lo > hi {
+			l.p.at(r, "lower %v is above upper %v", lo, hi)
+			continue
+		}
+		k := benchKey{f.Name, g, tod}
+		if line, dup := seen[k]; dup {
+			l.p.at(r, "duplicate benchmark %s grade %d %s (first at line %d)", f.Name, g, tod, line)
+			continue
+		}
+		seen[k] = r.line
+		l.b.benchmarks[k] = Benchmark{Lower: lo, Upper: hi}
+	}
+	for _, name := range sortedKeys(l.b.frameworks) {
+		for g := 0; g < Grades; g++ {
+			for _, tod := range timesOfYear {
+				if _, ok := seen[benchKey{name, g, tod}]; !ok {
+					l.p.add("benchmarks.csv", 0, "%s grade %d %s missing", name, g, tod)
+				}
+			}
+		}
+	}
+}
+
+func (l *loader) formTable(rows []row) {
+	type formAt struct {
+		form Form
+		line int
+		has  map[string]bool
+	}
+	forms := map[string]*formAt{}
+	var order []string
+	for _, r := range rows {
+		id, idok := l.p.text(r, "form")
+		f, fok := l.framework(r, "framework")
+		itemID := r.fields["item"]
+		item, iok := l.b.items[itemID]
+		if !iok {
+			l.p.at(r, "unknown item %q", itemID)
+		}
+		if !idok || !fok || !iok {
+			continue
+		}
+		fa := forms[id]
+		if fa == nil {
+			fa = &formAt{form: Form{ID: id, Framework: f.Name}, line: r.line, has: map[string]bool{}}
+			forms[id] = fa
+			order = append(order, id)
+		}
+		switch {
+		case f.Name != fa.form.Framework:
+			l.p.at(r, "form %q is %s (line %d), not %s", id, fa.form.Framework, fa.line, f.Name)
+		case item.Framework != f.Name:
+			l.p.at(r, "item %q is %s, not %s like form %q", itemID, item.Framework, f.Name, id)
+		case fa.has[itemID]:
+			l.p.at(r, "item %q appears twice in form %q", itemID, id)
+		default:
+			fa.has[itemID] = true
+			fa.form.Items = append(fa.form.Items, itemID)
+		}
+	}
+	for _, id := range order {
+		l.b.forms[id] = forms[id].form
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

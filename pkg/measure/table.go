@@ -1,0 +1,147 @@
+package measure
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// row is one data line of a bundle file, with its position for error messages.
+type row struct {
+	file   string
+	line   int
+	fields map[string]string
+}
+
+// problems collects every content error found, each as "file:line: reason".
+type problems struct{ errs []error }
+
+// maxProblems caps the list: a wholly broken file should not produce a million-line error.
+const maxProblems = 50
+
+func (p *problems) add(file string, line int, format string, args ...any) {
+	loc := file
+	if line > 0 {
+		loc = fmt.Sprintf("%s:%d", file, line)
+	}
+	p.errs = append(p.errs, fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, args...)))
+}
+
+func (p *problems) at(r row, format string, args ...any) { p.add(r.file, r.line, format, args...) }
+
+func (p *problems) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	if len(p.errs) > maxProblems {
+		more := len(p.errs) - maxProblems
+		p.errs = append(p.errs[:maxProblems], fmt.Errorf("... and %d more problems", more))
+	}
+	return errors.Join(p.errs...)
+}
+
+// readTable parses a CSV file whose first non-comment line must be exactly header. Lines
+// starting with # are comments. It reports header and column-count problems itself and returns
+// the rows that have the right number of columns.
+func readTable(p *problems, file string, data []byte, header []string) []row {
+	r := csv.NewReader(strings.NewReader(string(data)))
+	r.Comment = '#'
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	head, err := r.Read()
+	if err == io.EOF {
+		p.add(file, 0, "empty file; want the header %q", strings.Join(header, ","))
+		return nil
+	}
+	if err != nil {
+		p.add(file, 0, "%s", csvReason(err))
+		return nil
+	}
+	line, _ := r.FieldPos(0)
+	if strings.Join(trimAll(head), ",") != strings.Join(header, ",") {
+		p.add(file, line, "header %q; want %q", strings.Join(head, ","), strings.Join(header, ","))
+		return nil
+	}
+	var rows []row
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return rows
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				p.add(file, pe.Line, "%s", pe.Err)
+			} else {
+				p.add(file, 0, "%s", err)
+			}
+			return rows
+		}
+		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			p.add(file, line, "%d columns; want %d (%s)", len(rec), len(header), strings.Join(header, ","))
+			continue
+		}
+		fields := make(map[string]string, len(header))
+		for i, h := range header {
+			fields[h] = strings.TrimSpace(rec[i])
+		}
+		rows = append(rows, row{file: file, line: line, fields: fields})
+	}
+}
+
+func csvReason(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("line %d: %v", pe.Line, pe.Err)
+	}
+	return err.Error()
+}
+
+func trimAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.TrimSpace(s)
+	}
+	return out
+}
+
+// text returns a required non-empty text column.
+func (p *problems) text(r row, col string) (string, bool) {
+	v := r.fields[col]
+	if v == "" {
+		p.at(r, "%s is empty", col)
+		return "", false
+	}
+	return v, true
+}
+
+// number returns a finite number column.
+func (p *problems) number(r row, col string) (float64, bool) {
+	v := r.fields[col]
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		p.at(r, "%s %q is not a number", col, v)
+		return 0, false
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		p.at(r, "%s %q is not a finite number", col, v)
+		return 0, false
+	}
+	return f, true
+}
+
+// grade returns a grade column (0..12).
+func (p *problems) grade(r row, col string) (int, bool) {
+	v := r.fields[col]
+	g, err := strconv.Atoi(v)
+	if err != nil || g < 0 || g >= Grades {
+		p.at(r, "%s %q is not a grade 0-12", col, v)
+		return 0, false
+	}
+	return g, true
+}
