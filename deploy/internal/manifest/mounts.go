@@ -72,7 +72,7 @@ func below(dir, p string) (string, bool) {
 // names to exist (rendered, or listed as created by the operator), no volume left unmounted, and
 // every absolute path the container is given to lie on a mount — and, where the volume's source
 // is rendered, to name a file it holds.
-func checkMounts(p *problems, obj string, s *Set, pod *corev1.PodSpec, c *corev1.Container, opts Options) {
+func checkMounts(p *problems, obj string, s *Set, ns string, pod *corev1.PodSpec, c *corev1.Container, opts Options) {
 	mounted := map[string]bool{}
 	paths := map[string]bool{}
 	for _, m := range c.VolumeMounts {
@@ -102,7 +102,7 @@ func checkMounts(p *problems, obj string, s *Set, pod *corev1.PodSpec, c *corev1
 		if optional {
 			p.add(obj, "volume %q is optional: a missing %s %s would start the service without it", v.Name, kind, name)
 		}
-		if !s.hasSource(kind, name) && external(opts, kind, name) == nil {
+		if !s.hasSource(kind, name) && external(opts, kind, ns, name) == nil {
 			p.add(obj, "volume %q names %s %q, which is neither rendered nor created by the operator", v.Name, kind, name)
 		}
 	}
@@ -119,7 +119,7 @@ func checkMounts(p *problems, obj string, s *Set, pod *corev1.PodSpec, c *corev1
 		if v == nil || rel == "" || strings.Contains(rel, "/") {
 			continue
 		}
-		if keys, known := s.sourceKeys(v, opts); known && !slices.Contains(keys, rel) {
+		if keys, known := s.sourceKeys(v, ns, opts); known && !slices.Contains(keys, rel) {
 			p.add(obj, "%s=%s names file %q, which volume %q does not hold (it holds %v)", e.Name, e.Value, rel, v.Name, keys)
 		}
 	}
@@ -143,10 +143,10 @@ func (s *Set) hasSource(kind, name string) bool {
 	return s.Secret(name) != nil
 }
 
-// external is the operator-created object of this kind and name, or nil.
-func external(opts Options, kind, name string) *Created {
+// external is the operator-created object of this kind, namespace and name, or nil.
+func external(opts Options, kind, ns, name string) *Created {
 	for i, c := range opts.External {
-		if c.Kind == kind && c.Name == name {
+		if c.Kind == kind && c.Namespace == ns && c.Name == name {
 			return &opts.External[i]
 		}
 	}
@@ -155,10 +155,10 @@ func external(opts Options, kind, name string) *Created {
 
 // sourceKeys lists the file names a ConfigMap or Secret volume shows, when they are known: from
 // the rendered object, or from the operator's documented command when it names every key.
-func (s *Set) sourceKeys(v *corev1.Volume, opts Options) ([]string, bool) {
+func (s *Set) sourceKeys(v *corev1.Volume, ns string, opts Options) ([]string, bool) {
 	kind, name, _ := VolumeSource(v)
 	if kind != "" && !s.hasSource(kind, name) {
-		e := external(opts, kind, name)
+		e := external(opts, kind, ns, name)
 		if e == nil || e.FromDir {
 			return nil, false
 		}

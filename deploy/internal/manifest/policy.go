@@ -13,7 +13,8 @@ import (
 // Options tune Check to an overlay.
 type Options struct {
 	// External are the ConfigMaps and Secrets an operator creates outside the manifests (prod's
-	// content, clients and keys). A reference to one neither rendered nor listed here fails.
+	// content, clients and keys), each in its namespace. A reference to one neither rendered nor
+	// listed here fails.
 	External []Created
 }
 

@@ -40,7 +40,7 @@ func checkDeployment(p *problems, s *Set, d *appsv1.Deployment, opts Options) {
 		checkResources(p, cobj, c)
 		checkListeners(p, cobj, c)
 		checkProbes(p, cobj, c)
-		checkMounts(p, cobj, s, pod, c, opts)
+		checkMounts(p, cobj, s, d.Namespace, pod, c, opts)
 		checkGrace(p, cobj, pod, c)
 		if len(c.Command) > 0 {
 			p.add(cobj, "command %v overrides the image's entrypoint; pass settings as env or args", c.Command)

@@ -1,0 +1,30 @@
+# Deployment targets: container images and the offline checks of deploy/Dockerfile and
+# deploy/k8s. Included by the root Makefile; run from the repository root.
+
+IMAGE_REGISTRY ?= ghcr.io/yardstick-dev
+IMAGE_TAG ?= $(VERSION)
+# Per service: the build argument values the Dockerfile's final stage needs besides SERVICE.
+IMAGE_ARGS_scoring := --build-arg HTTP_PORT=8080 --build-arg GRPC_PORT=9090
+IMAGE_ARGS_forecast := --build-arg HTTP_PORT=8081 --build-arg GRPC_PORT=9091
+
+.PHONY: image
+image: ## Build the scoring and forecast images (needs a Docker engine with BuildKit).
+	@for s in scoring forecast; do \
+		args=$$([[ $$s == scoring ]] && echo "$(IMAGE_ARGS_scoring)" || echo "$(IMAGE_ARGS_forecast)"); \
+		echo "docker build $$s -> $(IMAGE_REGISTRY)/yardstick-$$s:$(IMAGE_TAG)"; \
+		DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile \
+			--build-arg SERVICE=$$s --build-arg VERSION=$(VERSION) $$args \
+			-t $(IMAGE_REGISTRY)/yardstick-$$s:$(IMAGE_TAG) . ; \
+	done
+
+.PHONY: image-build-check
+image-build-check: ## Replay the Dockerfile's build stage on the host (no Docker): binaries in bin/image/.
+	go run ./deploy/cmd/imagebuild -dockerfile deploy/Dockerfile -context . -out bin/image -version $(VERSION)
+
+.PHONY: deploy-render
+deploy-render: ## Render the dev and prod overlays into deploy/.rendered/ and check them (decode + policy).
+	go run ./deploy/cmd/render -out deploy/.rendered deploy/k8s/overlays/dev deploy/k8s/overlays/prod
+
+.PHONY: deploy-test
+deploy-test: ## Run the deploy checks alone: render, strict decode, policy, Dockerfile replay, tie to the binaries.
+	go test -count=1 github.com/yardstick-dev/yardstick/deploy/...
