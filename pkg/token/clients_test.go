@@ -103,3 +103,20 @@ func TestParseClientsNoneIsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeExample keeps the clients file example of README.md loadable.
+func TestReadmeExample(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no yaml example")
+	}
+	clients, err := parseClients("README.md", m[1])
+	if err != nil || len(clients) != 2 {
+		t.Errorf("got %d clients, %v; want the 2 example clients and no error", len(clients), err)
+	}
+}
