@@ -28,3 +28,9 @@ deploy-render: ## Render the dev and prod overlays into deploy/.rendered/ and ch
 .PHONY: deploy-test
 deploy-test: ## Run the deploy checks alone: render, strict decode, policy, Dockerfile replay, tie to the binaries.
 	go test -count=1 github.com/yardstick-dev/yardstick/deploy/...
+
+.PHONY: deploy-sync-content
+deploy-sync-content: ## Refresh the dev overlay's copy of the demo bundle from pkg/measure/demo/.
+	rm -f deploy/k8s/overlays/dev/content/*
+	cp pkg/measure/demo/* deploy/k8s/overlays/dev/content/
+	@echo "copied; if files were added or removed, list them under configMapGenerator in deploy/k8s/overlays/dev/kustomization.yaml"

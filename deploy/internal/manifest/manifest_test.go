@@ -408,3 +408,63 @@ func TestOperatorCreatedParsesKubectlCommands(t *testing.T) {
 		t.Errorf("got %+v; want %+v", got, want)
 	}
 }
+
+// TestDevContentIsTheDemoBundle wants the content ConfigMap the dev pods mount to hold exactly the
+// files of pkg/measure/demo/, byte for byte, so that the copy under deploy cannot go stale.
+func TestDevContentIsTheDemoBundle(t *testing.T) {
+	t.Parallel()
+	docs, err := Render(filepath.Join(k8sDir, "overlays/dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Decode(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoDir := filepath.Join("..", "..", "..", "pkg", "measure", "demo")
+	entries, err := os.ReadDir(demoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() {
+			t.Fatalf("%s has a subdirectory %s; a ConfigMap holds one flat directory", demoDir, e.Name())
+		}
+		b, err := os.ReadFile(filepath.Join(demoDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[e.Name()] = b
+	}
+	for _, d := range s.Deployments {
+		v := Volume(&d.Spec.Template.Spec, "content")
+		if v == nil || v.ConfigMap == nil {
+			t.Fatalf("Deployment %s has no ConfigMap volume called content", d.Name)
+		}
+		cm := s.ConfigMap(v.ConfigMap.Name)
+		if cm == nil {
+			t.Fatalf("Deployment %s mounts ConfigMap %s, which dev does not render", d.Name, v.ConfigMap.Name)
+		}
+		got := map[string][]byte{}
+		for k, val := range cm.Data {
+			got[k] = []byte(val)
+		}
+		for k, val := range cm.BinaryData {
+			got[k] = val
+		}
+		for name, b := range want {
+			switch g, ok := got[name]; {
+			case !ok:
+				t.Errorf("ConfigMap %s lacks %s of the demo bundle (run make deploy-sync-content and list it in the dev kustomization)", cm.Name, name)
+			case string(g) != string(b):
+				t.Errorf("ConfigMap %s: %s differs from %s (run make deploy-sync-content)", cm.Name, name, filepath.Join(demoDir, name))
+			}
+		}
+		for name := range got {
+			if _, ok := want[name]; !ok {
+				t.Errorf("ConfigMap %s holds %s, which the demo bundle does not", cm.Name, name)
+			}
+		}
+	}
+}
