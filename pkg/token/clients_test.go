@@ -120,3 +120,28 @@ func TestReadmeExample(t *testing.T) {
 		t.Errorf("got %d clients, %v; want the 2 example clients and no error", len(clients), err)
 	}
 }
+
+func TestParseClientsManyProblems(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("clients:\n")
+	for range 30 {
+		b.WriteString("  - owner: nobody\n")
+	}
+	_, err := parseClients("c.yaml", []byte(b.String()))
+	if err == nil {
+		t.Fatal("got nil; want an error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxProblems+1 || lines[maxProblems] != "c.yaml:6: 130 more problems not shown" {
+		t.Errorf("got %d lines ending %q; want %d ending c.yaml:6: 130 more problems not shown", len(lines), lines[len(lines)-1], maxProblems+1)
+	}
+}
+
+func TestParseClientsNotUTF8(t *testing.T) {
+	t.Parallel()
+	_, err := parseClients("c.yaml", []byte("clients: \xff\xfe\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "c.yaml: yaml: ") {
+		t.Errorf("got %v; want the yaml error prefixed with the file name", err)
+	}
+}

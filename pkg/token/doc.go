@@ -19,5 +19,5 @@
 //   - golang.org/x/time/rate was considered for throttling and not used: a failed attempt must
 //     take its token before the (slow) hash is computed, so that concurrent guesses cannot
 //     overdraw the bucket, and a successful attempt must give it back; rate's Reservation.Cancel
-//     restores nothing once the reserved moment has passed. The bucket we need is a dozen lines.
+//     restores nothing once the reserved moment has passed. Our bucket (throttle.go) is short.
 package token
