@@ -134,7 +134,7 @@ func (it *items) mle(r float64) float64 {
 			hi = x
 		}
 		next := x - g/info
-		if !(next > lo && next < hi) {
+		if !(next >= lo && next <= hi) { // a Newton step that leaves the bracket (or is NaN)
 			next = 0.5 * (lo + hi)
 		}
 		step := next - x

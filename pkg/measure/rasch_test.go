@@ -1,0 +1,257 @@
+package measure
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// spread returns n unit items evenly spaced over [centre − half, centre + half].
+func spread(n int, centre, half float64) []Difficulty {
+	d := make([]Difficulty, n)
+	for i := range d {
+		u := 0.0
+		if n > 1 {
+			u = float64(i)/float64(n-1)*2 - 1
+		}
+		d[i] = Difficulty{Measure: centre + half*u, Count: 1}
+	}
+	return d
+}
+
+// expectedScore is Σ P_i(θ) computed with the public scale model.
+func expectedScore(f *Framework, items []Difficulty, theta float64) (sum, info float64) {
+	for _, d := range items {
+		p := f.Probability(theta, d.Measure)
+		sum += float64(d.Count) * p
+		info += float64(d.Count) * p * (1 - p)
+	}
+	return sum, info
+}
+
+func TestProbabilityAtMatch(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"lexile", "quantile"} {
+		f := testFramework(t, name)
+		for _, d := range []float64{-400, 0, 515.5, 1800} {
+			if got := f.Probability(d, d); math.Abs(got-f.SuccessAtMatch) > 1e-15 {
+				t.Errorf("%s: P(θ = d = %v) = %v; want m = %v", name, d, got, f.SuccessAtMatch)
+			}
+		}
+		// One logit above the item: odds multiply by e.
+		odds := func(p float64) float64 { return p / (1 - p) }
+		if got, want := odds(f.Probability(680, 500)), math.E*odds(f.SuccessAtMatch); math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: odds one logit above = %v; want %v", name, got, want)
+		}
+	}
+}
+
+func TestStandardSolvesScoreEquation(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"lexile", "quantile"} {
+		f := testFramework(t, name)
+		items := append(spread(30, 600, 300), Difficulty{Measure: 900, Count: 5}, Difficulty{Measure: 200, Count: 3})
+		n := 38
+		for r := 0; r <= n; r++ {
+			est, err := f.Standard(Test{Items: items, Correct: r})
+			if err != nil {
+				t.Fatalf("%s r=%d: %v", name, r, err)
+			}
+			target := float64(r)
+			switch r {
+			case 0:
+				target = f.ExtremeAdjust
+			case n:
+				target = float64(n) - f.ExtremeAdjust
+			}
+			sum, info := expectedScore(f, items, est.Ability)
+			if math.Abs(sum-target) > 1e-7 {
+				t.Errorf("%s r=%d: Σ P(θ̂) = %.10f; want %v", name, r, sum, target)
+			}
+			if want := f.UnitsPerLogit / math.Sqrt(info); math.Abs(est.Uncertainty-want) > 1e-6 {
+				t.Errorf("%s r=%d: uncertainty %v; want s/√I = %v", name, r, est.Uncertainty, want)
+			}
+		}
+	}
+}
+
+// bisect is an independent root finder for Σ P_i(θ) = r (plain bisection on the public model).
+func bisect(f *Framework, items []Difficulty, r float64) float64 {
+	lo, hi := -20000.0, 20000.0
+	for hi-lo > 1e-10 {
+		mid := (lo + hi) / 2
+		if s, _ := expectedScore(f, items, mid); s < r {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func TestStandardMatchesBisection(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	cases := []struct {
+		name  string
+		items []Difficulty
+		r     int
+	}{
+		{"one item right", spread(1, 500, 0), 1},
+		{"one item wrong", spread(1, 500, 0), 0},
+		{"40 items half", spread(40, 700, 360), 20},
+		{"40 items 39", spread(40, 700, 360), 39},
+		{"clustered counts", []Difficulty{{100, 50}, {1500, 50}}, 51},
+		{"1000 items", spread(1000, 300, 1000), 777},
+		{"wide spread", []Difficulty{{-5000, 1}, {8000, 1}, {300, 2}}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			est, err := f.Standard(Test{Items: c.items, Correct: c.r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, d := range c.items {
+				n += d.Count
+			}
+			r := float64(c.r)
+			if c.r == 0 {
+				r = f.ExtremeAdjust
+			} else if c.r == n {
+				r = float64(n) - f.ExtremeAdjust
+			}
+			want := bisect(f, c.items, r)
+			if d := math.Abs(est.Ability-want) / f.UnitsPerLogit; d > 1e-8 {
+				t.Errorf("ability %v; want %v (bisection), %.2g logits apart", est.Ability, want, d)
+			}
+		})
+	}
+}
+
+func TestStandardInvariants(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "quantile")
+	items := spread(25, 800, 400)
+	prev := math.Inf(-1)
+	for r := 0; r <= 25; r++ {
+		est, err := f.Standard(Test{Items: items, Correct: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Ability <= prev {
+			t.Errorf("r=%d: ability %v is not above r=%d's %v", r, est.Ability, r-1, prev)
+		}
+		prev = est.Ability
+	}
+	// More items at the same proportion correct: smaller uncertainty.
+	prevSE := math.Inf(1)
+	for _, n := range []int{5, 10, 20, 40, 80, 160} {
+		est, err := f.Standard(Test{Items: spread(n, 800, 400), Correct: n * 3 / 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est.Uncertainty >= prevSE {
+			t.Errorf("n=%d: uncertainty %v is not below %v", n, est.Uncertainty, prevSE)
+		}
+		prevSE = est.Uncertainty
+	}
+}
+
+// TestSufficiency: Rasch's raw score is sufficient, so collapsed counts, reordered items and the
+// number-correct form all give the same standard and Bayes estimates as any response pattern.
+func TestSufficiency(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	items := []Item{
+		{ID: "a", Difficulty: 300}, {ID: "b", Difficulty: 500}, {ID: "c", Difficulty: 500},
+		{ID: "d", Difficulty: 800}, {ID: "e", Difficulty: 1100},
+	}
+	patterns := [][]bool{
+		{true, true, false, false, false},
+		{false, false, false, true, true},
+		{false, true, false, false, true},
+	}
+	prior := Normal{Mean: 650, SD: 150}
+	collapsed := Test{Items: []Difficulty{{1100, 1}, {500, 2}, {300, 1}, {800, 1}}, Correct: 2}
+	wantStd, err := f.Standard(collapsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBayes, err := f.Bayes(collapsed, prior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, pat := range patterns {
+		answers := make([]Answer, len(items))
+		for j := range items {
+			answers[j] = Answer{Item: items[j], Correct: pat[j]}
+		}
+		tt := TestOf(answers)
+		std, err := f.Standard(tt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bay, err := f.Bayes(tt, prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !close(std, wantStd, 1e-6) || !close(bay, wantBayes, 1e-6) {
+			t.Errorf("pattern %d: standard %v, bayes %v; want %v and %v (number-correct form)", i, std, bay, wantStd, wantBayes)
+		}
+	}
+}
+
+func close(a, b Estimate, tol float64) bool {
+	return math.Abs(a.Ability-b.Ability) <= tol && math.Abs(a.Uncertainty-b.Uncertainty) <= tol
+}
+
+func TestEstimatorErrors(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	ok := []Difficulty{{500, 1}}
+	cases := []struct {
+		name  string
+		test  Test
+		prior Normal
+		want  string
+	}{
+		{"empty", Test{}, Normal{500, 100}, "no items"},
+		{"negative score", Test{Items: ok, Correct: -1}, Normal{500, 100}, "raw score -1 is outside [0, 1]"},
+		{"score above n", Test{Items: ok, Correct: 2}, Normal{500, 100}, "raw score 2 is outside [0, 1]"},
+		{"NaN difficulty", Test{Items: []Difficulty{{math.NaN(), 1}}}, Normal{500, 100}, "not finite"},
+		{"infinite difficulty", Test{Items: []Difficulty{{math.Inf(1), 1}}}, Normal{500, 100}, "not finite"},
+		{"zero count", Test{Items: []Difficulty{{500, 0}}}, Normal{500, 100}, "count 0 is below 1"},
+		{"absurd spread", Test{Items: []Difficulty{{-1e300, 1}, {1e300, 1}}, Correct: 1}, Normal{500, 100}, "at most 400 logits"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := f.Standard(c.test); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Standard error %v; want one containing %q", err, c.want)
+			}
+			if _, err := f.Bayes(c.test, c.prior); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Bayes error %v; want one containing %q", err, c.want)
+			}
+		})
+	}
+	for _, prior := range []Normal{{math.NaN(), 100}, {500, 0}, {500, -1}, {500, math.Inf(1)}, {1e300, 100}, {500, 1e300}} {
+		if est, err := f.Bayes(Test{Items: ok, Correct: 1}, prior); err == nil {
+			t.Errorf("Bayes with prior %v = %v, nil; want an error", prior, est)
+		}
+	}
+	bad := *f
+	bad.prep = nil
+	bad.UnitsPerLogit = 0
+	if _, err := bad.Standard(Test{Items: ok}); err == nil {
+		t.Errorf("Standard on a framework with s = 0: nil error; want one")
+	}
+	if _, err := bad.Bayes(Test{Items: ok}, Normal{500, 100}); err == nil {
+		t.Errorf("Bayes on a framework with s = 0: nil error; want one")
+	}
+	if !errors.Is(nil, nil) { // keep errors imported for readers of the table above
+		t.Fatal()
+	}
+}
