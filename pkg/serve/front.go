@@ -25,7 +25,8 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			mt, _, err := mime.ParseMediaType(ct)
 			switch {
 			case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
-			case err == nil && mt == "application/x-www-form-urlencoded" && r.URL.Path == "/authToken":
+			case err == nil && mt == "application/x-www-form-urlencoded":
+				// curl -d labels every body form-encoded; a body that is JSON is taken as JSON.
 				form = true
 			default:
 				writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: bodyForHTTP(http.StatusUnsupportedMediaType, nil)})
@@ -52,6 +53,13 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			return
 		}
 
+		if form && looksLikeJSON(body) {
+			form = false
+		}
+		if form && r.URL.Path != "/authToken" {
+			writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: bodyForHTTP(http.StatusUnsupportedMediaType, nil)})
+			return
+		}
 		switch {
 		case form:
 			body, err = formToJSON(body)
@@ -161,4 +169,10 @@ func studentArraysToObjects(body []byte) ([]byte, error) {
 
 func indexed(field string, i int) string {
 	return field + "[" + strconv.Itoa(i) + "]"
+}
+
+// looksLikeJSON reports whether a body is a JSON object, whatever its Content-Type says.
+func looksLikeJSON(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
 }

@@ -62,6 +62,8 @@ func TestTokenEndpoint(t *testing.T) {
 		{"clientID alias", "application/json", `{"clientID":"demo","clientSecret":"demo-secret"}`, 200, ""},
 		{"form encoded", "application/x-www-form-urlencoded", `clientId=demo&clientSecret=demo-secret`, 200, ""},
 		{"form encoded alias", "application/x-www-form-urlencoded", `clientID=demo&clientSecret=demo-secret`, 200, ""},
+		{"JSON labelled form-encoded (curl -d)", "application/x-www-form-urlencoded", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
+		{"no content type", "", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
 		{"unknown fields ignored", "application/json", `{"clientId":"demo","clientSecret":"demo-secret","grantType":"x"}`, 200, ""},
 		{"wrong secret", "application/json", `{"clientId":"demo","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
 		{"unknown client", "application/json", `{"clientId":"ghost","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
@@ -205,6 +207,7 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 		{"body over the limit", "POST", scorePath, "application/json", big, 413, ExceptionTooLarge, ""},
 		{"xml body", "POST", scorePath, "application/xml", "<a/>", 415, ExceptionUnsupportedType, ""},
 		{"form body off /authToken", "POST", scorePath, "application/x-www-form-urlencoded", "a=b", 415, ExceptionUnsupportedType, ""},
+		{"JSON labelled form-encoded (curl -d) reaches the handler", "POST", scorePath, "application/x-www-form-urlencoded", `{"items":[{"id":"invalid","result":7}]}`, 400, ExceptionValidation, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.contentType, tc.body, "Authorization", tok)

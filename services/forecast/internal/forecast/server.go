@@ -1,0 +1,208 @@
+package forecast
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+)
+
+// Reading forecasts are lexile, math forecasts quantile (DESIGN.md §2).
+const (
+	reading = "lexile"
+	math_   = "quantile"
+)
+
+// Server implements ForecastService on the current content bundle's framework parameters.
+type Server struct {
+	forecastv1.UnimplementedForecastServiceServer
+	content *Content
+	limits  serve.Limits
+	log     *slog.Logger
+}
+
+// New returns the forecast service on content.
+func New(content *Content, limits serve.Limits, log *slog.Logger) *Server {
+	return &Server{content: content, limits: limits, log: log}
+}
+
+// Service is the server as the serving frame takes it.
+func (s *Server) Service() serve.Service {
+	return serve.Service{
+		Register:        func(g *grpc.Server) { forecastv1.RegisterForecastServiceServer(g, s) },
+		RegisterGateway: forecastv1.RegisterForecastServiceHandler,
+		Reload:          s.content.Reload,
+	}
+}
+
+func (s *Server) ForecastReading(ctx context.Context, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
+	return s.single(ctx, reading, req)
+}
+
+func (s *Server) ForecastMath(ctx context.Context, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
+	return s.single(ctx, math_, req)
+}
+
+func (s *Server) ForecastReadingGroup(ctx context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+	return s.group(ctx, reading, req)
+}
+
+func (s *Server) ForecastMathGroup(ctx context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+	return s.group(ctx, math_, req)
+}
+
+func (s *Server) framework(ctx context.Context, name string) (*measure.Framework, error) {
+	fw, ok := s.content.Bundle().Framework(name)
+	if !ok {
+		s.log.ErrorContext(ctx, "content bundle lacks a framework", "framework", name, "request_id", serve.RequestID(ctx))
+		return nil, serve.Internal()
+	}
+	return fw, nil
+}
+
+func (s *Server) single(ctx context.Context, framework string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
+	var p serve.Problems
+	ability, uncertainty, days := req.PriorAbility, req.PriorUncertainty, req.ElapsedDays
+	if ability == nil {
+		p.Add("priorAbility", "is required")
+	}
+	switch {
+	case uncertainty == nil:
+		p.Add("priorUncertainty", "is required")
+	case *uncertainty <= 0:
+		p.Add("priorUncertainty", "must be greater than 0, got %d", *uncertainty)
+	}
+	switch {
+	case days == nil:
+		p.Add("elapsedDays", "is required")
+	case *days < 0:
+		p.Add("elapsedDays", "must be 0 or more, got %d", *days)
+	}
+	testSD := s.testUncertainty(&p, req.TestUncertainty)
+	cuts := s.cutLevels(&p, req.GetCutLevels())
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	fw, err := s.framework(ctx, framework)
+	if err != nil {
+		return nil, err
+	}
+	f := fw.Forecast(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days), testSD, cuts)
+	return &forecastv1.Forecast{
+		Ability:        f.Ability,
+		AbilityDisplay: fw.Display(f.Ability),
+		Uncertainty:    f.Uncertainty,
+		Probabilities:  f.Probabilities,
+		ApiVersion:     serve.Version,
+		Framework:      fw.Name,
+	}, nil
+}
+
+func (s *Server) group(ctx context.Context, framework string, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+	var p serve.Problems
+	data := req.GetStudentData()
+	switch {
+	case len(data) == 0:
+		p.Add("studentData", "must hold at least one student")
+	case len(data) > s.limits.MaxStudents:
+		p.Add("studentData", "holds %d students; the limit is %d", len(data), s.limits.MaxStudents)
+		data = nil
+	}
+	students := make([]measure.Student, len(data))
+	for i, d := range data {
+		field := func(name string) string { return fmt.Sprintf("studentData[%d].%s", i, name) }
+		switch {
+		case d.PriorAbility == nil:
+			p.Add(field("priorAbility"), "is required")
+		case !finite(*d.PriorAbility):
+			p.Add(field("priorAbility"), "must be a finite number")
+		}
+		switch {
+		case d.PriorUncertainty == nil:
+			p.Add(field("priorUncertainty"), "is required")
+		case !finite(*d.PriorUncertainty) || *d.PriorUncertainty <= 0:
+			p.Add(field("priorUncertainty"), "must be a finite number greater than 0, got %v", *d.PriorUncertainty)
+		}
+		switch {
+		case d.ElapsedDays == nil:
+			p.Add(field("elapsedDays"), "is required")
+		case !finite(*d.ElapsedDays) || *d.ElapsedDays < 0:
+			p.Add(field("elapsedDays"), "must be a finite number of 0 or more, got %v", *d.ElapsedDays)
+		}
+		students[i] = measure.Student{
+			Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
+			ElapsedDays: d.GetElapsedDays(),
+		}
+	}
+	testSD := s.testUncertainty(&p, req.TestUncertainty)
+	cuts := s.cutLevels(&p, req.GetCutLevels())
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	fw, err := s.framework(ctx, framework)
+	if err != nil {
+		return nil, err
+	}
+	g := fw.Group(students, testSD, cuts)
+	out := &forecastv1.GroupForecastResponse{
+		Forecasts: &forecastv1.GroupForecasts{
+			Students: make([]*forecastv1.StudentForecast, len(g.Students)),
+			Group: &forecastv1.GroupAggregate{
+				GroupAbility:            g.Ability,
+				GroupUncertainty:        g.Uncertainty,
+				GroupProportionPerLevel: g.Proportions,
+				GroupStderrPerLevel:     g.StdErrs,
+			},
+		},
+		ApiVersion: serve.Version,
+		Framework:  fw.Name,
+	}
+	// One backing array for all students: 100,000 small allocations cost more than the math.
+	backing := make([]forecastv1.StudentForecast, len(g.Students))
+	for i, f := range g.Students {
+		sf := &backing[i]
+		sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities = f.Ability, fw.Display(f.Ability), f.Uncertainty, f.Probabilities
+		out.Forecasts.Students[i] = sf
+	}
+	return out, nil
+}
+
+func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {
+	switch {
+	case v == nil:
+		p.Add("testUncertainty", "is required")
+	case !finite(*v) || *v < 0:
+		p.Add("testUncertainty", "must be a finite number of 0 or more, got %v", *v)
+	default:
+		return *v
+	}
+	return 0
+}
+
+func (s *Server) cutLevels(p *serve.Problems, cuts []float64) []float64 {
+	switch {
+	case len(cuts) == 0:
+		p.Add("cutLevels", "must hold at least one cut level")
+		return nil
+	case len(cuts) > s.limits.MaxCutLevels:
+		p.Add("cutLevels", "holds %d cut levels; the limit is %d", len(cuts), s.limits.MaxCutLevels)
+		return nil
+	}
+	for i, c := range cuts {
+		switch {
+		case !finite(c):
+			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be a finite number")
+		case i > 0 && finite(cuts[i-1]) && c <= cuts[i-1]:
+			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be greater than cutLevels[%d] (%v); cut levels are strictly ascending", i-1, cuts[i-1])
+		}
+	}
+	return cuts
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -1,0 +1,177 @@
+package scoring
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+)
+
+// itemRef is what the item-based requests have in common: an id and, for result forms, a result.
+type itemRef struct {
+	id     *string
+	result *int32 // nil for number-correct forms
+}
+
+// resolved is a request's items found in the bank.
+type resolved struct {
+	fw      *measure.Framework
+	answers []measure.Answer
+	correct int
+}
+
+// resolveItems checks the items of a request against the bank (DESIGN.md §2): non-empty, within
+// the limit, known ids, no duplicates, results 0 or 1, one framework agreeing with the optional
+// framework field. prefixes, when set, are the id prefixes the endpoint allows.
+func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
+	var r resolved
+	switch {
+	case len(refs) == 0:
+		p.Add("items", "must hold at least one item")
+		return r
+	case len(refs) > s.limits.MaxItems:
+		p.Add("items", "holds %d items; the limit is %d", len(refs), s.limits.MaxItems)
+		return r
+	}
+	seen := make(map[string]int, len(refs))
+	frameworks := map[string]int{}
+	var order []string
+	r.answers = make([]measure.Answer, 0, len(refs))
+	for i, ref := range refs {
+		field := fmt.Sprintf("items[%d]", i)
+		ok := true
+		if withResults {
+			switch {
+			case ref.result == nil:
+				p.Add(field+".result", "is required (1 correct, 0 incorrect)")
+				ok = false
+			case *ref.result != 0 && *ref.result != 1:
+				p.Add(field+".result", "must be 0 or 1, got %d", *ref.result)
+				ok = false
+			}
+		}
+		if ref.id == nil || *ref.id == "" {
+			p.Add(field+".id", "is required")
+			continue
+		}
+		id := *ref.id
+		if prefixes != "" && !strings.ContainsAny(id[:1], prefixes) {
+			p.Add(field+".id", "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
+			continue
+		}
+		if first, dup := seen[id]; dup {
+			p.Add(field+".id", "%q repeats items[%d].id", id, first)
+			continue
+		}
+		seen[id] = i
+		item, known := b.Item(id)
+		if !known {
+			p.Add(field+".id", "unknown item id %q", id)
+			continue
+		}
+		if _, counted := frameworks[item.Framework]; !counted {
+			order = append(order, item.Framework)
+		}
+		frameworks[item.Framework]++
+		if !ok {
+			continue
+		}
+		correct := withResults && *ref.result == 1
+		r.answers = append(r.answers, measure.Answer{Item: item, Correct: correct})
+		if correct {
+			r.correct++
+		}
+	}
+	if len(order) > 1 {
+		p.Add("items", "mix frameworks %s; one request scores one framework", strings.Join(order, " and "))
+		return r
+	}
+	if len(order) == 1 {
+		r.fw = s.framework(p, b, order[0], framework)
+	}
+	return r
+}
+
+// framework resolves the items' framework and checks the optional framework field against it.
+func (s *Server) framework(p *serve.Problems, b *measure.Bundle, itemsFramework string, field *string) *measure.Framework {
+	if field != nil && *field != itemsFramework {
+		if _, known := b.Framework(*field); !known {
+			p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
+		} else {
+			p.Add("framework", "is %q but the items are %s items", *field, itemsFramework)
+		}
+		return nil
+	}
+	fw, ok := b.Framework(itemsFramework)
+	if !ok {
+		p.Add("items", "framework %q of the items is not in the content bundle", itemsFramework)
+		return nil
+	}
+	return fw
+}
+
+// numberCorrect checks a raw score against the number of items.
+func numberCorrect(p *serve.Problems, v *int32, n int) int {
+	switch {
+	case v == nil:
+		p.Add("numberCorrect", "is required")
+	case *v < 0 || int(*v) > n:
+		p.Add("numberCorrect", "must be between 0 and the number of items (%d), got %d", n, *v)
+	default:
+		return int(*v)
+	}
+	return 0
+}
+
+// prior checks the prior fields of the Bayes forms and moves the prior forward to today (§4).
+func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days *int32) (measure.Normal, bool) {
+	ok := true
+	if ability == nil {
+		p.Add("priorAbility", "is required")
+		ok = false
+	}
+	switch {
+	case uncertainty == nil:
+		p.Add("priorUncertainty", "is required")
+		ok = false
+	case *uncertainty <= 0:
+		p.Add("priorUncertainty", "must be greater than 0, got %d", *uncertainty)
+		ok = false
+	}
+	switch {
+	case days == nil:
+		p.Add("elapsedDays", "is required")
+		ok = false
+	case *days < 0:
+		p.Add("elapsedDays", "must be 0 or more, got %d", *days)
+		ok = false
+	}
+	if !ok || fw == nil {
+		return measure.Normal{}, false
+	}
+	return fw.Grow(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days)), true
+}
+
+// gradeAndTime checks the strand endpoints' grade and timeOfYear.
+func gradeAndTime(p *serve.Problems, grade *int32, timeOfYear *string) (int, string) {
+	g := 0
+	switch {
+	case grade == nil:
+		p.Add("grade", "is required (0 for Kindergarten to 12)")
+	case *grade < 0 || *grade > 12:
+		p.Add("grade", "must be between 0 (Kindergarten) and 12, got %d", *grade)
+	default:
+		g = int(*grade)
+	}
+	t := ""
+	switch {
+	case timeOfYear == nil:
+		p.Add("timeOfYear", "is required (BOY, MOY or EOY)")
+	case *timeOfYear != "BOY" && *timeOfYear != "MOY" && *timeOfYear != "EOY":
+		p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
+	default:
+		t = *timeOfYear
+	}
+	return g, t
+}

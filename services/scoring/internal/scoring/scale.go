@@ -1,0 +1,77 @@
+package scoring
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+)
+
+// scale checks the scale-score fields and converts the score through its link table (§5).
+func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *int32) (*measure.Framework, measure.Normal, bool) {
+	b := s.content.Bundle()
+	var link *measure.Link
+	switch {
+	case linkID == nil || *linkID == "":
+		p.Add("linkId", "is required")
+	default:
+		var ok bool
+		if link, ok = b.Link(*linkID); !ok {
+			p.Add("linkId", "unknown link table %q", *linkID)
+		}
+	}
+	score, scoreOK := 0.0, false
+	switch {
+	case scaleScore == nil:
+		p.Add("scaleScore", "is required")
+	default:
+		v, err := strconv.ParseFloat(strings.TrimSpace(*scaleScore), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			p.Add("scaleScore", "must be a number, got %q", *scaleScore)
+		} else {
+			score, scoreOK = v, true
+		}
+	}
+	switch {
+	case scaleSem == nil:
+		p.Add("scaleSem", "is required")
+	case *scaleSem <= 0:
+		p.Add("scaleSem", "must be greater than 0, got %d", *scaleSem)
+	}
+	if link == nil || !scoreOK || scaleSem == nil || *scaleSem <= 0 {
+		return s.linkFramework(link), measure.Normal{}, false
+	}
+	obs, err := link.Measure(score, float64(*scaleSem))
+	if err != nil {
+		var rangeErr *measure.RangeError
+		if errors.As(err, &rangeErr) {
+			p.Add("scaleScore", "%s", rangeErr.Error())
+		} else {
+			p.Add("scaleScore", "%v", err)
+		}
+		return s.linkFramework(link), measure.Normal{}, false
+	}
+	return s.linkFramework(link), obs, true
+}
+
+func (s *Server) linkFramework(link *measure.Link) *measure.Framework {
+	if link == nil {
+		return nil
+	}
+	fw, _ := s.content.Bundle().Framework(link.Framework)
+	return fw
+}
+
+func fieldf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
+
+func errUnknownFramework(name string) error {
+	return fmt.Errorf("content bundle: framework %q is not defined", name)
+}
+
+func errUnknownItem(id string) error {
+	return fmt.Errorf("content bundle: item %q is not in the bank", id)
+}

@@ -1,0 +1,334 @@
+package scoring
+
+import (
+	"context"
+	"log/slog"
+	"math"
+
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// Server implements ScoringService on the current content bundle.
+type Server struct {
+	scoringv1.UnimplementedScoringServiceServer
+	content *Content
+	limits  serve.Limits
+	log     *slog.Logger
+}
+
+// New returns the scoring service on content.
+func New(content *Content, limits serve.Limits, log *slog.Logger) *Server {
+	return &Server{content: content, limits: limits, log: log}
+}
+
+// Service is the server as the serving frame takes it.
+func (s *Server) Service() serve.Service {
+	return serve.Service{
+		Register:        func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, s) },
+		RegisterGateway: scoringv1.RegisterScoringServiceHandler,
+		Reload:          s.content.Reload,
+	}
+}
+
+// fault turns an error the validation should have prevented into a logged internal error.
+func (s *Server) fault(ctx context.Context, what string, err error) error {
+	s.log.ErrorContext(ctx, what, "request_id", serve.RequestID(ctx), "error", err)
+	return serve.Internal()
+}
+
+func toInt32(v float64) int32 {
+	r := measure.Round(v)
+	switch {
+	case r > math.MaxInt32:
+		return math.MaxInt32
+	case r < math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(r)
+}
+
+func measureReply(fw *measure.Framework, est measure.Estimate) *scoringv1.Measure {
+	return &scoringv1.Measure{
+		Ability:        toInt32(est.Ability),
+		AbilityDisplay: fw.Display(est.Ability),
+		Uncertainty:    toInt32(est.Uncertainty),
+		Framework:      fw.Name,
+		ApiVersion:     serve.Version,
+	}
+}
+
+func itemResults(items []*scoringv1.ItemResult) []itemRef {
+	refs := make([]itemRef, len(items))
+	for i, it := range items {
+		refs[i] = itemRef{id: it.Id, result: it.Result}
+	}
+	return refs
+}
+
+func itemIDs(items []*scoringv1.ItemId) []itemRef {
+	refs := make([]itemRef, len(items))
+	for i, it := range items {
+		refs[i] = itemRef{id: it.Id}
+	}
+	return refs
+}
+
+// testOf is the Test of resolved items with a raw score given separately (number-correct forms).
+func testOf(r resolved, correct int) measure.Test {
+	t := measure.TestOf(r.answers)
+	t.Correct = correct
+	return t
+}
+
+func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	r := s.resolveItems(&p, s.content.Bundle(), itemResults(req.GetItems()), true, req.Framework, "")
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Standard(measure.TestOf(r.answers))
+	if err != nil {
+		return nil, s.fault(ctx, "standard estimate", err)
+	}
+	return measureReply(r.fw, est), nil
+}
+
+func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	r := s.resolveItems(&p, s.content.Bundle(), itemIDs(req.GetItems()), false, req.Framework, "")
+	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Standard(testOf(r, correct))
+	if err != nil {
+		return nil, s.fault(ctx, "standard estimate", err)
+	}
+	return measureReply(r.fw, est), nil
+}
+
+func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	r := s.resolveItems(&p, s.content.Bundle(), itemResults(req.GetItems()), true, req.Framework, "")
+	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	if err != nil {
+		return nil, s.fault(ctx, "bayes estimate", err)
+	}
+	return measureReply(r.fw, est), nil
+}
+
+func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	r := s.resolveItems(&p, s.content.Bundle(), itemIDs(req.GetItems()), false, req.Framework, "QLS")
+	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
+	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Bayes(testOf(r, correct), pr)
+	if err != nil {
+		return nil, s.fault(ctx, "bayes estimate", err)
+	}
+	return measureReply(r.fw, est), nil
+}
+
+func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	b := s.content.Bundle()
+	var fw *measure.Framework
+	switch {
+	case req.Framework == nil:
+		p.Add("framework", "is required (lexile or quantile)")
+	default:
+		var ok bool
+		if fw, ok = b.Framework(req.GetFramework()); !ok {
+			p.Add("framework", "unknown framework %q (want lexile or quantile)", req.GetFramework())
+		}
+	}
+	items := req.GetItems()
+	test := measure.Test{Items: make([]measure.Difficulty, 0, len(items))}
+	n := 0
+	switch {
+	case len(items) == 0:
+		p.Add("items", "must hold at least one item difficulty")
+	case len(items) > s.limits.MaxItems:
+		p.Add("items", "holds %d entries; the limit is %d", len(items), s.limits.MaxItems)
+	}
+	for i, it := range items {
+		count := int32(1)
+		if it.Count != nil {
+			count = *it.Count
+		}
+		ok := true
+		if it.Difficulty == nil {
+			p.Add(fieldf("items[%d].difficulty", i), "is required")
+			ok = false
+		}
+		if count < 1 {
+			p.Add(fieldf("items[%d].count", i), "must be 1 or more, got %d", count)
+			ok = false
+		}
+		if ok {
+			n += int(count)
+			test.Items = append(test.Items, measure.Difficulty{Measure: float64(*it.Difficulty), Count: int(count)})
+		}
+	}
+	if n > s.limits.MaxItems {
+		p.Add("items", "count %d items in all; the limit is %d", n, s.limits.MaxItems)
+	}
+	test.Correct = numberCorrect(&p, req.NumberCorrect, n)
+	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := fw.Bayes(test, pr)
+	if err != nil {
+		return nil, s.fault(ctx, "bayes estimate", err)
+	}
+	return measureReply(fw, est), nil
+}
+
+func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
+	var p serve.Problems
+	b := s.content.Bundle()
+	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	bench := benchmark(&p, b, r.fw, grade, toy)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Standard(measure.TestOf(r.answers))
+	if err != nil {
+		return nil, s.fault(ctx, "standard estimate", err)
+	}
+	out := &scoringv1.StrandsMeasure{
+		Ability:        toInt32(est.Ability),
+		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
+		Uncertainty:    toInt32(est.Uncertainty),
+		Framework:      r.fw.Name,
+		ApiVersion:     serve.Version,
+	}
+	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
+	}
+	return out, nil
+}
+
+func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
+	var p serve.Problems
+	b := s.content.Bundle()
+	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	bench := benchmark(&p, b, r.fw, grade, toy)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	if err != nil {
+		return nil, s.fault(ctx, "bayes estimate", err)
+	}
+	out := &scoringv1.BayesStrandsMeasure{
+		Ability:        toInt32(est.Ability),
+		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
+		Uncertainty:    toInt32(est.Uncertainty),
+		Framework:      r.fw.Name,
+		ApiVersion:     serve.Version,
+	}
+	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
+			Name:           st.Name,
+			Ability:        toInt32(st.Ability),
+			AbilityDisplay: r.fw.DisplayGrade(st.Ability, grade),
+			Uncertainty:    toInt32(st.Uncertainty),
+			Category:       int32(st.Category),
+		})
+	}
+	return out, nil
+}
+
+// benchmark finds the strand benchmarks of the items' framework for the grade and time of year.
+func benchmark(p *serve.Problems, b *measure.Bundle, fw *measure.Framework, grade int, toy string) measure.Benchmark {
+	if fw == nil || toy == "" {
+		return measure.Benchmark{}
+	}
+	bench, ok := b.Benchmark(fw.Name, grade, toy)
+	if !ok {
+		p.Add("grade", "the content bundle has no %s strand benchmarks for grade %d %s", fw.Name, grade, toy)
+	}
+	return bench
+}
+
+func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if fw == nil {
+		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
+	}
+	return measureReply(fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD}), nil
+}
+
+func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
+	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	if fw == nil {
+		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
+	}
+	post := measure.Update(pr, obs)
+	return measureReply(fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD}), nil
+}
+
+func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
+	var p serve.Problems
+	b := s.content.Bundle()
+	var fw *measure.Framework
+	var test measure.Test
+	n := 0
+	switch {
+	case req.FormId == nil || req.GetFormId() == "":
+		p.Add("formId", "is required")
+	default:
+		form, ok := b.Form(req.GetFormId())
+		if !ok {
+			p.Add("formId", "unknown form %q", req.GetFormId())
+			break
+		}
+		if fw, ok = b.Framework(form.Framework); !ok {
+			return nil, s.fault(ctx, "form framework", errUnknownFramework(form.Framework))
+		}
+		for _, id := range form.Items {
+			item, ok := b.Item(id)
+			if !ok {
+				return nil, s.fault(ctx, "form item", errUnknownItem(id))
+			}
+			test.Items = append(test.Items, measure.Difficulty{Measure: item.Difficulty, Count: 1})
+		}
+		n = len(form.Items)
+	}
+	if fw != nil || req.NumberCorrect == nil {
+		test.Correct = numberCorrect(&p, req.NumberCorrect, n)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	est, err := fw.Standard(test)
+	if err != nil {
+		return nil, s.fault(ctx, "standard estimate", err)
+	}
+	return measureReply(fw, est), nil
+}
