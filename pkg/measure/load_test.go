@@ -1,0 +1,205 @@
+package measure
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure/internal/democontent"
+)
+
+// demoFS returns the demo bundle as a MapFS that a test may break.
+func demoFS() fstest.MapFS {
+	m := fstest.MapFS{}
+	for name, data := range democontent.Files() {
+		m[name] = &fstest.MapFile{Data: data}
+	}
+	return m
+}
+
+// setLine replaces line n (1-based) of a file; an empty text deletes the line.
+func setLine(m fstest.MapFS, file string, n int, text string) {
+	lines := strings.Split(string(m[file].Data), "\n")
+	if text == "" {
+		lines = append(lines[:n-1], lines[n:]...)
+	} else {
+		lines[n-1] = text
+	}
+	m[file] = &fstest.MapFile{Data: []byte(strings.Join(lines, "\n"))}
+}
+
+func TestLoadRejectsBadContent(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		breaK func(m fstest.MapFS)
+		want  string // one line of the error, exactly
+	}{
+		{"difficulty not a number", func(m fstest.MapFS) { setLine(m, "items.csv", 17, "L000015,lexile,Vocabulary,abc") },
+			`items.csv:17: difficulty "abc" is not a number`},
+		{"difficulty NaN", func(m fstest.MapFS) { setLine(m, "items.csv", 5, "L000003,lexile,Vocabulary,NaN") },
+			`items.csv:5: difficulty "NaN" is not a finite number`},
+		{"difficulty infinite", func(m fstest.MapFS) { setLine(m, "items.csv", 5, "L000003,lexile,Vocabulary,+Inf") },
+			`items.csv:5: difficulty "+Inf" is not a finite number`},
+		{"unknown framework", func(m fstest.MapFS) { setLine(m, "items.csv", 6, "L000004,science,Vocabulary,100") },
+			`items.csv:6: unknown framework "science"`},
+		{"duplicate item", func(m fstest.MapFS) { setLine(m, "items.csv", 4, "L000001,lexile,Vocabulary,100") },
+			`items.csv:4: duplicate item id "L000001" (first at line 3)`},
+		{"undeclared strand", func(m fstest.MapFS) { setLine(m, "items.csv", 3, "L000001,lexile,Geometry,100") },
+			`items.csv:3: strand "Geometry" is not declared for lexile in strands.csv`},
+		{"empty id", func(m fstest.MapFS) { setLine(m, "items.csv", 3, ",lexile,Vocabulary,100") },
+			`items.csv:3: id is empty`},
+		{"missing column", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,100") },
+			`items.csv:9: 3 columns; want 4 (id,framework,strand,difficulty)`},
+		{"extra column", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,100,x") },
+			`items.csv:9: 5 columns; want 4 (id,framework,strand,difficulty)`},
+		{"bad quoting", func(m fstest.MapFS) { setLine(m, "items.csv", 9, `L000007,lexile,Voc"abulary,100`) },
+			`items.csv:9: bare " in non-quoted-field`},
+		{"wrong header", func(m fstest.MapFS) { setLine(m, "items.csv", 2, "id,framework,difficulty,strand") },
+			`items.csv:2: header "id,framework,difficulty,strand"; want "id,framework,strand,difficulty"`},
+		{"empty file", func(m fstest.MapFS) { m["items.csv"] = &fstest.MapFile{} },
+			`items.csv: empty file; want the header "id,framework,strand,difficulty"`},
+		{"missing file", func(m fstest.MapFS) { delete(m, "strands.csv") },
+			`strands.csv: missing required file`},
+		{"unknown file", func(m fstest.MapFS) { m["item.csv"] = &fstest.MapFile{Data: []byte("id\n")} },
+			`item.csv: unknown bundle file; want one of benchmarks.csv, forms.csv, frameworks.csv, grades.csv, items.csv, link_points.csv, links.csv, strands.csv`},
+		{"framework parameter out of range", func(m fstest.MapFS) {
+			setLine(m, "frameworks.csv", 3, "lexile,L,BR,180,0.75,-400,1825,75,300,0.7,100")
+		}, `frameworks.csv:3: framework "lexile": extremeAdjust 0.7 is outside (0, 0.5)`},
+		{"framework parameter not a number", func(m fstest.MapFS) {
+			setLine(m, "frameworks.csv", 3, "lexile,L,BR,many,0.75,-400,1825,75,300,0.3,100")
+		}, `frameworks.csv:3: units_per_logit "many" is not a number`},
+		{"duplicate framework", func(m fstest.MapFS) {
+			setLine(m, "frameworks.csv", 4, "lexile,Q,EM,180,0.5,-400,1650,75,300,0.3,100")
+		}, `frameworks.csv:4: duplicate framework "lexile" (first at line 3)`},
+		{"norm curve not increasing", func(m fstest.MapFS) { setLine(m, "grades.csv", 14, "lexile,11,1095,1800") },
+			`grades.csv:15: lexile norm 1090 at grade 12 is not above 1095 at grade 11; the norm curve must increase`},
+		{"grade out of range", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "lexile,13,1090,1825") },
+			`grades.csv:15: grade "13" is not a grade 0-12`},
+		{"grade missing", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "") },
+			`grades.csv: lexile grade 12 missing`},
+		{"duplicate grade", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "lexile,11,1090,1825") },
+			`grades.csv:15: duplicate lexile grade 11 (first at line 14)`},
+		{"duplicate strand", func(m fstest.MapFS) { setLine(m, "strands.csv", 4, "lexile,Vocabulary") },
+			`strands.csv:4: duplicate strand "Vocabulary" of lexile (first at line 3)`},
+		{"unknown link kind", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 3, "STATE-READ-2026,lexile,cubic,2.8,-780,200,800,45")
+		}, `links.csv:3: kind "cubic" is not "linear" or "points"`},
+		{"decreasing linear link", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 3, "STATE-READ-2026,lexile,linear,-2.8,-780,200,800,45")
+		}, `links.csv:3: slope -2.8 is not positive; a link must increase`},
+		{"empty link range", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 3, "STATE-READ-2026,lexile,linear,2.8,-780,800,800,45")
+		}, `links.csv:3: min 800 is not below max 800`},
+		{"negative linking error", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 3, "STATE-READ-2026,lexile,linear,2.8,-780,200,800,-1")
+		}, `links.csv:3: linking_error -1 is negative`},
+		{"duplicate link", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 4, "STATE-READ-2026,quantile,linear,2.5,-650,200,800,40")
+		}, `links.csv:4: duplicate link id "STATE-READ-2026" (first at line 3)`},
+		{"point table with a slope", func(m fstest.MapFS) { setLine(m, "links.csv", 5, "NATL-READ-PT,lexile,points,2,,,,55") },
+			`links.csv:5: slope must be empty for a point table (its points are in link_points.csv)`},
+		{"point table not monotone", func(m fstest.MapFS) { setLine(m, "link_points.csv", 5, "NATL-READ-PT,120,-200") },
+			`link_points.csv:5: point (120, -200) does not follow (110, -118): scale scores and measures must both increase`},
+		{"point table scores repeat", func(m fstest.MapFS) { setLine(m, "link_points.csv", 5, "NATL-READ-PT,110,17") },
+			`link_points.csv:5: point (110, 17) does not follow (110, -118): scale scores and measures must both increase`},
+		{"points of an unknown link", func(m fstest.MapFS) { setLine(m, "link_points.csv", 5, "NOPE,120,17") },
+			`link_points.csv:5: unknown link "NOPE" (declare it in links.csv)`},
+		{"points of a linear link", func(m fstest.MapFS) { setLine(m, "link_points.csv", 5, "STATE-READ-2026,120,17") },
+			`link_points.csv:5: link "STATE-READ-2026" is linear, not a point table`},
+		{"point table too short", func(m fstest.MapFS) {
+			m["link_points.csv"] = &fstest.MapFile{Data: []byte("link,scale_score,measure\nNATL-READ-PT,1,1\nNATL-MATH-PT,1,1\nNATL-MATH-PT,2,2\n")}
+		}, `links.csv:5: point table "NATL-READ-PT" has 1 points in link_points.csv; want at least 2`},
+		{"benchmark reversed", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "lexile,0,MOY,130,-250") },
+			`benchmarks.csv:4: lower 130 is above upper -250`},
+		{"benchmark time of year", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "lexile,0,NOY,-250,130") },
+			`benchmarks.csv:4: time_of_year "NOY" is not BOY, MOY or EOY`},
+		{"benchmark missing", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "") },
+			`benchmarks.csv: lexile grade 0 MOY missing`},
+		{"benchmark duplicate", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "lexile,0,BOY,-250,130") },
+			`benchmarks.csv:4: duplicate benchmark lexile grade 0 BOY (first at line 3)`},
+		{"form with unknown item", func(m fstest.MapFS) { setLine(m, "forms.csv", 4, "FORM-READ-G3,lexile,L999999") },
+			`forms.csv:4: unknown item "L999999"`},
+		{"form with another framework's item", func(m fstest.MapFS) { setLine(m, "forms.csv", 4, "FORM-READ-G3,lexile,Q000001") },
+			`forms.csv:4: item "Q000001" is quantile, not lexile like form "FORM-READ-G3"`},
+		{"form switching framework", func(m fstest.MapFS) { setLine(m, "forms.csv", 4, "FORM-READ-G3,quantile,Q000001") },
+			`forms.csv:4: form "FORM-READ-G3" is lexile (line 3), not quantile`},
+		{"form repeating an item", func(m fstest.MapFS) { setLine(m, "forms.csv", 4, "FORM-READ-G3,lexile,L000372") },
+			`forms.csv:4: item "L000372" appears twice in form "FORM-READ-G3"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			m := demoFS()
+			c.breaK(m)
+			b, err := LoadFS(m)
+			if b != nil {
+				t.Errorf("LoadFS returned a bundle with the error; want nil (nothing half-loaded)")
+			}
+			if err == nil {
+				t.Fatalf("LoadFS = nil error; want %q", c.want)
+			}
+			lines := strings.Split(err.Error(), "\n")
+			for _, l := range lines {
+				if l == c.want {
+					return
+				}
+			}
+			t.Errorf("LoadFS error:\n%v\nwant a line %q", err, c.want)
+		})
+	}
+}
+
+func TestLoadIgnoresHiddenAndOtherFiles(t *testing.T) {
+	t.Parallel()
+	m := demoFS()
+	m["..data/items.csv"] = &fstest.MapFile{Data: []byte("garbage")}
+	m[".hidden.csv"] = &fstest.MapFile{Data: []byte("garbage")}
+	m["NOTES.txt"] = &fstest.MapFile{Data: []byte("garbage")}
+	if _, err := LoadFS(m); err != nil {
+		t.Errorf("LoadFS with hidden entries and a .txt file: %v", err)
+	}
+	// Optional files may be left out.
+	delete(m, "links.csv")
+	delete(m, "link_points.csv")
+	delete(m, "forms.csv")
+	b, err := LoadFS(m)
+	if err != nil {
+		t.Fatalf("LoadFS without optional files: %v", err)
+	}
+	if s := b.Stats(); s.Links != 0 || s.Forms != 0 {
+		t.Errorf("stats %v; want no links or forms", s)
+	}
+}
+
+func TestLoadCapsTheErrorList(t *testing.T) {
+	t.Parallel()
+	m := demoFS()
+	var sb strings.Builder
+	sb.WriteString("id,framework,strand,difficulty\n")
+	for i := 0; i < 80; i++ {
+		sb.WriteString("X,lexile,Vocabulary,abc\n")
+	}
+	m["items.csv"] = &fstest.MapFile{Data: []byte(sb.String())}
+	_, err := LoadFS(m)
+	if err == nil {
+		t.Fatal("nil error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxProblems+1 || !strings.HasPrefix(lines[maxProblems], "... and ") {
+		t.Errorf("%d error lines ending %q; want %d and a count of the rest", len(lines), lines[len(lines)-1], maxProblems+1)
+	}
+}
+
+type failingFS struct{}
+
+func (failingFS) Open(string) (fs.File, error) { return nil, errors.New("disk on fire") }
+
+func TestLoadFSReadError(t *testing.T) {
+	t.Parallel()
+	if _, err := LoadFS(failingFS{}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("LoadFS on a failing FS: %v; want the cause", err)
+	}
+}
