@@ -119,16 +119,7 @@ func (it *items) logPost(x, mu, tau float64) float64 {
 	d := (x - mu) / tau
 	base := -(it.n-it.r)*x - 0.5*d*d
 	if it.unit && math.Abs(x)+it.reach <= 330 {
-		e := math.Exp(-x)
-		prod, acc := 1.0, 0.0
-		for _, k := range it.k {
-			if prod > 1e150 {
-				acc += math.Log(prod)
-				prod = 1
-			}
-			prod *= 1 + e*k
-		}
-		return base - acc - math.Log(prod)
+		return base - it.logProduct(math.Exp(-x))
 	}
 	sum := 0.0
 	for i, k := range it.k {
@@ -136,6 +127,34 @@ func (it *items) logPost(x, mu, tau float64) float64 {
 		sum += it.w[i] * softplus(z)
 	}
 	return base - sum
+}
+
+// logProduct returns Σ log(1 + e·k_i) as the log of a product. Four running products break the
+// multiplication chain's latency; each is folded into the sum before it can overflow (every
+// factor is below e^330, so a product below 1e150 times one factor stays finite).
+func (it *items) logProduct(e float64) float64 {
+	const fold = 1e150
+	k := it.k
+	p0, p1, p2, p3, acc := 1.0, 1.0, 1.0, 1.0, 0.0
+	i := 0
+	for ; i+4 <= len(k); i += 4 {
+		if p0 > fold || p1 > fold || p2 > fold || p3 > fold {
+			acc += math.Log(p0) + math.Log(p1) + math.Log(p2) + math.Log(p3)
+			p0, p1, p2, p3 = 1, 1, 1, 1
+		}
+		p0 *= 1 + e*k[i]
+		p1 *= 1 + e*k[i+1]
+		p2 *= 1 + e*k[i+2]
+		p3 *= 1 + e*k[i+3]
+	}
+	for ; i < len(k); i++ {
+		if p0 > fold {
+			acc += math.Log(p0)
+			p0 = 1
+		}
+		p0 *= 1 + e*k[i]
+	}
+	return acc + math.Log(p0) + math.Log(p1) + math.Log(p2) + math.Log(p3)
 }
 
 // softplus is log(1 + e^z) without overflow.

@@ -45,34 +45,44 @@ func (p *prepared) forecast(f *Framework, prior Normal, days, testSD float64, cu
 	return g.Mean, sigma
 }
 
-// bands fills probs with the normal band probabilities. Each band is taken from the tail on its
-// own side of the mean (lower tails below, upper tails above), so no probability is the small
-// difference of two numbers near 1; the result is then normalised to sum to 1 exactly up to
-// rounding.
+// bands fills probs with the normal band probabilities. Each cut gets one erfc, for the tail on
+// its own side of the mean (the small one, kept to full relative precision); the other tail is
+// its complement. A band is then a difference of two small tails on one side of the mean, or one
+// minus the two outer tails, so no small probability is the difference of two numbers near 1.
+// The result is normalised to sum to 1 up to rounding.
 func bands(mu, sigma float64, cuts, probs []float64) {
 	k := len(cuts)
 	if k == 0 {
 		probs[0] = 1
 		return
 	}
-	// lower(c) = P(X < c), upper(c) = P(X ≥ c).
-	lower := func(c float64) float64 { return 0.5 * math.Erfc(-z(c, mu, sigma)/math.Sqrt2) }
-	upper := func(c float64) float64 { return 0.5 * math.Erfc(z(c, mu, sigma)/math.Sqrt2) }
-	probs[0] = lower(cuts[0])
-	probs[k] = upper(cuts[k-1])
+	// lo = P(X < c), hi = P(X ≥ c).
+	tails := func(c float64) (lo, hi float64) {
+		zc := z(c, mu, sigma)
+		if zc <= 0 {
+			lo = 0.5 * math.Erfc(-zc/math.Sqrt2)
+			return lo, 1 - lo
+		}
+		hi = 0.5 * math.Erfc(zc/math.Sqrt2)
+		return 1 - hi, hi
+	}
+	loA, hiA := tails(cuts[0])
+	probs[0] = loA
 	for i := 1; i < k; i++ {
-		a, b := cuts[i-1], cuts[i]
+		loB, hiB := tails(cuts[i])
 		var v float64
 		switch {
-		case b <= mu:
-			v = lower(b) - lower(a)
-		case a >= mu:
-			v = upper(a) - upper(b)
+		case cuts[i] <= mu:
+			v = loB - loA
+		case cuts[i-1] >= mu:
+			v = hiA - hiB
 		default:
-			v = 1 - lower(a) - upper(b)
+			v = 1 - loA - hiB
 		}
 		probs[i] = math.Max(v, 0)
+		loA, hiA = loB, hiB
 	}
+	probs[k] = hiA
 	sum := 0.0
 	for _, v := range probs {
 		sum += v

@@ -11,7 +11,7 @@ import (
 const maxSpreadLogits = 400
 
 // stackItems is how many distinct difficulties the estimators keep on the stack.
-const stackItems = 64
+const stackItems = 128
 
 // items is a test prepared for the estimators, in logits relative to a centre c (measure units):
 // item i has δ_i = (d_i − c)/s and k_i = exp(δ_i − λ), so P_i(x) = 1/(1 + e^(−x)·k_i) costs one
