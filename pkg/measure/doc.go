@@ -1,6 +1,33 @@
-// Package measure is Yardstick's measurement library: the scale model, the standard and Bayes
-// estimators, growth, linking of external scale scores, strands, forecasts and display rules of
-// METHOD.md, and the content bundle (frameworks, item bank, link tables, forms and strand
-// benchmarks) they run on, with an embedded demonstration bundle. It knows nothing of gRPC or
-// HTTP; see README.md for the method decisions, the bundle format and performance figures.
+// Package measure is Yardstick's measurement library. It owns the method of METHOD.md — the
+// rescaled Rasch model, the standard (maximum-likelihood) and Bayes (EAP) estimators, growth along
+// the norm curve, linking of external scale scores, strands, forecasts and the display rules —
+// and the content bundle those run on (framework parameters, item bank, link tables, forms and
+// strand benchmarks), with an embedded SYNTHETIC demonstration bundle (Demo). It imports nothing
+// of Yardstick's and knows nothing of gRPC or HTTP.
+//
+// Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
+// in logits internally (θ/s) and convert at the edges.
+//
+// Sufficiency: under the Rasch model the raw score r is a sufficient statistic for ability, so
+// every response pattern with raw score r has the same likelihood up to a constant, the same MLE
+// and the same posterior. A Test therefore carries only difficulties and r, and serves the
+// result-pattern endpoints (TestOf) and the number-correct endpoints alike.
+//
+// Rounding: Display rounds half up to the nearest 5 (572.5 → 575, −572.5 → −570), clamps to the
+// display caps, and shows a value ≤ 0 as prefix + |value| + label (0 → "BR0L"); Round gives the
+// ability and uncertainty integers, half up (floor(v + 0.5)).
+//
+// Libraries: gonum supplies what it does better than hand-written code and is off the hot paths:
+// quad.Hermite computes the Gauss–Hermite nodes and weights once at start-up, and
+// interp.FritschButland fits the monotone (PCHIP) derivatives of the norm curves once per
+// framework. The per-call loops — the Newton iterations, the quadrature sums and the curve
+// evaluations and inversions of a group forecast — run on our own precomputed tables, because
+// gonum's general interfaces allocate or index a matrix per call and the benchmarks in README.md
+// ask for microseconds per student. Normal tails use math.Erfc so small band probabilities keep
+// their relative precision. Tests cross-check against gonum's distuv.Normal.
+//
+// Errors: Standard, Bayes and Link.Measure return an error, never a panic or a NaN, for input
+// they cannot handle (no items, a raw score outside [0, n], non-finite values, difficulties more
+// than 400 logits apart, a prior more than 100,000 logits away). Loading reports every content
+// problem as "file:line: reason" and never returns a half-loaded bundle.
 package measure

@@ -42,7 +42,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 		if d.Count < 1 {
 			return it, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
 		}
-		if n > math.MaxInt32 {
+		if d.Count > math.MaxInt32-n {
 			return it, errors.New("test has more than 2^31 items")
 		}
 		n += d.Count

@@ -224,6 +224,7 @@ func TestEstimatorErrors(t *testing.T) {
 		{"NaN difficulty", Test{Items: []Difficulty{{math.NaN(), 1}}}, Normal{500, 100}, "not finite"},
 		{"infinite difficulty", Test{Items: []Difficulty{{math.Inf(1), 1}}}, Normal{500, 100}, "not finite"},
 		{"zero count", Test{Items: []Difficulty{{500, 0}}}, Normal{500, 100}, "count 0 is below 1"},
+		{"absurd count", Test{Items: []Difficulty{{500, math.MaxInt32}, {600, 5}}}, Normal{500, 100}, "more than 2^31 items"},
 		{"absurd spread", Test{Items: []Difficulty{{-1e300, 1}, {1e300, 1}}, Correct: 1}, Normal{500, 100}, "at most 400 logits"},
 	}
 	for _, c := range cases {
