@@ -112,7 +112,8 @@ func (f *Framework) build() (*prepared, error) {
 }
 
 // Probability is the scale model of §1: the chance that a student at ability answers an item of
-// difficulty correctly (both in measure units).
+// difficulty correctly (both in measure units). It is NaN only for a framework whose parameters
+// fail Prepare.
 func (f *Framework) Probability(ability, difficulty float64) float64 {
 	p, err := f.prepared()
 	if err != nil {
