@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
+	"github.com/yardstick-dev/yardstick/deploy/internal/yamledit"
 )
 
 // k8sDir is deploy/k8s seen from this package's directory (go test runs in it).
@@ -96,27 +96,9 @@ func TestIngressExampleMapsBothServices(t *testing.T) {
 // mutate rewrites the object of the given kind and name in a copy of docs.
 func mutate(t *testing.T, docs [][]byte, kind, name string, change func(obj map[string]any)) [][]byte {
 	t.Helper()
-	out := make([][]byte, len(docs))
-	found := false
-	for i, doc := range docs {
-		out[i] = doc
-		var obj map[string]any
-		if err := yaml.Unmarshal(doc, &obj); err != nil {
-			t.Fatalf("unmarshal document %d: %v", i, err)
-		}
-		meta, _ := obj["metadata"].(map[string]any)
-		if obj["kind"] != kind || meta["name"] != name {
-			continue
-		}
-		change(obj)
-		b, err := yaml.Marshal(obj)
-		if err != nil {
-			t.Fatalf("marshal %s %s: %v", kind, name, err)
-		}
-		out[i], found = b, true
-	}
-	if !found {
-		t.Fatalf("no %s %s among the rendered documents", kind, name)
+	out, err := yamledit.Mutate(docs, kind, name, func(o map[string]any) error { change(o); return nil })
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -124,56 +106,37 @@ func mutate(t *testing.T, docs [][]byte, kind, name string, change func(obj map[
 // at walks obj along keys (string for maps, int for lists) and returns the map there.
 func at(t *testing.T, obj any, path ...any) map[string]any {
 	t.Helper()
-	cur := obj
-	for _, k := range path {
-		switch k := k.(type) {
-		case string:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				t.Fatalf("path %v: %v is not a map", path, k)
-			}
-			cur = m[k]
-		case int:
-			l, ok := cur.([]any)
-			if !ok || k >= len(l) {
-				t.Fatalf("path %v: no element %d", path, k)
-			}
-			cur = l[k]
-		}
-	}
-	m, ok := cur.(map[string]any)
-	if !ok {
-		t.Fatalf("path %v does not end at a map", path)
+	m, err := yamledit.At(obj, path...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
 
-// container is the path to the first container of a Deployment.
-var container = []any{"spec", "template", "spec", "containers", 0}
-
-func containerOf(t *testing.T, obj map[string]any) map[string]any { return at(t, obj, container...) }
-
-// envVar finds the env entry called name in a container.
-func envVar(t *testing.T, c map[string]any, name string) map[string]any {
+func containerOf(t *testing.T, obj map[string]any) map[string]any {
 	t.Helper()
-	for _, e := range c["env"].([]any) {
-		if m := e.(map[string]any); m["name"] == name {
-			return m
-		}
+	c, err := yamledit.Container(obj)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no env %s", name)
-	return nil
+	return c
+}
+
+func named(t *testing.T, obj map[string]any, list, name string) map[string]any {
+	t.Helper()
+	m, err := yamledit.Named(obj, list, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func envVar(t *testing.T, c map[string]any, name string) map[string]any {
+	return named(t, c, "env", name)
 }
 
 func portNamed(t *testing.T, c map[string]any, name string) map[string]any {
-	t.Helper()
-	for _, p := range c["ports"].([]any) {
-		if m := p.(map[string]any); m["name"] == name {
-			return m
-		}
-	}
-	t.Fatalf("no port %s", name)
-	return nil
+	return named(t, c, "ports", name)
 }
 
 // TestEachCheckFailsOnTheTypoItGuardsAgainst mutates rendered manifests one typo at a time and
