@@ -174,11 +174,13 @@ func (in *Instance) WaitReady(ctx context.Context) error {
 	}
 }
 
-// ProbeAll runs every declared probe once and reports each that fails.
+// ProbeAll runs every declared probe as the kubelet judges it: a probe fails only after
+// failureThreshold consecutive failures (a failure waiting cannot cure fails at once). Attempts
+// are 100 ms apart rather than periodSeconds, to keep the check quick.
 func (in *Instance) ProbeAll(ctx context.Context) error {
 	var errs []error
 	for _, p := range manifest.Probes(in.c) {
-		if err := runProbe(ctx, in.c, in.ports, p.Probe); err != nil {
+		if err := in.probeUntilThreshold(ctx, p.Probe); err != nil {
 			errs = append(errs, fmt.Errorf("tie %s: %s: %w", in.Deployment, p.Kind, err))
 		}
 	}
@@ -186,6 +188,27 @@ func (in *Instance) ProbeAll(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("output of the binary:\n%s", in.out))
 	}
 	return errors.Join(errs...)
+}
+
+func (in *Instance) probeUntilThreshold(ctx context.Context, p *corev1.Probe) error {
+	attempts := int(p.FailureThreshold)
+	if attempts <= 0 {
+		attempts = 3 // the kubelet's default
+	}
+	var err error
+	for i := range attempts {
+		if err = runProbe(ctx, in.c, in.ports, p); err == nil || errors.Is(err, errPermanent) {
+			return err
+		}
+		if i+1 < attempts {
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return fmt.Errorf("%d consecutive failures, the last: %w", attempts, err)
 }
 
 // URL is the loopback base URL (http://127.0.0.1:N) standing in for the container port called

@@ -90,7 +90,7 @@ func TestTieCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		{"gRPC probe on the other service's port", "dev", "Deployment", "scoring",
 			setAt(9091, "port", inProbe("readinessProbe", "grpc")...), "scoring", "port 9091 is not a declared port"},
 		{"HTTP probe on the gRPC port", "prod", "Deployment", "scoring",
-			setAt("grpc", "port", inProbe("livenessProbe", "httpGet")...), "scoring", "livenessProbe: httpGet /healthz port grpc"},
+			setAt("grpc", "port", inProbe("livenessProbe", "httpGet")...), "scoring", "livenessProbe: 3 consecutive failures, the last: httpGet /healthz port grpc"},
 		{"content mounted at a misspelt path", "dev", "Deployment", "scoring",
 			setAt("/etc/yardstick/contents", "mountPath", append(append([]any{}, containerPath...), "volumeMounts", 0)...), "scoring", "load content bundle /etc/yardstick/content"},
 		{"clients file under a misspelt key", "dev", "Secret", "",
