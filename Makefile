@@ -91,8 +91,17 @@ breaking: tools ## Fail if the contract breaks wire or JSON compatibility with p
 baseline: tools ## Record the current contract as the compatibility baseline (on release).
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
+.PHONY: docs
+docs: ## Rewrite docs/examples.md from the running services.
+	scripts/examples.sh docs/examples.md
+
+.PHONY: check-docs
+check-docs: ## Fail if docs/examples.md no longer matches what the services answer.
+	@scripts/examples.sh bin/examples.md >/dev/null
+	@diff -u docs/examples.md bin/examples.md || { echo "docs/examples.md is stale: run 'make docs' and commit" >&2; exit 1; }
+
 .PHONY: ci
-ci: lint check-generate breaking test cover ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
+ci: lint check-generate breaking test cover check-docs image-build-check ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -119,31 +119,38 @@ func fromGateway(ctx context.Context) bool {
 	return ok && p.Addr != nil && p.Addr.Network() == inprocNetwork
 }
 
-// remoteAddress is the caller's address for throttling: the JSON front passes the HTTP client's
-// address in x-forwarded-for (its last entry is the TCP peer it saw); direct gRPC callers are
-// their connection's address. With trustForwardedFor, the first x-forwarded-for entry wins (the
-// client as a proxy in front of us reported it).
-func remoteAddress(ctx context.Context, trustForwardedFor bool) string {
+// remoteAddress is the caller's address for throttling. The chain is the X-Forwarded-For
+// addresses followed by the connection's peer (the JSON front passes its HTTP client's address as
+// the last x-forwarded-for entry; direct gRPC callers add their connection's address). Each of the
+// trustedProxies in front appended one entry, so the caller is that many hops from the right:
+// anything further left was written by the client and may be forged.
+func remoteAddress(ctx context.Context, trustedProxies int) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	var hops []string
-	for _, v := range md.Get("x-forwarded-for") {
-		for _, h := range strings.Split(v, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				hops = append(hops, h)
+	var chain []string
+	if trustedProxies > 0 || fromGateway(ctx) {
+		for _, v := range md.Get("x-forwarded-for") {
+			for _, h := range strings.Split(v, ",") {
+				if h = strings.TrimSpace(h); h != "" {
+					chain = append(chain, h)
+				}
 			}
 		}
 	}
-	if trustForwardedFor && len(hops) > 0 {
-		return hops[0]
-	}
-	if fromGateway(ctx) && len(hops) > 0 {
-		return hops[len(hops)-1]
-	}
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-			return host
+	if !fromGateway(ctx) {
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+			addr := p.Addr.String()
+			if host, _, err := net.SplitHostPort(addr); err == nil {
+				addr = host
+			}
+			chain = append(chain, addr)
 		}
-		return p.Addr.String()
 	}
-	return "unknown"
+	if len(chain) == 0 {
+		return "unknown"
+	}
+	i := len(chain) - 1 - trustedProxies
+	if i < 0 {
+		i = 0
+	}
+	return chain[i]
 }

@@ -40,9 +40,10 @@ type Config struct {
 	// ReloadInterval is how often the content, clients and keys files are re-read; 0 disables.
 	ReloadInterval time.Duration
 
-	// TrustForwardedFor makes the token throttle key on the first X-Forwarded-For address, for
-	// deployments behind a proxy that sets it; otherwise the connection's own address is used.
-	TrustForwardedFor bool
+	// TrustedProxies is how many proxies in front of the service append to X-Forwarded-For (an
+	// ingress: 1). The token throttle keys on the address that many hops from the right of the
+	// chain, which a client cannot forge; 0 means the connection's own address.
+	TrustedProxies int
 
 	Limits Limits
 }
@@ -125,7 +126,7 @@ func settings(service string) []setting {
 		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(func(c *Config) *time.Duration { return &c.ShutdownDelay })},
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
-		{"YARDSTICK_TRUST_FORWARDED_FOR", "trust-forwarded-for", "throttle /authToken by the first X-Forwarded-For address (behind a proxy)", "false", boolean(func(c *Config) *bool { return &c.TrustForwardedFor })},
+		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "proxies in front that append to X-Forwarded-For (throttle key for /authToken)", "0", integer(func(c *Config) *int { return &c.TrustedProxies })},
 		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
 		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(func(c *Config) *int64 { return &c.Limits.MaxGroupBodyBytes })},
 		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(func(c *Config) *int { return &c.Limits.MaxItems })},
@@ -232,6 +233,9 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {
 		bad("YARDSTICK_SHUTDOWN_DELAY must be >= 0 and YARDSTICK_SHUTDOWN_GRACE > 0")
+	}
+	if c.TrustedProxies < 0 || c.TrustedProxies > 10 {
+		bad("YARDSTICK_TRUSTED_PROXIES must be between 0 and 10")
 	}
 	if c.ReloadInterval < 0 {
 		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")

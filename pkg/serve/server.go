@@ -122,10 +122,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("connect JSON front: %w", err)
 	}
 	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.JSONPb{
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSON{runtime.JSONPb{
 			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-		}),
+		}}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),

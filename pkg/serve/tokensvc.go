@@ -28,7 +28,7 @@ func (t tokenService) IssueToken(ctx context.Context, req *authv1.IssueTokenRequ
 		return nil, err
 	}
 	s := t.s
-	tok, err := s.issuer.Authenticate(req.GetClientId(), req.GetClientSecret(), s.cfg.Service, remoteAddress(ctx, s.cfg.TrustForwardedFor))
+	tok, err := s.issuer.Authenticate(req.GetClientId(), req.GetClientSecret(), s.cfg.Service, remoteAddress(ctx, s.cfg.TrustedProxies))
 	var throttled *token.ThrottledError
 	switch {
 	case err == nil:

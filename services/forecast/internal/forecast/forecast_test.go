@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -26,7 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func start(t *testing.T) *servetest.Server {
 	t.Helper()
 	return servetest.Start(t, "forecast", func(cfg serve.Config) serve.Service {
-		content, err := LoadContent("")
+		content, err := measure.OpenLive("")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,13 +22,13 @@ const (
 // Server implements ForecastService on the current content bundle's framework parameters.
 type Server struct {
 	forecastv1.UnimplementedForecastServiceServer
-	content *Content
+	content *measure.Live
 	limits  serve.Limits
 	log     *slog.Logger
 }
 
 // New returns the forecast service on content.
-func New(content *Content, limits serve.Limits, log *slog.Logger) *Server {
+func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 	return &Server{content: content, limits: limits, log: log}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/services/scoring/internal/scoring"
 )
@@ -31,21 +32,14 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	content, err := scoring.LoadContent(cfg.ContentDir)
+	content, err := measure.OpenLive(cfg.ContentDir)
 	if err != nil {
 		return err
 	}
-	log.Info("content bundle loaded", "dir", describeDir(cfg.ContentDir), "content", content.Bundle().Stats().String())
+	log.Info("content bundle loaded", "source", content.Source(), "content", content.Bundle().Stats().String())
 	srv, err := serve.New(ctx, cfg, log, scoring.New(content, cfg.Limits, log).Service())
 	if err != nil {
 		return err
 	}
 	return srv.Run(ctx)
-}
-
-func describeDir(dir string) string {
-	if dir == "" {
-		return "embedded demonstration bundle"
-	}
-	return dir
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -27,7 +28,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func start(t *testing.T) *servetest.Server {
 	t.Helper()
 	return servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
-		content, err := LoadContent("")
+		content, err := measure.OpenLive("")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,13 +15,13 @@ import (
 // Server implements ScoringService on the current content bundle.
 type Server struct {
 	scoringv1.UnimplementedScoringServiceServer
-	content *Content
+	content *measure.Live
 	limits  serve.Limits
 	log     *slog.Logger
 }
 
 // New returns the scoring service on content.
-func New(content *Content, limits serve.Limits, log *slog.Logger) *Server {
+func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 	return &Server{content: content, limits: limits, log: log}
 }
 
