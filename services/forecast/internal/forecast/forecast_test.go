@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -71,25 +70,7 @@ func TestGolden(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("got %d %s; want 200", r.Status, r.Body)
 			}
-			got := r.JSON(t)
-			golden := filepath.Join("testdata", tc.name+".json")
-			if *update {
-				pretty, _ := json.MarshalIndent(got, "", "  ")
-				if err := os.WriteFile(golden, append(pretty, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			raw, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("golden file: %v (run go test -update)", err)
-			}
-			var want any
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("response differs from %s:\ngot  %s\nwant %s", golden, r.Body, raw)
-			}
+			servetest.Golden(t, filepath.Join("testdata", tc.name+".json"), r, *update)
 			if tc.grpc == nil {
 				return
 			}
@@ -98,13 +79,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("gRPC: %v", err)
 			}
 			b, _ := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg.(*forecastv1.Forecast))
-			var viaGRPC any
-			if err := json.Unmarshal(b, &viaGRPC); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(viaGRPC, got) {
-				t.Errorf("gRPC and JSON differ:\ngRPC %s\nJSON %s", b, r.Body)
-			}
+			servetest.SameJSON(t, "gRPC and JSON answers", b, r.Body)
 		})
 	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,29 +18,18 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := serve.Main(ctx, "scoring", os.Args[1:], os.Environ(), os.Stderr, build); err != nil {
 		fmt.Fprintln(os.Stderr, "scoring:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
-	cfg, err := serve.LoadConfig("scoring", args, os.Environ(), os.Stderr)
-	if err != nil {
-		return err
-	}
-	log, err := serve.NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel)
-	if err != nil {
-		return err
-	}
+// build loads the content bundle and makes the scoring service on it.
+func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 	content, err := measure.OpenLive(cfg.ContentDir)
 	if err != nil {
-		return err
+		return serve.Service{}, err
 	}
 	log.Info("content bundle loaded", "source", content.Source(), "content", content.Bundle().Stats().String())
-	srv, err := serve.New(ctx, cfg, log, scoring.New(content, cfg.Limits, log).Service())
-	if err != nil {
-		return err
-	}
-	return srv.Run(ctx)
+	return scoring.New(content, cfg.Limits, log).Service(), nil
 }

@@ -2,14 +2,11 @@ package scoring
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -141,25 +138,7 @@ func TestGolden(t *testing.T) {
 			if r.Status != 200 {
 				t.Fatalf("got %d %s; want 200", r.Status, r.Body)
 			}
-			got := r.JSON(t)
-			golden := filepath.Join("testdata", c.name+".json")
-			if *update {
-				pretty, _ := json.MarshalIndent(got, "", "  ")
-				if err := os.WriteFile(golden, append(pretty, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			raw, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("golden file: %v (run go test -update)", err)
-			}
-			var want any
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("response differs from %s:\ngot  %s\nwant %s", golden, r.Body, raw)
-			}
+			servetest.Golden(t, filepath.Join("testdata", c.name+".json"), r, *update)
 
 			msg, err := c.grpc(s.Authed(context.Background()), client, c.body)
 			if err != nil {
@@ -169,13 +148,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var viaGRPC any
-			if err := json.Unmarshal(b, &viaGRPC); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(viaGRPC, got) {
-				t.Errorf("gRPC and JSON differ:\ngRPC %s\nJSON %s", b, r.Body)
-			}
+			servetest.SameJSON(t, "gRPC and JSON answers", b, r.Body)
 		})
 	}
 }

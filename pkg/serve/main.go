@@ -1,0 +1,30 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"log/slog"
+)
+
+// Main is the body of a service's main: configuration from args and environ, the logger, the
+// service build (content loading), then serving until ctx ends. Each service's main is only its
+// signal handling and this call.
+func Main(ctx context.Context, service string, args, environ []string, stderr io.Writer, build func(Config, *slog.Logger) (Service, error)) error {
+	cfg, err := LoadConfig(service, args, environ, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	svc, err := build(cfg, log)
+	if err != nil {
+		return err
+	}
+	srv, err := New(ctx, cfg, log, svc)
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
