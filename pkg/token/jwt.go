@@ -144,18 +144,28 @@ func (i *Issuer) Verify(token, service string) (Claims, error) {
 	case !knownService(service):
 		return Claims{}, notAuthenticated("unknown service")
 	}
+	ks := i.state.Load().keys
+	key := verifiedKey{issuer: i.opts.Issuer, service: service, token: token}
+	if claims, ok := ks.verified.get(key); ok {
+		if !stillValid(claims, i.opts.Now(), i.opts.Leeway) {
+			return Claims{}, notAuthenticated("token expired")
+		}
+		return claims, nil
+	}
 	var c jwtClaims
-	if _, err := i.parsers[service].ParseWithClaims(token, &c, i.state.Load().keys.publicKey); err != nil {
+	if _, err := i.parsers[service].ParseWithClaims(token, &c, ks.publicKey); err != nil {
 		return Claims{}, notAuthenticated(reason(err))
 	}
-	return Claims{
+	claims := Claims{
 		ClientID:  c.Subject,
 		Service:   service,
 		ID:        c.ID,
 		Scope:     c.Scope,
 		IssuedAt:  c.IssuedAt.Time,
 		ExpiresAt: c.ExpiresAt.Time,
-	}, nil
+	}
+	ks.verified.put(key, claims)
+	return claims, nil
 }
 
 // reason maps a parse error to a fixed phrase; jwt's own messages may quote the input.

@@ -30,6 +30,7 @@ type keySet struct {
 	signer    signingKey
 	jwks      []byte
 	ephemeral bool
+	verified  *verifiedCache
 }
 
 const (
@@ -154,7 +155,7 @@ type jwk struct {
 
 func newKeySet(keys []signingKey, ephemeral bool) (*keySet, error) {
 	slices.SortFunc(keys, func(a, b signingKey) int { return strings.Compare(b.kid, a.kid) }) // newest first
-	ks := &keySet{public: make(map[string]ed25519.PublicKey, len(keys)), signer: keys[0], ephemeral: ephemeral}
+	ks := &keySet{public: make(map[string]ed25519.PublicKey, len(keys)), signer: keys[0], ephemeral: ephemeral, verified: newVerifiedCache()}
 	set := struct {
 		Keys []jwk `json:"keys"`
 	}{}
