@@ -46,6 +46,8 @@ func items(n, correct int, prefix string) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
+func measureID(prefix string, i int) string { return fmt.Sprintf("%s%06d", prefix, i) }
+
 func ids(n int, prefix string) string {
 	parts := make([]string, n)
 	for i := range parts {

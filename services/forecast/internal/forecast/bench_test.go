@@ -1,0 +1,58 @@
+package forecast
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+)
+
+// BenchmarkJSONGroup is one group forecast through the whole JSON front: body rewrite, decoding,
+// auth, validation, the forecasts, encoding ~15 MB of answer for 100,000 students.
+func BenchmarkJSONGroup(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("students=%d", n), func(b *testing.B) {
+			s := servetest.Start(b, "forecast", func(cfg serve.Config) serve.Service {
+				content, err := measure.OpenLive("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+			}, nil)
+			var sb strings.Builder
+			sb.WriteString(`{"testUncertainty":30,"cutLevels":[400,600,800],"studentData":[`)
+			for i := 0; i < n; i++ {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				fmt.Fprintf(&sb, `{"priorAbility":%d,"priorUncertainty":%d,"elapsedDays":%d}`, 200+i%900, 40+i%50, i%365)
+			}
+			sb.WriteString("]}")
+			body := []byte(sb.String())
+			auth := "Bearer " + s.Token()
+			b.SetBytes(int64(len(body)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				req, _ := http.NewRequest(http.MethodPost, s.Base+"/api/forecast/reading/group", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", auth)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}

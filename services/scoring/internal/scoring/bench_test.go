@@ -1,0 +1,77 @@
+package scoring
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+func benchServer(b *testing.B) *servetest.Server {
+	return servetest.Start(b, "scoring", func(cfg serve.Config) serve.Service {
+		content, err := measure.OpenLive("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+	}, nil)
+}
+
+// BenchmarkJSON40Items is one 40-item standard scoring request through the whole JSON front
+// (loopback HTTP, auth, gateway, validation, MLE, reply), callers in parallel.
+func BenchmarkJSON40Items(b *testing.B) {
+	s := benchServer(b)
+	body := []byte(`{"items":` + items(40, 22, "L") + `}`)
+	auth := "Bearer " + s.Token()
+	url := s.Base + "/api/score/items/idsWithResults/standard"
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", auth)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkGRPC40Items is the same request over gRPC.
+func BenchmarkGRPC40Items(b *testing.B) {
+	s := benchServer(b)
+	client := scoringv1.NewScoringServiceClient(s.Conn)
+	req := &scoringv1.ScoreItemResultsRequest{}
+	for i := 1; i <= 40; i++ {
+		id := measureID("L", i)
+		r := int32(i % 2)
+		req.Items = append(req.Items, &scoringv1.ItemResult{Id: &id, Result: &r})
+	}
+	ctx := s.Authed(context.Background())
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := client.ScoreItemResults(ctx, req); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
