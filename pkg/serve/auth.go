@@ -3,7 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
-	"net"
+	"net/netip"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -73,9 +73,10 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 	return c, ok
 }
 
-// authorize checks the bearer token of a call against the method's rule and returns the context
-// the handler runs with.
-func (s *Server) authorize(ctx context.Context, fullMethod string) (context.Context, error) {
+// authorize checks a call's bearer token against the method's rule and returns the context the
+// handler runs with. The JSON front calls it before it reads a body, the gRPC interceptor for
+// every call: the same rule, whichever door a caller uses.
+func (s *Server) authorize(ctx context.Context, fullMethod, bearer string) (context.Context, error) {
 	rule, ok := s.rules[fullMethod]
 	if !ok {
 		return ctx, PermissionDenied("Permission denied.", "This method is not open to clients.")
@@ -83,12 +84,11 @@ func (s *Server) authorize(ctx context.Context, fullMethod string) (context.Cont
 	if rule.public {
 		return ctx, nil
 	}
-	raw := bearerToken(ctx)
-	if raw == "" {
+	if bearer == "" {
 		return ctx, NotAuthenticated("Authentication failed.",
 			"Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken.")
 	}
-	claims, err := s.issuer.Verify(raw, s.cfg.Service)
+	claims, err := s.issuer.Verify(bearer, s.cfg.Service)
 	if err != nil {
 		s.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", RequestID(ctx))
 		return ctx, NotAuthenticated("Authentication failed.",
@@ -102,9 +102,9 @@ func (s *Server) authorize(ctx context.Context, fullMethod string) (context.Cont
 	return context.WithValue(ctx, claimsKey{}, claims), nil
 }
 
-func bearerToken(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+// bearerFromHeader reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.
+func bearerFromHeader(values []string) string {
+	for _, v := range values {
 		scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "bearer") {
 			return strings.TrimSpace(tok)
@@ -113,44 +113,77 @@ func bearerToken(ctx context.Context) string {
 	return ""
 }
 
+func bearerToken(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return bearerFromHeader(md.Get("authorization"))
+}
+
 // fromGateway reports whether the call came from this process's JSON front.
 func fromGateway(ctx context.Context) bool {
 	p, ok := peer.FromContext(ctx)
 	return ok && p.Addr != nil && p.Addr.Network() == inprocNetwork
 }
 
-// remoteAddress is the caller's address for throttling. The chain is the X-Forwarded-For
-// addresses followed by the connection's peer (the JSON front passes its HTTP client's address as
-// the last x-forwarded-for entry; direct gRPC callers add their connection's address). Each of the
-// trustedProxies in front appended one entry, so the caller is that many hops from the right:
-// anything further left was written by the client and may be forged.
-func remoteAddress(ctx context.Context, trustedProxies int) string {
+// remoteAddress is the caller's address for throttling. The JSON front computed it from the HTTP
+// request (callerMetadata) and passes it under a key only it can set; a direct gRPC caller is its
+// connection's address, or, when that is a trusted proxy, what the proxies forwarded.
+func remoteAddress(ctx context.Context, trusted []netip.Prefix) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	var chain []string
-	if trustedProxies > 0 || fromGateway(ctx) {
-		for _, v := range md.Get("x-forwarded-for") {
-			for _, h := range strings.Split(v, ",") {
-				if h = strings.TrimSpace(h); h != "" {
-					chain = append(chain, h)
-				}
-			}
+	if fromGateway(ctx) {
+		if v := md.Get(clientAddrKey); len(v) > 0 && v[0] != "" {
+			return v[0]
 		}
-	}
-	if !fromGateway(ctx) {
-		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-			addr := p.Addr.String()
-			if host, _, err := net.SplitHostPort(addr); err == nil {
-				addr = host
-			}
-			chain = append(chain, addr)
-		}
-	}
-	if len(chain) == 0 {
 		return "unknown"
 	}
-	i := len(chain) - 1 - trustedProxies
-	if i < 0 {
-		i = 0
+	var chain []string
+	for _, v := range md.Get("x-forwarded-for") {
+		chain = append(chain, splitHops(v)...)
 	}
-	return chain[i]
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		chain = append(chain, p.Addr.String())
+	}
+	return clientOf(chain, trusted)
+}
+
+func splitHops(v string) []string {
+	var hops []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hops = append(hops, h)
+		}
+	}
+	return hops
+}
+
+// clientOf walks a forwarding chain (X-Forwarded-For entries, then the connection's peer) from
+// the right and returns the first address that is not a trusted proxy: everything to its left
+// was written by the client and may be forged. Ports are dropped.
+func clientOf(chain []string, trusted []netip.Prefix) string {
+	for i := len(chain) - 1; i >= 0; i-- {
+		addr, ok := parseHop(chain[i])
+		if !ok {
+			return chain[i]
+		}
+		if !inPrefixes(addr, trusted) || i == 0 {
+			return addr.String()
+		}
+	}
+	return "unknown"
+}
+
+func parseHop(h string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(h); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return a.Unmap(), err == nil
+}
+
+func inPrefixes(a netip.Addr, prefixes []netip.Prefix) bool {
+	for _, p := range prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }

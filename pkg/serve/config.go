@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,10 +41,10 @@ type Config struct {
 	// ReloadInterval is how often the content, clients and keys files are re-read; 0 disables.
 	ReloadInterval time.Duration
 
-	// TrustedProxies is how many proxies in front of the service append to X-Forwarded-For (an
-	// ingress: 1). The token throttle keys on the address that many hops from the right of the
-	// chain, which a client cannot forge; 0 means the connection's own address.
-	TrustedProxies int
+	// TrustedProxies are the addresses of proxies in front of the service (an ingress
+	// controller's pods). The /authToken throttle keys on the rightmost X-Forwarded-For address
+	// that is not one of them, which a client cannot forge; empty means the connection's address.
+	TrustedProxies []netip.Prefix
 
 	Limits Limits
 }
@@ -113,6 +114,27 @@ func settings(service string) []setting {
 			return nil
 		}
 	}
+	prefixes := func(dst func(c *Config) *[]netip.Prefix) func(c *Config, v string) error {
+		return func(c *Config, v string) error {
+			var out []netip.Prefix
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(f)
+				if err != nil {
+					a, aerr := netip.ParseAddr(f)
+					if aerr != nil {
+						return fmt.Errorf("%q is not a CIDR or an IP address", f)
+					}
+					p = netip.PrefixFrom(a, a.BitLen())
+				}
+				out = append(out, p.Masked())
+			}
+			*dst(c) = out
+			return nil
+		}
+	}
 	return []setting{
 		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(func(c *Config) *string { return &c.HTTPAddr })},
 		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(func(c *Config) *string { return &c.GRPCAddr })},
@@ -126,7 +148,7 @@ func settings(service string) []setting {
 		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(func(c *Config) *time.Duration { return &c.ShutdownDelay })},
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
-		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "proxies in front that append to X-Forwarded-For (throttle key for /authToken)", "0", integer(func(c *Config) *int { return &c.TrustedProxies })},
+		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
 		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
 		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(func(c *Config) *int64 { return &c.Limits.MaxGroupBodyBytes })},
 		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(func(c *Config) *int { return &c.Limits.MaxItems })},
@@ -233,9 +255,6 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {
 		bad("YARDSTICK_SHUTDOWN_DELAY must be >= 0 and YARDSTICK_SHUTDOWN_GRACE > 0")
-	}
-	if c.TrustedProxies < 0 || c.TrustedProxies > 10 {
-		bad("YARDSTICK_TRUSTED_PROXIES must be between 0 and 10")
 	}
 	if c.ReloadInterval < 0 {
 		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")

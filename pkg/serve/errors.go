@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -36,6 +38,7 @@ const (
 const (
 	errorDomain      = "yardstick"
 	msgInvalid       = "Invalid input."
+	infoValidation   = "See validationErrors for every problem found."
 	infoKey          = "additionalInfo"
 	nonFieldErrorKey = "nonFieldErrors"
 )
@@ -128,7 +131,7 @@ func fromStatusWithBody(err error, body []byte) httpError {
 		out.body.ValidationErrors = validationErrors(bad, st.Message(), body)
 		out.body.Message = msgInvalid
 		if out.body.AdditionalInfo == "" {
-			out.body.AdditionalInfo = "See validationErrors for every problem found."
+			out.body.AdditionalInfo = infoValidation
 		}
 	case codes.Unauthenticated:
 		out.status = http.StatusUnauthorized
@@ -165,7 +168,7 @@ func bodyForHTTP(code int, cause error) ErrorBody {
 		if cause != nil {
 			msg = cause.Error()
 		}
-		return ErrorBody{Message: msgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: "See validationErrors for every problem found.",
+		return ErrorBody{Message: msgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: infoValidation,
 			ValidationErrors: map[string][]string{nonFieldErrorKey: {msg}}}
 	case http.StatusNotFound:
 		return ErrorBody{Message: "Not found.", ExceptionType: ExceptionNotFound, AdditionalInfo: "No endpoint has this path; see /openapi.json."}
@@ -204,12 +207,12 @@ func validationErrors(bad *errdetails.BadRequest, message string, body []byte) m
 		key := nonFieldErrorKey
 		if m := protojsonField.FindStringSubmatch(message); m != nil {
 			key = m[1]
-			if pos := protojsonPosition.FindStringSubmatch(message); pos != nil {
-				line, _ := strconv.Atoi(pos[1])
-				col, _ := strconv.Atoi(pos[2])
-				if path := jsonPathAt(body, line, col); path != "" {
-					key = path
-				}
+		}
+		if pos := protojsonPosition.FindStringSubmatch(message); pos != nil {
+			line, _ := strconv.Atoi(pos[1])
+			col, _ := strconv.Atoi(pos[2])
+			if path := jsonPathAt(body, line, col); path != "" {
+				key = path
 			}
 		}
 		out[key] = append(out[key], cleanDecodeMessage(message))
@@ -219,7 +222,16 @@ func validationErrors(bad *errdetails.BadRequest, message string, body []byte) m
 
 var protojsonPrefix = regexp.MustCompile(`^proto:\s*(\(line \d+:\d+\):\s*)?`)
 
+// cleanDecodeMessage drops protojson's prefix and its deliberately varied spacing (it may be a
+// non-breaking space), so the message is the same in every build.
 func cleanDecodeMessage(msg string) string {
+	msg = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, msg)
+	msg = strings.Join(strings.Fields(msg), " ")
 	return "request body: " + protojsonPrefix.ReplaceAllString(msg, "")
 }
 

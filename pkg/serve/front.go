@@ -16,8 +16,15 @@ import (
 // SPEC.md allows in more than one shape, then hands the request to the gateway.
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !s.routes[r.URL.Path] {
+		method, known := s.postRoutes[r.URL.Path]
+		if r.Method != http.MethodPost || !known {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
+			return
+		}
+		// Credentials first: a caller without them learns nothing of the body's schema, and makes
+		// us read no body. The gRPC interceptor checks again (a cached verification).
+		if _, err := s.authorize(r.Context(), method, bearerFromHeader(r.Header.Values("Authorization"))); err != nil {
+			writeHTTPError(w, fromStatus(err))
 			return
 		}
 		form := false
@@ -124,10 +131,8 @@ func aliasClientID(body []byte) ([]byte, error) {
 // studentArraysToObjects rewrites studentData entries sent as [priorAbility, priorUncertainty,
 // elapsedDays] into the object form of the contract. Bodies without array entries pass untouched.
 func studentArraysToObjects(body []byte) ([]byte, error) {
-	// studentData and cutLevels account for two '['; with no more there is no array entry, and a
-	// 100,000-student body need not be parsed twice.
-	if bytes.Count(body, []byte("[")) <= 2 {
-		return body, nil
+	if !hasNestedArray(body) {
+		return body, nil // a 100,000-student body of objects need not be parsed twice
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
@@ -180,4 +185,23 @@ func indexed(field string, i int) string {
 func looksLikeJSON(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{'
+}
+
+// hasNestedArray reports whether some '[' follows a '[' or a ',' (spaces aside): an array inside
+// an array, the only shape an array entry of studentData can take. It may say yes for a string
+// holding such text (the full parse then finds nothing to rewrite); it never says no wrongly.
+func hasNestedArray(body []byte) bool {
+	var prev byte
+	for _, c := range body {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '[':
+			if prev == '[' || prev == ',' {
+				return true
+			}
+		}
+		prev = c
+	}
+	return false
 }

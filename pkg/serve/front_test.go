@@ -183,6 +183,14 @@ func TestAuthMatrix(t *testing.T) {
 		})
 	}
 
+	t.Run("credentials are checked before the body is read", func(t *testing.T) {
+		if r := h.post(scorePath, `{"items":5`); r.status != 401 {
+			t.Errorf("no token, malformed body: got %d %s; want 401", r.status, r.body)
+		}
+		if r := h.post("/api/score/scale/standard", `{"items":5`, "Authorization", "Bearer "+limited); r.status != 403 {
+			t.Errorf("no permission, malformed body: got %d %s; want 403", r.status, r.body)
+		}
+	})
 	t.Run("claims reach the handler", func(t *testing.T) {
 		r := h.post(scorePath, body, "Authorization", "Bearer "+limited)
 		if got := r.json(t)["apiVersion"]; got != "standard-only" {
@@ -374,6 +382,13 @@ func TestThrottle(t *testing.T) {
 	}
 	if errorBody(t, last).ExceptionType != ExceptionThrottled || last.header.Get("Retry-After") == "" {
 		t.Errorf("got %s, Retry-After %q; want Throttled with Retry-After", last.body, last.header.Get("Retry-After"))
+	}
+	// Headers a caller writes do not move it to another bucket.
+	for _, forged := range []string{"1.2.3.4", "é", "6.6.6.6, 7.7.7.7"} {
+		r := h.post("/authToken", `{"clientId":"demo","clientSecret":"wrong"}`, "X-Forwarded-For", forged, "Grpc-Metadata-X-Yardstick-Client-Addr", "5.5.5.5")
+		if r.status != http.StatusTooManyRequests {
+			t.Errorf("X-Forwarded-For %q: got %d; want still 429", forged, r.status)
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ func jsonPathAt(doc []byte, line, col int) string {
 	}
 	var stack []frame
 	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber() // 1e999 is a token here, not an overflow
 	path := func() string {
 		var b []byte
 		for _, f := range stack {

@@ -31,3 +31,19 @@ func TestJSONPathAt(t *testing.T) {
 		t.Errorf("position beyond the document: got %q; want \"\"", got)
 	}
 }
+
+func TestHasNestedArray(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]bool{
+		`{"studentData":[{"a":1}],"cutLevels":[1,2]}`:         false,
+		`{"studentData":[[1,2,3]]}`:                           true,
+		`{"studentData":[ {"a":1} , [1,2,3]],"cutLevels":[]}`: true,
+		`{"studentData":[ [1,2,3] ]}`:                         true,
+		`{"studentData":[],"x":"[,["}`:                        true, // a false yes is safe
+		`{"a":[1],"b":[2],"c":[3]}`:                           false,
+	} {
+		if got := hasNestedArray([]byte(doc)); got != want {
+			t.Errorf("hasNestedArray(%s) = %v; want %v", doc, got, want)
+		}
+	}
+}

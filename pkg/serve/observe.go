@@ -24,6 +24,9 @@ const (
 	// clientHeader carries the authenticated client id from the gRPC side back to the JSON front,
 	// which logs it; the front never forwards it to the caller.
 	clientHeader = "x-yardstick-client"
+	// clientAddrKey carries the HTTP caller's address (for the /authToken throttle) from the JSON
+	// front to the gRPC side; only calls from the front are believed (fromGateway).
+	clientAddrKey = "x-yardstick-client-addr"
 )
 
 // metrics are the Prometheus series of one server.
@@ -133,7 +136,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			"code", code.String(), "duration_ms", float64(time.Since(start).Microseconds())/1000)
 	}()
 
-	ctx, err = s.authorize(ctx, info.FullMethod)
+	ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +151,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = Internal()
 		}
 	}()
-	if _, err := s.authorize(ss.Context(), info.FullMethod); err != nil {
+	if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
 		return err
 	}
 	return handler(srv, ss)

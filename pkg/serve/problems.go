@@ -47,7 +47,10 @@ func (p *Problems) Err() error {
 		})
 	}
 	st := status.New(codes.InvalidArgument, msgInvalid)
-	withDetails, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: violations})
+	withDetails, err := st.WithDetails(
+		&errdetails.BadRequest{FieldViolations: violations},
+		&errdetails.ErrorInfo{Reason: ExceptionValidation, Domain: errorDomain, Metadata: map[string]string{infoKey: infoValidation}},
+	)
 	if err != nil {
 		return st.Err()
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -45,14 +47,15 @@ type Service struct {
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	svc     Service
-	issuer  *token.Issuer
-	metrics *metrics
-	rules   map[string]accessRule
-	routes  map[string]bool
-	openapi []byte
+	cfg        Config
+	log        *slog.Logger
+	svc        Service
+	issuer     *token.Issuer
+	metrics    *metrics
+	rules      map[string]accessRule
+	routes     map[string]bool   // every path of the HTTP front (metric labels)
+	postRoutes map[string]string // API path -> rpc full method
+	openapi    []byte
 
 	grpc   *grpc.Server
 	health *health.Server
@@ -86,15 +89,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	paths, err := openapi.Paths(cfg.Service)
-	if err != nil {
-		return nil, err
-	}
-	s.routes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.json": true, "/.well-known/jwks.json": true}
-	for _, p := range paths {
-		s.routes[p] = true
-	}
-
 	s.grpc = grpc.NewServer(
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
@@ -108,6 +102,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	reflection.Register(s.grpc)
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
+	}
+	if err := s.bindRoutes(); err != nil {
+		return nil, err
 	}
 
 	// The JSON front is a client of this very server over memory, so its requests pass the same
@@ -129,6 +126,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithMetadata(s.callerMetadata),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithForwardResponseOption(func(ctx context.Context, _ http.ResponseWriter, _ proto.Message) error {
 			noteClientFromMetadata(ctx, nil)
@@ -152,13 +150,41 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// incomingHeader forwards the request id besides what the gateway forwards by default
-// (Authorization, for one).
+// incomingHeader forwards the request id and nothing else: the gateway passes Authorization
+// itself, and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
 func incomingHeader(key string) (string, bool) {
 	if http.CanonicalHeaderKey(key) == "X-Request-Id" {
 		return requestIDHeader, true
 	}
-	return runtime.DefaultHeaderMatcher(key)
+	return "", false
+}
+
+// callerMetadata passes the HTTP caller's address to the gRPC side under a key callers cannot set
+// (incomingHeader forwards none of theirs).
+func (s *Server) callerMetadata(_ context.Context, r *http.Request) metadata.MD {
+	var chain []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		chain = append(chain, splitHops(v)...)
+	}
+	chain = append(chain, r.RemoteAddr)
+	return metadata.Pairs(clientAddrKey, clientOf(chain, s.cfg.TrustedProxies))
+}
+
+// bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
+func (s *Server) bindRoutes() error {
+	all, err := yardstick.Routes()
+	if err != nil {
+		return err
+	}
+	s.postRoutes = map[string]string{}
+	s.routes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.json": true, "/.well-known/jwks.json": true}
+	for _, r := range all {
+		if _, served := s.rules[r.FullMethod]; served && r.Method == http.MethodPost {
+			s.postRoutes[r.Path] = r.FullMethod
+			s.routes[r.Path] = true
+		}
+	}
+	return nil
 }
 
 // Issuer is the server's token issuer (tests mint tokens with it).

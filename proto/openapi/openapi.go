@@ -53,23 +53,3 @@ func mergeInto(dst map[string]any, src any) {
 		dst[k] = m[k]
 	}
 }
-
-// Paths lists the HTTP paths of one service's document.
-func Paths(service string) ([]string, error) {
-	raw, err := Document(service, "")
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Paths map[string]json.RawMessage `json:"paths"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("parse openapi document of %q: %w", service, err)
-	}
-	out := make([]string, 0, len(doc.Paths))
-	for p := range doc.Paths {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out, nil
-}

@@ -208,6 +208,8 @@ func TestValidation(t *testing.T) {
 		{"group entry fields", "/api/forecast/reading/group", `{"studentData":[{"priorAbility":1},{"priorUncertainty":-2,"elapsedDays":1,"priorAbility":1}],"testUncertainty":1,"cutLevels":[500]}`, []string{"studentData[0].priorUncertainty", "studentData[0].elapsedDays", "studentData[1].priorUncertainty"}},
 		{"group array entry of 2 numbers", "/api/forecast/reading/group", `{"studentData":[[1,2]],"testUncertainty":1,"cutLevels":[500]}`, []string{"studentData[0]"}},
 		{"group array entry of strings", "/api/forecast/reading/group", `{"studentData":[[500,60,"x"]],"testUncertainty":1,"cutLevels":[500]}`, []string{"studentData[0]"}},
+		{"group of arrays without cut levels", "/api/forecast/reading/group", `{"studentData":[[500,40,90]],"testUncertainty":30}`, []string{"cutLevels"}},
+		{"group entry overflowing a double", "/api/forecast/reading/group", `{"studentData":[{"priorAbility":1e999,"priorUncertainty":5,"elapsedDays":1}],"testUncertainty":1,"cutLevels":[500]}`, []string{"studentData[0].priorAbility"}},
 		{"group entry of the wrong type", "/api/forecast/reading/group", `{"studentData":[{"priorAbility":"high","priorUncertainty":5,"elapsedDays":1}],"testUncertainty":1,"cutLevels":[500]}`, []string{"studentData[0].priorAbility"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

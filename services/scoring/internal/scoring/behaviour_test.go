@@ -136,6 +136,8 @@ func TestValidation(t *testing.T) {
 		fields           []string
 	}{
 		{"empty body", "/api/score/items/idsWithResults/standard", `{}`, []string{"items"}},
+		{"items not an array", "/api/score/items/idsWithResults/standard", `{"items":5}`, []string{"items"}},
+		{"null item", "/api/score/items/idsWithResults/standard", `{"items":[null]}`, []string{"items[0]"}},
 		{"unknown item", "/api/score/items/idsWithResults/standard", `{"items":[{"id":"L000001","result":1},{"id":"NOPE","result":0}]}`, []string{"items[1].id"}},
 		{"result not 0 or 1", "/api/score/items/idsWithResults/standard", `{"items":[{"id":"L000001","result":2}]}`, []string{"items[0].result"}},
 		{"result missing", "/api/score/items/idsWithResults/standard", `{"items":[{"id":"L000001"}]}`, []string{"items[0].result"}},

@@ -1,0 +1,31 @@
+package yardstick
+
+import "testing"
+
+func TestRoutes(t *testing.T) {
+	t.Parallel()
+	routes, err := Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"/authToken": "/yardstick.auth.v1.TokenService/IssueToken",
+		"/api/score/items/idsWithResults/bayes/strands": "/yardstick.scoring.v1.ScoringService/ScoreItemResultsBayesStrands",
+		"/api/forecast/reading/group":                   "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup",
+	}
+	got := map[string]string{}
+	for _, r := range routes {
+		if r.Method != "POST" {
+			t.Errorf("%s: method %s; want POST (SPEC.md: every call is a POST)", r.Path, r.Method)
+		}
+		got[r.Path] = r.FullMethod
+	}
+	if len(routes) != 15 {
+		t.Errorf("got %d routes; want 15 (1 token, 10 scoring, 4 forecast)", len(routes))
+	}
+	for path, method := range want {
+		if got[path] != method {
+			t.Errorf("%s: got %q; want %q", path, got[path], method)
+		}
+	}
+}
