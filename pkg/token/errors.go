@@ -16,8 +16,9 @@ var (
 	ErrPermissionDenied = errors.New("permission denied")
 )
 
-// ThrottledError is returned by Authenticate when too many attempts failed for the client id or
-// for the caller's address. RetryAfter is the wait until one more attempt is allowed.
+// ThrottledError is returned by Authenticate when too many attempts failed for the client id
+// from the caller's address, for the caller's address, or for the client id from all addresses
+// together. RetryAfter is the wait until one more attempt is allowed.
 type ThrottledError struct{ RetryAfter time.Duration }
 
 func (e *ThrottledError) Error() string {

@@ -195,11 +195,15 @@ func (i *Issuer) loadKeys() (*keySet, error) {
 
 // Authenticate checks a client's credentials and issues a token for service.
 //
-// Errors: *ThrottledError when the client id's or the address's bucket of failures is empty
-// (checked before any hashing); ErrNotAuthenticated, bare, for an unknown client or a wrong
-// secret alike (an unknown id is verified against a dummy hash of the same cost); an error
-// wrapping ErrPermissionDenied when the client has no right on service. remoteAddr is the
-// caller's "host:port" or bare host.
+// Errors: *ThrottledError when a bucket of failures is empty, that of the client id from this
+// address, of this address, or of the client id from all addresses (see [ThrottleConfig]; checked
+// before any hashing); ErrNotAuthenticated, bare, for an unknown client or a wrong secret alike
+// (an unknown id is verified against a dummy hash of the same cost, and throttled the same way);
+// an error wrapping ErrPermissionDenied when the client has no right on service.
+//
+// remoteAddr is the caller's "host:port" or bare host; failures are counted per address, so the
+// caller must pass one. An empty remoteAddr is not an error: it counts as one address that every
+// such caller shares, so their failures add up and can throttle each other.
 func (i *Issuer) Authenticate(clientID, secret, service, remoteAddr string) (Token, error) {
 	if !knownService(service) {
 		return Token{}, fmt.Errorf("token: authenticate: unknown service %q", service)

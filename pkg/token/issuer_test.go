@@ -45,6 +45,7 @@ func TestNewRefuses(t *testing.T) {
 		{"negative leeway", Options{ClientsFile: clients, KeysDir: keys, Leeway: -time.Second}, "negative"},
 		{"negative burst", Options{ClientsFile: clients, KeysDir: keys, Throttle: ThrottleConfig{PerClient: Bucket{Burst: -1}}}, "PerClient has a negative field"},
 		{"negative refill", Options{ClientsFile: clients, KeysDir: keys, Throttle: ThrottleConfig{PerAddress: Bucket{Refill: -1}}}, "PerAddress has a negative field"},
+		{"negative global", Options{ClientsFile: clients, KeysDir: keys, Throttle: ThrottleConfig{PerClientGlobal: Bucket{Burst: -1}}}, "PerClientGlobal has a negative field"},
 		{"negative cap", Options{ClientsFile: clients, KeysDir: keys, Throttle: ThrottleConfig{MaxTracked: -1}}, "MaxTracked -1 is negative"},
 	}
 	for _, tc := range cases {

@@ -17,34 +17,117 @@ func throttled(t *testing.T, err error) *ThrottledError {
 	return te
 }
 
+// TestThrottlePerClient: the PerClient bucket counts a client id's failures from one address;
+// once it is empty, the client waits there, even with the right secret, and nowhere else.
 func TestThrottlePerClient(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *Options) {
 		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 3, Refill: 10 * time.Second}, PerAddress: Bucket{Burst: 100}}
 	})
+	// Other ports and hosts of one IPv6 /64 are one address.
 	for i := range 3 {
-		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, fmt.Sprintf("10.1.0.%d:1", i)); err != ErrNotAuthenticated {
+		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, fmt.Sprintf("[2001:db8:5::%d]:1", i+1)); err != ErrNotAuthenticated {
 			t.Fatalf("failure %d: got %v; want ErrNotAuthenticated", i+1, err)
 		}
 	}
-	// Exhausted: even the right secret, from a fresh address, waits.
-	_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.1.0.9:1")
+	// Exhausted: even the right secret, from that address, waits.
+	_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "[2001:db8:5::9]:2")
 	if te := throttled(t, err); te.RetryAfter != 10*time.Second {
 		t.Errorf("got RetryAfter %v; want 10s", te.RetryAfter)
 	}
-	// Another client is not affected.
-	if _, err := f.Authenticate("north", "north-secret", ServiceScoring, "10.1.0.9:1"); err != nil {
+	// Another client from that address is not affected, nor is this client from another one.
+	if _, err := f.Authenticate("north", "north-secret", ServiceScoring, "[2001:db8:5::9]:2"); err != nil {
 		t.Errorf("other client: got %v; want a token", err)
 	}
+	if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "[2001:db8:6::1]:1"); err != nil {
+		t.Errorf("other address: got %v; want a token", err)
+	}
 	f.clock.Advance(4 * time.Second)
-	_, err = f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.1.0.9:1")
+	_, err = f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "2001:db8:5::1")
 	if te := throttled(t, err); te.RetryAfter != 6*time.Second {
 		t.Errorf("after 4s: got RetryAfter %v; want 6s", te.RetryAfter)
 	}
 	f.clock.Advance(6 * time.Second)
-	if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.1.0.9:1"); err != nil {
+	if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "2001:db8:5::1"); err != nil {
 		t.Errorf("after the refill: got %v; want a token", err)
 	}
+}
+
+// TestThrottleNoLockoutFromElsewhere is the attack the pair key defeats: with the default
+// limits, an attacker who knows a client id fails at it from its own address without pause,
+// and the client keeps getting tokens from its address all along.
+func TestThrottleNoLockoutFromElsewhere(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	const attacker, legit = "203.0.113.66:40000", "198.51.100.7:443"
+	denied, held := 0, 0
+	for i := range 600 { // one attempt a second for 10 minutes
+		_, err := f.Authenticate("acme-reader", fmt.Sprintf("guess-%d", i), ServiceScoring, attacker)
+		var te *ThrottledError
+		switch {
+		case err == ErrNotAuthenticated:
+			denied++
+		case errors.As(err, &te):
+			held++
+		default:
+			t.Fatalf("attempt %d: got %v; want ErrNotAuthenticated or *ThrottledError", i+1, err)
+		}
+		if i%10 == 0 {
+			if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, legit); err != nil {
+				t.Fatalf("after %d guesses: client got %v; want a token", i+1, err)
+			}
+		}
+		f.clock.Advance(time.Second)
+	}
+	// The burst of 10, then one every 6 s: the attacker is throttled, not the client.
+	if want := 10 + 600/6 - 1; denied < want-1 || denied > want+1 || held != 600-denied {
+		t.Errorf("attacker: got %d denied and %d throttled; want about %d denied", denied, held, want)
+	}
+	// The same from a separate IPv6 /64.
+	for i := range 20 {
+		if _, err := f.Authenticate("north", "wrong", ServiceScoring, fmt.Sprintf("[2001:db8:bad::%x]:1", i)); i >= 10 {
+			throttled(t, err)
+		}
+	}
+	if _, err := f.Authenticate("north", "north-secret", ServiceScoring, "[2001:db8:600d::1]:1"); err != nil {
+		t.Errorf("north from another /64: got %v; want a token", err)
+	}
+}
+
+// TestThrottlePerClientGlobal: failures at one client id from many addresses, none of which
+// empties its own buckets, add up in the PerClientGlobal bucket, which then holds the client id
+// from every address.
+func TestThrottlePerClientGlobal(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *Options) {
+		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 2}, PerAddress: Bucket{Burst: 100},
+			PerClientGlobal: Bucket{Burst: 5, Refill: 10 * time.Second}}
+	})
+	for i := range 5 {
+		addr := fmt.Sprintf("192.0.2.%d:1", i/2+1) // two failures from each address
+		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, addr); err != ErrNotAuthenticated {
+			t.Fatalf("failure %d: got %v; want ErrNotAuthenticated", i+1, err)
+		}
+	}
+	for _, addr := range []string{"192.0.2.3:1", "192.0.2.200:1", "[2001:db8::1]:1"} {
+		_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, addr)
+		if te := throttled(t, err); te.RetryAfter != 10*time.Second {
+			t.Errorf("%s: got RetryAfter %v; want 10s", addr, te.RetryAfter)
+		}
+	}
+	if _, err := f.Authenticate("north", "north-secret", ServiceScoring, "192.0.2.200:1"); err != nil {
+		t.Errorf("other client: got %v; want a token", err)
+	}
+	f.clock.Advance(10 * time.Second)
+	if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "192.0.2.200:1"); err != nil {
+		t.Errorf("after the refill: got %v; want a token", err)
+	}
+	// A success gave its token back: one more failure is allowed, and then no more.
+	if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, "192.0.2.201:1"); err != ErrNotAuthenticated {
+		t.Errorf("got %v; want ErrNotAuthenticated", err)
+	}
+	_, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, "192.0.2.202:1")
+	throttled(t, err)
 }
 
 func TestThrottlePerAddress(t *testing.T) {
@@ -57,7 +140,8 @@ func TestThrottlePerAddress(t *testing.T) {
 			t.Fatalf("failure %d: got %v; want ErrNotAuthenticated", i+1, err)
 		}
 	}
-	// The same /64, another port and host part, bare or with brackets: one bucket.
+	// The same /64, another port and host part, bare or with brackets: one bucket, whatever the
+	// client id.
 	for _, addr := range []string{"[2001:db8::2]:80", "2001:db8::ffff", "[2001:db8::3]"} {
 		_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, addr)
 		if te := throttled(t, err); te.RetryAfter != time.Minute {
@@ -69,10 +153,28 @@ func TestThrottlePerAddress(t *testing.T) {
 	}
 }
 
+// TestThrottleEmptyAddress: "" is one address like any other, so callers without an address
+// share its buckets (the serving frame always passes one).
+func TestThrottleEmptyAddress(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *Options) { o.Throttle = ThrottleConfig{PerAddress: Bucket{Burst: 2, Refill: time.Minute}} })
+	for _, id := range []string{"guess-1", "guess-2"} {
+		if _, err := f.Authenticate(id, "x", ServiceScoring, ""); err != ErrNotAuthenticated {
+			t.Fatalf("got %v; want ErrNotAuthenticated", err)
+		}
+	}
+	_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "")
+	throttled(t, err)
+	if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "192.0.2.1:1"); err != nil {
+		t.Errorf("with an address: got %v; want a token", err)
+	}
+}
+
 func TestThrottleSuccessCostsNothing(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(o *Options) {
-		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 2, Refill: time.Hour}, PerAddress: Bucket{Burst: 2, Refill: time.Hour}}
+		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 2, Refill: time.Hour}, PerAddress: Bucket{Burst: 2, Refill: time.Hour},
+			PerClientGlobal: Bucket{Burst: 2, Refill: time.Hour}}
 	})
 	for i := range 10 {
 		if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.2.0.1"); err != nil {
@@ -90,8 +192,17 @@ func TestThrottleSuccessCostsNothing(t *testing.T) {
 	}
 	_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.2.0.1")
 	throttled(t, err)
+	// Every bucket was given back after each success: nothing is left tracked but the failures.
+	f.throttle.mu.Lock()
+	np, nr, nc := len(f.throttle.pair.index), len(f.throttle.remote.index), len(f.throttle.client.index)
+	f.throttle.mu.Unlock()
+	if np != 1 || nr != 1 || nc != 1 {
+		t.Errorf("got %d pair, %d address, %d client buckets; want one of each", np, nr, nc)
+	}
 	// A permission denied had the right secret: it costs nothing either.
-	g := newFixture(t, func(o *Options) { o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 1}} })
+	g := newFixture(t, func(o *Options) {
+		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 1}, PerClientGlobal: Bucket{Burst: 1}}
+	})
 	for range 3 {
 		if _, err := g.Authenticate("north", "north-secret", ServiceForecast, "10.2.0.2"); !errors.Is(err, ErrPermissionDenied) {
 			t.Fatalf("got %v; want ErrPermissionDenied", err)
@@ -99,53 +210,67 @@ func TestThrottleSuccessCostsNothing(t *testing.T) {
 	}
 }
 
-// TestThrottleConcurrentGuesses: the bucket is taken before the hash is computed, so a burst
-// of simultaneous guesses gets exactly Burst tries.
+// TestThrottleConcurrentGuesses: the buckets are taken before the hash is computed, so a burst
+// of simultaneous guesses gets exactly Burst tries, from one address (PerClient) or from one
+// address each (PerClientGlobal).
 func TestThrottleConcurrentGuesses(t *testing.T) {
 	t.Parallel()
 	const burst, guesses = 4, 40
-	f := newFixture(t, func(o *Options) {
-		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: burst, Refill: time.Hour}, PerAddress: Bucket{Burst: 1000}}
-	})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	counts := map[string]int{}
-	for i := range guesses {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := f.Authenticate("acme-reader", fmt.Sprintf("guess-%d", i), ServiceScoring, "10.3.0.1")
-			var te *ThrottledError
-			kind := "other"
-			switch {
-			case err == ErrNotAuthenticated:
-				kind = "denied"
-			case errors.As(err, &te):
-				kind = "throttled"
-			}
-			mu.Lock()
-			counts[kind]++
-			mu.Unlock()
-		}()
+	cases := []struct {
+		name string
+		cfg  ThrottleConfig
+		addr func(i int) string
+	}{
+		{"one address", ThrottleConfig{PerClient: Bucket{Burst: burst, Refill: time.Hour}, PerAddress: Bucket{Burst: 1000}},
+			func(int) string { return "10.3.0.1" }},
+		{"many addresses", ThrottleConfig{PerClientGlobal: Bucket{Burst: burst, Refill: time.Hour}},
+			func(i int) string { return fmt.Sprintf("10.3.1.%d", i) }},
 	}
-	wg.Wait()
-	if counts["denied"] != burst || counts["throttled"] != guesses-burst {
-		t.Errorf("got %v; want %d denied and %d throttled", counts, burst, guesses-burst)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, func(o *Options) { o.Throttle = tc.cfg })
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			counts := map[string]int{}
+			for i := range guesses {
+				wg.Go(func() {
+					_, err := f.Authenticate("acme-reader", fmt.Sprintf("guess-%d", i), ServiceScoring, tc.addr(i))
+					var te *ThrottledError
+					kind := "other"
+					switch {
+					case err == ErrNotAuthenticated:
+						kind = "denied"
+					case errors.As(err, &te):
+						kind = "throttled"
+					}
+					mu.Lock()
+					counts[kind]++
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			if counts["denied"] != burst || counts["throttled"] != guesses-burst {
+				t.Errorf("got %v; want %d denied and %d throttled", counts, burst, guesses-burst)
+			}
+		})
 	}
 }
 
 func TestThrottleDefaults(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	for i := range 10 {
-		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, fmt.Sprintf("10.4.0.%d", i)); err != ErrNotAuthenticated {
+	// PerClient: 10, then one per 6 s, from one address.
+	for range 10 {
+		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, "10.4.0.1"); err != ErrNotAuthenticated {
 			t.Fatalf("got %v; want ErrNotAuthenticated", err)
 		}
 	}
-	_, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, "10.4.1.1")
+	_, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, "10.4.0.1")
 	if te := throttled(t, err); te.RetryAfter != 6*time.Second {
 		t.Errorf("got RetryAfter %v; want the default 6s", te.RetryAfter)
 	}
+	// PerAddress: 20, then one per 3 s, whatever the client id.
 	for i := range 20 {
 		if _, err := f.Authenticate(fmt.Sprintf("guess-%d", i), "wrong", ServiceScoring, "10.4.2.1"); err != ErrNotAuthenticated {
 			t.Fatalf("address failure %d: got %v; want ErrNotAuthenticated", i+1, err)
@@ -154,6 +279,17 @@ func TestThrottleDefaults(t *testing.T) {
 	_, err = f.Authenticate("guess-x", "wrong", ServiceScoring, "10.4.2.1")
 	if te := throttled(t, err); te.RetryAfter != 3*time.Second {
 		t.Errorf("got RetryAfter %v; want the default 3s", te.RetryAfter)
+	}
+	// PerClientGlobal: 200, then one per second, from all addresses; 10 came from 10.4.0.1.
+	for i := range 190 {
+		addr := fmt.Sprintf("10.5.%d.1", i/10) // 10 from each, within its PerClient burst
+		if _, err := f.Authenticate("acme-reader", "wrong", ServiceScoring, addr); err != ErrNotAuthenticated {
+			t.Fatalf("client failure %d: got %v; want ErrNotAuthenticated", i+11, err)
+		}
+	}
+	_, err = f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.6.0.1")
+	if te := throttled(t, err); te.RetryAfter != time.Second {
+		t.Errorf("got RetryAfter %v; want the default 1s", te.RetryAfter)
 	}
 }
 
@@ -169,16 +305,22 @@ func TestThrottleMemoryBound(t *testing.T) {
 		if _, err := f.Authenticate(id, "x", ServiceScoring, fmt.Sprintf("192.0.2.%d:1", i)); err != ErrNotAuthenticated {
 			t.Fatalf("got %v; want ErrNotAuthenticated", err)
 		}
-		f.throttle.mu.Lock()
-		nc, nr, lc, lr := len(f.throttle.client.index), len(f.throttle.remote.index), f.throttle.client.lru.Len(), f.throttle.remote.lru.Len()
-		for k := range f.throttle.client.index {
+		tr := f.throttle
+		tr.mu.Lock()
+		n := []int{len(tr.pair.index), tr.pair.lru.Len(), len(tr.remote.index), tr.remote.lru.Len(), len(tr.client.index), tr.client.lru.Len()}
+		for k := range tr.client.index {
 			if len(k) > maxThrottleKey {
-				t.Errorf("got a key of %d bytes; want at most %d", len(k), maxThrottleKey)
+				t.Errorf("got a client key of %d bytes; want at most %d", len(k), maxThrottleKey)
 			}
 		}
-		f.throttle.mu.Unlock()
-		if nc > limit || nr > limit || nc != lc || nr != lr {
-			t.Fatalf("after %d: got %d/%d client and %d/%d address buckets; want at most %d, index and list in step", i+1, nc, lc, nr, lr, limit)
+		for k := range tr.pair.index {
+			if len(k.client) > maxThrottleKey || len(k.remote) > maxThrottleKey {
+				t.Errorf("got a pair key of %d+%d bytes; want at most %d each", len(k.client), len(k.remote), maxThrottleKey)
+			}
+		}
+		tr.mu.Unlock()
+		if n[0] > limit || n[2] > limit || n[4] > limit || n[0] != n[1] || n[2] != n[3] || n[4] != n[5] {
+			t.Fatalf("after %d: got pair %d/%d, address %d/%d, client %d/%d buckets (index/list); want at most %d, in step", i+1, n[0], n[1], n[2], n[3], n[4], n[5], limit)
 		}
 	}
 }
@@ -188,7 +330,7 @@ func TestThrottleMemoryBound(t *testing.T) {
 func TestBucketsEviction(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	bs := newBuckets(Bucket{Burst: 2, Refill: time.Second}, 3)
+	bs := newBuckets[string](Bucket{Burst: 2, Refill: time.Second}, 3)
 	for _, k := range []string{"a", "b", "c"} {
 		bs.take(k, now)
 	}
@@ -219,7 +361,7 @@ func TestBucketsEviction(t *testing.T) {
 	}
 }
 
-func keys(bs *buckets) []string {
+func keys(bs *buckets[string]) []string {
 	var out []string
 	for k := range bs.index {
 		out = append(out, k)
