@@ -69,21 +69,7 @@ func (s *Server) framework(ctx context.Context, name string) (*measure.Framework
 func (s *Server) single(ctx context.Context, framework string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
 	var p serve.Problems
 	ability, uncertainty, days := req.PriorAbility, req.PriorUncertainty, req.ElapsedDays
-	if ability == nil {
-		p.Add("priorAbility", "is required")
-	}
-	switch {
-	case uncertainty == nil:
-		p.Add("priorUncertainty", "is required")
-	case *uncertainty <= 0:
-		p.Add("priorUncertainty", "must be greater than 0, got %d", *uncertainty)
-	}
-	switch {
-	case days == nil:
-		p.Add("elapsedDays", "is required")
-	case *days < 0:
-		p.Add("elapsedDays", "must be 0 or more, got %d", *days)
-	}
+	checkPrior(&p, "", optionalFloat(ability), optionalFloat(uncertainty), optionalFloat(days))
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
 	if err := p.Err(); err != nil {
@@ -94,6 +80,9 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 		return nil, err
 	}
 	f := fw.Forecast(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days), testSD, cuts)
+	if !finite(append([]float64{f.Ability, f.Uncertainty}, f.Probabilities...)...) {
+		return nil, s.fault(ctx, "forecast is not finite", fmt.Errorf("%+v", f))
+	}
 	return &forecastv1.Forecast{
 		Ability:        f.Ability,
 		AbilityDisplay: fw.Display(f.Ability),
@@ -116,25 +105,7 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	}
 	students := make([]measure.Student, len(data))
 	for i, d := range data {
-		field := func(name string) string { return fmt.Sprintf("studentData[%d].%s", i, name) }
-		switch {
-		case d.PriorAbility == nil:
-			p.Add(field("priorAbility"), "is required")
-		case !finite(*d.PriorAbility):
-			p.Add(field("priorAbility"), "must be a finite number")
-		}
-		switch {
-		case d.PriorUncertainty == nil:
-			p.Add(field("priorUncertainty"), "is required")
-		case !finite(*d.PriorUncertainty) || *d.PriorUncertainty <= 0:
-			p.Add(field("priorUncertainty"), "must be a finite number greater than 0, got %v", *d.PriorUncertainty)
-		}
-		switch {
-		case d.ElapsedDays == nil:
-			p.Add(field("elapsedDays"), "is required")
-		case !finite(*d.ElapsedDays) || *d.ElapsedDays < 0:
-			p.Add(field("elapsedDays"), "must be a finite number of 0 or more, got %v", *d.ElapsedDays)
-		}
+		checkPrior(&p, fmt.Sprintf("studentData[%d].", i), d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
 		students[i] = measure.Student{
 			Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
 			ElapsedDays: d.GetElapsedDays(),
@@ -150,6 +121,9 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 		return nil, err
 	}
 	g := fw.Group(students, testSD, cuts)
+	if !finite(append(append([]float64{g.Ability, g.Uncertainty}, g.Proportions...), g.StdErrs...)...) {
+		return nil, s.fault(ctx, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", g.Ability, g.Uncertainty))
+	}
 	out := &forecastv1.GroupForecastResponse{
 		Forecasts: &forecastv1.GroupForecasts{
 			Students: make([]*forecastv1.StudentForecast, len(g.Students)),
@@ -173,12 +147,42 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	return out, nil
 }
 
+// checkPrior validates a student's prior fields (prefix is "" or "studentData[i].").
+func checkPrior(p *serve.Problems, prefix string, ability, uncertainty, days *float64) {
+	switch {
+	case ability == nil:
+		p.Add(prefix+"priorAbility", "is required")
+	case !finite(*ability) || math.Abs(*ability) > measure.MaxAbsMeasure:
+		p.Add(prefix+"priorAbility", "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *ability)
+	}
+	switch {
+	case uncertainty == nil:
+		p.Add(prefix+"priorUncertainty", "is required")
+	case !finite(*uncertainty) || *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
+		p.Add(prefix+"priorUncertainty", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *uncertainty)
+	}
+	switch {
+	case days == nil:
+		p.Add(prefix+"elapsedDays", "is required")
+	case !finite(*days) || *days < 0 || *days > measure.MaxElapsedDays:
+		p.Add(prefix+"elapsedDays", "must be between 0 and %d (ten years), got %v", measure.MaxElapsedDays, *days)
+	}
+}
+
+func optionalFloat(v *int32) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := float64(*v)
+	return &f
+}
+
 func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {
 	switch {
 	case v == nil:
 		p.Add("testUncertainty", "is required")
-	case !finite(*v) || *v < 0:
-		p.Add("testUncertainty", "must be a finite number of 0 or more, got %v", *v)
+	case !finite(*v) || *v < 0 || *v > measure.MaxUncertainty:
+		p.Add("testUncertainty", "must be between 0 and %d, got %v", measure.MaxUncertainty, *v)
 	default:
 		return *v
 	}
@@ -196,13 +200,27 @@ func (s *Server) cutLevels(p *serve.Problems, cuts []float64) []float64 {
 	}
 	for i, c := range cuts {
 		switch {
-		case !finite(c):
-			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be a finite number")
-		case i > 0 && finite(cuts[i-1]) && c <= cuts[i-1]:
+		case !finite(c) || math.Abs(c) > measure.MaxAbsMeasure:
+			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, c)
+		case i > 0 && c <= cuts[i-1]:
 			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be greater than cutLevels[%d] (%v); cut levels are strictly ascending", i-1, cuts[i-1])
 		}
 	}
 	return cuts
 }
 
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// finite reports whether every value is a number (not NaN, not infinite).
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// fault turns an answer the validation should have prevented into a logged internal error.
+func (s *Server) fault(ctx context.Context, what string, err error) error {
+	s.log.ErrorContext(ctx, what, "request_id", serve.RequestID(ctx), "error", err)
+	return serve.Internal()
+}

@@ -83,14 +83,27 @@ func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemR
 			r.correct++
 		}
 	}
-	if len(order) > 1 {
+	switch {
+	case len(order) > 1:
 		p.Add("items", "mix frameworks %s; one request scores one framework", strings.Join(order, " and "))
-		return r
-	}
-	if len(order) == 1 {
+		knownFramework(p, b, framework)
+	case len(order) == 1:
 		r.fw = s.framework(p, b, order[0], framework)
+	default:
+		knownFramework(p, b, framework)
 	}
 	return r
+}
+
+// knownFramework checks an optional framework field on its own, when the items cannot say
+// which framework the request is in.
+func knownFramework(p *serve.Problems, b *measure.Bundle, field *string) {
+	if field == nil {
+		return
+	}
+	if _, known := b.Framework(*field); !known {
+		p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
+	}
 }
 
 // framework resolves the items' framework and checks the optional framework field against it.
@@ -127,24 +140,28 @@ func numberCorrect(p *serve.Problems, v *int32, n int) int {
 // prior checks the prior fields of the Bayes forms and moves the prior forward to today (§4).
 func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days *int32) (measure.Normal, bool) {
 	ok := true
-	if ability == nil {
+	switch {
+	case ability == nil:
 		p.Add("priorAbility", "is required")
+		ok = false
+	case *ability < -measure.MaxAbsMeasure || *ability > measure.MaxAbsMeasure:
+		p.Add("priorAbility", "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *ability)
 		ok = false
 	}
 	switch {
 	case uncertainty == nil:
 		p.Add("priorUncertainty", "is required")
 		ok = false
-	case *uncertainty <= 0:
-		p.Add("priorUncertainty", "must be greater than 0, got %d", *uncertainty)
+	case *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
+		p.Add("priorUncertainty", "must be greater than 0 and at most %d, got %d", measure.MaxUncertainty, *uncertainty)
 		ok = false
 	}
 	switch {
 	case days == nil:
 		p.Add("elapsedDays", "is required")
 		ok = false
-	case *days < 0:
-		p.Add("elapsedDays", "must be 0 or more, got %d", *days)
+	case *days < 0 || *days > measure.MaxElapsedDays:
+		p.Add("elapsedDays", "must be between 0 and %d (ten years), got %d", measure.MaxElapsedDays, *days)
 		ok = false
 	}
 	if !ok || fw == nil {

@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 )
+
+// decimal is the scaleScore syntax: an optional minus, digits, an optional fraction. Go's own
+// float syntax (5_00, 0x1p9, +Inf) is not a score.
+var decimal = regexp.MustCompile(`^-?(\d+(\.\d*)?|\.\d+)$`)
 
 // scale checks the scale-score fields and converts the score through its link table (§5).
 func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *int32) (*measure.Framework, measure.Normal, bool) {
@@ -29,9 +34,10 @@ func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *
 	case scaleScore == nil:
 		p.Add("scaleScore", "is required")
 	default:
-		v, err := strconv.ParseFloat(strings.TrimSpace(*scaleScore), 64)
-		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			p.Add("scaleScore", "must be a number, got %q", *scaleScore)
+		text := strings.TrimSpace(*scaleScore)
+		v, err := strconv.ParseFloat(text, 64)
+		if !decimal.MatchString(text) || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			p.Add("scaleScore", "must be a decimal number such as \"512\" or \"512.5\", got %q", *scaleScore)
 		} else {
 			score, scoreOK = v, true
 		}
@@ -39,10 +45,10 @@ func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *
 	switch {
 	case scaleSem == nil:
 		p.Add("scaleSem", "is required")
-	case *scaleSem <= 0:
-		p.Add("scaleSem", "must be greater than 0, got %d", *scaleSem)
+	case *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty:
+		p.Add("scaleSem", "must be greater than 0 and at most %d, got %d", measure.MaxUncertainty, *scaleSem)
 	}
-	if link == nil || !scoreOK || scaleSem == nil || *scaleSem <= 0 {
+	if link == nil || !scoreOK || scaleSem == nil || *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty {
 		return s.linkFramework(link), measure.Normal{}, false
 	}
 	obs, err := link.Measure(score, float64(*scaleSem))

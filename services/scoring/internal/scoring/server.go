@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 
@@ -51,6 +52,25 @@ func toInt32(v float64) int32 {
 	return int32(r)
 }
 
+// finite reports whether every number of an answer is a number: the estimators promise it, and
+// a NaN must become a logged 500, never a 200 with ability 0.
+func finite(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// reply is the measure answer, or a fault when the estimate is not a finite number.
+func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate) (*scoringv1.Measure, error) {
+	if !finite(est.Ability, est.Uncertainty) {
+		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
+	}
+	return measureReply(fw, est), nil
+}
+
 func measureReply(fw *measure.Framework, est measure.Estimate) *scoringv1.Measure {
 	return &scoringv1.Measure{
 		Ability:        toInt32(est.Ability),
@@ -94,7 +114,7 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 	if err != nil {
 		return nil, s.fault(ctx, "standard estimate", err)
 	}
-	return measureReply(r.fw, est), nil
+	return s.reply(ctx, r.fw, est)
 }
 
 func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
@@ -108,7 +128,7 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 	if err != nil {
 		return nil, s.fault(ctx, "standard estimate", err)
 	}
-	return measureReply(r.fw, est), nil
+	return s.reply(ctx, r.fw, est)
 }
 
 func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
@@ -122,7 +142,7 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	if err != nil {
 		return nil, s.fault(ctx, "bayes estimate", err)
 	}
-	return measureReply(r.fw, est), nil
+	return s.reply(ctx, r.fw, est)
 }
 
 func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
@@ -137,7 +157,7 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	if err != nil {
 		return nil, s.fault(ctx, "bayes estimate", err)
 	}
-	return measureReply(r.fw, est), nil
+	return s.reply(ctx, r.fw, est)
 }
 
 func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
@@ -168,8 +188,12 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 			count = *it.Count
 		}
 		ok := true
-		if it.Difficulty == nil {
+		switch {
+		case it.Difficulty == nil:
 			p.Add(fieldf("items[%d].difficulty", i), "is required")
+			ok = false
+		case *it.Difficulty < -measure.MaxAbsMeasure || *it.Difficulty > measure.MaxAbsMeasure:
+			p.Add(fieldf("items[%d].difficulty", i), "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
 			ok = false
 		}
 		if count < 1 {
@@ -193,7 +217,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	if err != nil {
 		return nil, s.fault(ctx, "bayes estimate", err)
 	}
-	return measureReply(fw, est), nil
+	return s.reply(ctx, fw, est)
 }
 
 func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
@@ -215,6 +239,9 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 		Uncertainty:    toInt32(est.Uncertainty),
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
+	}
+	if !finite(est.Ability, est.Uncertainty) {
+		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
@@ -243,7 +270,13 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
+	if !finite(est.Ability, est.Uncertainty) {
+		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%+v", est))
+	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+		if !finite(st.Ability, st.Uncertainty) {
+			return nil, s.fault(ctx, "strand estimate is not finite", fmt.Errorf("%+v", st))
+		}
 		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
 			Name:           st.Name,
 			Ability:        toInt32(st.Ability),
@@ -276,7 +309,7 @@ func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleReques
 	if fw == nil {
 		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
-	return measureReply(fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD}), nil
+	return s.reply(ctx, fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD})
 }
 
 func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
@@ -290,7 +323,7 @@ func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleB
 		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	post := measure.Update(pr, obs)
-	return measureReply(fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD}), nil
+	return s.reply(ctx, fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD})
 }
 
 func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
@@ -320,8 +353,11 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 		}
 		n = len(form.Items)
 	}
-	if fw != nil || req.NumberCorrect == nil {
+	switch {
+	case fw != nil || req.NumberCorrect == nil:
 		test.Correct = numberCorrect(&p, req.NumberCorrect, n)
+	case req.GetNumberCorrect() < 0:
+		p.Add("numberCorrect", "must be 0 or more, got %d", req.GetNumberCorrect())
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -330,5 +366,5 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 	if err != nil {
 		return nil, s.fault(ctx, "standard estimate", err)
 	}
-	return measureReply(fw, est), nil
+	return s.reply(ctx, fw, est)
 }
