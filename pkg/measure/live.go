@@ -1,7 +1,12 @@
 package measure
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -11,6 +16,8 @@ import (
 type Live struct {
 	dir     string
 	current atomic.Pointer[Bundle]
+	mu      sync.Mutex
+	loaded  [sha256.Size]byte // fingerprint of the files the current bundle came from
 }
 
 // OpenLive loads the bundle of dir, or the embedded demonstration bundle when dir is "".
@@ -20,7 +27,7 @@ func OpenLive(dir string) (*Live, error) {
 		l.current.Store(Demo())
 		return l, nil
 	}
-	if err := l.Reload(); err != nil {
+	if _, err := l.Reload(); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -37,15 +44,51 @@ func (l *Live) Source() string {
 	return l.dir
 }
 
-// Reload re-reads the directory; the embedded bundle never changes.
-func (l *Live) Reload() error {
+// Reload re-reads the directory and reports whether the bundle changed. Files that are byte for
+// byte those of the current bundle are not parsed again. The embedded bundle never changes.
+func (l *Live) Reload() (changed bool, err error) {
 	if l.dir == "" {
-		return nil
+		return false, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sum, err := fingerprint(os.DirFS(l.dir))
+	if err != nil {
+		return false, fmt.Errorf("reload %s: %w", l.dir, err)
+	}
+	if l.current.Load() != nil && sum == l.loaded {
+		return false, nil
 	}
 	b, err := LoadDir(l.dir)
 	if err != nil {
-		return fmt.Errorf("reload: %w", err)
+		return false, fmt.Errorf("reload: %w", err)
 	}
 	l.current.Store(b)
-	return nil
+	l.loaded = sum
+	return true, nil
+}
+
+// fingerprint hashes the names and contents of the bundle files of a directory (the files
+// LoadFS reads: not hidden, ending in .csv), in name order.
+func fingerprint(fsys fs.FS) ([sha256.Size]byte, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".csv") {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return [sha256.Size]byte{}, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+	}
+	var sum [sha256.Size]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
 }

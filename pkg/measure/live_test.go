@@ -10,7 +10,8 @@ import (
 func TestLive(t *testing.T) {
 	t.Parallel()
 	embedded, err := OpenLive("")
-	if err != nil || embedded.Bundle() != Demo() || embedded.Reload() != nil || embedded.Source() != "embedded demonstration bundle" {
+	changed, rerr := embedded.Reload()
+	if err != nil || embedded.Bundle() != Demo() || changed || rerr != nil || embedded.Source() != "embedded demonstration bundle" {
 		t.Fatalf("embedded: got %v, %v; want the demo bundle, reload a no-op", embedded, err)
 	}
 
@@ -36,6 +37,9 @@ func TestLive(t *testing.T) {
 	if _, ok := first.Item("L000001"); !ok {
 		t.Fatal("loaded bundle lacks L000001")
 	}
+	if changed, err := live.Reload(); changed || err != nil || live.Bundle() != first {
+		t.Errorf("reload of unchanged files: got changed=%v, %v; want the same bundle, not re-parsed", changed, err)
+	}
 
 	// A broken file: Reload reports it with file:line and the last good bundle keeps serving.
 	items := filepath.Join(dir, "items.csv")
@@ -43,8 +47,8 @@ func TestLive(t *testing.T) {
 	if err := os.WriteFile(items, append(good, []byte("L999999,lexile,Key Ideas,not-a-number\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = live.Reload()
-	if err == nil || !strings.Contains(err.Error(), "items.csv:") {
+	changed, err = live.Reload()
+	if err == nil || changed || !strings.Contains(err.Error(), "items.csv:") {
 		t.Fatalf("reload of a broken file: got %v; want an items.csv:line error", err)
 	}
 	if live.Bundle() != first {
@@ -55,8 +59,8 @@ func TestLive(t *testing.T) {
 	if err := os.WriteFile(items, append(good, []byte("L999999,lexile,Key Ideas,512\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := live.Reload(); err != nil {
-		t.Fatalf("reload: %v", err)
+	if changed, err := live.Reload(); err != nil || !changed {
+		t.Fatalf("reload of a good change: got changed=%v, %v; want changed", changed, err)
 	}
 	if it, ok := live.Bundle().Item("L999999"); !ok || it.Difficulty != 512 {
 		t.Errorf("after reload: got %+v, %v; want the new item", it, ok)

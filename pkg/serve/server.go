@@ -40,9 +40,9 @@ type Service struct {
 	Register func(*grpc.Server)
 	// RegisterGateway adds the service's JSON routes, calling the server through conn.
 	RegisterGateway func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
-	// Reload re-reads the service's own files (its content bundle); nil if it has none. An error
-	// keeps the last good version serving and is logged.
-	Reload func() error
+	// Reload re-reads the service's own files (its content bundle) and reports whether they
+	// changed; nil if it has none. An error keeps the last good version serving and is logged.
+	Reload func() (changed bool, err error)
 }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
@@ -336,9 +336,13 @@ func (s *Server) Reload() bool {
 		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
 	}
 	if s.svc.Reload != nil {
-		if err := s.svc.Reload(); err != nil {
+		changed, err := s.svc.Reload()
+		switch {
+		case err != nil:
 			ok = false
 			s.log.Error("reload content: keeping the last good bundle", "error", err)
+		case changed:
+			s.log.Info("content bundle reloaded")
 		}
 	}
 	return ok
