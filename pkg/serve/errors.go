@@ -247,8 +247,9 @@ func writeHTTPError(w http.ResponseWriter, e httpError) {
 	if e.status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
+	body, _ := json.Marshal(e.body) // a struct of strings: cannot fail
 	w.WriteHeader(e.status)
-	_ = json.NewEncoder(w).Encode(e.body)
+	_, _ = w.Write(body)
 }
 
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
