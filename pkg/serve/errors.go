@@ -252,6 +252,11 @@ func writeHTTPError(w http.ResponseWriter, e httpError) {
 	_, _ = w.Write(body)
 }
 
+// writeHTTPStatus writes the documented body of an HTTP-level error.
+func writeHTTPStatus(w http.ResponseWriter, code int) {
+	writeHTTPError(w, httpError{status: code, body: bodyForHTTP(code, nil)})
+}
+
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
 // JSON front is written as the documented body.
 func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
@@ -266,5 +271,5 @@ func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Mar
 
 // routingErrorHandler answers paths and methods the gateway has no route for.
 func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, code int) {
-	writeHTTPError(w, httpError{status: code, body: bodyForHTTP(code, nil)})
+	writeHTTPStatus(w, code)
 }

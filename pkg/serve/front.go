@@ -36,7 +36,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 				// curl -d labels every body form-encoded; a body that is JSON is taken as JSON.
 				form = true
 			default:
-				writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: bodyForHTTP(http.StatusUnsupportedMediaType, nil)})
+				writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 				return
 			}
 		}
@@ -46,14 +46,14 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			limit = s.cfg.Limits.MaxGroupBodyBytes
 		}
 		if r.ContentLength > limit {
-			writeHTTPError(w, httpError{status: http.StatusRequestEntityTooLarge, body: bodyForHTTP(http.StatusRequestEntityTooLarge, nil)})
+			writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				writeHTTPError(w, httpError{status: http.StatusRequestEntityTooLarge, body: bodyForHTTP(http.StatusRequestEntityTooLarge, nil)})
+				writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
 				return
 			}
 			writeHTTPError(w, httpError{status: http.StatusBadRequest, body: bodyForHTTP(http.StatusBadRequest, errors.New("request body could not be read"))})
@@ -64,7 +64,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			form = false
 		}
 		if form && r.URL.Path != "/authToken" {
-			writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: bodyForHTTP(http.StatusUnsupportedMediaType, nil)})
+			writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 			return
 		}
 		switch {

@@ -200,7 +200,7 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/readyz":
 			h = func(w http.ResponseWriter, _ *http.Request) {
 				if !s.ready.Load() {
-					writeHTTPError(w, httpError{status: http.StatusServiceUnavailable, body: bodyForHTTP(http.StatusServiceUnavailable, nil)})
+					writeHTTPStatus(w, http.StatusServiceUnavailable)
 					return
 				}
 				writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
