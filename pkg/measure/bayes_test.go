@@ -6,7 +6,8 @@ import (
 )
 
 // TestBayesMatchesDenseGrid cross-checks the EAP mean and posterior SD against a dense trapezoid
-// integration (20,001 points over ±12 posterior SDs) of the plainly written posterior.
+// integration (refPosterior: 20,000 steps over the window within e^−60 of the maximum) of the
+// plainly written posterior.
 func TestBayesMatchesDenseGrid(t *testing.T) {
 	t.Parallel()
 	type tc struct {
@@ -50,14 +51,14 @@ func TestBayesMatchesDenseGrid(t *testing.T) {
 	}
 }
 
-// TestBayesFallbackPath: a posterior far from normal (a zero score with the prior well above the
-// items) makes the two Gauss–Hermite rules disagree; the adaptive trapezoid must then hold the
+// TestBayesFallbackPath: a posterior far from normal (a zero score with a wide prior well above
+// the items) makes the two Gauss–Hermite rules disagree; the adaptive trapezoid must then hold the
 // 1e-6 logit accuracy where Gauss–Hermite alone misses it.
 func TestBayesFallbackPath(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
 	tt := Test{Items: spread(10, 500, 200), Correct: 0}
-	prior := Normal{Mean: 1100, SD: 300}
+	prior := Normal{Mean: 1500, SD: 1000}
 	it, err := f.prep.prepare(tt, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -68,19 +69,27 @@ func TestBayesFallbackPath(t *testing.T) {
 	top := it.logPost(mode, mu, tau)
 	gh := it.gaussHermite(mainRule, mode, scale, top, mu, tau)
 	ref := refPosterior(f, tt, prior, 20000)
-	refMean := (ref.Mean - it.centre) / f.UnitsPerLogit
+	refMean, refSD := (ref.Mean-it.centre)/f.UnitsPerLogit, ref.SD/f.UnitsPerLogit
 	if math.Abs(gh.Mean-refMean) < 1e-6 {
 		t.Fatalf("Gauss–Hermite alone is within 1e-6 here (%v vs %v); the case no longer tests the fallback", gh.Mean, refMean)
 	}
 	dense := it.posteriorDense(mode, scale, top, mu, tau)
-	if d := math.Abs(dense.Mean - refMean); d > 1e-6 {
+	if d := math.Abs(dense.Mean - refMean); !(d <= 1e-6) {
 		t.Errorf("fallback mean %v; want %v, %.2g logits apart", dense.Mean, refMean, d)
+	}
+	if d := math.Abs(dense.SD - refSD); !(d <= 1e-6) {
+		t.Errorf("fallback SD %v; want %v, %.2g logits apart", dense.SD, refSD, d)
+	}
+	// A reference value far below the true maximum (the old failure: exp overflowed, Inf/Inf)
+	// must not matter: the fallback rebases on the largest log-posterior it meets.
+	if low := it.posteriorDense(mode, scale, top-5000, mu, tau); !(math.Abs(low.Mean-dense.Mean) <= 1e-9 && math.Abs(low.SD-dense.SD) <= 1e-9) {
+		t.Errorf("fallback with a reference 5000 below the maximum = %v; want %v", low, dense)
 	}
 	got, err := f.Bayes(tt, prior)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := math.Abs(got.Ability-ref.Mean) / f.UnitsPerLogit; d > 1e-6 {
+	if d := math.Abs(got.Ability-ref.Mean) / f.UnitsPerLogit; !(d <= 1e-6) {
 		t.Errorf("Bayes mean %v; want %v", got.Ability, ref.Mean)
 	}
 }

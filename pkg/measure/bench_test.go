@@ -41,6 +41,24 @@ func BenchmarkBayes(b *testing.B) {
 	}
 }
 
+// BenchmarkBayesFar is the hard case: nobody right on items far below the prior (3000 ± 300
+// against items around 700), a posterior far from normal that takes the trapezoid fallback.
+func BenchmarkBayesFar(b *testing.B) {
+	f := testFramework(b, "lexile")
+	prior := Normal{Mean: 3000, SD: 300}
+	for _, n := range []int{40, 1000, 5000} {
+		tt := Test{Items: spread(n, 700, 2*f.UnitsPerLogit), Correct: 0}
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Bayes(tt, prior); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkGroup(b *testing.B) {
 	f := testFramework(b, "lexile")
 	cuts := []float64{400, 600, 800, 1000}

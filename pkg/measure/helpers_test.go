@@ -30,57 +30,98 @@ func testFramework(t testing.TB, name string) *Framework {
 	return f
 }
 
-// refLogPost is the log-posterior written the plain way: Σ log P for the right answers and
-// Σ log(1 − P) for the wrong ones (any pattern with raw score r), plus the normal log-prior.
-// x and the result are in measure units.
-func refLogPost(f *Framework, t Test, prior Normal, x float64) float64 {
-	lambda := math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch))
+// refModel is the log-posterior written the plain way: Σ log P for the right answers and
+// Σ log(1 − P) for the wrong ones (the first Correct items right: any pattern with raw score r
+// gives the same posterior), plus the normal log-prior. x and the result are in measure units.
+// Items of equal difficulty are grouped (right·log P + wrong·log(1 − P)) so that long tests of
+// few distinct difficulties stay cheap.
+type refModel struct {
+	lambda, s float64
+	groups    []refGroup
+	prior     Normal
+}
+
+type refGroup struct {
+	d            float64
+	right, wrong float64
+}
+
+func newRefModel(f *Framework, t Test, prior Normal) *refModel {
+	m := &refModel{lambda: math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch)), s: f.UnitsPerLogit, prior: prior}
+	index := map[float64]int{}
 	right := t.Correct
-	ll := 0.0
 	for _, d := range t.Items {
-		z := (x-d.Measure)/f.UnitsPerLogit + lambda
-		for c := 0; c < d.Count; c++ {
-			if right > 0 {
-				ll += -math.Log1p(math.Exp(-z)) // log P
-				right--
-			} else {
-				ll += -math.Log1p(math.Exp(z)) // log(1 − P)
-			}
+		j, ok := index[d.Measure]
+		if !ok {
+			j = len(m.groups)
+			index[d.Measure] = j
+			m.groups = append(m.groups, refGroup{d: d.Measure})
+		}
+		r := min(right, d.Count)
+		right -= r
+		m.groups[j].right += float64(r)
+		m.groups[j].wrong += float64(d.Count - r)
+	}
+	return m
+}
+
+func (m *refModel) logPost(x float64) float64 {
+	ll := 0.0
+	for _, g := range m.groups {
+		z := (x-g.d)/m.s + m.lambda
+		if g.right > 0 {
+			ll += g.right * -math.Log1p(math.Exp(-z)) // log P
+		}
+		if g.wrong > 0 {
+			ll += g.wrong * -math.Log1p(math.Exp(z)) // log(1 − P)
 		}
 	}
-	u := (x - prior.Mean) / prior.SD
+	u := (x - m.prior.Mean) / m.prior.SD
 	return ll - 0.5*u*u
 }
 
-// refPosterior integrates the posterior by the trapezoid rule on a dense grid (points points over
-// ±12 posterior SDs, found from a first coarse pass), in measure units.
+// refPosterior integrates the posterior by the trapezoid rule on dense grids, in measure units.
+// A first pass of points intervals over prior.Mean ± (30·prior.SD + 30·s) finds the grid points
+// where the log-posterior is within 60 of the largest value on the grid; since the log-posterior
+// is concave, that run of points widened by one step on each side holds everything within e^−60
+// of the true maximum. Two more passes of points intervals integrate over such a window (each
+// found from the previous pass); the last gives the answer.
 func refPosterior(f *Framework, t Test, prior Normal, points int) Normal {
-	centre, width := prior.Mean, 30*prior.SD+30*f.UnitsPerLogit
+	m := newRefModel(f, t, prior)
+	width := 30*prior.SD + 30*f.UnitsPerLogit
+	lo, hi := prior.Mean-width, prior.Mean+width
+	vals := make([]float64, points+1)
+	var out Normal
 	for pass := 0; pass < 3; pass++ {
-		lo, hi := centre-width, centre+width
 		h := (hi - lo) / float64(points)
 		top := math.Inf(-1)
-		for i := 0; i <= points; i++ {
-			top = math.Max(top, refLogPost(f, t, prior, lo+float64(i)*h))
+		for i := range vals {
+			vals[i] = m.logPost(lo + float64(i)*h)
+			top = math.Max(top, vals[i])
 		}
+		centre := lo + (hi-lo)/2
 		var m0, m1, m2 float64
-		for i := 0; i <= points; i++ {
-			x := lo + float64(i)*h
+		first, last := -1, 0
+		for i, v := range vals {
+			if v > top-60 {
+				if first < 0 {
+					first = i
+				}
+				last = i
+			}
 			w := 1.0
 			if i == 0 || i == points {
 				w = 0.5
 			}
-			p := w * math.Exp(refLogPost(f, t, prior, x)-top)
+			p := w * math.Exp(v-top)
+			dx := float64(i)*h - (centre - lo)
 			m0 += p
-			m1 += p * (x - centre)
-			m2 += p * (x - centre) * (x - centre)
+			m1 += p * dx
+			m2 += p * dx * dx
 		}
 		mean := m1 / m0
-		sd := math.Sqrt(m2/m0 - mean*mean)
-		centre, width = centre+mean, 12*sd
-		if pass == 2 {
-			return Normal{Mean: centre, SD: sd}
-		}
+		out = Normal{Mean: centre + mean, SD: math.Sqrt(m2/m0 - mean*mean)}
+		lo, hi = lo+float64(first-1)*h, lo+float64(last+1)*h
 	}
-	panic("unreachable")
+	return out
 }

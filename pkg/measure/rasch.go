@@ -78,16 +78,30 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	return it, nil
 }
 
-// score returns Σ w_i·P_i(x) and the information Σ w_i·P_i(1 − P_i) at x (logits).
-func (it *items) score(x float64) (sum, info float64) {
+// score returns Σ w_i·P_i(x) − r and the information Σ w_i·P_i(1 − P_i) at x (logits), both
+// without cancellation: items with P_i >= ½ contribute their count less w_i·(1 − P_i), with
+// 1 − P_i = e^(−x)·k_i·P_i computed directly, and the counts (integers, exact) meet r first.
+// Far from the items, where P_i rounds to 0 or 1, the excess then keeps the tails that decide
+// where it changes sign, and the information stays positive.
+func (it *items) score(x, r float64) (excess, info float64) {
 	e := math.Exp(-x)
+	var low, high, count float64
 	for i, k := range it.k {
-		q := 1 / (1 + e*k)
+		ek := e * k
+		q := 1 / (1 + ek)
 		w := it.w[i]
-		sum += w * q
-		info += w * q * (1 - q)
+		var c float64 // 1 − q
+		if ek > 1 {
+			c = 1 - q
+			low += w * q
+		} else {
+			c = ek * q
+			high += w * c
+			count += w
+		}
+		info += w * q * c
 	}
-	return sum, info
+	return (count - r) + (low - high), info
 }
 
 // Standard is §2's estimate without a prior: the maximum-likelihood ability solving Σ P_i(θ) = r
@@ -111,13 +125,16 @@ func (f *Framework) Standard(t Test) (Estimate, error) {
 		r = it.n - f.ExtremeAdjust
 	}
 	x := it.mle(r)
-	_, info := it.score(x)
+	_, info := it.score(x, r)
 	return Estimate{Ability: it.centre + p.s*x, Uncertainty: p.s / math.Sqrt(info)}, nil
 }
 
 // mle solves Σ w_i·P_i(x) = r for 0 < r < n. The root is bracketed by the abilities at which
-// the easiest and the hardest item alone would give the proportion r/n; Newton steps that
-// leave the bracket are replaced by bisection.
+// the easiest and the hardest item alone would give the proportion r/n. Within the bracket the
+// search is Newton safeguarded as in mode: a Newton step is taken only if it lands strictly
+// inside the bracket and is at most half as long as the step before the previous one, otherwise
+// the step bisects the bracket, so flat stretches of the score (items in far-apart clusters)
+// cannot make it wander.
 func (it *items) mle(r float64) float64 {
 	logit := math.Log(r / (it.n - r))
 	lo, hi := it.dmin-it.lambda+logit, it.dmax-it.lambda+logit
@@ -125,21 +142,29 @@ func (it *items) mle(r float64) float64 {
 	if !(x > lo && x < hi) {
 		x = 0.5 * (lo + hi)
 	}
-	for iter := 0; iter < 200; iter++ {
-		sum, info := it.score(x)
-		g := sum - r
-		if g < 0 {
+	last, before := hi-lo, math.Inf(1)
+	for iter := 0; iter < maxModeIter; iter++ {
+		g, info := it.score(x, r)
+		switch {
+		case g < 0:
 			lo = x
-		} else {
+		case g > 0:
 			hi = x
+		default:
+			return x
 		}
-		next := x - g/info
-		if !(next >= lo && next <= hi) { // a Newton step that leaves the bracket (or is NaN)
-			next = 0.5 * (lo + hi)
+		newton := -g / info
+		if math.Abs(newton) < 1e-8 { // converged: the step left is below the tolerance
+			return x + newton
 		}
-		step := next - x
+		next := x + newton
+		if !(next > lo && next < hi) || math.Abs(newton) > 0.5*before { // also a NaN step
+			next = lo + 0.5*(hi-lo)
+		}
+		step := math.Abs(next - x)
+		before, last = last, step
 		x = next
-		if math.Abs(step) < 1e-8 || hi-lo < 1e-12 {
+		if hi-lo < 1e-12 {
 			break
 		}
 	}

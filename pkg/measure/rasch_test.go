@@ -256,3 +256,100 @@ func TestEstimatorErrors(t *testing.T) {
 		t.Fatal()
 	}
 }
+
+// accurateExcess is Σ P_i(θ) − r written with the public model's formula, counting the items a
+// student almost surely gets right by their complement 1 − P = 1/(1 + e^z), so that the tails
+// which place an estimate between far-apart clusters of items survive rounding.
+func accurateExcess(f *Framework, items []Difficulty, theta, r float64) float64 {
+	lambda := math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch))
+	low, high, count := 0.0, 0.0, 0.0
+	for _, d := range items {
+		z := (theta-d.Measure)/f.UnitsPerLogit + lambda
+		w := float64(d.Count)
+		if z < 0 {
+			low += w / (1 + math.Exp(-z))
+		} else {
+			high += w / (1 + math.Exp(z))
+			count += w
+		}
+	}
+	return (count - r) + (low - high)
+}
+
+// bisectAccurate solves accurateExcess = 0 by plain bisection.
+func bisectAccurate(f *Framework, items []Difficulty, r float64) float64 {
+	lo, hi := -1e5, 1e5
+	for k := 0; k < 200 && hi-lo > 1e-9; k++ {
+		mid := (lo + hi) / 2
+		if accurateExcess(f, items, mid, r) < 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// TestStandardExtremes: long tests and items at ±10,000 (the services' limit), including scores
+// that put the estimate on the flat stretch between two far-apart clusters, where Σ P_i rounds
+// to r over thousands of units unless the near-certain items are counted by their complements.
+// Where the clusters make it exact, the closed form is checked too: a items at −D and b at +D
+// with r = a give θ̂ = −s·λ − (s/2)·ln(b/a) (up to terms in e^(−2D/s)).
+func TestStandardExtremes(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	s, lambda := f.UnitsPerLogit, math.Log(3)
+	closed := func(a, b float64) float64 { return -s*lambda - s/2*math.Log(b/a) }
+	cases := []struct {
+		name  string
+		items []Difficulty
+		r     int
+		exact float64 // closed form, or NaN
+	}{
+		{"1000 items over ±10000, r=0", spread(1000, 0, 10000), 0, math.NaN()},
+		{"1000 items over ±10000, r=1", spread(1000, 0, 10000), 1, math.NaN()},
+		{"1000 items over ±10000, r=333", spread(1000, 0, 10000), 333, math.NaN()},
+		{"1000 items over ±10000, r=999", spread(1000, 0, 10000), 999, math.NaN()},
+		{"1000 items over ±10000, r=1000", spread(1000, 0, 10000), 1000, math.NaN()},
+		{"one item at 10000, right", []Difficulty{{10000, 1}}, 1, math.NaN()},
+		{"20 and 20 at ±10000, r=0", cycle(40, 2, -10000, 10000), 0, math.NaN()},
+		{"20 and 20 at ±10000, r=20", cycle(40, 2, -10000, 10000), 20, closed(20, 20)},
+		{"20 and 20 at ±10000, r=40", cycle(40, 2, -10000, 10000), 40, math.NaN()},
+		{"500 and 500 at ±10000, r=500", []Difficulty{{-10000, 500}, {10000, 500}}, 500, closed(500, 500)},
+		{"1 and 999 at ±10000, r=1", []Difficulty{{-10000, 1}, {10000, 999}}, 1, closed(1, 999)},
+		{"999 and 1 at ±10000, r=999", []Difficulty{{-10000, 999}, {10000, 1}}, 999, closed(999, 1)},
+		{"-10000, 0, 10000, r=1", []Difficulty{{-10000, 1}, {0, 1}, {10000, 1}}, 1, -5000 - s*lambda},
+		{"-10000, 0, 10000, r=2", []Difficulty{{-10000, 1}, {0, 1}, {10000, 1}}, 2, 5000 - s*lambda},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			est, err := f.Standard(Test{Items: c.items, Correct: c.r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !finite(est.Ability) || !finite(est.Uncertainty) || est.Uncertainty <= 0 {
+				t.Fatalf("Standard = %v; want a finite ability and a positive, finite uncertainty", est)
+			}
+			n := 0
+			for _, d := range c.items {
+				n += d.Count
+			}
+			r := float64(c.r)
+			if c.r == 0 {
+				r = f.ExtremeAdjust
+			} else if c.r == n {
+				r = float64(n) - f.ExtremeAdjust
+			}
+			want := bisectAccurate(f, c.items, r)
+			if d := math.Abs(est.Ability-want) / s; !(d <= 1e-8) {
+				t.Errorf("ability %v; want %v (bisection), %.2g logits apart", est.Ability, want, d)
+			}
+			if !math.IsNaN(c.exact) {
+				if d := math.Abs(est.Ability-c.exact) / s; !(d <= 1e-8) {
+					t.Errorf("ability %v; want %v (closed form), %.2g logits apart", est.Ability, c.exact, d)
+				}
+			}
+		})
+	}
+}
