@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -247,9 +248,12 @@ func writeHTTPError(w http.ResponseWriter, e httpError) {
 	if e.status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
-	body, _ := json.Marshal(e.body) // a struct of strings: cannot fail
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false) // "<accessToken>" reads as written; this is not HTML
+	_ = enc.Encode(e.body)   // a struct of strings: cannot fail
 	w.WriteHeader(e.status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
 }
 
 // writeHTTPStatus writes the documented body of an HTTP-level error.

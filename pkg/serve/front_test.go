@@ -183,6 +183,12 @@ func TestAuthMatrix(t *testing.T) {
 		})
 	}
 
+	t.Run("error text is not HTML-escaped", func(t *testing.T) {
+		r := h.post(scorePath, body)
+		if !strings.Contains(string(r.body), "<accessToken>") || strings.HasSuffix(string(r.body), "\n") {
+			t.Errorf("got %q; want the hint written as is and no trailing newline", r.body)
+		}
+	})
 	t.Run("credentials are checked before the body is read", func(t *testing.T) {
 		if r := h.post(scorePath, `{"items":5`); r.status != 401 {
 			t.Errorf("no token, malformed body: got %d %s; want 401", r.status, r.body)
