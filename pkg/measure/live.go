@@ -52,16 +52,17 @@ func (l *Live) Reload() (changed bool, err error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	sum, err := fingerprint(os.DirFS(l.dir))
-	if err != nil {
-		return false, fmt.Errorf("reload %s: %w", l.dir, err)
-	}
-	if l.current.Load() != nil && sum == l.loaded {
+	// A directory that cannot be read is LoadDir's to report, with its usual message.
+	sum, sumErr := fingerprint(os.DirFS(l.dir))
+	if sumErr == nil && l.current.Load() != nil && sum == l.loaded {
 		return false, nil
 	}
 	b, err := LoadDir(l.dir)
 	if err != nil {
-		return false, fmt.Errorf("reload: %w", err)
+		return false, err
+	}
+	if sumErr != nil {
+		return false, fmt.Errorf("load content bundle %s: %w", l.dir, sumErr)
 	}
 	l.current.Store(b)
 	l.loaded = sum

@@ -65,7 +65,8 @@ func TestLive(t *testing.T) {
 	if it, ok := live.Bundle().Item("L999999"); !ok || it.Difficulty != 512 {
 		t.Errorf("after reload: got %+v, %v; want the new item", it, ok)
 	}
-	if _, err := OpenLive(filepath.Join(dir, "missing")); err == nil {
-		t.Error("OpenLive of a missing directory: got no error")
+	missing := filepath.Join(dir, "missing")
+	if _, err := OpenLive(missing); err == nil || !strings.Contains(err.Error(), "load content bundle "+missing) {
+		t.Errorf("OpenLive of a missing directory: got %v; want an error naming it", err)
 	}
 }
