@@ -13,3 +13,14 @@ const (
 	// without one.
 	MaxElapsedDays = 3653
 )
+
+// Finite reports whether every value is a number (not NaN, not infinite): what a service checks
+// an answer with before it goes on the wire.
+func Finite(vs ...float64) bool {
+	for _, v := range vs {
+		if !finite(v) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -62,4 +64,11 @@ func Invalid(field, format string, args ...any) error {
 	var p Problems
 	p.Add(field, format, args...)
 	return p.Err()
+}
+
+// Fault turns an error the validation should have prevented into a logged internal error: the
+// cause goes to the log with the request id, the caller gets the documented 500.
+func Fault(ctx context.Context, log *slog.Logger, what string, err error) error {
+	log.ErrorContext(ctx, what, "request_id", RequestID(ctx), "error", err)
+	return Internal()
 }

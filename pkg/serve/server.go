@@ -328,22 +328,19 @@ func (s *Server) reloadLoop(ctx context.Context) {
 	}
 }
 
-// Reload re-reads every file now; it reports whether all of them loaded.
-func (s *Server) Reload() bool {
-	ok := true
+// Reload re-reads every file now. A file that fails is logged and its last good version keeps
+// serving.
+func (s *Server) Reload() {
 	if err := s.issuer.Reload(); err != nil {
-		ok = false
 		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
 	}
 	if s.svc.Reload != nil {
 		changed, err := s.svc.Reload()
 		switch {
 		case err != nil:
-			ok = false
 			s.log.Error("reload content: keeping the last good bundle", "error", err)
 		case changed:
 			s.log.Info("content bundle reloaded")
 		}
 	}
-	return ok
 }

@@ -80,8 +80,8 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 		return nil, err
 	}
 	f := fw.Forecast(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days), testSD, cuts)
-	if !finite(append([]float64{f.Ability, f.Uncertainty}, f.Probabilities...)...) {
-		return nil, s.fault(ctx, "forecast is not finite", fmt.Errorf("%+v", f))
+	if !measure.Finite(append([]float64{f.Ability, f.Uncertainty}, f.Probabilities...)...) {
+		return nil, serve.Fault(ctx, s.log, "forecast is not finite", fmt.Errorf("%+v", f))
 	}
 	return &forecastv1.Forecast{
 		Ability:        f.Ability,
@@ -121,8 +121,8 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 		return nil, err
 	}
 	g := fw.Group(students, testSD, cuts)
-	if !finite(append(append([]float64{g.Ability, g.Uncertainty}, g.Proportions...), g.StdErrs...)...) {
-		return nil, s.fault(ctx, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", g.Ability, g.Uncertainty))
+	if !measure.Finite(append(append([]float64{g.Ability, g.Uncertainty}, g.Proportions...), g.StdErrs...)...) {
+		return nil, serve.Fault(ctx, s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", g.Ability, g.Uncertainty))
 	}
 	out := &forecastv1.GroupForecastResponse{
 		Forecasts: &forecastv1.GroupForecasts{
@@ -152,19 +152,19 @@ func checkPrior(p *serve.Problems, prefix string, ability, uncertainty, days *fl
 	switch {
 	case ability == nil:
 		p.Add(prefix+"priorAbility", "is required")
-	case !finite(*ability) || math.Abs(*ability) > measure.MaxAbsMeasure:
+	case !measure.Finite(*ability) || math.Abs(*ability) > measure.MaxAbsMeasure:
 		p.Add(prefix+"priorAbility", "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *ability)
 	}
 	switch {
 	case uncertainty == nil:
 		p.Add(prefix+"priorUncertainty", "is required")
-	case !finite(*uncertainty) || *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
+	case !measure.Finite(*uncertainty) || *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
 		p.Add(prefix+"priorUncertainty", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *uncertainty)
 	}
 	switch {
 	case days == nil:
 		p.Add(prefix+"elapsedDays", "is required")
-	case !finite(*days) || *days < 0 || *days > measure.MaxElapsedDays:
+	case !measure.Finite(*days) || *days < 0 || *days > measure.MaxElapsedDays:
 		p.Add(prefix+"elapsedDays", "must be between 0 and %d (ten years), got %v", measure.MaxElapsedDays, *days)
 	}
 }
@@ -181,7 +181,7 @@ func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {
 	switch {
 	case v == nil:
 		p.Add("testUncertainty", "is required")
-	case !finite(*v) || *v < 0 || *v > measure.MaxUncertainty:
+	case !measure.Finite(*v) || *v < 0 || *v > measure.MaxUncertainty:
 		p.Add("testUncertainty", "must be between 0 and %d, got %v", measure.MaxUncertainty, *v)
 	default:
 		return *v
@@ -200,27 +200,11 @@ func (s *Server) cutLevels(p *serve.Problems, cuts []float64) []float64 {
 	}
 	for i, c := range cuts {
 		switch {
-		case !finite(c) || math.Abs(c) > measure.MaxAbsMeasure:
+		case !measure.Finite(c) || math.Abs(c) > measure.MaxAbsMeasure:
 			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, c)
 		case i > 0 && c <= cuts[i-1]:
 			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be greater than cutLevels[%d] (%v); cut levels are strictly ascending", i-1, cuts[i-1])
 		}
 	}
 	return cuts
-}
-
-// finite reports whether every value is a number (not NaN, not infinite).
-func finite(vs ...float64) bool {
-	for _, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// fault turns an answer the validation should have prevented into a logged internal error.
-func (s *Server) fault(ctx context.Context, what string, err error) error {
-	s.log.ErrorContext(ctx, what, "request_id", serve.RequestID(ctx), "error", err)
-	return serve.Internal()
 }

@@ -72,8 +72,6 @@ func (s *Server) linkFramework(link *measure.Link) *measure.Framework {
 	return fw
 }
 
-func fieldf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
-
 func errUnknownFramework(name string) error {
 	return fmt.Errorf("content bundle: framework %q is not defined", name)
 }

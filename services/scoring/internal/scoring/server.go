@@ -35,12 +35,6 @@ func (s *Server) Service() serve.Service {
 	}
 }
 
-// fault turns an error the validation should have prevented into a logged internal error.
-func (s *Server) fault(ctx context.Context, what string, err error) error {
-	s.log.ErrorContext(ctx, what, "request_id", serve.RequestID(ctx), "error", err)
-	return serve.Internal()
-}
-
 func toInt32(v float64) int32 {
 	r := measure.Round(v)
 	switch {
@@ -52,21 +46,10 @@ func toInt32(v float64) int32 {
 	return int32(r)
 }
 
-// finite reports whether every number of an answer is a number: the estimators promise it, and
-// a NaN must become a logged 500, never a 200 with ability 0.
-func finite(vs ...float64) bool {
-	for _, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // reply is the measure answer, or a fault when the estimate is not a finite number.
 func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate) (*scoringv1.Measure, error) {
-	if !finite(est.Ability, est.Uncertainty) {
-		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
+	if !measure.Finite(est.Ability, est.Uncertainty) {
+		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
 	}
 	return measureReply(fw, est), nil
 }
@@ -112,7 +95,7 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 	}
 	est, err := r.fw.Standard(measure.TestOf(r.answers))
 	if err != nil {
-		return nil, s.fault(ctx, "standard estimate", err)
+		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, r.fw, est)
 }
@@ -126,7 +109,7 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 	}
 	est, err := r.fw.Standard(testOf(r, correct))
 	if err != nil {
-		return nil, s.fault(ctx, "standard estimate", err)
+		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, r.fw, est)
 }
@@ -140,7 +123,7 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	}
 	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, s.fault(ctx, "bayes estimate", err)
+		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est)
 }
@@ -155,7 +138,7 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	}
 	est, err := r.fw.Bayes(testOf(r, correct), pr)
 	if err != nil {
-		return nil, s.fault(ctx, "bayes estimate", err)
+		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est)
 }
@@ -190,14 +173,14 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 		ok := true
 		switch {
 		case it.Difficulty == nil:
-			p.Add(fieldf("items[%d].difficulty", i), "is required")
+			p.Add(fmt.Sprintf("items[%d].difficulty", i), "is required")
 			ok = false
 		case *it.Difficulty < -measure.MaxAbsMeasure || *it.Difficulty > measure.MaxAbsMeasure:
-			p.Add(fieldf("items[%d].difficulty", i), "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
+			p.Add(fmt.Sprintf("items[%d].difficulty", i), "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
 			ok = false
 		}
 		if count < 1 {
-			p.Add(fieldf("items[%d].count", i), "must be 1 or more, got %d", count)
+			p.Add(fmt.Sprintf("items[%d].count", i), "must be 1 or more, got %d", count)
 			ok = false
 		}
 		if ok {
@@ -215,7 +198,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	}
 	est, err := fw.Bayes(test, pr)
 	if err != nil {
-		return nil, s.fault(ctx, "bayes estimate", err)
+		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, fw, est)
 }
@@ -231,7 +214,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	}
 	est, err := r.fw.Standard(measure.TestOf(r.answers))
 	if err != nil {
-		return nil, s.fault(ctx, "standard estimate", err)
+		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
 	out := &scoringv1.StrandsMeasure{
 		Ability:        toInt32(est.Ability),
@@ -240,8 +223,8 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
-	if !finite(est.Ability, est.Uncertainty) {
-		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%+v", est))
+	if !measure.Finite(est.Ability, est.Uncertainty) {
+		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
@@ -261,7 +244,7 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	}
 	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, s.fault(ctx, "bayes estimate", err)
+		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	out := &scoringv1.BayesStrandsMeasure{
 		Ability:        toInt32(est.Ability),
@@ -270,12 +253,12 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
-	if !finite(est.Ability, est.Uncertainty) {
-		return nil, s.fault(ctx, "estimate is not finite", fmt.Errorf("%+v", est))
+	if !measure.Finite(est.Ability, est.Uncertainty) {
+		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
-		if !finite(st.Ability, st.Uncertainty) {
-			return nil, s.fault(ctx, "strand estimate is not finite", fmt.Errorf("%+v", st))
+		if !measure.Finite(st.Ability, st.Uncertainty) {
+			return nil, serve.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
 		}
 		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
 			Name:           st.Name,
@@ -307,7 +290,7 @@ func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleReques
 		return nil, err
 	}
 	if fw == nil {
-		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
+		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	return s.reply(ctx, fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD})
 }
@@ -320,7 +303,7 @@ func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleB
 		return nil, err
 	}
 	if fw == nil {
-		return nil, s.fault(ctx, "link framework", errUnknownFramework(req.GetLinkId()))
+		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	post := measure.Update(pr, obs)
 	return s.reply(ctx, fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD})
@@ -342,12 +325,12 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 			break
 		}
 		if fw, ok = b.Framework(form.Framework); !ok {
-			return nil, s.fault(ctx, "form framework", errUnknownFramework(form.Framework))
+			return nil, serve.Fault(ctx, s.log, "form framework", errUnknownFramework(form.Framework))
 		}
 		for _, id := range form.Items {
 			item, ok := b.Item(id)
 			if !ok {
-				return nil, s.fault(ctx, "form item", errUnknownItem(id))
+				return nil, serve.Fault(ctx, s.log, "form item", errUnknownItem(id))
 			}
 			test.Items = append(test.Items, measure.Difficulty{Measure: item.Difficulty, Count: 1})
 		}
@@ -364,7 +347,7 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 	}
 	est, err := fw.Standard(test)
 	if err != nil {
-		return nil, s.fault(ctx, "standard estimate", err)
+		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, fw, est)
 }
