@@ -229,7 +229,7 @@ func TestValidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range tc.fields {
-				if len(e.ValidationErrors[f]) == 0 {
+				if !servetest.HasProblem(e.ValidationErrors, f) {
 					t.Errorf("validationErrors: got %v; want an entry for %q", e.ValidationErrors, f)
 				}
 			}
