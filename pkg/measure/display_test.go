@@ -26,7 +26,7 @@ func TestDisplay(t *testing.T) {
 		{lex, 2, "0L"},
 		{lex, -2.5, "0L"}, // half up: rounds to 0, the last value shown without the prefix
 		{lex, -2.6, "BR5L"},
-		{lex, -3, "BR5L"}, // the first value below 0 after rounding
+		{lex, -3, "BR5L"},     // the first value below 0 after rounding
 		{lex, -400, "BR400L"}, // bottom cap
 		{lex, -401, "BR400L"},
 		{lex, -5000, "BR400L"},

@@ -140,4 +140,3 @@ func looksLikeJSON(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{'
 }
-

@@ -124,7 +124,7 @@ func start(t *testing.T, cfg Config) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	srv, err := New(ctx, cfg, log, Service{
-		Register:        func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
+		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: h.fake})
 		},
