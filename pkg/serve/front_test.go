@@ -469,3 +469,30 @@ func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
 	}
 	return s
 }
+
+// TestTrailingSlashAndChallenge: a documented path with a trailing slash is the same path, and a
+// 401 on a protected path names the Bearer scheme (RFC 6750 §3).
+func TestTrailingSlashAndChallenge(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	body := `{"items":[{"id":"ok","result":1}]}`
+	plain := h.post(scorePath, body, "Authorization", tok)
+	slash := h.post(scorePath+"/", body, "Authorization", tok)
+	if plain.status != 200 || slash.status != 200 || string(plain.body) != string(slash.body) {
+		t.Errorf("with and without a trailing slash: got %d %s and %d %s; want the same 200", plain.status, plain.body, slash.status, slash.body)
+	}
+	if r := h.post("/authToken/", `{"clientId":"demo","clientSecret":"demo-secret"}`); r.status != 200 {
+		t.Errorf("/authToken/: got %d %s; want 200", r.status, r.body)
+	}
+	if r := h.do(http.MethodGet, "/healthz/", "", ""); r.status != 200 {
+		t.Errorf("/healthz/: got %d; want 200", r.status)
+	}
+	r := h.post(scorePath, body)
+	if got := r.header.Get("WWW-Authenticate"); r.status != 401 || got != `Bearer realm="yardstick"` {
+		t.Errorf("no token: got %d with WWW-Authenticate %q; want 401 with %q", r.status, got, `Bearer realm="yardstick"`)
+	}
+	if r := h.post(scorePath, body, "Authorization", tok); r.header.Get("WWW-Authenticate") != "" {
+		t.Errorf("200 carries WWW-Authenticate %q; want none", r.header.Get("WWW-Authenticate"))
+	}
+}

@@ -118,6 +118,12 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if err != nil {
 		return nil, err
 	}
+	if direct {
+		var p Problems
+		if unknownFields(&p, req); p.Len() > 0 {
+			return nil, p.Err()
+		}
+	}
 	return handler(ctx, req)
 }
 
@@ -166,6 +172,11 @@ func (r *statusRecorder) Flush() {
 func (s *Server) observeHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if p := r.URL.Path; len(p) > 1 && p[len(p)-1] == '/' {
+			// A trailing slash on a documented path is the same path (clients of the original
+			// API send both).
+			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
+		}
 		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
 		r.Header.Set("X-Request-Id", ri.id)
 		w.Header().Set("X-Request-Id", ri.id)

@@ -89,7 +89,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
-	reflection.Register(s.grpc)
+	if cfg.ReflectionOn() {
+		reflection.Register(s.grpc)
+	}
+	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
@@ -225,7 +228,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	serve("http", func() error { return s.http.Serve(httpLis) })
 
 	s.ready.Store(true)
-	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.setHealth(healthpb.HealthCheckResponse_SERVING)
 	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String())
 
 	reloadCtx, stopReload := context.WithCancel(ctx)
@@ -268,6 +271,17 @@ func (s *Server) shutdown() {
 		<-stopped
 	}
 	s.log.Info("stopped")
+}
+
+// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
+// about the server as a whole or about the one service it uses.
+func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
+	s.health.SetServingStatus("", st)
+	for name := range s.grpc.GetServiceInfo() {
+		if !publicServices[name] {
+			s.health.SetServingStatus(name, st)
+		}
+	}
 }
 
 // reloadLoop re-reads the clients file, keys and content on an interval. A broken file is logged
