@@ -7,7 +7,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 # Every Go package of the workspace (go.work); works from the repository root.
 PKGS := github.com/yardstick-dev/yardstick/...
 # Modules of the workspace, for per-module commands (go mod tidy, GOWORK=off builds).
-MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy
+MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy bench
 # Packages whose statement coverage is held to a floor (issue 2 and 3: at least 85%).
 COVER_FLOOR := 85
 COVERED := pkg/measure pkg/token
@@ -39,8 +39,9 @@ run: build ## Run both services in dev mode on the embedded demo content; prints
 	scripts/run-dev.sh
 
 .PHONY: test
-test: ## Run every test of the workspace (race detector on).
+test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
 	go test -race -count=1 $(PKGS)
+	go test -count=1 -run 'Allocations' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
@@ -55,6 +56,12 @@ cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
 .PHONY: bench
 bench: ## Run the benchmarks (figures are reported in each package's README).
 	go test -run '^$$' -bench . -benchmem $(PKGS)
+
+.PHONY: bench-e2e
+bench-e2e: build ## JSON front vs a bare net/http handler: built binaries on core 0, load on core 1, median of 3 runs.
+	go build -trimpath -o bin/bare github.com/yardstick-dev/yardstick/bench/bare
+	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
+	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin; else bin/bench-e2e -bin bin; fi
 
 .PHONY: lint
 lint: ## go vet, gofmt, go.mod tidiness and buf lint.

@@ -22,12 +22,17 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
-		ctx := context.WithValue(r.Context(), frontKey{}, &frontCall{server: s, addr: s.callerAddr(r)})
+		fc := &frontCall{server: s, addr: s.callerAddr(r)}
+		ctx := context.WithValue(r.Context(), frontKey{}, fc)
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
-		// us read no body. The interceptor checks again (a cached verification).
-		if _, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization"))); err != nil {
+		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).
+		authorized, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization")))
+		if err != nil {
 			writeHTTPError(w, fromStatus(err))
 			return
+		}
+		if rule := s.rules[method]; !rule.public {
+			fc.authorized, fc.method = authorized, method
 		}
 		form := false
 		if ct := r.Header.Get("Content-Type"); ct != "" {
