@@ -176,10 +176,10 @@ func (i *Issuer) Verify(token, service string) (Claims, error) {
 		return Claims{}, notAuthenticated(reason(err))
 	}
 	claims := Claims{
-		ClientID:  c.Subject,
-		Service:   service,
-		ID:        c.ID,
-		Scope:     c.Scope,
+		ClientID:    c.Subject,
+		Service:     service,
+		ID:          c.ID,
+		Scope:       c.Scope,
 		IssuedAt:    c.IssuedAt.Time,
 		ExpiresAt:   c.ExpiresAt.Time,
 		fingerprint: c.Fingerprint,
