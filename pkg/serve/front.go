@@ -7,7 +7,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -16,6 +15,10 @@ import (
 // SPEC.md allows in more than one shape, then hands the request to the gateway.
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0 (authtoken.go)
+			s.authToken(w, r)
+			return
+		}
 		method, known := s.postRoutes[r.URL.Path]
 		if r.Method != http.MethodPost || !known {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
@@ -63,16 +66,11 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		if form && looksLikeJSON(body) {
 			form = false
 		}
-		if form && r.URL.Path != "/authToken" {
+		if form {
 			writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 			return
 		}
-		switch {
-		case form:
-			body, err = formToJSON(body)
-		case r.URL.Path == "/authToken":
-			body, err = aliasClientID(body)
-		case strings.HasSuffix(r.URL.Path, "/group"):
+		if strings.HasSuffix(r.URL.Path, "/group") {
 			body, err = studentArraysToObjects(body)
 		}
 		if err != nil {
@@ -87,45 +85,6 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		r.Header.Set("Content-Type", "application/json")
 		gw.ServeHTTP(w, r)
 	})
-}
-
-// formToJSON turns a form-encoded /authToken body into the JSON the contract takes. Some of
-// SPEC.md's examples send credentials that way.
-func formToJSON(body []byte) ([]byte, error) {
-	values, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, Invalid("", "form body could not be parsed: %v", err)
-	}
-	out := map[string]string{}
-	for _, name := range []string{"clientId", "clientID", "client_id"} {
-		if v, ok := values[name]; ok && len(v) > 0 {
-			out["clientId"] = v[0]
-			break
-		}
-	}
-	for _, name := range []string{"clientSecret", "client_secret"} {
-		if v, ok := values[name]; ok && len(v) > 0 {
-			out["clientSecret"] = v[0]
-			break
-		}
-	}
-	return json.Marshal(out)
-}
-
-// aliasClientID accepts clientID, the spelling of SPEC.md's parameter table, as clientId.
-func aliasClientID(body []byte) ([]byte, error) {
-	if !bytes.Contains(body, []byte(`"clientID"`)) {
-		return body, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return body, nil // the gateway's decoder reports the malformed body
-	}
-	if _, ok := fields["clientId"]; !ok {
-		fields["clientId"] = fields["clientID"]
-	}
-	delete(fields, "clientID")
-	return json.Marshal(fields)
 }
 
 // studentArraysToObjects rewrites studentData entries sent as [priorAbility, priorUncertainty,
