@@ -24,9 +24,9 @@ type loginRequest struct {
 	clientID, secret string
 	// oauth is true when the request carries grant_type (RFC 6749 §4.4): it is answered in
 	// OAuth 2.0's shape, else in SPEC.md's.
-	oauth bool
-	grant string
-	scope string
+	oauth    bool
+	grant    string
+	scope    string
 	basic    bool   // the credentials came in an HTTP Basic Authorization header
 	basicErr string // why the Basic header could not be read
 }

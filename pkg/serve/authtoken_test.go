@@ -63,10 +63,10 @@ func multipartBody(t *testing.T, fields ...string) (contentType, body string) {
 
 // Kinds of answer a /authToken case expects.
 const (
-	specToken  = "SPEC token"   // 200 {"accessToken","expiresIn"}
-	oauthToken = "OAuth token"  // 200 {"access_token","token_type","expires_in"}
-	oauthError = "OAuth error"  // {"error","error_description"}
-	specError  = "SPEC error"   // the error body
+	specToken  = "SPEC token"  // 200 {"accessToken","expiresIn"}
+	oauthToken = "OAuth token" // 200 {"access_token","token_type","expires_in"}
+	oauthError = "OAuth error" // {"error","error_description"}
+	specError  = "SPEC error"  // the error body
 	formCT     = "application/x-www-form-urlencoded"
 	jsonCT     = "application/json"
 	demoJSON   = `{"clientId":"demo","clientSecret":"demo-secret"}`
