@@ -145,10 +145,10 @@ func report(out io.Writer, samples []sample, pinned bool, pairs, flood int) int 
 		where = "server on CPU 0, load on CPU 1 (taskset)"
 	}
 	fmt.Fprintf(out, "login-flood soak: %s; %d × (1 s quiet, 1 s attack); scoring 100/s, correct logins 20/s, failed logins %d/s in attack windows\n\n", where, pairs, flood)
-	fmt.Fprintf(out, "%-36s %6s %9s %9s %9s\n", "", "n", "p50", "p99", "non-200")
+	fmt.Fprintf(out, "%-44s %6s %9s %9s %9s\n", "", "n", "p50", "p99", "non-200")
 	row := func(label string, s []sample) (p50, p99 time.Duration) {
 		p50, p99 = percentile(s, 0.50), percentile(s, 0.99)
-		fmt.Fprintf(out, "%-36s %6d %9s %9s %9d\n", label, len(s), ms(p50), ms(p99), non200(s))
+		fmt.Fprintf(out, "%-44s %6d %9s %9s %9d\n", label, len(s), ms(p50), ms(p99), non200(s))
 		return p50, p99
 	}
 	_, qp99 := row("scoring, quiet", pick("scoring", quiet))
@@ -157,14 +157,14 @@ func report(out io.Writer, samples []sample, pinned bool, pairs, flood int) int 
 	logins := pick("login", attack)
 	row("correct logins, under failed logins", logins)
 	floods := pick("flood", attack)
-	fmt.Fprintf(out, "%-36s %6d   statuses %s\n", "failed logins (fast-hash and unknown ids)", len(floods), statuses(floods))
+	fmt.Fprintf(out, "%-44s %6d   statuses %s\n", "failed logins (fast-hash and unknown ids)", len(floods), statuses(floods))
 
 	fmt.Fprintln(out, "\ninformational, not a target: the same against one argon2id client at the default cost")
 	_, q2 := row("scoring, quiet", pick("scoring", quiet2))
 	_, a2 := row("scoring, under argon2 failed logins", pick("scoring", attackArgon))
 	row("correct logins, under argon2 failed logins", pick("login", attackArgon))
 	argonFloods := pick("flood-argon2", attackArgon)
-	fmt.Fprintf(out, "%-36s %6d   statuses %s\n", "failed logins at the argon2id client", len(argonFloods), statuses(argonFloods))
+	fmt.Fprintf(out, "%-44s %6d   statuses %s\n", "failed logins at the argon2id client", len(argonFloods), statuses(argonFloods))
 	fmt.Fprintf(out, "argon2 phase: scoring p99 ratio %.2f\n\n", ratio(a2, q2))
 
 	ok := 0
