@@ -10,6 +10,8 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -38,6 +41,23 @@ func cfpOf(t *testing.T, tok string) string {
 		t.Fatalf("token without cfp: %v", claims)
 	}
 	return cfp
+}
+
+// writeFastClients writes a clients file with one forecast-only client whose secret is a
+// generated one (fast hash), so that tests of answers, unlike the busy test, never queue for an
+// argon2 slot. It returns the path and the secret.
+func writeFastClients(t *testing.T) (path, secret string) {
+	t.Helper()
+	secret, hash, err := token.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, secret
 }
 
 // basic is an HTTP Basic header as RFC 6749 §2.3.1 writes it: each part form-urlencoded first.
@@ -79,7 +99,8 @@ const (
 func TestAuthTokenShapes(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.ClientsFile = writeClients(t)
+	var forecasterSecret string
+	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
 	h := start(t, cfg)
 	mpCT, mpBody := multipartBody(t, "clientId", "demo", "clientSecret", "demo-secret")
 	mpOAuthCT, mpOAuthBody := multipartBody(t, "grant_type", "client_credentials", "client_id", "demo", "client_secret", "demo-secret")
@@ -119,7 +140,7 @@ func TestAuthTokenShapes(t *testing.T) {
 			map[string][]string{"nonFieldErrors": {"request body must be a JSON object"}}, false},
 		{"wrong Basic secret", "", "", "", "", []string{authHeader, basic("demo", "nope")}, 401, specError, ExceptionNotAuthenticated, nil, true},
 		{"Basic not base64", "", "", "", "", []string{authHeader, "Basic !!!"}, 401, specError, ExceptionNotAuthenticated, nil, true},
-		{"client without this service", "", "", jsonCT, `{"clientId":"forecaster","clientSecret":"` + clientSecret + `"}`, nil, 403, specError, ExceptionPermissionDenied, nil, false},
+		{"client without this service", "", "", jsonCT, `{"clientId":"forecaster","clientSecret":"` + forecasterSecret + `"}`, nil, 403, specError, ExceptionPermissionDenied, nil, false},
 		{"misspelt field", "", "", jsonCT, `{"clientId":"demo","clientSecert":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
 			map[string][]string{"clientSecert": {`unknown field "clientSecert"; did you mean "clientSecret"?`}}, false},
 		{"unknown field", "", "", jsonCT, `{"clientId":"demo","clientSecret":"demo-secret","colour":"red"}`, nil, 400, specError, ExceptionValidation,
@@ -161,7 +182,7 @@ func TestAuthTokenShapes(t *testing.T) {
 		{"oauth Basic without colon", "", "", formCT, grantOnly, []string{authHeader, "Basic " + base64.StdEncoding.EncodeToString([]byte("demo"))}, 401, oauthError, "invalid_client", nil, true},
 		{"oauth repeated parameter", "", "", formCT, oauthForm + "&client_id=demo", nil, 400, oauthError, "invalid_request", nil, false},
 		{"oauth Basic and form credentials", "", "", formCT, oauthForm, []string{authHeader, basic("demo", "demo-secret")}, 400, oauthError, "invalid_request", nil, false},
-		{"oauth client without this service", "", "", formCT, grantOnly + "&client_id=forecaster&client_secret=" + clientSecret, nil, 400, oauthError, "unauthorized_client", nil, false},
+		{"oauth client without this service", "", "", formCT, grantOnly + "&client_id=forecaster&client_secret=" + forecasterSecret, nil, 400, oauthError, "unauthorized_client", nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +201,9 @@ func TestAuthTokenShapes(t *testing.T) {
 			if ct := r.header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type: got %q; want application/json", ct)
 			}
-			if got := r.header.Get("WWW-Authenticate"); (got != "") != tc.challenge || tc.challenge && !strings.HasPrefix(got, "Basic ") {
+			// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
+			// front's Bearer challenge, and OAuth's 400s none).
+			if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
 				t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
 			}
 			if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
@@ -262,7 +285,8 @@ func TestBasicCredentials(t *testing.T) {
 func TestLoginDoorsAgree(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.ClientsFile = writeClients(t)
+	var forecasterSecret string
+	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
 	h := start(t, cfg)
 	grpcClient := authv1.NewTokenServiceClient(h.grpc)
 	cases := []struct {
@@ -274,7 +298,7 @@ func TestLoginDoorsAgree(t *testing.T) {
 		{"missing secret", "demo", "", 401, codes.Unauthenticated},
 		{"missing id", "", "demo-secret", 401, codes.Unauthenticated},
 		{"wrong secret", "demo", "wrong", 401, codes.Unauthenticated},
-		{"no right on this service", "forecaster", clientSecret, 403, codes.PermissionDenied},
+		{"no right on this service", "forecaster", forecasterSecret, 403, codes.PermissionDenied},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
