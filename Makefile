@@ -98,6 +98,13 @@ breaking: tools ## Fail if the contract breaks wire or JSON compatibility with p
 baseline: tools ## Record the current contract as the compatibility baseline (on release).
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
+.PHONY: soak
+soak: soak-logins ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+
+.PHONY: soak-logins
+soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
+	go run ./pkg/serve/internal/soak -bin bin/scoring
+
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.
 	scripts/examples.sh docs/examples.md
