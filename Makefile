@@ -29,7 +29,7 @@ GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | gr
 help: ## List the targets.
 	@# Names padded to the longest; colour only on a terminal; a description ending in ':' is
 	@# followed by the target's prerequisites, so the ci line always lists every check it runs.
-	@awk -v colour="$$([[ -t 1 ]] && echo 1)" ' \
+	@colour=; [[ -t 1 ]] && colour=1; awk -v colour="$$colour" ' \
 		/^[a-zA-Z0-9_.-]+:.*## / { \
 			name = $$0; sub(/:.*/, "", name); desc = $$0; sub(/^[^#]*## /, "", desc); \
 			if (desc ~ /:$$/) { deps = $$0; sub(/^[^:]*:/, "", deps); sub(/##.*/, "", deps); \
