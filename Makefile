@@ -80,7 +80,7 @@ lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
 $(TOOLS)/.stamp: tools/go.mod tools/go.sum
-	@echo "Building buf and the code generators into $(TOOLS) (pinned in tools/go.mod). The first time this compiles about 400 packages and takes 2-4 minutes on 2 cores; afterwards it is skipped until tools/go.mod changes. Packages are listed as they compile." >&2
+	@echo "Building buf and the code generators into $(TOOLS) (pinned in tools/go.mod). The first time this compiles about 900 packages and takes 2-4 minutes on 2 cores; afterwards it is skipped until tools/go.mod changes. Packages are listed as they compile." >&2
 	cd tools && GOWORK=off go build -v -o ../$(TOOLS)/ $(TOOL_PKGS)
 	@touch $@
 
