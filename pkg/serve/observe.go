@@ -98,6 +98,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	}
 	if direct {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
+		markLogged(ctx) // this function logs and counts it, not the stats handler (grpcstats.go)
 	}
 
 	defer func() {
@@ -122,10 +123,16 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		// The front authorized this very call before it read the body (same rule, same
 		// function); its verdict stands.
 		ctx = fc.authorized
+	} else if direct && s.tapAuthorized(ctx, info.FullMethod) {
+		// The tap handle authorized this very call before a byte of its message was read
+		// (grpcguard.go); its claims are in ctx.
 	} else if ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
 		return nil, err
 	}
 	if direct {
+		if err := s.checkReceived(ctx, info.FullMethod); err != nil { // malformed or over the method's limit
+			return nil, err
+		}
 		var p Problems
 		if unknownFields(&p, req); p.Len() > 0 {
 			return nil, p.Err()
@@ -142,10 +149,12 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = Internal()
 		}
 	}()
-	if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
-		return err
+	if !s.tapAuthorized(ss.Context(), info.FullMethod) {
+		if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
+			return err
+		}
 	}
-	return handler(srv, ss)
+	return handler(srv, s.guardStream(ss, info))
 }
 
 // statusRecorder remembers the status code an HTTP handler wrote.

@@ -26,7 +26,8 @@ import (
 
 // Service is what a service brings to the frame.
 type Service struct {
-	// Register adds the service's gRPC implementations to the server.
+	// Register adds the service's gRPC implementations to the server. It is called twice: first
+	// on a probe server that is never served (the receive limit depends on the methods served).
 	Register func(*grpc.Server)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
@@ -45,6 +46,7 @@ type Server struct {
 	issuer     *token.Issuer
 	metrics    *metrics
 	rules      map[string]accessRule
+	guard      *grpcGuard        // the gRPC door's limits and read slots (grpcguard.go)
 	routes     map[string]bool   // every path of the HTTP front (metric labels)
 	postRoutes map[string]string // API path -> rpc full method
 	openapi    []byte
@@ -79,11 +81,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	s.grpc = grpc.NewServer(
+	guard, err := s.grpcGuardOptions(svc) // tap handle, receive limit, codec (grpcguard.go)
+	if err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
+	}
+	s.grpc = grpc.NewServer(append(guard,
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
-		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxGroupBodyBytes)),
-	)
+	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
 	svc.Register(s.grpc)
 	s.health = health.NewServer()
@@ -95,6 +100,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
+	}
+	if err := s.guard.bind(s.grpc, cfg.Limits); err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
 	if err := s.bindRoutes(); err != nil {
 		return nil, err
