@@ -112,11 +112,15 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
 	go run ./pkg/serve/internal/soak -bin bin/scoring
+
+.PHONY: soak-grpc
+soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less 16 MiB calls (README, Limits and protection).
+	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
 
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.

@@ -1,11 +1,14 @@
-// Command soak is the login-flood soak behind `make soak`: it starts the built scoring binary in
-// dev mode on free loopback ports with a clients file of a few clients, and measures scoring
-// latency and correct logins while other clients' failed logins flood the service (issue 10:
-// at least 99% of correct logins answered 200 within 1 s; scoring p99 at most twice its quiet
-// value). The server runs on CPU 0 and the load on CPU 1 when taskset exists, so the server has
+// Command soak runs the long scenarios behind `make soak`. The default one (-scenario logins) is
+// the login-flood soak: it starts the built scoring binary in dev mode on free loopback ports
+// with a clients file of a few clients, and measures scoring latency and correct logins while
+// other clients' failed logins flood the service (issue 10: at least 99% of correct logins
+// answered 200 within 1 s; scoring p99 at most twice its quiet value). The server runs on CPU 0 and the load on CPU 1 when taskset exists, so the server has
 // one core, like the pod's CPU limit. Quiet and attack windows alternate second by second, so
 // that whatever else the machine is doing weighs on both alike. It runs about 40 s, prints the
 // figures and exits 1 when a target is missed.
+//
+// -scenario grpc-memory (grpcmem.go) sends the built forecast binary 20 concurrent token-less
+// 16 MiB gRPC calls and checks its peak RSS (VmHWM) stays within a bound.
 package main
 
 import (
@@ -25,7 +28,8 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "bin/scoring", "the scoring binary to start")
+	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood) or grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
 	flag.Parse()
@@ -36,7 +40,16 @@ func main() {
 		}
 		return // the pinned copy did the work and exited with its own status
 	}
-	code, err := soak(*bin, *pairs, *flood, os.Stdout)
+	var code int
+	var err error
+	switch *scenario {
+	case "logins":
+		code, err = soak(*bin, *pairs, *flood, os.Stdout)
+	case "grpc-memory":
+		code, err = grpcMemory(*bin, os.Stdout)
+	default:
+		err = fmt.Errorf("unknown scenario %q: want logins or grpc-memory", *scenario)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
