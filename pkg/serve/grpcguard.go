@@ -51,6 +51,9 @@ const (
 	// busyRetryAfter is the wait a refused call is told: a login holds its slot for about
 	// one secret check (0.1-0.7 s with the hashing queue).
 	busyRetryAfter = time.Second
+	// tokenlessReadTimeout is how long a call without a token, of a method that reads one
+	// message, has to send it whole: a slow sender cannot keep a slot for longer.
+	tokenlessReadTimeout = 10 * time.Second
 )
 
 // grpcGuard is what the tap handle, the codec, the stats handler and the interceptors share.
@@ -63,6 +66,8 @@ type grpcGuard struct {
 	logins  chan struct{}              // slots of in-flight IssueToken calls
 	infra   chan struct{}              // slots of in-flight health and reflection calls
 	codec   *guardCodec
+	// readTimeout is tokenlessReadTimeout (tests shorten it before serving).
+	readTimeout time.Duration
 }
 
 // grpcGuardOptions makes the server's guard and the server options it needs. The receive limit
@@ -78,8 +83,9 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 	authv1.RegisterTokenServiceServer(probe, tokenService{})
 	svc.Register(probe)
 	g := &grpcGuard{
-		logins: make(chan struct{}, maxLoginReads),
-		infra:  make(chan struct{}, maxInfraReads),
+		logins:      make(chan struct{}, maxLoginReads),
+		infra:       make(chan struct{}, maxInfraReads),
+		readTimeout: tokenlessReadTimeout,
 	}
 	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
 	g.codec = newGuardCodec()
@@ -192,6 +198,7 @@ type grpcCall struct {
 	refused       error  // what the codec found wrong with the last message read
 	lastMsg       any    // the last message read into, to forget in the codec at the end
 	slots         chan struct{}
+	readTimer     *time.Timer // cancels the call if its message has not come in time
 	once          sync.Once
 }
 
@@ -206,10 +213,32 @@ func grpcCallFrom(ctx context.Context) *grpcCall {
 // (stats.End), the end of its reads, or its stream's context ending.
 func (c *grpcCall) release() {
 	c.once.Do(func() {
+		c.readsOver()
 		if c.slots != nil {
 			<-c.slots
 		}
 	})
+}
+
+// hold ties a read slot to the call: given back when the call's stream ends, whatever ends it,
+// and, for a method that reads one message, the call is cancelled if that message has not come
+// whole within timeout. It returns the context the call runs with.
+func (c *grpcCall) hold(ctx context.Context, slots chan struct{}, oneMessage bool, timeout time.Duration) context.Context {
+	c.slots = slots
+	if oneMessage {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		c.readTimer = time.AfterFunc(timeout, cancel)
+	}
+	context.AfterFunc(ctx, c.release) // the stream's context ends with the call, always
+	return ctx
+}
+
+// readsOver stops the read timer: the call's message has come.
+func (c *grpcCall) readsOver() {
+	if c.readTimer != nil {
+		c.readTimer.Stop()
+	}
 }
 
 // slotsFor is the pool of read slots a method's calls take: none for methods that need a token
@@ -238,8 +267,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	if slots := g.slotsFor(method, s.rules[method]); slots != nil {
 		select {
 		case slots <- struct{}{}:
-			c.slots = slots
-			context.AfterFunc(ctx, c.release) // the stream's context ends with the call, always
+			ctx = c.hold(ctx, slots, !g.methods[method].IsClientStream, g.readTimeout)
 		default:
 			err := readsBusy()
 			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
@@ -292,12 +320,13 @@ func markLogged(ctx context.Context) {
 
 // checkReceived reports what is wrong with the message just read: not valid protobuf, or over
 // its method's limit (from the size gRPC read). The interceptors call it before a handler sees
-// the message.
+// the message: for a unary call, once gRPC has read the message and the end of the stream.
 func (s *Server) checkReceived(ctx context.Context, method string) error {
 	c := grpcCallFrom(ctx)
 	if c == nil {
 		return nil
 	}
+	c.readsOver()
 	if err := c.refused; err != nil {
 		c.refused = nil
 		return err

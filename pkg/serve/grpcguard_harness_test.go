@@ -72,8 +72,9 @@ type guardHarness struct {
 // readerSecret is the secret of the "reader" client: forecast:reading only.
 const readerSecret = "reader-secret-for-tests"
 
-// startGuard serves the fake scoring and forecast services as the forecast service on loopback.
-func startGuard(t *testing.T) *guardHarness {
+// startGuard serves the fake scoring and forecast services as the forecast service on loopback;
+// each of opts may adjust the server before it serves.
+func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	t.Helper()
 	cfg, err := LoadConfig("forecast", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
@@ -102,6 +103,9 @@ func startGuard(t *testing.T) *guardHarness {
 	if err != nil {
 		cancel()
 		t.Fatalf("New: %v", err)
+	}
+	for _, o := range opts {
+		o(h.srv)
 	}
 	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

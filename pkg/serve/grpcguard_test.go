@@ -46,6 +46,9 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.ceiling, int64(16*mib); got != want {
 		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
 	}
+	if got, want := h.srv.guard.readTimeout, 10*time.Second; got != want {
+		t.Errorf("time a call without a token has to send its message: got %s; want %s", got, want)
+	}
 	for _, tc := range []struct {
 		method string
 		want   int64
@@ -339,6 +342,63 @@ func TestGRPCInfraReadCap(t *testing.T) {
 	if _, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}); err != nil {
 		t.Errorf("login while the infrastructure slots are taken: %v", err)
 	}
+}
+
+// TestGRPCTokenlessReadTimeout: a call without a token that holds a read slot must send its
+// message, and end its stream, within the read timeout; then it is cancelled and the slot comes
+// back. A call that sends in time is answered.
+func TestGRPCTokenlessReadTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	login := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}
+	t.Run("calls", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			method    string
+			server    bool          // server-streaming
+			send      proto.Message // nil: headers only
+			closeSend bool
+			delay     time.Duration // before sending
+			code      codes.Code
+		}{
+			{"IssueToken, headers only", issueMethod, false, nil, false, 0, codes.Canceled},
+			{"IssueToken, message without the end of the stream", issueMethod, false, login, false, 0, codes.Canceled},
+			{"IssueToken, in time", issueMethod, false, login, true, timeout / 3, codes.OK},
+			{"health check, headers only", healthMethod, false, nil, false, 0, codes.Canceled},
+			{"health watch, headers only", watchMethod, true, nil, false, 0, codes.Canceled},
+			{"health watch, in time", watchMethod, true, &healthpb.HealthCheckRequest{}, true, timeout / 3, codes.OK},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.server}, tc.method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.send != nil {
+					time.Sleep(tc.delay)
+					if err := cs.SendMsg(tc.send); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.closeSend {
+					_ = cs.CloseSend()
+				}
+				start := time.Now()
+				var out proto.Message = &authv1.IssueTokenResponse{}
+				if tc.method != issueMethod {
+					out = &healthpb.HealthCheckResponse{}
+				}
+				err = cs.RecvMsg(out)
+				if got := status.Code(err); got != tc.code {
+					t.Fatalf("got %v after %s; want %v", err, time.Since(start), tc.code)
+				}
+			})
+		}
+	})
+	waitFor(t, "every slot back", func() bool { return len(h.srv.guard.logins)+len(h.srv.guard.infra) == 0 })
 }
 
 // TestGRPCMalformedProtobuf: a message that is not protobuf is answered InvalidArgument with the
