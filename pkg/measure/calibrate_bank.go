@@ -61,6 +61,7 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 	}
 	bank := map[string]float64{}
 	var errs []error
+	var otherFramework, taken []string
 	inData := map[string]bool{}
 	for _, id := range job.Responses.Items {
 		inData[id] = true
@@ -70,19 +71,29 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 		case job.Anchored && it.Framework == job.Framework:
 			bank[id] = it.Difficulty
 		case job.Anchored:
-			errs = append(errs, fmt.Errorf("item %s is a %s item of the anchor bundle, not %s", id, it.Framework, job.Framework))
+			otherFramework = append(otherFramework, id)
 		default:
-			errs = append(errs, fmt.Errorf("item %s is already in the bundle (%s, difficulty %v): give new items new ids, or anchor on that bundle", id, it.Framework, it.Difficulty))
+			taken = append(taken, id)
 		}
+	}
+	if len(otherFramework) > 0 {
+		errs = append(errs, fmt.Errorf("%d items of the data are items of another framework than %s in the anchor bundle: %s", len(otherFramework), job.Framework, idList(otherFramework)))
+	}
+	if len(taken) > 0 {
+		errs = append(errs, fmt.Errorf("%d item ids of the data are already in the bundle: %s (give new items new ids, or anchor on a bundle that holds them)", len(taken), idList(taken)))
 	}
 	if job.Anchored && len(bank) == 0 && len(errs) == 0 {
 		errs = append(errs, fmt.Errorf("no item of the data is a %s item of the anchor bundle; anchor on a bundle that holds some of them, or give a target mean", job.Framework))
 	}
 	if job.Strands != nil {
+		var unknown []string
 		for _, id := range sortedKeys(job.Strands) {
 			if !inData[id] {
-				errs = append(errs, fmt.Errorf("strands: item %s is not in the response data", id))
+				unknown = append(unknown, id)
 			}
+		}
+		if len(unknown) > 0 {
+			errs = append(errs, fmt.Errorf("strands: %d items are not in the response data: %s", len(unknown), idList(unknown)))
 		}
 		var missing []string
 		for _, id := range job.Responses.Items {
@@ -91,7 +102,7 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 			}
 		}
 		if len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("strands: no strand for %d new items: %s", len(missing), strings.Join(missing, ", ")))
+			errs = append(errs, fmt.Errorf("strands: no strand for %d new items: %s", len(missing), idList(missing)))
 		}
 	}
 	if len(errs) > 0 {
@@ -131,6 +142,14 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 		items = append(items, Item{ID: it.ID, Framework: job.Framework, Strand: strand, Difficulty: sc.Difficulty[k]})
 	}
 	return rep, items, nil
+}
+
+// idList shows up to 10 ids, then how many more.
+func idList(ids []string) string {
+	if len(ids) <= 10 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:10], ", "), len(ids)-10)
 }
 
 // ReadItemStrands reads a strands file: a header `id,strand`, then one row per item. Fields are

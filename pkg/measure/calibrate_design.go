@@ -36,7 +36,7 @@ type design struct {
 // all alike (their CML estimate is infinite). Every dropped item is named with its reason.
 func prune(resp *Responses) *design {
 	nItems := len(resp.Items)
-	d := &design{resp: resp, keepItem: make([]bool, nItems), keepPerson: make([]bool, len(resp.Persons))}
+	d := &design{resp: resp, keepItem: make([]bool, nItems), keepPerson: make([]bool, len(resp.Cells))}
 	rawRight := make([]int, nItems)
 	rawN := make([]int, nItems)
 	for _, row := range resp.Cells {
