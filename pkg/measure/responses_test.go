@@ -24,7 +24,7 @@ func TestReadResponsesProblems(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, in string
-		want []string // every problem, in order
+		want     []string // every problem, in order
 	}{
 		{"empty", "", []string{"r.csv: empty file; want a header person,<item id>,…"}},
 		{"first header", "id,A,B\n", []string{`r.csv:1:1: first header field "id"; want "person"`}},
