@@ -200,6 +200,11 @@ func TestCalibrateDropsItems(t *testing.T) {
 	if !reflect.DeepEqual(got, []string{"A", "B", "C"}) || cal.Persons != 6 {
 		t.Errorf("calibrated %v from %d persons; want [A B C] from 6", got, cal.Persons)
 	}
+	for k, n := range []int{6, 6, 4} { // C was taken by persons 3–6 only
+		if cal.Items[k].N != n {
+			t.Errorf("%s: n = %d; want %d", cal.Items[k].ID, cal.Items[k].N, n)
+		}
+	}
 	// Too little left: an error that names what was dropped.
 	_, err = Calibrate(context.Background(), fromRows([]string{"A", "B"}, "11", "10", "10"), CalibrateOptions{})
 	if err == nil || !strings.Contains(err.Error(), "only 0 of 2 items") || !strings.Contains(err.Error(), "A: answered correctly by all 3") {
@@ -322,17 +327,20 @@ func TestCalibrateInvariance(t *testing.T) {
 		resp  *Responses
 		ratio float64
 	}{{"shuffled", shuffled, 1}, {"doubled", doubled, math.Sqrt2}} {
-		got, err := Calibrate(context.Background(), c.resp, CalibrateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, it := range got.Items {
-			b := base.Items[k]
-			if math.Abs(it.Logit-b.Logit) > 1e-9 || math.Abs(it.SE*c.ratio-b.SE) > 1e-9 ||
-				math.Abs(it.Infit-b.Infit) > 1e-9 || math.Abs(it.Outfit-b.Outfit) > 1e-9 {
-				t.Errorf("%s %s: got %+v; want %+v with SE/%v", c.name, it.ID, it, b, c.ratio)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := Calibrate(context.Background(), c.resp, CalibrateOptions{})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			for k, it := range got.Items {
+				b := base.Items[k]
+				if math.Abs(it.Logit-b.Logit) > 1e-9 || math.Abs(it.SE*c.ratio-b.SE) > 1e-9 ||
+					math.Abs(it.Infit-b.Infit) > 1e-9 || math.Abs(it.Outfit-b.Outfit) > 1e-9 {
+					t.Errorf("%s: got %+v; want %+v with SE/%v", it.ID, it, b, c.ratio)
+				}
+			}
+		})
 	}
 }
 
@@ -351,6 +359,26 @@ func TestCalibrateProgressAndCancel(t *testing.T) {
 	cancel()
 	if _, err := Calibrate(ctx, resp, CalibrateOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: got %v; want context.Canceled", err)
+	}
+}
+
+// TestCalibrateTwoItems: the smallest calibration has a closed form. Conditional on one right
+// answer out of A and B, P(A right) = ε_A/(ε_A + ε_B); A right twice and B once gives
+// ε_A/ε_B = 2, so β_B − β_A = ln 2, and sum zero puts them at ∓ ln 2 / 2.
+func TestCalibrateTwoItems(t *testing.T) {
+	t.Parallel()
+	cal, err := Calibrate(context.Background(), fromRows([]string{"A", "B"}, "10", "01", "10", "11", "00"), CalibrateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := math.Ln2 / 2
+	if a, b := cal.Items[0], cal.Items[1]; math.Abs(a.Logit+want) > 1e-10 || math.Abs(b.Logit-want) > 1e-10 || cal.Persons != 3 {
+		t.Errorf("got %+v, %+v from %d persons; want logits ∓%v from 3", a, b, cal.Persons, want)
+	}
+	// Information: 3 persons with r = 1, each Var(x_A | r = 1) = 2/9; on the sum-zero line the
+	// variance of β_A is 1/(4·3·2/9) = 3/8.
+	if se := cal.Items[0].SE; math.Abs(se-math.Sqrt(3.0/8)) > 1e-10 {
+		t.Errorf("SE %v; want √(3/8)", se)
 	}
 }
 

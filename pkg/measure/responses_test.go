@@ -71,8 +71,11 @@ func TestReadItemStrands(t *testing.T) {
 		{"item,strand\n", `s.csv:1:1: header "item,strand"; want "id,strand"`},
 		{"id,strand\n,x\nA,\nA,y\nA,z\n", "s.csv:2:1: item id is empty\ns.csv:3:3: strand of item A is empty\ns.csv:5:1: duplicate item \"A\" (first at line 4)"},
 	} {
-		if _, err := ReadItemStrands(strings.NewReader(c.in), "s.csv"); err == nil || err.Error() != c.want {
-			t.Errorf("%q: got %v; want %q", c.in, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			t.Parallel()
+			if _, err := ReadItemStrands(strings.NewReader(c.in), "s.csv"); err == nil || err.Error() != c.want {
+				t.Errorf("%q: got %v; want %q", c.in, err, c.want)
+			}
+		})
 	}
 }

@@ -271,9 +271,12 @@ func TestRunWritesNothingOnError(t *testing.T) {
 
 func TestRunReportToStdout(t *testing.T) {
 	t.Parallel()
-	stdout, _, err := call(t, "-framework", "lexile", "-mean", "800", "-report", "-", booklets)
+	stdout, stderr, err := call(t, "-framework", "lexile", "-mean", "800", "-report", "-", booklets)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(stderr, "largest change") { // default -progress 1s; this run takes milliseconds
+		t.Errorf("stderr %q: progress lines for a short run", stderr)
 	}
 	var r report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil || len(r.Items) != 24 {
