@@ -1,9 +1,11 @@
 package measure
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -121,6 +123,37 @@ func TestESFMatchesEnumeration(t *testing.T) {
 					if math.Abs(info[i]-wantInfo[i]) > 1e-10 {
 						t.Errorf("booklet %v: info[%d,%d] = %v; want %v", b.items, i/c.m, i%c.m, info[i], wantInfo[i])
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestESFOverflowIsAnError: a booklet of 600 items spread over ±12 logits has symmetric
+// functions beyond the float64 range even after centring; that is an error, never a NaN estimate.
+// 300 items over ±3 logits still fit.
+func TestESFOverflowIsAnError(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		k      int
+		spread float64
+		fails  bool
+	}{{600, 12, true}, {300, 3, false}} {
+		t.Run(fmt.Sprintf("%d items ±%v", c.k, c.spread), func(t *testing.T) {
+			t.Parallel()
+			beta := make([]float64, c.k)
+			b := booklet{items: make([]int, c.k), n: make([]float64, c.k+1)}
+			for i := range beta {
+				beta[i] = c.spread * (2*float64(i)/float64(c.k-1) - 1)
+				b.items[i] = i
+			}
+			b.n[c.k/2] = 1
+			var w esfWork
+			_, errL := w.loglik(&b, beta)
+			_, errA := w.accumulate(&b, beta, make([]float64, c.k), make([]float64, c.k*c.k), c.k)
+			for _, err := range []error{errL, errA} {
+				if c.fails != (err != nil) || (err != nil && !strings.Contains(err.Error(), "booklet of 600 items overflow")) {
+					t.Errorf("got %v; want an overflow error: %v", err, c.fails)
 				}
 			}
 		})
