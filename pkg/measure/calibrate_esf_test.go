@@ -64,8 +64,7 @@ func bruteBooklet(b *booklet, beta []float64, m int) (ll float64, exp, info []fl
 
 func TestESFMatchesEnumeration(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, c := range []struct {
+	for seed, c := range []struct {
 		name   string
 		m      int     // items in the calibration
 		spread float64 // difficulties uniform in ±spread logits
@@ -78,6 +77,7 @@ func TestESFMatchesEnumeration(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			rng := rand.New(rand.NewPCG(uint64(seed), 2)) // one per subtest: they run in parallel
 			beta := make([]float64, c.m)
 			for i := range beta {
 				beta[i] = c.spread * (2*rng.Float64() - 1)
