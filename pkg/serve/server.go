@@ -124,14 +124,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// incomingHeader forwards the request id and nothing else: the gateway passes Authorization
-// itself, and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(key string) (string, bool) {
-	if http.CanonicalHeaderKey(key) == "X-Request-Id" {
-		return requestIDHeader, true
-	}
-	return "", false
-}
+// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
+// interceptor what it needs in the context (request info, caller address, its authorization
+// verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
+func incomingHeader(string) (string, bool) { return "", false }
 
 // bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
 func (s *Server) bindRoutes() error {
