@@ -76,6 +76,7 @@ generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files
 	find proto -name '*.pb.go' -o -name '*.pb.gw.go' -o -name '*.swagger.json' | xargs rm -f
 	$(TOOLS)/buf format -w
 	$(TOOLS)/buf generate
+	go run ./proto/openapi/internal/gen -dir proto/openapi
 
 .PHONY: check-generate
 check-generate: generate ## Regenerate, then fail if the committed generated code differs.
