@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -212,8 +213,10 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/.well-known/jwks.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.issuer.JWKS()) }
 		default:
-			api.ServeHTTP(w, r)
-			return
+			if h = apidocs.Handler(r.URL.Path); h == nil { // GET /docs: Swagger UI
+				api.ServeHTTP(w, r)
+				return
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
