@@ -7,7 +7,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 # Every Go package of the workspace (go.work); works from the repository root.
 PKGS := github.com/yardstick-dev/yardstick/...
 # Modules of the workspace, for per-module commands (go mod tidy, GOWORK=off builds).
-MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy
+MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy e2e
 # Packages whose statement coverage is held to a floor (issue 2 and 3: at least 85%).
 COVER_FLOOR := 85
 COVERED := pkg/measure pkg/token
@@ -21,7 +21,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
-	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
+	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
+	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
@@ -77,11 +78,12 @@ generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files
 	$(TOOLS)/buf format -w
 	$(TOOLS)/buf generate
 	go run ./proto/openapi/internal/gen -dir proto/openapi
+	for s in scoring forecast; do $(TOOLS)/oapi-codegen -config e2e/client/$$s/oapi-codegen.yaml proto/openapi/$$s.openapi.json; done
 
 .PHONY: check-generate
 check-generate: generate ## Regenerate, then fail if the committed generated code differs.
-	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml)" ]]; then \
-		git status --porcelain -- proto; git --no-pager diff --stat -- proto; \
+	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client)" ]]; then \
+		git status --porcelain -- proto e2e/client; git --no-pager diff --stat -- proto e2e/client; \
 		echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; fi
 
 .PHONY: breaking
