@@ -103,8 +103,14 @@ check-docs: ## Fail if docs/examples.md no longer matches what the services answ
 	@scripts/examples.sh bin/examples.md >/dev/null
 	@diff -u docs/examples.md bin/examples.md || { echo "docs/examples.md is stale: run 'make docs' and commit" >&2; exit 1; }
 
+.PHONY: browser-test
+browser-test: SCREENSHOT ?= bin/swagger-ui.png
+browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the README's).
+	go vet -tags browser ./e2e/browser/
+	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
+
 .PHONY: ci
-ci: lint check-generate breaking test cover check-docs image-build-check ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
+ci: lint check-generate breaking test browser-test cover check-docs image-build-check ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
 	@echo "make ci: all checks passed"
 
 .PHONY: clean
