@@ -27,8 +27,10 @@ type Server struct {
 	Base   string           // http://127.0.0.1:port
 	Conn   *grpc.ClientConn // to the gRPC port
 	Config serve.Config
-	mu     sync.Mutex
-	token  string
+	// Handler is the HTTP front itself, for in-process benchmarks and fuzzing.
+	Handler http.Handler
+	mu      sync.Mutex
+	token   string
 }
 
 // Start runs svc as service ("scoring" or "forecast") in dev mode until the test ends. edit, if
@@ -64,7 +66,7 @@ func Start(t testing.TB, service string, svc func(cfg serve.Config) serve.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg}
+	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg, Handler: srv.Handler()}
 	t.Cleanup(func() {
 		conn.Close()
 		cancel()
@@ -150,4 +152,20 @@ func (s *Server) Token() string {
 // Authed is a context carrying the demo client's token for gRPC calls.
 func (s *Server) Authed(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.Token())
+}
+
+// HasProblem reports whether a 400 body's validationErrors name the field at path, keyed as the
+// JSON front keys them: under the top-level field, the message starting with the element path
+// (`items[1].id: ...` under `items`); a top-level path or nonFieldErrors needs only an entry.
+func HasProblem(validationErrors map[string][]string, path string) bool {
+	key := path
+	if i := strings.IndexAny(path, ".["); i > 0 {
+		key = path[:i]
+	}
+	for _, msg := range validationErrors[key] {
+		if key == path || strings.HasPrefix(msg, path+": ") {
+			return true
+		}
+	}
+	return false
 }

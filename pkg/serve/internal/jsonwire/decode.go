@@ -1,0 +1,516 @@
+package jsonwire
+
+import (
+	"errors"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/go-faster/jx"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// errStop ends decoding after a problem that leaves the tokenizer nowhere to resume from.
+var errStop = errors.New("stop")
+
+// Unmarshal decodes one JSON object into m (which it resets) under the wire rules. An empty body
+// is an empty object. Every problem found is returned as an *Error.
+//
+// The strings of m may share memory with data: the caller must not modify data afterwards.
+func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
+	proto.Reset(m)
+	d := jx.GetDecoder()
+	defer jx.PutDecoder(d)
+	d.ResetBytes(data)
+	dec := decoder{d: d, data: data}
+	p := c.planOf(m.ProtoReflect().Descriptor())
+	var base unsafe.Pointer
+	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
+		base = reflect.ValueOf(m).UnsafePointer()
+	}
+	switch d.Next() {
+	case jx.Object:
+		if err := dec.message(p, m.ProtoReflect(), base); err == nil {
+			dec.trailing()
+		}
+	case jx.Invalid:
+		if !blank(data) {
+			dec.syntax(d.Skip())
+		}
+	default:
+		dec.problem("request body must be a JSON object")
+	}
+	if dec.dropped > 0 {
+		dec.problems = append(dec.problems, Problem{Message: strconv.Itoa(dec.dropped) + " more problems not listed"})
+	}
+	if len(dec.problems) > 0 {
+		return &Error{Problems: dec.problems}
+	}
+	return nil
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+type decoder struct {
+	d        *jx.Decoder
+	data     []byte // the whole body: strings that lie in it are not copied
+	path     []step
+	problems []Problem
+	dropped  int
+	// Arenas of the fast path's optional scalars.
+	strs   arena[string]
+	ints   arena[int32]
+	floats arena[float64]
+	bools  arena[bool]
+}
+
+// problem records a problem at the current path.
+func (dc *decoder) problem(msg string) {
+	if len(dc.problems) >= MaxProblems {
+		dc.dropped++
+		return
+	}
+	dc.problems = append(dc.problems, Problem{Path: pathString(dc.path), Message: msg})
+}
+
+// syntax records a tokenizer error (malformed JSON) and stops decoding.
+func (dc *decoder) syntax(err error) error {
+	if err == nil {
+		return nil
+	}
+	saved := dc.path
+	dc.path = nil
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		dc.problem("request body is not valid JSON: it ends too early")
+	} else {
+		dc.problem("request body is not valid JSON: " + err.Error())
+	}
+	dc.path = saved
+	return errStop
+}
+
+// trailing refuses anything but white space after the object.
+func (dc *decoder) trailing() {
+	if dc.d.Next() == jx.Invalid {
+		if err := dc.d.Skip(); err == nil || errors.Is(err, io.EOF) {
+			return
+		}
+	}
+	dc.path = nil
+	dc.problem("unexpected data after the JSON object")
+}
+
+// skip passes over a value the decoder reported a problem with.
+func (dc *decoder) skip() error { return dc.syntax(dc.d.Skip()) }
+
+// message decodes an object into a message: through its generated struct at base when the plan is
+// fast (base != nil), else through protoreflect.
+func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+	iter, err := dc.d.ObjIter()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	var seen uint64
+	for iter.Next() {
+		key := iter.Key()
+		f, ok := p.byName[string(key)]
+		if !ok {
+			if p.ignored[string(key)] {
+				if err := dc.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			name := string(key)
+			dc.path = append(dc.path, step{name: name})
+			if s := suggest(name, p.names); s != "" {
+				dc.problem(`unknown field "` + name + `"; did you mean "` + s + `"?`)
+			} else {
+				dc.problem(`unknown field "` + name + `"`)
+			}
+			dc.path = dc.path[:len(dc.path)-1]
+			if err := dc.skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		dc.path = append(dc.path, step{name: f.jsonName})
+		if seen&f.bit != 0 {
+			dc.problem("appears more than once")
+			err = dc.skip()
+		} else {
+			seen |= f.bit
+			if base != nil {
+				err = dc.fastField(f, base)
+			} else {
+				err = dc.field(f, m)
+			}
+		}
+		dc.path = dc.path[:len(dc.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	return dc.syntax(iter.Err())
+}
+
+func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
+	if dc.d.Next() == jx.Null {
+		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
+	}
+	if f.list {
+		if dc.d.Next() != jx.Array {
+			dc.problem("must be an array")
+			return dc.skip()
+		}
+		list := m.Mutable(f.fd).List()
+		iter, err := dc.d.ArrIter()
+		if err != nil {
+			return dc.syntax(err)
+		}
+		for i := 0; iter.Next(); i++ {
+			dc.path = append(dc.path, step{index: i})
+			err := dc.element(f, list)
+			dc.path = dc.path[:len(dc.path)-1]
+			if err != nil {
+				return err
+			}
+		}
+		return dc.syntax(iter.Err())
+	}
+	if f.sub != nil {
+		return dc.object(f.sub, m.Mutable(f.fd).Message(), nil)
+	}
+	v, ok, err := dc.scalar(f)
+	if ok {
+		m.Set(f.fd, v)
+	}
+	return err
+}
+
+func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
+	if f.sub != nil {
+		if dc.d.Next() == jx.Null {
+			dc.problem("must be an object, not null")
+			return dc.skip()
+		}
+		e := list.NewElement()
+		err := dc.object(f.sub, e.Message(), nil)
+		list.Append(e)
+		return err
+	}
+	v, ok, err := dc.scalar(f)
+	if ok {
+		list.Append(v)
+	}
+	return err
+}
+
+// object decodes a message value: an object, or for positional messages a number array.
+func (dc *decoder) object(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+	switch dc.d.Next() {
+	case jx.Object:
+		return dc.message(p, m, base)
+	case jx.Array:
+		if p.positional {
+			return dc.positional(p, m, base)
+		}
+	}
+	dc.problem("must be an object")
+	return dc.skip()
+}
+
+func (dc *decoder) positional(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+	raw, err := dc.d.Raw()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	sub := jx.GetDecoder()
+	defer jx.PutDecoder(sub)
+	sub.ResetBytes(raw)
+	var buf [8]float64
+	values := buf[:0]
+	ok := true
+	iter, err := sub.ArrIter()
+	for err == nil && iter.Next() {
+		if sub.Next() != jx.Number || len(values) == len(p.fields) {
+			ok = false
+			err = sub.Skip()
+			continue
+		}
+		v, ferr := sub.Float64()
+		if ferr != nil || math.IsInf(v, 0) {
+			ok = false
+			continue
+		}
+		values = append(values, v)
+	}
+	if err == nil {
+		err = iter.Err()
+	}
+	if err != nil || !ok || len(values) != len(p.fields) {
+		msg := "an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers:"
+		for i, f := range p.fields {
+			if i > 0 {
+				msg += ","
+			}
+			msg += " " + f.jsonName
+		}
+		dc.problem(msg)
+		return nil
+	}
+	for i, f := range p.fields {
+		if base != nil {
+			dc.storeFloat(f, base, values[i])
+			continue
+		}
+		if f.fd.Kind() == protoreflect.FloatKind {
+			m.Set(f.fd, protoreflect.ValueOfFloat32(float32(values[i])))
+		} else {
+			m.Set(f.fd, protoreflect.ValueOfFloat64(values[i]))
+		}
+	}
+	return nil
+}
+
+// scalar decodes a scalar value for f. ok is false when the value was refused (and reported).
+func (dc *decoder) scalar(f *fieldPlan) (v protoreflect.Value, ok bool, err error) {
+	d := dc.d
+	kind := f.fd.Kind()
+	switch kind {
+	case protoreflect.StringKind:
+		s, ok, err := dc.readString(f)
+		return protoreflect.ValueOfString(s), ok, err
+	case protoreflect.BoolKind:
+		if d.Next() == jx.Bool {
+			b, err := d.Bool()
+			return protoreflect.ValueOfBool(b), err == nil, dc.syntax(err)
+		}
+		dc.problem("must be true or false" + got(d))
+		return v, false, dc.skip()
+	}
+	text, quoted, err := dc.numberText()
+	if err != nil || text == nil {
+		return v, false, err
+	}
+	if isFloat(kind) {
+		f, ok := dc.float(kind, text, quoted)
+		if !ok {
+			return v, false, nil
+		}
+		if kind == protoreflect.FloatKind {
+			return protoreflect.ValueOfFloat32(float32(f)), true, nil
+		}
+		return protoreflect.ValueOfFloat64(f), true, nil
+	}
+	n, ok := dc.integer(kind, text)
+	if !ok {
+		return v, false, nil
+	}
+	switch kind {
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64(n), true, nil
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return protoreflect.ValueOfUint32(uint32(n)), true, nil
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return protoreflect.ValueOfUint64(uint64(n)), true, nil
+	}
+	return protoreflect.ValueOfInt32(int32(n)), true, nil
+}
+
+// readString reads a string value for f (a JSON number too, for number-as-text fields). A string
+// that lies in the body as written is not copied.
+func (dc *decoder) readString(f *fieldPlan) (string, bool, error) {
+	d := dc.d
+	switch d.Next() {
+	case jx.String:
+		b, err := d.StrBytes()
+		if err != nil {
+			return "", false, dc.syntax(err)
+		}
+		if !utf8.Valid(b) {
+			dc.problem("must be valid UTF-8 text")
+			return "", false, nil
+		}
+		return dc.text(b), true, nil
+	case jx.Number:
+		if f.numberAsText {
+			raw, err := d.Raw()
+			if err != nil {
+				return "", false, dc.syntax(err)
+			}
+			return dc.text(raw), true, nil
+		}
+	}
+	dc.problem("must be a string" + got(d))
+	return "", false, dc.skip()
+}
+
+// text is b as a string, sharing the body's memory when b lies in it (the body is never modified
+// after decoding), else a copy (an unescaped string is a new buffer).
+func (dc *decoder) text(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(dc.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p >= start && p+uintptr(len(b)) <= start+uintptr(len(dc.data)) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
+}
+
+// numberText reads a JSON number, or a string holding one (protojson accepts both). text is nil
+// when the value is not a number (reported).
+func (dc *decoder) numberText() (text []byte, quoted bool, err error) {
+	d := dc.d
+	switch d.Next() {
+	case jx.Number:
+		raw, err := d.Raw()
+		if err != nil {
+			return nil, false, dc.syntax(err)
+		}
+		return raw, false, nil
+	case jx.String:
+		b, err := d.StrBytes()
+		if err != nil {
+			return nil, false, dc.syntax(err)
+		}
+		return b, true, nil
+	}
+	dc.problem("must be a number" + got(d))
+	return nil, false, dc.skip()
+}
+
+func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (float64, bool) {
+	var f float64
+	switch {
+	case quoted && string(text) == "NaN":
+		f = math.NaN()
+	case quoted && string(text) == "Infinity":
+		f = math.Inf(1)
+	case quoted && string(text) == "-Infinity":
+		f = math.Inf(-1)
+	case quoted && !jsonNumber(text):
+		dc.problem("must be a number, got " + strconv.Quote(string(text)))
+		return 0, false
+	default:
+		var err error
+		if f, err = strconv.ParseFloat(string(text), 64); err != nil {
+			dc.problem("must be a finite number, got " + string(text))
+			return 0, false
+		}
+	}
+	if kind == protoreflect.FloatKind && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+		dc.problem("must be a finite number, got " + string(text))
+		return 0, false
+	}
+	return f, true
+}
+
+func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
+	if !jsonNumber(text) {
+		dc.problem("must be a whole number, got " + strconv.Quote(string(text)))
+		return 0, false
+	}
+	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
+	switch kind {
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		lo, hi = math.MinInt64, math.MaxInt64
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		lo, hi = 0, math.MaxUint32
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		lo, hi = 0, math.MaxInt64 // larger uint64 values are not used by this contract
+	}
+	n, err := strconv.ParseInt(string(text), 10, 64)
+	if err != nil {
+		// 2.0 and 1e2 are whole numbers written another way.
+		f, ferr := strconv.ParseFloat(string(text), 64)
+		whole := ferr == nil && f == math.Trunc(f)
+		if !whole || f < float64(lo) || f > float64(hi) {
+			if whole {
+				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
+			} else {
+				dc.problem("must be a whole number, got " + string(text))
+			}
+			return 0, false
+		}
+		n = int64(f)
+	}
+	if n < lo || n > hi {
+		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
+		return 0, false
+	}
+	return n, true
+}
+
+// jsonNumber reports whether b is a number in JSON's grammar (for quoted numbers, which the
+// tokenizer did not check).
+func jsonNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// got names the JSON type found where another was wanted: ", got a string".
+func got(d *jx.Decoder) string {
+	switch d.Next() {
+	case jx.String:
+		return ", got a string"
+	case jx.Number:
+		return ", got a number"
+	case jx.Bool:
+		return ", got true or false"
+	case jx.Array:
+		return ", got an array"
+	case jx.Object:
+		return ", got an object"
+	}
+	return ""
+}
