@@ -211,10 +211,11 @@ type OAuth2TokenTokenType string
 
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
-	// ClientId Client identifier issued with the account. The JSON front also accepts the alias clientID.
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
 	ClientId *string `json:"clientId,omitempty"`
 
-	// ClientSecret Shared secret of the client.
+	// ClientSecret Required. Shared secret of the client.
 	ClientSecret *string `json:"clientSecret,omitempty"`
 
 	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
@@ -232,52 +233,62 @@ type TokenFormGrantType string
 
 // V1Forecast The forecast of one student.
 type V1Forecast struct {
-	// Ability Forecasted ability (mean of the forecast distribution).
-	Ability        float64 `json:"ability"`
-	AbilityDisplay string  `json:"abilityDisplay"`
-	ApiVersion     string  `json:"apiVersion"`
+	// Ability Forecasted ability (mean of the forecast distribution), a measure, not rounded.
+	Ability float64 `json:"ability"`
 
-	// Framework Always lower-case.
+	// AbilityDisplay Display-ready forecasted ability (rounded to 5, capped, BR/EM form, label), e.g. "745L".
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" (reading) or "quantile" (math).
+	//
+	// Always lower-case.
 	Framework V1ForecastFramework `json:"framework"`
 
-	// Probabilities Probability of each band: below the first cut, between cuts, at or above the last cut.
-	//
-	// As many as cut levels + 1; they add up to 1.
+	// Probabilities Probability of each band: below the first cut, between cuts, at or above the last cut
+	// (one more entry than cut levels; they add up to 1).
 	Probabilities []float64 `json:"probabilities"`
 
-	// Uncertainty Standard deviation of the forecast distribution.
+	// Uncertainty Standard deviation of the forecast distribution, not rounded.
 	Uncertainty float64 `json:"uncertainty"`
 }
 
-// V1ForecastFramework Always lower-case.
+// V1ForecastFramework "lexile" (reading) or "quantile" (math).
+//
+// Always lower-case.
 type V1ForecastFramework string
 
 // V1ForecastRequest defines model for v1ForecastRequest.
 type V1ForecastRequest struct {
-	// CutLevels Performance milestones, strictly ascending, in the framework's measure.
+	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending, e.g. [600, 800, 1000].
 	//
-	// Strictly ascending; at most 20 (default limit, YARDSTICK_MAX_CUT_LEVELS).
+	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
 	CutLevels []float64 `json:"cutLevels"`
 
-	// ElapsedDays Days from the prior ability to the future test.
+	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
+
+	// PriorAbility Required. The student's latest measure (-10,000 to 10,000), e.g. 695.3 — a forecast's own
+	// ability may be passed on as the next prior.
 	//
-	// At most ten years.
-	ElapsedDays int32 `json:"elapsedDays"`
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32 `json:"priorAbility"`
-	PriorUncertainty int32 `json:"priorUncertainty"`
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
 
-	// TestUncertainty Uncertainty of the difficulty of the future test; decimals allowed.
+	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000, e.g. 32.5.
 	TestUncertainty float64 `json:"testUncertainty"`
 }
 
-// V1GroupAggregate defines model for v1GroupAggregate.
+// V1GroupAggregate The group's aggregate forecast.
 type V1GroupAggregate struct {
-	// GroupProportionPerLevel Expected share of the group in each band (capital G on the wire, as SPEC.md has it).
+	// GroupProportionPerLevel Expected share of the group in each band (capital G on the wire, as the original API has it).
 	GroupProportionPerLevel []float64 `json:"GroupProportionPerLevel"`
 
-	// GroupAbility Mean forecasted ability of the group.
+	// GroupAbility Mean forecasted ability of the group, a measure.
 	GroupAbility float64 `json:"groupAbility"`
 
 	// GroupStderrPerLevel Standard error of each band's share.
@@ -289,12 +300,18 @@ type V1GroupAggregate struct {
 
 // V1GroupForecastRequest defines model for v1GroupForecastRequest.
 type V1GroupForecastRequest struct {
-	// CutLevels Strictly ascending; at most 20 (default limit, YARDSTICK_MAX_CUT_LEVELS).
+	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending.
+	//
+	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
 	CutLevels []float64 `json:"cutLevels"`
 
-	// StudentData One entry per student, answered in the same order; at most 100,000 (default limit, YARDSTICK_MAX_STUDENTS). An entry is an object or an array of its three numbers.
-	StudentData     []V1GroupForecastRequest_StudentData_Item `json:"studentData"`
-	TestUncertainty float64                                   `json:"testUncertainty"`
+	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
+	//
+	// The limit of 100,000 is the default of YARDSTICK_MAX_STUDENTS. An entry is an object or an array of its three numbers in order.
+	StudentData []V1GroupForecastRequest_StudentData_Item `json:"studentData"`
+
+	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
+	TestUncertainty float64 `json:"testUncertainty"`
 }
 
 // V1GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
@@ -305,20 +322,28 @@ type V1GroupForecastRequest_StudentData_Item struct {
 	union json.RawMessage
 }
 
-// V1GroupForecastResponse defines model for v1GroupForecastResponse.
+// V1GroupForecastResponse The answer of a group forecast.
 type V1GroupForecastResponse struct {
-	ApiVersion string           `json:"apiVersion"`
-	Forecasts  V1GroupForecasts `json:"forecasts"`
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
 
-	// Framework Always lower-case.
+	// Forecasts The students' forecasts and the group's aggregate.
+	Forecasts V1GroupForecasts `json:"forecasts"`
+
+	// Framework "lexile" (reading) or "quantile" (math).
+	//
+	// Always lower-case.
 	Framework V1GroupForecastResponseFramework `json:"framework"`
 }
 
-// V1GroupForecastResponseFramework Always lower-case.
+// V1GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
+//
+// Always lower-case.
 type V1GroupForecastResponseFramework string
 
-// V1GroupForecasts defines model for v1GroupForecasts.
+// V1GroupForecasts The students' forecasts and the group's aggregate.
 type V1GroupForecasts struct {
+	// Group The group's aggregate forecast.
 	Group V1GroupAggregate `json:"group"`
 
 	// Students One entry per input student, in input order.
@@ -327,10 +352,11 @@ type V1GroupForecasts struct {
 
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
-	// ClientId Client identifier issued with the account. The JSON front also accepts the alias clientID.
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
 	ClientId string `json:"clientId"`
 
-	// ClientSecret Shared secret of the client.
+	// ClientSecret Required. Shared secret of the client.
 	ClientSecret string `json:"clientSecret"`
 }
 
@@ -339,29 +365,38 @@ type V1IssueTokenResponse struct {
 	// AccessToken Bearer token for the Authorization header.
 	AccessToken string `json:"accessToken"`
 
-	// ExpiresIn Lifetime of the token in seconds.
+	// ExpiresIn Lifetime of the token in seconds (86,400 by default).
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
 // V1StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].
 type V1StudentData struct {
-	// ElapsedDays At most ten years.
+	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     float64 `json:"priorAbility"`
+	// PriorAbility Required. The student's latest measure (-10,000 to 10,000).
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
 // V1StudentForecast A student's forecast inside a group forecast.
 type V1StudentForecast struct {
-	Ability        float64 `json:"ability"`
-	AbilityDisplay string  `json:"abilityDisplay"`
+	// Ability Forecasted ability, a measure.
+	Ability float64 `json:"ability"`
 
-	// Probabilities As many as cut levels + 1; they add up to 1.
+	// AbilityDisplay Display-ready forecasted ability.
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// Probabilities Probability of each band (one more entry than cut levels).
 	Probabilities []float64 `json:"probabilities"`
-	Uncertainty   float64   `json:"uncertainty"`
+
+	// Uncertainty Standard deviation of the forecast distribution.
+	Uncertainty float64 `json:"uncertainty"`
 }
 
 // BadRequest The body of every non-2xx answer.
@@ -881,56 +916,64 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ForecastServiceForecastMathWithBody POST /api/forecast/math (extension, quantile)
+	// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/forecast/math (the `ForecastServiceForecastMath` operationId).
 	ForecastServiceForecastMathWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastMath POST /api/forecast/math (extension, quantile)
+	// ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/forecast/math (the `ForecastServiceForecastMath` operationId).
 	ForecastServiceForecastMath(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastMathGroupWithBody POST /api/forecast/math/group (extension, quantile)
+	// ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastMathGroup POST /api/forecast/math/group (extension, quantile)
+	// ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastReadingWithBody POST /api/forecast/reading
+	// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
+	// POST /api/forecast/reading
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/forecast/reading (the `ForecastServiceForecastReading` operationId).
 	ForecastServiceForecastReadingWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastReading POST /api/forecast/reading
+	// ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
+	// POST /api/forecast/reading
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/forecast/reading (the `ForecastServiceForecastReading` operationId).
 	ForecastServiceForecastReading(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastReadingGroupWithBody POST /api/forecast/reading/group
+	// ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
+	// POST /api/forecast/reading/group
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceForecastReadingGroup POST /api/forecast/reading/group
+	// ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
+	// POST /api/forecast/reading/group
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -965,7 +1008,8 @@ type ClientInterface interface {
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ForecastServiceForecastMathWithBody POST /api/forecast/math (extension, quantile)
+// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
+// POST /api/forecast/math
 //
 // Takes any type of body and a specified content type.
 //
@@ -982,7 +1026,8 @@ func (c *Client) ForecastServiceForecastMathWithBody(ctx context.Context, conten
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastMath POST /api/forecast/math (extension, quantile)
+// ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
+// POST /api/forecast/math
 //
 // Takes a body of the `application/json` content type.
 //
@@ -999,7 +1044,8 @@ func (c *Client) ForecastServiceForecastMath(ctx context.Context, body ForecastS
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastMathGroupWithBody POST /api/forecast/math/group (extension, quantile)
+// ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
+// POST /api/forecast/math/group
 //
 // Takes any type of body and a specified content type.
 //
@@ -1016,7 +1062,8 @@ func (c *Client) ForecastServiceForecastMathGroupWithBody(ctx context.Context, c
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastMathGroup POST /api/forecast/math/group (extension, quantile)
+// ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
+// POST /api/forecast/math/group
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1033,7 +1080,8 @@ func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body Fore
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastReadingWithBody POST /api/forecast/reading
+// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
+// POST /api/forecast/reading
 //
 // Takes any type of body and a specified content type.
 //
@@ -1050,7 +1098,8 @@ func (c *Client) ForecastServiceForecastReadingWithBody(ctx context.Context, con
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastReading POST /api/forecast/reading
+// ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
+// POST /api/forecast/reading
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1067,7 +1116,8 @@ func (c *Client) ForecastServiceForecastReading(ctx context.Context, body Foreca
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastReadingGroupWithBody POST /api/forecast/reading/group
+// ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
+// POST /api/forecast/reading/group
 //
 // Takes any type of body and a specified content type.
 //
@@ -1084,7 +1134,8 @@ func (c *Client) ForecastServiceForecastReadingGroupWithBody(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// ForecastServiceForecastReadingGroup POST /api/forecast/reading/group
+// ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
+// POST /api/forecast/reading/group
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1413,56 +1464,64 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ForecastServiceForecastMathWithBodyWithResponse POST /api/forecast/math (extension, quantile)
+	// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/math (the `ForecastServiceForecastMath` operationId).
 	ForecastServiceForecastMathWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
-	// ForecastServiceForecastMathWithResponse POST /api/forecast/math (extension, quantile)
+	// ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/math (the `ForecastServiceForecastMath` operationId).
 	ForecastServiceForecastMathWithResponse(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
-	// ForecastServiceForecastMathGroupWithBodyWithResponse POST /api/forecast/math/group (extension, quantile)
+	// ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
-	// ForecastServiceForecastMathGroupWithResponse POST /api/forecast/math/group (extension, quantile)
+	// ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
-	// ForecastServiceForecastReadingWithBodyWithResponse POST /api/forecast/reading
+	// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
+	// POST /api/forecast/reading
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/reading (the `ForecastServiceForecastReading` operationId).
 	ForecastServiceForecastReadingWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
-	// ForecastServiceForecastReadingWithResponse POST /api/forecast/reading
+	// ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
+	// POST /api/forecast/reading
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/reading (the `ForecastServiceForecastReading` operationId).
 	ForecastServiceForecastReadingWithResponse(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
-	// ForecastServiceForecastReadingGroupWithBodyWithResponse POST /api/forecast/reading/group
+	// ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
+	// POST /api/forecast/reading/group
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupResponse, error)
 
-	// ForecastServiceForecastReadingGroupWithResponse POST /api/forecast/reading/group
+	// ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
+	// POST /api/forecast/reading/group
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2087,7 +2146,8 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
-// ForecastServiceForecastMathWithBodyWithResponse POST /api/forecast/math (extension, quantile)
+// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
+// POST /api/forecast/math
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2100,7 +2160,8 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithBodyWithResponse(ct
 	return ParseForecastServiceForecastMathResponse(rsp)
 }
 
-// ForecastServiceForecastMathWithResponse POST /api/forecast/math (extension, quantile)
+// ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
+// POST /api/forecast/math
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2113,7 +2174,8 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithResponse(ctx contex
 	return ParseForecastServiceForecastMathResponse(rsp)
 }
 
-// ForecastServiceForecastMathGroupWithBodyWithResponse POST /api/forecast/math/group (extension, quantile)
+// ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
+// POST /api/forecast/math/group
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2126,7 +2188,8 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithBodyWithRespon
 	return ParseForecastServiceForecastMathGroupResponse(rsp)
 }
 
-// ForecastServiceForecastMathGroupWithResponse POST /api/forecast/math/group (extension, quantile)
+// ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
+// POST /api/forecast/math/group
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2139,7 +2202,8 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 	return ParseForecastServiceForecastMathGroupResponse(rsp)
 }
 
-// ForecastServiceForecastReadingWithBodyWithResponse POST /api/forecast/reading
+// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
+// POST /api/forecast/reading
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2152,7 +2216,8 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithBodyWithResponse
 	return ParseForecastServiceForecastReadingResponse(rsp)
 }
 
-// ForecastServiceForecastReadingWithResponse POST /api/forecast/reading
+// ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
+// POST /api/forecast/reading
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2165,7 +2230,8 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithResponse(ctx con
 	return ParseForecastServiceForecastReadingResponse(rsp)
 }
 
-// ForecastServiceForecastReadingGroupWithBodyWithResponse POST /api/forecast/reading/group
+// ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
+// POST /api/forecast/reading/group
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2178,7 +2244,8 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithBodyWithRes
 	return ParseForecastServiceForecastReadingGroupResponse(rsp)
 }
 
-// ForecastServiceForecastReadingGroupWithResponse POST /api/forecast/reading/group
+// ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
+// POST /api/forecast/reading/group
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

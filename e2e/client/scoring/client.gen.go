@@ -397,10 +397,11 @@ type OAuth2TokenTokenType string
 
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
-	// ClientId Client identifier issued with the account. The JSON front also accepts the alias clientID.
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
 	ClientId *string `json:"clientId,omitempty"`
 
-	// ClientSecret Shared secret of the client.
+	// ClientSecret Required. Shared secret of the client.
 	ClientSecret *string `json:"clientSecret,omitempty"`
 
 	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
@@ -418,36 +419,57 @@ type TokenFormGrantType string
 
 // V1BayesStrand A strand of the Bayes strand endpoint.
 type V1BayesStrand struct {
-	Ability        int32  `json:"ability"`
+	// Ability Strand ability, a measure rounded to a whole number.
+	Ability int32 `json:"ability"`
+
+	// AbilityDisplay Display-ready strand ability (rules of Measure.ability_display).
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
-	Category    int32  `json:"category"`
-	Name        string `json:"name"`
-	Uncertainty int32  `json:"uncertainty"`
+	Category int32 `json:"category"`
+
+	// Name Strand (skill area) name from the content bundle.
+	Name string `json:"name"`
+
+	// Uncertainty Uncertainty of the strand ability, rounded.
+	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1BayesStrandsMeasure defines model for v1BayesStrandsMeasure.
+// V1BayesStrandsMeasure The Bayes measure with a measure and category per strand.
 type V1BayesStrandsMeasure struct {
-	Ability        int32  `json:"ability"`
-	AbilityDisplay string `json:"abilityDisplay"`
-	ApiVersion     string `json:"apiVersion"`
+	// Ability As Measure.ability.
+	Ability int32 `json:"ability"`
 
-	// Framework Always lower-case.
-	Framework   V1BayesStrandsMeasureFramework `json:"framework"`
-	Strands     []V1BayesStrand                `json:"strands"`
-	Uncertainty int32                          `json:"uncertainty"`
+	// AbilityDisplay As Measure.ability_display.
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework V1BayesStrandsMeasureFramework `json:"framework"`
+
+	// Strands One entry per strand of the framework, in the content bundle's order.
+	Strands []V1BayesStrand `json:"strands"`
+
+	// Uncertainty As Measure.uncertainty.
+	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1BayesStrandsMeasureFramework Always lower-case.
+// V1BayesStrandsMeasureFramework "lexile" or "quantile".
+//
+// Always lower-case.
 type V1BayesStrandsMeasureFramework string
 
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
-	// ClientId Client identifier issued with the account. The JSON front also accepts the alias clientID.
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
 	ClientId string `json:"clientId"`
 
-	// ClientSecret Shared secret of the client.
+	// ClientSecret Required. Shared secret of the client.
 	ClientSecret string `json:"clientSecret"`
 }
 
@@ -456,252 +478,262 @@ type V1IssueTokenResponse struct {
 	// AccessToken Bearer token for the Authorization header.
 	AccessToken string `json:"accessToken"`
 
-	// ExpiresIn Lifetime of the token in seconds.
+	// ExpiresIn Lifetime of the token in seconds (86,400 by default).
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
 // V1ItemDifficulty A difficulty shared by count items.
 type V1ItemDifficulty struct {
-	// Count Number of items with this difficulty; 1 when omitted.
+	// Count Number of items with this difficulty, at least 1; 1 when omitted.
 	Count *int32 `json:"count,omitempty"`
 
-	// Difficulty Measure of the item, in the framework's units.
-	Difficulty int32 `json:"difficulty"`
+	// Difficulty Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
+	Difficulty float64 `json:"difficulty"`
 }
 
 // V1ItemId An item identifier without a result (number-correct endpoints).
 type V1ItemId struct {
-	// Id Item identifier from the provider's item bank.
-	//
-	// `itemid` is accepted as an alias.
+	// Id Required. Item identifier from the provider's item bank, e.g. "Q000100". The JSON front also
+	// accepts the spelling `itemid`.
 	Id string `json:"id"`
 }
 
 // V1ItemResult An item identifier with the student's result on it.
 type V1ItemResult struct {
-	// Id Item identifier from the provider's item bank.
-	//
-	// `itemid` is accepted as an alias.
+	// Id Required. Item identifier from the provider's item bank, e.g. "L000100". The JSON front also
+	// accepts the spelling `itemid`.
 	Id string `json:"id"`
 
-	// Result 1 for a correct answer, 0 for an incorrect one.
+	// Result Required. 1 for a correct answer, 0 for an incorrect one.
 	Result int32 `json:"result"`
 }
 
 // V1Measure The measure result of every scoring endpoint without strands.
 type V1Measure struct {
-	// Ability The ability estimate, rounded to a whole number.
+	// Ability The ability estimate, a measure rounded to a whole number, e.g. 697.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay Display-ready ability: rounded to 5, capped, BR/EM form for values <= 0, label appended.
+	// AbilityDisplay Display-ready ability: rounded to the nearest 5, capped to the framework's range, "BR"
+	// (lexile) or "EM" (quantile) before the magnitude of a negative value, label appended,
+	// e.g. "695L", "BR150L", "EM50Q".
 	AbilityDisplay string `json:"abilityDisplay"`
 
-	// ApiVersion Build version of the API.
+	// ApiVersion Build version of the service, e.g. "v1.4.0" or a commit.
 	ApiVersion string `json:"apiVersion"`
 
-	// Framework lexile or quantile.
+	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
 	Framework V1MeasureFramework `json:"framework"`
 
-	// Uncertainty Uncertainty of the estimate (standard error or posterior SD), rounded.
+	// Uncertainty Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1MeasureFramework lexile or quantile.
+// V1MeasureFramework "lexile" or "quantile".
 //
 // Always lower-case.
 type V1MeasureFramework string
 
 // V1ScoreDifficultiesBayesRequest defines model for v1ScoreDifficultiesBayesRequest.
 type V1ScoreDifficultiesBayesRequest struct {
-	// ElapsedDays Days since the prior measure.
-	//
-	// At most ten years; score without a prior older than that.
-	ElapsedDays int32 `json:"elapsedDays"`
+	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework lexile or quantile; required.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Required: "lexile" or "quantile" (any case).
 	Framework V1ScoreDifficultiesBayesRequestFramework `json:"framework"`
 
-	// Items Their counts add up to at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Items Required, 1 to 5,000 entries; their counts add up to the number of items.
+	//
+	// Their counts add up to at most 5,000 items, the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemDifficulty `json:"items"`
 
-	// NumberCorrect At most the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
 	NumberCorrect int32 `json:"numberCorrect"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32 `json:"priorAbility"`
-	PriorUncertainty int32 `json:"priorUncertainty"`
+	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
-// V1ScoreDifficultiesBayesRequestFramework lexile or quantile; required.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
 type V1ScoreDifficultiesBayesRequestFramework string
 
 // V1ScoreFormRequest defines model for v1ScoreFormRequest.
 type V1ScoreFormRequest struct {
-	// FormId Identifier of a form (a fixed list of items) of the content bundle.
+	// FormId Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId string `json:"formId"`
 
-	// NumberCorrect At most the number of items.
+	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form.
 	NumberCorrect int32 `json:"numberCorrect"`
 }
 
 // V1ScoreItemIdsBayesRequest defines model for v1ScoreItemIdsBayesRequest.
 type V1ScoreItemIdsBayesRequest struct {
-	// ElapsedDays At most ten years; score without a prior older than that.
-	ElapsedDays int32 `json:"elapsedDays"`
+	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Items IDs must start with Q, L or S.
+	// Items Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
 	//
-	// IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemId `json:"items"`
 
-	// NumberCorrect At most the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
 	NumberCorrect int32 `json:"numberCorrect"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32 `json:"priorAbility"`
-	PriorUncertainty int32 `json:"priorUncertainty"`
+	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
-// V1ScoreItemIdsBayesRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemIdsBayesRequestFramework string
 
 // V1ScoreItemIdsRequest defines model for v1ScoreItemIdsRequest.
 type V1ScoreItemIdsRequest struct {
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsRequestFramework `json:"framework,omitempty"`
 
-	// Items IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Items Required, 1 to 5,000 items of one framework, no id twice.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemId `json:"items"`
 
-	// NumberCorrect At most the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
 	NumberCorrect int32 `json:"numberCorrect"`
 }
 
-// V1ScoreItemIdsRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemIdsRequestFramework string
 
 // V1ScoreItemResultsBayesRequest defines model for v1ScoreItemResultsBayesRequest.
 type V1ScoreItemResultsBayesRequest struct {
-	// ElapsedDays At most ten years; score without a prior older than that.
-	ElapsedDays int32 `json:"elapsedDays"`
+	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Items IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Items Required, 1 to 5,000 items of one framework, no id twice.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemResult `json:"items"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32 `json:"priorAbility"`
-	PriorUncertainty int32 `json:"priorUncertainty"`
+	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
-// V1ScoreItemResultsBayesRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsBayesRequestFramework string
 
 // V1ScoreItemResultsBayesStrandsRequest defines model for v1ScoreItemResultsBayesStrandsRequest.
 type V1ScoreItemResultsBayesStrandsRequest struct {
-	// ElapsedDays At most ten years; score without a prior older than that.
-	ElapsedDays int32 `json:"elapsedDays"`
+	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
-	Grade     int32                                           `json:"grade"`
 
-	// Items IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Grade Required. Grade level, 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// Items Required, 1 to 5,000 items of one framework, no id twice.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemResult `json:"items"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32                                           `json:"priorAbility"`
-	PriorUncertainty int32                                           `json:"priorUncertainty"`
-	TimeOfYear       V1ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
+	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	TimeOfYear V1ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// V1ScoreItemResultsBayesStrandsRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemResultsBayesStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsBayesStrandsRequestFramework string
 
-// V1ScoreItemResultsBayesStrandsRequestTimeOfYear defines model for V1ScoreItemResultsBayesStrandsRequest.TimeOfYear.
+// V1ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 type V1ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
 // V1ScoreItemResultsRequest defines model for v1ScoreItemResultsRequest.
 type V1ScoreItemResultsRequest struct {
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
-	// Items IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Items Required, 1 to 5,000 items of one framework, no id twice.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemResult `json:"items"`
 }
 
-// V1ScoreItemResultsRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsRequestFramework string
 
 // V1ScoreItemResultsStrandsRequest defines model for v1ScoreItemResultsStrandsRequest.
 type V1ScoreItemResultsStrandsRequest struct {
-	// Framework Optional; must agree with the framework of the items.
-	//
-	// Matched case-insensitively (`Lexile` is accepted).
+	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
 
-	// Grade Grade level, 0 (Kindergarten) to 12.
+	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
 
-	// Items IDs distinct and of one framework; at most 5,000 items (default limit, YARDSTICK_MAX_ITEMS).
+	// Items Required, 1 to 5,000 items of one framework, no id twice.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemResult `json:"items"`
 
-	// TimeOfYear BOY, MOY or EOY.
+	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 	TimeOfYear V1ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// V1ScoreItemResultsStrandsRequestFramework Optional; must agree with the framework of the items.
-//
-// Matched case-insensitively (`Lexile` is accepted).
+// V1ScoreItemResultsStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsStrandsRequestFramework string
 
-// V1ScoreItemResultsStrandsRequestTimeOfYear BOY, MOY or EOY.
+// V1ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 type V1ScoreItemResultsStrandsRequestTimeOfYear string
 
 // V1ScoreScaleBayesRequest defines model for v1ScoreScaleBayesRequest.
 type V1ScoreScaleBayesRequest struct {
-	// ElapsedDays At most ten years; score without a prior older than that.
-	ElapsedDays int32  `json:"elapsedDays"`
-	LinkId      string `json:"linkId"`
+	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays float64 `json:"elapsedDays"`
 
-	// PriorAbility Any finite number, whole or not: a forecast's ability may be passed on as is.
-	PriorAbility     int32 `json:"priorAbility"`
-	PriorUncertainty int32 `json:"priorUncertainty"`
+	// LinkId Required. Identifier of the link table of the external test.
+	LinkId string `json:"linkId"`
 
-	// ScaleScore A decimal number inside the link table's range, sent as a string (as SPEC has it) or as a JSON number.
+	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
+	//
+	// Any finite number, whole or not.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
 	ScaleScore V1ScoreScaleBayesRequest_ScaleScore `json:"scaleScore"`
-	ScaleSem   int32                               `json:"scaleSem"`
+
+	// ScaleSem Required. Standard error of measurement of the external test, greater than 0, at most 10,000.
+	ScaleSem float64 `json:"scaleSem"`
 }
 
 // V1ScoreScaleBayesRequestScaleScore0 Example: 512
@@ -710,23 +742,23 @@ type V1ScoreScaleBayesRequestScaleScore0 = string
 // V1ScoreScaleBayesRequestScaleScore1 defines model for V1ScoreScaleBayesRequest.ScaleScore.1.
 type V1ScoreScaleBayesRequestScaleScore1 = float32
 
-// V1ScoreScaleBayesRequest_ScaleScore A decimal number inside the link table's range, sent as a string (as SPEC has it) or as a JSON number.
+// V1ScoreScaleBayesRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
 type V1ScoreScaleBayesRequest_ScaleScore struct {
 	union json.RawMessage
 }
 
 // V1ScoreScaleRequest defines model for v1ScoreScaleRequest.
 type V1ScoreScaleRequest struct {
-	// LinkId Identifier of the link table of the external test.
+	// LinkId Required. Identifier of the link table of the external test, e.g. "STATE-READ-2026".
 	LinkId string `json:"linkId"`
 
-	// ScaleScore Scale score on the external test (a decimal number sent as a string).
-	//
-	// A decimal number inside the link table's range, sent as a string (as SPEC has it) or as a JSON number.
+	// ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
+	// must lie inside the link table's range. The JSON front also accepts a JSON number.
 	ScaleScore V1ScoreScaleRequest_ScaleScore `json:"scaleScore"`
 
-	// ScaleSem Standard error of measurement of the external test.
-	ScaleSem int32 `json:"scaleSem"`
+	// ScaleSem Required. Standard error of measurement of the external test in its own scale units,
+	// greater than 0 and at most 10,000.
+	ScaleSem float64 `json:"scaleSem"`
 }
 
 // V1ScoreScaleRequestScaleScore0 Example: 512
@@ -735,9 +767,8 @@ type V1ScoreScaleRequestScaleScore0 = string
 // V1ScoreScaleRequestScaleScore1 defines model for V1ScoreScaleRequest.ScaleScore.1.
 type V1ScoreScaleRequestScaleScore1 = float32
 
-// V1ScoreScaleRequest_ScaleScore Scale score on the external test (a decimal number sent as a string).
-//
-// A decimal number inside the link table's range, sent as a string (as SPEC has it) or as a JSON number.
+// V1ScoreScaleRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
+// must lie inside the link table's range. The JSON front also accepts a JSON number.
 type V1ScoreScaleRequest_ScaleScore struct {
 	union json.RawMessage
 }
@@ -745,23 +776,38 @@ type V1ScoreScaleRequest_ScaleScore struct {
 // V1Strand A strand of the standard strand endpoint.
 type V1Strand struct {
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
-	Category int32  `json:"category"`
-	Name     string `json:"name"`
+	Category int32 `json:"category"`
+
+	// Name Strand (skill area) name from the content bundle.
+	Name string `json:"name"`
 }
 
-// V1StrandsMeasure defines model for v1StrandsMeasure.
+// V1StrandsMeasure The standard measure with a category per strand.
 type V1StrandsMeasure struct {
-	Ability        int32  `json:"ability"`
-	AbilityDisplay string `json:"abilityDisplay"`
-	ApiVersion     string `json:"apiVersion"`
+	// Ability As Measure.ability.
+	Ability int32 `json:"ability"`
 
-	// Framework Always lower-case.
-	Framework   V1StrandsMeasureFramework `json:"framework"`
-	Strands     []V1Strand                `json:"strands"`
-	Uncertainty int32                     `json:"uncertainty"`
+	// AbilityDisplay As Measure.ability_display.
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework V1StrandsMeasureFramework `json:"framework"`
+
+	// Strands One entry per strand of the framework, in the content bundle's order.
+	Strands []V1Strand `json:"strands"`
+
+	// Uncertainty As Measure.uncertainty.
+	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1StrandsMeasureFramework Always lower-case.
+// V1StrandsMeasureFramework "lexile" or "quantile".
+//
+// Always lower-case.
 type V1StrandsMeasureFramework string
 
 // BadRequest The body of every non-2xx answer.
@@ -1361,140 +1407,160 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ScoringServiceScoreFormWithBody POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/form/id/standard (the `ScoringServiceScoreForm` operationId).
 	ScoringServiceScoreFormWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreForm POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/form/id/standard (the `ScoringServiceScoreForm` operationId).
 	ScoringServiceScoreForm(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreDifficultiesBayesWithBody POST /api/score/items/difficulties/bayes
+	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
+	// POST /api/score/items/difficulties/bayes
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/difficulties/bayes (the `ScoringServiceScoreDifficultiesBayes` operationId).
 	ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreDifficultiesBayes POST /api/score/items/difficulties/bayes
+	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
+	// POST /api/score/items/difficulties/bayes
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/difficulties/bayes (the `ScoringServiceScoreDifficultiesBayes` operationId).
 	ScoringServiceScoreDifficultiesBayes(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemIdsBayesWithBody POST /api/score/items/ids/bayes
+	// ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
+	// POST /api/score/items/ids/bayes
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/ids/bayes (the `ScoringServiceScoreItemIdsBayes` operationId).
 	ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemIdsBayes POST /api/score/items/ids/bayes
+	// ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
+	// POST /api/score/items/ids/bayes
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/ids/bayes (the `ScoringServiceScoreItemIdsBayes` operationId).
 	ScoringServiceScoreItemIdsBayes(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemIdsWithBody POST /api/score/items/ids/standard
+	// ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
+	// POST /api/score/items/ids/standard
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/ids/standard (the `ScoringServiceScoreItemIds` operationId).
 	ScoringServiceScoreItemIdsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemIds POST /api/score/items/ids/standard
+	// ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
+	// POST /api/score/items/ids/standard
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/ids/standard (the `ScoringServiceScoreItemIds` operationId).
 	ScoringServiceScoreItemIds(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsBayesWithBody POST /api/score/items/idsWithResults/bayes
+	// ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
+	// POST /api/score/items/idsWithResults/bayes
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes (the `ScoringServiceScoreItemResultsBayes` operationId).
 	ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsBayes POST /api/score/items/idsWithResults/bayes
+	// ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
+	// POST /api/score/items/idsWithResults/bayes
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes (the `ScoringServiceScoreItemResultsBayes` operationId).
 	ScoringServiceScoreItemResultsBayes(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsBayesStrandsWithBody POST /api/score/items/idsWithResults/bayes/strands
+	// ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
+	// POST /api/score/items/idsWithResults/bayes/strands
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes/strands (the `ScoringServiceScoreItemResultsBayesStrands` operationId).
 	ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsBayesStrands POST /api/score/items/idsWithResults/bayes/strands
+	// ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
+	// POST /api/score/items/idsWithResults/bayes/strands
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes/strands (the `ScoringServiceScoreItemResultsBayesStrands` operationId).
 	ScoringServiceScoreItemResultsBayesStrands(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsWithBody POST /api/score/items/idsWithResults/standard
+	// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
+	// POST /api/score/items/idsWithResults/standard
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard (the `ScoringServiceScoreItemResults` operationId).
 	ScoringServiceScoreItemResultsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResults POST /api/score/items/idsWithResults/standard
+	// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
+	// POST /api/score/items/idsWithResults/standard
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard (the `ScoringServiceScoreItemResults` operationId).
 	ScoringServiceScoreItemResults(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsStrandsWithBody POST /api/score/items/idsWithResults/standard/strands
+	// ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
+	// POST /api/score/items/idsWithResults/standard/strands
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard/strands (the `ScoringServiceScoreItemResultsStrands` operationId).
 	ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreItemResultsStrands POST /api/score/items/idsWithResults/standard/strands
+	// ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
+	// POST /api/score/items/idsWithResults/standard/strands
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard/strands (the `ScoringServiceScoreItemResultsStrands` operationId).
 	ScoringServiceScoreItemResultsStrands(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreScaleBayesWithBody POST /api/score/scale/bayes
+	// ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
+	// POST /api/score/scale/bayes
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/scale/bayes (the `ScoringServiceScoreScaleBayes` operationId).
 	ScoringServiceScoreScaleBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreScaleBayes POST /api/score/scale/bayes
+	// ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
+	// POST /api/score/scale/bayes
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/score/scale/bayes (the `ScoringServiceScoreScaleBayes` operationId).
 	ScoringServiceScoreScaleBayes(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreScaleWithBody POST /api/score/scale/standard
+	// ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
+	// POST /api/score/scale/standard
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/score/scale/standard (the `ScoringServiceScoreScale` operationId).
 	ScoringServiceScoreScaleWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ScoringServiceScoreScale POST /api/score/scale/standard
+	// ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
+	// POST /api/score/scale/standard
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1529,7 +1595,8 @@ type ClientInterface interface {
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ScoringServiceScoreFormWithBody POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
+// POST /api/score/form/id/standard
 //
 // Takes any type of body and a specified content type.
 //
@@ -1546,7 +1613,8 @@ func (c *Client) ScoringServiceScoreFormWithBody(ctx context.Context, contentTyp
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreForm POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+// ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
+// POST /api/score/form/id/standard
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1563,7 +1631,8 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreDifficultiesBayesWithBody POST /api/score/items/difficulties/bayes
+// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
+// POST /api/score/items/difficulties/bayes
 //
 // Takes any type of body and a specified content type.
 //
@@ -1580,7 +1649,8 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreDifficultiesBayes POST /api/score/items/difficulties/bayes
+// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
+// POST /api/score/items/difficulties/bayes
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1597,7 +1667,8 @@ func (c *Client) ScoringServiceScoreDifficultiesBayes(ctx context.Context, body 
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemIdsBayesWithBody POST /api/score/items/ids/bayes
+// ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
+// POST /api/score/items/ids/bayes
 //
 // Takes any type of body and a specified content type.
 //
@@ -1614,7 +1685,8 @@ func (c *Client) ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, co
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemIdsBayes POST /api/score/items/ids/bayes
+// ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
+// POST /api/score/items/ids/bayes
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1631,7 +1703,8 @@ func (c *Client) ScoringServiceScoreItemIdsBayes(ctx context.Context, body Scori
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemIdsWithBody POST /api/score/items/ids/standard
+// ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
+// POST /api/score/items/ids/standard
 //
 // Takes any type of body and a specified content type.
 //
@@ -1648,7 +1721,8 @@ func (c *Client) ScoringServiceScoreItemIdsWithBody(ctx context.Context, content
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemIds POST /api/score/items/ids/standard
+// ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
+// POST /api/score/items/ids/standard
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1665,7 +1739,8 @@ func (c *Client) ScoringServiceScoreItemIds(ctx context.Context, body ScoringSer
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsBayesWithBody POST /api/score/items/idsWithResults/bayes
+// ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
+// POST /api/score/items/idsWithResults/bayes
 //
 // Takes any type of body and a specified content type.
 //
@@ -1682,7 +1757,8 @@ func (c *Client) ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsBayes POST /api/score/items/idsWithResults/bayes
+// ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
+// POST /api/score/items/idsWithResults/bayes
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1699,7 +1775,8 @@ func (c *Client) ScoringServiceScoreItemResultsBayes(ctx context.Context, body S
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsBayesStrandsWithBody POST /api/score/items/idsWithResults/bayes/strands
+// ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
+// POST /api/score/items/idsWithResults/bayes/strands
 //
 // Takes any type of body and a specified content type.
 //
@@ -1716,7 +1793,8 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsBayesStrands POST /api/score/items/idsWithResults/bayes/strands
+// ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
+// POST /api/score/items/idsWithResults/bayes/strands
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1733,7 +1811,8 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrands(ctx context.Context,
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsWithBody POST /api/score/items/idsWithResults/standard
+// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
+// POST /api/score/items/idsWithResults/standard
 //
 // Takes any type of body and a specified content type.
 //
@@ -1750,7 +1829,8 @@ func (c *Client) ScoringServiceScoreItemResultsWithBody(ctx context.Context, con
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResults POST /api/score/items/idsWithResults/standard
+// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
+// POST /api/score/items/idsWithResults/standard
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1767,7 +1847,8 @@ func (c *Client) ScoringServiceScoreItemResults(ctx context.Context, body Scorin
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsStrandsWithBody POST /api/score/items/idsWithResults/standard/strands
+// ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
+// POST /api/score/items/idsWithResults/standard/strands
 //
 // Takes any type of body and a specified content type.
 //
@@ -1784,7 +1865,8 @@ func (c *Client) ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Conte
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreItemResultsStrands POST /api/score/items/idsWithResults/standard/strands
+// ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
+// POST /api/score/items/idsWithResults/standard/strands
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1801,7 +1883,8 @@ func (c *Client) ScoringServiceScoreItemResultsStrands(ctx context.Context, body
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreScaleBayesWithBody POST /api/score/scale/bayes
+// ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
+// POST /api/score/scale/bayes
 //
 // Takes any type of body and a specified content type.
 //
@@ -1818,7 +1901,8 @@ func (c *Client) ScoringServiceScoreScaleBayesWithBody(ctx context.Context, cont
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreScaleBayes POST /api/score/scale/bayes
+// ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
+// POST /api/score/scale/bayes
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1835,7 +1919,8 @@ func (c *Client) ScoringServiceScoreScaleBayes(ctx context.Context, body Scoring
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreScaleWithBody POST /api/score/scale/standard
+// ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
+// POST /api/score/scale/standard
 //
 // Takes any type of body and a specified content type.
 //
@@ -1852,7 +1937,8 @@ func (c *Client) ScoringServiceScoreScaleWithBody(ctx context.Context, contentTy
 	return c.Client.Do(req)
 }
 
-// ScoringServiceScoreScale POST /api/score/scale/standard
+// ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
+// POST /api/score/scale/standard
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2421,140 +2507,160 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ScoringServiceScoreFormWithBodyWithResponse POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/form/id/standard (the `ScoringServiceScoreForm` operationId).
 	ScoringServiceScoreFormWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
-	// ScoringServiceScoreFormWithResponse POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/form/id/standard (the `ScoringServiceScoreForm` operationId).
 	ScoringServiceScoreFormWithResponse(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
-	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse POST /api/score/items/difficulties/bayes
+	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
+	// POST /api/score/items/difficulties/bayes
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/difficulties/bayes (the `ScoringServiceScoreDifficultiesBayes` operationId).
 	ScoringServiceScoreDifficultiesBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
-	// ScoringServiceScoreDifficultiesBayesWithResponse POST /api/score/items/difficulties/bayes
+	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
+	// POST /api/score/items/difficulties/bayes
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/difficulties/bayes (the `ScoringServiceScoreDifficultiesBayes` operationId).
 	ScoringServiceScoreDifficultiesBayesWithResponse(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
-	// ScoringServiceScoreItemIdsBayesWithBodyWithResponse POST /api/score/items/ids/bayes
+	// ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
+	// POST /api/score/items/ids/bayes
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/ids/bayes (the `ScoringServiceScoreItemIdsBayes` operationId).
 	ScoringServiceScoreItemIdsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
-	// ScoringServiceScoreItemIdsBayesWithResponse POST /api/score/items/ids/bayes
+	// ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
+	// POST /api/score/items/ids/bayes
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/ids/bayes (the `ScoringServiceScoreItemIdsBayes` operationId).
 	ScoringServiceScoreItemIdsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
-	// ScoringServiceScoreItemIdsWithBodyWithResponse POST /api/score/items/ids/standard
+	// ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
+	// POST /api/score/items/ids/standard
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/ids/standard (the `ScoringServiceScoreItemIds` operationId).
 	ScoringServiceScoreItemIdsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
-	// ScoringServiceScoreItemIdsWithResponse POST /api/score/items/ids/standard
+	// ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
+	// POST /api/score/items/ids/standard
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/ids/standard (the `ScoringServiceScoreItemIds` operationId).
 	ScoringServiceScoreItemIdsWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
-	// ScoringServiceScoreItemResultsBayesWithBodyWithResponse POST /api/score/items/idsWithResults/bayes
+	// ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
+	// POST /api/score/items/idsWithResults/bayes
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes (the `ScoringServiceScoreItemResultsBayes` operationId).
 	ScoringServiceScoreItemResultsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
-	// ScoringServiceScoreItemResultsBayesWithResponse POST /api/score/items/idsWithResults/bayes
+	// ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
+	// POST /api/score/items/idsWithResults/bayes
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes (the `ScoringServiceScoreItemResultsBayes` operationId).
 	ScoringServiceScoreItemResultsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
-	// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse POST /api/score/items/idsWithResults/bayes/strands
+	// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
+	// POST /api/score/items/idsWithResults/bayes/strands
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes/strands (the `ScoringServiceScoreItemResultsBayesStrands` operationId).
 	ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
-	// ScoringServiceScoreItemResultsBayesStrandsWithResponse POST /api/score/items/idsWithResults/bayes/strands
+	// ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
+	// POST /api/score/items/idsWithResults/bayes/strands
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/bayes/strands (the `ScoringServiceScoreItemResultsBayesStrands` operationId).
 	ScoringServiceScoreItemResultsBayesStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
-	// ScoringServiceScoreItemResultsWithBodyWithResponse POST /api/score/items/idsWithResults/standard
+	// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
+	// POST /api/score/items/idsWithResults/standard
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard (the `ScoringServiceScoreItemResults` operationId).
 	ScoringServiceScoreItemResultsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
-	// ScoringServiceScoreItemResultsWithResponse POST /api/score/items/idsWithResults/standard
+	// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
+	// POST /api/score/items/idsWithResults/standard
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard (the `ScoringServiceScoreItemResults` operationId).
 	ScoringServiceScoreItemResultsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
-	// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse POST /api/score/items/idsWithResults/standard/strands
+	// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
+	// POST /api/score/items/idsWithResults/standard/strands
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard/strands (the `ScoringServiceScoreItemResultsStrands` operationId).
 	ScoringServiceScoreItemResultsStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
-	// ScoringServiceScoreItemResultsStrandsWithResponse POST /api/score/items/idsWithResults/standard/strands
+	// ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
+	// POST /api/score/items/idsWithResults/standard/strands
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/items/idsWithResults/standard/strands (the `ScoringServiceScoreItemResultsStrands` operationId).
 	ScoringServiceScoreItemResultsStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
-	// ScoringServiceScoreScaleBayesWithBodyWithResponse POST /api/score/scale/bayes
+	// ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
+	// POST /api/score/scale/bayes
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/scale/bayes (the `ScoringServiceScoreScaleBayes` operationId).
 	ScoringServiceScoreScaleBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
-	// ScoringServiceScoreScaleBayesWithResponse POST /api/score/scale/bayes
+	// ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
+	// POST /api/score/scale/bayes
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/scale/bayes (the `ScoringServiceScoreScaleBayes` operationId).
 	ScoringServiceScoreScaleBayesWithResponse(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
-	// ScoringServiceScoreScaleWithBodyWithResponse POST /api/score/scale/standard
+	// ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
+	// POST /api/score/scale/standard
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/score/scale/standard (the `ScoringServiceScoreScale` operationId).
 	ScoringServiceScoreScaleWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleResponse, error)
 
-	// ScoringServiceScoreScaleWithResponse POST /api/score/scale/standard
+	// ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
+	// POST /api/score/scale/standard
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3887,7 +3993,8 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
-// ScoringServiceScoreFormWithBodyWithResponse POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
+// POST /api/score/form/id/standard
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3900,7 +4007,8 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithBodyWithResponse(ctx co
 	return ParseScoringServiceScoreFormResponse(rsp)
 }
 
-// ScoringServiceScoreFormWithResponse POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+// ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
+// POST /api/score/form/id/standard
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3913,7 +4021,8 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 	return ParseScoringServiceScoreFormResponse(rsp)
 }
 
-// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse POST /api/score/items/difficulties/bayes
+// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
+// POST /api/score/items/difficulties/bayes
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3926,7 +4035,8 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 	return ParseScoringServiceScoreDifficultiesBayesResponse(rsp)
 }
 
-// ScoringServiceScoreDifficultiesBayesWithResponse POST /api/score/items/difficulties/bayes
+// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
+// POST /api/score/items/difficulties/bayes
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3939,7 +4049,8 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithResponse(c
 	return ParseScoringServiceScoreDifficultiesBayesResponse(rsp)
 }
 
-// ScoringServiceScoreItemIdsBayesWithBodyWithResponse POST /api/score/items/ids/bayes
+// ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
+// POST /api/score/items/ids/bayes
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3952,7 +4063,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithBodyWithRespons
 	return ParseScoringServiceScoreItemIdsBayesResponse(rsp)
 }
 
-// ScoringServiceScoreItemIdsBayesWithResponse POST /api/score/items/ids/bayes
+// ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
+// POST /api/score/items/ids/bayes
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3965,7 +4077,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithResponse(ctx co
 	return ParseScoringServiceScoreItemIdsBayesResponse(rsp)
 }
 
-// ScoringServiceScoreItemIdsWithBodyWithResponse POST /api/score/items/ids/standard
+// ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
+// POST /api/score/items/ids/standard
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3978,7 +4091,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithBodyWithResponse(ctx
 	return ParseScoringServiceScoreItemIdsResponse(rsp)
 }
 
-// ScoringServiceScoreItemIdsWithResponse POST /api/score/items/ids/standard
+// ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
+// POST /api/score/items/ids/standard
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3991,7 +4105,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithResponse(ctx context
 	return ParseScoringServiceScoreItemIdsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsBayesWithBodyWithResponse POST /api/score/items/idsWithResults/bayes
+// ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
+// POST /api/score/items/idsWithResults/bayes
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4004,7 +4119,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithBodyWithRes
 	return ParseScoringServiceScoreItemResultsBayesResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsBayesWithResponse POST /api/score/items/idsWithResults/bayes
+// ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
+// POST /api/score/items/idsWithResults/bayes
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4017,7 +4133,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithResponse(ct
 	return ParseScoringServiceScoreItemResultsBayesResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse POST /api/score/items/idsWithResults/bayes/strands
+// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
+// POST /api/score/items/idsWithResults/bayes/strands
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4030,7 +4147,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithBody
 	return ParseScoringServiceScoreItemResultsBayesStrandsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsBayesStrandsWithResponse POST /api/score/items/idsWithResults/bayes/strands
+// ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
+// POST /api/score/items/idsWithResults/bayes/strands
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4043,7 +4161,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithResp
 	return ParseScoringServiceScoreItemResultsBayesStrandsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsWithBodyWithResponse POST /api/score/items/idsWithResults/standard
+// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
+// POST /api/score/items/idsWithResults/standard
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4056,7 +4175,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithBodyWithResponse
 	return ParseScoringServiceScoreItemResultsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsWithResponse POST /api/score/items/idsWithResults/standard
+// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
+// POST /api/score/items/idsWithResults/standard
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4069,7 +4189,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithResponse(ctx con
 	return ParseScoringServiceScoreItemResultsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse POST /api/score/items/idsWithResults/standard/strands
+// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
+// POST /api/score/items/idsWithResults/standard/strands
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4082,7 +4203,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithBodyWithR
 	return ParseScoringServiceScoreItemResultsStrandsResponse(rsp)
 }
 
-// ScoringServiceScoreItemResultsStrandsWithResponse POST /api/score/items/idsWithResults/standard/strands
+// ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
+// POST /api/score/items/idsWithResults/standard/strands
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4095,7 +4217,8 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithResponse(
 	return ParseScoringServiceScoreItemResultsStrandsResponse(rsp)
 }
 
-// ScoringServiceScoreScaleBayesWithBodyWithResponse POST /api/score/scale/bayes
+// ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
+// POST /api/score/scale/bayes
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4108,7 +4231,8 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithBodyWithResponse(
 	return ParseScoringServiceScoreScaleBayesResponse(rsp)
 }
 
-// ScoringServiceScoreScaleBayesWithResponse POST /api/score/scale/bayes
+// ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
+// POST /api/score/scale/bayes
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4121,7 +4245,8 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithResponse(ctx cont
 	return ParseScoringServiceScoreScaleBayesResponse(rsp)
 }
 
-// ScoringServiceScoreScaleWithBodyWithResponse POST /api/score/scale/standard
+// ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
+// POST /api/score/scale/standard
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4134,7 +4259,8 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleWithBodyWithResponse(ctx c
 	return ParseScoringServiceScoreScaleResponse(rsp)
 }
 
-// ScoringServiceScoreScaleWithResponse POST /api/score/scale/standard
+// ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
+// POST /api/score/scale/standard
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

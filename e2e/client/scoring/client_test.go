@@ -68,8 +68,9 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatalf("got %d %s; want 400", res.StatusCode(), res.Body)
 		}
 		e := res.JSON400
-		if e.ExceptionType != scoring.ErrorExceptionTypeValidationError || e.ValidationErrors == nil || len(e.ValidationErrors.AdditionalProperties) == 0 {
-			t.Errorf("400 body: got %s; want a ValidationError with field errors", res.Body)
+		// Keyed by the top-level field, as the document says.
+		if e.ExceptionType != scoring.ErrorExceptionTypeValidationError || e.ValidationErrors == nil || len(e.ValidationErrors.AdditionalProperties["items"]) == 0 {
+			t.Errorf("400 body: got %s; want a ValidationError with errors under items", res.Body)
 		}
 	})
 

@@ -282,7 +282,7 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		return s.Value.Properties[name].Value
 	}
 	framework := prop(scoring, "v1ScoreDifficultiesBayesRequest", "framework")
-	if !slices.Equal(framework.Enum, []any{"lexile", "quantile"}) || !strings.Contains(framework.Description, "case-insensitively") {
+	if !slices.Equal(framework.Enum, []any{"lexile", "quantile"}) || !strings.Contains(framework.Description, "any case") {
 		t.Errorf("framework: enum %v, description %q; want lexile, quantile and a case-insensitive note", framework.Enum, framework.Description)
 	}
 	if got := prop(scoring, "v1ScoreItemResultsStrandsRequest", "timeOfYear").Enum; !slices.Equal(got, []any{"BOY", "MOY", "EOY"}) {
