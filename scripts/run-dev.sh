@@ -1,35 +1,84 @@
 #!/usr/bin/env bash
 # Starts both services in dev mode on the embedded demonstration content, prints the demo
-# credentials and a curl that works, and stops both on Ctrl-C. Used by `make run`.
+# credentials and a curl that works, and stops both on Ctrl-C. Used by `make run` (which builds
+# bin/scoring and bin/forecast first).
+#
+# Ports: SCORING_HTTP, SCORING_GRPC, FORECAST_HTTP, FORECAST_GRPC (host:port; defaults 127.0.0.1 and
+# 8080, 9090, 8081, 9091). A busy port stops the start, naming the process that holds it.
+# It says "running" only once both services are alive, hold their own ports and answer /readyz.
+# Nothing outlives it however it is stopped: Ctrl-C or SIGTERM (trap), a service that exits (the
+# other is stopped), and SIGKILL of make or of this script (the watchdog of scripts/lib/procs.sh).
+# RUN_DEV_PARENT is the pid whose death stops everything (`make run` passes make's; default $PPID).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/procs.sh
 
 SCORING_HTTP=${SCORING_HTTP:-127.0.0.1:8080}
+SCORING_GRPC=${SCORING_GRPC:-127.0.0.1:9090}
 FORECAST_HTTP=${FORECAST_HTTP:-127.0.0.1:8081}
+FORECAST_GRPC=${FORECAST_GRPC:-127.0.0.1:9091}
+parent=${RUN_DEV_PARENT:-$PPID}
 export YARDSTICK_DEV=true YARDSTICK_LOG_FORMAT=text YARDSTICK_SHUTDOWN_GRACE=5s
 
+for bin in bin/scoring bin/forecast; do
+	[[ -x $bin ]] || { echo "run-dev: $bin is missing: run 'make run' (it builds first)" >&2; exit 1; }
+done
+command -v curl >/dev/null || { echo "run-dev: curl is needed (apt-get install -y curl)" >&2; exit 1; }
+
+busy=()
+for addr in "$SCORING_HTTP" "$SCORING_GRPC" "$FORECAST_HTTP" "$FORECAST_GRPC"; do
+	holder=$(port_holder "${addr##*:}")
+	[[ -z $holder ]] || busy+=("  port ${addr##*:} ($addr) is in use by $holder")
+done
+if ((${#busy[@]})); then
+	printf 'run-dev: cannot start, ports are taken:\n' >&2
+	printf '%s\n' "${busy[@]}" >&2
+	printf 'Stop that process (an earlier run: kill PID), or choose other ports, e.g.\n' >&2
+	printf '  SCORING_HTTP=127.0.0.1:18080 SCORING_GRPC=127.0.0.1:19090 FORECAST_HTTP=127.0.0.1:18081 FORECAST_GRPC=127.0.0.1:19091 make run\n' >&2
+	exit 1
+fi
+
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait; }
-trap cleanup EXIT INT TERM
+watchdog_pid=
+cleanup() {
+	trap - EXIT INT TERM
+	[[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null || true
+	stop "${pids[@]}"
+	wait 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-YARDSTICK_HTTP_ADDR=$SCORING_HTTP YARDSTICK_GRPC_ADDR=127.0.0.1:9090 bin/scoring &
+YARDSTICK_HTTP_ADDR=$SCORING_HTTP YARDSTICK_GRPC_ADDR=$SCORING_GRPC bin/scoring &
 pids+=($!)
-YARDSTICK_HTTP_ADDR=$FORECAST_HTTP YARDSTICK_GRPC_ADDR=127.0.0.1:9091 bin/forecast &
+YARDSTICK_HTTP_ADDR=$FORECAST_HTTP YARDSTICK_GRPC_ADDR=$FORECAST_GRPC bin/forecast &
 pids+=($!)
+watchdog "$parent" "${pids[@]}"
 
-for addr in "$SCORING_HTTP" "$FORECAST_HTTP"; do
-	for _ in $(seq 1 100); do
-		curl -fsS "http://$addr/readyz" >/dev/null 2>&1 && break
+# ready PID NAME HTTP GRPC: PID is alive, holds both its ports (not some other process that
+# answers on them) and answers /readyz; 20 s at most.
+ready() {
+	local pid=$1 name=$2 http=$3 grpc=$4
+	for _ in $(seq 1 200); do
+		alive "$pid" || { echo "run-dev: $name exited during start (its log is above)" >&2; return 1; }
+		if owns_port "$pid" "${http##*:}" && owns_port "$pid" "${grpc##*:}" &&
+			curl -fsS "http://$http/readyz" >/dev/null 2>&1; then
+			return 0
+		fi
 		sleep 0.1
 	done
-	curl -fsS "http://$addr/readyz" >/dev/null || { echo "service on $addr did not become ready" >&2; exit 1; }
-done
+	echo "run-dev: $name did not become ready on $http within 20 s" >&2
+	return 1
+}
+ready "${pids[0]}" scoring "$SCORING_HTTP" "$SCORING_GRPC"
+ready "${pids[1]}" forecast "$FORECAST_HTTP" "$FORECAST_GRPC"
 
 cat <<MSG
 
   Yardstick is running in DEV MODE on the embedded demonstration content.
-    scoring : http://$SCORING_HTTP   (gRPC 127.0.0.1:9090)
-    forecast: http://$FORECAST_HTTP   (gRPC 127.0.0.1:9091)
+    scoring : http://$SCORING_HTTP   (gRPC $SCORING_GRPC)
+    forecast: http://$FORECAST_HTTP   (gRPC $FORECAST_GRPC)
   Dev credentials: clientId=demo  clientSecret=demo-secret
 
   Try:
@@ -39,6 +88,11 @@ cat <<MSG
       -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
       -d '{"items":[{"id":"L000100","result":1},{"id":"L000200","result":0},{"id":"L000300","result":1}]}'
 
+  Every endpoint: docs/examples.md (the forecast service on $FORECAST_HTTP needs its own token).
   Ctrl-C stops both.
 MSG
-wait -n
+
+# Until a service exits (the other is then stopped) or a signal arrives.
+if wait -n "${pids[@]}"; then status=0; else status=$?; fi
+echo "run-dev: a service exited (status $status); stopping the other" >&2
+exit "$status"

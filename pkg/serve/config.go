@@ -67,7 +67,15 @@ type Limits struct {
 type setting struct {
 	env, flag, usage string
 	def              string
-	set              func(c *Config, v string) error
+	set              parser
+}
+
+// parser turns a setting's text into its field. kind names the value's type in -help the way the
+// flag package names its own ("-http-addr string", "-token-ttl duration"); "" is a boolean, which
+// is given bare (-dev) or as -dev=false.
+type parser struct {
+	kind  string
+	apply func(c *Config, v string) error
 }
 
 func settings(service string) []setting {
@@ -75,51 +83,51 @@ func settings(service string) []setting {
 	if service == "forecast" {
 		httpDef, grpcDef = ":8081", ":9091"
 	}
-	str := func(dst func(c *Config) *string) func(c *Config, v string) error {
-		return func(c *Config, v string) error { *dst(c) = v; return nil }
+	str := func(dst func(c *Config) *string) parser {
+		return parser{"string", func(c *Config, v string) error { *dst(c) = v; return nil }}
 	}
-	dur := func(dst func(c *Config) *time.Duration) func(c *Config, v string) error {
-		return func(c *Config, v string) error {
+	dur := func(dst func(c *Config) *time.Duration) parser {
+		return parser{"duration", func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				return fmt.Errorf("%q is not a duration (e.g. 30s, 24h)", v)
 			}
 			*dst(c) = d
 			return nil
-		}
+		}}
 	}
-	boolean := func(dst func(c *Config) *bool) func(c *Config, v string) error {
-		return func(c *Config, v string) error {
+	boolean := func(dst func(c *Config) *bool) parser {
+		return parser{"", func(c *Config, v string) error {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return fmt.Errorf("%q is not true or false", v)
 			}
 			*dst(c) = b
 			return nil
-		}
+		}}
 	}
-	integer := func(dst func(c *Config) *int) func(c *Config, v string) error {
-		return func(c *Config, v string) error {
+	integer := func(dst func(c *Config) *int) parser {
+		return parser{"int", func(c *Config, v string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return fmt.Errorf("%q is not a whole number", v)
 			}
 			*dst(c) = n
 			return nil
-		}
+		}}
 	}
-	bytes := func(dst func(c *Config) *int64) func(c *Config, v string) error {
-		return func(c *Config, v string) error {
+	bytes := func(dst func(c *Config) *int64) parser {
+		return parser{"int", func(c *Config, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a number of bytes", v)
 			}
 			*dst(c) = n
 			return nil
-		}
+		}}
 	}
-	prefixes := func(dst func(c *Config) *[]netip.Prefix) func(c *Config, v string) error {
-		return func(c *Config, v string) error {
+	prefixes := func(dst func(c *Config) *[]netip.Prefix) parser {
+		return parser{"string", func(c *Config, v string) error {
 			var out []netip.Prefix
 			for _, f := range strings.Split(v, ",") {
 				if f = strings.TrimSpace(f); f == "" {
@@ -137,7 +145,7 @@ func settings(service string) []setting {
 			}
 			*dst(c) = out
 			return nil
-		}
+		}}
 	}
 	return []setting{
 		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(func(c *Config) *string { return &c.HTTPAddr })},
@@ -176,7 +184,7 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	known := make(map[string]setting, len(all))
 	for _, s := range all {
 		known[s.env] = s
-		if err := s.set(&c, s.def); err != nil {
+		if err := s.set.apply(&c, s.def); err != nil {
 			return Config{}, fmt.Errorf("default of %s: %w", s.env, err)
 		}
 	}
@@ -193,7 +201,7 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 			unknown = append(unknown, name)
 			continue
 		}
-		if err := s.set(&c, value); err != nil {
+		if err := s.set.apply(&c, value); err != nil {
 			problems = append(problems, fmt.Errorf("%s: %w", name, err))
 		}
 	}
@@ -205,12 +213,13 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	fs := flag.NewFlagSet(service, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	for _, s := range all {
-		s := s
-		fs.Func(s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def), func(v string) error {
-			return s.set(&c, v)
-		})
+		fs.Var(&flagValue{s: s, c: &c}, s.flag, s.usage)
 	}
+	fs.Usage = func() { printUsage(fs, service, all) }
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, ErrHelp
+		}
 		return Config{}, fmt.Errorf("flags: %w", err)
 	}
 	if fs.NArg() > 0 {
@@ -280,4 +289,38 @@ func (c Config) Validate() error {
 		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
 	}
 	return errors.Join(errs...)
+}
+
+// ErrHelp is LoadConfig's answer to -help or -h: the usage has been written and the caller should
+// stop without an error (Main returns nil, so the process exits 0, as Go commands do).
+var ErrHelp = errors.New("help requested")
+
+// flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
+type flagValue struct {
+	s setting
+	c *Config
+}
+
+func (v *flagValue) Set(text string) error { return v.s.set.apply(v.c, text) }
+func (v *flagValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.s.def
+}
+func (v *flagValue) IsBoolFlag() bool { return v.s.set.kind == "" }
+
+// printUsage writes -help the way the flag package does, with each value's type as its
+// placeholder ("-token-ttl duration"; a boolean has none) instead of the generic "value".
+func printUsage(fs *flag.FlagSet, service string, all []setting) {
+	w := fs.Output()
+	fmt.Fprintf(w, "Usage of %s:\n", service)
+	fmt.Fprintf(w, "Each flag overrides the environment variable named beside it.\n")
+	for _, s := range all {
+		name := "-" + s.flag
+		if s.set.kind != "" {
+			name += " " + s.set.kind
+		}
+		fmt.Fprintf(w, "  %s\n    \t%s (env %s, default %q)\n", name, s.usage, s.env, s.def)
+	}
 }

@@ -3,12 +3,10 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -17,17 +15,26 @@ import (
 // same interceptor as a gRPC call (gateway.go).
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0 (authtoken.go)
+			s.authToken(w, r)
+			return
+		}
 		method, known := s.postRoutes[r.URL.Path]
 		if r.Method != http.MethodPost || !known {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
-		ctx := context.WithValue(r.Context(), frontKey{}, &frontCall{server: s, addr: s.callerAddr(r)})
+		fc := &frontCall{server: s, addr: s.callerAddr(r)}
+		ctx := context.WithValue(r.Context(), frontKey{}, fc)
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
-		// us read no body. The interceptor checks again (a cached verification).
-		if _, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization"))); err != nil {
+		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).
+		authorized, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization")))
+		if err != nil {
 			writeHTTPError(w, fromStatus(err))
 			return
+		}
+		if rule := s.rules[method]; !rule.public {
+			fc.authorized, fc.method = authorized, method
 		}
 		form := false
 		if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -65,15 +72,9 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		if form && looksLikeJSON(body) {
 			form = false
 		}
-		if form && r.URL.Path != "/authToken" {
+		if form {
 			writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 			return
-		}
-		if form {
-			if body, err = formToJSON(body); err != nil {
-				writeHTTPError(w, fromStatus(err))
-				return
-			}
 		}
 		r = r.WithContext(ctx)
 		r.Body = &frontBody{data: body, info: requestInfoFrom(ctx)}
@@ -110,29 +111,6 @@ func (s *Server) callerAddr(r *http.Request) string {
 	}
 	chain = append(chain, r.RemoteAddr)
 	return clientOf(chain, s.cfg.TrustedProxies)
-}
-
-// formToJSON turns a form-encoded /authToken body into the JSON the contract takes. Some of
-// SPEC.md's examples send credentials that way.
-func formToJSON(body []byte) ([]byte, error) {
-	values, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, Invalid("", "form body could not be parsed: %v", err)
-	}
-	out := map[string]string{}
-	for _, name := range []string{"clientId", "clientID", "client_id"} {
-		if v, ok := values[name]; ok && len(v) > 0 {
-			out["clientId"] = v[0]
-			break
-		}
-	}
-	for _, name := range []string{"clientSecret", "client_secret"} {
-		if v, ok := values[name]; ok && len(v) > 0 {
-			out["clientSecret"] = v[0]
-			break
-		}
-	}
-	return json.Marshal(out)
 }
 
 // looksLikeJSON reports whether a body is a JSON object, whatever its Content-Type says.

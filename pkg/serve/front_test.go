@@ -54,68 +54,6 @@ func errorBody(t *testing.T, r response) ErrorBody {
 	return b
 }
 
-func TestTokenEndpoint(t *testing.T) {
-	t.Parallel()
-	h := start(t, testConfig(t))
-
-	for _, tc := range []struct {
-		name, contentType, body string
-		status                  int
-		exception               string
-	}{
-		{"json", "application/json", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
-		{"clientID alias", "application/json", `{"clientID":"demo","clientSecret":"demo-secret"}`, 200, ""},
-		{"form encoded", "application/x-www-form-urlencoded", `clientId=demo&clientSecret=demo-secret`, 200, ""},
-		{"form encoded alias", "application/x-www-form-urlencoded", `clientID=demo&clientSecret=demo-secret`, 200, ""},
-		{"JSON labelled form-encoded (curl -d)", "application/x-www-form-urlencoded", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
-		{"no content type", "", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
-		{"unknown field refused", "application/json", `{"clientId":"demo","clientSecret":"demo-secret","grantType":"x"}`, 400, ExceptionValidation},
-		{"wrong secret", "application/json", `{"clientId":"demo","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
-		{"unknown client", "application/json", `{"clientId":"ghost","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
-		{"missing fields", "application/json", `{}`, 400, ExceptionValidation},
-		{"malformed json", "application/json", `{"clientId":`, 400, ExceptionValidation},
-		{"text body", "text/plain", `clientId=demo`, 415, ExceptionUnsupportedType},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := h.do(http.MethodPost, "/authToken", tc.contentType, tc.body)
-			if r.status != tc.status {
-				t.Fatalf("got status %d (%s); want %d", r.status, r.body, tc.status)
-			}
-			if tc.status == 200 {
-				m := r.json(t)
-				if tok, _ := m["accessToken"].(string); strings.Count(tok, ".") != 2 {
-					t.Errorf("accessToken: got %q; want a JWT", tok)
-				}
-				if exp, _ := m["expiresIn"].(float64); exp != 86400 {
-					t.Errorf("expiresIn: got %v; want 86400 (seconds)", m["expiresIn"])
-				}
-				if !compactToken.Match(r.body) {
-					t.Errorf("token body: got %s; want exactly {\"accessToken\":\"...\",\"expiresIn\":86400}, compact", r.body)
-				}
-				return
-			}
-			if got := errorBody(t, r).ExceptionType; got != tc.exception {
-				t.Errorf("exceptionType: got %q; want %q", got, tc.exception)
-			}
-		})
-	}
-
-	t.Run("missing fields are named", func(t *testing.T) {
-		got := errorBody(t, h.post("/authToken", `{}`)).ValidationErrors
-		for _, f := range []string{"clientId", "clientSecret"} {
-			if len(got[f]) == 0 {
-				t.Errorf("validationErrors: got %v; want an entry for %s", got, f)
-			}
-		}
-	})
-	t.Run("401 message says authentication failed", func(t *testing.T) {
-		b := errorBody(t, h.post("/authToken", `{"clientId":"demo","clientSecret":"x"}`))
-		if !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
-			t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
-		}
-	})
-}
-
 func TestForbiddenService(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -142,11 +80,11 @@ func TestAuthMatrix(t *testing.T) {
 	limited := h.token("standard-only", clientSecret)
 	// Same key, same client, forecast audience: only the audience is wrong.
 	otherService := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "forecast", "sub": "demo", "scope": "*",
-		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x3"})
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x3", "cfp": cfpOf(t, demo)})
 	expired := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
-		"iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": time.Now().Add(-time.Hour).Unix(), "jti": "x1"})
+		"iat": time.Now().Add(-2 * time.Hour).Unix(), "exp": time.Now().Add(-time.Hour).Unix(), "jti": "x1", "cfp": cfpOf(t, demo)})
 	fresh := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
-		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x2"})
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x2", "cfp": cfpOf(t, demo)})
 
 	body := `{"items":[{"id":"ok","result":1}]}`
 	for _, tc := range []struct {

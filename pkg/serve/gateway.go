@@ -21,6 +21,10 @@ import (
 type frontCall struct {
 	server *Server
 	addr   string // the caller's address for the /authToken throttle (trusted-proxy walk done)
+	// authorized is the context authorize returned for this call's method and token (nil for
+	// public methods): the interceptor takes it instead of verifying the token a second time.
+	authorized context.Context
+	method     string // the method authorized was decided for
 }
 
 type frontKey struct{}

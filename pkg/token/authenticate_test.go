@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestAuthenticateIssuesScopedTokens(t *testing.T) {
@@ -89,17 +90,21 @@ func TestAuthenticateRefuses(t *testing.T) {
 	}
 }
 
-// TestUnknownClientCostsAHash: the dummy hash an unknown id is checked against has the cost
-// parameters of the file's clients, so both failures take one argon2 run of the same cost.
-func TestUnknownClientCostsAHash(t *testing.T) {
+// TestUnknownClientCostsNoArgon2: an unknown id is checked against a fast dummy hash that matches
+// nothing, and takes no hashing slot, so a flood of made-up ids cannot keep argon2 busy.
+func TestUnknownClientCostsNoArgon2(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
+	f := newFixture(t, func(o *Options) { o.HashConcurrency, o.HashQueueWait = 1, time.Millisecond })
 	reg := f.state.Load().clients
-	if got, want := reg.dummy.params, reg.byID["acme-reader"].hash.params; got != want {
-		t.Errorf("got dummy parameters %+v; want the clients' %+v", got, want)
+	if reg.dummy.slow() || reg.dummy.matches("") || reg.dummy.matches("unknown client") || reg.dummy.matches("acme-secret") {
+		t.Errorf("got dummy %v; want a fast hash that matches no secret", reg.dummy)
 	}
-	if reg.dummy.matches("") || reg.dummy.matches("acme-secret") {
-		t.Errorf("the dummy hash matches a secret")
+	if !f.hashing.enter() {
+		t.Fatal("could not take the only hashing slot")
+	}
+	defer f.hashing.leave()
+	if _, err := f.Authenticate("nobody", "x", ServiceScoring, "10.0.0.9"); err != ErrNotAuthenticated {
+		t.Errorf("unknown id while every slot is taken: got %v; want ErrNotAuthenticated", err)
 	}
 }
 

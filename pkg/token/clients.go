@@ -2,6 +2,8 @@ package token
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -13,13 +15,33 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// client is one entry of the clients file.
+// client is one entry of the clients file. It is immutable once loaded.
 type client struct {
 	id          string
 	hash        phc
 	services    []string
 	permissions []string
 	line        int // of its entry in the clients file; 0 for the dev-mode demo client
+	// fingerprint names the secret hash; tokens carry it, so a re-keyed client's old tokens
+	// fail on every replica, and after a restart too.
+	fingerprint string
+	scopes      map[string][]string // service -> the permissions a token for it may carry now
+}
+
+func newClient(id string, h phc, services, permissions []string, line int) *client {
+	c := &client{id: id, hash: h, services: services, permissions: permissions, line: line}
+	c.derive()
+	return c
+}
+
+// derive computes the fingerprint and the scopes from the loaded fields.
+func (c *client) derive() {
+	sum := sha256.Sum256([]byte(c.hash.String()))
+	c.fingerprint = base64.RawURLEncoding.EncodeToString(sum[:12])
+	c.scopes = map[string][]string{}
+	for _, s := range c.services {
+		c.scopes[s] = scopeFor(c.permissions, s)
+	}
 }
 
 func (c *client) mayUse(service string) bool { return slices.Contains(c.services, service) }
@@ -180,6 +202,7 @@ func (p *problems) document(root *yaml.Node) []*client {
 		}
 		firstLine[c.id] = item.Line
 		if ok {
+			c.derive()
 			clients = append(clients, c)
 		}
 	}

@@ -1,5 +1,6 @@
 // Package token owns Yardstick's authentication: the client registry (a YAML clients file with
-// argon2id hashes of the client secrets), the Ed25519 signing keys (a directory of PEM files, one
+// hashes of the client secrets: argon2id, or salted SHA-256 for the 256-bit secrets the
+// yardstick-token tool generates), the bounded pool that runs argon2 checks, the Ed25519 signing keys (a directory of PEM files, one
 // per key id), issuing JWT access tokens for a client and a service, and verifying them. It has no
 // HTTP and no gRPC in it; the serving frame (pkg/serve) maps its errors to 401, 403 and 429.
 //
@@ -16,8 +17,9 @@
 //     be capped before any hashing.
 //   - gopkg.in/yaml.v3 reads the clients file. Its yaml.Node tree carries line numbers, so every
 //     problem in the file is reported as file:line.
-//   - golang.org/x/time/rate was considered for throttling and not used: a failed attempt must
-//     take its token before the (slow) hash is computed, so that concurrent guesses cannot
-//     overdraw the bucket, and a successful attempt must give it back; rate's Reservation.Cancel
-//     restores nothing once the reserved moment has passed. Our bucket (throttle.go) is short.
+//   - golang.org/x/time/rate was considered for throttling and not used: a failure is counted
+//     only after the secret check failed, possibly taking a bucket below zero when guesses were
+//     checked at once (the debt is then waited out), and an empty bucket must answer at once
+//     with its wait, without reserving anything. rate.Limiter allows neither reading the wait
+//     without reserving nor a debt beyond its burst; our bucket (throttle.go) is short.
 package token

@@ -18,6 +18,20 @@ func NewSecret() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// GenerateSecret returns a fresh client secret (as NewSecret) and its hash, a salted SHA-256
+// in PHC form ($sha256$salt$hash). The fast hash is safe only because the secret is 256
+// random bits, which is why no function hashes a secret given from outside that way.
+func GenerateSecret() (secret, secretHash string, err error) {
+	if secret, err = NewSecret(); err != nil {
+		return "", "", err
+	}
+	h, err := hashFast(secret)
+	if err != nil {
+		return "", "", err
+	}
+	return secret, h.String(), nil
+}
+
 // ClientEntry renders one client as a YAML list item indented to go under "clients:" in the
 // clients file. It is checked by the file's own loader, so what it returns loads.
 func ClientEntry(clientID, secretHash string, services, permissions []string) ([]byte, error) {

@@ -3,7 +3,6 @@ package token
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,13 @@ type Options struct {
 	TTL         time.Duration // token lifetime; default DefaultTTL, at least 1s
 	Leeway      time.Duration // clock skew allowed on exp, nbf and iat; default DefaultLeeway
 	Throttle    ThrottleConfig
-	Now         func() time.Time // for tests; default time.Now
+	// HashConcurrency bounds the argon2id checks running at once; default half of GOMAXPROCS,
+	// at least 1, at most 4. Fast ($sha256$) checks take no slot: they cost a microsecond.
+	HashConcurrency int
+	// HashQueueWait is how long a login waits for a hashing slot before Authenticate answers
+	// *BusyError; default DefaultHashQueueWait (500 ms).
+	HashQueueWait time.Duration
+	Now           func() time.Time // for tests; default time.Now
 }
 
 // Defaults of Options, and the dev-mode demo client (its secret is public by design).
@@ -38,7 +43,7 @@ const (
 type Issuer struct {
 	opts      Options
 	throttle  *throttle
-	hashing   chan struct{} // bounds concurrent argon2 runs, and so their memory
+	hashing   *gate // bounds concurrent argon2 runs, their CPU and their memory
 	parsers   map[string]*jwt.Parser
 	demo      *client // dev mode only
 	ephemeral *keySet // dev mode without KeysDir
@@ -55,9 +60,16 @@ type state struct {
 // registry is the set of clients, by id.
 type registry struct {
 	byID map[string]*client
-	// dummy is verified against when the client id is unknown, so that an unknown id costs the
-	// same argon2 run as a wrong secret. It has the parameters of the first client in the file.
+	// dummy is verified against when the client id is unknown, so that an unknown id runs the
+	// same code as a wrong secret. It is a fast hash: an unknown id is what an attacker can send
+	// without knowing anything, so it must never cost an argon2 run (client ids are not secrets,
+	// RFC 6749 §2.2; the answer is the same ErrNotAuthenticated).
 	dummy phc
+	// loadedAt is when this registry was read.
+	loadedAt time.Time
+	// since holds, for each client registered (or re-keyed) after start, the time of the last
+	// load that did not have it with its present secret hash: tokens issued before are void.
+	since map[string]time.Time
 }
 
 // New loads the clients file and the keys dir. Outside dev mode both are required; every
@@ -70,7 +82,7 @@ func New(opts Options) (*Issuer, error) {
 	i := &Issuer{
 		opts:     opts,
 		throttle: newThrottle(opts.Throttle),
-		hashing:  make(chan struct{}, min(max(runtime.GOMAXPROCS(0), 1), 4)),
+		hashing:  newGate(opts.HashConcurrency, opts.HashQueueWait),
 		parsers:  map[string]*jwt.Parser{},
 	}
 	for _, s := range Services() {
@@ -86,18 +98,15 @@ func New(opts Options) (*Issuer, error) {
 		)
 	}
 	if opts.Dev {
-		h, err := hashWithParams(DevClientSecret, demoParams)
-		if err != nil {
-			return nil, fmt.Errorf("token: %w", err)
-		}
-		i.demo = &client{id: DevClientID, hash: h, services: Services(), permissions: []string{PermAll}}
+		h := demoHash()
+		i.demo = newClient(DevClientID, h, Services(), []string{PermAll}, 0)
 		if opts.KeysDir == "" {
 			if i.ephemeral, err = ephemeralKeys(); err != nil {
 				return nil, fmt.Errorf("token: %w", err)
 			}
 		}
 	}
-	clients, errC := i.loadClients()
+	clients, errC := i.loadClients(nil)
 	keys, errK := i.loadKeys()
 	if err := errors.Join(errC, errK); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
@@ -116,6 +125,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("TTL %s is below one second", o.TTL)
 	case o.Leeway < 0:
 		return o, fmt.Errorf("leeway %s is negative", o.Leeway)
+	case o.HashConcurrency < 0:
+		return o, fmt.Errorf("hash concurrency %d is negative", o.HashConcurrency)
+	case o.HashQueueWait < 0:
+		return o, fmt.Errorf("hash queue wait %s is negative", o.HashQueueWait)
+	}
+	if o.HashConcurrency == 0 {
+		o.HashConcurrency = defaultHashConcurrency()
+	}
+	if o.HashQueueWait == 0 {
+		o.HashQueueWait = DefaultHashQueueWait
 	}
 	if o.Issuer == "" {
 		o.Issuer = DefaultIssuer
@@ -142,7 +161,7 @@ func (i *Issuer) Reload() error {
 	defer i.reload.Unlock()
 	next := *i.state.Load()
 	var errs []error
-	if c, err := i.loadClients(); err != nil {
+	if c, err := i.loadClients(next.clients); err != nil {
 		errs = append(errs, err)
 	} else {
 		next.clients = c
@@ -159,7 +178,10 @@ func (i *Issuer) Reload() error {
 	return nil
 }
 
-func (i *Issuer) loadClients() (*registry, error) {
+// loadClients reads the clients file into a registry. prev is the registry it replaces (nil at
+// start): a client it did not have with the same secret hash was added, re-added or re-keyed
+// since, so tokens issued before prev was loaded are void for it.
+func (i *Issuer) loadClients(prev *registry) (*registry, error) {
 	var list []*client
 	if i.opts.ClientsFile != "" {
 		var err error
@@ -170,7 +192,12 @@ func (i *Issuer) loadClients() (*registry, error) {
 	if len(list) == 0 && i.demo == nil {
 		return nil, fmt.Errorf("%s: no clients defined", i.opts.ClientsFile)
 	}
-	reg := &registry{byID: make(map[string]*client, len(list)+1)}
+	dummy, err := dummyHash()
+	if err != nil {
+		return nil, err
+	}
+	reg := &registry{byID: make(map[string]*client, len(list)+1), dummy: dummy, loadedAt: i.opts.Now(),
+		since: map[string]time.Time{}}
 	for _, c := range list {
 		if i.demo != nil && c.id == DevClientID {
 			return nil, fmt.Errorf("%s:%d: clientId %q is reserved for the dev-mode demo client", i.opts.ClientsFile, c.line, c.id)
@@ -178,11 +205,19 @@ func (i *Issuer) loadClients() (*registry, error) {
 		reg.byID[c.id] = c
 	}
 	if i.demo != nil {
-		list = append(list, i.demo)
 		reg.byID[DevClientID] = i.demo
 	}
-	p := list[0].hash.params
-	reg.dummy = phc{params: p, salt: make([]byte, p.saltLen), key: make([]byte, p.keyLen)}
+	if prev != nil {
+		for id, c := range reg.byID {
+			old := prev.byID[id]
+			switch {
+			case old == nil || old.fingerprint != c.fingerprint:
+				reg.since[id] = prev.loadedAt
+			case !prev.since[id].IsZero():
+				reg.since[id] = prev.since[id]
+			}
+		}
+	}
 	return reg, nil
 }
 
@@ -197,8 +232,9 @@ func (i *Issuer) loadKeys() (*keySet, error) {
 //
 // Errors: *ThrottledError when a bucket of failures is empty, that of the client id from this
 // address, of this address, or of the client id from all addresses (see [ThrottleConfig]; checked
-// before any hashing); ErrNotAuthenticated, bare, for an unknown client or a wrong secret alike
-// (an unknown id is verified against a dummy hash of the same cost, and throttled the same way);
+// before any hashing, and only failed checks are counted); *BusyError (errors.Is ErrBusy) when
+// an argon2 check found no hashing slot within Options.HashQueueWait; ErrNotAuthenticated, bare, for an unknown client or a wrong secret alike
+// (an unknown id is checked against a dummy fast hash, and throttled the same way);
 // an error wrapping ErrPermissionDenied when the client has no right on service.
 //
 // remoteAddr is the caller's "host:port" or bare host; failures are counted per address, so the
@@ -209,31 +245,39 @@ func (i *Issuer) Authenticate(clientID, secret, service, remoteAddr string) (Tok
 		return Token{}, fmt.Errorf("token: authenticate: unknown service %q", service)
 	}
 	ck, rk := clientKey(clientID), remoteKey(remoteAddr)
-	if wait := i.throttle.take(ck, rk, i.opts.Now()); wait > 0 {
+	if wait := i.throttle.blocked(ck, rk, i.opts.Now()); wait > 0 {
 		return Token{}, &ThrottledError{RetryAfter: wait}
 	}
 	st := i.state.Load()
 	c := st.clients.byID[clientID]
-	if !i.secretMatches(st.clients, c, secret) {
+	ok, err := i.secretMatches(st.clients, c, secret)
+	if err != nil {
+		return Token{}, err
+	}
+	if !ok {
+		i.throttle.fail(ck, rk, i.opts.Now())
 		return Token{}, ErrNotAuthenticated
 	}
-	i.throttle.give(ck, rk, i.opts.Now())
 	if !c.mayUse(service) {
 		return Token{}, fmt.Errorf("%w: client %q has no right on the %s service", ErrPermissionDenied, c.id, service)
 	}
 	return i.issue(st.keys, c, service)
 }
 
-// secretMatches runs exactly one argon2 verification whether or not the client exists.
-func (i *Issuer) secretMatches(reg *registry, c *client, secret string) bool {
+// secretMatches runs exactly one hash check whether or not the client exists; an argon2 check
+// first takes a hashing slot, and *BusyError is the answer when none frees up in time.
+func (i *Issuer) secretMatches(reg *registry, c *client, secret string) (bool, error) {
 	h := reg.dummy
 	if c != nil {
 		h = c.hash
 	}
-	i.hashing <- struct{}{}
-	ok := h.matches(secret)
-	<-i.hashing
-	return ok && c != nil && secret != ""
+	if h.slow() {
+		if !i.hashing.enter() {
+			return false, &BusyError{RetryAfter: BusyRetryAfter}
+		}
+		defer i.hashing.leave()
+	}
+	return h.matches(secret) && c != nil && secret != "", nil
 }
 
 // JWKS is the JSON Web Key Set of every public key (kty OKP, crv Ed25519, kid, alg EdDSA,

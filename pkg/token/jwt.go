@@ -17,7 +17,8 @@ import (
 // Token is what /authToken answers.
 type Token struct {
 	AccessToken string
-	ExpiresIn   int64 // seconds
+	ExpiresIn   int64    // seconds
+	Scope       []string // the permissions the token carries (OAuth 2.0's scope)
 }
 
 // Claims are the verified facts of a token.
@@ -28,6 +29,8 @@ type Claims struct {
 	Scope     []string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+
+	fingerprint string // cfp: the client's secret hash when the token was issued
 }
 
 // Allows reports whether the scope holds permission or PermAll.
@@ -51,13 +54,18 @@ const MaxTokenLen = 8 << 10
 type jwtClaims struct {
 	jwt.RegisteredClaims
 	Scope scope `json:"scope"`
+	// Fingerprint names the client's secret hash at issue (clients.go), so that re-keying a
+	// client voids its tokens. It is a truncated SHA-256 of the hash string: it tells nothing
+	// about the secret.
+	Fingerprint string `json:"cfp"`
 }
 
-// Validate adds to jwt's checks (which require aud, iss and exp): sub, jti and iat are required
-// too, and aud names one service only (a token good at both services is not one we issue).
+// Validate adds to jwt's checks (which require aud, iss and exp): sub, jti, iat and cfp are
+// required too, and aud names one service only (a token good at both services is not one we
+// issue).
 func (c jwtClaims) Validate() error {
 	switch {
-	case c.Subject == "", c.ID == "", c.IssuedAt == nil:
+	case c.Subject == "", c.ID == "", c.IssuedAt == nil, c.Fingerprint == "":
 		return jwt.ErrTokenRequiredClaimMissing
 	case len(c.Audience) > 1:
 		return jwt.ErrTokenInvalidAudience
@@ -101,7 +109,8 @@ func (i *Issuer) issue(ks *keySet, c *client, service string) (Token, error) {
 			ExpiresAt: jwt.NewNumericDate(now.Add(i.opts.TTL)),
 			ID:        base64.RawURLEncoding.EncodeToString(id[:]),
 		},
-		Scope: scopeFor(c.permissions, service),
+		Scope:       c.scopes[service],
+		Fingerprint: c.fingerprint,
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
 	t.Header["kid"] = ks.signer.kid
@@ -109,17 +118,23 @@ func (i *Issuer) issue(ks *keySet, c *client, service string) (Token, error) {
 	if err != nil {
 		return Token{}, fmt.Errorf("token: issue: %w", err)
 	}
-	return Token{AccessToken: signed, ExpiresIn: int64(i.opts.TTL / time.Second)}, nil
+	return Token{AccessToken: signed, ExpiresIn: int64(i.opts.TTL / time.Second), Scope: slices.Clone(claims.Scope)}, nil
 }
 
 var (
 	errNoKid      = errors.New("no kid")
 	errUnknownKid = errors.New("unknown kid")
+	errCrit       = errors.New("crit header")
 )
 
 // publicKey is the jwt.Keyfunc: the header's kid must name a key of the set. The algorithm was
 // already pinned to EdDSA by the parser, and jwt checks that the key is an ed25519.PublicKey.
+// A crit header is refused: it lists extensions the verifier must understand, we understand
+// none, and RFC 7515 §4.1.11 then requires rejecting the token (golang-jwt does not check it).
 func (ks *keySet) publicKey(t *jwt.Token) (any, error) {
+	if _, ok := t.Header["crit"]; ok {
+		return nil, errCrit
+	}
 	kid, ok := t.Header["kid"].(string)
 	if !ok || kid == "" {
 		return nil, errNoKid
@@ -132,9 +147,12 @@ func (ks *keySet) publicKey(t *jwt.Token) (any, error) {
 }
 
 // Verify checks a token for service: EdDSA signature by a key of the current set (kid
-// required), iss, aud equal to service, exp (required), nbf and iat within the leeway, and
-// sub, jti and iat present. Every failure is an error wrapping ErrNotAuthenticated with a
-// fixed reason; nothing of the token is echoed.
+// required, no crit header), iss, aud equal to service, exp (required), nbf and iat within the
+// leeway, and sub, jti, iat and cfp present. Then it checks the token's client against the
+// current clients (a cached verification too): a removed or re-keyed client, or one re-added
+// after the token was issued, is not authenticated; a client whose permissions or services
+// were narrowed gets claims with only what it still has. Every failure is an error wrapping
+// ErrNotAuthenticated with a fixed reason; nothing of the token is echoed.
 func (i *Issuer) Verify(token, service string) (Claims, error) {
 	switch {
 	case token == "":
@@ -144,28 +162,75 @@ func (i *Issuer) Verify(token, service string) (Claims, error) {
 	case !knownService(service):
 		return Claims{}, notAuthenticated("unknown service")
 	}
-	ks := i.state.Load().keys
+	st := i.state.Load()
+	ks := st.keys
 	key := verifiedKey{issuer: i.opts.Issuer, service: service, token: token}
 	if claims, ok := ks.verified.get(key); ok {
 		if !stillValid(claims, i.opts.Now(), i.opts.Leeway) {
 			return Claims{}, notAuthenticated("token expired")
 		}
-		return claims, nil
+		return st.clients.current(claims)
 	}
 	var c jwtClaims
 	if _, err := i.parsers[service].ParseWithClaims(token, &c, ks.publicKey); err != nil {
 		return Claims{}, notAuthenticated(reason(err))
 	}
 	claims := Claims{
-		ClientID:  c.Subject,
-		Service:   service,
-		ID:        c.ID,
-		Scope:     c.Scope,
-		IssuedAt:  c.IssuedAt.Time,
-		ExpiresAt: c.ExpiresAt.Time,
+		ClientID:    c.Subject,
+		Service:     service,
+		ID:          c.ID,
+		Scope:       c.Scope,
+		IssuedAt:    c.IssuedAt.Time,
+		ExpiresAt:   c.ExpiresAt.Time,
+		fingerprint: c.Fingerprint,
 	}
 	ks.verified.put(key, claims)
+	return st.clients.current(claims)
+}
+
+// current checks verified claims against the clients as they are now and keeps only the
+// permissions the client still has on the token's service.
+func (reg *registry) current(claims Claims) (Claims, error) {
+	c := reg.byID[claims.ClientID]
+	switch {
+	case c == nil:
+		return Claims{}, notAuthenticated("client no longer registered")
+	case c.fingerprint != claims.fingerprint:
+		return Claims{}, notAuthenticated("client secret changed")
+	case claims.IssuedAt.Before(reg.since[c.id].Truncate(time.Second)):
+		// iat has whole seconds: a token of the same second as the re-registration stands.
+		return Claims{}, notAuthenticated("token predates the client's registration")
+	}
+	claims.Scope = narrow(claims.Scope, c.scopes[claims.Service])
 	return claims, nil
+}
+
+// narrow is the part of a token's scope that the client still holds: everything if it holds
+// PermAll, what it holds if the token had PermAll, else the intersection. It returns scope
+// itself (no copy) when nothing was cut, the common case.
+func narrow(scope, now []string) []string {
+	if slices.Contains(now, PermAll) {
+		return scope
+	}
+	if slices.Contains(scope, PermAll) {
+		return slices.Clone(now)
+	}
+	kept := 0
+	for _, p := range scope {
+		if slices.Contains(now, p) {
+			kept++
+		}
+	}
+	if kept == len(scope) {
+		return scope
+	}
+	out := make([]string, 0, kept)
+	for _, p := range scope {
+		if slices.Contains(now, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // reason maps a parse error to a fixed phrase; jwt's own messages may quote the input.
@@ -176,6 +241,7 @@ func reason(err error) string {
 	}{
 		{errNoKid, "no key id"},
 		{errUnknownKid, "unknown key id"},
+		{errCrit, "unsupported critical header"},
 		{jwt.ErrTokenMalformed, "malformed token"},
 		{jwt.ErrTokenSignatureInvalid, "invalid signature or algorithm"},
 		{jwt.ErrTokenExpired, "token expired"},

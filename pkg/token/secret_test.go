@@ -73,6 +73,12 @@ func TestParsePHCRejects(t *testing.T) {
 		{"padded salt", "$argon2id$v=19$m=64,t=1,p=1$" + salt + "==$" + key, "salt must be"},
 		{"short hash", "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$AAAA", "hash must be"},
 		{"trailing field", "$argon2id$v=19$m=64,t=1,p=1$" + salt + "$" + key + "$x", "not a PHC string"},
+		{"sha256 with parameters", "$sha256$v=1$" + salt + "$" + key, "not a PHC string"},
+		{"sha256 short salt", "$sha256$AAAA$" + key, "salt must be"},
+		{"sha256 hash of 31 bytes", "$sha256$" + salt + "$" + key[:41], "sha256 hash must be unpadded base64 of 32 bytes"},
+		{"sha256 hash not base64", "$sha256$" + salt + "$" + strings.Repeat("!", 43), "sha256 hash must be"},
+		{"sha512", "$sha512$" + salt + "$" + key, "algorithm must be argon2id or sha256"},
+		{"sha256 without hash", "$sha256$" + salt, "not a PHC string"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,5 +91,39 @@ func TestParsePHCRejects(t *testing.T) {
 				t.Errorf("the error %q quotes the hash", err)
 			}
 		})
+	}
+}
+
+// TestGenerateSecret: a generated secret gets the fast hash, which verifies it and nothing else.
+func TestGenerateSecret(t *testing.T) {
+	t.Parallel()
+	secret, hash, err := GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secret) != 43 || !strings.HasPrefix(hash, "$sha256$") {
+		t.Fatalf("got secret of %d characters and hash %q; want 43 characters and a $sha256$ hash", len(secret), hash)
+	}
+	h, err := parsePHC(hash)
+	if err != nil || h.slow() || len(h.salt) != 16 || len(h.key) != 32 {
+		t.Fatalf("parsed %+v, %v; want a fast hash with a 16-byte salt and 32-byte digest", h, err)
+	}
+	if h.String() != hash {
+		t.Errorf("round trip: got %q; want %q", h.String(), hash)
+	}
+	for _, tc := range []struct {
+		secret string
+		want   bool
+	}{{secret, true}, {secret[:42], false}, {secret + "x", false}, {"", false}} {
+		if got, err := VerifySecret(hash, tc.secret); got != tc.want || err != nil {
+			t.Errorf("VerifySecret(%q): got %v, %v; want %v, nil", tc.secret, got, err, tc.want)
+		}
+	}
+	_, again, _ := GenerateSecret()
+	if again == hash {
+		t.Error("two generated hashes are equal; want fresh salts and secrets")
+	}
+	if d := demoHash(); d.slow() != true || !d.matches(DevClientSecret) || d.String() != demoHash().String() {
+		t.Errorf("demo hash %v: want argon2id of the demo secret, the same in every process", d)
 	}
 }

@@ -111,28 +111,24 @@ func newThrottle(c ThrottleConfig) *throttle {
 	}
 }
 
-// take reserves one failure on every bucket before the secret is checked, so that concurrent
-// guesses cannot overdraw them; when any is empty it takes nothing and returns the longest wait.
-func (t *throttle) take(clientKey, remoteKey string, now time.Time) time.Duration {
+// blocked is the wait before the caller may try again: the longest wait of its empty buckets,
+// or 0. It takes nothing, so concurrent correct logins are never refused for being concurrent.
+func (t *throttle) blocked(clientKey, remoteKey string, now time.Time) time.Duration {
 	p := pairKey{clientKey, remoteKey}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if wait := max(t.pair.wait(p, now), t.remote.wait(remoteKey, now), t.client.wait(clientKey, now)); wait > 0 {
-		return wait
-	}
-	t.pair.take(p, now)
-	t.remote.take(remoteKey, now)
-	t.client.take(clientKey, now)
-	return 0
+	return max(t.pair.wait(p, now), t.remote.wait(remoteKey, now), t.client.wait(clientKey, now))
 }
 
-// give returns what take reserved: a successful attempt costs nothing.
-func (t *throttle) give(clientKey, remoteKey string, now time.Time) {
+// fail counts one failed attempt in all three buckets, after the secret check failed. Guesses
+// that were checked at the same moment may take a bucket below zero; the debt is repaid at the
+// refill rate before the next attempt, so they buy no extra guesses over time.
+func (t *throttle) fail(clientKey, remoteKey string, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pair.give(pairKey{clientKey, remoteKey}, now)
-	t.remote.give(remoteKey, now)
-	t.client.give(clientKey, now)
+	t.pair.take(pairKey{clientKey, remoteKey}, now)
+	t.remote.take(remoteKey, now)
+	t.client.take(clientKey, now)
 }
 
 // buckets is one kind of bucket with least-recently-used eviction. Not safe on its own; the
@@ -184,18 +180,6 @@ func (bs *buckets[K]) take(key K, now time.Time) {
 	b.tokens, b.at = bs.level(b, now)-1, now
 	bs.lru.MoveToFront(e)
 	bs.evict(now)
-}
-
-func (bs *buckets[K]) give(key K, now time.Time) {
-	e, ok := bs.index[key]
-	if !ok {
-		return
-	}
-	b := e.Value.(*bucket[K])
-	b.tokens, b.at = min(bs.burst, bs.level(b, now)+1), now
-	if b.tokens >= bs.burst {
-		bs.remove(e)
-	}
 }
 
 // evict drops full buckets from the cold end, then the coldest ones beyond the cap. Dropping a

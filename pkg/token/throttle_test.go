@@ -210,20 +210,20 @@ func TestThrottleSuccessCostsNothing(t *testing.T) {
 	}
 }
 
-// TestThrottleConcurrentGuesses: the buckets are taken before the hash is computed, so a burst
-// of simultaneous guesses gets exactly Burst tries, from one address (PerClient) or from one
-// address each (PerClientGlobal).
+// TestThrottleConcurrentGuesses: failures are counted after the check, so guesses checked at the
+// same moment may take a bucket below zero; the debt is then waited out, one refill per failure,
+// so they buy no extra guesses over time.
 func TestThrottleConcurrentGuesses(t *testing.T) {
 	t.Parallel()
-	const burst, guesses = 4, 40
+	const burst, guesses, refill = 4, 40, time.Minute
 	cases := []struct {
 		name string
 		cfg  ThrottleConfig
 		addr func(i int) string
 	}{
-		{"one address", ThrottleConfig{PerClient: Bucket{Burst: burst, Refill: time.Hour}, PerAddress: Bucket{Burst: 1000}},
+		{"one address", ThrottleConfig{PerClient: Bucket{Burst: burst, Refill: refill}, PerAddress: Bucket{Burst: 1000}},
 			func(int) string { return "10.3.0.1" }},
-		{"many addresses", ThrottleConfig{PerClientGlobal: Bucket{Burst: burst, Refill: time.Hour}},
+		{"many addresses", ThrottleConfig{PerClientGlobal: Bucket{Burst: burst, Refill: refill}},
 			func(i int) string { return fmt.Sprintf("10.3.1.%d", i) }},
 	}
 	for _, tc := range cases {
@@ -250,10 +250,47 @@ func TestThrottleConcurrentGuesses(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if counts["denied"] != burst || counts["throttled"] != guesses-burst {
-				t.Errorf("got %v; want %d denied and %d throttled", counts, burst, guesses-burst)
+			denied := counts["denied"]
+			if denied < burst || denied+counts["throttled"] != guesses {
+				t.Fatalf("got %v; want at least %d denied, the rest throttled", counts, burst)
+			}
+			_, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, tc.addr(0))
+			if got, want := throttled(t, err).RetryAfter, time.Duration(denied-burst+1)*refill; got != want {
+				t.Errorf("after %d failures: got RetryAfter %v; want %v (one refill per failure beyond the burst)", denied, got, want)
 			}
 		})
+	}
+}
+
+// TestConcurrentCorrectLogins: correct logins are never refused for arriving together, however
+// small the buckets (issue: 3,861 of 3,879 correct logins at 64 connections were answered 429).
+func TestConcurrentCorrectLogins(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(o *Options) {
+		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 1, Refill: time.Hour}, PerAddress: Bucket{Burst: 1, Refill: time.Hour},
+			PerClientGlobal: Bucket{Burst: 1, Refill: time.Hour}}
+		o.HashQueueWait = time.Minute // this test is about the throttle, not the busy answer
+	})
+	const logins = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, logins)
+	for range logins {
+		wg.Go(func() {
+			if _, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.3.2.1:5000"); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		if n++; n <= 3 {
+			t.Errorf("got %v; want a token", err)
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of %d concurrent correct logins failed; want none", n, logins)
 	}
 }
 
@@ -347,13 +384,14 @@ func TestBucketsEviction(t *testing.T) {
 	if len(bs.index) != 1 {
 		t.Errorf("got keys %v; want only e once the others refilled", keys(bs))
 	}
-	bs.give("e", later)
-	if len(bs.index) != 0 {
-		t.Errorf("got keys %v; want none after e was given back", keys(bs))
+	// Failures counted at once may go below zero; the debt is waited out.
+	bs.take("e", later)
+	bs.take("e", later)
+	if w := bs.wait("e", later); w != 2*time.Second {
+		t.Errorf("e one below zero: got wait %v; want 2s", w)
 	}
-	bs.give("never-taken", later)
-	if w := bs.wait("never-taken", later); w != 0 || len(bs.index) != 0 {
-		t.Errorf("an untracked key: got wait %v and %d keys; want 0 and none", w, len(bs.index))
+	if w := bs.wait("never-taken", later); w != 0 || len(bs.index) != 1 {
+		t.Errorf("an untracked key: got wait %v and %d keys; want 0 and only e", w, len(bs.index))
 	}
 	bs.take("x", later)
 	if w := bs.wait("x", later.Add(-time.Hour)); w != 0 {

@@ -23,6 +23,7 @@ type forger struct {
 	t   *testing.T
 	key ed25519.PrivateKey // the fixture's key k1
 	now time.Time
+	cfp string // acme-reader's secret hash fingerprint
 }
 
 func newForger(t *testing.T, f *fixture) forger {
@@ -35,7 +36,7 @@ func newForger(t *testing.T, f *fixture) forger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return forger{t: t, key: key, now: f.clock.Now()}
+	return forger{t: t, key: key, now: f.clock.Now(), cfp: f.state.Load().clients.byID["acme-reader"].fingerprint}
 }
 
 // claims are valid claims for acme-reader at scoring; edit removes (nil) or sets fields.
@@ -48,6 +49,7 @@ func (g forger) claims(edit map[string]any) jwt.MapClaims {
 		"iat":   g.now.Unix(),
 		"exp":   g.now.Add(time.Hour).Unix(),
 		"jti":   "0123456789abcdef",
+		"cfp":   g.cfp,
 	}
 	for k, v := range edit {
 		if v == nil {
@@ -67,6 +69,19 @@ func (g forger) sign(method jwt.SigningMethod, key any, kid any, claims jwt.MapC
 		tok.Header["kid"] = kid
 	}
 	s, err := tok.SignedString(key)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return s
+}
+
+// withHeader is a correctly signed token with base claims and one more header.
+func (g forger) withHeader(name string, value any) string {
+	g.t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, g.claims(nil))
+	tok.Header["kid"] = "k1"
+	tok.Header[name] = value
+	s, err := tok.SignedString(g.key)
 	if err != nil {
 		g.t.Fatal(err)
 	}
@@ -157,6 +172,12 @@ func TestVerifyRejects(t *testing.T) {
 		{"missing iat", g.valid(map[string]any{"iat": nil}), ServiceScoring, "missing claim"},
 		{"exp not a number", g.valid(map[string]any{"exp": "tomorrow"}), ServiceScoring, "malformed token"},
 		{"scope not a string or list", g.valid(map[string]any{"scope": 7}), ServiceScoring, "malformed token"},
+		{"crit header (RFC 7515 §4.1.11)", g.withHeader("crit", []string{"exp"}), ServiceScoring, "unsupported critical header"},
+		{"crit header with an extension", g.withHeader("crit", []string{"b64"}), ServiceScoring, "unsupported critical header"},
+		{"crit header empty", g.withHeader("crit", []string{}), ServiceScoring, "unsupported critical header"},
+		{"missing cfp", g.valid(map[string]any{"cfp": nil}), ServiceScoring, "missing claim"},
+		{"cfp of another secret hash", g.valid(map[string]any{"cfp": "AAAAAAAAAAAAAAAA"}), ServiceScoring, "client secret changed"},
+		{"sub not a registered client", g.valid(map[string]any{"sub": "ghost"}), ServiceScoring, "client no longer registered"},
 		{"unknown service", good, "billing", "unknown service"},
 	}
 	for _, tc := range cases {
@@ -193,8 +214,10 @@ func TestVerifyAccepts(t *testing.T) {
 		{"iat in the future within the leeway", map[string]any{"iat": g.now.Add(leeway - time.Second).Unix()}, []string{PermScoreStandard}},
 		{"nbf in the future within the leeway", map[string]any{"nbf": g.now.Add(leeway - time.Second).Unix()}, []string{PermScoreStandard}},
 		{"aud as a single string", map[string]any{"aud": ServiceScoring}, []string{PermScoreStandard}},
-		{"scope as an array", map[string]any{"scope": []string{PermScoreBayes, PermScoreScale}}, []string{PermScoreBayes, PermScoreScale}},
-		{"scope as a spaced string", map[string]any{"scope": " score:bayes  score:scale "}, []string{PermScoreBayes, PermScoreScale}},
+		{"scope as an array", map[string]any{"scope": []string{PermScoreBayes, PermScoreStandard}}, []string{PermScoreBayes, PermScoreStandard}},
+		{"scope as a spaced string", map[string]any{"scope": " score:bayes  score:standard "}, []string{PermScoreBayes, PermScoreStandard}},
+		{"scope beyond the client's permissions is cut", map[string]any{"scope": "score:scale score:bayes"}, []string{PermScoreBayes}},
+		{"scope * is the client's permissions", map[string]any{"scope": "*"}, []string{PermScoreStandard, PermScoreBayes}},
 		{"no scope", map[string]any{"scope": nil}, nil},
 	}
 	for _, tc := range cases {

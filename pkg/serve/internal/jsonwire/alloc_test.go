@@ -27,7 +27,7 @@ func TestDecodeAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 12 {
+	if allocs > 12 && !raceEnabled {
 		t.Errorf("40-item request: %v allocations; want at most 12", allocs)
 	}
 	if len(req.GetItems()) != 40 || req.GetItems()[39].GetId() != "L100039" || req.GetItems()[39].GetResult() != 1 {
@@ -45,7 +45,7 @@ func TestDecodeAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 40 {
+	if allocs > 40 && !raceEnabled {
 		t.Errorf("1,000-student group: %v allocations; want at most 40", allocs)
 	}
 	if d := g.GetStudentData()[999]; d.GetElapsedDays() != 999 || d.GetPriorAbility() != 500 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -50,7 +51,13 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 					b = append(b, ',')
 				}
 				if f.sub != nil {
+					start := len(b)
 					b, err = appendMessage(b, f.sub, list.Get(i).Message())
+					if i == 0 && list.Len() > 64 {
+						// Size the buffer once from the first element: growing a 19 MB answer by
+						// appending would copy it a dozen times and hold two copies at the peak.
+						b = slices.Grow(b, (len(b)-start+1)*(list.Len()-1)*9/8)
+					}
 				} else {
 					b, err = appendScalar(b, f.fd.Kind(), list.Get(i))
 				}

@@ -195,21 +195,37 @@ func elementWord(f *fieldPlan) string {
 	return "number"
 }
 
-// countElements counts the values of a JSON array (already validated by the tokenizer).
+// countElements counts the values of a JSON array the tokenizer has already validated: the
+// commas at depth one, strings skipped. A byte scan, several times cheaper than tokenizing twice.
 func countElements(raw []byte) int {
-	d := jx.GetDecoder()
-	defer jx.PutDecoder(d)
-	d.ResetBytes(raw)
-	iter, err := d.ArrIter()
-	if err != nil {
+	depth, n, inString, escaped, empty := 0, 0, false, false, true
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth == 1:
+			n++
+		}
+		if depth >= 1 && c != ' ' && c != '\t' && c != '\r' && c != '\n' && !(depth == 1 && c == '[') {
+			empty = false
+		}
+	}
+	if empty {
 		return 0
 	}
-	n := 0
-	for iter.Next() {
-		if d.Skip() != nil {
-			break
-		}
-		n++
-	}
-	return n
+	return n + 1
 }

@@ -120,6 +120,9 @@ func TestKeygenAndClient(t *testing.T) {
 	if strings.Contains(entry, secret) {
 		t.Errorf("the clients entry on stdout holds the plain secret")
 	}
+	if !strings.Contains(entry, "secretHash: $sha256$") {
+		t.Errorf("got entry %q; want the fast $sha256$ hash for a secret the tool made", entry)
+	}
 	clients := filepath.Join(dir, "clients.yaml")
 	if err := os.WriteFile(clients, []byte("clients:\n"+entry), 0o600); err != nil {
 		t.Fatal(err)

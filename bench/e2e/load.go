@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+const scorePath = "/api/score/items/difficulties/bayes"
+
+// scoreBody is the 40-item difficulties Bayes request.
+func scoreBody() ([]byte, *scoringv1.ScoreDifficultiesBayesRequest) {
+	req := &scoringv1.ScoreDifficultiesBayesRequest{NumberCorrect: ptr(int32(22)), Framework: ptr("lexile"),
+		PriorAbility: ptr(700.0), PriorUncertainty: ptr(70.0), ElapsedDays: ptr(120.0)}
+	var items []string
+	for i := 0; i < 40; i++ {
+		d := 500 + 10*float64(i)
+		items = append(items, `{"difficulty":`+strconv.FormatFloat(d, 'f', -1, 64)+`}`)
+		req.Items = append(req.Items, &scoringv1.ItemDifficulty{Difficulty: ptr(d)})
+	}
+	return []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`), req
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hammer runs do on conns goroutines for d and returns the number of completed calls.
+func hammer(ctx context.Context, conns int, d time.Duration, do func(worker int) error) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var n atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if err := do(w); err != nil {
+					if ctx.Err() == nil {
+						once.Do(func() { firstErr = err; cancel() })
+					}
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return n.Load(), firstErr
+}
+
+// httpClients gives each worker its own keep-alive connection.
+func httpClients(n int) []*http.Client {
+	out := make([]*http.Client, n)
+	for i := range out {
+		out[i] = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}, Timeout: time.Minute}
+	}
+	return out
+}
+
+func post(c *http.Client, url string, body []byte, header ...string) ([]byte, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("POST %s: %d %s", url, resp.StatusCode, b)
+	}
+	return b, err
+}
+
+// measureHTTP loads url for o.duration and returns requests per second and the server's CPU
+// seconds per request.
+func measureHTTP(ctx context.Context, o options, p *proc, url string, body []byte, header ...string) (rps, cpu float64, n int64, err error) {
+	clients := httpClients(o.conns)
+	if _, err := hammer(ctx, o.conns, o.duration/3, func(w int) error { _, err := post(clients[w], url, body, header...); return err }); err != nil {
+		return 0, 0, 0, err // warm-up
+	}
+	c0, err := p.cpuSeconds()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	start := time.Now()
+	n, err = hammer(ctx, o.conns, o.duration, func(w int) error { _, err := post(clients[w], url, body, header...); return err })
+	elapsed := time.Since(start).Seconds()
+	c1, cerr := p.cpuSeconds()
+	if err == nil {
+		err = cerr
+	}
+	if n == 0 && err == nil {
+		err = fmt.Errorf("no request completed")
+	}
+	return float64(n) / elapsed, (c1 - c0) / float64(n), n, err
+}
+
+func measureRun(ctx context.Context, o options) (figures, error) {
+	var f figures
+	body, grpcReq := scoreBody()
+
+	bareAddr, err := freePort()
+	if err != nil {
+		return f, err
+	}
+	bare, err := start(ctx, filepath.Join(o.bin, "bare"), []string{bareAddr}, nil, bareAddr, "/")
+	if err != nil {
+		return f, err
+	}
+	bareAnswer, err := post(http.DefaultClient, "http://"+bareAddr+scorePath, body)
+	if err == nil {
+		f.bareRPS, f.bareCPU, _, err = measureHTTP(ctx, o, bare, "http://"+bareAddr+scorePath, body)
+	}
+	bare.stop()
+	if err != nil {
+		return f, fmt.Errorf("bare handler: %w", err)
+	}
+
+	httpAddr, _ := freePort()
+	grpcAddr, _ := freePort()
+	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_LEVEL=warn", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
+	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, "/readyz")
+	if err != nil {
+		return f, err
+	}
+	defer scoring.stop()
+	tok, err := token(httpAddr)
+	if err != nil {
+		return f, err
+	}
+	answer, err := post(http.DefaultClient, "http://"+httpAddr+scorePath, body, "Authorization", "Bearer "+tok)
+	if err != nil {
+		return f, err
+	}
+	if err := sameMeasure(bareAnswer, answer); err != nil {
+		return f, err
+	}
+	m0, err := scoring.mallocs()
+	if err != nil {
+		return f, err
+	}
+	var n int64
+	f.jsonRPS, f.jsonCPU, n, err = measureHTTP(ctx, o, scoring, "http://"+httpAddr+scorePath, body, "Authorization", "Bearer "+tok)
+	if err != nil {
+		return f, fmt.Errorf("JSON front: %w", err)
+	}
+	m1, err := scoring.mallocs()
+	if err != nil {
+		return f, err
+	}
+	// The warm-up's requests are counted in the malloc delta too: a third of the duration.
+	f.jsonAllocs = (m1 - m0) / (float64(n) * 4 / 3)
+
+	if f.grpcCPU, err = measureGRPC(ctx, o, scoring, grpcAddr, tok, grpcReq); err != nil {
+		return f, fmt.Errorf("gRPC: %w", err)
+	}
+	scoring.stop()
+
+	if err := measureGroup(ctx, o, &f); err != nil {
+		return f, fmt.Errorf("group forecast: %w", err)
+	}
+	return f, nil
+}
+
+func measureGRPC(ctx context.Context, o options, p *proc, addr, tok string, req *scoringv1.ScoreDifficultiesBayesRequest) (float64, error) {
+	clients := make([]scoringv1.ScoringServiceClient, o.conns)
+	for i := range clients {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		clients[i] = scoringv1.NewScoringServiceClient(conn)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+	call := func(w int) error { _, err := clients[w].ScoreDifficultiesBayes(authed, req); return err }
+	if _, err := hammer(ctx, o.conns, o.duration/3, call); err != nil {
+		return 0, err
+	}
+	c0, err := p.cpuSeconds()
+	if err != nil {
+		return 0, err
+	}
+	n, err := hammer(ctx, o.conns, o.duration, call)
+	c1, cerr := p.cpuSeconds()
+	if err == nil {
+		err = cerr
+	}
+	if n == 0 && err == nil {
+		err = fmt.Errorf("no call completed")
+	}
+	return (c1 - c0) / float64(n), err
+}
+
+func token(httpAddr string) (string, error) {
+	b, err := post(http.DefaultClient, "http://"+httpAddr+"/authToken", []byte(`{"clientId":"demo","clientSecret":"demo-secret"}`))
+	if err != nil {
+		return "", err
+	}
+	var t struct {
+		AccessToken string `json:"accessToken"`
+	}
+	if err := json.Unmarshal(b, &t); err != nil || t.AccessToken == "" {
+		return "", fmt.Errorf("authToken answered %s", b)
+	}
+	return t.AccessToken, nil
+}
+
+// sameMeasure checks that the bare handler and the service give the same answer (apiVersion
+// aside), so the two do the same work.
+func sameMeasure(a, b []byte) error {
+	var va, vb map[string]any
+	if err := json.Unmarshal(a, &va); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		return err
+	}
+	delete(va, "apiVersion")
+	delete(vb, "apiVersion")
+	if !reflect.DeepEqual(va, vb) {
+		return fmt.Errorf("bare handler answered %s, the service %s: not the same work", a, b)
+	}
+	return nil
+}
+
+func median(vs []float64) float64 {
+	sort.Float64s(vs)
+	return vs[len(vs)/2]
+}

@@ -1,0 +1,24 @@
+module github.com/yardstick-dev/yardstick/bench
+
+go 1.26.0
+
+require (
+	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
+	github.com/yardstick-dev/yardstick/proto v0.0.0
+	google.golang.org/grpc v1.85.0
+)
+
+require (
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
+
+replace github.com/yardstick-dev/yardstick/proto => ../proto

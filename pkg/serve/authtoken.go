@@ -1,0 +1,201 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// login is the one way to a token, for both doors: POST /authToken (authToken below) and the
+// gRPC TokenService.IssueToken (tokensvc.go). Its errors are gRPC statuses, which each door
+// turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
+// without a right on this service PermissionDenied (403), too many failures Throttled (429
+// with RetryInfo), no hashing slot free Busy (503 with RetryInfo), anything else Internal.
+func (s *Server) login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
+	if clientID == "" || secret == "" {
+		return token.Token{}, NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
+	}
+	tok, err := s.issuer.Authenticate(clientID, secret, s.cfg.Service, remoteAddr)
+	var throttled *token.ThrottledError
+	var busy *token.BusyError
+	switch {
+	case err == nil:
+		noteClient(ctx, clientID)
+		return tok, nil
+	case errors.As(err, &throttled):
+		return token.Token{}, Throttled(throttled.RetryAfter)
+	case errors.As(err, &busy):
+		return token.Token{}, Busy(busy.RetryAfter)
+	case errors.Is(err, token.ErrNotAuthenticated):
+		return token.Token{}, NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
+	case errors.Is(err, token.ErrPermissionDenied):
+		return token.Token{}, PermissionDenied("Permission denied: the client lacks permission for this service.",
+			fmt.Sprintf("The client has no permission on the %s service.", s.cfg.Service))
+	default:
+		s.log.ErrorContext(ctx, "issue token", "request_id", RequestID(ctx), "error", err)
+		return token.Token{}, Internal()
+	}
+}
+
+// Busy is the answer when a login's secret could not be checked in time because too many were
+// being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
+func Busy(retryAfter time.Duration) error {
+	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
+	return statusError(codes.Unavailable, ExceptionAPI, "Service busy.",
+		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs),
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+}
+
+// authToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
+// multipart/form-data bodies, and credentials in the body or in HTTP Basic. A request with
+// grant_type is OAuth 2.0 client credentials (RFC 6749 §4.4) and is answered in its shape
+// (§5.1, §5.2); any other is answered in SPEC.md's ({"accessToken","expiresIn"} and the error
+// body).
+func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		writeHTTPStatus(w, http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1: tokens and credentials are not cached
+	w.Header().Set("Pragma", "no-cache")
+	req, rerr := readLoginRequest(w, r)
+	if rerr != nil {
+		if req.oauth {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, false, 0)
+			return
+		}
+		writeRequestError(w, rerr)
+		return
+	}
+	if req.oauth && req.grant != "client_credentials" {
+		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
+		return
+	}
+	var chain []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		chain = append(chain, splitHops(v)...)
+	}
+	remote := clientOf(append(chain, r.RemoteAddr), s.cfg.TrustedProxies)
+
+	var tok token.Token
+	var err error
+	if req.basicErr != "" {
+		err = NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
+	} else {
+		tok, err = s.login(r.Context(), req.clientID, req.secret, remote)
+	}
+	switch {
+	case err == nil && req.oauth:
+		out := map[string]any{"access_token": tok.AccessToken, "token_type": "Bearer", "expires_in": tok.ExpiresIn}
+		if req.scope != "" {
+			out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
+		}
+		writeTokenJSON(w, out)
+	case err == nil:
+		writeTokenJSON(w, struct {
+			AccessToken string `json:"accessToken"`
+			ExpiresIn   int64  `json:"expiresIn"`
+		}{tok.AccessToken, tok.ExpiresIn})
+	case req.oauth:
+		writeOAuthLoginError(w, err, req.basic)
+	default:
+		e := fromStatus(err)
+		if status.Code(err) == codes.Unavailable { // busy: keep its own words, not "shutting down"
+			st := status.Convert(err)
+			e.body.Message = st.Message()
+			for _, d := range st.Details() {
+				if info, ok := d.(*errdetails.ErrorInfo); ok {
+					e.body.AdditionalInfo = info.GetMetadata()[infoKey]
+				}
+			}
+		}
+		if e.status == http.StatusUnauthorized && req.basic {
+			w.Header().Set("WWW-Authenticate", basicChallenge)
+		}
+		writeHTTPError(w, e)
+	}
+}
+
+// basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.
+const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
+
+// writeRequestError answers a SPEC-style request that could not be read: 413 and 415 with their
+// documented bodies, 400 naming the field at fault.
+func writeRequestError(w http.ResponseWriter, rerr *requestError) {
+	if rerr.status != http.StatusBadRequest {
+		writeHTTPStatus(w, rerr.status)
+		return
+	}
+	key := rerr.field
+	if key == "" {
+		key = nonFieldErrorKey
+	}
+	writeHTTPError(w, httpError{status: http.StatusBadRequest, body: ErrorBody{
+		Message: msgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: infoValidation,
+		ValidationErrors: map[string][]string{key: {rerr.msg}},
+	}})
+}
+
+// writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
+// throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.
+func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
+	e := fromStatus(err)
+	switch status.Code(err) {
+	case codes.Unauthenticated:
+		// §5.2: 401 with the challenge when the client authenticated with the Authorization header.
+		code := http.StatusBadRequest
+		if basic {
+			code = http.StatusUnauthorized
+		}
+		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.body.AdditionalInfo, basic, 0)
+	case codes.PermissionDenied:
+		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.body.AdditionalInfo, false, 0)
+	case codes.ResourceExhausted:
+		// slow_down: the OAuth error registry's code for "poll less often" (RFC 8628 §3.5).
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.body.AdditionalInfo, false, e.retryAfter)
+	case codes.Unavailable:
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.retryAfter)
+	default:
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", false, 0)
+	}
+}
+
+// writeOAuthError writes {"error","error_description"} (RFC 6749 §5.2).
+func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, challenge bool, retryAfter int64) {
+	if challenge {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
+	}
+	writeJSONValue(w, code, map[string]string{"error": errCode, "error_description": description})
+}
+
+func writeTokenJSON(w http.ResponseWriter, v any) { writeJSONValue(w, http.StatusOK, v) }
+
+// writeJSONValue writes v compactly, without HTML escaping and without a final newline, like
+// every other body of the front.
+func writeJSONValue(w http.ResponseWriter, code int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // maps and structs of strings and numbers: cannot fail
+		code = http.StatusInternalServerError
+		b.Reset()
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	writeJSON(w, code, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}

@@ -1,0 +1,432 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+)
+
+// cfpOf is the cfp claim (the client's secret hash fingerprint) of a token we issued, for tests
+// that forge tokens of that client with our key.
+func cfpOf(t *testing.T, tok string) string {
+	t.Helper()
+	var claims jwt.MapClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(tok, &claims); err != nil {
+		t.Fatal(err)
+	}
+	cfp, _ := claims["cfp"].(string)
+	if cfp == "" {
+		t.Fatalf("token without cfp: %v", claims)
+	}
+	return cfp
+}
+
+// writeFastClients writes a clients file with one forecast-only client whose secret is a
+// generated one (fast hash), so that tests of answers, unlike the busy test, never queue for an
+// argon2 slot. It returns the path and the secret.
+func writeFastClients(t *testing.T) (path, secret string) {
+	t.Helper()
+	secret, hash, err := token.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, secret
+}
+
+// basic is an HTTP Basic header as RFC 6749 §2.3.1 writes it: each part form-urlencoded first.
+func basic(id, secret string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
+}
+
+// multipartBody encodes fields (name, value pairs) as multipart/form-data.
+func multipartBody(t *testing.T, fields ...string) (contentType, body string) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for i := 0; i+1 < len(fields); i += 2 {
+		if err := mw.WriteField(fields[i], fields[i+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return mw.FormDataContentType(), b.String()
+}
+
+// Kinds of answer a /authToken case expects.
+const (
+	specToken  = "SPEC token"  // 200 {"accessToken","expiresIn"}
+	oauthToken = "OAuth token" // 200 {"access_token","token_type","expires_in"}
+	oauthError = "OAuth error" // {"error","error_description"}
+	specError  = "SPEC error"  // the error body
+	formCT     = "application/x-www-form-urlencoded"
+	jsonCT     = "application/json"
+	demoJSON   = `{"clientId":"demo","clientSecret":"demo-secret"}`
+	demoForm   = `clientId=demo&clientSecret=demo-secret`
+	oauthForm  = `grant_type=client_credentials&client_id=demo&client_secret=demo-secret`
+	grantOnly  = `grant_type=client_credentials`
+	authHeader = "Authorization"
+)
+
+func TestAuthTokenShapes(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	var forecasterSecret string
+	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
+	h := start(t, cfg)
+	mpCT, mpBody := multipartBody(t, "clientId", "demo", "clientSecret", "demo-secret")
+	mpOAuthCT, mpOAuthBody := multipartBody(t, "grant_type", "client_credentials", "client_id", "demo", "client_secret", "demo-secret")
+	mpRepeatCT, mpRepeatBody := multipartBody(t, "clientId", "demo", "clientId", "demo", "clientSecret", "demo-secret")
+
+	cases := []struct {
+		name, method, path, contentType, body string
+		header                                []string
+		status                                int
+		kind                                  string
+		want                                  string // exceptionType or OAuth error code
+		validation                            map[string][]string
+		challenge                             bool // WWW-Authenticate: Basic expected
+	}{
+		// SPEC-style: every body shape and alias.
+		{"json", "", "", jsonCT, demoJSON, nil, 200, specToken, "", nil, false},
+		{"json clientID alias", "", "", jsonCT, `{"clientID":"demo","clientSecret":"demo-secret"}`, nil, 200, specToken, "", nil, false},
+		{"json OAuth names without grant_type", "", "", jsonCT, `{"client_id":"demo","client_secret":"demo-secret"}`, nil, 200, specToken, "", nil, false},
+		{"json +json media type", "", "", "application/vnd.api+json", demoJSON, nil, 200, specToken, "", nil, false},
+		{"form", "", "", formCT, demoForm, nil, 200, specToken, "", nil, false},
+		{"form clientID alias", "", "", formCT, `clientID=demo&clientSecret=demo-secret`, nil, 200, specToken, "", nil, false},
+		{"multipart", "", "", mpCT, mpBody, nil, 200, specToken, "", nil, false},
+		{"JSON labelled form-encoded (curl -d)", "", "", formCT, demoJSON, nil, 200, specToken, "", nil, false},
+		{"no content type, JSON", "", "", "", demoJSON, nil, 200, specToken, "", nil, false},
+		{"no content type, form", "", "", "", demoForm, nil, 200, specToken, "", nil, false},
+		{"HTTP Basic, no body", "", "", "", "", []string{authHeader, basic("demo", "demo-secret")}, 200, specToken, "", nil, false},
+		{"Bearer header is ignored", "", "", jsonCT, demoJSON, []string{authHeader, "Bearer x"}, 200, specToken, "", nil, false},
+		{"trailing slash", "", "/authToken/", jsonCT, demoJSON, nil, 200, specToken, "", nil, false},
+		{"wrong secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":"nope"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"unknown client", "", "", jsonCT, `{"clientId":"ghost","clientSecret":"nope"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"missing both", "", "", jsonCT, `{}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"missing secret", "", "", jsonCT, `{"clientId":"demo"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"empty strings", "", "", jsonCT, `{"clientId":"","clientSecret":""}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"null secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":null}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"missing in a form", "", "", formCT, `clientId=demo`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
+		{"empty body", "", "", jsonCT, ``, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"request body must be a JSON object"}}, false},
+		{"wrong Basic secret", "", "", "", "", []string{authHeader, basic("demo", "nope")}, 401, specError, ExceptionNotAuthenticated, nil, true},
+		{"Basic not base64", "", "", "", "", []string{authHeader, "Basic !!!"}, 401, specError, ExceptionNotAuthenticated, nil, true},
+		{"client without this service", "", "", jsonCT, `{"clientId":"forecaster","clientSecret":"` + forecasterSecret + `"}`, nil, 403, specError, ExceptionPermissionDenied, nil, false},
+		{"misspelt field", "", "", jsonCT, `{"clientId":"demo","clientSecert":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"clientSecert": {`unknown field "clientSecert"; did you mean "clientSecret"?`}}, false},
+		{"unknown field", "", "", jsonCT, `{"clientId":"demo","clientSecret":"demo-secret","colour":"red"}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"colour": {`unknown field "colour"; the fields are clientId and clientSecret`}}, false},
+		{"unknown form field", "", "", formCT, demoForm + "&submit=go", nil, 400, specError, ExceptionValidation,
+			map[string][]string{"submit": {`unknown field "submit"; the fields are clientId and clientSecret`}}, false},
+		{"duplicate key", "", "", jsonCT, `{"clientId":"demo","clientId":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"clientId": {`duplicate key "clientId"`}}, false},
+		{"both spellings", "", "", jsonCT, `{"clientId":"demo","clientID":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"clientId": {"clientId is given twice (under two names)"}}, false},
+		{"repeated form field", "", "", mpRepeatCT, mpRepeatBody, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"clientId": {"clientId is given more than once"}}, false},
+		{"trailing data", "", "", jsonCT, demoJSON + ` {}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"request body has data after the JSON object"}}, false},
+		{"number for clientId", "", "", jsonCT, `{"clientId":7,"clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"clientId": {"clientId must be a string"}}, false},
+		{"malformed JSON", "", "", jsonCT, `{"clientId":`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"request body is not valid JSON"}}, false},
+		{"JSON array", "", "", jsonCT, `[]`, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"request body must be a JSON object"}}, false},
+		{"Basic and body credentials", "", "", jsonCT, demoJSON, []string{authHeader, basic("demo", "demo-secret")}, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"credentials are given both in the Authorization header and in the body; use one"}}, false},
+		{"multipart without boundary", "", "", "multipart/form-data", mpBody, nil, 400, specError, ExceptionValidation,
+			map[string][]string{"nonFieldErrors": {"multipart body could not be parsed: no boundary"}}, false},
+		{"text body", "", "", "text/plain", demoForm, nil, 415, specError, ExceptionUnsupportedType, nil, false},
+		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", maxAuthBodyBytes) + `"}`, nil, 413, specError, ExceptionTooLarge, nil, false},
+		{"GET", http.MethodGet, "", "", "", nil, 405, specError, ExceptionMethodNotAllowed, nil, false},
+
+		// OAuth 2.0 client credentials (RFC 6749 §4.4, §5.1, §5.2).
+		{"oauth form", "", "", formCT, oauthForm, nil, 200, oauthToken, "", nil, false},
+		{"oauth Basic", "", "", formCT, grantOnly, []string{authHeader, basic("demo", "demo-secret")}, 200, oauthToken, "", nil, false},
+		{"oauth multipart", "", "", mpOAuthCT, mpOAuthBody, nil, 200, oauthToken, "", nil, false},
+		{"oauth with SPEC names", "", "", formCT, grantOnly + "&" + demoForm, nil, 200, oauthToken, "", nil, false},
+		{"oauth unknown parameter ignored", "", "", formCT, oauthForm + "&audience=x", nil, 200, oauthToken, "", nil, false},
+		{"oauth unsupported grant", "", "", formCT, `grant_type=password&username=demo&password=demo-secret`, nil, 400, oauthError, "unsupported_grant_type", nil, false},
+		{"oauth no credentials", "", "", formCT, grantOnly, nil, 400, oauthError, "invalid_client", nil, false},
+		{"oauth wrong secret in the form", "", "", formCT, grantOnly + "&client_id=demo&client_secret=nope", nil, 400, oauthError, "invalid_client", nil, false},
+		{"oauth wrong secret in Basic", "", "", formCT, grantOnly, []string{authHeader, basic("demo", "nope")}, 401, oauthError, "invalid_client", nil, true},
+		{"oauth Basic without colon", "", "", formCT, grantOnly, []string{authHeader, "Basic " + base64.StdEncoding.EncodeToString([]byte("demo"))}, 401, oauthError, "invalid_client", nil, true},
+		{"oauth repeated parameter", "", "", formCT, oauthForm + "&client_id=demo", nil, 400, oauthError, "invalid_request", nil, false},
+		{"oauth Basic and form credentials", "", "", formCT, oauthForm, []string{authHeader, basic("demo", "demo-secret")}, 400, oauthError, "invalid_request", nil, false},
+		{"oauth client without this service", "", "", formCT, grantOnly + "&client_id=forecaster&client_secret=" + forecasterSecret, nil, 400, oauthError, "unauthorized_client", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			method, path := tc.method, tc.path
+			if method == "" {
+				method = http.MethodPost
+			}
+			if path == "" {
+				path = "/authToken"
+			}
+			r := h.do(method, path, tc.contentType, tc.body, tc.header...)
+			if r.status != tc.status {
+				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
+			}
+			if ct := r.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type: got %q; want application/json", ct)
+			}
+			// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
+			// front's Bearer challenge, and OAuth's 400s none).
+			if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
+				t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
+			}
+			if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
+				t.Errorf("Cache-Control: got %q; want no-store", r.header.Get("Cache-Control"))
+			}
+			m := r.json(t)
+			switch tc.kind {
+			case specToken:
+				if !compactToken.Match(r.body) {
+					t.Errorf("got %s; want exactly {\"accessToken\":\"<JWT>\",\"expiresIn\":86400}", r.body)
+				}
+			case oauthToken:
+				if len(m) != 3 || m["token_type"] != "Bearer" || m["expires_in"] != 86400.0 || strings.Count(m["access_token"].(string), ".") != 2 {
+					t.Errorf("got %s; want exactly access_token (a JWT), token_type Bearer, expires_in 86400", r.body)
+				}
+			case oauthError:
+				if len(m) != 2 || m["error"] != tc.want || m["error_description"] == "" {
+					t.Errorf("got %s; want error %q with an error_description", r.body, tc.want)
+				}
+			case specError:
+				b := errorBody(t, r)
+				if b.ExceptionType != tc.want {
+					t.Errorf("exceptionType: got %q; want %q", b.ExceptionType, tc.want)
+				}
+				if tc.validation != nil && !reflect.DeepEqual(b.ValidationErrors, tc.validation) {
+					t.Errorf("validationErrors: got %v; want %v", b.ValidationErrors, tc.validation)
+				}
+				if tc.status == 401 && !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
+					t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
+				}
+			}
+		})
+	}
+	t.Run("oauth scope asked is answered", func(t *testing.T) {
+		t.Parallel()
+		r := h.do(http.MethodPost, "/authToken", formCT, oauthForm+"&scope=score:standard")
+		if got := r.json(t)["scope"]; r.status != 200 || got != "*" {
+			t.Errorf("got %d, scope %v; want 200 and the scope granted, \"*\"", r.status, got)
+		}
+	})
+	t.Run("missing credentials say what is missing", func(t *testing.T) {
+		t.Parallel()
+		if b := errorBody(t, h.post("/authToken", `{}`)); b.AdditionalInfo != "clientId and clientSecret are both required." {
+			t.Errorf("got %q; want the required fields named", b.AdditionalInfo)
+		}
+	})
+}
+
+func TestBasicCredentials(t *testing.T) {
+	t.Parallel()
+	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
+	cases := []struct {
+		name, header, id, secret string
+		ok, err                  bool
+	}{
+		{"form-urlencoded parts", basic("a b+c:d", "p%&:=x"), "a b+c:d", "p%&:=x", true, false},
+		{"plus is a space", enc("a+b:c+d"), "a b", "c d", true, false},
+		{"lower-case scheme", strings.Replace(basic("demo", "s"), "Basic", "basic", 1), "demo", "s", true, false},
+		{"empty secret", enc("demo:"), "demo", "", true, false},
+		{"bearer is not basic", "Bearer abc", "", "", false, false},
+		{"no colon", enc("demo"), "", "", true, true},
+		{"bad percent escape", enc("de%zz:s"), "", "", true, true},
+		{"bad percent escape in the secret", enc("demo:%zz"), "", "", true, true},
+		{"not base64", "Basic ***", "", "", true, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id, secret, ok, err := basicCredentials([]string{tc.header})
+			if id != tc.id || secret != tc.secret || ok != tc.ok || (err != nil) != tc.err {
+				t.Errorf("got %q, %q, %v, %v; want %q, %q, %v, error %v", id, secret, ok, err, tc.id, tc.secret, tc.ok, tc.err)
+			}
+		})
+	}
+}
+
+// TestLoginDoorsAgree: the gRPC TokenService and POST /authToken share login, so the same
+// credentials get the same outcome through both.
+func TestLoginDoorsAgree(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	var forecasterSecret string
+	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
+	h := start(t, cfg)
+	grpcClient := authv1.NewTokenServiceClient(h.grpc)
+	cases := []struct {
+		name, id, secret string
+		http             int
+		code             codes.Code
+	}{
+		{"valid", "demo", "demo-secret", 200, codes.OK},
+		{"missing secret", "demo", "", 401, codes.Unauthenticated},
+		{"missing id", "", "demo-secret", 401, codes.Unauthenticated},
+		{"wrong secret", "demo", "wrong", 401, codes.Unauthenticated},
+		{"no right on this service", "forecaster", forecasterSecret, 403, codes.PermissionDenied},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			body, _ := json.Marshal(map[string]string{"clientId": tc.id, "clientSecret": tc.secret})
+			r := h.post("/authToken", string(body))
+			resp, err := grpcClient.IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: &tc.id, ClientSecret: &tc.secret})
+			if r.status != tc.http || status.Code(err) != tc.code {
+				t.Fatalf("got HTTP %d and gRPC %v; want %d and %v", r.status, err, tc.http, tc.code)
+			}
+			if tc.code == codes.OK {
+				if resp.GetExpiresIn() != 86400 || strings.Count(resp.GetAccessToken(), ".") != 2 {
+					t.Errorf("gRPC: got %v; want a JWT valid 86400 s", resp)
+				}
+				return
+			}
+			if got, want := status.Convert(err).Message(), errorBody(t, r).Message; got != want {
+				t.Errorf("message: gRPC %q, HTTP %q; want the same", got, want)
+			}
+		})
+	}
+}
+
+// TestAuthTokenThrottledAndBusy: 429 with Retry-After in both shapes once failures pile up, and
+// 503 with Retry-After in both shapes when argon2 checks queue beyond the wait.
+func TestAuthTokenThrottledAndBusy(t *testing.T) {
+	t.Parallel()
+	t.Run("throttled", func(t *testing.T) {
+		t.Parallel()
+		h := start(t, testConfig(t))
+		var last response
+		for range 30 {
+			if last = h.do(http.MethodPost, "/authToken", formCT, grantOnly+"&client_id=demo&client_secret=wrong"); last.status == 429 {
+				break
+			}
+		}
+		if m := last.json(t); last.status != 429 || m["error"] != "slow_down" || last.header.Get("Retry-After") == "" {
+			t.Fatalf("OAuth: got %d %s, Retry-After %q; want 429 slow_down with Retry-After", last.status, last.body, last.header.Get("Retry-After"))
+		}
+		r := h.post("/authToken", `{"clientId":"demo","clientSecret":"demo-secret"}`)
+		if r.status != 429 || errorBody(t, r).ExceptionType != ExceptionThrottled || r.header.Get("Retry-After") == "" {
+			t.Errorf("SPEC: got %d %s; want 429 Throttled with Retry-After", r.status, r.body)
+		}
+	})
+	t.Run("busy", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig(t)
+		cfg.ClientsFile = writeClients(t) // argon2id at the default cost: each check takes 0.1 s or more
+		h := start(t, cfg)
+		const logins = 40
+		var mu sync.Mutex
+		got := map[string]int{}
+		var wg sync.WaitGroup
+		for i := range logins {
+			wg.Go(func() {
+				var r response
+				kind := "spec"
+				if i%2 == 0 {
+					kind = "oauth"
+					r = h.do(http.MethodPost, "/authToken", formCT, grantOnly+"&client_id=standard-only&client_secret="+clientSecret)
+				} else {
+					r = h.post("/authToken", `{"clientId":"standard-only","clientSecret":"`+clientSecret+`"}`)
+				}
+				outcome := kind + " " + http.StatusText(r.status)
+				if r.status == 503 {
+					m := r.json(t)
+					switch {
+					case r.header.Get("Retry-After") != "1":
+						outcome += " without Retry-After: 1"
+					case kind == "oauth" && m["error"] != "temporarily_unavailable":
+						outcome += " not temporarily_unavailable"
+					case kind == "spec" && (m["exceptionType"] != ExceptionAPI || m["message"] != "Service busy."):
+						outcome += " not APIException 'Service busy.'"
+					}
+				}
+				mu.Lock()
+				got[outcome]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		busy := got["oauth Service Unavailable"] + got["spec Service Unavailable"]
+		ok := got["oauth OK"] + got["spec OK"]
+		if busy == 0 || ok == 0 || busy+ok != logins {
+			t.Errorf("got %v; want some 200s, the rest 503 with Retry-After: 1 in each shape", got)
+		}
+	})
+}
+
+// TestOAuth2ClientCredentials: golang.org/x/oauth2's client-credentials flow, unchanged, gets a
+// token and calls a protected endpoint with it, whichever way it sends its credentials.
+func TestOAuth2ClientCredentials(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	for _, tc := range []struct {
+		name  string
+		style oauth2.AuthStyle
+	}{{"auto-detect", oauth2.AuthStyleAutoDetect}, {"Basic header", oauth2.AuthStyleInHeader}, {"form parameters", oauth2.AuthStyleInParams}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "demo-secret", TokenURL: h.base + "/authToken", AuthStyle: tc.style}
+			ctx := context.Background()
+			tok, err := cc.Token(ctx)
+			if err != nil {
+				t.Fatalf("Token: %v", err)
+			}
+			if left := time.Until(tok.Expiry); tok.TokenType != "Bearer" || left < 86390*time.Second || left > 86400*time.Second {
+				t.Errorf("got token type %q, expiring in %v; want Bearer, in 24h", tok.TokenType, left)
+			}
+			resp, err := cc.Client(ctx).Post(h.base+scorePath, "application/json", strings.NewReader(`{"items":[{"id":"ok","result":1}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil || resp.StatusCode != 200 || m["apiVersion"] != "demo" {
+				t.Errorf("protected call: got %d %s; want 200 from the handler, which saw client demo", resp.StatusCode, body)
+			}
+		})
+	}
+	t.Run("wrong secret", func(t *testing.T) {
+		t.Parallel()
+		cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "nope", TokenURL: h.base + "/authToken", AuthStyle: oauth2.AuthStyleInHeader}
+		_, err := cc.Token(context.Background())
+		var re *oauth2.RetrieveError
+		if !errors.As(err, &re) || re.ErrorCode != "invalid_client" || re.Response.StatusCode != 401 {
+			t.Errorf("got %v; want a RetrieveError invalid_client with status 401", err)
+		}
+	})
+}
