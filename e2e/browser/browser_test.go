@@ -145,6 +145,7 @@ func (w *watch) listen(ctx context.Context, origin string) {
 // once through the OAuth2 client-credentials flow (Swagger UI fetches the token; its page is
 // the README's screenshot) and once by pasting a bearer token from /authToken.
 func TestSwaggerUI(t *testing.T) {
+	chromium(t) // before building the service: a missing browser fails (or skips) at once
 	svc := live.Start(t, "scoring")
 	flows := []struct {
 		name       string
