@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -175,8 +176,10 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/.well-known/jwks.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.issuer.JWKS()) }
 		default:
-			api.ServeHTTP(w, r)
-			return
+			if h = apidocs.Handler(r.URL.Path); h == nil { // GET /docs: Swagger UI
+				api.ServeHTTP(w, r)
+				return
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
