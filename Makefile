@@ -21,7 +21,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
-	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
+	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
+	github.com/zegl/kube-score/cmd/kube-score
 
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
