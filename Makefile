@@ -102,7 +102,7 @@ check-docs: ## Fail if docs/examples.md no longer matches what the services answ
 	@diff -u docs/examples.md bin/examples.md || { echo "docs/examples.md is stale: run 'make docs' and commit" >&2; exit 1; }
 
 .PHONY: ci
-ci: lint check-generate breaking test cover check-docs image-build-check ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
+ci: lint check-generate breaking test cover check-docs image-build-check deploy-score ## What CI runs: lint, generated-code and contract checks, tests, coverage floors.
 	@echo "make ci: all checks passed"
 
 .PHONY: clean
