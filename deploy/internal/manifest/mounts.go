@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // NamedProbe is one probe of a container with the field it sits in.
@@ -27,8 +26,6 @@ func Probes(c *corev1.Container) []NamedProbe {
 	}
 	return out
 }
-
-func intOrInt(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
 
 // Volume is the pod volume called name, or nil.
 func Volume(pod *corev1.PodSpec, name string) *corev1.Volume {

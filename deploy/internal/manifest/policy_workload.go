@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // checkDeployment applies the workload rules to one Deployment and its pod template. Replicas,
@@ -157,7 +158,7 @@ func checkProbes(p *problems, obj string, c *corev1.Container) {
 				p.add(what, "httpGet scheme %s; the binaries serve plain HTTP", h.HTTPGet.Scheme)
 			}
 		case h.GRPC != nil:
-			port, err := ContainerPort(c, intOrInt(h.GRPC.Port))
+			port, err := ContainerPort(c, intstr.FromInt32(h.GRPC.Port))
 			switch {
 			case err != nil:
 				p.add(what, "grpc: %v", err)
