@@ -15,10 +15,12 @@ import (
 const KubernetesVersion = "v1.35"
 
 // KubeScoreArgs are the arguments KubeScore gives the kube-score binary (pinned in tools/go.mod,
-// built into bin/tools by make tools), the rendered overlay following on stdin. A WARNING fails as
-// a CRITICAL does: a check that does not fit an object is silenced on that object with
-// kube-score's kube-score/ignore annotation, next to a comment saying why.
-var KubeScoreArgs = []string{"score", "--kubernetes-version", KubernetesVersion, "--exit-one-on-warning", "--output-format", "json", "-"}
+// built into bin/tools by make tools), the rendered overlay following on stdin. Every autoscaler
+// keeps at least two replicas (one pod is one node drain away from an outage). A WARNING fails as a
+// CRITICAL does: a check that does not fit an object is silenced on that object with kube-score's
+// kube-score/ignore annotation, next to a comment saying why.
+var KubeScoreArgs = []string{"score", "--kubernetes-version", KubernetesVersion, "--min-replicas-hpa", "2",
+	"--exit-one-on-warning", "--output-format", "json", "-"}
 
 // kube-score's grades (scorecard.Grade): at or below warning fails.
 const kubeScoreWarning = 5

@@ -31,6 +31,8 @@ func checkDeployment(p *problems, s *Set, d *appsv1.Deployment, opts Options) {
 		checkProbes(p, cobj, c)
 		checkMounts(p, cobj, s, d.Namespace, pod, c, opts)
 		checkGrace(p, cobj, pod, c)
+		// Both would hide from review and from the tie check what the binary is given; kube-score
+		// reads neither.
 		if len(c.Command) > 0 {
 			p.add(cobj, "command %v overrides the image's entrypoint; pass settings as env or args", c.Command)
 		}
