@@ -6,8 +6,9 @@ import (
 )
 
 // Display formats a measure for people (§8): rounded half up to the nearest 5 (572.5 → 575,
-// 572.4 → 570, −572.5 → −570), clamped to [DisplayMin, DisplayMax], then a value ≤ 0 shows as
-// prefix + |value| + label (BR150L, EM50Q, and 0 → BR0L) and any other as value + label (845L).
+// 572.4 → 570, −572.5 → −570), clamped to [DisplayMin, DisplayMax], then a value < 0 shows as
+// prefix + |value| + label (BR150L, EM50Q) and any other as value + label (845L, 0L). The sign is
+// judged after rounding: −2.5 rounds to 0 and shows as 0L, −3 rounds to −5 and shows as BR5L.
 // +Inf and −Inf clamp to the caps; NaN, which the estimators never return, gives "".
 func (f *Framework) Display(v float64) string {
 	return f.display(v, f.DisplayMax)
@@ -29,7 +30,7 @@ func (f *Framework) display(v, top float64) string {
 	}
 	r := 5 * math.Floor(v/5+0.5)
 	r = math.Max(f.DisplayMin, math.Min(r, top))
-	if r <= 0 {
+	if r < 0 {
 		return f.NegativePrefix + strconv.FormatFloat(math.Abs(r), 'f', 0, 64) + f.Label
 	}
 	return strconv.FormatFloat(r, 'f', 0, 64) + f.Label

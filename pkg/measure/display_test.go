@@ -20,10 +20,13 @@ func TestDisplay(t *testing.T) {
 		{lex, -372.6, "BR375L"},
 		{lex, -147.5, "BR145L"},
 		{lex, 845, "845L"},
-		{lex, 2.4, "BR0L"}, // rounds to 0: shown with the prefix
-		{lex, 0, "BR0L"},
+		{lex, 2.4, "0L"}, // rounds to 0: not negative, so no prefix
+		{lex, 0, "0L"},
 		{lex, 2.5, "5L"},
-		{lex, -2.5, "BR0L"},
+		{lex, 2, "0L"},
+		{lex, -2.5, "0L"}, // half up: rounds to 0, the last value shown without the prefix
+		{lex, -2.6, "BR5L"},
+		{lex, -3, "BR5L"},     // the first value below 0 after rounding
 		{lex, -400, "BR400L"}, // bottom cap
 		{lex, -401, "BR400L"},
 		{lex, -5000, "BR400L"},
@@ -39,7 +42,9 @@ func TestDisplay(t *testing.T) {
 		{quant, 1651, "1650Q"},
 		{quant, 1234, "1235Q"},
 		{quant, -999, "EM400Q"},
-		{quant, 0.1, "EM0Q"},
+		{quant, 0.1, "0Q"},
+		{quant, -2.5, "0Q"},
+		{quant, -2.6, "EM5Q"},
 	}
 	for _, c := range cases {
 		if got := c.f.Display(c.v); got != c.want {

@@ -14,7 +14,7 @@
 // result-pattern endpoints (TestOf) and the number-correct endpoints alike.
 //
 // Rounding: Display rounds half up to the nearest 5 (572.5 → 575, −572.5 → −570), clamps to the
-// display caps, and shows a value ≤ 0 as prefix + |value| + label (0 → "BR0L"); Round gives the
+// display caps, and shows a value < 0 as prefix + |value| + label (0 → "0L", −2.5 → "0L", −3 → "BR5L"); Round gives the
 // ability and uncertainty integers, half up (floor(v + 0.5)).
 //
 // Libraries: gonum supplies what it does better than hand-written code and is off the hot paths:

@@ -65,7 +65,7 @@ func ExampleFramework_Display() {
 	fmt.Println(lexile.Display(572.5), lexile.Display(-147.5), lexile.Display(0), lexile.Display(-900), lexile.Display(2400))
 	fmt.Println(lexile.DisplayGrade(1000, 0), quantile.Display(-42), quantile.Display(1234))
 	// Output:
-	// 575L BR145L BR0L BR400L 1825L
+	// 575L BR145L 0L BR400L 1825L
 	// 850L EM40Q 1235Q
 }
 

@@ -24,3 +24,36 @@ func Finite(vs ...float64) bool {
 	}
 	return true
 }
+
+// CheckPrior reports through problem what is wrong with a prior as a request carries it (each
+// value nil when absent; prefix is "" or an element path such as "studentData[3]."): a finite
+// ability within MaxAbsMeasure, an uncertainty above 0 and at most MaxUncertainty, elapsed days
+// from 0 to MaxElapsedDays. Fractional values are fine: a forecast's ability is the next request's
+// prior. It reports whether all three are usable. Both services check priors with it, so a prior
+// means the same wherever it is sent.
+func CheckPrior(problem func(field, format string, args ...any), prefix string, ability, uncertainty, days *float64) bool {
+	ok := true
+	bad := func(field, format string, args ...any) {
+		problem(prefix+field, format, args...)
+		ok = false
+	}
+	switch {
+	case ability == nil:
+		bad("priorAbility", "is required")
+	case !finite(*ability) || *ability < -MaxAbsMeasure || *ability > MaxAbsMeasure:
+		bad("priorAbility", "must be a number between %d and %d, got %v", -MaxAbsMeasure, MaxAbsMeasure, *ability)
+	}
+	switch {
+	case uncertainty == nil:
+		bad("priorUncertainty", "is required")
+	case !finite(*uncertainty) || *uncertainty <= 0 || *uncertainty > MaxUncertainty:
+		bad("priorUncertainty", "must be greater than 0 and at most %d, got %v", MaxUncertainty, *uncertainty)
+	}
+	switch {
+	case days == nil:
+		bad("elapsedDays", "is required")
+	case !finite(*days) || *days < 0 || *days > MaxElapsedDays:
+		bad("elapsedDays", "must be between 0 and %d (ten years), got %v", MaxElapsedDays, *days)
+	}
+	return ok
+}

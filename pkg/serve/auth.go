@@ -118,23 +118,14 @@ func bearerToken(ctx context.Context) string {
 	return bearerFromHeader(md.Get("authorization"))
 }
 
-// fromGateway reports whether the call came from this process's JSON front.
-func fromGateway(ctx context.Context) bool {
-	p, ok := peer.FromContext(ctx)
-	return ok && p.Addr != nil && p.Addr.Network() == inprocNetwork
-}
-
 // remoteAddress is the caller's address for throttling. The JSON front computed it from the HTTP
-// request (callerMetadata) and passes it under a key only it can set; a direct gRPC caller is its
-// connection's address, or, when that is a trusted proxy, what the proxies forwarded.
+// request (callerAddr); a direct gRPC caller is its connection's address, or, when that is a
+// trusted proxy, what the proxies forwarded.
 func remoteAddress(ctx context.Context, trusted []netip.Prefix) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	if fromGateway(ctx) {
-		if v := md.Get(clientAddrKey); len(v) > 0 && v[0] != "" {
-			return v[0]
-		}
-		return "unknown"
+	if fc := frontCallFrom(ctx); fc != nil {
+		return fc.addr
 	}
+	md, _ := metadata.FromIncomingContext(ctx)
 	var chain []string
 	for _, v := range md.Get("x-forwarded-for") {
 		chain = append(chain, splitHops(v)...)

@@ -30,6 +30,10 @@ type Config struct {
 
 	TokenTTL time.Duration
 
+	// Reflection is "auto" (on in dev mode only), "true" or "false": the gRPC reflection service
+	// tells any caller the whole contract, which a production endpoint need not volunteer.
+	Reflection string
+
 	LogFormat string // json or text
 	LogLevel  string // debug, info, warn or error
 
@@ -142,6 +146,7 @@ func settings(service string) []setting {
 		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(func(c *Config) *string { return &c.ClientsFile })},
 		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(func(c *Config) *string { return &c.KeysDir })},
 		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(func(c *Config) *bool { return &c.Dev })},
+		{"YARDSTICK_REFLECTION", "reflection", "gRPC server reflection: auto (on in dev mode only), true or false", "auto", str(func(c *Config) *string { return &c.Reflection })},
 		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
 		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(func(c *Config) *string { return &c.LogFormat })},
 		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(func(c *Config) *string { return &c.LogLevel })},
@@ -155,6 +160,11 @@ func settings(service string) []setting {
 		{"YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", integer(func(c *Config) *int { return &c.Limits.MaxStudents })},
 		{"YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", integer(func(c *Config) *int { return &c.Limits.MaxCutLevels })},
 	}
+}
+
+// ReflectionOn reports whether the gRPC reflection service is served.
+func (c Config) ReflectionOn() bool {
+	return c.Reflection == "true" || (c.Reflection == "auto" && c.Dev)
 }
 
 // LoadConfig builds the configuration of a service from defaults, then the environment, then
@@ -246,6 +256,9 @@ func (c Config) Validate() error {
 	}
 	if c.TokenTTL < time.Minute || c.TokenTTL > 7*24*time.Hour {
 		bad("YARDSTICK_TOKEN_TTL %s: want between 1m and 168h", c.TokenTTL)
+	}
+	if c.Reflection != "auto" && c.Reflection != "true" && c.Reflection != "false" {
+		bad("YARDSTICK_REFLECTION %q: want auto, true or false", c.Reflection)
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)

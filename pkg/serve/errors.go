@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -20,10 +18,13 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
-// Exception types of the error body (DESIGN.md §2). On gRPC they travel as the Reason of a
-// google.rpc.ErrorInfo detail, so both fronts say the same thing.
+// Exception types of the error body. On gRPC they travel as a google.rpc.ErrorInfo detail whose
+// Reason is the UPPER_SNAKE_CASE form (AIP-193: VALIDATION_ERROR, NOT_AUTHENTICATED, ...) and whose
+// metadata carries the exceptionType itself, so both fronts say the same thing.
 const (
 	ExceptionValidation       = "ValidationError"
 	ExceptionNotAuthenticated = "NotAuthenticated"
@@ -41,6 +42,7 @@ const (
 	msgInvalid       = "Invalid input."
 	infoValidation   = "See validationErrors for every problem found."
 	infoKey          = "additionalInfo"
+	exceptionKey     = "exceptionType"
 	nonFieldErrorKey = "nonFieldErrors"
 )
 
@@ -52,11 +54,30 @@ type ErrorBody struct {
 	ValidationErrors map[string][]string `json:"validationErrors,omitempty"`
 }
 
+// reasons are the ErrorInfo reasons of the exception types.
+var reasons = map[string]string{
+	ExceptionValidation:       "VALIDATION_ERROR",
+	ExceptionNotAuthenticated: "NOT_AUTHENTICATED",
+	ExceptionPermissionDenied: "PERMISSION_DENIED",
+	ExceptionNotFound:         "NOT_FOUND",
+	ExceptionMethodNotAllowed: "METHOD_NOT_ALLOWED",
+	ExceptionTooLarge:         "REQUEST_TOO_LARGE",
+	ExceptionUnsupportedType:  "UNSUPPORTED_MEDIA_TYPE",
+	ExceptionThrottled:        "THROTTLED",
+	ExceptionAPI:              "API_EXCEPTION",
+}
+
+// errorInfo is the ErrorInfo detail of an exception type.
+func errorInfo(exception, info string) *errdetails.ErrorInfo {
+	return &errdetails.ErrorInfo{
+		Reason: reasons[exception], Domain: errorDomain,
+		Metadata: map[string]string{exceptionKey: exception, infoKey: info},
+	}
+}
+
 // statusError builds a gRPC status carrying the exception type and the additional info.
 func statusError(code codes.Code, exception, message, info string, extra ...protoadapt.MessageV1) error {
-	details := append([]protoadapt.MessageV1{&errdetails.ErrorInfo{
-		Reason: exception, Domain: errorDomain, Metadata: map[string]string{infoKey: info},
-	}}, extra...)
+	details := append([]protoadapt.MessageV1{errorInfo(exception, info)}, extra...)
 	withDetails, err := status.New(code, message).WithDetails(details...)
 	if err != nil {
 		return status.Error(code, message)
@@ -98,11 +119,7 @@ type httpError struct {
 }
 
 // fromStatus turns any error of the gRPC side into the HTTP status and body.
-func fromStatus(err error) httpError { return fromStatusWithBody(err, nil) }
-
-// fromStatusWithBody is fromStatus for the JSON front, which still has the request body to
-// locate a decoding error in.
-func fromStatusWithBody(err error, body []byte) httpError {
+func fromStatus(err error) httpError {
 	var hse *runtime.HTTPStatusError
 	if errors.As(err, &hse) {
 		return httpError{status: hse.HTTPStatus, body: bodyForHTTP(hse.HTTPStatus, hse.Err)}
@@ -122,14 +139,14 @@ func fromStatusWithBody(err error, body []byte) httpError {
 		}
 	}
 	if info != nil && info.Domain == errorDomain {
-		out.body.ExceptionType = info.Reason
+		out.body.ExceptionType = info.Metadata[exceptionKey]
 		out.body.AdditionalInfo = info.Metadata[infoKey]
 	}
 	switch st.Code() {
 	case codes.InvalidArgument:
 		out.status = http.StatusBadRequest
 		out.body.ExceptionType = ExceptionValidation
-		out.body.ValidationErrors = validationErrors(bad, st.Message(), body)
+		out.body.ValidationErrors = validationErrors(bad, st.Message())
 		out.body.Message = msgInvalid
 		if out.body.AdditionalInfo == "" {
 			out.body.AdditionalInfo = infoValidation
@@ -186,54 +203,36 @@ func bodyForHTTP(code int, cause error) ErrorBody {
 	}
 }
 
-// protojsonField finds the field a protojson decoding error is about, e.g.
-// `proto: (line 1:14): invalid value for int32 field priorAbility: "x"`.
-var (
-	protojsonField    = regexp.MustCompile(`field ([A-Za-z_][A-Za-z0-9_]*)`)
-	protojsonPosition = regexp.MustCompile(`\(line (\d+):(\d+)\)`)
-)
-
-func validationErrors(bad *errdetails.BadRequest, message string, body []byte) map[string][]string {
+// validationErrors keys every problem as the original API does: by the request's top-level field
+// (`items`, `priorAbility`), rules across fields under nonFieldErrors. A problem of an element
+// (`items[3].result`) names its element path at the start of the message.
+func validationErrors(bad *errdetails.BadRequest, message string) map[string][]string {
 	out := map[string][]string{}
 	for _, v := range bad.GetFieldViolations() {
-		key := v.GetField()
-		if key == "" {
-			key = nonFieldErrorKey
+		key, desc := topLevel(v.GetField()), v.GetDescription()
+		if v.GetField() != "" && key != v.GetField() {
+			desc = v.GetField() + ": " + desc
 		}
-		out[key] = append(out[key], v.GetDescription())
+		out[key] = append(out[key], desc)
 	}
 	if len(out) == 0 && message != "" && message != msgInvalid {
-		// A decoding error of the JSON front (wrong type, malformed JSON): name the field when the
-		// decoder did.
-		key := nonFieldErrorKey
-		if m := protojsonField.FindStringSubmatch(message); m != nil {
-			key = m[1]
-		}
-		if pos := protojsonPosition.FindStringSubmatch(message); pos != nil {
-			line, _ := strconv.Atoi(pos[1])
-			col, _ := strconv.Atoi(pos[2])
-			if path := jsonPathAt(body, line, col); path != "" {
-				key = path
-			}
-		}
-		out[key] = append(out[key], cleanDecodeMessage(message))
+		// An InvalidArgument without field details (a gRPC library's own): its message is all
+		// there is to say.
+		out[nonFieldErrorKey] = []string{message}
 	}
 	return out
 }
 
-var protojsonPrefix = regexp.MustCompile(`^proto:\s*(\(line \d+:\d+\):\s*)?`)
-
-// cleanDecodeMessage drops protojson's prefix and its deliberately varied spacing (it may be a
-// non-breaking space), so the message is the same in every build.
-func cleanDecodeMessage(msg string) string {
-	msg = strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return ' '
-		}
-		return r
-	}, msg)
-	msg = strings.Join(strings.Fields(msg), " ")
-	return "request body: " + protojsonPrefix.ReplaceAllString(msg, "")
+// topLevel is the top-level field of an element path: items[3].result → items, "" →
+// nonFieldErrors.
+func topLevel(path string) string {
+	if path == "" {
+		return nonFieldErrorKey
+	}
+	if i := strings.IndexAny(path, ".["); i > 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // writeHTTPError writes e as the documented error body.
@@ -244,6 +243,10 @@ func writeHTTPError(w http.ResponseWriter, e httpError) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.retryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatInt(e.retryAfter, 10))
+	}
+	if e.status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+		// RFC 6750 §3: a 401 names the scheme the caller should use.
+		h.Set("WWW-Authenticate", `Bearer realm="yardstick"`)
 	}
 	if e.status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
@@ -264,13 +267,24 @@ func writeHTTPStatus(w http.ResponseWriter, code int) {
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
 // JSON front is written as the documented body.
 func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	var body []byte
-	if ri := requestInfoFrom(ctx); ri != nil {
-		body = ri.body
+	if ri := requestInfoFrom(ctx); ri != nil && ri.decodeErr != nil {
+		err = decodeProblems(ri.decodeErr)
 	}
-	e := fromStatusWithBody(err, body)
-	noteClientFromMetadata(ctx, r)
-	writeHTTPError(w, e)
+	writeHTTPError(w, fromStatus(err))
+}
+
+// decodeProblems turns the JSON front's decoding error into the validation error a handler's
+// problems become, so both are keyed and worded alike.
+func decodeProblems(err error) error {
+	var wire *jsonwire.Error
+	if !errors.As(err, &wire) {
+		return Invalid("", "request body could not be read: %v", err)
+	}
+	var p Problems
+	for _, pr := range wire.Problems {
+		p.Add(pr.Path, "%s", pr.Message)
+	}
+	return p.Err()
 }
 
 // routingErrorHandler answers paths and methods the gateway has no route for.

@@ -2,18 +2,19 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
-// apiFront is the JSON API: it enforces the media type and the body limit, normalises the bodies
-// SPEC.md allows in more than one shape, then hands the request to the gateway.
+// apiFront is the JSON API: it checks credentials before it reads a body, enforces the media type
+// and the body limit, then hands the request to the gateway, which runs it in-process through the
+// same interceptor as a gRPC call (gateway.go).
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		method, known := s.postRoutes[r.URL.Path]
@@ -21,9 +22,10 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
+		ctx := context.WithValue(r.Context(), frontKey{}, &frontCall{server: s, addr: s.callerAddr(r)})
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
-		// us read no body. The gRPC interceptor checks again (a cached verification).
-		if _, err := s.authorize(r.Context(), method, bearerFromHeader(r.Header.Values("Authorization"))); err != nil {
+		// us read no body. The interceptor checks again (a cached verification).
+		if _, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization"))); err != nil {
 			writeHTTPError(w, fromStatus(err))
 			return
 		}
@@ -49,7 +51,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
@@ -67,26 +69,47 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 			return
 		}
-		switch {
-		case form:
-			body, err = formToJSON(body)
-		case r.URL.Path == "/authToken":
-			body, err = aliasClientID(body)
-		case strings.HasSuffix(r.URL.Path, "/group"):
-			body, err = studentArraysToObjects(body)
+		if form {
+			if body, err = formToJSON(body); err != nil {
+				writeHTTPError(w, fromStatus(err))
+				return
+			}
 		}
-		if err != nil {
-			writeHTTPError(w, fromStatus(err))
-			return
-		}
-		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.body = body
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r = r.WithContext(ctx)
+		r.Body = &frontBody{data: body, info: requestInfoFrom(ctx)}
 		r.ContentLength = int64(len(body))
 		r.Header.Set("Content-Type", "application/json")
 		gw.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
+// (io.ReadAll would grow and copy a 16 MiB group body a dozen times).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length+1) // one spare byte tells a body longer than announced
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
+}
+
+// callerAddr is the HTTP caller's address for the /authToken throttle: the rightmost
+// X-Forwarded-For hop that is not a trusted proxy, which a client cannot forge.
+func (s *Server) callerAddr(r *http.Request) string {
+	var chain []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		chain = append(chain, splitHops(v)...)
+	}
+	chain = append(chain, r.RemoteAddr)
+	return clientOf(chain, s.cfg.TrustedProxies)
 }
 
 // formToJSON turns a form-encoded /authToken body into the JSON the contract takes. Some of
@@ -112,96 +135,8 @@ func formToJSON(body []byte) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// aliasClientID accepts clientID, the spelling of SPEC.md's parameter table, as clientId.
-func aliasClientID(body []byte) ([]byte, error) {
-	if !bytes.Contains(body, []byte(`"clientID"`)) {
-		return body, nil
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return body, nil // the gateway's decoder reports the malformed body
-	}
-	if _, ok := fields["clientId"]; !ok {
-		fields["clientId"] = fields["clientID"]
-	}
-	delete(fields, "clientID")
-	return json.Marshal(fields)
-}
-
-// studentArraysToObjects rewrites studentData entries sent as [priorAbility, priorUncertainty,
-// elapsedDays] into the object form of the contract. Bodies without array entries pass untouched.
-func studentArraysToObjects(body []byte) ([]byte, error) {
-	if !hasNestedArray(body) {
-		return body, nil // a 100,000-student body of objects need not be parsed twice
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return body, nil // the gateway's decoder reports the malformed body
-	}
-	raw, ok := fields["studentData"]
-	if !ok {
-		return body, nil
-	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
-		return body, nil
-	}
-	changed := false
-	var problems Problems
-	for i, e := range entries {
-		e = bytes.TrimSpace(e)
-		if len(e) == 0 || e[0] != '[' {
-			continue
-		}
-		var nums []json.Number
-		dec := json.NewDecoder(bytes.NewReader(e))
-		dec.UseNumber()
-		if err := dec.Decode(&nums); err != nil || len(nums) != 3 {
-			problems.Add(indexed("studentData", i), "an array entry must hold exactly 3 numbers: priorAbility, priorUncertainty, elapsedDays")
-			continue
-		}
-		entries[i] = []byte(`{"priorAbility":` + nums[0].String() + `,"priorUncertainty":` + nums[1].String() + `,"elapsedDays":` + nums[2].String() + `}`)
-		changed = true
-	}
-	if err := problems.Err(); err != nil {
-		return nil, err
-	}
-	if !changed {
-		return body, nil
-	}
-	rewritten, err := json.Marshal(entries)
-	if err != nil {
-		return nil, Invalid("studentData", "could not be read: %v", err)
-	}
-	fields["studentData"] = rewritten
-	return json.Marshal(fields)
-}
-
-func indexed(field string, i int) string {
-	return field + "[" + strconv.Itoa(i) + "]"
-}
-
 // looksLikeJSON reports whether a body is a JSON object, whatever its Content-Type says.
 func looksLikeJSON(body []byte) bool {
 	b := bytes.TrimLeft(body, " \t\r\n")
 	return len(b) > 0 && b[0] == '{'
-}
-
-// hasNestedArray reports whether some '[' follows a '[' or a ',' (spaces aside): an array inside
-// an array, the only shape an array entry of studentData can take. It may say yes for a string
-// holding such text (the full parse then finds nothing to rewrite); it never says no wrongly.
-func hasNestedArray(body []byte) bool {
-	var prev byte
-	for _, c := range body {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		case '[':
-			if prev == '[' || prev == ',' {
-				return true
-			}
-		}
-		prev = c
-	}
-	return false
 }

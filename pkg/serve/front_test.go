@@ -69,7 +69,7 @@ func TestTokenEndpoint(t *testing.T) {
 		{"form encoded alias", "application/x-www-form-urlencoded", `clientID=demo&clientSecret=demo-secret`, 200, ""},
 		{"JSON labelled form-encoded (curl -d)", "application/x-www-form-urlencoded", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
 		{"no content type", "", `{"clientId":"demo","clientSecret":"demo-secret"}`, 200, ""},
-		{"unknown fields ignored", "application/json", `{"clientId":"demo","clientSecret":"demo-secret","grantType":"x"}`, 200, ""},
+		{"unknown field refused", "application/json", `{"clientId":"demo","clientSecret":"demo-secret","grantType":"x"}`, 400, ExceptionValidation},
 		{"wrong secret", "application/json", `{"clientId":"demo","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
 		{"unknown client", "application/json", `{"clientId":"ghost","clientSecret":"nope"}`, 401, ExceptionNotAuthenticated},
 		{"missing fields", "application/json", `{}`, 400, ExceptionValidation},
@@ -248,16 +248,16 @@ func TestValidationAndFaults(t *testing.T) {
 	h := start(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
 
-	t.Run("every problem, by field path", func(t *testing.T) {
+	t.Run("every problem, keyed by top-level field, element path in the message", func(t *testing.T) {
 		r := h.post(scorePath, `{"items":[{"id":"invalid","result":7}]}`, "Authorization", tok)
 		if r.status != 400 {
 			t.Fatalf("got %d; want 400", r.status)
 		}
 		b := errorBody(t, r)
 		want := map[string][]string{
-			"items[0].result": {"must be 0 or 1, got 7"},
-			"framework":       {"is required"},
-			"nonFieldErrors":  {"request-wide problem"},
+			"items":          {"items[0].result: must be 0 or 1, got 7"},
+			"framework":      {"is required"},
+			"nonFieldErrors": {"request-wide problem"},
 		}
 		if b.Message != "Invalid input." || b.ExceptionType != ExceptionValidation || !reflect.DeepEqual(b.ValidationErrors, want) {
 			t.Errorf("got %+v; want message \"Invalid input.\", ValidationError and %v", b, want)
@@ -266,8 +266,9 @@ func TestValidationAndFaults(t *testing.T) {
 	t.Run("wrong JSON type names the field", func(t *testing.T) {
 		r := h.post(scorePath, `{"items":[{"id":"a","result":"one"}]}`, "Authorization", tok)
 		b := errorBody(t, r)
-		if r.status != 400 || len(b.ValidationErrors["items[0].result"]) == 0 {
-			t.Errorf("got %d %+v; want 400 naming items[0].result", r.status, b)
+		want := []string{`items[0].result: must be a whole number, got "one"`}
+		if r.status != 400 || !reflect.DeepEqual(b.ValidationErrors["items"], want) {
+			t.Errorf("got %d %+v; want 400 with items: %q", r.status, b, want)
 		}
 	})
 	t.Run("panic is a 500 that leaks nothing", func(t *testing.T) {
@@ -338,7 +339,7 @@ func TestGRPCFront(t *testing.T) {
 		t.Fatalf("invalid: got %v; want InvalidArgument", err)
 	}
 	e := fromStatus(err)
-	if e.status != 400 || len(e.body.ValidationErrors["items[0].result"]) != 1 {
+	if e.status != 400 || !reflect.DeepEqual(e.body.ValidationErrors["items"], []string{"items[0].result: must be 0 or 1, got 7"}) {
 		t.Errorf("status details: got %+v; want the same field violations as the JSON front", e)
 	}
 
@@ -467,4 +468,31 @@ func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestTrailingSlashAndChallenge: a documented path with a trailing slash is the same path, and a
+// 401 on a protected path names the Bearer scheme (RFC 6750 §3).
+func TestTrailingSlashAndChallenge(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	body := `{"items":[{"id":"ok","result":1}]}`
+	plain := h.post(scorePath, body, "Authorization", tok)
+	slash := h.post(scorePath+"/", body, "Authorization", tok)
+	if plain.status != 200 || slash.status != 200 || string(plain.body) != string(slash.body) {
+		t.Errorf("with and without a trailing slash: got %d %s and %d %s; want the same 200", plain.status, plain.body, slash.status, slash.body)
+	}
+	if r := h.post("/authToken/", `{"clientId":"demo","clientSecret":"demo-secret"}`); r.status != 200 {
+		t.Errorf("/authToken/: got %d %s; want 200", r.status, r.body)
+	}
+	if r := h.do(http.MethodGet, "/healthz/", "", ""); r.status != 200 {
+		t.Errorf("/healthz/: got %d; want 200", r.status)
+	}
+	r := h.post(scorePath, body)
+	if got := r.header.Get("WWW-Authenticate"); r.status != 401 || got != `Bearer realm="yardstick"` {
+		t.Errorf("no token: got %d with WWW-Authenticate %q; want 401 with %q", r.status, got, `Bearer realm="yardstick"`)
+	}
+	if r := h.post(scorePath, body, "Authorization", tok); r.header.Get("WWW-Authenticate") != "" {
+		t.Errorf("200 carries WWW-Authenticate %q; want none", r.header.Get("WWW-Authenticate"))
+	}
 }

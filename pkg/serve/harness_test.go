@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -52,6 +53,20 @@ func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.Score
 	}
 	client, _ := ClaimsFrom(ctx)
 	return &scoringv1.Measure{Ability: 500, AbilityDisplay: "500L", Uncertainty: 0, Framework: "lexile", ApiVersion: client.ClientID}, nil
+}
+
+// fakeGateway is the fake's gateway adapter, as the services write theirs.
+type fakeGateway struct {
+	scoringv1.UnimplementedScoringServiceServer
+	f *fakeScoring
+}
+
+func (g fakeGateway) ScoreItemResults(ctx context.Context, r *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.f.ScoreItemResults)
+}
+
+func (g fakeGateway) ScoreScale(ctx context.Context, r *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.f.ScoreScale)
 }
 
 func (f *fakeScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
@@ -109,8 +124,10 @@ func start(t *testing.T, cfg Config) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	srv, err := New(ctx, cfg, log, Service{
-		Register:        func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
-		RegisterGateway: scoringv1.RegisterScoringServiceHandler,
+		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
+		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: h.fake})
+		},
 	})
 	if err != nil {
 		t.Fatalf("New: %v", err)

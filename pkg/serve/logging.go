@@ -41,7 +41,9 @@ type requestInfo struct {
 	id       string
 	route    string
 	clientID string
-	body     []byte // the JSON front's request body, to locate decoding errors in
+	// decodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
+	// its text).
+	decodeErr error
 }
 
 type requestInfoKey struct{}

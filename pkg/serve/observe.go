@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
@@ -19,15 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-const (
-	requestIDHeader = "x-request-id"
-	// clientHeader carries the authenticated client id from the gRPC side back to the JSON front,
-	// which logs it; the front never forwards it to the caller.
-	clientHeader = "x-yardstick-client"
-	// clientAddrKey carries the HTTP caller's address (for the /authToken throttle) from the JSON
-	// front to the gRPC side; only calls from the front are believed (fromGateway).
-	clientAddrKey = "x-yardstick-client-addr"
-)
+const requestIDHeader = "x-request-id"
 
 // metrics are the Prometheus series of one server.
 type metrics struct {
@@ -78,26 +69,10 @@ func requestIDFrom(v string) string {
 	return newRequestID()
 }
 
-// noteClient records the authenticated client for the request's log line. A call from the JSON
-// front hands it back in a response header that the front reads and drops.
+// noteClient records the authenticated client for the request's log line.
 func noteClient(ctx context.Context, clientID string) {
 	if ri := requestInfoFrom(ctx); ri != nil {
 		ri.clientID = clientID
-	}
-	if fromGateway(ctx) {
-		_ = grpc.SetHeader(ctx, metadata.Pairs(clientHeader, clientID))
-	}
-}
-
-// noteClientFromMetadata is the JSON front's half of noteClient.
-func noteClientFromMetadata(ctx context.Context, _ *http.Request) {
-	ri := requestInfoFrom(ctx)
-	md, ok := runtime.ServerMetadataFromContext(ctx)
-	if ri == nil || !ok {
-		return
-	}
-	if v := md.HeaderMD.Get(clientHeader); len(v) > 0 {
-		ri.clientID = v[0]
 	}
 }
 
@@ -106,14 +81,17 @@ func noteClientFromMetadata(ctx context.Context, _ *http.Request) {
 // its own requests) logs and metrics.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	start := time.Now()
-	md, _ := metadata.FromIncomingContext(ctx)
-	id := ""
-	if v := md.Get(requestIDHeader); len(v) > 0 {
-		id = v[0]
+	direct := !fromFront(ctx)
+	ri := requestInfoFrom(ctx) // the front's, which logs and counts its own requests
+	if direct || ri == nil {
+		md, _ := metadata.FromIncomingContext(ctx)
+		id := ""
+		if v := md.Get(requestIDHeader); len(v) > 0 {
+			id = v[0]
+		}
+		ri = &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
+		ctx = withRequestInfo(ctx, ri)
 	}
-	ri := &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
-	ctx = withRequestInfo(ctx, ri)
-	direct := !fromGateway(ctx)
 	if direct {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
 	}
@@ -139,6 +117,12 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx))
 	if err != nil {
 		return nil, err
+	}
+	if direct {
+		var p Problems
+		if unknownFields(&p, req); p.Len() > 0 {
+			return nil, p.Err()
+		}
 	}
 	return handler(ctx, req)
 }
@@ -188,6 +172,11 @@ func (r *statusRecorder) Flush() {
 func (s *Server) observeHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if p := r.URL.Path; len(p) > 1 && p[len(p)-1] == '/' {
+			// A trailing slash on a documented path is the same path (clients of the original
+			// API send both).
+			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
+		}
 		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
 		r.Header.Set("X-Request-Id", ri.id)
 		w.Header().Set("X-Request-Id", ri.id)

@@ -11,8 +11,8 @@ import (
 )
 
 // Problems collects every validation problem of one request, each under the path of the field it
-// concerns (`items[3].result`, `priorAbility`; "" for a problem of the request as a whole), so a
-// caller learns everything wrong with a request in one answer.
+// concerns (`items[3].result`, `priorAbility`; "" for a rule across fields, which the JSON front
+// reports under nonFieldErrors), so a caller learns everything wrong with a request in one answer.
 type Problems struct {
 	violations []*errdetails.BadRequest_FieldViolation
 	dropped    int
@@ -51,7 +51,7 @@ func (p *Problems) Err() error {
 	st := status.New(codes.InvalidArgument, msgInvalid)
 	withDetails, err := st.WithDetails(
 		&errdetails.BadRequest{FieldViolations: violations},
-		&errdetails.ErrorInfo{Reason: ExceptionValidation, Domain: errorDomain, Metadata: map[string]string{infoKey: infoValidation}},
+		errorInfo(ExceptionValidation, infoValidation),
 	)
 	if err != nil {
 		return st.Err()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -15,14 +14,9 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
@@ -30,16 +24,14 @@ import (
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// inprocNetwork is the network name of the in-memory connection from the JSON front to the gRPC
-// server (bufconn's).
-const inprocNetwork = "bufconn"
-
 // Service is what a service brings to the frame.
 type Service struct {
 	// Register adds the service's gRPC implementations to the server.
 	Register func(*grpc.Server)
-	// RegisterGateway adds the service's JSON routes, calling the server through conn.
-	RegisterGateway func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
+	// RegisterGateway adds the service's JSON routes in-process: the generated
+	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
+	// the same interceptor as gRPC calls.
+	RegisterGateway func(ctx context.Context, mux *runtime.ServeMux) error
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
@@ -59,8 +51,6 @@ type Server struct {
 
 	grpc   *grpc.Server
 	health *health.Server
-	inproc *bufconn.Listener
-	gwConn *grpc.ClientConn
 	http   *http.Server
 	ready  atomic.Bool
 }
@@ -99,7 +89,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
-	reflection.Register(s.grpc)
+	if cfg.ReflectionOn() {
+		reflection.Register(s.grpc)
+	}
+	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
@@ -107,36 +100,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, err
 	}
 
-	// The JSON front is a client of this very server over memory, so its requests pass the same
-	// interceptors as gRPC callers'.
-	s.inproc = bufconn.Listen(1 << 20)
-	s.gwConn, err = grpc.NewClient("passthrough:///inproc",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return s.inproc.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("connect JSON front: %w", err)
-	}
 	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &compactJSON{runtime.JSONPb{
-			MarshalOptions:   protojson.MarshalOptions{EmitUnpopulated: true},
-			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-		}}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithMetadata(s.callerMetadata),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithForwardResponseOption(func(ctx context.Context, _ http.ResponseWriter, _ proto.Message) error {
-			noteClientFromMetadata(ctx, nil)
-			return nil
-		}),
 	)
-	if err := authv1.RegisterTokenServiceHandler(ctx, gw, s.gwConn); err != nil {
+	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: tokenService{s: s}}); err != nil {
 		return nil, fmt.Errorf("register token route: %w", err)
 	}
-	if err := svc.RegisterGateway(ctx, gw, s.gwConn); err != nil {
+	if err := svc.RegisterGateway(ctx, gw); err != nil {
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
 	s.http = &http.Server{
@@ -157,17 +131,6 @@ func incomingHeader(key string) (string, bool) {
 		return requestIDHeader, true
 	}
 	return "", false
-}
-
-// callerMetadata passes the HTTP caller's address to the gRPC side under a key callers cannot set
-// (incomingHeader forwards none of theirs).
-func (s *Server) callerMetadata(_ context.Context, r *http.Request) metadata.MD {
-	var chain []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		chain = append(chain, splitHops(v)...)
-	}
-	chain = append(chain, r.RemoteAddr)
-	return metadata.Pairs(clientAddrKey, clientOf(chain, s.cfg.TrustedProxies))
 }
 
 // bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
@@ -262,11 +225,10 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		}()
 	}
 	serve("grpc", func() error { return s.grpc.Serve(grpcLis) })
-	serve("grpc in-process", func() error { return s.grpc.Serve(s.inproc) })
 	serve("http", func() error { return s.http.Serve(httpLis) })
 
 	s.ready.Store(true)
-	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.setHealth(healthpb.HealthCheckResponse_SERVING)
 	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String())
 
 	reloadCtx, stopReload := context.WithCancel(ctx)
@@ -295,7 +257,6 @@ func (s *Server) shutdown() {
 
 	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
-	// HTTP first: its in-flight requests still need the gRPC server behind them.
 	if err := s.http.Shutdown(graceCtx); err != nil {
 		s.log.Warn("http shutdown incomplete", "error", err)
 		s.http.Close()
@@ -309,8 +270,18 @@ func (s *Server) shutdown() {
 		s.grpc.Stop()
 		<-stopped
 	}
-	s.gwConn.Close()
 	s.log.Info("stopped")
+}
+
+// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
+// about the server as a whole or about the one service it uses.
+func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
+	s.health.SetServingStatus("", st)
+	for name := range s.grpc.GetServiceInfo() {
+		if !publicServices[name] {
+			s.health.SetServingStatus(name, st)
+		}
+	}
 }
 
 // reloadLoop re-reads the clients file, keys and content on an interval. A broken file is logged

@@ -1,10 +1,14 @@
 package servetest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
 	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 // Golden compares an answer with the golden file at path structurally (JSON whitespace and key
@@ -43,5 +47,22 @@ func SameJSON(t testing.TB, what string, a, b []byte) {
 	}
 	if !reflect.DeepEqual(va, vb) {
 		t.Errorf("%s differ:\n%s\n%s", what, a, b)
+	}
+}
+
+// SameBytesAsProtojson fails unless body is, byte for byte, what the JSON front answered before it
+// had its own encoder: protojson (EmitUnpopulated) of msg with its white space removed.
+func SameBytesAsProtojson(t testing.TB, msg proto.Message, body []byte) {
+	t.Helper()
+	b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(body, want.Bytes()) {
+		t.Errorf("answer bytes differ from protojson's:\ngot  %s\nwant %s", body, want.Bytes())
 	}
 }

@@ -151,3 +151,19 @@ func (s *Server) Token() string {
 func (s *Server) Authed(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+s.Token())
 }
+
+// HasProblem reports whether a 400 body's validationErrors name the field at path, keyed as the
+// JSON front keys them: under the top-level field, the message starting with the element path
+// (`items[1].id: ...` under `items`); a top-level path or nonFieldErrors needs only an entry.
+func HasProblem(validationErrors map[string][]string, path string) bool {
+	key := path
+	if i := strings.IndexAny(path, ".["); i > 0 {
+		key = path[:i]
+	}
+	for _, msg := range validationErrors[key] {
+		if key == path || strings.HasPrefix(msg, path+": ") {
+			return true
+		}
+	}
+	return false
+}

@@ -24,9 +24,10 @@ const (
 
 type IssueTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Client identifier issued with the account. The JSON front also accepts the alias clientID.
+	// Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
 	ClientId *string `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3,oneof" json:"client_id,omitempty"`
-	// Shared secret of the client.
+	// Required. Shared secret of the client.
 	ClientSecret  *string `protobuf:"bytes,2,opt,name=client_secret,json=clientSecret,proto3,oneof" json:"client_secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -80,7 +81,7 @@ type IssueTokenResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Bearer token for the Authorization header.
 	AccessToken string `protobuf:"bytes,1,opt,name=access_token,json=accessToken,proto3" json:"access_token,omitempty"`
-	// Lifetime of the token in seconds.
+	// Lifetime of the token in seconds (86,400 by default).
 	ExpiresIn     int32 `protobuf:"varint,2,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -151,7 +152,8 @@ var file_yardstick_auth_v1_auth_proto_extTypes = []protoimpl.ExtensionInfo{
 
 // Extension fields to descriptorpb.MethodOptions.
 var (
-	// The permission a token must carry to call the method (DESIGN.md §3), e.g. "score:bayes".
+	// The permission a token must carry to call the method, e.g. "score:bayes"
+	// (permissions are listed in the README).
 	//
 	// optional string permission = 51001;
 	E_Permission = &file_yardstick_auth_v1_auth_proto_extTypes[0]

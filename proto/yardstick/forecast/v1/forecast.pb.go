@@ -23,14 +23,17 @@ const (
 )
 
 type ForecastRequest struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PriorAbility     *int32                 `protobuf:"varint,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32                 `protobuf:"varint,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	// Uncertainty of the difficulty of the future test; decimals allowed.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The student's latest measure (-10,000 to 10,000), e.g. 695.3 — a forecast's own
+	// ability may be passed on as the next prior.
+	PriorAbility *float64 `protobuf:"fixed64,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Uncertainty of the difficulty of the future test, 0 to 10,000, e.g. 32.5.
 	TestUncertainty *float64 `protobuf:"fixed64,3,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
-	// Days from the prior ability to the future test.
-	ElapsedDays *int32 `protobuf:"varint,4,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	// Performance milestones, strictly ascending, in the framework's measure.
+	// Required. Days from the prior measure to the future test, 0 to 3,653.
+	ElapsedDays *float64 `protobuf:"fixed64,4,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Required. Performance milestones: 1 to 20 measures, strictly ascending, e.g. [600, 800, 1000].
 	CutLevels     []float64 `protobuf:"fixed64,5,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -66,14 +69,14 @@ func (*ForecastRequest) Descriptor() ([]byte, []int) {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{0}
 }
 
-func (x *ForecastRequest) GetPriorAbility() int32 {
+func (x *ForecastRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ForecastRequest) GetPriorUncertainty() int32 {
+func (x *ForecastRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
@@ -87,7 +90,7 @@ func (x *ForecastRequest) GetTestUncertainty() float64 {
 	return 0
 }
 
-func (x *ForecastRequest) GetElapsedDays() int32 {
+func (x *ForecastRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -104,12 +107,15 @@ func (x *ForecastRequest) GetCutLevels() []float64 {
 // One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].
 type StudentData struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PriorAbility     *float64               `protobuf:"fixed64,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *float64               `protobuf:"fixed64,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	ElapsedDays      *float64               `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The student's latest measure (-10,000 to 10,000).
+	PriorAbility *float64 `protobuf:"fixed64,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days from the prior measure to the future test, 0 to 3,653.
+	ElapsedDays   *float64 `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StudentData) Reset() {
@@ -164,12 +170,15 @@ func (x *StudentData) GetElapsedDays() float64 {
 }
 
 type GroupForecastRequest struct {
-	state           protoimpl.MessageState `protogen:"open.v1"`
-	StudentData     []*StudentData         `protobuf:"bytes,1,rep,name=student_data,json=studentData,proto3" json:"student_data,omitempty"`
-	TestUncertainty *float64               `protobuf:"fixed64,2,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
-	CutLevels       []float64              `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. 1 to 100,000 students; the answer keeps their order.
+	StudentData []*StudentData `protobuf:"bytes,1,rep,name=student_data,json=studentData,proto3" json:"student_data,omitempty"`
+	// Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
+	TestUncertainty *float64 `protobuf:"fixed64,2,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
+	// Required. Performance milestones: 1 to 20 measures, strictly ascending.
+	CutLevels     []float64 `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GroupForecastRequest) Reset() {
@@ -226,15 +235,19 @@ func (x *GroupForecastRequest) GetCutLevels() []float64 {
 // The forecast of one student.
 type Forecast struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Forecasted ability (mean of the forecast distribution).
-	Ability        float64 `protobuf:"fixed64,1,opt,name=ability,proto3" json:"ability,omitempty"`
-	AbilityDisplay string  `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	// Standard deviation of the forecast distribution.
+	// Forecasted ability (mean of the forecast distribution), a measure, not rounded.
+	Ability float64 `protobuf:"fixed64,1,opt,name=ability,proto3" json:"ability,omitempty"`
+	// Display-ready forecasted ability (rounded to 5, capped, BR/EM form, label), e.g. "745L".
+	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Standard deviation of the forecast distribution, not rounded.
 	Uncertainty float64 `protobuf:"fixed64,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	// Probability of each band: below the first cut, between cuts, at or above the last cut.
+	// Probability of each band: below the first cut, between cuts, at or above the last cut
+	// (one more entry than cut levels; they add up to 1).
 	Probabilities []float64 `protobuf:"fixed64,4,rep,packed,name=probabilities,proto3" json:"probabilities,omitempty"`
-	ApiVersion    string    `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	Framework     string    `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// "lexile" (reading) or "quantile" (math).
+	Framework     string `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -313,13 +326,17 @@ func (x *Forecast) GetFramework() string {
 
 // A student's forecast inside a group forecast.
 type StudentForecast struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Ability        float64                `protobuf:"fixed64,1,opt,name=ability,proto3" json:"ability,omitempty"`
-	AbilityDisplay string                 `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	Uncertainty    float64                `protobuf:"fixed64,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	Probabilities  []float64              `protobuf:"fixed64,4,rep,packed,name=probabilities,proto3" json:"probabilities,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Forecasted ability, a measure.
+	Ability float64 `protobuf:"fixed64,1,opt,name=ability,proto3" json:"ability,omitempty"`
+	// Display-ready forecasted ability.
+	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Standard deviation of the forecast distribution.
+	Uncertainty float64 `protobuf:"fixed64,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// Probability of each band (one more entry than cut levels).
+	Probabilities []float64 `protobuf:"fixed64,4,rep,packed,name=probabilities,proto3" json:"probabilities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StudentForecast) Reset() {
@@ -380,13 +397,14 @@ func (x *StudentForecast) GetProbabilities() []float64 {
 	return nil
 }
 
+// The group's aggregate forecast.
 type GroupAggregate struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Mean forecasted ability of the group.
+	// Mean forecasted ability of the group, a measure.
 	GroupAbility float64 `protobuf:"fixed64,1,opt,name=group_ability,json=groupAbility,proto3" json:"group_ability,omitempty"`
 	// Uncertainty of the group mean.
 	GroupUncertainty float64 `protobuf:"fixed64,2,opt,name=group_uncertainty,json=groupUncertainty,proto3" json:"group_uncertainty,omitempty"`
-	// Expected share of the group in each band (capital G on the wire, as SPEC.md has it).
+	// Expected share of the group in each band (capital G on the wire, as the original API has it).
 	GroupProportionPerLevel []float64 `protobuf:"fixed64,3,rep,packed,name=group_proportion_per_level,json=GroupProportionPerLevel,proto3" json:"group_proportion_per_level,omitempty"`
 	// Standard error of each band's share.
 	GroupStderrPerLevel []float64 `protobuf:"fixed64,4,rep,packed,name=group_stderr_per_level,json=groupStderrPerLevel,proto3" json:"group_stderr_per_level,omitempty"`
@@ -452,11 +470,13 @@ func (x *GroupAggregate) GetGroupStderrPerLevel() []float64 {
 	return nil
 }
 
+// The students' forecasts and the group's aggregate.
 type GroupForecasts struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One entry per input student, in input order.
-	Students      []*StudentForecast `protobuf:"bytes,1,rep,name=students,proto3" json:"students,omitempty"`
-	Group         *GroupAggregate    `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
+	Students []*StudentForecast `protobuf:"bytes,1,rep,name=students,proto3" json:"students,omitempty"`
+	// The aggregate over all students.
+	Group         *GroupAggregate `protobuf:"bytes,2,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -505,11 +525,15 @@ func (x *GroupForecasts) GetGroup() *GroupAggregate {
 	return nil
 }
 
+// The answer of a group forecast.
 type GroupForecastResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Forecasts     *GroupForecasts        `protobuf:"bytes,1,opt,name=forecasts,proto3" json:"forecasts,omitempty"`
-	ApiVersion    string                 `protobuf:"bytes,2,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	Framework     string                 `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The students' forecasts and the aggregate.
+	Forecasts *GroupForecasts `protobuf:"bytes,1,opt,name=forecasts,proto3" json:"forecasts,omitempty"`
+	// Build version of the service.
+	ApiVersion string `protobuf:"bytes,2,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// "lexile" (reading) or "quantile" (math).
+	Framework     string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -571,10 +595,10 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\n" +
 	"$yardstick/forecast/v1/forecast.proto\x12\x15yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xb2\x02\n" +
 	"\x0fForecastRequest\x12(\n" +
-	"\rprior_ability\x18\x01 \x01(\x05H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x02 \x01(\x05H\x01R\x10priorUncertainty\x88\x01\x01\x12.\n" +
+	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12.\n" +
 	"\x10test_uncertainty\x18\x03 \x01(\x01H\x02R\x0ftestUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x04 \x01(\x05H\x03R\velapsedDays\x88\x01\x01\x12\x1d\n" +
+	"\felapsed_days\x18\x04 \x01(\x01H\x03R\velapsedDays\x88\x01\x01\x12\x1d\n" +
 	"\n" +
 	"cut_levels\x18\x05 \x03(\x01R\tcutLevelsB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +

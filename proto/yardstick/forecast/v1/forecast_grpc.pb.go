@@ -30,15 +30,30 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // ForecastService forecasts a student's future measure with the probability of each performance
-// band. Reading forecasts are lexile, math forecasts quantile. HTTP routes are in forecast_http.yaml.
+// band. Reading forecasts are lexile, math forecasts quantile. The HTTP routes are in
+// yardstick/http.yaml. Every call needs a bearer token from TokenService.IssueToken with the
+// permission named on the rpc.
+//
+// Units: measures (abilities, cut levels) are on the framework's scale — Lexile measure units for
+// reading, Quantile measure units for math; uncertainties in the same units; days are calendar
+// days. Limits: every measure between -10,000 and 10,000; every uncertainty greater than 0 (the
+// test uncertainty at least 0) and at most 10,000; elapsed_days 0 to 3,653; 1 to 20 cut levels;
+// at most 100,000 students per group.
+//
+// Errors: as ScoringService (INVALID_ARGUMENT with google.rpc.BadRequest by field path,
+// UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE, INTERNAL).
 type ForecastServiceClient interface {
+	// Forecast of one student's reading measure (lexile).
 	// POST /api/forecast/reading
 	ForecastReading(ctx context.Context, in *ForecastRequest, opts ...grpc.CallOption) (*Forecast, error)
+	// Forecasts of a group of students' reading measures, with the group's aggregate.
 	// POST /api/forecast/reading/group
 	ForecastReadingGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
-	// POST /api/forecast/math (extension, quantile)
+	// Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	ForecastMath(ctx context.Context, in *ForecastRequest, opts ...grpc.CallOption) (*Forecast, error)
-	// POST /api/forecast/math/group (extension, quantile)
+	// Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	ForecastMathGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
 }
 
@@ -95,15 +110,30 @@ func (c *forecastServiceClient) ForecastMathGroup(ctx context.Context, in *Group
 // for forward compatibility.
 //
 // ForecastService forecasts a student's future measure with the probability of each performance
-// band. Reading forecasts are lexile, math forecasts quantile. HTTP routes are in forecast_http.yaml.
+// band. Reading forecasts are lexile, math forecasts quantile. The HTTP routes are in
+// yardstick/http.yaml. Every call needs a bearer token from TokenService.IssueToken with the
+// permission named on the rpc.
+//
+// Units: measures (abilities, cut levels) are on the framework's scale — Lexile measure units for
+// reading, Quantile measure units for math; uncertainties in the same units; days are calendar
+// days. Limits: every measure between -10,000 and 10,000; every uncertainty greater than 0 (the
+// test uncertainty at least 0) and at most 10,000; elapsed_days 0 to 3,653; 1 to 20 cut levels;
+// at most 100,000 students per group.
+//
+// Errors: as ScoringService (INVALID_ARGUMENT with google.rpc.BadRequest by field path,
+// UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE, INTERNAL).
 type ForecastServiceServer interface {
+	// Forecast of one student's reading measure (lexile).
 	// POST /api/forecast/reading
 	ForecastReading(context.Context, *ForecastRequest) (*Forecast, error)
+	// Forecasts of a group of students' reading measures, with the group's aggregate.
 	// POST /api/forecast/reading/group
 	ForecastReadingGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
-	// POST /api/forecast/math (extension, quantile)
+	// Forecast of one student's math measure (extension, quantile).
+	// POST /api/forecast/math
 	ForecastMath(context.Context, *ForecastRequest) (*Forecast, error)
-	// POST /api/forecast/math/group (extension, quantile)
+	// Forecasts of a group's math measures (extension, quantile).
+	// POST /api/forecast/math/group
 	ForecastMathGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
 	mustEmbedUnimplementedForecastServiceServer()
 }

@@ -25,9 +25,10 @@ const (
 // An item identifier with the student's result on it.
 type ItemResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Item identifier from the provider's item bank.
+	// Required. Item identifier from the provider's item bank, e.g. "L000100". The JSON front also
+	// accepts the spelling `itemid`.
 	Id *string `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
-	// 1 for a correct answer, 0 for an incorrect one.
+	// Required. 1 for a correct answer, 0 for an incorrect one.
 	Result        *int32 `protobuf:"varint,2,opt,name=result,proto3,oneof" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -80,7 +81,8 @@ func (x *ItemResult) GetResult() int32 {
 // An item identifier without a result (number-correct endpoints).
 type ItemId struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Item identifier from the provider's item bank.
+	// Required. Item identifier from the provider's item bank, e.g. "Q000100". The JSON front also
+	// accepts the spelling `itemid`.
 	Id            *string `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -126,9 +128,9 @@ func (x *ItemId) GetId() string {
 // A difficulty shared by count items.
 type ItemDifficulty struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Measure of the item, in the framework's units.
-	Difficulty *int32 `protobuf:"varint,1,opt,name=difficulty,proto3,oneof" json:"difficulty,omitempty"`
-	// Number of items with this difficulty; 1 when omitted.
+	// Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
+	Difficulty *float64 `protobuf:"fixed64,1,opt,name=difficulty,proto3,oneof" json:"difficulty,omitempty"`
+	// Number of items with this difficulty, at least 1; 1 when omitted.
 	Count         *int32 `protobuf:"varint,2,opt,name=count,proto3,oneof" json:"count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -164,7 +166,7 @@ func (*ItemDifficulty) Descriptor() ([]byte, []int) {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *ItemDifficulty) GetDifficulty() int32 {
+func (x *ItemDifficulty) GetDifficulty() float64 {
 	if x != nil && x.Difficulty != nil {
 		return *x.Difficulty
 	}
@@ -180,8 +182,9 @@ func (x *ItemDifficulty) GetCount() int32 {
 
 type ScoreItemResultsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Items []*ItemResult          `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional; must agree with the framework of the items.
+	// Required, 1 to 5,000 items of one framework, no id twice.
+	Items []*ItemResult `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,2,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -232,10 +235,12 @@ func (x *ScoreItemResultsRequest) GetFramework() string {
 }
 
 type ScoreItemIdsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Items         []*ItemId              `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	NumberCorrect *int32                 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
-	// Optional; must agree with the framework of the items.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required, 1 to 5,000 items of one framework, no id twice.
+	Items []*ItemId `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Required. Items answered correctly, 0 to the number of items.
+	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -294,12 +299,14 @@ func (x *ScoreItemIdsRequest) GetFramework() string {
 
 type ScoreScaleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Identifier of the link table of the external test.
+	// Required. Identifier of the link table of the external test, e.g. "STATE-READ-2026".
 	LinkId *string `protobuf:"bytes,1,opt,name=link_id,json=linkId,proto3,oneof" json:"link_id,omitempty"`
-	// Scale score on the external test (a decimal number sent as a string).
+	// Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
+	// must lie inside the link table's range. The JSON front also accepts a JSON number.
 	ScaleScore *string `protobuf:"bytes,2,opt,name=scale_score,json=scaleScore,proto3,oneof" json:"scale_score,omitempty"`
-	// Standard error of measurement of the external test.
-	ScaleSem      *int32 `protobuf:"varint,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
+	// Required. Standard error of measurement of the external test in its own scale units,
+	// greater than 0 and at most 10,000.
+	ScaleSem      *float64 `protobuf:"fixed64,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -348,7 +355,7 @@ func (x *ScoreScaleRequest) GetScaleScore() string {
 	return ""
 }
 
-func (x *ScoreScaleRequest) GetScaleSem() int32 {
+func (x *ScoreScaleRequest) GetScaleSem() float64 {
 	if x != nil && x.ScaleSem != nil {
 		return *x.ScaleSem
 	}
@@ -357,12 +364,13 @@ func (x *ScoreScaleRequest) GetScaleSem() int32 {
 
 type ScoreItemResultsStrandsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Grade level, 0 (Kindergarten) to 12.
+	// Required. Grade level, 0 (Kindergarten) to 12.
 	Grade *int32 `protobuf:"varint,1,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
-	// BOY, MOY or EOY.
-	TimeOfYear *string       `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
-	Items      []*ItemResult `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional; must agree with the framework of the items.
+	// Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	TimeOfYear *string `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Required, 1 to 5,000 items of one framework, no id twice.
+	Items []*ItemResult `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,4,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -427,15 +435,19 @@ func (x *ScoreItemResultsStrandsRequest) GetFramework() string {
 }
 
 type ScoreDifficultiesBayesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Items         []*ItemDifficulty      `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	NumberCorrect *int32                 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
-	// lexile or quantile; required.
-	Framework        *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
-	PriorAbility     *int32  `protobuf:"varint,4,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32  `protobuf:"varint,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	// Days since the prior measure.
-	ElapsedDays   *int32 `protobuf:"varint,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required, 1 to 5,000 entries; their counts add up to the number of items.
+	Items []*ItemDifficulty `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Required. Items answered correctly, 0 to the number of items.
+	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
+	// Required: "lexile" or "quantile" (any case).
+	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
+	PriorAbility *float64 `protobuf:"fixed64,4,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays   *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -491,21 +503,21 @@ func (x *ScoreDifficultiesBayesRequest) GetFramework() string {
 	return ""
 }
 
-func (x *ScoreDifficultiesBayesRequest) GetPriorAbility() int32 {
+func (x *ScoreDifficultiesBayesRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ScoreDifficultiesBayesRequest) GetPriorUncertainty() int32 {
+func (x *ScoreDifficultiesBayesRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
 	return 0
 }
 
-func (x *ScoreDifficultiesBayesRequest) GetElapsedDays() int32 {
+func (x *ScoreDifficultiesBayesRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -513,12 +525,16 @@ func (x *ScoreDifficultiesBayesRequest) GetElapsedDays() int32 {
 }
 
 type ScoreItemResultsBayesRequest struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PriorAbility     *int32                 `protobuf:"varint,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32                 `protobuf:"varint,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	ElapsedDays      *int32                 `protobuf:"varint,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	Items            []*ItemResult          `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional; must agree with the framework of the items.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. Ability before this test, a measure (-10,000 to 10,000).
+	PriorAbility *float64 `protobuf:"fixed64,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays *float64 `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Required, 1 to 5,000 items of one framework, no id twice.
+	Items []*ItemResult `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,5,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -554,21 +570,21 @@ func (*ScoreItemResultsBayesRequest) Descriptor() ([]byte, []int) {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{8}
 }
 
-func (x *ScoreItemResultsBayesRequest) GetPriorAbility() int32 {
+func (x *ScoreItemResultsBayesRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ScoreItemResultsBayesRequest) GetPriorUncertainty() int32 {
+func (x *ScoreItemResultsBayesRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
 	return 0
 }
 
-func (x *ScoreItemResultsBayesRequest) GetElapsedDays() int32 {
+func (x *ScoreItemResultsBayesRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -591,13 +607,17 @@ func (x *ScoreItemResultsBayesRequest) GetFramework() string {
 
 type ScoreItemIdsBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// IDs must start with Q, L or S.
-	Items            []*ItemId `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	NumberCorrect    *int32    `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
-	PriorAbility     *int32    `protobuf:"varint,3,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32    `protobuf:"varint,4,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	ElapsedDays      *int32    `protobuf:"varint,5,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	// Optional; must agree with the framework of the items.
+	// Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
+	Items []*ItemId `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Required. Items answered correctly, 0 to the number of items.
+	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
+	// Required. Ability before this test, a measure (-10,000 to 10,000).
+	PriorAbility *float64 `protobuf:"fixed64,3,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,4,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays *float64 `protobuf:"fixed64,5,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,6,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -647,21 +667,21 @@ func (x *ScoreItemIdsBayesRequest) GetNumberCorrect() int32 {
 	return 0
 }
 
-func (x *ScoreItemIdsBayesRequest) GetPriorAbility() int32 {
+func (x *ScoreItemIdsBayesRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ScoreItemIdsBayesRequest) GetPriorUncertainty() int32 {
+func (x *ScoreItemIdsBayesRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
 	return 0
 }
 
-func (x *ScoreItemIdsBayesRequest) GetElapsedDays() int32 {
+func (x *ScoreItemIdsBayesRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -676,15 +696,21 @@ func (x *ScoreItemIdsBayesRequest) GetFramework() string {
 }
 
 type ScoreScaleBayesRequest struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	LinkId           *string                `protobuf:"bytes,1,opt,name=link_id,json=linkId,proto3,oneof" json:"link_id,omitempty"`
-	ScaleScore       *string                `protobuf:"bytes,2,opt,name=scale_score,json=scaleScore,proto3,oneof" json:"scale_score,omitempty"`
-	ScaleSem         *int32                 `protobuf:"varint,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
-	PriorAbility     *int32                 `protobuf:"varint,4,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32                 `protobuf:"varint,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	ElapsedDays      *int32                 `protobuf:"varint,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. Identifier of the link table of the external test.
+	LinkId *string `protobuf:"bytes,1,opt,name=link_id,json=linkId,proto3,oneof" json:"link_id,omitempty"`
+	// Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
+	ScaleScore *string `protobuf:"bytes,2,opt,name=scale_score,json=scaleScore,proto3,oneof" json:"scale_score,omitempty"`
+	// Required. Standard error of measurement of the external test, greater than 0, at most 10,000.
+	ScaleSem *float64 `protobuf:"fixed64,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
+	// Required. Ability before this test, a measure (-10,000 to 10,000).
+	PriorAbility *float64 `protobuf:"fixed64,4,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays   *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ScoreScaleBayesRequest) Reset() {
@@ -731,28 +757,28 @@ func (x *ScoreScaleBayesRequest) GetScaleScore() string {
 	return ""
 }
 
-func (x *ScoreScaleBayesRequest) GetScaleSem() int32 {
+func (x *ScoreScaleBayesRequest) GetScaleSem() float64 {
 	if x != nil && x.ScaleSem != nil {
 		return *x.ScaleSem
 	}
 	return 0
 }
 
-func (x *ScoreScaleBayesRequest) GetPriorAbility() int32 {
+func (x *ScoreScaleBayesRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ScoreScaleBayesRequest) GetPriorUncertainty() int32 {
+func (x *ScoreScaleBayesRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
 	return 0
 }
 
-func (x *ScoreScaleBayesRequest) GetElapsedDays() int32 {
+func (x *ScoreScaleBayesRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -760,14 +786,20 @@ func (x *ScoreScaleBayesRequest) GetElapsedDays() int32 {
 }
 
 type ScoreItemResultsBayesStrandsRequest struct {
-	state            protoimpl.MessageState `protogen:"open.v1"`
-	PriorAbility     *int32                 `protobuf:"varint,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
-	PriorUncertainty *int32                 `protobuf:"varint,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
-	ElapsedDays      *int32                 `protobuf:"varint,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	Grade            *int32                 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
-	TimeOfYear       *string                `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
-	Items            []*ItemResult          `protobuf:"bytes,6,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional; must agree with the framework of the items.
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. Ability before this test, a measure (-10,000 to 10,000).
+	PriorAbility *float64 `protobuf:"fixed64,1,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,2,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. Days since the prior ability was measured, 0 to 3,653.
+	ElapsedDays *float64 `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Required. Grade level, 0 (Kindergarten) to 12.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	TimeOfYear *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Required, 1 to 5,000 items of one framework, no id twice.
+	Items []*ItemResult `protobuf:"bytes,6,rep,name=items,proto3" json:"items,omitempty"`
+	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework     *string `protobuf:"bytes,7,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -803,21 +835,21 @@ func (*ScoreItemResultsBayesStrandsRequest) Descriptor() ([]byte, []int) {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{11}
 }
 
-func (x *ScoreItemResultsBayesStrandsRequest) GetPriorAbility() int32 {
+func (x *ScoreItemResultsBayesStrandsRequest) GetPriorAbility() float64 {
 	if x != nil && x.PriorAbility != nil {
 		return *x.PriorAbility
 	}
 	return 0
 }
 
-func (x *ScoreItemResultsBayesStrandsRequest) GetPriorUncertainty() int32 {
+func (x *ScoreItemResultsBayesStrandsRequest) GetPriorUncertainty() float64 {
 	if x != nil && x.PriorUncertainty != nil {
 		return *x.PriorUncertainty
 	}
 	return 0
 }
 
-func (x *ScoreItemResultsBayesStrandsRequest) GetElapsedDays() int32 {
+func (x *ScoreItemResultsBayesStrandsRequest) GetElapsedDays() float64 {
 	if x != nil && x.ElapsedDays != nil {
 		return *x.ElapsedDays
 	}
@@ -854,9 +886,10 @@ func (x *ScoreItemResultsBayesStrandsRequest) GetFramework() string {
 
 type ScoreFormRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Identifier of a form (a fixed list of items) of the content bundle.
-	FormId        *string `protobuf:"bytes,1,opt,name=form_id,json=formId,proto3,oneof" json:"form_id,omitempty"`
-	NumberCorrect *int32  `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
+	// Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
+	FormId *string `protobuf:"bytes,1,opt,name=form_id,json=formId,proto3,oneof" json:"form_id,omitempty"`
+	// Required. Items of the form answered correctly, 0 to the number of items of the form.
+	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -908,15 +941,17 @@ func (x *ScoreFormRequest) GetNumberCorrect() int32 {
 // The measure result of every scoring endpoint without strands.
 type Measure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The ability estimate, rounded to a whole number.
+	// The ability estimate, a measure rounded to a whole number, e.g. 697.
 	Ability int32 `protobuf:"varint,1,opt,name=ability,proto3" json:"ability,omitempty"`
-	// Display-ready ability: rounded to 5, capped, BR/EM form for values <= 0, label appended.
+	// Display-ready ability: rounded to the nearest 5, capped to the framework's range, "BR"
+	// (lexile) or "EM" (quantile) before the magnitude of a negative value, label appended,
+	// e.g. "695L", "BR150L", "EM50Q".
 	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	// Uncertainty of the estimate (standard error or posterior SD), rounded.
+	// Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	// lexile or quantile.
+	// "lexile" or "quantile".
 	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
-	// Build version of the API.
+	// Build version of the service, e.g. "v1.4.0" or a commit.
 	ApiVersion    string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -990,7 +1025,8 @@ func (x *Measure) GetApiVersion() string {
 // A strand of the standard strand endpoint.
 type Strand struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Strand (skill area) name from the content bundle.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
 	Category      int32 `protobuf:"varint,2,opt,name=category,proto3" json:"category,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1041,16 +1077,23 @@ func (x *Strand) GetCategory() int32 {
 	return 0
 }
 
+// The standard measure with a category per strand.
 type StrandsMeasure struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Ability        int32                  `protobuf:"varint,1,opt,name=ability,proto3" json:"ability,omitempty"`
-	AbilityDisplay string                 `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	Uncertainty    int32                  `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	Framework      string                 `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
-	ApiVersion     string                 `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	Strands        []*Strand              `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As Measure.ability.
+	Ability int32 `protobuf:"varint,1,opt,name=ability,proto3" json:"ability,omitempty"`
+	// As Measure.ability_display.
+	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// As Measure.uncertainty.
+	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// One entry per strand of the framework, in the content bundle's order.
+	Strands       []*Strand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StrandsMeasure) Reset() {
@@ -1127,11 +1170,15 @@ func (x *StrandsMeasure) GetStrands() []*Strand {
 
 // A strand of the Bayes strand endpoint.
 type BayesStrand struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Ability        int32                  `protobuf:"varint,2,opt,name=ability,proto3" json:"ability,omitempty"`
-	AbilityDisplay string                 `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	Uncertainty    int32                  `protobuf:"varint,4,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Strand (skill area) name from the content bundle.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Strand ability, a measure rounded to a whole number.
+	Ability int32 `protobuf:"varint,2,opt,name=ability,proto3" json:"ability,omitempty"`
+	// Display-ready strand ability (rules of Measure.ability_display).
+	AbilityDisplay string `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Uncertainty of the strand ability, rounded.
+	Uncertainty int32 `protobuf:"varint,4,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
 	// 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
 	Category      int32 `protobuf:"varint,5,opt,name=category,proto3" json:"category,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1203,16 +1250,23 @@ func (x *BayesStrand) GetCategory() int32 {
 	return 0
 }
 
+// The Bayes measure with a measure and category per strand.
 type BayesStrandsMeasure struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	Ability        int32                  `protobuf:"varint,1,opt,name=ability,proto3" json:"ability,omitempty"`
-	AbilityDisplay string                 `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
-	Uncertainty    int32                  `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	Framework      string                 `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
-	ApiVersion     string                 `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	Strands        []*BayesStrand         `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As Measure.ability.
+	Ability int32 `protobuf:"varint,1,opt,name=ability,proto3" json:"ability,omitempty"`
+	// As Measure.ability_display.
+	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// As Measure.uncertainty.
+	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// One entry per strand of the framework, in the content bundle's order.
+	Strands       []*BayesStrand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BayesStrandsMeasure) Reset() {
@@ -1303,7 +1357,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x03_id\"i\n" +
 	"\x0eItemDifficulty\x12#\n" +
 	"\n" +
-	"difficulty\x18\x01 \x01(\x05H\x00R\n" +
+	"difficulty\x18\x01 \x01(\x01H\x00R\n" +
 	"difficulty\x88\x01\x01\x12\x19\n" +
 	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01B\r\n" +
 	"\v_difficultyB\b\n" +
@@ -1324,7 +1378,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\alink_id\x18\x01 \x01(\tH\x00R\x06linkId\x88\x01\x01\x12$\n" +
 	"\vscale_score\x18\x02 \x01(\tH\x01R\n" +
 	"scaleScore\x88\x01\x01\x12 \n" +
-	"\tscale_sem\x18\x03 \x01(\x05H\x02R\bscaleSem\x88\x01\x01B\n" +
+	"\tscale_sem\x18\x03 \x01(\x01H\x02R\bscaleSem\x88\x01\x01B\n" +
 	"\n" +
 	"\b_link_idB\x0e\n" +
 	"\f_scale_scoreB\f\n" +
@@ -1344,9 +1398,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x05items\x18\x01 \x03(\v2$.yardstick.scoring.v1.ItemDifficultyR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12!\n" +
 	"\tframework\x18\x03 \x01(\tH\x01R\tframework\x88\x01\x01\x12(\n" +
-	"\rprior_ability\x18\x04 \x01(\x05H\x02R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x05 \x01(\x05H\x03R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x06 \x01(\x05H\x04R\velapsedDays\x88\x01\x01B\x11\n" +
+	"\rprior_ability\x18\x04 \x01(\x01H\x02R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x05 \x01(\x01H\x03R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x06 \x01(\x01H\x04R\velapsedDays\x88\x01\x01B\x11\n" +
 	"\x0f_number_correctB\f\n" +
 	"\n" +
 	"_frameworkB\x10\n" +
@@ -1354,9 +1408,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_days\"\xc4\x02\n" +
 	"\x1cScoreItemResultsBayesRequest\x12(\n" +
-	"\rprior_ability\x18\x01 \x01(\x05H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x02 \x01(\x05H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x03 \x01(\x05H\x02R\velapsedDays\x88\x01\x01\x126\n" +
+	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x03 \x01(\x01H\x02R\velapsedDays\x88\x01\x01\x126\n" +
 	"\x05items\x18\x04 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
 	"\tframework\x18\x05 \x01(\tH\x03R\tframework\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
@@ -1367,9 +1421,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x18ScoreItemIdsBayesRequest\x122\n" +
 	"\x05items\x18\x01 \x03(\v2\x1c.yardstick.scoring.v1.ItemIdR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12(\n" +
-	"\rprior_ability\x18\x03 \x01(\x05H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x04 \x01(\x05H\x02R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x05 \x01(\x05H\x03R\velapsedDays\x88\x01\x01\x12!\n" +
+	"\rprior_ability\x18\x03 \x01(\x01H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x04 \x01(\x01H\x02R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x05 \x01(\x01H\x03R\velapsedDays\x88\x01\x01\x12!\n" +
 	"\tframework\x18\x06 \x01(\tH\x04R\tframework\x88\x01\x01B\x11\n" +
 	"\x0f_number_correctB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
@@ -1381,10 +1435,10 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\alink_id\x18\x01 \x01(\tH\x00R\x06linkId\x88\x01\x01\x12$\n" +
 	"\vscale_score\x18\x02 \x01(\tH\x01R\n" +
 	"scaleScore\x88\x01\x01\x12 \n" +
-	"\tscale_sem\x18\x03 \x01(\x05H\x02R\bscaleSem\x88\x01\x01\x12(\n" +
-	"\rprior_ability\x18\x04 \x01(\x05H\x03R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x05 \x01(\x05H\x04R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x06 \x01(\x05H\x05R\velapsedDays\x88\x01\x01B\n" +
+	"\tscale_sem\x18\x03 \x01(\x01H\x02R\bscaleSem\x88\x01\x01\x12(\n" +
+	"\rprior_ability\x18\x04 \x01(\x01H\x03R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x05 \x01(\x01H\x04R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x06 \x01(\x01H\x05R\velapsedDays\x88\x01\x01B\n" +
 	"\n" +
 	"\b_link_idB\x0e\n" +
 	"\f_scale_scoreB\f\n" +
@@ -1394,9 +1448,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_days\"\xa8\x03\n" +
 	"#ScoreItemResultsBayesStrandsRequest\x12(\n" +
-	"\rprior_ability\x18\x01 \x01(\x05H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
-	"\x11prior_uncertainty\x18\x02 \x01(\x05H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x03 \x01(\x05H\x02R\velapsedDays\x88\x01\x01\x12\x19\n" +
+	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x03 \x01(\x01H\x02R\velapsedDays\x88\x01\x01\x12\x19\n" +
 	"\x05grade\x18\x04 \x01(\x05H\x03R\x05grade\x88\x01\x01\x12%\n" +
 	"\ftime_of_year\x18\x05 \x01(\tH\x04R\n" +
 	"timeOfYear\x88\x01\x01\x126\n" +

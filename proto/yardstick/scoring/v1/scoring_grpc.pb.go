@@ -35,28 +35,50 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ScoringService computes a student's measure from test results. One rpc per scoring path of
-// SPEC.md; the HTTP routes are in scoring_http.yaml.
+// ScoringService computes a student's measure from test results: one rpc per scoring path of the
+// HTTP interface (the routes are in yardstick/http.yaml). Every call needs a bearer token from
+// TokenService.IssueToken with the permission named on the rpc.
+//
+// Units: a "measure" (ability, difficulty, prior ability) is on the framework's scale — Lexile
+// measure units (lexile) or Quantile measure units (quantile). An "uncertainty" (SEM, standard
+// error, prior SD) is in the same units. Days are calendar days.
+//
+// Limits: at most 5,000 items per request (configurable); every measure between -10,000 and 10,000;
+// every uncertainty greater than 0 and at most 10,000; elapsed_days between 0 and 3,653.
+//
+// Errors: INVALID_ARGUMENT with a google.rpc.BadRequest listing every problem by field path
+// (`items[3].result`), UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (size or budget),
+// UNAVAILABLE (shutting down), INTERNAL; each with a google.rpc.ErrorInfo (domain "yardstick").
 type ScoringServiceClient interface {
+	// Standard (maximum likelihood) measure from item results.
 	// POST /api/score/items/idsWithResults/standard
 	ScoreItemResults(ctx context.Context, in *ScoreItemResultsRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Standard measure from item ids and a number correct.
 	// POST /api/score/items/ids/standard
 	ScoreItemIds(ctx context.Context, in *ScoreItemIdsRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Measure from a scale score of an external test, through its link table.
 	// POST /api/score/scale/standard
 	ScoreScale(ctx context.Context, in *ScoreScaleRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Standard measure with a category per strand (skill area).
 	// POST /api/score/items/idsWithResults/standard/strands
 	ScoreItemResultsStrands(ctx context.Context, in *ScoreItemResultsStrandsRequest, opts ...grpc.CallOption) (*StrandsMeasure, error)
+	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	// POST /api/score/items/difficulties/bayes
 	ScoreDifficultiesBayes(ctx context.Context, in *ScoreDifficultiesBayesRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Bayes measure from item results and a prior.
 	// POST /api/score/items/idsWithResults/bayes
 	ScoreItemResultsBayes(ctx context.Context, in *ScoreItemResultsBayesRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Bayes measure from item ids, a number correct and a prior.
 	// POST /api/score/items/ids/bayes
 	ScoreItemIdsBayes(ctx context.Context, in *ScoreItemIdsBayesRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Bayes measure from a scale score of an external test and a prior.
 	// POST /api/score/scale/bayes
 	ScoreScaleBayes(ctx context.Context, in *ScoreScaleBayesRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Bayes measure with a measure and category per strand.
 	// POST /api/score/items/idsWithResults/bayes/strands
 	ScoreItemResultsBayesStrands(ctx context.Context, in *ScoreItemResultsBayesStrandsRequest, opts ...grpc.CallOption) (*BayesStrandsMeasure, error)
-	// POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	ScoreForm(ctx context.Context, in *ScoreFormRequest, opts ...grpc.CallOption) (*Measure, error)
 }
 
@@ -172,28 +194,50 @@ func (c *scoringServiceClient) ScoreForm(ctx context.Context, in *ScoreFormReque
 // All implementations must embed UnimplementedScoringServiceServer
 // for forward compatibility.
 //
-// ScoringService computes a student's measure from test results. One rpc per scoring path of
-// SPEC.md; the HTTP routes are in scoring_http.yaml.
+// ScoringService computes a student's measure from test results: one rpc per scoring path of the
+// HTTP interface (the routes are in yardstick/http.yaml). Every call needs a bearer token from
+// TokenService.IssueToken with the permission named on the rpc.
+//
+// Units: a "measure" (ability, difficulty, prior ability) is on the framework's scale — Lexile
+// measure units (lexile) or Quantile measure units (quantile). An "uncertainty" (SEM, standard
+// error, prior SD) is in the same units. Days are calendar days.
+//
+// Limits: at most 5,000 items per request (configurable); every measure between -10,000 and 10,000;
+// every uncertainty greater than 0 and at most 10,000; elapsed_days between 0 and 3,653.
+//
+// Errors: INVALID_ARGUMENT with a google.rpc.BadRequest listing every problem by field path
+// (`items[3].result`), UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED (size or budget),
+// UNAVAILABLE (shutting down), INTERNAL; each with a google.rpc.ErrorInfo (domain "yardstick").
 type ScoringServiceServer interface {
+	// Standard (maximum likelihood) measure from item results.
 	// POST /api/score/items/idsWithResults/standard
 	ScoreItemResults(context.Context, *ScoreItemResultsRequest) (*Measure, error)
+	// Standard measure from item ids and a number correct.
 	// POST /api/score/items/ids/standard
 	ScoreItemIds(context.Context, *ScoreItemIdsRequest) (*Measure, error)
+	// Measure from a scale score of an external test, through its link table.
 	// POST /api/score/scale/standard
 	ScoreScale(context.Context, *ScoreScaleRequest) (*Measure, error)
+	// Standard measure with a category per strand (skill area).
 	// POST /api/score/items/idsWithResults/standard/strands
 	ScoreItemResultsStrands(context.Context, *ScoreItemResultsStrandsRequest) (*StrandsMeasure, error)
+	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	// POST /api/score/items/difficulties/bayes
 	ScoreDifficultiesBayes(context.Context, *ScoreDifficultiesBayesRequest) (*Measure, error)
+	// Bayes measure from item results and a prior.
 	// POST /api/score/items/idsWithResults/bayes
 	ScoreItemResultsBayes(context.Context, *ScoreItemResultsBayesRequest) (*Measure, error)
+	// Bayes measure from item ids, a number correct and a prior.
 	// POST /api/score/items/ids/bayes
 	ScoreItemIdsBayes(context.Context, *ScoreItemIdsBayesRequest) (*Measure, error)
+	// Bayes measure from a scale score of an external test and a prior.
 	// POST /api/score/scale/bayes
 	ScoreScaleBayes(context.Context, *ScoreScaleBayesRequest) (*Measure, error)
+	// Bayes measure with a measure and category per strand.
 	// POST /api/score/items/idsWithResults/bayes/strands
 	ScoreItemResultsBayesStrands(context.Context, *ScoreItemResultsBayesStrandsRequest) (*BayesStrandsMeasure, error)
-	// POST /api/score/form/id/standard (extension: a form of the content bundle with a number correct)
+	// Standard measure from a form of the content bundle and a number correct (extension).
+	// POST /api/score/form/id/standard
 	ScoreForm(context.Context, *ScoreFormRequest) (*Measure, error)
 	mustEmbedUnimplementedScoringServiceServer()
 }

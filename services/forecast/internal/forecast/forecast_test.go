@@ -72,6 +72,11 @@ func TestGolden(t *testing.T) {
 			}
 			servetest.Golden(t, filepath.Join("testdata", tc.name+".json"), r, *update)
 			if tc.grpc == nil {
+				var answer forecastv1.GroupForecastResponse
+				if err := protojson.Unmarshal(r.Body, &answer); err != nil {
+					t.Fatal(err)
+				}
+				servetest.SameBytesAsProtojson(t, &answer, r.Body)
 				return
 			}
 			msg, err := tc.grpc(s.Authed(context.Background()), tc.body)
@@ -80,6 +85,7 @@ func TestGolden(t *testing.T) {
 			}
 			b, _ := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(msg.(*forecastv1.Forecast))
 			servetest.SameJSON(t, "gRPC and JSON answers", b, r.Body)
+			servetest.SameBytesAsProtojson(t, msg.(*forecastv1.Forecast), r.Body)
 		})
 	}
 }
@@ -229,7 +235,7 @@ func TestValidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range tc.fields {
-				if len(e.ValidationErrors[f]) == 0 {
+				if !servetest.HasProblem(e.ValidationErrors, f) {
 					t.Errorf("validationErrors: got %v; want an entry for %q", e.ValidationErrors, f)
 				}
 			}

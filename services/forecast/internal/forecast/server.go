@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -35,9 +36,11 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 // Service is the server as the serving frame takes it.
 func (s *Server) Service() serve.Service {
 	return serve.Service{
-		Register:        func(g *grpc.Server) { forecastv1.RegisterForecastServiceServer(g, s) },
-		RegisterGateway: forecastv1.RegisterForecastServiceHandler,
-		Reload:          s.content.Reload,
+		Register: func(g *grpc.Server) { forecastv1.RegisterForecastServiceServer(g, s) },
+		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, gateway{s: s})
+		},
+		Reload: s.content.Reload,
 	}
 }
 
@@ -69,7 +72,7 @@ func (s *Server) framework(ctx context.Context, name string) (*measure.Framework
 func (s *Server) single(ctx context.Context, framework string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
 	var p serve.Problems
 	ability, uncertainty, days := req.PriorAbility, req.PriorUncertainty, req.ElapsedDays
-	checkPrior(&p, "", optionalFloat(ability), optionalFloat(uncertainty), optionalFloat(days))
+	measure.CheckPrior(p.Add, "", ability, uncertainty, days)
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
 	if err := p.Err(); err != nil {
@@ -79,7 +82,7 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 	if err != nil {
 		return nil, err
 	}
-	f := fw.Forecast(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days), testSD, cuts)
+	f := fw.Forecast(measure.Normal{Mean: *ability, SD: *uncertainty}, *days, testSD, cuts)
 	if !measure.Finite(append([]float64{f.Ability, f.Uncertainty}, f.Probabilities...)...) {
 		return nil, serve.Fault(ctx, s.log, "forecast is not finite", fmt.Errorf("%+v", f))
 	}
@@ -105,7 +108,7 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	}
 	students := make([]measure.Student, len(data))
 	for i, d := range data {
-		checkPrior(&p, fmt.Sprintf("studentData[%d].", i), d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
+		measure.CheckPrior(p.Add, fmt.Sprintf("studentData[%d].", i), d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
 		students[i] = measure.Student{
 			Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
 			ElapsedDays: d.GetElapsedDays(),
@@ -145,36 +148,6 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 		out.Forecasts.Students[i] = sf
 	}
 	return out, nil
-}
-
-// checkPrior validates a student's prior fields (prefix is "" or "studentData[i].").
-func checkPrior(p *serve.Problems, prefix string, ability, uncertainty, days *float64) {
-	switch {
-	case ability == nil:
-		p.Add(prefix+"priorAbility", "is required")
-	case !measure.Finite(*ability) || math.Abs(*ability) > measure.MaxAbsMeasure:
-		p.Add(prefix+"priorAbility", "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *ability)
-	}
-	switch {
-	case uncertainty == nil:
-		p.Add(prefix+"priorUncertainty", "is required")
-	case !measure.Finite(*uncertainty) || *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
-		p.Add(prefix+"priorUncertainty", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *uncertainty)
-	}
-	switch {
-	case days == nil:
-		p.Add(prefix+"elapsedDays", "is required")
-	case !measure.Finite(*days) || *days < 0 || *days > measure.MaxElapsedDays:
-		p.Add(prefix+"elapsedDays", "must be between 0 and %d (ten years), got %v", measure.MaxElapsedDays, *days)
-	}
-}
-
-func optionalFloat(v *int32) *float64 {
-	if v == nil {
-		return nil
-	}
-	f := float64(*v)
-	return &f
 }
 
 func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {

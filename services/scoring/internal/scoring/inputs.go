@@ -26,6 +26,7 @@ type resolved struct {
 // framework field. prefixes, when set, are the id prefixes the endpoint allows.
 func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
 	var r resolved
+	framework = frameworkName(framework)
 	switch {
 	case len(refs) == 0:
 		p.Add("items", "must hold at least one item")
@@ -85,7 +86,7 @@ func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemR
 	}
 	switch {
 	case len(order) > 1:
-		p.Add("items", "mix frameworks %s; one request scores one framework", strings.Join(order, " and "))
+		p.Add("", "the items mix frameworks %s; one request scores one framework", strings.Join(order, " and "))
 		knownFramework(p, b, framework)
 	case len(order) == 1:
 		r.fw = s.framework(p, b, order[0], framework)
@@ -93,6 +94,16 @@ func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemR
 		knownFramework(p, b, framework)
 	}
 	return r
+}
+
+// frameworkName is a framework field as the bundle names frameworks: names are matched
+// case-insensitively on input ("Lexile" works) and are lower-case on output.
+func frameworkName(field *string) *string {
+	if field == nil {
+		return nil
+	}
+	name := strings.ToLower(strings.TrimSpace(*field))
+	return &name
 }
 
 // knownFramework checks an optional framework field on its own, when the items cannot say
@@ -112,7 +123,7 @@ func (s *Server) framework(p *serve.Problems, b *measure.Bundle, itemsFramework 
 		if _, known := b.Framework(*field); !known {
 			p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
 		} else {
-			p.Add("framework", "is %q but the items are %s items", *field, itemsFramework)
+			p.Add("", "framework is %q but the items are %s items", *field, itemsFramework)
 		}
 		return nil
 	}
@@ -129,8 +140,11 @@ func numberCorrect(p *serve.Problems, v *int32, n int) int {
 	switch {
 	case v == nil:
 		p.Add("numberCorrect", "is required")
-	case *v < 0 || int(*v) > n:
-		p.Add("numberCorrect", "must be between 0 and the number of items (%d), got %d", n, *v)
+	case *v < 0:
+		p.Add("numberCorrect", "must be 0 or more, got %d", *v)
+	case int(*v) > n:
+		// A rule across two fields: the original API reports those under nonFieldErrors.
+		p.Add("", "numberCorrect (%d) is more than the number of items (%d)", *v, n)
 	default:
 		return int(*v)
 	}
@@ -138,36 +152,11 @@ func numberCorrect(p *serve.Problems, v *int32, n int) int {
 }
 
 // prior checks the prior fields of the Bayes forms and moves the prior forward to today (§4).
-func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days *int32) (measure.Normal, bool) {
-	ok := true
-	switch {
-	case ability == nil:
-		p.Add("priorAbility", "is required")
-		ok = false
-	case *ability < -measure.MaxAbsMeasure || *ability > measure.MaxAbsMeasure:
-		p.Add("priorAbility", "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *ability)
-		ok = false
-	}
-	switch {
-	case uncertainty == nil:
-		p.Add("priorUncertainty", "is required")
-		ok = false
-	case *uncertainty <= 0 || *uncertainty > measure.MaxUncertainty:
-		p.Add("priorUncertainty", "must be greater than 0 and at most %d, got %d", measure.MaxUncertainty, *uncertainty)
-		ok = false
-	}
-	switch {
-	case days == nil:
-		p.Add("elapsedDays", "is required")
-		ok = false
-	case *days < 0 || *days > measure.MaxElapsedDays:
-		p.Add("elapsedDays", "must be between 0 and %d (ten years), got %d", measure.MaxElapsedDays, *days)
-		ok = false
-	}
-	if !ok || fw == nil {
+func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days *float64) (measure.Normal, bool) {
+	if !measure.CheckPrior(p.Add, "", ability, uncertainty, days) || fw == nil {
 		return measure.Normal{}, false
 	}
-	return fw.Grow(measure.Normal{Mean: float64(*ability), SD: float64(*uncertainty)}, float64(*days)), true
+	return fw.Grow(measure.Normal{Mean: *ability, SD: *uncertainty}, *days), true
 }
 
 // gradeAndTime checks the strand endpoints' grade and timeOfYear.

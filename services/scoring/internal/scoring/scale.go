@@ -17,7 +17,7 @@ import (
 var decimal = regexp.MustCompile(`^-?(\d+(\.\d*)?|\.\d+)$`)
 
 // scale checks the scale-score fields and converts the score through its link table (§5).
-func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *int32) (*measure.Framework, measure.Normal, bool) {
+func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *float64) (*measure.Framework, measure.Normal, bool) {
 	b := s.content.Bundle()
 	var link *measure.Link
 	switch {
@@ -29,7 +29,7 @@ func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *
 			p.Add("linkId", "unknown link table %q", *linkID)
 		}
 	}
-	score, scoreOK := 0.0, false
+	score, scoreOK, semOK := 0.0, false, false
 	switch {
 	case scaleScore == nil:
 		p.Add("scaleScore", "is required")
@@ -45,13 +45,15 @@ func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *
 	switch {
 	case scaleSem == nil:
 		p.Add("scaleSem", "is required")
-	case *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty:
-		p.Add("scaleSem", "must be greater than 0 and at most %d, got %d", measure.MaxUncertainty, *scaleSem)
+	case !measure.Finite(*scaleSem) || *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty:
+		p.Add("scaleSem", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *scaleSem)
+	default:
+		semOK = true
 	}
-	if link == nil || !scoreOK || scaleSem == nil || *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty {
+	if link == nil || !scoreOK || !semOK {
 		return s.linkFramework(link), measure.Normal{}, false
 	}
-	obs, err := link.Measure(score, float64(*scaleSem))
+	obs, err := link.Measure(score, *scaleSem)
 	if err != nil {
 		var rangeErr *measure.RangeError
 		if errors.As(err, &rangeErr) {

@@ -151,6 +151,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			servetest.SameJSON(t, "gRPC and JSON answers", b, r.Body)
+			servetest.SameBytesAsProtojson(t, msg, r.Body)
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -29,9 +30,11 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 // Service is the server as the serving frame takes it.
 func (s *Server) Service() serve.Service {
 	return serve.Service{
-		Register:        func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, s) },
-		RegisterGateway: scoringv1.RegisterScoringServiceHandler,
-		Reload:          s.content.Reload,
+		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, s) },
+		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
+		},
+		Reload: s.content.Reload,
 	}
 }
 
@@ -147,12 +150,12 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	var p serve.Problems
 	b := s.content.Bundle()
 	var fw *measure.Framework
-	switch {
-	case req.Framework == nil:
+	switch name := frameworkName(req.Framework); {
+	case name == nil:
 		p.Add("framework", "is required (lexile or quantile)")
 	default:
 		var ok bool
-		if fw, ok = b.Framework(req.GetFramework()); !ok {
+		if fw, ok = b.Framework(*name); !ok {
 			p.Add("framework", "unknown framework %q (want lexile or quantile)", req.GetFramework())
 		}
 	}
@@ -175,8 +178,8 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 		case it.Difficulty == nil:
 			p.Add(fmt.Sprintf("items[%d].difficulty", i), "is required")
 			ok = false
-		case *it.Difficulty < -measure.MaxAbsMeasure || *it.Difficulty > measure.MaxAbsMeasure:
-			p.Add(fmt.Sprintf("items[%d].difficulty", i), "must be between %d and %d, got %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
+		case !measure.Finite(*it.Difficulty) || math.Abs(*it.Difficulty) > measure.MaxAbsMeasure:
+			p.Add(fmt.Sprintf("items[%d].difficulty", i), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
 			ok = false
 		}
 		if count < 1 {
@@ -185,7 +188,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 		}
 		if ok {
 			n += int(count)
-			test.Items = append(test.Items, measure.Difficulty{Measure: float64(*it.Difficulty), Count: int(count)})
+			test.Items = append(test.Items, measure.Difficulty{Measure: *it.Difficulty, Count: int(count)})
 		}
 	}
 	if n > s.limits.MaxItems {

@@ -1,0 +1,113 @@
+package jsonwire
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+func TestDecodeRules(t *testing.T) {
+	t.Parallel()
+	c := New(Options{
+		Aliases:      map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.ItemId": {"itemid": "id"}},
+		Ignored:      map[protoreflect.FullName][]string{"yardstick.scoring.v1.ScoreItemIdsRequest": {"extra"}},
+		Positional:   map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true},
+		NumberAsText: map[protoreflect.FullName][]string{"yardstick.scoring.v1.ScoreScaleRequest": {"scaleScore"}},
+	})
+	for _, tc := range []struct {
+		name string
+		msg  func() protoreflect.ProtoMessage
+		body string
+		want string   // protojson of the result, when decoding succeeds
+		errs []string // "path: message", when it fails
+	}{
+		{"whole number written as 2.0 and 2e0", ids, `{"numberCorrect":2.0}`, `{"numberCorrect":2}`, nil},
+		{"exponent form", ids, `{"numberCorrect":1e1}`, `{"numberCorrect":10}`, nil},
+		{"quoted whole number, as protojson takes it", ids, `{"numberCorrect":"3"}`, `{"numberCorrect":3}`, nil},
+		{"quoted non-number", ids, `{"numberCorrect":"three"}`, "", []string{`numberCorrect: must be a whole number, got "three"`}},
+		{"int32 range: last accepted", ids, `{"numberCorrect":2147483647}`, `{"numberCorrect":2147483647}`, nil},
+		{"int32 range: first refused", ids, `{"numberCorrect":2147483648}`, "", []string{"numberCorrect: must be a whole number from -2147483648 to 2147483647, got 2147483648"}},
+		{"null leaves a field unset", ids, `{"numberCorrect":null,"items":null}`, `{}`, nil},
+		{"alias", ids, `{"items":[{"itemid":"L1"}]}`, `{"items":[{"id":"L1"}]}`, nil},
+		{"proto name, as protojson takes it", ids, `{"number_correct":1}`, `{"numberCorrect":1}`, nil},
+		{"ignored extra", ids, `{"extra":{"any":[1,2]},"numberCorrect":1}`, `{"numberCorrect":1}`, nil},
+		{"null list element", ids, `{"items":[null]}`, "", []string{"items[0]: must be an object, not null"}},
+		{"every problem, not only the first", ids, `{"items":[{"id":5},{"idd":"x"}],"numberCorect":1,"framework":7}`, "", []string{
+			"items[0].id: must be a string, got a number", `items[1].idd: unknown field "idd"; did you mean "id"?`,
+			`numberCorect: unknown field "numberCorect"; did you mean "numberCorrect"?`, "framework: must be a string, got a number"}},
+		{"number as text", scale, `{"scaleScore":512.50}`, `{"scaleScore":"512.50"}`, nil},
+		{"string field elsewhere refuses a number", scale, `{"linkId":5}`, "", []string{"linkId: must be a string, got a number"}},
+		{"positional entry", group, `{"studentData":[[1.5,2,3]]}`, `{"studentData":[{"priorAbility":1.5,"priorUncertainty":2,"elapsedDays":3}]}`, nil},
+		{"positional entry of nulls", group, `{"studentData":[[null,2,3]]}`, "", []string{"studentData[0]: an array entry must hold exactly 3 numbers: priorAbility, priorUncertainty, elapsedDays"}},
+		{"double overflow", group, `{"testUncertainty":1e400}`, "", []string{"testUncertainty: must be a finite number, got 1e400"}},
+		{"quoted NaN, as protojson takes it", group, `{"testUncertainty":"NaN"}`, `{"testUncertainty":"NaN"}`, nil},
+		{"empty body is an empty object", ids, ``, `{}`, nil},
+		{"white space only", ids, " \n", `{}`, nil},
+		{"a string is not an object", ids, `"x"`, "", []string{"request body must be a JSON object"}},
+		{"list expected", ids, `{"items":{}}`, "", []string{"items: must be an array"}},
+		{"bad escape", ids, `{"framework":"\q"}`, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := tc.msg()
+			err := c.Unmarshal([]byte(tc.body), m)
+			if tc.want != "" {
+				if err != nil {
+					t.Fatalf("got %v; want %s", err, tc.want)
+				}
+				got, _ := protojson.Marshal(m)
+				if !sameJSON(got, []byte(tc.want)) {
+					t.Errorf("got %s; want %s", got, tc.want)
+				}
+				return
+			}
+			werr, ok := err.(*Error)
+			if !ok {
+				t.Fatalf("got %v; want an *Error", err)
+			}
+			if tc.errs == nil {
+				if len(werr.Problems) != 1 || !strings.HasPrefix(werr.Problems[0].Message, "request body is not valid JSON") {
+					t.Errorf("got %v; want one 'not valid JSON' problem", werr.Problems)
+				}
+				return
+			}
+			var got []string
+			for _, p := range werr.Problems {
+				if p.Path == "" {
+					got = append(got, p.Message)
+				} else {
+					got = append(got, p.Path+": "+p.Message)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.errs) {
+				t.Errorf("got %q; want %q", got, tc.errs)
+			}
+		})
+	}
+}
+
+func TestProblemsAreBounded(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	body := `{"studentData":[` + strings.Repeat(`{"priorAbility":"x"},`, 500) + `{}]}`
+	err := c.Unmarshal([]byte(body), new(forecastv1.GroupForecastRequest))
+	werr, ok := err.(*Error)
+	if !ok || len(werr.Problems) != MaxProblems+1 || werr.Problems[MaxProblems].Message != "400 more problems not listed" {
+		t.Fatalf("got %d problems (last %v); want %d and a count of the rest", len(werr.Problems), werr.Problems[len(werr.Problems)-1], MaxProblems+1)
+	}
+}
+
+func ids() protoreflect.ProtoMessage   { return new(scoringv1.ScoreItemIdsRequest) }
+func scale() protoreflect.ProtoMessage { return new(scoringv1.ScoreScaleRequest) }
+func group() protoreflect.ProtoMessage { return new(forecastv1.GroupForecastRequest) }
+
+func sameJSON(a, b []byte) bool {
+	var va, vb any
+	return jsonUnmarshal(a, &va) == nil && jsonUnmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}

@@ -1,0 +1,95 @@
+package jsonwire
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Problem is one thing wrong with a body: the element path of the field ("" for the body as a
+// whole) and what is wrong, in words for the caller.
+type Problem struct {
+	Path    string
+	Message string
+}
+
+// Error lists every problem found in a body (up to MaxProblems).
+type Error struct {
+	Problems []Problem
+}
+
+// MaxProblems bounds the problems one body can report: 100,000 bad students must not produce a
+// 10 MB answer.
+const MaxProblems = 100
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if p.Path != "" {
+			b.WriteString(p.Path)
+			b.WriteString(": ")
+		}
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
+
+// step is one element of a path: a field name, or an index when name is "".
+type step struct {
+	name  string
+	index int
+}
+
+func pathString(steps []step) string {
+	var b []byte
+	for _, s := range steps {
+		if s.name == "" {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(s.index), 10)
+			b = append(b, ']')
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, s.name...)
+	}
+	return string(b)
+}
+
+// suggest returns the known name nearest to got, or "" when none is near enough to be a typo.
+func suggest(got string, known []string) string {
+	best, bestDist := "", len(got)/3+2
+	for _, k := range known {
+		if strings.EqualFold(k, got) {
+			return k
+		}
+		if d := distance(strings.ToLower(got), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of two short strings.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,148 @@
+package jsonwire
+
+import (
+	"fmt"
+	"sync"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Options are the per-message wire rules beyond protojson's. Messages are named by full name
+// ("yardstick.scoring.v1.ItemResult"), fields by their JSON name.
+type Options struct {
+	// Aliases maps a message to extra spellings of its fields: alias -> JSON name.
+	Aliases map[protoreflect.FullName]map[string]string
+	// Ignored lists fields a message accepts and drops (extras the original API's examples send).
+	Ignored map[protoreflect.FullName][]string
+	// Positional messages may also arrive as an array of their fields' values in field order.
+	Positional map[protoreflect.FullName]bool
+	// NumberAsText lists string fields that also take a JSON number, kept as its literal text.
+	NumberAsText map[protoreflect.FullName][]string
+}
+
+// Codec decodes and encodes messages under one set of Options. It is safe for concurrent use; the
+// plan of each message type is built once.
+type Codec struct {
+	opts  Options
+	plans sync.Map // protoreflect.FullName -> *plan
+	mu    sync.Mutex
+}
+
+// New returns a codec applying opts.
+func New(opts Options) *Codec { return &Codec{opts: opts} }
+
+// plan is what the codec knows of one message type.
+type plan struct {
+	desc       protoreflect.MessageDescriptor
+	fields     []*fieldPlan          // declaration order: protojson's output order
+	byName     map[string]*fieldPlan // JSON name, proto name, aliases
+	names      []string              // JSON names, for suggestions
+	ignored    map[string]bool
+	positional bool
+	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
+	// enums, well-known types); those take protojson's path.
+	supported bool
+}
+
+type fieldPlan struct {
+	fd           protoreflect.FieldDescriptor
+	bit          uint64 // for duplicate detection
+	jsonName     string
+	key          []byte // `"jsonName":`
+	list         bool
+	presence     bool // proto3 optional: omitted when unset
+	numberAsText bool
+	sub          *plan // message fields
+}
+
+func (c *Codec) planOf(md protoreflect.MessageDescriptor) *plan {
+	if p, ok := c.plans.Load(md.FullName()); ok {
+		return p.(*plan)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.build(md, map[protoreflect.FullName]*plan{})
+}
+
+// build makes the plan of md and of the messages it holds; building maps plans in progress, for
+// recursive messages.
+func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protoreflect.FullName]*plan) *plan {
+	if p, ok := c.plans.Load(md.FullName()); ok {
+		return p.(*plan)
+	}
+	if p, ok := building[md.FullName()]; ok {
+		return p
+	}
+	p := &plan{desc: md, byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
+	building[md.FullName()] = p
+	p.positional = c.opts.Positional[md.FullName()]
+	for _, name := range c.opts.Ignored[md.FullName()] {
+		p.ignored[name] = true
+	}
+	asText := map[string]bool{}
+	for _, name := range c.opts.NumberAsText[md.FullName()] {
+		asText[name] = true
+	}
+	fields := md.Fields()
+	if fields.Len() > 64 {
+		p.supported = false
+	}
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		f := &fieldPlan{
+			fd:           fd,
+			bit:          1 << (uint(i) % 64),
+			jsonName:     fd.JSONName(),
+			key:          []byte(fmt.Sprintf("%q:", fd.JSONName())),
+			list:         fd.IsList(),
+			presence:     fd.HasPresence() && fd.Message() == nil && !fd.IsList(),
+			numberAsText: asText[fd.JSONName()] && fd.Kind() == protoreflect.StringKind,
+		}
+		if fd.IsMap() || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
+			p.supported = false
+		}
+		switch fd.Kind() {
+		case protoreflect.MessageKind:
+			if wellKnown(fd.Message().FullName()) {
+				p.supported = false
+				break
+			}
+			f.sub = c.build(fd.Message(), building)
+			if !f.sub.supported {
+				p.supported = false
+			}
+		case protoreflect.GroupKind, protoreflect.BytesKind, protoreflect.EnumKind:
+			p.supported = false
+		}
+		p.fields = append(p.fields, f)
+		p.names = append(p.names, f.jsonName)
+		p.byName[f.jsonName] = f
+		p.byName[string(fd.Name())] = f
+	}
+	for alias, target := range c.opts.Aliases[md.FullName()] {
+		if f, ok := p.byName[target]; ok {
+			p.byName[alias] = f
+		}
+	}
+	if p.positional {
+		for _, f := range p.fields {
+			if f.list || !isFloat(f.fd.Kind()) {
+				p.positional = false // only all-number messages can arrive as a number array
+			}
+		}
+	}
+	c.plans.Store(md.FullName(), p)
+	return p
+}
+
+func wellKnown(name protoreflect.FullName) bool {
+	return name.Parent() == "google.protobuf"
+}
+
+func isFloat(k protoreflect.Kind) bool {
+	return k == protoreflect.DoubleKind || k == protoreflect.FloatKind
+}
+
+// Supported reports whether the codec handles messages of md's type itself (else callers use
+// protojson).
+func (c *Codec) Supported(md protoreflect.MessageDescriptor) bool { return c.planOf(md).supported }
