@@ -150,6 +150,10 @@ func (s *Server) bindRoutes() error {
 	return nil
 }
 
+// Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
+// for in-process benchmarks and fuzzing.
+func (s *Server) Handler() http.Handler { return s.http.Handler }
+
 // Issuer is the server's token issuer (tests mint tokens with it).
 func (s *Server) Issuer() *token.Issuer { return s.issuer }
 

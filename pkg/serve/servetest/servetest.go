@@ -27,8 +27,10 @@ type Server struct {
 	Base   string           // http://127.0.0.1:port
 	Conn   *grpc.ClientConn // to the gRPC port
 	Config serve.Config
-	mu     sync.Mutex
-	token  string
+	// Handler is the HTTP front itself, for in-process benchmarks and fuzzing.
+	Handler http.Handler
+	mu      sync.Mutex
+	token   string
 }
 
 // Start runs svc as service ("scoring" or "forecast") in dev mode until the test ends. edit, if
@@ -64,7 +66,7 @@ func Start(t testing.TB, service string, svc func(cfg serve.Config) serve.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg}
+	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg, Handler: srv.Handler()}
 	t.Cleanup(func() {
 		conn.Close()
 		cancel()

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-faster/jx"
 	"google.golang.org/protobuf/proto"
@@ -17,15 +19,22 @@ var errStop = errors.New("stop")
 
 // Unmarshal decodes one JSON object into m (which it resets) under the wire rules. An empty body
 // is an empty object. Every problem found is returned as an *Error.
+//
+// The strings of m may share memory with data: the caller must not modify data afterwards.
 func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	proto.Reset(m)
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(data)
-	dec := decoder{d: d}
+	dec := decoder{d: d, data: data}
+	p := c.planOf(m.ProtoReflect().Descriptor())
+	var base unsafe.Pointer
+	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
+		base = reflect.ValueOf(m).UnsafePointer()
+	}
 	switch d.Next() {
 	case jx.Object:
-		if err := dec.message(c.planOf(m.ProtoReflect().Descriptor()), m.ProtoReflect()); err == nil {
+		if err := dec.message(p, m.ProtoReflect(), base); err == nil {
 			dec.trailing()
 		}
 	case jx.Invalid:
@@ -55,9 +64,15 @@ func blank(b []byte) bool {
 
 type decoder struct {
 	d        *jx.Decoder
+	data     []byte // the whole body: strings that lie in it are not copied
 	path     []step
 	problems []Problem
 	dropped  int
+	// Arenas of the fast path's optional scalars.
+	strs   arena[string]
+	ints   arena[int32]
+	floats arena[float64]
+	bools  arena[bool]
 }
 
 // problem records a problem at the current path.
@@ -99,7 +114,9 @@ func (dc *decoder) trailing() {
 // skip passes over a value the decoder reported a problem with.
 func (dc *decoder) skip() error { return dc.syntax(dc.d.Skip()) }
 
-func (dc *decoder) message(p *plan, m protoreflect.Message) error {
+// message decodes an object into a message: through its generated struct at base when the plan is
+// fast (base != nil), else through protoreflect.
+func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
 	iter, err := dc.d.ObjIter()
 	if err != nil {
 		return dc.syntax(err)
@@ -134,7 +151,11 @@ func (dc *decoder) message(p *plan, m protoreflect.Message) error {
 			err = dc.skip()
 		} else {
 			seen |= f.bit
-			err = dc.field(f, m)
+			if base != nil {
+				err = dc.fastField(f, base)
+			} else {
+				err = dc.field(f, m)
+			}
 		}
 		dc.path = dc.path[:len(dc.path)-1]
 		if err != nil {
@@ -169,7 +190,7 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 		return dc.syntax(iter.Err())
 	}
 	if f.sub != nil {
-		return dc.object(f.sub, m.Mutable(f.fd).Message())
+		return dc.object(f.sub, m.Mutable(f.fd).Message(), nil)
 	}
 	v, ok, err := dc.scalar(f)
 	if ok {
@@ -185,7 +206,7 @@ func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
 			return dc.skip()
 		}
 		e := list.NewElement()
-		err := dc.object(f.sub, e.Message())
+		err := dc.object(f.sub, e.Message(), nil)
 		list.Append(e)
 		return err
 	}
@@ -197,40 +218,47 @@ func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
 }
 
 // object decodes a message value: an object, or for positional messages a number array.
-func (dc *decoder) object(p *plan, m protoreflect.Message) error {
+func (dc *decoder) object(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
 	switch dc.d.Next() {
 	case jx.Object:
-		return dc.message(p, m)
+		return dc.message(p, m, base)
 	case jx.Array:
 		if p.positional {
-			return dc.positional(p, m)
+			return dc.positional(p, m, base)
 		}
 	}
 	dc.problem("must be an object")
 	return dc.skip()
 }
 
-func (dc *decoder) positional(p *plan, m protoreflect.Message) error {
+func (dc *decoder) positional(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
 	raw, err := dc.d.Raw()
 	if err != nil {
 		return dc.syntax(err)
 	}
-	sub := jx.DecodeBytes(raw)
-	values := make([]float64, 0, len(p.fields))
+	sub := jx.GetDecoder()
+	defer jx.PutDecoder(sub)
+	sub.ResetBytes(raw)
+	var buf [8]float64
+	values := buf[:0]
 	ok := true
-	err = sub.Arr(func(d *jx.Decoder) error {
-		if d.Next() != jx.Number || len(values) == len(p.fields) {
+	iter, err := sub.ArrIter()
+	for err == nil && iter.Next() {
+		if sub.Next() != jx.Number || len(values) == len(p.fields) {
 			ok = false
-			return d.Skip()
+			err = sub.Skip()
+			continue
 		}
-		v, err := d.Float64()
-		if err != nil || math.IsInf(v, 0) {
+		v, ferr := sub.Float64()
+		if ferr != nil || math.IsInf(v, 0) {
 			ok = false
-			return nil
+			continue
 		}
 		values = append(values, v)
-		return nil
-	})
+	}
+	if err == nil {
+		err = iter.Err()
+	}
 	if err != nil || !ok || len(values) != len(p.fields) {
 		msg := "an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers:"
 		for i, f := range p.fields {
@@ -243,6 +271,10 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message) error {
 		return nil
 	}
 	for i, f := range p.fields {
+		if base != nil {
+			dc.storeFloat(f, base, values[i])
+			continue
+		}
 		if f.fd.Kind() == protoreflect.FloatKind {
 			m.Set(f.fd, protoreflect.ValueOfFloat32(float32(values[i])))
 		} else {
@@ -258,28 +290,8 @@ func (dc *decoder) scalar(f *fieldPlan) (v protoreflect.Value, ok bool, err erro
 	kind := f.fd.Kind()
 	switch kind {
 	case protoreflect.StringKind:
-		switch d.Next() {
-		case jx.String:
-			b, err := d.StrBytes()
-			if err != nil {
-				return v, false, dc.syntax(err)
-			}
-			if !utf8.Valid(b) {
-				dc.problem("must be valid UTF-8 text")
-				return v, false, nil
-			}
-			return protoreflect.ValueOfString(string(b)), true, nil
-		case jx.Number:
-			if f.numberAsText {
-				raw, err := d.Raw()
-				if err != nil {
-					return v, false, dc.syntax(err)
-				}
-				return protoreflect.ValueOfString(string(raw)), true, nil
-			}
-		}
-		dc.problem("must be a string" + got(d))
-		return v, false, dc.skip()
+		s, ok, err := dc.readString(f)
+		return protoreflect.ValueOfString(s), ok, err
 	case protoreflect.BoolKind:
 		if d.Next() == jx.Bool {
 			b, err := d.Bool()
@@ -293,9 +305,70 @@ func (dc *decoder) scalar(f *fieldPlan) (v protoreflect.Value, ok bool, err erro
 		return v, false, err
 	}
 	if isFloat(kind) {
-		return dc.float(kind, text, quoted)
+		f, ok := dc.float(kind, text, quoted)
+		if !ok {
+			return v, false, nil
+		}
+		if kind == protoreflect.FloatKind {
+			return protoreflect.ValueOfFloat32(float32(f)), true, nil
+		}
+		return protoreflect.ValueOfFloat64(f), true, nil
 	}
-	return dc.integer(kind, text)
+	n, ok := dc.integer(kind, text)
+	if !ok {
+		return v, false, nil
+	}
+	switch kind {
+	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
+		return protoreflect.ValueOfInt64(n), true, nil
+	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
+		return protoreflect.ValueOfUint32(uint32(n)), true, nil
+	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
+		return protoreflect.ValueOfUint64(uint64(n)), true, nil
+	}
+	return protoreflect.ValueOfInt32(int32(n)), true, nil
+}
+
+// readString reads a string value for f (a JSON number too, for number-as-text fields). A string
+// that lies in the body as written is not copied.
+func (dc *decoder) readString(f *fieldPlan) (string, bool, error) {
+	d := dc.d
+	switch d.Next() {
+	case jx.String:
+		b, err := d.StrBytes()
+		if err != nil {
+			return "", false, dc.syntax(err)
+		}
+		if !utf8.Valid(b) {
+			dc.problem("must be valid UTF-8 text")
+			return "", false, nil
+		}
+		return dc.text(b), true, nil
+	case jx.Number:
+		if f.numberAsText {
+			raw, err := d.Raw()
+			if err != nil {
+				return "", false, dc.syntax(err)
+			}
+			return dc.text(raw), true, nil
+		}
+	}
+	dc.problem("must be a string" + got(d))
+	return "", false, dc.skip()
+}
+
+// text is b as a string, sharing the body's memory when b lies in it (the body is never modified
+// after decoding), else a copy (an unescaped string is a new buffer).
+func (dc *decoder) text(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(dc.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p >= start && p+uintptr(len(b)) <= start+uintptr(len(dc.data)) {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return string(b)
 }
 
 // numberText reads a JSON number, or a string holding one (protojson accepts both). text is nil
@@ -320,43 +393,36 @@ func (dc *decoder) numberText() (text []byte, quoted bool, err error) {
 	return nil, false, dc.skip()
 }
 
-func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (protoreflect.Value, bool, error) {
-	s := string(text)
+func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (float64, bool) {
 	var f float64
 	switch {
-	case quoted && s == "NaN":
+	case quoted && string(text) == "NaN":
 		f = math.NaN()
-	case quoted && s == "Infinity":
+	case quoted && string(text) == "Infinity":
 		f = math.Inf(1)
-	case quoted && s == "-Infinity":
+	case quoted && string(text) == "-Infinity":
 		f = math.Inf(-1)
+	case quoted && !jsonNumber(text):
+		dc.problem("must be a number, got " + strconv.Quote(string(text)))
+		return 0, false
 	default:
 		var err error
-		if quoted && !jsonNumber(text) {
-			dc.problem("must be a number, got " + strconv.Quote(s))
-			return protoreflect.Value{}, false, nil
-		}
-		f, err = strconv.ParseFloat(s, 64)
-		if err != nil {
-			dc.problem("must be a finite number, got " + s)
-			return protoreflect.Value{}, false, nil
+		if f, err = strconv.ParseFloat(string(text), 64); err != nil {
+			dc.problem("must be a finite number, got " + string(text))
+			return 0, false
 		}
 	}
-	if kind == protoreflect.FloatKind {
-		if !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
-			dc.problem("must be a finite number, got " + s)
-			return protoreflect.Value{}, false, nil
-		}
-		return protoreflect.ValueOfFloat32(float32(f)), true, nil
+	if kind == protoreflect.FloatKind && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
+		dc.problem("must be a finite number, got " + string(text))
+		return 0, false
 	}
-	return protoreflect.ValueOfFloat64(f), true, nil
+	return f, true
 }
 
-func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (protoreflect.Value, bool, error) {
-	s := string(text)
+func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 	if !jsonNumber(text) {
-		dc.problem("must be a whole number, got " + strconv.Quote(s))
-		return protoreflect.Value{}, false, nil
+		dc.problem("must be a whole number, got " + strconv.Quote(string(text)))
+		return 0, false
 	}
 	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
 	switch kind {
@@ -367,33 +433,26 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (protoreflect.Va
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
 		lo, hi = 0, math.MaxInt64 // larger uint64 values are not used by this contract
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := strconv.ParseInt(string(text), 10, 64)
 	if err != nil {
 		// 2.0 and 1e2 are whole numbers written another way.
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != math.Trunc(f) || f < float64(lo) || f > float64(hi) {
-			if ferr == nil && f == math.Trunc(f) {
-				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + s)
+		f, ferr := strconv.ParseFloat(string(text), 64)
+		whole := ferr == nil && f == math.Trunc(f)
+		if !whole || f < float64(lo) || f > float64(hi) {
+			if whole {
+				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
 			} else {
-				dc.problem("must be a whole number, got " + s)
+				dc.problem("must be a whole number, got " + string(text))
 			}
-			return protoreflect.Value{}, false, nil
+			return 0, false
 		}
 		n = int64(f)
 	}
 	if n < lo || n > hi {
-		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + s)
-		return protoreflect.Value{}, false, nil
+		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
+		return 0, false
 	}
-	switch kind {
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return protoreflect.ValueOfInt64(n), true, nil
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return protoreflect.ValueOfUint32(uint32(n)), true, nil
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return protoreflect.ValueOfUint64(uint64(n)), true, nil
-	}
-	return protoreflect.ValueOfInt32(int32(n)), true, nil
+	return n, true
 }
 
 // jsonNumber reports whether b is a number in JSON's grammar (for quoted numbers, which the

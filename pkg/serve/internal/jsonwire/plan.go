@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -42,6 +43,9 @@ type plan struct {
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
 	// enums, well-known types); those take protojson's path.
 	supported bool
+	// fast is true when every field maps onto the generated Go struct (layout.go).
+	fast   bool
+	goType reflect.Type
 }
 
 type fieldPlan struct {
@@ -53,6 +57,8 @@ type fieldPlan struct {
 	presence     bool // proto3 optional: omitted when unset
 	numberAsText bool
 	sub          *plan // message fields
+	offset       uintptr
+	goKind       goKind
 }
 
 func (c *Codec) planOf(md protoreflect.MessageDescriptor) *plan {
@@ -130,6 +136,9 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 				p.positional = false // only all-number messages can arrive as a number array
 			}
 		}
+	}
+	if p.supported {
+		layout(p, md)
 	}
 	c.plans.Store(md.FullName(), p)
 	return p

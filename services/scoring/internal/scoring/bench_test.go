@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -74,4 +75,24 @@ func BenchmarkGRPC40Items(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFrontHandler40Items is the server's side of one 40-item JSON request, in-process (no
+// socket, no client): what the JSON front itself costs and allocates per request.
+func BenchmarkFrontHandler40Items(b *testing.B) {
+	s := benchServer(b)
+	body := []byte(`{"items":` + items(40, 22, "L") + `}`)
+	auth := "Bearer " + s.Token()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/api/score/items/idsWithResults/standard", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		s.Handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d %s", w.Code, w.Body)
+		}
+	}
 }

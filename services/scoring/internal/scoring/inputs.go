@@ -1,7 +1,7 @@
 package scoring
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -40,35 +40,34 @@ func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemR
 	var order []string
 	r.answers = make([]measure.Answer, 0, len(refs))
 	for i, ref := range refs {
-		field := fmt.Sprintf("items[%d]", i)
 		ok := true
 		if withResults {
 			switch {
 			case ref.result == nil:
-				p.Add(field+".result", "is required (1 correct, 0 incorrect)")
+				p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
 				ok = false
 			case *ref.result != 0 && *ref.result != 1:
-				p.Add(field+".result", "must be 0 or 1, got %d", *ref.result)
+				p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *ref.result)
 				ok = false
 			}
 		}
 		if ref.id == nil || *ref.id == "" {
-			p.Add(field+".id", "is required")
+			p.Add(itemPath(i, "id"), "is required")
 			continue
 		}
 		id := *ref.id
 		if prefixes != "" && !strings.ContainsAny(id[:1], prefixes) {
-			p.Add(field+".id", "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
+			p.Add(itemPath(i, "id"), "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
 			continue
 		}
 		if first, dup := seen[id]; dup {
-			p.Add(field+".id", "%q repeats items[%d].id", id, first)
+			p.Add(itemPath(i, "id"), "%q repeats items[%d].id", id, first)
 			continue
 		}
 		seen[id] = i
 		item, known := b.Item(id)
 		if !known {
-			p.Add(field+".id", "unknown item id %q", id)
+			p.Add(itemPath(i, "id"), "unknown item id %q", id)
 			continue
 		}
 		if _, counted := frameworks[item.Framework]; !counted {
@@ -104,6 +103,11 @@ func frameworkName(field *string) *string {
 	}
 	name := strings.ToLower(strings.TrimSpace(*field))
 	return &name
+}
+
+// itemPath is the path of a field of items[i], built only when a problem names it.
+func itemPath(i int, field string) string {
+	return "items[" + strconv.Itoa(i) + "]." + field
 }
 
 // knownFramework checks an optional framework field on its own, when the items cannot say
