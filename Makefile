@@ -22,7 +22,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
-	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen \
+	github.com/zegl/kube-score/cmd/kube-score
 
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
@@ -141,7 +142,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check deploy-score ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean
