@@ -144,7 +144,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 
 	httpAddr, _ := freePort()
 	grpcAddr, _ := freePort()
-	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_LEVEL=warn", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
+	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
 	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, "/readyz")
 	if err != nil {
 		return f, err

@@ -185,7 +185,6 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
 		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
-		r.Header.Set("X-Request-Id", ri.id)
 		w.Header().Set("X-Request-Id", ri.id)
 		ctx := withRequestInfo(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}
@@ -209,8 +208,9 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if code >= 500 {
 				level = slog.LevelError
 			}
-			s.log.Log(ctx, level, "http request", "request_id", ri.id, "method", r.Method, "route", ri.route,
-				"client_id", ri.clientID, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+			s.log.LogAttrs(ctx, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
+				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

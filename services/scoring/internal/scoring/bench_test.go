@@ -3,10 +3,12 @@ package scoring
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -87,6 +89,63 @@ func BenchmarkFrontHandler40Items(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodPost, "/api/score/items/idsWithResults/standard", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		s.Handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkJSONDifficulties40 is make bench-e2e's request (40 difficulties, Bayes) over loopback
+// HTTP, for CPU profiles of the front (go test -cpuprofile).
+func BenchmarkJSONDifficulties40(b *testing.B) {
+	s := benchServer(b)
+	var items []string
+	for i := 0; i < 40; i++ {
+		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
+	}
+	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
+	auth := "Bearer " + s.Token()
+	url := s.Base + "/api/score/items/difficulties/bayes"
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", auth)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkFrontHandlerDifficulties40 is the server side of make bench-e2e's request in-process.
+func BenchmarkFrontHandlerDifficulties40(b *testing.B) {
+	s := benchServer(b)
+	var items []string
+	for i := 0; i < 40; i++ {
+		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
+	}
+	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
+	auth := "Bearer " + s.Token()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/api/score/items/difficulties/bayes", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", auth)
 		w := httptest.NewRecorder()
