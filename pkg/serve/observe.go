@@ -114,8 +114,9 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
 			level = slog.LevelError
 		}
-		s.log.Log(ctx, level, "grpc request", "request_id", ri.id, "route", ri.route, "client_id", ri.clientID,
-			"code", code.String(), "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		s.log.LogAttrs(ctx, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
+			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
 
 	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
