@@ -115,8 +115,9 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
 			level = slog.LevelError
 		}
-		s.log.Log(ctx, level, "grpc request", "request_id", ri.id, "route", ri.route, "client_id", ri.clientID,
-			"code", code.String(), "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		s.log.LogAttrs(ctx, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
+			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
 
 	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
@@ -194,7 +195,6 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
 		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
-		r.Header.Set("X-Request-Id", ri.id)
 		w.Header().Set("X-Request-Id", ri.id)
 		ctx := withRequestInfo(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}
@@ -218,8 +218,9 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if code >= 500 {
 				level = slog.LevelError
 			}
-			s.log.Log(ctx, level, "http request", "request_id", ri.id, "method", r.Method, "route", ri.route,
-				"client_id", ri.clientID, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+			s.log.LogAttrs(ctx, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
+				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

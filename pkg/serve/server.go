@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -132,14 +133,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// incomingHeader forwards the request id and nothing else: the gateway passes Authorization
-// itself, and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(key string) (string, bool) {
-	if http.CanonicalHeaderKey(key) == "X-Request-Id" {
-		return requestIDHeader, true
-	}
-	return "", false
-}
+// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
+// interceptor what it needs in the context (request info, caller address, its authorization
+// verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
+func incomingHeader(string) (string, bool) { return "", false }
 
 // bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
 func (s *Server) bindRoutes() error {
@@ -187,8 +184,10 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/.well-known/jwks.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.issuer.JWKS()) }
 		default:
-			api.ServeHTTP(w, r)
-			return
+			if h = apidocs.Handler(r.URL.Path); h == nil { // GET /docs: Swagger UI
+				api.ServeHTTP(w, r)
+				return
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
