@@ -371,8 +371,9 @@ func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, client
 	}
 	code := status.Code(err)
 	s.metrics.observe("grpc", method, code.String(), d)
-	s.log.Log(ctx, grpcLogLevel(code), "grpc request", "request_id", requestIDFrom(id), "route", method,
-		"client_id", clientID, "code", code.String(), "duration_ms", float64(d.Microseconds())/1000)
+	s.log.LogAttrs(ctx, grpcLogLevel(code), "grpc request", slog.String("request_id", requestIDFrom(id)),
+		slog.String("route", method), slog.String("client_id", clientID), slog.String("code", code.String()),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 }
 
 // grpcLogLevel: a caller's mistakes and refusals are information, our faults errors.
