@@ -515,3 +515,41 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestGRPCCallsGRPCEnds: calls that end before the unary interceptor (a message over the
+// server-wide limit, which gRPC refuses itself) and streaming calls are logged and counted once,
+// by the stats handler.
+func TestGRPCCallsGRPCEnds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		method string
+		call   func(t *testing.T, h *guardHarness) error
+		code   codes.Code
+	}{
+		{"over the server-wide limit", groupMethod, func(t *testing.T, h *guardHarness) error {
+			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(t, 16*mib+1))
+			return err
+		}, codes.ResourceExhausted},
+		{"health watch the caller ends", watchMethod, func(t *testing.T, h *guardHarness) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			w, err := healthpb.NewHealthClient(h.conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+			if err == nil {
+				_, err = w.Recv()
+			}
+			cancel()
+			return err
+		}, codes.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := startGuard(t)
+			if err := tc.call(t, h); tc.code != codes.Canceled && status.Code(err) != tc.code {
+				t.Fatalf("got %v; want %v", err, tc.code)
+			}
+			waitFor(t, "the call logged and counted", func() bool {
+				return h.count(tc.method, tc.code.String()) == 1 && h.logged(tc.method, tc.code.String())
+			})
+		})
+	}
+}
