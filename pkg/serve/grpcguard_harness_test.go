@@ -28,11 +28,11 @@ import (
 // methods take 16 MiB) beside the fake scoring service (1 MiB methods), on a loopback listener
 // that counts the bytes the server reads.
 
-type fakeForecast struct {
+type guardForecast struct {
 	forecastv1.UnimplementedForecastServiceServer
 }
 
-func (fakeForecast) ForecastReadingGroup(_ context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+func (guardForecast) ForecastReadingGroup(_ context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
 	return &forecastv1.GroupForecastResponse{}, nil
 }
 
@@ -96,7 +96,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	h.srv, err = New(ctx, cfg, log, Service{
 		Register: func(g *grpc.Server) {
 			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
-			forecastv1.RegisterForecastServiceServer(g, fakeForecast{})
+			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
 		},
 		RegisterGateway: func(context.Context, *runtime.ServeMux) error { return nil },
 	})
@@ -242,18 +242,18 @@ func issueOfSize(t *testing.T, n int) *authv1.IssueTokenRequest {
 	return nil
 }
 
-// rawCodec sends *rawMessage bytes as they are, so a test can send what no proto library would.
-type rawCodec struct{}
+// rawBytesCodec sends *rawMessage bytes as they are, so a test can send what no proto library would.
+type rawBytesCodec struct{}
 
 type rawMessage []byte
 
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+func (rawBytesCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.SliceBuffer(*v.(*rawMessage))}, nil
 }
 
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (rawBytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	*v.(*rawMessage) = data.Materialize()
 	return nil
 }
 
-func (rawCodec) Name() string { return "proto" }
+func (rawBytesCodec) Name() string { return "proto" }

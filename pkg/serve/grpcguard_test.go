@@ -433,7 +433,7 @@ func TestGRPCMalformedProtobuf(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(bearer(tc.auth), 10*time.Second)
 			defer cancel()
-			cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.stream}, tc.method, grpc.ForceCodecV2(rawCodec{}))
+			cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.stream}, tc.method, grpc.ForceCodecV2(rawBytesCodec{}))
 			if err != nil {
 				t.Fatal(err)
 			}
