@@ -22,6 +22,7 @@ func Main(ctx context.Context, service string, args, environ []string, stderr io
 	if err != nil {
 		return err
 	}
+	setMemoryLimit(log)
 	svc, err := build(cfg, log)
 	if err != nil {
 		return err

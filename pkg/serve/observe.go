@@ -126,6 +126,11 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	if direct {
+		adm, err := s.admitMessage(info.FullMethod, req) // the JSON front admits its own, before the read
+		if err != nil {
+			return nil, err
+		}
+		defer adm.release()
 		var p Problems
 		if unknownFields(&p, req); p.Len() > 0 {
 			return nil, p.Err()
@@ -167,6 +172,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	}
 	return r.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines, bodyrate.go).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
