@@ -58,12 +58,13 @@ const (
 // per student however few bytes the student takes (`{}` in JSON, 2 bytes in protobuf), up to the
 // student limit; every other route costs per body byte.
 const (
-	groupJSONPerByte     = 16  // measured 14.0 (100,000 students, 6 MB body, 85 MB of heap)
-	groupGRPCPerByte     = 36  // protobuf is about half as long as JSON for the same students
-	groupPerStudent      = 300 // `{}` students: 244 B each in JSON
-	minStudentJSONBytes  = 3   // `{},`
-	minStudentProtoBytes = 2   // an empty StudentData: tag and length
-	otherPerByte         = 30  // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
+	groupJSONPerByte     = 16        // measured 14.0 (100,000 students: 6.1 MB of body, 85 MB of heap)
+	groupGRPCPerByte     = 24        // measured 20.0, client included (100,000 students: 2.9 MB, 58 MB)
+	groupPerStudent      = 320       // `{}` students: 244 B each in JSON, 290 over gRPC
+	groupBase            = 256 << 10 // per call, whatever its size (measured about 70 KB)
+	minStudentJSONBytes  = 3         // `{},`
+	minStudentProtoBytes = 2         // an empty StudentData: tag and length
+	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
 )
 
 // budget is the heap the admitted requests may hold together.
@@ -166,7 +167,7 @@ func (s *Server) cost(method string, n int64, json bool) int64 {
 		perByte, minStudent = groupJSONPerByte, minStudentJSONBytes
 	}
 	students := min(n/minStudent, int64(s.cfg.Limits.MaxStudents))
-	return max(perByte*n, groupPerStudent*students)
+	return groupBase + max(perByte*n, groupPerStudent*students)
 }
 
 // admitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
