@@ -127,6 +127,7 @@ func budgetServer(t *testing.T) (*harness, *fakeForecast, string) {
 	cfg.MemoryBudget = 3 << 19
 	cfg.Limits.MaxStudents = 1000
 	fake := newFakeForecast(t, cfg.Limits)
+	fake.faulty = true
 	h := startService(t, cfg, fake.service())
 	return h, fake, h.token("demo", "demo-secret")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"testing"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -22,6 +23,7 @@ type fakeForecast struct {
 	forecastv1.UnimplementedForecastServiceServer
 	fw      *measure.Framework
 	limits  Limits
+	faulty  bool // ForecastMathGroup holds and fails on request
 	started chan struct{}
 	release chan struct{}
 }
@@ -66,11 +68,17 @@ func (f *fakeForecast) ForecastReadingGroup(_ context.Context, req *forecastv1.G
 			ElapsedDays: d.GetElapsedDays(),
 		}
 	}
-	if req.TestUncertainty == nil {
-		p.Add("testUncertainty", "is required")
+	if v := req.TestUncertainty; v == nil || !measure.Finite(*v) || *v < 0 || *v > measure.MaxUncertainty {
+		p.Add("testUncertainty", "is required, between 0 and %d", measure.MaxUncertainty)
 	}
-	if len(req.GetCutLevels()) == 0 {
-		p.Add("cutLevels", "must hold at least one cut level")
+	cuts := req.GetCutLevels()
+	if len(cuts) == 0 || len(cuts) > f.limits.MaxCutLevels {
+		p.Add("cutLevels", "must hold 1 to %d cut levels", f.limits.MaxCutLevels)
+	}
+	for i, c := range cuts {
+		if !measure.Finite(c) || math.Abs(c) > measure.MaxAbsMeasure || (i > 0 && c <= cuts[i-1]) {
+			p.Add(fmt.Sprintf("cutLevels[%d]", i), "must be ascending numbers between %d and %d", -measure.MaxAbsMeasure, measure.MaxAbsMeasure)
+		}
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -99,9 +107,13 @@ func (f *fakeForecast) ForecastReadingGroup(_ context.Context, req *forecastv1.G
 	return out, nil
 }
 
-// ForecastMathGroup waits for release, then answers by its testUncertainty: 1 a validation error,
-// 2 a fault (500), 3 a panic, anything else an empty forecast.
+// ForecastMathGroup is ForecastReadingGroup, unless the test made the fake faulty: then it waits
+// for release and answers by its testUncertainty: 1 a validation error, 2 a fault (500), 3 a
+// panic, anything else an empty forecast.
 func (f *fakeForecast) ForecastMathGroup(ctx context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+	if !f.faulty {
+		return f.ForecastReadingGroup(ctx, req)
+	}
 	f.started <- struct{}{}
 	select {
 	case <-f.release:
