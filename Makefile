@@ -54,6 +54,7 @@ run: build ## Run both services in dev mode on the embedded demo content; prints
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
 	go test -race -count=1 $(PKGS)
 	go test -count=1 -run 'Allocations' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
@@ -112,11 +113,15 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-budget ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
 	go run ./pkg/serve/internal/soak -bin bin/scoring
+
+.PHONY: soak-budget
+soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
+	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
 
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.
@@ -132,7 +137,7 @@ check-links: ## Fail if a relative link or #anchor in the repository's Markdown 
 	go run ./scripts/checklinks .
 
 .PHONY: ci
-ci: lint check-generate breaking test cover check-docs check-links image-build-check ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test cover check-docs check-links image-build-check soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -18,9 +18,10 @@ import (
 // closed. The read deadline of the connection is moved as bytes arrive
 // (http.ResponseController), so no goroutine or timer is added per request.
 //
-// A caller the front refuses before reading (no valid token, wrong media type, over the size limit
-// or the memory budget) is not waited for at all: the answer says Connection: close and the read
-// deadline is set to now, so net/http does not read up to 256 KiB of the rest at the caller's pace.
+// A caller the front refuses before reading (no valid token, wrong media type, over the size
+// limit) is not waited for: the answer goes at once with Connection: close, and
+// the connection closes dropLinger (100 ms) later instead of net/http reading up to 256 KiB of the
+// rest at the caller's pace.
 
 // errSlowBody is the error a paced body returns when it fell behind the minimum rate.
 var errSlowBody = errors.New("request body arrived slower than the minimum rate")
@@ -73,12 +74,26 @@ func (p *pacedBody) deadline() time.Time {
 	return p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second)))
 }
 
+// dropLinger is how long a connection refused before its body was read stays open after the
+// answer: closing it at once with the body still arriving resets it, and the reset destroys the
+// answer in the caller's receive buffer before the caller has read it.
+const dropLinger = 100 * time.Millisecond
+
 // dropBody is for answers given without reading the body: the connection closes after the
-// answer, and nothing more of the body is waited for.
+// answer, and no more of the body is waited for than dropLinger.
 func dropBody(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		return
 	}
 	w.Header().Set("Connection", "close")
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(dropLinger))
+}
+
+// discardBody sends the answer already written, then reads the rest of the body into nothing (at
+// the paced rate, up to limit): a caller refused for want of memory budget is authenticated and
+// still sending, and a connection closed under its upload would reset before it read the 503.
+// Reading costs no memory.
+func discardBody(w http.ResponseWriter, body io.Reader, limit int64) {
+	_ = http.NewResponseController(w).Flush()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, limit))
 }

@@ -65,8 +65,8 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		// Heavy requests take their share of the memory budget before the body is read.
 		adm, err := s.admitJSON(method, r.ContentLength, limit)
 		if err != nil {
-			dropBody(w, r)
 			writeHTTPError(w, fromStatus(err))
+			discardBody(w, r.Body, limit)
 			return
 		}
 		defer adm.release()

@@ -6,6 +6,9 @@
 // one core, like the pod's CPU limit. Quiet and attack windows alternate second by second, so
 // that whatever else the machine is doing weighs on both alike. It runs about 40 s, prints the
 // figures and exits 1 when a target is missed.
+//
+// With -scenario budget it is the memory-budget soak instead (budget.go): 20 concurrent
+// 100,000-student group forecasts against the built forecast binary.
 package main
 
 import (
@@ -28,6 +31,7 @@ func main() {
 	bin := flag.String("bin", "bin/scoring", "the scoring binary to start")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
+	scenario := flag.String("scenario", "logins", "logins (scoring binary) or budget (forecast binary: 20 concurrent 100,000-student group forecasts)")
 	flag.Parse()
 	if pinned, err := pinLoad(); pinned || err != nil {
 		if err != nil {
@@ -36,7 +40,11 @@ func main() {
 		}
 		return // the pinned copy did the work and exited with its own status
 	}
-	code, err := soak(*bin, *pairs, *flood, os.Stdout)
+	run := func() (int, error) { return soak(*bin, *pairs, *flood, os.Stdout) }
+	if *scenario == "budget" {
+		run = func() (int, error) { return soakBudget(*bin, os.Stdout) }
+	}
+	code, err := run()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
