@@ -7,7 +7,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 # Every Go package of the workspace (go.work); works from the repository root.
 PKGS := github.com/yardstick-dev/yardstick/...
 # Modules of the workspace, for per-module commands (go mod tidy, GOWORK=off builds).
-MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy bench scripts
+MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy bench scripts e2e
 # Packages whose statement coverage is held to a floor (issue 2 and 3: at least 85%).
 COVER_FLOOR := 85
 COVERED := pkg/measure pkg/token
@@ -21,7 +21,9 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
-	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
+	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
+	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen \
+	github.com/zegl/kube-score/cmd/kube-score
 
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
@@ -97,11 +99,13 @@ generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files
 	find proto -name '*.pb.go' -o -name '*.pb.gw.go' -o -name '*.swagger.json' | xargs rm -f
 	$(TOOLS)/buf format -w
 	$(TOOLS)/buf generate
+	go run ./proto/openapi/internal/gen -dir proto/openapi
+	for s in scoring forecast; do $(TOOLS)/oapi-codegen -config e2e/client/$$s/oapi-codegen.yaml proto/openapi/$$s.openapi.json; done
 
 .PHONY: check-generate
 check-generate: generate ## Regenerate, then fail if the committed generated code differs.
-	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml)" ]]; then \
-		git status --porcelain -- proto; git --no-pager diff --stat -- proto; \
+	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client)" ]]; then \
+		git status --porcelain -- proto e2e/client; git --no-pager diff --stat -- proto e2e/client; \
 		echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; fi
 
 .PHONY: breaking
@@ -113,11 +117,15 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-budget ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
 	go run ./pkg/serve/internal/soak -bin bin/scoring
+
+.PHONY: soak-grpc
+soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less 16 MiB calls (README, Limits and protection).
+	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
 
 .PHONY: soak-budget
 soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
@@ -136,8 +144,14 @@ check-docs: ## Fail if docs/examples.md no longer matches what the services answ
 check-links: ## Fail if a relative link or #anchor in the repository's Markdown does not resolve.
 	go run ./scripts/checklinks .
 
+.PHONY: browser-test
+browser-test: SCREENSHOT ?= bin/swagger-ui.png
+browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the README's).
+	go vet -tags browser ./e2e/browser/
+	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
+
 .PHONY: ci
-ci: lint check-generate breaking test cover check-docs check-links image-build-check soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -25,8 +25,12 @@ image-build-check: ## Replay the Dockerfile's build stage on the host (no Docker
 deploy-render: ## Render the dev and prod overlays into deploy/.rendered/ and check them (decode + policy).
 	go run ./deploy/cmd/render -out deploy/.rendered deploy/k8s/overlays/dev deploy/k8s/overlays/prod
 
+.PHONY: deploy-score
+deploy-score: tools ## Render dev and prod, check them, and run kube-score (tools/go.mod) on each: fails on any CRITICAL or WARNING.
+	go run ./deploy/cmd/render -kube-score $(TOOLS)/kube-score -out deploy/.rendered deploy/k8s/overlays/dev deploy/k8s/overlays/prod
+
 .PHONY: deploy-test
-deploy-test: ## Run the deploy checks alone: render, strict decode, policy, Dockerfile replay, tie to the binaries.
+deploy-test: ## Run the deploy checks alone: render, strict decode, policy, kube-score, Dockerfile replay, tie to the binaries.
 	go test -count=1 github.com/yardstick-dev/yardstick/deploy/...
 
 .PHONY: deploy-sync-content

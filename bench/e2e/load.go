@@ -97,28 +97,51 @@ func post(c *http.Client, url string, body []byte, header ...string) ([]byte, er
 	return b, err
 }
 
-// measureHTTP loads url for o.duration and returns requests per second and the server's CPU
-// seconds per request.
-func measureHTTP(ctx context.Context, o options, p *proc, url string, body []byte, header ...string) (rps, cpu float64, n int64, err error) {
-	clients := httpClients(o.conns)
-	if _, err := hammer(ctx, o.conns, o.duration/3, func(w int) error { _, err := post(clients[w], url, body, header...); return err }); err != nil {
-		return 0, 0, 0, err // warm-up
+// window is one target of the interleaved measurement: a call, the process that serves it, and
+// what was counted for it.
+type window struct {
+	call    func(worker int) error
+	proc    *proc
+	n       int64
+	cpu     float64
+	elapsed float64
+}
+
+// interleave measures the windows in turns of o.duration/rounds each, so that whatever else runs on
+// the machine meanwhile weighs on every target alike.
+func interleave(ctx context.Context, o options, ws ...*window) error {
+	const rounds = 6
+	for _, w := range ws { // warm-up
+		if _, err := hammer(ctx, o.conns, o.duration/rounds, w.call); err != nil {
+			return err
+		}
 	}
-	c0, err := p.cpuSeconds()
-	if err != nil {
-		return 0, 0, 0, err
+	for r := 0; r < rounds; r++ {
+		for _, w := range ws {
+			c0, err := w.proc.cpuSeconds()
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			n, err := hammer(ctx, o.conns, o.duration/rounds, w.call)
+			w.elapsed += time.Since(start).Seconds()
+			c1, cerr := w.proc.cpuSeconds()
+			if err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			w.n += n
+			w.cpu += c1 - c0
+		}
 	}
-	start := time.Now()
-	n, err = hammer(ctx, o.conns, o.duration, func(w int) error { _, err := post(clients[w], url, body, header...); return err })
-	elapsed := time.Since(start).Seconds()
-	c1, cerr := p.cpuSeconds()
-	if err == nil {
-		err = cerr
+	for _, w := range ws {
+		if w.n == 0 {
+			return fmt.Errorf("no request completed")
+		}
 	}
-	if n == 0 && err == nil {
-		err = fmt.Errorf("no request completed")
-	}
-	return float64(n) / elapsed, (c1 - c0) / float64(n), n, err
+	return nil
 }
 
 func measureRun(ctx context.Context, o options) (figures, error) {
@@ -133,11 +156,8 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	if err != nil {
 		return f, err
 	}
+	defer bare.stop()
 	bareAnswer, err := post(http.DefaultClient, "http://"+bareAddr+scorePath, body)
-	if err == nil {
-		f.bareRPS, f.bareCPU, _, err = measureHTTP(ctx, o, bare, "http://"+bareAddr+scorePath, body)
-	}
-	bare.stop()
 	if err != nil {
 		return f, fmt.Errorf("bare handler: %w", err)
 	}
@@ -161,61 +181,57 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	if err := sameMeasure(bareAnswer, answer); err != nil {
 		return f, err
 	}
+
+	bareClients, jsonClients := httpClients(o.conns), httpClients(o.conns)
+	grpcClients := make([]scoringv1.ScoringServiceClient, o.conns)
+	for i := range grpcClients {
+		conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return f, err
+		}
+		defer conn.Close()
+		grpcClients[i] = scoringv1.NewScoringServiceClient(conn)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+	bareW := &window{proc: bare, call: func(w int) error {
+		_, err := post(bareClients[w], "http://"+bareAddr+scorePath, body)
+		return err
+	}}
+	jsonW := &window{proc: scoring, call: func(w int) error {
+		_, err := post(jsonClients[w], "http://"+httpAddr+scorePath, body, "Authorization", "Bearer "+tok)
+		return err
+	}}
+	grpcW := &window{proc: scoring, call: func(w int) error {
+		_, err := grpcClients[w].ScoreDifficultiesBayes(authed, grpcReq)
+		return err
+	}}
+	// Allocations are read around JSON windows only: the malloc counter is the process's.
 	m0, err := scoring.mallocs()
 	if err != nil {
 		return f, err
 	}
-	var n int64
-	f.jsonRPS, f.jsonCPU, n, err = measureHTTP(ctx, o, scoring, "http://"+httpAddr+scorePath, body, "Authorization", "Bearer "+tok)
-	if err != nil {
-		return f, fmt.Errorf("JSON front: %w", err)
+	if err := interleave(ctx, o, bareW, jsonW); err != nil {
+		return f, err
 	}
 	m1, err := scoring.mallocs()
 	if err != nil {
 		return f, err
 	}
-	// The warm-up's requests are counted in the malloc delta too: a third of the duration.
-	f.jsonAllocs = (m1 - m0) / (float64(n) * 4 / 3)
-
-	if f.grpcCPU, err = measureGRPC(ctx, o, scoring, grpcAddr, tok, grpcReq); err != nil {
-		return f, fmt.Errorf("gRPC: %w", err)
+	// The warm-up's requests are in the malloc delta too.
+	f.jsonAllocs = (m1 - m0) / (float64(jsonW.n) * 7 / 6)
+	if err := interleave(ctx, o, bareW, grpcW); err != nil {
+		return f, err
 	}
+	f.bareRPS, f.bareCPU = float64(bareW.n)/bareW.elapsed, bareW.cpu/float64(bareW.n)
+	f.jsonRPS, f.jsonCPU = float64(jsonW.n)/jsonW.elapsed, jsonW.cpu/float64(jsonW.n)
+	f.grpcCPU = grpcW.cpu / float64(grpcW.n)
+	bare.stop()
 	scoring.stop()
 
 	if err := measureGroup(ctx, o, &f); err != nil {
 		return f, fmt.Errorf("group forecast: %w", err)
 	}
 	return f, nil
-}
-
-func measureGRPC(ctx context.Context, o options, p *proc, addr, tok string, req *scoringv1.ScoreDifficultiesBayesRequest) (float64, error) {
-	clients := make([]scoringv1.ScoringServiceClient, o.conns)
-	for i := range clients {
-		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			return 0, err
-		}
-		defer conn.Close()
-		clients[i] = scoringv1.NewScoringServiceClient(conn)
-	}
-	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
-	call := func(w int) error { _, err := clients[w].ScoreDifficultiesBayes(authed, req); return err }
-	if _, err := hammer(ctx, o.conns, o.duration/3, call); err != nil {
-		return 0, err
-	}
-	c0, err := p.cpuSeconds()
-	if err != nil {
-		return 0, err
-	}
-	n, err := hammer(ctx, o.conns, o.duration, call)
-	c1, cerr := p.cpuSeconds()
-	if err == nil {
-		err = cerr
-	}
-	if n == 0 && err == nil {
-		err = fmt.Errorf("no call completed")
-	}
-	return (c1 - c0) / float64(n), err
 }
 
 func token(httpAddr string) (string, error) {

@@ -64,6 +64,9 @@ func start(ctx context.Context, bin string, args, env []string, httpAddr, ready 
 }
 
 func (p *proc) stop() {
+	if p.cmd.ProcessState != nil {
+		return // already stopped
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(done) }()

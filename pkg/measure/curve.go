@@ -9,7 +9,8 @@ import (
 
 // normCurve is the norm curve N(t) of §4: median measure against time in years (t = grade + 0.5
 // at mid-year), a monotone piecewise cubic (PCHIP, Fritsch–Butland derivatives from gonum) through
-// the grade medians, continued beyond both ends as a straight line with the end slope.
+// the grade medians, continued beyond both ends along the straight line of the end segment (the
+// secant through the last two knots at each end, §4).
 //
 // gonum fits the derivatives once; evaluation and inversion run on our own coefficient table so
 // that a group forecast costs a binary search over 13 knots and a few multiplications per
@@ -59,16 +60,13 @@ func (c *normCurve) fit(medians []float64) error {
 			(-2*dy + (d[i]+d[i+1])*h) / (h * h * h),
 		}
 	}
-	// The end derivative of Fritsch–Butland can be 0 when the curve flattens sharply; a flat
-	// continuation could not be inverted, so fall back to the end segment's secant slope.
-	c.loSlope = d[0]
-	if !(c.loSlope > 0) {
-		c.loSlope = (y[1] - y[0]) / (t[1] - t[0])
-	}
-	c.hiSlope = d[n-1]
-	if !(c.hiSlope > 0) {
-		c.hiSlope = (y[n-1] - y[n-2]) / (t[n-1] - t[n-2])
-	}
+	// Beyond the ends the curve follows the end segment's secant, not PCHIP's end derivative:
+	// the end derivative reflects how the curve bends inside its last year (1.5Q a year at the
+	// quantile top, whose last segment rises 35Q), so extending it made a student just below the
+	// top median outgrow one just above it. The secant is positive because the medians increase,
+	// so the continuation is always invertible, and at() and inverse() use the same line.
+	c.loSlope = (y[1] - y[0]) / (t[1] - t[0])
+	c.hiSlope = (y[n-1] - y[n-2]) / (t[n-1] - t[n-2])
 	c.t, c.y, c.coef = t, y, coef
 	return nil
 }

@@ -5,6 +5,12 @@
 // strand benchmarks), with an embedded SYNTHETIC demonstration bundle (Demo). It imports nothing
 // of Yardstick's and knows nothing of gRPC or HTTP.
 //
+// Calibration (§10): Calibrate estimates Rasch item difficulties from a persons × items response
+// matrix with blanks (ReadResponses) by conditional maximum likelihood, with standard errors from
+// the pseudo-inverse of the information and infit/outfit mean squares; Calibration.OnScaleMean
+// and OnScaleAnchors put them on a framework's scale; CalibrateBank and ExtendBundle turn them
+// into bank items and a new content bundle. The yardstick-calibrate command (cmd/) only calls these.
+//
 // Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
 // in logits internally (θ/s) and convert at the edges.
 //
@@ -24,7 +30,9 @@
 // evaluations and inversions of a group forecast — run on our own precomputed tables, because
 // gonum's general interfaces allocate or index a matrix per call and the benchmarks in README.md
 // ask for microseconds per student. Normal tails use math.Erfc so small band probabilities keep
-// their relative precision. Tests cross-check against gonum's distuv.Normal.
+// their relative precision. Tests cross-check against gonum's distuv.Normal. Calibration solves
+// its Newton steps and covariance with gonum's Cholesky (mat), once per iteration on a k × k
+// matrix; its per-booklet sums are our own loops.
 //
 // Errors: Standard, Bayes and Link.Measure return an error, never a panic or a NaN, for input
 // they cannot handle (no items, a raw score outside [0, n], non-finite values, difficulties more

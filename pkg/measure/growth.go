@@ -27,8 +27,9 @@ func (p *prepared) expected(ability, days float64) float64 {
 }
 
 // Grow moves a prior forward by elapsedDays (§4): the mean by the expected growth, the variance
-// widened by g² per year, τ² = σ0² + g²·days/365.25, capped at the population variance P² (so a
-// prior vaguer than the population is replaced by the population's spread, as METHOD.md states).
+// widened by g² per year, τ² = min(σ0² + g²·days/365.25, max(σ0², P²)). The population SD P caps
+// the widening only: a prior SD given above P stays as given (a vague prior, under which the Bayes
+// estimate tends to the standard one), and a prior below P widens at most up to P.
 func (f *Framework) Grow(prior Normal, elapsedDays float64) Normal {
 	p, err := f.prepared()
 	if err != nil {
@@ -41,6 +42,7 @@ func (p *prepared) grow(prior Normal, days, g, pop float64) Normal {
 	if !(days > 0) {
 		days = 0
 	}
-	v := prior.SD*prior.SD + g*g*days/daysPerYear
-	return Normal{Mean: p.expected(prior.Mean, days), SD: math.Sqrt(math.Min(v, pop*pop))}
+	v0 := prior.SD * prior.SD
+	v := v0 + g*g*days/daysPerYear
+	return Normal{Mean: p.expected(prior.Mean, days), SD: math.Sqrt(math.Min(v, math.Max(v0, pop*pop)))}
 }

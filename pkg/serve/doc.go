@@ -1,7 +1,9 @@
 // Package serve is the serving frame both Yardstick services run in: typed configuration, the gRPC
 // server with its interceptors (request ids, logs, metrics, panic recovery, authentication), the
 // grpc-gateway JSON front with the one error handler that writes DESIGN.md §2's error body, the
-// token endpoint, health, metrics, periodic reload of files and graceful shutdown.
+// token endpoint, health, metrics, periodic reload of files and graceful shutdown. The gRPC door
+// checks tokens on a call's headers, before its message is read, and bounds what calls without
+// a token may make it read (grpcguard.go).
 //
 // The JSON front does not call the service implementations directly: it is a gRPC client of the
 // same server over an in-memory connection, so every JSON request passes through exactly the

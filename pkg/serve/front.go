@@ -37,9 +37,12 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		if rule := s.rules[method]; !rule.public {
 			fc.authorized, fc.method = authorized, method
+			// The verdict travels in the context; the gateway need not copy and check the token
+			// into metadata as well.
+			r.Header.Del("Authorization")
 		}
 		form := false
-		if ct := r.Header.Get("Content-Type"); ct != "" {
+		if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 			mt, _, err := mime.ParseMediaType(ct)
 			switch {
 			case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):

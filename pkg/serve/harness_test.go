@@ -74,7 +74,7 @@ func (f *fakeScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) 
 }
 
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *Server
 	base    string // http://127.0.0.1:port
 	grpc    *grpc.ClientConn
@@ -105,7 +105,7 @@ func writeClients(t *testing.T) string {
 	return path
 }
 
-func testConfig(t *testing.T) Config {
+func testConfig(t testing.TB) Config {
 	t.Helper()
 	cfg, err := LoadConfig("scoring", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
@@ -117,7 +117,7 @@ func testConfig(t *testing.T) Config {
 }
 
 // start runs a server with the fake scoring service on loopback listeners on port 0.
-func start(t *testing.T, cfg Config) *harness {
+func start(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
@@ -131,7 +131,7 @@ func start(t *testing.T, cfg Config) *harness {
 }
 
 // startService runs svc on loopback listeners on port 0 until the test ends.
-func startService(t *testing.T, cfg Config, svc Service) *harness {
+func startService(t testing.TB, cfg Config, svc Service) *harness {
 	t.Helper()
 	h := &harness{t: t, logs: &syncBuffer{}, stopped: make(chan error, 1)}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -178,7 +178,7 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {

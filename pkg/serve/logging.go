@@ -8,23 +8,26 @@ import (
 	"strings"
 )
 
-// NewLogger returns the service logger: JSON for clusters, text for people at a terminal.
-func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+// NewLogger returns the service logger: JSON for clusters, text for people at a terminal. Lines
+// below warning level are batched (logbatch.go); flush writes whatever is waiting and belongs at
+// exit.
+func NewLogger(w io.Writer, format, level string) (log *slog.Logger, flush func() error, err error) {
 	lv, err := parseLevel(level)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	bw := &batchWriter{w: w}
 	opts := &slog.HandlerOptions{Level: lv}
 	var h slog.Handler
 	switch format {
 	case "json":
-		h = slog.NewJSONHandler(w, opts)
+		h = slog.NewJSONHandler(bw, opts)
 	case "text":
-		h = slog.NewTextHandler(w, opts)
+		h = slog.NewTextHandler(bw, opts)
 	default:
-		return nil, fmt.Errorf("log format %q: want json or text", format)
+		return nil, nil, fmt.Errorf("log format %q: want json or text", format)
 	}
-	return slog.New(h), nil
+	return slog.New(urgentFlush{Handler: h, w: bw}), bw.Flush, nil
 }
 
 func parseLevel(s string) (slog.Level, error) {

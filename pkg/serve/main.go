@@ -18,10 +18,11 @@ func Main(ctx context.Context, service string, args, environ []string, stderr io
 	if err != nil {
 		return err
 	}
-	log, err := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	log, flush, err := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
+	defer func() { _ = flush() }()
 	setMemoryLimit(log)
 	svc, err := build(cfg, log)
 	if err != nil {

@@ -98,6 +98,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	}
 	if direct {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
+		markLogged(ctx) // this function logs and counts it, not the stats handler (grpcstats.go)
 	}
 
 	defer func() {
@@ -114,18 +115,25 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
 			level = slog.LevelError
 		}
-		s.log.Log(ctx, level, "grpc request", "request_id", ri.id, "route", ri.route, "client_id", ri.clientID,
-			"code", code.String(), "duration_ms", float64(time.Since(start).Microseconds())/1000)
+		s.log.LogAttrs(ctx, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
+			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
 
 	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
 		// The front authorized this very call before it read the body (same rule, same
 		// function); its verdict stands.
 		ctx = fc.authorized
+	} else if direct && s.tapAuthorized(ctx, info.FullMethod) {
+		// The tap handle authorized this very call before a byte of its message was read
+		// (grpcguard.go); its claims are in ctx.
 	} else if ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
 		return nil, err
 	}
 	if direct {
+		if err := s.checkReceived(ctx, info.FullMethod); err != nil { // malformed or over the method's limit
+			return nil, err
+		}
 		adm, err := s.admitMessage(info.FullMethod, req) // the JSON front admits its own, before the read
 		if err != nil {
 			return nil, err
@@ -147,10 +155,12 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = Internal()
 		}
 	}()
-	if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
-		return err
+	if !s.tapAuthorized(ss.Context(), info.FullMethod) {
+		if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
+			return err
+		}
 	}
-	return handler(srv, ss)
+	return handler(srv, s.guardStream(ss, info))
 }
 
 // statusRecorder remembers the status code an HTTP handler wrote.
@@ -193,7 +203,6 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
 		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
-		r.Header.Set("X-Request-Id", ri.id)
 		w.Header().Set("X-Request-Id", ri.id)
 		ctx := withRequestInfo(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}
@@ -217,8 +226,9 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if code >= 500 {
 				level = slog.LevelError
 			}
-			s.log.Log(ctx, level, "http request", "request_id", ri.id, "method", r.Method, "route", ri.route,
-				"client_id", ri.clientID, "status", code, "duration_ms", float64(d.Microseconds())/1000)
+			s.log.LogAttrs(ctx, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
+				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -27,7 +28,8 @@ import (
 
 // Service is what a service brings to the frame.
 type Service struct {
-	// Register adds the service's gRPC implementations to the server.
+	// Register adds the service's gRPC implementations to the server. It is called twice: first
+	// on a probe server that is never served (the receive limit depends on the methods served).
 	Register func(*grpc.Server)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
@@ -46,6 +48,7 @@ type Server struct {
 	issuer     *token.Issuer
 	metrics    *metrics
 	rules      map[string]accessRule
+	guard      *grpcGuard        // the gRPC door's limits and read slots (grpcguard.go)
 	routes     map[string]bool   // every path of the HTTP front (metric labels)
 	postRoutes map[string]string // API path -> rpc full method
 	openapi    []byte
@@ -84,11 +87,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	s.grpc = grpc.NewServer(
+	guard, err := s.grpcGuardOptions(svc) // tap handle, receive limit, codec (grpcguard.go)
+	if err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
+	}
+	s.grpc = grpc.NewServer(append(guard,
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
-		grpc.MaxRecvMsgSize(int(cfg.Limits.MaxGroupBodyBytes)),
-	)
+	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
 	svc.Register(s.grpc)
 	s.health = health.NewServer()
@@ -100,6 +106,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
+	}
+	if err := s.guard.bind(s.grpc, cfg.Limits); err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
 	if err := s.bindRoutes(); err != nil {
 		return nil, err
@@ -132,14 +141,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// incomingHeader forwards the request id and nothing else: the gateway passes Authorization
-// itself, and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(key string) (string, bool) {
-	if http.CanonicalHeaderKey(key) == "X-Request-Id" {
-		return requestIDHeader, true
-	}
-	return "", false
-}
+// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
+// interceptor what it needs in the context (request info, caller address, its authorization
+// verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
+func incomingHeader(string) (string, bool) { return "", false }
 
 // bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
 func (s *Server) bindRoutes() error {
@@ -187,8 +192,10 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/.well-known/jwks.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.issuer.JWKS()) }
 		default:
-			api.ServeHTTP(w, r)
-			return
+			if h = apidocs.Handler(r.URL.Path); h == nil { // GET /docs: Swagger UI
+				api.ServeHTTP(w, r)
+				return
+			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

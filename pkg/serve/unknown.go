@@ -14,35 +14,10 @@ import (
 // or older .proto than the server's). Paths are built only when something is found.
 func unknownFields(p *Problems, req any) {
 	m, ok := req.(proto.Message)
-	if !ok || !hasUnknown(m.ProtoReflect()) {
+	if !ok || !wireCodec.HasUnknown(m) {
 		return
 	}
 	walkUnknown(p, "", m.ProtoReflect())
-}
-
-// hasUnknown reports whether m or a message inside it holds unknown fields.
-func hasUnknown(m protoreflect.Message) bool {
-	if len(m.GetUnknown()) > 0 {
-		return true
-	}
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if fd.Message() == nil || fd.IsMap() || !m.Has(fd) {
-			continue
-		}
-		if fd.IsList() {
-			list := m.Get(fd).List()
-			for j := 0; j < list.Len(); j++ {
-				if hasUnknown(list.Get(j).Message()) {
-					return true
-				}
-			}
-		} else if hasUnknown(m.Get(fd).Message()) {
-			return true
-		}
-	}
-	return false
 }
 
 func walkUnknown(p *Problems, path string, m protoreflect.Message) {

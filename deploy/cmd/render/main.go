@@ -1,15 +1,18 @@
 // Command render renders kustomizations with the same code the deploy tests use, writes each as
 // one YAML file, and fails unless every object decodes strictly and the deployment policy holds
-// (make deploy-render). Point it at your own overlay to check it before applying.
+// (make deploy-render) and, with -kube-score, unless kube-score finds nothing (make deploy-score).
+// Point it at your own overlay to check it before applying.
 package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/yardstick-dev/yardstick/deploy/internal/manifest"
 )
@@ -25,11 +28,12 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	out := fs.String("out", "deploy/.rendered", "directory for <overlay>.yaml files")
 	readme := fs.String("readme", "deploy/README.md", "README whose kubectl create commands name the objects the operator creates")
+	kubeScore := fs.String("kube-score", "", "kube-score binary to run on each rendered overlay (bin/tools/kube-score); none when empty")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		return errors.New("usage: render [-out dir] [-readme file] kustomization-dir...")
+		return errors.New("usage: render [-out dir] [-readme file] [-kube-score bin] kustomization-dir...")
 	}
 	doc, err := os.ReadFile(*readme)
 	if err != nil {
@@ -41,14 +45,14 @@ func run(args []string) error {
 	}
 	var errs []error
 	for _, dir := range fs.Args() {
-		if err := renderOne(dir, *out, opts); err != nil {
+		if err := renderOne(dir, *out, *kubeScore, opts); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", dir, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func renderOne(dir, out string, opts manifest.Options) error {
+func renderOne(dir, out, kubeScore string, opts manifest.Options) error {
 	docs, err := manifest.Render(dir)
 	if err != nil {
 		return err
@@ -64,6 +68,13 @@ func renderOne(dir, out string, opts manifest.Options) error {
 	if err := manifest.Check(set, opts); err != nil {
 		return err
 	}
-	fmt.Printf("%s: %d objects, decoded and checked -> %s\n", dir, len(docs), dest)
+	checked := "decoded and checked"
+	if kubeScore != "" {
+		if err := manifest.KubeScore(context.Background(), kubeScore, docs); err != nil {
+			return err
+		}
+		checked += ", kube-score " + strings.Join(manifest.KubeScoreArgs, " ") + ": no CRITICAL or WARNING"
+	}
+	fmt.Printf("%s: %d objects, %s -> %s\n", dir, len(docs), checked, dest)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -25,7 +26,12 @@ type Set struct {
 	Ingresses       []*networkingv1.Ingress
 	ConfigMaps      []*corev1.ConfigMap
 	Secrets         []*corev1.Secret
+	// Objects names every object of the set, of every kind, in document order.
+	Objects []Object
 }
+
+// Object is one object of a set by kind, namespace and name.
+type Object struct{ Kind, Namespace, Name string }
 
 // allowed lists the only kinds (with their API versions) a manifest may hold; anything else —
 // another kind, or a known kind at a retired version — is an error.
@@ -84,6 +90,9 @@ func (s *Set) add(dec runtime.Decoder, doc []byte) error {
 	}
 	if gvk == nil || !allowed[*gvk] {
 		return fmt.Errorf("kind %v is not one a Yardstick manifest may hold", gvk)
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		s.Objects = append(s.Objects, Object{gvk.Kind, m.GetNamespace(), m.GetName()})
 	}
 	switch o := obj.(type) {
 	case *corev1.Namespace:

@@ -50,13 +50,3 @@ func (s *Set) Secret(name string) *corev1.Secret {
 	}
 	return nil
 }
-
-// Service is the Service called name, or nil.
-func (s *Set) Service(name string) *corev1.Service {
-	for _, c := range s.Services {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -57,6 +58,9 @@ func TestOverlaysRenderDecodeAndPassPolicy(t *testing.T) {
 			}
 			if err := Check(s, Options{External: o.external}); err != nil {
 				t.Errorf("Check: %v", err)
+			}
+			if err := KubeScore(context.Background(), kubeScore, docs); err != nil {
+				t.Errorf("KubeScore: %v", err)
 			}
 		})
 	}
@@ -140,7 +144,8 @@ func portNamed(t *testing.T, c map[string]any, name string) map[string]any {
 }
 
 // TestEachCheckFailsOnTheTypoItGuardsAgainst mutates rendered manifests one typo at a time and
-// wants the stage that guards against it (strict decoding or the policy) to name the problem.
+// wants the stage that guards against it (strict decoding, the policy or kube-score) to name the
+// problem. A typo kube-score catches must pass the policy: the policy holds no rule kube-score has.
 func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 	t.Parallel()
 	all := overlays(t)
@@ -149,6 +154,7 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 	const (
 		decode stage = iota
 		policy
+		score
 	)
 	tests := []struct {
 		name    string
@@ -208,7 +214,7 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		}, policy, `path "healthz" does not start with /`},
 		{"no readiness probe", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
 			delete(containerOf(t, o), "readinessProbe")
-		}, policy, "has no readinessProbe"},
+		}, score, "pod-probes: Container is missing a readinessProbe"},
 		{"Service targets a misspelt port name", prod, "Service", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "ports", 1)["targetPort"] = "grcp"
 		}, policy, "port grpc: targetPort grcp"},
@@ -218,13 +224,13 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		{"Service selector misspelt", prod, "Service", "forecast", func(t *testing.T, o map[string]any) {
 			sel := at(t, o, "spec", "selector")
 			sel["app.kubernetes.io/name"] = "forcast"
-		}, policy, "Service forecast: selects the pods of 0 Deployments"},
+		}, score, "Service yardstick/forecast: service-targets-pod: The services selector does not match any pods"},
 		{"one replica", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec")["replicas"] = 1
-		}, policy, "replicas is 1; want at least 2"},
+		}, score, "Deployment yardstick-dev/forecast: deployment-targeted-by-hpa-does-not-have-replicas-configured: The deployment is targeted by a HPA, but a static replica count is configured"},
 		{"writable root file system", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, containerOf(t, o), "securityContext")["readOnlyRootFilesystem"] = false
-		}, policy, "readOnlyRootFilesystem is not true"},
+		}, score, "container-security-context-readonlyrootfilesystem: (scoring) The pod has a container with a writable root filesystem"},
 		{"capabilities kept", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
 			delete(at(t, containerOf(t, o), "securityContext"), "capabilities")
 		}, policy, "capabilities.drop does not hold ALL"},
@@ -237,7 +243,7 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		}, policy, "runAsNonRoot is not true"},
 		{"no memory limit", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
 			delete(at(t, containerOf(t, o), "resources", "limits"), "memory")
-		}, policy, "has no memory limit"},
+		}, score, "container-resources: (scoring) Memory limit is not set"},
 		{"grace period shorter than the drain", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "template", "spec")["terminationGracePeriodSeconds"] = 20
 		}, policy, "terminationGracePeriodSeconds is 20s, not longer than the binary's drain"},
@@ -258,28 +264,46 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		}, policy, "YARDSTICK_KEYS_DIR=/etc/yardstik/keys is on no volume mount"},
 		{"autoscaler targets a misspelt Deployment", dev, "HorizontalPodAutoscaler", "forecast", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "scaleTargetRef")["name"] = "forcast"
-		}, policy, `scaleTargetRef apps/v1 Deployment "forcast" is not a Deployment of the overlay`},
+		}, score, "HorizontalPodAutoscaler yardstick-dev/forecast: horizontalpodautoscaler-has-target: The HPA target does not match anything"},
 		{"autoscaler floor of one", prod, "HorizontalPodAutoscaler", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec")["minReplicas"] = 1
-		}, policy, "minReplicas is 1; want at least 2"},
+		}, score, "horizontalpodautoscaler-replicas: HPA few replicas"},
 		{"disruption budget on misspelt labels", dev, "PodDisruptionBudget", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "selector", "matchLabels")["app.kubernetes.io/name"] = "scorng"
-		}, policy, "PodDisruptionBudget scoring: selects the pods of 0 Deployments"},
+		}, score, "Deployment yardstick-dev/scoring: deployment-has-poddisruptionbudget: No matching PodDisruptionBudget was found"},
 		{"network policy on misspelt labels", prod, "NetworkPolicy", "forecast", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "podSelector", "matchLabels")["app.kubernetes.io/part-of"] = "yardstik"
-		}, policy, "NetworkPolicy forecast: selects the pods of 0 Deployments"},
+		}, score, "NetworkPolicy yardstick/forecast: networkpolicy-targets-pod: The NetworkPolicys selector doesn't match any pods"},
 		{"network policy opens a misspelt port", dev, "NetworkPolicy", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "ingress", 0, "ports", 1)["port"] = "grcp"
 		}, policy, "port grcp is not a declared port of container scoring"},
 		{"ingress backend on a misspelt port", prod, "Ingress", "yardstick", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "rules", 1, "http", "paths", 0, "backend", "service", "port")["name"] = "htp"
-		}, policy, "backend Service forecast has no port htp"},
+		}, score, "ingress-targets-service: (/) No service match was found: No service with name forecast and port named htp was found"},
 		{"ingress backend on a misspelt Service", prod, "Ingress", "yardstick-grpc", func(t *testing.T, o map[string]any) {
 			at(t, o, "spec", "rules", 0, "http", "paths", 0, "backend", "service")["name"] = "scorin"
-		}, policy, `backend Service "scorin" is not in the set`},
+		}, score, "ingress-targets-service: (/) No service match was found: No service with name scorin and port named grpc was found"},
 		{"object in another namespace", dev, "Service", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, o, "metadata")["namespace"] = "default"
 		}, policy, "objects are spread over namespaces"},
+		{"no ephemeral-storage limit", prod, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			delete(at(t, containerOf(t, o), "resources", "limits"), "ephemeral-storage")
+		}, score, "container-ephemeral-storage-request-and-limit: (forecast) Ephemeral Storage limit is not set"},
+		{"mutable tag pulled only when absent", dev, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			containerOf(t, o)["imagePullPolicy"] = "IfNotPresent"
+		}, score, "container-image-pull-policy: (scoring) ImagePullPolicy is not set to Always"},
+		{"prod image by tag where the pull-policy check is silenced", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			containerOf(t, o)["image"] = "ghcr.io/yardstick-dev/yardstick-scoring:v1.0.0"
+		}, policy, `silences kube-score's container-image-pull-policy but names image "ghcr.io/yardstick-dev/yardstick-scoring:v1.0.0" by tag`},
+		{"anti-affinity silenced without a spread over nodes", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			spec := at(t, o, "spec", "template", "spec")
+			spec["topologySpreadConstraints"] = spec["topologySpreadConstraints"].([]any)[:1]
+		}, policy, "has no topology spread constraint over kubernetes.io/hostname"},
+		{"disruption budget at the autoscaler's floor", prod, "PodDisruptionBudget", "scoring", func(t *testing.T, o map[string]any) {
+			spec := at(t, o, "spec")
+			delete(spec, "maxUnavailable")
+			spec["minAvailable"] = 3
+		}, policy, "minAvailable 3 is not below the 3 replicas of Deployment scoring at its autoscaler's floor"},
 	}
 	rendered := map[string][][]byte{}
 	for _, o := range []overlay{dev, prod} {
@@ -297,11 +321,21 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("Decode: got %v; want the mutation to decode and fail the policy", err)
+				t.Fatalf("Decode: got %v; want the mutation to decode", err)
 			}
 			err = Check(s, Options{External: tc.overlay.external})
+			if tc.stage == policy {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("Check error: got %v; want one containing %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Check: got %v; want no error (kube-score's finding, not the policy's)", err)
+			}
+			err = KubeScore(context.Background(), kubeScore, docs)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Check error: got %v; want one containing %q", err, tc.want)
+				t.Fatalf("KubeScore error: got %v; want one containing %q", err, tc.want)
 			}
 		})
 	}

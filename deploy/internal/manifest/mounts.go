@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // NamedProbe is one probe of a container with the field it sits in.
@@ -27,8 +26,6 @@ func Probes(c *corev1.Container) []NamedProbe {
 	}
 	return out
 }
-
-func intOrInt(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
 
 // Volume is the pod volume called name, or nil.
 func Volume(pod *corev1.PodSpec, name string) *corev1.Volume {
@@ -71,7 +68,8 @@ func below(dir, p string) (string, bool) {
 // checkMounts wants every mount backed by a declared volume, every ConfigMap and Secret a volume
 // names to exist (rendered, or listed as created by the operator), no volume left unmounted, and
 // every absolute path the container is given to lie on a mount — and, where the volume's source
-// is rendered, to name a file it holds.
+// is rendered, to name a file it holds. kube-score has no check on volumes or mounts, and cannot
+// know the objects the operator creates or the paths the binary is given.
 func checkMounts(p *problems, obj string, s *Set, ns string, pod *corev1.PodSpec, c *corev1.Container, opts Options) {
 	mounted := map[string]bool{}
 	paths := map[string]bool{}

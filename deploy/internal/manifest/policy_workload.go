@@ -1,81 +1,71 @@
 package manifest
 
 import (
-	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// MinReplicas is the floor for every Deployment and HorizontalPodAutoscaler: one pod is one
-// node drain away from an outage.
-const MinReplicas = 2
-
-// checkDeployment applies the workload policy to one Deployment and its pod template.
+// checkDeployment applies the workload rules to one Deployment and its pod template. Replicas,
+// resources, the read-only root file system, user and group ids, privileged mode, image tags and
+// readiness probes are kube-score's (see KubeScore).
 func checkDeployment(p *problems, s *Set, d *appsv1.Deployment, opts Options) {
 	obj := "Deployment " + d.Name
-	if d.Spec.Replicas == nil || *d.Spec.Replicas < MinReplicas {
-		p.add(obj, "replicas is %s; want at least %d", int32String(d.Spec.Replicas), MinReplicas)
-	}
 	pod := &d.Spec.Template.Spec
-	if ok, err := selects(d.Spec.Selector, d.Spec.Template.Labels); err != nil || !ok {
-		p.add(obj, "selector does not select the pod template's labels %v (%v)", d.Spec.Template.Labels, err)
-	}
 	checkPodSecurity(p, obj, pod)
 	checkTopologySpread(p, obj, d)
-	if len(pod.Containers) != 1 {
-		p.add(obj, "has %d containers; want exactly 1 (the service binary)", len(pod.Containers))
-	}
-	if len(pod.InitContainers) > 0 {
-		p.add(obj, "has init containers; the image holds only the service binary")
+	// The tie check starts the one service binary the image holds, exactly as declared: kube-score
+	// knows nothing of the image or the binary.
+	if len(pod.Containers) != 1 || len(pod.InitContainers) > 0 {
+		p.add(obj, "has %d containers and %d init containers; want exactly 1 container (the service binary)", len(pod.Containers), len(pod.InitContainers))
 	}
 	for i := range pod.Containers {
 		c := &pod.Containers[i]
 		cobj := obj + " container " + c.Name
 		checkContainerSecurity(p, cobj, pod, c)
-		checkResources(p, cobj, c)
 		checkListeners(p, cobj, c)
 		checkProbes(p, cobj, c)
 		checkMounts(p, cobj, s, d.Namespace, pod, c, opts)
 		checkGrace(p, cobj, pod, c)
+		// Both would hide from review and from the tie check what the binary is given; kube-score
+		// reads neither.
 		if len(c.Command) > 0 {
 			p.add(cobj, "command %v overrides the image's entrypoint; pass settings as env or args", c.Command)
 		}
 		if len(c.EnvFrom) > 0 {
 			p.add(cobj, "envFrom hides setting names from review and from the tie check; list env one by one")
 		}
-		if img := c.Image; img == "" || strings.HasSuffix(img, ":latest") || !strings.Contains(path.Base(img), ":") && !strings.Contains(img, "@") {
-			p.add(cobj, "image %q has no pinned tag or digest", img)
+		// kube-score's container-image-pull-policy wants Always; prod silences it because its images
+		// are pinned by digest, which kube-score cannot see. This keeps that reason true.
+		if silenced(d, "container-image-pull-policy") && !strings.Contains(c.Image, "@sha256:") {
+			p.add(cobj, "silences kube-score's container-image-pull-policy but names image %q by tag; a tag can move, pin it by digest", c.Image)
 		}
 	}
 }
 
-func int32String(v *int32) string {
-	if v == nil {
-		return "unset"
+// silenced reports whether the Deployment or its pod template turns kube-score's check off with
+// a kube-score/ignore annotation.
+func silenced(d *appsv1.Deployment, check string) bool {
+	for _, a := range []map[string]string{d.Annotations, d.Spec.Template.Annotations} {
+		for _, id := range strings.Split(a["kube-score/ignore"], ",") {
+			if strings.TrimSpace(id) == check {
+				return true
+			}
+		}
 	}
-	return strconv.Itoa(int(*v))
+	return false
 }
 
-// checkPodSecurity wants the Pod Security Standards' restricted profile at pod level and no
-// Kubernetes API credentials, which the services never use.
+// checkPodSecurity wants the pod-level part of the restricted profile that kube-score has no
+// check for: its seccomp check is optional and takes any profile (Unconfined too), and it has none
+// for service-account tokens or the host's namespaces.
 func checkPodSecurity(p *problems, obj string, pod *corev1.PodSpec) {
 	sc := pod.SecurityContext
-	if sc == nil {
-		p.add(obj, "pod has no securityContext")
-		return
-	}
-	if sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
-		p.add(obj, "pod securityContext.runAsNonRoot is not true")
-	}
-	if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-		p.add(obj, "pod securityContext.runAsUser is 0 (root)")
-	}
-	if sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+	if sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		p.add(obj, "pod securityContext.seccompProfile.type is not RuntimeDefault")
 	}
 	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
@@ -86,72 +76,34 @@ func checkPodSecurity(p *problems, obj string, pod *corev1.PodSpec) {
 	}
 }
 
-// checkContainerSecurity wants a non-root, read-only container with every capability dropped
-// and no way to regain privileges.
+// checkContainerSecurity wants a container that cannot become root or regain privileges.
+// kube-score checks the user and group ids (container-security-context-user-group-id) but not
+// runAsNonRoot, which makes the kubelet refuse an image whose user is root, and has no check for
+// capabilities or allowPrivilegeEscalation.
 func checkContainerSecurity(p *problems, obj string, pod *corev1.PodSpec, c *corev1.Container) {
+	nonRoot := pod.SecurityContext != nil && pod.SecurityContext.RunAsNonRoot != nil && *pod.SecurityContext.RunAsNonRoot
 	sc := c.SecurityContext
 	if sc == nil {
-		p.add(obj, "has no securityContext")
-		return
+		sc = &corev1.SecurityContext{}
 	}
-	podNonRoot := pod.SecurityContext != nil && pod.SecurityContext.RunAsNonRoot != nil && *pod.SecurityContext.RunAsNonRoot
-	if sc.RunAsNonRoot != nil && !*sc.RunAsNonRoot || sc.RunAsNonRoot == nil && !podNonRoot {
+	if sc.RunAsNonRoot != nil {
+		nonRoot = *sc.RunAsNonRoot
+	}
+	if !nonRoot {
 		p.add(obj, "runAsNonRoot is not true")
-	}
-	if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-		p.add(obj, "runAsUser is 0 (root)")
-	}
-	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-		p.add(obj, "readOnlyRootFilesystem is not true")
 	}
 	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
 		p.add(obj, "allowPrivilegeEscalation is not false")
 	}
-	if sc.Privileged != nil && *sc.Privileged {
-		p.add(obj, "is privileged")
-	}
-	if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
-		p.add(obj, "capabilities.drop does not hold ALL")
-	}
-	if sc.Capabilities != nil && len(sc.Capabilities.Add) > 0 {
-		p.add(obj, "adds capabilities %v", sc.Capabilities.Add)
-	}
-}
-
-// checkResources wants CPU and memory requests (the scheduler and the CPU autoscaler need them)
-// and limits no lower than the requests.
-func checkResources(p *problems, obj string, c *corev1.Container) {
-	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		req, hasReq := c.Resources.Requests[name]
-		lim, hasLim := c.Resources.Limits[name]
-		if !hasReq {
-			p.add(obj, "has no %s request", name)
-		}
-		if !hasLim {
-			p.add(obj, "has no %s limit", name)
-		}
-		if hasReq && hasLim && lim.Cmp(req) < 0 {
-			p.add(obj, "%s limit %s is below its request %s", name, lim.String(), req.String())
-		}
-		if hasReq && req.Sign() <= 0 {
-			p.add(obj, "%s request %s is not positive", name, req.String())
-		}
+	if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0 {
+		p.add(obj, "capabilities.drop does not hold ALL, or capabilities.add is not empty")
 	}
 }
 
 // checkListeners wants the ports named http and grpc, each carried by the listen address the
-// binary is given, and no port the binary does not listen on.
+// binary is given, and no port the binary does not listen on. kube-score cannot know which
+// addresses the binary listens on (its optional container-ports-check only checks names).
 func checkListeners(p *problems, obj string, c *corev1.Container) {
-	seen := map[int32]bool{}
-	for _, port := range c.Ports {
-		if seen[port.ContainerPort] {
-			p.add(obj, "declares port %d twice", port.ContainerPort)
-		}
-		seen[port.ContainerPort] = true
-		if port.Protocol != "" && port.Protocol != corev1.ProtocolTCP {
-			p.add(obj, "port %s has protocol %s; want TCP", port.Name, port.Protocol)
-		}
-	}
 	names := map[string]bool{}
 	for _, l := range Listeners {
 		names[l.PortName] = true
@@ -189,15 +141,10 @@ func checkListeners(p *problems, obj string, c *corev1.Container) {
 	}
 }
 
-// checkProbes wants readiness and liveness probes the binary answers: HTTP or native gRPC on a
-// declared port (no exec: the distroless image has no shell).
+// checkProbes wants every probe to be one the binary answers: HTTP or native gRPC on a declared
+// port (no exec: the distroless image has no shell). kube-score checks that a readiness probe
+// exists and differs from the liveness probe, not where the probes point.
 func checkProbes(p *problems, obj string, c *corev1.Container) {
-	if c.ReadinessProbe == nil {
-		p.add(obj, "has no readinessProbe")
-	}
-	if c.LivenessProbe == nil {
-		p.add(obj, "has no livenessProbe")
-	}
 	for _, pr := range Probes(c) {
 		what := obj + " " + pr.Kind
 		h := pr.Probe.ProbeHandler
@@ -213,7 +160,7 @@ func checkProbes(p *problems, obj string, c *corev1.Container) {
 				p.add(what, "httpGet scheme %s; the binaries serve plain HTTP", h.HTTPGet.Scheme)
 			}
 		case h.GRPC != nil:
-			port, err := ContainerPort(c, intOrInt(h.GRPC.Port))
+			port, err := ContainerPort(c, intstr.FromInt32(h.GRPC.Port))
 			switch {
 			case err != nil:
 				p.add(what, "grpc: %v", err)
@@ -231,7 +178,8 @@ func checkProbes(p *problems, obj string, c *corev1.Container) {
 }
 
 // checkGrace wants the pod's termination grace period to outlast the binary's drain, so that
-// SIGKILL never cuts an in-flight request.
+// SIGKILL never cuts an in-flight request. The drain is the binary's own setting, which kube-score
+// cannot read.
 func checkGrace(p *problems, obj string, pod *corev1.PodSpec, c *corev1.Container) {
 	budget, err := ShutdownBudget(c)
 	if err != nil {
@@ -248,18 +196,17 @@ func checkGrace(p *problems, obj string, pod *corev1.PodSpec, c *corev1.Containe
 	}
 }
 
-// checkTopologySpread wants the pods spread over nodes (and zones), each constraint selecting
-// this Deployment's own pods.
+// checkTopologySpread wants the pods spread over nodes, each constraint selecting this
+// Deployment's own pods. kube-score's pod-topology-spread-constraints checks that a selector is
+// there, not what it selects; and the hostname spread stands in for the host podAntiAffinity whose
+// kube-score check (deployment-has-host-podantiaffinity) the base silences.
 func checkTopologySpread(p *problems, obj string, d *appsv1.Deployment) {
-	tsc := d.Spec.Template.Spec.TopologySpreadConstraints
 	byHost := false
-	for _, t := range tsc {
+	for _, t := range d.Spec.Template.Spec.TopologySpreadConstraints {
 		if ok, err := selects(t.LabelSelector, d.Spec.Template.Labels); err != nil || !ok {
 			p.add(obj, "topology spread on %s does not select the pods (%v)", t.TopologyKey, err)
 		}
-		if t.TopologyKey == "kubernetes.io/hostname" {
-			byHost = true
-		}
+		byHost = byHost || t.TopologyKey == "kubernetes.io/hostname"
 	}
 	if !byHost {
 		p.add(obj, "has no topology spread constraint over kubernetes.io/hostname")

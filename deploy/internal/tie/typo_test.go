@@ -83,8 +83,10 @@ func TestTieCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 			setEnv("YARDSTICK_GRPC_ADDR", "value", ":9090"), "forecast", "listens on port 9090, which the container does not declare"},
 		{"liveness probe on a misspelt path", "dev", "Deployment", "forecast",
 			setAt("/heathz", "path", inProbe("livenessProbe", "httpGet")...), "forecast", "livenessProbe: httpGet /heathz port http: got HTTP 404"},
-		{"startup probe on a path with a trailing slash", "prod", "Deployment", "scoring",
-			setAt("/healthz/", "path", inProbe("startupProbe", "httpGet")...), "scoring", "got HTTP 404"},
+		// (Was a trailing slash, "/healthz/": the binaries now serve a documented path with a
+		// trailing slash as the path itself, so that is no longer a typo.)
+		{"startup probe on a path in the wrong case", "prod", "Deployment", "scoring",
+			setAt("/Healthz", "path", inProbe("startupProbe", "httpGet")...), "scoring", "got HTTP 404"},
 		{"gRPC probe on an unknown health service", "prod", "Deployment", "forecast",
 			setAt("yardstick.forecast", "service", inProbe("readinessProbe", "grpc")...), "forecast", "NotFound"},
 		{"gRPC probe on the other service's port", "dev", "Deployment", "scoring",

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -26,7 +27,9 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	d := jx.GetDecoder()
 	defer jx.PutDecoder(d)
 	d.ResetBytes(data)
-	dec := decoder{d: d, data: data}
+	dec := decoders.Get().(*decoder)
+	defer dec.release()
+	dec.d, dec.data = d, data
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	var base unsafe.Pointer
 	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
@@ -53,6 +56,17 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	return nil
 }
 
+// decoders keeps decoders between bodies: their stacks keep their capacity, and their arenas'
+// unused room serves the next body (a used slot is never written again, so messages of earlier
+// bodies are untouched).
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+func (dc *decoder) release() {
+	dc.d, dc.data, dc.problems, dc.dropped = nil, nil, nil, 0
+	dc.path = dc.path[:0]
+	decoders.Put(dc)
+}
+
 func blank(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
@@ -68,6 +82,8 @@ type decoder struct {
 	path     []step
 	problems []Problem
 	dropped  int
+	// ptrs is the fast path's stack of list elements being gathered.
+	ptrs []unsafe.Pointer
 	// Arenas of the fast path's optional scalars.
 	strs   arena[string]
 	ints   arena[int32]

@@ -111,18 +111,3 @@ func sameJSON(a, b []byte) bool {
 	var va, vb any
 	return jsonUnmarshal(a, &va) == nil && jsonUnmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
-
-func TestCountElements(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		raw  string
-		want int
-	}{
-		{`[]`, 0}, {`[ ]`, 0}, {"[\n\t]", 0}, {`[1]`, 1}, {`[1,2,3]`, 3}, {`[[1,2],[3,4]]`, 2}, {`[[]]`, 1},
-		{`[{"a":[1,2],"b":{"c":3}},{}]`, 2}, {`["a,b","c\",d",",,"]`, 3}, {`["\\",1]`, 2}, {`[ {} , {} ]`, 2},
-	} {
-		if got := countElements([]byte(tc.raw)); got != tc.want {
-			t.Errorf("countElements(%s) = %d; want %d", tc.raw, got, tc.want)
-		}
-	}
-}

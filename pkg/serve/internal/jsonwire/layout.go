@@ -56,6 +56,11 @@ func layout(p *plan, md protoreflect.MessageDescriptor) {
 		}
 	}
 	p.goType = t
+	uf, ok := t.FieldByName("unknownFields")
+	if !ok || uf.Type != reflect.TypeOf([]byte(nil)) {
+		return
+	}
+	p.unknownOffset = uf.Offset
 	for _, f := range p.fields {
 		sf, ok := byName[string(f.fd.Name())]
 		if !ok {

@@ -44,8 +44,9 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when every field maps onto the generated Go struct (layout.go).
-	fast   bool
-	goType reflect.Type
+	fast          bool
+	goType        reflect.Type
+	unknownOffset uintptr // of the struct's unknownFields ([]byte)
 }
 
 type fieldPlan struct {

@@ -1,14 +1,17 @@
-// Command soak is the login-flood soak behind `make soak`: it starts the built scoring binary in
-// dev mode on free loopback ports with a clients file of a few clients, and measures scoring
-// latency and correct logins while other clients' failed logins flood the service (issue 10:
-// at least 99% of correct logins answered 200 within 1 s; scoring p99 at most twice its quiet
-// value). The server runs on CPU 0 and the load on CPU 1 when taskset exists, so the server has
+// Command soak runs the long scenarios behind `make soak`. The default one (-scenario logins) is
+// the login-flood soak: it starts the built scoring binary in dev mode on free loopback ports
+// with a clients file of a few clients, and measures scoring latency and correct logins while
+// other clients' failed logins flood the service (issue 10: at least 99% of correct logins
+// answered 200 within 1 s; scoring p99 at most twice its quiet value). The server runs on CPU 0 and the load on CPU 1 when taskset exists, so the server has
 // one core, like the pod's CPU limit. Quiet and attack windows alternate second by second, so
 // that whatever else the machine is doing weighs on both alike. It runs about 40 s, prints the
 // figures and exits 1 when a target is missed.
 //
-// With -scenario budget it is the memory-budget soak instead (budget.go): 20 concurrent
-// 100,000-student group forecasts against the built forecast binary.
+// -scenario grpc-memory (grpcmem.go) sends the built forecast binary 20 concurrent token-less
+// 16 MiB gRPC calls and checks its peak RSS (VmHWM) stays within a bound.
+//
+// -scenario budget is the memory-budget soak (budget.go): 20 concurrent 100,000-student group
+// forecasts against the built forecast binary.
 package main
 
 import (
@@ -28,10 +31,10 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "bin/scoring", "the scoring binary to start")
+	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory and budget)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go) or budget (20 concurrent 100,000-student group forecasts, budget.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
-	scenario := flag.String("scenario", "logins", "logins (scoring binary) or budget (forecast binary: 20 concurrent 100,000-student group forecasts)")
 	flag.Parse()
 	if pinned, err := pinLoad(); pinned || err != nil {
 		if err != nil {
@@ -40,11 +43,18 @@ func main() {
 		}
 		return // the pinned copy did the work and exited with its own status
 	}
-	run := func() (int, error) { return soak(*bin, *pairs, *flood, os.Stdout) }
-	if *scenario == "budget" {
-		run = func() (int, error) { return soakBudget(*bin, os.Stdout) }
+	var code int
+	var err error
+	switch *scenario {
+	case "logins":
+		code, err = soak(*bin, *pairs, *flood, os.Stdout)
+	case "grpc-memory":
+		code, err = grpcMemory(*bin, os.Stdout)
+	case "budget":
+		code, err = soakBudget(*bin, os.Stdout)
+	default:
+		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory or budget", *scenario)
 	}
-	code, err := run()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)

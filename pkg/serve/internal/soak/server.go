@@ -66,6 +66,7 @@ func freePort() (string, error) {
 type server struct {
 	cmd  *exec.Cmd
 	base string
+	grpc string // host:port of its gRPC listener
 }
 
 // startServer runs bin in dev mode with the clients file on free loopback ports, pinned to CPU 0
@@ -91,7 +92,7 @@ func startServer(ctx context.Context, bin, clientsFile string, pin bool, env ...
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &server{cmd: cmd, base: "http://" + httpAddr}
+	s := &server{cmd: cmd, base: "http://" + httpAddr, grpc: grpcAddr}
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		resp, err := http.Get(s.base + "/readyz")

@@ -187,6 +187,25 @@ func TestForecastsFollowTheMethod(t *testing.T) {
 			t.Errorf("array %s; object %s; want equal", a.Body, o.Body)
 		}
 	})
+	// METHOD.md §4: above the top of the norm curve growth follows the grade 11→12 line (35Q a
+	// year; PCHIP's end derivative gave 1.5Q), and a prior SD above the population SD (300) stays
+	// as given (it used to become 300).
+	t.Run("beyond the norm curve and with a vague prior", func(t *testing.T) {
+		var f forecastBody
+		decode(t, s.Post("/api/forecast/math", `{"priorAbility":1100,"priorUncertainty":500,"testUncertainty":30,"elapsedDays":730,"cutLevels":[1100]}`), &f)
+		if want := 1100 + 35*730/365.25; math.Abs(f.Ability-want) > 1e-9 {
+			t.Errorf("ability: got %v; want %v", f.Ability, want)
+		}
+		if want := math.Sqrt(500*500 + 30*30); math.Abs(f.Uncertainty-want) > 1e-9 {
+			t.Errorf("uncertainty: got %v; want %v", f.Uncertainty, want)
+		}
+		var low, high forecastBody
+		decode(t, s.Post("/api/forecast/math", `{"priorAbility":1050,"priorUncertainty":50,"testUncertainty":30,"elapsedDays":1000,"cutLevels":[1100]}`), &low)
+		decode(t, s.Post("/api/forecast/math", `{"priorAbility":1100,"priorUncertainty":50,"testUncertainty":30,"elapsedDays":1000,"cutLevels":[1100]}`), &high)
+		if gap := high.Ability - low.Ability; gap < 25 {
+			t.Errorf("after 1,000 days 1100Q → %v and 1050Q → %v are %vQ apart; want at least 25Q", high.Ability, low.Ability, gap)
+		}
+	})
 	t.Run("math forecasts are quantile", func(t *testing.T) {
 		var f forecastBody
 		decode(t, s.Post("/api/forecast/math", single), &f)

@@ -3,6 +3,7 @@ package scoring
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -150,6 +151,66 @@ func BenchmarkFrontHandlerDifficulties40(b *testing.B) {
 		req.Header.Set("Authorization", auth)
 		w := httptest.NewRecorder()
 		s.Handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkBareDifficulties40 is bench/bare's handler in-process, the reference of
+// BenchmarkFrontHandlerDifficulties40 (what net/http + encoding/json + the same measure calls cost).
+func BenchmarkBareDifficulties40(b *testing.B) {
+	bundle := measure.Demo()
+	type request struct {
+		Items []struct {
+			Difficulty float64 `json:"difficulty"`
+			Count      *int    `json:"count"`
+		} `json:"items"`
+		NumberCorrect    int     `json:"numberCorrect"`
+		Framework        string  `json:"framework"`
+		PriorAbility     float64 `json:"priorAbility"`
+		PriorUncertainty float64 `json:"priorUncertainty"`
+		ElapsedDays      float64 `json:"elapsedDays"`
+	}
+	type answer struct {
+		Ability        int    `json:"ability"`
+		AbilityDisplay string `json:"abilityDisplay"`
+		Uncertainty    int    `json:"uncertainty"`
+		Framework      string `json:"framework"`
+		APIVersion     string `json:"apiVersion"`
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req request
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fw, _ := bundle.Framework(req.Framework)
+		test := measure.Test{Correct: req.NumberCorrect}
+		for _, it := range req.Items {
+			n := 1
+			if it.Count != nil {
+				n = *it.Count
+			}
+			test.Items = append(test.Items, measure.Difficulty{Measure: it.Difficulty, Count: n})
+		}
+		prior := fw.Grow(measure.Normal{Mean: req.PriorAbility, SD: req.PriorUncertainty}, req.ElapsedDays)
+		est, _ := fw.Bayes(test, prior)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(answer{measure.Round(est.Ability), fw.Display(est.Ability), measure.Round(est.Uncertainty), fw.Name, "dev"})
+	})
+	var items []string
+	for i := 0; i < 40; i++ {
+		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
+	}
+	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest(http.MethodPost, "/api/score/items/difficulties/bayes", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
 		if w.Code != 200 {
 			b.Fatalf("status %d %s", w.Code, w.Body)
 		}

@@ -1,0 +1,179 @@
+// Package live runs a Yardstick service as its built binary for tests: built from the
+// workspace with a known link-time version, started in dev mode on loopback port 0, its HTTP
+// address read from its "serving" log line, stopped with SIGTERM when the test ends. Testing
+// the binary, not the handlers, is the point: these tests see what a client sees.
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Version is the link-time version of the binaries these tests build.
+const Version = "v0.0.0-e2e"
+
+// Service is a running service binary.
+type Service struct {
+	Base string // http://127.0.0.1:port
+	out  *syncBuffer
+}
+
+// Output is what the binary has logged so far, for failure messages.
+func (s *Service) Output() string { return s.out.String() }
+
+// Start builds service ("scoring" or "forecast") and runs it until the test ends.
+func Start(t testing.TB, service string) *Service {
+	t.Helper()
+	bin, err := build(service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0",
+		"YARDSTICK_LOG_FORMAT=json", "YARDSTICK_SHUTDOWN_GRACE=5s"}
+	for _, kv := range os.Environ() {
+		// The binary rejects unknown YARDSTICK_* settings; the test's own must not leak in.
+		if !strings.HasPrefix(kv, "YARDSTICK_") {
+			env = append(env, kv)
+		}
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	out := &syncBuffer{}
+	addr := make(chan string, 1)
+	cmd.Stdout, cmd.Stderr = out, &lineWatcher{out: out, found: addr}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("%s exited with %v after SIGTERM; output:\n%s", service, err, out)
+			}
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("%s did not stop within 15s of SIGTERM", service)
+		}
+	})
+	select {
+	case a := <-addr:
+		return &Service{Base: "http://" + a, out: out}
+	case err := <-exited:
+		t.Fatalf("%s exited before serving (%v); output:\n%s", service, err, out)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not log \"serving\" within 60s; output:\n%s", service, out)
+	}
+	return nil
+}
+
+var (
+	buildMu  sync.Mutex
+	binaries = map[string]string{}
+)
+
+// build compiles a service once per test binary into a temporary directory; the Go build cache
+// makes the next test binary's build a link.
+func build(service string) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if bin, ok := binaries[service]; ok {
+		return bin, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "yardstick-e2e-")
+	if err != nil {
+		return "", fmt.Errorf("temp dir for the %s binary: %w", service, err)
+	}
+	bin := filepath.Join(dir, service)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin,
+		"-ldflags", "-X github.com/yardstick-dev/yardstick/pkg/serve.Version="+Version,
+		"github.com/yardstick-dev/yardstick/services/"+service+"/cmd/"+service)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", service, err, out)
+	}
+	binaries[service] = bin
+	return bin, nil
+}
+
+// repoRoot is the directory of the workspace's go.work: the services build from there.
+func repoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOWORK: %w", err)
+	}
+	work := strings.TrimSpace(string(out))
+	if work == "" || work == "off" {
+		return "", fmt.Errorf("these tests build the services from the workspace: run them with go.work (GOWORK=%q)", work)
+	}
+	return filepath.Dir(work), nil
+}
+
+// lineWatcher copies the log to out and reports the HTTP address of the "serving" line.
+type lineWatcher struct {
+	out     *syncBuffer
+	found   chan<- string
+	partial []byte
+	done    bool
+}
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	_, _ = w.out.Write(p)
+	if w.done {
+		return len(p), nil
+	}
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil // the rest of the line comes with a later write
+		}
+		line := w.partial[:i]
+		w.partial = w.partial[i+1:]
+		var rec struct {
+			Msg  string `json:"msg"`
+			HTTP string `json:"http"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.HTTP != "" {
+			w.found <- rec.HTTP
+			w.done, w.partial = true, nil
+			return len(p), nil
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writers and the test's readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

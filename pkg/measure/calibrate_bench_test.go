@@ -1,0 +1,88 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchCSV is the speed case as a response file: 5,000 persons, 60 items in 6 blocks of
+// 10, booklet b (person p takes booklet p mod 6) holding blocks b, b+1, b+2 (cyclically), so
+// each booklet has 30 items and overlaps its neighbours by 20; no other blanks.
+func benchCSV() []byte {
+	rng := rand.New(rand.NewPCG(60, 5000))
+	beta := make([]float64, 60)
+	for i := range beta {
+		beta[i] = -2.5 + 5*float64(i)/59
+	}
+	resp := simulate(rng, 5000, beta, 0, 1.2, func(p, i int) bool {
+		b, block := p%6, i/10
+		return block == b || block == (b+1)%6 || block == (b+2)%6
+	})
+	var buf bytes.Buffer
+	buf.WriteString("person")
+	for _, id := range resp.Items {
+		buf.WriteString("," + id)
+	}
+	buf.WriteByte('\n')
+	for p, row := range resp.Cells {
+		buf.WriteString(resp.Persons[p])
+		for _, x := range row {
+			buf.WriteByte(',')
+			if x != Missing {
+				fmt.Fprint(&buf, x)
+			}
+		}
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkCalibrate is CSV in → report out for the case above: read, calibrate (CML, SEs, fit),
+// place on the quantile scale, encode the JSON report. Run it on one core:
+// go test -run '^$' -bench Calibrate -cpu 1 ./pkg/measure/
+func BenchmarkCalibrate(b *testing.B) {
+	data := benchCSV()
+	Demo()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		resp, err := ReadResponses(bytes.NewReader(data), "bench.csv")
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep, _, err := CalibrateBank(context.Background(), BankJob{Responses: resp, Framework: "quantile", Base: Demo(), Mean: 700})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(rep); err != nil {
+			b.Fatal(err)
+		}
+		if len(rep.Items) != 60 {
+			b.Fatalf("%d items calibrated; want 60", len(rep.Items))
+		}
+	}
+}
+
+// BenchmarkCalibrateRandomBlanks is the costly shape: 2,000 persons × 40 items with 30% of the
+// cells blank at random, so nearly every person is a booklet of their own and the symmetric
+// functions are computed per person (≈ 1.2·k³ operations each per iteration).
+func BenchmarkCalibrateRandomBlanks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(40, 2000))
+	beta := make([]float64, 40)
+	for i := range beta {
+		beta[i] = -2 + 4*float64(i)/39
+	}
+	resp := simulate(rng, 2000, beta, 0, 1, func(p, i int) bool { return rng.Float64() >= 0.3 })
+	for b.Loop() {
+		cal, err := Calibrate(context.Background(), resp, CalibrateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(cal.Items) != 40 {
+			b.Fatalf("%d items calibrated; want 40", len(cal.Items))
+		}
+	}
+}

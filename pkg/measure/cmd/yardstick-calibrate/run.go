@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+)
+
+const usage = `usage:
+  yardstick-calibrate -framework lexile|quantile (-anchors BUNDLE_DIR | -mean M)
+                      [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
+
+RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered).
+  -anchors BUNDLE_DIR  the items of the data that this bundle holds fix the scale (mean-mean linking);
+                       the new bundle is a copy of it plus the new items
+  -mean M              instead: the calibrated items' mean difficulty on the framework scale; the new
+                       bundle is the embedded demonstration bundle plus the new items
+  -strands FILE        id,strand for every new item (default: one strand named "all")
+  -out DIR             write the new content bundle to DIR (absent or empty)
+  -report FILE         write the JSON report to FILE ("-" for stdout)
+  -progress DURATION   after this long, print a progress line per iteration on stderr (default 1s)
+Nothing is written unless everything succeeds.
+`
+
+var errUsage = errors.New("usage")
+
+type options struct {
+	framework, anchors, strands, out, report, responses string
+	mean                                                float64
+	hasMean                                             bool
+	progress                                            time.Duration
+}
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("yardstick-calibrate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o options
+	fs.StringVar(&o.framework, "framework", "", "")
+	fs.StringVar(&o.anchors, "anchors", "", "")
+	fs.StringVar(&o.strands, "strands", "", "")
+	fs.StringVar(&o.out, "out", "", "")
+	fs.StringVar(&o.report, "report", "", "")
+	fs.DurationVar(&o.progress, "progress", time.Second, "")
+	fs.Func("mean", "", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !measure.Finite(v) {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		o.mean, o.hasMean = v, true
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usage)
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch {
+	case fs.NArg() != 1:
+		return nil, fmt.Errorf("%w: want one response file after the flags, got %d arguments", errUsage, fs.NArg())
+	case o.framework == "":
+		return nil, fmt.Errorf("%w: -framework is required", errUsage)
+	case (o.anchors == "") == !o.hasMean:
+		return nil, fmt.Errorf("%w: give exactly one of -anchors and -mean", errUsage)
+	case o.out == "" && o.report == "":
+		return nil, fmt.Errorf("%w: give -out, -report or both (otherwise nothing would be written)", errUsage)
+	}
+	o.responses = fs.Arg(0)
+	return &o, nil
+}
+
+// run calibrates as the flags say. It checks every input before estimating and writes nothing
+// unless everything succeeds (the report last, after the bundle has been written and loaded).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	base, baseFS := measure.Demo(), measure.DemoFiles()
+	if o.anchors != "" {
+		if base, err = measure.LoadDir(o.anchors); err != nil {
+			return fmt.Errorf("anchor bundle: %w", err)
+		}
+		baseFS = os.DirFS(o.anchors)
+	}
+	if o.out != "" {
+		if err := measure.CheckOutputDir(o.out); err != nil {
+			return err
+		}
+	}
+	job := measure.BankJob{Framework: o.framework, Base: base, Anchored: o.anchors != "", Mean: o.mean}
+	if job.Responses, err = readFile(o.responses, measure.ReadResponses); err != nil {
+		return err
+	}
+	if o.strands != "" {
+		if job.Strands, err = readFile(o.strands, measure.ReadItemStrands); err != nil {
+			return err
+		}
+	}
+	job.Options.Progress = func(p measure.CalibrateProgress) {
+		if time.Since(start) >= o.progress {
+			fmt.Fprintf(stderr, "yardstick-calibrate: iteration %d, largest change %.2g logits (%s)\n",
+				p.Iteration, p.MaxChange, time.Since(start).Round(time.Millisecond))
+		}
+	}
+	rep, items, err := measure.CalibrateBank(ctx, job)
+	if err != nil {
+		return err
+	}
+	body, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	body = append(body, '\n')
+	if o.out != "" {
+		if err := measure.ExtendBundle(baseFS, items, o.out); err != nil {
+			return fmt.Errorf("write bundle %s: %w", o.out, err)
+		}
+	}
+	if err := writeReport(o.report, body, stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "yardstick-calibrate: %d items calibrated (%d new, %d anchors, %d dropped) from %d persons in %d iterations, %s\n",
+		len(rep.Items), len(items), len(rep.Anchors), len(rep.Dropped), rep.Persons, rep.Iterations, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func readFile[T any](path string, read func(io.Reader, string) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(path)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+// writeReport writes the report to path ("-": w) through a temporary file and a rename, so that
+// a reader never sees half a report.
+func writeReport(path string, body []byte, w io.Writer) error {
+	switch path {
+	case "":
+		return nil
+	case "-":
+		_, err := w.Write(body)
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	_, werr := tmp.Write(body)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestDocsRoute: /docs is Swagger UI on the HTTP front, GET and HEAD only; paths beside it are
+// the API's 404.
+func TestDocsRoute(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	cases := []struct {
+		method, path string
+		status       int
+		contentType  string
+		exception    string
+	}{
+		{http.MethodGet, "/docs", http.StatusOK, "text/html; charset=utf-8", ""},
+		{http.MethodGet, "/docs/swagger-ui-bundle.js", http.StatusOK, "text/javascript; charset=utf-8", ""},
+		{http.MethodHead, "/docs/", http.StatusOK, "text/html; charset=utf-8", ""},
+		{http.MethodPost, "/docs", http.StatusMethodNotAllowed, "application/json", ExceptionMethodNotAllowed},
+		{http.MethodGet, "/docs/nosuch.js", http.StatusNotFound, "application/json", ExceptionNotFound},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			r := h.do(c.method, c.path, "", "")
+			if r.status != c.status {
+				t.Fatalf("status: got %d; want %d", r.status, c.status)
+			}
+			if got := r.header.Get("Content-Type"); got != c.contentType {
+				t.Errorf("Content-Type: got %q; want %q", got, c.contentType)
+			}
+			if c.exception == "" {
+				return
+			}
+			var body ErrorBody
+			if err := json.Unmarshal(r.body, &body); err != nil || body.ExceptionType != c.exception {
+				t.Errorf("body: got %s; want exceptionType %s", r.body, c.exception)
+			}
+			if c.status == http.StatusMethodNotAllowed && !strings.Contains(r.header.Get("Allow"), http.MethodGet) {
+				t.Errorf("Allow: got %q; want GET", r.header.Get("Allow"))
+			}
+		})
+	}
+}

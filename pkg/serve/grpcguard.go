@@ -1,0 +1,389 @@
+package serve
+
+// The gRPC door's guard against hostile and heavy traffic (issue 10). A gRPC server reads and
+// decodes a call's whole message before any interceptor runs, so checks made there come too late
+// for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to 861 MiB.
+// Here:
+//
+//   - tokens are checked in the tap handle (grpc.InTapHandle), which runs on the call's headers
+//     before its stream exists: a refused call costs no message read at all;
+//   - the server-wide receive limit is the largest method limit of the service, checked by gRPC
+//     on the message's length prefix before it reads the message, and each method's own limit
+//     (its JSON body limit) right after the read, before decoding where the message type tells
+//     the limit (codec.go), and in the interceptors from the size gRPC read;
+//   - calls that need no token (IssueToken, health, reflection) may still send up to the
+//     server-wide limit, so they are read only within a fixed number of slots across all
+//     connections, taken in the tap handle and given back when the call ends: refused
+//     immediately with ResourceExhausted and a RetryInfo when none is free;
+//   - a message that is not valid protobuf is answered InvalidArgument (gRPC itself answers
+//     Internal), and every direct call, whatever stopped it, is logged and counted once.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+)
+
+// Calls without a token read at once, across all connections. Each may hold up to the
+// server-wide receive limit while its message is read, so the worst case is (maxLoginReads +
+// maxInfraReads) × that limit: 8 MiB on scoring, 128 MiB on forecast (README, "Limits and
+// protection"). Two pools, so that a flood of logins cannot make the health probes fail.
+const (
+	maxLoginReads = 4 // IssueToken
+	maxInfraReads = 4 // grpc.health.v1, reflection
+	// busyRetryAfter is the wait a refused call is told: a login holds its slot for about
+	// one secret check (0.1-0.7 s with the hashing queue).
+	busyRetryAfter = time.Second
+	// tokenlessReadTimeout is how long a call without a token, of a method that reads one
+	// message, has to send it whole: a slow sender cannot keep a slot for longer.
+	tokenlessReadTimeout = 10 * time.Second
+)
+
+// grpcGuard is what the tap handle, the codec, the stats handler and the interceptors share.
+// Everything but the slots is written once in New, before the server serves, and only read
+// afterwards.
+type grpcGuard struct {
+	ceiling int64                      // server-wide receive limit: the largest method limit
+	limits  map[string]int64           // full method -> the largest message it takes
+	methods map[string]grpc.MethodInfo // full method -> its kind, for every method served
+	logins  chan struct{}              // slots of in-flight IssueToken calls
+	infra   chan struct{}              // slots of in-flight health and reflection calls
+	codec   *guardCodec
+	// readTimeout is tokenlessReadTimeout (tests shorten it before serving).
+	readTimeout time.Duration
+}
+
+// grpcGuardOptions makes the server's guard and the server options it needs. The receive limit
+// must be known before the services are registered, so it is computed from a probe server the
+// service registers on first (Service.Register only adds implementations).
+func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
+	routes, err := yardstick.Routes()
+	if err != nil {
+		return nil, err
+	}
+	probe := grpc.NewServer()
+	defer probe.Stop()
+	authv1.RegisterTokenServiceServer(probe, tokenService{})
+	svc.Register(probe)
+	g := &grpcGuard{
+		logins:      make(chan struct{}, maxLoginReads),
+		infra:       make(chan struct{}, maxInfraReads),
+		readTimeout: tokenlessReadTimeout,
+	}
+	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
+	g.codec = newGuardCodec()
+	s.guard = g
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(int(g.ceiling)),
+		grpc.InTapHandle(s.tapHandle),
+		grpc.StatsHandler(guardStats{s: s}),
+		grpc.ForceServerCodecV2(g.codec),
+	}, nil
+}
+
+// bind learns the methods srv serves, once every service is registered on it.
+func (g *grpcGuard) bind(srv *grpc.Server, l Limits) error {
+	routes, err := yardstick.Routes()
+	if err != nil {
+		return err
+	}
+	info := srv.GetServiceInfo()
+	g.limits = methodLimits(info, routes, l)
+	if c := ceiling(g.limits, l); c != g.ceiling {
+		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", c, g.ceiling)
+	}
+	g.methods = map[string]grpc.MethodInfo{}
+	types := map[protoreflect.FullName]int64{}
+	for svcName, si := range info {
+		for _, m := range si.Methods {
+			full := "/" + svcName + "/" + m.Name
+			g.methods[full] = m
+			if in, ok := inputType(svcName, m.Name); ok {
+				types[in] = max(types[in], g.limits[full])
+			}
+		}
+	}
+	g.codec.limits = types
+	return nil
+}
+
+// routeLimit is the largest body the JSON front takes on path (front.go and authtoken_request.go
+// apply the same rule), so both doors take the same sizes.
+func routeLimit(path string, l Limits) int64 {
+	switch {
+	case path == "/authToken":
+		return maxAuthBodyBytes
+	case strings.HasSuffix(path, "/group"):
+		return l.MaxGroupBodyBytes
+	default:
+		return l.MaxBodyBytes
+	}
+}
+
+// methodLimits is every served method's limit: its route's, or the body limit for methods
+// without a route (health, reflection).
+func methodLimits(info map[string]grpc.ServiceInfo, routes []yardstick.Route, l Limits) map[string]int64 {
+	byRoute := map[string]int64{}
+	for _, r := range routes {
+		if r.Method == http.MethodPost {
+			byRoute[r.FullMethod] = max(byRoute[r.FullMethod], routeLimit(r.Path, l))
+		}
+	}
+	out := map[string]int64{}
+	for svcName, si := range info {
+		for _, m := range si.Methods {
+			full := "/" + svcName + "/" + m.Name
+			if lim, ok := byRoute[full]; ok {
+				out[full] = lim
+			} else {
+				out[full] = l.MaxBodyBytes
+			}
+		}
+	}
+	return out
+}
+
+func ceiling(limits map[string]int64, l Limits) int64 {
+	c := l.MaxBodyBytes
+	for _, lim := range limits {
+		c = max(c, lim)
+	}
+	return c
+}
+
+// inputType is the request message of a method, from the descriptors the generated code
+// registered.
+func inputType(svcName, method string) (protoreflect.FullName, bool) {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
+	if err != nil {
+		return "", false
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return "", false
+	}
+	md := sd.Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		return "", false
+	}
+	return md.Input().FullName(), true
+}
+
+// grpcCall is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
+// stats handler and the interceptors through the call's context (the context the tap handle
+// returns is the one every later stage derives from). The tap handle writes it before the call's
+// goroutine starts; afterwards only that goroutine touches it, except release.
+type grpcCall struct {
+	method        string
+	authorizedFor string // the method the tap handle authorized; "" when it did not
+	logged        bool   // the unary interceptor logged and counted the call
+	received      int64  // size of the last message read (stats.InPayload)
+	refused       error  // what the codec found wrong with the last message read
+	lastMsg       any    // the last message read into, to forget in the codec at the end
+	slots         chan struct{}
+	readTimer     *time.Timer // cancels the call if its message has not come in time
+	once          sync.Once
+}
+
+type grpcCallKey struct{}
+
+func grpcCallFrom(ctx context.Context) *grpcCall {
+	c, _ := ctx.Value(grpcCallKey{}).(*grpcCall)
+	return c
+}
+
+// release gives the call's read slot back, once, whoever gets there first: the end of the call
+// (stats.End), the end of its reads, or its stream's context ending.
+func (c *grpcCall) release() {
+	c.once.Do(func() {
+		c.readsOver()
+		if c.slots != nil {
+			<-c.slots
+		}
+	})
+}
+
+// hold ties a read slot to the call: given back when the call's stream ends, whatever ends it,
+// and, for a method that reads one message, the call is cancelled if that message has not come
+// whole within timeout. It returns the context the call runs with.
+func (c *grpcCall) hold(ctx context.Context, slots chan struct{}, oneMessage bool, timeout time.Duration) context.Context {
+	c.slots = slots
+	if oneMessage {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		c.readTimer = time.AfterFunc(timeout, cancel)
+	}
+	context.AfterFunc(ctx, c.release) // the stream's context ends with the call, always
+	return ctx
+}
+
+// readsOver stops the read timer: the call's message has come.
+func (c *grpcCall) readsOver() {
+	if c.readTimer != nil {
+		c.readTimer.Stop()
+	}
+}
+
+// slotsFor is the pool of read slots a method's calls take: none for methods that need a token
+// (the tap handle has checked it before anything is read).
+func (g *grpcGuard) slotsFor(method string, rule accessRule) chan struct{} {
+	if !rule.public {
+		return nil
+	}
+	if svcName, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/"); publicServices[svcName] {
+		return g.infra
+	}
+	return g.logins
+}
+
+// tapHandle runs on each call's headers, in the connection's reader goroutine, before the call's
+// stream exists and before a byte of its message is read. It must not block: a call over the
+// in-flight cap is refused at once, not queued.
+func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
+	g := s.guard
+	method := info.FullMethodName
+	if _, served := g.methods[method]; !served {
+		return ctx, nil // gRPC answers Unimplemented and reads nothing
+	}
+	c := &grpcCall{method: method}
+	ctx = context.WithValue(ctx, grpcCallKey{}, c)
+	if slots := g.slotsFor(method, s.rules[method]); slots != nil {
+		select {
+		case slots <- struct{}{}:
+			ctx = c.hold(ctx, slots, !g.methods[method].IsClientStream, g.readTimeout)
+		default:
+			err := readsBusy()
+			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
+			return nil, err
+		}
+	}
+	authorized, err := s.authorize(ctx, method, bearerFromHeader(info.Header.Get("authorization")))
+	if err != nil {
+		c.release()
+		s.logGRPCCall(ctx, info.Header, method, "", err, 0)
+		return nil, err
+	}
+	c.authorizedFor = method
+	return authorized, nil
+}
+
+// readsBusy is the answer to a call without a token when every read slot is taken.
+func readsBusy() error {
+	secs := int64(busyRetryAfter / time.Second)
+	return statusError(codes.ResourceExhausted, ExceptionThrottled, "Too many calls in progress.",
+		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs),
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryAfter)})
+}
+
+// tooLarge is the answer to a message over its method's limit.
+func tooLarge(size, limit int64) error {
+	return statusError(codes.ResourceExhausted, ExceptionTooLarge, "Request too large.",
+		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
+}
+
+// tapAuthorized reports whether the tap handle authorized this very call (same rule, same
+// function: authorize); the claims it found are in ctx already. It notes the client for the log.
+func (s *Server) tapAuthorized(ctx context.Context, method string) bool {
+	c := grpcCallFrom(ctx)
+	if c == nil || c.authorizedFor != method {
+		return false
+	}
+	if claims, ok := ClaimsFrom(ctx); ok {
+		noteClient(ctx, claims.ClientID)
+	}
+	return true
+}
+
+// markLogged tells the stats handler that the unary interceptor logs and counts this call.
+func markLogged(ctx context.Context) {
+	if c := grpcCallFrom(ctx); c != nil {
+		c.logged = true
+	}
+}
+
+// checkReceived reports what is wrong with the message just read: not valid protobuf, or over
+// its method's limit (from the size gRPC read). The interceptors call it before a handler sees
+// the message: for a unary call, once gRPC has read the message and the end of the stream.
+func (s *Server) checkReceived(ctx context.Context, method string) error {
+	c := grpcCallFrom(ctx)
+	if c == nil {
+		return nil
+	}
+	c.readsOver()
+	if err := c.refused; err != nil {
+		c.refused = nil
+		return err
+	}
+	if limit, ok := s.guard.limits[method]; ok && c.received > limit {
+		return tooLarge(c.received, limit)
+	}
+	return nil
+}
+
+// guardedStream checks each message a streaming call reads, as the unary interceptor checks a
+// unary call's, and gives the read slot back once a call that reads one message has read it.
+type guardedStream struct {
+	grpc.ServerStream
+	s       *Server
+	method  string
+	streams bool // the client streams messages
+}
+
+func (g *guardedStream) RecvMsg(m any) error {
+	err := g.ServerStream.RecvMsg(m)
+	if err == nil {
+		err = g.s.checkReceived(g.Context(), g.method)
+	}
+	if c := grpcCallFrom(g.Context()); c != nil && !g.streams {
+		c.release() // one message, and gRPC has checked that no second one follows
+	}
+	return err
+}
+
+func (s *Server) guardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) grpc.ServerStream {
+	return &guardedStream{ServerStream: ss, s: s, method: info.FullMethod, streams: info.IsClientStream}
+}
+
+// logGRPCCall logs and counts a direct call that the unary interceptor did not: refused by the
+// tap handle, stopped by gRPC before any interceptor ran (a message over the server-wide limit),
+// or streaming. The fields are the unary interceptor's.
+func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, clientID string, err error, d time.Duration) {
+	id := ""
+	if v := md.Get(requestIDHeader); len(v) > 0 {
+		id = v[0]
+	}
+	code := status.Code(err)
+	s.metrics.observe("grpc", method, code.String(), d)
+	s.log.LogAttrs(ctx, grpcLogLevel(code), "grpc request", slog.String("request_id", requestIDFrom(id)),
+		slog.String("route", method), slog.String("client_id", clientID), slog.String("code", code.String()),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+}
+
+// grpcLogLevel: a caller's mistakes and refusals are information, our faults errors.
+func grpcLogLevel(code codes.Code) slog.Level {
+	switch code {
+	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:
+		return slog.LevelInfo
+	case codes.ResourceExhausted, codes.DeadlineExceeded:
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}

@@ -1,0 +1,259 @@
+package serve
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// The gRPC guard's tests run a "forecast" server that serves a fake forecast service (its group
+// methods take 16 MiB) beside the fake scoring service (1 MiB methods), on a loopback listener
+// that counts the bytes the server reads.
+
+type guardForecast struct {
+	forecastv1.UnimplementedForecastServiceServer
+}
+
+func (guardForecast) ForecastReadingGroup(_ context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+	return &forecastv1.GroupForecastResponse{}, nil
+}
+
+// countingListener counts every byte read from its connections.
+type countingListener struct {
+	net.Listener
+	read atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, n: &l.read}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type guardHarness struct {
+	srv   *Server
+	conn  *grpc.ClientConn
+	lis   *countingListener
+	logs  *syncBuffer
+	token string // the demo client's (every permission)
+}
+
+// readerSecret is the secret of the "reader" client: forecast:reading only.
+const readerSecret = "reader-secret-for-tests"
+
+// startGuard serves the fake scoring and forecast services as the forecast service on loopback;
+// each of opts may adjust the server before it serves.
+func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
+	t.Helper()
+	cfg, err := LoadConfig("forecast", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReloadInterval = 0
+	hash, err := token.HashSecret(readerSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n  - clientId: reader\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"forecast:reading\"]\n"
+	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &guardHarness{logs: &syncBuffer{}}
+	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	h.srv, err = New(ctx, cfg, log, Service{
+		Register: func(g *grpc.Server) {
+			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
+			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
+		},
+		RegisterGateway: func(context.Context, *runtime.ServeMux) error { return nil },
+	})
+	if err != nil {
+		cancel()
+		t.Fatalf("New: %v", err)
+	}
+	for _, o := range opts {
+		o(h.srv)
+	}
+	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.lis = &countingListener{Listener: grpcLis}
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.srv.Serve(ctx, httpLis, h.lis) }()
+	h.conn, err = grpc.NewClient(grpcLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.conn.Close()
+		cancel()
+		<-stopped
+	})
+	h.token = h.issue(t, "demo", "demo-secret")
+	return h
+}
+
+func (h *guardHarness) issue(t *testing.T, id, secret string) string {
+	t.Helper()
+	tok, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: &id, ClientSecret: &secret})
+	if err != nil {
+		t.Fatalf("IssueToken(%s): %v", id, err)
+	}
+	return tok.GetAccessToken()
+}
+
+// bearer is a context whose calls carry auth as their Authorization ("" = none).
+func bearer(auth string) context.Context {
+	if auth == "" {
+		return context.Background()
+	}
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", auth)
+}
+
+// count is the gRPC requests counter of one route and code.
+func (h *guardHarness) count(route, code string) float64 {
+	families, err := h.srv.metrics.registry.Gather()
+	if err != nil {
+		panic(err)
+	}
+	want := map[string]string{"front": "grpc", "route": route, "code": code}
+	for _, f := range families {
+		if f.GetName() != "yardstick_requests_total" {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v, ok := want[l.GetName()]; ok && v != l.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// logged reports whether a "grpc request" log line names route and code.
+func (h *guardHarness) logged(route, code string) bool {
+	for _, line := range strings.Split(h.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"grpc request"`) && strings.Contains(line, `"route":"`+route+`"`) && strings.Contains(line, `"code":"`+code+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
+// Messages of an exact encoded size.
+
+// scoreOfSize is a ScoreItemResults request of exactly n bytes.
+func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
+	t.Helper()
+	k := n
+	for range 8 {
+		m := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", k)), Result: ptr(int32(1))}}}
+		size := proto.Size(m)
+		if size == n {
+			return m
+		}
+		k += n - size
+	}
+	t.Fatalf("no ScoreItemResults request of %d bytes", n)
+	return nil
+}
+
+// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
+// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
+func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
+	t.Helper()
+	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
+		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
+		rest := n - proto.Size(m)
+		if rest%2 == 1 && rest >= 9 {
+			m.TestUncertainty = ptr(1.0)
+			rest -= 9
+		}
+		if rest < 0 || rest%2 == 1 {
+			continue
+		}
+		m.StudentData = make([]*forecastv1.StudentData, rest/2)
+		for i := range m.StudentData {
+			m.StudentData[i] = &forecastv1.StudentData{}
+		}
+		if proto.Size(m) == n {
+			return m
+		}
+	}
+	t.Fatalf("no group request of %d bytes", n)
+	return nil
+}
+
+// issueOfSize is an IssueToken request of exactly n bytes (a long, wrong secret).
+func issueOfSize(t *testing.T, n int) *authv1.IssueTokenRequest {
+	t.Helper()
+	k := n
+	for range 8 {
+		m := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr(strings.Repeat("x", k))}
+		size := proto.Size(m)
+		if size == n {
+			return m
+		}
+		k += n - size
+	}
+	t.Fatalf("no IssueToken request of %d bytes", n)
+	return nil
+}
+
+// rawBytesCodec sends *rawMessage bytes as they are, so a test can send what no proto library would.
+type rawBytesCodec struct{}
+
+type rawMessage []byte
+
+func (rawBytesCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*rawMessage))}, nil
+}
+
+func (rawBytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*rawMessage) = data.Materialize()
+	return nil
+}
+
+func (rawBytesCodec) Name() string { return "proto" }

@@ -1,0 +1,555 @@
+package serve
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+const (
+	groupMethod  = "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup"
+	scoreMethod  = "/yardstick.scoring.v1.ScoringService/ScoreItemResults"
+	issueMethod  = "/yardstick.auth.v1.TokenService/IssueToken"
+	healthMethod = "/grpc.health.v1.Health/Check"
+	watchMethod  = "/grpc.health.v1.Health/Watch"
+	mib          = 1 << 20
+)
+
+// errorInfoOf is the ErrorInfo detail of a status error (nil when it has none).
+func errorInfoOf(err error) *errdetails.ErrorInfo {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info
+		}
+	}
+	return nil
+}
+
+// TestGRPCLimits pins the receive limits: the server-wide one is the largest method limit, and
+// each method takes its own JSON limit.
+func TestGRPCLimits(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	if got, want := h.srv.guard.ceiling, int64(16*mib); got != want {
+		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
+	}
+	if got, want := h.srv.guard.readTimeout, 10*time.Second; got != want {
+		t.Errorf("time a call without a token has to send its message: got %s; want %s", got, want)
+	}
+	for _, tc := range []struct {
+		method string
+		want   int64
+	}{
+		{groupMethod, 16 * mib},
+		{"/yardstick.forecast.v1.ForecastService/ForecastMathGroup", 16 * mib},
+		{"/yardstick.forecast.v1.ForecastService/ForecastReading", mib},
+		{scoreMethod, mib},
+		{issueMethod, 64 << 10},
+		{healthMethod, mib},
+	} {
+		t.Run(tc.method, func(t *testing.T) {
+			t.Parallel()
+			if got := h.srv.guard.limits[tc.method]; got != tc.want {
+				t.Errorf("limit: got %d; want %d", got, tc.want)
+			}
+		})
+	}
+	t.Run("scoring alone", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, testConfig(t)) // the fake scoring service only: 1 MiB methods
+		if got, want := s.srv.guard.ceiling, int64(mib); got != want {
+			t.Errorf("server-wide receive limit: got %d; want %d", got, want)
+		}
+	})
+}
+
+// TestGRPCRefusedBeforeRead: a 16 MiB call without a valid token, or without the permission, is
+// refused on its headers: the server reads a small part of what was sent and decodes nothing,
+// and answers with the same status and ErrorInfo as the interceptor did. The refusal is logged
+// and counted.
+func TestGRPCRefusedBeforeRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		auth      func(h *guardHarness, t *testing.T) string
+		code      codes.Code
+		reason    string
+		maxRead   int64 // bytes the server may read during the call
+		minRead   int64
+		exception string
+	}{
+		{"no token", func(*guardHarness, *testing.T) string { return "" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
+		{"garbage token", func(*guardHarness, *testing.T) string { return "Bearer not.a.jwt" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
+		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
+		{"no permission", func(h *guardHarness, t *testing.T) string { return "Bearer " + h.issue(t, "reader", readerSecret) }, codes.PermissionDenied, "PERMISSION_DENIED", 256 << 10, 0, ExceptionPermissionDenied},
+		// The control: the same call with a valid token is read whole.
+		{"valid token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token }, codes.OK, "", 1 << 40, 16 * mib, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := startGuard(t)
+			ctx := bearer(tc.auth(h, t))
+			req := groupOfSize(t, 16*mib)
+			before := h.lis.read.Load()
+			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(ctx, req)
+			read := h.lis.read.Load() - before
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("got %v; want %v", err, tc.code)
+			}
+			if read > tc.maxRead || read < tc.minRead {
+				t.Errorf("server read %d bytes of a 16 MiB call; want between %d and %d", read, tc.minRead, tc.maxRead)
+			}
+			if tc.code == codes.OK {
+				return
+			}
+			info := errorInfoOf(err)
+			if info == nil || info.GetReason() != tc.reason || info.GetMetadata()[exceptionKey] != tc.exception || info.GetMetadata()[infoKey] == "" {
+				t.Errorf("ErrorInfo: got %v; want reason %s, exceptionType %s and the additional info", info, tc.reason, tc.exception)
+			}
+			if got := h.count(groupMethod, tc.code.String()); got != 1 {
+				t.Errorf("requests counted: got %v; want 1", got)
+			}
+			if !h.logged(groupMethod, tc.code.String()) {
+				t.Errorf("no log line for the refused call:\n%s", h.logs)
+			}
+		})
+	}
+}
+
+// TestGRPCMethodLimits: exactly a method's limit is taken, one byte more is refused with
+// ResourceExhausted, on 1 MiB, 16 MiB and 64 KiB methods.
+func TestGRPCMethodLimits(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	authed := bearer("Bearer " + h.token)
+	score := scoringv1.NewScoringServiceClient(h.conn)
+	group := forecastv1.NewForecastServiceClient(h.conn)
+	login := authv1.NewTokenServiceClient(h.conn)
+	for _, tc := range []struct {
+		name   string
+		call   func(t *testing.T) error
+		code   codes.Code
+		reason string // ErrorInfo reason; "" = none (gRPC's own refusal)
+	}{
+		{"1 MiB method, exactly 1 MiB", func(t *testing.T) error {
+			_, err := score.ScoreItemResults(authed, scoreOfSize(t, mib))
+			return err
+		}, codes.OK, ""},
+		{"1 MiB method, 1 MiB + 1", func(t *testing.T) error {
+			_, err := score.ScoreItemResults(authed, scoreOfSize(t, mib+1))
+			return err
+		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE"},
+		{"16 MiB method, exactly 16 MiB", func(t *testing.T) error {
+			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, 16*mib))
+			return err
+		}, codes.OK, ""},
+		{"16 MiB method, 16 MiB + 1", func(t *testing.T) error {
+			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, 16*mib+1))
+			return err
+		}, codes.ResourceExhausted, ""},
+		// IssueToken takes /authToken's 64 KiB; a wrong secret of the right size is read and
+		// checked (Unauthenticated), one byte more is not.
+		{"64 KiB method, exactly 64 KiB", func(t *testing.T) error {
+			_, err := login.IssueToken(context.Background(), issueOfSize(t, 64<<10))
+			return err
+		}, codes.Unauthenticated, "NOT_AUTHENTICATED"},
+		{"64 KiB method, 64 KiB + 1", func(t *testing.T) error {
+			_, err := login.IssueToken(context.Background(), issueOfSize(t, 64<<10+1))
+			return err
+		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.call(t)
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("got %v; want %v", err, tc.code)
+			}
+			if tc.reason != "" {
+				if info := errorInfoOf(err); info.GetReason() != tc.reason {
+					t.Errorf("ErrorInfo: got %v; want reason %s", info, tc.reason)
+				}
+			}
+		})
+	}
+	if e := fromStatus(tooLarge(mib+1, mib)); e.status != 413 || e.body.ExceptionType != ExceptionTooLarge {
+		t.Errorf("the JSON front would answer a method's size refusal %d %s; want 413 %s", e.status, e.body.ExceptionType, ExceptionTooLarge)
+	}
+}
+
+// TestCheckReceived: the interceptors' own check of a method's limit, from the size gRPC read
+// (the codec refuses earlier when the request type tells the limit).
+func TestCheckReceived(t *testing.T) {
+	t.Parallel()
+	s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}}}
+	malformed := Invalid("", "broken")
+	for _, tc := range []struct {
+		name     string
+		call     *grpcCall
+		want     codes.Code
+		thenWant codes.Code // a second check of the same call
+	}{
+		{"at the limit", &grpcCall{received: 100}, codes.OK, codes.OK},
+		{"one byte over", &grpcCall{received: 101}, codes.ResourceExhausted, codes.ResourceExhausted},
+		{"refused by the codec, once", &grpcCall{received: 10, refused: malformed}, codes.InvalidArgument, codes.OK},
+		{"no call (the JSON front)", nil, codes.OK, codes.OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			if tc.call != nil {
+				ctx = context.WithValue(ctx, grpcCallKey{}, tc.call)
+			}
+			if got := status.Code(s.checkReceived(ctx, scoreMethod)); got != tc.want {
+				t.Errorf("got %v; want %v", got, tc.want)
+			}
+			if got := status.Code(s.checkReceived(ctx, scoreMethod)); got != tc.thenWant {
+				t.Errorf("second check: got %v; want %v", got, tc.thenWant)
+			}
+		})
+	}
+}
+
+// TestGRPCLoginReadCap: IssueToken calls are read at most maxLoginReads at a time across all
+// connections. The cap-th call is taken, the next refused at once with ResourceExhausted and a
+// RetryInfo, health checks still pass, and every slot comes back however its call ended:
+// success, wrong secret, message over the limit, caller gone.
+func TestGRPCLoginReadCap(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	if maxLoginReads != 4 || maxInfraReads != 4 {
+		t.Fatalf("caps: got %d logins, %d infrastructure; want 4 and 4 (README, Limits and protection)", maxLoginReads, maxInfraReads)
+	}
+	// Hold every slot: calls whose headers are sent and whose message is not (yet).
+	ends := []struct {
+		name string
+		req  proto.Message
+		code codes.Code
+	}{
+		{"success", &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}, codes.OK},
+		{"wrong secret", &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("wrong")}, codes.Unauthenticated},
+		{"over the limit", issueOfSize(t, 64<<10+1), codes.ResourceExhausted},
+		{"caller gone", nil, codes.Canceled},
+	}
+	type held struct {
+		stream grpc.ClientStream
+		cancel context.CancelFunc
+	}
+	var streams []held
+	for range ends {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, issueMethod)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		streams = append(streams, held{cs, cancel})
+	}
+	waitFor(t, "every login slot taken", func() bool { return len(h.srv.guard.logins) == maxLoginReads })
+
+	start := time.Now()
+	_, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")})
+	if status.Code(err) != codes.ResourceExhausted || time.Since(start) > 2*time.Second {
+		t.Fatalf("call over the cap: got %v after %s; want ResourceExhausted at once", err, time.Since(start))
+	}
+	var retry *errdetails.RetryInfo
+	for _, d := range status.Convert(err).Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			retry = r
+		}
+	}
+	if retry.GetRetryDelay().AsDuration() != time.Second {
+		t.Errorf("RetryInfo: got %v; want a 1 s delay", retry)
+	}
+	if got := h.count(issueMethod, "ResourceExhausted"); got != 1 {
+		t.Errorf("refusals counted: got %v; want 1", got)
+	}
+	if _, err := healthpb.NewHealthClient(h.conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Errorf("health check while the login slots are taken: %v", err)
+	}
+
+	var wg sync.WaitGroup
+	for i, end := range ends {
+		wg.Go(func() {
+			cs := streams[i].stream
+			if end.req == nil {
+				streams[i].cancel()
+			} else if err := cs.SendMsg(end.req); err != nil {
+				t.Errorf("%s: send: %v", end.name, err)
+			}
+			_ = cs.CloseSend()
+			err := cs.RecvMsg(&authv1.IssueTokenResponse{})
+			if got := status.Code(err); got != end.code {
+				t.Errorf("%s: got %v; want %v", end.name, err, end.code)
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "every login slot back", func() bool { return len(h.srv.guard.logins) == 0 })
+	if _, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}); err != nil {
+		t.Errorf("login after the slots came back: %v", err)
+	}
+}
+
+// TestGRPCInfraReadCap: health calls have their own slots; a Watch gives its slot back once it
+// has read its one message, though it stays open.
+func TestGRPCInfraReadCap(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	hc := healthpb.NewHealthClient(h.conn)
+	var cancels []context.CancelFunc
+	defer func() {
+		for _, c := range cancels {
+			c()
+		}
+	}()
+	for range maxInfraReads + 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		w, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("watch: got %v, %v; want SERVING", r, err)
+		}
+	}
+	waitFor(t, "watches hold no slot", func() bool { return len(h.srv.guard.infra) == 0 })
+	// Hold every infrastructure slot with checks whose message has not come.
+	for range maxInfraReads {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		if _, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every infrastructure slot taken", func() bool { return len(h.srv.guard.infra) == maxInfraReads })
+	if _, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("check over the cap: got %v; want ResourceExhausted", err)
+	}
+	if _, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}); err != nil {
+		t.Errorf("login while the infrastructure slots are taken: %v", err)
+	}
+}
+
+// TestGRPCTokenlessReadTimeout: a call without a token that holds a read slot must send its
+// message, and end its stream, within the read timeout; then it is cancelled and the slot comes
+// back. A call that sends in time is answered.
+func TestGRPCTokenlessReadTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	login := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}
+	t.Run("calls", func(t *testing.T) {
+		for _, tc := range []struct {
+			name      string
+			method    string
+			server    bool          // server-streaming
+			send      proto.Message // nil: headers only
+			closeSend bool
+			delay     time.Duration // before sending
+			code      codes.Code
+		}{
+			{"IssueToken, headers only", issueMethod, false, nil, false, 0, codes.Canceled},
+			{"IssueToken, message without the end of the stream", issueMethod, false, login, false, 0, codes.Canceled},
+			{"IssueToken, in time", issueMethod, false, login, true, timeout / 3, codes.OK},
+			{"health check, headers only", healthMethod, false, nil, false, 0, codes.Canceled},
+			{"health watch, headers only", watchMethod, true, nil, false, 0, codes.Canceled},
+			{"health watch, in time", watchMethod, true, &healthpb.HealthCheckRequest{}, true, timeout / 3, codes.OK},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.server}, tc.method)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.send != nil {
+					time.Sleep(tc.delay)
+					if err := cs.SendMsg(tc.send); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tc.closeSend {
+					_ = cs.CloseSend()
+				}
+				start := time.Now()
+				var out proto.Message = &authv1.IssueTokenResponse{}
+				if tc.method != issueMethod {
+					out = &healthpb.HealthCheckResponse{}
+				}
+				err = cs.RecvMsg(out)
+				if got := status.Code(err); got != tc.code {
+					t.Fatalf("got %v after %s; want %v", err, time.Since(start), tc.code)
+				}
+			})
+		}
+	})
+	waitFor(t, "every slot back", func() bool { return len(h.srv.guard.logins)+len(h.srv.guard.infra) == 0 })
+}
+
+// TestGRPCMalformedProtobuf: a message that is not protobuf is answered InvalidArgument with the
+// validation error's details, on unary and streaming methods, with a token or without one needed;
+// it is logged and counted, and the codec keeps no note of it afterwards.
+func TestGRPCMalformedProtobuf(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	truncated := rawMessage{0x0a, 0x05, 0x01} // field 1, 5 bytes announced, 1 sent
+	valid, err := proto.Marshal(&scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		method string
+		auth   string
+		stream bool
+		msgs   []rawMessage
+		code   codes.Code
+	}{
+		{"scoring, with a token", scoreMethod, "Bearer " + h.token, false, []rawMessage{truncated}, codes.InvalidArgument},
+		{"scoring, valid bytes", scoreMethod, "Bearer " + h.token, false, []rawMessage{valid}, codes.OK},
+		{"scoring, without a token", scoreMethod, "", false, []rawMessage{truncated}, codes.Unauthenticated},
+		{"IssueToken", issueMethod, "", false, []rawMessage{truncated}, codes.InvalidArgument},
+		{"health check", healthMethod, "", false, []rawMessage{truncated}, codes.InvalidArgument},
+		{"health watch", watchMethod, "", true, []rawMessage{truncated}, codes.InvalidArgument},
+		// A unary call with a second, malformed message: gRPC's own cardinality error.
+		{"second message malformed", scoreMethod, "Bearer " + h.token, false, []rawMessage{valid, truncated}, codes.Internal},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(bearer(tc.auth), 10*time.Second)
+			defer cancel()
+			cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.stream}, tc.method, grpc.ForceCodecV2(rawBytesCodec{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range tc.msgs {
+				_ = cs.SendMsg(&m)
+			}
+			_ = cs.CloseSend()
+			var out rawMessage
+			err = cs.RecvMsg(&out)
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("got %v; want %v", err, tc.code)
+			}
+			if tc.code == codes.InvalidArgument {
+				e := fromStatus(err)
+				want := "the message is not valid protobuf: "
+				if got := e.body.ValidationErrors["nonFieldErrors"]; len(got) != 1 || !strings.HasPrefix(got[0], want) || errorInfoOf(err).GetReason() != "VALIDATION_ERROR" {
+					t.Errorf("details: got %+v, %v; want a VALIDATION_ERROR whose nonFieldErrors say %q", e.body, errorInfoOf(err), want)
+				}
+				waitFor(t, "the call logged and counted", func() bool {
+					return h.count(tc.method, "InvalidArgument") >= 1 && h.logged(tc.method, "InvalidArgument")
+				})
+			}
+			waitFor(t, "no note left in the codec", func() bool { return syncMapLen(&h.srv.guard.codec.refused) == 0 })
+		})
+	}
+}
+
+// TestInterceptorAuthorizesWithoutTap: a direct call the tap handle did not authorize (no
+// verdict, or a verdict for another method) is authorized by the interceptor: never zero times.
+func TestInterceptorAuthorizesWithoutTap(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	handler := func(context.Context, any) (any, error) { return "ran", nil }
+	for _, tc := range []struct {
+		name string
+		call *grpcCall
+	}{
+		{"no verdict", nil},
+		{"verdict for another method", &grpcCall{authorizedFor: healthMethod}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			if tc.call != nil {
+				ctx = context.WithValue(ctx, grpcCallKey{}, tc.call)
+			}
+			out, err := h.srv.unaryInterceptor(ctx, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
+			if status.Code(err) != codes.Unauthenticated || out != nil {
+				t.Errorf("got %v, %v; want Unauthenticated and the handler not run", out, err)
+			}
+		})
+	}
+	t.Run("a tap-authorized call names its client in the log", func(t *testing.T) {
+		t.Parallel()
+		if _, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+h.token), scoreOfSize(t, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(h.logs.String(), `"route":"`+scoreMethod+`","client_id":"demo","code":"OK"`) {
+			t.Errorf("no log line with client_id demo:\n%s", h.logs)
+		}
+	})
+}
+
+func syncMapLen(m *sync.Map) int {
+	n := 0
+	m.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
+// caller has its answer.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestGRPCCallsGRPCEnds: calls that end before the unary interceptor (a message over the
+// server-wide limit, which gRPC refuses itself) and streaming calls are logged and counted once,
+// by the stats handler.
+func TestGRPCCallsGRPCEnds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		method string
+		call   func(t *testing.T, h *guardHarness) error
+		code   codes.Code
+	}{
+		{"over the server-wide limit", groupMethod, func(t *testing.T, h *guardHarness) error {
+			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(t, 16*mib+1))
+			return err
+		}, codes.ResourceExhausted},
+		{"health watch the caller ends", watchMethod, func(t *testing.T, h *guardHarness) error {
+			ctx, cancel := context.WithCancel(context.Background())
+			w, err := healthpb.NewHealthClient(h.conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+			if err == nil {
+				_, err = w.Recv()
+			}
+			cancel()
+			return err
+		}, codes.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := startGuard(t)
+			if err := tc.call(t, h); tc.code != codes.Canceled && status.Code(err) != tc.code {
+				t.Fatalf("got %v; want %v", err, tc.code)
+			}
+			waitFor(t, "the call logged and counted", func() bool {
+				return h.count(tc.method, tc.code.String()) == 1 && h.logged(tc.method, tc.code.String())
+			})
+		})
+	}
+}

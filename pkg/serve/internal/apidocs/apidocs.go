@@ -1,0 +1,97 @@
+// Package apidocs serves the API documentation in the browser at GET /docs: Swagger UI on the
+// service's own /openapi.json, where a person authorizes with client credentials (the
+// document's OAuth2 flow against /authToken) and runs every endpoint.
+//
+// Swagger UI is npm's swagger-ui-dist at a pinned version (dist/VERSION), vendored with only
+// the files the page needs (vendor.sh re-fetches them and checks the tarball's integrity) and
+// embedded in the binary: the page works offline and loads nothing from another origin, which
+// its Content-Security-Policy enforces. A hand-written page would not reproduce Swagger UI's
+// request builder, OAuth2 flow and schema rendering; it is the de-facto tool for this.
+package apidocs
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"maps"
+	"mime"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Prefix is the path of the page; its assets are under Prefix + "/".
+const Prefix = "/docs"
+
+// csp lets the page load only this service's files. Swagger UI sets inline styles, so styles
+// may be inline; scripts may not.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+//go:embed static/index.html static/init.js dist/swagger-ui-bundle.js dist/swagger-ui.css dist/favicon-32x32.png
+var files embed.FS
+
+// asset is one file of the page, read once.
+type asset struct {
+	body        []byte
+	contentType string
+	etag        string
+}
+
+// assets maps each served path to its file: the page at /docs and /docs/, the rest by name.
+var assets = func() map[string]asset {
+	out := map[string]asset{}
+	err := fs.WalkDir(files, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := files.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		a := asset{body: body, contentType: mime.TypeByExtension(path.Ext(name)), etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		if strings.HasSuffix(name, ".js") {
+			a.contentType = "text/javascript; charset=utf-8" // not every mime table knows .js
+		}
+		base := path.Base(name)
+		if base == "index.html" {
+			out[Prefix] = a
+			out[Prefix+"/"] = a
+			return nil
+		}
+		out[Prefix+"/"+base] = a
+		return nil
+	})
+	if err != nil {
+		panic("apidocs: embedded files: " + err.Error()) // the embed list above is fixed at build time
+	}
+	return out
+}()
+
+// Handler returns the handler of a documentation path, or nil when the path is not one: the
+// caller answers those (404) and the methods other than GET and HEAD (405).
+func Handler(urlPath string) http.HandlerFunc {
+	a, ok := assets[urlPath]
+	if !ok {
+		return nil
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", a.contentType)
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		// Revalidate every time (cheap with the ETag): a new build may bring a new page.
+		h.Set("Cache-Control", "no-cache")
+		h.Set("ETag", a.etag)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+	}
+}
+
+// Paths lists every path Handler serves, sorted.
+func Paths() []string { return slices.Sorted(maps.Keys(assets)) }

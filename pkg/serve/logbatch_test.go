@@ -1,0 +1,76 @@
+package serve
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a buffer the flush timer and the test may use at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLogBatching(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	log, flush, err := NewLogger(&out, "json", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Info("http request", "route", "/a")
+	if got := out.String(); got != "" {
+		t.Errorf("an info line was written at once (%q); want it batched", got)
+	}
+	log.Warn("something odd")
+	if got := out.String(); !strings.Contains(got, `"route":"/a"`) || !strings.Contains(got, "something odd") {
+		t.Errorf("after a warning: got %q; want the waiting info line and the warning, in order", got)
+	}
+	log.With("k", "v").Error("broken")
+	if got := out.String(); !strings.Contains(got, `"msg":"broken","k":"v"`) {
+		t.Errorf("an error through With: got %q; want it written at once", got)
+	}
+	log.Info("later")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "later") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "later") {
+		t.Error("an info line was never written by the timed flush")
+	}
+	log.Info("at exit")
+	if err := flush(); err != nil || !strings.Contains(out.String(), "at exit") {
+		t.Errorf("flush: %v, output %q; want the last line written", err, out.String())
+	}
+}
+
+func TestLogBatchFullFlushes(t *testing.T) {
+	t.Parallel()
+	var out lockedBuffer
+	log, _, err := NewLogger(&out, "text", "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := strings.Repeat("x", 1000)
+	for i := 0; i < 70; i++ { // 70 lines of over 1 KB: past the 64 KiB batch
+		log.Info(line)
+	}
+	if got := len(out.String()); got < 64<<10 {
+		t.Errorf("after 70 KB of lines: %d bytes written; want a flush once 64 KiB waited", got)
+	}
+}

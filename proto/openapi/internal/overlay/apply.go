@@ -1,0 +1,335 @@
+package overlay
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// apply patches one converted document in place.
+func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) error {
+	info, ok := o.Services[svc]
+	if !ok {
+		return fmt.Errorf("services.%s: the overlay gives this service no title", svc)
+	}
+	seen.services[svc] = true
+	doc["info"] = map[string]any{"title": info.Title, "description": strings.TrimSpace(info.Description), "version": version}
+
+	components, _ := doc["components"].(map[string]any)
+	if components == nil {
+		components = map[string]any{}
+		doc["components"] = components
+	}
+	schemas, _ := components["schemas"].(map[string]any)
+	if schemas == nil {
+		schemas = map[string]any{}
+		components["schemas"] = schemas
+	}
+	var errs []error
+	// Generated schemas are patched before components are added, so a patch cannot land on a
+	// schema the overlay wrote itself.
+	for _, name := range sortedKeys(o.Schemas) {
+		target, ok := schemas[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		seen.schemas[name] = true
+		errs = append(errs, o.Schemas[name].apply(target, name, schemas, seen))
+	}
+	for _, kind := range sortedKeys(o.Components) {
+		section, _ := components[kind].(map[string]any)
+		if section == nil {
+			section = map[string]any{}
+			components[kind] = section
+		}
+		for _, name := range sortedKeys(o.Components[kind]) {
+			if _, dup := section[name]; dup {
+				errs = append(errs, fmt.Errorf("components.%s.%s: the generator already defines it", kind, name))
+				continue
+			}
+			section[name] = deepCopy(o.Components[kind][name])
+		}
+	}
+	for _, name := range sortedKeys(o.DerivedSchemas) {
+		errs = append(errs, o.DerivedSchemas[name].apply(name, schemas))
+	}
+	paths, _ := doc["paths"].(map[string]any)
+	for _, p := range sortedKeys(paths) {
+		patch, ok := o.Operations[p]
+		if ok {
+			seen.paths[p] = true
+		}
+		item, _ := paths[p].(map[string]any)
+		for _, method := range sortedKeys(item) {
+			op, ok := item[method].(map[string]any)
+			if !ok {
+				continue
+			}
+			errs = append(errs, o.patchOperation(op, patch, method+" "+p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Overlay) patchOperation(op map[string]any, patch Operation, where string) error {
+	if patch.Public {
+		op["security"] = []any{}
+	} else {
+		sec := make([]any, len(o.Security))
+		for i, req := range o.Security {
+			m := map[string]any{}
+			for scheme, scopes := range req {
+				s := make([]any, len(scopes))
+				for j, v := range scopes {
+					s[j] = v
+				}
+				m[scheme] = s
+			}
+			sec[i] = m
+		}
+		op["security"] = sec
+	}
+	responses, _ := op["responses"].(map[string]any)
+	if responses == nil {
+		return fmt.Errorf("%s: no responses", where)
+	}
+	ref := func(name string) map[string]any { return map[string]any{"$ref": "#/components/responses/" + name} }
+	for status, name := range o.ErrorResponses {
+		responses[status] = ref(name)
+	}
+	if !patch.Public {
+		for status, name := range o.ProtectedResponses {
+			responses[status] = ref(name)
+		}
+	}
+	for status, resp := range patch.Responses {
+		responses[status] = deepCopy(resp)
+	}
+	if patch.Description != "" {
+		op["description"] = appendText(op["description"], patch.Description)
+	}
+	if len(patch.RequestContent) > 0 {
+		body, _ := op["requestBody"].(map[string]any)
+		content, _ := body["content"].(map[string]any)
+		if content == nil {
+			return fmt.Errorf("%s: requestContent given but the operation has no request body", where)
+		}
+		for mt, v := range patch.RequestContent {
+			if _, dup := content[mt]; dup {
+				return fmt.Errorf("%s: requestContent %s: the generator already emits it", where, mt)
+			}
+			content[mt] = deepCopy(v)
+		}
+	}
+	return nil
+}
+
+func (s Schema) apply(target map[string]any, name string, schemas map[string]any, seen *usage) error {
+	if s.Description != "" {
+		target["description"] = appendText(target["description"], s.Description)
+	}
+	props, _ := target["properties"].(map[string]any)
+	var errs []error
+	for _, r := range s.Required {
+		if _, ok := props[r]; !ok {
+			errs = append(errs, fmt.Errorf("schemas.%s.required: %q is not a property", name, r))
+		}
+	}
+	if len(s.Required) > 0 {
+		req, _ := target["required"].([]any)
+		target["required"] = union(req, s.Required)
+	}
+	for _, p := range sortedKeys(s.Properties) {
+		prop, ok := props[p].(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("schemas.%s.properties.%s: the schema has no such property", name, p))
+			continue
+		}
+		seen.properties[name+"."+p] = true
+		patched, err := s.Properties[p].apply(prop, name+"."+p, schemas)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		props[p] = patched
+	}
+	return errors.Join(errs...)
+}
+
+// apply returns the patched property schema (a new one when alternatives wrap it).
+func (p Property) apply(prop map[string]any, where string, schemas map[string]any) (map[string]any, error) {
+	if _, isRef := prop["$ref"]; isRef {
+		// Siblings of $ref are ignored in OpenAPI 3.0: only a wrapper can carry more.
+		if !reflect.DeepEqual(p, Property{Description: p.Description, OneOfAlso: p.OneOfAlso}) || len(p.OneOfAlso) == 0 {
+			return nil, fmt.Errorf("%s: a $ref schema takes only oneOfAlso (and a description with it)", where)
+		}
+	}
+	set := func(key string, v any) error {
+		if old, ok := prop[key]; ok && !reflect.DeepEqual(old, v) {
+			return fmt.Errorf("%s: %s is %v as generated; the overlay says %v", where, key, old, v)
+		}
+		prop[key] = v
+		return nil
+	}
+	var errs []error
+	if p.Enum != nil {
+		errs = append(errs, set("enum", p.Enum))
+	}
+	if p.Minimum != nil {
+		errs = append(errs, set("minimum", *p.Minimum))
+	}
+	if p.Maximum != nil {
+		errs = append(errs, set("maximum", *p.Maximum))
+	}
+	if p.ExclusiveMinimum {
+		errs = append(errs, set("exclusiveMinimum", true))
+	}
+	if p.ExclusiveMaximum {
+		errs = append(errs, set("exclusiveMaximum", true))
+	}
+	if p.MinItems != nil {
+		errs = append(errs, set("minItems", *p.MinItems))
+	}
+	if p.MaxItems != nil {
+		errs = append(errs, set("maxItems", *p.MaxItems))
+	}
+	if p.MinLength != nil {
+		errs = append(errs, set("minLength", *p.MinLength))
+	}
+	if p.Pattern != "" {
+		errs = append(errs, set("pattern", p.Pattern))
+	}
+	if p.Default != nil {
+		errs = append(errs, set("default", p.Default))
+	}
+	if p.Example != nil {
+		errs = append(errs, set("example", p.Example))
+	}
+	if p.Items != nil {
+		items, ok := prop["items"].(map[string]any)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: items given but the property is not an array", where))
+		} else if patched, err := p.Items.apply(items, where+"[]", schemas); err != nil {
+			errs = append(errs, err)
+		} else {
+			prop["items"] = patched
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(p.OneOfAlso) == 0 {
+		if p.Description != "" {
+			prop["description"] = appendText(prop["description"], p.Description)
+		}
+		return prop, nil
+	}
+	desc := appendText(prop["description"], p.Description)
+	delete(prop, "description")
+	shapes := []any{prop}
+	for i, alt := range p.OneOfAlso {
+		shape, err := alt.schema(schemas)
+		if err != nil {
+			return nil, fmt.Errorf("%s: oneOfAlso[%d]: %w", where, i, err)
+		}
+		shapes = append(shapes, shape)
+	}
+	wrapper := map[string]any{"oneOf": shapes}
+	if desc != "" {
+		wrapper["description"] = desc
+	}
+	return wrapper, nil
+}
+
+// schema is the alternative's schema: as written, or the tuple built from generated types.
+func (a Alternative) schema(schemas map[string]any) (map[string]any, error) {
+	switch {
+	case (a.Schema == nil) == (a.TupleOf == nil):
+		return nil, errors.New("give exactly one of schema and tupleOf")
+	case a.Schema != nil:
+		return deepCopy(a.Schema).(map[string]any), nil
+	}
+	t := a.TupleOf
+	src, ok := schemas[t.Schema].(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("tupleOf: no schema %q", t.Schema)
+	}
+	props, _ := src["properties"].(map[string]any)
+	var kinds []any
+	for _, name := range t.Properties {
+		prop, ok := props[name].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("tupleOf: schema %s has no property %q", t.Schema, name)
+		}
+		kind := map[string]any{}
+		for _, key := range []string{"type", "format"} {
+			if v, ok := prop[key]; ok {
+				kind[key] = v
+			}
+		}
+		if len(kind) == 0 {
+			return nil, fmt.Errorf("tupleOf: %s.%s has no scalar type", t.Schema, name)
+		}
+		if !containsEqual(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	var items any = map[string]any{"anyOf": kinds}
+	if len(kinds) == 1 {
+		items = kinds[0]
+	}
+	n := len(t.Properties)
+	return map[string]any{
+		"type": "array", "minItems": n, "maxItems": n, "items": items,
+		"description": fmt.Sprintf("The same values as an array, in this order: %s.", strings.Join(t.Properties, ", ")),
+	}, nil
+}
+
+func (d Derived) apply(name string, schemas map[string]any) error {
+	if _, dup := schemas[name]; dup {
+		return fmt.Errorf("derivedSchemas.%s: the schema already exists", name)
+	}
+	src, ok := schemas[d.From].(map[string]any)
+	if !ok {
+		return fmt.Errorf("derivedSchemas.%s: from %q: no such schema", name, d.From)
+	}
+	props, _ := deepCopy(src["properties"]).(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	for _, k := range sortedKeys(d.AddProperties) {
+		if _, dup := props[k]; dup {
+			return fmt.Errorf("derivedSchemas.%s: %q is already a property of %s", name, k, d.From)
+		}
+		props[k] = deepCopy(d.AddProperties[k])
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if d.Description != "" {
+		out["description"] = strings.TrimSpace(d.Description)
+	}
+	schemas[name] = out
+	return nil
+}
+
+// appendText adds a paragraph to a generated description.
+func appendText(old any, add string) string {
+	s, _ := old.(string)
+	add = strings.TrimSpace(add)
+	switch {
+	case s == "":
+		return add
+	case add == "":
+		return s
+	}
+	return s + "\n\n" + add
+}
+
+func containsEqual(list []any, v any) bool {
+	for _, e := range list {
+		if reflect.DeepEqual(e, v) {
+			return true
+		}
+	}
+	return false
+}
