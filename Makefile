@@ -56,6 +56,7 @@ run: build ## Run both services in dev mode on the embedded demo content; prints
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
 	go test -race -count=1 $(PKGS)
 	go test -count=1 -run 'Allocations' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
@@ -116,7 +117,7 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-grpc ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
@@ -125,6 +126,10 @@ soak-logins: build ## Login flood: scoring p99 and correct logins while other cl
 .PHONY: soak-grpc
 soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less 16 MiB calls (README, Limits and protection).
 	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
+
+.PHONY: soak-budget
+soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
+	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
 
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.
@@ -146,7 +151,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check deploy-score ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

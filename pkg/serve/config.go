@@ -50,6 +50,17 @@ type Config struct {
 	// that is not one of them, which a client cannot forge; empty means the connection's address.
 	TrustedProxies []netip.Prefix
 
+	// MemoryBudget is how many bytes of heap the requests in progress whose cost grows with their
+	// size may hold together (budget.go); beyond it they are answered 503 / ResourceExhausted.
+	// 0 derives it: MemoryBudgetFraction of the container's memory limit, DefaultMemoryBudget
+	// when there is none.
+	MemoryBudget         int64
+	MemoryBudgetFraction float64
+	// BodyGrace and MinBodyRate pace request bodies (bodyrate.go): after BodyGrace, a body must
+	// have arrived at MinBodyRate bytes per second on average, or it is cut with 408.
+	BodyGrace   time.Duration
+	MinBodyRate int64
+
 	Limits Limits
 }
 
@@ -126,6 +137,16 @@ func settings(service string) []setting {
 			return nil
 		}}
 	}
+	fraction := func(dst func(c *Config) *float64) parser {
+		return parser{"float", func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number", v)
+			}
+			*dst(c) = f
+			return nil
+		}}
+	}
 	prefixes := func(dst func(c *Config) *[]netip.Prefix) parser {
 		return parser{"string", func(c *Config, v string) error {
 			var out []netip.Prefix
@@ -162,6 +183,10 @@ func settings(service string) []setting {
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
+		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(func(c *Config) *int64 { return &c.MemoryBudget })},
+		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(func(c *Config) *float64 { return &c.MemoryBudgetFraction })},
+		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(func(c *Config) *time.Duration { return &c.BodyGrace })},
+		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", bytes(func(c *Config) *int64 { return &c.MinBodyRate })},
 		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
 		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(func(c *Config) *int64 { return &c.Limits.MaxGroupBodyBytes })},
 		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(func(c *Config) *int { return &c.Limits.MaxItems })},
@@ -280,6 +305,15 @@ func (c Config) Validate() error {
 	}
 	if c.ReloadInterval < 0 {
 		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")
+	}
+	if c.MemoryBudget < 0 || (c.MemoryBudget > 0 && c.MemoryBudget < 1<<20) {
+		bad("YARDSTICK_MEMORY_BUDGET %d: want 0 (derived) or at least 1048576 bytes", c.MemoryBudget)
+	}
+	if !(c.MemoryBudgetFraction > 0 && c.MemoryBudgetFraction <= maxBudgetFraction) {
+		bad("YARDSTICK_MEMORY_BUDGET_FRACTION %v: want more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", c.MemoryBudgetFraction, maxBudgetFraction, goMemLimitRatio)
+	}
+	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
+		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")
 	}
 	l := c.Limits
 	if l.MaxBodyBytes < 1024 || l.MaxGroupBodyBytes < l.MaxBodyBytes {

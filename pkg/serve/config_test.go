@@ -53,6 +53,25 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid combination", service: "scoring",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_FORMAT=xml", "YARDSTICK_HTTP_ADDR=nope", "YARDSTICK_MAX_CUT_LEVELS=0", "YARDSTICK_TOKEN_TTL=1s"},
 			wantErr: []string{"YARDSTICK_LOG_FORMAT", "YARDSTICK_HTTP_ADDR", "YARDSTICK_MAX_CUT_LEVELS", "YARDSTICK_TOKEN_TTL"}},
+		{name: "budget and body pacing defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
+			if c.MemoryBudget != 0 || c.MemoryBudgetFraction != 0.5 || c.BodyGrace != 10*time.Second || c.MinBodyRate != 65536 {
+				t.Errorf("got budget %d fraction %v grace %s rate %d; want 0 0.5 10s 65536", c.MemoryBudget, c.MemoryBudgetFraction, c.BodyGrace, c.MinBodyRate)
+			}
+		}},
+		{name: "budget and body pacing set, at their bounds", service: "forecast",
+			env:  []string{"YARDSTICK_DEV=true", "YARDSTICK_MEMORY_BUDGET=1048576", "YARDSTICK_MIN_BODY_RATE=1"},
+			args: []string{"-memory-budget-fraction", "0.9", "-body-grace=1ms"},
+			check: func(t *testing.T, c Config) {
+				if c.MemoryBudget != 1<<20 || c.MemoryBudgetFraction != 0.9 || c.BodyGrace != time.Millisecond || c.MinBodyRate != 1 {
+					t.Errorf("got budget %d fraction %v grace %s rate %d; want 1048576 0.9 1ms 1", c.MemoryBudget, c.MemoryBudgetFraction, c.BodyGrace, c.MinBodyRate)
+				}
+			}},
+		{name: "budget and body pacing past their bounds", service: "forecast",
+			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_MEMORY_BUDGET=1048575", "YARDSTICK_MEMORY_BUDGET_FRACTION=0.91", "YARDSTICK_BODY_GRACE=0s"},
+			wantErr: []string{"YARDSTICK_MEMORY_BUDGET 1048575", "YARDSTICK_MEMORY_BUDGET_FRACTION 0.91", "YARDSTICK_BODY_GRACE"}},
+		{name: "zero fraction and rate", service: "forecast",
+			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_MEMORY_BUDGET_FRACTION=0", "YARDSTICK_MIN_BODY_RATE=0"},
+			wantErr: []string{"YARDSTICK_MEMORY_BUDGET_FRACTION 0", "YARDSTICK_MIN_BODY_RATE"}},
 		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
 		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
 	} {

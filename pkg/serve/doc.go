@@ -12,7 +12,12 @@
 // Libraries: grpc-gateway for the JSON front (it maps SPEC.md's routes onto the rpcs from the
 // contract's routes file), prometheus/client_golang for metrics (the de-facto exposition format
 // scrapers expect), google.golang.org/genproto errdetails for status details that gRPC clients
-// already know how to read.
+// already know how to read, KimMachineGun/automemlimit to set GOMEMLIMIT from the container's
+// cgroup memory limit (cgroup v1 and v2, nested hierarchies: more than a few lines to get right).
+//
+// Under heavy or hostile traffic: large requests are admitted against a memory budget
+// (budget.go), request bodies are paced by a minimum rate (bodyrate.go) and SIGTERM drains
+// without losing accepted requests (drain.go).
 package serve
 
 // Version is the build's version, set at link time with

@@ -34,6 +34,7 @@ const (
 	ExceptionTooLarge         = "RequestTooLarge"
 	ExceptionUnsupportedType  = "UnsupportedMediaType"
 	ExceptionThrottled        = "Throttled"
+	ExceptionTimeout          = "RequestTimeout"
 	ExceptionAPI              = "APIException"
 )
 
@@ -64,6 +65,7 @@ var reasons = map[string]string{
 	ExceptionTooLarge:         "REQUEST_TOO_LARGE",
 	ExceptionUnsupportedType:  "UNSUPPORTED_MEDIA_TYPE",
 	ExceptionThrottled:        "THROTTLED",
+	ExceptionTimeout:          "REQUEST_TIMEOUT",
 	ExceptionAPI:              "API_EXCEPTION",
 }
 
@@ -161,9 +163,13 @@ func fromStatus(err error) httpError {
 		out.status = http.StatusNotFound
 		out.body.ExceptionType = ExceptionNotFound
 	case codes.ResourceExhausted:
-		if out.body.ExceptionType == ExceptionThrottled {
+		switch {
+		case out.body.ExceptionType == ExceptionThrottled:
 			out.status = http.StatusTooManyRequests
-		} else {
+		case info != nil && info.Domain == errorDomain && info.Reason == reasonOverloaded:
+			// The memory budget is full (budget.go): the request is fine, the moment is not.
+			out.status = http.StatusServiceUnavailable
+		default:
 			// gRPC's own message-size limit speaks ResourceExhausted too.
 			out.status = http.StatusRequestEntityTooLarge
 			out.body = ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request exceeds the size limit."}
@@ -192,6 +198,8 @@ func bodyForHTTP(code int, cause error) ErrorBody {
 		return ErrorBody{Message: "Not found.", ExceptionType: ExceptionNotFound, AdditionalInfo: "No endpoint has this path; see /openapi.json."}
 	case http.StatusMethodNotAllowed:
 		return ErrorBody{Message: "Method not allowed.", ExceptionType: ExceptionMethodNotAllowed, AdditionalInfo: "Endpoints take POST with a JSON body."}
+	case http.StatusRequestTimeout:
+		return ErrorBody{Message: "Request timeout.", ExceptionType: ExceptionTimeout, AdditionalInfo: "The request body arrived too slowly (see the minimum body rate)."}
 	case http.StatusRequestEntityTooLarge:
 		return ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request body exceeds the size limit."}
 	case http.StatusUnsupportedMediaType:

@@ -21,6 +21,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		method, known := s.postRoutes[r.URL.Path]
 		if r.Method != http.MethodPost || !known {
+			dropBody(w, r)
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
@@ -30,6 +31,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).
 		authorized, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization")))
 		if err != nil {
+			dropBody(w, r)
 			writeHTTPError(w, fromStatus(err))
 			return
 		}
@@ -48,6 +50,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 				// curl -d labels every body form-encoded; a body that is JSON is taken as JSON.
 				form = true
 			default:
+				dropBody(w, r)
 				writeHTTPStatus(w, http.StatusUnsupportedMediaType)
 				return
 			}
@@ -58,14 +61,31 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			limit = s.cfg.Limits.MaxGroupBodyBytes
 		}
 		if r.ContentLength > limit {
+			dropBody(w, r)
 			writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
 			return
 		}
+		// Heavy requests take their share of the memory budget before the body is read.
+		adm, err := s.admitJSON(method, r.ContentLength, limit)
+		if err != nil {
+			writeHTTPError(w, fromStatus(err))
+			discardBody(w, r.Body, limit)
+			return
+		}
+		defer adm.release()
 		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+		if r.ContentLength < 0 && err == nil {
+			adm.shrink(s.cost(method, int64(len(body)), true))
+		}
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
+				return
+			}
+			if errors.Is(err, errSlowBody) {
+				dropBody(w, r)
+				writeHTTPStatus(w, http.StatusRequestTimeout)
 				return
 			}
 			writeHTTPError(w, httpError{status: http.StatusBadRequest, body: bodyForHTTP(http.StatusBadRequest, errors.New("request body could not be read"))})

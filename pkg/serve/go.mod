@@ -15,15 +15,20 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require gonum.org/v1/gonum v0.17.0 // indirect
+
 require (
+	github.com/KimMachineGun/automemlimit v1.0.1
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-faster/errors v0.7.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/pbnjay/memory v0.0.0-20210728143218-7b4eea64cf58 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
+	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
@@ -35,3 +40,5 @@ require (
 replace github.com/yardstick-dev/yardstick/pkg/token => ../token
 
 replace github.com/yardstick-dev/yardstick/proto => ../../proto
+
+replace github.com/yardstick-dev/yardstick/pkg/measure => ../measure

@@ -119,16 +119,25 @@ func testConfig(t testing.TB) Config {
 // start runs a server with the fake scoring service on loopback listeners on port 0.
 func start(t testing.TB, cfg Config) *harness {
 	t.Helper()
-	h := &harness{t: t, fake: &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}, logs: &syncBuffer{}, stopped: make(chan error, 1)}
+	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	h := startService(t, cfg, Service{
+		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
+		},
+	})
+	h.fake = fake
+	return h
+}
+
+// startService runs svc on loopback listeners on port 0 until the test ends.
+func startService(t testing.TB, cfg Config, svc Service) *harness {
+	t.Helper()
+	h := &harness{t: t, logs: &syncBuffer{}, stopped: make(chan error, 1)}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
-	srv, err := New(ctx, cfg, log, Service{
-		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, h.fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: h.fake})
-		},
-	})
+	srv, err := New(ctx, cfg, log, svc)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -23,6 +23,7 @@ func Main(ctx context.Context, service string, args, environ []string, stderr io
 		return err
 	}
 	defer func() { _ = flush() }()
+	setMemoryLimit(log)
 	svc, err := build(cfg, log)
 	if err != nil {
 		return err

@@ -134,6 +134,11 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if err := s.checkReceived(ctx, info.FullMethod); err != nil { // malformed or over the method's limit
 			return nil, err
 		}
+		adm, err := s.admitMessage(info.FullMethod, req) // the JSON front admits its own, before the read
+		if err != nil {
+			return nil, err
+		}
+		defer adm.release()
 		var p Problems
 		if unknownFields(&p, req); p.Len() > 0 {
 			return nil, p.Err()
@@ -177,6 +182,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	}
 	return r.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines, bodyrate.go).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {

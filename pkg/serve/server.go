@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
@@ -56,6 +57,10 @@ type Server struct {
 	health *health.Server
 	http   *http.Server
 	ready  atomic.Bool
+
+	budget       *budget         // heap of the large requests in progress (budget.go)
+	groupMethods map[string]bool // rpcs of the group forecast routes, costed per student
+	draining     atomic.Bool     // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
 // New builds a server from its configuration: the token issuer from the clients file and keys,
@@ -108,6 +113,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err := s.bindRoutes(); err != nil {
 		return nil, err
 	}
+	s.groupMethods = groupMethodsOf(s.postRoutes)
+	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
+	s.budget = newBudget(budgetBytes, s.metrics.registry, cfg.Service)
+	log.Info("memory budget", "bytes", budgetBytes, "source", source)
 
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{}),
@@ -123,9 +132,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
 	s.http = &http.Server{
-		Handler:           s.observeHTTP(s.httpRoutes(s.apiFront(gw))),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
+		Handler:           s.paceBodies(s.closeWhenDraining(s.observeHTTP(s.httpRoutes(s.apiFront(gw))))),
+		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (bodyrate.go)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -222,7 +230,7 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
 // close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
-// before Serve returns.
+// before Serve returns (drain.go).
 func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
 	errc := make(chan error, 3)
 	var wg sync.WaitGroup
@@ -236,7 +244,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		}()
 	}
 	serve("grpc", func() error { return s.grpc.Serve(grpcLis) })
-	serve("http", func() error { return s.http.Serve(httpLis) })
+	drainLis := newDrainListener(httpLis)
+	serve("http", func() error { return s.http.Serve(drainLis) })
 
 	s.ready.Store(true)
 	s.setHealth(healthpb.HealthCheckResponse_SERVING)
@@ -256,32 +265,9 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		s.log.Error("server failed; shutting down", "error", runErr)
 	}
 	stopReload()
-	s.shutdown()
+	s.shutdown(drainLis)
 	wg.Wait()
 	return runErr
-}
-
-func (s *Server) shutdown() {
-	s.ready.Store(false)
-	s.health.Shutdown() // every service reports NOT_SERVING
-	time.Sleep(s.cfg.ShutdownDelay)
-
-	graceCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
-	defer cancel()
-	if err := s.http.Shutdown(graceCtx); err != nil {
-		s.log.Warn("http shutdown incomplete", "error", err)
-		s.http.Close()
-	}
-	stopped := make(chan struct{})
-	go func() { s.grpc.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-graceCtx.Done():
-		s.log.Warn("grpc drain exceeded the grace period; stopping")
-		s.grpc.Stop()
-		<-stopped
-	}
-	s.log.Info("stopped")
 }
 
 // setHealth sets the overall status ("") and each served service's, so a probe or client may ask

@@ -9,6 +9,9 @@
 //
 // -scenario grpc-memory (grpcmem.go) sends the built forecast binary 20 concurrent token-less
 // 16 MiB gRPC calls and checks its peak RSS (VmHWM) stays within a bound.
+//
+// -scenario budget is the memory-budget soak (budget.go): 20 concurrent 100,000-student group
+// forecasts against the built forecast binary.
 package main
 
 import (
@@ -28,8 +31,8 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory)")
-	scenario := flag.String("scenario", "logins", "logins (the login flood) or grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go)")
+	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory and budget)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go) or budget (20 concurrent 100,000-student group forecasts, budget.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
 	flag.Parse()
@@ -47,8 +50,10 @@ func main() {
 		code, err = soak(*bin, *pairs, *flood, os.Stdout)
 	case "grpc-memory":
 		code, err = grpcMemory(*bin, os.Stdout)
+	case "budget":
+		code, err = soakBudget(*bin, os.Stdout)
 	default:
-		err = fmt.Errorf("unknown scenario %q: want logins or grpc-memory", *scenario)
+		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory or budget", *scenario)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)

@@ -70,8 +70,8 @@ type server struct {
 }
 
 // startServer runs bin in dev mode with the clients file on free loopback ports, pinned to CPU 0
-// with taskset when pin is set, and waits until it is ready.
-func startServer(ctx context.Context, bin, clientsFile string, pin bool) (*server, error) {
+// with taskset when pin is set, and waits until it is ready. env adds settings (NAME=value).
+func startServer(ctx context.Context, bin, clientsFile string, pin bool, env ...string) (*server, error) {
 	httpAddr, err := freePort()
 	if err != nil {
 		return nil, err
@@ -87,6 +87,7 @@ func startServer(ctx context.Context, bin, clientsFile string, pin bool) (*serve
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "YARDSTICK_DEV=true", "YARDSTICK_CLIENTS_FILE="+clientsFile,
 		"YARDSTICK_HTTP_ADDR="+httpAddr, "YARDSTICK_GRPC_ADDR="+grpcAddr, "YARDSTICK_RELOAD_INTERVAL=0")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = nil, nil // logs stay on (their cost is part of the measure) but unread
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)

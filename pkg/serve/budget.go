@@ -1,0 +1,250 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// The admission budget. A group forecast of 100,000 students holds about 85 MB of heap while it
+// runs; twenty at once took a process to 2 GiB. Every request whose cost grows with its size is
+// therefore admitted against a memory budget before its body is read (JSON) or handled (gRPC):
+// its estimated cost is taken from the budget and given back when it is answered, and a request
+// that does not fit is answered at once with 503 (gRPC ResourceExhausted) and Retry-After.
+//
+// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
+// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
+// the small requests that skip the budget all fit under the limit with room for the garbage
+// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
+// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
+// worst shape), of the order of a connection's own buffers, which no budget meters either; and
+// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
+// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
+
+// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
+const DefaultMemoryBudget = 512 << 20
+
+const (
+	// goMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
+	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
+	goMemLimitRatio = 0.9
+	// maxBudgetFraction keeps the budget under GOMEMLIMIT.
+	maxBudgetFraction = goMemLimitRatio
+	// smallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
+	smallRequestBytes = 64 << 10
+	// budgetRetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
+	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
+	budgetRetryAfter = time.Second
+	// reasonOverloaded is the ErrorInfo reason of Overloaded, which tells it apart from the other
+	// ResourceExhausted answers (a message over the size limit, Throttled).
+	reasonOverloaded = "OVERLOADED"
+)
+
+// Cost model: heap bytes a request allocates from its body size, measured with the garbage
+// collector off (TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
+// longer covers what it measures). Group forecasts cost per body byte, and at least a fixed amount
+// per student however few bytes the student takes (`{}` in JSON, 2 bytes in protobuf), up to the
+// student limit; every other route costs per body byte.
+const (
+	groupJSONPerByte     = 16        // measured 14.0 (100,000 students: 6.1 MB of body, 85 MB of heap)
+	groupGRPCPerByte     = 24        // measured 20.0, client included (100,000 students: 2.9 MB, 58 MB)
+	groupPerStudent      = 320       // `{}` students: 244 B each in JSON, 290 over gRPC
+	groupBase            = 256 << 10 // per call, whatever its size (measured about 70 KB)
+	minStudentJSONBytes  = 3         // `{},`
+	minStudentProtoBytes = 2         // an empty StudentData: tag and length
+	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
+)
+
+// budget is the heap the admitted requests may hold together.
+type budget struct {
+	capacity int64
+	mu       sync.Mutex
+	used     int64
+	inUse    prometheus.Gauge
+	refused  prometheus.Counter
+}
+
+func newBudget(capacity int64, reg prometheus.Registerer, service string) *budget {
+	labels := prometheus.Labels{"service": service}
+	b := &budget{
+		capacity: capacity,
+		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "yardstick_memory_budget_refused_total", Help: "Requests refused because the memory budget was full.", ConstLabels: labels,
+		}),
+	}
+	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
+	})
+	capGauge.Set(float64(capacity))
+	reg.MustRegister(b.inUse, b.refused, capGauge)
+	return b
+}
+
+// admission is one request's share of the budget; release gives it back (once; nil-safe).
+type admission struct {
+	b    *budget
+	cost int64
+	once sync.Once
+}
+
+// admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing.
+func (b *budget) admit(cost int64) (*admission, bool) {
+	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
+	if cost <= 0 {
+		return &admission{b: b}, true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+cost > b.capacity {
+		b.refused.Inc()
+		return nil, false
+	}
+	b.used += cost
+	b.inUse.Set(float64(b.used))
+	return &admission{b: b, cost: cost}, true
+}
+
+// shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
+// route's limit until its real size was known).
+func (a *admission) shrink(cost int64) {
+	if a == nil || cost >= a.cost {
+		return
+	}
+	a.b.give(a.cost - max(cost, 0))
+	a.cost = max(cost, 0)
+}
+
+func (a *admission) release() {
+	if a == nil {
+		return
+	}
+	a.once.Do(func() { a.b.give(a.cost) })
+}
+
+func (b *budget) give(n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.inUse.Set(float64(b.used))
+	b.mu.Unlock()
+}
+
+// inUse is the admitted total (tests).
+func (b *budget) admitted() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// cost is the estimated heap of a request of n body bytes on method: JSON bytes when json, else
+// protobuf bytes. Small requests of routes other than the group forecasts cost nothing (above).
+func (s *Server) cost(method string, n int64, json bool) int64 {
+	if !s.groupMethods[method] {
+		if n < smallRequestBytes {
+			return 0
+		}
+		return otherPerByte * n
+	}
+	perByte, minStudent := int64(groupGRPCPerByte), int64(minStudentProtoBytes)
+	if json {
+		perByte, minStudent = groupJSONPerByte, minStudentJSONBytes
+	}
+	students := min(n/minStudent, int64(s.cfg.Limits.MaxStudents))
+	return groupBase + max(perByte*n, groupPerStudent*students)
+}
+
+// admitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
+// route's limit when it sent none (shrunk once the body is read).
+func (s *Server) admitJSON(method string, contentLength, limit int64) (*admission, error) {
+	n := contentLength
+	if n < 0 {
+		n = limit
+	}
+	a, ok := s.budget.admit(s.cost(method, n, true))
+	if !ok {
+		return nil, Overloaded(budgetRetryAfter)
+	}
+	return a, nil
+}
+
+// admitMessage admits a gRPC call by the size of its request message.
+func (s *Server) admitMessage(method string, req any) (*admission, error) {
+	m, ok := req.(proto.Message)
+	if !ok {
+		return nil, nil
+	}
+	a, ok := s.budget.admit(s.cost(method, int64(proto.Size(m)), false))
+	if !ok {
+		return nil, Overloaded(budgetRetryAfter)
+	}
+	return a, nil
+}
+
+// groupMethodsOf names the rpcs of the group forecast routes.
+func groupMethodsOf(postRoutes map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for path, method := range postRoutes {
+		if strings.HasSuffix(path, "/group") {
+			out[method] = true
+		}
+	}
+	return out
+}
+
+// Overloaded is the answer when the memory budget cannot take a request now: gRPC
+// ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
+// with Retry-After.
+func Overloaded(retryAfter time.Duration) error {
+	secs := max(int64(math.Ceil(retryAfter.Seconds())), 1)
+	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
+	info.Reason = reasonOverloaded
+	st, err := status.New(codes.ResourceExhausted, "Service busy.").WithDetails(info,
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+	if err != nil {
+		return status.Error(codes.ResourceExhausted, "Service busy.")
+	}
+	return st.Err()
+}
+
+// memoryBudget is the configured budget, or MemoryBudgetFraction of the memory limit that limit
+// reports (the container's), or DefaultMemoryBudget when there is none; source says which.
+func memoryBudget(cfg Config, limit func() (uint64, error)) (bytes int64, source string) {
+	if cfg.MemoryBudget > 0 {
+		return cfg.MemoryBudget, "YARDSTICK_MEMORY_BUDGET"
+	}
+	l, err := limit()
+	if err != nil || l == 0 || l >= math.MaxInt64 {
+		return DefaultMemoryBudget, "default (no memory limit)"
+	}
+	return int64(cfg.MemoryBudgetFraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", cfg.MemoryBudgetFraction, l)
+}
+
+// setMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so
+// the garbage collector works harder near the limit instead of the kernel killing the process. A
+// GOMEMLIMIT in the environment wins; no limit leaves it unset. Main calls it once per process.
+func setMemoryLimit(log *slog.Logger) {
+	limit, err := memlimit.Set(memlimit.WithRatio(goMemLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
+	switch {
+	case err != nil && !errors.Is(err, memlimit.ErrNoLimit):
+		log.Warn("GOMEMLIMIT not set: the memory limit could not be read", "error", err)
+	case limit > 0 && limit < math.MaxInt64:
+		log.Info("GOMEMLIMIT set", "bytes", limit)
+	}
+}

@@ -1,0 +1,313 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+)
+
+func TestCost(t *testing.T) {
+	t.Parallel()
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, groupMethods: map[string]bool{"/g": true}}
+	for _, tc := range []struct {
+		name   string
+		method string
+		n      int64
+		json   bool
+		want   int64
+	}{
+		{"small other request skips the budget", "/o", smallRequestBytes - 1, true, 0},
+		{"other request at the threshold", "/o", smallRequestBytes, true, 30 * smallRequestBytes},
+		{"largest other request", "/o", 1 << 20, true, 30 << 20},
+		{"small group still costs its students", "/g", 3000, true, 256<<10 + 320*1000},
+		{"group of 100,000 typical students over JSON", "/g", 6081024, true, 256<<10 + 16*6081024},
+		{"group of 100,000 typical students over gRPC", "/g", 2900035, false, 256<<10 + 24*2900035},
+		{"empty protobuf students: 2 bytes each", "/g", 20000, false, 256<<10 + 320*10000},
+		{"students beyond the limit cost per byte only", "/g", 900000, true, 256<<10 + max(16*900000, 320*100000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := s.cost(tc.method, tc.n, tc.json); got != tc.want {
+				t.Errorf("cost(%s, %d): got %d; want %d", tc.method, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBudgetAdmit(t *testing.T) {
+	t.Parallel()
+	b := newBudget(100, prometheus.NewRegistry(), "forecast")
+	a1, ok := b.admit(60)
+	if !ok || b.admitted() != 60 {
+		t.Fatalf("first admit: got ok=%v in use %d; want true 60", ok, b.admitted())
+	}
+	if _, ok := b.admit(41); ok {
+		t.Errorf("admit 41 with 40 free: got ok; want refused")
+	}
+	a2, ok := b.admit(40)
+	if !ok || b.admitted() != 100 {
+		t.Fatalf("admit 40 with 40 free: got ok=%v in use %d; want true 100", ok, b.admitted())
+	}
+	a1.release()
+	a1.release() // a second release gives nothing back twice
+	if b.admitted() != 40 {
+		t.Errorf("after release: got %d in use; want 40", b.admitted())
+	}
+	a2.shrink(10)
+	if b.admitted() != 10 {
+		t.Errorf("after shrink to 10: got %d in use; want 10", b.admitted())
+	}
+	a2.release()
+	big, ok := b.admit(1000) // larger than the whole budget: runs alone
+	if !ok || b.admitted() != 100 {
+		t.Errorf("admit beyond capacity into an empty budget: got ok=%v in use %d; want true 100", ok, b.admitted())
+	}
+	if _, ok := b.admit(1); ok {
+		t.Errorf("admit 1 beside a request that took the whole budget: got ok; want refused")
+	}
+	big.release()
+	free, ok := b.admit(0)
+	if !ok || b.admitted() != 0 {
+		t.Errorf("admit 0: got ok=%v in use %d; want true 0", ok, b.admitted())
+	}
+	free.release()
+}
+
+func TestMemoryBudget(t *testing.T) {
+	t.Parallel()
+	gib := func() (uint64, error) { return 1 << 30, nil }
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		limit func() (uint64, error)
+		want  int64
+	}{
+		{"configured", Config{MemoryBudget: 64 << 20, MemoryBudgetFraction: 0.5}, gib, 64 << 20},
+		{"fraction of the container limit", Config{MemoryBudgetFraction: 0.5}, gib, 512 << 20},
+		{"another fraction", Config{MemoryBudgetFraction: 0.25}, gib, 256 << 20},
+		{"no limit", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return 0, memlimit.ErrNoLimit }, 512 << 20},
+		{"unlimited cgroup", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return math.MaxInt64, nil }, 512 << 20},
+		{"unreadable cgroup", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return 0, errors.New("no cgroup") }, 512 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got, _ := memoryBudget(tc.cfg, tc.limit); got != tc.want {
+				t.Errorf("got %d; want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// budgetServer is a forecast server whose budget takes one group forecast of 900 students at a
+// time (1.14 MB of 1.5 MiB).
+func budgetServer(t *testing.T) (*harness, *fakeForecast, string) {
+	t.Helper()
+	cfg := forecastConfig(t)
+	cfg.MemoryBudget = 3 << 19
+	cfg.Limits.MaxStudents = 1000
+	fake := newFakeForecast(t, cfg.Limits)
+	fake.faulty = true
+	h := startService(t, cfg, fake.service())
+	return h, fake, h.token("demo", "demo-secret")
+}
+
+// post sends body to path with the token; safe from any goroutine.
+func post(base, path, tok string, body io.Reader) (response, error) {
+	req, err := http.NewRequest(http.MethodPost, base+path, body)
+	if err != nil {
+		return response{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
+}
+
+// waitIdle waits until the budget has nothing admitted.
+func waitIdle(t *testing.T, b *budget) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.admitted() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("budget in use: got %d; want 0 (not released)", b.admitted())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
+	t.Parallel()
+	h, fake, tok := budgetServer(t)
+	group := groupBody(900, typicalStudent)
+
+	held := make(chan response, 1)
+	go func() {
+		r, err := post(h.base, "/api/forecast/math/group", tok, bytes.NewReader(group))
+		if err != nil {
+			t.Error(err)
+		}
+		held <- r
+	}()
+	<-fake.started
+	if got, want := h.srv.budget.admitted(), h.srv.cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true); got != want {
+		t.Fatalf("budget in use while one group runs: got %d; want %d", got, want)
+	}
+
+	wantBody := map[string]any{"message": "Service busy.", "exceptionType": "APIException",
+		"additionalInfo": "Too much large work is in progress; retry after 1 seconds."}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			path, body := "/api/forecast/reading/group", group
+			if i%2 == 1 { // a single forecast of 64 KiB is large too
+				path, body = "/api/forecast/reading", paddedForecast(smallRequestBytes)
+			}
+			r, err := post(h.base, path, tok, bytes.NewReader(body))
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				return
+			}
+			if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" {
+				t.Errorf("%s beyond the budget: got %d Retry-After %q; want 503 Retry-After 1", path, r.status, r.header.Get("Retry-After"))
+			}
+			var got map[string]any
+			if err := json.Unmarshal(r.body, &got); err != nil || !reflect.DeepEqual(got, wantBody) {
+				t.Errorf("%s body: got %s; want %v", path, r.body, wantBody)
+			}
+		})
+	}
+	wg.Wait()
+
+	// Below 64 KiB a single forecast skips the budget.
+	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(smallRequestBytes-1))); err != nil || r.status != http.StatusOK {
+		t.Errorf("small request with the budget full: got %d %s %v; want 200", r.status, r.body, err)
+	}
+
+	// gRPC: ResourceExhausted with RetryInfo and the OVERLOADED reason.
+	req := &forecastv1.GroupForecastRequest{TestUncertainty: proto.Float64(30), CutLevels: []float64{400}}
+	for range 900 {
+		req.StudentData = append(req.StudentData, &forecastv1.StudentData{PriorAbility: proto.Float64(500), PriorUncertainty: proto.Float64(50), ElapsedDays: proto.Float64(30)})
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
+	_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req)
+	st := status.Convert(err)
+	var retry time.Duration
+	var reason string
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration()
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		}
+	}
+	if st.Code() != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
+		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", st.Code(), retry, reason)
+	}
+
+	fake.release <- struct{}{}
+	if r := <-held; r.status != http.StatusOK {
+		t.Errorf("the admitted group: got %d %s; want 200", r.status, r.body)
+	}
+	waitIdle(t, h.srv.budget)
+	if r, err := post(h.base, "/api/forecast/reading/group", tok, bytes.NewReader(group)); err != nil || r.status != http.StatusOK {
+		t.Errorf("after the budget was released: got %d %s %v; want 200", r.status, r.body, err)
+	}
+	if _, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req); err != nil {
+		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
+	}
+	waitIdle(t, h.srv.budget)
+}
+
+// paddedForecast is a valid single forecast request of exactly n bytes (white space pads it).
+func paddedForecast(n int) []byte {
+	b := []byte(`{"priorAbility":500,"priorUncertainty":50,"elapsedDays":30,"testUncertainty":30,"cutLevels":[400]}`)
+	return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), n-len(b)), '}')...)
+}
+
+func TestBudgetReleasedAfterErrors(t *testing.T) {
+	t.Parallel()
+	h, fake, tok := budgetServer(t)
+	heldGroup := func(testUncertainty int) []byte {
+		return []byte(strings.Replace(string(groupBody(900, typicalStudent)), `"testUncertainty":30`, fmt.Sprintf(`"testUncertainty":%d`, testUncertainty), 1))
+	}
+	for _, tc := range []struct {
+		name   string
+		path   string
+		body   io.Reader
+		held   bool // the handler waits for release
+		status int
+	}{
+		{"validation error of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(1)), true, http.StatusBadRequest},
+		{"fault of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(2)), true, http.StatusInternalServerError},
+		{"panic of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(3)), true, http.StatusInternalServerError},
+		{"body that does not decode", "/api/forecast/reading/group", strings.NewReader(`{"studentData":[` + strings.Repeat(`{"priorAbility":"x"},`, 3000) + `{}]}`), false, http.StatusBadRequest},
+		{"invalid students", "/api/forecast/reading/group", bytes.NewReader(groupBody(900, func(int) string { return `{}` })), false, http.StatusBadRequest},
+		{"without Content-Length", "/api/forecast/math/group", io.MultiReader(bytes.NewReader(heldGroup(30))), true, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan response, 1)
+			go func() {
+				r, err := post(h.base, tc.path, tok, tc.body)
+				if err != nil {
+					t.Error(err)
+				}
+				done <- r
+			}()
+			if tc.held {
+				<-fake.started
+				if h.srv.budget.admitted() == 0 || h.srv.budget.admitted() >= h.srv.budget.capacity {
+					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", h.srv.budget.admitted(), h.srv.budget.capacity)
+				}
+				fake.release <- struct{}{}
+			}
+			if r := <-done; r.status != tc.status {
+				t.Errorf("status: got %d %s; want %d", r.status, r.body, tc.status)
+			}
+			waitIdle(t, h.srv.budget)
+		})
+	}
+
+	t.Run("caller hangs up mid-body", func(t *testing.T) {
+		c, err := net.Dial("tcp", strings.TrimPrefix(h.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /api/forecast/reading/group HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"studentData\":[", tok)
+		deadline := time.Now().Add(5 * time.Second)
+		for h.srv.budget.admitted() == 0 && time.Now().Before(deadline) {
+			time.Sleep(2 * time.Millisecond)
+		}
+		if h.srv.budget.admitted() == 0 {
+			t.Fatal("the request was never admitted")
+		}
+		c.Close()
+		waitIdle(t, h.srv.budget)
+	})
+}

@@ -1,0 +1,216 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// fuzzRoutes are the paths the fuzz target posts to: every route of both services, the token
+// endpoint and a path that does not exist.
+var fuzzRoutes = []string{
+	"/authToken",
+	"/api/score/items/idsWithResults/standard", "/api/score/items/ids/standard", "/api/score/scale/standard",
+	"/api/score/items/idsWithResults/standard/strands", "/api/score/items/difficulties/bayes",
+	"/api/score/items/idsWithResults/bayes", "/api/score/items/ids/bayes", "/api/score/scale/bayes",
+	"/api/score/items/idsWithResults/bayes/strands", "/api/score/form/id/standard",
+	"/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math", "/api/forecast/math/group",
+	"/api/nothing/here",
+}
+
+// documentedStatus are the statuses docs/api.md lists for the API.
+var documentedStatus = map[int]bool{200: true, 400: true, 401: true, 403: true, 404: true, 405: true, 413: true, 415: true, 429: true, 503: true}
+
+// exampleSeeds are the request bodies of docs/examples.md, by route: the pasted curl commands'
+// paths and -d bodies.
+func exampleSeeds(t testing.TB) map[string][]string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/examples.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`(?s)curl -s -X POST "\$(?:SCORING|FORECAST)(/[^"]*)".*?-d '([^']*)'`)
+	out := map[string][]string{}
+	for _, m := range call.FindAllStringSubmatch(string(doc), -1) {
+		out[m[1]] = append(out[m[1]], m[2])
+	}
+	return out
+}
+
+// fuzzScoring answers every scoring rpc with an empty measure: the fuzz target is after the
+// front (routing, auth, media types, limits, decoding, errors), which runs for real.
+type fuzzScoring struct {
+	scoringv1.UnimplementedScoringServiceServer
+}
+
+func (fuzzScoring) ScoreItemResults(context.Context, *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreItemIds(context.Context, *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreItemResultsStrands(context.Context, *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
+	return &scoringv1.StrandsMeasure{}, nil
+}
+func (fuzzScoring) ScoreDifficultiesBayes(context.Context, *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreItemResultsBayes(context.Context, *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreItemIdsBayes(context.Context, *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreScaleBayes(context.Context, *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+func (fuzzScoring) ScoreItemResultsBayesStrands(context.Context, *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
+	return &scoringv1.BayesStrandsMeasure{}, nil
+}
+func (fuzzScoring) ScoreForm(context.Context, *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
+	return &scoringv1.Measure{}, nil
+}
+
+// fuzzScoringGateway passes every JSON call through Invoke, as the services' adapters do.
+type fuzzScoringGateway struct {
+	scoringv1.UnimplementedScoringServiceServer
+	s fuzzScoring
+}
+
+func (g fuzzScoringGateway) ScoreItemResults(ctx context.Context, r *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemResults)
+}
+func (g fuzzScoringGateway) ScoreItemIds(ctx context.Context, r *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemIds)
+}
+func (g fuzzScoringGateway) ScoreScale(ctx context.Context, r *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreScale)
+}
+func (g fuzzScoringGateway) ScoreItemResultsStrands(ctx context.Context, r *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemResultsStrands)
+}
+func (g fuzzScoringGateway) ScoreDifficultiesBayes(ctx context.Context, r *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreDifficultiesBayes)
+}
+func (g fuzzScoringGateway) ScoreItemResultsBayes(ctx context.Context, r *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemResultsBayes)
+}
+func (g fuzzScoringGateway) ScoreItemIdsBayes(ctx context.Context, r *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemIdsBayes)
+}
+func (g fuzzScoringGateway) ScoreScaleBayes(ctx context.Context, r *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreScaleBayes)
+}
+func (g fuzzScoringGateway) ScoreItemResultsBayesStrands(ctx context.Context, r *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
+	return Invoke(ctx, r, g.s.ScoreItemResultsBayesStrands)
+}
+func (g fuzzScoringGateway) ScoreForm(ctx context.Context, r *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
+	return Invoke(ctx, r, g.s.ScoreForm)
+}
+
+// fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
+func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Handler, string) {
+	t.Helper()
+	cfg, err := LoadConfig(service, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_RELOAD_INTERVAL=0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler), svc(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Handler()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/authToken", strings.NewReader(`{"clientId":"demo","clientSecret":"demo-secret"}`)))
+	var tok struct {
+		AccessToken string `json:"accessToken"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &tok); err != nil || tok.AccessToken == "" {
+		t.Fatalf("token: %d %s", w.Code, w.Body)
+	}
+	return h, tok.AccessToken
+}
+
+// FuzzFront sends any body to any route of either service, with a valid, missing or garbage
+// token, any of four media types and POST or GET: every answer has a documented status (never
+// 500, never a panic) and a JSON body. Seeded with the request bodies of docs/examples.md.
+//
+//	go test -run '^$' -fuzz FuzzFront -fuzztime 60s ./pkg/serve/
+func FuzzFront(f *testing.F) {
+	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service {
+		return Service{
+			Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, fuzzScoring{}) },
+			RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+				return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fuzzScoringGateway{})
+			},
+		}
+	})
+	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })
+
+	for path, bodies := range exampleSeeds(f) {
+		route := -1
+		for i, r := range fuzzRoutes {
+			if r == path {
+				route = i
+			}
+		}
+		if route < 0 {
+			f.Fatalf("docs/examples.md posts to %s, which the fuzz target does not know", path)
+		}
+		for _, b := range bodies {
+			f.Add(uint8(route), uint8(0), []byte(b))
+		}
+	}
+	f.Add(uint8(0), uint8(1), []byte("clientId=demo&clientSecret=demo-secret")) // the form login
+
+	f.Fuzz(func(t *testing.T, route, mode uint8, body []byte) {
+		path := fuzzRoutes[int(route)%len(fuzzRoutes)]
+		h, tok := scoring, scoringTok
+		if strings.HasPrefix(path, "/api/forecast") || route&0x80 != 0 {
+			h, tok = forecast, forecastTok
+		}
+		method := http.MethodPost
+		if mode&0x40 != 0 {
+			method = http.MethodGet
+		}
+		req := httptest.NewRequest(method, path, bytes.NewReader(body))
+		switch mode & 3 {
+		case 0:
+			req.Header.Set("Content-Type", "application/json")
+		case 1:
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		case 2:
+			req.Header.Set("Content-Type", "text/plain")
+		}
+		switch (mode >> 2) & 3 {
+		case 0, 1:
+			req.Header.Set("Authorization", "Bearer "+tok)
+		case 2:
+			req.Header.Set("Authorization", "Bearer "+string(body[:min(len(body), 40)]))
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if !documentedStatus[w.Code] {
+			t.Fatalf("%s %s: got %d %s; want a documented status", method, path, w.Code, w.Body)
+		}
+		if !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("%s %s: got %d with a body that is not JSON: %q", method, path, w.Code, w.Body)
+		}
+	})
+}
