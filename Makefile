@@ -55,7 +55,7 @@ run: build ## Run both services in dev mode on the embedded demo content; prints
 .PHONY: test
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
 	go test -race -count=1 $(PKGS)
-	go test -count=1 -run 'Allocations' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	go test -count=1 -run 'Allocations|Hostile' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 
 .PHONY: cover

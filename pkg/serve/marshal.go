@@ -40,23 +40,33 @@ var wireOptions = jsonwire.Options{
 	},
 }
 
+// wireCodec reads the contract's structure for the gRPC front (unknown fields); each server
+// decodes JSON with its own codec, which knows the server's list limits.
 var wireCodec = jsonwire.New(wireOptions)
+
+// newWireCodec is a server's JSON codec: the wire rules, and lists cut off past the largest list
+// the server accepts, so a body of a million empty entries costs no more than the limit's worth.
+func newWireCodec(l Limits) *jsonwire.Codec {
+	opts := wireOptions
+	opts.MaxListLen = max(l.MaxItems, l.MaxStudents, l.MaxCutLevels)
+	return jsonwire.New(opts)
+}
 
 // wireMarshaler is the JSON front's marshaler: jsonwire for the contract's messages (the wire
 // rules, and answers byte-identical to protojson without its white space), protojson for any
 // message jsonwire does not write.
-type wireMarshaler struct{}
+type wireMarshaler struct{ codec *jsonwire.Codec }
 
 var fallback = protojson.MarshalOptions{EmitUnpopulated: true}
 
-func (wireMarshaler) ContentType(any) string { return "application/json" }
+func (wm wireMarshaler) ContentType(any) string { return "application/json" }
 
-func (wireMarshaler) Marshal(v any) ([]byte, error) {
+func (wm wireMarshaler) Marshal(v any) ([]byte, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return json.Marshal(v)
 	}
-	b, err := wireCodec.Marshal(nil, m)
+	b, err := wm.codec.Marshal(nil, m)
 	if errors.Is(err, jsonwire.ErrUnsupported) {
 		if b, err = fallback.Marshal(m); err == nil {
 			b = stripSpace(b)
@@ -65,18 +75,18 @@ func (wireMarshaler) Marshal(v any) ([]byte, error) {
 	return b, err
 }
 
-func (wireMarshaler) Unmarshal(data []byte, v any) error {
+func (wm wireMarshaler) Unmarshal(data []byte, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return json.Unmarshal(data, v)
 	}
-	return wireCodec.Unmarshal(data, m)
+	return wm.codec.Unmarshal(data, m)
 }
 
 // NewDecoder decodes the body the front already read (apiFront hands it over as a frontBody),
 // and keeps the decoder's problems for the error handler: the gateway flattens a decoding error
 // into a string, which would lose the field paths.
-func (wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
+func (wm wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		var data []byte
 		var ri *requestInfo
@@ -89,7 +99,7 @@ func (wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 				return err
 			}
 		}
-		err := wireMarshaler{}.Unmarshal(data, v)
+		err := wm.Unmarshal(data, v)
 		if ri != nil && err != nil {
 			ri.decodeErr = err
 		}
@@ -97,9 +107,9 @@ func (wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	})
 }
 
-func (wireMarshaler) NewEncoder(w io.Writer) runtime.Encoder {
+func (wm wireMarshaler) NewEncoder(w io.Writer) runtime.Encoder {
 	return runtime.EncoderFunc(func(v any) error {
-		b, err := wireMarshaler{}.Marshal(v)
+		b, err := wm.Marshal(v)
 		if err != nil {
 			return err
 		}

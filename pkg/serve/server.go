@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	log.Info("memory budget", "bytes", budgetBytes, "source", source)
 
 	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: newWireCodec(cfg.Limits)}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),

@@ -3,6 +3,7 @@ package jsonwire
 import (
 	"strconv"
 	"strings"
+	"runtime"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -50,5 +51,46 @@ func TestDecodeAllocations(t *testing.T) {
 	}
 	if d := g.GetStudentData()[999]; d.GetElapsedDays() != 999 || d.GetPriorAbility() != 500 {
 		t.Errorf("student 999: got %v; want [500,40,999]", d)
+	}
+}
+
+// TestHostileBodiesStayCheap: past MaxProblems, unknown keys are skipped without names or
+// suggestions, and a list longer than MaxListLen ends decoding there; neither costs memory in
+// proportion to the body.
+func TestHostileBodiesStayCheap(t *testing.T) {
+	c := New(Options{MaxListLen: 1000, Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true}})
+	unknown := []byte(`{"studentData":[` + strings.Repeat(`{"zz":1,"yy":2,"xx":3,"ww":4},`, 20000) + `{}]}`)
+	var g forecastv1.GroupForecastRequest
+	var stats [2]runtime.MemStats
+	runtime.ReadMemStats(&stats[0])
+	err := c.Unmarshal(unknown, &g)
+	runtime.ReadMemStats(&stats[1])
+	werr, ok := err.(*Error)
+	if !ok || len(werr.Problems) != MaxProblems+1 {
+		t.Fatalf("got %v; want %d problems and a count of the rest", err, MaxProblems)
+	}
+	if perByte := float64(stats[1].TotalAlloc-stats[0].TotalAlloc) / float64(len(unknown)); perByte > 2 && !raceEnabled {
+		t.Errorf("unknown keys: %.1f bytes allocated per body byte; want at most 2", perByte)
+	}
+
+	for _, tc := range []struct {
+		n       int
+		refused bool
+	}{{1000, false}, {1001, true}} {
+		body := []byte(`{"studentData":[` + strings.TrimSuffix(strings.Repeat(`[1,2,3],`, tc.n), ",") + `],"cutLevels":[1]}`)
+		err := c.Unmarshal(body, &g)
+		switch {
+		case !tc.refused && (err != nil || len(g.GetStudentData()) != tc.n):
+			t.Errorf("%d entries (the limit): got %v and %d students; want them all", tc.n, err, len(g.GetStudentData()))
+		case tc.refused:
+			werr, ok := err.(*Error)
+			if !ok || len(werr.Problems) != 1 || werr.Problems[0].Path != "studentData" || werr.Problems[0].Message != "holds more than 1000 entries, the most any list may hold" {
+				t.Errorf("%d entries: got %v; want one problem at studentData naming the limit", tc.n, err)
+			}
+		}
+	}
+	huge := []byte(`{"cutLevels":[` + strings.TrimSuffix(strings.Repeat(`1,`, 1001), ",") + `]}`)
+	if err := c.Unmarshal(huge, &g); err == nil {
+		t.Error("1,001 cut levels: got no error; want the list limit")
 	}
 }

@@ -29,7 +29,7 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	d.ResetBytes(data)
 	dec := decoders.Get().(*decoder)
 	defer dec.release()
-	dec.d, dec.data = d, data
+	dec.d, dec.data, dec.maxList = d, data, c.opts.MaxListLen
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	var base unsafe.Pointer
 	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
@@ -78,6 +78,7 @@ func blank(b []byte) bool {
 
 type decoder struct {
 	d        *jx.Decoder
+	maxList  int
 	data     []byte // the whole body: strings that lie in it are not copied
 	path     []step
 	problems []Problem
@@ -89,6 +90,15 @@ type decoder struct {
 	ints   arena[int32]
 	floats arena[float64]
 	bools  arena[bool]
+}
+
+// full reports whether the problems listed have reached MaxProblems.
+func (dc *decoder) full() bool { return len(dc.problems) >= MaxProblems }
+
+// tooLong ends decoding at a list longer than the limit.
+func (dc *decoder) tooLong() error {
+	dc.problem("holds more than " + strconv.Itoa(dc.maxList) + " entries, the most any list may hold")
+	return errStop
 }
 
 // problem records a problem at the current path.
@@ -148,6 +158,13 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer)
 				}
 				continue
 			}
+			if dc.full() {
+				dc.dropped++ // no more names and suggestions: a body of unknown keys costs no more
+				if err := dc.skip(); err != nil {
+					return err
+				}
+				continue
+			}
 			name := string(key)
 			dc.path = append(dc.path, step{name: name})
 			if s := suggest(name, p.names); s != "" {
@@ -196,6 +213,9 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 			return dc.syntax(err)
 		}
 		for i := 0; iter.Next(); i++ {
+			if dc.maxList > 0 && i >= dc.maxList {
+				return dc.tooLong()
+			}
 			dc.path = append(dc.path, step{index: i})
 			err := dc.element(f, list)
 			dc.path = dc.path[:len(dc.path)-1]

@@ -99,6 +99,11 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 		var chunk unsafe.Pointer
 		used, capacity := 0, 0
 		for i := 0; iter.Next(); i++ {
+			if dc.maxList > 0 && i >= dc.maxList {
+				clear(dc.ptrs[start:])
+				dc.ptrs = dc.ptrs[:start]
+				return dc.tooLong()
+			}
 			if used == capacity {
 				capacity = min(max(2*capacity, 32), 4096)
 				chunk, used = reflect.MakeSlice(reflect.SliceOf(elem), capacity, capacity).UnsafePointer(), 0
@@ -180,6 +185,9 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 
 // listScalar decodes element i of a scalar list with read, under the element's path.
 func (dc *decoder) listScalar(f *fieldPlan, i int, read func() error) error {
+	if dc.maxList > 0 && i >= dc.maxList {
+		return dc.tooLong()
+	}
 	dc.path = append(dc.path, step{index: i})
 	defer func() { dc.path = dc.path[:len(dc.path)-1] }()
 	if dc.d.Next() == jx.Null {

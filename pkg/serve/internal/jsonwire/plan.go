@@ -19,6 +19,10 @@ type Options struct {
 	Positional map[protoreflect.FullName]bool
 	// NumberAsText lists string fields that also take a JSON number, kept as its literal text.
 	NumberAsText map[protoreflect.FullName][]string
+	// MaxListLen, when above 0, ends decoding at the first list longer than it: the services
+	// refuse such a list anyway, and decoding it first would cost memory in proportion to a
+	// hostile body's length.
+	MaxListLen int
 }
 
 // Codec decodes and encodes messages under one set of Options. It is safe for concurrent use; the
