@@ -48,6 +48,7 @@ var wireCodec = jsonwire.New(wireOptions)
 // the server accepts, so a body of a million empty entries costs no more than the limit's worth.
 func newWireCodec(l Limits) *jsonwire.Codec {
 	opts := wireOptions
+	opts.ListLimits = map[string]int{"items": l.MaxItems, "studentData": l.MaxStudents, "cutLevels": l.MaxCutLevels}
 	opts.MaxListLen = max(l.MaxItems, l.MaxStudents, l.MaxCutLevels)
 	return jsonwire.New(opts)
 }

@@ -1,9 +1,9 @@
 package jsonwire
 
 import (
+	"runtime"
 	"strconv"
 	"strings"
-	"runtime"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -58,7 +58,7 @@ func TestDecodeAllocations(t *testing.T) {
 // suggestions, and a list longer than MaxListLen ends decoding there; neither costs memory in
 // proportion to the body.
 func TestHostileBodiesStayCheap(t *testing.T) {
-	c := New(Options{MaxListLen: 1000, Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true}})
+	c := New(Options{MaxListLen: 1000, ListLimits: map[string]int{"items": 10}, Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true}})
 	unknown := []byte(`{"studentData":[` + strings.Repeat(`{"zz":1,"yy":2,"xx":3,"ww":4},`, 20000) + `{}]}`)
 	var g forecastv1.GroupForecastRequest
 	var stats [2]runtime.MemStats
@@ -76,7 +76,7 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 	for _, tc := range []struct {
 		n       int
 		refused bool
-	}{{1000, false}, {1001, true}} {
+	}{{1001, false}, {1002, true}} { // one over the limit is decoded: the service names the excess
 		body := []byte(`{"studentData":[` + strings.TrimSuffix(strings.Repeat(`[1,2,3],`, tc.n), ",") + `],"cutLevels":[1]}`)
 		err := c.Unmarshal(body, &g)
 		switch {
@@ -84,13 +84,17 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 			t.Errorf("%d entries (the limit): got %v and %d students; want them all", tc.n, err, len(g.GetStudentData()))
 		case tc.refused:
 			werr, ok := err.(*Error)
-			if !ok || len(werr.Problems) != 1 || werr.Problems[0].Path != "studentData" || werr.Problems[0].Message != "holds more than 1000 entries, the most any list may hold" {
+			if !ok || len(werr.Problems) != 1 || werr.Problems[0].Path != "studentData" || werr.Problems[0].Message != "holds more than 1000 entries; the limit is 1000" {
 				t.Errorf("%d entries: got %v; want one problem at studentData naming the limit", tc.n, err)
 			}
 		}
 	}
-	huge := []byte(`{"cutLevels":[` + strings.TrimSuffix(strings.Repeat(`1,`, 1001), ",") + `]}`)
+	huge := []byte(`{"cutLevels":[` + strings.TrimSuffix(strings.Repeat(`1,`, 1002), ",") + `]}`)
 	if err := c.Unmarshal(huge, &g); err == nil {
-		t.Error("1,001 cut levels: got no error; want the list limit")
+		t.Error("1,002 cut levels: got no error; want the list limit")
+	}
+	items := []byte(`{"items":[` + strings.TrimSuffix(strings.Repeat(`{"id":"L1"},`, 12), ",") + `]}`)
+	if err := c.Unmarshal(items, new(scoringv1.ScoreItemIdsRequest)); err == nil || err.Error() != "items: holds more than 10 entries; the limit is 10" {
+		t.Errorf("12 items with a list limit of 10: got %v; want that limit named", err)
 	}
 }

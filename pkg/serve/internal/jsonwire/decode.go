@@ -29,7 +29,7 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	d.ResetBytes(data)
 	dec := decoders.Get().(*decoder)
 	defer dec.release()
-	dec.d, dec.data, dec.maxList = d, data, c.opts.MaxListLen
+	dec.d, dec.data = d, data
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	var base unsafe.Pointer
 	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
@@ -78,7 +78,6 @@ func blank(b []byte) bool {
 
 type decoder struct {
 	d        *jx.Decoder
-	maxList  int
 	data     []byte // the whole body: strings that lie in it are not copied
 	path     []step
 	problems []Problem
@@ -95,9 +94,10 @@ type decoder struct {
 // full reports whether the problems listed have reached MaxProblems.
 func (dc *decoder) full() bool { return len(dc.problems) >= MaxProblems }
 
-// tooLong ends decoding at a list longer than the limit.
-func (dc *decoder) tooLong() error {
-	dc.problem("holds more than " + strconv.Itoa(dc.maxList) + " entries, the most any list may hold")
+// tooLong ends decoding at a list longer than its limit.
+func (dc *decoder) tooLong(f *fieldPlan) error {
+	n := strconv.Itoa(f.maxLen)
+	dc.problem("holds more than " + n + " entries; the limit is " + n)
 	return errStop
 }
 
@@ -213,8 +213,8 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 			return dc.syntax(err)
 		}
 		for i := 0; iter.Next(); i++ {
-			if dc.maxList > 0 && i >= dc.maxList {
-				return dc.tooLong()
+			if f.maxLen > 0 && i > f.maxLen {
+				return dc.tooLong(f)
 			}
 			dc.path = append(dc.path, step{index: i})
 			err := dc.element(f, list)

@@ -99,10 +99,10 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 		var chunk unsafe.Pointer
 		used, capacity := 0, 0
 		for i := 0; iter.Next(); i++ {
-			if dc.maxList > 0 && i >= dc.maxList {
+			if f.maxLen > 0 && i > f.maxLen {
 				clear(dc.ptrs[start:])
 				dc.ptrs = dc.ptrs[:start]
-				return dc.tooLong()
+				return dc.tooLong(f)
 			}
 			if used == capacity {
 				capacity = min(max(2*capacity, 32), 4096)
@@ -185,8 +185,8 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 
 // listScalar decodes element i of a scalar list with read, under the element's path.
 func (dc *decoder) listScalar(f *fieldPlan, i int, read func() error) error {
-	if dc.maxList > 0 && i >= dc.maxList {
-		return dc.tooLong()
+	if f.maxLen > 0 && i > f.maxLen {
+		return dc.tooLong(f)
 	}
 	dc.path = append(dc.path, step{index: i})
 	defer func() { dc.path = dc.path[:len(dc.path)-1] }()

@@ -19,10 +19,13 @@ type Options struct {
 	Positional map[protoreflect.FullName]bool
 	// NumberAsText lists string fields that also take a JSON number, kept as its literal text.
 	NumberAsText map[protoreflect.FullName][]string
-	// MaxListLen, when above 0, ends decoding at the first list longer than it: the services
-	// refuse such a list anyway, and decoding it first would cost memory in proportion to a
-	// hostile body's length.
+	// MaxListLen, when above 0, ends decoding at the first list more than one entry longer than
+	// it: the services refuse such a list anyway (a list one entry over is decoded, so the service
+	// can say by how much), and decoding it whole would cost memory in proportion to a hostile
+	// body's length.
 	MaxListLen int
+	// ListLimits are the limits of particular lists, by JSON field name, in place of MaxListLen.
+	ListLimits map[string]int
 }
 
 // Codec decodes and encodes messages under one set of Options. It is safe for concurrent use; the
@@ -61,6 +64,7 @@ type fieldPlan struct {
 	list         bool
 	presence     bool // proto3 optional: omitted when unset
 	numberAsText bool
+	maxLen       int   // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
 	sub          *plan // message fields
 	offset       uintptr
 	goKind       goKind
@@ -108,6 +112,12 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 			list:         fd.IsList(),
 			presence:     fd.HasPresence() && fd.Message() == nil && !fd.IsList(),
 			numberAsText: asText[fd.JSONName()] && fd.Kind() == protoreflect.StringKind,
+		}
+		if f.list {
+			f.maxLen = c.opts.MaxListLen
+			if n, ok := c.opts.ListLimits[f.jsonName]; ok {
+				f.maxLen = n
+			}
 		}
 		if fd.IsMap() || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
 			p.supported = false
