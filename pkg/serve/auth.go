@@ -113,9 +113,9 @@ func bearerFromHeader(values []string) string {
 	return ""
 }
 
+// bearerToken reads the call's bearer token (ValueFromIncomingContext: no copy of the metadata).
 func bearerToken(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	return bearerFromHeader(md.Get("authorization"))
+	return bearerFromHeader(metadata.ValueFromIncomingContext(ctx, "authorization"))
 }
 
 // remoteAddress is the caller's address for throttling. The JSON front computed it from the HTTP
@@ -125,9 +125,8 @@ func remoteAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if fc := frontCallFrom(ctx); fc != nil {
 		return fc.addr
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	var chain []string
-	for _, v := range md.Get("x-forwarded-for") {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, "x-forwarded-for") {
 		chain = append(chain, splitHops(v)...)
 	}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {

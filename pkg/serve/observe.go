@@ -88,9 +88,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	direct := !fromFront(ctx)
 	ri := requestInfoFrom(ctx) // the front's, which logs and counts its own requests
 	if direct || ri == nil {
-		md, _ := metadata.FromIncomingContext(ctx)
 		id := ""
-		if v := md.Get(requestIDHeader); len(v) > 0 {
+		if v := metadata.ValueFromIncomingContext(ctx, requestIDHeader); len(v) > 0 {
 			id = v[0]
 		}
 		ri = &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
