@@ -3,7 +3,6 @@ package scoring
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,13 +82,17 @@ func BenchmarkGRPC40Items(b *testing.B) {
 // BenchmarkFrontHandler40Items is the server's side of one 40-item JSON request, in-process (no
 // socket, no client): what the JSON front itself costs and allocates per request.
 func BenchmarkFrontHandler40Items(b *testing.B) {
+	serveInProcess(b, "/api/score/items/idsWithResults/standard", []byte(`{"items":`+items(40, 22, "L")+`}`))
+}
+
+// serveInProcess sends body to path through the service's HTTP handler b.N times.
+func serveInProcess(b *testing.B, path string, body []byte) {
 	s := benchServer(b)
-	body := []byte(`{"items":` + items(40, 22, "L") + `}`)
 	auth := "Bearer " + s.Token()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/api/score/items/idsWithResults/standard", bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", auth)
 		w := httptest.NewRecorder()
@@ -104,11 +107,7 @@ func BenchmarkFrontHandler40Items(b *testing.B) {
 // HTTP, for CPU profiles of the front (go test -cpuprofile).
 func BenchmarkJSONDifficulties40(b *testing.B) {
 	s := benchServer(b)
-	var items []string
-	for i := 0; i < 40; i++ {
-		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
-	}
-	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
+	body := difficulties40()
 	auth := "Bearer " + s.Token()
 	url := s.Base + "/api/score/items/difficulties/bayes"
 	b.ReportAllocs()
@@ -136,83 +135,14 @@ func BenchmarkJSONDifficulties40(b *testing.B) {
 
 // BenchmarkFrontHandlerDifficulties40 is the server side of make bench-e2e's request in-process.
 func BenchmarkFrontHandlerDifficulties40(b *testing.B) {
-	s := benchServer(b)
-	var items []string
-	for i := 0; i < 40; i++ {
-		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
-	}
-	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
-	auth := "Bearer " + s.Token()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/api/score/items/difficulties/bayes", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", auth)
-		w := httptest.NewRecorder()
-		s.Handler.ServeHTTP(w, req)
-		if w.Code != 200 {
-			b.Fatalf("status %d %s", w.Code, w.Body)
-		}
-	}
+	serveInProcess(b, "/api/score/items/difficulties/bayes", difficulties40())
 }
 
-// BenchmarkBareDifficulties40 is bench/bare's handler in-process, the reference of
-// BenchmarkFrontHandlerDifficulties40 (what net/http + encoding/json + the same measure calls cost).
-func BenchmarkBareDifficulties40(b *testing.B) {
-	bundle := measure.Demo()
-	type request struct {
-		Items []struct {
-			Difficulty float64 `json:"difficulty"`
-			Count      *int    `json:"count"`
-		} `json:"items"`
-		NumberCorrect    int     `json:"numberCorrect"`
-		Framework        string  `json:"framework"`
-		PriorAbility     float64 `json:"priorAbility"`
-		PriorUncertainty float64 `json:"priorUncertainty"`
-		ElapsedDays      float64 `json:"elapsedDays"`
-	}
-	type answer struct {
-		Ability        int    `json:"ability"`
-		AbilityDisplay string `json:"abilityDisplay"`
-		Uncertainty    int    `json:"uncertainty"`
-		Framework      string `json:"framework"`
-		APIVersion     string `json:"apiVersion"`
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req request
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		fw, _ := bundle.Framework(req.Framework)
-		test := measure.Test{Correct: req.NumberCorrect}
-		for _, it := range req.Items {
-			n := 1
-			if it.Count != nil {
-				n = *it.Count
-			}
-			test.Items = append(test.Items, measure.Difficulty{Measure: it.Difficulty, Count: n})
-		}
-		prior := fw.Grow(measure.Normal{Mean: req.PriorAbility, SD: req.PriorUncertainty}, req.ElapsedDays)
-		est, _ := fw.Bayes(test, prior)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(answer{measure.Round(est.Ability), fw.Display(est.Ability), measure.Round(est.Uncertainty), fw.Name, "dev"})
-	})
+// difficulties40 is make bench-e2e's request body: 40 difficulties, Bayes.
+func difficulties40() []byte {
 	var items []string
 	for i := 0; i < 40; i++ {
 		items = append(items, fmt.Sprintf(`{"difficulty":%d}`, 500+10*i))
 	}
-	body := []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/api/score/items/difficulties/bayes", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code != 200 {
-			b.Fatalf("status %d %s", w.Code, w.Body)
-		}
-	}
+	return []byte(`{"items":[` + strings.Join(items, ",") + `],"numberCorrect":22,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`)
 }
