@@ -57,6 +57,7 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 	go test -race -count=1 $(PKGS)
 	go test -count=1 -run 'Allocations|Hostile' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
+	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
 
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.

@@ -29,6 +29,8 @@ type Server struct {
 	Config serve.Config
 	// Handler is the HTTP front itself, for in-process benchmarks and fuzzing.
 	Handler http.Handler
+	// Frame is the serving frame the service runs in.
+	Frame *serve.Server
 	mu      sync.Mutex
 	token   string
 }
@@ -66,7 +68,7 @@ func Start(t testing.TB, service string, svc func(cfg serve.Config) serve.Servic
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg, Handler: srv.Handler()}
+	s := &Server{t: t, Base: "http://" + httpLis.Addr().String(), Conn: conn, Config: cfg, Handler: srv.Handler(), Frame: srv}
 	t.Cleanup(func() {
 		conn.Close()
 		cancel()
