@@ -173,7 +173,9 @@ func (s *Server) cost(method string, n int64, json bool) int64 {
 // Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
 // rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
 // heap growth of the service's handler, and what capacity planning can read.
-func (s *Server) Cost(fullMethod string, n int64, json bool) int64 { return s.cost(fullMethod, n, json) }
+func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
+	return s.cost(fullMethod, n, json)
+}
 
 // admitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
 // route's limit when it sent none (shrunk once the body is read).

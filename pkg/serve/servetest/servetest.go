@@ -31,8 +31,8 @@ type Server struct {
 	Handler http.Handler
 	// Frame is the serving frame the service runs in.
 	Frame *serve.Server
-	mu      sync.Mutex
-	token   string
+	mu    sync.Mutex
+	token string
 }
 
 // Start runs svc as service ("scoring" or "forecast") in dev mode until the test ends. edit, if
