@@ -15,7 +15,7 @@ import (
 var demoFiles embed.FS
 
 // Demo returns the embedded demonstration bundle: SYNTHETIC content (invented items, links and
-// forms) around the default calibration of METHOD.md. It is parsed once; a test proves it loads,
+// forms) around the default calibration of docs/method.md. It is parsed once; a test proves it loads,
 // so Demo never fails at run time.
 func Demo() *Bundle { return demo() }
 

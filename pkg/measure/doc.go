@@ -1,4 +1,4 @@
-// Package measure is Yardstick's measurement library. It owns the method of METHOD.md — the
+// Package measure is Yardstick's measurement library. It owns the method of docs/method.md — the
 // rescaled Rasch model, the standard (maximum-likelihood) and Bayes (EAP) estimators, growth along
 // the norm curve, linking of external scale scores, strands, forecasts and the display rules —
 // and the content bundle those run on (framework parameters, item bank, link tables, forms and

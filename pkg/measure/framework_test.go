@@ -77,7 +77,7 @@ func TestUnpreparedFramework(t *testing.T) {
 	}
 }
 
-// TestDemoFrameworksMatchMethod: the demo bundle carries METHOD.md's defaults.
+// TestDemoFrameworksMatchMethod: the demo bundle carries docs/method.md's defaults.
 func TestDemoFrameworksMatchMethod(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"lexile", "quantile"} {

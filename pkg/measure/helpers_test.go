@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// testFramework returns the lexile parameters of METHOD.md, built independently of the bundle so
+// testFramework returns the lexile parameters of docs/method.md, built independently of the bundle so
 // that the math tests do not depend on the loader.
 func testFramework(t testing.TB, name string) *Framework {
 	t.Helper()

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestSimulationStudy is METHOD.md §9's simulation: 2,000 students drawn from N(600, 180²)
+// TestSimulationStudy is docs/method.md §9's simulation: 2,000 students drawn from N(600, 180²)
 // (one logit), 40 items evenly spread over ±2 logits around 600, responses drawn from the model.
 func TestSimulationStudy(t *testing.T) {
 	t.Parallel()

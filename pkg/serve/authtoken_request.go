@@ -23,7 +23,7 @@ const maxAuthBodyBytes = 64 << 10
 type loginRequest struct {
 	clientID, secret string
 	// oauth is true when the request carries grant_type (RFC 6749 §4.4): it is answered in
-	// OAuth 2.0's shape, else in SPEC.md's.
+	// OAuth 2.0's shape, else in the original API's.
 	oauth    bool
 	grant    string
 	scope    string
@@ -44,7 +44,7 @@ func badRequest(field, format string, args ...any) *requestError {
 	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
 }
 
-// fieldNames are the names a /authToken body may use for each parameter: SPEC.md's (clientID
+// fieldNames are the names a /authToken body may use for each parameter: the original API's (clientID
 // is its parameter table's spelling), and OAuth 2.0's (RFC 6749 §4.4 and §2.3.1).
 var fieldNames = map[string][]string{
 	"clientId":     {"clientId", "clientID", "client_id"},

@@ -64,7 +64,7 @@ type Config struct {
 	Limits Limits
 }
 
-// Limits bound what one request may ask for (DESIGN.md §2). Over-limit requests get 413 (body) or a
+// Limits bound what one request may ask for (docs/api.md). Over-limit requests get 413 (body) or a
 // 400 naming the field.
 type Limits struct {
 	MaxBodyBytes      int64 // every JSON body but group forecasts

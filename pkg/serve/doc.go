@@ -1,15 +1,17 @@
 // Package serve is the serving frame both Yardstick services run in: typed configuration, the gRPC
 // server with its interceptors (request ids, logs, metrics, panic recovery, authentication), the
-// grpc-gateway JSON front with the one error handler that writes DESIGN.md §2's error body, the
+// grpc-gateway JSON front with the one error handler that writes the documented error body, the
 // token endpoint, health, metrics, periodic reload of files and graceful shutdown. The gRPC door
 // checks tokens on a call's headers, before its message is read, and bounds what calls without
 // a token may make it read (grpcguard.go).
 //
-// The JSON front does not call the service implementations directly: it is a gRPC client of the
-// same server over an in-memory connection, so every JSON request passes through exactly the
-// interceptors a gRPC caller meets (a gateway registered in-process would skip them).
+// The JSON front registers the services in-process (grpc-gateway's Register…HandlerServer), and
+// each service hands it an adapter whose every method is one Invoke (gateway.go): a JSON request
+// then passes through exactly the interceptor a gRPC caller meets, which a gateway registered
+// in-process would otherwise skip. Bodies are decoded and answers encoded by internal/jsonwire,
+// which also carries the wire rules (unknown fields, duplicate keys, whole numbers, aliases).
 //
-// Libraries: grpc-gateway for the JSON front (it maps SPEC.md's routes onto the rpcs from the
+// Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from the
 // contract's routes file), prometheus/client_golang for metrics (the de-facto exposition format
 // scrapers expect), google.golang.org/genproto errdetails for status details that gRPC clients
 // already know how to read, KimMachineGun/automemlimit to set GOMEMLIMIT from the container's

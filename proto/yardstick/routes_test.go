@@ -16,7 +16,7 @@ func TestRoutes(t *testing.T) {
 	got := map[string]string{}
 	for _, r := range routes {
 		if r.Method != "POST" {
-			t.Errorf("%s: method %s; want POST (SPEC.md: every call is a POST)", r.Path, r.Method)
+			t.Errorf("%s: method %s; want POST (the original API: every call is a POST)", r.Path, r.Method)
 		}
 		got[r.Path] = r.FullMethod
 	}

@@ -231,7 +231,7 @@ func TestTokenEndpoint(t *testing.T) {
 	}
 }
 
-// TestRequiredFields pins the required lists of DESIGN.md §2 and SPEC.md.
+// TestRequiredFields pins the required lists of docs/api.md and the original API.
 func TestRequiredFields(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ service, schema, required string }{

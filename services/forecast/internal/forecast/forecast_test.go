@@ -187,7 +187,7 @@ func TestForecastsFollowTheMethod(t *testing.T) {
 			t.Errorf("array %s; object %s; want equal", a.Body, o.Body)
 		}
 	})
-	// METHOD.md §4: above the top of the norm curve growth follows the grade 11→12 line (35Q a
+	// docs/method.md §4: above the top of the norm curve growth follows the grade 11→12 line (35Q a
 	// year; PCHIP's end derivative gave 1.5Q), and a prior SD above the population SD (300) stays
 	// as given (it used to become 300).
 	t.Run("beyond the norm curve and with a vague prior", func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
-// Reading forecasts are lexile, math forecasts quantile (DESIGN.md §2).
+// Reading forecasts are lexile, math forecasts quantile (docs/api.md).
 const (
 	reading = "lexile"
 	math_   = "quantile"

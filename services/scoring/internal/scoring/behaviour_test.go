@@ -36,7 +36,7 @@ func decode(t *testing.T, status int, body []byte) measureBody {
 	return m
 }
 
-// TestMeasuresFollowTheMethod checks values that follow from METHOD.md on the real demo content.
+// TestMeasuresFollowTheMethod checks values that follow from docs/method.md on the real demo content.
 func TestMeasuresFollowTheMethod(t *testing.T) {
 	t.Parallel()
 	s := start(t)
@@ -131,7 +131,7 @@ func TestMeasuresFollowTheMethod(t *testing.T) {
 	})
 }
 
-// TestValidation checks each rule of DESIGN.md §2: a 400 naming the right field path.
+// TestValidation checks each rule of docs/api.md: a 400 naming the right field path.
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	s := start(t)

@@ -21,7 +21,7 @@ type resolved struct {
 	correct int
 }
 
-// resolveItems checks the items of a request against the bank (DESIGN.md §2): non-empty, within
+// resolveItems checks the items of a request against the bank (docs/api.md): non-empty, within
 // the limit, known ids, no duplicates, results 0 or 1, one framework agreeing with the optional
 // framework field. prefixes, when set, are the id prefixes the endpoint allows.
 func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
