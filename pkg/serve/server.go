@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +95,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.grpc = grpc.NewServer(append(guard,
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
+		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
+		// stack growth). Calls beyond the pool still get goroutines of their own.
+		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
 	svc.Register(s.grpc)
