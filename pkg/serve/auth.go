@@ -123,7 +123,7 @@ func bearerToken(ctx context.Context) string {
 // trusted proxy, what the proxies forwarded.
 func remoteAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if fc := frontCallFrom(ctx); fc != nil {
-		return fc.addr
+		return fc.address()
 	}
 	var chain []string
 	for _, v := range metadata.ValueFromIncomingContext(ctx, "x-forwarded-for") {

@@ -3,6 +3,8 @@ package serve
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 
@@ -57,7 +59,10 @@ func TestRemoteAddress(t *testing.T) {
 			t.Parallel()
 			ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: tc.addr})
 			if tc.addr == nil {
-				ctx = context.WithValue(context.Background(), frontKey{}, &frontCall{addr: "192.0.2.7"})
+				req := httptest.NewRequest(http.MethodPost, "/", nil)
+				req.RemoteAddr = "192.0.2.7:4242"
+				req.Header.Set("X-Forwarded-For", "6.6.6.6")
+				ctx = context.WithValue(context.Background(), frontKey{}, &frontCall{server: &Server{}, req: req})
 			}
 			if tc.md != nil {
 				ctx = metadata.NewIncomingContext(ctx, tc.md)

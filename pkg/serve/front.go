@@ -25,7 +25,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
-		fc := &frontCall{server: s, addr: s.callerAddr(r)}
+		fc := &frontCall{server: s, req: r}
 		ctx := context.WithValue(r.Context(), frontKey{}, fc)
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
 		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).

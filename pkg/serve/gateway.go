@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -20,7 +21,8 @@ import (
 // of the HTTP caller.
 type frontCall struct {
 	server *Server
-	addr   string // the caller's address for the /authToken throttle (trusted-proxy walk done)
+	// req is the HTTP request, for the caller's address (address), which only a login needs.
+	req *http.Request
 	// authorized is the context authorize returned for this call's method and token (nil for
 	// public methods): the interceptor takes it instead of verifying the token a second time.
 	authorized context.Context
@@ -28,6 +30,14 @@ type frontCall struct {
 }
 
 type frontKey struct{}
+
+// address is the HTTP caller's address for the /authToken throttle (trusted-proxy walk done).
+func (fc *frontCall) address() string {
+	if fc.req == nil {
+		return "unknown"
+	}
+	return fc.server.callerAddr(fc.req)
+}
 
 func frontCallFrom(ctx context.Context) *frontCall {
 	fc, _ := ctx.Value(frontKey{}).(*frontCall)
