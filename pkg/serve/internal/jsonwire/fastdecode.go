@@ -105,7 +105,7 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 				return dc.tooLong(f)
 			}
 			if used == capacity {
-				capacity = min(max(2*capacity, 32), 4096)
+				capacity = min(max(2*capacity, 16), 4096)
 				chunk, used = reflect.MakeSlice(reflect.SliceOf(elem), capacity, capacity).UnsafePointer(), 0
 			}
 			e := unsafe.Add(chunk, uintptr(used)*size)
