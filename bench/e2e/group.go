@@ -114,16 +114,22 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	if err != nil {
 		return err
 	}
-	t0 := time.Now()
-	answer, err := post(client, url, body, "Authorization", "Bearer "+tok)
-	if err != nil {
-		return err
+	var times []float64
+	var answer []byte
+	var hwm float64
+	for i := 0; i < 3; i++ {
+		t0 := time.Now()
+		if answer, err = post(client, url, body, "Authorization", "Bearer "+tok); err != nil {
+			return err
+		}
+		times = append(times, time.Since(t0).Seconds())
+		if i == 0 { // the peak of the first request is that request's
+			if hwm, err = forecast.memory("VmHWM"); err != nil {
+				return err
+			}
+		}
 	}
-	f.groupJSON = time.Since(t0).Seconds()
-	hwm, err := forecast.memory("VmHWM")
-	if err != nil {
-		return err
-	}
+	f.groupJSON = median(times)
 	f.groupRSS = hwm - rss
 	f.groupPayload = float64(len(body) + len(answer))
 	if !strings.Contains(string(answer[len(answer)-200:]), `"framework":"lexile"`) {

@@ -110,7 +110,7 @@ type window struct {
 // interleave measures the windows in turns of o.duration/rounds each, so that whatever else runs on
 // the machine meanwhile weighs on every target alike.
 func interleave(ctx context.Context, o options, ws ...*window) error {
-	const rounds = 6
+	const rounds = 12
 	for _, w := range ws { // warm-up
 		if _, err := hammer(ctx, o.conns, o.duration/rounds, w.call); err != nil {
 			return err
@@ -218,7 +218,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return f, err
 	}
 	// The warm-up's requests are in the malloc delta too.
-	f.jsonAllocs = (m1 - m0) / (float64(jsonW.n) * 7 / 6)
+	f.jsonAllocs = (m1 - m0) / (float64(jsonW.n) * 13 / 12)
 	if err := interleave(ctx, o, bareW, grpcW); err != nil {
 		return f, err
 	}

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench-e2e", flag.ContinueOnError)
 	fs.StringVar(&o.bin, "bin", "bin", "directory of the built scoring, forecast and bare binaries")
 	fs.IntVar(&o.runs, "runs", 3, "runs; each ratio is the median over them")
-	fs.DurationVar(&o.duration, "duration", 3*time.Second, "load duration of each throughput measurement")
+	fs.DurationVar(&o.duration, "duration", 6*time.Second, "load duration of each throughput measurement (split into interleaved windows)")
 	fs.IntVar(&o.conns, "conns", 8, "concurrent connections")
 	fs.IntVar(&o.students, "students", 100000, "students in the group forecast")
 	if err := fs.Parse(args); err != nil {
