@@ -8,7 +8,7 @@ const (
 	ServiceForecast = "forecast"
 )
 
-// Permissions name endpoint groups (DESIGN §3). A permission belongs to the service named by its
+// Permissions name endpoint groups (README, Endpoints). A permission belongs to the service named by its
 // prefix ("score:" to scoring, "forecast:" to forecast); PermAll grants everything on every service.
 const (
 	PermScoreStandard   = "score:standard"
