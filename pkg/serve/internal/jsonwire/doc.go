@@ -12,7 +12,14 @@
 //   - aliases (`clientID` for `clientId`) and positional arrays (`[a, b, c]` for a message whose
 //     fields are all numbers) are per-message options;
 //   - every problem is reported with the element path of the field (`items[3].result`), up to a
-//     bound, not only the first.
+//     bound, not only the first; past the bound a body costs no more to read (no names, no
+//     suggestions), and a list ends one entry past its limit (Options.ListLimits).
+//
+// For the contract's generated messages decoding skips protoreflect: it writes the generated
+// structs directly at field offsets found once (layout.go), takes optional scalars from arenas and
+// list elements from growing chunks (fastdecode.go), and lets strings share the body's memory.
+// Setting the same fields through protoreflect allocated a pointer per optional scalar and per
+// element. HasUnknown reads the same layout for the gRPC front's unknown-field check.
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
