@@ -160,18 +160,10 @@ func ReadItemStrands(r io.Reader, name string) (map[string]string, error) {
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	var p problems
-	at := func(line, col int, format string, args ...any) {
-		p.errs = append(p.errs, fmt.Errorf("%s:%d:%d: %s", name, line, col, fmt.Sprintf(format, args...)))
-	}
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file; want the header id,strand", name)
-	}
+	at := func(line, col int, format string, args ...any) { p.atColumn(name, line, col, format, args...) }
+	head, err := csvHeader(cr, name, "the header id,strand")
 	if err != nil {
-		return nil, csvProblem(name, err)
-	}
-	if len(head) > 0 {
-		head[0] = strings.TrimPrefix(head[0], "\ufeff")
+		return nil, err
 	}
 	if strings.Join(trimAll(head), ",") != "id,strand" {
 		line, col := cr.FieldPos(0)

@@ -29,18 +29,10 @@ func ReadResponses(r io.Reader, name string) (*Responses, error) {
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1 // counted here, to name the line and the expected count
 	var p problems
-	at := func(line, col int, format string, args ...any) {
-		p.errs = append(p.errs, fmt.Errorf("%s:%d:%d: %s", name, line, col, fmt.Sprintf(format, args...)))
-	}
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty file; want a header person,<item id>,…", name)
-	}
+	at := func(line, col int, format string, args ...any) { p.atColumn(name, line, col, format, args...) }
+	head, err := csvHeader(cr, name, "a header person,<item id>,…")
 	if err != nil {
-		return nil, csvProblem(name, err)
-	}
-	if len(head) > 0 {
-		head[0] = strings.TrimPrefix(head[0], "\ufeff")
+		return nil, err
 	}
 	res := &Responses{}
 	itemCol := map[string]int{}
@@ -120,6 +112,22 @@ func ReadResponses(r io.Reader, name string) (*Responses, error) {
 }
 
 // csvProblem renders an encoding/csv error as "name:line:column: reason".
+// csvHeader reads an operator CSV's header row (a byte-order mark dropped); want says which header,
+// for the message about an empty file.
+func csvHeader(cr *csv.Reader, name, want string) ([]string, error) {
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, fmt.Errorf("%s: empty file; want %s", name, want)
+	}
+	if err != nil {
+		return nil, csvProblem(name, err)
+	}
+	if len(head) > 0 {
+		head[0] = strings.TrimPrefix(head[0], "\ufeff")
+	}
+	return head, nil
+}
+
 func csvProblem(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {

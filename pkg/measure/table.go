@@ -23,6 +23,12 @@ type problems struct{ errs []error }
 // maxProblems caps the list: a wholly broken file should not produce a million-line error.
 const maxProblems = 50
 
+// atColumn records a problem at a line and column of file (the operator files the calibration
+// reads).
+func (p *problems) atColumn(file string, line, col int, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s:%d:%d: %s", file, line, col, fmt.Sprintf(format, args...)))
+}
+
 func (p *problems) add(file string, line int, format string, args ...any) {
 	loc := file
 	if line > 0 {
