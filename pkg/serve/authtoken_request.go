@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
 // maxAuthBodyBytes bounds a /authToken body: credentials are a few hundred bytes, and the caller
@@ -247,32 +249,11 @@ func basicCredentials(values []string) (id, secret string, ok bool, err error) {
 func suggest(name string) string {
 	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 	for _, param := range []string{"clientId", "clientSecret", "grant_type", "scope"} {
-		if editDistance(fold(name), fold(param)) <= 2 {
+		if jsonwire.Distance(fold(name), fold(param)) <= 2 {
 			return fmt.Sprintf("; did you mean %q?", param)
 		}
 	}
 	return "; the fields are clientId and clientSecret"
-}
-
-// editDistance is Levenshtein's distance between two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 func sortedKeys(v url.Values) []string {

@@ -66,15 +66,15 @@ func suggest(got string, known []string) string {
 		if strings.EqualFold(k, got) {
 			return k
 		}
-		if d := distance(strings.ToLower(got), strings.ToLower(k)); d < bestDist {
+		if d := Distance(strings.ToLower(got), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
 	return best
 }
 
-// distance is the Levenshtein distance of two short strings.
-func distance(a, b string) int {
+// Distance is the Levenshtein distance of two short strings (field names), for suggestions.
+func Distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
