@@ -117,22 +117,13 @@ func soakBudget(bin string, out io.Writer) (int, error) {
 	fmt.Fprintf(out, "baseline VmHWM %s, peak VmHWM %s; %d of %d answered 200 (last after %.1f s, run %.1f s); 503 refusals %d (Retry-After %v); other answers %d\n\n",
 		mib(baseline), mib(peak), done, budgetSoakClients, last.Seconds(), wall.Seconds(), refusals, retryAfters, others)
 
-	pass := true
-	check := func(good bool, format string, args ...any) {
-		verdict := "PASS"
-		if !good {
-			verdict, pass = "FAIL", false
-		}
-		fmt.Fprintf(out, "%s  %s\n", verdict, fmt.Sprintf(format, args...))
-	}
+	v := verdicts{out: out}
+	check := v.check
 	check(peak <= baseline+soakBudgetBytes, "peak VmHWM %s <= budget %s + baseline %s", mib(peak), mib(soakBudgetBytes), mib(baseline))
 	check(refusals > 0 && len(retryAfters) == 1 && retryAfters["1"] == refusals, "the excess is refused with 503 and Retry-After: 1 (%d refusals)", refusals)
 	check(others == 0, "no answer but 200 and 503 (got %d others)", others)
 	check(done == budgetSoakClients, "every client answered 200 within %s (got %d of %d)", budgetSoakTimeout, done, budgetSoakClients)
-	if !pass {
-		return 1, nil
-	}
-	return 0, nil
+	return v.exitCode(), nil
 }
 
 // groupRequest is a group forecast body of n students.

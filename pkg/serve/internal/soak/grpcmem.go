@@ -102,22 +102,13 @@ func grpcMemory(bin string, out io.Writer) (int, error) {
 	fmt.Fprintf(out, "%-58s %12s   %s\n", "after token-less / bad-token ForecastReadingGroup calls", mib(afterRefused), refused)
 	fmt.Fprintf(out, "%-58s %12s   %s\n\n", "after IssueToken calls (no token needed; read, capped)", mib(afterLogins), logins)
 
-	pass := true
-	check := func(good bool, format string, args ...any) {
-		verdict := "PASS"
-		if !good {
-			verdict, pass = "FAIL", false
-		}
-		fmt.Fprintf(out, "%s  %s\n", verdict, fmt.Sprintf(format, args...))
-	}
+	v := verdicts{out: out}
+	check := v.check
 	check(refused.only(codes.Unauthenticated), "every token-less or bad-token call answered Unauthenticated")
 	check(afterRefused-idle <= maxGrowthRefused, "peak RSS growth from refused calls: %s (bound %s)", mib(afterRefused-idle), mib(maxGrowthRefused))
 	check(logins.only(codes.ResourceExhausted, "REQUEST_TOO_LARGE", "THROTTLED"), "every 16 MiB IssueToken call answered ResourceExhausted: over its 64 KiB limit once read, or refused unread over the cap")
 	check(afterLogins-idle <= maxGrowthLogins, "peak RSS growth from 16 MiB IssueToken calls: %s (bound %s)", mib(afterLogins-idle), mib(maxGrowthLogins))
-	if !pass {
-		return 1, nil
-	}
-	return 0, nil
+	return v.exitCode(), nil
 }
 
 // tally counts answers by status code and ErrorInfo reason ("ResourceExhausted/THROTTLED").

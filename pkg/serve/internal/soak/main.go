@@ -193,21 +193,12 @@ func report(out io.Writer, samples []sample, pinned bool, pairs, flood int) int 
 	}
 	fracOK := float64(ok) / float64(max(len(logins), 1))
 	floodRate := float64(len(floods)) / float64(pairs)
-	pass := true
-	check := func(good bool, format string, args ...any) {
-		verdict := "PASS"
-		if !good {
-			verdict, pass = "FAIL", false
-		}
-		fmt.Fprintf(out, "%s  %s\n", verdict, fmt.Sprintf(format, args...))
-	}
+	v := verdicts{out: out}
+	check := v.check
 	check(floodRate >= minFloodPerSec, "failed logins during attack windows: %.0f/s (target >= %d/s)", floodRate, minFloodPerSec)
 	check(len(logins) > 0 && fracOK >= minLoginsOK, "correct logins answered 200 within 1 s: %d of %d = %.1f%% (target >= %.0f%%)", ok, len(logins), 100*fracOK, 100*minLoginsOK)
 	check(qp99 > 0 && ratio(ap99, qp99) <= maxP99Ratio, "scoring p99 under failed logins / quiet: %s / %s = %.2f (target <= %.0f)", ms(ap99), ms(qp99), ratio(ap99, qp99), maxP99Ratio)
-	if !pass {
-		return 1
-	}
-	return 0
+	return v.exitCode()
 }
 
 // percentile is the nearest-rank percentile of the latencies of s.
