@@ -30,18 +30,24 @@ func benchServer(b *testing.B) *servetest.Server {
 // BenchmarkJSON40Items is one 40-item standard scoring request through the whole JSON front
 // (loopback HTTP, auth, gateway, validation, MLE, reply), callers in parallel.
 func BenchmarkJSON40Items(b *testing.B) {
+	postInParallel(b, "/api/score/items/idsWithResults/standard", []byte(`{"items":`+items(40, 22, "L")+`}`), func() *http.Client { return http.DefaultClient })
+}
+
+// postInParallel posts body to path over loopback HTTP from parallel callers, each with the
+// client newClient returns, and fails on any answer but 200.
+func postInParallel(b *testing.B, path string, body []byte, newClient func() *http.Client) {
 	s := benchServer(b)
-	body := []byte(`{"items":` + items(40, 22, "L") + `}`)
 	auth := "Bearer " + s.Token()
-	url := s.Base + "/api/score/items/idsWithResults/standard"
+	url := s.Base + path
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
+		client := newClient()
 		for pb.Next() {
 			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", auth)
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
 				return
@@ -104,32 +110,10 @@ func serveInProcess(b *testing.B, path string, body []byte) {
 }
 
 // BenchmarkJSONDifficulties40 is make bench-e2e's request (40 difficulties, Bayes) over loopback
-// HTTP, for CPU profiles of the front (go test -cpuprofile).
+// HTTP, one keep-alive connection per caller, for CPU profiles of the front (go test -cpuprofile).
 func BenchmarkJSONDifficulties40(b *testing.B) {
-	s := benchServer(b)
-	body := difficulties40()
-	auth := "Bearer " + s.Token()
-	url := s.Base + "/api/score/items/difficulties/bayes"
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-		for pb.Next() {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Authorization", auth)
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 {
-				b.Errorf("status %d", resp.StatusCode)
-				return
-			}
-		}
+	postInParallel(b, "/api/score/items/difficulties/bayes", difficulties40(), func() *http.Client {
+		return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	})
 }
 
