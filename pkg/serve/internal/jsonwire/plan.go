@@ -166,7 +166,3 @@ func wellKnown(name protoreflect.FullName) bool {
 func isFloat(k protoreflect.Kind) bool {
 	return k == protoreflect.DoubleKind || k == protoreflect.FloatKind
 }
-
-// Supported reports whether the codec handles messages of md's type itself (else callers use
-// protojson).
-func (c *Codec) Supported(md protoreflect.MessageDescriptor) bool { return c.planOf(md).supported }
