@@ -40,10 +40,6 @@ var wireOptions = jsonwire.Options{
 	},
 }
 
-// wireCodec reads the contract's structure for the gRPC front (unknown fields); each server
-// decodes JSON with its own codec, which knows the server's list limits.
-var wireCodec = jsonwire.New(wireOptions)
-
 // newWireCodec is a server's JSON codec: the wire rules, and lists cut off past the largest list
 // the server accepts, so a body of a million empty entries costs no more than the limit's worth.
 func newWireCodec(l Limits) *jsonwire.Codec {

@@ -139,7 +139,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		}
 		defer adm.release()
 		var p Problems
-		if unknownFields(&p, req); p.Len() > 0 {
+		if s.unknownFields(&p, req); p.Len() > 0 {
 			return nil, p.Err()
 		}
 	}

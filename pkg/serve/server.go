@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -53,6 +54,7 @@ type Server struct {
 	routes     map[string]bool   // every path of the HTTP front (metric labels)
 	postRoutes map[string]string // API path -> rpc full method
 	openapi    []byte
+	codec      *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
 	grpc   *grpc.Server
 	health *health.Server
@@ -79,7 +81,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service)}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service), codec: newWireCodec(cfg.Limits)}
 	log.Info("token issuer ready", "issuer", issuer.Summary())
 	if cfg.Dev {
 		log.Warn("DEV MODE: demo client enabled; never use in production", "clientId", "demo", "clientSecret", "demo-secret")
@@ -124,7 +126,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	log.Info("memory budget", "bytes", budgetBytes, "source", source)
 
 	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: newWireCodec(cfg.Limits)}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: s.codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),

@@ -12,9 +12,9 @@ import (
 // keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
 // JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
 // or older .proto than the server's). Paths are built only when something is found.
-func unknownFields(p *Problems, req any) {
+func (s *Server) unknownFields(p *Problems, req any) {
 	m, ok := req.(proto.Message)
-	if !ok || !wireCodec.HasUnknown(m) {
+	if !ok || !s.codec.HasUnknown(m) {
 		return
 	}
 	walkUnknown(p, "", m.ProtoReflect())
