@@ -150,8 +150,8 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer)
 	var seen uint64
 	for iter.Next() {
 		key := iter.Key()
-		f, ok := p.byName[string(key)]
-		if !ok {
+		f := p.lookup(key)
+		if f == nil {
 			if p.ignored[string(key)] {
 				if err := dc.skip(); err != nil {
 					return err
@@ -410,8 +410,13 @@ func (dc *decoder) text(b []byte) string {
 // numberText reads a JSON number, or a string holding one (protojson accepts both). text is nil
 // when the value is not a number (reported).
 func (dc *decoder) numberText() (text []byte, quoted bool, err error) {
+	return dc.numberTextOf(dc.d.Next())
+}
+
+// numberTextOf is numberText for a value whose type t the caller has looked at already.
+func (dc *decoder) numberTextOf(t jx.Type) (text []byte, quoted bool, err error) {
 	d := dc.d
-	switch d.Next() {
+	switch t {
 	case jx.Number:
 		raw, err := d.Raw()
 		if err != nil {
@@ -443,7 +448,7 @@ func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (floa
 		return 0, false
 	default:
 		var err error
-		if f, err = strconv.ParseFloat(string(text), 64); err != nil {
+		if f, err = parseFloat(text); err != nil {
 			dc.problem("must be a finite number, got " + string(text))
 			return 0, false
 		}

@@ -9,7 +9,8 @@ import (
 
 // fastField decodes f's value into the generated struct at base (layout.go).
 func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
-	if dc.d.Next() == jx.Null {
+	t := dc.d.Next()
+	if t == jx.Null {
 		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
 	}
 	ptr := unsafe.Add(base, f.offset)
@@ -25,7 +26,7 @@ func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
 		}
 		return err
 	case goInt32, goPtrInt32:
-		text, _, err := dc.numberText()
+		text, _, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
 			return err
 		}
@@ -38,7 +39,7 @@ func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
 		}
 		return nil
 	case goFloat64, goPtrFloat64:
-		text, quoted, err := dc.numberText()
+		text, quoted, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
 			return err
 		}
@@ -112,10 +113,13 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 			used++
 			dc.ptrs = append(dc.ptrs, e)
 			dc.path = append(dc.path, step{index: i})
-			if d.Next() == jx.Null {
+			switch d.Next() {
+			case jx.Object:
+				err = dc.message(f.sub, nil, e)
+			case jx.Null:
 				dc.problem("must be an object, not null")
 				err = dc.skip()
-			} else {
+			default:
 				err = dc.object(f.sub, nil, e)
 			}
 			dc.path = dc.path[:len(dc.path)-1]

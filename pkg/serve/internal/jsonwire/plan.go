@@ -41,10 +41,12 @@ func New(opts Options) *Codec { return &Codec{opts: opts} }
 
 // plan is what the codec knows of one message type.
 type plan struct {
-	desc       protoreflect.MessageDescriptor
-	fields     []*fieldPlan          // declaration order: protojson's output order
-	byName     map[string]*fieldPlan // JSON name, proto name, aliases
-	names      []string              // JSON names, for suggestions
+	desc   protoreflect.MessageDescriptor
+	fields []*fieldPlan          // declaration order: protojson's output order
+	byName map[string]*fieldPlan // JSON name, proto name, aliases
+	// spellings is byName as a list, searched instead of the map when it is short (lookup).
+	spellings  []spelling
+	names      []string // JSON names, for suggestions
 	ignored    map[string]bool
 	positional bool
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
@@ -145,6 +147,11 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 			p.byName[alias] = f
 		}
 	}
+	if len(p.byName) <= maxScan {
+		for name, f := range p.byName {
+			p.spellings = append(p.spellings, spelling{name, f})
+		}
+	}
 	if p.positional {
 		for _, f := range p.fields {
 			if f.list || !isFloat(f.fd.Kind()) {
@@ -157,6 +164,28 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	}
 	c.plans.Store(md.FullName(), p)
 	return p
+}
+
+// A message of a few fields finds a key faster by comparing it with each spelling (most differ in
+// length at once) than by hashing it.
+const maxScan = 12
+
+type spelling struct {
+	name string
+	f    *fieldPlan
+}
+
+// lookup returns the field key names, or nil.
+func (p *plan) lookup(key []byte) *fieldPlan {
+	if p.spellings == nil {
+		return p.byName[string(key)]
+	}
+	for i := range p.spellings {
+		if s := &p.spellings[i]; len(s.name) == len(key) && s.name == string(key) {
+			return s.f
+		}
+	}
+	return nil
 }
 
 func wellKnown(name protoreflect.FullName) bool {
