@@ -1,7 +1,11 @@
 package serve
 
 import (
+	"reflect"
+	"runtime"
 	"sync"
+	"sync/atomic"
+	"weak"
 
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
@@ -13,17 +17,35 @@ import (
 // guardCodec is the server's protobuf codec: gRPC's own, except for what it does with a message
 // it should not decode. gRPC turns a codec's unmarshal error into Internal before any
 // interceptor runs, and offers no way to say InvalidArgument; so this codec leaves such a
-// message empty, returns no error, and notes why under the message's pointer. The stats handler
-// moves the note into the call (stats.InPayload comes right after the decode, in the same
-// goroutine, before the handler or the interceptor), where the interceptors answer it.
+// message empty, returns no error, and notes why under the message's pointer. The interceptors
+// take the note (checkReceived) before a handler sees the message: gRPC hands the message it
+// decoded straight to them.
 //
 // It also declines to decode a message over the largest limit of its type's methods: a 16 MiB
-// message to a 64 KiB method is refused without a decoded copy of it.
+// message to a 64 KiB method is refused without a decoded copy of it. A message that fits every
+// method of its type leaves no note at all, so the common call costs one failed map lookup; a
+// message between the smallest and the largest limit of its type notes its size, for the
+// interceptor to hold to the method's own limit.
+//
+// Notes are keyed by weak pointers and dropped when their message is collected: gRPC may decode
+// a message that no interceptor ever sees (a unary call that sends a second message is refused
+// after both are decoded), and such a note must not outlive it. While no note is waiting, take
+// looks nothing up.
 type guardCodec struct {
 	base encoding.CodecV2
-	// limits is the largest message each request type's methods take; set before serving.
-	limits  map[protoreflect.FullName]int64
-	refused sync.Map // message pointer -> error
+	// limits are the largest and smallest message each request type's methods take; set before
+	// serving.
+	limits  map[protoreflect.FullName]typeLimits
+	notes   sync.Map     // weak.Pointer[byte] of the message -> received
+	waiting atomic.Int64 // notes stored and neither taken nor collected
+}
+
+type typeLimits struct{ largest, smallest int64 }
+
+// received is the codec's note on a message: its size, and why it was not decoded (nil if it was).
+type received struct {
+	size    int64
+	refused error
 }
 
 func newGuardCodec() *guardCodec {
@@ -40,25 +62,62 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.base.Unmarshal(data, v) // not ours to judge (gRPC's own error)
 	}
 	size := int64(data.Len())
-	if limit, ok := c.limits[m.ProtoReflect().Descriptor().FullName()]; ok && size > limit {
-		c.refused.Store(v, tooLarge(size, limit))
+	lim, known := c.limits[m.ProtoReflect().Descriptor().FullName()]
+	if known && size > lim.largest {
+		c.note(v, received{size, tooLarge(size, lim.largest)})
 		return nil
 	}
 	if err := c.base.Unmarshal(data, v); err != nil {
 		proto.Reset(m) // a handler must never see half a message
-		c.refused.Store(v, Invalid("", "the message is not valid protobuf: %v", err))
+		c.note(v, received{size, Invalid("", "the message is not valid protobuf: %v", err)})
+		return nil
+	}
+	if known && size > lim.smallest {
+		c.note(v, received{size: size})
 	}
 	return nil
 }
 
-// take removes and returns the note on the message v, if any.
-func (c *guardCodec) take(v any) error {
-	if v == nil {
-		return nil
-	}
-	err, ok := c.refused.LoadAndDelete(v)
+// note stores r for the message v until take, or until v is collected.
+func (c *guardCodec) note(v any, r received) {
+	p, ok := pointerOf(v)
 	if !ok {
-		return nil
+		return
 	}
-	return err.(error)
+	key := weak.Make(p)
+	if _, replaced := c.notes.Swap(key, r); replaced {
+		return // the earlier note's cleanup serves this one
+	}
+	c.waiting.Add(1)
+	runtime.AddCleanup(p, func(key weak.Pointer[byte]) {
+		if _, ok := c.notes.LoadAndDelete(key); ok {
+			c.waiting.Add(-1)
+		}
+	}, key)
+}
+
+// take removes and returns the note on the message v; ok is false when there is none.
+func (c *guardCodec) take(v any) (r received, ok bool) {
+	if c.waiting.Load() == 0 {
+		return r, false
+	}
+	p, ok := pointerOf(v)
+	if !ok {
+		return r, false
+	}
+	n, ok := c.notes.LoadAndDelete(weak.Make(p))
+	if !ok {
+		return r, false
+	}
+	c.waiting.Add(-1)
+	return n.(received), true
+}
+
+// pointerOf is the start of the object the message pointer v points to.
+func pointerOf(v any) (*byte, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return nil, false
+	}
+	return (*byte)(rv.UnsafePointer()), true
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -11,8 +12,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -189,34 +192,85 @@ func TestGRPCMethodLimits(t *testing.T) {
 	}
 }
 
-// TestCheckReceived: the interceptors' own check of a method's limit, from the size gRPC read
-// (the codec refuses earlier when the request type tells the limit).
+// TestCheckReceived: the interceptors' own check of a method's limit, from the codec's note of
+// the message's size (the codec refuses earlier when the request type tells the limit). A note is
+// taken once.
 func TestCheckReceived(t *testing.T) {
 	t.Parallel()
-	s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}}}
 	malformed := Invalid("", "broken")
 	for _, tc := range []struct {
-		name     string
-		call     *grpcCall
-		want     codes.Code
-		thenWant codes.Code // a second check of the same call
+		name string
+		note *received
+		want codes.Code
 	}{
-		{"at the limit", &grpcCall{received: 100}, codes.OK, codes.OK},
-		{"one byte over", &grpcCall{received: 101}, codes.ResourceExhausted, codes.ResourceExhausted},
-		{"refused by the codec, once", &grpcCall{received: 10, refused: malformed}, codes.InvalidArgument, codes.OK},
-		{"no call (the JSON front)", nil, codes.OK, codes.OK},
+		{"at the limit", &received{size: 100}, codes.OK},
+		{"one byte over", &received{size: 101}, codes.ResourceExhausted},
+		{"refused by the codec", &received{size: 10, refused: malformed}, codes.InvalidArgument},
+		{"no note (a message that fits every method of its type)", nil, codes.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			if tc.call != nil {
-				ctx = context.WithValue(ctx, grpcCallKey{}, tc.call)
+			s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}, codec: newGuardCodec()}}
+			msg := &scoringv1.ScoreItemResultsRequest{}
+			if tc.note != nil {
+				s.guard.codec.note(msg, *tc.note)
 			}
-			if got := status.Code(s.checkReceived(ctx, scoreMethod)); got != tc.want {
+			if got := status.Code(s.checkReceived(context.Background(), scoreMethod, msg)); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
 			}
-			if got := status.Code(s.checkReceived(ctx, scoreMethod)); got != tc.thenWant {
-				t.Errorf("second check: got %v; want %v", got, tc.thenWant)
+			if got := status.Code(s.checkReceived(context.Background(), scoreMethod, msg)); got != codes.OK {
+				t.Errorf("second check: got %v; want OK (the note was taken)", got)
+			}
+		})
+	}
+}
+
+// TestGuardCodecNotes: the codec notes a message's size only when some method of its type takes
+// less, refuses one over the largest limit of its type without decoding it, and notes nothing for
+// a message that fits every method (the common call pays no table write).
+func TestGuardCodecNotes(t *testing.T) {
+	t.Parallel()
+	body := func(n int) mem.BufferSlice {
+		b, err := proto.Marshal(&scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", n))}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mem.BufferSlice{mem.SliceBuffer(b)}
+	}
+	name := (&scoringv1.ScoreItemResultsRequest{}).ProtoReflect().Descriptor().FullName()
+	small, mid, large := body(10), body(150), body(300)
+	for _, tc := range []struct {
+		name    string
+		data    mem.BufferSlice
+		noted   bool
+		code    codes.Code
+		decoded bool
+	}{
+		{"fits every method: no note", small, false, codes.OK, true},
+		{"between the smallest and the largest limit: its size", mid, true, codes.OK, true},
+		{"over the largest: refused, not decoded", large, true, codes.ResourceExhausted, false},
+		{"not protobuf: refused", mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 0x01})}, true, codes.InvalidArgument, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := newGuardCodec()
+			c.limits = map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100}}
+			msg := &scoringv1.ScoreItemResultsRequest{}
+			if err := c.Unmarshal(tc.data, msg); err != nil {
+				t.Fatalf("Unmarshal: %v; want nil (refusals are notes)", err)
+			}
+			if got := len(msg.GetItems()) == 1; got != tc.decoded {
+				t.Errorf("decoded: got %v; want %v", got, tc.decoded)
+			}
+			r, ok := c.take(msg)
+			if ok != tc.noted {
+				t.Fatalf("noted: got %v; want %v", ok, tc.noted)
+			}
+			if ok && r.size != int64(tc.data.Len()) {
+				t.Errorf("noted size: got %d; want %d", r.size, tc.data.Len())
+			}
+			if got := status.Code(r.refused); got != tc.code {
+				t.Errorf("refusal: got %v; want %v", got, tc.code)
 			}
 		})
 	}
@@ -456,7 +510,12 @@ func TestGRPCMalformedProtobuf(t *testing.T) {
 					return h.count(tc.method, "InvalidArgument") >= 1 && h.logged(tc.method, "InvalidArgument")
 				})
 			}
-			waitFor(t, "no note left in the codec", func() bool { return syncMapLen(&h.srv.guard.codec.refused) == 0 })
+			// A note whose message no interceptor saw (the second-message case) goes with the
+			// message.
+			waitFor(t, "no note left in the codec", func() bool {
+				runtime.GC()
+				return syncMapLen(&h.srv.guard.codec.notes) == 0 && h.srv.guard.codec.waiting.Load() == 0
+			})
 		})
 	}
 }
@@ -517,20 +576,22 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // TestGRPCCallsGRPCEnds: calls that end before the unary interceptor (a message over the
-// server-wide limit, which gRPC refuses itself) and streaming calls are logged and counted once,
-// by the stats handler.
+// server-wide limit, which gRPC refuses itself) and streaming calls are logged and counted once.
+// gRPC does not say how it answered the first kind: its line says Unknown (the caller got
+// ResourceExhausted); a stream's line has the stream's own status.
 func TestGRPCCallsGRPCEnds(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		method string
 		call   func(t *testing.T, h *guardHarness) error
-		code   codes.Code
+		code   codes.Code // what the caller gets
+		logged codes.Code // what the log line and the metric say
 	}{
 		{"over the server-wide limit", groupMethod, func(t *testing.T, h *guardHarness) error {
 			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(t, 16*mib+1))
 			return err
-		}, codes.ResourceExhausted},
+		}, codes.ResourceExhausted, codes.Unknown},
 		{"health watch the caller ends", watchMethod, func(t *testing.T, h *guardHarness) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			w, err := healthpb.NewHealthClient(h.conn).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -539,7 +600,7 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 			}
 			cancel()
 			return err
-		}, codes.Canceled},
+		}, codes.Canceled, codes.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -548,8 +609,12 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 				t.Fatalf("got %v; want %v", err, tc.code)
 			}
 			waitFor(t, "the call logged and counted", func() bool {
-				return h.count(tc.method, tc.code.String()) == 1 && h.logged(tc.method, tc.code.String())
+				return h.count(tc.method, tc.logged.String()) == 1 && h.logged(tc.method, tc.logged.String())
 			})
+			time.Sleep(50 * time.Millisecond) // a second line, were there one, would have come by now
+			if got := h.countAll(tc.method); got != 1 {
+				t.Errorf("calls counted: got %v; want 1 (logged once)", got)
+			}
 		})
 	}
 }

@@ -97,7 +97,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	}
 	if direct {
 		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
-		markLogged(ctx) // this function logs and counts it, not the stats handler (grpcstats.go)
+		markLogged(ctx) // this function logs and counts it, not the end of the call (tapHandle)
 	}
 
 	defer func() {
@@ -130,7 +130,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	if direct {
-		if err := s.checkReceived(ctx, info.FullMethod); err != nil { // malformed or over the method's limit
+		if err := s.checkReceived(ctx, info.FullMethod, req); err != nil { // malformed or over the method's limit
 			return nil, err
 		}
 		adm, err := s.admitMessage(info.FullMethod, req) // the JSON front admits its own, before the read
@@ -148,14 +148,18 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 
 // streamInterceptor guards the streaming methods (health watch, reflection): same rules, no body.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	ctx, start := ss.Context(), time.Now()
+	markLogged(ctx) // this function logs and counts it, not the end of the call (tapHandle)
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = Internal()
 		}
+		md, _ := metadata.FromIncomingContext(ctx)
+		s.logGRPCCall(ctx, md, info.FullMethod, clientIDOf(ctx), err, time.Since(start))
 	}()
-	if !s.tapAuthorized(ss.Context(), info.FullMethod) {
-		if _, err := s.authorize(ss.Context(), info.FullMethod, bearerToken(ss.Context())); err != nil {
+	if !s.tapAuthorized(ctx, info.FullMethod) {
+		if _, err := s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
 			return err
 		}
 	}
