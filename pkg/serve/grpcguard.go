@@ -409,7 +409,7 @@ func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, client
 	}
 	code := status.Code(err)
 	s.metrics.observe("grpc", method, code.String(), d)
-	s.log.LogAttrs(ctx, grpcLogLevel(code), "grpc request", slog.String("request_id", requestIDFrom(id)),
+	logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", requestIDFrom(id)),
 		slog.String("route", method), slog.String("client_id", clientID), slog.String("code", code.String()),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 }

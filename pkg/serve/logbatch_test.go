@@ -2,6 +2,8 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -72,5 +74,30 @@ func TestLogBatchFullFlushes(t *testing.T) {
 	}
 	if got := len(out.String()); got < 64<<10 {
 		t.Errorf("after 70 KB of lines: %d bytes written; want a flush once 64 KiB waited", got)
+	}
+}
+
+// TestLogRequest: a request line written without the stack walk is the line Logger.LogAttrs
+// writes, and a level the logger drops writes nothing.
+func TestLogRequest(t *testing.T) {
+	t.Parallel()
+	noTime := func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}
+	var viaLogAttrs, viaLogRequest bytes.Buffer
+	a := slog.New(slog.NewJSONHandler(&viaLogAttrs, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	b := slog.New(slog.NewJSONHandler(&viaLogRequest, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	attrs := []slog.Attr{slog.String("request_id", "r1"), slog.String("route", "/x \"y\""), slog.Int("status", 200), slog.Float64("duration_ms", 1.5)}
+	a.LogAttrs(context.Background(), slog.LevelInfo, "http request", attrs...)
+	logRequest(context.Background(), b, slog.LevelInfo, "http request", attrs...)
+	if got, want := viaLogRequest.String(), viaLogAttrs.String(); got != want || want == "" {
+		t.Errorf("got %q; want %q", got, want)
+	}
+	logRequest(context.Background(), b, slog.LevelDebug, "http request", attrs...)
+	if got, want := viaLogRequest.String(), viaLogAttrs.String(); got != want {
+		t.Errorf("a debug line at info level: got %q; want nothing more than %q", got, want)
 	}
 }

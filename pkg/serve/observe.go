@@ -114,7 +114,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
 			level = slog.LevelError
 		}
-		s.log.LogAttrs(ctx, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
+		logRequest(ctx, s.log, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
 			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
@@ -229,7 +229,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if code >= 500 {
 				level = slog.LevelError
 			}
-			s.log.LogAttrs(ctx, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
+			logRequest(ctx, s.log, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		}()
