@@ -13,6 +13,10 @@ import (
 // apiFront is the JSON API: it checks credentials before it reads a body, enforces the media type
 // and the body limit, then hands the request to the gateway, which runs it in-process through the
 // same interceptor as a gRPC call (gateway.go).
+// gatewayHeader is the request header of every authorized call the front passes to the gateway.
+// Nothing writes to it.
+var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
+
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0 (authtoken.go)
@@ -37,9 +41,6 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		if rule := s.rules[method]; !rule.public {
 			fc.authorized, fc.method = authorized, method
-			// The verdict travels in the context; the gateway need not copy and check the token
-			// into metadata as well.
-			r.Header.Del("Authorization")
 		}
 		form := false
 		if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
@@ -102,7 +103,14 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		r = r.WithContext(ctx)
 		r.Body = &frontBody{data: body, info: requestInfoFrom(ctx)}
 		r.ContentLength = int64(len(body))
-		r.Header.Set("Content-Type", "application/json")
+		if fc.authorized != nil {
+			// The verdict travels in the context, and everything else the call needs in
+			// requestInfo and frontCall (which keeps the caller's own request): the gateway, which
+			// copies every header it is given into gRPC metadata, is given none but the type.
+			r.Header = gatewayHeader
+		} else {
+			r.Header.Set("Content-Type", "application/json")
+		}
 		gw.ServeHTTP(w, r)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"net/http"
 	"os"
@@ -207,6 +208,17 @@ func TestValidationAndFaults(t *testing.T) {
 		want := []string{`items[0].result: must be a whole number, got "one"`}
 		if r.status != 400 || !reflect.DeepEqual(b.ValidationErrors["items"], want) {
 			t.Errorf("got %d %+v; want 400 with items: %q", r.status, b, want)
+		}
+	})
+	t.Run("an authorized call reaches the service without the caller's headers", func(t *testing.T) {
+		r := h.post(scorePath, `{"items":[{"id":"metadata","result":1}]}`, "Authorization", tok, "X-Caller-Header", "x", "X-Request-Id", "req-1")
+		var m struct{ ApiVersion string }
+		if err := json.Unmarshal(r.body, &m); err != nil || r.status != 200 {
+			t.Fatalf("got %d %s; want 200", r.status, r.body)
+		}
+		// The call runs in the context the front authorized: no token, no caller header.
+		if got, want := m.ApiVersion, ""; got != want {
+			t.Errorf("metadata keys: got %q; want %q", got, want)
 		}
 	})
 	t.Run("panic is a 500 that leaks nothing", func(t *testing.T) {

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -50,6 +53,11 @@ func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.Score
 		return nil, p.Err()
 	case "fault":
 		return nil, errors.New("database password is hunter2")
+	case "metadata":
+		// Answers with the metadata keys the call carried, in ApiVersion.
+		md, _ := metadata.FromIncomingContext(ctx)
+		keys := slices.Sorted(maps.Keys(md))
+		return &scoringv1.Measure{ApiVersion: strings.Join(keys, ",")}, nil
 	}
 	client, _ := ClaimsFrom(ctx)
 	return &scoringv1.Measure{Ability: 500, AbilityDisplay: "500L", Uncertainty: 0, Framework: "lexile", ApiVersion: client.ClientID}, nil
