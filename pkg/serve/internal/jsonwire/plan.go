@@ -53,8 +53,11 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when every field maps onto the generated Go struct (layout.go).
-	fast          bool
-	goType        reflect.Type
+	fast    bool
+	goType  reflect.Type
+	ptrType reflect.Type // *goType
+	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
+	byNumber      []*fieldPlan
 	unknownOffset uintptr // of the struct's unknownFields ([]byte)
 }
 
