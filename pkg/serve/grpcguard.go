@@ -122,12 +122,11 @@ func (g *grpcGuard) bind(srv *grpc.Server, l Limits) error {
 			g.methods[full] = m
 			if in, ok := inputType(svcName, m.Name); ok {
 				lim := g.limits[full]
-				if t, seen := types[in]; seen {
-					lim := typeLimits{largest: max(t.largest, lim), smallest: min(t.smallest, lim)}
-					types[in] = lim
-				} else {
-					types[in] = typeLimits{largest: lim, smallest: lim}
+				t, seen := types[in]
+				if !seen {
+					t = typeLimits{largest: lim, smallest: lim}
 				}
+				types[in] = typeLimits{largest: max(t.largest, lim), smallest: min(t.smallest, lim)}
 			}
 		}
 	}
