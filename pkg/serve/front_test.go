@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -283,6 +284,22 @@ func TestGRPCFront(t *testing.T) {
 	got, err := score.ScoreItemResults(authed, req)
 	if err != nil || got.GetAbility() != 500 {
 		t.Fatalf("with token: got %v, %v; want ability 500", got, err)
+	}
+	// The answer's header carries the request id: the caller's when it sent a sane one, else a
+	// new one.
+	for _, tc := range []struct{ sent, want string }{{"caller-id.1", "caller-id.1"}, {"", ""}, {"bad id!", ""}} {
+		var header metadata.MD
+		callCtx := authed
+		if tc.sent != "" {
+			callCtx = metadata.AppendToOutgoingContext(authed, "x-request-id", tc.sent)
+		}
+		if _, err := score.ScoreItemResults(callCtx, req, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+		got := header.Get("x-request-id")
+		if len(got) != 1 || (tc.want != "" && got[0] != tc.want) || (tc.want == "" && (len(got[0]) != 24 || got[0] == tc.sent)) {
+			t.Errorf("x-request-id %q sent: got %q; want %q (or a new 24-digit id)", tc.sent, got, tc.want)
+		}
 	}
 	_, err = score.ScoreItemResults(authed, &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("invalid")}}})
 	if status.Code(err) != codes.InvalidArgument {

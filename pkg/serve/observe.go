@@ -96,7 +96,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		ctx = withRequestInfo(ctx, ri)
 	}
 	if direct {
-		_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDHeader, ri.id))
+		// The key is lower case already: no metadata.Pairs.
+		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.id}})
 		markLogged(ctx) // this function logs and counts it, not the end of the call (tapHandle)
 	}
 
