@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"time"
 )
 
 // NewLogger returns the service logger: JSON for clusters, text for people at a terminal. Lines
@@ -28,20 +27,7 @@ func NewLogger(w io.Writer, format, level string) (log *slog.Logger, flush func(
 	default:
 		return nil, nil, fmt.Errorf("log format %q: want json or text", format)
 	}
-	return slog.New(urgentFlush{Handler: h, w: bw}), bw.Flush, nil
-}
-
-// logRequest writes a request's log line. Logger.LogAttrs walks the stack for the caller's
-// program counter, which only a handler with AddSource prints (NewLogger's never do); a line per
-// request skips that walk.
-func logRequest(ctx context.Context, log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
-	h := log.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
-	r := slog.NewRecord(time.Now(), level, msg, 0)
-	r.AddAttrs(attrs...)
-	_ = h.Handle(ctx, r)
+	return slog.New(urgentFlush{Handler: h, w: bw, jsonLines: format == "json"}), bw.Flush, nil
 }
 
 func parseLevel(s string) (slog.Level, error) {
