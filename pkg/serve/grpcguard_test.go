@@ -601,6 +601,11 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 			cancel()
 			return err
 		}, codes.Canceled, codes.Canceled},
+		{"an ordinary call, for comparison", scoreMethod, func(t *testing.T, h *guardHarness) error {
+			_, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+h.token),
+				&scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}})
+			return err
+		}, codes.OK, codes.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -611,10 +616,56 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 			waitFor(t, "the call logged and counted", func() bool {
 				return h.count(tc.method, tc.logged.String()) == 1 && h.logged(tc.method, tc.logged.String())
 			})
-			time.Sleep(50 * time.Millisecond) // a second line, were there one, would have come by now
+			time.Sleep(2 * endedCallSweep) // a second line, were there one, would have come by now
 			if got := h.countAll(tc.method); got != 1 {
 				t.Errorf("calls counted: got %v; want 1 (logged once)", got)
 			}
+			h.srv.guard.open.mu.Lock()
+			left := h.srv.guard.open.head
+			h.srv.guard.open.mu.Unlock()
+			if left != nil {
+				t.Errorf("a call is still listed as open after it ended: %+v", left)
+			}
 		})
+	}
+}
+
+// TestOpenCalls: the list of calls between the tap handle and an interceptor unlinks any member,
+// and a sweep takes exactly the calls whose context has ended.
+func TestOpenCalls(t *testing.T) {
+	t.Parallel()
+	var o openCalls
+	ctxs := make([]context.CancelFunc, 4)
+	calls := make([]*grpcCall, 4)
+	for i := range calls {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls[i], ctxs[i] = &grpcCall{ctx: ctx}, cancel
+		o.add(calls[i])
+	}
+	members := func() []*grpcCall {
+		var out []*grpcCall
+		for c := o.head; c != nil; c = c.next {
+			out = append(out, c)
+		}
+		return out
+	}
+	o.remove(calls[1]) // a middle one
+	o.remove(calls[3]) // the head (added last)
+	o.remove(calls[3]) // twice: no harm
+	if got := members(); len(got) != 2 || got[0] != calls[2] || got[1] != calls[0] {
+		t.Fatalf("after removals: got %v; want calls 2 and 0", got)
+	}
+	if got := o.ended(); len(got) != 0 {
+		t.Fatalf("nothing ended: got %d calls", len(got))
+	}
+	ctxs[0]()
+	if got := o.ended(); len(got) != 1 || got[0] != calls[0] {
+		t.Fatalf("call 0 ended: got %v; want call 0", got)
+	}
+	if got := members(); len(got) != 1 || got[0] != calls[2] || got[0].prev != nil {
+		t.Fatalf("left: got %v; want call 2 alone", got)
+	}
+	for _, cancel := range ctxs {
+		cancel()
 	}
 }

@@ -98,7 +98,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if direct {
 		// The key is lower case already: no metadata.Pairs.
 		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.id}})
-		markLogged(ctx) // this function logs and counts it, not the end of the call (tapHandle)
+		s.markLogged(ctx) // this function logs and counts it, not the sweep of ended calls
 	}
 
 	defer func() {
@@ -150,7 +150,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streamInterceptor guards the streaming methods (health watch, reflection): same rules, no body.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
-	markLogged(ctx) // this function logs and counts it, not the end of the call (tapHandle)
+	s.markLogged(ctx) // this function logs and counts it, not the sweep of ended calls
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))

@@ -263,6 +263,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	if s.cfg.ReloadInterval > 0 {
 		go s.reloadLoop(reloadCtx)
 	}
+	go s.sweepEndedCalls(reloadCtx)
 
 	var runErr error
 	select {
@@ -274,6 +275,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	stopReload()
 	s.shutdown(drainLis)
 	wg.Wait()
+	s.logEndedCalls() // the last calls gRPC ended early, before the sweep found them
 	return runErr
 }
 
