@@ -25,9 +25,8 @@ import (
 //
 // It also declines to decode a message over the largest limit of its type's methods: a 16 MiB
 // message to a 64 KiB method is refused without a decoded copy of it. A message that fits every
-// method of its type leaves no note at all, so the common call costs one failed map lookup; a
-// message between the smallest and the largest limit of its type notes its size, for the
-// interceptor to hold to the method's own limit.
+// method of its type leaves no note at all; a message between the smallest and the largest limit
+// of its type notes its size, for the interceptor to hold to the method's own limit.
 //
 // Notes are keyed by weak pointers and dropped when their message is collected: gRPC may decode
 // a message that no interceptor ever sees (a unary call that sends a second message is refused
@@ -83,11 +82,8 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// decode is gRPC's own decoding, through the layouts when they serve.
+// decode decodes through the layouts when they serve, else with protobuf-go as gRPC's codec does.
 func (c *guardCodec) decode(data mem.BufferSlice, m proto.Message) error {
-	if c.wire == nil {
-		return c.base.Unmarshal(data, m)
-	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused

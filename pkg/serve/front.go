@@ -10,13 +10,13 @@ import (
 	"strings"
 )
 
-// apiFront is the JSON API: it checks credentials before it reads a body, enforces the media type
-// and the body limit, then hands the request to the gateway, which runs it in-process through the
-// same interceptor as a gRPC call (gateway.go).
 // gatewayHeader is the request header of every authorized call the front passes to the gateway.
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
+// apiFront is the JSON API: it checks credentials before it reads a body, enforces the media type
+// and the body limit, then hands the request to the gateway, which runs it in-process through the
+// same interceptor as a gRPC call (gateway.go).
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0 (authtoken.go)

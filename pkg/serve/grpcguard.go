@@ -201,7 +201,8 @@ func inputType(svcName, method string) (protoreflect.FullName, bool) {
 // grpcCall is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
 // interceptors through the call's context (the context the tap handle returns is the one every
 // later stage derives from). The tap handle writes it before the call's goroutine starts;
-// afterwards only that goroutine touches it, except release and logged.
+// afterwards only that goroutine touches it, except release, logged and the list links (under
+// openCalls' lock).
 type grpcCall struct {
 	method        string
 	authorizedFor string      // the method the tap handle authorized; "" when it did not
@@ -285,7 +286,6 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 			ctx = c.hold(ctx, slots, !g.methods[method].IsClientStream, g.readTimeout)
 		default:
 			err := readsBusy()
-			c.logged.Store(true)
 			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
 			return nil, err
 		}
@@ -293,7 +293,6 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	authorized, err := s.authorize(ctx, method, bearerFromHeader(info.Header.Get("authorization")))
 	if err != nil {
 		c.release()
-		c.logged.Store(true)
 		s.logGRPCCall(ctx, info.Header, method, "", err, 0)
 		return nil, err
 	}

@@ -258,12 +258,13 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	s.setHealth(healthpb.HealthCheckResponse_SERVING)
 	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String())
 
-	reloadCtx, stopReload := context.WithCancel(ctx)
-	defer stopReload()
+	// The background loops (reload, the sweep of ended calls) stop before the drain.
+	background, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
 	if s.cfg.ReloadInterval > 0 {
-		go s.reloadLoop(reloadCtx)
+		go s.reloadLoop(background)
 	}
-	go s.sweepEndedCalls(reloadCtx)
+	go s.sweepEndedCalls(background)
 
 	var runErr error
 	select {
@@ -272,7 +273,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	case runErr = <-errc:
 		s.log.Error("server failed; shutting down", "error", runErr)
 	}
-	stopReload()
+	stopBackground()
 	s.shutdown(drainLis)
 	wg.Wait()
 	s.logEndedCalls() // the last calls gRPC ended early, before the sweep found them
