@@ -32,7 +32,7 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	dec.d, dec.data = d, data
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	var base unsafe.Pointer
-	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
+	if p.fast && reflect.TypeOf(m) == p.ptrType {
 		base = reflect.ValueOf(m).UnsafePointer()
 	}
 	switch d.Next() {
@@ -64,6 +64,7 @@ var decoders = sync.Pool{New: func() any { return new(decoder) }}
 func (dc *decoder) release() {
 	dc.d, dc.data, dc.problems, dc.dropped = nil, nil, nil, 0
 	dc.path = dc.path[:0]
+	dc.dropList(0)
 	decoders.Put(dc)
 }
 
@@ -82,7 +83,7 @@ type decoder struct {
 	path     []step
 	problems []Problem
 	dropped  int
-	// ptrs is the fast path's stack of list elements being gathered.
+	// ptrs is the fast paths' stack of list elements being gathered (JSON and protobuf).
 	ptrs []unsafe.Pointer
 	// Arenas of the fast path's optional scalars.
 	strs   arena[string]

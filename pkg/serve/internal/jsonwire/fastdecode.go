@@ -95,22 +95,14 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	switch f.goKind {
 	case goMessages:
 		elem := f.sub.goType
-		size := elem.Size()
 		start := len(dc.ptrs)
-		var chunk unsafe.Pointer
-		used, capacity := 0, 0
+		var chunks elements
 		for i := 0; iter.Next(); i++ {
 			if f.maxLen > 0 && i > f.maxLen {
-				clear(dc.ptrs[start:])
-				dc.ptrs = dc.ptrs[:start]
+				dc.dropList(start)
 				return dc.tooLong(f)
 			}
-			if used == capacity {
-				capacity = min(max(2*capacity, 16), 4096)
-				chunk, used = reflect.MakeSlice(reflect.SliceOf(elem), capacity, capacity).UnsafePointer(), 0
-			}
-			e := unsafe.Add(chunk, uintptr(used)*size)
-			used++
+			e := chunks.next(elem)
 			dc.ptrs = append(dc.ptrs, e)
 			dc.path = append(dc.path, step{index: i})
 			switch d.Next() {
@@ -124,21 +116,15 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 			}
 			dc.path = dc.path[:len(dc.path)-1]
 			if err != nil {
-				dc.ptrs = dc.ptrs[:start]
+				dc.dropList(start)
 				return err
 			}
 		}
 		if err := iter.Err(); err != nil {
-			dc.ptrs = dc.ptrs[:start]
+			dc.dropList(start)
 			return dc.syntax(err)
 		}
-		if n := len(dc.ptrs) - start; n > 0 {
-			out := reflect.MakeSlice(reflect.SliceOf(reflect.PointerTo(elem)), n, n)
-			copy(unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n), dc.ptrs[start:])
-			reflect.NewAt(out.Type(), ptr).Elem().Set(out)
-		}
-		clear(dc.ptrs[start:]) // the stack must not keep this request's messages alive
-		dc.ptrs = dc.ptrs[:start]
+		dc.storeList(ptr, elem, start)
 		return nil
 	case goFloat64s:
 		out := (*[]float64)(ptr)
@@ -185,6 +171,42 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 		}
 	}
 	return dc.syntax(iter.Err())
+}
+
+// elements hands out the elements of one message list from chunks that grow as the list does: one
+// allocation per chunk, and a chunk is never moved, so the pointers handed out stay valid.
+type elements struct {
+	chunk     unsafe.Pointer
+	used, cap int
+}
+
+// next is a new zero element of type elem.
+func (e *elements) next(elem reflect.Type) unsafe.Pointer {
+	if e.used == e.cap {
+		e.cap = min(max(2*e.cap, 16), 4096)
+		e.chunk, e.used = reflect.MakeSlice(reflect.SliceOf(elem), e.cap, e.cap).UnsafePointer(), 0
+	}
+	p := unsafe.Add(e.chunk, uintptr(e.used)*elem.Size())
+	e.used++
+	return p
+}
+
+// storeList stores the elements gathered on the decoder's stack from start as an exact-size
+// []*elem at ptr, and pops them.
+func (dc *decoder) storeList(ptr unsafe.Pointer, elem reflect.Type, start int) {
+	if n := len(dc.ptrs) - start; n > 0 {
+		out := reflect.MakeSlice(reflect.SliceOf(reflect.PointerTo(elem)), n, n)
+		copy(unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n), dc.ptrs[start:])
+		reflect.NewAt(out.Type(), ptr).Elem().Set(out)
+	}
+	dc.dropList(start)
+}
+
+// dropList pops the elements gathered from start; the stack must not keep a request's messages
+// alive.
+func (dc *decoder) dropList(start int) {
+	clear(dc.ptrs[start:])
+	dc.ptrs = dc.ptrs[:start]
 }
 
 // listScalar decodes element i of a scalar list with read, under the element's path.

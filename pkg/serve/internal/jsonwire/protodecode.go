@@ -3,7 +3,6 @@ package jsonwire
 import (
 	"math"
 	"reflect"
-	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -35,42 +34,25 @@ func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool {
 		return false
 	}
 	proto.Reset(m)
-	d := protoDecoders.Get().(*protoDecoder)
-	ok := d.message(p, reflect.ValueOf(m).UnsafePointer(), b, 0)
-	clear(d.ptrs)
-	d.ptrs = d.ptrs[:0]
-	protoDecoders.Put(d)
-	return ok
+	d := decoders.Get().(*decoder) // the JSON decoder's arenas and element stack serve here too
+	defer d.release()
+	return d.protoMessage(p, reflect.ValueOf(m).UnsafePointer(), b, 0)
 }
 
-var protoDecoders = sync.Pool{New: func() any { return new(protoDecoder) }}
-
-// protoDecoder keeps its arenas between messages, as decoder does (a used slot is never written
-// again).
-type protoDecoder struct {
-	ptrs   []unsafe.Pointer // list elements being gathered
-	ints   arena[int32]
-	floats arena[float64]
-	bools  arena[bool]
-	strs   arena[string]
+// protoList is a message list being gathered: its elements are on the decoder's stack from start.
+type protoList struct {
+	f      *fieldPlan
+	start  int
+	chunks elements
 }
 
-// list is a message list being gathered: its elements are on the decoder's stack from start.
-type list struct {
-	f     *fieldPlan
-	start int
-	chunk unsafe.Pointer
-	used  int
-	cap   int
-}
-
-func (d *protoDecoder) message(p *plan, base unsafe.Pointer, b []byte, depth int) bool {
+func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int) bool {
 	if depth > maxProtoDepth {
 		return false
 	}
 	var seen uint64
-	var open *fieldPlan // the list whose elements are arriving
-	var gather list     // its elements so far, when they are messages
+	var open *fieldPlan  // the list whose elements are arriving
+	var gather protoList // its elements so far, when they are messages
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 || int(num) >= len(p.byNumber) {
@@ -83,7 +65,7 @@ func (d *protoDecoder) message(p *plan, base unsafe.Pointer, b []byte, depth int
 		}
 		if open != nil && open != f {
 			if open.goKind == goMessages {
-				d.closeList(&gather, base)
+				d.storeList(unsafe.Add(base, open.offset), open.sub.goType, gather.start)
 			}
 			open = nil
 		}
@@ -93,7 +75,7 @@ func (d *protoDecoder) message(p *plan, base unsafe.Pointer, b []byte, depth int
 		if f.list && open != f {
 			open = f
 			if f.goKind == goMessages {
-				gather = list{f: f, start: len(d.ptrs)}
+				gather = protoList{f: f, start: len(d.ptrs)}
 			}
 		}
 		if seen&f.bit != 0 && f.goKind == goMessage {
@@ -157,11 +139,11 @@ func (d *protoDecoder) message(p *plan, base unsafe.Pointer, b []byte, depth int
 			case goMessage:
 				sub := reflect.New(f.sub.goType).UnsafePointer()
 				*(*unsafe.Pointer)(ptr) = sub
-				if !d.message(f.sub, sub, v, depth+1) {
+				if !d.protoMessage(f.sub, sub, v, depth+1) {
 					return false
 				}
 			case goMessages:
-				if !d.element(&gather, v, depth) {
+				if !d.protoElement(&gather, v, depth) {
 					return false
 				}
 			case goFloat64s:
@@ -179,32 +161,14 @@ func (d *protoDecoder) message(p *plan, base unsafe.Pointer, b []byte, depth int
 		}
 	}
 	if open != nil && open.goKind == goMessages {
-		d.closeList(&gather, base)
+		d.storeList(unsafe.Add(base, open.offset), open.sub.goType, gather.start)
 	}
 	return true
 }
 
-// element decodes one element of the list l from b.
-func (d *protoDecoder) element(l *list, b []byte, depth int) bool {
-	elem := l.f.sub.goType
-	if l.used == l.cap {
-		l.cap = min(max(2*l.cap, 16), 4096)
-		l.chunk, l.used = reflect.MakeSlice(reflect.SliceOf(elem), l.cap, l.cap).UnsafePointer(), 0
-	}
-	e := unsafe.Add(l.chunk, uintptr(l.used)*elem.Size())
-	l.used++
+// protoElement decodes one element of the list l from b.
+func (d *decoder) protoElement(l *protoList, b []byte, depth int) bool {
+	e := l.chunks.next(l.f.sub.goType)
 	d.ptrs = append(d.ptrs, e)
-	return d.message(l.f.sub, e, b, depth+1)
-}
-
-// closeList stores the gathered elements of l as an exact-size slice and pops them.
-func (d *protoDecoder) closeList(l *list, base unsafe.Pointer) {
-	n := len(d.ptrs) - l.start
-	if n > 0 {
-		out := reflect.MakeSlice(reflect.SliceOf(reflect.PointerTo(l.f.sub.goType)), n, n)
-		copy(unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n), d.ptrs[l.start:])
-		reflect.NewAt(out.Type(), unsafe.Add(base, l.f.offset)).Elem().Set(out)
-	}
-	clear(d.ptrs[l.start:])
-	d.ptrs = d.ptrs[:l.start]
+	return d.protoMessage(l.f.sub, e, b, depth+1)
 }

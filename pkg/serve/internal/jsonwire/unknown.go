@@ -13,7 +13,7 @@ import (
 // directly (no protoreflect values, no allocation): the gRPC front asks it of every request.
 func (c *Codec) HasUnknown(m proto.Message) bool {
 	p := c.planOf(m.ProtoReflect().Descriptor())
-	if p.fast && reflect.TypeOf(m) == reflect.PointerTo(p.goType) {
+	if p.fast && reflect.TypeOf(m) == p.ptrType {
 		return hasUnknownFast(p, reflect.ValueOf(m).UnsafePointer())
 	}
 	return hasUnknownReflect(m.ProtoReflect())
