@@ -145,11 +145,15 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 	_ = d.Listener.Close()
 }
 
-// Close ends Accept (http.Server.Shutdown calls it) and closes the socket.
+// Close ends Accept (http.Server.Shutdown calls it) and closes the socket, unless stopAccepting
+// has: Shutdown reports a second close's "use of closed network connection" as its own failure.
 func (d *drainListener) Close() error {
 	d.once.Do(func() {
 		d.stopping.Store(true)
 		close(d.closed)
 	})
-	return d.Listener.Close()
+	if err := d.Listener.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
 }

@@ -120,3 +120,27 @@ func TestShutdownLosesNoRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownIsQuiet: a drain with nothing going wrong logs no warning or error (every
+// shutdown used to warn "http shutdown incomplete": the listener was closed twice).
+func TestShutdownIsQuiet(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.ShutdownDelay = 0
+	h := start(t, cfg)
+	if r := h.post(scorePath, `{"items":[{"id":"L1","result":1}]}`, "Authorization", "Bearer "+h.token("demo", "demo-secret")); r.status != http.StatusOK {
+		t.Fatalf("score: got %d; want 200", r.status)
+	}
+	h.stop()
+	h.stopped <- nil // for Cleanup's stop
+	logs := h.logs.String()
+	_, after, found := strings.Cut(logs, `"shutting down`)
+	if !found || !strings.Contains(after, `"msg":"stopped"`) {
+		t.Fatalf("logs: got no shutdown from start to stopped:\n%s", logs)
+	}
+	for _, line := range strings.Split(after, "\n") {
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			t.Errorf("shutdown logged %s; want only information", line)
+		}
+	}
+}
