@@ -14,7 +14,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -191,17 +190,23 @@ func (s *Server) admitJSON(method string, contentLength, limit int64) (*admissio
 	return a, nil
 }
 
-// admitMessage admits a gRPC call by the size of its request message.
-func (s *Server) admitMessage(method string, req any) (*admission, error) {
-	m, ok := req.(proto.Message)
-	if !ok {
-		return nil, nil
-	}
-	a, ok := s.budget.admit(s.cost(method, int64(proto.Size(m)), false))
+// admitMessage admits a gRPC call by the size of its request message, as the codec read it (0
+// when it is under sizedFrom: the codec noted no size).
+func (s *Server) admitMessage(method string, size int64) (*admission, error) {
+	a, ok := s.budget.admit(s.cost(method, size, false))
 	if !ok {
 		return nil, Overloaded(budgetRetryAfter)
 	}
 	return a, nil
+}
+
+// sizedFrom is the smallest request, in protobuf bytes, whose size the budget counts on method:
+// any group forecast, else smallRequestBytes (smaller requests cost nothing).
+func (s *Server) sizedFrom(method string) int64 {
+	if s.groupMethods[method] {
+		return 0
+	}
+	return smallRequestBytes
 }
 
 // groupMethodsOf names the rpcs of the group forecast routes.

@@ -230,6 +230,17 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	if st.Code() != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
 		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", st.Code(), retry, reason)
 	}
+	// A single forecast message of 64 KiB is large; one byte less skips the budget (the size is
+	// the codec's, which notes it only from there).
+	for _, tc := range []struct {
+		size int
+		want codes.Code
+	}{{smallRequestBytes, codes.ResourceExhausted}, {smallRequestBytes - 1, codes.OK}} {
+		_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReading(ctx, forecastOfSize(t, tc.size))
+		if got := status.Code(err); got != tc.want {
+			t.Errorf("gRPC single forecast of %d bytes with the budget full: got %v; want %v", tc.size, err, tc.want)
+		}
+	}
 
 	fake.release <- struct{}{}
 	if r := <-held; r.status != http.StatusOK {
@@ -243,6 +254,25 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
 	}
 	waitIdle(t, h.srv.budget)
+}
+
+// forecastOfSize is a single forecast request of exactly n protobuf bytes: cut levels, and as
+// many of the four optional numbers (9 bytes each) as make the length come out.
+func forecastOfSize(t *testing.T, n int) *forecastv1.ForecastRequest {
+	t.Helper()
+	for k := range 5 {
+		for levels := (n - 9*k - 4) / 8; levels > 0 && levels*8+9*k+1 >= n-4; levels-- {
+			req := &forecastv1.ForecastRequest{CutLevels: make([]float64, levels)}
+			for i, f := range []**float64{&req.PriorAbility, &req.PriorUncertainty, &req.TestUncertainty, &req.ElapsedDays}[:k] {
+				*f = proto.Float64(float64(100 + i))
+			}
+			if proto.Size(req) == n {
+				return req
+			}
+		}
+	}
+	t.Fatalf("no forecast request of %d bytes", n)
+	return nil
 }
 
 // paddedForecast is a valid single forecast request of exactly n bytes (white space pads it).

@@ -24,9 +24,12 @@ import (
 // decoded straight to them.
 //
 // It also declines to decode a message over the largest limit of its type's methods: a 16 MiB
-// message to a 64 KiB method is refused without a decoded copy of it. A message that fits every
-// method of its type leaves no note at all; a message between the smallest and the largest limit
-// of its type notes its size, for the interceptor to hold to the method's own limit.
+// message to a 64 KiB method is refused without a decoded copy of it. The interceptors need a
+// message's size only from some point on (noteFrom: over the smallest limit of its type's methods,
+// to hold it to its method's own; from the size the memory budget starts counting), and need to
+// look for unknown fields only in a message protobuf-go decoded (the layouts decline any). So the
+// common call — a small message of a known type that the layouts decoded — leaves no note at all,
+// and no note means exactly that.
 //
 // Notes are keyed by weak pointers and dropped when their message is collected: gRPC may decode
 // a message that no interceptor ever sees (a unary call that sends a second message is refused
@@ -44,12 +47,16 @@ type guardCodec struct {
 	waiting atomic.Int64 // notes stored and neither taken nor collected
 }
 
-type typeLimits struct{ largest, smallest int64 }
+// typeLimits are what the codec knows of a request type's methods: the largest and smallest
+// message they take, and the size from which the interceptors need to know a message's size.
+type typeLimits struct{ largest, smallest, noteFrom int64 }
 
-// received is the codec's note on a message: its size, and why it was not decoded (nil if it was).
+// received is the codec's note on a message: its size, why it was not decoded (nil if it was), and
+// whether protobuf-go decoded it (it may then hold unknown fields).
 type received struct {
 	size    int64
 	refused error
+	general bool
 }
 
 func newGuardCodec(wire *jsonwire.Codec) *guardCodec {
@@ -68,28 +75,30 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	size := int64(data.Len())
 	lim, known := c.limits[m.ProtoReflect().Descriptor().FullName()]
 	if known && size > lim.largest {
-		c.note(v, received{size, tooLarge(size, lim.largest)})
+		c.note(v, received{size: size, refused: tooLarge(size, lim.largest)})
 		return nil
 	}
-	if err := c.decode(data, m); err != nil {
+	general, err := c.decode(data, m)
+	if err != nil {
 		proto.Reset(m) // a handler must never see half a message
-		c.note(v, received{size, Invalid("", "the message is not valid protobuf: %v", err)})
+		c.note(v, received{size: size, refused: Invalid("", "the message is not valid protobuf: %v", err)})
 		return nil
 	}
-	if known && size > lim.smallest {
-		c.note(v, received{size: size})
+	if !known || general || size >= lim.noteFrom {
+		c.note(v, received{size: size, general: general})
 	}
 	return nil
 }
 
-// decode decodes through the layouts when they serve, else with protobuf-go as gRPC's codec does.
-func (c *guardCodec) decode(data mem.BufferSlice, m proto.Message) error {
+// decode decodes through the layouts when they serve, else with protobuf-go as gRPC's codec does
+// (general).
+func (c *guardCodec) decode(data mem.BufferSlice, m proto.Message) (general bool, err error) {
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
-		return nil
+		return false, nil
 	}
-	return proto.Unmarshal(buf.ReadOnlyData(), m)
+	return true, proto.Unmarshal(buf.ReadOnlyData(), m)
 }
 
 // note stores r for the message v until take, or until v is collected.

@@ -105,8 +105,9 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 	}, nil
 }
 
-// bind learns the methods srv serves, once every service is registered on it.
-func (g *grpcGuard) bind(srv *grpc.Server, l Limits) error {
+// bind learns the methods srv serves, once every service is registered on it. sizedFrom is the
+// smallest message whose size the memory budget counts on a method.
+func (g *grpcGuard) bind(srv *grpc.Server, l Limits, sizedFrom func(method string) int64) error {
 	routes, err := yardstick.Routes()
 	if err != nil {
 		return err
@@ -123,12 +124,14 @@ func (g *grpcGuard) bind(srv *grpc.Server, l Limits) error {
 			full := "/" + svcName + "/" + m.Name
 			g.methods[full] = m
 			if in, ok := inputType(svcName, m.Name); ok {
-				lim := g.limits[full]
+				lim, from := g.limits[full], sizedFrom(full)
 				t, seen := types[in]
 				if !seen {
-					t = typeLimits{largest: lim, smallest: lim}
+					t = typeLimits{largest: lim, smallest: lim, noteFrom: from}
 				}
-				types[in] = typeLimits{largest: max(t.largest, lim), smallest: min(t.smallest, lim)}
+				t = typeLimits{largest: max(t.largest, lim), smallest: min(t.smallest, lim), noteFrom: min(t.noteFrom, from)}
+				t.noteFrom = min(t.noteFrom, t.smallest+1) // over the smallest limit: held to its method's
+				types[in] = t
 			}
 		}
 	}
@@ -439,22 +442,23 @@ func endedEarly(ctx context.Context) error {
 
 // checkReceived reports what is wrong with msg, the message just read: not valid protobuf, or
 // over its method's limit (from the codec's note of its size). The interceptors call it before a
-// handler sees the message.
-func (s *Server) checkReceived(ctx context.Context, method string, msg any) error {
+// handler sees the message. It returns the codec's note; without one, the message is smaller than
+// anything the budget counts on its method (size 0 says so) and holds no unknown field.
+func (s *Server) checkReceived(ctx context.Context, method string, msg any) (received, error) {
 	if c := grpcCallFrom(ctx); c != nil {
 		c.readsOver()
 	}
 	r, ok := s.guard.codec.take(msg)
 	if !ok {
-		return nil
+		return received{}, nil
 	}
 	if r.refused != nil {
-		return r.refused
+		return r, r.refused
 	}
 	if limit, ok := s.guard.limits[method]; ok && r.size > limit {
-		return tooLarge(r.size, limit)
+		return r, tooLarge(r.size, limit)
 	}
-	return nil
+	return r, nil
 }
 
 // guardedStream checks each message a streaming call reads, as the unary interceptor checks a
@@ -469,7 +473,7 @@ type guardedStream struct {
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
 	if err == nil {
-		err = g.s.checkReceived(g.Context(), g.method, m)
+		_, err = g.s.checkReceived(g.Context(), g.method, m)
 	}
 	if c := grpcCallFrom(g.Context()); c != nil && !g.streams {
 		c.release() // one message, and gRPC has checked that no second one follows

@@ -93,13 +93,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	h := &guardHarness{logs: &syncBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	h.srv, err = New(ctx, cfg, log, Service{
-		Register: func(g *grpc.Server) {
-			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
-			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
-		},
-		RegisterGateway: func(context.Context, *runtime.ServeMux) error { return nil },
-	})
+	h.srv, err = New(ctx, cfg, log, guardService())
 	if err != nil {
 		cancel()
 		t.Fatalf("New: %v", err)
@@ -129,6 +123,17 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	})
 	h.token = h.issue(t, "demo", "demo-secret")
 	return h
+}
+
+// guardService is the fake scoring and forecast services, without a JSON front.
+func guardService() Service {
+	return Service{
+		Register: func(g *grpc.Server) {
+			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
+			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
+		},
+		RegisterGateway: func(context.Context, *runtime.ServeMux) error { return nil },
+	}
 }
 
 func (h *guardHarness) issue(t *testing.T, id, secret string) string {

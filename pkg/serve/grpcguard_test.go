@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -215,46 +216,61 @@ func TestCheckReceived(t *testing.T) {
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)
 			}
-			if got := status.Code(s.checkReceived(context.Background(), scoreMethod, msg)); got != tc.want {
+			r, err := s.checkReceived(context.Background(), scoreMethod, msg)
+			if got := status.Code(err); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
 			}
-			if got := status.Code(s.checkReceived(context.Background(), scoreMethod, msg)); got != codes.OK {
-				t.Errorf("second check: got %v; want OK (the note was taken)", got)
+			if tc.note != nil && r != *tc.note {
+				t.Errorf("note: got %+v; want %+v", r, *tc.note)
+			}
+			if r, err := s.checkReceived(context.Background(), scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
+				t.Errorf("second check: got %+v, %v; want no note, OK (the note was taken)", r, err)
 			}
 		})
 	}
 }
 
-// TestGuardCodecNotes: the codec notes a message's size only when some method of its type takes
-// less, refuses one over the largest limit of its type without decoding it, and notes nothing for
-// a message that fits every method (the common call pays no table write).
+// TestGuardCodecNotes: the codec notes a message's size only from its type's noteFrom (over the
+// smallest limit of its methods, or where the budget starts counting), refuses one over the
+// largest limit of its type without decoding it, notes every message protobuf-go decoded (the
+// only ones that may hold unknown fields), and notes nothing for a small message of a known type
+// that the layouts decoded (the common call pays no table write).
 func TestGuardCodecNotes(t *testing.T) {
 	t.Parallel()
-	body := func(n int) mem.BufferSlice {
+	body := func(n int, extra ...byte) mem.BufferSlice {
 		b, err := proto.Marshal(&scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", n))}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return mem.BufferSlice{mem.SliceBuffer(b)}
+		return mem.BufferSlice{mem.SliceBuffer(append(b, extra...))}
 	}
 	name := (&scoringv1.ScoreItemResultsRequest{}).ProtoReflect().Descriptor().FullName()
+	other := (&scoringv1.ScoreScaleRequest{}).ProtoReflect().Descriptor().FullName()
 	small, mid, large := body(10), body(150), body(300)
+	withUnknown := body(10, 0xf8, 0x07, 0x01) // field 127, varint 1
+	limits := typeLimits{largest: 200, smallest: 100, noteFrom: 101}
 	for _, tc := range []struct {
 		name    string
 		data    mem.BufferSlice
+		limits  map[protoreflect.FullName]typeLimits
 		noted   bool
+		general bool
 		code    codes.Code
 		decoded bool
 	}{
-		{"fits every method: no note", small, false, codes.OK, true},
-		{"between the smallest and the largest limit: its size", mid, true, codes.OK, true},
-		{"over the largest: refused, not decoded", large, true, codes.ResourceExhausted, false},
-		{"not protobuf: refused", mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 0x01})}, true, codes.InvalidArgument, false},
+		{"fits every method: no note", small, map[protoreflect.FullName]typeLimits{name: limits}, false, false, codes.OK, true},
+		{"one byte under noteFrom: no note", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len()) + 1}}, false, false, codes.OK, true},
+		{"at noteFrom: its size", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len())}}, true, false, codes.OK, true},
+		{"between the smallest and the largest limit: its size", mid, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.OK, true},
+		{"an unknown field: decoded by protobuf-go, noted", withUnknown, map[protoreflect.FullName]typeLimits{name: limits}, true, true, codes.OK, true},
+		{"a type the codec has no limits for: noted", small, map[protoreflect.FullName]typeLimits{other: limits}, true, false, codes.OK, true},
+		{"over the largest: refused, not decoded", large, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.ResourceExhausted, false},
+		{"not protobuf: refused", mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 0x01})}, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.InvalidArgument, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := newGuardCodec(newWireCodec(Limits{}))
-			c.limits = map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100}}
+			c.limits = tc.limits
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if err := c.Unmarshal(tc.data, msg); err != nil {
 				t.Fatalf("Unmarshal: %v; want nil (refusals are notes)", err)
@@ -269,10 +285,48 @@ func TestGuardCodecNotes(t *testing.T) {
 			if ok && r.size != int64(tc.data.Len()) {
 				t.Errorf("noted size: got %d; want %d", r.size, tc.data.Len())
 			}
+			if r.general != tc.general {
+				t.Errorf("decoded by protobuf-go: got %v; want %v", r.general, tc.general)
+			}
 			if got := status.Code(r.refused); got != tc.code {
 				t.Errorf("refusal: got %v; want %v", got, tc.code)
 			}
 		})
+	}
+}
+
+// TestGuardNoteFrom: the size from which the codec notes a request type's messages, as bind
+// works it out from the served methods: every group forecast message (the budget costs each),
+// else 64 KiB (where the budget starts counting) or one byte over the smallest limit of the
+// type's methods, whichever is smaller.
+func TestGuardNoteFrom(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		maxBody int64
+		msg     proto.Message
+		want    int64
+	}{
+		{1 << 20, &forecastv1.GroupForecastRequest{}, 0},
+		{1 << 20, &forecastv1.ForecastRequest{}, 64 << 10},
+		{1 << 20, &scoringv1.ScoreItemResultsRequest{}, 64 << 10},
+		{1 << 20, &authv1.IssueTokenRequest{}, 64 << 10},
+		{2048, &forecastv1.GroupForecastRequest{}, 0},
+		{2048, &forecastv1.ForecastRequest{}, 2049},
+		{2048, &scoringv1.ScoreItemResultsRequest{}, 2049},
+	} {
+		cfg := forecastConfig(t)
+		cfg.Limits.MaxBodyBytes = tc.maxBody
+		ctx, cancel := context.WithCancel(context.Background())
+		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService())
+		if err != nil {
+			cancel()
+			t.Fatalf("New: %v", err)
+		}
+		name := tc.msg.ProtoReflect().Descriptor().FullName()
+		if got := srv.guard.codec.limits[name].noteFrom; got != tc.want {
+			t.Errorf("body limit %d, %s: got noteFrom %d; want %d", tc.maxBody, name, got, tc.want)
+		}
+		cancel()
 	}
 }
 

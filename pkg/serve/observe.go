@@ -131,17 +131,20 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	if direct {
-		if err := s.checkReceived(ctx, info.FullMethod, req); err != nil { // malformed or over the method's limit
+		got, err := s.checkReceived(ctx, info.FullMethod, req) // malformed or over the method's limit
+		if err != nil {
 			return nil, err
 		}
-		adm, err := s.admitMessage(info.FullMethod, req) // the JSON front admits its own, before the read
+		adm, err := s.admitMessage(info.FullMethod, got.size) // the JSON front admits its own, before the read
 		if err != nil {
 			return nil, err
 		}
 		defer adm.release()
-		var p Problems
-		if s.unknownFields(&p, req); p.Len() > 0 {
-			return nil, p.Err()
+		if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
+			var p Problems
+			if s.unknownFields(&p, req); p.Len() > 0 {
+				return nil, p.Err()
+			}
 		}
 	}
 	return handler(ctx, req)

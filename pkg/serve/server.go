@@ -114,13 +114,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.rules, err = accessRules(s.grpc); err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
-	if err := s.guard.bind(s.grpc, cfg.Limits); err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
-	}
 	if err := s.bindRoutes(); err != nil {
 		return nil, err
 	}
 	s.groupMethods = groupMethodsOf(s.postRoutes)
+	if err := s.guard.bind(s.grpc, cfg.Limits, s.sizedFrom); err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
+	}
 	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
 	s.budget = newBudget(budgetBytes, s.metrics.registry, cfg.Service)
 	log.Info("memory budget", "bytes", budgetBytes, "source", source)
