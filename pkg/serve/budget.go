@@ -101,11 +101,12 @@ type admission struct {
 	once sync.Once
 }
 
-// admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing.
+// admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
+// and its admission is nil (most requests: no allocation).
 func (b *budget) admit(cost int64) (*admission, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
-		return &admission{b: b}, true
+		return nil, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

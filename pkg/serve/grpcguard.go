@@ -209,6 +209,7 @@ func inputType(svcName, method string) (protoreflect.FullName, bool) {
 type grpcCall struct {
 	method        string
 	authorizedFor string      // the method the tap handle authorized; "" when it did not
+	clientID      string      // the client the tap handle authenticated, when it did
 	logged        atomic.Bool // an interceptor logged and counted the call
 	// While the call is in openCalls: its context (the tap handle's answer), headers and start.
 	ctx        context.Context
@@ -299,7 +300,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 		s.logGRPCCall(ctx, info.Header, method, "", err, 0)
 		return nil, err
 	}
-	c.authorizedFor = method
+	c.authorizedFor, c.clientID = method, clientIDOf(authorized) // claims on top: found at once
 	c.ctx = authorized
 	g.open.add(c)
 	return authorized, nil
@@ -319,22 +320,21 @@ func tooLarge(size, limit int64) error {
 		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
 }
 
-// tapAuthorized reports whether the tap handle authorized this very call (same rule, same
-// function: authorize); the claims it found are in ctx already. It notes the client for the log.
-func (s *Server) tapAuthorized(ctx context.Context, method string) bool {
-	c := grpcCallFrom(ctx)
+// tapAuthorized reports whether the tap handle authorized the call c (nil: none) for method
+// (same rule, same function: authorize); the claims it found are in the call's context already.
+// It notes the client for the log.
+func tapAuthorized(ctx context.Context, c *grpcCall, method string) bool {
 	if c == nil || c.authorizedFor != method {
 		return false
 	}
-	if claims, ok := ClaimsFrom(ctx); ok {
-		noteClient(ctx, claims.ClientID)
-	}
+	noteClient(ctx, c.clientID)
 	return true
 }
 
-// markLogged records that an interceptor logs and counts the call: the sweep leaves it alone.
-func (s *Server) markLogged(ctx context.Context) {
-	if c := grpcCallFrom(ctx); c != nil {
+// markLogged records that an interceptor logs and counts the call c (nil: none): the sweep
+// leaves it alone.
+func (s *Server) markLogged(c *grpcCall) {
+	if c != nil {
 		c.logged.Store(true)
 		s.guard.open.remove(c)
 	}
@@ -443,9 +443,10 @@ func endedEarly(ctx context.Context) error {
 // checkReceived reports what is wrong with msg, the message just read: not valid protobuf, or
 // over its method's limit (from the codec's note of its size). The interceptors call it before a
 // handler sees the message. It returns the codec's note; without one, the message is smaller than
-// anything the budget counts on its method (size 0 says so) and holds no unknown field.
-func (s *Server) checkReceived(ctx context.Context, method string, msg any) (received, error) {
-	if c := grpcCallFrom(ctx); c != nil {
+// anything the budget counts on its method (size 0 says so) and holds no unknown field. c is the
+// call (nil: none).
+func (s *Server) checkReceived(c *grpcCall, method string, msg any) (received, error) {
+	if c != nil {
 		c.readsOver()
 	}
 	r, ok := s.guard.codec.take(msg)
@@ -473,7 +474,7 @@ type guardedStream struct {
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
 	if err == nil {
-		_, err = g.s.checkReceived(g.Context(), g.method, m)
+		_, err = g.s.checkReceived(grpcCallFrom(g.Context()), g.method, m)
 	}
 	if c := grpcCallFrom(g.Context()); c != nil && !g.streams {
 		c.release() // one message, and gRPC has checked that no second one follows

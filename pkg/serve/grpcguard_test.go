@@ -216,14 +216,14 @@ func TestCheckReceived(t *testing.T) {
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)
 			}
-			r, err := s.checkReceived(context.Background(), scoreMethod, msg)
+			r, err := s.checkReceived(nil, scoreMethod, msg)
 			if got := status.Code(err); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
 			}
 			if tc.note != nil && r != *tc.note {
 				t.Errorf("note: got %+v; want %+v", r, *tc.note)
 			}
-			if r, err := s.checkReceived(context.Background(), scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
+			if r, err := s.checkReceived(nil, scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
 				t.Errorf("second check: got %+v, %v; want no note, OK (the note was taken)", r, err)
 			}
 		})

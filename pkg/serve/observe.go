@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,16 @@ type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series caches each label set's counter and histogram: a vector hashes every label value
+	// on every lookup (two lookups per request). Label sets are few: served routes × codes.
+	series sync.Map // seriesKey -> *series
+}
+
+type seriesKey struct{ front, route, code string }
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func newMetrics(service string) *metrics {
@@ -49,8 +60,14 @@ func newMetrics(service string) *metrics {
 }
 
 func (m *metrics) observe(front, route, code string, d time.Duration) {
-	m.requests.WithLabelValues(front, route, code).Inc()
-	m.latency.WithLabelValues(front, route).Observe(d.Seconds())
+	k := seriesKey{front, route, code}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &series{m.requests.WithLabelValues(front, route, code), m.latency.WithLabelValues(front, route)})
+	}
+	se := v.(*series)
+	se.requests.Inc()
+	se.latency.Observe(d.Seconds())
 }
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -85,12 +102,23 @@ func noteClient(ctx context.Context, clientID string) {
 // its own requests) logs and metrics.
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	start := time.Now()
-	direct := !fromFront(ctx)
+	fc := frontCallFrom(ctx)
+	direct := fc == nil
+	var call *grpcCall // a direct call the tap handle let in: its headers are at hand
+	if direct {
+		call = grpcCallFrom(ctx)
+	}
 	ri := requestInfoFrom(ctx) // the front's, which logs and counts its own requests
 	if direct || ri == nil {
+		var ids []string
+		if call != nil {
+			ids = call.header[requestIDHeader]
+		} else {
+			ids = metadata.ValueFromIncomingContext(ctx, requestIDHeader)
+		}
 		id := ""
-		if v := metadata.ValueFromIncomingContext(ctx, requestIDHeader); len(v) > 0 {
-			id = v[0]
+		if len(ids) > 0 {
+			id = ids[0]
 		}
 		ri = &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
 		ctx = withRequestInfo(ctx, ri)
@@ -98,7 +126,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if direct {
 		// The key is lower case already: no metadata.Pairs.
 		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.id}})
-		s.markLogged(ctx) // this function logs and counts it, not the sweep of ended calls
+		s.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	}
 
 	defer func() {
@@ -120,18 +148,18 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
 
-	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
+	if fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
 		// The front authorized this very call before it read the body (same rule, same
 		// function); its verdict stands.
 		ctx = fc.authorized
-	} else if direct && s.tapAuthorized(ctx, info.FullMethod) {
+	} else if direct && tapAuthorized(ctx, call, info.FullMethod) {
 		// The tap handle authorized this very call before a byte of its message was read
 		// (grpcguard.go); its claims are in ctx.
 	} else if ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
 		return nil, err
 	}
 	if direct {
-		got, err := s.checkReceived(ctx, info.FullMethod, req) // malformed or over the method's limit
+		got, err := s.checkReceived(call, info.FullMethod, req) // malformed or over the method's limit
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +181,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // streamInterceptor guards the streaming methods (health watch, reflection): same rules, no body.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
-	s.markLogged(ctx) // this function logs and counts it, not the sweep of ended calls
+	call := grpcCallFrom(ctx)
+	s.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
@@ -162,7 +191,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		md, _ := metadata.FromIncomingContext(ctx)
 		s.logGRPCCall(ctx, md, info.FullMethod, clientIDOf(ctx), err, time.Since(start))
 	}()
-	if !s.tapAuthorized(ctx, info.FullMethod) {
+	if !tapAuthorized(ctx, call, info.FullMethod) {
 		if _, err := s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
 			return err
 		}
