@@ -94,7 +94,7 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	}
 	switch f.goKind {
 	case goMessages:
-		elem := f.sub.goType
+		elem := f.sub
 		start := len(dc.ptrs)
 		var chunks elements
 		for i := 0; iter.Next(); i++ {
@@ -180,24 +180,24 @@ type elements struct {
 	used, cap int
 }
 
-// next is a new zero element of type elem.
-func (e *elements) next(elem reflect.Type) unsafe.Pointer {
+// next is a new zero element of the message type elem (fast plans only).
+func (e *elements) next(elem *plan) unsafe.Pointer {
 	if e.used == e.cap {
 		e.cap = min(max(2*e.cap, 16), 4096)
-		e.chunk, e.used = reflect.MakeSlice(reflect.SliceOf(elem), e.cap, e.cap).UnsafePointer(), 0
+		e.chunk, e.used = reflect.MakeSlice(elem.chunkType, e.cap, e.cap).UnsafePointer(), 0
 	}
-	p := unsafe.Add(e.chunk, uintptr(e.used)*elem.Size())
+	p := unsafe.Add(e.chunk, uintptr(e.used)*elem.goType.Size())
 	e.used++
 	return p
 }
 
 // storeList stores the elements gathered on the decoder's stack from start as an exact-size
 // []*elem at ptr, and pops them.
-func (dc *decoder) storeList(ptr unsafe.Pointer, elem reflect.Type, start int) {
+func (dc *decoder) storeList(ptr unsafe.Pointer, elem *plan, start int) {
 	if n := len(dc.ptrs) - start; n > 0 {
-		out := reflect.MakeSlice(reflect.SliceOf(reflect.PointerTo(elem)), n, n)
+		out := reflect.MakeSlice(elem.listType, n, n)
 		copy(unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n), dc.ptrs[start:])
-		reflect.NewAt(out.Type(), ptr).Elem().Set(out)
+		*(*[]unsafe.Pointer)(ptr) = unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n)
 	}
 	dc.dropList(start)
 }

@@ -79,6 +79,7 @@ func layout(p *plan, md protoreflect.MessageDescriptor) {
 	}
 	p.fast = true
 	p.ptrType = reflect.PointerTo(t)
+	p.chunkType, p.listType = reflect.SliceOf(t), reflect.SliceOf(p.ptrType) // looked up once, not per list
 	maxNum := 0
 	for _, f := range p.fields {
 		maxNum = max(maxNum, int(f.fd.Number()))

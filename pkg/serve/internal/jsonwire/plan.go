@@ -54,8 +54,10 @@ type plan struct {
 	supported bool
 	// fast is true when every field maps onto the generated Go struct (layout.go).
 	fast    bool
-	goType  reflect.Type
-	ptrType reflect.Type // *goType
+	goType    reflect.Type
+	ptrType   reflect.Type // *goType
+	chunkType reflect.Type // []goType: the chunks list elements come from
+	listType  reflect.Type // []*goType: a list field of this message type
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
 	byNumber      []*fieldPlan
 	unknownOffset uintptr // of the struct's unknownFields ([]byte)

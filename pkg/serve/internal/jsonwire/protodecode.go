@@ -65,7 +65,7 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 		}
 		if open != nil && open != f {
 			if open.goKind == goMessages {
-				d.storeList(unsafe.Add(base, open.offset), open.sub.goType, gather.start)
+				d.storeList(unsafe.Add(base, open.offset), open.sub, gather.start)
 			}
 			open = nil
 		}
@@ -161,14 +161,14 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 		}
 	}
 	if open != nil && open.goKind == goMessages {
-		d.storeList(unsafe.Add(base, open.offset), open.sub.goType, gather.start)
+		d.storeList(unsafe.Add(base, open.offset), open.sub, gather.start)
 	}
 	return true
 }
 
 // protoElement decodes one element of the list l from b.
 func (d *decoder) protoElement(l *protoList, b []byte, depth int) bool {
-	e := l.chunks.next(l.f.sub.goType)
+	e := l.chunks.next(l.f.sub)
 	d.ptrs = append(d.ptrs, e)
 	return d.protoMessage(l.f.sub, e, b, depth+1)
 }
