@@ -53,7 +53,7 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when every field maps onto the generated Go struct (layout.go).
-	fast    bool
+	fast      bool
 	goType    reflect.Type
 	ptrType   reflect.Type // *goType
 	chunkType reflect.Type // []goType: the chunks list elements come from
