@@ -76,6 +76,7 @@ bench: ## Run the benchmarks (figures are reported in each package's README).
 .PHONY: bench-e2e
 bench-e2e: build ## JSON front vs a bare net/http handler: built binaries on core 0, load on core 1, median of 3 runs.
 	go build -trimpath -o bin/bare github.com/yardstick-dev/yardstick/bench/bare
+	go build -trimpath -o bin/baregrpc github.com/yardstick-dev/yardstick/bench/baregrpc
 	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin; else bin/bench-e2e -bin bin; fi
 

@@ -96,7 +96,7 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	httpAddr, _ := freePort()
 	grpcAddr, _ := freePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	forecast, err := start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, "/readyz")
+	forecast, err := start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return err
 	}

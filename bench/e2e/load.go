@@ -152,7 +152,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	if err != nil {
 		return f, err
 	}
-	bare, err := start(ctx, filepath.Join(o.bin, "bare"), []string{bareAddr}, nil, bareAddr, "/")
+	bare, err := start(ctx, filepath.Join(o.bin, "bare"), []string{bareAddr}, nil, bareAddr, httpReady("http://"+bareAddr+"/"))
 	if err != nil {
 		return f, err
 	}
@@ -165,7 +165,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	httpAddr, _ := freePort()
 	grpcAddr, _ := freePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, "/readyz")
+	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return f, err
 	}
@@ -182,15 +182,38 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return f, err
 	}
 
+	plainAddr, err := freePort()
+	if err != nil {
+		return f, err
+	}
+	plain, err := start(ctx, filepath.Join(o.bin, "baregrpc"), []string{plainAddr}, nil, "", dialReady(plainAddr))
+	if err != nil {
+		return f, err
+	}
+	defer plain.stop()
+
 	bareClients, jsonClients := httpClients(o.conns), httpClients(o.conns)
-	grpcClients := make([]scoringv1.ScoringServiceClient, o.conns)
+	grpcClients, plainClients := make([]scoringv1.ScoringServiceClient, o.conns), make([]scoringv1.ScoringServiceClient, o.conns)
 	for i := range grpcClients {
-		conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			return f, err
+		for _, c := range []struct {
+			addr string
+			into []scoringv1.ScoringServiceClient
+		}{{grpcAddr, grpcClients}, {plainAddr, plainClients}} {
+			conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				return f, err
+			}
+			defer conn.Close()
+			c.into[i] = scoringv1.NewScoringServiceClient(conn)
 		}
-		defer conn.Close()
-		grpcClients[i] = scoringv1.NewScoringServiceClient(conn)
+	}
+	plainAnswer, err := plainClients[0].ScoreDifficultiesBayes(ctx, grpcReq)
+	if err != nil {
+		return f, fmt.Errorf("plain gRPC server: %w", err)
+	}
+	if err := sameMeasure(bareAnswer, []byte(fmt.Sprintf(`{"ability":%d,"abilityDisplay":%q,"uncertainty":%d,"framework":%q}`,
+		plainAnswer.GetAbility(), plainAnswer.GetAbilityDisplay(), plainAnswer.GetUncertainty(), plainAnswer.GetFramework()))); err != nil {
+		return f, err
 	}
 	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	bareW := &window{proc: bare, call: func(w int) error {
@@ -203,6 +226,10 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	}}
 	grpcW := &window{proc: scoring, call: func(w int) error {
 		_, err := grpcClients[w].ScoreDifficultiesBayes(authed, grpcReq)
+		return err
+	}}
+	plainW := &window{proc: plain, call: func(w int) error {
+		_, err := plainClients[w].ScoreDifficultiesBayes(ctx, grpcReq)
 		return err
 	}}
 	// Allocations are read around JSON windows only: the malloc counter is the process's.
@@ -219,14 +246,16 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	}
 	// The warm-up's requests are in the malloc delta too.
 	f.jsonAllocs = (m1 - m0) / (float64(jsonW.n) * 13 / 12)
-	if err := interleave(ctx, o, bareW, grpcW); err != nil {
+	if err := interleave(ctx, o, bareW, grpcW, plainW); err != nil {
 		return f, err
 	}
 	f.bareRPS, f.bareCPU = float64(bareW.n)/bareW.elapsed, bareW.cpu/float64(bareW.n)
 	f.jsonRPS, f.jsonCPU = float64(jsonW.n)/jsonW.elapsed, jsonW.cpu/float64(jsonW.n)
 	f.grpcCPU = grpcW.cpu / float64(grpcW.n)
+	f.plainGRPCCPU = plainW.cpu / float64(plainW.n)
 	bare.stop()
 	scoring.stop()
+	plain.stop()
 
 	if err := measureGroup(ctx, o, &f); err != nil {
 		return f, fmt.Errorf("group forecast: %w", err)

@@ -20,6 +20,8 @@ type proc struct {
 	cmd  *exec.Cmd
 	http string // host:port
 	grpc string
+	out  *os.File // its standard output and error, shown when it fails to start
+	tail string   // the end of that output, once stopped
 }
 
 func pinned() bool { _, err := exec.LookPath("taskset"); return err == nil }
@@ -34,39 +36,73 @@ func freePort() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// start runs a binary pinned to core 0 and waits until ready answers 200.
-func start(ctx context.Context, bin string, args, env []string, httpAddr, ready string) (*proc, error) {
+// start runs a binary pinned to core 0 and waits until ready says so. Its output goes to a file
+// (a pipe would cost the load generator's core): shown if it does not become ready.
+func start(ctx context.Context, bin string, args, env []string, httpAddr string, ready func() bool) (*proc, error) {
 	name, argv := bin, args
 	if pinned() {
 		name, argv = "taskset", append([]string{"-c", "0", bin}, args...)
 	}
+	out, err := os.CreateTemp("", "bench-e2e-*.log")
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.CommandContext(ctx, name, argv...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = nil, nil
+	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the bench
 	if err := cmd.Start(); err != nil {
+		out.Close()
+		os.Remove(out.Name())
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &proc{cmd: cmd, http: httpAddr}
-	deadline := time.Now().Add(20 * time.Second)
+	p := &proc{cmd: cmd, http: httpAddr, out: out}
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + httpAddr + ready)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode < 500 {
-				return p, nil
-			}
+		if ready() {
+			return p, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	p.stop()
-	return nil, fmt.Errorf("%s did not become ready on %s", bin, httpAddr)
+	return nil, fmt.Errorf("%s did not become ready within 30 s; its output ended:\n%s", bin, p.tail)
+}
+
+// httpReady is ready when GET url answers below 500.
+func httpReady(url string) func() bool {
+	return func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode < 500
+	}
+}
+
+// dialReady is ready when addr takes a TCP connection.
+func dialReady(addr string) func() bool {
+	return func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
 }
 
 func (p *proc) stop() {
 	if p.cmd.ProcessState != nil {
 		return // already stopped
 	}
+	defer func() {
+		if b, err := os.ReadFile(p.out.Name()); err == nil {
+			p.tail = string(b[max(0, len(b)-2048):])
+		}
+		p.out.Close()
+		os.Remove(p.out.Name())
+	}()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = p.cmd.Wait(); close(done) }()
