@@ -11,17 +11,20 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // proc is a server under measurement.
 type proc struct {
-	cmd  *exec.Cmd
-	http string // host:port
-	grpc string
-	out  *os.File // its standard output and error, shown when it fails to start
-	tail string   // the end of that output, once stopped
+	cmd    *exec.Cmd
+	http   string // host:port
+	grpc   string
+	out    *os.File      // its standard output and error, shown when it fails to start
+	tail   string        // the end of that output, once stopped
+	exited chan struct{} // closed when the process has ended
+	once   sync.Once
 }
 
 func pinned() bool { _, err := exec.LookPath("taskset"); return err == nil }
@@ -56,16 +59,21 @@ func start(ctx context.Context, bin string, args, env []string, httpAddr string,
 		os.Remove(out.Name())
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &proc{cmd: cmd, http: httpAddr, out: out}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if ready() {
-			return p, nil
+	p := &proc{cmd: cmd, http: httpAddr, out: out, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	deadline := time.After(30 * time.Second)
+	for !ready() {
+		select {
+		case <-p.exited:
+			p.stop()
+			return nil, fmt.Errorf("%s exited before it was ready (%s); its output ended:\n%s", bin, cmd.ProcessState, p.tail)
+		case <-deadline:
+			p.stop()
+			return nil, fmt.Errorf("%s did not become ready within 30 s; its output ended:\n%s", bin, p.tail)
+		case <-time.After(50 * time.Millisecond):
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	p.stop()
-	return nil, fmt.Errorf("%s did not become ready within 30 s; its output ended:\n%s", bin, p.tail)
+	return p, nil
 }
 
 // httpReady is ready when GET url answers below 500.
@@ -92,26 +100,22 @@ func dialReady(addr string) func() bool {
 	}
 }
 
+// stop ends the process (SIGTERM, then SIGKILL after 10 s) and keeps the end of its output; once.
 func (p *proc) stop() {
-	if p.cmd.ProcessState != nil {
-		return // already stopped
-	}
-	defer func() {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
 		if b, err := os.ReadFile(p.out.Name()); err == nil {
 			p.tail = string(b[max(0, len(b)-2048):])
 		}
 		p.out.Close()
 		os.Remove(p.out.Name())
-	}()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	})
 }
 
 // cpuSeconds is the process's user + system CPU time (/proc/PID/stat, clock ticks of 1/100 s).
