@@ -85,6 +85,8 @@ type decoder struct {
 	dropped  int
 	// ptrs is the fast paths' stack of list elements being gathered (JSON and protobuf).
 	ptrs []unsafe.Pointer
+	// elems are the chunks list elements come from, one per element type, kept across requests.
+	elems map[*plan]*elements
 	// Arenas of the fast path's optional scalars.
 	strs   arena[string]
 	ints   arena[int32]

@@ -17,7 +17,7 @@
 //
 // For the contract's generated messages decoding skips protoreflect: it writes the generated
 // structs directly at field offsets found once (layout.go), takes optional scalars from arenas and
-// list elements from growing chunks (fastdecode.go), and lets strings share the body's memory.
+// list elements from chunks it keeps across requests (fastdecode.go), and lets strings share the body's memory.
 // Setting the same fields through protoreflect allocated a pointer per optional scalar and per
 // element. The gRPC front uses the same layouts twice: HasUnknown for its unknown-field check,
 // and UnmarshalProto (protodecode.go) to decode the protobuf encoding of the contract's requests

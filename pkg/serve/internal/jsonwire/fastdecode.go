@@ -80,8 +80,8 @@ func (dc *decoder) storeFloat(f *fieldPlan, base unsafe.Pointer, v float64) {
 }
 
 // fastList decodes an array into the slice field at ptr in one pass: message elements come from
-// chunks that grow as the list does (one allocation per chunk, never moved), their pointers are
-// gathered on the decoder's stack and copied once into an exact-size slice.
+// the decoder's chunks of their type (elementsOf), their pointers are gathered on the decoder's
+// stack and copied once into an exact-size slice.
 func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	d := dc.d
 	if d.Next() != jx.Array {
@@ -96,7 +96,7 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	case goMessages:
 		elem := f.sub
 		start := len(dc.ptrs)
-		var chunks elements
+		chunks := dc.elementsOf(elem)
 		for i := 0; iter.Next(); i++ {
 			if f.maxLen > 0 && i > f.maxLen {
 				dc.dropList(start)
@@ -173,17 +173,37 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	return dc.syntax(iter.Err())
 }
 
-// elements hands out the elements of one message list from chunks that grow as the list does: one
-// allocation per chunk, and a chunk is never moved, so the pointers handed out stay valid.
+// elements hands out zero elements of one message type from chunks that are never moved, so the
+// pointers handed out stay valid, and never reused: an element is handed out once. A decoder keeps
+// one per element type across the requests it decodes (elementsOf), so a chunk grows to
+// maxChunkElements and serves many requests: a 40-element list costs no allocation of its own
+// most of the time (it cost two: chunks of 16 and 32). A chunk lives as long as any element from
+// it; handlers do not keep requests past their answer.
 type elements struct {
 	chunk     unsafe.Pointer
 	used, cap int
 }
 
+// maxChunkElements bounds a chunk: a 100,000-student list takes 25 chunks.
+const maxChunkElements = 4096
+
+// elementsOf is the decoder's source of elements of the message type p.
+func (dc *decoder) elementsOf(p *plan) *elements {
+	e, ok := dc.elems[p]
+	if !ok {
+		if dc.elems == nil {
+			dc.elems = map[*plan]*elements{}
+		}
+		e = &elements{}
+		dc.elems[p] = e
+	}
+	return e
+}
+
 // next is a new zero element of the message type elem (fast plans only).
 func (e *elements) next(elem *plan) unsafe.Pointer {
 	if e.used == e.cap {
-		e.cap = min(max(2*e.cap, 16), 4096)
+		e.cap = min(max(2*e.cap, 16), maxChunkElements)
 		e.chunk, e.used = reflect.MakeSlice(elem.chunkType, e.cap, e.cap).UnsafePointer(), 0
 	}
 	p := unsafe.Add(e.chunk, uintptr(e.used)*elem.goType.Size())

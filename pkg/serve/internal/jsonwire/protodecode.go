@@ -13,7 +13,8 @@ import (
 // The gRPC door decodes its messages with the same layouts. protobuf-go's Unmarshal allocates
 // each list element and each optional scalar on its own (a 40-item request: ≈ 90 allocations,
 // about a tenth of the call's CPU); UnmarshalProto writes the generated structs at their offsets,
-// taking elements from chunks and optional scalars from arenas, as the JSON decoder does.
+// taking elements from the decoder's chunks and optional scalars from arenas, as the JSON decoder
+// does.
 //
 // It decodes only what a protobuf encoder writes for these messages in the usual way, and
 // declines everything else — lists of strings or whole numbers (the contract has none), an unknown field, a wire type other than the field's, a list split
@@ -43,7 +44,7 @@ func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool {
 type protoList struct {
 	f      *fieldPlan
 	start  int
-	chunks elements
+	chunks *elements
 }
 
 func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int) bool {
@@ -75,7 +76,7 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 		if f.list && open != f {
 			open = f
 			if f.goKind == goMessages {
-				gather = protoList{f: f, start: len(d.ptrs)}
+				gather = protoList{f: f, start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
 			}
 		}
 		if seen&f.bit != 0 && f.goKind == goMessage {
