@@ -2,9 +2,10 @@ package serve
 
 // Garbage collector pacing. Go collects when the heap has grown by GOGC percent (100) over what
 // the previous collection found live. A service's live heap is small (about 5 MB: content,
-// signing keys, connection buffers), so under a load of small requests it collected about 25
+// signing keys, connection buffers), so under a load of small requests it collected dozens of
 // times a second, and each collection marks the whole live heap: about a tenth of a small call's
-// CPU went to collecting and to allocations assisting it (make bench-e2e; README, "Performance").
+// CPU went to collecting and to allocations assisting it (make bench-e2e with and without
+// YARDSTICK_GC_HEADROOM=0; README, "Garbage collection").
 //
 // While no large request is admitted (the memory budget holds nothing), the pacer lets garbage
 // build up to YARDSTICK_GC_HEADROOM bytes over the live heap before a collection: far fewer
