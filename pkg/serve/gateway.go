@@ -44,9 +44,6 @@ func frontCallFrom(ctx context.Context) *frontCall {
 	return fc
 }
 
-// fromFront reports whether the call came from this process's JSON front.
-func fromFront(ctx context.Context) bool { return frontCallFrom(ctx) != nil }
-
 // Invoke runs a JSON front call of handler through the server's unary interceptor, exactly as a
 // gRPC call of the same method would run. Services use it in their gateway adapters:
 //

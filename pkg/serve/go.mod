@@ -15,7 +15,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require gonum.org/v1/gonum v0.17.0 // indirect
+require (
+	github.com/kylelemons/godebug v1.1.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
+)
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.1
