@@ -230,6 +230,21 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	if st.Code() != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
 		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", st.Code(), retry, reason)
 	}
+	// Shed load is a warning in the log, on both fronts.
+	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
+		found := false
+		for _, line := range strings.Split(h.logs.String(), "\n") {
+			if strings.Contains(line, want) {
+				found = true
+				if !strings.Contains(line, `"level":"WARN"`) {
+					t.Errorf("log line of a refusal for want of budget: got %s; want level WARN", line)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no log line with %s", want)
+		}
+	}
 	// A single forecast message of 64 KiB is large; one byte less skips the budget (the size is
 	// the codec's, which notes it only from there).
 	for _, tc := range []struct {

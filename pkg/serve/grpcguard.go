@@ -501,7 +501,9 @@ func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, client
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 }
 
-// grpcLogLevel: a caller's mistakes and refusals are information, our faults errors.
+// grpcLogLevel is the level of a gRPC call's log line, on every path that logs one: a caller's
+// mistakes and refusals (and a caller that left) are information, shedding load or running out
+// of time a warning, our faults errors.
 func grpcLogLevel(code codes.Code) slog.Level {
 	switch code {
 	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:

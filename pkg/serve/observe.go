@@ -139,11 +139,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		}
 		code := status.Code(err)
 		s.metrics.observe("grpc", info.FullMethod, code.String(), time.Since(start))
-		level := slog.LevelInfo
-		if code != 0 && code != 3 && code != 16 && code != 7 { // not OK, InvalidArgument, Unauthenticated, PermissionDenied
-			level = slog.LevelError
-		}
-		logRequest(ctx, s.log, level, "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
+		logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
 			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 	}()
@@ -258,16 +254,26 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if ri.route == "/healthz" || ri.route == "/readyz" || ri.route == "/metrics" {
 				return // probes and scrapes every few seconds would drown the log
 			}
-			level := slog.LevelInfo
-			if code >= 500 {
-				level = slog.LevelError
-			}
-			logRequest(ctx, s.log, level, "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
+			logRequest(ctx, s.log, httpLogLevel(code), "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})
+}
+
+// httpLogLevel is grpcLogLevel's rule for HTTP statuses: a caller's mistakes and refusals are
+// information, shedding load (503: the budget full, logins queued too long, draining) a warning,
+// other faults of ours errors.
+func httpLogLevel(status int) slog.Level {
+	switch {
+	case status < 500:
+		return slog.LevelInfo
+	case status == 503:
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
 }
 
 // routeLabel bounds the metric label set: known paths are themselves, anything else is "other"

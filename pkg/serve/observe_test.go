@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc/codes"
 )
 
 // TestMetricsSeries: each label set counts on its own series, however often it is observed
@@ -32,5 +34,35 @@ func TestMetricsSeries(t *testing.T) {
 	}
 	if got := testutil.CollectAndCount(m.latency); got != 2 {
 		t.Errorf("latency series: got %d; want 2 (grpc /a, http /a)", got)
+	}
+}
+
+// TestLogLevels: both fronts classify alike — information for answers and callers' mistakes,
+// warnings for shed load, errors for our faults.
+func TestLogLevels(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status int
+		want   slog.Level
+	}{
+		{200, slog.LevelInfo}, {400, slog.LevelInfo}, {408, slog.LevelInfo}, {413, slog.LevelInfo}, {429, slog.LevelInfo}, {499, slog.LevelInfo},
+		{500, slog.LevelError}, {502, slog.LevelError}, {503, slog.LevelWarn}, {504, slog.LevelError},
+	} {
+		if got := httpLogLevel(tc.status); got != tc.want {
+			t.Errorf("HTTP %d: got %v; want %v", tc.status, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		code codes.Code
+		want slog.Level
+	}{
+		{codes.OK, slog.LevelInfo}, {codes.InvalidArgument, slog.LevelInfo}, {codes.Unauthenticated, slog.LevelInfo},
+		{codes.PermissionDenied, slog.LevelInfo}, {codes.Canceled, slog.LevelInfo},
+		{codes.ResourceExhausted, slog.LevelWarn}, {codes.DeadlineExceeded, slog.LevelWarn},
+		{codes.Internal, slog.LevelError}, {codes.Unknown, slog.LevelError}, {codes.Unavailable, slog.LevelError},
+	} {
+		if got := grpcLogLevel(tc.code); got != tc.want {
+			t.Errorf("gRPC %v: got %v; want %v", tc.code, got, tc.want)
+		}
 	}
 }
