@@ -418,7 +418,7 @@ func (s *Server) sweepEndedCalls(ctx context.Context) {
 func (s *Server) logEndedCalls() {
 	for _, c := range s.guard.open.ended() {
 		if !c.logged.Load() {
-			s.logGRPCCall(c.ctx, c.header, c.method, clientIDOf(c.ctx), endedEarly(c.ctx), time.Since(c.start))
+			s.logGRPCCallAt(c.ctx, slog.LevelWarn, c.header, c.method, clientIDOf(c.ctx), endedEarly(c.ctx), time.Since(c.start))
 		}
 	}
 }
@@ -490,13 +490,19 @@ func (s *Server) guardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) 
 // tap handle, stopped by gRPC before any interceptor ran (a message over the server-wide limit),
 // or streaming. The fields are the unary interceptor's.
 func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, clientID string, err error, d time.Duration) {
+	s.logGRPCCallAt(ctx, grpcLogLevel(status.Code(err)), md, method, clientID, err, d)
+}
+
+// logGRPCCallAt is logGRPCCall at level: a call gRPC ended before any interceptor is a warning
+// whatever its code says (Unknown: gRPC does not tell; the caller sent too much or left).
+func (s *Server) logGRPCCallAt(ctx context.Context, level slog.Level, md metadata.MD, method, clientID string, err error, d time.Duration) {
 	id := ""
 	if v := md.Get(requestIDHeader); len(v) > 0 {
 		id = v[0]
 	}
 	code := status.Code(err)
 	s.metrics.observe("grpc", method, code.String(), d)
-	logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", requestIDFrom(id)),
+	logRequest(ctx, s.log, level, "grpc request", slog.String("request_id", requestIDFrom(id)),
 		slog.String("route", method), slog.String("client_id", clientID), slog.String("code", code.String()),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000))
 }

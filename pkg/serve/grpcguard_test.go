@@ -641,11 +641,12 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 		call   func(t *testing.T, h *guardHarness) error
 		code   codes.Code // what the caller gets
 		logged codes.Code // what the log line and the metric say
+		level  string     // the log line's
 	}{
 		{"over the server-wide limit", groupMethod, func(t *testing.T, h *guardHarness) error {
 			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(t, 16*mib+1))
 			return err
-		}, codes.ResourceExhausted, codes.Unknown},
+		}, codes.ResourceExhausted, codes.Unknown, "WARN"},
 		{"health watch the caller ends", watchMethod, func(t *testing.T, h *guardHarness) error {
 			ctx, cancel := context.WithCancel(context.Background())
 			w, err := healthpb.NewHealthClient(h.conn).Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -654,12 +655,12 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 			}
 			cancel()
 			return err
-		}, codes.Canceled, codes.Canceled},
+		}, codes.Canceled, codes.Canceled, "INFO"},
 		{"an ordinary call, for comparison", scoreMethod, func(t *testing.T, h *guardHarness) error {
 			_, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+h.token),
 				&scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}})
 			return err
-		}, codes.OK, codes.OK},
+		}, codes.OK, codes.OK, "INFO"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -670,6 +671,9 @@ func TestGRPCCallsGRPCEnds(t *testing.T) {
 			waitFor(t, "the call logged and counted", func() bool {
 				return h.count(tc.method, tc.logged.String()) == 1 && h.logged(tc.method, tc.logged.String())
 			})
+			if !h.loggedAt(tc.method, tc.logged.String(), tc.level) {
+				t.Errorf("the call's log line is not at level %s:\n%s", tc.level, h.logs.String())
+			}
 			time.Sleep(2 * endedCallSweep) // a second line, were there one, would have come by now
 			if got := h.countAll(tc.method); got != 1 {
 				t.Errorf("calls counted: got %v; want 1 (logged once)", got)
