@@ -33,8 +33,8 @@ const (
 	gcPaceRefresh = time.Second
 )
 
-// gcPacer sets the garbage collector's percent from the memory budget's state. Its methods are
-// called with the budget's lock held, in the order the budget changes.
+// gcPacer sets the garbage collector's percent from the memory budget's state. The budget calls
+// setIdle with its lock held, so calls come in the order the budget changes; run calls refresh.
 type gcPacer struct {
 	headroom   int64
 	setPercent func(int) int // debug.SetGCPercent
