@@ -19,7 +19,8 @@
 //
 // Under heavy or hostile traffic: large requests are admitted against a memory budget
 // (budget.go), request bodies are paced by a minimum rate (bodyrate.go) and SIGTERM drains
-// without losing accepted requests (drain.go).
+// without losing accepted requests (drain.go). While the budget holds nothing, the garbage
+// collector is let run less often (gcpace.go).
 package serve
 
 // Version is the build's version, set at link time with
