@@ -86,17 +86,8 @@ func (p *gcPacer) applyLocked() {
 
 // run refreshes the pacer every gcPaceRefresh until ctx ends, then gives Go its own pacing back.
 func (p *gcPacer) run(ctx context.Context) {
-	t := time.NewTicker(gcPaceRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			p.setIdle(false)
-			return
-		case <-t.C:
-			p.refresh()
-		}
-	}
+	every(ctx, gcPaceRefresh, p.refresh)
+	p.setIdle(false)
 }
 
 var liveHeapSample = []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}

@@ -399,22 +399,8 @@ func (o *openCalls) ended() []*grpcCall {
 // endedCallSweep is how often calls gRPC ended before any interceptor are looked for.
 const endedCallSweep = 500 * time.Millisecond
 
-// sweepEndedCalls logs and counts, every endedCallSweep until ctx ends, the calls gRPC ended
-// before any interceptor ran. Their duration is measured to the sweep that finds them (at most
-// endedCallSweep late).
-func (s *Server) sweepEndedCalls(ctx context.Context) {
-	t := time.NewTicker(endedCallSweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.logEndedCalls()
-		}
-	}
-}
-
+// logEndedCalls logs and counts the calls gRPC ended before any interceptor ran (Serve runs it
+// every endedCallSweep, and once more after the drain).
 func (s *Server) logEndedCalls() {
 	for _, c := range s.guard.open.ended() {
 		if !c.logged.Load() {

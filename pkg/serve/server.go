@@ -262,9 +262,12 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	background, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
 	if s.cfg.ReloadInterval > 0 {
-		go s.reloadLoop(background)
+		// A broken file is logged with its file:line and the last good version keeps serving.
+		go every(background, s.cfg.ReloadInterval, s.Reload)
 	}
-	go s.sweepEndedCalls(background)
+	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
+	// finds them (at most endedCallSweep late).
+	go every(background, endedCallSweep, s.logEndedCalls)
 
 	var runErr error
 	select {
@@ -291,17 +294,16 @@ func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
 	}
 }
 
-// reloadLoop re-reads the clients file, keys and content on an interval. A broken file is logged
-// with its file:line and the last good version keeps serving.
-func (s *Server) reloadLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.ReloadInterval)
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.Reload()
+			f()
 		}
 	}
 }
