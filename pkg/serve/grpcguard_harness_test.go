@@ -101,14 +101,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	for _, o := range opts {
 		o(h.srv)
 	}
-	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	httpLis, grpcLis := loopback(t), loopback(t)
 	h.lis = &countingListener{Listener: grpcLis}
 	stopped := make(chan error, 1)
 	go func() { stopped <- h.srv.Serve(ctx, httpLis, h.lis) }()

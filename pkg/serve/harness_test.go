@@ -150,14 +150,7 @@ func startService(t testing.TB, cfg Config, svc Service) *harness {
 		t.Fatalf("New: %v", err)
 	}
 	h.srv = srv
-	httpLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	httpLis, grpcLis := loopback(t), loopback(t)
 	go func() { h.stopped <- srv.Serve(ctx, httpLis, grpcLis) }()
 	h.base = "http://" + httpLis.Addr().String()
 	h.grpc, err = grpc.NewClient(grpcLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -169,6 +162,16 @@ func startService(t testing.TB, cfg Config, svc Service) *harness {
 		h.stop()
 	})
 	return h
+}
+
+// loopback is a listener on a free loopback port; Serve closes it.
+func loopback(t testing.TB) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func (h *harness) stop() {
