@@ -90,17 +90,13 @@ func (p *gcPacer) run(ctx context.Context) {
 	p.setIdle(false)
 }
 
-var liveHeapSample = []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
-var liveHeapMu sync.Mutex
-
 func liveHeapBytes() uint64 {
-	liveHeapMu.Lock()
-	defer liveHeapMu.Unlock()
-	rtmetrics.Read(liveHeapSample)
-	if liveHeapSample[0].Value.Kind() != rtmetrics.KindUint64 {
+	sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	rtmetrics.Read(sample)
+	if sample[0].Value.Kind() != rtmetrics.KindUint64 {
 		return 0
 	}
-	return liveHeapSample[0].Value.Uint64()
+	return sample[0].Value.Uint64()
 }
 
 // paceGC starts the pacer on the server's budget unless gcPacing says not to. Main calls it once

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 )
 
@@ -145,5 +146,14 @@ func TestGCPacing(t *testing.T) {
 	}
 	if got := goGC([]string{"GOGCX=1"}); got != "" {
 		t.Errorf("goGC without GOGC: got %q; want empty", got)
+	}
+}
+
+// TestLiveHeapBytes: the runtime metric the pacer reads exists and says something.
+func TestLiveHeapBytes(t *testing.T) {
+	t.Parallel()
+	runtime.GC() // the metric is what the last collection marked
+	if got := liveHeapBytes(); got == 0 {
+		t.Errorf("live heap: got 0 bytes; want the runtime's /gc/heap/live:bytes (this process has a heap)")
 	}
 }

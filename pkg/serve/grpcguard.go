@@ -459,10 +459,11 @@ type guardedStream struct {
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
+	c := grpcCallFrom(g.Context())
 	if err == nil {
-		_, err = g.s.checkReceived(grpcCallFrom(g.Context()), g.method, m)
+		_, err = g.s.checkReceived(c, g.method, m)
 	}
-	if c := grpcCallFrom(g.Context()); c != nil && !g.streams {
+	if c != nil && !g.streams {
 		c.release() // one message, and gRPC has checked that no second one follows
 	}
 	return err

@@ -104,12 +104,14 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	start := time.Now()
 	fc := frontCallFrom(ctx)
 	direct := fc == nil
-	var call *grpcCall // a direct call the tap handle let in: its headers are at hand
+	var call *grpcCall  // a direct call the tap handle let in: its headers are at hand
+	var ri *requestInfo // the front's, which logs and counts its own requests
 	if direct {
 		call = grpcCallFrom(ctx)
+	} else {
+		ri = requestInfoFrom(ctx)
 	}
-	ri := requestInfoFrom(ctx) // the front's, which logs and counts its own requests
-	if direct || ri == nil {
+	if ri == nil {
 		var ids []string
 		if call != nil {
 			ids = call.header[requestIDHeader]
