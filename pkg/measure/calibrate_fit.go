@@ -5,12 +5,12 @@ import "math"
 // fit returns each kept item's infit and outfit mean squares and its count of used persons.
 // Each used person (neither zero nor perfect on the kept items) is measured by MLE on the items
 // they answered; persons of one booklet with one raw score share that MLE, so it is computed
-// once per (booklet, score). For person v and item i, P = 1/(1 + e^(β_i − θ_v)), W = P(1 − P):
-// outfit_i = mean over persons of (x − P)²/W, infit_i = Σ (x − P)² / Σ W.
+// once per (booklet, score). The mean squares are the person fit's formulas (fitSums) summed
+// over an item's persons instead of a person's items.
 func (e *estimation) fit() (infit, outfit []float64, n []int) {
 	m := len(e.beta)
 	infit, outfit, n = make([]float64, m), make([]float64, m), make([]int, m)
-	sq, w := make([]float64, m), make([]float64, m)
+	sums := make([]fitSums, m)
 	theta := make([][]float64, len(e.booklets))
 	for b := range e.booklets {
 		bk := &e.booklets[b]
@@ -36,18 +36,12 @@ func (e *estimation) fit() (infit, outfit []float64, n []int) {
 			if x == Missing || k < 0 {
 				continue
 			}
-			prob := 1 / (1 + math.Exp(e.beta[k]-th))
-			v := prob * (1 - prob)
-			res := float64(x) - prob
-			outfit[k] += res * res / v
-			sq[k] += res * res
-			w[k] += v
-			n[k]++
+			sums[k].add(x == 1, math.Exp(e.beta[k]-th))
 		}
 	}
-	for k := range infit {
-		outfit[k] /= float64(n[k])
-		infit[k] = sq[k] / w[k]
+	for k := range sums {
+		infit[k], outfit[k] = sums[k].meanSquares()
+		n[k] = int(sums[k].n)
 	}
 	return infit, outfit, n
 }

@@ -11,6 +11,10 @@
 // and OnScaleAnchors put them on a framework's scale; CalibrateBank and ExtendBundle turn them
 // into bank items and a new content bundle. The yardstick-calibrate command (cmd/) only calls these.
 //
+// Interpretation (§12): PersonFit judges a response pattern at its estimate with the Wright &
+// Masters infit and outfit mean squares and their Wilson–Hilferty Z (the same sums, fitSums,
+// give the calibration's item fit).
+//
 // Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
 // in logits internally (θ/s) and convert at the edges.
 //
