@@ -73,15 +73,6 @@ type budget struct {
 	used     int64
 	inUse    prometheus.Gauge
 	refused  prometheus.Counter
-	pacer    *gcPacer // told when the budget empties and when it stops being empty; nil: none
-}
-
-// pace makes p follow the budget from now on.
-func (b *budget) pace(p *gcPacer) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.pacer = p
-	p.setIdle(b.used == 0)
 }
 
 func newBudget(capacity int64, reg prometheus.Registerer, service string) *budget {
@@ -125,9 +116,6 @@ func (b *budget) admit(cost int64) (*admission, bool) {
 	}
 	b.used += cost
 	b.inUse.Set(float64(b.used))
-	if b.pacer != nil && b.used == cost {
-		b.pacer.setIdle(false) // the first large request: Go's pacing, before it allocates
-	}
 	return &admission{b: b, cost: cost}, true
 }
 
@@ -155,9 +143,6 @@ func (b *budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.inUse.Set(float64(b.used))
-	if b.pacer != nil && b.used == 0 {
-		b.pacer.setIdle(true)
-	}
 	b.mu.Unlock()
 }
 
@@ -262,16 +247,6 @@ func memoryBudget(cfg Config, limit func() (uint64, error)) (bytes int64, source
 		return DefaultMemoryBudget, "default (no memory limit)"
 	}
 	return int64(cfg.MemoryBudgetFraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", cfg.MemoryBudgetFraction, l)
-}
-
-// gcHeadroom is the configured GC headroom, at most an eighth of the memory limit that limit
-// reports (the container's), so that a small container keeps its memory for requests.
-func gcHeadroom(cfg Config, limit func() (uint64, error)) int64 {
-	h := cfg.GCHeadroom
-	if l, err := limit(); err == nil && l > 0 && l < math.MaxInt64 {
-		h = min(h, int64(l/8))
-	}
-	return h
 }
 
 // setMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so

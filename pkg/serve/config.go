@@ -56,10 +56,6 @@ type Config struct {
 	// when there is none.
 	MemoryBudget         int64
 	MemoryBudgetFraction float64
-	// GCHeadroom is how much garbage the collector may let build up over the live heap while no
-	// large request is admitted (gcpace.go); 0 leaves pacing to Go. At most an eighth of the
-	// container's memory limit is used; a GOGC in the environment turns it off.
-	GCHeadroom int64
 	// BodyGrace and MinBodyRate pace request bodies (bodyrate.go): after BodyGrace, a body must
 	// have arrived at MinBodyRate bytes per second on average, or it is cut with 408.
 	BodyGrace   time.Duration
@@ -189,7 +185,6 @@ func settings(service string) []setting {
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
 		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(func(c *Config) *int64 { return &c.MemoryBudget })},
 		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(func(c *Config) *float64 { return &c.MemoryBudgetFraction })},
-		{"YARDSTICK_GC_HEADROOM", "gc-headroom", "bytes of garbage the collector lets build up over the live heap while no large request is in progress (0: Go's pacing; at most 1/8 of the container's memory limit; a GOGC in the environment wins)", "33554432", bytes(func(c *Config) *int64 { return &c.GCHeadroom })},
 		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(func(c *Config) *time.Duration { return &c.BodyGrace })},
 		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", bytes(func(c *Config) *int64 { return &c.MinBodyRate })},
 		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
@@ -316,9 +311,6 @@ func (c Config) Validate() error {
 	}
 	if !(c.MemoryBudgetFraction > 0 && c.MemoryBudgetFraction <= maxBudgetFraction) {
 		bad("YARDSTICK_MEMORY_BUDGET_FRACTION %v: want more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", c.MemoryBudgetFraction, maxBudgetFraction, goMemLimitRatio)
-	}
-	if c.GCHeadroom != 0 && c.GCHeadroom < goHeapMinimum {
-		bad("YARDSTICK_GC_HEADROOM %d: want 0 (Go's pacing) or at least %d bytes", c.GCHeadroom, goHeapMinimum)
 	}
 	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
 		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")

@@ -72,23 +72,6 @@ func TestLoadConfig(t *testing.T) {
 		{name: "zero fraction and rate", service: "forecast",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_MEMORY_BUDGET_FRACTION=0", "YARDSTICK_MIN_BODY_RATE=0"},
 			wantErr: []string{"YARDSTICK_MEMORY_BUDGET_FRACTION 0", "YARDSTICK_MIN_BODY_RATE"}},
-		{name: "GC headroom default: 32 MiB", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
-			if c.GCHeadroom != 33554432 {
-				t.Errorf("got GC headroom %d; want 33554432", c.GCHeadroom)
-			}
-		}},
-		{name: "GC headroom off", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_GC_HEADROOM=0"}, check: func(t *testing.T, c Config) {
-			if c.GCHeadroom != 0 {
-				t.Errorf("got GC headroom %d; want 0", c.GCHeadroom)
-			}
-		}},
-		{name: "GC headroom at its least", service: "scoring", env: dev, args: []string{"-gc-headroom", "4194304"}, check: func(t *testing.T, c Config) {
-			if c.GCHeadroom != 4194304 {
-				t.Errorf("got GC headroom %d; want 4194304", c.GCHeadroom)
-			}
-		}},
-		{name: "GC headroom one byte under its least", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_GC_HEADROOM=4194303"},
-			wantErr: []string{"YARDSTICK_GC_HEADROOM 4194303"}},
 		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
 		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
 	} {

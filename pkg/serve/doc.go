@@ -19,8 +19,7 @@
 //
 // Under heavy or hostile traffic: large requests are admitted against a memory budget
 // (budget.go), request bodies are paced by a minimum rate (bodyrate.go) and SIGTERM drains
-// without losing accepted requests (drain.go). While the budget holds nothing, the garbage
-// collector is let run less often (gcpace.go).
+// without losing accepted requests (drain.go).
 package serve
 
 // Version is the build's version, set at link time with

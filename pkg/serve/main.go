@@ -5,9 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strings"
-
-	"github.com/KimMachineGun/automemlimit/memlimit"
 )
 
 // Main is the body of a service's main: configuration from args and environ, the logger, the
@@ -35,16 +32,5 @@ func Main(ctx context.Context, service string, args, environ []string, stderr io
 	if err != nil {
 		return err
 	}
-	srv.paceGC(ctx, gcHeadroom(cfg, memlimit.FromCgroup), goGC(environ), log)
 	return srv.Run(ctx)
-}
-
-// goGC is the GOGC of environ, or "".
-func goGC(environ []string) string {
-	for _, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "GOGC="); ok {
-			return v
-		}
-	}
-	return ""
 }
