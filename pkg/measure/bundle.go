@@ -26,13 +26,14 @@ type Benchmark struct{ Lower, Upper float64 }
 var timesOfYear = []string{"BOY", "MOY", "EOY"}
 
 // Bundle is a complete, validated content bundle: frameworks, item bank, link tables, forms and
-// strand benchmarks. It is immutable and safe for concurrent use.
+// strand benchmarks, and norms where the bundle has them. It is immutable and safe for concurrent use.
 type Bundle struct {
 	frameworks map[string]*Framework
 	items      map[string]Item
 	links      map[string]*Link
 	forms      map[string]Form
 	benchmarks map[benchKey]Benchmark
+	norms      map[benchKey]Norms
 }
 
 type benchKey struct {

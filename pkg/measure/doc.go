@@ -1,9 +1,9 @@
 // Package measure is Yardstick's measurement library. It owns the method of docs/method.md — the
 // rescaled Rasch model, the standard (maximum-likelihood) and Bayes (EAP) estimators, growth along
 // the norm curve, linking of external scale scores, strands, forecasts and the display rules —
-// and the content bundle those run on (framework parameters, item bank, link tables, forms and
-// strand benchmarks), with an embedded SYNTHETIC demonstration bundle (Demo). It imports nothing
-// of Yardstick's and knows nothing of gRPC or HTTP.
+// and the content bundle those run on (framework parameters, item bank, link tables, forms,
+// strand benchmarks and optional percentile norms), with an embedded SYNTHETIC demonstration
+// bundle (Demo). It imports nothing of Yardstick's and knows nothing of gRPC or HTTP.
 //
 // Calibration (§10): Calibrate estimates Rasch item difficulties from a persons × items response
 // matrix with blanks (ReadResponses) by conditional maximum likelihood, with standard errors from
@@ -11,9 +11,10 @@
 // and OnScaleAnchors put them on a framework's scale; CalibrateBank and ExtendBundle turn them
 // into bank items and a new content bundle. The yardstick-calibrate command (cmd/) only calls these.
 //
-// Interpretation (§12): PersonFit judges a response pattern at its estimate with the Wright &
-// Masters infit and outfit mean squares and their Wilson–Hilferty Z (the same sums, fitSums,
-// give the calibration's item fit).
+// Interpretation (§12): Norms.Rank reads a percentile rank off the bundle's optional norms
+// (BuildNorms makes them from a norming sample); PersonFit judges a response pattern at its
+// estimate with the Wright & Masters infit and outfit mean squares and their Wilson–Hilferty Z
+// (the same sums, fitSums, give the calibration's item fit).
 //
 // Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
 // in logits internally (θ/s) and convert at the edges.

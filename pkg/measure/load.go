@@ -20,6 +20,7 @@ var (
 	linkPointsHeader = []string{"link", "scale_score", "measure"}
 	benchmarksHeader = []string{"framework", "grade", "time_of_year", "lower", "upper"}
 	formsHeader      = []string{"form", "framework", "item"}
+	normsHeader      = []string{"framework", "grade", "time_of_year", "percentile", "measure"}
 )
 
 var bundleFiles = map[string]struct {
@@ -34,6 +35,7 @@ var bundleFiles = map[string]struct {
 	"links.csv":       {linksHeader, false},
 	"link_points.csv": {linkPointsHeader, false},
 	"forms.csv":       {formsHeader, false},
+	"norms.csv":       {normsHeader, false},
 }
 
 // LoadDir loads a content bundle from a flat directory (a Kubernetes ConfigMap mount works:
@@ -88,6 +90,7 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 		links:      map[string]*Link{},
 		forms:      map[string]Form{},
 		benchmarks: map[benchKey]Benchmark{},
+		norms:      map[benchKey]Norms{},
 	}
 	l := loader{p: &p, b: b, strands: map[string]map[string]bool{}, broken: map[string]bool{}}
 	l.frameworks(tables["frameworks.csv"], tables["grades.csv"])
@@ -96,6 +99,7 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 	l.linkTables(tables["links.csv"], tables["link_points.csv"])
 	l.benchmarkTable(tables["benchmarks.csv"])
 	l.formTable(tables["forms.csv"])
+	l.normsTable(tables["norms.csv"])
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -411,6 +415,51 @@ func (l *loader) formTable(rows []row) {
 	}
 	for _, id := range order {
 		l.b.forms[id] = forms[id].form
+	}
+}
+
+// normsTable reads norms.csv: the rows of one table (framework, grade, time of year) in order of
+// increasing percentile, each percentile in (0, 100), measures increasing too (a rank must be a
+// function of the measure), at least 2 rows a table. Tables need not cover every grade.
+func (l *loader) normsTable(rows []row) {
+	first := map[benchKey]row{}
+	var order []benchKey
+	for _, r := range rows {
+		f, fok := l.framework(r, "framework")
+		g, gok := l.p.grade(r, "grade")
+		tod := r.fields["time_of_year"]
+		tok := slices.Contains(timesOfYear, tod)
+		if !tok {
+			l.p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
+		}
+		pc, pok := l.p.number(r, "percentile")
+		if pok && !(pc > 0 && pc < 100) {
+			l.p.at(r, "percentile %v is outside (0, 100)", pc)
+			pok = false
+		}
+		m, mok := l.p.number(r, "measure")
+		if !fok || !gok || !tok || !pok || !mok {
+			continue
+		}
+		k := benchKey{f.Name, g, tod}
+		if _, seen := first[k]; !seen {
+			first[k] = r
+			order = append(order, k)
+		}
+		n := l.b.norms[k]
+		if last := len(n.Measures) - 1; last >= 0 && (pc <= n.Percentiles[last] || m <= n.Measures[last]) {
+			l.p.at(r, "%s grade %d %s: point (%v, %v) does not follow (%v, %v): percentiles and measures must both increase",
+				f.Name, g, tod, pc, m, n.Percentiles[last], n.Measures[last])
+			continue
+		}
+		n.Percentiles = append(n.Percentiles, pc)
+		n.Measures = append(n.Measures, m)
+		l.b.norms[k] = n
+	}
+	for _, k := range order {
+		if n := l.b.norms[k]; len(n.Measures) < 2 {
+			l.p.at(first[k], "%s grade %d %s has %d row in norms.csv; want at least 2", k.framework, k.grade, k.time, len(n.Measures))
+		}
 	}
 }
 

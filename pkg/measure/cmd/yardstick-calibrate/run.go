@@ -18,6 +18,7 @@ import (
 const usage = `usage:
   yardstick-calibrate -framework lexile|quantile (-anchors BUNDLE_DIR | -mean M)
                       [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
+  yardstick-calibrate norms [-percentiles LIST] -out FILE MEASURES.csv
 
 RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered).
   -anchors BUNDLE_DIR  the items of the data that this bundle holds fix the scale (mean-mean linking);
@@ -29,6 +30,11 @@ RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or em
   -report FILE         write the JSON report to FILE ("-" for stdout)
   -progress DURATION   after this long, print a progress line per iteration on stderr (default 1s)
 Nothing is written unless everything succeeds.
+
+norms: a content bundle's norms.csv from a norming sample.
+MEASURES.csv: header framework,grade,time_of_year,measure; one row per student measure.
+  -percentiles LIST    comma-separated, increasing, within (0, 100) (default 1,5,10,25,50,75,90,95,99)
+  -out FILE            the norms file to write ("-" for stdout)
 `
 
 var errUsage = errors.New("usage")
@@ -82,6 +88,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // run calibrates as the flags say. It checks every input before estimating and writes nothing
 // unless everything succeeds (the report last, after the bundle has been written and loaded).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "norms" {
+		return runNorms(args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
