@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -19,9 +20,15 @@ import (
 //
 // Then the HTTP listener stops accepting, taking first what the kernel has already accepted (a
 // connection left in the accept queue would be reset under its request); connections whose
-// request is on its way get settleDelay to start it; only then does http.Server.Shutdown close
-// the idle ones and wait for every request in progress (up to ShutdownGrace). gRPC drains at the
-// same time with GracefulStop (GOAWAY: its clients retry elsewhere).
+// request is on its way get settleDelay to start it. A connection not yet answered once is waited
+// for too, up to firstRequestWait: net/http drops without an answer a request it reads once
+// Shutdown has begun (the client sees EOF, and an HTTP client does not retry a request on a
+// fresh connection), and a connection opened during the delay may send its first request after
+// the listener closed. Its first answer shows that net/http has passed that check. One that has
+// sent nothing by the bound is closed. Only then does http.Server.Shutdown close the idle
+// connections and wait for every request in progress (up to ShutdownGrace, which bounds the
+// waits before too). gRPC drains at the same time with GracefulStop (GOAWAY: its clients retry
+// elsewhere).
 
 const (
 	// acceptDrainWait is how long the listener keeps taking connections the kernel accepted
@@ -30,6 +37,10 @@ const (
 	// settleDelay lets a request sent just before the listener closed reach its handler (an idle
 	// connection with a request in its socket buffer is still "idle" until the server reads it).
 	settleDelay = 100 * time.Millisecond
+	// firstRequestWait bounds how long the drain waits for connections that have not been
+	// answered yet: a client dials just before it sends, so a connection silent this long is not
+	// about to send.
+	firstRequestWait = 2 * time.Second
 )
 
 // closeWhenDraining makes every HTTP answer close its connection once the drain has begun.
@@ -69,6 +80,9 @@ func (s *Server) shutdown(httpLis *drainListener) {
 	case <-time.After(settleDelay):
 	case <-graceCtx.Done():
 	}
+	if silent := httpLis.awaitFirstAnswers(graceCtx, firstRequestWait); silent > 0 {
+		s.log.Info("drain: closed connections that sent no request", "connections", silent)
+	}
 	if err := s.http.Shutdown(graceCtx); err != nil {
 		s.log.Warn("http shutdown incomplete", "error", err)
 		s.http.Close()
@@ -80,6 +94,8 @@ func (s *Server) shutdown(httpLis *drainListener) {
 // drainListener accepts in its own loop, so that it can stop accepting on its own schedule: it
 // takes what the kernel has queued before it closes (stopAccepting), and http.Server.Shutdown's
 // Close only ends Serve.
+//
+// It hands out its connections wrapped (drainConn), to know which have not been answered yet.
 type drainListener struct {
 	net.Listener
 	conns    chan net.Conn
@@ -87,10 +103,17 @@ type drainListener struct {
 	closed   chan struct{} // Close was called
 	stopping atomic.Bool
 	once     sync.Once
+
+	mu         sync.Mutex
+	unanswered map[*drainConn]struct{} // nothing written to them yet
+	answered   chan struct{}           // one left unanswered (capacity 1: a wake-up)
 }
 
 func newDrainListener(l net.Listener) *drainListener {
-	d := &drainListener{Listener: l, conns: make(chan net.Conn), loopDone: make(chan struct{}), closed: make(chan struct{})}
+	d := &drainListener{
+		Listener: l, conns: make(chan net.Conn), loopDone: make(chan struct{}), closed: make(chan struct{}),
+		unanswered: map[*drainConn]struct{}{}, answered: make(chan struct{}, 1),
+	}
 	go d.acceptLoop()
 	return d
 }
@@ -110,10 +133,12 @@ func (d *drainListener) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		// Counted before it is handed over: once the loop has ended, every connection is.
+		dc := d.track(c)
 		select {
-		case d.conns <- c:
+		case d.conns <- dc:
 		case <-d.closed:
-			c.Close()
+			dc.Close()
 			return
 		}
 	}
@@ -156,4 +181,108 @@ func (d *drainListener) Close() error {
 		return err
 	}
 	return nil
+}
+
+// track wraps c and counts it as unanswered.
+func (d *drainListener) track(c net.Conn) *drainConn {
+	dc := &drainConn{Conn: c, d: d}
+	d.mu.Lock()
+	d.unanswered[dc] = struct{}{}
+	d.mu.Unlock()
+	return dc
+}
+
+// awaitFirstAnswers waits until every connection has been answered once or has closed, for at most
+// bound (or until ctx ends). Then it closes those that have sent nothing, and reports how many. A
+// connection that has sent part of a request is left to Shutdown. The listener must have stopped
+// accepting.
+func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Duration) (silent int) {
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for waiting := true; waiting; {
+		d.mu.Lock()
+		n := len(d.unanswered)
+		d.mu.Unlock()
+		if n == 0 {
+			return 0
+		}
+		select {
+		case <-d.answered:
+		case <-timer.C:
+			waiting = false
+		case <-ctx.Done():
+			waiting = false
+		}
+	}
+	d.mu.Lock()
+	var quiet []*drainConn
+	for dc := range d.unanswered {
+		if !dc.heard.Load() {
+			quiet = append(quiet, dc)
+		}
+	}
+	d.mu.Unlock()
+	for _, dc := range quiet {
+		_ = dc.Close() // net/http's read fails and it ends the connection
+	}
+	return len(quiet)
+}
+
+// drainConn is an accepted connection that tells its listener when it is first written to or
+// closed. net/http writes nothing to a connection before it has passed its check for a Shutdown
+// in progress (which drops the request read), so a written connection's first request is
+// answered.
+type drainConn struct {
+	net.Conn
+	d     *drainListener
+	heard atomic.Bool // something was read from it
+	done  atomic.Bool // written to or closed: no longer counted
+}
+
+func (c *drainConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.heard.Load() {
+		c.heard.Store(true)
+	}
+	return n, err
+}
+
+func (c *drainConn) Write(p []byte) (int, error) {
+	c.forget()
+	return c.Conn.Write(p)
+}
+
+func (c *drainConn) Close() error {
+	c.forget()
+	return c.Conn.Close()
+}
+
+// ReadFrom keeps net/http's sendfile and splice (it looks for an io.ReaderFrom).
+func (c *drainConn) ReadFrom(r io.Reader) (int64, error) {
+	c.forget()
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// CloseWrite keeps net/http's half-close before it hangs up on a refused request.
+func (c *drainConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *drainConn) forget() {
+	if c.done.Load() || c.done.Swap(true) {
+		return
+	}
+	c.d.mu.Lock()
+	delete(c.d.unanswered, c)
+	c.d.mu.Unlock()
+	select {
+	case c.d.answered <- struct{}{}:
+	default:
+	}
 }

@@ -1,9 +1,11 @@
 package serve
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -143,4 +145,130 @@ func TestShutdownIsQuiet(t *testing.T) {
 			t.Errorf("shutdown logged %s; want only information", line)
 		}
 	}
+}
+
+// TestShutdownAnswersConnectionsOpenedDuringDrain is issue 19's attack 10: connections opened
+// during the drain delay whose first request comes 0.1 s after the listener closed. net/http
+// drops a request it reads once Shutdown has begun (the client sees EOF), so the drain holds
+// Shutdown until such connections have been answered once: each gets its answer, with
+// Connection: close. A connection that sends nothing is closed at the bound, and a drain whose
+// connections all spoke does not wait for the bound.
+func TestShutdownAnswersConnectionsOpenedDuringDrain(t *testing.T) {
+	t.Parallel()
+	const delay = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		silent int // connections opened during the drain that never send a request
+	}{
+		{"all speak", 0},
+		{"one silent", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.ShutdownDelay = delay
+			h := start(t, cfg)
+			auth := "Bearer " + h.token("demo", "demo-secret")
+			addr := strings.TrimPrefix(h.base, "http://")
+
+			h.cancel() // SIGTERM
+			sigterm := time.Now()
+			time.Sleep(delay / 3)
+			var conns, silent []net.Conn
+			for i := range 10 + tc.silent {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatalf("dial during the drain delay: %v", err)
+				}
+				defer c.Close()
+				if i < 10 {
+					conns = append(conns, c)
+				} else {
+					silent = append(silent, c)
+				}
+			}
+			closed := waitListenerClosed(t, addr)
+			time.Sleep(100 * time.Millisecond)
+
+			body := `{"items":[{"id":"L1","result":1}]}`
+			req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", scorePath, auth, len(body), body)
+			var wg sync.WaitGroup
+			errs := make([]error, len(conns))
+			for i, c := range conns {
+				wg.Go(func() { errs[i] = askOnce(c, req) })
+			}
+			wg.Wait()
+			var eof int
+			for i, err := range errs {
+				if err != nil {
+					eof++
+					t.Errorf("connection %d, request sent 0.1 s after the listener closed (%s after SIGTERM): %v", i, closed.Sub(sigterm), err)
+				}
+			}
+			if eof != 0 {
+				t.Errorf("connections without an answer: got %d of %d; want 0", eof, len(conns))
+			}
+
+			for _, c := range silent {
+				_ = c.SetReadDeadline(time.Now().Add(firstRequestWait + 2*time.Second))
+				if n, err := c.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+					t.Errorf("silent connection: read got %d bytes, %v; want EOF (closed by the server at the bound)", n, err)
+				}
+			}
+			var took time.Duration
+			select {
+			case <-h.stopped:
+				took = time.Since(closed)
+				h.stopped <- nil // for Cleanup's stop
+			case <-time.After(firstRequestWait + 5*time.Second):
+				t.Fatal("server did not stop")
+			}
+			if tc.silent == 0 && took >= firstRequestWait {
+				t.Errorf("stop after the listener closed: got %s; want under the bound %s (every connection spoke)", took, firstRequestWait)
+			}
+			if tc.silent > 0 && took < firstRequestWait {
+				t.Errorf("stop after the listener closed: got %s; want at least the bound %s (a silent connection is waited for)", took, firstRequestWait)
+			}
+		})
+	}
+}
+
+// waitListenerClosed dials addr until the connection is refused and returns when that happened.
+// Each probe that connects is closed at once, as a TCP health check would.
+func waitListenerClosed(t *testing.T, addr string) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Fatalf("probe: %v; want a connection or ECONNREFUSED", err)
+			}
+			return time.Now()
+		}
+		c.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("the listener did not close within 5s")
+	return time.Time{}
+}
+
+// askOnce sends req on c and reads one answer: it must be 200 with Connection: close.
+func askOnce(c net.Conn, req string) error {
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, req); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return fmt.Errorf("read the answer: %w", err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return fmt.Errorf("read the body: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK || !resp.Close {
+		return fmt.Errorf("got %d, Connection: close %v; want 200 with Connection: close", resp.StatusCode, resp.Close)
+	}
+	return nil
 }
