@@ -119,7 +119,7 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-grpc soak-budget ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget soak-sigterm ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
@@ -132,6 +132,10 @@ soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-l
 .PHONY: soak-budget
 soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
 	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
+
+.PHONY: soak-sigterm
+soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay, first request 0.1 s after the listener closed: 0 EOF.
+	go run ./pkg/serve/internal/soak -scenario sigterm -bin bin/scoring
 
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.

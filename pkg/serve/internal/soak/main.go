@@ -12,6 +12,10 @@
 //
 // -scenario budget is the memory-budget soak (budget.go): 20 concurrent 100,000-student group
 // forecasts against the built forecast binary.
+//
+// -scenario sigterm (sigterm.go) sends the built scoring binary SIGTERM and checks that
+// connections opened during its drain delay, whose first request comes after the listener
+// closed, are all answered (none gets EOF).
 package main
 
 import (
@@ -32,7 +36,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory and budget)")
-	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go) or budget (20 concurrent 100,000-student group forecasts, budget.go)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go), budget (20 concurrent 100,000-student group forecasts, budget.go) or sigterm (connections opened during the drain, sigterm.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
 	flag.Parse()
@@ -52,8 +56,10 @@ func main() {
 		code, err = grpcMemory(*bin, os.Stdout)
 	case "budget":
 		code, err = soakBudget(*bin, os.Stdout)
+	case "sigterm":
+		code, err = soakSigterm(*bin, os.Stdout)
 	default:
-		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory or budget", *scenario)
+		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory, budget or sigterm", *scenario)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
