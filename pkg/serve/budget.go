@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"strings"
 	"sync"
 	"time"
 
@@ -191,9 +190,9 @@ func (s *Server) admitJSON(method string, contentLength, limit int64) (*admissio
 	return a, nil
 }
 
-// admitMessage admits a gRPC call by the size of its request message, as the codec read it (0
-// when it is under sizedFrom: the codec noted no size).
-func (s *Server) admitMessage(method string, size int64) (*admission, error) {
+// admitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
+// it (0 when it is under sizedFrom: the codec noted no size).
+func (s *Server) admitDecode(method string, size int64) (*admission, error) {
 	a, ok := s.budget.admit(s.cost(method, size, false))
 	if !ok {
 		return nil, Overloaded(budgetRetryAfter)
@@ -214,7 +213,7 @@ func (s *Server) sizedFrom(method string) int64 {
 func groupMethodsOf(postRoutes map[string]string) map[string]bool {
 	out := map[string]bool{}
 	for path, method := range postRoutes {
-		if strings.HasSuffix(path, "/group") {
+		if isGroupRoute(path) {
 			out[method] = true
 		}
 	}

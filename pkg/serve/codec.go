@@ -52,11 +52,15 @@ type guardCodec struct {
 type typeLimits struct{ largest, smallest, noteFrom int64 }
 
 // received is the codec's note on a message: its size, why it was not decoded (nil if it was), and
-// whether protobuf-go decoded it (it may then hold unknown fields).
+// whether protobuf-go decoded it (it may then hold unknown fields). A message the memory budget
+// counts (from noteFrom on) is not decoded by the codec at all: raw holds its bytes, and the
+// interceptor decodes them (decodeRaw) once the budget has admitted what decoding costs, so no
+// decode allocates memory the budget has not granted.
 type received struct {
 	size    int64
 	refused error
 	general bool
+	raw     mem.Buffer
 }
 
 func newGuardCodec(wire *jsonwire.Codec) *guardCodec {
@@ -78,27 +82,57 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		c.note(v, received{size: size, refused: tooLarge(size, lim.largest)})
 		return nil
 	}
-	general, err := c.decode(data, m)
-	if err != nil {
-		proto.Reset(m) // a handler must never see half a message
-		c.note(v, received{size: size, refused: Invalid("", "the message is not valid protobuf: %v", err)})
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	if known && size >= lim.noteFrom {
+		c.note(v, received{size: size, raw: buf}) // decoded by the interceptor (decodeRaw)
 		return nil
 	}
-	if !known || general || size >= lim.noteFrom {
-		c.note(v, received{size: size, general: general})
+	r := received{size: size}
+	c.decodeInto(&r, buf, m)
+	if !known || r.general || r.refused != nil {
+		c.note(v, r)
 	}
 	return nil
 }
 
-// decode decodes through the layouts when they serve, else with protobuf-go as gRPC's codec does
-// (general).
-func (c *guardCodec) decode(data mem.BufferSlice, m proto.Message) (general bool, err error) {
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+// decodeInto decodes buf into m through the layouts when they serve, else with protobuf-go as
+// gRPC's codec does (general), and gives buf back. A message that is not valid protobuf is left
+// empty and refused.
+func (c *guardCodec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	defer buf.Free()
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
-		return false, nil
+		return
 	}
-	return true, proto.Unmarshal(buf.ReadOnlyData(), m)
+	r.general = true
+	if err := proto.Unmarshal(buf.ReadOnlyData(), m); err != nil {
+		proto.Reset(m) // a handler must never see half a message
+		r.refused = Invalid("", "the message is not valid protobuf: %v", err)
+	}
+}
+
+// free gives back the bytes of a message that will not be decoded.
+func (r *received) free() {
+	if r.raw != nil {
+		r.raw.Free()
+		r.raw = nil
+	}
+}
+
+// decodeRaw decodes a message the codec kept as bytes (r.raw) into msg, once; r then says how it
+// went (refused, general).
+func (c *guardCodec) decodeRaw(r *received, msg any) {
+	if r.raw == nil {
+		return
+	}
+	buf := r.raw
+	r.raw = nil
+	m, ok := msg.(proto.Message)
+	if !ok {
+		buf.Free()
+		r.refused = Internal()
+		return
+	}
+	c.decodeInto(r, buf, m)
 }
 
 // note stores r for the message v until take, or until v is collected.

@@ -22,6 +22,16 @@ type Config struct {
 
 	HTTPAddr string // JSON front, health, metrics, OpenAPI, JWKS
 	GRPCAddr string // gRPC services, grpc.health.v1, reflection
+	// ProbeAddr, when set, serves grpc.health.v1 alone on its own listener with tiny limits, for
+	// the kubelet's probes: no caller of the main gRPC port can starve it (grpcguard.go).
+	ProbeAddr string
+
+	// GRPCMaxStreams is the most concurrent calls one gRPC connection may have open; it also
+	// bounds the handlers a connection can keep running (grpc-go's HTTP/2 rapid-reset defence).
+	GRPCMaxStreams int
+	// GRPCReadTimeout is how long a gRPC call that sends one message has, from its headers, to
+	// send that message whole, token or not.
+	GRPCReadTimeout time.Duration
 
 	ContentDir  string // content bundle directory; "" = the embedded demonstration bundle
 	ClientsFile string // clients YAML; required unless Dev
@@ -171,6 +181,9 @@ func settings(service string) []setting {
 	return []setting{
 		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(func(c *Config) *string { return &c.HTTPAddr })},
 		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(func(c *Config) *string { return &c.GRPCAddr })},
+		{"YARDSTICK_PROBE_ADDR", "probe-addr", "listen address of a gRPC health service for probes alone (empty: none; the main gRPC port serves health too)", "", str(func(c *Config) *string { return &c.ProbeAddr })},
+		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", integer(func(c *Config) *int { return &c.GRPCMaxStreams })},
+		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(func(c *Config) *time.Duration { return &c.GRPCReadTimeout })},
 		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(func(c *Config) *string { return &c.ContentDir })},
 		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(func(c *Config) *string { return &c.ClientsFile })},
 		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(func(c *Config) *string { return &c.KeysDir })},
@@ -274,13 +287,12 @@ func (c Config) Validate() error {
 	if c.Service != "scoring" && c.Service != "forecast" {
 		bad("service %q: want scoring or forecast", c.Service)
 	}
-	for name, addr := range map[string]string{"YARDSTICK_HTTP_ADDR": c.HTTPAddr, "YARDSTICK_GRPC_ADDR": c.GRPCAddr} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			bad("%s %q is not host:port", name, addr)
-		}
+	c.validateAddrs(bad)
+	if c.GRPCMaxStreams < 1 || c.GRPCMaxStreams > 10000 {
+		bad("YARDSTICK_GRPC_MAX_STREAMS %d: want 1 to 10000", c.GRPCMaxStreams)
 	}
-	if c.HTTPAddr == c.GRPCAddr && !strings.HasSuffix(c.HTTPAddr, ":0") {
-		bad("YARDSTICK_HTTP_ADDR and YARDSTICK_GRPC_ADDR are both %q", c.HTTPAddr)
+	if c.GRPCReadTimeout < 100*time.Millisecond || c.GRPCReadTimeout > 5*time.Minute {
+		bad("YARDSTICK_GRPC_READ_TIMEOUT %s: want 100ms to 5m", c.GRPCReadTimeout)
 	}
 	if !c.Dev && c.ClientsFile == "" {
 		bad("YARDSTICK_CLIENTS_FILE is required outside dev mode (set YARDSTICK_DEV=true to run with the demo client)")
@@ -323,6 +335,26 @@ func (c Config) Validate() error {
 		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
 	}
 	return errors.Join(errs...)
+}
+
+// validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:
+// each listen picks its own).
+func (c Config) validateAddrs(bad func(string, ...any)) {
+	addrs := []struct{ name, addr string }{{"YARDSTICK_HTTP_ADDR", c.HTTPAddr}, {"YARDSTICK_GRPC_ADDR", c.GRPCAddr}}
+	if c.ProbeAddr != "" {
+		addrs = append(addrs, struct{ name, addr string }{"YARDSTICK_PROBE_ADDR", c.ProbeAddr})
+	}
+	seen := map[string]string{}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			bad("%s %q is not host:port", a.name, a.addr)
+			continue
+		}
+		if other, dup := seen[a.addr]; dup && !strings.HasSuffix(a.addr, ":0") {
+			bad("%s and %s are both %q", other, a.name, a.addr)
+		}
+		seen[a.addr] = a.name
+	}
 }
 
 // ErrHelp is LoadConfig's answer to -help or -h: the usage has been written and the caller should

@@ -43,7 +43,7 @@ func newFakeForecast(t testing.TB, limits Limits) *fakeForecast {
 
 func (f *fakeForecast) service() Service {
 	return Service{
-		Register: func(g *grpc.Server) { forecastv1.RegisterForecastServiceServer(g, f) },
+		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, f) },
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, forecastGateway{f: f})
 		},

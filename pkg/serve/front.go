@@ -58,7 +58,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 
 		limit := s.cfg.Limits.MaxBodyBytes
-		if strings.HasSuffix(r.URL.Path, "/group") {
+		if isGroupRoute(r.URL.Path) {
 			limit = s.cfg.Limits.MaxGroupBodyBytes
 		}
 		if r.ContentLength > limit {

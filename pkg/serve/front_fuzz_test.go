@@ -155,7 +155,7 @@ func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Ha
 func FuzzFront(f *testing.F) {
 	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service {
 		return Service{
-			Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, fuzzScoring{}) },
+			Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fuzzScoring{}) },
 			RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 				return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fuzzScoringGateway{})
 			},

@@ -17,6 +17,7 @@ require (
 
 require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
 

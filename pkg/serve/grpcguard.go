@@ -38,6 +38,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -58,9 +59,20 @@ const (
 	// busyRetryAfter is the wait a refused call is told: a login holds its slot for about
 	// one secret check (0.1-0.7 s with the hashing queue).
 	busyRetryAfter = time.Second
-	// tokenlessReadTimeout is how long a call without a token, of a method that reads one
-	// message, has to send it whole: a slow sender cannot keep a slot for longer.
-	tokenlessReadTimeout = 10 * time.Second
+	// maxTokenlessPerConn is how many calls without a token one connection may have in the
+	// slots at once: a single connection cannot take a whole pool.
+	maxTokenlessPerConn = 2
+	// maxHeaderListBytes bounds a call's headers (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE). The
+	// largest legitimate set — a bearer token, a request id, traceparent and tracestate, gRPC's
+	// own — is under 4 KiB; grpc-go's default is 16 MiB.
+	maxHeaderListBytes = 16 << 10
+	// streamWindowBytes is each stream's HTTP/2 flow-control window, fixed: a stream can hold at
+	// most this much of its message before its handler starts reading it (grpc-go otherwise grows
+	// windows up to 16 MiB to fill the link).
+	streamWindowBytes = 64 << 10
+	// connWindowBytes is each connection's window, fixed; grpc-go grants it back as data
+	// arrives, so it paces the link rather than bounding memory.
+	connWindowBytes = 1 << 20
 )
 
 // grpcGuard is what the tap handle, the codec and the interceptors share.
@@ -74,7 +86,10 @@ type grpcGuard struct {
 	infra   chan struct{}              // slots of in-flight health and reflection calls
 	codec   *guardCodec
 	open    openCalls // calls the tap handle let in that no interceptor has taken yet
-	// readTimeout is tokenlessReadTimeout (tests shorten it before serving).
+	conns   connSlots // calls without a token in the slots, per connection
+	reads   *readPool // messages being read for calls with a token (grpcread.go)
+	// readTimeout is how long a call that sends one message has to send it
+	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
 }
 
@@ -93,13 +108,20 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 	g := &grpcGuard{
 		logins:      make(chan struct{}, maxLoginReads),
 		infra:       make(chan struct{}, maxInfraReads),
-		readTimeout: tokenlessReadTimeout,
+		readTimeout: s.cfg.GRPCReadTimeout,
+		conns:       connSlots{held: map[*peer.Peer]int{}},
 	}
 	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
 	g.codec = newGuardCodec(s.codec)
 	s.guard = g
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
+		// Per connection: at most this many calls open, and as many handlers running (grpc-go
+		// stops reading a connection whose handlers are all busy: the rapid-reset defence).
+		grpc.MaxConcurrentStreams(uint32(s.cfg.GRPCMaxStreams)),
+		grpc.MaxHeaderListSize(maxHeaderListBytes),
+		grpc.StaticStreamWindowSize(streamWindowBytes),
+		grpc.StaticConnWindowSize(connWindowBytes),
 		grpc.InTapHandle(s.tapHandle),
 		grpc.ForceServerCodecV2(g.codec),
 	}, nil
@@ -145,20 +167,36 @@ func routeLimit(path string, l Limits) int64 {
 	switch {
 	case path == "/authToken":
 		return maxAuthBodyBytes
-	case strings.HasSuffix(path, "/group"):
+	case isGroupRoute(path):
 		return l.MaxGroupBodyBytes
 	default:
 		return l.MaxBodyBytes
 	}
 }
 
-// methodLimits is every served method's limit: its route's, or the body limit for methods
-// without a route (health, reflection).
+// protoStudentBytes is the most one student of a group forecast takes in protobuf without
+// repeating a field: three doubles of 9 bytes, and the entry's tag and length.
+const protoStudentBytes = 29
+
+// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students the
+// service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
+// (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
+// admitted at the service's largest limit (grpcread.go), so this sets how many fit at once.
+func grpcGroupLimit(l Limits) int64 {
+	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
+}
+
+// methodLimits is every served method's limit: its route's (a group forecast's by
+// grpcGroupLimit), or the body limit for methods without a route (health, reflection).
 func methodLimits(info map[string]grpc.ServiceInfo, routes []yardstick.Route, l Limits) map[string]int64 {
 	byRoute := map[string]int64{}
 	for _, r := range routes {
 		if r.Method == http.MethodPost {
-			byRoute[r.FullMethod] = max(byRoute[r.FullMethod], routeLimit(r.Path, l))
+			lim := routeLimit(r.Path, l)
+			if isGroupRoute(r.Path) {
+				lim = grpcGroupLimit(l)
+			}
+			byRoute[r.FullMethod] = max(byRoute[r.FullMethod], lim)
 		}
 	}
 	out := map[string]int64{}
@@ -174,6 +212,9 @@ func methodLimits(info map[string]grpc.ServiceInfo, routes []yardstick.Route, l 
 	}
 	return out
 }
+
+// isGroupRoute reports whether path is a group forecast's.
+func isGroupRoute(path string) bool { return strings.HasSuffix(path, "/group") }
 
 func ceiling(limits map[string]int64, l Limits) int64 {
 	c := l.MaxBodyBytes
@@ -218,7 +259,10 @@ type grpcCall struct {
 	prev, next *grpcCall
 	listed     bool
 	slots      chan struct{}
-	readTimer  *time.Timer // cancels the call if its message has not come in time
+	conn       *peer.Peer         // the connection whose slot count the call holds; nil: none
+	cancel     context.CancelFunc // ends the call (its message did not come in time); nil: none
+	timedOut   atomic.Bool        // the sweep ended it: its message had not come in time
+	read       *read              // what the call holds of the read pool (grpcread.go); nil: none
 	once       sync.Once
 }
 
@@ -231,33 +275,48 @@ func grpcCallFrom(ctx context.Context) *grpcCall {
 
 // release gives the call's read slot back, once, whoever gets there first: the end of its reads,
 // or its stream's context ending with the call.
-func (c *grpcCall) release() {
+func (c *grpcCall) release(g *grpcGuard) {
 	c.once.Do(func() {
-		c.readsOver()
 		if c.slots != nil {
 			<-c.slots
+		}
+		if c.conn != nil {
+			g.conns.give(c.conn)
 		}
 	})
 }
 
-// hold ties a read slot to the call: given back when the call's stream ends, whatever ends it,
-// and, for a method that reads one message, the call is cancelled if that message has not come
-// whole within timeout. It returns the context the call runs with.
-func (c *grpcCall) hold(ctx context.Context, slots chan struct{}, oneMessage bool, timeout time.Duration) context.Context {
-	c.slots = slots
-	if oneMessage {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		c.readTimer = time.AfterFunc(timeout, cancel)
-	}
-	context.AfterFunc(ctx, c.release) // the stream's context ends with the call, always
+// hold ties a read slot, and the connection's count of calls in the slots, to the call: given
+// back when the call's stream ends, whatever ends it. It returns the context the call runs with.
+func (c *grpcCall) hold(ctx context.Context, g *grpcGuard, slots chan struct{}, conn *peer.Peer) context.Context {
+	c.slots, c.conn = slots, conn
+	context.AfterFunc(ctx, func() { c.release(g) }) // the stream's context ends with the call, always
 	return ctx
 }
 
-// readsOver stops the read timer: the call's message has come.
-func (c *grpcCall) readsOver() {
-	if c.readTimer != nil {
-		c.readTimer.Stop()
+// connSlots counts, per connection, the calls without a token that hold a read slot. The key is
+// the connection's peer, which grpc-go makes once per connection.
+type connSlots struct {
+	mu   sync.Mutex
+	held map[*peer.Peer]int
+}
+
+// take counts one more call on conn, or reports that conn holds its share already.
+func (s *connSlots) take(conn *peer.Peer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[conn] >= maxTokenlessPerConn {
+		return false
+	}
+	s.held[conn]++
+	return true
+}
+
+func (s *connSlots) give(conn *peer.Peer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[conn]--; s.held[conn] <= 0 {
+		delete(s.held, conn)
 	}
 }
 
@@ -284,11 +343,23 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	}
 	c := &grpcCall{method: method, header: info.Header, start: time.Now()}
 	ctx = context.WithValue(ctx, grpcCallKey{}, c)
+	// A call that does not send its message within the read timeout is ended: by the sweep of
+	// open calls (unary), or by its stream's timer (guardedStream).
+	ctx, c.cancel = context.WithCancel(ctx)
 	if slots := g.slotsFor(method, s.rules[method]); slots != nil {
+		conn, _ := peer.FromContext(ctx)
+		if conn != nil && !g.conns.take(conn) {
+			err := readsBusy()
+			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
+			return nil, err
+		}
 		select {
 		case slots <- struct{}{}:
-			ctx = c.hold(ctx, slots, !g.methods[method].IsClientStream, g.readTimeout)
+			ctx = c.hold(ctx, g, slots, conn)
 		default:
+			if conn != nil {
+				g.conns.give(conn)
+			}
 			err := readsBusy()
 			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
 			return nil, err
@@ -296,7 +367,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	}
 	authorized, err := s.authorize(ctx, method, bearerFromHeader(info.Header.Get("authorization")))
 	if err != nil {
-		c.release()
+		c.release(g)
 		s.logGRPCCall(ctx, info.Header, method, "", err, 0)
 		return nil, err
 	}
@@ -380,16 +451,22 @@ func (o *openCalls) unlinkLocked(c *grpcCall) {
 	c.prev, c.next, c.listed = nil, nil, false
 }
 
-// ended unlists and returns the calls whose context has ended.
-func (o *openCalls) ended() []*grpcCall {
+// ended unlists and returns the calls whose context has ended, and ends the calls that have waited
+// longer than readTimeout for their message (the next sweep finds them ended).
+func (o *openCalls) ended(readTimeout time.Duration) []*grpcCall {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []*grpcCall
+	now := time.Now()
 	for c := o.head; c != nil; {
 		next := c.next
-		if c.ctx.Err() != nil {
+		switch {
+		case c.ctx.Err() != nil:
 			o.unlinkLocked(c)
 			out = append(out, c)
+		case c.cancel != nil && now.Sub(c.start) > readTimeout:
+			c.timedOut.Store(true)
+			c.cancel()
 		}
 		c = next
 	}
@@ -402,9 +479,9 @@ const endedCallSweep = 500 * time.Millisecond
 // logEndedCalls logs and counts the calls gRPC ended before any interceptor ran (Serve runs it
 // every endedCallSweep, and once more after the drain).
 func (s *Server) logEndedCalls() {
-	for _, c := range s.guard.open.ended() {
+	for _, c := range s.guard.open.ended(s.guard.readTimeout) {
 		if !c.logged.Load() {
-			s.logGRPCCallAt(c.ctx, slog.LevelWarn, c.header, c.method, clientIDOf(c.ctx), endedEarly(c.ctx), time.Since(c.start))
+			s.logGRPCCallAt(c.ctx, slog.LevelWarn, c.header, c.method, clientIDOf(c.ctx), endedEarly(c), time.Since(c.start))
 		}
 	}
 }
@@ -418,9 +495,13 @@ func clientIDOf(ctx context.Context) string {
 }
 
 // endedEarly is what is known of a call that ended before any interceptor ran. gRPC answers such
-// a call itself and tells no one which answer it gave; only a passed deadline is certain.
-func endedEarly(ctx context.Context) error {
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+// a call itself and tells no one which answer it gave; only a passed deadline, the caller's or the
+// read timeout's, is certain.
+func endedEarly(c *grpcCall) error {
+	if c.timedOut.Load() {
+		return status.Error(codes.DeadlineExceeded, "the call's message did not come within the read timeout")
+	}
+	if d, ok := c.ctx.Deadline(); ok && !time.Now().Before(d) {
 		return status.Error(codes.DeadlineExceeded, "the call's deadline passed before its message was read")
 	}
 	return status.Error(codes.Unknown, "the call ended before its handler ran: its message was over the server-wide limit, or the caller left or cut it off before sending it whole")
@@ -431,10 +512,7 @@ func endedEarly(ctx context.Context) error {
 // handler sees the message. It returns the codec's note; without one, the message is smaller than
 // anything the budget counts on its method (size 0 says so) and holds no unknown field. c is the
 // call (nil: none).
-func (s *Server) checkReceived(c *grpcCall, method string, msg any) (received, error) {
-	if c != nil {
-		c.readsOver()
-	}
+func (s *Server) checkReceived(method string, msg any) (received, error) {
 	r, ok := s.guard.codec.take(msg)
 	if !ok {
 		return received{}, nil
@@ -443,34 +521,60 @@ func (s *Server) checkReceived(c *grpcCall, method string, msg any) (received, e
 		return r, r.refused
 	}
 	if limit, ok := s.guard.limits[method]; ok && r.size > limit {
+		r.free()
 		return r, tooLarge(r.size, limit)
 	}
 	return r, nil
 }
 
 // guardedStream checks each message a streaming call reads, as the unary interceptor checks a
-// unary call's, and gives the read slot back once a call that reads one message has read it.
+// unary call's, and gives the read slot back once a call that reads one message has read it. Its
+// timer ends a call whose message has not come within the read timeout, and a client-streaming
+// call (reflection) that has sent nothing for that long.
 type guardedStream struct {
 	grpc.ServerStream
 	s       *Server
 	method  string
 	streams bool // the client streams messages
+	quiet   *time.Timer
 }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
 	c := grpcCallFrom(g.Context())
+	if g.quiet != nil && err == nil {
+		if g.streams {
+			g.quiet.Reset(g.s.guard.readTimeout)
+		} else {
+			g.quiet.Stop()
+		}
+	}
 	if err == nil {
-		_, err = g.s.checkReceived(c, g.method, m)
+		var r received
+		if r, err = g.s.checkReceived(g.method, m); err == nil {
+			// Streams are the calls without a token, read within their slots: nothing to admit.
+			if g.s.guard.codec.decodeRaw(&r, m); r.refused != nil {
+				err = r.refused
+			}
+		}
 	}
 	if c != nil && !g.streams {
-		c.release() // one message, and gRPC has checked that no second one follows
+		c.release(g.s.guard) // one message, and gRPC has checked that no second one follows
 	}
 	return err
 }
 
-func (s *Server) guardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) grpc.ServerStream {
-	return &guardedStream{ServerStream: ss, s: s, method: info.FullMethod, streams: info.IsClientStream}
+// guardStream wraps a streaming call; stop ends its timer when the call ends.
+func (s *Server) guardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) (_ grpc.ServerStream, stop func()) {
+	g := &guardedStream{ServerStream: ss, s: s, method: info.FullMethod, streams: info.IsClientStream}
+	if c := grpcCallFrom(ss.Context()); c != nil && c.cancel != nil {
+		g.quiet = time.AfterFunc(s.guard.readTimeout-time.Since(c.start), func() {
+			c.timedOut.Store(true)
+			c.cancel()
+		})
+		return g, func() { g.quiet.Stop() }
+	}
+	return g, func() {}
 }
 
 // logGRPCCall logs and counts a direct call that the unary interceptor did not: refused by the

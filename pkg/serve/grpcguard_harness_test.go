@@ -118,10 +118,22 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	return h
 }
 
+// dial opens another connection to the server (one connection holds at most maxTokenlessPerConn
+// calls without a token in the slots).
+func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(h.lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
 // guardService is the fake scoring and forecast services, without a JSON front.
 func guardService() Service {
 	return Service{
-		Register: func(g *grpc.Server) {
+		Register: func(g grpc.ServiceRegistrar) {
 			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
 			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
 		},

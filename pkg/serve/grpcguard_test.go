@@ -42,23 +42,38 @@ func errorInfoOf(err error) *errdetails.ErrorInfo {
 	return nil
 }
 
+// groupLimit is a group forecast's message limit over gRPC: 100,000 students of 29 bytes and
+// 64 KiB (grpcGroupLimit).
+const groupLimit = 2965536
+
 // TestGRPCLimits pins the receive limits: the server-wide one is the largest method limit, and
-// each method takes its own JSON limit.
+// each method takes its own JSON limit, but a group forecast what 100,000 students take in
+// protobuf. Each transport limit is pinned too.
 func TestGRPCLimits(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
-	if got, want := h.srv.guard.ceiling, int64(16*mib); got != want {
+	if got, want := h.srv.guard.ceiling, int64(groupLimit); got != want {
 		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
 	}
 	if got, want := h.srv.guard.readTimeout, 10*time.Second; got != want {
-		t.Errorf("time a call without a token has to send its message: got %s; want %s", got, want)
+		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
+	}
+	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
+		t.Errorf("group limit for 1,000 students: got %d; want %d", got, want)
+	}
+	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
+		t.Errorf("group limit under a smaller JSON limit: got %d; want %d (the JSON limit)", got, want)
+	}
+	if maxHeaderListBytes != 16384 || streamWindowBytes != 65536 || connWindowBytes != 1048576 || maxTokenlessPerConn != 2 {
+		t.Errorf("transport limits: header list %d, stream window %d, connection window %d, calls without a token per connection %d; want 16384, 65536, 1048576, 2",
+			maxHeaderListBytes, streamWindowBytes, connWindowBytes, maxTokenlessPerConn)
 	}
 	for _, tc := range []struct {
 		method string
 		want   int64
 	}{
-		{groupMethod, 16 * mib},
-		{"/yardstick.forecast.v1.ForecastService/ForecastMathGroup", 16 * mib},
+		{groupMethod, groupLimit},
+		{"/yardstick.forecast.v1.ForecastService/ForecastMathGroup", groupLimit},
 		{"/yardstick.forecast.v1.ForecastService/ForecastReading", mib},
 		{scoreMethod, mib},
 		{issueMethod, 64 << 10},
@@ -80,7 +95,7 @@ func TestGRPCLimits(t *testing.T) {
 	})
 }
 
-// TestGRPCRefusedBeforeRead: a 16 MiB call without a valid token, or without the permission, is
+// TestGRPCRefusedBeforeRead: a group call of the largest size without a valid token, or without the permission, is
 // refused on its headers: the server reads a small part of what was sent and decodes nothing,
 // and answers with the same status and ErrorInfo as the interceptor did. The refusal is logged
 // and counted.
@@ -100,13 +115,13 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
 		{"no permission", func(h *guardHarness, t *testing.T) string { return "Bearer " + h.issue(t, "reader", readerSecret) }, codes.PermissionDenied, "PERMISSION_DENIED", 256 << 10, 0, ExceptionPermissionDenied},
 		// The control: the same call with a valid token is read whole.
-		{"valid token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token }, codes.OK, "", 1 << 40, 16 * mib, ""},
+		{"valid token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token }, codes.OK, "", 1 << 40, groupLimit, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := startGuard(t)
 			ctx := bearer(tc.auth(h, t))
-			req := groupOfSize(t, 16*mib)
+			req := groupOfSize(t, groupLimit)
 			before := h.lis.read.Load()
 			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(ctx, req)
 			read := h.lis.read.Load() - before
@@ -114,7 +129,7 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 				t.Fatalf("got %v; want %v", err, tc.code)
 			}
 			if read > tc.maxRead || read < tc.minRead {
-				t.Errorf("server read %d bytes of a 16 MiB call; want between %d and %d", read, tc.minRead, tc.maxRead)
+				t.Errorf("server read %d bytes of a %d-byte call; want between %d and %d", read, groupLimit, tc.minRead, tc.maxRead)
 			}
 			if tc.code == codes.OK {
 				return
@@ -134,7 +149,7 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 }
 
 // TestGRPCMethodLimits: exactly a method's limit is taken, one byte more is refused with
-// ResourceExhausted, on 1 MiB, 16 MiB and 64 KiB methods.
+// ResourceExhausted, on 1 MiB, group (groupLimit) and 64 KiB methods.
 func TestGRPCMethodLimits(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
@@ -156,12 +171,12 @@ func TestGRPCMethodLimits(t *testing.T) {
 			_, err := score.ScoreItemResults(authed, scoreOfSize(t, mib+1))
 			return err
 		}, codes.ResourceExhausted, "REQUEST_TOO_LARGE"},
-		{"16 MiB method, exactly 16 MiB", func(t *testing.T) error {
-			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, 16*mib))
+		{"group method, exactly its limit", func(t *testing.T) error {
+			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, groupLimit))
 			return err
 		}, codes.OK, ""},
-		{"16 MiB method, 16 MiB + 1", func(t *testing.T) error {
-			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, 16*mib+1))
+		{"group method, its limit + 1", func(t *testing.T) error {
+			_, err := group.ForecastReadingGroup(authed, groupOfSize(t, groupLimit+1))
 			return err
 		}, codes.ResourceExhausted, ""},
 		// IssueToken takes /authToken's 64 KiB; a wrong secret of the right size is read and
@@ -216,14 +231,14 @@ func TestCheckReceived(t *testing.T) {
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)
 			}
-			r, err := s.checkReceived(nil, scoreMethod, msg)
+			r, err := s.checkReceived(scoreMethod, msg)
 			if got := status.Code(err); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
 			}
 			if tc.note != nil && r != *tc.note {
 				t.Errorf("note: got %+v; want %+v", r, *tc.note)
 			}
-			if r, err := s.checkReceived(nil, scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
+			if r, err := s.checkReceived(scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
 				t.Errorf("second check: got %+v, %v; want no note, OK (the note was taken)", r, err)
 			}
 		})
@@ -250,22 +265,23 @@ func TestGuardCodecNotes(t *testing.T) {
 	withUnknown := body(10, 0xf8, 0x07, 0x01) // field 127, varint 1
 	limits := typeLimits{largest: 200, smallest: 100, noteFrom: 101}
 	for _, tc := range []struct {
-		name    string
-		data    mem.BufferSlice
-		limits  map[protoreflect.FullName]typeLimits
-		noted   bool
-		general bool
-		code    codes.Code
-		decoded bool
+		name     string
+		data     mem.BufferSlice
+		limits   map[protoreflect.FullName]typeLimits
+		noted    bool
+		deferred bool // kept as bytes for the interceptor to decode once admitted
+		general  bool
+		code     codes.Code
+		decoded  bool
 	}{
-		{"fits every method: no note", small, map[protoreflect.FullName]typeLimits{name: limits}, false, false, codes.OK, true},
-		{"one byte under noteFrom: no note", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len()) + 1}}, false, false, codes.OK, true},
-		{"at noteFrom: its size", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len())}}, true, false, codes.OK, true},
-		{"between the smallest and the largest limit: its size", mid, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.OK, true},
-		{"an unknown field: decoded by protobuf-go, noted", withUnknown, map[protoreflect.FullName]typeLimits{name: limits}, true, true, codes.OK, true},
-		{"a type the codec has no limits for: noted", small, map[protoreflect.FullName]typeLimits{other: limits}, true, false, codes.OK, true},
-		{"over the largest: refused, not decoded", large, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.ResourceExhausted, false},
-		{"not protobuf: refused", mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 0x01})}, map[protoreflect.FullName]typeLimits{name: limits}, true, false, codes.InvalidArgument, false},
+		{"fits every method: no note", small, map[protoreflect.FullName]typeLimits{name: limits}, false, false, false, codes.OK, true},
+		{"one byte under noteFrom: no note", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len()) + 1}}, false, false, false, codes.OK, true},
+		{"at noteFrom: its size, decoded later", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len())}}, true, true, false, codes.OK, true},
+		{"between the smallest and the largest limit: its size, decoded later", mid, map[protoreflect.FullName]typeLimits{name: limits}, true, true, false, codes.OK, true},
+		{"an unknown field: decoded by protobuf-go, noted", withUnknown, map[protoreflect.FullName]typeLimits{name: limits}, true, false, true, codes.OK, true},
+		{"a type the codec has no limits for: noted", small, map[protoreflect.FullName]typeLimits{other: limits}, true, false, false, codes.OK, true},
+		{"over the largest: refused, not decoded", large, map[protoreflect.FullName]typeLimits{name: limits}, true, false, false, codes.ResourceExhausted, false},
+		{"not protobuf: refused by protobuf-go", mem.BufferSlice{mem.SliceBuffer([]byte{0x0a, 0x05, 0x01})}, map[protoreflect.FullName]typeLimits{name: limits}, true, false, true, codes.InvalidArgument, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -275,12 +291,19 @@ func TestGuardCodecNotes(t *testing.T) {
 			if err := c.Unmarshal(tc.data, msg); err != nil {
 				t.Fatalf("Unmarshal: %v; want nil (refusals are notes)", err)
 			}
-			if got := len(msg.GetItems()) == 1; got != tc.decoded {
-				t.Errorf("decoded: got %v; want %v", got, tc.decoded)
-			}
 			r, ok := c.take(msg)
 			if ok != tc.noted {
 				t.Fatalf("noted: got %v; want %v", ok, tc.noted)
+			}
+			if got := r.raw != nil; got != tc.deferred {
+				t.Fatalf("kept as bytes: got %v; want %v", got, tc.deferred)
+			}
+			if tc.deferred && len(msg.GetItems()) != 0 {
+				t.Fatalf("a message kept as bytes was decoded by the codec")
+			}
+			c.decodeRaw(&r, msg)
+			if got := len(msg.GetItems()) == 1; got != tc.decoded {
+				t.Errorf("decoded: got %v; want %v", got, tc.decoded)
 			}
 			if ok && r.size != int64(tc.data.Len()) {
 				t.Errorf("noted size: got %d; want %d", r.size, tc.data.Len())
@@ -359,7 +382,7 @@ func TestGRPCLoginReadCap(t *testing.T) {
 	for range ends {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, issueMethod)
+		cs, err := h.dial(t).NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, issueMethod)
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -411,6 +434,32 @@ func TestGRPCLoginReadCap(t *testing.T) {
 	}
 }
 
+// TestGRPCTokenlessPerConnection: one connection holds at most 2 calls without a token in the
+// slots; its third is refused at once while another connection's call is read.
+func TestGRPCTokenlessPerConnection(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	hog := h.dial(t)
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if _, err := hog.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, issueMethod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "two login slots taken", func() bool { return len(h.srv.guard.logins) == 2 })
+	login := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}
+	if _, err := authv1.NewTokenServiceClient(hog).IssueToken(context.Background(), login); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("third call without a token on the connection: got %v; want ResourceExhausted", err)
+	}
+	if _, err := healthpb.NewHealthClient(hog).Check(context.Background(), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a health check on the same connection: got %v; want ResourceExhausted (the count is per connection, not per pool)", err)
+	}
+	if _, err := authv1.NewTokenServiceClient(h.dial(t)).IssueToken(context.Background(), login); err != nil {
+		t.Errorf("a login on another connection: %v", err)
+	}
+}
+
 // TestGRPCInfraReadCap: health calls have their own slots; a Watch gives its slot back once it
 // has read its one message, though it stays open.
 func TestGRPCInfraReadCap(t *testing.T) {
@@ -439,7 +488,7 @@ func TestGRPCInfraReadCap(t *testing.T) {
 	for range maxInfraReads {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancels = append(cancels, cancel)
-		if _, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
+		if _, err := h.dial(t).NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -713,15 +762,30 @@ func TestOpenCalls(t *testing.T) {
 	if got := members(); len(got) != 2 || got[0] != calls[2] || got[1] != calls[0] {
 		t.Fatalf("after removals: got %v; want calls 2 and 0", got)
 	}
-	if got := o.ended(); len(got) != 0 {
+	if got := o.ended(time.Hour); len(got) != 0 {
 		t.Fatalf("nothing ended: got %d calls", len(got))
 	}
 	ctxs[0]()
-	if got := o.ended(); len(got) != 1 || got[0] != calls[0] {
+	if got := o.ended(time.Hour); len(got) != 1 || got[0] != calls[0] {
 		t.Fatalf("call 0 ended: got %v; want call 0", got)
 	}
 	if got := members(); len(got) != 1 || got[0] != calls[2] || got[0].prev != nil {
 		t.Fatalf("left: got %v; want call 2 alone", got)
+	}
+	// A call that has waited for its message longer than the read timeout is ended by the sweep,
+	// and the next sweep finds it ended; one that has waited less is left alone.
+	calls[2].cancel, calls[2].start = ctxs[2], time.Now().Add(-2*time.Second)
+	if got := o.ended(3 * time.Second); len(got) != 0 || calls[2].ctx.Err() != nil || calls[2].timedOut.Load() {
+		t.Fatalf("a call within the read timeout: got %d ended, err %v, timed out %v; want it left alone", len(got), calls[2].ctx.Err(), calls[2].timedOut.Load())
+	}
+	if got := o.ended(time.Second); len(got) != 0 || calls[2].ctx.Err() == nil || !calls[2].timedOut.Load() {
+		t.Fatalf("a call past the read timeout: got %d ended, err %v, timed out %v; want it cancelled, not yet listed as ended", len(got), calls[2].ctx.Err(), calls[2].timedOut.Load())
+	}
+	if got := o.ended(time.Second); len(got) != 1 || got[0] != calls[2] {
+		t.Fatalf("the next sweep: got %v; want call 2", got)
+	}
+	if got := endedEarly(calls[2]); status.Code(got) != codes.DeadlineExceeded {
+		t.Errorf("what is known of it: got %v; want DeadlineExceeded", got)
 	}
 	for _, cancel := range ctxs {
 		cancel()

@@ -157,15 +157,25 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	if direct {
-		got, err := s.checkReceived(call, info.FullMethod, req) // malformed or over the method's limit
+		got, err := s.checkReceived(info.FullMethod, req) // malformed or over the method's limit
 		if err != nil {
 			return nil, err
 		}
-		adm, err := s.admitMessage(info.FullMethod, got.size) // the JSON front admits its own, before the read
+		// The JSON front admits its own, before the read; a direct call's read was admitted
+		// before gRPC read it (grpcread.go), and now the decoding is, at its real size.
+		adm, err := s.admitDecode(info.FullMethod, got.size)
 		if err != nil {
+			got.free()
 			return nil, err
 		}
 		defer adm.release()
+		s.guard.codec.decodeRaw(&got, req)
+		if call != nil {
+			call.read.done() // the message is decoded: its bytes are gone
+		}
+		if got.refused != nil {
+			return nil, got.refused
+		}
 		if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
 			var p Problems
 			if s.unknownFields(&p, req); p.Len() > 0 {
@@ -194,7 +204,9 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			return err
 		}
 	}
-	return handler(srv, s.guardStream(ss, info))
+	guarded, stop := s.guardStream(ss, info)
+	defer stop()
+	return handler(srv, guarded)
 }
 
 // statusRecorder remembers the status code an HTTP handler wrote.

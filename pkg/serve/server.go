@@ -30,9 +30,11 @@ import (
 
 // Service is what a service brings to the frame.
 type Service struct {
-	// Register adds the service's gRPC implementations to the server. It is called twice: first
-	// on a probe server that is never served (the receive limit depends on the methods served).
-	Register func(*grpc.Server)
+	// Register adds the service's gRPC implementations to the registrar (the generated
+	// Register…Server functions take it). It is called twice: first on a probe server that is
+	// never served (the receive limit depends on the methods served), then on the frame's
+	// registrar, which puts the read admission in front of each method (grpcread.go).
+	Register func(grpc.ServiceRegistrar)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
 	// the same interceptor as gRPC calls.
@@ -103,7 +105,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
-	svc.Register(s.grpc)
+	svc.Register(guardedRegistrar{s: s, srv: s.grpc})
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -123,7 +125,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	}
 	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
 	s.budget = newBudget(budgetBytes, s.metrics.registry, cfg.Service)
-	log.Info("memory budget", "bytes", budgetBytes, "source", source)
+	s.guard.reads = newReadPool(budgetBytes, s.guard.ceiling)
+	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.size)
 
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: s.codec}),

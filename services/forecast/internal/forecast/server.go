@@ -36,7 +36,7 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 // Service is the server as the serving frame takes it.
 func (s *Server) Service() serve.Service {
 	return serve.Service{
-		Register: func(g *grpc.Server) { forecastv1.RegisterForecastServiceServer(g, s) },
+		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, s) },
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, gateway{s: s})
 		},

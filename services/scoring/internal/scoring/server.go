@@ -30,7 +30,7 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 // Service is the server as the serving frame takes it.
 func (s *Server) Service() serve.Service {
 	return serve.Service{
-		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, s) },
+		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, s) },
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
 		},

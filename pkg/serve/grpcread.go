@@ -1,0 +1,109 @@
+package serve
+
+// Admission before the read. gRPC reads a call's whole message, up to the server-wide receive
+// limit, before any interceptor runs, and grpc-go has no per-method limit: a call to a 1 MiB
+// method may still send up to the largest limit of the service. Forty 16 MiB messages once took
+// the forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
+// server-wide limit) from the read pool before its handler lets gRPC read a byte past the
+// stream's 64 KiB window, and gives it back once its message is decoded; the interceptor admits
+// what decoding costs against the memory budget before decoding (codec.go keeps a large message as
+// bytes until then). The read pool is a quarter of the budget beside it, so reads and the work
+// they bring stay within the memory the budget was sized for; a read that finds the pool full waits
+// up to readWait (reads take microseconds to a few milliseconds), then is answered
+// ResourceExhausted with RetryInfo, as an over-budget JSON request is answered 503 with
+// Retry-After. Calls without a token are read within their slots instead (grpcguard.go): they
+// must not be able to fill the pool that calls with a token need.
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+	"google.golang.org/grpc"
+)
+
+const (
+	// readPoolShare is the read pool's size against the memory budget.
+	readPoolShare = 4
+	// readWait bounds how long a call waits for the read pool before it is refused.
+	readWait = time.Second
+)
+
+// readPool is the bytes of messages gRPC may be reading at once for calls with a token. It is a
+// FIFO weighted semaphore (golang.org/x/sync), so a large read is not starved by small ones.
+type readPool struct {
+	sem  *semaphore.Weighted
+	size int64
+}
+
+// newReadPool sizes the pool from the budget, and at least one read of the largest message.
+func newReadPool(budget, ceiling int64) *readPool {
+	n := max(budget/readPoolShare, ceiling)
+	return &readPool{sem: semaphore.NewWeighted(n), size: n}
+}
+
+// read is one call's hold on the read pool; done gives it back, once.
+type read struct {
+	pool *readPool
+	n    int64
+	once sync.Once
+}
+
+func (r *read) done() {
+	if r != nil {
+		r.once.Do(func() { r.pool.sem.Release(r.n) })
+	}
+}
+
+// take holds n bytes of the pool, waiting up to readWait (or the call's end) for them.
+func (p *readPool) take(ctx context.Context, n int64) (*read, bool) {
+	n = min(n, p.size)
+	if !p.sem.TryAcquire(n) {
+		wait, cancel := context.WithTimeout(ctx, readWait)
+		err := p.sem.Acquire(wait, n)
+		cancel()
+		if err != nil {
+			return nil, false
+		}
+	}
+	return &read{pool: p, n: n}, true
+}
+
+// guardedRegistrar registers each service with the read admission in front of each of its unary
+// handlers. Service.Register receives it in place of the gRPC server.
+type guardedRegistrar struct {
+	s   *Server
+	srv grpc.ServiceRegistrar
+}
+
+func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i := range d.Methods {
+		d.Methods[i].Handler = r.s.admitRead("/"+desc.ServiceName+"/"+d.Methods[i].MethodName, d.Methods[i].Handler)
+	}
+	r.srv.RegisterService(&d, impl)
+}
+
+// admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
+// interceptor.
+func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandler {
+	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+		c := grpcCallFrom(ctx)
+		if c == nil || c.slots != nil {
+			return h(srv, ctx, dec, ic) // not a call the tap handle let in, or read within a slot
+		}
+		r, ok := s.guard.reads.take(ctx, s.guard.ceiling)
+		if !ok {
+			err := Overloaded(budgetRetryAfter)
+			s.markLogged(c)
+			s.logGRPCCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
+			return nil, err
+		}
+		c.read = r
+		defer r.done() // the interceptor gives it back sooner, once the message is decoded
+		return h(srv, ctx, dec, ic)
+	}
+}
