@@ -10,6 +10,7 @@ require (
 	github.com/yardstick-dev/yardstick/pkg/token v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
 	golang.org/x/oauth2 v0.37.0
+	golang.org/x/sync v0.25.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -17,7 +18,6 @@ require (
 
 require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
 
