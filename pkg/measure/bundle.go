@@ -34,6 +34,7 @@ type Bundle struct {
 	forms      map[string]Form
 	benchmarks map[benchKey]Benchmark
 	norms      map[benchKey]Norms
+	banks      map[string]*Bank // adaptive-testing index per framework (adaptive_index.go)
 }
 
 type benchKey struct {

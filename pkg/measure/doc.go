@@ -16,6 +16,12 @@
 // estimate with the Wright & Masters infit and outfit mean squares and their Wilson–Hilferty Z
 // (the same sums, fitSums, give the calibration's item fit).
 //
+// Adaptive testing (§11): Bank indexes a framework's items by difficulty (Bundle.Bank, NewBank);
+// Bank.Next answers one step of a stateless session — the EAP after the answers, the stop rules,
+// and the next item by maximum information or a target success rate, with pool, exclude,
+// content balancing and seeded randomesque exposure control; Bank.Simulate runs seeded simulated
+// students through it (or through a service) for the yardstick-simulate command.
+//
 // Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
 // in logits internally (θ/s) and convert at the edges.
 //

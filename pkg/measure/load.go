@@ -103,6 +103,7 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
+	b.indexBanks()
 	return b, nil
 }
 

@@ -1,0 +1,259 @@
+package measure
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+)
+
+// Bank is one framework's items indexed by difficulty for adaptive testing (§11). The best item
+// under either selection rule lies next to one difficulty — the one where information peaks, or
+// where P(θ) equals the target — and the rule's key worsens steadily away from it on both sides,
+// so a binary search finds that point and a walk outwards from it meets the candidates in order
+// of merit: a selection reads a handful of items, never the whole bank.
+//
+// A Bank is immutable and safe for concurrent use.
+//
+// Items are referred to by their position in all (int32): a request's answered and excluded items
+// become a sorted list of positions, so that checking and skipping them costs no map and no
+// pointer the garbage collector must follow; positions in ascending order are items in order of
+// difficulty, so a pool sorted by position is sorted for the walk.
+type Bank struct {
+	fw      *Framework
+	all     []Item             // the framework's items by difficulty, then id
+	order   []int32            // 0, 1, …, len(all) − 1: the walk's list for the whole bank
+	pos     map[string]int32   // id → position in all
+	strands map[string][]int32 // each strand's positions, ascending
+	median  float64            // median difficulty of all (the prior of last resort)
+	// lookup finds any id the content knows, of every framework, so that an id of the other
+	// framework is told apart from an unknown one.
+	lookup func(id string) (Item, bool)
+}
+
+// NewBank indexes items, which must all be of fw's framework, have distinct ids and finite
+// difficulties. At least one item is needed. fw must be prepared (Prepare) or valid.
+func NewBank(fw *Framework, items []Item) (*Bank, error) {
+	if _, err := fw.prepared(); err != nil {
+		return nil, fmt.Errorf("bank: %w", err)
+	}
+	if len(items) == 0 {
+		return nil, errors.New("bank: no items")
+	}
+	byID := make(map[string]Item, len(items))
+	for _, it := range items {
+		switch {
+		case it.Framework != fw.Name:
+			return nil, fmt.Errorf("bank: item %q is a %s item, not %s", it.ID, it.Framework, fw.Name)
+		case it.ID == "":
+			return nil, errors.New("bank: an item has no id")
+		case !finite(it.Difficulty):
+			return nil, fmt.Errorf("bank: item %q: difficulty %v is not finite", it.ID, it.Difficulty)
+		}
+		if _, dup := byID[it.ID]; dup {
+			return nil, fmt.Errorf("bank: item id %q appears twice", it.ID)
+		}
+		byID[it.ID] = it
+	}
+	return newBank(fw, items, func(id string) (Item, bool) {
+		it, ok := byID[id]
+		return it, ok
+	}), nil
+}
+
+// newBank builds the index of valid items (the loader's or NewBank's).
+func newBank(fw *Framework, items []Item, lookup func(string) (Item, bool)) *Bank {
+	all := slices.Clone(items)
+	slices.SortFunc(all, byDifficulty)
+	bk := &Bank{fw: fw, all: all, order: make([]int32, len(all)), pos: make(map[string]int32, len(all)),
+		strands: map[string][]int32{}, lookup: lookup}
+	for i, it := range all {
+		bk.order[i] = int32(i)
+		bk.pos[it.ID] = int32(i)
+		bk.strands[it.Strand] = append(bk.strands[it.Strand], int32(i))
+	}
+	bk.median = medianDifficulty(all)
+	return bk
+}
+
+// byDifficulty orders items by difficulty, then id in byte order.
+func byDifficulty(a, b Item) int {
+	if c := cmp.Compare(a.Difficulty, b.Difficulty); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ID, b.ID)
+}
+
+// medianDifficulty is the median of items sorted by difficulty; with an even count, the mean of
+// the two middle ones.
+func medianDifficulty(sorted []Item) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2].Difficulty
+	}
+	return (sorted[n/2-1].Difficulty + sorted[n/2].Difficulty) / 2
+}
+
+// medianOf is the median difficulty of the items at ascending positions.
+func (bk *Bank) medianOf(positions []int32) float64 {
+	n := len(positions)
+	if n%2 == 1 {
+		return bk.all[positions[n/2]].Difficulty
+	}
+	return (bk.all[positions[n/2-1]].Difficulty + bk.all[positions[n/2]].Difficulty) / 2
+}
+
+// Framework is the bank's framework. Treat it as read-only.
+func (bk *Bank) Framework() *Framework { return bk.fw }
+
+// Len is the number of items in the bank.
+func (bk *Bank) Len() int { return len(bk.all) }
+
+// Median is the median difficulty of the bank's items.
+func (bk *Bank) Median() float64 { return bk.median }
+
+// Bank returns the adaptive-testing index of a framework's items; false when the framework is
+// unknown or has no items.
+func (b *Bundle) Bank(framework string) (*Bank, bool) {
+	bk, ok := b.banks[framework]
+	return bk, ok
+}
+
+// indexBanks builds every framework's Bank once the bundle is loaded and valid.
+func (b *Bundle) indexBanks() {
+	per := map[string][]Item{}
+	for _, it := range b.items {
+		per[it.Framework] = append(per[it.Framework], it)
+	}
+	b.banks = map[string]*Bank{}
+	for name, items := range per {
+		b.banks[name] = newBank(b.frameworks[name], items, b.Item)
+	}
+}
+
+// selector is a selection rule at one ability (§11): maximum information, or the success rate
+// nearest a target. key is what the rule ranks items by, computed the plain way (the tests check
+// the choice against an independent scan that computes it likewise).
+type selector struct {
+	theta, s, lambda float64
+	target           float64 // the target success rate; 0 for maximum information
+}
+
+// prob is §1's P(θ, d).
+func (sel *selector) prob(d float64) float64 {
+	return 1 / (1 + math.Exp(-((sel.theta-d)/sel.s + sel.lambda)))
+}
+
+// key is the item's information P(1 − P) (times s², a constant) under maximum information, or
+// |P − target| under a target.
+func (sel *selector) key(d float64) float64 {
+	p := sel.prob(d)
+	if sel.target == 0 {
+		return p * (1 - p)
+	}
+	return math.Abs(p - sel.target)
+}
+
+// better is the rule's order on keys: more information, or nearer the target.
+func (sel *selector) better(a, b float64) bool {
+	if sel.target == 0 {
+		return a > b
+	}
+	return a < b
+}
+
+// clearlyWorse reports whether key a is worse than b by more than rounding: the keys of items on
+// one side of the peak worsen steadily in exact arithmetic, but a last-bit wobble must not end a
+// walk before an item tied with the last one taken.
+func (sel *selector) clearlyWorse(a, b float64) bool {
+	const slack = 1e-12
+	if sel.target == 0 {
+		return a < b*(1-slack)
+	}
+	return a > b*(1+slack)+1e-18
+}
+
+// peak is the difficulty where the key is best: P = 0.5 at d = θ + λ·s, or P = target at
+// d = θ + s·(λ − logit(target)).
+func (sel *selector) peak() float64 {
+	if sel.target == 0 {
+		return sel.theta + sel.lambda*sel.s
+	}
+	return sel.theta + sel.s*(sel.lambda-math.Log(sel.target/(1-sel.target)))
+}
+
+// candidate is an item (its position in the bank) with its key.
+type candidate struct {
+	pos int32
+	key float64
+}
+
+// best appends to out the k best items of list (ascending positions in all, so in order of
+// difficulty) that are not in used (ascending positions), best first, ties by the lower id; fewer
+// when fewer are left. It walks outwards from the peak: the next item taken is the better of the
+// two ends of the walk, and the walk ends once k are taken and both ends are clearly worse than
+// the last one taken, so items tied with it are still compared by id.
+func (sel *selector) best(all []Item, list, used []int32, k int, out []candidate) []candidate {
+	start := len(out)
+	peak := sel.peak()
+	i := sort.Search(len(list), func(j int) bool { return all[list[j]].Difficulty >= peak })
+	lo, hi := i-1, i
+	for {
+		for lo >= 0 && contains(used, list[lo]) {
+			lo--
+		}
+		for hi < len(list) && contains(used, list[hi]) {
+			hi++
+		}
+		var next candidate
+		fromLo := false
+		switch {
+		case lo < 0 && hi >= len(list):
+			return sortCandidates(sel, all, out, start, k)
+		case lo < 0:
+			next = candidate{list[hi], sel.key(all[list[hi]].Difficulty)}
+		case hi >= len(list):
+			next, fromLo = candidate{list[lo], sel.key(all[list[lo]].Difficulty)}, true
+		default:
+			next, fromLo = candidate{list[lo], sel.key(all[list[lo]].Difficulty)}, true
+			if h := (candidate{list[hi], sel.key(all[list[hi]].Difficulty)}); sel.better(h.key, next.key) {
+				next, fromLo = h, false
+			}
+		}
+		if len(out)-start >= k && sel.clearlyWorse(next.key, out[len(out)-1].key) {
+			return sortCandidates(sel, all, out, start, k)
+		}
+		out = append(out, next)
+		if fromLo {
+			lo--
+		} else {
+			hi++
+		}
+	}
+}
+
+// contains reports whether the ascending positions hold p.
+func contains(sorted []int32, p int32) bool {
+	_, found := slices.BinarySearch(sorted, p)
+	return found
+}
+
+// sortCandidates orders out[start:] by key, then id, and keeps the first k.
+func sortCandidates(sel *selector, all []Item, out []candidate, start, k int) []candidate {
+	taken := out[start:]
+	slices.SortFunc(taken, func(a, b candidate) int {
+		switch {
+		case sel.better(a.key, b.key):
+			return -1
+		case sel.better(b.key, a.key):
+			return 1
+		}
+		return cmp.Compare(all[a.pos].ID, all[b.pos].ID)
+	})
+	if len(taken) > k {
+		out = out[:start+k]
+	}
+	return out
+}
