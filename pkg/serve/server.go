@@ -58,10 +58,12 @@ type Server struct {
 	openapi    []byte
 	codec      *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
-	grpc   *grpc.Server
-	health *health.Server
-	http   *http.Server
-	ready  atomic.Bool
+	grpc     *grpc.Server
+	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
+	probeLis net.Listener
+	health   *health.Server
+	http     *http.Server
+	ready    atomic.Bool
 
 	budget       *budget         // heap of the large requests in progress (budget.go)
 	groupMethods map[string]bool // rpcs of the group forecast routes, costed per student
@@ -235,6 +237,15 @@ func (s *Server) Run(ctx context.Context) error {
 		httpLis.Close()
 		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
 	}
+	if s.cfg.ProbeAddr != "" {
+		probeLis, err := net.Listen("tcp", s.cfg.ProbeAddr)
+		if err != nil {
+			httpLis.Close()
+			grpcLis.Close()
+			return fmt.Errorf("listen probe %s: %w", s.cfg.ProbeAddr, err)
+		}
+		s.ProbeOn(probeLis)
+	}
 	return s.Serve(ctx, httpLis, grpcLis)
 }
 
@@ -254,12 +265,19 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		}()
 	}
 	serve("grpc", func() error { return s.grpc.Serve(grpcLis) })
+	if s.probe != nil {
+		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
+	}
 	drainLis := newDrainListener(httpLis)
 	serve("http", func() error { return s.http.Serve(drainLis) })
 
 	s.ready.Store(true)
 	s.setHealth(healthpb.HealthCheckResponse_SERVING)
-	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String())
+	probeAddr := ""
+	if s.probe != nil {
+		probeAddr = s.probeLis.Addr().String()
+	}
+	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(), "probe", probeAddr)
 
 	// The background loops (reload, the sweep of ended calls) stop before the drain.
 	background, stopBackground := context.WithCancel(ctx)
@@ -281,6 +299,9 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	}
 	stopBackground()
 	s.shutdown(drainLis)
+	if s.probe != nil {
+		s.probe.Stop() // probes saw NOT_SERVING through the drain
+	}
 	wg.Wait()
 	s.logEndedCalls() // the last calls gRPC ended early, before the sweep found them
 	return runErr

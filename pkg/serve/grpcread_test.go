@@ -1,0 +1,236 @@
+package serve
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/grpc/status"
+
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// retryOf is the RetryInfo delay of err, or 0.
+func retryOf(err error) time.Duration {
+	for _, d := range status.Convert(err).Details() {
+		if r, ok := d.(*errdetails.RetryInfo); ok {
+			return r.GetRetryDelay().AsDuration()
+		}
+	}
+	return 0
+}
+
+// TestGRPCReadTimeoutWithToken: a call with a token that never sends its message is ended after
+// the read timeout (logged DeadlineExceeded); one that sends within it is answered.
+func TestGRPCReadTimeoutWithToken(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	ctx, cancel := context.WithTimeout(bearer("Bearer "+h.token), 10*time.Second)
+	defer cancel()
+	cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = cs.RecvMsg(&scoringv1.Measure{})
+	if status.Code(err) != codes.Canceled || time.Since(start) > timeout+3*time.Second {
+		t.Fatalf("headers only: got %v after %s; want Canceled within the read timeout and a sweep", err, time.Since(start))
+	}
+	waitFor(t, "the ended call logged", func() bool { return h.loggedAt(scoreMethod, "DeadlineExceeded", "WARN") })
+
+	req := scoreOfSize(t, 100)
+	slow, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(timeout / 3)
+	if err := slow.SendMsg(req); err != nil {
+		t.Fatal(err)
+	}
+	_ = slow.CloseSend()
+	if err := slow.RecvMsg(&scoringv1.Measure{}); status.Code(err) == codes.Canceled {
+		t.Errorf("a message sent within the read timeout: got %v; want the call answered", err)
+	}
+}
+
+// TestGRPCReadPool: a call with a token takes the most gRPC may read for it from the read pool
+// before its message is read. With a pool of one read, held by a call whose message has not come,
+// the next call waits 1 s and is answered ResourceExhausted, OVERLOADED, retry after 1 s; once the
+// holder ends, calls are read again.
+func TestGRPCReadPool(t *testing.T) {
+	t.Parallel()
+	if readWait != time.Second || readPoolShare != 4 {
+		t.Fatalf("read pool: wait %s, share 1/%d; want 1s and 1/4", readWait, readPoolShare)
+	}
+	if got := newReadPool(256<<20, 3<<20).size; got != 64<<20 {
+		t.Errorf("pool of a 256 MiB budget: got %d; want %d", got, 64<<20)
+	}
+	if got := newReadPool(4<<20, 3<<20).size; got != 3<<20 {
+		t.Errorf("pool of a 4 MiB budget: got %d; want one read of the largest message, %d", got, 3<<20)
+	}
+	h := startGuard(t, func(s *Server) { s.guard.reads = newReadPool(0, s.guard.ceiling) })
+	authed := bearer("Bearer " + h.token)
+	holdCtx, release := context.WithCancel(authed)
+	defer release()
+	if _, err := h.conn.NewStream(holdCtx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the read pool held", func() bool {
+		if h.srv.guard.reads.sem.TryAcquire(1) {
+			h.srv.guard.reads.sem.Release(1)
+			return false
+		}
+		return true
+	})
+	score := scoringv1.NewScoringServiceClient(h.conn)
+	start := time.Now()
+	_, err := score.ScoreItemResults(authed, scoreOfSize(t, 100))
+	waited := time.Since(start)
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != reasonOverloaded || retryOf(err) != time.Second {
+		t.Fatalf("a call while the pool is held: got %v; want ResourceExhausted, reason %s, retry after 1 s", err, reasonOverloaded)
+	}
+	if waited < 900*time.Millisecond {
+		t.Errorf("refused after %s; want after waiting the read wait (1 s)", waited)
+	}
+	waitFor(t, "the refusal logged", func() bool { return h.loggedAt(scoreMethod, "ResourceExhausted", "WARN") })
+	release()
+	waitFor(t, "a call read again", func() bool {
+		_, err := score.ScoreItemResults(authed, scoreOfSize(t, 100))
+		return status.Code(err) != codes.ResourceExhausted
+	})
+}
+
+// TestGRPCRefusedGroupIsNotDecoded: a 100,000-student group call over gRPC that the budget cannot
+// take is refused ResourceExhausted (OVERLOADED, retry after 1 s) without being decoded: the
+// process allocates the message as the client marshals it and the server reads it (about 3 MB
+// each), not what decoding it adds. Not parallel: it reads the process's allocation count.
+func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
+	h := startGuard(t)
+	full, ok := h.srv.budget.admit(h.srv.budget.capacity)
+	if !ok {
+		t.Fatal("could not fill the budget")
+	}
+	defer full.release()
+	req := &forecastv1.GroupForecastRequest{TestUncertainty: ptr(40.0), CutLevels: []float64{500, 700}}
+	for range 100000 {
+		req.StudentData = append(req.StudentData, &forecastv1.StudentData{PriorAbility: ptr(612.5), PriorUncertainty: ptr(51.25), ElapsedDays: ptr(180.5)})
+	}
+	client := forecastv1.NewForecastServiceClient(h.conn)
+	authed := bearer("Bearer " + h.token)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := client.ForecastReadingGroup(authed, req)
+	runtime.ReadMemStats(&after)
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != reasonOverloaded || retryOf(err) != time.Second {
+		t.Fatalf("got %v; want ResourceExhausted, reason %s, retry after 1 s", err, reasonOverloaded)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 10<<20 {
+		t.Errorf("allocated %d bytes to refuse it; want under 10 MiB (measured: 6.0 MB, the message marshalled and read; 20.3 MB when the codec decodes it first)", grew)
+	}
+	full.release()
+	if _, err := client.ForecastReadingGroup(authed, req); err != nil {
+		t.Errorf("the same call with the budget free: %v", err)
+	}
+}
+
+// TestGRPCReflectionGoesQuiet: a reflection stream that sends nothing for the read timeout is
+// cut, and gives its slot back.
+func TestGRPCReflectionGoesQuiet(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	stream, err := reflectionpb.NewServerReflectionClient(h.conn).ServerReflectionInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // each request within the timeout keeps it open
+		if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			t.Fatalf("an active stream: %v", err)
+		}
+		time.Sleep(timeout / 2)
+	}
+	start := time.Now()
+	if _, err := stream.Recv(); status.Code(err) != codes.Canceled || time.Since(start) > 3*time.Second {
+		t.Fatalf("a quiet stream: got %v after %s; want Canceled within the read timeout", err, time.Since(start))
+	}
+	waitFor(t, "the slot back", func() bool { return len(h.srv.guard.infra) == 0 })
+}
+
+// TestProbe: the probe listener answers Check and List from the main port's health state, even
+// while every slot of the main port is held by calls that send nothing; it refuses Watch, messages
+// over 1 KiB and more than 4 calls on a connection, and ends a call that sends nothing after 2 s.
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	if probeMaxMessage != 1024 || probeMaxStreams != 4 || probeCallTimeout != 2*time.Second {
+		t.Fatalf("probe limits: %d bytes, %d calls, %s; want 1024, 4, 2s", probeMaxMessage, probeMaxStreams, probeCallTimeout)
+	}
+	probeLis := loopback(t)
+	h := startGuard(t, func(s *Server) { s.ProbeOn(probeLis) })
+	probe, err := grpc.NewClient(probeLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	check := func(c *grpc.ClientConn, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return healthpb.NewHealthClient(c).Check(ctx, req)
+	}
+	waitFor(t, "serving", func() bool {
+		r, err := check(probe, &healthpb.HealthCheckRequest{})
+		return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	})
+	// Hold every slot of the main port.
+	for range maxInfraReads / maxTokenlessPerConn {
+		c := h.dial(t)
+		for range maxTokenlessPerConn {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if _, err := c.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, "the main port's slots held", func() bool { return len(h.srv.guard.infra) == maxInfraReads })
+	if _, err := check(h.dial(t), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a check on the main port: got %v; want ResourceExhausted (slots held)", err)
+	}
+	for i := range 5 {
+		if r, err := check(probe, &healthpb.HealthCheckRequest{}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Errorf("probe %d while the main port's slots are held: got %v, %v; want SERVING", i, r, err)
+		}
+	}
+	if r, err := check(probe, &healthpb.HealthCheckRequest{Service: "yardstick.forecast.v1.ForecastService"}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("probe of the forecast service: got %v, %v; want SERVING", r, err)
+	}
+	if _, err := check(probe, &healthpb.HealthCheckRequest{Service: string(make([]byte, 1025))}); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a probe message over 1 KiB: got %v; want ResourceExhausted", err)
+	}
+	w, err := healthpb.NewHealthClient(probe).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err == nil {
+		_, err = w.Recv()
+	}
+	if status.Code(err) != codes.Unimplemented {
+		t.Errorf("Watch on the probe port: got %v; want Unimplemented", err)
+	}
+	cs, err := probe.NewStream(context.Background(), &grpc.StreamDesc{ClientStreams: true}, healthMethod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cs.RecvMsg(&healthpb.HealthCheckResponse{}); status.Code(err) != codes.DeadlineExceeded || time.Since(start) > 4*time.Second {
+		t.Errorf("a probe that sends nothing: got %v after %s; want DeadlineExceeded after 2 s", err, time.Since(start))
+	}
+}
