@@ -53,6 +53,31 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid combination", service: "scoring",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_FORMAT=xml", "YARDSTICK_HTTP_ADDR=nope", "YARDSTICK_MAX_CUT_LEVELS=0", "YARDSTICK_TOKEN_TTL=1s"},
 			wantErr: []string{"YARDSTICK_LOG_FORMAT", "YARDSTICK_HTTP_ADDR", "YARDSTICK_MAX_CUT_LEVELS", "YARDSTICK_TOKEN_TTL"}},
+		{name: "gRPC door defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
+			if c.GRPCMaxStreams != 100 || c.GRPCReadTimeout != 10*time.Second || c.ProbeAddr != "" {
+				t.Errorf("got streams %d, read timeout %s, probe %q; want 100, 10s, none", c.GRPCMaxStreams, c.GRPCReadTimeout, c.ProbeAddr)
+			}
+		}},
+		{name: "gRPC door at its bounds", service: "forecast", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_GRPC_MAX_STREAMS=1", "YARDSTICK_GRPC_READ_TIMEOUT=100ms", "YARDSTICK_PROBE_ADDR=:9191"},
+			check: func(t *testing.T, c Config) {
+				if c.GRPCMaxStreams != 1 || c.GRPCReadTimeout != 100*time.Millisecond || c.ProbeAddr != ":9191" {
+					t.Errorf("got %d %s %q; want 1 100ms :9191", c.GRPCMaxStreams, c.GRPCReadTimeout, c.ProbeAddr)
+				}
+			}},
+		{name: "gRPC door at its upper bounds", service: "forecast", env: dev, args: []string{"-grpc-max-streams", "10000", "-grpc-read-timeout", "5m"},
+			check: func(t *testing.T, c Config) {
+				if c.GRPCMaxStreams != 10000 || c.GRPCReadTimeout != 5*time.Minute {
+					t.Errorf("got %d %s; want 10000 5m", c.GRPCMaxStreams, c.GRPCReadTimeout)
+				}
+			}},
+		{name: "gRPC door past its bounds", service: "forecast", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_GRPC_MAX_STREAMS=0", "YARDSTICK_GRPC_READ_TIMEOUT=99ms"},
+			wantErr: []string{"YARDSTICK_GRPC_MAX_STREAMS 0", "YARDSTICK_GRPC_READ_TIMEOUT 99ms"}},
+		{name: "gRPC door past its upper bounds", service: "forecast", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_GRPC_MAX_STREAMS=10001", "YARDSTICK_GRPC_READ_TIMEOUT=5m1s"},
+			wantErr: []string{"YARDSTICK_GRPC_MAX_STREAMS 10001", "YARDSTICK_GRPC_READ_TIMEOUT 5m1s"}},
+		{name: "probe on the gRPC port", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_PROBE_ADDR=:9090"},
+			wantErr: []string{`YARDSTICK_GRPC_ADDR and YARDSTICK_PROBE_ADDR are both ":9090"`}},
+		{name: "probe not host:port", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_PROBE_ADDR=9190"},
+			wantErr: []string{`YARDSTICK_PROBE_ADDR "9190" is not host:port`}},
 		{name: "budget and body pacing defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
 			if c.MemoryBudget != 0 || c.MemoryBudgetFraction != 0.5 || c.BodyGrace != 10*time.Second || c.MinBodyRate != 65536 {
 				t.Errorf("got budget %d fraction %v grace %s rate %d; want 0 0.5 10s 65536", c.MemoryBudget, c.MemoryBudgetFraction, c.BodyGrace, c.MinBodyRate)
