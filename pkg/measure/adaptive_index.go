@@ -111,6 +111,15 @@ func (bk *Bank) Framework() *Framework { return bk.fw }
 // Len is the number of items in the bank.
 func (bk *Bank) Len() int { return len(bk.all) }
 
+// Item returns the bank's item with this id.
+func (bk *Bank) Item(id string) (Item, bool) {
+	p, ok := bk.pos[id]
+	if !ok {
+		return Item{}, false
+	}
+	return bk.all[p], true
+}
+
 // Median is the median difficulty of the bank's items.
 func (bk *Bank) Median() float64 { return bk.median }
 

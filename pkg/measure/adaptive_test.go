@@ -590,6 +590,12 @@ func TestNewBank(t *testing.T) {
 	if bk.Len() != 2 || bk.Median() != 5 || bk.Framework() != f {
 		t.Errorf("bank of 2: len %d, median %v; want 2, 5", bk.Len(), bk.Median())
 	}
+	if it, ok := bk.Item("L2"); !ok || it.Difficulty != 7 {
+		t.Errorf("Item(L2) = %+v, %v; want difficulty 7", it, ok)
+	}
+	if _, ok := bk.Item("L3"); ok {
+		t.Error("Item(L3): found")
+	}
 	if _, ok := Demo().Bank("nope"); ok {
 		t.Error("Bank(nope): found")
 	}
