@@ -189,7 +189,7 @@ func TestRunThroughService(t *testing.T) {
 		t.Errorf("mean length through the service %q; want the library's %q", got, want)
 	}
 	if want := int32(math.Round(rep.MeanLength*20)) + 20; calls.Load() != want {
-		t.Errorf("%d calls; want %d (one per item and one to stop, per student)", calls, want)
+		t.Errorf("%d calls; want %d (one per item and one to stop, per student)", calls.Load(), want)
 	}
 	if !strings.Contains(out, "through "+srv.URL) {
 		t.Errorf("head line does not name the service:\n%s", out)
