@@ -59,6 +59,8 @@ type Config struct {
 	// controller's pods). The /authToken throttle keys on the rightmost X-Forwarded-For address
 	// that is not one of them, which a client cannot forge; empty means the connection's address.
 	TrustedProxies []netip.Prefix
+	// RedisURL shares the /authToken throttle among replicas through Redis; "" keeps it in memory.
+	RedisURL string
 
 	// MemoryBudget is how many bytes of heap the requests in progress whose cost grows with their
 	// size may hold together (budget.go); beyond it they are answered 503 / ResourceExhausted.
@@ -196,6 +198,7 @@ func settings(service string) []setting {
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
+		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(func(c *Config) *string { return &c.RedisURL })},
 		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(func(c *Config) *int64 { return &c.MemoryBudget })},
 		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(func(c *Config) *float64 { return &c.MemoryBudgetFraction })},
 		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(func(c *Config) *time.Duration { return &c.BodyGrace })},

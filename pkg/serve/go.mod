@@ -18,6 +18,8 @@ require (
 
 require (
 	github.com/kylelemons/godebug v1.1.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 )
 

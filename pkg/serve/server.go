@@ -14,6 +14,7 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -81,11 +82,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		KeysDir:     cfg.KeysDir,
 		Dev:         cfg.Dev,
 		TTL:         cfg.TokenTTL,
+		RedisURL:    cfg.RedisURL,
+		Logger:      log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service), codec: newWireCodec(cfg.Limits)}
+	s.metrics.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
+		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
+		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
 	log.Info("token issuer ready", "issuer", issuer.Summary())
 	if cfg.Dev {
 		log.Warn("DEV MODE: demo client enabled; never use in production", "clientId", "demo", "clientSecret", "demo-secret")

@@ -7,6 +7,7 @@
 // The package is the lock on the door: [Issuer.Verify] rejects every forged, stale or misdirected
 // token with [ErrNotAuthenticated], and no error, log line or summary ever carries a secret or a
 // token. Reasons attached to errors come from a fixed set of phrases, never from the input.
+// The only log lines (Options.Logger) say whether the throttle's limits are shared through Redis.
 //
 // Libraries, and why:
 //   - github.com/golang-jwt/jwt/v5 parses and signs JWTs. It is the de facto Go JWT library, lets
@@ -22,4 +23,9 @@
 //     checked at once (the debt is then waited out), and an empty bucket must answer at once
 //     with its wait, without reserving anything. rate.Limiter allows neither reading the wait
 //     without reserving nor a debt beyond its burst; our bucket (throttle.go) is short.
+//   - github.com/redis/go-redis/v9 shares the throttle's buckets among replicas when
+//     Options.RedisURL is set (throttle_redis.go). It is the client the Redis project itself
+//     maintains, released often, with connection pooling, per-call timeouts, redis:// and
+//     rediss:// URLs, and Script (EVALSHA with a fall back to EVAL), which runs the bucket
+//     arithmetic atomically inside Redis: a failure is counted in all three buckets or none.
 package token

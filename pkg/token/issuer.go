@@ -3,6 +3,7 @@ package token
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,15 @@ type Options struct {
 	TTL         time.Duration // token lifetime; default DefaultTTL, at least 1s
 	Leeway      time.Duration // clock skew allowed on exp, nbf and iat; default DefaultLeeway
 	Throttle    ThrottleConfig
+	// RedisURL, when set (redis://[user:password@]host:port[/db], or rediss:// for TLS; go-redis's
+	// query options such as dial_timeout are honoured), shares the Throttle's buckets among every
+	// replica through Redis, so that an attacker gets the same budget against one replica as
+	// against many. Empty: each process keeps its own. An unreachable Redis is no start-up error:
+	// each replica then goes by its own buckets, which never stop counting (throttle_redis.go).
+	RedisURL string
+	// Logger receives the throttle's few lines about Redis: shared at start, unreachable, back.
+	// Nothing else here logs. Nil: silent.
+	Logger *slog.Logger
 	// HashConcurrency bounds the argon2id checks running at once; default half of GOMAXPROCS,
 	// at least 1, at most 4. Fast ($sha256$) checks take no slot: they cost a microsecond.
 	HashConcurrency int
@@ -110,6 +120,11 @@ func New(opts Options) (*Issuer, error) {
 	keys, errK := i.loadKeys()
 	if err := errors.Join(errC, errK); err != nil {
 		return nil, fmt.Errorf("token: %w", err)
+	}
+	if opts.RedisURL != "" {
+		if i.throttle.shared, err = newRedisStore(opts.RedisURL, opts.Logger); err != nil {
+			return nil, fmt.Errorf("token: throttle: %w", err)
+		}
 	}
 	i.state.Store(&state{clients: clients, keys: keys})
 	return i, nil
@@ -255,7 +270,7 @@ func (i *Issuer) Authenticate(clientID, secret, service, remoteAddr string) (Tok
 		return Token{}, err
 	}
 	if !ok {
-		i.throttle.fail(ck, rk, i.opts.Now())
+		i.throttle.fail(ck, rk, c != nil, i.opts.Now())
 		return Token{}, ErrNotAuthenticated
 	}
 	if !c.mayUse(service) {
@@ -278,6 +293,24 @@ func (i *Issuer) secretMatches(reg *registry, c *client, secret string) (bool, e
 		defer i.hashing.leave()
 	}
 	return h.matches(secret) && c != nil && secret != "", nil
+}
+
+// ThrottleFallbacks counts the throttle checks and counted failures that were decided by this
+// replica's own buckets alone because Redis (Options.RedisURL) did not answer; always 0 without
+// Redis. The serving frame exports it as a metric.
+func (i *Issuer) ThrottleFallbacks() uint64 {
+	if i.throttle.shared == nil {
+		return 0
+	}
+	return i.throttle.shared.fallbacks.Load()
+}
+
+// Close releases the connections to Redis, if any. The Issuer must not be used after.
+func (i *Issuer) Close() error {
+	if i.throttle.shared == nil {
+		return nil
+	}
+	return i.throttle.shared.close()
 }
 
 // JWKS is the JSON Web Key Set of every public key (kty OKP, crv Ed25519, kid, alg EdDSA,

@@ -195,9 +195,14 @@ func TestThrottleSuccessCostsNothing(t *testing.T) {
 	// Every bucket was given back after each success: nothing is left tracked but the failures.
 	f.throttle.mu.Lock()
 	np, nr, nc := len(f.throttle.pair.index), len(f.throttle.remote.index), len(f.throttle.client.index)
+	nk, nkp := len(f.throttle.known.byID), 0
+	if e := f.throttle.known.byID["acme-reader"]; e != nil {
+		nkp = len(e.Value.(*knownClient).pairs.index)
+	}
 	f.throttle.mu.Unlock()
-	if np != 1 || nr != 1 || nc != 1 {
-		t.Errorf("got %d pair, %d address, %d client buckets; want one of each", np, nr, nc)
+	if np != 0 || nr != 1 || nc != 0 || nk != 1 || nkp != 1 {
+		t.Errorf("got %d pair, %d address, %d client buckets of unknown ids and %d known clients with %d pairs; want one address bucket and one known client with one pair",
+			np, nr, nc, nk, nkp)
 	}
 	// A permission denied had the right secret: it costs nothing either.
 	g := newFixture(t, func(o *Options) {

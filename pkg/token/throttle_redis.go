@@ -1,0 +1,189 @@
+package token
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisKeyPrefix starts every key the throttle writes to Redis. Each key expires once its
+// bucket has refilled (a full bucket is the same as none), so Redis holds only the buckets
+// of recent failures.
+const RedisKeyPrefix = "yardstick:throttle:"
+
+// Defaults of the Redis connection when the URL does not set them: a throttle check must not
+// hold a login for long when Redis is slow or gone, and a failed call is not retried (the
+// replica falls back on its own limits instead, and tries Redis again after redisRetry).
+const (
+	redisTimeout = 250 * time.Millisecond
+	redisRetry   = time.Second
+)
+
+// bucketScript reads or counts the buckets KEYS, each a hash {full, last} in microseconds:
+// the same generic cell rate algorithm as fill (throttle.go), in integers, which Lua's doubles
+// hold exactly up to 2^53 µs (285 years). ARGV: "wait" or "take", now (µs), then burst and
+// refill (µs) of each key. "wait" returns the longest wait (µs), "take" counts one failure in
+// every bucket and sets each key to expire when its bucket is full again. One script, so that
+// a failure is counted in all three buckets or in none.
+var bucketScript = redis.NewScript(`
+local take = ARGV[1] == 'take'
+local now = tonumber(ARGV[2])
+local longest = 0
+for i, key in ipairs(KEYS) do
+  local burst, refill = tonumber(ARGV[1 + 2 * i]), tonumber(ARGV[2 + 2 * i])
+  local v = redis.call('HMGET', key, 'full', 'last')
+  local full = tonumber(v[1]) or 0
+  local at = math.max(now, tonumber(v[2]) or 0)
+  if take then
+    full = math.max(full, at) + refill
+    redis.call('HSET', key, 'full', string.format('%.0f', full), 'last', string.format('%.0f', at))
+    redis.call('PEXPIRE', key, math.floor((full - at) / 1000) + 1)
+  elseif full > at then
+    longest = math.max(longest, full - at - (burst - 1) * refill)
+  end
+end
+return longest
+`)
+
+// redisStore keeps the throttle's buckets in Redis, where every replica sees them. When Redis
+// cannot be reached it says so (ok false), and the throttle goes by this replica's own
+// buckets alone; it then leaves Redis alone for redisRetry before trying again, so that a dead
+// Redis costs at most one timeout a second, not one per login.
+type redisStore struct {
+	client *redis.Client
+	log    *slog.Logger
+	retry  time.Duration
+
+	mu      sync.Mutex
+	down    bool      // the last call failed
+	retryAt time.Time // while down: when the next call may try Redis again
+
+	fallbacks atomic.Uint64 // checks and failures decided without Redis
+}
+
+// newRedisStore connects lazily: an unreachable Redis at start is a fallback, not a start-up
+// error, so the service starts and stays ready. A URL that does not parse is an error.
+func newRedisStore(rawURL string, log *slog.Logger) (*redisStore, error) {
+	o, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err) // go-redis's message does not quote the URL
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = redisTimeout
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = redisTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = redisTimeout
+	}
+	if o.PoolTimeout == 0 {
+		o.PoolTimeout = redisTimeout
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = -1
+	}
+	if o.DialerRetries == 0 {
+		o.DialerRetries = 1 // go-redis would dial 5 times, 100 ms apart, before giving up
+	}
+	// go-redis writes a line to stderr for every failed dial, which would be one per login
+	// retry while Redis is down; the throttle logs the change itself, once each way.
+	muteRedisLog.Do(func() { redis.SetLogger(quietLogger{}) })
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log.Info("login throttle: limits shared through Redis", "redis", o.Addr, "keyPrefix", RedisKeyPrefix)
+	return &redisStore{client: redis.NewClient(o), log: log, retry: redisRetry}, nil
+}
+
+// keys are the Redis keys of the three buckets, in the order of ThrottleConfig's fields. The
+// client id's length comes first in the pair key, so that no client id can make two pairs
+// collide.
+func redisKeys(clientKey, remoteKey string) []string {
+	return []string{
+		RedisKeyPrefix + "pair:" + strconv.Itoa(len(clientKey)) + ":" + clientKey + ":" + remoteKey,
+		RedisKeyPrefix + "addr:" + remoteKey,
+		RedisKeyPrefix + "client:" + clientKey,
+	}
+}
+
+func redisArgs(op string, c ThrottleConfig, now time.Time) []any {
+	args := []any{op, now.UnixMicro()}
+	for _, b := range []Bucket{c.PerClient, c.PerAddress, c.PerClientGlobal} {
+		args = append(args, b.Burst, max(b.Refill.Microseconds(), 1))
+	}
+	return args
+}
+
+// wait is the longest wait of the shared buckets; ok is false when Redis was not asked or did
+// not answer.
+func (s *redisStore) wait(c ThrottleConfig, clientKey, remoteKey string, now time.Time) (time.Duration, bool) {
+	var us int64
+	err := s.call(func(ctx context.Context) error {
+		var err error
+		us, err = bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("wait", c, now)...).Int64()
+		return err
+	})
+	return time.Duration(us) * time.Microsecond, err == nil
+}
+
+// take counts one failure in the shared buckets, if Redis answers.
+func (s *redisStore) take(c ThrottleConfig, clientKey, remoteKey string, now time.Time) {
+	_ = s.call(func(ctx context.Context) error {
+		return bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("take", c, now)...).Err()
+	})
+}
+
+var muteRedisLog sync.Once
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var errRedisSkipped = errors.New("redis: skipped until the retry time")
+
+// call runs f against Redis unless Redis is down and its retry time has not come; only one
+// caller tries at the retry time. A change between up and down is logged once each way.
+func (s *redisStore) call(f func(context.Context) error) error {
+	s.mu.Lock()
+	if s.down {
+		if time.Now().Before(s.retryAt) {
+			s.mu.Unlock()
+			s.fallbacks.Add(1)
+			return errRedisSkipped
+		}
+		s.retryAt = time.Now().Add(s.retry) // the others skip while this one tries
+	}
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*redisTimeout)
+	err := f(ctx)
+	cancel()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.fallbacks.Add(1)
+		if !s.down {
+			s.down = true
+			s.log.Warn("login throttle: Redis unreachable; this replica limits failed logins in its own memory until it is back",
+				"err", err.Error())
+		}
+		s.retryAt = time.Now().Add(s.retry)
+		return err
+	}
+	if s.down {
+		s.down = false
+		s.log.Info("login throttle: Redis reachable again; limits shared")
+	}
+	return nil
+}
+
+func (s *redisStore) close() error { return s.client.Close() }
