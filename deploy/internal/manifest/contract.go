@@ -17,13 +17,17 @@ type Listener struct {
 	Env      string
 	Flag     string
 	PortName string
+	// Service: callers reach the port through the Service; the probe port is the kubelet's alone.
+	Service bool
 }
 
-// Listeners are the binaries' two listen addresses. A manifest must set both explicitly: the
-// binaries' defaults differ per service, and the tie check can only remap ports it can see.
+// Listeners are the binaries' listen addresses. A manifest must set each explicitly: the
+// binaries' defaults differ per service (the probe listener is off by default), and the tie check
+// can only remap ports it can see.
 var Listeners = []Listener{
-	{Env: "YARDSTICK_HTTP_ADDR", Flag: "http-addr", PortName: "http"},
-	{Env: "YARDSTICK_GRPC_ADDR", Flag: "grpc-addr", PortName: "grpc"},
+	{Env: "YARDSTICK_HTTP_ADDR", Flag: "http-addr", PortName: "http", Service: true},
+	{Env: "YARDSTICK_GRPC_ADDR", Flag: "grpc-addr", PortName: "grpc", Service: true},
+	{Env: "YARDSTICK_PROBE_ADDR", Flag: "probe-addr", PortName: "probe"},
 }
 
 // Shutdown settings of the binaries and their defaults: after SIGTERM, readiness reports draining

@@ -206,6 +206,15 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 		{"grpc probe on the other service's port", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
 			at(t, containerOf(t, o), "readinessProbe", "grpc")["port"] = 9091
 		}, policy, "port 9091 is not a declared port of container scoring"},
+		{"readiness probe on the main gRPC port", prod, "Deployment", "scoring", func(t *testing.T, o map[string]any) {
+			at(t, containerOf(t, o), "readinessProbe", "grpc")["port"] = 9090
+		}, policy, "grpc probe on port 9090 (grpc); want the port named probe"},
+		{"probe listener not set", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
+			envVar(t, containerOf(t, o), "YARDSTICK_PROBE_ADDR")["name"] = "YARDSTICK_PROBE_ADDRESS"
+		}, policy, "does not set YARDSTICK_PROBE_ADDR"},
+		{"probe port in the Service", prod, "Service", "forecast", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec")["ports"] = append(at(t, o, "spec")["ports"].([]any), map[string]any{"name": "probe", "port": 9191, "targetPort": "probe", "protocol": "TCP"})
+		}, policy, "exposes the probe port, which is the kubelet's alone"},
 		{"http probe on a misspelt port name", dev, "Deployment", "forecast", func(t *testing.T, o map[string]any) {
 			at(t, containerOf(t, o), "livenessProbe", "httpGet")["port"] = "htpp"
 		}, policy, "port htpp is not a declared port of container forecast"},

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// checkService wants ports named http and grpc whose targets are the container ports of the same
+// checkService wants ports named http and grpc (and not the probe port) whose targets are the container ports of the same
 // names on the pods the Service selects. kube-score's service-targets-pod checks the selector, not
 // the ports; the names matter because the Ingress and the probes address the ports by name.
 func checkService(p *problems, s *Set, svc *corev1.Service) {
@@ -34,8 +34,11 @@ func checkService(p *problems, s *Set, svc *corev1.Service) {
 		}
 	}
 	for _, l := range Listeners {
-		if !names[l.PortName] {
+		switch {
+		case l.Service && !names[l.PortName]:
 			p.add(obj, "has no port named %s", l.PortName)
+		case !l.Service && names[l.PortName]:
+			p.add(obj, "exposes the %s port, which is the kubelet's alone", l.PortName)
 		}
 	}
 }

@@ -100,7 +100,7 @@ func checkContainerSecurity(p *problems, obj string, pod *corev1.PodSpec, c *cor
 	}
 }
 
-// checkListeners wants the ports named http and grpc, each carried by the listen address the
+// checkListeners wants the ports named http, grpc and probe, each carried by the listen address the
 // binary is given, and no port the binary does not listen on. kube-score cannot know which
 // addresses the binary listens on (its optional container-ports-check only checks names).
 func checkListeners(p *problems, obj string, c *corev1.Container) {
@@ -164,8 +164,10 @@ func checkProbes(p *problems, obj string, c *corev1.Container) {
 			switch {
 			case err != nil:
 				p.add(what, "grpc: %v", err)
-			case port.Name != "grpc":
-				p.add(what, "grpc probe on port %d (%s); want the port named grpc", port.ContainerPort, port.Name)
+			case pr.Kind == "readinessProbe" && port.Name != "probe":
+				p.add(what, "grpc probe on port %d (%s); want the port named probe, which no other caller can starve", port.ContainerPort, port.Name)
+			case port.Name != "grpc" && port.Name != "probe":
+				p.add(what, "grpc probe on port %d (%s); want the port named probe or grpc", port.ContainerPort, port.Name)
 			}
 		case h.TCPSocket != nil:
 			if _, err := ContainerPort(c, h.TCPSocket.Port); err != nil {
