@@ -137,6 +137,10 @@ soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecas
 soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay, first request 0.1 s after the listener closed: 0 EOF.
 	go run ./pkg/serve/internal/soak -scenario sigterm -bin bin/scoring
 
+.PHONY: soak-attacks
+soak-attacks: build ## Issue 19's attacks on the gRPC door as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset (about 4 minutes; -only N runs one).
+	go run ./pkg/serve/internal/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
+
 .PHONY: docs
 docs: ## Rewrite docs/examples.md from the running services.
 	scripts/examples.sh docs/examples.md

@@ -16,6 +16,9 @@
 // -scenario sigterm (sigterm.go) sends the built scoring binary SIGTERM and checks that
 // connections opened during its drain delay, whose first request comes after the listener
 // closed, are all answered (none gets EOF).
+//
+// -scenario attacks (attacks.go) re-runs issue 19's attacks on the gRPC door against the built
+// scoring (-bin) and forecast (-forecast-bin) binaries as in a 512 MiB pod; -only 1,5 runs some.
 package main
 
 import (
@@ -28,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -36,9 +40,12 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory and budget)")
-	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go), budget (20 concurrent 100,000-student group forecasts, budget.go) or sigterm (connections opened during the drain, sigterm.go)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go), budget (20 concurrent 100,000-student group forecasts, budget.go), sigterm (connections opened during the drain, sigterm.go) or attacks (issue 19's attacks, attacks.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
+	forecastBin := flag.String("forecast-bin", "", "the forecast binary for -scenario attacks (default: forecast beside -bin)")
+	only := flag.String("only", "", "attacks to run in -scenario attacks, e.g. 1,5 or 5b (default: all)")
+	kubeletOnMain := flag.Bool("kubelet-on-main", false, "in attack 1, probe health on the main gRPC port even when the binary has a probe listener")
 	flag.Parse()
 	if pinned, err := pinLoad(); pinned || err != nil {
 		if err != nil {
@@ -58,8 +65,14 @@ func main() {
 		code, err = soakBudget(*bin, os.Stdout)
 	case "sigterm":
 		code, err = soakSigterm(*bin, os.Stdout)
+	case "attacks":
+		fb := *forecastBin
+		if fb == "" {
+			fb = filepath.Join(filepath.Dir(*bin), "forecast")
+		}
+		code, err = soakAttacks(*bin, fb, *only, *kubeletOnMain, os.Stdout)
 	default:
-		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory, budget or sigterm", *scenario)
+		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory, budget, sigterm or attacks", *scenario)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)

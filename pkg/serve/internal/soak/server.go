@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -72,6 +73,12 @@ type server struct {
 // startServer runs bin in dev mode with the clients file on free loopback ports, pinned to CPU 0
 // with taskset when pin is set, and waits until it is ready. env adds settings (NAME=value).
 func startServer(ctx context.Context, bin, clientsFile string, pin bool, env ...string) (*server, error) {
+	return startServerLogging(ctx, bin, clientsFile, pin, nil, env...)
+}
+
+// startServerLogging is startServer with the server's standard output and error written to logs
+// (nil: dropped).
+func startServerLogging(ctx context.Context, bin, clientsFile string, pin bool, logs io.Writer, env ...string) (*server, error) {
 	httpAddr, err := freePort()
 	if err != nil {
 		return nil, err
@@ -88,7 +95,7 @@ func startServer(ctx context.Context, bin, clientsFile string, pin bool, env ...
 	cmd.Env = append(os.Environ(), "YARDSTICK_DEV=true", "YARDSTICK_CLIENTS_FILE="+clientsFile,
 		"YARDSTICK_HTTP_ADDR="+httpAddr, "YARDSTICK_GRPC_ADDR="+grpcAddr, "YARDSTICK_RELOAD_INTERVAL=0")
 	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = nil, nil // logs stay on (their cost is part of the measure) but unread
+	cmd.Stdout, cmd.Stderr = logs, logs // logs stay on (their cost is part of the measure); nil drops them
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
