@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
-	_ "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -56,6 +57,17 @@ var (
 	awkwardStrings = []string{"", "lexile", "BR150L", `quote " and \ backslash`, "tab\tnew\nline\r", "\x00\x01\x1f\x7f", "<html>&amp;</html>",
 		"é ü 漢字 😀", "\u2028\u2029", "\ufffd replacement", "/slash/"}
 )
+
+// negativeZero is protojson's -0 as a whole JSON value (not -0.5 or -0e1).
+var negativeZero = regexp.MustCompile(`([:\[,])-0([,\]}])`)
+
+// positiveZero rewrites every -0 value of a compact JSON document as 0.
+func positiveZero(b []byte) []byte {
+	for negativeZero.Match(b) { // [-0,-0] shares a comma between two matches: repeat
+		b = negativeZero.ReplaceAll(b, []byte("${1}0${2}"))
+	}
+	return b
+}
 
 func randomFloat(r *rand.Rand) float64 {
 	switch r.IntN(3) {
@@ -136,7 +148,8 @@ func fill(r *rand.Rand, m protoreflect.Message, depth int) {
 // TestMarshalMatchesProtojson: on 12,000 random messages of every contract type — awkward numbers
 // (exponent boundaries, −0, NaN, ±Inf, subnormals), awkward text (quotes, controls, non-ASCII),
 // unset optional and message fields, empty and long lists — the encoder writes exactly the bytes
-// the front wrote before it: protojson with EmitUnpopulated, white space removed.
+// the front wrote before it: protojson with EmitUnpopulated, white space removed; except that
+// protojson's -0 is written 0 (issue 19).
 func TestMarshalMatchesProtojson(t *testing.T) {
 	t.Parallel()
 	c := New(Options{})
@@ -147,7 +160,7 @@ func TestMarshalMatchesProtojson(t *testing.T) {
 		mt := types[i%len(types)]
 		m := mt.New()
 		fill(r, m, 0)
-		want := protojsonBytes(t, m.Interface())
+		want := positiveZero(protojsonBytes(t, m.Interface()))
 		got, err := c.Marshal(nil, m.Interface())
 		if err != nil {
 			t.Fatalf("%s: %v", mt.Descriptor().FullName(), err)
@@ -210,7 +223,7 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 // TestReflectPathMatchesProtojson: messages without a generated struct (dynamicpb) take the
 // protoreflect path; on the same random bodies it reads what protojson reads, and writes what
-// protojson writes.
+// protojson writes (-0 as 0).
 func TestReflectPathMatchesProtojson(t *testing.T) {
 	t.Parallel()
 	c := New(Options{})
@@ -229,8 +242,37 @@ func TestReflectPathMatchesProtojson(t *testing.T) {
 			t.Fatalf("%s read through protoreflect:\ngot  %s\nwant %s", mt.Descriptor().FullName(), a, body)
 		}
 		out, err := c.Marshal(nil, got)
-		if err != nil || !bytes.Equal(out, body) {
+		if err != nil || !bytes.Equal(out, positiveZero(body)) {
 			t.Fatalf("%s written through protoreflect: %v\ngot  %s\nwant %s", mt.Descriptor().FullName(), err, out, body)
 		}
+	}
+}
+
+// TestNoNegativeZero: a double field holding -0 is written 0 (issue 19: an answer carried
+// "ability":-0), alone and in a list; other values near zero keep their sign.
+func TestNoNegativeZero(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	negZero := math.Copysign(0, -1)
+	for _, tc := range []struct {
+		name string
+		m    proto.Message
+		want string
+	}{
+		{"-0", &forecastv1.Forecast{Ability: negZero}, `"ability":0,`},
+		{"+0", &forecastv1.Forecast{Ability: 0}, `"ability":0,`},
+		{"smallest negative", &forecastv1.Forecast{Ability: -math.SmallestNonzeroFloat64}, `"ability":-5e-324,`},
+		{"-0 in a list", &forecastv1.Forecast{Probabilities: []float64{negZero, negZero, -0.5}}, `"probabilities":[0,0,-0.5]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := c.Marshal(nil, tc.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(got), tc.want) || strings.Contains(string(got), "-0,") || strings.Contains(string(got), "-0]") {
+				t.Errorf("got %s; want it to hold %s and no -0", got, tc.want)
+			}
+		})
 	}
 }

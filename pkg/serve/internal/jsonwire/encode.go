@@ -108,8 +108,13 @@ func appendScalar(b []byte, kind protoreflect.Kind, v protoreflect.Value) ([]byt
 }
 
 // appendFloat formats as protojson does (encoding/json's rule: 'f' unless the magnitude is below
-// 1e-6 or at least 1e21, then 'e' with a two-digit minimum exponent; NaN and ±Infinity as strings).
+// 1e-6 or at least 1e21, then 'e' with a two-digit minimum exponent; NaN and ±Infinity as strings),
+// except that negative zero is written 0: an ability of -0 (a tiny negative value rounded, or
+// 0 × -1) reads as a mistake to a person and is one more case for a client's parser.
 func appendFloat(b []byte, f float64, bitSize int) []byte {
+	if f == 0 {
+		f = 0 // -0 == 0: this drops the sign
+	}
 	switch {
 	case math.IsNaN(f):
 		return append(b, `"NaN"`...)
