@@ -292,6 +292,7 @@ func decodeProblems(err error) error {
 	for _, pr := range wire.Problems {
 		p.Add(pr.Path, "%s", pr.Message)
 	}
+	p.dropped += wire.Dropped // the decoder lists no more than Problems does, and counts the rest
 	return p.Err()
 }
 

@@ -3,11 +3,16 @@ package serve
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"strconv"
+	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
 // Problems collects every validation problem of one request, each under the path of the field it
@@ -21,16 +26,63 @@ type Problems struct {
 // maxProblems bounds the error body: 100,000 bad students must not produce a 10 MB answer.
 const maxProblems = 100
 
-// Add records a problem of field.
+// Add records a problem of field. A string that a %q verb quotes is the caller's input: it is
+// quoted to its first jsonwire.MaxQuoted bytes, with a note of its length (a 1 MB item id must not
+// come back whole). Text that is not UTF-8 is sent with U+FFFD in its place: a problem protobuf
+// could not carry would leave the answer without its validationErrors.
 func (p *Problems) Add(field, format string, args ...any) {
 	if len(p.violations) >= maxProblems {
 		p.dropped++
 		return
 	}
 	p.violations = append(p.violations, &errdetails.BadRequest_FieldViolation{
-		Field:       field,
-		Description: fmt.Sprintf(format, args...),
+		Field:       strings.ToValidUTF8(field, "\uFFFD"),
+		Description: strings.ToValidUTF8(fmt.Sprintf(format, clipQuoted(format, args)...), "\uFFFD"),
 	})
+}
+
+// clipQuoted returns args with each long string argument of a %q verb clipped. Formats with
+// argument indexes or * widths are left as they are (none of ours has them).
+func clipQuoted(format string, args []any) []any {
+	out, arg, copied := args, 0, false
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		for i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0 {
+			i++
+		}
+		if i >= len(format) || format[i] == '[' || format[i] == '*' {
+			return out
+		}
+		if format[i] == '%' {
+			continue
+		}
+		if s, ok := argAt(args, arg).(string); ok && format[i] == 'q' && len(s) > jsonwire.MaxQuoted {
+			if !copied {
+				out, copied = append([]any(nil), args...), true
+			}
+			out[arg] = clippedText(s)
+		}
+		arg++
+	}
+	return out
+}
+
+func argAt(args []any, i int) any {
+	if i < len(args) {
+		return args[i]
+	}
+	return nil
+}
+
+// clippedText is a long input string that %q quotes clipped, followed by the note.
+type clippedText string
+
+func (c clippedText) Format(f fmt.State, _ rune) {
+	shown, note := jsonwire.Clip(string(c))
+	_, _ = io.WriteString(f, strconv.Quote(shown)+note)
 }
 
 // Len is the number of problems found.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -47,11 +48,8 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	default:
 		dec.problem("request body must be a JSON object")
 	}
-	if dec.dropped > 0 {
-		dec.problems = append(dec.problems, Problem{Message: strconv.Itoa(dec.dropped) + " more problems not listed"})
-	}
 	if len(dec.problems) > 0 {
-		return &Error{Problems: dec.problems}
+		return &Error{Problems: dec.problems, Dropped: dec.dropped}
 	}
 	return nil
 }
@@ -123,10 +121,30 @@ func (dc *decoder) syntax(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		dc.problem("request body is not valid JSON: it ends too early")
 	} else {
-		dc.problem("request body is not valid JSON: " + err.Error())
+		dc.problem("request body is not valid JSON: " + syntaxMessage(err))
 	}
 	dc.path = saved
 	return errStop
+}
+
+// syntaxMessage is the tokenizer's error without the "array: " or "object: " it adds for each
+// level the error is nested in (70 KB of them for a body nested 10,000 deep).
+func syntaxMessage(err error) string {
+	msg := err.Error()
+	for {
+		rest, ok := strings.CutPrefix(msg, "array: ")
+		if !ok {
+			rest, ok = strings.CutPrefix(msg, "object: ")
+		}
+		if !ok {
+			break
+		}
+		msg = rest
+	}
+	if strings.HasSuffix(msg, "depth: maximum") { // jx's limit, as "inc: depth: maximum"
+		return "arrays and objects nest too deeply"
+	}
+	return msg
 }
 
 // trailing refuses anything but white space after the object.
@@ -168,13 +186,20 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer)
 				}
 				continue
 			}
-			name := string(key)
+			// The name is shown as the path and in the message: a 1 MB name must not make a 2 MB
+			// answer, and a name that is not UTF-8 could not be sent back at all.
+			name, note := Clip(key)
 			dc.path = append(dc.path, step{name: name})
-			if s := suggest(name, p.names); s != "" {
-				dc.problem(`unknown field "` + name + `"; did you mean "` + s + `"?`)
-			} else {
-				dc.problem(`unknown field "` + name + `"`)
+			msg := `unknown field "` + name + `"` + note
+			switch {
+			case !utf8.Valid(key):
+				msg += ": a field name must be valid UTF-8 text"
+			case note == "": // a typo of a known name is short
+				if s := suggest(name, p.names); s != "" {
+					msg += `; did you mean "` + s + `"?`
+				}
 			}
+			dc.problem(msg)
 			dc.path = dc.path[:len(dc.path)-1]
 			if err := dc.skip(); err != nil {
 				return err
@@ -447,17 +472,17 @@ func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (floa
 	case quoted && string(text) == "-Infinity":
 		f = math.Inf(-1)
 	case quoted && !jsonNumber(text):
-		dc.problem("must be a number, got " + strconv.Quote(string(text)))
+		dc.problem("must be a number, got " + quoteInput(text))
 		return 0, false
 	default:
 		var err error
 		if f, err = parseFloat(text); err != nil {
-			dc.problem("must be a finite number, got " + string(text))
+			dc.problem("must be a finite number, got " + showInput(text))
 			return 0, false
 		}
 	}
 	if kind == protoreflect.FloatKind && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
-		dc.problem("must be a finite number, got " + string(text))
+		dc.problem("must be a finite number, got " + showInput(text))
 		return 0, false
 	}
 	return f, true
@@ -465,7 +490,7 @@ func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (floa
 
 func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 	if !jsonNumber(text) {
-		dc.problem("must be a whole number, got " + strconv.Quote(string(text)))
+		dc.problem("must be a whole number, got " + quoteInput(text))
 		return 0, false
 	}
 	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
@@ -484,16 +509,16 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 		whole := ferr == nil && f == math.Trunc(f)
 		if !whole || f < float64(lo) || f > float64(hi) {
 			if whole {
-				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
+				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
 			} else {
-				dc.problem("must be a whole number, got " + string(text))
+				dc.problem("must be a whole number, got " + showInput(text))
 			}
 			return 0, false
 		}
 		n = int64(f)
 	}
 	if n < lo || n > hi {
-		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + string(text))
+		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
 		return 0, false
 	}
 	return n, true

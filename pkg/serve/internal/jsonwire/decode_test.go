@@ -98,8 +98,11 @@ func TestProblemsAreBounded(t *testing.T) {
 	body := `{"studentData":[` + strings.Repeat(`{"priorAbility":"x"},`, 500) + `{}]}`
 	err := c.Unmarshal([]byte(body), new(forecastv1.GroupForecastRequest))
 	werr, ok := err.(*Error)
-	if !ok || len(werr.Problems) != MaxProblems+1 || werr.Problems[MaxProblems].Message != "400 more problems not listed" {
-		t.Fatalf("got %d problems (last %v); want %d and a count of the rest", len(werr.Problems), werr.Problems[len(werr.Problems)-1], MaxProblems+1)
+	if !ok || len(werr.Problems) != MaxProblems || werr.Dropped != 400 {
+		t.Fatalf("got %v; want %d problems listed and 400 more counted", err, MaxProblems)
+	}
+	if !strings.HasSuffix(werr.Error(), "; 400 more problems not listed") {
+		t.Errorf("message ends %q; want the count of the problems not listed", werr.Error()[max(0, len(werr.Error())-60):])
 	}
 }
 
@@ -110,4 +113,48 @@ func group() protoreflect.ProtoMessage { return new(forecastv1.GroupForecastRequ
 func sameJSON(a, b []byte) bool {
 	var va, vb any
 	return jsonUnmarshal(a, &va) == nil && jsonUnmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// TestProblemsQuoteLittle (issue 19): a problem shows at most MaxQuoted bytes of the caller's
+// input — a 1 MB key made a 2 MB answer — names a key that is not UTF-8 in valid text, and a
+// syntax error deep in nested arrays is one short message, not "array: " per level.
+func TestProblemsQuoteLittle(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	k64, k65, k1m := strings.Repeat("k", 64), strings.Repeat("k", 65), strings.Repeat("k", 1<<20)
+	digits := strings.Repeat("9", 100)
+	for _, tc := range []struct {
+		name string
+		body string
+		errs []string
+	}{
+		{"key of 64 bytes: shown whole", `{"` + k64 + `":1}`, []string{k64 + `: unknown field "` + k64 + `"`}},
+		{"key of 65 bytes: its first 64 and a note", `{"` + k65 + `":1}`, []string{k64 + `…: unknown field "` + k64 + `…" (65 bytes; the first 64 shown)`}},
+		{"key of 1 MiB", `{"` + k1m + `":1}`, []string{k64 + `…: unknown field "` + k64 + `…" (1048576 bytes; the first 64 shown)`}},
+		{"cut between characters", `{"` + strings.Repeat("é", 40) + `":1}`, []string{strings.Repeat("é", 32) + `…: unknown field "` + strings.Repeat("é", 32) + `…" (80 bytes; the first 64 shown)`}},
+		{"key not UTF-8", "{\"\xff\xfea\":1}", []string{"\ufffda: unknown field \"\ufffda\": a field name must be valid UTF-8 text"}},
+		{"long whole number", `{"numberCorrect":` + digits + `}`, []string{"numberCorrect: must be a whole number from -2147483648 to 2147483647, got " + digits[:64] + "… (100 bytes; the first 64 shown)"}},
+		{"long quoted text for a number", `{"numberCorrect":"` + strings.Repeat("x", 100) + `"}`, []string{`numberCorrect: must be a whole number, got "` + strings.Repeat("x", 64) + `…" (100 bytes; the first 64 shown)`}},
+		{"syntax error three levels deep", `{"extra":[[[1,]]]}`, []string{`extra: unknown field "extra"`, "request body is not valid JSON: unexpected byte 93 ']' at 14"}},
+		{"nested past the tokenizer's limit", `{"extra":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`, []string{`extra: unknown field "extra"`, "request body is not valid JSON: arrays and objects nest too deeply"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			werr, ok := c.Unmarshal([]byte(tc.body), ids()).(*Error)
+			if !ok {
+				t.Fatalf("got no *Error; want %q", tc.errs)
+			}
+			var got []string
+			for _, p := range werr.Problems {
+				if p.Path == "" {
+					got = append(got, p.Message)
+				} else {
+					got = append(got, p.Path+": "+p.Message)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.errs) {
+				t.Errorf("got %.300q; want %.300q", got, tc.errs)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package jsonwire
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Problem is one thing wrong with a body: the element path of the field ("" for the body as a
@@ -12,9 +13,10 @@ type Problem struct {
 	Message string
 }
 
-// Error lists every problem found in a body (up to MaxProblems).
+// Error lists every problem found in a body: up to MaxProblems, and how many more were found.
 type Error struct {
 	Problems []Problem
+	Dropped  int // problems found beyond MaxProblems, not listed
 }
 
 // MaxProblems bounds the problems one body can report: 100,000 bad students must not produce a
@@ -33,7 +35,46 @@ func (e *Error) Error() string {
 		}
 		b.WriteString(p.Message)
 	}
+	if e.Dropped > 0 {
+		b.WriteString("; " + strconv.Itoa(e.Dropped) + " more problems not listed")
+	}
 	return b.String()
+}
+
+// MaxQuoted bounds how much of the caller's input one problem quotes: a 1 MB key or a
+// million-digit number is named by its start, not sent back whole.
+const MaxQuoted = 64
+
+// Clip is what a problem shows of input: all of it when it is short, else its first MaxQuoted
+// bytes (cut between characters) and "…", with note saying so; bytes that are not UTF-8 become
+// U+FFFD, since the answer must be valid text.
+func Clip[T string | []byte](input T) (shown, note string) {
+	b := input
+	if len(b) > MaxQuoted {
+		n := MaxQuoted
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = b[:n]
+		note = " (" + strconv.Itoa(len(input)) + " bytes; the first " + strconv.Itoa(n) + " shown)"
+	}
+	shown = strings.ToValidUTF8(string(b), "\uFFFD")
+	if note != "" {
+		shown += "…"
+	}
+	return shown, note
+}
+
+// quoteInput is input as a problem quotes it: "text" (clipped), and the note when clipped.
+func quoteInput(input []byte) string {
+	shown, note := Clip(input)
+	return strconv.Quote(shown) + note
+}
+
+// showInput is input as a problem shows it unquoted (a number's text), clipped.
+func showInput(input []byte) string {
+	shown, note := Clip(input)
+	return shown + note
 }
 
 // step is one element of a path: a field name, or an index when name is "".
