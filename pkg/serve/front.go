@@ -20,6 +20,11 @@ var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 func (s *Server) apiFront(gw http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0 (authtoken.go)
+			if r.Method == http.MethodPost && contentEncoded(r.Header) {
+				dropBody(w, r)
+				writeUnsupportedEncoding(w)
+				return
+			}
 			s.authToken(w, r)
 			return
 		}
@@ -41,6 +46,11 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		if rule := s.rules[method]; !rule.public {
 			fc.authorized, fc.method = authorized, method
+		}
+		if contentEncoded(r.Header) {
+			dropBody(w, r)
+			writeUnsupportedEncoding(w)
+			return
 		}
 		form := false
 		if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
@@ -131,6 +141,30 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 	}
 	rest, err := io.ReadAll(r)
 	return append(buf[:n], rest...), err
+}
+
+// contentEncoded reports a body sent with a content coding (gzip, br, ...). The front reads a body
+// as sent: a compressed one is not malformed JSON (400) but a coding it does not take, which
+// RFC 9110 §15.5.16 answers with 415.
+func contentEncoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeUnsupportedEncoding answers a content-encoded body: 415 with Accept-Encoding: identity
+// (RFC 9110 §12.5.3: the codings a request may use).
+func writeUnsupportedEncoding(w http.ResponseWriter) {
+	w.Header().Set("Accept-Encoding", "identity")
+	writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: ErrorBody{
+		Message: "Unsupported media type.", ExceptionType: ExceptionUnsupportedType,
+		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
+	}})
 }
 
 // callerAddr is the HTTP caller's address for the /authToken throttle: the rightmost
