@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -141,9 +142,13 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		}
 		code := status.Code(err)
 		s.metrics.observe("grpc", info.FullMethod, code.String(), time.Since(start))
+		suppressed, ok := s.logAllowed("grpc", code != codes.OK, code.String())
+		if !ok {
+			return
+		}
 		logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
 			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), suppressed)
 	}()
 
 	if fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
@@ -229,6 +234,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
+// codeText is code as text (the metric label and the log limiter's cause).
+func (r *statusRecorder) codeText(code int) string { return strconv.Itoa(code) }
+
 // Unwrap lets http.ResponseController reach the connection (read deadlines, bodyrate.go).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
@@ -264,13 +272,17 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 				code = http.StatusOK
 			}
 			d := time.Since(start)
-			s.metrics.observe("http", ri.route, strconv.Itoa(code), d)
+			s.metrics.observe("http", ri.route, rec.codeText(code), d)
 			if ri.route == "/healthz" || ri.route == "/readyz" || ri.route == "/metrics" {
 				return // probes and scrapes every few seconds would drown the log
 			}
+			suppressed, ok := s.logAllowed("http", code >= 400, rec.codeText(code))
+			if !ok {
+				return
+			}
 			logRequest(ctx, s.log, httpLogLevel(code), "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
 				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
-				slog.Float64("duration_ms", float64(d.Microseconds())/1000))
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000), suppressed)
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

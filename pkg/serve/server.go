@@ -58,6 +58,7 @@ type Server struct {
 	postRoutes map[string]string // API path -> rpc full method
 	openapi    []byte
 	codec      *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
+	logs       *logLimiter     // log lines of refused and failed requests, per cause (loglimit.go)
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
@@ -89,6 +90,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service), codec: newWireCodec(cfg.Limits)}
+	s.logs = newLogLimiter(s.metrics.registry, cfg.Service)
 	s.metrics.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
 		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
 		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
