@@ -229,7 +229,7 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed. net/http writes nothing to a connection before it has passed its check for a Shutdown
+// closed (and writes net/http's plain 431 as the JSON error body, rawanswers.go). net/http writes nothing to a connection before it has passed its check for a Shutdown
 // in progress (which drops the request read), so a written connection's first request is
 // answered.
 type drainConn struct {
@@ -249,6 +249,12 @@ func (c *drainConn) Read(p []byte) (int, error) {
 
 func (c *drainConn) Write(p []byte) (int, error) {
 	c.forget()
+	if answer, replaced := asJSON(p); replaced { // rawanswers.go
+		if _, err := c.Conn.Write(answer); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return c.Conn.Write(p)
 }
 
