@@ -35,6 +35,8 @@ func TestDocumentedLimitsAreEnforcedOnes(t *testing.T) {
 			l := cfg.Limits
 			ranges := map[string][2]float64{
 				"priorAbility":     {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
+				"readerAbility":    {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
+				"textMeasures[]":   {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"difficulty":       {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"cutLevels[]":      {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"priorUncertainty": {0, measure.MaxUncertainty},
@@ -42,7 +44,7 @@ func TestDocumentedLimitsAreEnforcedOnes(t *testing.T) {
 				"testUncertainty":  {0, measure.MaxUncertainty},
 				"elapsedDays":      {0, measure.MaxElapsedDays},
 			}
-			sizes := map[string]int{"items": l.MaxItems, "studentData": l.MaxStudents, "cutLevels": l.MaxCutLevels}
+			sizes := map[string]int{"items": l.MaxItems, "studentData": l.MaxStudents, "cutLevels": l.MaxCutLevels, "textMeasures": l.MaxItems}
 
 			raw, err := openapi.Document(service, "dev")
 			if err != nil {

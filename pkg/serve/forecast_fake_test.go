@@ -139,6 +139,10 @@ func (f *fakeForecast) ForecastMath(context.Context, *forecastv1.ForecastRequest
 	return &forecastv1.Forecast{ApiVersion: Version}, nil
 }
 
+func (f *fakeForecast) ForecastComprehension(context.Context, *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
+	return &forecastv1.ComprehensionResponse{ApiVersion: Version}, nil
+}
+
 // forecastGateway is the fake's gateway adapter, as the services write theirs.
 type forecastGateway struct {
 	forecastv1.UnimplementedForecastServiceServer
@@ -159,6 +163,10 @@ func (g forecastGateway) ForecastReadingGroup(ctx context.Context, r *forecastv1
 
 func (g forecastGateway) ForecastMathGroup(ctx context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
 	return Invoke(ctx, r, g.f.ForecastMathGroup)
+}
+
+func (g forecastGateway) ForecastComprehension(ctx context.Context, r *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
+	return Invoke(ctx, r, g.f.ForecastComprehension)
 }
 
 // forecastConfig is the test configuration of a forecast server.

@@ -12,6 +12,7 @@ func TestRoutes(t *testing.T) {
 		"/authToken": "/yardstick.auth.v1.TokenService/IssueToken",
 		"/api/score/items/idsWithResults/bayes/strands": "/yardstick.scoring.v1.ScoringService/ScoreItemResultsBayesStrands",
 		"/api/forecast/reading/group":                   "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup",
+		"/api/forecast/comprehension":                   "/yardstick.forecast.v1.ForecastService/ForecastComprehension",
 	}
 	got := map[string]string{}
 	for _, r := range routes {
@@ -20,8 +21,8 @@ func TestRoutes(t *testing.T) {
 		}
 		got[r.Path] = r.FullMethod
 	}
-	if len(routes) != 15 {
-		t.Errorf("got %d routes; want 15 (1 token, 10 scoring, 4 forecast)", len(routes))
+	if len(routes) != 16 {
+		t.Errorf("got %d routes; want 16 (1 token, 10 scoring, 5 forecast)", len(routes))
 	}
 	for path, method := range want {
 		if got[path] != method {

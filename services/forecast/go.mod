@@ -7,6 +7,7 @@ require (
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -35,7 +36,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

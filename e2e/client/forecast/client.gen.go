@@ -115,6 +115,42 @@ func (e TokenFormGrantType) Valid() bool {
 	}
 }
 
+// Defines values for V1ComprehensionRequestFramework.
+const (
+	V1ComprehensionRequestFrameworkLexile   V1ComprehensionRequestFramework = "lexile"
+	V1ComprehensionRequestFrameworkQuantile V1ComprehensionRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1ComprehensionRequestFramework enum.
+func (e V1ComprehensionRequestFramework) Valid() bool {
+	switch e {
+	case V1ComprehensionRequestFrameworkLexile:
+		return true
+	case V1ComprehensionRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ComprehensionResponseFramework.
+const (
+	V1ComprehensionResponseFrameworkLexile   V1ComprehensionResponseFramework = "lexile"
+	V1ComprehensionResponseFrameworkQuantile V1ComprehensionResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1ComprehensionResponseFramework enum.
+func (e V1ComprehensionResponseFramework) Valid() bool {
+	switch e {
+	case V1ComprehensionResponseFrameworkLexile:
+		return true
+	case V1ComprehensionResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V1ForecastFramework.
 const (
 	V1ForecastFrameworkLexile   V1ForecastFramework = "lexile"
@@ -127,6 +163,48 @@ func (e V1ForecastFramework) Valid() bool {
 	case V1ForecastFrameworkLexile:
 		return true
 	case V1ForecastFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ForecastRequestTimeOfYear.
+const (
+	V1ForecastRequestTimeOfYearBOY V1ForecastRequestTimeOfYear = "BOY"
+	V1ForecastRequestTimeOfYearEOY V1ForecastRequestTimeOfYear = "EOY"
+	V1ForecastRequestTimeOfYearMOY V1ForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ForecastRequestTimeOfYear enum.
+func (e V1ForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ForecastRequestTimeOfYearBOY:
+		return true
+	case V1ForecastRequestTimeOfYearEOY:
+		return true
+	case V1ForecastRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1GroupForecastRequestTimeOfYear.
+const (
+	V1GroupForecastRequestTimeOfYearBOY V1GroupForecastRequestTimeOfYear = "BOY"
+	V1GroupForecastRequestTimeOfYearEOY V1GroupForecastRequestTimeOfYear = "EOY"
+	V1GroupForecastRequestTimeOfYearMOY V1GroupForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1GroupForecastRequestTimeOfYear enum.
+func (e V1GroupForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1GroupForecastRequestTimeOfYearBOY:
+		return true
+	case V1GroupForecastRequestTimeOfYearEOY:
+		return true
+	case V1GroupForecastRequestTimeOfYearMOY:
 		return true
 	default:
 		return false
@@ -231,6 +309,47 @@ type TokenForm struct {
 // TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
 type TokenFormGrantType string
 
+// V1ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
+type V1ComprehensionRequest struct {
+	// Framework Required: "lexile" or "quantile" (any case).
+	//
+	// Any case is accepted.
+	Framework V1ComprehensionRequestFramework `json:"framework"`
+
+	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
+	ReaderAbility float64 `json:"readerAbility"`
+
+	// TextMeasures Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+	TextMeasures []float64 `json:"textMeasures"`
+}
+
+// V1ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
+//
+// Any case is accepted.
+type V1ComprehensionRequestFramework string
+
+// V1ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
+type V1ComprehensionResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework V1ComprehensionResponseFramework `json:"framework"`
+
+	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
+	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
+	Rates []float64 `json:"rates"`
+}
+
+// V1ComprehensionResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type V1ComprehensionResponseFramework string
+
 // V1Forecast The forecast of one student.
 type V1Forecast struct {
 	// Ability Forecasted ability (mean of the forecast distribution), a measure, not rounded.
@@ -246,6 +365,10 @@ type V1Forecast struct {
 	//
 	// Always lower-case.
 	Framework V1ForecastFramework `json:"framework"`
+
+	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// forecast ability among the content bundle's norms for that grade and time of year.
+	Percentile *int32 `json:"percentile,omitempty"`
 
 	// Probabilities Probability of each band: below the first cut, between cuts, at or above the last cut
 	// (one more entry than cut levels; they add up to 1).
@@ -270,6 +393,11 @@ type V1ForecastRequest struct {
 	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
+	// and caps ability_display at the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// PriorAbility Required. The student's latest measure (-10,000 to 10,000), e.g. 695.3 — a forecast's own
 	// ability may be passed on as the next prior.
 	//
@@ -281,7 +409,13 @@ type V1ForecastRequest struct {
 
 	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000, e.g. 32.5.
 	TestUncertainty float64 `json:"testUncertainty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
+
+// V1ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ForecastRequestTimeOfYear string
 
 // V1GroupAggregate The group's aggregate forecast.
 type V1GroupAggregate struct {
@@ -305,6 +439,11 @@ type V1GroupForecastRequest struct {
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
 	CutLevels []float64 `json:"cutLevels"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
+	// and caps ability_display at the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
 	//
 	// The limit of 100,000 is the default of YARDSTICK_MAX_STUDENTS. An entry is an object or an array of its three numbers in order.
@@ -312,6 +451,9 @@ type V1GroupForecastRequest struct {
 
 	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
 	TestUncertainty float64 `json:"testUncertainty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
@@ -321,6 +463,9 @@ type V1GroupForecastRequestStudentData1 = []float64
 type V1GroupForecastRequest_StudentData_Item struct {
 	union json.RawMessage
 }
+
+// V1GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1GroupForecastRequestTimeOfYear string
 
 // V1GroupForecastResponse The answer of a group forecast.
 type V1GroupForecastResponse struct {
@@ -392,6 +537,10 @@ type V1StudentForecast struct {
 	// AbilityDisplay Display-ready forecasted ability.
 	AbilityDisplay string `json:"abilityDisplay"`
 
+	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// student's forecast ability among the content bundle's norms.
+	Percentile *int32 `json:"percentile,omitempty"`
+
 	// Probabilities Probability of each band (one more entry than cut levels).
 	Probabilities []float64 `json:"probabilities"`
 
@@ -442,6 +591,9 @@ type TokenServiceIssueToken401JSONResponseBody struct {
 type TokenServiceIssueToken403JSONResponseBody struct {
 	union json.RawMessage
 }
+
+// ForecastServiceForecastComprehensionJSONRequestBody defines body for ForecastServiceForecastComprehension for application/json ContentType.
+type ForecastServiceForecastComprehensionJSONRequestBody = V1ComprehensionRequest
 
 // ForecastServiceForecastMathJSONRequestBody defines body for ForecastServiceForecastMath for application/json ContentType.
 type ForecastServiceForecastMathJSONRequestBody = V1ForecastRequest
@@ -916,6 +1068,24 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+	ForecastServiceForecastComprehensionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+	ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
 	// POST /api/forecast/math
 	//
@@ -1006,6 +1176,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
+// (extension; lexile or quantile).
+// POST /api/forecast/comprehension
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+func (c *Client) ForecastServiceForecastComprehensionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastComprehensionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
+// (extension; lexile or quantile).
+// POST /api/forecast/comprehension
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+func (c *Client) ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastComprehensionRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
@@ -1207,6 +1415,46 @@ func (c *Client) TokenServiceIssueTokenWithFormdataBody(ctx context.Context, bod
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewForecastServiceForecastComprehensionRequest calls the generic ForecastServiceForecastComprehension builder with application/json body
+func NewForecastServiceForecastComprehensionRequest(server string, body ForecastServiceForecastComprehensionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewForecastServiceForecastComprehensionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewForecastServiceForecastComprehensionRequestWithBody constructs an http.Request for the ForecastServiceForecastComprehension method, with any body, and a specified content type
+func NewForecastServiceForecastComprehensionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/comprehension")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewForecastServiceForecastMathRequest calls the generic ForecastServiceForecastMath builder with application/json body
@@ -1464,6 +1712,24 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+	ForecastServiceForecastComprehensionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
+
+	// ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+	ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
+
 	// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
 	// POST /api/forecast/math
 	//
@@ -1554,6 +1820,124 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*TokenServiceIssueTokenResponse, error)
+}
+
+// ForecastServiceForecastComprehensionResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastComprehension
+type ForecastServiceForecastComprehensionResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastComprehensionResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastComprehension
+type ForecastServiceForecastComprehensionResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastComprehensionResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastComprehension
+type ForecastServiceForecastComprehensionResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastComprehensionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V1ComprehensionResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastComprehensionResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastComprehensionResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastComprehensionResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON200() *V1ComprehensionResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastComprehensionResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastComprehensionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastComprehensionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastComprehensionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastComprehensionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ForecastServiceForecastMathResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastMath
@@ -2146,6 +2530,36 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
+// (extension; lexile or quantile).
+// POST /api/forecast/comprehension
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error) {
+	rsp, err := c.ForecastServiceForecastComprehensionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastComprehensionResponse(rsp)
+}
+
+// ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
+// (extension; lexile or quantile).
+// POST /api/forecast/comprehension
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error) {
+	rsp, err := c.ForecastServiceForecastComprehension(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastComprehensionResponse(rsp)
+}
+
 // ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
 // POST /api/forecast/math
 //
@@ -2301,6 +2715,121 @@ func (c *ClientWithResponses) TokenServiceIssueTokenWithFormdataBodyWithResponse
 		return nil, err
 	}
 	return ParseTokenServiceIssueTokenResponse(rsp)
+}
+
+// ParseForecastServiceForecastComprehensionResponse parses an HTTP response from a ForecastServiceForecastComprehensionWithResponse call
+func ParseForecastServiceForecastComprehensionResponse(rsp *http.Response) (*ForecastServiceForecastComprehensionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastComprehensionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V1ComprehensionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastComprehensionResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastComprehensionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastComprehensionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseForecastServiceForecastMathResponse parses an HTTP response from a ForecastServiceForecastMathWithResponse call

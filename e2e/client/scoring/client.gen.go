@@ -169,6 +169,48 @@ func (e V1ScoreDifficultiesBayesRequestFramework) Valid() bool {
 	}
 }
 
+// Defines values for V1ScoreDifficultiesBayesRequestTimeOfYear.
+const (
+	V1ScoreDifficultiesBayesRequestTimeOfYearBOY V1ScoreDifficultiesBayesRequestTimeOfYear = "BOY"
+	V1ScoreDifficultiesBayesRequestTimeOfYearEOY V1ScoreDifficultiesBayesRequestTimeOfYear = "EOY"
+	V1ScoreDifficultiesBayesRequestTimeOfYearMOY V1ScoreDifficultiesBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreDifficultiesBayesRequestTimeOfYear enum.
+func (e V1ScoreDifficultiesBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreDifficultiesBayesRequestTimeOfYearBOY:
+		return true
+	case V1ScoreDifficultiesBayesRequestTimeOfYearEOY:
+		return true
+	case V1ScoreDifficultiesBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ScoreFormRequestTimeOfYear.
+const (
+	V1ScoreFormRequestTimeOfYearBOY V1ScoreFormRequestTimeOfYear = "BOY"
+	V1ScoreFormRequestTimeOfYearEOY V1ScoreFormRequestTimeOfYear = "EOY"
+	V1ScoreFormRequestTimeOfYearMOY V1ScoreFormRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreFormRequestTimeOfYear enum.
+func (e V1ScoreFormRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreFormRequestTimeOfYearBOY:
+		return true
+	case V1ScoreFormRequestTimeOfYearEOY:
+		return true
+	case V1ScoreFormRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V1ScoreItemIdsBayesRequestFramework.
 const (
 	V1ScoreItemIdsBayesRequestFrameworkLexile   V1ScoreItemIdsBayesRequestFramework = "lexile"
@@ -181,6 +223,27 @@ func (e V1ScoreItemIdsBayesRequestFramework) Valid() bool {
 	case V1ScoreItemIdsBayesRequestFrameworkLexile:
 		return true
 	case V1ScoreItemIdsBayesRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ScoreItemIdsBayesRequestTimeOfYear.
+const (
+	V1ScoreItemIdsBayesRequestTimeOfYearBOY V1ScoreItemIdsBayesRequestTimeOfYear = "BOY"
+	V1ScoreItemIdsBayesRequestTimeOfYearEOY V1ScoreItemIdsBayesRequestTimeOfYear = "EOY"
+	V1ScoreItemIdsBayesRequestTimeOfYearMOY V1ScoreItemIdsBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreItemIdsBayesRequestTimeOfYear enum.
+func (e V1ScoreItemIdsBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreItemIdsBayesRequestTimeOfYearBOY:
+		return true
+	case V1ScoreItemIdsBayesRequestTimeOfYearEOY:
+		return true
+	case V1ScoreItemIdsBayesRequestTimeOfYearMOY:
 		return true
 	default:
 		return false
@@ -205,6 +268,27 @@ func (e V1ScoreItemIdsRequestFramework) Valid() bool {
 	}
 }
 
+// Defines values for V1ScoreItemIdsRequestTimeOfYear.
+const (
+	V1ScoreItemIdsRequestTimeOfYearBOY V1ScoreItemIdsRequestTimeOfYear = "BOY"
+	V1ScoreItemIdsRequestTimeOfYearEOY V1ScoreItemIdsRequestTimeOfYear = "EOY"
+	V1ScoreItemIdsRequestTimeOfYearMOY V1ScoreItemIdsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreItemIdsRequestTimeOfYear enum.
+func (e V1ScoreItemIdsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreItemIdsRequestTimeOfYearBOY:
+		return true
+	case V1ScoreItemIdsRequestTimeOfYearEOY:
+		return true
+	case V1ScoreItemIdsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V1ScoreItemResultsBayesRequestFramework.
 const (
 	V1ScoreItemResultsBayesRequestFrameworkLexile   V1ScoreItemResultsBayesRequestFramework = "lexile"
@@ -217,6 +301,27 @@ func (e V1ScoreItemResultsBayesRequestFramework) Valid() bool {
 	case V1ScoreItemResultsBayesRequestFrameworkLexile:
 		return true
 	case V1ScoreItemResultsBayesRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ScoreItemResultsBayesRequestTimeOfYear.
+const (
+	V1ScoreItemResultsBayesRequestTimeOfYearBOY V1ScoreItemResultsBayesRequestTimeOfYear = "BOY"
+	V1ScoreItemResultsBayesRequestTimeOfYearEOY V1ScoreItemResultsBayesRequestTimeOfYear = "EOY"
+	V1ScoreItemResultsBayesRequestTimeOfYearMOY V1ScoreItemResultsBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreItemResultsBayesRequestTimeOfYear enum.
+func (e V1ScoreItemResultsBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreItemResultsBayesRequestTimeOfYearBOY:
+		return true
+	case V1ScoreItemResultsBayesRequestTimeOfYearEOY:
+		return true
+	case V1ScoreItemResultsBayesRequestTimeOfYearMOY:
 		return true
 	default:
 		return false
@@ -280,6 +385,27 @@ func (e V1ScoreItemResultsRequestFramework) Valid() bool {
 	}
 }
 
+// Defines values for V1ScoreItemResultsRequestTimeOfYear.
+const (
+	V1ScoreItemResultsRequestTimeOfYearBOY V1ScoreItemResultsRequestTimeOfYear = "BOY"
+	V1ScoreItemResultsRequestTimeOfYearEOY V1ScoreItemResultsRequestTimeOfYear = "EOY"
+	V1ScoreItemResultsRequestTimeOfYearMOY V1ScoreItemResultsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreItemResultsRequestTimeOfYear enum.
+func (e V1ScoreItemResultsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreItemResultsRequestTimeOfYearBOY:
+		return true
+	case V1ScoreItemResultsRequestTimeOfYearEOY:
+		return true
+	case V1ScoreItemResultsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V1ScoreItemResultsStrandsRequestFramework.
 const (
 	V1ScoreItemResultsStrandsRequestFrameworkLexile   V1ScoreItemResultsStrandsRequestFramework = "lexile"
@@ -313,6 +439,48 @@ func (e V1ScoreItemResultsStrandsRequestTimeOfYear) Valid() bool {
 	case V1ScoreItemResultsStrandsRequestTimeOfYearEOY:
 		return true
 	case V1ScoreItemResultsStrandsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ScoreScaleBayesRequestTimeOfYear.
+const (
+	V1ScoreScaleBayesRequestTimeOfYearBOY V1ScoreScaleBayesRequestTimeOfYear = "BOY"
+	V1ScoreScaleBayesRequestTimeOfYearEOY V1ScoreScaleBayesRequestTimeOfYear = "EOY"
+	V1ScoreScaleBayesRequestTimeOfYearMOY V1ScoreScaleBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreScaleBayesRequestTimeOfYear enum.
+func (e V1ScoreScaleBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreScaleBayesRequestTimeOfYearBOY:
+		return true
+	case V1ScoreScaleBayesRequestTimeOfYearEOY:
+		return true
+	case V1ScoreScaleBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1ScoreScaleRequestTimeOfYear.
+const (
+	V1ScoreScaleRequestTimeOfYearBOY V1ScoreScaleRequestTimeOfYear = "BOY"
+	V1ScoreScaleRequestTimeOfYearEOY V1ScoreScaleRequestTimeOfYear = "EOY"
+	V1ScoreScaleRequestTimeOfYearMOY V1ScoreScaleRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1ScoreScaleRequestTimeOfYear enum.
+func (e V1ScoreScaleRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1ScoreScaleRequestTimeOfYearBOY:
+		return true
+	case V1ScoreScaleRequestTimeOfYearEOY:
+		return true
+	case V1ScoreScaleRequestTimeOfYearMOY:
 		return true
 	default:
 		return false
@@ -526,6 +694,10 @@ type V1Measure struct {
 	// Always lower-case.
 	Framework V1MeasureFramework `json:"framework"`
 
+	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
+	Percentile *int32 `json:"percentile,omitempty"`
+
 	// Uncertainty Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `json:"uncertainty"`
 }
@@ -543,6 +715,11 @@ type V1ScoreDifficultiesBayesRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	Framework V1ScoreDifficultiesBayesRequestFramework `json:"framework"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// Items Required, 1 to 5,000 entries; their counts add up to the number of items.
 	//
 	// Their counts add up to at most 5,000 items, the default of YARDSTICK_MAX_ITEMS.
@@ -558,19 +735,36 @@ type V1ScoreDifficultiesBayesRequest struct {
 
 	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
 type V1ScoreDifficultiesBayesRequestFramework string
+
+// V1ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreDifficultiesBayesRequestTimeOfYear string
 
 // V1ScoreFormRequest defines model for v1ScoreFormRequest.
 type V1ScoreFormRequest struct {
 	// FormId Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId string `json:"formId"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form.
 	NumberCorrect int32 `json:"numberCorrect"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
+
+// V1ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreFormRequestTimeOfYear string
 
 // V1ScoreItemIdsBayesRequest defines model for v1ScoreItemIdsBayesRequest.
 type V1ScoreItemIdsBayesRequest struct {
@@ -579,6 +773,11 @@ type V1ScoreItemIdsBayesRequest struct {
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
+
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
 
 	// Items Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
 	//
@@ -595,15 +794,26 @@ type V1ScoreItemIdsBayesRequest struct {
 
 	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemIdsBayesRequestFramework string
 
+// V1ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreItemIdsBayesRequestTimeOfYear string
+
 // V1ScoreItemIdsRequest defines model for v1ScoreItemIdsRequest.
 type V1ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsRequestFramework `json:"framework,omitempty"`
+
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
 
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
@@ -612,10 +822,16 @@ type V1ScoreItemIdsRequest struct {
 
 	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
 	NumberCorrect int32 `json:"numberCorrect"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemIdsRequestFramework string
+
+// V1ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreItemIdsRequestTimeOfYear string
 
 // V1ScoreItemResultsBayesRequest defines model for v1ScoreItemResultsBayesRequest.
 type V1ScoreItemResultsBayesRequest struct {
@@ -624,6 +840,11 @@ type V1ScoreItemResultsBayesRequest struct {
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
+
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
 
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
@@ -637,10 +858,16 @@ type V1ScoreItemResultsBayesRequest struct {
 
 	// PriorUncertainty Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsBayesRequestFramework string
+
+// V1ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreItemResultsBayesRequestTimeOfYear string
 
 // V1ScoreItemResultsBayesStrandsRequest defines model for v1ScoreItemResultsBayesStrandsRequest.
 type V1ScoreItemResultsBayesStrandsRequest struct {
@@ -681,14 +908,25 @@ type V1ScoreItemResultsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []V1ItemResult `json:"items"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 type V1ScoreItemResultsRequestFramework string
+
+// V1ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreItemResultsRequestTimeOfYear string
 
 // V1ScoreItemResultsStrandsRequest defines model for v1ScoreItemResultsStrandsRequest.
 type V1ScoreItemResultsStrandsRequest struct {
@@ -718,6 +956,11 @@ type V1ScoreScaleBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// LinkId Required. Identifier of the link table of the external test.
 	LinkId string `json:"linkId"`
 
@@ -734,6 +977,9 @@ type V1ScoreScaleBayesRequest struct {
 
 	// ScaleSem Required. Standard error of measurement of the external test, greater than 0, at most 10,000.
 	ScaleSem float64 `json:"scaleSem"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreScaleBayesRequestScaleScore0 Example: 512
@@ -747,8 +993,16 @@ type V1ScoreScaleBayesRequest_ScaleScore struct {
 	union json.RawMessage
 }
 
+// V1ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreScaleBayesRequestTimeOfYear string
+
 // V1ScoreScaleRequest defines model for v1ScoreScaleRequest.
 type V1ScoreScaleRequest struct {
+	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// LinkId Required. Identifier of the link table of the external test, e.g. "STATE-READ-2026".
 	LinkId string `json:"linkId"`
 
@@ -759,6 +1013,9 @@ type V1ScoreScaleRequest struct {
 	// ScaleSem Required. Standard error of measurement of the external test in its own scale units,
 	// greater than 0 and at most 10,000.
 	ScaleSem float64 `json:"scaleSem"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *V1ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // V1ScoreScaleRequestScaleScore0 Example: 512
@@ -772,6 +1029,9 @@ type V1ScoreScaleRequestScaleScore1 = float32
 type V1ScoreScaleRequest_ScaleScore struct {
 	union json.RawMessage
 }
+
+// V1ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type V1ScoreScaleRequestTimeOfYear string
 
 // V1Strand A strand of the standard strand endpoint.
 type V1Strand struct {

@@ -34,7 +34,13 @@ type ForecastRequest struct {
 	// Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays *float64 `protobuf:"fixed64,4,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
 	// Required. Performance milestones: 1 to 20 measures, strictly ascending, e.g. [600, 800, 1000].
-	CutLevels     []float64 `protobuf:"fixed64,5,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	CutLevels []float64 `protobuf:"fixed64,5,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
+	// and caps ability_display at the grade's cap.
+	Grade *int32 `protobuf:"varint,6,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,7,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +108,20 @@ func (x *ForecastRequest) GetCutLevels() []float64 {
 		return x.CutLevels
 	}
 	return nil
+}
+
+func (x *ForecastRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ForecastRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
 }
 
 // One student of a group forecast. On the JSON front an entry may also be a 3-number array
@@ -176,7 +196,13 @@ type GroupForecastRequest struct {
 	// Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
 	TestUncertainty *float64 `protobuf:"fixed64,2,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
 	// Required. Performance milestones: 1 to 20 measures, strictly ascending.
-	CutLevels     []float64 `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	CutLevels []float64 `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
+	// and caps ability_display at the grade's cap.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -232,6 +258,20 @@ func (x *GroupForecastRequest) GetCutLevels() []float64 {
 	return nil
 }
 
+func (x *GroupForecastRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *GroupForecastRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 // The forecast of one student.
 type Forecast struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -247,7 +287,10 @@ type Forecast struct {
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// "lexile" (reading) or "quantile" (math).
-	Framework     string `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
+	Framework string `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// forecast ability among the content bundle's norms for that grade and time of year.
+	Percentile    *int32 `protobuf:"varint,7,opt,name=percentile,proto3,oneof" json:"percentile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -324,6 +367,13 @@ func (x *Forecast) GetFramework() string {
 	return ""
 }
 
+func (x *Forecast) GetPercentile() int32 {
+	if x != nil && x.Percentile != nil {
+		return *x.Percentile
+	}
+	return 0
+}
+
 // A student's forecast inside a group forecast.
 type StudentForecast struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -335,6 +385,9 @@ type StudentForecast struct {
 	Uncertainty float64 `protobuf:"fixed64,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
 	// Probability of each band (one more entry than cut levels).
 	Probabilities []float64 `protobuf:"fixed64,4,rep,packed,name=probabilities,proto3" json:"probabilities,omitempty"`
+	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// student's forecast ability among the content bundle's norms.
+	Percentile    *int32 `protobuf:"varint,5,opt,name=percentile,proto3,oneof" json:"percentile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -395,6 +448,13 @@ func (x *StudentForecast) GetProbabilities() []float64 {
 		return x.Probabilities
 	}
 	return nil
+}
+
+func (x *StudentForecast) GetPercentile() int32 {
+	if x != nil && x.Percentile != nil {
+		return *x.Percentile
+	}
+	return 0
 }
 
 // The group's aggregate forecast.
@@ -589,35 +649,174 @@ func (x *GroupForecastResponse) GetFramework() string {
 	return ""
 }
 
+// A reader and the measures of texts (or items) whose comprehension rates are asked.
+type ComprehensionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: "lexile" or "quantile" (any case).
+	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Required. The reader's (student's) measure, -10,000 to 10,000.
+	ReaderAbility *float64 `protobuf:"fixed64,2,opt,name=reader_ability,json=readerAbility,proto3,oneof" json:"reader_ability,omitempty"`
+	// Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
+	TextMeasures  []float64 `protobuf:"fixed64,3,rep,packed,name=text_measures,json=textMeasures,proto3" json:"text_measures,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComprehensionRequest) Reset() {
+	*x = ComprehensionRequest{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComprehensionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComprehensionRequest) ProtoMessage() {}
+
+func (x *ComprehensionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComprehensionRequest.ProtoReflect.Descriptor instead.
+func (*ComprehensionRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ComprehensionRequest) GetFramework() string {
+	if x != nil && x.Framework != nil {
+		return *x.Framework
+	}
+	return ""
+}
+
+func (x *ComprehensionRequest) GetReaderAbility() float64 {
+	if x != nil && x.ReaderAbility != nil {
+		return *x.ReaderAbility
+	}
+	return 0
+}
+
+func (x *ComprehensionRequest) GetTextMeasures() []float64 {
+	if x != nil {
+		return x.TextMeasures
+	}
+	return nil
+}
+
+// The expected comprehension (success) rate of the reader on each text.
+type ComprehensionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
+	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
+	Rates []float64 `protobuf:"fixed64,1,rep,packed,name=rates,proto3" json:"rates,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion    string `protobuf:"bytes,3,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComprehensionResponse) Reset() {
+	*x = ComprehensionResponse{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComprehensionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComprehensionResponse) ProtoMessage() {}
+
+func (x *ComprehensionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComprehensionResponse.ProtoReflect.Descriptor instead.
+func (*ComprehensionResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ComprehensionResponse) GetRates() []float64 {
+	if x != nil {
+		return x.Rates
+	}
+	return nil
+}
+
+func (x *ComprehensionResponse) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
+func (x *ComprehensionResponse) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
 var File_yardstick_forecast_v1_forecast_proto protoreflect.FileDescriptor
 
 const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\n" +
-	"$yardstick/forecast/v1/forecast.proto\x12\x15yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xb2\x02\n" +
+	"$yardstick/forecast/v1/forecast.proto\x12\x15yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\x8f\x03\n" +
 	"\x0fForecastRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12.\n" +
 	"\x10test_uncertainty\x18\x03 \x01(\x01H\x02R\x0ftestUncertainty\x88\x01\x01\x12&\n" +
 	"\felapsed_days\x18\x04 \x01(\x01H\x03R\velapsedDays\x88\x01\x01\x12\x1d\n" +
 	"\n" +
-	"cut_levels\x18\x05 \x03(\x01R\tcutLevelsB\x10\n" +
+	"cut_levels\x18\x05 \x03(\x01R\tcutLevels\x12\x19\n" +
+	"\x05grade\x18\x06 \x01(\x05H\x04R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\a \x01(\tH\x05R\n" +
+	"timeOfYear\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x13\n" +
 	"\x11_test_uncertaintyB\x0f\n" +
-	"\r_elapsed_days\"\xca\x01\n" +
+	"\r_elapsed_daysB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xca\x01\n" +
 	"\vStudentData\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
 	"\felapsed_days\x18\x03 \x01(\x01H\x02R\velapsedDays\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
-	"\r_elapsed_days\"\xc1\x01\n" +
+	"\r_elapsed_days\"\x9e\x02\n" +
 	"\x14GroupForecastRequest\x12E\n" +
 	"\fstudent_data\x18\x01 \x03(\v2\".yardstick.forecast.v1.StudentDataR\vstudentData\x12.\n" +
 	"\x10test_uncertainty\x18\x02 \x01(\x01H\x00R\x0ftestUncertainty\x88\x01\x01\x12\x1d\n" +
 	"\n" +
-	"cut_levels\x18\x03 \x03(\x01R\tcutLevelsB\x13\n" +
-	"\x11_test_uncertainty\"\xd4\x01\n" +
+	"cut_levels\x18\x03 \x03(\x01R\tcutLevels\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01B\x13\n" +
+	"\x11_test_uncertaintyB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\x88\x02\n" +
 	"\bForecast\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
@@ -625,12 +824,20 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\rprobabilities\x18\x04 \x03(\x01R\rprobabilities\x12\x1f\n" +
 	"\vapi_version\x18\x05 \x01(\tR\n" +
 	"apiVersion\x12\x1c\n" +
-	"\tframework\x18\x06 \x01(\tR\tframework\"\x9c\x01\n" +
+	"\tframework\x18\x06 \x01(\tR\tframework\x12#\n" +
+	"\n" +
+	"percentile\x18\a \x01(\x05H\x00R\n" +
+	"percentile\x88\x01\x01B\r\n" +
+	"\v_percentile\"\xd0\x01\n" +
 	"\x0fStudentForecast\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x03 \x01(\x01R\vuncertainty\x12$\n" +
-	"\rprobabilities\x18\x04 \x03(\x01R\rprobabilities\"\xd4\x01\n" +
+	"\rprobabilities\x18\x04 \x03(\x01R\rprobabilities\x12#\n" +
+	"\n" +
+	"percentile\x18\x05 \x01(\x05H\x00R\n" +
+	"percentile\x88\x01\x01B\r\n" +
+	"\v_percentile\"\xd4\x01\n" +
 	"\x0eGroupAggregate\x12#\n" +
 	"\rgroup_ability\x18\x01 \x01(\x01R\fgroupAbility\x12+\n" +
 	"\x11group_uncertainty\x18\x02 \x01(\x01R\x10groupUncertainty\x12;\n" +
@@ -643,12 +850,25 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\tforecasts\x18\x01 \x01(\v2%.yardstick.forecast.v1.GroupForecastsR\tforecasts\x12\x1f\n" +
 	"\vapi_version\x18\x02 \x01(\tR\n" +
 	"apiVersion\x12\x1c\n" +
-	"\tframework\x18\x03 \x01(\tR\tframework2\xff\x03\n" +
+	"\tframework\x18\x03 \x01(\tR\tframework\"\xab\x01\n" +
+	"\x14ComprehensionRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12*\n" +
+	"\x0ereader_ability\x18\x02 \x01(\x01H\x01R\rreaderAbility\x88\x01\x01\x12#\n" +
+	"\rtext_measures\x18\x03 \x03(\x01R\ftextMeasuresB\f\n" +
+	"\n" +
+	"_frameworkB\x11\n" +
+	"\x0f_reader_ability\"l\n" +
+	"\x15ComprehensionResponse\x12\x14\n" +
+	"\x05rates\x18\x01 \x03(\x01R\x05rates\x12\x1c\n" +
+	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\x03 \x01(\tR\n" +
+	"apiVersion2\x8a\x05\n" +
 	"\x0fForecastService\x12p\n" +
 	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x85\x01\n" +
 	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12m\n" +
 	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x82\x01\n" +
-	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:groupBKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
+	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x88\x01\n" +
+	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:readingBKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
 
 var (
 	file_yardstick_forecast_v1_forecast_proto_rawDescOnce sync.Once
@@ -662,7 +882,7 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),       // 0: yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),           // 1: yardstick.forecast.v1.StudentData
@@ -672,6 +892,8 @@ var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*GroupAggregate)(nil),        // 5: yardstick.forecast.v1.GroupAggregate
 	(*GroupForecasts)(nil),        // 6: yardstick.forecast.v1.GroupForecasts
 	(*GroupForecastResponse)(nil), // 7: yardstick.forecast.v1.GroupForecastResponse
+	(*ComprehensionRequest)(nil),  // 8: yardstick.forecast.v1.ComprehensionRequest
+	(*ComprehensionResponse)(nil), // 9: yardstick.forecast.v1.ComprehensionResponse
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1, // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
@@ -682,12 +904,14 @@ var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	2, // 5: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
 	0, // 6: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
 	2, // 7: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	3, // 8: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7, // 9: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3, // 10: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7, // 11: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	8, // [8:12] is the sub-list for method output_type
-	4, // [4:8] is the sub-list for method input_type
+	8, // 8: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	3, // 9: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7, // 10: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3, // 11: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7, // 12: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9, // 13: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	9, // [9:14] is the sub-list for method output_type
+	4, // [4:9] is the sub-list for method input_type
 	4, // [4:4] is the sub-list for extension type_name
 	4, // [4:4] is the sub-list for extension extendee
 	0, // [0:4] is the sub-list for field type_name
@@ -701,13 +925,16 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[0].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[1].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[2].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[3].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,10 +19,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ForecastService_ForecastReading_FullMethodName      = "/yardstick.forecast.v1.ForecastService/ForecastReading"
-	ForecastService_ForecastReadingGroup_FullMethodName = "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup"
-	ForecastService_ForecastMath_FullMethodName         = "/yardstick.forecast.v1.ForecastService/ForecastMath"
-	ForecastService_ForecastMathGroup_FullMethodName    = "/yardstick.forecast.v1.ForecastService/ForecastMathGroup"
+	ForecastService_ForecastReading_FullMethodName       = "/yardstick.forecast.v1.ForecastService/ForecastReading"
+	ForecastService_ForecastReadingGroup_FullMethodName  = "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup"
+	ForecastService_ForecastMath_FullMethodName          = "/yardstick.forecast.v1.ForecastService/ForecastMath"
+	ForecastService_ForecastMathGroup_FullMethodName     = "/yardstick.forecast.v1.ForecastService/ForecastMathGroup"
+	ForecastService_ForecastComprehension_FullMethodName = "/yardstick.forecast.v1.ForecastService/ForecastComprehension"
 )
 
 // ForecastServiceClient is the client API for ForecastService service.
@@ -55,6 +56,10 @@ type ForecastServiceClient interface {
 	// Forecasts of a group's math measures (extension, quantile).
 	// POST /api/forecast/math/group
 	ForecastMathGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
+	// A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error)
 }
 
 type forecastServiceClient struct {
@@ -105,6 +110,16 @@ func (c *forecastServiceClient) ForecastMathGroup(ctx context.Context, in *Group
 	return out, nil
 }
 
+func (c *forecastServiceClient) ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ComprehensionResponse)
+	err := c.cc.Invoke(ctx, ForecastService_ForecastComprehension_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ForecastServiceServer is the server API for ForecastService service.
 // All implementations must embed UnimplementedForecastServiceServer
 // for forward compatibility.
@@ -135,6 +150,10 @@ type ForecastServiceServer interface {
 	// Forecasts of a group's math measures (extension, quantile).
 	// POST /api/forecast/math/group
 	ForecastMathGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
+	// A reader's expected comprehension (success) rate on each text or item measure given
+	// (extension; lexile or quantile).
+	// POST /api/forecast/comprehension
+	ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error)
 	mustEmbedUnimplementedForecastServiceServer()
 }
 
@@ -156,6 +175,9 @@ func (UnimplementedForecastServiceServer) ForecastMath(context.Context, *Forecas
 }
 func (UnimplementedForecastServiceServer) ForecastMathGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForecastMathGroup not implemented")
+}
+func (UnimplementedForecastServiceServer) ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ForecastComprehension not implemented")
 }
 func (UnimplementedForecastServiceServer) mustEmbedUnimplementedForecastServiceServer() {}
 func (UnimplementedForecastServiceServer) testEmbeddedByValue()                         {}
@@ -250,6 +272,24 @@ func _ForecastService_ForecastMathGroup_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ForecastService_ForecastComprehension_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ComprehensionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ForecastServiceServer).ForecastComprehension(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ForecastService_ForecastComprehension_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ForecastServiceServer).ForecastComprehension(ctx, req.(*ComprehensionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ForecastService_ServiceDesc is the grpc.ServiceDesc for ForecastService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -272,6 +312,10 @@ var ForecastService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForecastMathGroup",
 			Handler:    _ForecastService_ForecastMathGroup_Handler,
+		},
+		{
+			MethodName: "ForecastComprehension",
+			Handler:    _ForecastService_ForecastComprehension_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

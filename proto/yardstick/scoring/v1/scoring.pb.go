@@ -185,7 +185,13 @@ type ScoreItemResultsRequest struct {
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,2,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,2,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -234,6 +240,20 @@ func (x *ScoreItemResultsRequest) GetFramework() string {
 	return ""
 }
 
+func (x *ScoreItemResultsRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreItemResultsRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 type ScoreItemIdsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
@@ -241,7 +261,13 @@ type ScoreItemIdsRequest struct {
 	// Required. Items answered correctly, 0 to the number of items.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -297,6 +323,20 @@ func (x *ScoreItemIdsRequest) GetFramework() string {
 	return ""
 }
 
+func (x *ScoreItemIdsRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreItemIdsRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 type ScoreScaleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. Identifier of the link table of the external test, e.g. "STATE-READ-2026".
@@ -306,7 +346,13 @@ type ScoreScaleRequest struct {
 	ScaleScore *string `protobuf:"bytes,2,opt,name=scale_score,json=scaleScore,proto3,oneof" json:"scale_score,omitempty"`
 	// Required. Standard error of measurement of the external test in its own scale units,
 	// greater than 0 and at most 10,000.
-	ScaleSem      *float64 `protobuf:"fixed64,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
+	ScaleSem *float64 `protobuf:"fixed64,3,opt,name=scale_sem,json=scaleSem,proto3,oneof" json:"scale_sem,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,6 +406,20 @@ func (x *ScoreScaleRequest) GetScaleSem() float64 {
 		return *x.ScaleSem
 	}
 	return 0
+}
+
+func (x *ScoreScaleRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreScaleRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
 }
 
 type ScoreItemResultsStrandsRequest struct {
@@ -447,7 +507,13 @@ type ScoreDifficultiesBayesRequest struct {
 	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty *float64 `protobuf:"fixed64,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
 	// Required. Days since the prior ability was measured, 0 to 3,653.
-	ElapsedDays   *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	ElapsedDays *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,7,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,8,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -524,6 +590,20 @@ func (x *ScoreDifficultiesBayesRequest) GetElapsedDays() float64 {
 	return 0
 }
 
+func (x *ScoreDifficultiesBayesRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreDifficultiesBayesRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 type ScoreItemResultsBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. Ability before this test, a measure (-10,000 to 10,000).
@@ -535,7 +615,13 @@ type ScoreItemResultsBayesRequest struct {
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,5,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,5,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,7,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,8,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -605,6 +691,20 @@ func (x *ScoreItemResultsBayesRequest) GetFramework() string {
 	return ""
 }
 
+func (x *ScoreItemResultsBayesRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreItemResultsBayesRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 type ScoreItemIdsBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
@@ -618,7 +718,13 @@ type ScoreItemIdsBayesRequest struct {
 	// Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays *float64 `protobuf:"fixed64,5,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,6,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,6,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,7,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,8,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,6 +801,20 @@ func (x *ScoreItemIdsBayesRequest) GetFramework() string {
 	return ""
 }
 
+func (x *ScoreItemIdsBayesRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreItemIdsBayesRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 type ScoreScaleBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. Identifier of the link table of the external test.
@@ -708,7 +828,13 @@ type ScoreScaleBayesRequest struct {
 	// Required. Uncertainty of the prior ability, greater than 0 and at most 10,000.
 	PriorUncertainty *float64 `protobuf:"fixed64,5,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
 	// Required. Days since the prior ability was measured, 0 to 3,653.
-	ElapsedDays   *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	ElapsedDays *float64 `protobuf:"fixed64,6,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,7,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,8,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -783,6 +909,20 @@ func (x *ScoreScaleBayesRequest) GetElapsedDays() float64 {
 		return *x.ElapsedDays
 	}
 	return 0
+}
+
+func (x *ScoreScaleBayesRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreScaleBayesRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
 }
 
 type ScoreItemResultsBayesStrandsRequest struct {
@@ -890,6 +1030,12 @@ type ScoreFormRequest struct {
 	FormId *string `protobuf:"bytes,1,opt,name=form_id,json=formId,proto3,oneof" json:"form_id,omitempty"`
 	// Required. Items of the form answered correctly, 0 to the number of items of the form.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// the grade's cap.
+	Grade *int32 `protobuf:"varint,3,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,4,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -938,6 +1084,20 @@ func (x *ScoreFormRequest) GetNumberCorrect() int32 {
 	return 0
 }
 
+func (x *ScoreFormRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *ScoreFormRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
 // The measure result of every scoring endpoint without strands.
 type Measure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -952,7 +1112,10 @@ type Measure struct {
 	// "lexile" or "quantile".
 	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service, e.g. "v1.4.0" or a commit.
-	ApiVersion    string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
+	Percentile    *int32 `protobuf:"varint,6,opt,name=percentile,proto3,oneof" json:"percentile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1020,6 +1183,13 @@ func (x *Measure) GetApiVersion() string {
 		return x.ApiVersion
 	}
 	return ""
+}
+
+func (x *Measure) GetPercentile() int32 {
+	if x != nil && x.Percentile != nil {
+		return *x.Percentile
+	}
+	return 0
 }
 
 // A strand of the standard strand endpoint.
@@ -1361,29 +1531,44 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"difficulty\x88\x01\x01\x12\x19\n" +
 	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01B\r\n" +
 	"\v_difficultyB\b\n" +
-	"\x06_count\"\x82\x01\n" +
+	"\x06_count\"\xdf\x01\n" +
 	"\x17ScoreItemResultsRequest\x126\n" +
 	"\x05items\x18\x01 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\x02 \x01(\tH\x00R\tframework\x88\x01\x01B\f\n" +
+	"\tframework\x18\x02 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01B\f\n" +
 	"\n" +
-	"_framework\"\xb9\x01\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\x96\x02\n" +
 	"\x13ScoreItemIdsRequest\x122\n" +
 	"\x05items\x18\x01 \x03(\v2\x1c.yardstick.scoring.v1.ItemIdR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12!\n" +
-	"\tframework\x18\x03 \x01(\tH\x01R\tframework\x88\x01\x01B\x11\n" +
+	"\tframework\x18\x03 \x01(\tH\x01R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x02R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x03R\n" +
+	"timeOfYear\x88\x01\x01B\x11\n" +
 	"\x0f_number_correctB\f\n" +
 	"\n" +
-	"_framework\"\xa3\x01\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\x80\x02\n" +
 	"\x11ScoreScaleRequest\x12\x1c\n" +
 	"\alink_id\x18\x01 \x01(\tH\x00R\x06linkId\x88\x01\x01\x12$\n" +
 	"\vscale_score\x18\x02 \x01(\tH\x01R\n" +
 	"scaleScore\x88\x01\x01\x12 \n" +
-	"\tscale_sem\x18\x03 \x01(\x01H\x02R\bscaleSem\x88\x01\x01B\n" +
+	"\tscale_sem\x18\x03 \x01(\x01H\x02R\bscaleSem\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x03R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x04R\n" +
+	"timeOfYear\x88\x01\x01B\n" +
 	"\n" +
 	"\b_link_idB\x0e\n" +
 	"\f_scale_scoreB\f\n" +
 	"\n" +
-	"_scale_sem\"\xe6\x01\n" +
+	"_scale_semB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xe6\x01\n" +
 	"\x1eScoreItemResultsStrandsRequest\x12\x19\n" +
 	"\x05grade\x18\x01 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
 	"\ftime_of_year\x18\x02 \x01(\tH\x01R\n" +
@@ -1393,44 +1578,59 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_yearB\f\n" +
 	"\n" +
-	"_framework\"\x88\x03\n" +
+	"_framework\"\xe5\x03\n" +
 	"\x1dScoreDifficultiesBayesRequest\x12:\n" +
 	"\x05items\x18\x01 \x03(\v2$.yardstick.scoring.v1.ItemDifficultyR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12!\n" +
 	"\tframework\x18\x03 \x01(\tH\x01R\tframework\x88\x01\x01\x12(\n" +
 	"\rprior_ability\x18\x04 \x01(\x01H\x02R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x05 \x01(\x01H\x03R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x06 \x01(\x01H\x04R\velapsedDays\x88\x01\x01B\x11\n" +
+	"\felapsed_days\x18\x06 \x01(\x01H\x04R\velapsedDays\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\a \x01(\x05H\x05R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\b \x01(\tH\x06R\n" +
+	"timeOfYear\x88\x01\x01B\x11\n" +
 	"\x0f_number_correctB\f\n" +
 	"\n" +
 	"_frameworkB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
-	"\r_elapsed_days\"\xc4\x02\n" +
+	"\r_elapsed_daysB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xa1\x03\n" +
 	"\x1cScoreItemResultsBayesRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
 	"\felapsed_days\x18\x03 \x01(\x01H\x02R\velapsedDays\x88\x01\x01\x126\n" +
 	"\x05items\x18\x04 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\x05 \x01(\tH\x03R\tframework\x88\x01\x01B\x10\n" +
+	"\tframework\x18\x05 \x01(\tH\x03R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\a \x01(\x05H\x04R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\b \x01(\tH\x05R\n" +
+	"timeOfYear\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\f\n" +
 	"\n" +
-	"_framework\"\xfb\x02\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xd8\x03\n" +
 	"\x18ScoreItemIdsBayesRequest\x122\n" +
 	"\x05items\x18\x01 \x03(\v2\x1c.yardstick.scoring.v1.ItemIdR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12(\n" +
 	"\rprior_ability\x18\x03 \x01(\x01H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x04 \x01(\x01H\x02R\x10priorUncertainty\x88\x01\x01\x12&\n" +
 	"\felapsed_days\x18\x05 \x01(\x01H\x03R\velapsedDays\x88\x01\x01\x12!\n" +
-	"\tframework\x18\x06 \x01(\tH\x04R\tframework\x88\x01\x01B\x11\n" +
+	"\tframework\x18\x06 \x01(\tH\x04R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\a \x01(\x05H\x05R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\b \x01(\tH\x06R\n" +
+	"timeOfYear\x88\x01\x01B\x11\n" +
 	"\x0f_number_correctB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\f\n" +
 	"\n" +
-	"_framework\"\xe5\x02\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xc2\x03\n" +
 	"\x16ScoreScaleBayesRequest\x12\x1c\n" +
 	"\alink_id\x18\x01 \x01(\tH\x00R\x06linkId\x88\x01\x01\x12$\n" +
 	"\vscale_score\x18\x02 \x01(\tH\x01R\n" +
@@ -1438,7 +1638,10 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\tscale_sem\x18\x03 \x01(\x01H\x02R\bscaleSem\x88\x01\x01\x12(\n" +
 	"\rprior_ability\x18\x04 \x01(\x01H\x03R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x05 \x01(\x01H\x04R\x10priorUncertainty\x88\x01\x01\x12&\n" +
-	"\felapsed_days\x18\x06 \x01(\x01H\x05R\velapsedDays\x88\x01\x01B\n" +
+	"\felapsed_days\x18\x06 \x01(\x01H\x05R\velapsedDays\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\a \x01(\x05H\x06R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\b \x01(\tH\aR\n" +
+	"timeOfYear\x88\x01\x01B\n" +
 	"\n" +
 	"\b_link_idB\x0e\n" +
 	"\f_scale_scoreB\f\n" +
@@ -1446,7 +1649,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"_scale_semB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
-	"\r_elapsed_days\"\xa8\x03\n" +
+	"\r_elapsed_daysB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xa8\x03\n" +
 	"#ScoreItemResultsBayesStrandsRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
@@ -1462,20 +1667,29 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_yearB\f\n" +
 	"\n" +
-	"_framework\"{\n" +
+	"_framework\"\xd8\x01\n" +
 	"\x10ScoreFormRequest\x12\x1c\n" +
 	"\aform_id\x18\x01 \x01(\tH\x00R\x06formId\x88\x01\x01\x12*\n" +
-	"\x0enumber_correct\x18\x02 \x01(\x05H\x01R\rnumberCorrect\x88\x01\x01B\n" +
+	"\x0enumber_correct\x18\x02 \x01(\x05H\x01R\rnumberCorrect\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x03 \x01(\x05H\x02R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x04 \x01(\tH\x03R\n" +
+	"timeOfYear\x88\x01\x01B\n" +
 	"\n" +
 	"\b_form_idB\x11\n" +
-	"\x0f_number_correct\"\xad\x01\n" +
+	"\x0f_number_correctB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xe1\x01\n" +
 	"\aMeasure\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x03 \x01(\x05R\vuncertainty\x12\x1c\n" +
 	"\tframework\x18\x04 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x05 \x01(\tR\n" +
-	"apiVersion\"8\n" +
+	"apiVersion\x12#\n" +
+	"\n" +
+	"percentile\x18\x06 \x01(\x05H\x00R\n" +
+	"percentile\x88\x01\x01B\r\n" +
+	"\v_percentile\"8\n" +
 	"\x06Strand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bcategory\x18\x02 \x01(\x05R\bcategory\"\xec\x01\n" +
@@ -1602,6 +1816,7 @@ func file_yardstick_scoring_v1_scoring_proto_init() {
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[10].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[12].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[13].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

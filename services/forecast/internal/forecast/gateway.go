@@ -29,3 +29,7 @@ func (g gateway) ForecastReadingGroup(ctx context.Context, r *forecastv1.GroupFo
 func (g gateway) ForecastMathGroup(ctx context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
 	return serve.Invoke(ctx, r, g.s.ForecastMathGroup)
 }
+
+func (g gateway) ForecastComprehension(ctx context.Context, r *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
+	return serve.Invoke(ctx, r, g.s.ForecastComprehension)
+}

@@ -75,6 +75,7 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 	measure.CheckPrior(p.Add, "", ability, uncertainty, days)
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
+	g := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -88,11 +89,12 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 	}
 	return &forecastv1.Forecast{
 		Ability:        f.Ability,
-		AbilityDisplay: fw.Display(f.Ability),
+		AbilityDisplay: g.display(fw, f.Ability),
 		Uncertainty:    f.Uncertainty,
 		Probabilities:  f.Probabilities,
 		ApiVersion:     serve.Version,
 		Framework:      fw.Name,
+		Percentile:     g.percentile(f.Ability),
 	}, nil
 }
 
@@ -116,6 +118,7 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	}
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
+	gr := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -145,6 +148,9 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	for i, f := range g.Students {
 		sf := &backing[i]
 		sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities = f.Ability, fw.Display(f.Ability), f.Uncertainty, f.Probabilities
+		if gr.asked {
+			sf.AbilityDisplay, sf.Percentile = gr.display(fw, f.Ability), gr.percentile(f.Ability)
+		}
 		out.Forecasts.Students[i] = sf
 	}
 	return out, nil

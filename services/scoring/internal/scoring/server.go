@@ -49,12 +49,15 @@ func toInt32(v float64) int32 {
 	return int32(r)
 }
 
-// reply is the measure answer, or a fault when the estimate is not a finite number.
-func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate) (*scoringv1.Measure, error) {
+// reply is the measure answer with what x asks for, or a fault when the estimate is not a
+// finite number.
+func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras) (*scoringv1.Measure, error) {
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
 	}
-	return measureReply(fw, est), nil
+	m := measureReply(fw, est)
+	apply(fw, est, x, m)
+	return m, nil
 }
 
 func measureReply(fw *measure.Framework, est measure.Estimate) *scoringv1.Measure {
@@ -92,7 +95,9 @@ func testOf(r resolved, correct int) measure.Test {
 
 func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
-	r := s.resolveItems(&p, s.content.Bundle(), itemResults(req.GetItems()), true, req.Framework, "")
+	b := s.content.Bundle()
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -100,13 +105,15 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
-	return s.reply(ctx, r.fw, est)
+	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
-	r := s.resolveItems(&p, s.content.Bundle(), itemIDs(req.GetItems()), false, req.Framework, "")
+	b := s.content.Bundle()
+	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "")
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -114,13 +121,15 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
-	return s.reply(ctx, r.fw, est)
+	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
-	r := s.resolveItems(&p, s.content.Bundle(), itemResults(req.GetItems()), true, req.Framework, "")
+	b := s.content.Bundle()
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -128,14 +137,16 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
-	return s.reply(ctx, r.fw, est)
+	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
-	r := s.resolveItems(&p, s.content.Bundle(), itemIDs(req.GetItems()), false, req.Framework, "QLS")
+	b := s.content.Bundle()
+	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "QLS")
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -143,7 +154,7 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
-	return s.reply(ctx, r.fw, est)
+	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
@@ -196,6 +207,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	}
 	test.Correct = numberCorrect(&p, req.NumberCorrect, n)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	x := percentileAsked(&p, b, fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -203,7 +215,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
 	}
-	return s.reply(ctx, fw, est)
+	return s.reply(ctx, fw, est, x)
 }
 
 func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
@@ -289,19 +301,21 @@ func benchmark(p *serve.Problems, b *measure.Bundle, fw *measure.Framework, grad
 func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
 	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
+	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if fw == nil {
 		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
-	return s.reply(ctx, fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD})
+	return s.reply(ctx, fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD}, x)
 }
 
 func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
 	var p serve.Problems
 	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
+	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -309,7 +323,7 @@ func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleB
 		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	post := measure.Update(pr, obs)
-	return s.reply(ctx, fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD})
+	return s.reply(ctx, fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD}, x)
 }
 
 func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
@@ -345,6 +359,7 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 	case req.GetNumberCorrect() < 0:
 		p.Add("numberCorrect", "must be 0 or more, got %d", req.GetNumberCorrect())
 	}
+	x := percentileAsked(&p, b, fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -352,5 +367,5 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 	if err != nil {
 		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
 	}
-	return s.reply(ctx, fw, est)
+	return s.reply(ctx, fw, est, x)
 }
