@@ -4,7 +4,8 @@ package main
 // each re-run against the built binary started as in a pod with a 512 MiB memory limit
 // (GOMEMLIMIT=461MiB, YARDSTICK_MEMORY_BUDGET=256MiB), a fresh server per attack so that its
 // peak resident memory (VmHWM) is the attack's own. Each attack is bounded in time (15-25 s) and
-// in requests, runs on loopback only and stops by itself; -only runs some of them.
+// in requests, runs on loopback only and stops by itself; -only runs some of them. SOAK_DEBUG=1
+// copies the servers' log output to standard error (it is otherwise only counted).
 
 import (
 	"bytes"

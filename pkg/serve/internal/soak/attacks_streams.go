@@ -274,7 +274,7 @@ func hugeHeaders(ctx context.Context, e *attackEnv) (string, error) {
 				if err != nil {
 					cut++
 					if os.Getenv("SOAK_DEBUG") != "" {
-						fmt.Fprintln(os.Stderr, "attack 4:", err)
+						fmt.Fprintln(os.Stderr, "attack 4: cut off while sending:", err)
 					}
 				} else {
 					sent++
