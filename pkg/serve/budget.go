@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,14 +54,18 @@ const (
 // Cost model: heap bytes a request allocates from its body size, measured with the garbage
 // collector off (TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
 // longer covers what it measures). Group forecasts cost per body byte, and at least a fixed amount
-// per student however few bytes the student takes (`{}` in JSON, 2 bytes in protobuf), up to the
-// student limit; every other route costs per body byte.
+// per student however few bytes the student takes, up to the student limit; every other route
+// costs per body byte. In JSON a student may be an object or a compact array, and the array is
+// the costlier per byte: `[1,1,1]` (8 bytes with its comma) costs what a full object of 60 bytes
+// does. So before the body is read a JSON group is costed as if every 8 bytes were a student, and
+// once it is read, by how many students it can hold at most (groupCostOfBody: one bracket each).
 const (
-	groupJSONPerByte     = 16        // measured 14.0 (100,000 students: 6.1 MB of body, 85 MB of heap)
+	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
+	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
+	minStudentJSONBytes  = 8         // `[1,1,1],`; `{},` is shorter but costs 290
 	groupGRPCPerByte     = 24        // measured 20.0, client included (100,000 students: 2.9 MB, 58 MB)
-	groupPerStudent      = 320       // `{}` students: 244 B each in JSON, 290 over gRPC
+	groupGRPCPerStudent  = 320       // empty students: 290 each over gRPC
 	groupBase            = 256 << 10 // per call, whatever its size (measured about 70 KB)
-	minStudentJSONBytes  = 3         // `{},`
 	minStudentProtoBytes = 2         // an empty StudentData: tag and length
 	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
 )
@@ -161,12 +166,26 @@ func (s *Server) cost(method string, n int64, json bool) int64 {
 		}
 		return otherPerByte * n
 	}
-	perByte, minStudent := int64(groupGRPCPerByte), int64(minStudentProtoBytes)
+	perByte, perStudent, minStudent := int64(groupGRPCPerByte), int64(groupGRPCPerStudent), int64(minStudentProtoBytes)
 	if json {
-		perByte, minStudent = groupJSONPerByte, minStudentJSONBytes
+		perByte, perStudent, minStudent = groupJSONPerByte, groupJSONPerStudent, minStudentJSONBytes
 	}
-	students := min(n/minStudent, int64(s.cfg.Limits.MaxStudents))
-	return groupBase + max(perByte*n, groupPerStudent*students)
+	return s.groupCost(n, perByte, perStudent, n/minStudent)
+}
+
+// groupCost is a group forecast's cost: per byte, or per student up to the student limit.
+func (s *Server) groupCost(n, perByte, perStudent, students int64) int64 {
+	return groupBase + max(perByte*n, perStudent*min(students, int64(s.cfg.Limits.MaxStudents)))
+}
+
+// groupCostOfBody is the cost of a JSON group forecast body once read: every student, object or
+// array, opens with a bracket, so the brackets bound how many students it holds (a bound, never an
+// undercount: strings may hold brackets too). It is never more than the cost from the body's size.
+func (s *Server) groupCostOfBody(body []byte) int64 {
+	n := int64(len(body))
+	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
+	students := min(int64(brackets), n/minStudentJSONBytes)
+	return s.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
 // Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the

@@ -27,6 +27,29 @@ import (
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
+// TestCostOfBody: once a JSON group body is read, it is costed by the students its brackets can
+// hold, never more than by its size.
+func TestCostOfBody(t *testing.T) {
+	t.Parallel()
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, groupMethods: map[string]bool{"/g": true}}
+	for _, tc := range []struct {
+		name string
+		body string
+		want int64
+	}{
+		{"two object students", `{"studentData":[{"priorAbility":1},{"priorAbility":2}],"cutLevels":[1]}`, 256<<10 + 1000*5},
+		{"two array students", `{"studentData":[[1,1,1],[2,2,2]]}`, 256<<10 + 1000*4},
+		{"brackets beyond a student every 8 bytes", `[[[[[[[[[[[[[[[[`, 256<<10 + 1000*2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := s.groupCostOfBody([]byte(tc.body)); got != tc.want {
+				t.Errorf("got %d; want %d", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestCost(t *testing.T) {
 	t.Parallel()
 	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, groupMethods: map[string]bool{"/g": true}}
@@ -40,11 +63,12 @@ func TestCost(t *testing.T) {
 		{"small other request skips the budget", "/o", smallRequestBytes - 1, true, 0},
 		{"other request at the threshold", "/o", smallRequestBytes, true, 30 * smallRequestBytes},
 		{"largest other request", "/o", 1 << 20, true, 30 << 20},
-		{"small group still costs its students", "/g", 3000, true, 256<<10 + 320*1000},
-		{"group of 100,000 typical students over JSON", "/g", 6081024, true, 256<<10 + 16*6081024},
+		{"small JSON group: a student every 8 bytes", "/g", 3000, true, 256<<10 + 1000*375},
+		{"JSON group of 100,000 typical students: the student limit", "/g", 6081024, true, 256<<10 + 1000*100000},
+		{"JSON group past the student limit: per byte", "/g", 7000000, true, 256<<10 + 16*7000000},
 		{"group of 100,000 typical students over gRPC", "/g", 2900035, false, 256<<10 + 24*2900035},
 		{"empty protobuf students: 2 bytes each", "/g", 20000, false, 256<<10 + 320*10000},
-		{"students beyond the limit cost per byte only", "/g", 900000, true, 256<<10 + max(16*900000, 320*100000)},
+		{"students beyond the limit cost per byte only", "/g", 900000, false, 256<<10 + max(24*900000, 320*100000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -175,8 +199,11 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		held <- r
 	}()
 	<-fake.started
-	if got, want := h.srv.budget.admitted(), h.srv.cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true); got != want {
-		t.Fatalf("budget in use while one group runs: got %d; want %d", got, want)
+	// Admitted before the read by its size, as if every 8 bytes were a student; once read, by the
+	// students its brackets can hold.
+	before := h.srv.cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true)
+	if got, want := h.srv.budget.admitted(), h.srv.groupCostOfBody(group); got != want || want >= before {
+		t.Fatalf("budget in use while one group runs: got %d; want %d, under the %d admitted before the read", got, want, before)
 	}
 
 	wantBody := map[string]any{"message": "Service busy.", "exceptionType": "APIException",

@@ -85,7 +85,11 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		defer adm.release()
 		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
-		if r.ContentLength < 0 && err == nil {
+		switch {
+		case err != nil:
+		case s.groupMethods[method]:
+			adm.shrink(s.groupCostOfBody(body)) // the students it can hold, now they can be counted
+		case r.ContentLength < 0:
 			adm.shrink(s.cost(method, int64(len(body)), true))
 		}
 		if err != nil {
