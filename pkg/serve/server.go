@@ -341,10 +341,14 @@ func every(ctx context.Context, d time.Duration, f func()) {
 }
 
 // Reload re-reads every file now. A file that fails is logged and its last good version keeps
-// serving.
+// serving; a change taken is logged once; unchanged files log nothing.
 func (s *Server) Reload() {
-	if err := s.issuer.Reload(); err != nil {
+	changed, err := s.issuer.Reload()
+	if err != nil {
 		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
+	}
+	if changed {
+		s.log.Info("clients and keys reloaded", "loaded", s.issuer.Summary())
 	}
 	if s.svc.Reload != nil {
 		changed, err := s.svc.Reload()

@@ -124,7 +124,7 @@ func TestConcurrentAuthenticateVerifyReload(t *testing.T) {
 			defer wg.Done()
 			for range 20 {
 				if w == 0 {
-					if err := f.Reload(); err != nil {
+					if _, err := f.Reload(); err != nil {
 						errs <- err
 					}
 					continue

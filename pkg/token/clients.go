@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -55,35 +54,11 @@ const (
 
 var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:-]{1,128}$`)
 
-// readClientsFile loads and validates the clients file at path.
-func readClientsFile(path string) ([]*client, error) {
+// readClientsFile reads the clients file at path, unparsed.
+func readClientsFile(path string) ([]byte, error) {
 	data, err := readCapped(path, maxClientsFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("clients file: %w", err)
-	}
-	return parseClients(path, data)
-}
-
-// readCapped reads a regular file (following symlinks) of at most limit bytes.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
 	}
 	return data, nil
 }

@@ -11,7 +11,7 @@ import (
 
 func TestReadClientsFileGood(t *testing.T) {
 	t.Parallel()
-	clients, err := readClientsFile(filepath.Join("testdata", "clients", "good.yaml"))
+	clients, err := loadClientsFile(filepath.Join("testdata", "clients", "good.yaml"))
 	if err != nil {
 		t.Fatalf("got %v; want nil", err)
 	}
@@ -50,7 +50,7 @@ func TestReadClientsFileBad(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join("testdata", "clients", name+".yaml")
-			clients, err := readClientsFile(path)
+			clients, err := loadClientsFile(path)
 			if err == nil {
 				t.Fatalf("got %d clients, no error; want an error", len(clients))
 			}
@@ -86,12 +86,21 @@ func TestReadClientsFileLimits(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := readClientsFile(tc.path)
+			_, err := loadClientsFile(tc.path)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v; want an error containing %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// loadClientsFile reads and parses the clients file at path, as a reload does.
+func loadClientsFile(path string) ([]*client, error) {
+	data, err := readClientsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parseClients(path, data)
 }
 
 func TestParseClientsNoneIsEmpty(t *testing.T) {

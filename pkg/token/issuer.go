@@ -55,10 +55,14 @@ type Issuer struct {
 	throttle  *throttle
 	hashing   *gate // bounds concurrent argon2 runs, their CPU and their memory
 	parsers   map[string]*jwt.Parser
-	demo      *client // dev mode only
-	ephemeral *keySet // dev mode without KeysDir
-	reload    sync.Mutex
-	state     atomic.Pointer[state]
+	demo      *client      // dev mode only
+	ephemeral *keySet      // dev mode without KeysDir
+	reload    sync.Mutex   // one load at a time; guards loaded and seen
+	loaded    fingerprints // of the files state was loaded from
+	// seen is when the clients file was last read and found to hold the current registry's
+	// clients, by a parse or an unchanged fingerprint.
+	seen  time.Time
+	state atomic.Pointer[state]
 }
 
 // state is what Reload replaces; readers load it once per call and see one consistent version.
@@ -75,8 +79,6 @@ type registry struct {
 	// without knowing anything, so it must never cost an argon2 run (client ids are not secrets,
 	// RFC 6749 §2.2; the answer is the same ErrNotAuthenticated).
 	dummy phc
-	// loadedAt is when this registry was read.
-	loadedAt time.Time
 	// since holds, for each client registered (or re-keyed) after start, the time of the last
 	// load that did not have it with its present secret hash: tokens issued before are void.
 	since map[string]time.Time
@@ -116,9 +118,8 @@ func New(opts Options) (*Issuer, error) {
 			}
 		}
 	}
-	clients, errC := i.loadClients(nil)
-	keys, errK := i.loadKeys()
-	if err := errors.Join(errC, errK); err != nil {
+	st, _, err := i.load(state{})
+	if err != nil {
 		return nil, fmt.Errorf("token: %w", err)
 	}
 	if opts.RedisURL != "" {
@@ -126,7 +127,7 @@ func New(opts Options) (*Issuer, error) {
 			return nil, fmt.Errorf("token: throttle: %w", err)
 		}
 	}
-	i.state.Store(&state{clients: clients, keys: keys})
+	i.state.Store(&st)
 	return i, nil
 }
 
@@ -166,81 +167,6 @@ func (o Options) withDefaults() (Options, error) {
 	var err error
 	o.Throttle, err = o.Throttle.withDefaults()
 	return o, err
-}
-
-// Reload re-reads the clients file and the keys dir. Each is replaced only if it loaded without
-// a problem; otherwise the last good one stays and the error says why (file:line for YAML).
-// Authenticate and Verify may run concurrently; each sees the old or the new version, whole.
-func (i *Issuer) Reload() error {
-	i.reload.Lock()
-	defer i.reload.Unlock()
-	next := *i.state.Load()
-	var errs []error
-	if c, err := i.loadClients(next.clients); err != nil {
-		errs = append(errs, err)
-	} else {
-		next.clients = c
-	}
-	if k, err := i.loadKeys(); err != nil {
-		errs = append(errs, err)
-	} else {
-		next.keys = k
-	}
-	i.state.Store(&next)
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("token: reload: %w", err)
-	}
-	return nil
-}
-
-// loadClients reads the clients file into a registry. prev is the registry it replaces (nil at
-// start): a client it did not have with the same secret hash was added, re-added or re-keyed
-// since, so tokens issued before prev was loaded are void for it.
-func (i *Issuer) loadClients(prev *registry) (*registry, error) {
-	var list []*client
-	if i.opts.ClientsFile != "" {
-		var err error
-		if list, err = readClientsFile(i.opts.ClientsFile); err != nil {
-			return nil, err
-		}
-	}
-	if len(list) == 0 && i.demo == nil {
-		return nil, fmt.Errorf("%s: no clients defined", i.opts.ClientsFile)
-	}
-	dummy, err := dummyHash()
-	if err != nil {
-		return nil, err
-	}
-	reg := &registry{byID: make(map[string]*client, len(list)+1), dummy: dummy, loadedAt: i.opts.Now(),
-		since: map[string]time.Time{}}
-	for _, c := range list {
-		if i.demo != nil && c.id == DevClientID {
-			return nil, fmt.Errorf("%s:%d: clientId %q is reserved for the dev-mode demo client", i.opts.ClientsFile, c.line, c.id)
-		}
-		reg.byID[c.id] = c
-	}
-	if i.demo != nil {
-		reg.byID[DevClientID] = i.demo
-	}
-	if prev != nil {
-		for id, c := range reg.byID {
-			old := prev.byID[id]
-			switch {
-			case old == nil || old.fingerprint != c.fingerprint:
-				reg.since[id] = prev.loadedAt
-			case !prev.since[id].IsZero():
-				reg.since[id] = prev.since[id]
-			}
-		}
-	}
-	return reg, nil
-}
-
-func (i *Issuer) loadKeys() (*keySet, error) {
-	if i.opts.KeysDir == "" {
-		return i.ephemeral, nil
-	}
-	return loadKeys(i.opts.KeysDir)
 }
 
 // Authenticate checks a client's credentials and issues a token for service.

@@ -95,7 +95,7 @@ func TestDevMode(t *testing.T) {
 		if strings.Contains(sum, DevClientSecret) {
 			t.Errorf("the summary %q holds the demo secret", sum)
 		}
-		if err := i.Reload(); err != nil {
+		if _, err := i.Reload(); err != nil {
 			t.Errorf("Reload in dev with nothing configured: got %v; want nil", err)
 		}
 	})

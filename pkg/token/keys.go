@@ -3,6 +3,7 @@ package token
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -10,7 +11,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -89,12 +89,28 @@ func parseKeyPEM(data []byte) (ed25519.PrivateKey, error) {
 // loadKeys reads every <kid>.pem of dir. Names starting with "." and files not ending in .pem
 // are skipped; a .pem file that does not load is an error, never silently skipped.
 func loadKeys(dir string) (*keySet, error) {
-	entries, err := os.ReadDir(dir)
+	files, _, err := readKeyFiles(dir)
+	return parseKeys(dir, files, err)
+}
+
+// keyFile is one <kid>.pem file as read, not yet parsed.
+type keyFile struct {
+	kid, path string
+	data      []byte
+}
+
+// readKeyFiles reads the <kid>.pem files of dir; sum fingerprints their names and contents, so
+// that a reload can tell an unchanged dir without parsing it again. On an error, files holds
+// those that were read, so that their problems are reported too.
+func readKeyFiles(dir string) ([]keyFile, [sha256.Size]byte, error) {
+	var sum [sha256.Size]byte
+	entries, err := readDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("keys dir: %w", err)
+		return nil, sum, fmt.Errorf("keys dir: %w", err)
 	}
-	var keys []signingKey
+	var files []keyFile
 	var errs []error
+	h := sha256.New()
 	for _, e := range entries {
 		name := e.Name()
 		kid, isPEM := strings.CutSuffix(name, keyFileSuffix)
@@ -111,12 +127,29 @@ func loadKeys(dir string) (*keySet, error) {
 			errs = append(errs, err)
 			continue
 		}
-		priv, err := parseKeyPEM(data)
+		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
+		h.Write(data)
+		files = append(files, keyFile{kid: kid, path: path, data: data})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return files, sum, err
+	}
+	h.Sum(sum[:0])
+	return files, sum, nil
+}
+
+// parseKeys makes the key set of the files read from dir; readErr is what reading them found,
+// reported with their own problems.
+func parseKeys(dir string, files []keyFile, readErr error) (*keySet, error) {
+	var keys []signingKey
+	errs := []error{readErr}
+	for _, f := range files {
+		priv, err := parseKeyPEM(f.data)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
+			errs = append(errs, fmt.Errorf("%s: %w", f.path, err))
 			continue
 		}
-		keys = append(keys, signingKey{kid: kid, priv: priv})
+		keys = append(keys, signingKey{kid: f.kid, priv: priv})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -157,7 +157,7 @@ func TestJWKS(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	writeKey(t, f.keysDir, "k2")
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	var set struct {

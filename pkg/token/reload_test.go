@@ -38,7 +38,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("got kid %q; want k1", kid)
 	}
 	writeKey(t, f.keysDir, "k2")
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	fresh := auth()
@@ -56,7 +56,7 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := f.Verify(old, ServiceScoring); err != nil {
 		t.Errorf("old token before the reload: got %v; want accepted still", err)
 	}
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Verify(old, ServiceScoring); err == nil || err.Error() != "not authenticated: unknown key id" {
@@ -82,7 +82,7 @@ func TestReloadKeepsLastGood(t *testing.T) {
 	// A good change: north goes, east comes.
 	east := testClient{id: "east", secret: "east-secret", services: []string{ServiceScoring}, permissions: []string{PermAll}}
 	writeClients(t, f.dir, acme, east)
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if !canAuth("east", "east-secret") || canAuth("north", "north-secret") {
@@ -94,9 +94,9 @@ func TestReloadKeepsLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeKey(t, f.keysDir, "k2")
-	err := f.Reload()
-	if err == nil || !strings.Contains(err.Error(), f.clients+":3: client \"west\": secretHash: not a PHC string") {
-		t.Fatalf("got %v; want the clients file problem at line 3", err)
+	changed, err := f.Reload()
+	if !changed || err == nil || !strings.Contains(err.Error(), f.clients+":3: client \"west\": secretHash: not a PHC string") {
+		t.Fatalf("got changed=%v, %v; want changed (the keys) and the clients file problem at line 3", changed, err)
 	}
 	if !canAuth("east", "east-secret") || !canAuth("acme-reader", "acme-secret") {
 		t.Errorf("after a broken clients file: want the last good clients kept")
@@ -109,9 +109,9 @@ func TestReloadKeepsLastGood(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.keysDir, "k3.pem"), []byte("junk"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = f.Reload()
-	if err == nil || !strings.Contains(err.Error(), "k3.pem: no PEM block") {
-		t.Fatalf("got %v; want the k3.pem problem", err)
+	changed, err = f.Reload()
+	if changed || err == nil || !strings.Contains(err.Error(), "k3.pem: no PEM block") {
+		t.Fatalf("got changed=%v, %v; want unchanged and the k3.pem problem", changed, err)
 	}
 	if _, err := f.Verify(tok.AccessToken, ServiceScoring); err != nil {
 		t.Errorf("after a broken keys dir: got %v; want tokens of the last good keys accepted", err)
@@ -120,7 +120,7 @@ func TestReloadKeepsLastGood(t *testing.T) {
 	if err := os.Remove(f.clients); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Reload(); !errors.Is(err, os.ErrNotExist) {
+	if _, err := f.Reload(); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("got %v; want a not-exist error", err)
 	}
 	if !canAuth("east", "east-secret") {

@@ -43,7 +43,7 @@ func addClient(t *testing.T, f *fixture, id, hash string) {
 	if err := os.WriteFile(f.clients, append(data, more...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -86,7 +86,7 @@ func TestRevocation(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			writeEntries(t, f.clients, full, northE)
-			if err := f.Reload(); err != nil {
+			if _, err := f.Reload(); err != nil {
 				t.Fatal(err)
 			}
 			tok, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.6.0.1")
@@ -99,7 +99,7 @@ func TestRevocation(t *testing.T) {
 			for _, step := range tc.steps {
 				f.clock.Advance(time.Second)
 				writeEntries(t, f.clients, step...)
-				if err := f.Reload(); err != nil {
+				if _, err := f.Reload(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -149,7 +149,7 @@ func TestNarrowedPermissionIsDenied(t *testing.T) {
 	}
 	writeEntries(t, f.clients, entry{"acme-reader", f.state.Load().clients.byID["acme-reader"].hash.String(),
 		[]string{ServiceScoring}, []string{PermScoreStandard}})
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	c, err = f.Verify(tok.AccessToken, ServiceScoring)
@@ -179,12 +179,12 @@ func TestReaddedTokensOfTheSameSecond(t *testing.T) {
 	}
 	f.clock.Advance(1200 * time.Millisecond)
 	writeEntries(t, f.clients, n) // acme-reader removed
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Advance(500 * time.Millisecond) // the removal was loaded at 1.2 s, the re-add at 1.7 s
 	writeEntries(t, f.clients, e, n)
-	if err := f.Reload(); err != nil {
+	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.6.0.3")
