@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -45,51 +43,78 @@ func (l *Live) Source() string {
 }
 
 // Reload re-reads the directory and reports whether the bundle changed. Files that are byte for
-// byte those of the current bundle are not parsed again. The embedded bundle never changes.
+// byte those of the current bundle are not parsed again: content, not size and mtime, decides,
+// so a file rewritten within one mtime tick or restored with its old mtime is still a change.
+// Files are read as LoadDir reads them (regular files only, never blocking). The embedded bundle
+// never changes.
 func (l *Live) Reload() (changed bool, err error) {
 	if l.dir == "" {
 		return false, nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// A directory that cannot be read is LoadDir's to report, with its usual message.
-	sum, sumErr := fingerprint(os.DirFS(l.dir))
-	if sumErr == nil && l.current.Load() != nil && sum == l.loaded {
+	entries, err := readDir(l.dir)
+	if err != nil {
+		return false, fmt.Errorf("load content bundle %s: read bundle directory: %w", l.dir, err)
+	}
+	files := readBundleFiles(entries, dirReader(l.dir))
+	sum, whole := files.fingerprint(entries)
+	if whole && l.current.Load() != nil && sum == l.loaded {
 		return false, nil
 	}
-	b, err := LoadDir(l.dir)
+	b, err := loadBundle(entries, files.read)
 	if err != nil {
-		return false, err
-	}
-	if sumErr != nil {
-		return false, fmt.Errorf("load content bundle %s: %w", l.dir, sumErr)
+		return false, fmt.Errorf("load content bundle %s: %w", l.dir, err)
 	}
 	l.current.Store(b)
 	l.loaded = sum
 	return true, nil
 }
 
-// fingerprint hashes the names and contents of the bundle files of a directory (the files
-// LoadFS reads: not hidden, ending in .csv), in name order.
-func fingerprint(fsys fs.FS) ([sha256.Size]byte, error) {
-	entries, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return [sha256.Size]byte{}, err
-	}
-	h := sha256.New()
+// readFiles holds, by name, what reading each file that a bundle load reads gave.
+type readFiles map[string]readResult
+
+type readResult struct {
+	data []byte
+	err  error
+}
+
+// readBundleFiles reads, once, every file loadBundle would read among entries.
+func readBundleFiles(entries []fs.DirEntry, read func(name string) ([]byte, error)) readFiles {
+	files := readFiles{}
 	for _, e := range entries {
-		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".csv") {
+		if reads, known := readsFile(e); reads && known {
+			data, err := read(e.Name())
+			files[e.Name()] = readResult{data, err}
+		}
+	}
+	return files
+}
+
+func (f readFiles) read(name string) ([]byte, error) {
+	r, ok := f[name]
+	if !ok {
+		return nil, fmt.Errorf("%s was not read", name) // unreachable: loadBundle reads what readBundleFiles read
+	}
+	return r.data, r.err
+}
+
+// fingerprint hashes the names of the bundle files among entries (unknown ones too: adding one
+// is a change) and the contents of those read, in name order; whole is false when a file could
+// not be read, and then the sum says nothing.
+func (f readFiles) fingerprint(entries []fs.DirEntry) (sum [sha256.Size]byte, whole bool) {
+	h := sha256.New()
+	for _, e := range entries { // in name order, as readDir lists them
+		if reads, _ := readsFile(e); !reads {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return [sha256.Size]byte{}, err
+		r := f[e.Name()]
+		if r.err != nil {
+			return sum, false
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", name, len(data))
-		h.Write(data)
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(r.data))
+		h.Write(r.data)
 	}
-	var sum [sha256.Size]byte
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
+	h.Sum(sum[:0])
+	return sum, true
 }

@@ -3,7 +3,7 @@ package measure
 import (
 	"fmt"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -38,14 +38,32 @@ var bundleFiles = map[string]struct {
 	"norms.csv":       {normsHeader, false},
 }
 
+// maxBundleFileBytes bounds each file of a content dir, so that a mistaken mount (a disk image,
+// a log) fails fast instead of being read into memory at every reload. A bundle in a ConfigMap
+// is at most 1 MiB; the demo's items.csv is about 100 KiB.
+const maxBundleFileBytes = 256 << 20
+
 // LoadDir loads a content bundle from a flat directory (a Kubernetes ConfigMap mount works:
-// names starting with "." are ignored, symlinked files are followed).
+// names starting with "." are ignored, symlinked files are followed). Only regular files are
+// read, each of at most 256 MiB: a named pipe, a device or a socket with a bundle file's name is
+// a problem, reported without reading it (opening it does not wait).
 func LoadDir(dir string) (*Bundle, error) {
-	b, err := LoadFS(os.DirFS(dir))
+	entries, err := readDir(dir)
+	var b *Bundle
+	if err != nil {
+		err = fmt.Errorf("read bundle directory: %w", err)
+	} else {
+		b, err = loadBundle(entries, dirReader(dir))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load content bundle %s: %w", dir, err)
 	}
 	return b, nil
+}
+
+// dirReader reads the files of dir as LoadDir does.
+func dirReader(dir string) func(name string) ([]byte, error) {
+	return func(name string) ([]byte, error) { return readCapped(filepath.Join(dir, name), maxBundleFileBytes) }
 }
 
 // LoadFS loads a content bundle from the top directory of fsys. It returns either a complete,
@@ -57,19 +75,35 @@ func LoadFS(fsys fs.FS) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read bundle directory: %w", err)
 	}
+	return loadBundle(entries, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
+}
+
+// readsFile reports whether loading a bundle reads the file of the entry, and whether it is a
+// name it knows: not hidden, not a directory, ending in .csv.
+func readsFile(e fs.DirEntry) (reads, known bool) {
+	name := e.Name()
+	if strings.HasPrefix(name, ".") || e.IsDir() || !strings.HasSuffix(name, ".csv") {
+		return false, false
+	}
+	_, known = bundleFiles[name]
+	return true, known
+}
+
+// loadBundle loads the bundle of a directory that lists entries, reading each file with read.
+func loadBundle(entries []fs.DirEntry, read func(name string) ([]byte, error)) (*Bundle, error) {
 	var p problems
 	tables := map[string][]row{}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || e.IsDir() || !strings.HasSuffix(name, ".csv") {
+		switch reads, known := readsFile(e); {
+		case !reads:
 			continue
-		}
-		spec, known := bundleFiles[name]
-		if !known {
+		case !known:
 			p.add(name, 0, "unknown bundle file; want one of %s", strings.Join(knownFiles(), ", "))
 			continue
 		}
-		data, err := fs.ReadFile(fsys, name)
+		spec := bundleFiles[name]
+		data, err := read(name)
 		if err != nil {
 			p.add(name, 0, "%v", err)
 			continue
