@@ -169,3 +169,11 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDefaults pins the documented bounds.
+func TestReadDefaults(t *testing.T) {
+	t.Parallel()
+	if fileReadTimeout != 5*time.Second || maxBundleFileBytes != 256<<20 {
+		t.Errorf("got fileReadTimeout %s, maxBundleFileBytes %d; want 5s, 256 MiB", fileReadTimeout, maxBundleFileBytes)
+	}
+}

@@ -169,3 +169,11 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDefaults pins the documented bound.
+func TestReadDefaults(t *testing.T) {
+	t.Parallel()
+	if fileReadTimeout != 5*time.Second {
+		t.Errorf("got fileReadTimeout %s; want 5s", fileReadTimeout)
+	}
+}
