@@ -47,7 +47,7 @@ func TestReloadLogs(t *testing.T) {
 	}
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
-		Register: func(g *grpc.Server) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
 		},
