@@ -3,6 +3,8 @@ package token
 import (
 	"crypto/ed25519"
 	"encoding/base64"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -68,5 +70,43 @@ func BenchmarkEd25519Verify(b *testing.B) {
 		if !ed25519.Verify(pub, msg, sig) {
 			b.Fatal("signature does not verify")
 		}
+	}
+}
+
+// BenchmarkReload is one reload of a clients file near its 4 MiB limit: "unchanged" reads and
+// fingerprints it (what every interval costs while nothing changes), "changed" parses it too
+// (what every interval cost before unchanged files were skipped).
+func BenchmarkReload(b *testing.B) {
+	_, hash, err := GenerateSecret()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	sb.WriteString("clients:\n")
+	for n := 0; sb.Len() < maxClientsFileBytes-1024; n++ {
+		fmt.Fprintf(&sb, "  - clientId: client-%06d\n    secretHash: %s\n    services: [scoring, forecast]\n    permissions: [\"*\"]\n", n, hash)
+	}
+	for _, changed := range []bool{false, true} {
+		name := "unchanged"
+		if changed {
+			name = "changed"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := newFixture(b)
+			if err := os.WriteFile(f.clients, []byte(sb.String()), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Reload(); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if changed {
+					f.loaded.clients = [32]byte{} // as if the file had changed
+				}
+				if got, err := f.Reload(); got != changed || err != nil {
+					b.Fatalf("got changed=%v, %v; want %v", got, err, changed)
+				}
+			}
+		})
 	}
 }
