@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,5 +233,29 @@ func TestProbe(t *testing.T) {
 	start := time.Now()
 	if err := cs.RecvMsg(&healthpb.HealthCheckResponse{}); status.Code(err) != codes.DeadlineExceeded || time.Since(start) > 4*time.Second {
 		t.Errorf("a probe that sends nothing: got %v after %s; want DeadlineExceeded after 2 s", err, time.Since(start))
+	}
+}
+
+// TestGRPCReflectionAbortIsNotAnError: a client that cuts its reflection stream off is a caller
+// leaving, logged at INFO, not an error of ours.
+func TestGRPCReflectionAbortIsNotAnError(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := reflectionpb.NewServerReflectionClient(h.conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	const route = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+	waitFor(t, "the aborted stream logged", func() bool { return strings.Contains(h.logs.String(), `"route":"`+route+`"`) })
+	if !h.loggedAt(route, "Canceled", "INFO") {
+		t.Errorf("an aborted reflection stream: want an INFO line with code Canceled; got:\n%s", h.logs)
 	}
 }
