@@ -275,6 +275,13 @@ func (l *logCounter) mark() (bytes, lines int64) {
 	return l.bytes, l.lines
 }
 
+// count is the number of lines of cause since mark.
+func (l *logCounter) count(cause string) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.causes[cause])
+}
+
 // top is the n most frequent causes since mark.
 func (l *logCounter) top(n int) string {
 	l.mu.Lock()

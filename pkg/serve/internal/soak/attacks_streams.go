@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -45,6 +46,9 @@ const (
 	hugeRounds = 6
 	hugeWait   = 3 * time.Second // for the server's answer to one list
 )
+
+// jsonAccessLine is the cause (logCause) of the line the server logs for each JSON request.
+const jsonAccessLine = `INFO "http request"`
 
 const scoringJSONBody = `{"items":[{"id":"L000100","result":1},{"id":"L000200","result":0},{"id":"L000300","result":1}]}`
 
@@ -103,6 +107,9 @@ func rapidReset(ctx context.Context, e *attackEnv) (string, error) {
 					c.close()
 					c = nil
 				}
+				// The attackers share the load's CPU with the JSON client: yielding after each
+				// batch keeps the client's latency the server's, not the attackers' time slices.
+				runtime.Gosched()
 			}
 			if c != nil {
 				c.close()
@@ -113,24 +120,26 @@ func rapidReset(ctx context.Context, e *attackEnv) (string, error) {
 	wg.Wait()
 	took := time.Since(start)
 	causes := p.logs.top(3)
+	own := p.logs.count(jsonAccessLine) // the JSON client's own requests, one line each
 	bytes1, lines1 := p.logs.mark()
 	most := stopWatch()
 
 	qp99, ap99 := percentile(quiet, 0.99), percentile(attacked, 0.99)
-	perSec := float64(lines1-lines0) / took.Seconds()
+	perSec := float64(lines1-lines0-own) / took.Seconds()
 	st.mu.Lock()
 	fmt.Fprintf(e.out, "%d streams opened and reset on %d connections in %.1f s (%.0f/s); the server ended streams: %s; goaways: %s; peak goroutines %d\n",
 		st.opened, st.dials, took.Seconds(), float64(st.opened)/took.Seconds(), st.ends, st.goaways, most)
 	st.mu.Unlock()
 	fmt.Fprintf(e.out, "JSON scoring at %d/s: quiet p99 %s (%d, non-200 %d); under attack p50 %s p99 %s (%d, non-200 %d)\n",
 		jsonRate, ms(qp99), len(quiet), non200(quiet), ms(percentile(attacked, 0.5)), ms(ap99), len(attacked), non200(attacked))
-	fmt.Fprintf(e.out, "server log during the attack: %.1f MB, %d lines (%.0f lines/s); most: %s\n", float64(bytes1-bytes0)/1e6, lines1-lines0, perSec, causes)
+	fmt.Fprintf(e.out, "server log during the attack: %.1f MB, %d lines, %d of them the JSON client's requests; the others %.0f lines/s; most: %s\n",
+		float64(bytes1-bytes0)/1e6, lines1-lines0, own, perSec, causes)
 	peak, err := p.checkPeak(e)
 	if err != nil {
 		return "", err
 	}
 	e.v.check(len(attacked) > 0 && ap99 <= maxResetJSONP99, "JSON scoring p99 under the rapid reset %s (target <= %s)", ms(ap99), ms(maxResetJSONP99))
-	e.v.check(perSec <= maxLogLinesPerSec, "server log lines during the attack: %.0f/s (target <= %d/s)", perSec, maxLogLinesPerSec)
+	e.v.check(perSec <= maxLogLinesPerSec, "server log lines during the attack, but the JSON client's: %.0f/s (target <= %d/s)", perSec, maxLogLinesPerSec)
 	return fmt.Sprintf("VmHWM %s; JSON p99 %s (quiet %s); %.0f resets/s; log %.0f lines/s, %.0f MB", mib(peak), ms(ap99), ms(qp99),
 		float64(st.opened)/took.Seconds(), perSec, float64(bytes1-bytes0)/1e6), nil
 }
