@@ -43,6 +43,7 @@ func TestClientEntry(t *testing.T) {
 		{"no services", "x", hash, nil, []string{"*"}, "services must be a non-empty list"},
 		{"unknown permission", "x", hash, []string{"scoring"}, []string{"score:all"}, `unknown permission "score:all"`},
 		{"permission of an unlisted service", "x", hash, []string{"scoring"}, []string{"forecast:group"}, `needs service "forecast"`},
+		{"adaptive needs scoring", "x", hash, []string{"forecast"}, []string{"score:adaptive"}, `needs service "scoring"`},
 		{"bad hash", "x", "plain", []string{"scoring"}, []string{"*"}, "not a PHC string"},
 	}
 	for _, tc := range cases {

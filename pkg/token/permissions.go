@@ -15,6 +15,7 @@ const (
 	PermScoreBayes      = "score:bayes"
 	PermScoreStrands    = "score:strands"
 	PermScoreScale      = "score:scale"
+	PermScoreAdaptive   = "score:adaptive"
 	PermForecastReading = "forecast:reading"
 	PermForecastGroup   = "forecast:group"
 	PermAll             = "*"
@@ -26,7 +27,7 @@ func Services() []string { return []string{ServiceScoring, ServiceForecast} }
 // Permissions lists the known permissions, PermAll last.
 func Permissions() []string {
 	return []string{
-		PermScoreStandard, PermScoreBayes, PermScoreStrands, PermScoreScale,
+		PermScoreStandard, PermScoreBayes, PermScoreStrands, PermScoreScale, PermScoreAdaptive,
 		PermForecastReading, PermForecastGroup, PermAll,
 	}
 }

@@ -247,6 +247,9 @@ func TestClaimsAllowsAndRequire(t *testing.T) {
 		{[]string{PermScoreStandard}, PermScoreStandard, true},
 		{[]string{PermScoreStandard}, PermScoreBayes, false},
 		{[]string{PermAll}, PermForecastGroup, true},
+		{[]string{PermAll}, PermScoreAdaptive, true},
+		{[]string{PermScoreBayes}, PermScoreAdaptive, false},
+		{[]string{PermScoreAdaptive}, PermScoreAdaptive, true},
 		{nil, PermScoreStandard, false},
 		{[]string{"score:*"}, PermScoreStandard, false}, // no wildcards but "*"
 	}

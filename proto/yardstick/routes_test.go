@@ -13,6 +13,7 @@ func TestRoutes(t *testing.T) {
 		"/api/score/items/idsWithResults/bayes/strands": "/yardstick.scoring.v1.ScoringService/ScoreItemResultsBayesStrands",
 		"/api/forecast/reading/group":                   "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup",
 		"/api/forecast/comprehension":                   "/yardstick.forecast.v1.ForecastService/ForecastComprehension",
+		"/api/score/adaptive/next":                      "/yardstick.scoring.v1.ScoringService/NextItem",
 	}
 	got := map[string]string{}
 	for _, r := range routes {
@@ -21,8 +22,8 @@ func TestRoutes(t *testing.T) {
 		}
 		got[r.Path] = r.FullMethod
 	}
-	if len(routes) != 16 {
-		t.Errorf("got %d routes; want 16 (1 token, 10 scoring, 5 forecast)", len(routes))
+	if len(routes) != 17 {
+		t.Errorf("got %d routes; want 17 (1 token, 11 scoring, 5 forecast)", len(routes))
 	}
 	for path, method := range want {
 		if got[path] != method {

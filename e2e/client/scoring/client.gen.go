@@ -151,6 +151,90 @@ func (e V1MeasureFramework) Valid() bool {
 	}
 }
 
+// Defines values for V1NextItemRequestFramework.
+const (
+	V1NextItemRequestFrameworkLexile   V1NextItemRequestFramework = "lexile"
+	V1NextItemRequestFrameworkQuantile V1NextItemRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1NextItemRequestFramework enum.
+func (e V1NextItemRequestFramework) Valid() bool {
+	switch e {
+	case V1NextItemRequestFrameworkLexile:
+		return true
+	case V1NextItemRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1NextItemRequestTimeOfYear.
+const (
+	V1NextItemRequestTimeOfYearBOY V1NextItemRequestTimeOfYear = "BOY"
+	V1NextItemRequestTimeOfYearEOY V1NextItemRequestTimeOfYear = "EOY"
+	V1NextItemRequestTimeOfYearMOY V1NextItemRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1NextItemRequestTimeOfYear enum.
+func (e V1NextItemRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1NextItemRequestTimeOfYearBOY:
+		return true
+	case V1NextItemRequestTimeOfYearEOY:
+		return true
+	case V1NextItemRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1NextItemResponseFramework.
+const (
+	V1NextItemResponseFrameworkLexile   V1NextItemResponseFramework = "lexile"
+	V1NextItemResponseFrameworkQuantile V1NextItemResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1NextItemResponseFramework enum.
+func (e V1NextItemResponseFramework) Valid() bool {
+	switch e {
+	case V1NextItemResponseFrameworkLexile:
+		return true
+	case V1NextItemResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1NextItemResponseStopReason.
+const (
+	Classified        V1NextItemResponseStopReason = "classified"
+	Empty             V1NextItemResponseStopReason = ""
+	MaxItems          V1NextItemResponseStopReason = "maxItems"
+	PoolExhausted     V1NextItemResponseStopReason = "poolExhausted"
+	TargetUncertainty V1NextItemResponseStopReason = "targetUncertainty"
+)
+
+// Valid indicates whether the value is a known member of the V1NextItemResponseStopReason enum.
+func (e V1NextItemResponseStopReason) Valid() bool {
+	switch e {
+	case Classified:
+		return true
+	case Empty:
+		return true
+	case MaxItems:
+		return true
+	case PoolExhausted:
+		return true
+	case TargetUncertainty:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for V1ScoreDifficultiesBayesRequestFramework.
 const (
 	V1ScoreDifficultiesBayesRequestFrameworkLexile   V1ScoreDifficultiesBayesRequestFramework = "lexile"
@@ -585,6 +669,15 @@ type TokenForm struct {
 // TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
 type TokenFormGrantType string
 
+// V1AdaptiveItem The item to give next.
+type V1AdaptiveItem struct {
+	// Id Item identifier from the bank.
+	Id string `json:"id"`
+
+	// Strand The item's strand (skill area).
+	Strand string `json:"strand"`
+}
+
 // V1BayesStrand A strand of the Bayes strand endpoint.
 type V1BayesStrand struct {
 	// Ability Strand ability, a measure rounded to a whole number.
@@ -706,6 +799,102 @@ type V1Measure struct {
 //
 // Always lower-case.
 type V1MeasureFramework string
+
+// V1NextItemRequest defines model for v1NextItemRequest.
+type V1NextItemRequest struct {
+	// ElapsedDays Optional, with a prior: days since it was measured, 0 to 3,653; 0 when absent.
+	ElapsedDays *float64 `json:"elapsedDays,omitempty"`
+
+	// Exclude Optional: never these ids.
+	Exclude *[]string `json:"exclude,omitempty"`
+
+	// Framework Required: "lexile" or "quantile" (any case); the bank the items come from.
+	Framework V1NextItemRequestFramework `json:"framework"`
+
+	// Grade Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
+	Grade *int32 `json:"grade,omitempty"`
+
+	// Items The items answered so far, in the order given, 0 to 5,000; no id twice, all of the framework.
+	//
+	// May be empty (the first item). The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+	Items *[]V1ItemResult `json:"items,omitempty"`
+
+	// Pool Optional: the next item comes only from these ids (the whole bank when empty).
+	Pool *[]string `json:"pool,omitempty"`
+
+	// PriorAbility Optional, with priorUncertainty: ability before this session, a measure (-10,000 to 10,000).
+	// Without a prior: the norm curve at grade and timeOfYear, else the median difficulty of the
+	// pool (or the bank), with the framework's population SD.
+	//
+	// Any finite number, whole or not.
+	PriorAbility *float64 `json:"priorAbility,omitempty"`
+
+	// PriorUncertainty Optional, with priorAbility: its uncertainty, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `json:"priorUncertainty,omitempty"`
+
+	// Randomesque Optional: choose uniformly among this many best items (exposure control), at least 1; 1 when
+	// absent.
+	Randomesque *int32 `json:"randomesque,omitempty"`
+
+	// Seed Optional: makes the randomesque choice a function of the seed and the request (the same
+	// request, the same item); without it the choice is random.
+	//
+	// Any 64-bit integer, as a JSON number or a string.
+	Seed *string `json:"seed,omitempty"`
+
+	// Stop When an adaptive session stops: the first rule that holds, in this order.
+	Stop *V1StopRules `json:"stop,omitempty"`
+
+	// TargetSuccess Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
+	// (both excluded), instead of the most informative item (chance 0.5).
+	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
+
+	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+	TimeOfYear *V1NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
+}
+
+// V1NextItemRequestFramework Required: "lexile" or "quantile" (any case); the bank the items come from.
+type V1NextItemRequestFramework string
+
+// V1NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+type V1NextItemRequestTimeOfYear string
+
+// V1NextItemResponse The answer of the adaptive path.
+type V1NextItemResponse struct {
+	// Ability The ability after the items answered (the Bayes measure), rounded to a whole number.
+	Ability int32 `json:"ability"`
+
+	// AbilityDisplay Display-ready ability (rules of Measure.ability_display).
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework V1NextItemResponseFramework `json:"framework"`
+
+	// ItemsAnswered The number of items sent in the request.
+	ItemsAnswered int32 `json:"itemsAnswered"`
+
+	// Next The item to give next.
+	Next *V1AdaptiveItem `json:"next,omitempty"`
+
+	// StopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
+	StopReason V1NextItemResponseStopReason `json:"stopReason"`
+
+	// Uncertainty Uncertainty of the ability (posterior SD), rounded.
+	Uncertainty int32 `json:"uncertainty"`
+}
+
+// V1NextItemResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type V1NextItemResponseFramework string
+
+// V1NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
+type V1NextItemResponseStopReason string
 
 // V1ScoreDifficultiesBayesRequest defines model for v1ScoreDifficultiesBayesRequest.
 type V1ScoreDifficultiesBayesRequest struct {
@@ -1033,6 +1222,26 @@ type V1ScoreScaleRequest_ScaleScore struct {
 // V1ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 type V1ScoreScaleRequestTimeOfYear string
 
+// V1StopRules When an adaptive session stops: the first rule that holds, in this order.
+type V1StopRules struct {
+	// Confidence How clearly, for cut: the confidence of the interval, between 0 and 1 (both excluded); 0.95
+	// when absent.
+	Confidence *float64 `json:"confidence,omitempty"`
+
+	// Cut Stop when the ability is clearly above or below this cut, a measure (-10,000 to 10,000); off
+	// when absent.
+	Cut *float64 `json:"cut,omitempty"`
+
+	// MaxItems Stop when this many items are answered, at least 1; 30 when absent.
+	MaxItems *int32 `json:"maxItems,omitempty"`
+
+	// MinItems The rules below wait for this many items, 0 to maxItems; min(5, maxItems) when absent.
+	MinItems *int32 `json:"minItems,omitempty"`
+
+	// TargetUncertainty Stop when the uncertainty is at most this, greater than 0 and at most 10,000; off when absent.
+	TargetUncertainty *float64 `json:"targetUncertainty,omitempty"`
+}
+
 // V1Strand A strand of the standard strand endpoint.
 type V1Strand struct {
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
@@ -1113,6 +1322,9 @@ type TokenServiceIssueToken401JSONResponseBody struct {
 type TokenServiceIssueToken403JSONResponseBody struct {
 	union json.RawMessage
 }
+
+// ScoringServiceNextItemJSONRequestBody defines body for ScoringServiceNextItem for application/json ContentType.
+type ScoringServiceNextItemJSONRequestBody = V1NextItemRequest
 
 // ScoringServiceScoreFormJSONRequestBody defines body for ScoringServiceScoreForm for application/json ContentType.
 type ScoringServiceScoreFormJSONRequestBody = V1ScoreFormRequest
@@ -1667,6 +1879,24 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+	ScoringServiceNextItemWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+	ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
 	// POST /api/score/form/id/standard
 	//
@@ -1853,6 +2083,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+// POST /api/score/adaptive/next
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+func (c *Client) ScoringServiceNextItemWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScoringServiceNextItemRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+// POST /api/score/adaptive/next
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScoringServiceNextItemRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
@@ -2270,6 +2538,46 @@ func (c *Client) TokenServiceIssueTokenWithFormdataBody(ctx context.Context, bod
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewScoringServiceNextItemRequest calls the generic ScoringServiceNextItem builder with application/json body
+func NewScoringServiceNextItemRequest(server string, body ScoringServiceNextItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewScoringServiceNextItemRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewScoringServiceNextItemRequestWithBody constructs an http.Request for the ScoringServiceNextItem method, with any body, and a specified content type
+func NewScoringServiceNextItemRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/score/adaptive/next")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewScoringServiceScoreFormRequest calls the generic ScoringServiceScoreForm builder with application/json body
@@ -2767,6 +3075,24 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+	ScoringServiceNextItemWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
+
+	// ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+	ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
+
 	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 	// POST /api/score/form/id/standard
 	//
@@ -2953,6 +3279,124 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*TokenServiceIssueTokenResponse, error)
+}
+
+// ScoringServiceNextItemResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceNextItem
+type ScoringServiceNextItemResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ScoringServiceNextItemResponse429Headers the declared response headers of an HTTP 429 response for ScoringServiceNextItem
+type ScoringServiceNextItemResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ScoringServiceNextItemResponse503Headers the declared response headers of an HTTP 503 response for ScoringServiceNextItem
+type ScoringServiceNextItemResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ScoringServiceNextItemResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V1NextItemResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ScoringServiceNextItemResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ScoringServiceNextItemResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ScoringServiceNextItemResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON200() *V1NextItemResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ScoringServiceNextItemResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ScoringServiceNextItemResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScoringServiceNextItemResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScoringServiceNextItemResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScoringServiceNextItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ScoringServiceScoreFormResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceScoreForm
@@ -4253,6 +4697,36 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+// POST /api/score/adaptive/next
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+func (c *ClientWithResponses) ScoringServiceNextItemWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error) {
+	rsp, err := c.ScoringServiceNextItemWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScoringServiceNextItemResponse(rsp)
+}
+
+// ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+// POST /api/score/adaptive/next
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
+func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error) {
+	rsp, err := c.ScoringServiceNextItem(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScoringServiceNextItemResponse(rsp)
+}
+
 // ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 // POST /api/score/form/id/standard
 //
@@ -4576,6 +5050,121 @@ func (c *ClientWithResponses) TokenServiceIssueTokenWithFormdataBodyWithResponse
 		return nil, err
 	}
 	return ParseTokenServiceIssueTokenResponse(rsp)
+}
+
+// ParseScoringServiceNextItemResponse parses an HTTP response from a ScoringServiceNextItemWithResponse call
+func ParseScoringServiceNextItemResponse(rsp *http.Response) (*ScoringServiceNextItemResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScoringServiceNextItemResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V1NextItemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ScoringServiceNextItemResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ScoringServiceNextItemResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ScoringServiceNextItemResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseScoringServiceScoreFormResponse parses an HTTP response from a ScoringServiceScoreFormWithResponse call

@@ -86,6 +86,40 @@ func TestGeneratedClient(t *testing.T) {
 		}
 	})
 
+	t.Run("adaptive session", func(t *testing.T) {
+		// Answer every item right until maxItems: each step names a new item until the last,
+		// which names none and says why.
+		var items []scoring.V1ItemResult
+		maxItems := int32(4)
+		seen := map[string]bool{}
+		for step := int32(0); ; step++ {
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.V1NextItemRequest{
+				Framework: scoring.V1NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.V1StopRules{MaxItems: &maxItems},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != http.StatusOK || res.JSON200 == nil {
+				t.Fatalf("step %d: got %d %s; want 200", step, res.StatusCode(), res.Body)
+			}
+			a := res.JSON200
+			if a.ItemsAnswered != step || a.Framework != scoring.V1NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
+				t.Fatalf("step %d: got %s", step, res.Body)
+			}
+			if step == maxItems {
+				if a.Next != nil || a.StopReason != scoring.MaxItems || !strings.Contains(string(res.Body), `"next":null`) {
+					t.Errorf("last step: got %s; want next null and stopReason maxItems", res.Body)
+				}
+				return
+			}
+			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(a.Next.Id, "Q") {
+				t.Fatalf("step %d: got %s; want a new quantile item", step, res.Body)
+			}
+			seen[a.Next.Id] = true
+			items = append(items, scoring.V1ItemResult{Id: a.Next.Id, Result: 1})
+		}
+	})
+
 	t.Run("form login", func(t *testing.T) {
 		id, secret := "demo", "demo-secret"
 		res, err := c.TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx, scoring.TokenForm{ClientId: &id, ClientSecret: &secret})

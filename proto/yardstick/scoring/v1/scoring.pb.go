@@ -1098,6 +1098,412 @@ func (x *ScoreFormRequest) GetTimeOfYear() string {
 	return ""
 }
 
+type NextItemRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: "lexile" or "quantile" (any case); the bank the items come from.
+	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// The items answered so far, in the order given, 0 to 5,000; no id twice, all of the framework.
+	Items []*ItemResult `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
+	// Optional, with priorUncertainty: ability before this session, a measure (-10,000 to 10,000).
+	// Without a prior: the norm curve at grade and timeOfYear, else the median difficulty of the
+	// pool (or the bank), with the framework's population SD.
+	PriorAbility *float64 `protobuf:"fixed64,3,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Optional, with priorAbility: its uncertainty, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,4,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Optional, with a prior: days since it was measured, 0 to 3,653; 0 when absent.
+	ElapsedDays *float64 `protobuf:"fixed64,5,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
+	// Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
+	Grade *int32 `protobuf:"varint,6,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+	TimeOfYear *string `protobuf:"bytes,7,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Optional: the next item comes only from these ids (the whole bank when empty).
+	Pool []string `protobuf:"bytes,8,rep,name=pool,proto3" json:"pool,omitempty"`
+	// Optional: never these ids.
+	Exclude []string `protobuf:"bytes,9,rep,name=exclude,proto3" json:"exclude,omitempty"`
+	// Optional: choose uniformly among this many best items (exposure control), at least 1; 1 when
+	// absent.
+	Randomesque *int32 `protobuf:"varint,10,opt,name=randomesque,proto3,oneof" json:"randomesque,omitempty"`
+	// Optional: makes the randomesque choice a function of the seed and the request (the same
+	// request, the same item); without it the choice is random.
+	Seed *int64 `protobuf:"varint,11,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
+	// Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
+	// (both excluded), instead of the most informative item (chance 0.5).
+	TargetSuccess *float64 `protobuf:"fixed64,12,opt,name=target_success,json=targetSuccess,proto3,oneof" json:"target_success,omitempty"`
+	// Optional: the stop rules.
+	Stop          *StopRules `protobuf:"bytes,13,opt,name=stop,proto3,oneof" json:"stop,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextItemRequest) Reset() {
+	*x = NextItemRequest{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextItemRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextItemRequest) ProtoMessage() {}
+
+func (x *NextItemRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextItemRequest.ProtoReflect.Descriptor instead.
+func (*NextItemRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *NextItemRequest) GetFramework() string {
+	if x != nil && x.Framework != nil {
+		return *x.Framework
+	}
+	return ""
+}
+
+func (x *NextItemRequest) GetItems() []*ItemResult {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *NextItemRequest) GetPriorAbility() float64 {
+	if x != nil && x.PriorAbility != nil {
+		return *x.PriorAbility
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetPriorUncertainty() float64 {
+	if x != nil && x.PriorUncertainty != nil {
+		return *x.PriorUncertainty
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetElapsedDays() float64 {
+	if x != nil && x.ElapsedDays != nil {
+		return *x.ElapsedDays
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+func (x *NextItemRequest) GetPool() []string {
+	if x != nil {
+		return x.Pool
+	}
+	return nil
+}
+
+func (x *NextItemRequest) GetExclude() []string {
+	if x != nil {
+		return x.Exclude
+	}
+	return nil
+}
+
+func (x *NextItemRequest) GetRandomesque() int32 {
+	if x != nil && x.Randomesque != nil {
+		return *x.Randomesque
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetSeed() int64 {
+	if x != nil && x.Seed != nil {
+		return *x.Seed
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetTargetSuccess() float64 {
+	if x != nil && x.TargetSuccess != nil {
+		return *x.TargetSuccess
+	}
+	return 0
+}
+
+func (x *NextItemRequest) GetStop() *StopRules {
+	if x != nil {
+		return x.Stop
+	}
+	return nil
+}
+
+// When an adaptive session stops: the first rule that holds, in this order.
+type StopRules struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Stop when this many items are answered, at least 1; 30 when absent.
+	MaxItems *int32 `protobuf:"varint,1,opt,name=max_items,json=maxItems,proto3,oneof" json:"max_items,omitempty"`
+	// The rules below wait for this many items, 0 to maxItems; min(5, maxItems) when absent.
+	MinItems *int32 `protobuf:"varint,2,opt,name=min_items,json=minItems,proto3,oneof" json:"min_items,omitempty"`
+	// Stop when the uncertainty is at most this, greater than 0 and at most 10,000; off when absent.
+	TargetUncertainty *float64 `protobuf:"fixed64,3,opt,name=target_uncertainty,json=targetUncertainty,proto3,oneof" json:"target_uncertainty,omitempty"`
+	// Stop when the ability is clearly above or below this cut, a measure (-10,000 to 10,000); off
+	// when absent.
+	Cut *float64 `protobuf:"fixed64,4,opt,name=cut,proto3,oneof" json:"cut,omitempty"`
+	// How clearly, for cut: the confidence of the interval, between 0 and 1 (both excluded); 0.95
+	// when absent.
+	Confidence    *float64 `protobuf:"fixed64,5,opt,name=confidence,proto3,oneof" json:"confidence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopRules) Reset() {
+	*x = StopRules{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopRules) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopRules) ProtoMessage() {}
+
+func (x *StopRules) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopRules.ProtoReflect.Descriptor instead.
+func (*StopRules) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *StopRules) GetMaxItems() int32 {
+	if x != nil && x.MaxItems != nil {
+		return *x.MaxItems
+	}
+	return 0
+}
+
+func (x *StopRules) GetMinItems() int32 {
+	if x != nil && x.MinItems != nil {
+		return *x.MinItems
+	}
+	return 0
+}
+
+func (x *StopRules) GetTargetUncertainty() float64 {
+	if x != nil && x.TargetUncertainty != nil {
+		return *x.TargetUncertainty
+	}
+	return 0
+}
+
+func (x *StopRules) GetCut() float64 {
+	if x != nil && x.Cut != nil {
+		return *x.Cut
+	}
+	return 0
+}
+
+func (x *StopRules) GetConfidence() float64 {
+	if x != nil && x.Confidence != nil {
+		return *x.Confidence
+	}
+	return 0
+}
+
+// The item to give next.
+type AdaptiveItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Item identifier from the bank.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The item's strand (skill area).
+	Strand        string `protobuf:"bytes,2,opt,name=strand,proto3" json:"strand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdaptiveItem) Reset() {
+	*x = AdaptiveItem{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdaptiveItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdaptiveItem) ProtoMessage() {}
+
+func (x *AdaptiveItem) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdaptiveItem.ProtoReflect.Descriptor instead.
+func (*AdaptiveItem) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AdaptiveItem) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AdaptiveItem) GetStrand() string {
+	if x != nil {
+		return x.Strand
+	}
+	return ""
+}
+
+// The answer of the adaptive path.
+type NextItemResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The item to give next; null when the session stops.
+	Next *AdaptiveItem `protobuf:"bytes,1,opt,name=next,proto3" json:"next,omitempty"`
+	// Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
+	StopReason string `protobuf:"bytes,2,opt,name=stop_reason,json=stopReason,proto3" json:"stop_reason,omitempty"`
+	// The ability after the items answered (the Bayes measure), rounded to a whole number.
+	Ability int32 `protobuf:"varint,3,opt,name=ability,proto3" json:"ability,omitempty"`
+	// Display-ready ability (rules of Measure.ability_display).
+	AbilityDisplay string `protobuf:"bytes,4,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Uncertainty of the ability (posterior SD), rounded.
+	Uncertainty int32 `protobuf:"varint,5,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// The number of items sent in the request.
+	ItemsAnswered int32 `protobuf:"varint,6,opt,name=items_answered,json=itemsAnswered,proto3" json:"items_answered,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,7,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion    string `protobuf:"bytes,8,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextItemResponse) Reset() {
+	*x = NextItemResponse{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextItemResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextItemResponse) ProtoMessage() {}
+
+func (x *NextItemResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextItemResponse.ProtoReflect.Descriptor instead.
+func (*NextItemResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *NextItemResponse) GetNext() *AdaptiveItem {
+	if x != nil {
+		return x.Next
+	}
+	return nil
+}
+
+func (x *NextItemResponse) GetStopReason() string {
+	if x != nil {
+		return x.StopReason
+	}
+	return ""
+}
+
+func (x *NextItemResponse) GetAbility() int32 {
+	if x != nil {
+		return x.Ability
+	}
+	return 0
+}
+
+func (x *NextItemResponse) GetAbilityDisplay() string {
+	if x != nil {
+		return x.AbilityDisplay
+	}
+	return ""
+}
+
+func (x *NextItemResponse) GetUncertainty() int32 {
+	if x != nil {
+		return x.Uncertainty
+	}
+	return 0
+}
+
+func (x *NextItemResponse) GetItemsAnswered() int32 {
+	if x != nil {
+		return x.ItemsAnswered
+	}
+	return 0
+}
+
+func (x *NextItemResponse) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
+func (x *NextItemResponse) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
 // The measure result of every scoring endpoint without strands.
 type Measure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1122,7 +1528,7 @@ type Measure struct {
 
 func (x *Measure) Reset() {
 	*x = Measure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[13]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1134,7 +1540,7 @@ func (x *Measure) String() string {
 func (*Measure) ProtoMessage() {}
 
 func (x *Measure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[13]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1147,7 +1553,7 @@ func (x *Measure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Measure.ProtoReflect.Descriptor instead.
 func (*Measure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{13}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Measure) GetAbility() int32 {
@@ -1205,7 +1611,7 @@ type Strand struct {
 
 func (x *Strand) Reset() {
 	*x = Strand{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[14]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1623,7 @@ func (x *Strand) String() string {
 func (*Strand) ProtoMessage() {}
 
 func (x *Strand) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[14]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1636,7 @@ func (x *Strand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Strand.ProtoReflect.Descriptor instead.
 func (*Strand) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{14}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Strand) GetName() string {
@@ -1268,7 +1674,7 @@ type StrandsMeasure struct {
 
 func (x *StrandsMeasure) Reset() {
 	*x = StrandsMeasure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[15]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1686,7 @@ func (x *StrandsMeasure) String() string {
 func (*StrandsMeasure) ProtoMessage() {}
 
 func (x *StrandsMeasure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[15]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1699,7 @@ func (x *StrandsMeasure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrandsMeasure.ProtoReflect.Descriptor instead.
 func (*StrandsMeasure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{15}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StrandsMeasure) GetAbility() int32 {
@@ -1357,7 +1763,7 @@ type BayesStrand struct {
 
 func (x *BayesStrand) Reset() {
 	*x = BayesStrand{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[16]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1369,7 +1775,7 @@ func (x *BayesStrand) String() string {
 func (*BayesStrand) ProtoMessage() {}
 
 func (x *BayesStrand) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[16]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1382,7 +1788,7 @@ func (x *BayesStrand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BayesStrand.ProtoReflect.Descriptor instead.
 func (*BayesStrand) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{16}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BayesStrand) GetName() string {
@@ -1441,7 +1847,7 @@ type BayesStrandsMeasure struct {
 
 func (x *BayesStrandsMeasure) Reset() {
 	*x = BayesStrandsMeasure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +1859,7 @@ func (x *BayesStrandsMeasure) String() string {
 func (*BayesStrandsMeasure) ProtoMessage() {}
 
 func (x *BayesStrandsMeasure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +1872,7 @@ func (x *BayesStrandsMeasure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BayesStrandsMeasure.ProtoReflect.Descriptor instead.
 func (*BayesStrandsMeasure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BayesStrandsMeasure) GetAbility() int32 {
@@ -1678,7 +2084,63 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\b_form_idB\x11\n" +
 	"\x0f_number_correctB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\xe1\x01\n" +
+	"\r_time_of_year\"\x9d\x05\n" +
+	"\x0fNextItemRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x126\n" +
+	"\x05items\x18\x02 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12(\n" +
+	"\rprior_ability\x18\x03 \x01(\x01H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x04 \x01(\x01H\x02R\x10priorUncertainty\x88\x01\x01\x12&\n" +
+	"\felapsed_days\x18\x05 \x01(\x01H\x03R\velapsedDays\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x06 \x01(\x05H\x04R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\a \x01(\tH\x05R\n" +
+	"timeOfYear\x88\x01\x01\x12\x12\n" +
+	"\x04pool\x18\b \x03(\tR\x04pool\x12\x18\n" +
+	"\aexclude\x18\t \x03(\tR\aexclude\x12%\n" +
+	"\vrandomesque\x18\n" +
+	" \x01(\x05H\x06R\vrandomesque\x88\x01\x01\x12\x17\n" +
+	"\x04seed\x18\v \x01(\x03H\aR\x04seed\x88\x01\x01\x12*\n" +
+	"\x0etarget_success\x18\f \x01(\x01H\bR\rtargetSuccess\x88\x01\x01\x128\n" +
+	"\x04stop\x18\r \x01(\v2\x1f.yardstick.scoring.v1.StopRulesH\tR\x04stop\x88\x01\x01B\f\n" +
+	"\n" +
+	"_frameworkB\x10\n" +
+	"\x0e_prior_abilityB\x14\n" +
+	"\x12_prior_uncertaintyB\x0f\n" +
+	"\r_elapsed_daysB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\x0e\n" +
+	"\f_randomesqueB\a\n" +
+	"\x05_seedB\x11\n" +
+	"\x0f_target_successB\a\n" +
+	"\x05_stop\"\x89\x02\n" +
+	"\tStopRules\x12 \n" +
+	"\tmax_items\x18\x01 \x01(\x05H\x00R\bmaxItems\x88\x01\x01\x12 \n" +
+	"\tmin_items\x18\x02 \x01(\x05H\x01R\bminItems\x88\x01\x01\x122\n" +
+	"\x12target_uncertainty\x18\x03 \x01(\x01H\x02R\x11targetUncertainty\x88\x01\x01\x12\x15\n" +
+	"\x03cut\x18\x04 \x01(\x01H\x03R\x03cut\x88\x01\x01\x12#\n" +
+	"\n" +
+	"confidence\x18\x05 \x01(\x01H\x04R\n" +
+	"confidence\x88\x01\x01B\f\n" +
+	"\n" +
+	"_max_itemsB\f\n" +
+	"\n" +
+	"_min_itemsB\x15\n" +
+	"\x13_target_uncertaintyB\x06\n" +
+	"\x04_cutB\r\n" +
+	"\v_confidence\"6\n" +
+	"\fAdaptiveItem\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
+	"\x06strand\x18\x02 \x01(\tR\x06strand\"\xb6\x02\n" +
+	"\x10NextItemResponse\x126\n" +
+	"\x04next\x18\x01 \x01(\v2\".yardstick.scoring.v1.AdaptiveItemR\x04next\x12\x1f\n" +
+	"\vstop_reason\x18\x02 \x01(\tR\n" +
+	"stopReason\x12\x18\n" +
+	"\aability\x18\x03 \x01(\x05R\aability\x12'\n" +
+	"\x0fability_display\x18\x04 \x01(\tR\x0eabilityDisplay\x12 \n" +
+	"\vuncertainty\x18\x05 \x01(\x05R\vuncertainty\x12%\n" +
+	"\x0eitems_answered\x18\x06 \x01(\x05R\ritemsAnswered\x12\x1c\n" +
+	"\tframework\x18\a \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\b \x01(\tR\n" +
+	"apiVersion\"\xe1\x01\n" +
 	"\aMeasure\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
@@ -1714,7 +2176,8 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\tframework\x18\x04 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x05 \x01(\tR\n" +
 	"apiVersion\x12;\n" +
-	"\astrands\x18\x06 \x03(\v2!.yardstick.scoring.v1.BayesStrandR\astrands2\xca\t\n" +
+	"\astrands\x18\x06 \x03(\v2!.yardstick.scoring.v1.BayesStrandR\astrands2\xb9\n" +
+	"\n" +
 	"\x0eScoringService\x12t\n" +
 	"\x10ScoreItemResults\x12-.yardstick.scoring.v1.ScoreItemResultsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12l\n" +
 	"\fScoreItemIds\x12).yardstick.scoring.v1.ScoreItemIdsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12e\n" +
@@ -1726,7 +2189,8 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x11ScoreItemIdsBayes\x12..yardstick.scoring.v1.ScoreItemIdsBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12o\n" +
 	"\x0fScoreScaleBayes\x12,.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\x97\x01\n" +
 	"\x1cScoreItemResultsBayesStrands\x129.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a).yardstick.scoring.v1.BayesStrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12f\n" +
-	"\tScoreForm\x12&.yardstick.scoring.v1.ScoreFormRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standardBIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
+	"\tScoreForm\x12&.yardstick.scoring.v1.ScoreFormRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12m\n" +
+	"\bNextItem\x12%.yardstick.scoring.v1.NextItemRequest\x1a&.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptiveBIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
 
 var (
 	file_yardstick_scoring_v1_scoring_proto_rawDescOnce sync.Once
@@ -1740,7 +2204,7 @@ func file_yardstick_scoring_v1_scoring_proto_rawDescGZIP() []byte {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescData
 }
 
-var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ItemResult)(nil),                          // 0: yardstick.scoring.v1.ItemResult
 	(*ItemId)(nil),                              // 1: yardstick.scoring.v1.ItemId
@@ -1755,11 +2219,15 @@ var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ScoreScaleBayesRequest)(nil),              // 10: yardstick.scoring.v1.ScoreScaleBayesRequest
 	(*ScoreItemResultsBayesStrandsRequest)(nil), // 11: yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
 	(*ScoreFormRequest)(nil),                    // 12: yardstick.scoring.v1.ScoreFormRequest
-	(*Measure)(nil),                             // 13: yardstick.scoring.v1.Measure
-	(*Strand)(nil),                              // 14: yardstick.scoring.v1.Strand
-	(*StrandsMeasure)(nil),                      // 15: yardstick.scoring.v1.StrandsMeasure
-	(*BayesStrand)(nil),                         // 16: yardstick.scoring.v1.BayesStrand
-	(*BayesStrandsMeasure)(nil),                 // 17: yardstick.scoring.v1.BayesStrandsMeasure
+	(*NextItemRequest)(nil),                     // 13: yardstick.scoring.v1.NextItemRequest
+	(*StopRules)(nil),                           // 14: yardstick.scoring.v1.StopRules
+	(*AdaptiveItem)(nil),                        // 15: yardstick.scoring.v1.AdaptiveItem
+	(*NextItemResponse)(nil),                    // 16: yardstick.scoring.v1.NextItemResponse
+	(*Measure)(nil),                             // 17: yardstick.scoring.v1.Measure
+	(*Strand)(nil),                              // 18: yardstick.scoring.v1.Strand
+	(*StrandsMeasure)(nil),                      // 19: yardstick.scoring.v1.StrandsMeasure
+	(*BayesStrand)(nil),                         // 20: yardstick.scoring.v1.BayesStrand
+	(*BayesStrandsMeasure)(nil),                 // 21: yardstick.scoring.v1.BayesStrandsMeasure
 }
 var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 0: yardstick.scoring.v1.ScoreItemResultsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
@@ -1769,33 +2237,38 @@ var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 4: yardstick.scoring.v1.ScoreItemResultsBayesRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	1,  // 5: yardstick.scoring.v1.ScoreItemIdsBayesRequest.items:type_name -> yardstick.scoring.v1.ItemId
 	0,  // 6: yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
-	14, // 7: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
-	16, // 8: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
-	3,  // 9: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
-	4,  // 10: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
-	5,  // 11: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
-	6,  // 12: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
-	7,  // 13: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
-	8,  // 14: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
-	9,  // 15: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
-	10, // 16: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
-	11, // 17: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
-	12, // 18: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
-	13, // 19: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
-	13, // 20: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
-	13, // 21: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
-	15, // 22: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
-	13, // 23: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
-	13, // 24: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
-	13, // 25: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
-	13, // 26: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 27: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
-	13, // 28: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
-	19, // [19:29] is the sub-list for method output_type
-	9,  // [9:19] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 7: yardstick.scoring.v1.NextItemRequest.items:type_name -> yardstick.scoring.v1.ItemResult
+	14, // 8: yardstick.scoring.v1.NextItemRequest.stop:type_name -> yardstick.scoring.v1.StopRules
+	15, // 9: yardstick.scoring.v1.NextItemResponse.next:type_name -> yardstick.scoring.v1.AdaptiveItem
+	18, // 10: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
+	20, // 11: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
+	3,  // 12: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 13: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 14: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 15: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 16: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 17: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 18: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 19: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 20: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 21: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
+	13, // 22: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
+	17, // 23: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
+	17, // 24: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
+	17, // 25: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
+	19, // 26: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
+	17, // 27: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 28: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 29: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 30: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
+	21, // 31: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
+	17, // 32: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
+	16, // 33: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
+	23, // [23:34] is the sub-list for method output_type
+	12, // [12:23] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_scoring_v1_scoring_proto_init() }
@@ -1817,13 +2290,15 @@ func file_yardstick_scoring_v1_scoring_proto_init() {
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[11].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[12].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[13].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[14].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_scoring_v1_scoring_proto_rawDesc), len(file_yardstick_scoring_v1_scoring_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -305,6 +305,33 @@ func local_request_ScoringService_ScoreForm_0(ctx context.Context, marshaler run
 	return msg, metadata, err
 }
 
+func request_ScoringService_NextItem_0(ctx context.Context, marshaler runtime.Marshaler, client ScoringServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq NextItemRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.NextItem(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ScoringService_NextItem_0(ctx context.Context, marshaler runtime.Marshaler, server ScoringServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq NextItemRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.NextItem(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterScoringServiceHandlerServer registers the http handlers for service ScoringService to "mux".
 // UnaryRPC     :call ScoringServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -510,6 +537,26 @@ func RegisterScoringServiceHandlerServer(ctx context.Context, mux *runtime.Serve
 			return
 		}
 		forward_ScoringService_ScoreForm_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_ScoringService_NextItem_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/yardstick.scoring.v1.ScoringService/NextItem", runtime.WithHTTPPathPattern("/api/score/adaptive/next"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ScoringService_NextItem_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ScoringService_NextItem_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -721,6 +768,23 @@ func RegisterScoringServiceHandlerClient(ctx context.Context, mux *runtime.Serve
 		}
 		forward_ScoringService_ScoreForm_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_ScoringService_NextItem_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/yardstick.scoring.v1.ScoringService/NextItem", runtime.WithHTTPPathPattern("/api/score/adaptive/next"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ScoringService_NextItem_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ScoringService_NextItem_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -735,6 +799,7 @@ var (
 	pattern_ScoringService_ScoreScaleBayes_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "score", "scale", "bayes"}, ""))
 	pattern_ScoringService_ScoreItemResultsBayesStrands_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4, 2, 5}, []string{"api", "score", "items", "idsWithResults", "bayes", "strands"}, ""))
 	pattern_ScoringService_ScoreForm_0                    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3, 2, 4}, []string{"api", "score", "form", "id", "standard"}, ""))
+	pattern_ScoringService_NextItem_0                     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "score", "adaptive", "next"}, ""))
 )
 
 var (
@@ -748,4 +813,5 @@ var (
 	forward_ScoringService_ScoreScaleBayes_0              = runtime.ForwardResponseMessage
 	forward_ScoringService_ScoreItemResultsBayesStrands_0 = runtime.ForwardResponseMessage
 	forward_ScoringService_ScoreForm_0                    = runtime.ForwardResponseMessage
+	forward_ScoringService_NextItem_0                     = runtime.ForwardResponseMessage
 )

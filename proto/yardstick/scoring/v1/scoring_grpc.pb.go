@@ -29,6 +29,7 @@ const (
 	ScoringService_ScoreScaleBayes_FullMethodName              = "/yardstick.scoring.v1.ScoringService/ScoreScaleBayes"
 	ScoringService_ScoreItemResultsBayesStrands_FullMethodName = "/yardstick.scoring.v1.ScoringService/ScoreItemResultsBayesStrands"
 	ScoringService_ScoreForm_FullMethodName                    = "/yardstick.scoring.v1.ScoringService/ScoreForm"
+	ScoringService_NextItem_FullMethodName                     = "/yardstick.scoring.v1.ScoringService/NextItem"
 )
 
 // ScoringServiceClient is the client API for ScoringService service.
@@ -80,6 +81,10 @@ type ScoringServiceClient interface {
 	// Standard measure from a form of the content bundle and a number correct (extension).
 	// POST /api/score/form/id/standard
 	ScoreForm(ctx context.Context, in *ScoreFormRequest, opts ...grpc.CallOption) (*Measure, error)
+	// Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	NextItem(ctx context.Context, in *NextItemRequest, opts ...grpc.CallOption) (*NextItemResponse, error)
 }
 
 type scoringServiceClient struct {
@@ -190,6 +195,16 @@ func (c *scoringServiceClient) ScoreForm(ctx context.Context, in *ScoreFormReque
 	return out, nil
 }
 
+func (c *scoringServiceClient) NextItem(ctx context.Context, in *NextItemRequest, opts ...grpc.CallOption) (*NextItemResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NextItemResponse)
+	err := c.cc.Invoke(ctx, ScoringService_NextItem_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ScoringServiceServer is the server API for ScoringService service.
 // All implementations must embed UnimplementedScoringServiceServer
 // for forward compatibility.
@@ -239,6 +254,10 @@ type ScoringServiceServer interface {
 	// Standard measure from a form of the content bundle and a number correct (extension).
 	// POST /api/score/form/id/standard
 	ScoreForm(context.Context, *ScoreFormRequest) (*Measure, error)
+	// Adaptive testing (extension): the next item of a stateless session from the bank, or why to
+	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
+	// POST /api/score/adaptive/next
+	NextItem(context.Context, *NextItemRequest) (*NextItemResponse, error)
 	mustEmbedUnimplementedScoringServiceServer()
 }
 
@@ -278,6 +297,9 @@ func (UnimplementedScoringServiceServer) ScoreItemResultsBayesStrands(context.Co
 }
 func (UnimplementedScoringServiceServer) ScoreForm(context.Context, *ScoreFormRequest) (*Measure, error) {
 	return nil, status.Error(codes.Unimplemented, "method ScoreForm not implemented")
+}
+func (UnimplementedScoringServiceServer) NextItem(context.Context, *NextItemRequest) (*NextItemResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NextItem not implemented")
 }
 func (UnimplementedScoringServiceServer) mustEmbedUnimplementedScoringServiceServer() {}
 func (UnimplementedScoringServiceServer) testEmbeddedByValue()                        {}
@@ -480,6 +502,24 @@ func _ScoringService_ScoreForm_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ScoringService_NextItem_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NextItemRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ScoringServiceServer).NextItem(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ScoringService_NextItem_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ScoringServiceServer).NextItem(ctx, req.(*NextItemRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ScoringService_ServiceDesc is the grpc.ServiceDesc for ScoringService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -526,6 +566,10 @@ var ScoringService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ScoreForm",
 			Handler:    _ScoringService_ScoreForm_Handler,
+		},
+		{
+			MethodName: "NextItem",
+			Handler:    _ScoringService_NextItem_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -53,3 +53,7 @@ func (g gateway) ScoreItemResultsBayesStrands(ctx context.Context, r *scoringv1.
 func (g gateway) ScoreForm(ctx context.Context, r *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
 	return serve.Invoke(ctx, r, g.s.ScoreForm)
 }
+
+func (g gateway) NextItem(ctx context.Context, r *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
+	return serve.Invoke(ctx, r, g.s.NextItem)
+}
