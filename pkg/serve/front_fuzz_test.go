@@ -30,6 +30,7 @@ var fuzzRoutes = []string{
 	"/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math", "/api/forecast/math/group",
 	"/api/forecast/comprehension",
 	"/api/nothing/here",
+	"/api/score/adaptive/next",
 }
 
 // documentedStatus are the statuses docs/api.md lists for the API.
@@ -87,6 +88,9 @@ func (fuzzScoring) ScoreItemResultsBayesStrands(context.Context, *scoringv1.Scor
 func (fuzzScoring) ScoreForm(context.Context, *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
 	return &scoringv1.Measure{}, nil
 }
+func (fuzzScoring) NextItem(context.Context, *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
+	return &scoringv1.NextItemResponse{}, nil
+}
 
 // fuzzScoringGateway passes every JSON call through Invoke, as the services' adapters do.
 type fuzzScoringGateway struct {
@@ -123,6 +127,9 @@ func (g fuzzScoringGateway) ScoreItemResultsBayesStrands(ctx context.Context, r 
 }
 func (g fuzzScoringGateway) ScoreForm(ctx context.Context, r *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
 	return Invoke(ctx, r, g.s.ScoreForm)
+}
+func (g fuzzScoringGateway) NextItem(ctx context.Context, r *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
+	return Invoke(ctx, r, g.s.NextItem)
 }
 
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
