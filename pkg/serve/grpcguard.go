@@ -85,9 +85,10 @@ type grpcGuard struct {
 	logins  chan struct{}              // slots of in-flight IssueToken calls
 	infra   chan struct{}              // slots of in-flight health and reflection calls
 	codec   *guardCodec
-	open    openCalls // calls the tap handle let in that no interceptor has taken yet
-	conns   connSlots // calls without a token in the slots, per connection
-	reads   *readPool // messages being read for calls with a token (grpcread.go)
+	open    openCalls  // calls the tap handle let in that no interceptor has taken yet
+	conns   connSlots  // calls without a token in the slots, per connection
+	watch   *connWatch // closes connections that abuse the door (grpcconn.go)
+	reads   *readPool  // messages being read for calls with a token (grpcread.go)
 	// readTimeout is how long a call that sends one message has to send it
 	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
@@ -110,6 +111,7 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 		infra:       make(chan struct{}, maxInfraReads),
 		readTimeout: s.cfg.GRPCReadTimeout,
 		conns:       connSlots{held: map[*peer.Peer]int{}},
+		watch:       newConnWatch(s.metrics.registry, s.cfg.Service, s.log, s.logs),
 	}
 	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
 	g.codec = newGuardCodec(s.codec)
@@ -349,9 +351,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	if slots := g.slotsFor(method, s.rules[method]); slots != nil {
 		conn, _ := peer.FromContext(ctx)
 		if conn != nil && !g.conns.take(conn) {
-			err := readsBusy()
-			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
-			return nil, err
+			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
 		}
 		select {
 		case slots <- struct{}{}:
@@ -360,21 +360,26 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 			if conn != nil {
 				g.conns.give(conn)
 			}
-			err := readsBusy()
-			s.logGRPCCall(ctx, info.Header, method, "", err, 0)
-			return nil, err
+			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
 		}
 	}
 	authorized, err := s.authorize(ctx, method, bearerFromHeader(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
-		s.logGRPCCall(ctx, info.Header, method, "", err, 0)
-		return nil, err
+		return nil, s.refuseOnHeaders(ctx, info, err)
 	}
 	c.authorizedFor, c.clientID = method, clientIDOf(authorized) // claims on top: found at once
 	c.ctx = authorized
 	g.open.add(c)
 	return authorized, nil
+}
+
+// refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
+// connection (grpcconn.go), and returns err.
+func (s *Server) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) error {
+	s.logGRPCCall(ctx, info.Header, info.FullMethodName, "", err, 0)
+	s.guard.watch.abused(ctx)
+	return err
 }
 
 // readsBusy is the answer to a call without a token when every read slot is taken.

@@ -104,6 +104,12 @@ func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandl
 		}
 		c.read = r
 		defer r.done() // the interceptor gives it back sooner, once the message is decoded
-		return h(srv, ctx, dec, ic)
+		return h(srv, ctx, func(v any) error {
+			err := dec(v)
+			if err != nil && ctx.Err() != nil {
+				s.guard.watch.abused(ctx) // reset before its message came (grpcconn.go)
+			}
+			return err
+		}, ic)
 	}
 }

@@ -272,7 +272,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 			}
 		}()
 	}
-	serve("grpc", func() error { return s.grpc.Serve(grpcLis) })
+	serve("grpc", func() error { return s.grpc.Serve(s.guard.watch.listen(grpcLis)) })
 	if s.probe != nil {
 		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
 	}
