@@ -71,7 +71,12 @@ func (bk *Bank) Simulate(ctx context.Context, sim Simulation, next NextFunc) (Si
 		req := sim.Settings
 		req.Items = nil
 		if req.Randomesque != nil && *req.Randomesque > 1 {
-			seed := int64(sim.Seed*0x9e3779b97f4a7c15 + uint64(i))
+			// A mix of the simulation's seed and the student's number, within 32 bits (the
+			// service's seed field is an int32).
+			x := sim.Seed + uint64(i+1)*0x9e3779b97f4a7c15
+			x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+			x = (x ^ x>>27) * 0x94d049bb133111eb
+			seed := int64(int32(x >> 32))
 			req.Seed = &seed
 		}
 		step, err := bk.session(ctx, &req, theta, rng, randomFrom, next, rep.Exposure)

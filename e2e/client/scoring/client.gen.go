@@ -836,11 +836,9 @@ type V1NextItemRequest struct {
 	// absent.
 	Randomesque *int32 `json:"randomesque,omitempty"`
 
-	// Seed Optional: makes the randomesque choice a function of the seed and the request (the same
-	// request, the same item); without it the choice is random.
-	//
-	// Any 64-bit integer, as a JSON number or a string.
-	Seed *string `json:"seed,omitempty"`
+	// Seed Optional, any 32-bit integer: makes the randomesque choice a function of the seed and the
+	// request (the same request, the same item); without it the choice is random.
+	Seed *int32 `json:"seed,omitempty"`
 
 	// Stop When an adaptive session stops: the first rule that holds, in this order.
 	Stop *V1StopRules `json:"stop,omitempty"`

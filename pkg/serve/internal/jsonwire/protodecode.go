@@ -156,8 +156,14 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 					x, _ := protowire.ConsumeFixed64(v)
 					*out = append(*out, math.Float64frombits(x))
 				}
+			case goStrings: // the adaptive path's pool and exclude
+				if !utf8.Valid(v) {
+					return false
+				}
+				out := (*[]string)(ptr)
+				*out = append(*out, string(v))
 			default:
-				return false // lists of strings or whole numbers: none in the contract, so untested here
+				return false // lists of whole numbers: none in the contract, so untested here
 			}
 		}
 	}

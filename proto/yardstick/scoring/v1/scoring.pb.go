@@ -1123,14 +1123,14 @@ type NextItemRequest struct {
 	// Optional: choose uniformly among this many best items (exposure control), at least 1; 1 when
 	// absent.
 	Randomesque *int32 `protobuf:"varint,10,opt,name=randomesque,proto3,oneof" json:"randomesque,omitempty"`
-	// Optional: makes the randomesque choice a function of the seed and the request (the same
-	// request, the same item); without it the choice is random.
-	Seed *int64 `protobuf:"varint,11,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
+	// Optional, any 32-bit integer: makes the randomesque choice a function of the seed and the
+	// request (the same request, the same item); without it the choice is random.
+	Seed *int32 `protobuf:"varint,11,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
 	// Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
 	// (both excluded), instead of the most informative item (chance 0.5).
 	TargetSuccess *float64 `protobuf:"fixed64,12,opt,name=target_success,json=targetSuccess,proto3,oneof" json:"target_success,omitempty"`
 	// Optional: the stop rules.
-	Stop          *StopRules `protobuf:"bytes,13,opt,name=stop,proto3,oneof" json:"stop,omitempty"`
+	Stop          *StopRules `protobuf:"bytes,13,opt,name=stop,proto3" json:"stop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1235,7 +1235,7 @@ func (x *NextItemRequest) GetRandomesque() int32 {
 	return 0
 }
 
-func (x *NextItemRequest) GetSeed() int64 {
+func (x *NextItemRequest) GetSeed() int32 {
 	if x != nil && x.Seed != nil {
 		return *x.Seed
 	}
@@ -2084,7 +2084,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\b_form_idB\x11\n" +
 	"\x0f_number_correctB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\x9d\x05\n" +
+	"\r_time_of_year\"\x8f\x05\n" +
 	"\x0fNextItemRequest\x12!\n" +
 	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x126\n" +
 	"\x05items\x18\x02 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12(\n" +
@@ -2098,9 +2098,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\aexclude\x18\t \x03(\tR\aexclude\x12%\n" +
 	"\vrandomesque\x18\n" +
 	" \x01(\x05H\x06R\vrandomesque\x88\x01\x01\x12\x17\n" +
-	"\x04seed\x18\v \x01(\x03H\aR\x04seed\x88\x01\x01\x12*\n" +
-	"\x0etarget_success\x18\f \x01(\x01H\bR\rtargetSuccess\x88\x01\x01\x128\n" +
-	"\x04stop\x18\r \x01(\v2\x1f.yardstick.scoring.v1.StopRulesH\tR\x04stop\x88\x01\x01B\f\n" +
+	"\x04seed\x18\v \x01(\x05H\aR\x04seed\x88\x01\x01\x12*\n" +
+	"\x0etarget_success\x18\f \x01(\x01H\bR\rtargetSuccess\x88\x01\x01\x123\n" +
+	"\x04stop\x18\r \x01(\v2\x1f.yardstick.scoring.v1.StopRulesR\x04stopB\f\n" +
 	"\n" +
 	"_frameworkB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
@@ -2110,8 +2110,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\r_time_of_yearB\x0e\n" +
 	"\f_randomesqueB\a\n" +
 	"\x05_seedB\x11\n" +
-	"\x0f_target_successB\a\n" +
-	"\x05_stop\"\x89\x02\n" +
+	"\x0f_target_success\"\x89\x02\n" +
 	"\tStopRules\x12 \n" +
 	"\tmax_items\x18\x01 \x01(\x05H\x00R\bmaxItems\x88\x01\x01\x12 \n" +
 	"\tmin_items\x18\x02 \x01(\x05H\x01R\bminItems\x88\x01\x01\x122\n" +

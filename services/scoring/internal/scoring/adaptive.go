@@ -72,7 +72,7 @@ func adaptiveRequest(p *serve.Problems, req *scoringv1.NextItemRequest) measure.
 		Pool:             req.GetPool(),
 		Exclude:          req.GetExclude(),
 		TargetSuccess:    req.TargetSuccess,
-		Seed:             req.Seed,
+		Seed:             int64Of(req.Seed),
 		Grade:            intOf(req.Grade),
 		Randomesque:      intOf(req.Randomesque),
 	}
@@ -96,6 +96,14 @@ func adaptiveRequest(p *serve.Problems, req *scoringv1.NextItemRequest) measure.
 		lib.Items[i] = measure.Response{ID: it.GetId(), Correct: it.GetResult() == 1}
 	}
 	return lib
+}
+
+func int64Of(v *int32) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
 }
 
 func intOf(v *int32) *int {
