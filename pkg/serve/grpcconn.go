@@ -7,7 +7,11 @@ package serve
 // of the same pod waited a second. So a connection that resets calls before sending their message,
 // or has calls refused on their headers, more than maxAbusePerSecond times in a second is closed:
 // to go on, the caller must dial again, and its new connection is watched the same way. Go's own
-// HTTP/2 server does the same to a client that resets too many streams.
+// HTTP/2 server does the same to a client that resets too many streams. For abuseCooldown after
+// that, the same address's new connections are closed as they are accepted, before a byte of
+// HTTP/2: dialling again must not be the cheap way on. Callers share an address only behind a
+// NAT or a proxy, and a proxy (an ingress) ends its clients' HTTP/2 streams itself rather than
+// passing their resets on.
 
 import (
 	"context"
@@ -25,30 +29,42 @@ import (
 // the message it opened a call for, with the token it was given.
 const maxAbusePerSecond = 200
 
+// abuseCooldown is how long an address whose connection was closed for abuse has its new
+// connections closed at once.
+const abuseCooldown = time.Second
+
 // connWatch knows the gRPC listener's open connections by their remote address (the peer gRPC
 // puts in each call's context), to close one that abuses the door.
 type connWatch struct {
-	mu     sync.Mutex
-	conns  map[string]*watchedConn
-	closed prometheus.Counter
-	log    *slog.Logger
-	logs   *logLimiter // the close lines are limited like refusals' (loglimit.go)
-	now    func() time.Time
+	mu      sync.Mutex
+	conns   map[string]*watchedConn
+	cooling map[string]time.Time // host -> until when its new connections are closed
+	closed  prometheus.Counter
+	refused prometheus.Counter
+	log     *slog.Logger
+	logs    *logLimiter // the close lines are limited like refusals' (loglimit.go)
+	now     func() time.Time
 }
 
 func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, logs *logLimiter) *connWatch {
 	w := &connWatch{
-		conns: map[string]*watchedConn{},
+		conns:   map[string]*watchedConn{},
+		cooling: map[string]time.Time{},
 		closed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name:        "yardstick_grpc_connections_closed_total",
 			Help:        "gRPC connections closed for resetting calls before their message, or having calls refused on their headers, more than 200 times in a second.",
+			ConstLabels: prometheus.Labels{"service": service},
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "yardstick_grpc_connections_refused_total",
+			Help:        "gRPC connections closed as they were accepted: their address had a connection closed for abuse within the last second.",
 			ConstLabels: prometheus.Labels{"service": service},
 		}),
 		log:  log,
 		logs: logs,
 		now:  time.Now,
 	}
-	reg.MustRegister(w.closed)
+	reg.MustRegister(w.closed, w.refused)
 	return w
 }
 
@@ -80,15 +96,39 @@ type watchListener struct {
 }
 
 func (l watchListener) Accept() (net.Conn, error) {
-	conn, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		conn, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		key := conn.RemoteAddr().String()
+		host := hostOf(key)
+		now := l.w.now()
+		l.w.mu.Lock()
+		until, cooling := l.w.cooling[host]
+		if cooling && now.After(until) {
+			delete(l.w.cooling, host)
+			cooling = false
+		}
+		if cooling {
+			l.w.mu.Unlock()
+			l.w.refused.Inc()
+			_ = conn.Close()
+			continue
+		}
+		c := &watchedConn{Conn: conn, w: l.w, key: key}
+		l.w.conns[key] = c
+		l.w.mu.Unlock()
+		return c, nil
 	}
-	c := &watchedConn{Conn: conn, w: l.w, key: conn.RemoteAddr().String()}
-	l.w.mu.Lock()
-	l.w.conns[c.key] = c
-	l.w.mu.Unlock()
-	return c, nil
+}
+
+// hostOf is the host of a host:port address.
+func hostOf(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }
 
 // listen has w know the connections lis accepts.
@@ -125,6 +165,7 @@ func (c *watchedConn) closeForAbuse() {
 		closing = true
 		c.w.mu.Lock()
 		delete(c.w.conns, c.key)
+		c.w.cooling[hostOf(c.key)] = c.w.now().Add(abuseCooldown)
 		c.w.mu.Unlock()
 	})
 	if !closing {

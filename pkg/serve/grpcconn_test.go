@@ -2,10 +2,13 @@ package serve
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -49,7 +52,67 @@ func TestGRPCAbusiveConnectionClosed(t *testing.T) {
 	}
 	authed := bearer("Bearer " + h.token)
 	if _, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(authed, scoreOfSize(t, 100)); status.Code(err) == codes.Unavailable || status.Code(err) == codes.Unauthenticated {
-		t.Errorf("a call on another connection: %v", err)
+		t.Errorf("a call on a connection opened before: %v", err)
+	}
+	// For a second the address's new connections are closed as they are accepted (the clock stands
+	// still here, so the second never ends).
+	if _, err := scoringv1.NewScoringServiceClient(h.dial(t)).ScoreItemResults(authed, scoreOfSize(t, 100)); status.Code(err) != codes.Unavailable {
+		t.Errorf("a new connection from the address during the cooldown: got %v; want Unavailable", err)
+	}
+	if got := testutil.ToFloat64(h.srv.guard.watch.refused); got < 1 {
+		t.Errorf("yardstick_grpc_connections_refused_total: got %v; want at least 1", got)
+	}
+}
+
+// TestConnWatchCooldown: an address cools down for 1 s after an abusive close; then its new
+// connections are taken again.
+func TestConnWatchCooldown(t *testing.T) {
+	t.Parallel()
+	if abuseCooldown != time.Second {
+		t.Fatalf("abuseCooldown: got %s; want 1s", abuseCooldown)
+	}
+	now := time.Unix(1000, 0)
+	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), newLogLimiter(prometheus.NewRegistry(), "scoring"))
+	w.now = func() time.Time { return now }
+	lis := loopback(t)
+	wl := w.listen(lis)
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := wl.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	// dialAccept dials and returns what Accept handed over, nil if the connection was closed at
+	// once (Accept goes on waiting).
+	dialAccept := func() (net.Conn, error) {
+		d, err := net.Dial("tcp", lis.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		select {
+		case c := <-accepted:
+			return c, nil
+		case <-time.After(time.Second):
+			return nil, nil
+		}
+	}
+	c, err := dialAccept()
+	if c == nil || err != nil {
+		t.Fatalf("first connection: %v, %v", c, err)
+	}
+	c.(*watchedConn).closeForAbuse()
+	now = now.Add(999 * time.Millisecond)
+	if c, _ := dialAccept(); c != nil {
+		t.Errorf("999 ms after the close: a connection was accepted; want it closed at once")
+	}
+	now = now.Add(2 * time.Millisecond)
+	if c, _ := dialAccept(); c == nil {
+		t.Errorf("1.001 s after the close: no connection accepted; want it taken again")
 	}
 }
 
