@@ -119,7 +119,7 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-grpc soak-budget soak-sigterm ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget soak-sigterm soak-attacks ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
