@@ -15,11 +15,15 @@
 // contract's routes file), prometheus/client_golang for metrics (the de-facto exposition format
 // scrapers expect), google.golang.org/genproto errdetails for status details that gRPC clients
 // already know how to read, KimMachineGun/automemlimit to set GOMEMLIMIT from the container's
-// cgroup memory limit (cgroup v1 and v2, nested hierarchies: more than a few lines to get right).
+// cgroup memory limit (cgroup v1 and v2, nested hierarchies: more than a few lines to get right),
+// golang.org/x/sync's weighted semaphore for the gRPC read pool (first come first served, with a
+// context to give up by: a FIFO of waiters is easy to get subtly wrong by hand).
 //
 // Under heavy or hostile traffic: large requests are admitted against a memory budget
-// (budget.go), request bodies are paced by a minimum rate (bodyrate.go) and SIGTERM drains
-// without losing accepted requests (drain.go).
+// (budget.go), gRPC messages before gRPC reads them (grpcread.go), request bodies are paced by a
+// minimum rate (bodyrate.go), abusive gRPC connections are closed (grpcconn.go), refusals are
+// logged at most a few lines a second (loglimit.go), the kubelet's probes have a listener of their
+// own (probe.go) and SIGTERM drains without losing accepted requests (drain.go).
 package serve
 
 // Version is the build's version, set at link time with

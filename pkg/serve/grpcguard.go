@@ -13,8 +13,13 @@ package serve
 //     the limit (codec.go), and in the interceptors from the size gRPC read;
 //   - calls that need no token (IssueToken, health, reflection) may still send up to the
 //     server-wide limit, so they are read only within a fixed number of slots across all
-//     connections, taken in the tap handle and given back when the call ends: refused
-//     immediately with ResourceExhausted and a RetryInfo when none is free;
+//     connections (at most maxTokenlessPerConn of them from one connection), taken in the tap
+//     handle and given back when the call ends: refused immediately with ResourceExhausted and a
+//     RetryInfo when none is free; calls with a token are admitted before the read instead
+//     (grpcread.go);
+//   - per connection, grpc-go holds the calls open (MaxConcurrentStreams), the header list and
+//     the flow-control windows to fixed sizes; a call that has not sent its message within the
+//     read timeout is ended; a connection that abuses the door is closed (grpcconn.go);
 //   - a message that is not valid protobuf is answered InvalidArgument (gRPC itself answers
 //     Internal), and every direct call, whatever stopped it, is logged and counted once.
 //
@@ -51,8 +56,9 @@ import (
 
 // Calls without a token read at once, across all connections. Each may hold up to the
 // server-wide receive limit while its message is read, so the worst case is (maxLoginReads +
-// maxInfraReads) × that limit: 8 MiB on scoring, 128 MiB on forecast (README, "Limits and
-// protection"). Two pools, so that a flood of logins cannot make the health probes fail.
+// maxInfraReads) × that limit: 8 MiB on scoring, 23 MiB on forecast (README, "Limits and
+// protection"). Two pools, so that a flood of logins cannot take the health checks of gRPC
+// clients; the kubelet's probes have a listener of their own (probe.go).
 const (
 	maxLoginReads = 4 // IssueToken
 	maxInfraReads = 4 // grpc.health.v1, reflection
