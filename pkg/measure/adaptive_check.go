@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // resolve checks req against the bank (every problem through problem, under the field's wire
@@ -70,12 +71,12 @@ func (bk *Bank) resolve(req *AdaptiveRequest, problem func(field, format string,
 		sum := 0.0
 		for _, name := range names {
 			share := req.Strands[name]
-			field := "strands[" + strconv.Quote(name) + "]"
+			field := "strands[" + strconv.Quote(clip(name)) + "]"
 			if !slices.Contains(fw.StrandNames, name) {
-				bad(field, "unknown %s strand %q (known: %s)", fw.Name, name, strings.Join(fw.StrandNames, ", "))
+				bad(field, "unknown %s strand %q (known: %s)", fw.Name, clip(name), strings.Join(fw.StrandNames, ", "))
 			}
 			if !finite(share) || share <= 0 {
-				bad(field, "the share of strand %q must be a number greater than 0, got %v", name, share)
+				bad(field, "the share of strand %q must be a number greater than 0, got %v", clip(name), share)
 				continue
 			}
 			sum += share
@@ -115,6 +116,23 @@ func (bk *Bank) resolve(req *AdaptiveRequest, problem func(field, format string,
 	return s, ok
 }
 
+// maxQuoted bounds how much of a caller's text a problem repeats: a 1 MB id is named by its
+// start, not sent back whole.
+const maxQuoted = 64
+
+// clip is s as a problem quotes it: whole when short, else its first maxQuoted bytes (cut
+// between characters) and "…".
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // elementPath is list[i]+suffix, built only when a problem names it.
 func elementPath(list string, i int, suffix string) string {
 	return list + "[" + strconv.Itoa(i) + "]" + suffix
@@ -131,7 +149,7 @@ func (bk *Bank) item(list string, i int, suffix, id string, bad func(field, form
 	case id == "":
 		bad(elementPath(list, i, suffix), "is required (an item id)")
 	case !known:
-		bad(elementPath(list, i, suffix), "unknown item id %q", id)
+		bad(elementPath(list, i, suffix), "unknown item id %q", clip(id))
 	default:
 		bad(elementPath(list, i, suffix), "%q is a %s item; the request's framework is %s", id, item.Framework, bk.fw.Name)
 	}
@@ -146,7 +164,7 @@ func (bk *Bank) repeats(items []Response, bad func(field, format string, args ..
 			continue // already reported
 		}
 		if j, dup := first[r.ID]; dup {
-			bad(elementPath("items", i, ".id"), "%q repeats items[%d].id", r.ID, j)
+			bad(elementPath("items", i, ".id"), "%q repeats items[%d].id", clip(r.ID), j)
 			continue
 		}
 		first[r.ID] = i
@@ -244,7 +262,7 @@ func (bk *Bank) prior(req *AdaptiveRequest, pool []int32, bad func(field, format
 		case "EOY":
 			offset = 1
 		default:
-			bad("timeOfYear", "must be BOY, MOY or EOY, got %q", *t)
+			bad("timeOfYear", "must be BOY, MOY or EOY, got %q", clip(*t))
 			ok = false
 		}
 		if req.Grade == nil {

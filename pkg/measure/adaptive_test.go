@@ -508,6 +508,15 @@ func TestNextInvalid(t *testing.T) {
 			`timeOfYear: must be BOY, MOY or EOY, got "Fall"`,
 		}},
 		{"grade -1", AdaptiveRequest{Grade: ptr(-1)}, []string{`grade: must be between 0 (Kindergarten) and 12, got -1`}},
+		{"long ids and names are quoted by their start", AdaptiveRequest{Items: []Response{{ID: strings.Repeat("x", 100)}},
+			Strands: map[string]float64{strings.Repeat("é", 40): 1}, TimeOfYear: ptr(strings.Repeat("y", 65)), Grade: ptr(1)}, []string{
+			`items[0].id: unknown item id "` + strings.Repeat("x", 64) + `…"`,
+			`strands["` + strings.Repeat("é", 32) + `…"]: unknown lexile strand "` + strings.Repeat("é", 32) + `…"`,
+			`timeOfYear: must be BOY, MOY or EOY, got "` + strings.Repeat("y", 64) + `…"`,
+		}},
+		{"64 bytes are quoted whole", AdaptiveRequest{Pool: []string{strings.Repeat("z", 64)}}, []string{
+			`pool[0]: unknown item id "` + strings.Repeat("z", 64) + `"`,
+		}},
 		{"time of year without grade", AdaptiveRequest{TimeOfYear: ptr("BOY")}, []string{`timeOfYear: needs grade`}},
 	}
 	for _, c := range cases {
