@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,9 +72,11 @@ func TestConnWatchCooldown(t *testing.T) {
 	if abuseCooldown != time.Second {
 		t.Fatalf("abuseCooldown: got %s; want 1s", abuseCooldown)
 	}
-	now := time.Unix(1000, 0)
+	var now atomic.Int64 // the clock, in nanoseconds: Accept reads it on its own goroutine
+	now.Store(time.Unix(1000, 0).UnixNano())
+	advance := func(d time.Duration) { now.Add(int64(d)) }
 	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), newLogLimiter(prometheus.NewRegistry(), "scoring"))
-	w.now = func() time.Time { return now }
+	w.now = func() time.Time { return time.Unix(0, now.Load()) }
 	lis := loopback(t)
 	wl := w.listen(lis)
 	accepted := make(chan net.Conn, 4)
@@ -106,11 +109,11 @@ func TestConnWatchCooldown(t *testing.T) {
 		t.Fatalf("first connection: %v, %v", c, err)
 	}
 	c.(*watchedConn).closeForAbuse()
-	now = now.Add(999 * time.Millisecond)
+	advance(999 * time.Millisecond)
 	if c, _ := dialAccept(); c != nil {
 		t.Errorf("999 ms after the close: a connection was accepted; want it closed at once")
 	}
-	now = now.Add(2 * time.Millisecond)
+	advance(2 * time.Millisecond)
 	if c, _ := dialAccept(); c == nil {
 		t.Errorf("1.001 s after the close: no connection accepted; want it taken again")
 	}
