@@ -843,6 +843,11 @@ type V1NextItemRequest struct {
 	// Stop When an adaptive session stops: the first rule that holds, in this order.
 	Stop *V1StopRules `json:"stop,omitempty"`
 
+	// Strands Optional: content balancing, strand name -> target share (greater than 0; normalised to sum
+	// 1). Only the named strands' items are candidates, and the next item comes from the strand
+	// furthest below its share of the answered items of the named strands.
+	Strands *map[string]float64 `json:"strands,omitempty"`
+
 	// TargetSuccess Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
 	// (both excluded), instead of the most informative item (chance 0.5).
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`

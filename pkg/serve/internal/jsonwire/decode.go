@@ -230,6 +230,9 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 	if dc.d.Next() == jx.Null {
 		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
 	}
+	if f.fd.IsMap() {
+		return dc.mapField(f, m)
+	}
 	if f.list {
 		if dc.d.Next() != jx.Array {
 			dc.problem("must be an array")
@@ -261,6 +264,40 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 		m.Set(f.fd, v)
 	}
 	return err
+}
+
+// mapField decodes an object of string keys into a map field with scalar values (such as
+// strand -> share). A key given twice is a problem, as a repeated field is.
+func (dc *decoder) mapField(f *fieldPlan, m protoreflect.Message) error {
+	value := f.sub.byName["value"] // a scalar: the plan is supported only then (scalarMap)
+	if dc.d.Next() != jx.Object {
+		dc.problem("must be an object")
+		return dc.skip()
+	}
+	mp := m.Mutable(f.fd).Map()
+	iter, err := dc.d.ObjIter()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	for iter.Next() {
+		key := protoreflect.ValueOfString(string(iter.Key())).MapKey()
+		dc.path = append(dc.path, step{name: key.String(), key: true})
+		if mp.Has(key) {
+			dc.problem("appears more than once")
+			err = dc.skip()
+		} else {
+			var v protoreflect.Value
+			var ok bool
+			if v, ok, err = dc.scalar(value); ok {
+				mp.Set(key, v)
+			}
+		}
+		dc.path = dc.path[:len(dc.path)-1]
+		if err != nil {
+			return err
+		}
+	}
+	return dc.syntax(iter.Err())
 }
 
 func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {

@@ -47,6 +47,13 @@ func TestDecodeRules(t *testing.T) {
 		{"positional entry of nulls", group, `{"studentData":[[null,2,3]]}`, "", []string{"studentData[0]: an array entry must hold exactly 3 numbers: priorAbility, priorUncertainty, elapsedDays"}},
 		{"double overflow", group, `{"testUncertainty":1e400}`, "", []string{"testUncertainty: must be a finite number, got 1e400"}},
 		{"quoted NaN, as protojson takes it", group, `{"testUncertainty":"NaN"}`, `{"testUncertainty":"NaN"}`, nil},
+		{"map of numbers", next, `{"strands":{"Key Ideas":2,"Vocabulary":0.5}}`, `{"strands":{"Key Ideas":2,"Vocabulary":0.5}}`, nil},
+		{"empty map", next, `{"strands":{}}`, `{}`, nil},
+		{"map problems name the key", next, `{"strands":{"A":"x","B":1,"B":2,"C":null}}`, "", []string{
+			`strands["A"]: must be a number, got "x"`, `strands["B"]: appears more than once`, `strands["C"]: must be a number`}},
+		{"a long key is clipped", next, `{"strands":{"` + strings.Repeat("k", 100) + `":"x"}}`, "", []string{
+			`strands["` + strings.Repeat("k", 64) + `…"]: must be a number, got "x"`}},
+		{"map expected", next, `{"strands":[1]}`, "", []string{"strands: must be an object"}},
 		{"empty body is an empty object", ids, ``, `{}`, nil},
 		{"white space only", ids, " \n", `{}`, nil},
 		{"a string is not an object", ids, `"x"`, "", []string{"request body must be a JSON object"}},
@@ -108,6 +115,7 @@ func TestProblemsAreBounded(t *testing.T) {
 
 func ids() protoreflect.ProtoMessage   { return new(scoringv1.ScoreItemIdsRequest) }
 func scale() protoreflect.ProtoMessage { return new(scoringv1.ScoreScaleRequest) }
+func next() protoreflect.ProtoMessage  { return new(scoringv1.NextItemRequest) }
 func group() protoreflect.ProtoMessage { return new(forecastv1.GroupForecastRequest) }
 
 func sameJSON(a, b []byte) bool {

@@ -124,6 +124,11 @@ func fill(r *rand.Rand, m protoreflect.Message, depth int) {
 			continue // unset
 		}
 		switch {
+		case fd.IsMap():
+			mp := m.Mutable(fd).Map()
+			for n := r.IntN(4); n > 0; n-- {
+				mp.Set(randomScalar(r, fd.MapKey()).MapKey(), randomScalar(r, fd.MapValue()))
+			}
 		case fd.IsList():
 			list := m.Mutable(fd).List()
 			for n := r.IntN(5); n > 0; n-- {

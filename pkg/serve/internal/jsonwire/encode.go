@@ -43,6 +43,10 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 		first = false
 		b = append(b, f.key...)
 		switch {
+		case f.fd.IsMap():
+			if b, err = appendMap(b, f, m.Get(f.fd).Map()); err != nil {
+				return b, err
+			}
 		case f.list:
 			list := m.Get(f.fd).List()
 			b = append(b, '[')
@@ -78,6 +82,33 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 			if b, err = appendScalar(b, f.fd.Kind(), m.Get(f.fd)); err != nil {
 				return b, err
 			}
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendMap writes a map of string keys and scalar values as protojson does: an object, keys in
+// sorted order.
+func appendMap(b []byte, f *fieldPlan, mp protoreflect.Map) ([]byte, error) {
+	keys := make([]string, 0, mp.Len())
+	mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {
+		keys = append(keys, k.String())
+		return true
+	})
+	slices.Sort(keys)
+	kind := f.fd.MapValue().Kind()
+	b = append(b, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendString(b, k); err != nil {
+			return b, err
+		}
+		b = append(b, ':')
+		if b, err = appendScalar(b, kind, mp.Get(protoreflect.ValueOfString(k).MapKey())); err != nil {
+			return b, err
 		}
 	}
 	return append(b, '}'), nil

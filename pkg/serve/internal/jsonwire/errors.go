@@ -81,11 +81,19 @@ func showInput(input []byte) string {
 type step struct {
 	name  string
 	index int
+	key   bool // name is a map key, shown as ["name"] (clipped)
 }
 
 func pathString(steps []step) string {
 	var b []byte
 	for _, s := range steps {
+		if s.key {
+			shown, _ := Clip(s.name)
+			b = append(b, '[')
+			b = strconv.AppendQuote(b, shown)
+			b = append(b, ']')
+			continue
+		}
 		if s.name == "" {
 			b = append(b, '[')
 			b = strconv.AppendInt(b, int64(s.index), 10)

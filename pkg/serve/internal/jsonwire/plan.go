@@ -126,7 +126,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 				f.maxLen = n
 			}
 		}
-		if fd.IsMap() || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
+		if fd.IsMap() && !scalarMap(fd) || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
 			p.supported = false
 		}
 		switch fd.Kind() {
@@ -169,6 +169,19 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	}
 	c.plans.Store(md.FullName(), p)
 	return p
+}
+
+// scalarMap reports whether a map field has string keys and number, string or bool values: the
+// maps this codec reads and writes (an object such as strand → share).
+func scalarMap(fd protoreflect.FieldDescriptor) bool {
+	if fd.MapKey().Kind() != protoreflect.StringKind {
+		return false
+	}
+	switch fd.MapValue().Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind, protoreflect.BytesKind, protoreflect.EnumKind:
+		return false
+	}
+	return true
 }
 
 // A message of a few fields finds a key faster by comparing it with each spelling (most differ in

@@ -1130,7 +1130,11 @@ type NextItemRequest struct {
 	// (both excluded), instead of the most informative item (chance 0.5).
 	TargetSuccess *float64 `protobuf:"fixed64,12,opt,name=target_success,json=targetSuccess,proto3,oneof" json:"target_success,omitempty"`
 	// Optional: the stop rules.
-	Stop          *StopRules `protobuf:"bytes,13,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop *StopRules `protobuf:"bytes,13,opt,name=stop,proto3" json:"stop,omitempty"`
+	// Optional: content balancing, strand name -> target share (greater than 0; normalised to sum
+	// 1). Only the named strands' items are candidates, and the next item comes from the strand
+	// furthest below its share of the answered items of the named strands.
+	Strands       map[string]float64 `protobuf:"bytes,14,rep,name=strands,proto3" json:"strands,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1252,6 +1256,13 @@ func (x *NextItemRequest) GetTargetSuccess() float64 {
 func (x *NextItemRequest) GetStop() *StopRules {
 	if x != nil {
 		return x.Stop
+	}
+	return nil
+}
+
+func (x *NextItemRequest) GetStrands() map[string]float64 {
+	if x != nil {
+		return x.Strands
 	}
 	return nil
 }
@@ -2084,7 +2095,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\b_form_idB\x11\n" +
 	"\x0f_number_correctB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\x8f\x05\n" +
+	"\r_time_of_year\"\x99\x06\n" +
 	"\x0fNextItemRequest\x12!\n" +
 	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x126\n" +
 	"\x05items\x18\x02 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12(\n" +
@@ -2100,7 +2111,11 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	" \x01(\x05H\x06R\vrandomesque\x88\x01\x01\x12\x17\n" +
 	"\x04seed\x18\v \x01(\x05H\aR\x04seed\x88\x01\x01\x12*\n" +
 	"\x0etarget_success\x18\f \x01(\x01H\bR\rtargetSuccess\x88\x01\x01\x123\n" +
-	"\x04stop\x18\r \x01(\v2\x1f.yardstick.scoring.v1.StopRulesR\x04stopB\f\n" +
+	"\x04stop\x18\r \x01(\v2\x1f.yardstick.scoring.v1.StopRulesR\x04stop\x12L\n" +
+	"\astrands\x18\x0e \x03(\v22.yardstick.scoring.v1.NextItemRequest.StrandsEntryR\astrands\x1a:\n" +
+	"\fStrandsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\f\n" +
 	"\n" +
 	"_frameworkB\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
@@ -2203,7 +2218,7 @@ func file_yardstick_scoring_v1_scoring_proto_rawDescGZIP() []byte {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescData
 }
 
-var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ItemResult)(nil),                          // 0: yardstick.scoring.v1.ItemResult
 	(*ItemId)(nil),                              // 1: yardstick.scoring.v1.ItemId
@@ -2227,6 +2242,7 @@ var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*StrandsMeasure)(nil),                      // 19: yardstick.scoring.v1.StrandsMeasure
 	(*BayesStrand)(nil),                         // 20: yardstick.scoring.v1.BayesStrand
 	(*BayesStrandsMeasure)(nil),                 // 21: yardstick.scoring.v1.BayesStrandsMeasure
+	nil,                                         // 22: yardstick.scoring.v1.NextItemRequest.StrandsEntry
 }
 var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 0: yardstick.scoring.v1.ScoreItemResultsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
@@ -2238,36 +2254,37 @@ var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 6: yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	0,  // 7: yardstick.scoring.v1.NextItemRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	14, // 8: yardstick.scoring.v1.NextItemRequest.stop:type_name -> yardstick.scoring.v1.StopRules
-	15, // 9: yardstick.scoring.v1.NextItemResponse.next:type_name -> yardstick.scoring.v1.AdaptiveItem
-	18, // 10: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
-	20, // 11: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
-	3,  // 12: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
-	4,  // 13: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
-	5,  // 14: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
-	6,  // 15: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
-	7,  // 16: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
-	8,  // 17: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
-	9,  // 18: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
-	10, // 19: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
-	11, // 20: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
-	12, // 21: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
-	13, // 22: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
-	17, // 23: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
-	17, // 24: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
-	17, // 25: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
-	19, // 26: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
-	17, // 27: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 28: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 29: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 30: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
-	21, // 31: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
-	17, // 32: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
-	16, // 33: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
-	23, // [23:34] is the sub-list for method output_type
-	12, // [12:23] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	22, // 9: yardstick.scoring.v1.NextItemRequest.strands:type_name -> yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	15, // 10: yardstick.scoring.v1.NextItemResponse.next:type_name -> yardstick.scoring.v1.AdaptiveItem
+	18, // 11: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
+	20, // 12: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
+	3,  // 13: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 14: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 15: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 16: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 17: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 18: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 19: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 20: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 21: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 22: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
+	13, // 23: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
+	17, // 24: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
+	17, // 25: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
+	17, // 26: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
+	19, // 27: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
+	17, // 28: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 29: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 30: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
+	17, // 31: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
+	21, // 32: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
+	17, // 33: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
+	16, // 34: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
+	24, // [24:35] is the sub-list for method output_type
+	13, // [13:24] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_scoring_v1_scoring_proto_init() }
@@ -2297,7 +2314,7 @@ func file_yardstick_scoring_v1_scoring_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_scoring_v1_scoring_proto_rawDesc), len(file_yardstick_scoring_v1_scoring_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

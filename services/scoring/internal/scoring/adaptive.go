@@ -71,6 +71,7 @@ func adaptiveRequest(p *serve.Problems, req *scoringv1.NextItemRequest) measure.
 		TimeOfYear:       req.TimeOfYear,
 		Pool:             req.GetPool(),
 		Exclude:          req.GetExclude(),
+		Strands:          req.GetStrands(),
 		TargetSuccess:    req.TargetSuccess,
 		Seed:             int64Of(req.Seed),
 		Grade:            intOf(req.Grade),

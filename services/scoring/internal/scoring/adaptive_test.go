@@ -152,6 +152,8 @@ func TestAdaptiveOptions(t *testing.T) {
 			measure.AdaptiveRequest{Items: []measure.Response{{ID: "Q000005"}}, Randomesque: ptrI(5), Seed: ptrI64(-7)}},
 		{"classified", `{"framework":"quantile","items":` + items(6, 6, "Q") + `,"stop":{"cut":-300,"confidence":0.99}}`,
 			measure.AdaptiveRequest{Items: responses(6, 6, "Q"), Stop: measure.StopRules{Cut: ptrF(-300), Confidence: ptrF(0.99)}}},
+		{"content balancing", `{"framework":"quantile","items":[{"id":"Q000005","result":1}],"strands":{"Geometry":1,"Algebraic Thinking":3}}`,
+			measure.AdaptiveRequest{Items: []measure.Response{{ID: "Q000005", Correct: true}}, Strands: map[string]float64{"Geometry": 1, "Algebraic Thinking": 3}}},
 		{"pool exhausted", `{"framework":"quantile","items":[{"id":"Q000005","result":0}],"pool":["Q000005"]}`,
 			measure.AdaptiveRequest{Items: []measure.Response{{ID: "Q000005"}}, Pool: []string{"Q000005"}}},
 	}
@@ -229,6 +231,17 @@ func TestAdaptiveValidation(t *testing.T) {
 			"grade":      {"must be between 0 (Kindergarten) and 12, got 13"},
 			"timeOfYear": {`must be BOY, MOY or EOY, got "fall"`},
 		}},
+		{"strands", `{"framework":"lexile","strands":{"Poetry":1,"Vocabulary":0,"Key Ideas":"x"}}`, map[string][]string{
+			"strands": {
+				`strands["Key Ideas"]: must be a number, got "x"`,
+			},
+		}},
+		{"strand values", `{"framework":"lexile","strands":{"Poetry":1,"Vocabulary":0}}`, map[string][]string{
+			"strands": {
+				`strands["Poetry"]: unknown lexile strand "Poetry"`,
+				`strands["Vocabulary"]: the share of strand "Vocabulary" must be a number greater than 0, got 0`,
+			},
+		}},
 		{"typo", `{"framework":"lexile","stop":{"maxItem":3}}`, map[string][]string{"stop": {`stop.maxItem: unknown field "maxItem"; did you mean "maxItems"?`}}},
 	}
 	for _, c := range cases {
@@ -275,11 +288,13 @@ func TestAdaptiveValidation(t *testing.T) {
 			Items:     []*scoringv1.ItemResult{{Id: str("Q000001"), Result: res(1)}},
 			Exclude:   []string{"L000001", "X"},
 			Stop:      &scoringv1.StopRules{MinItems: res(-1)},
+			Strands:   map[string]float64{"Poetry": 2},
 		})
 		want := map[string]string{
-			"items[0].id":   `"Q000001" is a quantile item; the request's framework is lexile`,
-			"exclude[1]":    `unknown item id "X"`,
-			"stop.minItems": "must be 0 or more, got -1",
+			`strands["Poetry"]`: `unknown lexile strand "Poetry" (known: Vocabulary, Key Ideas, Craft and Structure, Integration of Knowledge, Foundational Skills)`,
+			"items[0].id":       `"Q000001" is a quantile item; the request's framework is lexile`,
+			"exclude[1]":        `unknown item id "X"`,
+			"stop.minItems":     "must be 0 or more, got -1",
 		}
 		if got := violations(t, err); !reflect.DeepEqual(got, want) {
 			t.Errorf("got %v; want %v", got, want)
