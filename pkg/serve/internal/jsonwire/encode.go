@@ -19,8 +19,8 @@ var ErrUnsupported = errors.New("jsonwire: message kind not supported")
 var errInvalidUTF8 = errors.New("jsonwire: string field contains invalid UTF-8")
 
 // Marshal appends m's JSON to dst: what protojson with EmitUnpopulated writes, without white
-// space. Unset proto3-optional fields are left out, unset message fields are null, every other
-// field is written with its zero value.
+// space. Unset proto3-optional fields (scalars and messages) are left out, other unset message
+// fields are null, every other field is written with its zero value.
 func (c *Codec) Marshal(dst []byte, m proto.Message) ([]byte, error) {
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	if !p.supported {

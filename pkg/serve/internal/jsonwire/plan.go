@@ -69,7 +69,7 @@ type fieldPlan struct {
 	jsonName     string
 	key          []byte // `"jsonName":`
 	list         bool
-	presence     bool // proto3 optional: omitted when unset
+	presence     bool // proto3 optional (scalar or message): omitted when unset, as protojson does
 	numberAsText bool
 	maxLen       int   // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
 	sub          *plan // message fields
@@ -117,7 +117,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 			jsonName:     fd.JSONName(),
 			key:          []byte(fmt.Sprintf("%q:", fd.JSONName())),
 			list:         fd.IsList(),
-			presence:     fd.HasPresence() && fd.Message() == nil && !fd.IsList(),
+			presence:     fd.HasPresence() && !fd.IsList() && (fd.Message() == nil || fd.ContainingOneof() != nil),
 			numberAsText: asText[fd.JSONName()] && fd.Kind() == protoreflect.StringKind,
 		}
 		if f.list {
