@@ -210,25 +210,46 @@ func (e V1NextItemResponseFramework) Valid() bool {
 
 // Defines values for V1NextItemResponseStopReason.
 const (
-	Classified        V1NextItemResponseStopReason = "classified"
-	Empty             V1NextItemResponseStopReason = ""
-	MaxItems          V1NextItemResponseStopReason = "maxItems"
-	PoolExhausted     V1NextItemResponseStopReason = "poolExhausted"
-	TargetUncertainty V1NextItemResponseStopReason = "targetUncertainty"
+	V1NextItemResponseStopReasonClassified        V1NextItemResponseStopReason = "classified"
+	V1NextItemResponseStopReasonEmpty             V1NextItemResponseStopReason = ""
+	V1NextItemResponseStopReasonMaxItems          V1NextItemResponseStopReason = "maxItems"
+	V1NextItemResponseStopReasonPoolExhausted     V1NextItemResponseStopReason = "poolExhausted"
+	V1NextItemResponseStopReasonTargetUncertainty V1NextItemResponseStopReason = "targetUncertainty"
 )
 
 // Valid indicates whether the value is a known member of the V1NextItemResponseStopReason enum.
 func (e V1NextItemResponseStopReason) Valid() bool {
 	switch e {
-	case Classified:
+	case V1NextItemResponseStopReasonClassified:
 		return true
-	case Empty:
+	case V1NextItemResponseStopReasonEmpty:
 		return true
-	case MaxItems:
+	case V1NextItemResponseStopReasonMaxItems:
 		return true
-	case PoolExhausted:
+	case V1NextItemResponseStopReasonPoolExhausted:
 		return true
-	case TargetUncertainty:
+	case V1NextItemResponseStopReasonTargetUncertainty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1PersonFitFlag.
+const (
+	V1PersonFitFlagEmpty   V1PersonFitFlag = ""
+	V1PersonFitFlagMisfit  V1PersonFitFlag = "misfit"
+	V1PersonFitFlagOverfit V1PersonFitFlag = "overfit"
+)
+
+// Valid indicates whether the value is a known member of the V1PersonFitFlag enum.
+func (e V1PersonFitFlag) Valid() bool {
+	switch e {
+	case V1PersonFitFlagEmpty:
+		return true
+	case V1PersonFitFlagMisfit:
+		return true
+	case V1PersonFitFlagOverfit:
 		return true
 	default:
 		return false
@@ -707,6 +728,16 @@ type V1BayesStrandsMeasure struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
+	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+	// reports. All four figures at full precision. In an answer only when the request asked for it
+	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	Fit *V1PersonFit `json:"fit,omitempty"`
+
+	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote *string `json:"fitNote,omitempty"`
+
 	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
@@ -781,6 +812,16 @@ type V1Measure struct {
 
 	// ApiVersion Build version of the service, e.g. "v1.4.0" or a commit.
 	ApiVersion string `json:"apiVersion"`
+
+	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+	// reports. All four figures at full precision. In an answer only when the request asked for it
+	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	Fit *V1PersonFit `json:"fit,omitempty"`
+
+	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote *string `json:"fitNote,omitempty"`
 
 	// Framework "lexile" or "quantile".
 	//
@@ -898,6 +939,33 @@ type V1NextItemResponseFramework string
 
 // V1NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
 type V1NextItemResponseStopReason string
+
+// V1PersonFit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+// reports. All four figures at full precision. In an answer only when the request asked for it
+// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+type V1PersonFit struct {
+	// Flag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+	// when either is below -1.96, otherwise "".
+	Flag V1PersonFitFlag `json:"flag"`
+
+	// Infit Infit mean square (information-weighted): 1 when the answers are as noisy as the model
+	// expects, above 1 noisier (lucky guesses, careless slips), below 1 more predictable.
+	Infit float64 `json:"infit"`
+
+	// InfitZ Infit standardised by Wilson–Hilferty: about N(0, 1) when the model holds.
+	InfitZ float64 `json:"infitZ"`
+
+	// Outfit Outfit mean square (unweighted, sensitive to surprises on items far from the ability).
+	Outfit float64 `json:"outfit"`
+
+	// OutfitZ Outfit standardised by Wilson–Hilferty.
+	OutfitZ float64 `json:"outfitZ"`
+}
+
+// V1PersonFitFlag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+// when either is below -1.96, otherwise "".
+type V1PersonFitFlag string
 
 // V1ScoreDifficultiesBayesRequest defines model for v1ScoreDifficultiesBayesRequest.
 type V1ScoreDifficultiesBayesRequest struct {
@@ -1030,6 +1098,10 @@ type V1ScoreItemResultsBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `json:"fit,omitempty"`
+
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
 
@@ -1066,6 +1138,10 @@ type V1ScoreItemResultsBayesStrandsRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `json:"fit,omitempty"`
+
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
 
@@ -1097,6 +1173,10 @@ type V1ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
 // V1ScoreItemResultsRequest defines model for v1ScoreItemResultsRequest.
 type V1ScoreItemResultsRequest struct {
+	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `json:"fit,omitempty"`
+
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
@@ -1122,6 +1202,10 @@ type V1ScoreItemResultsRequestTimeOfYear string
 
 // V1ScoreItemResultsStrandsRequest defines model for v1ScoreItemResultsStrandsRequest.
 type V1ScoreItemResultsStrandsRequest struct {
+	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `json:"fit,omitempty"`
+
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
 
@@ -1264,6 +1348,16 @@ type V1StrandsMeasure struct {
 
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
+
+	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+	// reports. All four figures at full precision. In an answer only when the request asked for it
+	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	Fit *V1PersonFit `json:"fit,omitempty"`
+
+	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote *string `json:"fitNote,omitempty"`
 
 	// Framework "lexile" or "quantile".
 	//

@@ -2,6 +2,7 @@ package scoring_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -57,6 +58,43 @@ func TestGeneratedClient(t *testing.T) {
 		}
 	})
 
+	t.Run("person fit", func(t *testing.T) {
+		// A mixed score has fit (the misfit pattern of docs/examples.md); a perfect one has a note
+		// instead; without fit: true, neither.
+		var mixed, perfect []scoring.V1ItemResult
+		for i, r := range "1101011010110010" {
+			id := fmt.Sprintf("L%06d", i+1)
+			mixed = append(mixed, scoring.V1ItemResult{Id: id, Result: int32(r - '0')})
+			perfect = append(perfect, scoring.V1ItemResult{Id: id, Result: 1})
+		}
+		yes := true
+		for _, c := range []struct {
+			name       string
+			items      []scoring.V1ItemResult
+			fit        *bool
+			fitAndNote [2]bool
+		}{
+			{"mixed", mixed, &yes, [2]bool{true, false}},
+			{"perfect", perfect, &yes, [2]bool{false, true}},
+			{"not asked", mixed, nil, [2]bool{false, false}},
+		} {
+			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{Items: c.items, Fit: c.fit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != http.StatusOK || res.JSON200 == nil {
+				t.Fatalf("%s: got %d %s; want 200", c.name, res.StatusCode(), res.Body)
+			}
+			m := res.JSON200
+			if got := [2]bool{m.Fit != nil, m.FitNote != nil}; got != c.fitAndNote {
+				t.Errorf("%s: got %s; want fit, fitNote present: %v", c.name, res.Body, c.fitAndNote)
+			}
+			if m.Fit != nil && (m.Fit.Flag != scoring.V1PersonFitFlagMisfit || m.Fit.Infit <= 1 || m.Fit.Outfit <= 1 || m.Fit.InfitZ <= 1.96) {
+				t.Errorf("%s: got fit %+v; want a misfit with both mean squares above 1", c.name, *m.Fit)
+			}
+		}
+	})
+
 	t.Run("invalid input is the documented 400", func(t *testing.T) {
 		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
 			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 7}},
@@ -107,7 +145,7 @@ func TestGeneratedClient(t *testing.T) {
 				t.Fatalf("step %d: got %s", step, res.Body)
 			}
 			if step == maxItems {
-				if a.Next != nil || a.StopReason != scoring.MaxItems || !strings.Contains(string(res.Body), `"next":null`) {
+				if a.Next != nil || a.StopReason != scoring.V1NextItemResponseStopReasonMaxItems || !strings.Contains(string(res.Body), `"next":null`) {
 					t.Errorf("last step: got %s; want next null and stopReason maxItems", res.Body)
 				}
 				return

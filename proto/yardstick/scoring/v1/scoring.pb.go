@@ -186,6 +186,9 @@ type ScoreItemResultsRequest struct {
 	Items []*ItemResult `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,2,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `protobuf:"varint,3,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
 	// the grade's cap.
@@ -238,6 +241,13 @@ func (x *ScoreItemResultsRequest) GetFramework() string {
 		return *x.Framework
 	}
 	return ""
+}
+
+func (x *ScoreItemResultsRequest) GetFit() bool {
+	if x != nil && x.Fit != nil {
+		return *x.Fit
+	}
+	return false
 }
 
 func (x *ScoreItemResultsRequest) GetGrade() int32 {
@@ -431,7 +441,10 @@ type ScoreItemResultsStrandsRequest struct {
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,4,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,4,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit           *bool `protobuf:"varint,5,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -492,6 +505,13 @@ func (x *ScoreItemResultsStrandsRequest) GetFramework() string {
 		return *x.Framework
 	}
 	return ""
+}
+
+func (x *ScoreItemResultsStrandsRequest) GetFit() bool {
+	if x != nil && x.Fit != nil {
+		return *x.Fit
+	}
+	return false
 }
 
 type ScoreDifficultiesBayesRequest struct {
@@ -616,6 +636,9 @@ type ScoreItemResultsBayesRequest struct {
 	Items []*ItemResult `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,5,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit *bool `protobuf:"varint,6,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
 	// the grade's cap.
@@ -689,6 +712,13 @@ func (x *ScoreItemResultsBayesRequest) GetFramework() string {
 		return *x.Framework
 	}
 	return ""
+}
+
+func (x *ScoreItemResultsBayesRequest) GetFit() bool {
+	if x != nil && x.Fit != nil {
+		return *x.Fit
+	}
+	return false
 }
 
 func (x *ScoreItemResultsBayesRequest) GetGrade() int32 {
@@ -940,7 +970,10 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,6,rep,name=items,proto3" json:"items,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework     *string `protobuf:"bytes,7,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	Framework *string `protobuf:"bytes,7,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
+	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
+	Fit           *bool `protobuf:"varint,8,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1022,6 +1055,13 @@ func (x *ScoreItemResultsBayesStrandsRequest) GetFramework() string {
 		return *x.Framework
 	}
 	return ""
+}
+
+func (x *ScoreItemResultsBayesStrandsRequest) GetFit() bool {
+	if x != nil && x.Fit != nil {
+		return *x.Fit
+	}
+	return false
 }
 
 type ScoreFormRequest struct {
@@ -1515,6 +1555,93 @@ func (x *NextItemResponse) GetApiVersion() string {
 	return ""
 }
 
+// Person fit: how well a pattern of right and wrong answers agrees with the model at the
+// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+// reports. All four figures at full precision. In an answer only when the request asked for it
+// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+type PersonFit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Infit mean square (information-weighted): 1 when the answers are as noisy as the model
+	// expects, above 1 noisier (lucky guesses, careless slips), below 1 more predictable.
+	Infit float64 `protobuf:"fixed64,1,opt,name=infit,proto3" json:"infit,omitempty"`
+	// Outfit mean square (unweighted, sensitive to surprises on items far from the ability).
+	Outfit float64 `protobuf:"fixed64,2,opt,name=outfit,proto3" json:"outfit,omitempty"`
+	// Infit standardised by Wilson–Hilferty: about N(0, 1) when the model holds.
+	InfitZ float64 `protobuf:"fixed64,3,opt,name=infit_z,json=infitZ,proto3" json:"infit_z,omitempty"`
+	// Outfit standardised by Wilson–Hilferty.
+	OutfitZ float64 `protobuf:"fixed64,4,opt,name=outfit_z,json=outfitZ,proto3" json:"outfit_z,omitempty"`
+	// "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+	// when either is below -1.96, otherwise "".
+	Flag          string `protobuf:"bytes,5,opt,name=flag,proto3" json:"flag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PersonFit) Reset() {
+	*x = PersonFit{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PersonFit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PersonFit) ProtoMessage() {}
+
+func (x *PersonFit) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PersonFit.ProtoReflect.Descriptor instead.
+func (*PersonFit) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PersonFit) GetInfit() float64 {
+	if x != nil {
+		return x.Infit
+	}
+	return 0
+}
+
+func (x *PersonFit) GetOutfit() float64 {
+	if x != nil {
+		return x.Outfit
+	}
+	return 0
+}
+
+func (x *PersonFit) GetInfitZ() float64 {
+	if x != nil {
+		return x.InfitZ
+	}
+	return 0
+}
+
+func (x *PersonFit) GetOutfitZ() float64 {
+	if x != nil {
+		return x.OutfitZ
+	}
+	return 0
+}
+
+func (x *PersonFit) GetFlag() string {
+	if x != nil {
+		return x.Flag
+	}
+	return ""
+}
+
 // The measure result of every scoring endpoint without strands.
 type Measure struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1532,14 +1659,20 @@ type Measure struct {
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
-	Percentile    *int32 `protobuf:"varint,6,opt,name=percentile,proto3,oneof" json:"percentile,omitempty"`
+	Percentile *int32 `protobuf:"varint,6,opt,name=percentile,proto3,oneof" json:"percentile,omitempty"`
+	// Present only when the request asked for it with fit = true and the score is neither zero nor
+	// perfect: person fit of the answers at the unrounded estimate (docs/method.md §12).
+	Fit *PersonFit `protobuf:"bytes,7,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
+	// Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote       *string `protobuf:"bytes,8,opt,name=fit_note,json=fitNote,proto3,oneof" json:"fit_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Measure) Reset() {
 	*x = Measure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1684,7 @@ func (x *Measure) String() string {
 func (*Measure) ProtoMessage() {}
 
 func (x *Measure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[17]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1697,7 @@ func (x *Measure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Measure.ProtoReflect.Descriptor instead.
 func (*Measure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{17}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Measure) GetAbility() int32 {
@@ -1609,6 +1742,20 @@ func (x *Measure) GetPercentile() int32 {
 	return 0
 }
 
+func (x *Measure) GetFit() *PersonFit {
+	if x != nil {
+		return x.Fit
+	}
+	return nil
+}
+
+func (x *Measure) GetFitNote() string {
+	if x != nil && x.FitNote != nil {
+		return *x.FitNote
+	}
+	return ""
+}
+
 // A strand of the standard strand endpoint.
 type Strand struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1622,7 +1769,7 @@ type Strand struct {
 
 func (x *Strand) Reset() {
 	*x = Strand{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1781,7 @@ func (x *Strand) String() string {
 func (*Strand) ProtoMessage() {}
 
 func (x *Strand) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[18]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1794,7 @@ func (x *Strand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Strand.ProtoReflect.Descriptor instead.
 func (*Strand) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{18}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Strand) GetName() string {
@@ -1678,14 +1825,20 @@ type StrandsMeasure struct {
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// One entry per strand of the framework, in the content bundle's order.
-	Strands       []*Strand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	Strands []*Strand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	// Present only when the request asked for it with fit = true and the score is neither zero nor
+	// perfect: person fit of the answers at the unrounded estimate (docs/method.md §12).
+	Fit *PersonFit `protobuf:"bytes,7,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
+	// Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote       *string `protobuf:"bytes,8,opt,name=fit_note,json=fitNote,proto3,oneof" json:"fit_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StrandsMeasure) Reset() {
 	*x = StrandsMeasure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +1850,7 @@ func (x *StrandsMeasure) String() string {
 func (*StrandsMeasure) ProtoMessage() {}
 
 func (x *StrandsMeasure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[19]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +1863,7 @@ func (x *StrandsMeasure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrandsMeasure.ProtoReflect.Descriptor instead.
 func (*StrandsMeasure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{19}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StrandsMeasure) GetAbility() int32 {
@@ -1755,6 +1908,20 @@ func (x *StrandsMeasure) GetStrands() []*Strand {
 	return nil
 }
 
+func (x *StrandsMeasure) GetFit() *PersonFit {
+	if x != nil {
+		return x.Fit
+	}
+	return nil
+}
+
+func (x *StrandsMeasure) GetFitNote() string {
+	if x != nil && x.FitNote != nil {
+		return *x.FitNote
+	}
+	return ""
+}
+
 // A strand of the Bayes strand endpoint.
 type BayesStrand struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1774,7 +1941,7 @@ type BayesStrand struct {
 
 func (x *BayesStrand) Reset() {
 	*x = BayesStrand{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1786,7 +1953,7 @@ func (x *BayesStrand) String() string {
 func (*BayesStrand) ProtoMessage() {}
 
 func (x *BayesStrand) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[20]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1799,7 +1966,7 @@ func (x *BayesStrand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BayesStrand.ProtoReflect.Descriptor instead.
 func (*BayesStrand) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{20}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BayesStrand) GetName() string {
@@ -1851,14 +2018,20 @@ type BayesStrandsMeasure struct {
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
 	// One entry per strand of the framework, in the content bundle's order.
-	Strands       []*BayesStrand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	Strands []*BayesStrand `protobuf:"bytes,6,rep,name=strands,proto3" json:"strands,omitempty"`
+	// Present only when the request asked for it with fit = true and the score is neither zero nor
+	// perfect: person fit of the answers at the unrounded estimate (docs/method.md §12).
+	Fit *PersonFit `protobuf:"bytes,7,opt,name=fit,proto3,oneof" json:"fit,omitempty"`
+	// Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote       *string `protobuf:"bytes,8,opt,name=fit_note,json=fitNote,proto3,oneof" json:"fit_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BayesStrandsMeasure) Reset() {
 	*x = BayesStrandsMeasure{}
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1870,7 +2043,7 @@ func (x *BayesStrandsMeasure) String() string {
 func (*BayesStrandsMeasure) ProtoMessage() {}
 
 func (x *BayesStrandsMeasure) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[21]
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1883,7 +2056,7 @@ func (x *BayesStrandsMeasure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BayesStrandsMeasure.ProtoReflect.Descriptor instead.
 func (*BayesStrandsMeasure) Descriptor() ([]byte, []int) {
-	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{21}
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BayesStrandsMeasure) GetAbility() int32 {
@@ -1928,6 +2101,20 @@ func (x *BayesStrandsMeasure) GetStrands() []*BayesStrand {
 	return nil
 }
 
+func (x *BayesStrandsMeasure) GetFit() *PersonFit {
+	if x != nil {
+		return x.Fit
+	}
+	return nil
+}
+
+func (x *BayesStrandsMeasure) GetFitNote() string {
+	if x != nil && x.FitNote != nil {
+		return *x.FitNote
+	}
+	return ""
+}
+
 var File_yardstick_scoring_v1_scoring_proto protoreflect.FileDescriptor
 
 const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
@@ -1948,15 +2135,17 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"difficulty\x88\x01\x01\x12\x19\n" +
 	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01B\r\n" +
 	"\v_difficultyB\b\n" +
-	"\x06_count\"\xdf\x01\n" +
+	"\x06_count\"\xfe\x01\n" +
 	"\x17ScoreItemResultsRequest\x126\n" +
 	"\x05items\x18\x01 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\x02 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x19\n" +
-	"\x05grade\x18\x04 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
-	"\ftime_of_year\x18\x05 \x01(\tH\x02R\n" +
+	"\tframework\x18\x02 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x15\n" +
+	"\x03fit\x18\x03 \x01(\bH\x01R\x03fit\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x02R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x03R\n" +
 	"timeOfYear\x88\x01\x01B\f\n" +
 	"\n" +
-	"_frameworkB\b\n" +
+	"_frameworkB\x06\n" +
+	"\x04_fitB\b\n" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_year\"\x96\x02\n" +
 	"\x13ScoreItemIdsRequest\x122\n" +
@@ -1985,17 +2174,19 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\n" +
 	"_scale_semB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\xe6\x01\n" +
+	"\r_time_of_year\"\x85\x02\n" +
 	"\x1eScoreItemResultsStrandsRequest\x12\x19\n" +
 	"\x05grade\x18\x01 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
 	"\ftime_of_year\x18\x02 \x01(\tH\x01R\n" +
 	"timeOfYear\x88\x01\x01\x126\n" +
 	"\x05items\x18\x03 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\x04 \x01(\tH\x02R\tframework\x88\x01\x01B\b\n" +
+	"\tframework\x18\x04 \x01(\tH\x02R\tframework\x88\x01\x01\x12\x15\n" +
+	"\x03fit\x18\x05 \x01(\bH\x03R\x03fit\x88\x01\x01B\b\n" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_yearB\f\n" +
 	"\n" +
-	"_framework\"\xe5\x03\n" +
+	"_frameworkB\x06\n" +
+	"\x04_fit\"\xe5\x03\n" +
 	"\x1dScoreDifficultiesBayesRequest\x12:\n" +
 	"\x05items\x18\x01 \x03(\v2$.yardstick.scoring.v1.ItemDifficultyR\x05items\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x00R\rnumberCorrect\x88\x01\x01\x12!\n" +
@@ -2013,21 +2204,23 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\xa1\x03\n" +
+	"\r_time_of_year\"\xc0\x03\n" +
 	"\x1cScoreItemResultsBayesRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
 	"\felapsed_days\x18\x03 \x01(\x01H\x02R\velapsedDays\x88\x01\x01\x126\n" +
 	"\x05items\x18\x04 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\x05 \x01(\tH\x03R\tframework\x88\x01\x01\x12\x19\n" +
-	"\x05grade\x18\a \x01(\x05H\x04R\x05grade\x88\x01\x01\x12%\n" +
-	"\ftime_of_year\x18\b \x01(\tH\x05R\n" +
+	"\tframework\x18\x05 \x01(\tH\x03R\tframework\x88\x01\x01\x12\x15\n" +
+	"\x03fit\x18\x06 \x01(\bH\x04R\x03fit\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\a \x01(\x05H\x05R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\b \x01(\tH\x06R\n" +
 	"timeOfYear\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\f\n" +
 	"\n" +
-	"_frameworkB\b\n" +
+	"_frameworkB\x06\n" +
+	"\x04_fitB\b\n" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_year\"\xd8\x03\n" +
 	"\x18ScoreItemIdsBayesRequest\x122\n" +
@@ -2068,7 +2261,7 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\b\n" +
 	"\x06_gradeB\x0f\n" +
-	"\r_time_of_year\"\xa8\x03\n" +
+	"\r_time_of_year\"\xc7\x03\n" +
 	"#ScoreItemResultsBayesStrandsRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12&\n" +
@@ -2077,14 +2270,16 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\ftime_of_year\x18\x05 \x01(\tH\x04R\n" +
 	"timeOfYear\x88\x01\x01\x126\n" +
 	"\x05items\x18\x06 \x03(\v2 .yardstick.scoring.v1.ItemResultR\x05items\x12!\n" +
-	"\tframework\x18\a \x01(\tH\x05R\tframework\x88\x01\x01B\x10\n" +
+	"\tframework\x18\a \x01(\tH\x05R\tframework\x88\x01\x01\x12\x15\n" +
+	"\x03fit\x18\b \x01(\bH\x06R\x03fit\x88\x01\x01B\x10\n" +
 	"\x0e_prior_abilityB\x14\n" +
 	"\x12_prior_uncertaintyB\x0f\n" +
 	"\r_elapsed_daysB\b\n" +
 	"\x06_gradeB\x0f\n" +
 	"\r_time_of_yearB\f\n" +
 	"\n" +
-	"_framework\"\xd8\x01\n" +
+	"_frameworkB\x06\n" +
+	"\x04_fit\"\xd8\x01\n" +
 	"\x10ScoreFormRequest\x12\x1c\n" +
 	"\aform_id\x18\x01 \x01(\tH\x00R\x06formId\x88\x01\x01\x12*\n" +
 	"\x0enumber_correct\x18\x02 \x01(\x05H\x01R\rnumberCorrect\x88\x01\x01\x12\x19\n" +
@@ -2154,7 +2349,13 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x0eitems_answered\x18\x06 \x01(\x05R\ritemsAnswered\x12\x1c\n" +
 	"\tframework\x18\a \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\b \x01(\tR\n" +
-	"apiVersion\"\xe1\x01\n" +
+	"apiVersion\"\x81\x01\n" +
+	"\tPersonFit\x12\x14\n" +
+	"\x05infit\x18\x01 \x01(\x01R\x05infit\x12\x16\n" +
+	"\x06outfit\x18\x02 \x01(\x01R\x06outfit\x12\x17\n" +
+	"\ainfit_z\x18\x03 \x01(\x01R\x06infitZ\x12\x19\n" +
+	"\boutfit_z\x18\x04 \x01(\x01R\aoutfitZ\x12\x12\n" +
+	"\x04flag\x18\x05 \x01(\tR\x04flag\"\xce\x02\n" +
 	"\aMeasure\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
@@ -2164,11 +2365,15 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"apiVersion\x12#\n" +
 	"\n" +
 	"percentile\x18\x06 \x01(\x05H\x00R\n" +
-	"percentile\x88\x01\x01B\r\n" +
-	"\v_percentile\"8\n" +
+	"percentile\x88\x01\x01\x126\n" +
+	"\x03fit\x18\a \x01(\v2\x1f.yardstick.scoring.v1.PersonFitH\x01R\x03fit\x88\x01\x01\x12\x1e\n" +
+	"\bfit_note\x18\b \x01(\tH\x02R\afitNote\x88\x01\x01B\r\n" +
+	"\v_percentileB\x06\n" +
+	"\x04_fitB\v\n" +
+	"\t_fit_note\"8\n" +
 	"\x06Strand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
-	"\bcategory\x18\x02 \x01(\x05R\bcategory\"\xec\x01\n" +
+	"\bcategory\x18\x02 \x01(\x05R\bcategory\"\xd9\x02\n" +
 	"\x0eStrandsMeasure\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
@@ -2176,13 +2381,17 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\tframework\x18\x04 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x05 \x01(\tR\n" +
 	"apiVersion\x126\n" +
-	"\astrands\x18\x06 \x03(\v2\x1c.yardstick.scoring.v1.StrandR\astrands\"\xa2\x01\n" +
+	"\astrands\x18\x06 \x03(\v2\x1c.yardstick.scoring.v1.StrandR\astrands\x126\n" +
+	"\x03fit\x18\a \x01(\v2\x1f.yardstick.scoring.v1.PersonFitH\x00R\x03fit\x88\x01\x01\x12\x1e\n" +
+	"\bfit_note\x18\b \x01(\tH\x01R\afitNote\x88\x01\x01B\x06\n" +
+	"\x04_fitB\v\n" +
+	"\t_fit_note\"\xa2\x01\n" +
 	"\vBayesStrand\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aability\x18\x02 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x04 \x01(\x05R\vuncertainty\x12\x1a\n" +
-	"\bcategory\x18\x05 \x01(\x05R\bcategory\"\xf6\x01\n" +
+	"\bcategory\x18\x05 \x01(\x05R\bcategory\"\xe3\x02\n" +
 	"\x13BayesStrandsMeasure\x12\x18\n" +
 	"\aability\x18\x01 \x01(\x05R\aability\x12'\n" +
 	"\x0fability_display\x18\x02 \x01(\tR\x0eabilityDisplay\x12 \n" +
@@ -2190,7 +2399,11 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\tframework\x18\x04 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x05 \x01(\tR\n" +
 	"apiVersion\x12;\n" +
-	"\astrands\x18\x06 \x03(\v2!.yardstick.scoring.v1.BayesStrandR\astrands2\xb9\n" +
+	"\astrands\x18\x06 \x03(\v2!.yardstick.scoring.v1.BayesStrandR\astrands\x126\n" +
+	"\x03fit\x18\a \x01(\v2\x1f.yardstick.scoring.v1.PersonFitH\x00R\x03fit\x88\x01\x01\x12\x1e\n" +
+	"\bfit_note\x18\b \x01(\tH\x01R\afitNote\x88\x01\x01B\x06\n" +
+	"\x04_fitB\v\n" +
+	"\t_fit_note2\xb9\n" +
 	"\n" +
 	"\x0eScoringService\x12t\n" +
 	"\x10ScoreItemResults\x12-.yardstick.scoring.v1.ScoreItemResultsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12l\n" +
@@ -2218,7 +2431,7 @@ func file_yardstick_scoring_v1_scoring_proto_rawDescGZIP() []byte {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescData
 }
 
-var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ItemResult)(nil),                          // 0: yardstick.scoring.v1.ItemResult
 	(*ItemId)(nil),                              // 1: yardstick.scoring.v1.ItemId
@@ -2237,12 +2450,13 @@ var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*StopRules)(nil),                           // 14: yardstick.scoring.v1.StopRules
 	(*AdaptiveItem)(nil),                        // 15: yardstick.scoring.v1.AdaptiveItem
 	(*NextItemResponse)(nil),                    // 16: yardstick.scoring.v1.NextItemResponse
-	(*Measure)(nil),                             // 17: yardstick.scoring.v1.Measure
-	(*Strand)(nil),                              // 18: yardstick.scoring.v1.Strand
-	(*StrandsMeasure)(nil),                      // 19: yardstick.scoring.v1.StrandsMeasure
-	(*BayesStrand)(nil),                         // 20: yardstick.scoring.v1.BayesStrand
-	(*BayesStrandsMeasure)(nil),                 // 21: yardstick.scoring.v1.BayesStrandsMeasure
-	nil,                                         // 22: yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	(*PersonFit)(nil),                           // 17: yardstick.scoring.v1.PersonFit
+	(*Measure)(nil),                             // 18: yardstick.scoring.v1.Measure
+	(*Strand)(nil),                              // 19: yardstick.scoring.v1.Strand
+	(*StrandsMeasure)(nil),                      // 20: yardstick.scoring.v1.StrandsMeasure
+	(*BayesStrand)(nil),                         // 21: yardstick.scoring.v1.BayesStrand
+	(*BayesStrandsMeasure)(nil),                 // 22: yardstick.scoring.v1.BayesStrandsMeasure
+	nil,                                         // 23: yardstick.scoring.v1.NextItemRequest.StrandsEntry
 }
 var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 0: yardstick.scoring.v1.ScoreItemResultsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
@@ -2254,37 +2468,40 @@ var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 6: yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	0,  // 7: yardstick.scoring.v1.NextItemRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	14, // 8: yardstick.scoring.v1.NextItemRequest.stop:type_name -> yardstick.scoring.v1.StopRules
-	22, // 9: yardstick.scoring.v1.NextItemRequest.strands:type_name -> yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	23, // 9: yardstick.scoring.v1.NextItemRequest.strands:type_name -> yardstick.scoring.v1.NextItemRequest.StrandsEntry
 	15, // 10: yardstick.scoring.v1.NextItemResponse.next:type_name -> yardstick.scoring.v1.AdaptiveItem
-	18, // 11: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
-	20, // 12: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
-	3,  // 13: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
-	4,  // 14: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
-	5,  // 15: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
-	6,  // 16: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
-	7,  // 17: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
-	8,  // 18: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
-	9,  // 19: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
-	10, // 20: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
-	11, // 21: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
-	12, // 22: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
-	13, // 23: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
-	17, // 24: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
-	17, // 25: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
-	17, // 26: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
-	19, // 27: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
-	17, // 28: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 29: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 30: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
-	17, // 31: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
-	21, // 32: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
-	17, // 33: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
-	16, // 34: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
-	24, // [24:35] is the sub-list for method output_type
-	13, // [13:24] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	17, // 11: yardstick.scoring.v1.Measure.fit:type_name -> yardstick.scoring.v1.PersonFit
+	19, // 12: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
+	17, // 13: yardstick.scoring.v1.StrandsMeasure.fit:type_name -> yardstick.scoring.v1.PersonFit
+	21, // 14: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
+	17, // 15: yardstick.scoring.v1.BayesStrandsMeasure.fit:type_name -> yardstick.scoring.v1.PersonFit
+	3,  // 16: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 17: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 18: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 19: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 20: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 21: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 22: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 23: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 24: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 25: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
+	13, // 26: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
+	18, // 27: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
+	18, // 28: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
+	18, // 29: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
+	20, // 30: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
+	18, // 31: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 32: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 33: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 34: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
+	22, // 35: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
+	18, // 36: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
+	16, // 37: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
+	27, // [27:38] is the sub-list for method output_type
+	16, // [16:27] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_scoring_v1_scoring_proto_init() }
@@ -2307,14 +2524,16 @@ func file_yardstick_scoring_v1_scoring_proto_init() {
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[12].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[13].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[14].OneofWrappers = []any{}
-	file_yardstick_scoring_v1_scoring_proto_msgTypes[17].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[20].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_scoring_v1_scoring_proto_rawDesc), len(file_yardstick_scoring_v1_scoring_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

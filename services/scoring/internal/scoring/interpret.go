@@ -1,18 +1,24 @@
 package scoring
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // extras are the opt-in parts of an answer (docs/method.md §12): a percentile from the norms
-// for a grade and time of year. The zero value asks for nothing, so the answer is exactly the
-// original one.
+// for a grade and time of year, and person fit. The zero value asks for nothing, so the answer
+// is exactly the original one.
 type extras struct {
-	graded bool // grade and timeOfYear given: grade display cap and percentile
-	grade  int
-	norms  measure.Norms
+	graded  bool // grade and timeOfYear given: grade display cap and percentile
+	grade   int
+	norms   measure.Norms
+	fit     bool
+	answers []measure.Answer // the answers fit is judged on
 }
 
 // percentileAsked checks the optional grade and timeOfYear of a scoring path without strands:
@@ -36,11 +42,55 @@ func percentileAsked(p *serve.Problems, b *measure.Bundle, fw *measure.Framework
 	return extras{graded: true, grade: g, norms: n}
 }
 
+// withFit adds the person-fit request of an item-result path.
+func (x extras) withFit(asked *bool, answers []measure.Answer) extras {
+	if asked != nil && *asked {
+		x.fit, x.answers = true, answers
+	}
+	return x
+}
+
+// Why a zero or perfect score has no fit (fit_note). The answer leaves fit out rather than
+// writing it null: the JSON encoder leaves out an unset proto3-optional field, and writing null
+// would have needed a dynamic value (google.protobuf.Value) that takes the slow encoder for every
+// answer of these paths.
+const (
+	noFitPerfect = "no fit for a perfect score: all answers right agree with any ability beyond the items, so there is no pattern to judge"
+	noFitZero    = "no fit for a zero score: all answers wrong agree with any ability beyond the items, so there is no pattern to judge"
+)
+
+// personFit is the fit of the answers at ability (the unrounded estimate the answer reports), or
+// for a zero or perfect score no fit and a note saying why.
+func (s *Server) personFit(ctx context.Context, fw *measure.Framework, ability float64, answers []measure.Answer) (*scoringv1.PersonFit, *string, error) {
+	pf, err := fw.PersonFit(ability, answers)
+	if errors.Is(err, measure.ErrExtremeScore) {
+		note := noFitPerfect
+		if !answers[0].Correct {
+			note = noFitZero
+		}
+		return nil, &note, nil
+	}
+	if err == nil && !measure.Finite(pf.Infit, pf.Outfit, pf.InfitZ, pf.OutfitZ) {
+		err = fmt.Errorf("figures are not finite: %+v", pf)
+	}
+	if err != nil {
+		return nil, nil, serve.Fault(ctx, s.log, "person fit", err)
+	}
+	return &scoringv1.PersonFit{Infit: pf.Infit, Outfit: pf.Outfit, InfitZ: pf.InfitZ, OutfitZ: pf.OutfitZ, Flag: pf.Flag}, nil, nil
+}
+
 // apply adds what x asks for to a measure answer.
-func apply(fw *measure.Framework, est measure.Estimate, x extras, m *scoringv1.Measure) {
+func (s *Server) apply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras, m *scoringv1.Measure) error {
 	if x.graded {
 		m.AbilityDisplay = fw.DisplayGrade(est.Ability, x.grade)
 		pc := int32(x.norms.Rank(est.Ability))
 		m.Percentile = &pc
 	}
+	if x.fit {
+		var err error
+		if m.Fit, m.FitNote, err = s.personFit(ctx, fw, est.Ability, x.answers); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -180,7 +180,7 @@ func TestPercentileValidation(t *testing.T) {
 }
 
 // TestPercentileWithoutNorms: a bundle without norms.csv answers as before, and a percentile
-// asked of it is a 400 naming grade.
+// asked of it is a 400 naming grade; fit needs no norms.
 func TestPercentileWithoutNorms(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -200,6 +200,9 @@ func TestPercentileWithoutNorms(t *testing.T) {
 	items, _ := pattern("1100")
 	if r := s.Post("/api/score/items/idsWithResults/standard", `{"items":`+items+`}`); r.Status != 200 {
 		t.Errorf("without norms: got %d %s; want 200", r.Status, r.Body)
+	}
+	if r := s.Post("/api/score/items/idsWithResults/standard", `{"fit":true,"items":`+items+`}`); r.Status != 200 || !bytes.Contains(r.Body, []byte(`"fit":{`)) {
+		t.Errorf("fit without norms: got %d %s; want 200 with fit", r.Status, r.Body)
 	}
 	r := s.Post("/api/score/scale/standard", `{"linkId":"STATE-READ-2026","scaleScore":"480","scaleSem":18,"grade":3,"timeOfYear":"MOY"}`)
 	want := `"grade":["the content bundle has no lexile norms for grade 3 MOY, so no percentile can be given"]`

@@ -56,7 +56,9 @@ func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.E
 		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
 	}
 	m := measureReply(fw, est)
-	apply(fw, est, x, m)
+	if err := s.apply(ctx, fw, est, x, m); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -97,7 +99,7 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 	var p serve.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
-	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -129,7 +131,7 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
-	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
+	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -244,6 +246,11 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
 	}
+	if req.GetFit() {
+		if out.Fit, out.FitNote, err = s.personFit(ctx, r.fw, est.Ability, r.answers); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
@@ -282,6 +289,11 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 			Uncertainty:    toInt32(st.Uncertainty),
 			Category:       int32(st.Category),
 		})
+	}
+	if req.GetFit() {
+		if out.Fit, out.FitNote, err = s.personFit(ctx, r.fw, est.Ability, r.answers); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
