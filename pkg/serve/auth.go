@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -79,24 +80,24 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 func (s *Server) authorize(ctx context.Context, fullMethod, bearer string) (context.Context, error) {
 	rule, ok := s.rules[fullMethod]
 	if !ok {
-		return ctx, PermissionDenied("Permission denied.", "This method is not open to clients.")
+		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
 	}
 	if rule.public {
 		return ctx, nil
 	}
 	if bearer == "" {
-		return ctx, NotAuthenticated("Authentication failed.",
+		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
 			"Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken.")
 	}
 	claims, err := s.issuer.Verify(bearer, s.cfg.Service)
 	if err != nil {
 		s.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", RequestID(ctx))
-		return ctx, NotAuthenticated("Authentication failed.",
+		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
 			fmt.Sprintf("The token is invalid, expired or not for the %s service; get a new one from POST /authToken.", s.cfg.Service))
 	}
 	noteClient(ctx, claims.ClientID)
 	if err := claims.Require(rule.permission); err != nil {
-		return ctx, PermissionDenied("Permission denied.",
+		return ctx, rpcerr.PermissionDenied("Permission denied.",
 			fmt.Sprintf("The client lacks the %q permission this endpoint needs.", rule.permission))
 	}
 	return context.WithValue(ctx, claimsKey{}, claims), nil

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -26,7 +27,7 @@ import (
 // with RetryInfo), no hashing slot free Busy (503 with RetryInfo), anything else Internal.
 func (s *Server) login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
 	if clientID == "" || secret == "" {
-		return token.Token{}, NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
+		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
 	}
 	tok, err := s.issuer.Authenticate(clientID, secret, s.cfg.Service, remoteAddr)
 	var throttled *token.ThrottledError
@@ -36,17 +37,17 @@ func (s *Server) login(ctx context.Context, clientID, secret, remoteAddr string)
 		noteClient(ctx, clientID)
 		return tok, nil
 	case errors.As(err, &throttled):
-		return token.Token{}, Throttled(throttled.RetryAfter)
+		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)
 	case errors.As(err, &busy):
 		return token.Token{}, Busy(busy.RetryAfter)
 	case errors.Is(err, token.ErrNotAuthenticated):
-		return token.Token{}, NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
+		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
 	case errors.Is(err, token.ErrPermissionDenied):
-		return token.Token{}, PermissionDenied("Permission denied: the client lacks permission for this service.",
+		return token.Token{}, rpcerr.PermissionDenied("Permission denied: the client lacks permission for this service.",
 			fmt.Sprintf("The client has no permission on the %s service.", s.cfg.Service))
 	default:
 		s.log.ErrorContext(ctx, "issue token", "request_id", RequestID(ctx), "error", err)
-		return token.Token{}, Internal()
+		return token.Token{}, rpcerr.Internal()
 	}
 }
 
@@ -54,7 +55,7 @@ func (s *Server) login(ctx context.Context, clientID, secret, remoteAddr string)
 // being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
 func Busy(retryAfter time.Duration) error {
 	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
-	return statusError(codes.Unavailable, ExceptionAPI, "Service busy.",
+	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
 		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs),
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
 }
@@ -66,7 +67,7 @@ func Busy(retryAfter time.Duration) error {
 // body).
 func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		writeHTTPStatus(w, http.StatusMethodNotAllowed)
+		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1: tokens and credentials are not cached
@@ -93,7 +94,7 @@ func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
 	var tok token.Token
 	var err error
 	if req.basicErr != "" {
-		err = NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
+		err = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
 	} else {
 		tok, err = s.login(r.Context(), req.clientID, req.secret, remote)
 	}
@@ -112,20 +113,20 @@ func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
 	case req.oauth:
 		writeOAuthLoginError(w, err, req.basic)
 	default:
-		e := fromStatus(err)
+		e := rpcerr.ToHTTP(err)
 		if status.Code(err) == codes.Unavailable { // busy: keep its own words, not "shutting down"
 			st := status.Convert(err)
-			e.body.Message = st.Message()
+			e.Body.Message = st.Message()
 			for _, d := range st.Details() {
 				if info, ok := d.(*errdetails.ErrorInfo); ok {
-					e.body.AdditionalInfo = info.GetMetadata()[infoKey]
+					e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
 				}
 			}
 		}
-		if e.status == http.StatusUnauthorized && req.basic {
+		if e.Status == http.StatusUnauthorized && req.basic {
 			w.Header().Set("WWW-Authenticate", basicChallenge)
 		}
-		writeHTTPError(w, e)
+		rpcerr.Write(w, e)
 	}
 }
 
@@ -136,15 +137,15 @@ const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
 // documented bodies, 400 naming the field at fault.
 func writeRequestError(w http.ResponseWriter, rerr *requestError) {
 	if rerr.status != http.StatusBadRequest {
-		writeHTTPStatus(w, rerr.status)
+		rpcerr.WriteStatus(w, rerr.status)
 		return
 	}
 	key := rerr.field
 	if key == "" {
-		key = nonFieldErrorKey
+		key = rpcerr.NonFieldErrors
 	}
-	writeHTTPError(w, httpError{status: http.StatusBadRequest, body: ErrorBody{
-		Message: msgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: infoValidation,
+	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
+		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
 		ValidationErrors: map[string][]string{key: {rerr.msg}},
 	}})
 }
@@ -152,7 +153,7 @@ func writeRequestError(w http.ResponseWriter, rerr *requestError) {
 // writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
 // throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.
 func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
-	e := fromStatus(err)
+	e := rpcerr.ToHTTP(err)
 	switch status.Code(err) {
 	case codes.Unauthenticated:
 		// §5.2: 401 with the challenge when the client authenticated with the Authorization header.
@@ -160,14 +161,14 @@ func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
 		if basic {
 			code = http.StatusUnauthorized
 		}
-		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.body.AdditionalInfo, basic, 0)
+		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, basic, 0)
 	case codes.PermissionDenied:
-		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.body.AdditionalInfo, false, 0)
+		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, false, 0)
 	case codes.ResourceExhausted:
 		// slow_down: the OAuth error registry's code for "poll less often" (RFC 8628 §3.5).
-		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.body.AdditionalInfo, false, e.retryAfter)
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, false, e.RetryAfter)
 	case codes.Unavailable:
-		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.retryAfter)
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.RetryAfter)
 	default:
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", false, 0)
 	}

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -129,45 +130,45 @@ func TestAuthTokenShapes(t *testing.T) {
 		{"HTTP Basic, no body", "", "", "", "", []string{authHeader, basic("demo", "demo-secret")}, 200, specToken, "", nil, false},
 		{"Bearer header is ignored", "", "", jsonCT, demoJSON, []string{authHeader, "Bearer x"}, 200, specToken, "", nil, false},
 		{"trailing slash", "", "/authToken/", jsonCT, demoJSON, nil, 200, specToken, "", nil, false},
-		{"wrong secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":"nope"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"unknown client", "", "", jsonCT, `{"clientId":"ghost","clientSecret":"nope"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"missing both", "", "", jsonCT, `{}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"missing secret", "", "", jsonCT, `{"clientId":"demo"}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"empty strings", "", "", jsonCT, `{"clientId":"","clientSecret":""}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"null secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":null}`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"missing in a form", "", "", formCT, `clientId=demo`, nil, 401, specError, ExceptionNotAuthenticated, nil, false},
-		{"empty body", "", "", jsonCT, ``, nil, 400, specError, ExceptionValidation,
+		{"wrong secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":"nope"}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"unknown client", "", "", jsonCT, `{"clientId":"ghost","clientSecret":"nope"}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"missing both", "", "", jsonCT, `{}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"missing secret", "", "", jsonCT, `{"clientId":"demo"}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"empty strings", "", "", jsonCT, `{"clientId":"","clientSecret":""}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"null secret", "", "", jsonCT, `{"clientId":"demo","clientSecret":null}`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"missing in a form", "", "", formCT, `clientId=demo`, nil, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, false},
+		{"empty body", "", "", jsonCT, ``, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"request body must be a JSON object"}}, false},
-		{"wrong Basic secret", "", "", "", "", []string{authHeader, basic("demo", "nope")}, 401, specError, ExceptionNotAuthenticated, nil, true},
-		{"Basic not base64", "", "", "", "", []string{authHeader, "Basic !!!"}, 401, specError, ExceptionNotAuthenticated, nil, true},
-		{"client without this service", "", "", jsonCT, `{"clientId":"forecaster","clientSecret":"` + forecasterSecret + `"}`, nil, 403, specError, ExceptionPermissionDenied, nil, false},
-		{"misspelt field", "", "", jsonCT, `{"clientId":"demo","clientSecert":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+		{"wrong Basic secret", "", "", "", "", []string{authHeader, basic("demo", "nope")}, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, true},
+		{"Basic not base64", "", "", "", "", []string{authHeader, "Basic !!!"}, 401, specError, rpcerr.ExceptionNotAuthenticated, nil, true},
+		{"client without this service", "", "", jsonCT, `{"clientId":"forecaster","clientSecret":"` + forecasterSecret + `"}`, nil, 403, specError, rpcerr.ExceptionPermissionDenied, nil, false},
+		{"misspelt field", "", "", jsonCT, `{"clientId":"demo","clientSecert":"demo-secret"}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"clientSecert": {`unknown field "clientSecert"; did you mean "clientSecret"?`}}, false},
-		{"unknown field", "", "", jsonCT, `{"clientId":"demo","clientSecret":"demo-secret","colour":"red"}`, nil, 400, specError, ExceptionValidation,
+		{"unknown field", "", "", jsonCT, `{"clientId":"demo","clientSecret":"demo-secret","colour":"red"}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"colour": {`unknown field "colour"; the fields are clientId and clientSecret`}}, false},
-		{"unknown form field", "", "", formCT, demoForm + "&submit=go", nil, 400, specError, ExceptionValidation,
+		{"unknown form field", "", "", formCT, demoForm + "&submit=go", nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"submit": {`unknown field "submit"; the fields are clientId and clientSecret`}}, false},
-		{"duplicate key", "", "", jsonCT, `{"clientId":"demo","clientId":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+		{"duplicate key", "", "", jsonCT, `{"clientId":"demo","clientId":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"clientId": {`duplicate key "clientId"`}}, false},
-		{"both spellings", "", "", jsonCT, `{"clientId":"demo","clientID":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+		{"both spellings", "", "", jsonCT, `{"clientId":"demo","clientID":"demo","clientSecret":"demo-secret"}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"clientId": {"clientId is given twice (under two names)"}}, false},
-		{"repeated form field", "", "", mpRepeatCT, mpRepeatBody, nil, 400, specError, ExceptionValidation,
+		{"repeated form field", "", "", mpRepeatCT, mpRepeatBody, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"clientId": {"clientId is given more than once"}}, false},
-		{"trailing data", "", "", jsonCT, demoJSON + ` {}`, nil, 400, specError, ExceptionValidation,
+		{"trailing data", "", "", jsonCT, demoJSON + ` {}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"request body has data after the JSON object"}}, false},
-		{"number for clientId", "", "", jsonCT, `{"clientId":7,"clientSecret":"demo-secret"}`, nil, 400, specError, ExceptionValidation,
+		{"number for clientId", "", "", jsonCT, `{"clientId":7,"clientSecret":"demo-secret"}`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"clientId": {"clientId must be a string"}}, false},
-		{"malformed JSON", "", "", jsonCT, `{"clientId":`, nil, 400, specError, ExceptionValidation,
+		{"malformed JSON", "", "", jsonCT, `{"clientId":`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"request body is not valid JSON"}}, false},
-		{"JSON array", "", "", jsonCT, `[]`, nil, 400, specError, ExceptionValidation,
+		{"JSON array", "", "", jsonCT, `[]`, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"request body must be a JSON object"}}, false},
-		{"Basic and body credentials", "", "", jsonCT, demoJSON, []string{authHeader, basic("demo", "demo-secret")}, 400, specError, ExceptionValidation,
+		{"Basic and body credentials", "", "", jsonCT, demoJSON, []string{authHeader, basic("demo", "demo-secret")}, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"credentials are given both in the Authorization header and in the body; use one"}}, false},
-		{"multipart without boundary", "", "", "multipart/form-data", mpBody, nil, 400, specError, ExceptionValidation,
+		{"multipart without boundary", "", "", "multipart/form-data", mpBody, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"multipart body could not be parsed: no boundary"}}, false},
-		{"text body", "", "", "text/plain", demoForm, nil, 415, specError, ExceptionUnsupportedType, nil, false},
-		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", maxAuthBodyBytes) + `"}`, nil, 413, specError, ExceptionTooLarge, nil, false},
-		{"GET", http.MethodGet, "", "", "", nil, 405, specError, ExceptionMethodNotAllowed, nil, false},
+		{"text body", "", "", "text/plain", demoForm, nil, 415, specError, rpcerr.ExceptionUnsupportedType, nil, false},
+		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", maxAuthBodyBytes) + `"}`, nil, 413, specError, rpcerr.ExceptionTooLarge, nil, false},
+		{"GET", http.MethodGet, "", "", "", nil, 405, specError, rpcerr.ExceptionMethodNotAllowed, nil, false},
 
 		// OAuth 2.0 client credentials (RFC 6749 §4.4, §5.1, §5.2).
 		{"oauth form", "", "", formCT, oauthForm, nil, 200, oauthToken, "", nil, false},
@@ -339,7 +340,7 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 			t.Fatalf("OAuth: got %d %s, Retry-After %q; want 429 slow_down with Retry-After", last.status, last.body, last.header.Get("Retry-After"))
 		}
 		r := h.post("/authToken", `{"clientId":"demo","clientSecret":"demo-secret"}`)
-		if r.status != 429 || errorBody(t, r).ExceptionType != ExceptionThrottled || r.header.Get("Retry-After") == "" {
+		if r.status != 429 || errorBody(t, r).ExceptionType != rpcerr.ExceptionThrottled || r.header.Get("Retry-After") == "" {
 			t.Errorf("SPEC: got %d %s; want 429 Throttled with Retry-After", r.status, r.body)
 		}
 	})
@@ -370,7 +371,7 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 						outcome += " without Retry-After: 1"
 					case kind == "oauth" && m["error"] != "temporarily_unavailable":
 						outcome += " not temporarily_unavailable"
-					case kind == "spec" && (m["exceptionType"] != ExceptionAPI || m["message"] != "Service busy."):
+					case kind == "spec" && (m["exceptionType"] != rpcerr.ExceptionAPI || m["message"] != "Service busy."):
 						outcome += " not APIException 'Service busy.'"
 					}
 				}

@@ -11,10 +11,8 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // The admission budget. A group forecast of 100,000 students holds about 85 MB of heap while it
@@ -46,9 +44,6 @@ const (
 	// budgetRetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
 	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
 	budgetRetryAfter = time.Second
-	// reasonOverloaded is the ErrorInfo reason of Overloaded, which tells it apart from the other
-	// ResourceExhausted answers (a message over the size limit, Throttled).
-	reasonOverloaded = "OVERLOADED"
 )
 
 // Cost model: heap bytes a request allocates from its body size, measured with the garbage
@@ -204,7 +199,7 @@ func (s *Server) admitJSON(method string, contentLength, limit int64) (*admissio
 	}
 	a, ok := s.budget.admit(s.cost(method, n, true))
 	if !ok {
-		return nil, Overloaded(budgetRetryAfter)
+		return nil, rpcerr.Overloaded(budgetRetryAfter)
 	}
 	return a, nil
 }
@@ -214,7 +209,7 @@ func (s *Server) admitJSON(method string, contentLength, limit int64) (*admissio
 func (s *Server) admitDecode(method string, size int64) (*admission, error) {
 	a, ok := s.budget.admit(s.cost(method, size, false))
 	if !ok {
-		return nil, Overloaded(budgetRetryAfter)
+		return nil, rpcerr.Overloaded(budgetRetryAfter)
 	}
 	return a, nil
 }
@@ -237,21 +232,6 @@ func groupMethodsOf(postRoutes map[string]string) map[string]bool {
 		}
 	}
 	return out
-}
-
-// Overloaded is the answer when the memory budget cannot take a request now: gRPC
-// ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
-// with Retry-After.
-func Overloaded(retryAfter time.Duration) error {
-	secs := max(int64(math.Ceil(retryAfter.Seconds())), 1)
-	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
-	info.Reason = reasonOverloaded
-	st, err := status.New(codes.ResourceExhausted, "Service busy.").WithDetails(info,
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
-	if err != nil {
-		return status.Error(codes.ResourceExhausted, "Service busy.")
-	}
-	return st.Err()
 }
 
 // memoryBudget is the configured budget, or MemoryBudgetFraction of the memory limit that limit

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // guardCodec is the server's protobuf codec: gRPC's own, except for what it does with a message
@@ -106,7 +107,7 @@ func (c *guardCodec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	r.general = true
 	if err := proto.Unmarshal(buf.ReadOnlyData(), m); err != nil {
 		proto.Reset(m) // a handler must never see half a message
-		r.refused = Invalid("", "the message is not valid protobuf: %v", err)
+		r.refused = rpcerr.Invalid("", "the message is not valid protobuf: %v", err)
 	}
 }
 
@@ -129,7 +130,7 @@ func (c *guardCodec) decodeRaw(r *received, msg any) {
 	m, ok := msg.(proto.Message)
 	if !ok {
 		buf.Free()
-		r.refused = Internal()
+		r.refused = rpcerr.Internal()
 		return
 	}
 	c.decodeInto(r, buf, m)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // TestDocsRoute: /docs is Swagger UI on the HTTP front, GET and HEAD only; paths beside it are
@@ -21,8 +23,8 @@ func TestDocsRoute(t *testing.T) {
 		{http.MethodGet, "/docs", http.StatusOK, "text/html; charset=utf-8", ""},
 		{http.MethodGet, "/docs/swagger-ui-bundle.js", http.StatusOK, "text/javascript; charset=utf-8", ""},
 		{http.MethodHead, "/docs/", http.StatusOK, "text/html; charset=utf-8", ""},
-		{http.MethodPost, "/docs", http.StatusMethodNotAllowed, "application/json", ExceptionMethodNotAllowed},
-		{http.MethodGet, "/docs/nosuch.js", http.StatusNotFound, "application/json", ExceptionNotFound},
+		{http.MethodPost, "/docs", http.StatusMethodNotAllowed, "application/json", rpcerr.ExceptionMethodNotAllowed},
+		{http.MethodGet, "/docs/nosuch.js", http.StatusNotFound, "application/json", rpcerr.ExceptionNotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
@@ -36,7 +38,7 @@ func TestDocsRoute(t *testing.T) {
 			if c.exception == "" {
 				return
 			}
-			var body ErrorBody
+			var body rpcerr.ErrorBody
 			if err := json.Unmarshal(r.body, &body); err != nil || body.ExceptionType != c.exception {
 				t.Errorf("body: got %s; want exceptionType %s", r.body, c.exception)
 			}

@@ -13,8 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/status"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // TestErrorBodiesQuoteLittle (issue 19): an error body counts the problems it does not list,
@@ -68,46 +67,6 @@ func TestErrorBodiesQuoteLittle(t *testing.T) {
 	}
 }
 
-// TestProblemsClipQuotedInput: Add quotes a string of a %q verb to its first 64 bytes with a note
-// (services quote item ids, link ids and the like so), leaves %s text and short strings whole,
-// and replaces bytes that are not UTF-8, so that the status always carries its BadRequest.
-func TestProblemsClipQuotedInput(t *testing.T) {
-	t.Parallel()
-	id64, id65 := strings.Repeat("L", 64), strings.Repeat("L", 65)
-	long := strings.Repeat("s", 100)
-	for _, tc := range []struct {
-		name, field, format string
-		args                []any
-		wantField, want     string
-	}{
-		{"64 bytes: whole", "items[0].id", "unknown item id %q", []any{id64}, "items[0].id", `unknown item id "` + id64 + `"`},
-		{"65 bytes: clipped", "items[0].id", "unknown item id %q", []any{id65}, "items[0].id", `unknown item id "` + id64 + `…" (65 bytes; the first 64 shown)`},
-		{"1 MiB, second verb", "items[1].id", "%q repeats items[%d].id", []any{strings.Repeat("L", 1<<20), 0}, "items[1].id", `"` + id64 + `…" (1048576 bytes; the first 64 shown) repeats items[0].id`},
-		{"after %% and %d", "x", "100%% of %d: %q", []any{3, id65}, "x", `100% of 3: "` + id64 + `…" (65 bytes; the first 64 shown)`},
-		{"%s text is ours: whole", "scaleScore", "%s", []any{long}, "scaleScore", long},
-		{"not UTF-8", "a\xffb", "got %s", []any{"c\xfed"}, "a\ufffdb", "got c\ufffdd"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			var p Problems
-			p.Add(tc.field, tc.format, tc.args...)
-			var bad *errdetails.BadRequest
-			for _, d := range status.Convert(p.Err()).Details() {
-				if d, ok := d.(*errdetails.BadRequest); ok {
-					bad = d
-				}
-			}
-			if bad == nil || len(bad.GetFieldViolations()) != 1 {
-				t.Fatalf("got details %v; want one BadRequest violation", status.Convert(p.Err()).Details())
-			}
-			v := bad.GetFieldViolations()[0]
-			if v.GetField() != tc.wantField || v.GetDescription() != tc.want {
-				t.Errorf("got %q: %.200q; want %q: %.200q", v.GetField(), v.GetDescription(), tc.wantField, tc.want)
-			}
-		})
-	}
-}
-
 // TestContentEncodingIs415: a body with a content coding is refused 415 with Accept-Encoding:
 // identity, on the API and at /authToken (it was a 400 "not valid JSON"); identity is no coding;
 // credentials are still checked first.
@@ -147,7 +106,7 @@ func TestContentEncodingIs415(t *testing.T) {
 			if tc.want != http.StatusUnsupportedMediaType {
 				return
 			}
-			if b := errorBody(t, r); b.ExceptionType != ExceptionUnsupportedType || !strings.Contains(b.AdditionalInfo, "Content-Encoding") {
+			if b := errorBody(t, r); b.ExceptionType != rpcerr.ExceptionUnsupportedType || !strings.Contains(b.AdditionalInfo, "Content-Encoding") {
 				t.Errorf("got %+v; want UnsupportedMediaType naming Content-Encoding", b)
 			}
 			if got := r.header.Get("Accept-Encoding"); got != "identity" {
@@ -199,11 +158,11 @@ func TestHeaderTooLargeIsJSON(t *testing.T) {
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("Content-Type: got %q; want application/json", ct)
 			}
-			var b ErrorBody
+			var b rpcerr.ErrorBody
 			if err := json.Unmarshal(body, &b); err != nil || b.ExceptionType == "" || b.Message == "" {
 				t.Fatalf("body %q: got %+v, %v; want the error body", body, b, err)
 			}
-			if tc.want == http.StatusRequestHeaderFieldsTooLarge && (b.ExceptionType != ExceptionTooLarge || !resp.Close) {
+			if tc.want == http.StatusRequestHeaderFieldsTooLarge && (b.ExceptionType != rpcerr.ExceptionTooLarge || !resp.Close) {
 				t.Errorf("got %+v, Connection: close %v; want RequestTooLarge and the connection closed", b, resp.Close)
 			}
 		})

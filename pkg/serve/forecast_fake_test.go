@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -51,7 +52,7 @@ func (f *fakeForecast) service() Service {
 }
 
 func (f *fakeForecast) ForecastReadingGroup(_ context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	var p Problems
+	var p rpcerr.Problems
 	data := req.GetStudentData()
 	switch {
 	case len(data) == 0:
@@ -85,7 +86,7 @@ func (f *fakeForecast) ForecastReadingGroup(_ context.Context, req *forecastv1.G
 	}
 	g := f.fw.Group(students, req.GetTestUncertainty(), req.GetCutLevels())
 	if !measure.Finite(append(append([]float64{g.Ability, g.Uncertainty}, g.Proportions...), g.StdErrs...)...) {
-		return nil, Internal()
+		return nil, rpcerr.Internal()
 	}
 	out := &forecastv1.GroupForecastResponse{
 		Forecasts: &forecastv1.GroupForecasts{
@@ -122,7 +123,7 @@ func (f *fakeForecast) ForecastMathGroup(ctx context.Context, req *forecastv1.Gr
 	}
 	switch req.GetTestUncertainty() {
 	case 1:
-		return nil, Invalid("testUncertainty", "is wrong on purpose")
+		return nil, rpcerr.Invalid("testUncertainty", "is wrong on purpose")
 	case 2:
 		return nil, errors.New("a fault on purpose")
 	case 3:

@@ -8,6 +8,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // gatewayHeader is the request header of every authorized call the front passes to the gateway.
@@ -41,7 +44,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		authorized, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization")))
 		if err != nil {
 			dropBody(w, r)
-			writeHTTPError(w, fromStatus(err))
+			rpcerr.Write(w, rpcerr.ToHTTP(err))
 			return
 		}
 		if rule := s.rules[method]; !rule.public {
@@ -62,7 +65,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 				form = true
 			default:
 				dropBody(w, r)
-				writeHTTPStatus(w, http.StatusUnsupportedMediaType)
+				rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 				return
 			}
 		}
@@ -73,13 +76,13 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		}
 		if r.ContentLength > limit {
 			dropBody(w, r)
-			writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
+			rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
 			return
 		}
 		// Heavy requests take their share of the memory budget before the body is read.
 		adm, err := s.admitJSON(method, r.ContentLength, limit)
 		if err != nil {
-			writeHTTPError(w, fromStatus(err))
+			rpcerr.Write(w, rpcerr.ToHTTP(err))
 			discardBody(w, r.Body, limit)
 			return
 		}
@@ -95,15 +98,15 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				writeHTTPStatus(w, http.StatusRequestEntityTooLarge)
+				rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
 				return
 			}
 			if errors.Is(err, errSlowBody) {
 				dropBody(w, r)
-				writeHTTPStatus(w, http.StatusRequestTimeout)
+				rpcerr.WriteStatus(w, http.StatusRequestTimeout)
 				return
 			}
-			writeHTTPError(w, httpError{status: http.StatusBadRequest, body: bodyForHTTP(http.StatusBadRequest, errors.New("request body could not be read"))})
+			rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.BodyFor(http.StatusBadRequest, errors.New("request body could not be read"))})
 			return
 		}
 
@@ -111,11 +114,11 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			form = false
 		}
 		if form {
-			writeHTTPStatus(w, http.StatusUnsupportedMediaType)
+			rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 			return
 		}
 		r = r.WithContext(ctx)
-		r.Body = &frontBody{data: body, info: requestInfoFrom(ctx)}
+		r.Body = &frontBody{data: body, info: reqinfo.From(ctx)}
 		r.ContentLength = int64(len(body))
 		if fc.authorized != nil {
 			// The verdict travels in the context, and everything else the call needs in
@@ -165,8 +168,8 @@ func contentEncoded(h http.Header) bool {
 // (RFC 9110 §12.5.3: the codings a request may use).
 func writeUnsupportedEncoding(w http.ResponseWriter) {
 	w.Header().Set("Accept-Encoding", "identity")
-	writeHTTPError(w, httpError{status: http.StatusUnsupportedMediaType, body: ErrorBody{
-		Message: "Unsupported media type.", ExceptionType: ExceptionUnsupportedType,
+	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
+		Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
 		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
 	}})
 }

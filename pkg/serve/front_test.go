@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -33,7 +34,7 @@ const scorePath = "/api/score/items/idsWithResults/standard"
 // randomisation chooses.
 var compactToken = regexp.MustCompile(`^\{"accessToken":"[A-Za-z0-9_.-]+","expiresIn":86400\}$`)
 
-func errorBody(t *testing.T, r response) ErrorBody {
+func errorBody(t *testing.T, r response) rpcerr.ErrorBody {
 	t.Helper()
 	m := r.json(t)
 	for _, k := range []string{"message", "exceptionType", "additionalInfo"} {
@@ -44,7 +45,7 @@ func errorBody(t *testing.T, r response) ErrorBody {
 	if ct := r.header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("error Content-Type: got %q; want application/json", ct)
 	}
-	b := ErrorBody{Message: m["message"].(string), ExceptionType: m["exceptionType"].(string), AdditionalInfo: m["additionalInfo"].(string)}
+	b := rpcerr.ErrorBody{Message: m["message"].(string), ExceptionType: m["exceptionType"].(string), AdditionalInfo: m["additionalInfo"].(string)}
 	if ve, ok := m["validationErrors"].(map[string]any); ok {
 		b.ValidationErrors = map[string][]string{}
 		for k, v := range ve {
@@ -66,7 +67,7 @@ func TestForbiddenService(t *testing.T) {
 		t.Fatalf("forecast-only client at scoring: got %d %s; want 403", r.status, r.body)
 	}
 	b := errorBody(t, r)
-	if b.ExceptionType != ExceptionPermissionDenied || !strings.Contains(strings.ToLower(b.Message), "lacks permission") {
+	if b.ExceptionType != rpcerr.ExceptionPermissionDenied || !strings.Contains(strings.ToLower(b.Message), "lacks permission") {
 		t.Errorf("got %+v; want PermissionDenied stating the client lacks permission", b)
 	}
 }
@@ -94,17 +95,17 @@ func TestAuthMatrix(t *testing.T) {
 		status           int
 		exception        string
 	}{
-		{"no token", scorePath, "", 401, ExceptionNotAuthenticated},
-		{"garbage", scorePath, "Bearer not.a.jwt", 401, ExceptionNotAuthenticated},
-		{"wrong scheme", scorePath, "Basic " + demo, 401, ExceptionNotAuthenticated},
-		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, ExceptionNotAuthenticated},
-		{"other service's token", scorePath, "Bearer " + otherService, 401, ExceptionNotAuthenticated},
-		{"expired", scorePath, "Bearer " + expired, 401, ExceptionNotAuthenticated},
+		{"no token", scorePath, "", 401, rpcerr.ExceptionNotAuthenticated},
+		{"garbage", scorePath, "Bearer not.a.jwt", 401, rpcerr.ExceptionNotAuthenticated},
+		{"wrong scheme", scorePath, "Basic " + demo, 401, rpcerr.ExceptionNotAuthenticated},
+		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, rpcerr.ExceptionNotAuthenticated},
+		{"other service's token", scorePath, "Bearer " + otherService, 401, rpcerr.ExceptionNotAuthenticated},
+		{"expired", scorePath, "Bearer " + expired, 401, rpcerr.ExceptionNotAuthenticated},
 		{"signed by our key, not expired", scorePath, "Bearer " + fresh, 200, ""},
 		{"valid", scorePath, "Bearer " + demo, 200, ""},
 		{"lower-case scheme", scorePath, "bearer " + demo, 200, ""},
 		{"permission granted", scorePath, "Bearer " + limited, 200, ""},
-		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, ExceptionPermissionDenied},
+		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, rpcerr.ExceptionPermissionDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
@@ -159,14 +160,14 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 		exception                             string
 		allow                                 string
 	}{
-		{"unknown path", "POST", "/api/nope", "application/json", "{}", 404, ExceptionNotFound, ""},
-		{"unknown path GET", "GET", "/favicon.ico", "", "", 404, ExceptionNotFound, ""},
-		{"GET on an API path", "GET", scorePath, "", "", 405, ExceptionMethodNotAllowed, "POST"},
-		{"POST on healthz", "POST", "/healthz", "application/json", "{}", 405, ExceptionMethodNotAllowed, "GET, HEAD"},
-		{"body over the limit", "POST", scorePath, "application/json", big, 413, ExceptionTooLarge, ""},
-		{"xml body", "POST", scorePath, "application/xml", "<a/>", 415, ExceptionUnsupportedType, ""},
-		{"form body off /authToken", "POST", scorePath, "application/x-www-form-urlencoded", "a=b", 415, ExceptionUnsupportedType, ""},
-		{"JSON labelled form-encoded (curl -d) reaches the handler", "POST", scorePath, "application/x-www-form-urlencoded", `{"items":[{"id":"invalid","result":7}]}`, 400, ExceptionValidation, ""},
+		{"unknown path", "POST", "/api/nope", "application/json", "{}", 404, rpcerr.ExceptionNotFound, ""},
+		{"unknown path GET", "GET", "/favicon.ico", "", "", 404, rpcerr.ExceptionNotFound, ""},
+		{"GET on an API path", "GET", scorePath, "", "", 405, rpcerr.ExceptionMethodNotAllowed, "POST"},
+		{"POST on healthz", "POST", "/healthz", "application/json", "{}", 405, rpcerr.ExceptionMethodNotAllowed, "GET, HEAD"},
+		{"body over the limit", "POST", scorePath, "application/json", big, 413, rpcerr.ExceptionTooLarge, ""},
+		{"xml body", "POST", scorePath, "application/xml", "<a/>", 415, rpcerr.ExceptionUnsupportedType, ""},
+		{"form body off /authToken", "POST", scorePath, "application/x-www-form-urlencoded", "a=b", 415, rpcerr.ExceptionUnsupportedType, ""},
+		{"JSON labelled form-encoded (curl -d) reaches the handler", "POST", scorePath, "application/x-www-form-urlencoded", `{"items":[{"id":"invalid","result":7}]}`, 400, rpcerr.ExceptionValidation, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.contentType, tc.body, "Authorization", tok)
@@ -199,7 +200,7 @@ func TestValidationAndFaults(t *testing.T) {
 			"framework":      {"is required"},
 			"nonFieldErrors": {"request-wide problem"},
 		}
-		if b.Message != "Invalid input." || b.ExceptionType != ExceptionValidation || !reflect.DeepEqual(b.ValidationErrors, want) {
+		if b.Message != "Invalid input." || b.ExceptionType != rpcerr.ExceptionValidation || !reflect.DeepEqual(b.ValidationErrors, want) {
 			t.Errorf("got %+v; want message \"Invalid input.\", ValidationError and %v", b, want)
 		}
 	})
@@ -227,7 +228,7 @@ func TestValidationAndFaults(t *testing.T) {
 		if r.status != 500 || strings.Contains(string(r.body), "secret internal detail") {
 			t.Fatalf("got %d %s; want 500 without the panic value", r.status, r.body)
 		}
-		if got := errorBody(t, r).ExceptionType; got != ExceptionAPI {
+		if got := errorBody(t, r).ExceptionType; got != rpcerr.ExceptionAPI {
 			t.Errorf("exceptionType: got %q; want APIException", got)
 		}
 		if !strings.Contains(h.logs.String(), "secret internal detail") {
@@ -305,8 +306,8 @@ func TestGRPCFront(t *testing.T) {
 	if status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("invalid: got %v; want InvalidArgument", err)
 	}
-	e := fromStatus(err)
-	if e.status != 400 || !reflect.DeepEqual(e.body.ValidationErrors["items"], []string{"items[0].result: must be 0 or 1, got 7"}) {
+	e := rpcerr.ToHTTP(err)
+	if e.Status != 400 || !reflect.DeepEqual(e.Body.ValidationErrors["items"], []string{"items[0].result: must be 0 or 1, got 7"}) {
 		t.Errorf("status details: got %+v; want the same field violations as the JSON front", e)
 	}
 
@@ -354,7 +355,7 @@ func TestThrottle(t *testing.T) {
 	if last.status != http.StatusTooManyRequests {
 		t.Fatalf("after 30 failures: got %d; want 429", last.status)
 	}
-	if errorBody(t, last).ExceptionType != ExceptionThrottled || last.header.Get("Retry-After") == "" {
+	if errorBody(t, last).ExceptionType != rpcerr.ExceptionThrottled || last.header.Get("Retry-After") == "" {
 		t.Errorf("got %s, Retry-After %q; want Throttled with Retry-After", last.body, last.header.Get("Retry-After"))
 	}
 	// Headers a caller writes do not move it to another bucket.

@@ -7,6 +7,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -55,7 +56,7 @@ func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Co
 	fc := frontCallFrom(ctx)
 	method, ok := runtime.RPCMethod(ctx)
 	if fc == nil || !ok {
-		return zero, Internal() // only the front's own routes reach here
+		return zero, rpcerr.Internal() // only the front's own routes reach here
 	}
 	out, err := fc.server.unaryInterceptor(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
 		func(ctx context.Context, r any) (any, error) { return handler(ctx, r.(Req)) })

@@ -50,6 +50,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -391,14 +392,14 @@ func (s *Server) refuseOnHeaders(ctx context.Context, info *tap.Info, err error)
 // readsBusy is the answer to a call without a token when every read slot is taken.
 func readsBusy() error {
 	secs := int64(busyRetryAfter / time.Second)
-	return statusError(codes.ResourceExhausted, ExceptionThrottled, "Too many calls in progress.",
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
 		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs),
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryAfter)})
 }
 
 // tooLarge is the answer to a message over its method's limit.
 func tooLarge(size, limit int64) error {
-	return statusError(codes.ResourceExhausted, ExceptionTooLarge, "Request too large.",
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
 		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -110,10 +111,10 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 		minRead   int64
 		exception string
 	}{
-		{"no token", func(*guardHarness, *testing.T) string { return "" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
-		{"garbage token", func(*guardHarness, *testing.T) string { return "Bearer not.a.jwt" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
-		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, ExceptionNotAuthenticated},
-		{"no permission", func(h *guardHarness, t *testing.T) string { return "Bearer " + h.issue(t, "reader", readerSecret) }, codes.PermissionDenied, "PERMISSION_DENIED", 256 << 10, 0, ExceptionPermissionDenied},
+		{"no token", func(*guardHarness, *testing.T) string { return "" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
+		{"garbage token", func(*guardHarness, *testing.T) string { return "Bearer not.a.jwt" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
+		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
+		{"no permission", func(h *guardHarness, t *testing.T) string { return "Bearer " + h.issue(t, "reader", readerSecret) }, codes.PermissionDenied, "PERMISSION_DENIED", 256 << 10, 0, rpcerr.ExceptionPermissionDenied},
 		// The control: the same call with a valid token is read whole.
 		{"valid token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token }, codes.OK, "", 1 << 40, groupLimit, ""},
 	} {
@@ -135,7 +136,7 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 				return
 			}
 			info := errorInfoOf(err)
-			if info == nil || info.GetReason() != tc.reason || info.GetMetadata()[exceptionKey] != tc.exception || info.GetMetadata()[infoKey] == "" {
+			if info == nil || info.GetReason() != tc.reason || info.GetMetadata()[rpcerr.ExceptionKey] != tc.exception || info.GetMetadata()[rpcerr.InfoKey] == "" {
 				t.Errorf("ErrorInfo: got %v; want reason %s, exceptionType %s and the additional info", info, tc.reason, tc.exception)
 			}
 			if got := h.count(groupMethod, tc.code.String()); got != 1 {
@@ -203,8 +204,8 @@ func TestGRPCMethodLimits(t *testing.T) {
 			}
 		})
 	}
-	if e := fromStatus(tooLarge(mib+1, mib)); e.status != 413 || e.body.ExceptionType != ExceptionTooLarge {
-		t.Errorf("the JSON front would answer a method's size refusal %d %s; want 413 %s", e.status, e.body.ExceptionType, ExceptionTooLarge)
+	if e := rpcerr.ToHTTP(tooLarge(mib+1, mib)); e.Status != 413 || e.Body.ExceptionType != rpcerr.ExceptionTooLarge {
+		t.Errorf("the JSON front would answer a method's size refusal %d %s; want 413 %s", e.Status, e.Body.ExceptionType, rpcerr.ExceptionTooLarge)
 	}
 }
 
@@ -213,7 +214,7 @@ func TestGRPCMethodLimits(t *testing.T) {
 // taken once.
 func TestCheckReceived(t *testing.T) {
 	t.Parallel()
-	malformed := Invalid("", "broken")
+	malformed := rpcerr.Invalid("", "broken")
 	for _, tc := range []struct {
 		name string
 		note *received
@@ -604,10 +605,10 @@ func TestGRPCMalformedProtobuf(t *testing.T) {
 				t.Fatalf("got %v; want %v", err, tc.code)
 			}
 			if tc.code == codes.InvalidArgument {
-				e := fromStatus(err)
+				e := rpcerr.ToHTTP(err)
 				want := "the message is not valid protobuf: "
-				if got := e.body.ValidationErrors["nonFieldErrors"]; len(got) != 1 || !strings.HasPrefix(got[0], want) || errorInfoOf(err).GetReason() != "VALIDATION_ERROR" {
-					t.Errorf("details: got %+v, %v; want a VALIDATION_ERROR whose nonFieldErrors say %q", e.body, errorInfoOf(err), want)
+				if got := e.Body.ValidationErrors["nonFieldErrors"]; len(got) != 1 || !strings.HasPrefix(got[0], want) || errorInfoOf(err).GetReason() != "VALIDATION_ERROR" {
+					t.Errorf("details: got %+v, %v; want a VALIDATION_ERROR whose nonFieldErrors say %q", e.Body, errorInfoOf(err), want)
 				}
 				waitFor(t, "the call logged and counted", func() bool {
 					return h.count(tc.method, "InvalidArgument") >= 1 && h.logged(tc.method, "InvalidArgument")

@@ -22,6 +22,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 const (
@@ -97,7 +99,7 @@ func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandl
 		}
 		r, ok := s.guard.reads.take(ctx, s.guard.ceiling)
 		if !ok {
-			err := Overloaded(budgetRetryAfter)
+			err := rpcerr.Overloaded(budgetRetryAfter)
 			s.markLogged(c)
 			s.logGRPCCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -96,8 +97,8 @@ func TestGRPCReadPool(t *testing.T) {
 	start := time.Now()
 	_, err := score.ScoreItemResults(authed, scoreOfSize(t, 100))
 	waited := time.Since(start)
-	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != reasonOverloaded || retryOf(err) != time.Second {
-		t.Fatalf("a call while the pool is held: got %v; want ResourceExhausted, reason %s, retry after 1 s", err, reasonOverloaded)
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != rpcerr.ReasonOverloaded || retryOf(err) != time.Second {
+		t.Fatalf("a call while the pool is held: got %v; want ResourceExhausted, reason %s, retry after 1 s", err, rpcerr.ReasonOverloaded)
 	}
 	if waited < 900*time.Millisecond {
 		t.Errorf("refused after %s; want after waiting the read wait (1 s)", waited)
@@ -131,8 +132,8 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	_, err := client.ForecastReadingGroup(authed, req)
 	runtime.ReadMemStats(&after)
-	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != reasonOverloaded || retryOf(err) != time.Second {
-		t.Fatalf("got %v; want ResourceExhausted, reason %s, retry after 1 s", err, reasonOverloaded)
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != rpcerr.ReasonOverloaded || retryOf(err) != time.Second {
+		t.Fatalf("got %v; want ResourceExhausted, reason %s, retry after 1 s", err, rpcerr.ReasonOverloaded)
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 10<<20 {
 		t.Errorf("allocated %d bytes to refuse it; want under 10 MiB (measured: 6.0 MB, the message marshalled and read; 20.3 MB when the codec decodes it first)", grew)

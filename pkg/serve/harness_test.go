@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -46,7 +47,7 @@ func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.Score
 		f.started <- struct{}{}
 		<-f.release
 	case "invalid":
-		var p Problems
+		var p rpcerr.Problems
 		p.Add("items[0].result", "must be 0 or 1, got %d", 7)
 		p.Add("framework", "is required")
 		p.Add("", "request-wide problem")

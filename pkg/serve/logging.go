@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
 // NewLogger returns the service logger: JSON for clusters, text for people at a terminal. Lines
@@ -38,32 +40,5 @@ func parseLevel(s string) (slog.Level, error) {
 	return lv, nil
 }
 
-// requestInfo travels in the context of one request so that whichever layer learns a fact (the
-// auth interceptor learns the client id) makes it available to the layer that logs.
-type requestInfo struct {
-	id       string
-	route    string
-	clientID string
-	// decodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
-	// its text).
-	decodeErr error
-}
-
-type requestInfoKey struct{}
-
-func withRequestInfo(ctx context.Context, ri *requestInfo) context.Context {
-	return context.WithValue(ctx, requestInfoKey{}, ri)
-}
-
-func requestInfoFrom(ctx context.Context) *requestInfo {
-	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
-	return ri
-}
-
 // RequestID returns the id of the request being served, for handlers that log.
-func RequestID(ctx context.Context) string {
-	if ri := requestInfoFrom(ctx); ri != nil {
-		return ri.id
-	}
-	return ""
-}
+func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }

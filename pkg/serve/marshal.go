@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
 // wireOptions are the contract's wire rules beyond protojson's (the README's "Migrating from the
@@ -86,7 +87,7 @@ func (wm wireMarshaler) Unmarshal(data []byte, v any) error {
 func (wm wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		var data []byte
-		var ri *requestInfo
+		var ri *reqinfo.Info
 		if fb, ok := r.(*frontBody); ok {
 			data, ri = fb.data, fb.info
 			fb.data = nil
@@ -98,7 +99,7 @@ func (wm wireMarshaler) NewDecoder(r io.Reader) runtime.Decoder {
 		}
 		err := wm.Unmarshal(data, v)
 		if ri != nil && err != nil {
-			ri.decodeErr = err
+			ri.DecodeErr = err
 		}
 		return err
 	})
@@ -118,7 +119,7 @@ func (wm wireMarshaler) NewEncoder(w io.Writer) runtime.Encoder {
 // frontBody is a request body the front has read whole; the decoder takes its bytes without a copy.
 type frontBody struct {
 	data []byte
-	info *requestInfo
+	info *reqinfo.Info
 }
 
 func (b *frontBody) Read(p []byte) (int, error) {

@@ -19,6 +19,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 const requestIDHeader = "x-request-id"
@@ -93,8 +96,8 @@ func requestIDFrom(v string) string {
 
 // noteClient records the authenticated client for the request's log line.
 func noteClient(ctx context.Context, clientID string) {
-	if ri := requestInfoFrom(ctx); ri != nil {
-		ri.clientID = clientID
+	if ri := reqinfo.From(ctx); ri != nil {
+		ri.ClientID = clientID
 	}
 }
 
@@ -105,12 +108,12 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	start := time.Now()
 	fc := frontCallFrom(ctx)
 	direct := fc == nil
-	var call *grpcCall  // a direct call the tap handle let in: its headers are at hand
-	var ri *requestInfo // the front's, which logs and counts its own requests
+	var call *grpcCall   // a direct call the tap handle let in: its headers are at hand
+	var ri *reqinfo.Info // the front's, which logs and counts its own requests
 	if direct {
 		call = grpcCallFrom(ctx)
 	} else {
-		ri = requestInfoFrom(ctx)
+		ri = reqinfo.From(ctx)
 	}
 	if ri == nil {
 		var ids []string
@@ -123,19 +126,19 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if len(ids) > 0 {
 			id = ids[0]
 		}
-		ri = &requestInfo{id: requestIDFrom(id), route: info.FullMethod}
-		ctx = withRequestInfo(ctx, ri)
+		ri = &reqinfo.Info{ID: requestIDFrom(id), Route: info.FullMethod}
+		ctx = reqinfo.With(ctx, ri)
 	}
 	if direct {
 		// The key is lower case already: no metadata.Pairs.
-		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.id}})
+		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.ID}})
 		s.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	}
 
 	defer func() {
 		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "panic in handler", "request_id", ri.id, "route", ri.route, "panic", p, "stack", string(debug.Stack()))
-			resp, err = nil, Internal()
+			s.log.ErrorContext(ctx, "panic in handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, rpcerr.Internal()
 		}
 		if !direct {
 			return
@@ -146,8 +149,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		if !ok {
 			return
 		}
-		logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", ri.id), slog.String("route", ri.route),
-			slog.String("client_id", ri.clientID), slog.String("code", code.String()),
+		logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", ri.ID), slog.String("route", ri.Route),
+			slog.String("client_id", ri.ClientID), slog.String("code", code.String()),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), suppressed)
 	}()
 
@@ -182,7 +185,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 			return nil, got.refused
 		}
 		if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
-			var p Problems
+			var p rpcerr.Problems
 			if s.unknownFields(&p, req); p.Len() > 0 {
 				return nil, p.Err()
 			}
@@ -199,7 +202,7 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
-			err = Internal()
+			err = rpcerr.Internal()
 		}
 		md, _ := metadata.FromIncomingContext(ctx)
 		s.logGRPCCall(ctx, md, info.FullMethod, clientIDOf(ctx), err, time.Since(start))
@@ -256,15 +259,15 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			// API send both).
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
-		ri := &requestInfo{id: requestIDFrom(r.Header.Get("X-Request-Id")), route: s.routeLabel(r.URL.Path)}
-		w.Header().Set("X-Request-Id", ri.id)
-		ctx := withRequestInfo(r.Context(), ri)
+		ri := &reqinfo.Info{ID: requestIDFrom(r.Header.Get("X-Request-Id")), Route: s.routeLabel(r.URL.Path)}
+		w.Header().Set("X-Request-Id", ri.ID)
+		ctx := reqinfo.With(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
-				s.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.id, "route", ri.route, "panic", p, "stack", string(debug.Stack()))
+				s.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
 				if rec.code == 0 {
-					writeHTTPError(rec, httpError{status: http.StatusInternalServerError, body: bodyForHTTP(http.StatusInternalServerError, nil)})
+					rpcerr.Write(rec, rpcerr.HTTP{Status: http.StatusInternalServerError, Body: rpcerr.BodyFor(http.StatusInternalServerError, nil)})
 				}
 			}
 			code := rec.code
@@ -272,16 +275,16 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 				code = http.StatusOK
 			}
 			d := time.Since(start)
-			s.metrics.observe("http", ri.route, rec.codeText(code), d)
-			if ri.route == "/healthz" || ri.route == "/readyz" || ri.route == "/metrics" {
+			s.metrics.observe("http", ri.Route, rec.codeText(code), d)
+			if ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics" {
 				return // probes and scrapes every few seconds would drown the log
 			}
 			suppressed, ok := s.logAllowed("http", code >= 400, rec.codeText(code))
 			if !ok {
 				return
 			}
-			logRequest(ctx, s.log, httpLogLevel(code), "http request", slog.String("request_id", ri.id), slog.String("method", r.Method),
-				slog.String("route", ri.route), slog.String("client_id", ri.clientID), slog.Int("status", code),
+			logRequest(ctx, s.log, httpLogLevel(code), "http request", slog.String("request_id", ri.ID), slog.String("method", r.Method),
+				slog.String("route", ri.Route), slog.String("client_id", ri.ClientID), slog.Int("status", code),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000), suppressed)
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))

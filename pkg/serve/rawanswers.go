@@ -3,6 +3,8 @@ package serve
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
@@ -15,8 +17,8 @@ import (
 const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
 
 var jsonTooLarge = func() []byte {
-	body, _ := json.Marshal(ErrorBody{ // a struct of strings: cannot fail
-		Message: "Request header fields too large.", ExceptionType: ExceptionTooLarge,
+	body, _ := json.Marshal(rpcerr.ErrorBody{ // a struct of strings: cannot fail
+		Message: "Request header fields too large.", ExceptionType: rpcerr.ExceptionTooLarge,
 		AdditionalInfo: "The request's header exceeds the size limit (64 KiB).",
 	})
 	return []byte("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n" +

@@ -23,6 +23,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
@@ -200,7 +201,7 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		case "/readyz":
 			h = func(w http.ResponseWriter, _ *http.Request) {
 				if !s.ready.Load() {
-					writeHTTPStatus(w, http.StatusServiceUnavailable)
+					rpcerr.WriteStatus(w, http.StatusServiceUnavailable)
 					return
 				}
 				writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
@@ -219,8 +220,8 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeHTTPError(w, httpError{status: http.StatusMethodNotAllowed, body: ErrorBody{
-				Message: "Method not allowed.", ExceptionType: ExceptionMethodNotAllowed, AdditionalInfo: "This path takes GET.",
+			rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusMethodNotAllowed, Body: rpcerr.ErrorBody{
+				Message: "Method not allowed.", ExceptionType: rpcerr.ExceptionMethodNotAllowed, AdditionalInfo: "This path takes GET.",
 			}})
 			return
 		}

@@ -6,13 +6,15 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // unknownFields reports the fields of a gRPC request that the contract does not know (protobuf
 // keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
 // JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
 // or older .proto than the server's). Paths are built only when something is found.
-func (s *Server) unknownFields(p *Problems, req any) {
+func (s *Server) unknownFields(p *rpcerr.Problems, req any) {
 	m, ok := req.(proto.Message)
 	if !ok || !s.codec.HasUnknown(m) {
 		return
@@ -20,7 +22,7 @@ func (s *Server) unknownFields(p *Problems, req any) {
 	walkUnknown(p, "", m.ProtoReflect())
 }
 
-func walkUnknown(p *Problems, path string, m protoreflect.Message) {
+func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 	for raw := m.GetUnknown(); len(raw) > 0; {
 		num, typ, n := protowire.ConsumeTag(raw)
 		if n < 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -22,7 +23,7 @@ type graded struct {
 // percentileAsked checks the optional grade and timeOfYear: neither asks for nothing, one needs
 // the other, and the bundle must have norms for the framework, grade and time of year (else a
 // 400 naming grade).
-func percentileAsked(p *serve.Problems, b *measure.Bundle, framework string, grade *int32, timeOfYear *string) graded {
+func percentileAsked(p *rpcerr.Problems, b *measure.Bundle, framework string, grade *int32, timeOfYear *string) graded {
 	if grade == nil && timeOfYear == nil {
 		return graded{}
 	}
@@ -72,7 +73,7 @@ func (g graded) percentile(ability float64) *int32 {
 }
 
 func (s *Server) ForecastComprehension(ctx context.Context, req *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	var fw *measure.Framework
 	if req.Framework == nil {
@@ -107,7 +108,7 @@ func (s *Server) ForecastComprehension(ctx context.Context, req *forecastv1.Comp
 	}
 	rates := fw.ComprehensionRates(req.GetReaderAbility(), texts)
 	if !measure.Finite(rates...) {
-		return nil, serve.Fault(ctx, s.log, "comprehension rates are not finite", fmt.Errorf("%s reader %v", fw.Name, req.GetReaderAbility()))
+		return nil, rpcerr.Fault(ctx, s.log, "comprehension rates are not finite", fmt.Errorf("%s reader %v", fw.Name, req.GetReaderAbility()))
 	}
 	return &forecastv1.ComprehensionResponse{Rates: rates, Framework: fw.Name, ApiVersion: serve.Version}, nil
 }

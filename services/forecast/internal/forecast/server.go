@@ -11,6 +11,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -64,13 +65,13 @@ func (s *Server) framework(ctx context.Context, name string) (*measure.Framework
 	fw, ok := s.content.Bundle().Framework(name)
 	if !ok {
 		s.log.ErrorContext(ctx, "content bundle lacks a framework", "framework", name, "request_id", serve.RequestID(ctx))
-		return nil, serve.Internal()
+		return nil, rpcerr.Internal()
 	}
 	return fw, nil
 }
 
 func (s *Server) single(ctx context.Context, framework string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	ability, uncertainty, days := req.PriorAbility, req.PriorUncertainty, req.ElapsedDays
 	measure.CheckPrior(p.Add, "", ability, uncertainty, days)
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
@@ -85,7 +86,7 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 	}
 	f := fw.Forecast(measure.Normal{Mean: *ability, SD: *uncertainty}, *days, testSD, cuts)
 	if !measure.Finite(append([]float64{f.Ability, f.Uncertainty}, f.Probabilities...)...) {
-		return nil, serve.Fault(ctx, s.log, "forecast is not finite", fmt.Errorf("%+v", f))
+		return nil, rpcerr.Fault(ctx, s.log, "forecast is not finite", fmt.Errorf("%+v", f))
 	}
 	return &forecastv1.Forecast{
 		Ability:        f.Ability,
@@ -99,7 +100,7 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 }
 
 func (s *Server) group(ctx context.Context, framework string, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	data := req.GetStudentData()
 	switch {
 	case len(data) == 0:
@@ -128,7 +129,7 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	}
 	g := fw.Group(students, testSD, cuts)
 	if !measure.Finite(append(append([]float64{g.Ability, g.Uncertainty}, g.Proportions...), g.StdErrs...)...) {
-		return nil, serve.Fault(ctx, s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", g.Ability, g.Uncertainty))
+		return nil, rpcerr.Fault(ctx, s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", g.Ability, g.Uncertainty))
 	}
 	out := &forecastv1.GroupForecastResponse{
 		Forecasts: &forecastv1.GroupForecasts{
@@ -156,7 +157,7 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	return out, nil
 }
 
-func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {
+func (s *Server) testUncertainty(p *rpcerr.Problems, v *float64) float64 {
 	switch {
 	case v == nil:
 		p.Add("testUncertainty", "is required")
@@ -168,7 +169,7 @@ func (s *Server) testUncertainty(p *serve.Problems, v *float64) float64 {
 	return 0
 }
 
-func (s *Server) cutLevels(p *serve.Problems, cuts []float64) []float64 {
+func (s *Server) cutLevels(p *rpcerr.Problems, cuts []float64) []float64 {
 	switch {
 	case len(cuts) == 0:
 		p.Add("cutLevels", "must hold at least one cut level")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -13,7 +14,7 @@ import (
 // becomes pkg/measure's AdaptiveRequest, whose own checks name every problem under its wire path;
 // the answer is the Bayes measure after the answers and the next item or the stop reason.
 func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	var bk *measure.Bank
 	switch name := frameworkName(req.Framework); {
@@ -39,11 +40,11 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 	}
 	step, err := bk.Next(&lib)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "adaptive next item", err)
+		return nil, rpcerr.Fault(ctx, s.log, "adaptive next item", err)
 	}
 	est := step.Estimate
 	if !measure.Finite(est.Ability, est.Uncertainty) {
-		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
+		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	fw := bk.Framework()
 	out := &scoringv1.NextItemResponse{
@@ -63,7 +64,7 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 
 // adaptiveRequest is the wire request in pkg/measure's terms; it checks what only the wire can
 // get wrong (a missing or non-binary result).
-func adaptiveRequest(p *serve.Problems, req *scoringv1.NextItemRequest) measure.AdaptiveRequest {
+func adaptiveRequest(p *rpcerr.Problems, req *scoringv1.NextItemRequest) measure.AdaptiveRequest {
 	lib := measure.AdaptiveRequest{
 		PriorAbility:     req.PriorAbility,
 		PriorUncertainty: req.PriorUncertainty,

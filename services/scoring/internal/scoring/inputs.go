@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // itemRef is what the item-based requests have in common: an id and, for result forms, a result.
@@ -24,7 +24,7 @@ type resolved struct {
 // resolveItems checks the items of a request against the bank (docs/api.md): non-empty, within
 // the limit, known ids, no duplicates, results 0 or 1, one framework agreeing with the optional
 // framework field. prefixes, when set, are the id prefixes the endpoint allows.
-func (s *Server) resolveItems(p *serve.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
+func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
 	var r resolved
 	framework = frameworkName(framework)
 	switch {
@@ -112,7 +112,7 @@ func itemPath(i int, field string) string {
 
 // knownFramework checks an optional framework field on its own, when the items cannot say
 // which framework the request is in.
-func knownFramework(p *serve.Problems, b *measure.Bundle, field *string) {
+func knownFramework(p *rpcerr.Problems, b *measure.Bundle, field *string) {
 	if field == nil {
 		return
 	}
@@ -122,7 +122,7 @@ func knownFramework(p *serve.Problems, b *measure.Bundle, field *string) {
 }
 
 // framework resolves the items' framework and checks the optional framework field against it.
-func (s *Server) framework(p *serve.Problems, b *measure.Bundle, itemsFramework string, field *string) *measure.Framework {
+func (s *Server) framework(p *rpcerr.Problems, b *measure.Bundle, itemsFramework string, field *string) *measure.Framework {
 	if field != nil && *field != itemsFramework {
 		if _, known := b.Framework(*field); !known {
 			p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
@@ -140,7 +140,7 @@ func (s *Server) framework(p *serve.Problems, b *measure.Bundle, itemsFramework 
 }
 
 // numberCorrect checks a raw score against the number of items.
-func numberCorrect(p *serve.Problems, v *int32, n int) int {
+func numberCorrect(p *rpcerr.Problems, v *int32, n int) int {
 	switch {
 	case v == nil:
 		p.Add("numberCorrect", "is required")
@@ -156,7 +156,7 @@ func numberCorrect(p *serve.Problems, v *int32, n int) int {
 }
 
 // prior checks the prior fields of the Bayes forms and moves the prior forward to today (§4).
-func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days *float64) (measure.Normal, bool) {
+func prior(p *rpcerr.Problems, fw *measure.Framework, ability, uncertainty, days *float64) (measure.Normal, bool) {
 	if !measure.CheckPrior(p.Add, "", ability, uncertainty, days) || fw == nil {
 		return measure.Normal{}, false
 	}
@@ -164,7 +164,7 @@ func prior(p *serve.Problems, fw *measure.Framework, ability, uncertainty, days 
 }
 
 // gradeAndTime checks the strand endpoints' grade and timeOfYear.
-func gradeAndTime(p *serve.Problems, grade *int32, timeOfYear *string) (int, string) {
+func gradeAndTime(p *rpcerr.Problems, grade *int32, timeOfYear *string) (int, string) {
 	g := 0
 	switch {
 	case grade == nil:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -25,7 +25,7 @@ type extras struct {
 // neither asks for nothing; both ask for a percentile, which needs the bundle's norms for the
 // framework (a 400 naming grade where there are none). fw may be nil when the request's other
 // problems leave the framework unknown.
-func percentileAsked(p *serve.Problems, b *measure.Bundle, fw *measure.Framework, grade *int32, timeOfYear *string) extras {
+func percentileAsked(p *rpcerr.Problems, b *measure.Bundle, fw *measure.Framework, grade *int32, timeOfYear *string) extras {
 	if grade == nil && timeOfYear == nil {
 		return extras{}
 	}
@@ -74,7 +74,7 @@ func (s *Server) personFit(ctx context.Context, fw *measure.Framework, ability f
 		err = fmt.Errorf("figures are not finite: %+v", pf)
 	}
 	if err != nil {
-		return nil, nil, serve.Fault(ctx, s.log, "person fit", err)
+		return nil, nil, rpcerr.Fault(ctx, s.log, "person fit", err)
 	}
 	return &scoringv1.PersonFit{Infit: pf.Infit, Outfit: pf.Outfit, InfitZ: pf.InfitZ, OutfitZ: pf.OutfitZ, Flag: pf.Flag}, nil, nil
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // decimal is the scaleScore syntax: an optional minus, digits, an optional fraction. Go's own
@@ -17,7 +17,7 @@ import (
 var decimal = regexp.MustCompile(`^-?(\d+(\.\d*)?|\.\d+)$`)
 
 // scale checks the scale-score fields and converts the score through its link table (§5).
-func (s *Server) scale(p *serve.Problems, linkID, scaleScore *string, scaleSem *float64) (*measure.Framework, measure.Normal, bool) {
+func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem *float64) (*measure.Framework, measure.Normal, bool) {
 	b := s.content.Bundle()
 	var link *measure.Link
 	switch {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -53,7 +54,7 @@ func toInt32(v float64) int32 {
 // finite number.
 func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras) (*scoringv1.Measure, error) {
 	if !measure.Finite(est.Ability, est.Uncertainty) {
-		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
+		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
 	}
 	m := measureReply(fw, est)
 	if err := s.apply(ctx, fw, est, x, m); err != nil {
@@ -96,7 +97,7 @@ func testOf(r resolved, correct int) measure.Test {
 }
 
 func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
@@ -105,13 +106,13 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 	}
 	est, err := r.fw.Standard(measure.TestOf(r.answers))
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "")
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
@@ -121,13 +122,13 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 	}
 	est, err := r.fw.Standard(testOf(r, correct))
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
@@ -137,13 +138,13 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	}
 	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "QLS")
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
@@ -154,13 +155,13 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	}
 	est, err := r.fw.Bayes(testOf(r, correct), pr)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
 
 func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	var fw *measure.Framework
 	switch name := frameworkName(req.Framework); {
@@ -215,13 +216,13 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	}
 	est, err := fw.Bayes(test, pr)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	return s.reply(ctx, fw, est, x)
 }
 
 func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
@@ -231,7 +232,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	}
 	est, err := r.fw.Standard(measure.TestOf(r.answers))
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
 	out := &scoringv1.StrandsMeasure{
 		Ability:        toInt32(est.Ability),
@@ -241,7 +242,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 		ApiVersion:     serve.Version,
 	}
 	if !measure.Finite(est.Ability, est.Uncertainty) {
-		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
+		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
@@ -255,7 +256,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 }
 
 func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
@@ -266,7 +267,7 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	}
 	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
 	}
 	out := &scoringv1.BayesStrandsMeasure{
 		Ability:        toInt32(est.Ability),
@@ -276,11 +277,11 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 		ApiVersion:     serve.Version,
 	}
 	if !measure.Finite(est.Ability, est.Uncertainty) {
-		return nil, serve.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
+		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
 		if !measure.Finite(st.Ability, st.Uncertainty) {
-			return nil, serve.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
+			return nil, rpcerr.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
 		}
 		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
 			Name:           st.Name,
@@ -299,7 +300,7 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 }
 
 // benchmark finds the strand benchmarks of the items' framework for the grade and time of year.
-func benchmark(p *serve.Problems, b *measure.Bundle, fw *measure.Framework, grade int, toy string) measure.Benchmark {
+func benchmark(p *rpcerr.Problems, b *measure.Bundle, fw *measure.Framework, grade int, toy string) measure.Benchmark {
 	if fw == nil || toy == "" {
 		return measure.Benchmark{}
 	}
@@ -311,20 +312,20 @@ func benchmark(p *serve.Problems, b *measure.Bundle, fw *measure.Framework, grad
 }
 
 func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
 	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	if fw == nil {
-		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
+		return nil, rpcerr.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	return s.reply(ctx, fw, measure.Estimate{Ability: obs.Mean, Uncertainty: obs.SD}, x)
 }
 
 func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
@@ -332,14 +333,14 @@ func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleB
 		return nil, err
 	}
 	if fw == nil {
-		return nil, serve.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
+		return nil, rpcerr.Fault(ctx, s.log, "link framework", errUnknownFramework(req.GetLinkId()))
 	}
 	post := measure.Update(pr, obs)
 	return s.reply(ctx, fw, measure.Estimate{Ability: post.Mean, Uncertainty: post.SD}, x)
 }
 
 func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
-	var p serve.Problems
+	var p rpcerr.Problems
 	b := s.content.Bundle()
 	var fw *measure.Framework
 	var test measure.Test
@@ -354,12 +355,12 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 			break
 		}
 		if fw, ok = b.Framework(form.Framework); !ok {
-			return nil, serve.Fault(ctx, s.log, "form framework", errUnknownFramework(form.Framework))
+			return nil, rpcerr.Fault(ctx, s.log, "form framework", errUnknownFramework(form.Framework))
 		}
 		for _, id := range form.Items {
 			item, ok := b.Item(id)
 			if !ok {
-				return nil, serve.Fault(ctx, s.log, "form item", errUnknownItem(id))
+				return nil, rpcerr.Fault(ctx, s.log, "form item", errUnknownItem(id))
 			}
 			test.Items = append(test.Items, measure.Difficulty{Measure: item.Difficulty, Count: 1})
 		}
@@ -377,7 +378,7 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 	}
 	est, err := fw.Standard(test)
 	if err != nil {
-		return nil, serve.Fault(ctx, s.log, "standard estimate", err)
+		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
 	return s.reply(ctx, fw, est, x)
 }

@@ -1,8 +1,11 @@
-package serve
+// Package rpcerr is the error model both fronts share: the constructors of the gRPC status errors
+// handlers and the frame return (with google.rpc ErrorInfo, BadRequest and RetryInfo details),
+// Problems for validation, and the one mapping from a status to the documented HTTP error body and
+// the writer of that body.
+package rpcerr
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,8 +21,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
-
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
 // Exception types of the error body. On gRPC they travel as a google.rpc.ErrorInfo detail whose
@@ -38,13 +39,22 @@ const (
 	ExceptionAPI              = "APIException"
 )
 
+// Keys and texts of the error body and of ErrorInfo.
 const (
-	errorDomain      = "yardstick"
-	msgInvalid       = "Invalid input."
-	infoValidation   = "See validationErrors for every problem found."
-	infoKey          = "additionalInfo"
-	exceptionKey     = "exceptionType"
-	nonFieldErrorKey = "nonFieldErrors"
+	errorDomain = "yardstick"
+	// MsgInvalid is the message of every 400.
+	MsgInvalid = "Invalid input."
+	// InfoValidation is the additionalInfo of a 400 that lists its problems.
+	InfoValidation = "See validationErrors for every problem found."
+	// InfoKey and ExceptionKey are ErrorInfo's metadata keys of the body's additionalInfo and
+	// exceptionType.
+	InfoKey      = "additionalInfo"
+	ExceptionKey = "exceptionType"
+	// NonFieldErrors is the validationErrors key of problems across fields.
+	NonFieldErrors = "nonFieldErrors"
+	// ReasonOverloaded is the ErrorInfo reason of Overloaded, which tells it apart from the other
+	// ResourceExhausted answers (a message over the size limit, Throttled).
+	ReasonOverloaded = "OVERLOADED"
 )
 
 // ErrorBody is the JSON body of every non-2xx answer of the HTTP front.
@@ -69,17 +79,17 @@ var reasons = map[string]string{
 	ExceptionAPI:              "API_EXCEPTION",
 }
 
-// errorInfo is the ErrorInfo detail of an exception type.
-func errorInfo(exception, info string) *errdetails.ErrorInfo {
+// Info is the ErrorInfo detail of an exception type.
+func Info(exception, info string) *errdetails.ErrorInfo {
 	return &errdetails.ErrorInfo{
 		Reason: reasons[exception], Domain: errorDomain,
-		Metadata: map[string]string{exceptionKey: exception, infoKey: info},
+		Metadata: map[string]string{ExceptionKey: exception, InfoKey: info},
 	}
 }
 
-// statusError builds a gRPC status carrying the exception type and the additional info.
-func statusError(code codes.Code, exception, message, info string, extra ...protoadapt.MessageV1) error {
-	details := append([]protoadapt.MessageV1{errorInfo(exception, info)}, extra...)
+// New builds a gRPC status carrying the exception type and the additional info.
+func New(code codes.Code, exception, message, info string, extra ...protoadapt.MessageV1) error {
+	details := append([]protoadapt.MessageV1{Info(exception, info)}, extra...)
 	withDetails, err := status.New(code, message).WithDetails(details...)
 	if err != nil {
 		return status.Error(code, message)
@@ -89,12 +99,12 @@ func statusError(code codes.Code, exception, message, info string, extra ...prot
 
 // NotAuthenticated is the answer for credentials or a token that cannot be verified.
 func NotAuthenticated(message, info string) error {
-	return statusError(codes.Unauthenticated, ExceptionNotAuthenticated, message, info)
+	return New(codes.Unauthenticated, ExceptionNotAuthenticated, message, info)
 }
 
 // PermissionDenied is the answer for a client or token without the needed permission.
 func PermissionDenied(message, info string) error {
-	return statusError(codes.PermissionDenied, ExceptionPermissionDenied, message, info)
+	return New(codes.PermissionDenied, ExceptionPermissionDenied, message, info)
 }
 
 // Throttled is the answer when failed attempts exhausted a client's or an address's budget.
@@ -103,31 +113,31 @@ func Throttled(retryAfter time.Duration) error {
 	if secs < 1 {
 		secs = 1
 	}
-	return statusError(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.",
+	return New(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.",
 		fmt.Sprintf("Retry after %d seconds.", secs),
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
 }
 
 // Internal is the answer for a fault of ours; the cause is logged, never sent.
 func Internal() error {
-	return statusError(codes.Internal, ExceptionAPI, "Internal error.", "The request could not be completed; it has been logged.")
+	return New(codes.Internal, ExceptionAPI, "Internal error.", "The request could not be completed; it has been logged.")
 }
 
-// httpError is what an error becomes on the HTTP front.
-type httpError struct {
-	status     int
-	body       ErrorBody
-	retryAfter int64 // seconds; 0 = no Retry-After header
+// HTTP is what an error becomes on the HTTP front.
+type HTTP struct {
+	Status     int
+	Body       ErrorBody
+	RetryAfter int64 // seconds; 0 = no Retry-After header
 }
 
-// fromStatus turns any error of the gRPC side into the HTTP status and body.
-func fromStatus(err error) httpError {
+// ToHTTP turns any error of the gRPC side into the HTTP status and body.
+func ToHTTP(err error) HTTP {
 	var hse *runtime.HTTPStatusError
 	if errors.As(err, &hse) {
-		return httpError{status: hse.HTTPStatus, body: bodyForHTTP(hse.HTTPStatus, hse.Err)}
+		return HTTP{Status: hse.HTTPStatus, Body: BodyFor(hse.HTTPStatus, hse.Err)}
 	}
 	st := status.Convert(err)
-	out := httpError{body: ErrorBody{Message: st.Message()}}
+	out := HTTP{Body: ErrorBody{Message: st.Message()}}
 	var info *errdetails.ErrorInfo
 	var bad *errdetails.BadRequest
 	for _, d := range st.Details() {
@@ -137,63 +147,63 @@ func fromStatus(err error) httpError {
 		case *errdetails.BadRequest:
 			bad = d
 		case *errdetails.RetryInfo:
-			out.retryAfter = int64(math.Ceil(d.GetRetryDelay().AsDuration().Seconds()))
+			out.RetryAfter = int64(math.Ceil(d.GetRetryDelay().AsDuration().Seconds()))
 		}
 	}
 	if info != nil && info.Domain == errorDomain {
-		out.body.ExceptionType = info.Metadata[exceptionKey]
-		out.body.AdditionalInfo = info.Metadata[infoKey]
+		out.Body.ExceptionType = info.Metadata[ExceptionKey]
+		out.Body.AdditionalInfo = info.Metadata[InfoKey]
 	}
 	switch st.Code() {
 	case codes.InvalidArgument:
-		out.status = http.StatusBadRequest
-		out.body.ExceptionType = ExceptionValidation
-		out.body.ValidationErrors = validationErrors(bad, st.Message())
-		out.body.Message = msgInvalid
-		if out.body.AdditionalInfo == "" {
-			out.body.AdditionalInfo = infoValidation
+		out.Status = http.StatusBadRequest
+		out.Body.ExceptionType = ExceptionValidation
+		out.Body.ValidationErrors = validationErrors(bad, st.Message())
+		out.Body.Message = MsgInvalid
+		if out.Body.AdditionalInfo == "" {
+			out.Body.AdditionalInfo = InfoValidation
 		}
 	case codes.Unauthenticated:
-		out.status = http.StatusUnauthorized
-		out.body.ExceptionType = ExceptionNotAuthenticated
+		out.Status = http.StatusUnauthorized
+		out.Body.ExceptionType = ExceptionNotAuthenticated
 	case codes.PermissionDenied:
-		out.status = http.StatusForbidden
-		out.body.ExceptionType = ExceptionPermissionDenied
+		out.Status = http.StatusForbidden
+		out.Body.ExceptionType = ExceptionPermissionDenied
 	case codes.NotFound:
-		out.status = http.StatusNotFound
-		out.body.ExceptionType = ExceptionNotFound
+		out.Status = http.StatusNotFound
+		out.Body.ExceptionType = ExceptionNotFound
 	case codes.ResourceExhausted:
 		switch {
-		case out.body.ExceptionType == ExceptionThrottled:
-			out.status = http.StatusTooManyRequests
-		case info != nil && info.Domain == errorDomain && info.Reason == reasonOverloaded:
+		case out.Body.ExceptionType == ExceptionThrottled:
+			out.Status = http.StatusTooManyRequests
+		case info != nil && info.Domain == errorDomain && info.Reason == ReasonOverloaded:
 			// The memory budget is full (budget.go): the request is fine, the moment is not.
-			out.status = http.StatusServiceUnavailable
+			out.Status = http.StatusServiceUnavailable
 		default:
 			// gRPC's own message-size limit speaks ResourceExhausted too.
-			out.status = http.StatusRequestEntityTooLarge
-			out.body = ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request exceeds the size limit."}
+			out.Status = http.StatusRequestEntityTooLarge
+			out.Body = ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request exceeds the size limit."}
 		}
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
-		out.status = http.StatusServiceUnavailable
-		out.body = ErrorBody{Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."}
+		out.Status = http.StatusServiceUnavailable
+		out.Body = ErrorBody{Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."}
 	default:
-		out.status = http.StatusInternalServerError
-		out.body = ErrorBody{Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."}
+		out.Status = http.StatusInternalServerError
+		out.Body = ErrorBody{Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."}
 	}
 	return out
 }
 
-// bodyForHTTP is the body of an error that arises on the HTTP front itself.
-func bodyForHTTP(code int, cause error) ErrorBody {
+// BodyFor is the body of an error that arises on the HTTP front itself.
+func BodyFor(code int, cause error) ErrorBody {
 	switch code {
 	case http.StatusBadRequest:
 		msg := "Malformed request."
 		if cause != nil {
 			msg = cause.Error()
 		}
-		return ErrorBody{Message: msgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: infoValidation,
-			ValidationErrors: map[string][]string{nonFieldErrorKey: {msg}}}
+		return ErrorBody{Message: MsgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: InfoValidation,
+			ValidationErrors: map[string][]string{NonFieldErrors: {msg}}}
 	case http.StatusNotFound:
 		return ErrorBody{Message: "Not found.", ExceptionType: ExceptionNotFound, AdditionalInfo: "No endpoint has this path; see /openapi.json."}
 	case http.StatusMethodNotAllowed:
@@ -223,10 +233,10 @@ func validationErrors(bad *errdetails.BadRequest, message string) map[string][]s
 		}
 		out[key] = append(out[key], desc)
 	}
-	if len(out) == 0 && message != "" && message != msgInvalid {
+	if len(out) == 0 && message != "" && message != MsgInvalid {
 		// An InvalidArgument without field details (a gRPC library's own): its message is all
 		// there is to say.
-		out[nonFieldErrorKey] = []string{message}
+		out[NonFieldErrors] = []string{message}
 	}
 	return out
 }
@@ -235,7 +245,7 @@ func validationErrors(bad *errdetails.BadRequest, message string) map[string][]s
 // nonFieldErrors.
 func topLevel(path string) string {
 	if path == "" {
-		return nonFieldErrorKey
+		return NonFieldErrors
 	}
 	if i := strings.IndexAny(path, ".["); i > 0 {
 		return path[:i]
@@ -243,60 +253,46 @@ func topLevel(path string) string {
 	return path
 }
 
-// writeHTTPError writes e as the documented error body.
-func writeHTTPError(w http.ResponseWriter, e httpError) {
+// Write writes e as the documented error body.
+func Write(w http.ResponseWriter, e HTTP) {
 	h := w.Header()
 	h.Del("Grpc-Metadata-Content-Type")
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if e.retryAfter > 0 {
-		h.Set("Retry-After", strconv.FormatInt(e.retryAfter, 10))
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.FormatInt(e.RetryAfter, 10))
 	}
-	if e.status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
+	if e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		// RFC 6750 §3: a 401 names the scheme the caller should use.
 		h.Set("WWW-Authenticate", `Bearer realm="yardstick"`)
 	}
-	if e.status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
+	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
 	enc.SetEscapeHTML(false) // "<accessToken>" reads as written; this is not HTML
-	_ = enc.Encode(e.body)   // a struct of strings: cannot fail
-	w.WriteHeader(e.status)
+	_ = enc.Encode(e.Body)   // a struct of strings: cannot fail
+	w.WriteHeader(e.Status)
 	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
 }
 
-// writeHTTPStatus writes the documented body of an HTTP-level error.
-func writeHTTPStatus(w http.ResponseWriter, code int) {
-	writeHTTPError(w, httpError{status: code, body: bodyForHTTP(code, nil)})
+// WriteStatus writes the documented body of an HTTP-level error.
+func WriteStatus(w http.ResponseWriter, code int) {
+	Write(w, HTTP{Status: code, Body: BodyFor(code, nil)})
 }
 
-// gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
-// JSON front is written as the documented body.
-func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if ri := requestInfoFrom(ctx); ri != nil && ri.decodeErr != nil {
-		err = decodeProblems(ri.decodeErr)
+// Overloaded is the answer when the memory budget cannot take a request now: gRPC
+// ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
+// with Retry-After.
+func Overloaded(retryAfter time.Duration) error {
+	secs := max(int64(math.Ceil(retryAfter.Seconds())), 1)
+	info := Info(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
+	info.Reason = ReasonOverloaded
+	st, err := status.New(codes.ResourceExhausted, "Service busy.").WithDetails(info,
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+	if err != nil {
+		return status.Error(codes.ResourceExhausted, "Service busy.")
 	}
-	writeHTTPError(w, fromStatus(err))
-}
-
-// decodeProblems turns the JSON front's decoding error into the validation error a handler's
-// problems become, so both are keyed and worded alike.
-func decodeProblems(err error) error {
-	var wire *jsonwire.Error
-	if !errors.As(err, &wire) {
-		return Invalid("", "request body could not be read: %v", err)
-	}
-	var p Problems
-	for _, pr := range wire.Problems {
-		p.Add(pr.Path, "%s", pr.Message)
-	}
-	p.dropped += wire.Dropped // the decoder lists no more than Problems does, and counts the rest
-	return p.Err()
-}
-
-// routingErrorHandler answers paths and methods the gateway has no route for.
-func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, code int) {
-	writeHTTPStatus(w, code)
+	return st.Err()
 }

@@ -1,4 +1,4 @@
-package serve
+package rpcerr
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
 // Problems collects every validation problem of one request, each under the path of the field it
@@ -100,16 +101,19 @@ func (p *Problems) Err() error {
 			Description: fmt.Sprintf("%d more problems not listed", p.dropped),
 		})
 	}
-	st := status.New(codes.InvalidArgument, msgInvalid)
+	st := status.New(codes.InvalidArgument, MsgInvalid)
 	withDetails, err := st.WithDetails(
 		&errdetails.BadRequest{FieldViolations: violations},
-		errorInfo(ExceptionValidation, infoValidation),
+		Info(ExceptionValidation, InfoValidation),
 	)
 	if err != nil {
 		return st.Err()
 	}
 	return withDetails.Err()
 }
+
+// Dropped counts n more problems found and not listed (a decoder that stopped listing them).
+func (p *Problems) Dropped(n int) { p.dropped += n }
 
 // Invalid is a single-problem validation error.
 func Invalid(field, format string, args ...any) error {
@@ -121,6 +125,6 @@ func Invalid(field, format string, args ...any) error {
 // Fault turns an error the validation should have prevented into a logged internal error: the
 // cause goes to the log with the request id, the caller gets the documented 500.
 func Fault(ctx context.Context, log *slog.Logger, what string, err error) error {
-	log.ErrorContext(ctx, what, "request_id", RequestID(ctx), "error", err)
+	log.ErrorContext(ctx, what, "request_id", reqinfo.ID(ctx), "error", err)
 	return Internal()
 }

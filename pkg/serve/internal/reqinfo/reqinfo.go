@@ -1,0 +1,35 @@
+// Package reqinfo carries what is learnt of one request through its context, so that whichever
+// layer learns a fact (the auth interceptor learns the client id, the JSON decoder its problems)
+// makes it known to the layer that logs, and to a handler's error.
+package reqinfo
+
+import "context"
+
+// Info is one request's facts.
+type Info struct {
+	ID       string // the request id (the caller's x-request-id when sane)
+	Route    string // the HTTP path or the gRPC method, as the metrics label it
+	ClientID string // the authenticated client, once known
+	// DecodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
+	// its text).
+	DecodeErr error
+}
+
+type key struct{}
+
+// With returns ctx carrying ri.
+func With(ctx context.Context, ri *Info) context.Context { return context.WithValue(ctx, key{}, ri) }
+
+// From is the request's info, or nil outside a request.
+func From(ctx context.Context) *Info {
+	ri, _ := ctx.Value(key{}).(*Info)
+	return ri
+}
+
+// ID is the request's id, or "".
+func ID(ctx context.Context) string {
+	if ri := From(ctx); ri != nil {
+		return ri.ID
+	}
+	return ""
+}
