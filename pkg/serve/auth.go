@@ -31,12 +31,12 @@ var publicServices = map[string]bool{
 	"grpc.reflection.v1alpha.ServerReflection": true,
 }
 
-// accessRules reads the access rule of every method registered on srv from the method options
+// accessRules reads the access rule of every method of info from the method options
 // (yardstick.auth.v1.public / permission). A method of ours with neither option gets no rule and is
 // refused: a forgotten option fails closed.
-func accessRules(srv *grpc.Server) (map[string]accessRule, error) {
+func accessRules(services map[string]grpc.ServiceInfo) (map[string]accessRule, error) {
 	rules := map[string]accessRule{}
-	for svcName, info := range srv.GetServiceInfo() {
+	for svcName, info := range services {
 		if publicServices[svcName] {
 			for _, m := range info.Methods {
 				rules["/"+svcName+"/"+m.Name] = accessRule{public: true}
@@ -78,10 +78,15 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 // handler runs with. The JSON front calls it before it reads a body, the gRPC interceptor for
 // every call: the same rule, whichever door a caller uses.
 func (s *Server) authorize(ctx context.Context, fullMethod, bearer string) (context.Context, error) {
-	rule, ok := s.rules[fullMethod]
-	if !ok {
+	return s.authorizeRoute(ctx, s.routes.byMethod[fullMethod], bearer)
+}
+
+// authorizeRoute is authorize for a route already looked up (nil: a method not served).
+func (s *Server) authorizeRoute(ctx context.Context, r *route, bearer string) (context.Context, error) {
+	if r == nil || !r.ruled {
 		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
 	}
+	rule := r.rule
 	if rule.public {
 		return ctx, nil
 	}

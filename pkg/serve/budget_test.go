@@ -31,7 +31,7 @@ import (
 // hold, never more than by its size.
 func TestCostOfBody(t *testing.T) {
 	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, groupMethods: map[string]bool{"/g": true}}
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
 	for _, tc := range []struct {
 		name string
 		body string
@@ -52,7 +52,7 @@ func TestCostOfBody(t *testing.T) {
 
 func TestCost(t *testing.T) {
 	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, groupMethods: map[string]bool{"/g": true}}
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
 	for _, tc := range []struct {
 		name   string
 		method string

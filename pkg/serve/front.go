@@ -31,23 +31,24 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			s.authToken(w, r)
 			return
 		}
-		method, known := s.postRoutes[r.URL.Path]
+		rt, known := s.routes.byPath[r.URL.Path]
 		if r.Method != http.MethodPost || !known {
 			dropBody(w, r)
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
+		method := rt.method
 		fc := &frontCall{server: s, req: r}
 		ctx := context.WithValue(r.Context(), frontKey{}, fc)
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
 		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).
-		authorized, err := s.authorize(ctx, method, bearerFromHeader(r.Header.Values("Authorization")))
+		authorized, err := s.authorizeRoute(ctx, rt, bearerFromHeader(r.Header.Values("Authorization")))
 		if err != nil {
 			dropBody(w, r)
 			rpcerr.Write(w, rpcerr.ToHTTP(err))
 			return
 		}
-		if rule := s.rules[method]; !rule.public {
+		if !rt.rule.public {
 			fc.authorized, fc.method = authorized, method
 		}
 		if contentEncoded(r.Header) {
@@ -70,10 +71,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			}
 		}
 
-		limit := s.cfg.Limits.MaxBodyBytes
-		if isGroupRoute(r.URL.Path) {
-			limit = s.cfg.Limits.MaxGroupBodyBytes
-		}
+		limit := rt.bodyLimit
 		if r.ContentLength > limit {
 			dropBody(w, r)
 			rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
@@ -90,7 +88,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 		switch {
 		case err != nil:
-		case s.groupMethods[method]:
+		case rt.group:
 			adm.shrink(s.groupCostOfBody(body)) // the students it can hold, now they can be counted
 		case r.ContentLength < 0:
 			adm.shrink(s.cost(method, int64(len(body)), true))

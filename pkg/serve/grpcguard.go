@@ -33,7 +33,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,7 +50,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -86,11 +84,10 @@ const (
 // Everything but the slots is written once in New, before the server serves, and only read
 // afterwards.
 type grpcGuard struct {
-	ceiling int64                      // server-wide receive limit: the largest method limit
-	limits  map[string]int64           // full method -> the largest message it takes
-	methods map[string]grpc.MethodInfo // full method -> its kind, for every method served
-	logins  chan struct{}              // slots of in-flight IssueToken calls
-	infra   chan struct{}              // slots of in-flight health and reflection calls
+	ceiling int64         // server-wide receive limit: the largest message limit
+	routes  *routeTable   // every method served, with its message limit (routes.go)
+	logins  chan struct{} // slots of in-flight IssueToken calls
+	infra   chan struct{} // slots of in-flight health and reflection calls
 	codec   *guardCodec
 	open    openCalls  // calls the tap handle let in that no interceptor has taken yet
 	conns   connSlots  // calls without a token in the slots, per connection
@@ -105,10 +102,6 @@ type grpcGuard struct {
 // must be known before the services are registered, so it is computed from a probe server the
 // service registers on first (Service.Register only adds implementations).
 func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
-	routes, err := yardstick.Routes()
-	if err != nil {
-		return nil, err
-	}
 	probe := grpc.NewServer()
 	defer probe.Stop()
 	authv1.RegisterTokenServiceServer(probe, tokenService{})
@@ -120,7 +113,11 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 		conns:       connSlots{held: map[*peer.Peer]int{}},
 		watch:       newConnWatch(s.metrics.registry, s.cfg.Service, s.log, s.logs),
 	}
-	g.ceiling = ceiling(methodLimits(probe.GetServiceInfo(), routes, s.cfg.Limits), s.cfg.Limits)
+	probed, err := buildRoutes(probe.GetServiceInfo(), s.cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	g.ceiling = probed.ceiling
 	g.codec = newGuardCodec(s.codec)
 	s.guard = g
 	return []grpc.ServerOption{
@@ -136,51 +133,32 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 	}, nil
 }
 
-// bind learns the methods srv serves, once every service is registered on it. sizedFrom is the
-// smallest message whose size the memory budget counts on a method.
-func (g *grpcGuard) bind(srv *grpc.Server, l Limits, sizedFrom func(method string) int64) error {
-	routes, err := yardstick.Routes()
-	if err != nil {
-		return err
+// bind takes the server's route table, once every service is registered, and sets the codec's
+// limits per request type. sizedFrom is the smallest message whose size the memory budget counts
+// on a method.
+func (g *grpcGuard) bind(t *routeTable, sizedFrom func(method string) int64) error {
+	if t.ceiling != g.ceiling {
+		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", t.ceiling, g.ceiling)
 	}
-	info := srv.GetServiceInfo()
-	g.limits = methodLimits(info, routes, l)
-	if c := ceiling(g.limits, l); c != g.ceiling {
-		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", c, g.ceiling)
-	}
-	g.methods = map[string]grpc.MethodInfo{}
+	g.routes = t
 	types := map[protoreflect.FullName]typeLimits{}
-	for svcName, si := range info {
-		for _, m := range si.Methods {
-			full := "/" + svcName + "/" + m.Name
-			g.methods[full] = m
-			if in, ok := inputType(svcName, m.Name); ok {
-				lim, from := g.limits[full], sizedFrom(full)
-				t, seen := types[in]
-				if !seen {
-					t = typeLimits{largest: lim, smallest: lim, noteFrom: from}
-				}
-				t = typeLimits{largest: max(t.largest, lim), smallest: min(t.smallest, lim), noteFrom: min(t.noteFrom, from)}
-				t.noteFrom = min(t.noteFrom, t.smallest+1) // over the smallest limit: held to its method's
-				types[in] = t
-			}
+	for full, r := range t.byMethod {
+		svcName, name, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
+		in, ok := inputType(svcName, name)
+		if !ok {
+			continue
 		}
+		lim, from := r.messageLimit, sizedFrom(full)
+		tl, seen := types[in]
+		if !seen {
+			tl = typeLimits{largest: lim, smallest: lim, noteFrom: from}
+		}
+		tl = typeLimits{largest: max(tl.largest, lim), smallest: min(tl.smallest, lim), noteFrom: min(tl.noteFrom, from)}
+		tl.noteFrom = min(tl.noteFrom, tl.smallest+1) // over the smallest limit: held to its method's
+		types[in] = tl
 	}
 	g.codec.limits = types
 	return nil
-}
-
-// routeLimit is the largest body the JSON front takes on path (front.go and authtoken_request.go
-// apply the same rule), so both doors take the same sizes.
-func routeLimit(path string, l Limits) int64 {
-	switch {
-	case path == "/authToken":
-		return maxAuthBodyBytes
-	case isGroupRoute(path):
-		return l.MaxGroupBodyBytes
-	default:
-		return l.MaxBodyBytes
-	}
 }
 
 // protoStudentBytes is the most one student of a group forecast takes in protobuf without
@@ -193,44 +171,6 @@ const protoStudentBytes = 29
 // admitted at the service's largest limit (grpcread.go), so this sets how many fit at once.
 func grpcGroupLimit(l Limits) int64 {
 	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
-}
-
-// methodLimits is every served method's limit: its route's (a group forecast's by
-// grpcGroupLimit), or the body limit for methods without a route (health, reflection).
-func methodLimits(info map[string]grpc.ServiceInfo, routes []yardstick.Route, l Limits) map[string]int64 {
-	byRoute := map[string]int64{}
-	for _, r := range routes {
-		if r.Method == http.MethodPost {
-			lim := routeLimit(r.Path, l)
-			if isGroupRoute(r.Path) {
-				lim = grpcGroupLimit(l)
-			}
-			byRoute[r.FullMethod] = max(byRoute[r.FullMethod], lim)
-		}
-	}
-	out := map[string]int64{}
-	for svcName, si := range info {
-		for _, m := range si.Methods {
-			full := "/" + svcName + "/" + m.Name
-			if lim, ok := byRoute[full]; ok {
-				out[full] = lim
-			} else {
-				out[full] = l.MaxBodyBytes
-			}
-		}
-	}
-	return out
-}
-
-// isGroupRoute reports whether path is a group forecast's.
-func isGroupRoute(path string) bool { return strings.HasSuffix(path, "/group") }
-
-func ceiling(limits map[string]int64, l Limits) int64 {
-	c := l.MaxBodyBytes
-	for _, lim := range limits {
-		c = max(c, lim)
-	}
-	return c
 }
 
 // inputType is the request message of a method, from the descriptors the generated code
@@ -258,6 +198,7 @@ func inputType(svcName, method string) (protoreflect.FullName, bool) {
 // openCalls' lock).
 type grpcCall struct {
 	method        string
+	route         *route      // the method's route (routes.go)
 	authorizedFor string      // the method the tap handle authorized; "" when it did not
 	clientID      string      // the client the tap handle authenticated, when it did
 	logged        atomic.Bool // an interceptor logged and counted the call
@@ -347,15 +288,16 @@ func (g *grpcGuard) slotsFor(method string, rule accessRule) chan struct{} {
 func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	g := s.guard
 	method := info.FullMethodName
-	if _, served := g.methods[method]; !served {
+	r, served := s.routes.byMethod[method]
+	if !served {
 		return ctx, nil // gRPC answers Unimplemented and reads nothing
 	}
-	c := &grpcCall{method: method, header: info.Header, start: time.Now()}
+	c := &grpcCall{method: method, route: r, header: info.Header, start: time.Now()}
 	ctx = context.WithValue(ctx, grpcCallKey{}, c)
 	// A call that does not send its message within the read timeout is ended: by the sweep of
 	// open calls (unary), or by its stream's timer (guardedStream).
 	ctx, c.cancel = context.WithCancel(ctx)
-	if slots := g.slotsFor(method, s.rules[method]); slots != nil {
+	if slots := g.slotsFor(method, r.rule); slots != nil {
 		conn, _ := peer.FromContext(ctx)
 		if conn != nil && !g.conns.take(conn) {
 			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
@@ -370,7 +312,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
 		}
 	}
-	authorized, err := s.authorize(ctx, method, bearerFromHeader(info.Header.Get("authorization")))
+	authorized, err := s.authorizeRoute(ctx, r, bearerFromHeader(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
 		return nil, s.refuseOnHeaders(ctx, info, err)
@@ -532,9 +474,9 @@ func (s *Server) checkReceived(method string, msg any) (received, error) {
 	if r.refused != nil {
 		return r, r.refused
 	}
-	if limit, ok := s.guard.limits[method]; ok && r.size > limit {
+	if rt := s.routes.byMethod[method]; rt != nil && r.size > rt.messageLimit {
 		r.free()
-		return r, tooLarge(r.size, limit)
+		return r, tooLarge(r.size, rt.messageLimit)
 	}
 	return r, nil
 }

@@ -82,7 +82,7 @@ func TestGRPCLimits(t *testing.T) {
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			t.Parallel()
-			if got := h.srv.guard.limits[tc.method]; got != tc.want {
+			if got := h.srv.routes.byMethod[tc.method].messageLimit; got != tc.want {
 				t.Errorf("limit: got %d; want %d", got, tc.want)
 			}
 		})
@@ -227,7 +227,7 @@ func TestCheckReceived(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := &Server{guard: &grpcGuard{limits: map[string]int64{scoreMethod: 100}, codec: newGuardCodec(newWireCodec(Limits{}))}}
+			s := &Server{routes: &routeTable{byMethod: map[string]*route{scoreMethod: {messageLimit: 100}}}, guard: &grpcGuard{codec: newGuardCodec(newWireCodec(Limits{}))}}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)

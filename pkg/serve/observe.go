@@ -259,7 +259,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			// API send both).
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
-		ri := &reqinfo.Info{ID: requestIDFrom(r.Header.Get("X-Request-Id")), Route: s.routeLabel(r.URL.Path)}
+		ri := &reqinfo.Info{ID: requestIDFrom(r.Header.Get("X-Request-Id")), Route: s.routes.label(r.URL.Path)}
 		w.Header().Set("X-Request-Id", ri.ID)
 		ctx := reqinfo.With(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}
@@ -303,13 +303,4 @@ func httpLogLevel(status int) slog.Level {
 	default:
 		return slog.LevelError
 	}
-}
-
-// routeLabel bounds the metric label set: known paths are themselves, anything else is "other"
-// (a scanner walking random paths must not create a series per path).
-func (s *Server) routeLabel(path string) string {
-	if s.routes[path] {
-		return path
-	}
-	return "other"
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
-	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -48,18 +47,16 @@ type Service struct {
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
-	cfg        Config
-	log        *slog.Logger
-	svc        Service
-	issuer     *token.Issuer
-	metrics    *metrics
-	rules      map[string]accessRule
-	guard      *grpcGuard        // the gRPC door's limits and read slots (grpcguard.go)
-	routes     map[string]bool   // every path of the HTTP front (metric labels)
-	postRoutes map[string]string // API path -> rpc full method
-	openapi    []byte
-	codec      *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
-	logs       *logLimiter     // log lines of refused and failed requests, per cause (loglimit.go)
+	cfg     Config
+	log     *slog.Logger
+	svc     Service
+	issuer  *token.Issuer
+	metrics *metrics
+	routes  *routeTable // every rpc served, with its path, rule and limits (routes.go)
+	guard   *grpcGuard  // the gRPC door's limits and read slots (grpcguard.go)
+	openapi []byte
+	codec   *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
+	logs    *logLimiter     // log lines of refused and failed requests, per cause (loglimit.go)
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
@@ -68,9 +65,8 @@ type Server struct {
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget       *budget         // heap of the large requests in progress (budget.go)
-	groupMethods map[string]bool // rpcs of the group forecast routes, costed per student
-	draining     atomic.Bool     // after SIGTERM: every HTTP response says Connection: close (drain.go)
+	budget   *budget     // heap of the large requests in progress (budget.go)
+	draining atomic.Bool // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
 // New builds a server from its configuration: the token issuer from the clients file and keys,
@@ -124,14 +120,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		reflection.Register(s.grpc)
 	}
 	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
-	if s.rules, err = accessRules(s.grpc); err != nil {
-		return nil, fmt.Errorf("access rules: %w", err)
+	if s.routes, err = buildRoutes(s.grpc.GetServiceInfo(), cfg.Limits); err != nil {
+		return nil, fmt.Errorf("routes: %w", err)
 	}
-	if err := s.bindRoutes(); err != nil {
-		return nil, err
-	}
-	s.groupMethods = groupMethodsOf(s.postRoutes)
-	if err := s.guard.bind(s.grpc, cfg.Limits, s.sizedFrom); err != nil {
+	if err := s.guard.bind(s.routes, s.sizedFrom); err != nil {
 		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
 	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
@@ -166,23 +158,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 // interceptor what it needs in the context (request info, caller address, its authorization
 // verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
 func incomingHeader(string) (string, bool) { return "", false }
-
-// bindRoutes maps each HTTP path of the contract to its rpc, for the rpcs this server serves.
-func (s *Server) bindRoutes() error {
-	all, err := yardstick.Routes()
-	if err != nil {
-		return err
-	}
-	s.postRoutes = map[string]string{}
-	s.routes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/openapi.json": true, "/.well-known/jwks.json": true}
-	for _, r := range all {
-		if _, served := s.rules[r.FullMethod]; served && r.Method == http.MethodPost {
-			s.postRoutes[r.Path] = r.FullMethod
-			s.routes[r.Path] = true
-		}
-	}
-	return nil
-}
 
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
 // for in-process benchmarks and fuzzing.

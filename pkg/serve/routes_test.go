@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"testing"
+
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// TestRouteTable: one entry per rpc served, found by path and by method alike, with its rule,
+// group flag and both limits; the operational paths label metrics, anything else is "other".
+func TestRouteTable(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t) // the fake scoring and forecast services as the forecast service
+	rt := h.srv.routes
+	for _, tc := range []struct {
+		path, method        string
+		group, public       bool
+		permission          string
+		bodyLimit, msgLimit int64
+	}{
+		{"/api/forecast/reading/group", forecastv1.ForecastService_ForecastReadingGroup_FullMethodName, true, false, "forecast:group", 16 * mib, groupLimit},
+		{"/api/forecast/reading", forecastv1.ForecastService_ForecastReading_FullMethodName, false, false, "forecast:reading", mib, mib},
+		{"/api/score/items/idsWithResults/standard", scoringv1.ScoringService_ScoreItemResults_FullMethodName, false, false, "score:standard", mib, mib},
+		{"/authToken", issueMethod, false, true, "", 64 << 10, 64 << 10},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			r := rt.byPath[tc.path]
+			if r == nil || rt.byMethod[tc.method] != r {
+				t.Fatalf("by path %v, by method %v; want the same entry", r, rt.byMethod[tc.method])
+			}
+			if r.method != tc.method || r.group != tc.group || r.rule.public != tc.public || r.rule.permission != tc.permission ||
+				r.bodyLimit != tc.bodyLimit || r.messageLimit != tc.msgLimit {
+				t.Errorf("got %+v; want method %s group %v public %v permission %q limits %d/%d", *r, tc.method, tc.group, tc.public, tc.permission, tc.bodyLimit, tc.msgLimit)
+			}
+			if rt.label(tc.path) != tc.path {
+				t.Errorf("label: got %q; want the path", rt.label(tc.path))
+			}
+		})
+	}
+	health := rt.byMethod[healthMethod]
+	if health == nil || health.path != "" || !health.rule.public || health.messageLimit != mib {
+		t.Errorf("health: got %+v; want public, no path, the body limit", health)
+	}
+	if rt.label("/healthz") != "/healthz" || rt.label("/wp-admin") != "other" {
+		t.Errorf("labels: /healthz %q, /wp-admin %q; want /healthz and other", rt.label("/healthz"), rt.label("/wp-admin"))
+	}
+	if rt.ceiling != groupLimit {
+		t.Errorf("ceiling: got %d; want %d", rt.ceiling, groupLimit)
+	}
+	groups := 0
+	for path, r := range rt.byPath {
+		if r.group != isGroupRoute(path) {
+			t.Errorf("%s: group %v; want %v", path, r.group, isGroupRoute(path))
+		}
+		if r.group {
+			groups++
+		}
+	}
+	if groups != 2 {
+		t.Errorf("group routes: got %d; want 2 (reading and math)", groups)
+	}
+}
