@@ -49,7 +49,7 @@ build: ## Build bin/scoring and bin/forecast (version from git describe).
 
 .PHONY: run
 run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.
-	@# make's pid: run-dev.sh stops everything when make dies, even by kill -9.
+	@# make's pid: run-dev.sh stops everything when make dies (even by kill -9) or is signalled alone.
 	@RUN_DEV_PARENT=$$PPID scripts/run-dev.sh
 
 .PHONY: test

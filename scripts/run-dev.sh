@@ -7,7 +7,12 @@
 # 8080, 9090, 8081, 9091). A busy port stops the start, naming the process that holds it.
 # It says "running" only once both services are alive, hold their own ports and answer /readyz.
 # Nothing outlives it however it is stopped: Ctrl-C or SIGTERM (trap), a service that exits (the
-# other is stopped), and SIGKILL of make or of this script (the watchdog of scripts/lib/procs.sh).
+# other is stopped), SIGINT or SIGTERM to make's pid alone, and SIGKILL of make or of this script
+# (the watchdog of scripts/lib/procs.sh).
+# A stop that was asked for (Ctrl-C, SIGTERM, make signalled) says so in one line and ends with
+# status 0, so make adds no "Error" line; make itself still ends by the signal, so a caller of
+# make sees the interruption. A service that stops unasked is named, with its status, and the
+# script ends with that status (1 if it was 0: it still did not run as it should).
 # RUN_DEV_PARENT is the pid whose death stops everything (`make run` passes make's; default $PPID).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,14 +46,22 @@ fi
 pids=()
 watchdog_pid=
 cleanup() {
-	trap - EXIT INT TERM
+	trap - EXIT
+	trap '' INT TERM # a second Ctrl-C, or the watchdog's SIGTERM, must not cut the stop short
 	[[ -n $watchdog_pid ]] && kill "$watchdog_pid" 2>/dev/null || true
 	stop "${pids[@]}"
 	wait 2>/dev/null || true
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# asked WHY: a stop was asked for; the services are stopped by cleanup (on Ctrl-C they have the
+# signal too and are already draining).
+asked() {
+	trap '' INT TERM # one line: the watchdog may send SIGTERM on make's Ctrl-C too
+	echo "run-dev: $1: stopping both services" >&2
+	exit 0
+}
+trap 'asked Ctrl-C' INT
+trap 'asked SIGTERM' TERM
 
 YARDSTICK_HTTP_ADDR=$SCORING_HTTP YARDSTICK_GRPC_ADDR=$SCORING_GRPC bin/scoring &
 pids+=($!)
@@ -92,7 +105,10 @@ cat <<MSG
   Ctrl-C stops both.
 MSG
 
-# Until a service exits (the other is then stopped) or a signal arrives.
-if wait -n "${pids[@]}"; then status=0; else status=$?; fi
-echo "run-dev: a service exited (status $status); stopping the other" >&2
-exit "$status"
+# Until a service exits by itself (the other is then stopped) or a stop is asked for (the traps).
+ended=
+if wait -n -p ended "${pids[@]}"; then status=0; else status=$?; fi
+name=scoring other=forecast
+[[ ${ended:-} == "${pids[1]}" ]] && name=forecast other=scoring
+echo "run-dev: $name stopped unexpectedly (exit status $status; its log above says why); stopping $other" >&2
+exit $((status ? status : 1))

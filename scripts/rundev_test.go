@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,46 +56,60 @@ func startRun(t *testing.T, mark string) (*exec.Cmd, []string, string) {
 }
 
 // TestRunDevLeavesNothing: however `make run` is stopped, within 2 s no process it started is
-// left and its four ports are free.
+// left and its four ports are free; a stop that was asked for says so in one line and nothing
+// else (no "make: ***" line, nothing "unexpectedly"), a service that stops unasked is named.
 func TestRunDevLeavesNothing(t *testing.T) {
 	t.Parallel()
 	buildOnce(t)
+	const asked = "make: ***"
 	for _, tc := range []struct {
-		name string
-		stop func(t *testing.T, make *exec.Cmd, mark string)
+		name  string
+		stop  func(t *testing.T, make *exec.Cmd, mark string)
+		says  string   // a line of the output, or "" when the script has no chance to speak
+		never []string // what the output must not hold
+		ended string   // how make ended: its os.ProcessState
 	}{
 		{"kill -9 of make", func(t *testing.T, make *exec.Cmd, mark string) {
 			if err := make.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, "run-dev: SIGTERM: stopping both services\n", []string{"unexpectedly"}, "signal: killed"},
 		{"kill -9 of run-dev.sh", func(t *testing.T, make *exec.Cmd, mark string) {
-			// run-dev.sh is the services' parent.
-			for _, p := range marked(mark) {
-				if p.comm == "scoring" {
-					if err := syscall.Kill(p.ppid, syscall.SIGKILL); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
+			if err := syscall.Kill(find(t, mark, "scoring").ppid, syscall.SIGKILL); err != nil {
+				t.Fatal(err) // run-dev.sh is the services' parent
 			}
-			t.Fatal("no scoring process found")
-		}},
+		}, "", []string{"unexpectedly"}, "exit status 2"},
 		{"Ctrl-C (SIGINT to the process group)", func(t *testing.T, make *exec.Cmd, mark string) {
 			if err := syscall.Kill(-make.Process.Pid, syscall.SIGINT); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, "run-dev: Ctrl-C: stopping both services\n", []string{asked, "unexpectedly", "SIGTERM"}, "signal: interrupt"},
 		{"SIGTERM to make", func(t *testing.T, make *exec.Cmd, mark string) {
 			if err := make.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, "run-dev: SIGTERM: stopping both services\n", []string{asked, "unexpectedly"}, "signal: terminated"},
+		// GNU make passes SIGINT on to no child (a terminal signals the whole group) and waits for
+		// its children: before the watchdog's handler test, everything ran on for good.
+		{"SIGINT to make alone", func(t *testing.T, make *exec.Cmd, mark string) {
+			if !catches(make.Process.Pid, syscall.SIGINT) {
+				t.Fatal("make does not catch SIGINT: the test was started with SIGINT ignored (in the background?); run it in the foreground")
+			}
+			if err := make.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+		}, "run-dev: SIGTERM: stopping both services\n", []string{asked, "unexpectedly"}, "signal: interrupt"},
+		{"a service killed (kill -9 of forecast)", func(t *testing.T, make *exec.Cmd, mark string) {
+			if err := syscall.Kill(find(t, mark, "forecast").pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}, "run-dev: forecast stopped unexpectedly (exit status 137; its log above says why); stopping scoring\n",
+			[]string{"stopping both"}, "exit status 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			mark := marker(t)
-			cmd, addrs, _ := startRun(t, mark)
+			cmd, addrs, out := startRun(t, mark)
 			// Running means: both services alive, holding the ports, answering.
 			var comms []string
 			for _, p := range marked(mark) {
@@ -114,8 +129,54 @@ func TestRunDevLeavesNothing(t *testing.T) {
 			took := gone(t, mark, addrs, 2*time.Second)
 			t.Logf("nothing left after %s", took.Round(time.Millisecond))
 			_ = cmd.Wait()
+			if got := cmd.ProcessState.String(); got != tc.ended {
+				t.Errorf("make ended with %q; want %q", got, tc.ended)
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, after, _ := strings.Cut(string(b), "Ctrl-C stops both.\n")
+			if !strings.Contains(after, tc.says) {
+				t.Errorf("output after the banner lacks %q; got:\n%s", tc.says, after)
+			}
+			if n := strings.Count(after, "run-dev:"); n != min(1, len(tc.says)) {
+				t.Errorf("got %d run-dev lines after the banner; want %d:\n%s", n, min(1, len(tc.says)), after)
+			}
+			for _, w := range tc.never {
+				if strings.Contains(after, w) {
+					t.Errorf("output after the banner holds %q; got:\n%s", w, after)
+				}
+			}
 		})
 	}
+}
+
+// find returns the process named comm among those carrying mark, or fails the test.
+func find(t *testing.T, mark, comm string) proc {
+	t.Helper()
+	for _, p := range marked(mark) {
+		if p.comm == comm {
+			return p
+		}
+	}
+	t.Fatalf("no %s process found", comm)
+	return proc{}
+}
+
+// catches reports whether process pid has a handler for sig (SigCgt of /proc/pid/status).
+func catches(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(sig-1)) != 0
+		}
+	}
+	return false
 }
 
 // TestRunDevBusyPort: a port taken by another process stops `make run` before it starts anything,

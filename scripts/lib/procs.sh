@@ -60,19 +60,52 @@ stop() {
 	kill -KILL "$@" 2>/dev/null || true
 }
 
+# caught PID: the signals PID has a handler for (SigCgt of /proc/PID/status) as a number; 0 when
+# unreadable.
+caught() {
+	local key val
+	while read -r key val; do
+		[[ $key == SigCgt: ]] && { echo $((16#$val)); return; }
+	done 2>/dev/null <"/proc/$1/status" || true
+	echo 0
+}
+
+# Hangup, Ctrl-C, quit and terminate (signals 1, 2, 3 and 15), as bits of a SigCgt mask.
+fatal_signals=$(((1 << 0) | (1 << 1) | (1 << 2) | (1 << 14)))
+
 # watchdog PARENT PID...: in the background, stop PIDs as soon as PARENT (the caller's parent, e.g.
-# make) or this script itself is gone, even by SIGKILL, which no trap sees. Then it ends the script.
+# make) or this script itself is gone, even by SIGKILL, which no trap sees, or as soon as PARENT
+# stops catching one of the stopping signals it caught at the start. It ends the script first
+# (SIGTERM), so that the script's trap can say why.
 # Why a watchdog and not setsid with a process-group kill: a SIGKILLed make signals nobody, so its
 # children must notice by themselves; and the services stay in the terminal's process group, so
-# Ctrl-C still reaches them directly. Sets watchdog_pid.
+# Ctrl-C still reaches them directly.
+# Why the handler test: GNU make, sent SIGINT (or SIGHUP, SIGQUIT) alone, passes it to no child —
+# on a terminal the whole process group gets it — and waits for its children to end, forever if
+# nobody else signals them. Its handler first resets the signal to the default, which is what
+# /proc shows; a shell or a Go program that catches these signals keeps catching them.
+# Sets watchdog_pid.
 watchdog() {
 	local parent=$1 self=$$
 	shift
 	(
 		trap '' INT # Ctrl-C is the script's to handle
-		while alive "$parent" && alive "$self"; do sleep 0.1; done
+		local start
+		start=$(caught "$parent")
+		while alive "$parent" && alive "$self" &&
+			((!(start & fatal_signals & ~$(caught "$parent")))); do
+			sleep 0.1
+		done
+		if alive "$self"; then
+			# The script's own stop (its SIGTERM trap) says why, stops PIDs and ends this watchdog;
+			# should it not end within 10 s, PIDs are stopped here all the same.
+			kill -TERM "$self" 2>/dev/null || true
+			for _ in $(seq 1 100); do
+				alive "$self" || break
+				sleep 0.1
+			done
+		fi
 		stop "$@"
-		kill -TERM "$self" 2>/dev/null || true
 	) </dev/null &
 	watchdog_pid=$!
 }
