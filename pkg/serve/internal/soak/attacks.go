@@ -3,7 +3,7 @@ package main
 // The attack soak (`make soak-attacks`, -scenario attacks): issue 19's attacks on the gRPC door,
 // each re-run against the built binary started as in a pod with a 512 MiB memory limit
 // (GOMEMLIMIT=461MiB, YARDSTICK_MEMORY_BUDGET=256MiB), a fresh server per attack so that its
-// peak resident memory (VmHWM) is the attack's own. Each attack is bounded in time (15-25 s) and
+// peak resident memory (VmHWM) is the attack's own. Each attack is bounded in time (25 s at most) and
 // in requests, runs on loopback only and stops by itself; -only runs some of them. SOAK_DEBUG=1
 // copies the servers' log output to standard error (it is otherwise only counted).
 
@@ -56,6 +56,8 @@ func attacks() []attackCase {
 		{"4", "48 connections × 12 MB header lists, no token", hugeHeaders},
 		{"5a", "16 × 32 concurrent 100,000-student gRPC group calls", groupCalls},
 		{"5b", "40 concurrent 16 MiB gRPC messages with a token", bigMessages},
+		{"6", "a FIFO at the clients path for 3 s, then a client removed", fifoAtClients},
+		{"7", "throttle eviction churn: 12,000 junk failures from 632 addresses", throttleChurn},
 		{"8", "login flood at an argon2id client", argonFlood},
 		{"9", "64 concurrent 100,000-student JSON group forecasts, compact arrays", compactGroups},
 	}
@@ -128,9 +130,10 @@ type pod struct {
 }
 
 // startPod starts bin as in a 512 MiB pod. A binary that has a probe listener
-// (YARDSTICK_PROBE_ADDR in its -help) gets one on a free port.
-func startPod(ctx context.Context, e *attackEnv, bin string, clientsFile string) (*pod, error) {
-	env := []string{"GOMEMLIMIT=" + attackGoMemLimit, "YARDSTICK_MEMORY_BUDGET=" + strconv.Itoa(attackBudget)}
+// (YARDSTICK_PROBE_ADDR in its -help) gets one on a free port. settings add to the environment
+// (NAME=value).
+func startPod(ctx context.Context, e *attackEnv, bin string, clientsFile string, settings ...string) (*pod, error) {
+	env := append([]string{"GOMEMLIMIT=" + attackGoMemLimit, "YARDSTICK_MEMORY_BUDGET=" + strconv.Itoa(attackBudget)}, settings...)
 	p := &pod{logs: &logCounter{causes: tally{}}}
 	if hasSetting(bin, "YARDSTICK_PROBE_ADDR") {
 		addr, err := freePort()
@@ -221,13 +224,30 @@ func (p *pod) checkPeak(e *attackEnv) (int64, error) {
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // logCounter counts the server's log output: bytes, lines, and lines by message ("msg" of a
-// JSON line), from the moment mark is called.
+// JSON line), from the moment mark is called. Lines containing keep (when set) are kept, the
+// first few of them, for an attack to quote.
 type logCounter struct {
 	mu      sync.Mutex
 	partial []byte
 	bytes   int64
 	lines   int64
 	causes  tally
+	keep    string
+	kept    []string
+}
+
+// keepLines starts keeping the lines that contain s.
+func (l *logCounter) keepLines(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.keep = s
+}
+
+// keptLines are the lines kept so far (at most 8).
+func (l *logCounter) keptLines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.kept)
 }
 
 func (l *logCounter) Write(b []byte) (int, error) {
@@ -250,6 +270,9 @@ func (l *logCounter) Write(b []byte) (int, error) {
 		}
 		l.lines++
 		l.causes[logCause(line)]++
+		if l.keep != "" && len(l.kept) < 8 && bytes.Contains(line, []byte(l.keep)) {
+			l.kept = append(l.kept, string(line))
+		}
 		rest = rest[i+1:]
 	}
 }
