@@ -138,7 +138,7 @@ soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay,
 	go run ./pkg/serve/internal/soak -scenario sigterm -bin bin/scoring
 
 .PHONY: soak-attacks
-soak-attacks: build ## Issue 19's attacks on the gRPC door as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset (about 4 minutes; -only N runs one).
+soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset, a client removed past a named pipe, 429 after throttle churn (about 4 minutes; -only N runs one).
 	go run ./pkg/serve/internal/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
 
 .PHONY: docs
