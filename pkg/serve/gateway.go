@@ -58,7 +58,7 @@ func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Co
 	if fc == nil || !ok {
 		return zero, rpcerr.Internal() // only the front's own routes reach here
 	}
-	out, err := fc.server.unaryInterceptor(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
+	out, err := fc.server.unary(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
 		func(ctx context.Context, r any) (any, error) { return handler(ctx, r.(Req)) })
 	if err != nil {
 		return zero, err

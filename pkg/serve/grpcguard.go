@@ -546,14 +546,8 @@ func (s *Server) logGRPCCallAt(ctx context.Context, level slog.Level, md metadat
 		id = v[0]
 	}
 	code := status.Code(err)
-	s.metrics.observe("grpc", method, code.String(), d)
-	suppressed, ok := s.logAllowed("grpc", code != codes.OK, code.String())
-	if !ok {
-		return
-	}
-	logRequest(ctx, s.log, level, "grpc request", slog.String("request_id", requestIDFrom(id)),
-		slog.String("route", method), slog.String("client_id", clientID), slog.String("code", code.String()),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000), suppressed)
+	s.writeRequestLine(ctx, requestLine{front: "grpc", route: method, requestID: requestIDFrom(id), clientID: clientID,
+		code: code.String(), failed: err != nil, level: level, took: d})
 }
 
 // grpcLogLevel is the level of a gRPC call's log line, on every path that logs one: a caller's

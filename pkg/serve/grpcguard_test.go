@@ -643,7 +643,7 @@ func TestInterceptorAuthorizesWithoutTap(t *testing.T) {
 			if tc.call != nil {
 				ctx = context.WithValue(ctx, grpcCallKey{}, tc.call)
 			}
-			out, err := h.srv.unaryInterceptor(ctx, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
+			out, err := h.srv.unary(ctx, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
 			if status.Code(err) != codes.Unauthenticated || out != nil {
 				t.Errorf("got %v, %v; want Unauthenticated and the handler not run", out, err)
 			}

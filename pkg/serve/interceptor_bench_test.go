@@ -29,7 +29,7 @@ func BenchmarkInterceptor(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := s.unaryInterceptor(ctx, req, info, handler); err != nil {
+		if _, err := s.unary(ctx, req, info, handler); err != nil {
 			b.Fatal(err)
 		}
 	}

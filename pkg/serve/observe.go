@@ -16,9 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -101,99 +99,6 @@ func noteClient(ctx context.Context, clientID string) {
 	}
 }
 
-// unaryInterceptor runs for every unary call, from gRPC clients and the JSON front alike: request
-// id, panic recovery, authentication, and (for direct gRPC callers; the JSON front logs and counts
-// its own requests) logs and metrics.
-func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	start := time.Now()
-	fc := frontCallFrom(ctx)
-	direct := fc == nil
-	var call *grpcCall   // a direct call the tap handle let in: its headers are at hand
-	var ri *reqinfo.Info // the front's, which logs and counts its own requests
-	if direct {
-		call = grpcCallFrom(ctx)
-	} else {
-		ri = reqinfo.From(ctx)
-	}
-	if ri == nil {
-		var ids []string
-		if call != nil {
-			ids = call.header[requestIDHeader]
-		} else {
-			ids = metadata.ValueFromIncomingContext(ctx, requestIDHeader)
-		}
-		id := ""
-		if len(ids) > 0 {
-			id = ids[0]
-		}
-		ri = &reqinfo.Info{ID: requestIDFrom(id), Route: info.FullMethod}
-		ctx = reqinfo.With(ctx, ri)
-	}
-	if direct {
-		// The key is lower case already: no metadata.Pairs.
-		_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.ID}})
-		s.markLogged(call) // this function logs and counts it, not the sweep of ended calls
-	}
-
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "panic in handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
-			resp, err = nil, rpcerr.Internal()
-		}
-		if !direct {
-			return
-		}
-		code := status.Code(err)
-		s.metrics.observe("grpc", info.FullMethod, code.String(), time.Since(start))
-		suppressed, ok := s.logAllowed("grpc", code != codes.OK, code.String())
-		if !ok {
-			return
-		}
-		logRequest(ctx, s.log, grpcLogLevel(code), "grpc request", slog.String("request_id", ri.ID), slog.String("route", ri.Route),
-			slog.String("client_id", ri.ClientID), slog.String("code", code.String()),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), suppressed)
-	}()
-
-	if fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
-		// The front authorized this very call before it read the body (same rule, same
-		// function); its verdict stands.
-		ctx = fc.authorized
-	} else if direct && tapAuthorized(ctx, call, info.FullMethod) {
-		// The tap handle authorized this very call before a byte of its message was read
-		// (grpcguard.go); its claims are in ctx.
-	} else if ctx, err = s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
-		return nil, err
-	}
-	if direct {
-		got, err := s.checkReceived(info.FullMethod, req) // malformed or over the method's limit
-		if err != nil {
-			return nil, err
-		}
-		// The JSON front admits its own, before the read; a direct call's read was admitted
-		// before gRPC read it (grpcread.go), and now the decoding is, at its real size.
-		adm, err := s.admitDecode(info.FullMethod, got.size)
-		if err != nil {
-			got.free()
-			return nil, err
-		}
-		defer adm.release()
-		s.guard.codec.decodeRaw(&got, req)
-		if call != nil {
-			call.read.done() // the message is decoded: its bytes are gone
-		}
-		if got.refused != nil {
-			return nil, got.refused
-		}
-		if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
-			var p rpcerr.Problems
-			if s.unknownFields(&p, req); p.Len() > 0 {
-				return nil, p.Err()
-			}
-		}
-	}
-	return handler(ctx, req)
-}
-
 // streamInterceptor guards the streaming methods (health watch, reflection): same rules, no body.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
@@ -274,18 +179,9 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			if code == 0 {
 				code = http.StatusOK
 			}
-			d := time.Since(start)
-			s.metrics.observe("http", ri.Route, rec.codeText(code), d)
-			if ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics" {
-				return // probes and scrapes every few seconds would drown the log
-			}
-			suppressed, ok := s.logAllowed("http", code >= 400, rec.codeText(code))
-			if !ok {
-				return
-			}
-			logRequest(ctx, s.log, httpLogLevel(code), "http request", slog.String("request_id", ri.ID), slog.String("method", r.Method),
-				slog.String("route", ri.Route), slog.String("client_id", ri.ClientID), slog.Int("status", code),
-				slog.Float64("duration_ms", float64(d.Microseconds())/1000), suppressed)
+			s.writeRequestLine(ctx, requestLine{front: "http", route: ri.Route, method: r.Method, requestID: ri.ID, clientID: ri.ClientID,
+				code: rec.codeText(code), status: code, failed: code >= 400, level: httpLogLevel(code), took: time.Since(start),
+				quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics"}) // probes and scrapes every few seconds would drown the log
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})
