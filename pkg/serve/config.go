@@ -256,12 +256,16 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	for _, s := range all {
 		fs.Var(&flagValue{s: s, c: &c}, s.flag, s.usage)
 	}
+	version := fs.Bool("version", false, "")
 	fs.Usage = func() { printUsage(fs, service, all) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, ErrHelp
 		}
 		return Config{}, fmt.Errorf("flags: %w", err)
+	}
+	if *version {
+		return Config{}, ErrVersion // before the settings' problems: it needs none of them right
 	}
 	if fs.NArg() > 0 {
 		problems = append(problems, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
@@ -364,6 +368,10 @@ func (c Config) validateAddrs(bad func(string, ...any)) {
 // stop without an error (Main returns nil, so the process exits 0, as Go commands do).
 var ErrHelp = errors.New("help requested")
 
+// ErrVersion is LoadConfig's answer to -version: the caller prints Version and stops without an
+// error.
+var ErrVersion = errors.New("version requested")
+
 // flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
 type flagValue struct {
 	s setting
@@ -392,4 +400,5 @@ func printUsage(fs *flag.FlagSet, service string, all []setting) {
 		}
 		fmt.Fprintf(w, "  %s\n    \t%s (env %s, default %q)\n", name, s.usage, s.env, s.def)
 	}
+	fmt.Fprintf(w, "  -version\n    \tprint the build version and exit\n")
 }

@@ -62,6 +62,22 @@ func TestFlagsAsGoUsersExpect(t *testing.T) {
 				t.Errorf("got err %v; want ErrHelp", err)
 			}
 		}},
+		{name: "-version", args: []string{"-version"}, check: func(t *testing.T, c Config, err error) {
+			if !errors.Is(err, ErrVersion) {
+				t.Errorf("got err %v; want ErrVersion", err)
+			}
+		}},
+		{name: "-version needs no valid settings", args: []string{"-version"}, env: []string{"YARDSTICK_NO_SUCH=1", "YARDSTICK_TOKEN_TTL=soon"},
+			check: func(t *testing.T, c Config, err error) {
+				if !errors.Is(err, ErrVersion) {
+					t.Errorf("got err %v; want ErrVersion", err)
+				}
+			}},
+		{name: "-version=false runs", args: []string{"-version=false", "-dev"}, check: func(t *testing.T, c Config, err error) {
+			if err != nil || !c.Dev {
+				t.Errorf("got Dev=%v err=%v; want true, nil", c.Dev, err)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -86,6 +102,7 @@ func TestHelpText(t *testing.T) {
 		{"  -max-body-bytes int\n"},
 		{"  -trusted-proxies string\n"},
 		{"  -dev\n    \tdev mode"},
+		{"  -version\n    \tprint the build version and exit\n"},
 	} {
 		t.Run(strings.Fields(tc.want)[0], func(t *testing.T) {
 			t.Parallel()
@@ -99,8 +116,8 @@ func TestHelpText(t *testing.T) {
 			t.Errorf("help contains %q; got:\n%s", bad, help)
 		}
 	}
-	// Every setting is listed once.
-	if got, want := strings.Count(help, "\n  -"), len(settings("scoring")); got != want {
+	// Every setting is listed once, and -version.
+	if got, want := strings.Count(help, "\n  -"), len(settings("scoring"))+1; got != want {
 		t.Errorf("got %d flags in help; want %d", got, want)
 	}
 }
@@ -114,7 +131,7 @@ func TestMainHelp(t *testing.T) {
 			t.Parallel()
 			var stderr bytes.Buffer
 			built := false
-			err := Main(context.Background(), "forecast", []string{arg}, nil, &stderr, func(Config, *slog.Logger) (Service, error) {
+			err := Main(context.Background(), "forecast", []string{arg}, nil, io.Discard, &stderr, func(Config, *slog.Logger) (Service, error) {
 				built = true
 				return Service{}, errors.New("must not be called")
 			})
@@ -123,6 +140,39 @@ func TestMainHelp(t *testing.T) {
 			}
 			if got := stderr.String(); !strings.HasPrefix(got, "Usage of forecast:") || strings.Contains(got, "help requested") {
 				t.Errorf("got stderr %q; want the usage only", got)
+			}
+		})
+	}
+}
+
+// TestMainVersion: -version through Main writes "<service> <Version>" to stdout and returns nil
+// (the process exits 0) without building a service, whatever else is given.
+func TestMainVersion(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"-version", []string{"-version"}},
+		{"--version", []string{"--version"}},
+		{"-version after other flags", []string{"-dev", "-token-ttl", "2h", "-version"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr bytes.Buffer
+			built := false
+			err := Main(context.Background(), "scoring", tc.args, nil, &stdout, &stderr, func(Config, *slog.Logger) (Service, error) {
+				built = true
+				return Service{}, errors.New("must not be called")
+			})
+			if err != nil || built {
+				t.Errorf("got err %v, built %v; want nil, false", err, built)
+			}
+			if got, want := stdout.String(), "scoring "+Version+"\n"; got != want {
+				t.Errorf("got stdout %q; want %q", got, want)
+			}
+			if got := stderr.String(); got != "" {
+				t.Errorf("got stderr %q; want nothing", got)
 			}
 		})
 	}

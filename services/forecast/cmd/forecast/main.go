@@ -18,7 +18,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve.Main(ctx, "forecast", os.Args[1:], os.Environ(), os.Stderr, build); err != nil {
+	if err := serve.Main(ctx, "forecast", os.Args[1:], os.Environ(), os.Stdout, os.Stderr, build); err != nil {
 		fmt.Fprintln(os.Stderr, "forecast:", err)
 		os.Exit(1)
 	}
