@@ -25,6 +25,9 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen \
 	github.com/zegl/kube-score/cmd/kube-score
 
+# The contract's Opaque-API build, for jsonwire's fail-closed tests (made by its generate.sh).
+OPAQUE := pkg/serve/internal/jsonwire/testdata/opaque
+
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
 .PHONY: help
@@ -103,11 +106,12 @@ generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files
 	$(TOOLS)/buf generate
 	go run ./proto/openapi/internal/gen -dir proto/openapi
 	for s in scoring forecast; do $(TOOLS)/oapi-codegen -config e2e/client/$$s/oapi-codegen.yaml proto/openapi/$$s.openapi.json; done
+	$(OPAQUE)/generate.sh
 
 .PHONY: check-generate
 check-generate: generate ## Regenerate, then fail if the committed generated code differs.
-	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client)" ]]; then \
-		git status --porcelain -- proto e2e/client; git --no-pager diff --stat -- proto e2e/client; \
+	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client $(OPAQUE))" ]]; then \
+		git status --porcelain -- proto e2e/client $(OPAQUE); git --no-pager diff --stat -- proto e2e/client $(OPAQUE); \
 		echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; fi
 
 .PHONY: breaking

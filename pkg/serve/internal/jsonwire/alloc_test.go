@@ -116,7 +116,7 @@ func TestProtoDecodeAllocations(t *testing.T) {
 	}
 	var req scoringv1.ScoreItemResultsRequest
 	allocs := testing.AllocsPerRun(100, func() {
-		if !c.UnmarshalProto(wire, &req) {
+		if !c.TryUnmarshalProtobuf(wire, &req) {
 			t.Fatal("declined a canonical encoding")
 		}
 	})

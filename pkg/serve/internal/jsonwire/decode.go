@@ -9,11 +9,12 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/go-faster/jx"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
 // errStop ends decoding after a problem that leaves the tokenizer nowhere to resume from.
@@ -32,9 +33,9 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	defer dec.release()
 	dec.d, dec.data = d, data
 	p := c.planOf(m.ProtoReflect().Descriptor())
-	var base unsafe.Pointer
-	if p.fast && reflect.TypeOf(m) == p.ptrType {
-		base = reflect.ValueOf(m).UnsafePointer()
+	var base layout.Ptr
+	if p.fast && reflect.TypeOf(m) == p.st.PtrType {
+		base = layout.Addr(m)
 	}
 	switch d.Next() {
 	case jx.Object:
@@ -82,7 +83,7 @@ type decoder struct {
 	problems []Problem
 	dropped  int
 	// ptrs is the fast paths' stack of list elements being gathered (JSON and protobuf).
-	ptrs []unsafe.Pointer
+	ptrs []layout.Ptr
 	// elems are the chunks list elements come from, one per element type, kept across requests.
 	elems map[*plan]*elements
 	// Arenas of the fast path's optional scalars.
@@ -162,8 +163,8 @@ func (dc *decoder) trailing() {
 func (dc *decoder) skip() error { return dc.syntax(dc.d.Skip()) }
 
 // message decodes an object into a message: through its generated struct at base when the plan is
-// fast (base != nil), else through protoreflect.
-func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+// fast (base is not nil), else through protoreflect.
+func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) error {
 	iter, err := dc.d.ObjIter()
 	if err != nil {
 		return dc.syntax(err)
@@ -212,7 +213,7 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base unsafe.Pointer)
 			err = dc.skip()
 		} else {
 			seen |= f.bit
-			if base != nil {
+			if !base.IsNil() {
 				err = dc.fastField(f, base)
 			} else {
 				err = dc.field(f, m)
@@ -257,7 +258,7 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
 		return dc.syntax(iter.Err())
 	}
 	if f.sub != nil {
-		return dc.object(f.sub, m.Mutable(f.fd).Message(), nil)
+		return dc.object(f.sub, m.Mutable(f.fd).Message(), layout.Ptr{})
 	}
 	v, ok, err := dc.scalar(f)
 	if ok {
@@ -307,7 +308,7 @@ func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
 			return dc.skip()
 		}
 		e := list.NewElement()
-		err := dc.object(f.sub, e.Message(), nil)
+		err := dc.object(f.sub, e.Message(), layout.Ptr{})
 		list.Append(e)
 		return err
 	}
@@ -319,7 +320,7 @@ func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
 }
 
 // object decodes a message value: an object, or for positional messages a number array.
-func (dc *decoder) object(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+func (dc *decoder) object(p *plan, m protoreflect.Message, base layout.Ptr) error {
 	switch dc.d.Next() {
 	case jx.Object:
 		return dc.message(p, m, base)
@@ -332,7 +333,7 @@ func (dc *decoder) object(p *plan, m protoreflect.Message, base unsafe.Pointer) 
 	return dc.skip()
 }
 
-func (dc *decoder) positional(p *plan, m protoreflect.Message, base unsafe.Pointer) error {
+func (dc *decoder) positional(p *plan, m protoreflect.Message, base layout.Ptr) error {
 	raw, err := dc.d.Raw()
 	if err != nil {
 		return dc.syntax(err)
@@ -372,7 +373,7 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message, base unsafe.Point
 		return nil
 	}
 	for i, f := range p.fields {
-		if base != nil {
+		if !base.IsNil() {
 			dc.storeFloat(f, base, values[i])
 			continue
 		}
@@ -461,15 +462,7 @@ func (dc *decoder) readString(f *fieldPlan) (string, bool, error) {
 // text is b as a string, sharing the body's memory when b lies in it (the body is never modified
 // after decoding), else a copy (an unescaped string is a new buffer).
 func (dc *decoder) text(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(dc.data)))
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if p >= start && p+uintptr(len(b)) <= start+uintptr(len(dc.data)) {
-		return unsafe.String(unsafe.SliceData(b), len(b))
-	}
-	return string(b)
+	return layout.Shared(dc.data, b)
 }
 
 // numberText reads a JSON number, or a string holding one (protojson accepts both). text is nil

@@ -1,44 +1,42 @@
 package jsonwire
 
 import (
-	"reflect"
-	"unsafe"
-
 	"github.com/go-faster/jx"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// fastField decodes f's value into the generated struct at base (layout.go).
-func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
+// fastField decodes f's value into the generated struct at base (package layout).
+func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 	t := dc.d.Next()
 	if t == jx.Null {
 		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
 	}
-	ptr := unsafe.Add(base, f.offset)
-	switch f.goKind {
-	case goString, goPtrString:
+	switch f.kind {
+	case layout.String, layout.StringPtr:
 		s, ok, err := dc.readString(f)
 		if ok {
-			if f.goKind == goString {
-				*(*string)(ptr) = s
+			if f.kind == layout.String {
+				*layout.Field[string](base, f.offset) = s
 			} else {
-				*(**string)(ptr) = dc.strs.put(s)
+				*layout.Field[*string](base, f.offset) = dc.strs.put(s)
 			}
 		}
 		return err
-	case goInt32, goPtrInt32:
+	case layout.Int32, layout.Int32Ptr:
 		text, _, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
 			return err
 		}
 		if n, ok := dc.integer(f.fd.Kind(), text); ok {
-			if f.goKind == goInt32 {
-				*(*int32)(ptr) = int32(n)
+			if f.kind == layout.Int32 {
+				*layout.Field[int32](base, f.offset) = int32(n)
 			} else {
-				*(**int32)(ptr) = dc.ints.put(int32(n))
+				*layout.Field[*int32](base, f.offset) = dc.ints.put(int32(n))
 			}
 		}
 		return nil
-	case goFloat64, goPtrFloat64:
+	case layout.Float64, layout.Float64Ptr:
 		text, quoted, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
 			return err
@@ -47,7 +45,7 @@ func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
 			dc.storeFloat(f, base, v)
 		}
 		return nil
-	case goBool, goPtrBool:
+	case layout.Bool, layout.BoolPtr:
 		if dc.d.Next() != jx.Bool {
 			dc.problem("must be true or false" + got(dc.d))
 			return dc.skip()
@@ -56,33 +54,32 @@ func (dc *decoder) fastField(f *fieldPlan, base unsafe.Pointer) error {
 		if err != nil {
 			return dc.syntax(err)
 		}
-		if f.goKind == goBool {
-			*(*bool)(ptr) = b
+		if f.kind == layout.Bool {
+			*layout.Field[bool](base, f.offset) = b
 		} else {
-			*(**bool)(ptr) = dc.bools.put(b)
+			*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
 		}
 		return nil
-	case goMessage:
-		v := reflect.New(f.sub.goType)
-		*(*unsafe.Pointer)(ptr) = v.UnsafePointer()
-		return dc.object(f.sub, nil, v.UnsafePointer())
+	case layout.Message:
+		sub := layout.New(f.sub.st)
+		*layout.Field[layout.Ptr](base, f.offset) = sub
+		return dc.object(f.sub, nil, sub)
 	}
-	return dc.fastList(f, ptr)
+	return dc.fastList(f, base)
 }
 
-func (dc *decoder) storeFloat(f *fieldPlan, base unsafe.Pointer, v float64) {
-	ptr := unsafe.Add(base, f.offset)
-	if f.goKind == goFloat64 {
-		*(*float64)(ptr) = v
+func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
+	if f.kind == layout.Float64 {
+		*layout.Field[float64](base, f.offset) = v
 	} else {
-		*(**float64)(ptr) = dc.floats.put(v)
+		*layout.Field[*float64](base, f.offset) = dc.floats.put(v)
 	}
 }
 
-// fastList decodes an array into the slice field at ptr in one pass: message elements come from
-// the decoder's chunks of their type (elementsOf), their pointers are gathered on the decoder's
-// stack and copied once into an exact-size slice.
-func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
+// fastList decodes an array into f's slice field in one pass: message elements come from the
+// decoder's chunks of their type (elementsOf), their pointers are gathered on the decoder's stack
+// and copied once into an exact-size slice.
+func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
 	d := dc.d
 	if d.Next() != jx.Array {
 		dc.problem("must be an array")
@@ -92,8 +89,8 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 	if err != nil {
 		return dc.syntax(err)
 	}
-	switch f.goKind {
-	case goMessages:
+	switch f.kind {
+	case layout.Messages:
 		elem := f.sub
 		start := len(dc.ptrs)
 		chunks := dc.elementsOf(elem)
@@ -124,10 +121,10 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 			dc.dropList(start)
 			return dc.syntax(err)
 		}
-		dc.storeList(ptr, elem, start)
+		dc.storeList(base, f, start)
 		return nil
-	case goFloat64s:
-		out := (*[]float64)(ptr)
+	case layout.Float64s:
+		out := layout.Field[[]float64](base, f.offset)
 		for i := 0; iter.Next(); i++ {
 			if err := dc.listScalar(f, i, func() error {
 				text, quoted, err := dc.numberText()
@@ -141,8 +138,8 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 				return err
 			}
 		}
-	case goInt32s:
-		out := (*[]int32)(ptr)
+	case layout.Int32s:
+		out := layout.Field[[]int32](base, f.offset)
 		for i := 0; iter.Next(); i++ {
 			if err := dc.listScalar(f, i, func() error {
 				text, _, err := dc.numberText()
@@ -156,8 +153,8 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 				return err
 			}
 		}
-	case goStrings:
-		out := (*[]string)(ptr)
+	case layout.Strings:
+		out := layout.Field[[]string](base, f.offset)
 		for i := 0; iter.Next(); i++ {
 			if err := dc.listScalar(f, i, func() error {
 				s, ok, err := dc.readString(f)
@@ -180,7 +177,7 @@ func (dc *decoder) fastList(f *fieldPlan, ptr unsafe.Pointer) error {
 // most of the time (it cost two: chunks of 16 and 32). A chunk lives as long as any element from
 // it; handlers do not keep requests past their answer.
 type elements struct {
-	chunk     unsafe.Pointer
+	chunk     layout.Ptr
 	used, cap int
 }
 
@@ -201,23 +198,21 @@ func (dc *decoder) elementsOf(p *plan) *elements {
 }
 
 // next is a new zero element of the message type elem (fast plans only).
-func (e *elements) next(elem *plan) unsafe.Pointer {
+func (e *elements) next(elem *plan) layout.Ptr {
 	if e.used == e.cap {
 		e.cap = min(max(2*e.cap, 16), maxChunkElements)
-		e.chunk, e.used = reflect.MakeSlice(elem.chunkType, e.cap, e.cap).UnsafePointer(), 0
+		e.chunk, e.used = layout.MakeChunk(elem.st, e.cap), 0
 	}
-	p := unsafe.Add(e.chunk, uintptr(e.used)*elem.goType.Size())
+	p := layout.Element(elem.st, e.chunk, e.used)
 	e.used++
 	return p
 }
 
-// storeList stores the elements gathered on the decoder's stack from start as an exact-size
-// []*elem at ptr, and pops them.
-func (dc *decoder) storeList(ptr unsafe.Pointer, elem *plan, start int) {
-	if n := len(dc.ptrs) - start; n > 0 {
-		out := reflect.MakeSlice(elem.listType, n, n)
-		copy(unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n), dc.ptrs[start:])
-		*(*[]unsafe.Pointer)(ptr) = unsafe.Slice((*unsafe.Pointer)(out.UnsafePointer()), n)
+// storeList stores the elements gathered on the decoder's stack from start as an exact-size list
+// in f's field of the struct at base, and pops them.
+func (dc *decoder) storeList(base layout.Ptr, f *fieldPlan, start int) {
+	if len(dc.ptrs) > start {
+		layout.SetList(base, f.offset, f.sub.st, dc.ptrs[start:])
 	}
 	dc.dropList(start)
 }
@@ -244,7 +239,7 @@ func (dc *decoder) listScalar(f *fieldPlan, i int, read func() error) error {
 }
 
 func elementWord(f *fieldPlan) string {
-	if f.goKind == goStrings {
+	if f.kind == layout.Strings {
 		return "string"
 	}
 	return "number"

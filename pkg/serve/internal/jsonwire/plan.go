@@ -2,10 +2,11 @@ package jsonwire
 
 import (
 	"fmt"
-	"reflect"
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
 // Options are the per-message wire rules beyond protojson's. Messages are named by full name
@@ -52,15 +53,12 @@ type plan struct {
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
 	// enums, well-known types); those take protojson's path.
 	supported bool
-	// fast is true when every field maps onto the generated Go struct (layout.go).
-	fast      bool
-	goType    reflect.Type
-	ptrType   reflect.Type // *goType
-	chunkType reflect.Type // []goType: the chunks list elements come from
-	listType  reflect.Type // []*goType: a list field of this message type
+	// fast is true when package layout verified the generated Go struct (st) and the fields'
+	// offsets and kinds are set (arena.go).
+	fast bool
+	st   *layout.Struct
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
-	byNumber      []*fieldPlan
-	unknownOffset uintptr // of the struct's unknownFields ([]byte)
+	byNumber []*fieldPlan
 }
 
 type fieldPlan struct {
@@ -71,10 +69,10 @@ type fieldPlan struct {
 	list         bool
 	presence     bool // proto3 optional (scalar or message): omitted when unset, as protojson does
 	numberAsText bool
-	maxLen       int   // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
-	sub          *plan // message fields
-	offset       uintptr
-	goKind       goKind
+	maxLen       int         // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
+	sub          *plan       // message fields
+	offset       uintptr     // fast plans: where the field lies in the generated struct
+	kind         layout.Kind // and how it is held there
 }
 
 func (c *Codec) planOf(md protoreflect.MessageDescriptor) *plan {
@@ -165,7 +163,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 		}
 	}
 	if p.supported {
-		layout(p, md)
+		useLayout(p, md)
 	}
 	c.plans.Store(md.FullName(), p)
 	return p

@@ -4,41 +4,49 @@ import (
 	"math"
 	"reflect"
 	"unicode/utf8"
-	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// The gRPC door decodes its messages with the same layouts. protobuf-go's Unmarshal allocates
+// The gRPC front decodes its requests with the same layouts. protobuf-go's Unmarshal allocates
 // each list element and each optional scalar on its own (a 40-item request: ≈ 90 allocations,
-// about a tenth of the call's CPU); UnmarshalProto writes the generated structs at their offsets,
-// taking elements from the decoder's chunks and optional scalars from arenas, as the JSON decoder
-// does.
+// about a tenth of the call's CPU); TryUnmarshalProtobuf writes the generated structs at their
+// offsets, taking elements from the decoder's chunks and optional scalars from arenas, as the JSON
+// decoder does.
 //
 // It decodes only what a protobuf encoder writes for these messages in the usual way, and
-// declines everything else — lists of strings or whole numbers (the contract has none), an unknown field, a wire type other than the field's, a list split
-// by other fields, an unpacked number list, a message field given twice, a string that is not
-// UTF-8, nesting deeper than maxProtoDepth — so that protobuf-go, which knows every case, decodes
-// those. A differential test holds the two to the same messages.
+// declines everything else — lists of whole numbers (the contract has none), an unknown field, a
+// wire type other than the field's, a list split by other fields, an unpacked number list, a
+// message field given twice, a string that is not UTF-8, nesting deeper than maxProtoDepth, a
+// message whose generated struct package layout did not verify — so that protobuf-go, which knows
+// every case, decodes those. A differential test and a fuzz target hold the two to the same
+// messages.
 
 // maxProtoDepth bounds the nesting the fast path follows (the contract's messages nest 3 deep).
 const maxProtoDepth = 32
 
-// UnmarshalProto decodes the protobuf encoding b into m, which it resets, as proto.Unmarshal
-// would. It returns false when b holds something it leaves to proto.Unmarshal; m is then in an
-// unspecified state, and the caller resets it and calls proto.Unmarshal. Strings are copied: b
-// may be reused afterwards.
-func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool {
+// TryUnmarshalProtobuf decodes the protobuf encoding b into m, which it resets, as proto.Unmarshal
+// would, and reports whether it did. When it returns false, b holds something it leaves to
+// proto.Unmarshal (or m's type is not one it decodes): m is then in an unspecified state, and the
+// caller resets it and calls proto.Unmarshal. Strings are copied: b may be reused afterwards.
+func (c *Codec) TryUnmarshalProtobuf(b []byte, m proto.Message) bool {
 	p := c.planOf(m.ProtoReflect().Descriptor())
-	if !p.fast || p.byNumber == nil || reflect.TypeOf(m) != p.ptrType {
+	if !p.fast || p.byNumber == nil || reflect.TypeOf(m) != p.st.PtrType {
 		return false
 	}
 	proto.Reset(m)
 	d := decoders.Get().(*decoder) // the JSON decoder's arenas and element stack serve here too
 	defer d.release()
-	return d.protoMessage(p, reflect.ValueOf(m).UnsafePointer(), b, 0)
+	return d.protoMessage(p, layout.Addr(m), b, 0)
 }
+
+// UnmarshalProto is the former name of TryUnmarshalProtobuf.
+//
+// Deprecated: use TryUnmarshalProtobuf; this stays until pkg/serve's guard codec calls it.
+func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool { return c.TryUnmarshalProtobuf(b, m) }
 
 // protoList is a message list being gathered: its elements are on the decoder's stack from start.
 type protoList struct {
@@ -47,7 +55,7 @@ type protoList struct {
 	chunks *elements
 }
 
-func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int) bool {
+func (d *decoder) protoMessage(p *plan, base layout.Ptr, b []byte, depth int) bool {
 	if depth > maxProtoDepth {
 		return false
 	}
@@ -65,8 +73,8 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 			return false // unknown: protobuf-go keeps it for the unknown-field check
 		}
 		if open != nil && open != f {
-			if open.goKind == goMessages {
-				d.storeList(unsafe.Add(base, open.offset), open.sub, gather.start)
+			if open.kind == layout.Messages {
+				d.storeList(base, open, gather.start)
 			}
 			open = nil
 		}
@@ -75,17 +83,16 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 		}
 		if f.list && open != f {
 			open = f
-			if f.goKind == goMessages {
+			if f.kind == layout.Messages {
 				gather = protoList{f: f, start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
 			}
 		}
-		if seen&f.bit != 0 && f.goKind == goMessage {
+		if seen&f.bit != 0 && f.kind == layout.Message {
 			return false // a message field given twice is merged: left to protobuf-go
 		}
 		seen |= f.bit
-		ptr := unsafe.Add(base, f.offset)
-		switch f.goKind {
-		case goInt32, goPtrInt32, goBool, goPtrBool:
+		switch f.kind {
+		case layout.Int32, layout.Int32Ptr, layout.Bool, layout.BoolPtr:
 			if typ != protowire.VarintType {
 				return false
 			}
@@ -94,17 +101,17 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 				return false
 			}
 			b = b[n:]
-			switch f.goKind {
-			case goInt32:
-				*(*int32)(ptr) = int32(v)
-			case goPtrInt32:
-				*(**int32)(ptr) = d.ints.put(int32(v))
-			case goBool:
-				*(*bool)(ptr) = v != 0
+			switch f.kind {
+			case layout.Int32:
+				*layout.Field[int32](base, f.offset) = int32(v)
+			case layout.Int32Ptr:
+				*layout.Field[*int32](base, f.offset) = d.ints.put(int32(v))
+			case layout.Bool:
+				*layout.Field[bool](base, f.offset) = v != 0
 			default:
-				*(**bool)(ptr) = d.bools.put(v != 0)
+				*layout.Field[*bool](base, f.offset) = d.bools.put(v != 0)
 			}
-		case goFloat64, goPtrFloat64:
+		case layout.Float64, layout.Float64Ptr:
 			if typ != protowire.Fixed64Type {
 				return false
 			}
@@ -113,11 +120,7 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 				return false
 			}
 			b = b[n:]
-			if f.goKind == goFloat64 {
-				*(*float64)(ptr) = math.Float64frombits(v)
-			} else {
-				*(**float64)(ptr) = d.floats.put(math.Float64frombits(v))
-			}
+			d.storeFloat(f, base, math.Float64frombits(v))
 		default:
 			if typ != protowire.BytesType {
 				return false
@@ -127,48 +130,48 @@ func (d *decoder) protoMessage(p *plan, base unsafe.Pointer, b []byte, depth int
 				return false
 			}
 			b = b[n:]
-			switch f.goKind {
-			case goString, goPtrString:
+			switch f.kind {
+			case layout.String, layout.StringPtr:
 				if !utf8.Valid(v) {
 					return false
 				}
-				if f.goKind == goString {
-					*(*string)(ptr) = string(v)
+				if f.kind == layout.String {
+					*layout.Field[string](base, f.offset) = string(v)
 				} else {
-					*(**string)(ptr) = d.strs.put(string(v))
+					*layout.Field[*string](base, f.offset) = d.strs.put(string(v))
 				}
-			case goMessage:
-				sub := reflect.New(f.sub.goType).UnsafePointer()
-				*(*unsafe.Pointer)(ptr) = sub
+			case layout.Message:
+				sub := layout.New(f.sub.st)
+				*layout.Field[layout.Ptr](base, f.offset) = sub
 				if !d.protoMessage(f.sub, sub, v, depth+1) {
 					return false
 				}
-			case goMessages:
+			case layout.Messages:
 				if !d.protoElement(&gather, v, depth) {
 					return false
 				}
-			case goFloat64s:
+			case layout.Float64s:
 				if len(v)%8 != 0 {
 					return false
 				}
-				out := (*[]float64)(ptr)
+				out := layout.Field[[]float64](base, f.offset)
 				for ; len(v) > 0; v = v[8:] {
 					x, _ := protowire.ConsumeFixed64(v)
 					*out = append(*out, math.Float64frombits(x))
 				}
-			case goStrings: // the adaptive path's pool and exclude
+			case layout.Strings: // the adaptive path's pool and exclude
 				if !utf8.Valid(v) {
 					return false
 				}
-				out := (*[]string)(ptr)
+				out := layout.Field[[]string](base, f.offset)
 				*out = append(*out, string(v))
 			default:
 				return false // lists of whole numbers: none in the contract, so untested here
 			}
 		}
 	}
-	if open != nil && open.goKind == goMessages {
-		d.storeList(unsafe.Add(base, open.offset), open.sub, gather.start)
+	if open != nil && open.kind == layout.Messages {
+		d.storeList(base, open, gather.start)
 	}
 	return true
 }

@@ -18,7 +18,7 @@ import (
 func sameAsProtobuf(t *testing.T, c *Codec, b []byte, newMsg func() proto.Message, what string) bool {
 	t.Helper()
 	got := newMsg()
-	if !c.UnmarshalProto(b, got) {
+	if !c.TryUnmarshalProtobuf(b, got) {
 		return false
 	}
 	want := newMsg()
@@ -34,12 +34,12 @@ func sameAsProtobuf(t *testing.T, c *Codec, b []byte, newMsg func() proto.Messag
 	return true
 }
 
-// TestUnmarshalProtoMatchesProtobuf: on 10,000 random messages of every contract type, encoded as
+// TestProtobufPathMatchesProtobuf: on 10,000 random messages of every contract type, encoded as
 // protobuf-go encodes them, the fast decoder decodes every one of the types it serves and makes
 // exactly protobuf-go's message; and on the same bytes mutated — an unknown field appended, a
 // field given twice, two encodings concatenated (protobuf's merge), truncated, a byte changed — it
 // either declines or agrees with protobuf-go.
-func TestUnmarshalProtoMatchesProtobuf(t *testing.T) {
+func TestProtobufPathMatchesProtobuf(t *testing.T) {
 	t.Parallel()
 	c := New(Options{})
 	r := rand.New(rand.NewPCG(11, 12))
@@ -102,9 +102,9 @@ func flip(r *rand.Rand, b []byte) []byte {
 	return out
 }
 
-// TestUnmarshalProtoDeclinesNonCanonical: each layout the fast decoder leaves to protobuf-go,
+// TestProtobufPathDeclinesNonCanonical: each layout the fast decoder leaves to protobuf-go,
 // on the 40-item request's message.
-func TestUnmarshalProtoDeclinesNonCanonical(t *testing.T) {
+func TestProtobufPathDeclinesNonCanonical(t *testing.T) {
 	t.Parallel()
 	c := New(Options{})
 	item := func(d float64) []byte {
@@ -144,9 +144,9 @@ func mathBits(f float64) uint64 { return math.Float64bits(f) }
 
 func newDifficultiesRequest() proto.Message { return &scoringv1.ScoreDifficultiesBayesRequest{} }
 
-// BenchmarkUnmarshalProtoDifficulties40 decodes make bench-e2e's gRPC request: the fast decoder
+// BenchmarkProtobufDifficulties40 decodes make bench-e2e's gRPC request: the fast decoder
 // against protobuf-go.
-func BenchmarkUnmarshalProtoDifficulties40(b *testing.B) {
+func BenchmarkProtobufDifficulties40(b *testing.B) {
 	c := New(Options{})
 	var req scoringv1.ScoreDifficultiesBayesRequest
 	if err := c.Unmarshal(difficulties40(), &req); err != nil {
@@ -160,7 +160,7 @@ func BenchmarkUnmarshalProtoDifficulties40(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			var m scoringv1.ScoreDifficultiesBayesRequest
-			if !c.UnmarshalProto(wire, &m) {
+			if !c.TryUnmarshalProtobuf(wire, &m) {
 				b.Fatal("declined")
 			}
 		}

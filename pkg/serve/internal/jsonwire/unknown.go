@@ -2,10 +2,11 @@ package jsonwire
 
 import (
 	"reflect"
-	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
 // HasUnknown reports whether m, or a message inside it, holds fields its type does not know (kept
@@ -13,26 +14,25 @@ import (
 // directly (no protoreflect values, no allocation): the gRPC front asks it of every request.
 func (c *Codec) HasUnknown(m proto.Message) bool {
 	p := c.planOf(m.ProtoReflect().Descriptor())
-	if p.fast && reflect.TypeOf(m) == p.ptrType {
-		return hasUnknownFast(p, reflect.ValueOf(m).UnsafePointer())
+	if p.fast && reflect.TypeOf(m) == p.st.PtrType {
+		return hasUnknownFast(p, layout.Addr(m))
 	}
 	return hasUnknownReflect(m.ProtoReflect())
 }
 
-func hasUnknownFast(p *plan, base unsafe.Pointer) bool {
-	if len(*(*[]byte)(unsafe.Add(base, p.unknownOffset))) > 0 {
+func hasUnknownFast(p *plan, base layout.Ptr) bool {
+	if len(*layout.Field[[]byte](base, p.st.UnknownOffset)) > 0 {
 		return true
 	}
 	for _, f := range p.fields {
-		ptr := unsafe.Add(base, f.offset)
-		switch f.goKind {
-		case goMessage:
-			if sub := *(*unsafe.Pointer)(ptr); sub != nil && hasUnknownFast(f.sub, sub) {
+		switch f.kind {
+		case layout.Message:
+			if sub := *layout.Field[layout.Ptr](base, f.offset); !sub.IsNil() && hasUnknownFast(f.sub, sub) {
 				return true
 			}
-		case goMessages:
-			for _, sub := range *(*[]unsafe.Pointer)(ptr) {
-				if sub != nil && hasUnknownFast(f.sub, sub) {
+		case layout.Messages:
+			for _, sub := range *layout.Field[[]layout.Ptr](base, f.offset) {
+				if !sub.IsNil() && hasUnknownFast(f.sub, sub) {
 					return true
 				}
 			}
