@@ -62,6 +62,15 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
 
+# How long make fuzz runs each fuzz target (three of them: keep the total under 2 minutes).
+FUZZTIME ?= 20s
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, the protobuf fast path against protobuf-go, the JSON front end to end.
+	go test -run '^$$' -fuzz '^FuzzUnmarshalJSON$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	go test -run '^$$' -fuzz '^FuzzUnmarshalProtobuf$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	go test -run '^$$' -fuzz '^FuzzFront$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve
+
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
 	@mkdir -p bin/cover
@@ -165,7 +174,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

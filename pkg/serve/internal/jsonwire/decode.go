@@ -312,6 +312,9 @@ func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
 		list.Append(e)
 		return err
 	}
+	if dc.d.Next() == jx.Null {
+		return dc.nullElement(f)
+	}
 	v, ok, err := dc.scalar(f)
 	if ok {
 		list.Append(v)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,8 @@ import (
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// contractMessages are every message type of the contract.
+// contractMessages are every message type of the contract, by full name (the fuzz targets pick
+// one by its index).
 func contractMessages(t testing.TB) []protoreflect.MessageType {
 	t.Helper()
 	var out []protoreflect.MessageType
@@ -29,6 +31,9 @@ func contractMessages(t testing.TB) []protoreflect.MessageType {
 			out = append(out, mt)
 		}
 		return true
+	})
+	slices.SortFunc(out, func(a, b protoreflect.MessageType) int {
+		return strings.Compare(string(a.Descriptor().FullName()), string(b.Descriptor().FullName()))
 	})
 	if len(out) < 28 {
 		t.Fatalf("found %d contract messages; want every request and answer type", len(out))

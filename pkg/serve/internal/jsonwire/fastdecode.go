@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"github.com/go-faster/jx"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
@@ -232,15 +233,20 @@ func (dc *decoder) listScalar(f *fieldPlan, i int, read func() error) error {
 	dc.path = append(dc.path, step{index: i})
 	defer func() { dc.path = dc.path[:len(dc.path)-1] }()
 	if dc.d.Next() == jx.Null {
-		dc.problem("must be a " + elementWord(f) + ", not null")
-		return dc.skip()
+		return dc.nullElement(f)
 	}
 	return read()
 }
 
-func elementWord(f *fieldPlan) string {
-	if f.kind == layout.Strings {
-		return "string"
+// nullElement refuses a null in a list of scalars (both paths say the same).
+func (dc *decoder) nullElement(f *fieldPlan) error {
+	switch f.fd.Kind() {
+	case protoreflect.StringKind:
+		dc.problem("must be a string, not null")
+	case protoreflect.BoolKind:
+		dc.problem("must be true or false, not null")
+	default:
+		dc.problem("must be a number, not null")
 	}
-	return "number"
+	return dc.skip()
 }
