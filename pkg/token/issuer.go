@@ -36,7 +36,11 @@ type Options struct {
 	// HashQueueWait is how long a login waits for a hashing slot before Authenticate answers
 	// *BusyError; default DefaultHashQueueWait (500 ms).
 	HashQueueWait time.Duration
-	Now           func() time.Time // for tests; default time.Now
+	// KeyLifetime is how long a signing key should be used, counted from the time in its kid
+	// (GenerateKey's form); it sets KeyInfo.RotateBy, which the frame exports so that an alert
+	// can warn before it passes. 0: no date. It never stops a key from signing or verifying.
+	KeyLifetime time.Duration
+	Now         func() time.Time // for tests; default time.Now
 }
 
 // Defaults of Options, and the dev-mode demo client (its secret is public by design).
@@ -61,8 +65,9 @@ type Issuer struct {
 	loaded    fingerprints // of the files state was loaded from
 	// seen is when the clients file was last read and found to hold the current registry's
 	// clients, by a parse or an unchanged fingerprint.
-	seen  time.Time
-	state atomic.Pointer[state]
+	seen   time.Time
+	state  atomic.Pointer[state]
+	logins loginCounters
 }
 
 // state is what Reload replaces; readers load it once per call and see one consistent version.
@@ -145,6 +150,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("hash concurrency %d is negative", o.HashConcurrency)
 	case o.HashQueueWait < 0:
 		return o, fmt.Errorf("hash queue wait %s is negative", o.HashQueueWait)
+	case o.KeyLifetime < 0:
+		return o, fmt.Errorf("key lifetime %s is negative", o.KeyLifetime)
 	}
 	if o.HashConcurrency == 0 {
 		o.HashConcurrency = defaultHashConcurrency()
@@ -187,22 +194,32 @@ func (i *Issuer) Authenticate(clientID, secret, service, remoteAddr string) (Tok
 	}
 	ck, rk := clientKey(clientID), remoteKey(remoteAddr)
 	if wait := i.throttle.blocked(ck, rk, i.opts.Now()); wait > 0 {
+		i.logins.throttled.Add(1)
 		return Token{}, &ThrottledError{RetryAfter: wait}
 	}
 	st := i.state.Load()
 	c := st.clients.byID[clientID]
 	ok, err := i.secretMatches(st.clients, c, secret)
 	if err != nil {
+		i.logins.busy.Add(1)
 		return Token{}, err
 	}
 	if !ok {
-		i.throttle.fail(ck, rk, c != nil, i.opts.Now())
+		i.logins.invalidClient.Add(1)
+		if i.throttle.fail(ck, rk, c != nil, i.opts.Now()) {
+			i.logins.lockouts.Add(1)
+		}
 		return Token{}, ErrNotAuthenticated
 	}
 	if !c.mayUse(service) {
+		i.logins.forbidden.Add(1)
 		return Token{}, fmt.Errorf("%w: client %q has no right on the %s service", ErrPermissionDenied, c.id, service)
 	}
-	return i.issue(st.keys, c, service)
+	t, err := i.issue(st.keys, c, service)
+	if err == nil {
+		i.logins.success.Add(1)
+	}
+	return t, err
 }
 
 // secretMatches runs exactly one hash check whether or not the client exists; an argon2 check

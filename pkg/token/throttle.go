@@ -138,9 +138,14 @@ func (t *throttle) blocked(clientKey, remoteKey string, now time.Time) time.Dura
 }
 
 func (t *throttle) blockedHere(clientKey, remoteKey string, now time.Time) time.Duration {
-	p := pairKey{clientKey, remoteKey}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.waitLocked(clientKey, remoteKey, now)
+}
+
+// waitLocked is blockedHere under the lock.
+func (t *throttle) waitLocked(clientKey, remoteKey string, now time.Time) time.Duration {
+	p := pairKey{clientKey, remoteKey}
 	w := max(t.pair.wait(p, now), t.remote.wait(remoteKey, now), t.client.wait(clientKey, now))
 	if e, ok := t.known.byID[clientKey]; ok {
 		k := e.Value.(*knownClient)
@@ -152,24 +157,31 @@ func (t *throttle) blockedHere(clientKey, remoteKey string, now time.Time) time.
 // fail counts one failed attempt in all three buckets, after the secret check failed. Guesses
 // that were checked at the same moment may take a bucket below zero; the debt is repaid at the
 // refill rate before the next attempt, so they buy no extra guesses over time. known says
-// whether the client id is in the registry.
-func (t *throttle) fail(clientKey, remoteKey string, known bool, now time.Time) {
-	t.failHere(clientKey, remoteKey, known, now)
+// whether the client id is in the registry. locked reports a lockout: the caller could try
+// before this failure and cannot after it. With Redis the shared buckets decide it (so that
+// of several replicas exactly one counts it), else this replica's own.
+func (t *throttle) fail(clientKey, remoteKey string, known bool, now time.Time) (locked bool) {
+	locked = t.failHere(clientKey, remoteKey, known, now)
 	if t.shared != nil {
-		t.shared.take(t.cfg, clientKey, remoteKey, now)
+		if sharedLocked, ok := t.shared.take(t.cfg, clientKey, remoteKey, now); ok {
+			locked = sharedLocked
+		}
 	}
+	return locked
 }
 
-func (t *throttle) failHere(clientKey, remoteKey string, known bool, now time.Time) {
+func (t *throttle) failHere(clientKey, remoteKey string, known bool, now time.Time) (locked bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	before := t.waitLocked(clientKey, remoteKey, now)
 	t.remote.take(remoteKey, now)
 	if !known {
 		t.pair.take(pairKey{clientKey, remoteKey}, now)
 		t.client.take(clientKey, now)
-		return
+	} else {
+		t.known.take(t.cfg, clientKey, remoteKey, now)
 	}
-	t.known.take(t.cfg, clientKey, remoteKey, now)
+	return before == 0 && t.waitLocked(clientKey, remoteKey, now) > 0
 }
 
 // fill is the state of one token bucket, kept as the time at which it will be full again

@@ -30,8 +30,9 @@ const (
 // the same generic cell rate algorithm as fill (throttle.go), in integers, which Lua's doubles
 // hold exactly up to 2^53 µs (285 years). ARGV: "wait" or "take", now (µs), then burst and
 // refill (µs) of each key. "wait" returns the longest wait (µs), "take" counts one failure in
-// every bucket and sets each key to expire when its bucket is full again. One script, so that
-// a failure is counted in all three buckets or in none.
+// every bucket, sets each key to expire when its bucket is full again, and returns how many
+// buckets that failure emptied (had a token before, none after: a lockout). One script, so that
+// a failure is counted in all three buckets or in none, and a lockout by exactly one replica.
 var bucketScript = redis.NewScript(`
 local take = ARGV[1] == 'take'
 local now = tonumber(ARGV[2])
@@ -42,7 +43,11 @@ for i, key in ipairs(KEYS) do
   local full = tonumber(v[1]) or 0
   local at = math.max(now, tonumber(v[2]) or 0)
   if take then
+    local before = full - at - (burst - 1) * refill
     full = math.max(full, at) + refill
+    if before <= 0 and full - at - (burst - 1) * refill > 0 then
+      longest = longest + 1
+    end
     redis.call('HSET', key, 'full', string.format('%.0f', full), 'last', string.format('%.0f', at))
     redis.call('PEXPIRE', key, math.floor((full - at) / 1000) + 1)
   elseif full > at then
@@ -134,11 +139,16 @@ func (s *redisStore) wait(c ThrottleConfig, clientKey, remoteKey string, now tim
 	return time.Duration(us) * time.Microsecond, err == nil
 }
 
-// take counts one failure in the shared buckets, if Redis answers.
-func (s *redisStore) take(c ThrottleConfig, clientKey, remoteKey string, now time.Time) {
-	_ = s.call(func(ctx context.Context) error {
-		return bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("take", c, now)...).Err()
+// take counts one failure in the shared buckets, if Redis answers (ok), and says whether it
+// emptied any of them (locked).
+func (s *redisStore) take(c ThrottleConfig, clientKey, remoteKey string, now time.Time) (locked, ok bool) {
+	var emptied int64
+	err := s.call(func(ctx context.Context) error {
+		var err error
+		emptied, err = bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("take", c, now)...).Int64()
+		return err
 	})
+	return emptied > 0, err == nil
 }
 
 var muteRedisLog sync.Once
