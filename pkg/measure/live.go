@@ -2,6 +2,7 @@ package measure
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -23,6 +24,7 @@ func OpenLive(dir string) (*Live, error) {
 	l := &Live{dir: dir}
 	if dir == "" {
 		l.current.Store(Demo())
+		l.loaded = demoFingerprint()
 		return l, nil
 	}
 	if _, err := l.Reload(); err != nil {
@@ -40,6 +42,30 @@ func (l *Live) Source() string {
 		return "embedded demonstration bundle"
 	}
 	return l.dir
+}
+
+// Version names the bundle being served: 12 hex digits of the fingerprint of its files (names
+// and contents), the same on every replica serving the same files; it changes exactly when a
+// reload took a changed bundle.
+func (l *Live) Version() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return hex.EncodeToString(l.loaded[:6])
+}
+
+// demoFingerprint is the embedded bundle's fingerprint, as Reload would take it from a copy of
+// its files in a directory.
+func demoFingerprint() [sha256.Size]byte {
+	sub, err := fs.Sub(demoFiles, "demo")
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	entries, err := fs.ReadDir(sub, ".")
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	sum, _ := readBundleFiles(entries, func(name string) ([]byte, error) { return fs.ReadFile(sub, name) }).fingerprint(entries)
+	return sum
 }
 
 // Reload re-reads the directory and reports whether the bundle changed. Files that are byte for

@@ -42,6 +42,11 @@ func TestLive(t *testing.T) {
 	if _, ok := first.Item("L000001"); !ok {
 		t.Fatal("loaded bundle lacks L000001")
 	}
+	// A copy of the embedded files is the same version as the embedded bundle.
+	v0 := live.Version()
+	if len(v0) != 12 || v0 != embedded.Version() {
+		t.Errorf("version of a copy of the demo files: got %q; want the embedded bundle's %q, 12 hex digits", v0, embedded.Version())
+	}
 	if changed, err := live.Reload(); changed || err != nil || live.Bundle() != first {
 		t.Errorf("reload of unchanged files: got changed=%v, %v; want the same bundle, not re-parsed", changed, err)
 	}
@@ -56,8 +61,8 @@ func TestLive(t *testing.T) {
 	if err == nil || changed || !strings.Contains(err.Error(), "items.csv:") {
 		t.Fatalf("reload of a broken file: got %v; want an items.csv:line error", err)
 	}
-	if live.Bundle() != first {
-		t.Error("a failed reload replaced the bundle")
+	if live.Bundle() != first || live.Version() != v0 {
+		t.Errorf("a failed reload replaced the bundle, or its version (%q; want %q)", live.Version(), v0)
 	}
 
 	// A good change is taken.
@@ -69,6 +74,9 @@ func TestLive(t *testing.T) {
 	}
 	if it, ok := live.Bundle().Item("L999999"); !ok || it.Difficulty != 512 {
 		t.Errorf("after reload: got %+v, %v; want the new item", it, ok)
+	}
+	if v := live.Version(); v == v0 || len(v) != 12 {
+		t.Errorf("after a change: got version %q; want a new one, not %q", v, v0)
 	}
 	missing := filepath.Join(dir, "missing")
 	if _, err := OpenLive(missing); err == nil || !strings.Contains(err.Error(), "load content bundle "+missing) {
