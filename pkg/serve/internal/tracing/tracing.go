@@ -1,0 +1,216 @@
+// Package tracing owns the frame's OpenTelemetry traces: it builds the tracer provider from the
+// standard OTEL_* variables, starts the server span of a JSON request, hands gRPC the stats
+// handler that starts the server span of a direct call, and names the trace and span of a
+// request for its log line.
+//
+// Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and then off again with OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no stats handler is installed, no
+// span is made, and the JSON front skips even the header lookup.
+//
+// The variables are read by the OpenTelemetry SDK itself, not by the frame's Config: they are the
+// ecosystem's own (sampler OTEL_TRACES_SAMPLER/_ARG, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
+// OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _INSECURE, the batch processor's OTEL_BSP_*), and an
+// operator sets them as for any other service. This package decides only on and off and the
+// protocol (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: grpc or
+// http/protobuf, the specification's default).
+//
+// Libraries, and why: go.opentelemetry.io/otel (API, SDK, OTLP exporters) is the reference
+// implementation the rest of the cluster speaks; go.opentelemetry.io/contrib's otelgrpc stats
+// handler makes the gRPC server span with the semantic conventions' names and attributes, from
+// the caller's traceparent in the metadata. Hand-written code would re-implement both.
+package tracing
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+	"google.golang.org/grpc/stats"
+)
+
+// instrumentation names the tracer, as the conventions ask: the package that makes the spans.
+const instrumentation = "github.com/yardstick-dev/yardstick/pkg/serve"
+
+// Tracing is the service's tracer, on or off. The zero value is off.
+type Tracing struct {
+	sdk    *sdktrace.TracerProvider // nil when off
+	tracer trace.Tracer
+	prop   propagation.TextMapPropagator
+}
+
+// Off is a Tracing that makes no spans.
+func Off() *Tracing { return &Tracing{} }
+
+// New reads the OTEL_* variables from the environment and returns the service's tracing: off
+// when no endpoint is set (see the package doc), else spans batched to the OTLP endpoint.
+// service names the service when OTEL_SERVICE_NAME does not.
+func New(ctx context.Context, service, version string) (*Tracing, error) {
+	return newFrom(ctx, service, version, os.Getenv)
+}
+
+func newFrom(ctx context.Context, service, version string, getenv func(string) string) (*Tracing, error) {
+	on, protocol, err := settings(getenv)
+	if err != nil || !on {
+		return Off(), err
+	}
+	var exp *otlptrace.Exporter
+	switch protocol {
+	case "grpc":
+		exp, err = otlptracegrpc.New(ctx)
+	default:
+		exp, err = otlptracehttp.New(ctx)
+	}
+	if err != nil {
+		return Off(), fmt.Errorf("tracing: OTLP exporter (%s): %w", protocol, err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithAttributes(semconv.ServiceName(service), semconv.ServiceVersion(version)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(), // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME win over the defaults above
+	)
+	if err != nil && res == nil {
+		return Off(), fmt.Errorf("tracing: resource: %w", err)
+	}
+	// The sampler is the SDK's default, which honours OTEL_TRACES_SAMPLER and _ARG (parentbased_always_on
+	// when unset).
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Tracing{sdk: tp, tracer: tp.Tracer(instrumentation), prop: propagation.TraceContext{}}, nil
+}
+
+// settings decides on, off and the protocol from the variables.
+func settings(getenv func(string) string) (on bool, protocol string, err error) {
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false, "", nil
+	}
+	switch e := strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER")); e {
+	case "none":
+		return false, "", nil
+	case "", "otlp":
+	default:
+		return false, "", fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%q: only otlp and none are supported", e)
+	}
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return false, "", nil
+	}
+	protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	if protocol == "" {
+		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	}
+	switch protocol {
+	case "":
+		return true, "http/protobuf", nil
+	case "grpc", "http/protobuf":
+		return true, protocol, nil
+	}
+	return false, "", fmt.Errorf("tracing: OTLP protocol %q: want grpc or http/protobuf", protocol)
+}
+
+// Enabled reports whether spans are made.
+func (t *Tracing) Enabled() bool { return t != nil && t.sdk != nil }
+
+// Shutdown exports the spans still batched and stops the exporter.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if !t.Enabled() {
+		return nil
+	}
+	return t.sdk.Shutdown(ctx)
+}
+
+// ServerHandler is the gRPC stats handler that makes each direct call's server span (named by
+// its rpc, parented by the traceparent in its metadata), or nil when tracing is off: gRPC
+// builds eight events per call for any stats handler, a cost paid only when spans are wanted.
+func (t *Tracing) ServerHandler() stats.Handler {
+	if !t.Enabled() {
+		return nil
+	}
+	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.sdk), otelgrpc.WithPropagators(t.prop),
+		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
+}
+
+// StartHTTP starts the server span of a JSON-front request, parented by its traceparent
+// header, and returns the context that carries it; the span is named by the method until
+// NameHTTP names its route. Off: the request's own context and a span that records nothing.
+func (t *Tracing) StartHTTP(r *http.Request) (context.Context, trace.Span) {
+	if !t.Enabled() {
+		return r.Context(), noop.Span{}
+	}
+	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	attrs := []attribute.KeyValue{
+		semconv.HTTPRequestMethodKey.String(r.Method),
+		semconv.URLPath(r.URL.Path),
+		semconv.URLScheme(scheme(r)),
+		semconv.NetworkProtocolVersion(fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)),
+	}
+	if ua := r.UserAgent(); ua != "" {
+		attrs = append(attrs, semconv.UserAgentOriginal(ua))
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		attrs = append(attrs, semconv.ClientAddress(host))
+	}
+	return t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// EndHTTP names the span by its route ("POST /api/score/items", the conventions' low-cardinality
+// name; the method alone when no route matched), records the status and ends it. A 5xx is an
+// error of the server's; a 4xx is the caller's and leaves the status unset, as the conventions
+// say for server spans.
+func EndHTTP(span trace.Span, method, route string, status int) {
+	if !span.IsRecording() {
+		return
+	}
+	if route != "" {
+		span.SetName(method + " " + route)
+		span.SetAttributes(semconv.HTTPRoute(route))
+	}
+	span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+		span.SetAttributes(semconv.ErrorTypeKey.String(fmt.Sprint(status)))
+	}
+	span.End()
+}
+
+// IDs are the trace and span ids of the span ctx carries, for a request's log line; ok is false
+// when there is none.
+func IDs(ctx context.Context) (traceID, spanID string, ok bool) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return "", "", false
+	}
+	return sc.TraceID().String(), sc.SpanID().String(), true
+}
+
+// Event adds a named event to the span in ctx, if it records: the phases of a call (admitted,
+// decoded, answered) are events on its one server span, cheaper than child spans and as useful
+// on a timeline.
+func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		span.AddEvent(name, trace.WithAttributes(attrs...))
+	}
+}
