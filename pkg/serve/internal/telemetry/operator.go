@@ -26,7 +26,7 @@ type LoginSource interface {
 // issuerCollector reads the issuer once per scrape: the counts live in the issuer, where they
 // are counted without a lock, and the key set changes only on reload.
 type issuerCollector struct {
-	src                             LoginSource
+	src                              LoginSource
 	logins, lockouts, keyInfo, keyBy *prometheus.Desc
 }
 
