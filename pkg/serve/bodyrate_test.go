@@ -32,11 +32,14 @@ func slowPost(t *testing.T, addr, auth string, body []byte, chunk int, interval 
 	}
 	start := time.Now()
 	go func() {
-		for i := 0; i < len(body); i += chunk {
+		// Chunk n goes out at start + n×interval, not interval after the last one: on a loaded
+		// machine sleeps overshoot, and a late chunk is caught up so that the average rate, which
+		// the server measures, is the one asked for.
+		for i, n := 0, 0; i < len(body); i, n = i+chunk, n+1 {
 			if _, err := c.Write(body[i:min(i+chunk, len(body))]); err != nil {
 				return // the server answered and closed
 			}
-			time.Sleep(interval)
+			time.Sleep(time.Until(start.Add(time.Duration(n+1) * interval)))
 		}
 	}()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
