@@ -41,3 +41,16 @@ deploy-sync-content: ## Refresh the dev overlay's copy of the demo bundle from p
 	rm -f deploy/k8s/overlays/dev/content/*
 	cp pkg/measure/demo/* deploy/k8s/overlays/dev/content/
 	@echo "copied; if files were added or removed, list them under configMapGenerator in deploy/k8s/overlays/dev/kustomization.yaml"
+
+# The monitoring component's rules: promtool (Debian's prometheus package) checks the rule file
+# deploy/cmd/alertrules extracts from the PrometheusRule, then runs the alerts' unit tests on it.
+MONITORING := deploy/k8s/components/monitoring
+
+.PHONY: check-alerts
+check-alerts: ## promtool check rules and promtool test rules on the monitoring component's alerts (k8s/components/monitoring/alerts.test.yaml).
+	@command -v promtool >/dev/null || { echo "check-alerts: promtool is missing: apt-get install prometheus" >&2; exit 1; }
+	@mkdir -p bin/alerts
+	go run ./deploy/cmd/alertrules $(MONITORING)/prometheusrule.yaml > bin/alerts/yardstick.rules.yaml
+	cp $(MONITORING)/alerts.test.yaml bin/alerts/alerts.test.yaml
+	promtool check rules bin/alerts/yardstick.rules.yaml
+	cd bin/alerts && promtool test rules alerts.test.yaml
