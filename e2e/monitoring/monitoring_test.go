@@ -451,8 +451,8 @@ const (
 	comprehend  = `{"framework":"lexile","readerAbility":850,"textMeasures":[600,850,1100]}`
 )
 
-// scoringLoad: 250 JSON calls over five routes (15 without a token: 401), five failed logins
-// (401), five at an unknown path (404), and 40 gRPC calls.
+// scoringLoad: 245 JSON calls on four /api routes (15 of them without a token: 401), five failed
+// logins (401), five at an unknown path (404), and 40 gRPC calls (30 ScoreScale, 10 IssueToken).
 func scoringLoad(t *testing.T, ctx context.Context, s *live.Service) []call {
 	token := devToken(t, ctx, s.Base)
 	cc, gctx := grpcConn(t, ctx, s.GRPC)
@@ -481,7 +481,8 @@ func scoringLoad(t *testing.T, ctx context.Context, s *live.Service) []call {
 	}
 }
 
-// forecastLoad: 170 JSON calls over three routes and logins (five failed), and 40 gRPC calls.
+// forecastLoad: 160 JSON calls on three /api routes, ten logins (five failed: 401), and 40 gRPC
+// ForecastReading calls.
 func forecastLoad(t *testing.T, ctx context.Context, s *live.Service) []call {
 	token := devToken(t, ctx, s.Base)
 	cc, gctx := grpcConn(t, ctx, s.GRPC)
