@@ -174,7 +174,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score check-alerts soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ type Set struct {
 	Ingresses       []*networkingv1.Ingress
 	ConfigMaps      []*corev1.ConfigMap
 	Secrets         []*corev1.Secret
+	// The Prometheus Operator's kinds, from the optional monitoring component.
+	PodMonitors     []*monitoringv1.PodMonitor
+	PrometheusRules []*monitoringv1.PrometheusRule
 	// Objects names every object of the set, of every kind, in document order.
 	Objects []Object
 }
@@ -45,6 +49,10 @@ var allowed = map[schema.GroupVersionKind]bool{
 	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:           true,
 	{Version: "v1", Kind: "ConfigMap"}:                                     true,
 	{Version: "v1", Kind: "Secret"}:                                        true,
+	// The monitoring component (k8s/components/monitoring), decoded strictly against the
+	// Prometheus Operator's own Go types, as its CRDs' schemas would check them.
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PodMonitor"}:     true,
+	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"}: true,
 }
 
 // newDecoder is a YAML deserializer over the API groups above that fails on unknown fields,
@@ -53,7 +61,7 @@ func newDecoder() (runtime.Decoder, error) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, appsv1.AddToScheme, autoscalingv2.AddToScheme,
-		policyv1.AddToScheme, networkingv1.AddToScheme,
+		policyv1.AddToScheme, networkingv1.AddToScheme, monitoringv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("build scheme: %w", err)
@@ -113,6 +121,10 @@ func (s *Set) add(dec runtime.Decoder, doc []byte) error {
 		s.ConfigMaps = append(s.ConfigMaps, o)
 	case *corev1.Secret:
 		s.Secrets = append(s.Secrets, o)
+	case *monitoringv1.PodMonitor:
+		s.PodMonitors = append(s.PodMonitors, o)
+	case *monitoringv1.PrometheusRule:
+		s.PrometheusRules = append(s.PrometheusRules, o)
 	default:
 		return fmt.Errorf("decoded %T, which the set does not hold", obj)
 	}

@@ -27,6 +27,7 @@ func overlays(t *testing.T) []overlay {
 		{name: "dev", dirs: []string{"overlays/dev"}},
 		{name: "prod", dirs: []string{"overlays/prod"}, external: operatorCreated(t)},
 		{name: "prod+ingress-example", dirs: []string{"overlays/prod", "ingress-example"}, external: operatorCreated(t)},
+		{name: "prod-monitoring", dirs: []string{"overlays/prod-monitoring"}, external: operatorCreated(t)},
 	}
 }
 
@@ -149,7 +150,7 @@ func portNamed(t *testing.T, c map[string]any, name string) map[string]any {
 func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 	t.Parallel()
 	all := overlays(t)
-	dev, prod := all[0], all[2]
+	dev, prod, mon := all[0], all[2], all[3]
 	type stage int
 	const (
 		decode stage = iota
@@ -313,9 +314,34 @@ func TestEachCheckFailsOnTheTypoItGuardsAgainst(t *testing.T) {
 			delete(spec, "maxUnavailable")
 			spec["minAvailable"] = 3
 		}, policy, "minAvailable 3 is not below the 3 replicas of Deployment scoring at its autoscaler's floor"},
+		{"unknown field in a PodMonitor", mon, "PodMonitor", "yardstick", func(t *testing.T, o map[string]any) {
+			ep := at(t, o, "spec", "podMetricsEndpoints", 0)
+			ep["scrapeInterval"] = ep["interval"]
+			delete(ep, "interval")
+		}, decode, `unknown field "spec.podMetricsEndpoints[0].scrapeInterval"`},
+		{"unknown field in a PrometheusRule", mon, "PrometheusRule", "yardstick", func(t *testing.T, o map[string]any) {
+			r := at(t, o, "spec", "groups", 2, "rules", 0)
+			r["annotation"] = r["annotations"]
+			delete(r, "annotations")
+		}, decode, `unknown field "spec.groups[2].rules[0].annotation"`},
+		{"PodMonitor on the gRPC port", mon, "PodMonitor", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "podMetricsEndpoints", 0)["port"] = "grpc"
+		}, policy, "podMetricsEndpoints[0] does not scrape the port named http"},
+		{"PodMonitor on a misspelt path", mon, "PodMonitor", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "podMetricsEndpoints", 0)["path"] = "/metric"
+		}, policy, `scrapes path "/metric"; the binaries serve /metrics`},
+		{"PodMonitor misses a service", mon, "PodMonitor", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "selector", "matchExpressions", 0)["values"] = []any{"scoring", "forcast"}
+		}, policy, "does not select the pods of Deployment forecast"},
+		{"alert without a runbook", mon, "PrometheusRule", "yardstick", func(t *testing.T, o map[string]any) {
+			delete(at(t, o, "spec", "groups", 2, "rules", 0, "annotations"), "runbook_url")
+		}, policy, "alert YardstickPodNotReady: no runbook_url annotation"},
+		{"alert's runbook at another alert's", mon, "PrometheusRule", "yardstick", func(t *testing.T, o map[string]any) {
+			at(t, o, "spec", "groups", 2, "rules", 1, "annotations")["runbook_url"] = "docs/operations.md#yardstickpodnotready"
+		}, policy, `alert YardstickNoReadyPod: runbook_url is "docs/operations.md#yardstickpodnotready"; want "docs/operations.md#yardsticknoreadypod"`},
 	}
 	rendered := map[string][][]byte{}
-	for _, o := range []overlay{dev, prod} {
+	for _, o := range []overlay{dev, prod, mon} {
 		rendered[o.name] = renderAll(t, o)
 	}
 	for _, tc := range tests {

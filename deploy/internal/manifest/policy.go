@@ -47,6 +47,12 @@ func Check(s *Set, opts Options) error {
 	for _, n := range s.NetworkPolicies {
 		checkNetworkPolicy(p, s, n)
 	}
+	for _, m := range s.PodMonitors {
+		checkPodMonitor(p, s, m)
+	}
+	for _, r := range s.PrometheusRules {
+		checkPrometheusRule(p, r)
+	}
 	return p.err()
 }
 

@@ -25,6 +25,7 @@ const Version = "v0.0.0-e2e"
 // Service is a running service binary.
 type Service struct {
 	Base string // http://127.0.0.1:port
+	GRPC string // 127.0.0.1:port
 	out  *syncBuffer
 }
 
@@ -49,7 +50,7 @@ func Start(t testing.TB, service string) *Service {
 	cmd := exec.Command(bin)
 	cmd.Env = env
 	out := &syncBuffer{}
-	addr := make(chan string, 1)
+	addr := make(chan addrs, 1)
 	cmd.Stdout, cmd.Stderr = out, &lineWatcher{out: out, found: addr}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -70,7 +71,7 @@ func Start(t testing.TB, service string) *Service {
 	})
 	select {
 	case a := <-addr:
-		return &Service{Base: "http://" + a, out: out}
+		return &Service{Base: "http://" + a.http, GRPC: a.grpc, out: out}
 	case err := <-exited:
 		t.Fatalf("%s exited before serving (%v); output:\n%s", service, err, out)
 	case <-time.After(60 * time.Second):
@@ -127,10 +128,13 @@ func repoRoot() (string, error) {
 	return filepath.Dir(work), nil
 }
 
-// lineWatcher copies the log to out and reports the HTTP address of the "serving" line.
+// addrs are the listen addresses a "serving" line reports.
+type addrs struct{ http, grpc string }
+
+// lineWatcher copies the log to out and reports the HTTP and gRPC addresses of the "serving" line.
 type lineWatcher struct {
 	out     *syncBuffer
-	found   chan<- string
+	found   chan<- addrs
 	partial []byte
 	done    bool
 }
@@ -151,9 +155,10 @@ func (w *lineWatcher) Write(p []byte) (int, error) {
 		var rec struct {
 			Msg  string `json:"msg"`
 			HTTP string `json:"http"`
+			GRPC string `json:"grpc"`
 		}
 		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.HTTP != "" {
-			w.found <- rec.HTTP
+			w.found <- addrs{rec.HTTP, rec.GRPC}
 			w.done, w.partial = true, nil
 			return len(p), nil
 		}
