@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"encoding/json"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +39,50 @@ func TestDocument(t *testing.T) {
 	}
 	if _, err := Document("nosuch", "dev"); err == nil {
 		t.Error("Document(nosuch): got no error; want one")
+	}
+}
+
+// TestDocumentsSpeakHTTP: each document describes its own service (the forecast document once
+// carried the scoring description), and the tag texts Swagger UI shows above each group of paths
+// speak HTTP/JSON — statuses and JSON field names — not the gRPC codes and proto field names of
+// the .proto comments they replace.
+func TestDocumentsSpeakHTTP(t *testing.T) {
+	t.Parallel()
+	firstParagraph := map[string]string{
+		"scoring":  "Computes a student's measure (an ability with its uncertainty) from test results",
+		"forecast": "Forecasts a student's future measure",
+	}
+	grpcWords := regexp.MustCompile(`\b(INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED|RESOURCE_EXHAUSTED|UNAVAILABLE|INTERNAL|rpc|[a-z]+_[a-z_]+)\b|google\.rpc`)
+	for service, want := range firstParagraph {
+		raw, err := Document(service, "dev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Info struct {
+				Description string `json:"description"`
+			} `json:"info"`
+			Tags []struct {
+				Name        string `json:"name"`
+				Description string `json:"description"`
+			} `json:"tags"`
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(doc.Info.Description, want) {
+			t.Errorf("%s: info.description starts %.80q; want %q", service, doc.Info.Description, want)
+		}
+		if len(doc.Tags) == 0 {
+			t.Errorf("%s: no tags", service)
+		}
+		for _, tag := range doc.Tags {
+			if m := grpcWords.FindAllString(tag.Description, -1); len(m) > 0 {
+				t.Errorf("%s: tag %s speaks gRPC on the HTTP page: %q", service, tag.Name, m)
+			}
+			if tag.Name != "TokenService" && !strings.Contains(tag.Description, "400 `ValidationError`") {
+				t.Errorf("%s: tag %s does not name the 400 of a bad request: %q", service, tag.Name, tag.Description)
+			}
+		}
 	}
 }

@@ -1070,7 +1070,10 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1079,7 +1082,10 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1087,7 +1093,9 @@ type ClientInterface interface {
 	ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1095,7 +1103,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMathWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1103,7 +1113,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMath(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1111,7 +1123,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMathGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1119,7 +1133,10 @@ type ClientInterface interface {
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1127,7 +1144,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReadingWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1135,7 +1155,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReading(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1143,7 +1166,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReadingGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1180,7 +1206,10 @@ type ClientInterface interface {
 
 // ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1199,7 +1228,10 @@ func (c *Client) ForecastServiceForecastComprehensionWithBody(ctx context.Contex
 
 // ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1217,7 +1249,9 @@ func (c *Client) ForecastServiceForecastComprehension(ctx context.Context, body 
 }
 
 // ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1235,7 +1269,9 @@ func (c *Client) ForecastServiceForecastMathWithBody(ctx context.Context, conten
 }
 
 // ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1253,7 +1289,9 @@ func (c *Client) ForecastServiceForecastMath(ctx context.Context, body ForecastS
 }
 
 // ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes any type of body and a specified content type.
 //
@@ -1271,7 +1309,9 @@ func (c *Client) ForecastServiceForecastMathGroupWithBody(ctx context.Context, c
 }
 
 // ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1289,7 +1329,10 @@ func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body Fore
 }
 
 // ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1307,7 +1350,10 @@ func (c *Client) ForecastServiceForecastReadingWithBody(ctx context.Context, con
 }
 
 // ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1325,7 +1371,10 @@ func (c *Client) ForecastServiceForecastReading(ctx context.Context, body Foreca
 }
 
 // ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1343,7 +1392,10 @@ func (c *Client) ForecastServiceForecastReadingGroupWithBody(ctx context.Context
 }
 
 // ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1714,7 +1766,10 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1723,7 +1778,10 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1731,7 +1789,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
 
 	// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1739,7 +1799,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
 	// ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1747,7 +1809,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathWithResponse(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
 	// ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1755,7 +1819,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
 	// ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1763,7 +1829,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
 	// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1771,7 +1840,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
 	// ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1779,7 +1851,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingWithResponse(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
 	// ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1787,7 +1862,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupResponse, error)
 
 	// ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2532,7 +2610,10 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 
 // ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2547,7 +2628,10 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithBodyWithRe
 
 // ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2561,7 +2645,9 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithResponse(c
 }
 
 // ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2575,7 +2661,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithBodyWithResponse(ct
 }
 
 // ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2589,7 +2677,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithResponse(ctx contex
 }
 
 // ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2603,7 +2693,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithBodyWithRespon
 }
 
 // ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2617,7 +2709,10 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 }
 
 // ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2631,7 +2726,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithBodyWithResponse
 }
 
 // ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2645,7 +2743,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithResponse(ctx con
 }
 
 // ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2659,7 +2760,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithBodyWithRes
 }
 
 // ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

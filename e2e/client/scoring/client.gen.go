@@ -1978,7 +1978,11 @@ type ClientInterface interface {
 
 	// ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1987,7 +1991,11 @@ type ClientInterface interface {
 
 	// ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1995,7 +2003,9 @@ type ClientInterface interface {
 	ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2003,7 +2013,9 @@ type ClientInterface interface {
 	ScoringServiceScoreFormWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2011,7 +2023,10 @@ type ClientInterface interface {
 	ScoringServiceScoreForm(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2019,7 +2034,10 @@ type ClientInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2027,7 +2045,10 @@ type ClientInterface interface {
 	ScoringServiceScoreDifficultiesBayes(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2035,7 +2056,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2043,7 +2067,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsBayes(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2051,7 +2078,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2059,7 +2089,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIds(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2067,7 +2100,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2075,7 +2111,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayes(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2083,7 +2122,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2091,7 +2133,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesStrands(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2099,7 +2144,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2107,7 +2155,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResults(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2115,7 +2166,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2123,7 +2177,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsStrands(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2131,7 +2188,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2139,7 +2199,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleBayes(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2147,7 +2210,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2184,7 +2250,11 @@ type ClientInterface interface {
 
 // ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2203,7 +2273,11 @@ func (c *Client) ScoringServiceNextItemWithBody(ctx context.Context, contentType
 
 // ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2221,7 +2295,9 @@ func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringService
 }
 
 // ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2239,7 +2315,9 @@ func (c *Client) ScoringServiceScoreFormWithBody(ctx context.Context, contentTyp
 }
 
 // ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2257,7 +2335,10 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 }
 
 // ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2275,7 +2356,10 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 }
 
 // ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2293,7 +2377,10 @@ func (c *Client) ScoringServiceScoreDifficultiesBayes(ctx context.Context, body 
 }
 
 // ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2311,7 +2398,10 @@ func (c *Client) ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, co
 }
 
 // ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2329,7 +2419,10 @@ func (c *Client) ScoringServiceScoreItemIdsBayes(ctx context.Context, body Scori
 }
 
 // ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2347,7 +2440,10 @@ func (c *Client) ScoringServiceScoreItemIdsWithBody(ctx context.Context, content
 }
 
 // ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2365,7 +2461,10 @@ func (c *Client) ScoringServiceScoreItemIds(ctx context.Context, body ScoringSer
 }
 
 // ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2383,7 +2482,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context
 }
 
 // ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2401,7 +2503,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayes(ctx context.Context, body S
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2419,7 +2524,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.
 }
 
 // ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2437,7 +2545,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrands(ctx context.Context,
 }
 
 // ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2455,7 +2566,10 @@ func (c *Client) ScoringServiceScoreItemResultsWithBody(ctx context.Context, con
 }
 
 // ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2473,7 +2587,10 @@ func (c *Client) ScoringServiceScoreItemResults(ctx context.Context, body Scorin
 }
 
 // ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2491,7 +2608,10 @@ func (c *Client) ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Conte
 }
 
 // ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2509,7 +2629,10 @@ func (c *Client) ScoringServiceScoreItemResultsStrands(ctx context.Context, body
 }
 
 // ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2527,7 +2650,10 @@ func (c *Client) ScoringServiceScoreScaleBayesWithBody(ctx context.Context, cont
 }
 
 // ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2545,7 +2671,10 @@ func (c *Client) ScoringServiceScoreScaleBayes(ctx context.Context, body Scoring
 }
 
 // ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2563,7 +2692,10 @@ func (c *Client) ScoringServiceScoreScaleWithBody(ctx context.Context, contentTy
 }
 
 // ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3174,7 +3306,11 @@ type ClientWithResponsesInterface interface {
 
 	// ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3183,7 +3319,11 @@ type ClientWithResponsesInterface interface {
 
 	// ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3191,7 +3331,9 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
 
 	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3199,7 +3341,9 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreFormWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
 	// ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3207,7 +3351,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreFormWithResponse(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3215,7 +3362,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3223,7 +3373,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithResponse(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3231,7 +3384,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3239,7 +3395,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3247,7 +3406,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
 	// ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3255,7 +3417,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3263,7 +3428,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3271,7 +3439,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3279,7 +3450,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3287,7 +3461,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3295,7 +3472,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
 	// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3303,7 +3483,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3311,7 +3494,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3319,7 +3505,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
 	// ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3327,7 +3516,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
 	// ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3335,7 +3527,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleBayesWithResponse(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
 	// ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3343,7 +3538,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleResponse, error)
 
 	// ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4796,7 +4994,11 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 
 // ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4811,7 +5013,11 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithBodyWithResponse(ctx con
 
 // ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4825,7 +5031,9 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Con
 }
 
 // ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4839,7 +5047,9 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithBodyWithResponse(ctx co
 }
 
 // ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4853,7 +5063,10 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 }
 
 // ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4867,7 +5080,10 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 }
 
 // ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4881,7 +5097,10 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithResponse(c
 }
 
 // ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4895,7 +5114,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithBodyWithRespons
 }
 
 // ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4909,7 +5131,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithResponse(ctx co
 }
 
 // ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4923,7 +5148,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithBodyWithResponse(ctx
 }
 
 // ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4937,7 +5165,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithResponse(ctx context
 }
 
 // ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4951,7 +5182,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithBodyWithRes
 }
 
 // ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4965,7 +5199,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithResponse(ct
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4979,7 +5216,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithBody
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4993,7 +5233,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithResp
 }
 
 // ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5007,7 +5250,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithBodyWithResponse
 }
 
 // ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5021,7 +5267,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithResponse(ctx con
 }
 
 // ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5035,7 +5284,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithBodyWithR
 }
 
 // ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5049,7 +5301,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithResponse(
 }
 
 // ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5063,7 +5318,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithBodyWithResponse(
 }
 
 // ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5077,7 +5335,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithResponse(ctx cont
 }
 
 // ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5091,7 +5352,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleWithBodyWithResponse(ctx c
 }
 
 // ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
