@@ -101,6 +101,13 @@ lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 	done
 	@if [[ -f buf.yaml ]]; then $(MAKE) --no-print-directory tools >/dev/null && $(TOOLS)/buf lint && $(TOOLS)/buf format --diff --exit-code; fi
 
+# The OpenAPI documents the services serve, and the linters they are held to.
+OPENAPI_DOCS := proto/openapi/scoring.openapi.json proto/openapi/forecast.openapi.json
+
+.PHONY: lint-openapi
+lint-openapi: ## Lint the OpenAPI documents with Spectral (spectral:oas) and Redocly (recommended), pinned in tools/openapi-lint (npm ci): any error or warning fails.
+	tools/openapi-lint/lint.sh $(OPENAPI_DOCS)
+
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
 $(TOOLS)/.stamp: tools/go.mod tools/go.sum
@@ -174,7 +181,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate lint-openapi breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean
