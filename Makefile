@@ -82,7 +82,7 @@ cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
 	done
 
 .PHONY: bench
-bench: ## Run the benchmarks (figures are reported in each package's README).
+bench: ## Run the benchmarks (figures in docs/performance.md and each package's README).
 	go test -run '^$$' -bench . -benchmem $(PKGS)
 
 .PHONY: bench-e2e
@@ -146,11 +146,11 @@ soak-logins: build ## Login flood: scoring p99 and correct logins while other cl
 	go run ./pkg/serve/internal/soak -bin bin/scoring
 
 .PHONY: soak-grpc
-soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less 16 MiB calls (README, Limits and protection).
+soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less calls just under its receive limit (docs/operations.md, Limits and protection).
 	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
 
 .PHONY: soak-budget
-soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
+soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (docs/operations.md, Memory budget).
 	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
 
 .PHONY: soak-sigterm
@@ -176,7 +176,7 @@ check-links: ## Fail if a relative link or #anchor in the repository's Markdown 
 
 .PHONY: browser-test
 browser-test: SCREENSHOT ?= bin/swagger-ui.png
-browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the README's).
+browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the picture in README.md and docs/api.md).
 	go vet -tags browser ./e2e/browser/
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
