@@ -84,5 +84,50 @@ func TestDocumentsSpeakHTTP(t *testing.T) {
 				t.Errorf("%s: tag %s does not name the 400 of a bad request: %q", service, tag.Name, tag.Description)
 			}
 		}
+		// Every other text of the page: no gRPC code, no proto field name of a JSON field.
+		var all any
+		if err := json.Unmarshal(raw, &all); err != nil {
+			t.Fatal(err)
+		}
+		props := map[string]bool{}
+		texts := map[string]string{}
+		var walk func(v any, at string)
+		walk = func(v any, at string) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, e := range v {
+					if s, ok := e.(string); ok && (k == "description" || k == "summary") {
+						texts[at+"/"+k] = s
+					}
+					if k == "properties" {
+						for name := range e.(map[string]any) {
+							props[name] = true
+						}
+					}
+					walk(e, at+"/"+k)
+				}
+			case []any:
+				for _, e := range v {
+					walk(e, at+"[]")
+				}
+			}
+		}
+		walk(all, "")
+		codes := regexp.MustCompile(`\b(INVALID_ARGUMENT|UNAUTHENTICATED|PERMISSION_DENIED|RESOURCE_EXHAUSTED|UNAVAILABLE|INTERNAL)\b|google\.rpc`)
+		snake := regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+		for at, text := range texts {
+			if m := codes.FindAllString(text, -1); len(m) > 0 {
+				t.Errorf("%s: %s speaks gRPC: %q", service, at, m)
+			}
+			for _, w := range snake.FindAllString(text, -1) {
+				parts := strings.Split(w, "_")
+				for i := 1; i < len(parts); i++ {
+					parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+				}
+				if camel := strings.Join(parts, ""); !props[w] && props[camel] {
+					t.Errorf("%s: %s names the proto field %s; the JSON name is %s", service, at, w, camel)
+				}
+			}
+		}
 	}
 }

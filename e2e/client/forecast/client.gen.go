@@ -290,7 +290,8 @@ type OAuth2TokenTokenType string
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId *string `json:"clientId,omitempty"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -366,7 +367,7 @@ type V1Forecast struct {
 	// Always lower-case.
 	Framework V1ForecastFramework `json:"framework"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
 	Percentile *int32 `json:"percentile,omitempty"`
 
@@ -393,9 +394,9 @@ type V1ForecastRequest struct {
 	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
 	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
-	// and caps ability_display at the grade's cap.
+	// and caps abilityDisplay at the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
 	// PriorAbility Required. The student's latest measure (-10,000 to 10,000), e.g. 695.3 — a forecast's own
@@ -439,9 +440,9 @@ type V1GroupForecastRequest struct {
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
 	CutLevels []float64 `json:"cutLevels"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
 	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
-	// and caps ability_display at the grade's cap.
+	// and caps abilityDisplay at the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
 	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
@@ -498,7 +499,8 @@ type V1GroupForecasts struct {
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId string `json:"clientId"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -537,7 +539,7 @@ type V1StudentForecast struct {
 	// AbilityDisplay Display-ready forecasted ability.
 	AbilityDisplay string `json:"abilityDisplay"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// student's forecast ability among the content bundle's norms.
 	Percentile *int32 `json:"percentile,omitempty"`
 

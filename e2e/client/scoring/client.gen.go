@@ -671,7 +671,8 @@ type OAuth2TokenTokenType string
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId *string `json:"clientId,omitempty"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -704,7 +705,7 @@ type V1BayesStrand struct {
 	// Ability Strand ability, a measure rounded to a whole number.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay Display-ready strand ability (rules of Measure.ability_display).
+	// AbilityDisplay Display-ready strand ability (rules of Measure.abilityDisplay).
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
@@ -722,7 +723,7 @@ type V1BayesStrandsMeasure struct {
 	// Ability As Measure.ability.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay As Measure.ability_display.
+	// AbilityDisplay As Measure.abilityDisplay.
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -731,7 +732,7 @@ type V1BayesStrandsMeasure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
@@ -758,7 +759,8 @@ type V1BayesStrandsMeasureFramework string
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId string `json:"clientId"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -816,7 +818,7 @@ type V1Measure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
@@ -828,7 +830,7 @@ type V1Measure struct {
 	// Always lower-case.
 	Framework V1MeasureFramework `json:"framework"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
 	Percentile *int32 `json:"percentile,omitempty"`
 
@@ -908,7 +910,7 @@ type V1NextItemResponse struct {
 	// Ability The ability after the items answered (the Bayes measure), rounded to a whole number.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay Display-ready ability (rules of Measure.ability_display).
+	// AbilityDisplay Display-ready ability (rules of Measure.abilityDisplay).
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -943,9 +945,9 @@ type V1NextItemResponseStopReason string
 // V1PersonFit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 // student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 // reports. All four figures at full precision. In an answer only when the request asked for it
-// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 type V1PersonFit struct {
-	// Flag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+	// Flag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 	// when either is below -1.96, otherwise "".
 	Flag V1PersonFitFlag `json:"flag"`
 
@@ -963,7 +965,7 @@ type V1PersonFit struct {
 	OutfitZ float64 `json:"outfitZ"`
 }
 
-// V1PersonFitFlag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+// V1PersonFitFlag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 // when either is below -1.96, otherwise "".
 type V1PersonFitFlag string
 
@@ -975,8 +977,8 @@ type V1ScoreDifficultiesBayesRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	Framework V1ScoreDifficultiesBayesRequestFramework `json:"framework"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1011,8 +1013,8 @@ type V1ScoreFormRequest struct {
 	// FormId Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId string `json:"formId"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1034,8 +1036,8 @@ type V1ScoreItemIdsBayesRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1070,8 +1072,8 @@ type V1ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1105,8 +1107,8 @@ type V1ScoreItemResultsBayesRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1180,8 +1182,8 @@ type V1ScoreItemResultsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1232,8 +1234,8 @@ type V1ScoreScaleBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1274,8 +1276,8 @@ type V1ScoreScaleBayesRequestTimeOfYear string
 
 // V1ScoreScaleRequest defines model for v1ScoreScaleRequest.
 type V1ScoreScaleRequest struct {
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1343,7 +1345,7 @@ type V1StrandsMeasure struct {
 	// Ability As Measure.ability.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay As Measure.ability_display.
+	// AbilityDisplay As Measure.abilityDisplay.
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -1352,7 +1354,7 @@ type V1StrandsMeasure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 )
 
@@ -95,8 +96,72 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 			errs = append(errs, o.patchOperation(op, patch, method+" "+p))
 		}
 	}
+	jsonNames(doc)
 	errs = append(errs, unreferencedComponents(doc))
 	return errors.Join(errs...)
+}
+
+// snakeWord is a word in a .proto comment that may be a proto field name (time_of_year).
+var snakeWord = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+
+// jsonNames rewrites, in every description and summary, the proto field names the .proto comments
+// use (time_of_year, ability_display) as the JSON names the HTTP page shows (timeOfYear,
+// abilityDisplay): a snake_case word becomes lowerCamelCase where that is a property name of the
+// document and the word itself is not (grant_type, a form field of its own, stays).
+func jsonNames(doc map[string]any) {
+	props := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["properties"].(map[string]any); ok {
+				for name := range p {
+					props[name] = true
+				}
+			}
+			for _, e := range v {
+				collect(e)
+			}
+		case []any:
+			for _, e := range v {
+				collect(e)
+			}
+		}
+	}
+	collect(doc["components"])
+	rename := func(text string) string {
+		return snakeWord.ReplaceAllStringFunc(text, func(w string) string {
+			if props[w] {
+				return w
+			}
+			parts := strings.Split(w, "_")
+			for i := 1; i < len(parts); i++ {
+				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+			}
+			if camel := strings.Join(parts, ""); props[camel] {
+				return camel
+			}
+			return w
+		})
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if s, ok := e.(string); ok && (k == "description" || k == "summary") {
+					v[k] = rename(s)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
 }
 
 // unreferencedComponents fails on a $ref to no component, and on a component (other than a

@@ -21,7 +21,8 @@ func swagger(fieldType string) fstest.MapFS {
 	    "responses":{"200":{"description":"ok","schema":{"$ref":"#/definitions/v1Req"}}}}}},
 	  "definitions":{"v1Req":{"type":"object","properties":{
 	    "prior":{"type":"` + fieldType + `"},"days":{"type":"integer","format":"int32"},
-	    "rows":{"type":"array","items":{"$ref":"#/definitions/v1Row"}},"name":{"type":"string"}}},
+	    "rows":{"type":"array","items":{"$ref":"#/definitions/v1Row"}},"rowsTotal":{"type":"integer","format":"int32"},
+	    "name":{"type":"string","description":"Used with rows_total; grant_type and not_a_field stay."},"grant_type":{"type":"string"}}},
 	  "v1Row":{"type":"object","properties":{"a":{"type":"number","format":"double"},"b":{"type":"integer","format":"int32"}}}}}`
 	return fstest.MapFS{
 		"yardstick/auth/v1/auth.swagger.json": {Data: []byte(auth)},
@@ -229,6 +230,19 @@ servers: [{url: /, description: here}]
 	tags, _ := at(t, doc, "tags").([]any)
 	if len(tags) != 1 || at(t, tags[0], "description") != "A bad elapsedDays is a 400." {
 		t.Errorf("tags: got %v; want SvcService with the overlay's text", tags)
+	}
+}
+
+// TestJSONNames: a proto field name in a description becomes the JSON name the document uses;
+// a word that is a property itself, or no property's other spelling, stays.
+func TestJSONNames(t *testing.T) {
+	t.Parallel()
+	doc, err := build(t, "integer", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := at(t, doc, "components", "schemas", "v1Req", "properties", "name", "description"), "Used with rowsTotal; grant_type and not_a_field stay."; got != want {
+		t.Errorf("description: got %q; want %q", got, want)
 	}
 }
 
