@@ -82,7 +82,7 @@ cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.
 	done
 
 .PHONY: bench
-bench: ## Run the benchmarks (figures are reported in each package's README).
+bench: ## Run the benchmarks (figures in docs/performance.md and each package's README).
 	go test -run '^$$' -bench . -benchmem $(PKGS)
 
 .PHONY: bench-e2e
@@ -100,6 +100,13 @@ lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 		(cd $$m && GOWORK=off go mod tidy -diff) || { echo "$$m: go.mod/go.sum not tidy (run: cd $$m && GOWORK=off go mod tidy)"; exit 1; }; \
 	done
 	@if [[ -f buf.yaml ]]; then $(MAKE) --no-print-directory tools >/dev/null && $(TOOLS)/buf lint && $(TOOLS)/buf format --diff --exit-code; fi
+
+# The OpenAPI documents the services serve, and the linters they are held to.
+OPENAPI_DOCS := proto/openapi/scoring.openapi.json proto/openapi/forecast.openapi.json
+
+.PHONY: lint-openapi
+lint-openapi: ## Lint the OpenAPI documents with Spectral (spectral:oas) and Redocly (recommended), pinned in tools/openapi-lint (npm ci): any error or warning fails.
+	tools/openapi-lint/lint.sh $(OPENAPI_DOCS)
 
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
@@ -139,11 +146,11 @@ soak-logins: build ## Login flood: scoring p99 and correct logins while other cl
 	go run ./pkg/serve/internal/soak -bin bin/scoring
 
 .PHONY: soak-grpc
-soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less 16 MiB calls (README, Limits and protection).
+soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less calls just under its receive limit (docs/operations.md, Limits and protection).
 	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
 
 .PHONY: soak-budget
-soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (README).
+soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (docs/operations.md, Memory budget).
 	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
 
 .PHONY: soak-sigterm
@@ -169,12 +176,12 @@ check-links: ## Fail if a relative link or #anchor in the repository's Markdown 
 
 .PHONY: browser-test
 browser-test: SCREENSHOT ?= bin/swagger-ui.png
-browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the README's).
+browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the picture in README.md and docs/api.md).
 	go vet -tags browser ./e2e/browser/
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score check-alerts soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate lint-openapi breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score check-alerts soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -90,14 +90,13 @@ func TestEveryAlertIsTestedFiringAndSilent(t *testing.T) {
 }
 
 // TestEveryRunbookExists wants each alert's runbook_url (docs/operations.md#<alert, lower case>,
-// which the policy holds it to) to name a heading of the runbooks: docs/operations-alerts.md,
-// written to be merged into docs/operations.md, or docs/operations.md itself once it holds them.
+// which the policy holds it to) to name a heading of docs/operations.md, where the runbooks are.
 // make check-links reads Markdown only, not the rule's annotations.
 func TestEveryRunbookExists(t *testing.T) {
 	t.Parallel()
 	anchors := map[string]bool{}
 	found := false
-	for _, f := range []string{"operations.md", "operations-alerts.md"} {
+	for _, f := range []string{"operations.md"} {
 		fh, err := os.Open(filepath.Join("..", "..", "..", "docs", f))
 		if os.IsNotExist(err) {
 			continue
@@ -120,12 +119,12 @@ func TestEveryRunbookExists(t *testing.T) {
 		fh.Close()
 	}
 	if !found {
-		t.Fatal("neither docs/operations.md nor docs/operations-alerts.md exists: the alerts' runbooks are missing")
+		t.Fatal("docs/operations.md does not exist: the alerts' runbooks are missing")
 	}
 	for _, a := range alerts(t) {
 		anchor := strings.TrimPrefix(RunbookURL(a), "docs/operations.md#")
 		if !anchors[anchor] {
-			t.Errorf("alert %s: runbook_url %s names no heading of docs/operations.md or docs/operations-alerts.md (want a heading %q)", a, RunbookURL(a), a)
+			t.Errorf("alert %s: runbook_url %s names no heading of docs/operations.md (want a heading %q)", a, RunbookURL(a), a)
 		}
 	}
 }

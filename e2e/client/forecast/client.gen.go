@@ -290,7 +290,8 @@ type OAuth2TokenTokenType string
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId *string `json:"clientId,omitempty"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -366,7 +367,7 @@ type V1Forecast struct {
 	// Always lower-case.
 	Framework V1ForecastFramework `json:"framework"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
 	Percentile *int32 `json:"percentile,omitempty"`
 
@@ -393,9 +394,9 @@ type V1ForecastRequest struct {
 	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
 	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
-	// and caps ability_display at the grade's cap.
+	// and caps abilityDisplay at the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
 	// PriorAbility Required. The student's latest measure (-10,000 to 10,000), e.g. 695.3 — a forecast's own
@@ -439,9 +440,9 @@ type V1GroupForecastRequest struct {
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
 	CutLevels []float64 `json:"cutLevels"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` (of the
 	// forecast ability) from the content bundle's norms for the framework, grade and time of year,
-	// and caps ability_display at the grade's cap.
+	// and caps abilityDisplay at the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
 	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
@@ -498,7 +499,8 @@ type V1GroupForecasts struct {
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId string `json:"clientId"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -537,7 +539,7 @@ type V1StudentForecast struct {
 	// AbilityDisplay Display-ready forecasted ability.
 	AbilityDisplay string `json:"abilityDisplay"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// student's forecast ability among the content bundle's norms.
 	Percentile *int32 `json:"percentile,omitempty"`
 
@@ -1070,7 +1072,10 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1079,7 +1084,10 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1087,7 +1095,9 @@ type ClientInterface interface {
 	ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1095,7 +1105,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMathWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1103,7 +1115,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMath(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1111,7 +1125,9 @@ type ClientInterface interface {
 	ForecastServiceForecastMathGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1119,7 +1135,10 @@ type ClientInterface interface {
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1127,7 +1146,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReadingWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1135,7 +1157,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReading(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1143,7 +1168,10 @@ type ClientInterface interface {
 	ForecastServiceForecastReadingGroupWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1180,7 +1208,10 @@ type ClientInterface interface {
 
 // ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1199,7 +1230,10 @@ func (c *Client) ForecastServiceForecastComprehensionWithBody(ctx context.Contex
 
 // ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1217,7 +1251,9 @@ func (c *Client) ForecastServiceForecastComprehension(ctx context.Context, body 
 }
 
 // ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1235,7 +1271,9 @@ func (c *Client) ForecastServiceForecastMathWithBody(ctx context.Context, conten
 }
 
 // ForecastServiceForecastMath Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1253,7 +1291,9 @@ func (c *Client) ForecastServiceForecastMath(ctx context.Context, body ForecastS
 }
 
 // ForecastServiceForecastMathGroupWithBody Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes any type of body and a specified content type.
 //
@@ -1271,7 +1311,9 @@ func (c *Client) ForecastServiceForecastMathGroupWithBody(ctx context.Context, c
 }
 
 // ForecastServiceForecastMathGroup Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1289,7 +1331,10 @@ func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body Fore
 }
 
 // ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1307,7 +1352,10 @@ func (c *Client) ForecastServiceForecastReadingWithBody(ctx context.Context, con
 }
 
 // ForecastServiceForecastReading Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1325,7 +1373,10 @@ func (c *Client) ForecastServiceForecastReading(ctx context.Context, body Foreca
 }
 
 // ForecastServiceForecastReadingGroupWithBody Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1343,7 +1394,10 @@ func (c *Client) ForecastServiceForecastReadingGroupWithBody(ctx context.Context
 }
 
 // ForecastServiceForecastReadingGroup Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1714,7 +1768,10 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1723,7 +1780,10 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1731,7 +1791,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
 
 	// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1739,7 +1801,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
 	// ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1747,7 +1811,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathWithResponse(ctx context.Context, body ForecastServiceForecastMathJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathResponse, error)
 
 	// ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1755,7 +1821,9 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
 	// ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1763,7 +1831,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
 	// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1771,7 +1842,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
 	// ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1779,7 +1853,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingWithResponse(ctx context.Context, body ForecastServiceForecastReadingJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingResponse, error)
 
 	// ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1787,7 +1864,10 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastReadingGroupWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupResponse, error)
 
 	// ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2532,7 +2612,10 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 
 // ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2547,7 +2630,10 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithBodyWithRe
 
 // ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
-// POST /api/forecast/comprehension
+//
+// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+// (the 75% comprehension target), quantile 0.5.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2561,7 +2647,9 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithResponse(c
 }
 
 // ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2575,7 +2663,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithBodyWithResponse(ct
 }
 
 // ForecastServiceForecastMathWithResponse Forecast of one student's math measure (extension, quantile).
-// POST /api/forecast/math
+//
+// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+// quantile (mathematics): same fields, same answer.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2589,7 +2679,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathWithResponse(ctx contex
 }
 
 // ForecastServiceForecastMathGroupWithBodyWithResponse Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2603,7 +2695,9 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithBodyWithRespon
 }
 
 // ForecastServiceForecastMathGroupWithResponse Forecasts of a group's math measures (extension, quantile).
-// POST /api/forecast/math/group
+//
+// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+// /api/forecast/reading/group in quantile (mathematics).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2617,7 +2711,10 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 }
 
 // ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2631,7 +2728,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithBodyWithResponse
 }
 
 // ForecastServiceForecastReadingWithResponse Forecast of one student's reading measure (lexile).
-// POST /api/forecast/reading
+//
+// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+// the probability of reaching each cut level.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2645,7 +2745,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingWithResponse(ctx con
 }
 
 // ForecastServiceForecastReadingGroupWithBodyWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2659,7 +2762,10 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithBodyWithRes
 }
 
 // ForecastServiceForecastReadingGroupWithResponse Forecasts of a group of students' reading measures, with the group's aggregate.
-// POST /api/forecast/reading/group
+//
+// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+// performance level. Students are objects or arrays of three numbers.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

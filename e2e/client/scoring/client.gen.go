@@ -671,7 +671,8 @@ type OAuth2TokenTokenType string
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId *string `json:"clientId,omitempty"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -704,7 +705,7 @@ type V1BayesStrand struct {
 	// Ability Strand ability, a measure rounded to a whole number.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay Display-ready strand ability (rules of Measure.ability_display).
+	// AbilityDisplay Display-ready strand ability (rules of Measure.abilityDisplay).
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
@@ -722,7 +723,7 @@ type V1BayesStrandsMeasure struct {
 	// Ability As Measure.ability.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay As Measure.ability_display.
+	// AbilityDisplay As Measure.abilityDisplay.
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -731,7 +732,7 @@ type V1BayesStrandsMeasure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
@@ -758,7 +759,8 @@ type V1BayesStrandsMeasureFramework string
 // V1IssueTokenRequest defines model for v1IssueTokenRequest.
 type V1IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId string `json:"clientId"`
 
 	// ClientSecret Required. Shared secret of the client.
@@ -816,7 +818,7 @@ type V1Measure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
@@ -828,7 +830,7 @@ type V1Measure struct {
 	// Always lower-case.
 	Framework V1MeasureFramework `json:"framework"`
 
-	// Percentile Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
+	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
 	Percentile *int32 `json:"percentile,omitempty"`
 
@@ -908,7 +910,7 @@ type V1NextItemResponse struct {
 	// Ability The ability after the items answered (the Bayes measure), rounded to a whole number.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay Display-ready ability (rules of Measure.ability_display).
+	// AbilityDisplay Display-ready ability (rules of Measure.abilityDisplay).
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -943,9 +945,9 @@ type V1NextItemResponseStopReason string
 // V1PersonFit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 // student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 // reports. All four figures at full precision. In an answer only when the request asked for it
-// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 type V1PersonFit struct {
-	// Flag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+	// Flag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 	// when either is below -1.96, otherwise "".
 	Flag V1PersonFitFlag `json:"flag"`
 
@@ -963,7 +965,7 @@ type V1PersonFit struct {
 	OutfitZ float64 `json:"outfitZ"`
 }
 
-// V1PersonFitFlag "misfit" when infit_z or outfit_z is above 1.96 (distrust the measure), otherwise "overfit"
+// V1PersonFitFlag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 // when either is below -1.96, otherwise "".
 type V1PersonFitFlag string
 
@@ -975,8 +977,8 @@ type V1ScoreDifficultiesBayesRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	Framework V1ScoreDifficultiesBayesRequestFramework `json:"framework"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1011,8 +1013,8 @@ type V1ScoreFormRequest struct {
 	// FormId Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId string `json:"formId"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1034,8 +1036,8 @@ type V1ScoreItemIdsBayesRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1070,8 +1072,8 @@ type V1ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemIdsRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1105,8 +1107,8 @@ type V1ScoreItemResultsBayesRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1180,8 +1182,8 @@ type V1ScoreItemResultsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1232,8 +1234,8 @@ type V1ScoreScaleBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1274,8 +1276,8 @@ type V1ScoreScaleBayesRequestTimeOfYear string
 
 // V1ScoreScaleRequest defines model for v1ScoreScaleRequest.
 type V1ScoreScaleRequest struct {
-	// Grade Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
-	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
+	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
+	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
@@ -1343,7 +1345,7 @@ type V1StrandsMeasure struct {
 	// Ability As Measure.ability.
 	Ability int32 `json:"ability"`
 
-	// AbilityDisplay As Measure.ability_display.
+	// AbilityDisplay As Measure.abilityDisplay.
 	AbilityDisplay string `json:"abilityDisplay"`
 
 	// ApiVersion Build version of the service.
@@ -1352,7 +1354,7 @@ type V1StrandsMeasure struct {
 	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fit_note says why it is absent then).
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
 	Fit *V1PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
@@ -1978,7 +1980,11 @@ type ClientInterface interface {
 
 	// ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1987,7 +1993,11 @@ type ClientInterface interface {
 
 	// ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1995,7 +2005,9 @@ type ClientInterface interface {
 	ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2003,7 +2015,9 @@ type ClientInterface interface {
 	ScoringServiceScoreFormWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2011,7 +2025,10 @@ type ClientInterface interface {
 	ScoringServiceScoreForm(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2019,7 +2036,10 @@ type ClientInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2027,7 +2047,10 @@ type ClientInterface interface {
 	ScoringServiceScoreDifficultiesBayes(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2035,7 +2058,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2043,7 +2069,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsBayes(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2051,7 +2080,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIdsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2059,7 +2091,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemIds(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2067,7 +2102,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2075,7 +2113,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayes(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2083,7 +2124,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2091,7 +2135,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsBayesStrands(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2099,7 +2146,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2107,7 +2157,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResults(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2115,7 +2168,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2123,7 +2179,10 @@ type ClientInterface interface {
 	ScoringServiceScoreItemResultsStrands(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2131,7 +2190,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleBayesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2139,7 +2201,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleBayes(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2147,7 +2212,10 @@ type ClientInterface interface {
 	ScoringServiceScoreScaleWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2184,7 +2252,11 @@ type ClientInterface interface {
 
 // ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2203,7 +2275,11 @@ func (c *Client) ScoringServiceNextItemWithBody(ctx context.Context, contentType
 
 // ScoringServiceNextItem Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2221,7 +2297,9 @@ func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringService
 }
 
 // ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2239,7 +2317,9 @@ func (c *Client) ScoringServiceScoreFormWithBody(ctx context.Context, contentTyp
 }
 
 // ScoringServiceScoreForm Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2257,7 +2337,10 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 }
 
 // ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2275,7 +2358,10 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 }
 
 // ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2293,7 +2379,10 @@ func (c *Client) ScoringServiceScoreDifficultiesBayes(ctx context.Context, body 
 }
 
 // ScoringServiceScoreItemIdsBayesWithBody Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2311,7 +2400,10 @@ func (c *Client) ScoringServiceScoreItemIdsBayesWithBody(ctx context.Context, co
 }
 
 // ScoringServiceScoreItemIdsBayes Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2329,7 +2421,10 @@ func (c *Client) ScoringServiceScoreItemIdsBayes(ctx context.Context, body Scori
 }
 
 // ScoringServiceScoreItemIdsWithBody Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes any type of body and a specified content type.
 //
@@ -2347,7 +2442,10 @@ func (c *Client) ScoringServiceScoreItemIdsWithBody(ctx context.Context, content
 }
 
 // ScoringServiceScoreItemIds Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2365,7 +2463,10 @@ func (c *Client) ScoringServiceScoreItemIds(ctx context.Context, body ScoringSer
 }
 
 // ScoringServiceScoreItemResultsBayesWithBody Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2383,7 +2484,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesWithBody(ctx context.Context
 }
 
 // ScoringServiceScoreItemResultsBayes Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2401,7 +2505,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayes(ctx context.Context, body S
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithBody Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2419,7 +2526,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrandsWithBody(ctx context.
 }
 
 // ScoringServiceScoreItemResultsBayesStrands Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2437,7 +2547,10 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrands(ctx context.Context,
 }
 
 // ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2455,7 +2568,10 @@ func (c *Client) ScoringServiceScoreItemResultsWithBody(ctx context.Context, con
 }
 
 // ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2473,7 +2589,10 @@ func (c *Client) ScoringServiceScoreItemResults(ctx context.Context, body Scorin
 }
 
 // ScoringServiceScoreItemResultsStrandsWithBody Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2491,7 +2610,10 @@ func (c *Client) ScoringServiceScoreItemResultsStrandsWithBody(ctx context.Conte
 }
 
 // ScoringServiceScoreItemResultsStrands Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2509,7 +2631,10 @@ func (c *Client) ScoringServiceScoreItemResultsStrands(ctx context.Context, body
 }
 
 // ScoringServiceScoreScaleBayesWithBody Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2527,7 +2652,10 @@ func (c *Client) ScoringServiceScoreScaleBayesWithBody(ctx context.Context, cont
 }
 
 // ScoringServiceScoreScaleBayes Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2545,7 +2673,10 @@ func (c *Client) ScoringServiceScoreScaleBayes(ctx context.Context, body Scoring
 }
 
 // ScoringServiceScoreScaleWithBody Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2563,7 +2694,10 @@ func (c *Client) ScoringServiceScoreScaleWithBody(ctx context.Context, contentTy
 }
 
 // ScoringServiceScoreScale Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3174,7 +3308,11 @@ type ClientWithResponsesInterface interface {
 
 	// ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3183,7 +3321,11 @@ type ClientWithResponsesInterface interface {
 
 	// ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3191,7 +3333,9 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
 
 	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3199,7 +3343,9 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreFormWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
 	// ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3207,7 +3353,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreFormWithResponse(ctx context.Context, body ScoringServiceScoreFormJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreFormResponse, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3215,7 +3364,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
 	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3223,7 +3375,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreDifficultiesBayesWithResponse(ctx context.Context, body ScoringServiceScoreDifficultiesBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreDifficultiesBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3231,7 +3386,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3239,7 +3397,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsBayesResponse, error)
 
 	// ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3247,7 +3408,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
 	// ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3255,7 +3419,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemIdsWithResponse(ctx context.Context, body ScoringServiceScoreItemIdsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemIdsResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3263,7 +3430,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3271,7 +3441,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3279,7 +3452,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3287,7 +3463,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsBayesStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsBayesStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3295,7 +3474,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
 	// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3303,7 +3485,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsResponse, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3311,7 +3496,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
 	// ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3319,7 +3507,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreItemResultsStrandsWithResponse(ctx context.Context, body ScoringServiceScoreItemResultsStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreItemResultsStrandsResponse, error)
 
 	// ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3327,7 +3518,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleBayesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
 	// ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3335,7 +3529,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleBayesWithResponse(ctx context.Context, body ScoringServiceScoreScaleBayesJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleBayesResponse, error)
 
 	// ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3343,7 +3540,10 @@ type ClientWithResponsesInterface interface {
 	ScoringServiceScoreScaleWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreScaleResponse, error)
 
 	// ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4796,7 +4996,11 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 
 // ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4811,7 +5015,11 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithBodyWithResponse(ctx con
 
 // ScoringServiceNextItemWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-// POST /api/score/adaptive/next
+//
+// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+// request carries every answer so far, so any replica answers any step and the same request
+// always gets the same answer. The answer holds the measure after those answers and the item to
+// give next, or the rule that stops the test.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4825,7 +5033,9 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Con
 }
 
 // ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4839,7 +5049,9 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithBodyWithResponse(ctx co
 }
 
 // ScoringServiceScoreFormWithResponse Standard measure from a form of the content bundle and a number correct (extension).
-// POST /api/score/form/id/standard
+//
+// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+// of the content bundle and the number correct on it, without listing the form's items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4853,7 +5065,10 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 }
 
 // ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4867,7 +5082,10 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 }
 
 // ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
-// POST /api/score/items/difficulties/bayes
+//
+// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+// known only by their difficulties (with a count each) and the number answered correctly,
+// combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4881,7 +5099,10 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithResponse(c
 }
 
 // ScoringServiceScoreItemIdsBayesWithBodyWithResponse Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4895,7 +5116,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithBodyWithRespons
 }
 
 // ScoringServiceScoreItemIdsBayesWithResponse Bayes measure from item ids, a number correct and a prior.
-// POST /api/score/items/ids/bayes
+//
+// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4909,7 +5133,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsBayesWithResponse(ctx co
 }
 
 // ScoringServiceScoreItemIdsWithBodyWithResponse Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4923,7 +5150,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithBodyWithResponse(ctx
 }
 
 // ScoringServiceScoreItemIdsWithResponse Standard measure from item ids and a number correct.
-// POST /api/score/items/ids/standard
+//
+// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+// and how many of them were answered correctly (with the Rasch model the number correct is all
+// that matters).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4937,7 +5167,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemIdsWithResponse(ctx context
 }
 
 // ScoringServiceScoreItemResultsBayesWithBodyWithResponse Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4951,7 +5184,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithBodyWithRes
 }
 
 // ScoringServiceScoreItemResultsBayesWithResponse Bayes measure from item results and a prior.
-// POST /api/score/items/idsWithResults/bayes
+//
+// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4965,7 +5201,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesWithResponse(ct
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithBodyWithResponse Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4979,7 +5218,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithBody
 }
 
 // ScoringServiceScoreItemResultsBayesStrandsWithResponse Bayes measure with a measure and category per strand.
-// POST /api/score/items/idsWithResults/bayes/strands
+//
+// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+// uncertainty and display.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4993,7 +5235,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithResp
 }
 
 // ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5007,7 +5252,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithBodyWithResponse
 }
 
 // ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
-// POST /api/score/items/idsWithResults/standard
+//
+// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+// uncertainty, the ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5021,7 +5269,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithResponse(ctx con
 }
 
 // ScoringServiceScoreItemResultsStrandsWithBodyWithResponse Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5035,7 +5286,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithBodyWithR
 }
 
 // ScoringServiceScoreItemResultsStrandsWithResponse Standard measure with a category per strand (skill area).
-// POST /api/score/items/idsWithResults/standard/strands
+//
+// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+// performance category against the grade's benchmarks.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5049,7 +5303,10 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsStrandsWithResponse(
 }
 
 // ScoringServiceScoreScaleBayesWithBodyWithResponse Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5063,7 +5320,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithBodyWithResponse(
 }
 
 // ScoringServiceScoreScaleBayesWithResponse Bayes measure from a scale score of an external test and a prior.
-// POST /api/score/scale/bayes
+//
+// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+// grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5077,7 +5337,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleBayesWithResponse(ctx cont
 }
 
 // ScoringServiceScoreScaleWithBodyWithResponse Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5091,7 +5354,10 @@ func (c *ClientWithResponses) ScoringServiceScoreScaleWithBodyWithResponse(ctx c
 }
 
 // ScoringServiceScoreScaleWithResponse Measure from a scale score of an external test, through its link table.
-// POST /api/score/scale/standard
+//
+// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+// external test that the content bundle links to the framework (the link table named by linkId);
+// the link table's framework is the answer's.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

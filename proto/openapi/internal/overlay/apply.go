@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 )
 
@@ -14,7 +15,21 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 		return fmt.Errorf("services.%s: the overlay gives this service no title", svc)
 	}
 	seen.services[svc] = true
-	doc["info"] = map[string]any{"title": info.Title, "description": strings.TrimSpace(info.Description), "version": version}
+	docInfo := map[string]any{"title": info.Title, "description": appendText(strings.TrimSpace(info.Description), o.About), "version": version}
+	if o.Contact != nil {
+		docInfo["contact"] = deepCopy(o.Contact)
+	}
+	if o.License != nil {
+		docInfo["license"] = deepCopy(o.License)
+	}
+	doc["info"] = docInfo
+	if len(o.Servers) > 0 {
+		servers := make([]any, len(o.Servers))
+		for i, s := range o.Servers {
+			servers[i] = deepCopy(map[string]any(s))
+		}
+		doc["servers"] = servers
+	}
 
 	components, _ := doc["components"].(map[string]any)
 	if components == nil {
@@ -54,6 +69,18 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 	for _, name := range sortedKeys(o.DerivedSchemas) {
 		errs = append(errs, o.DerivedSchemas[name].apply(name, schemas))
 	}
+	tags, _ := doc["tags"].([]any)
+	for _, t := range tags {
+		tag, _ := t.(map[string]any)
+		name, _ := tag["name"].(string)
+		text, ok := o.Tags[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("tags.%s: the overlay gives this tag no description for the HTTP page", name))
+			continue
+		}
+		seen.tags[name] = true
+		tag["description"] = strings.TrimSpace(text)
+	}
 	paths, _ := doc["paths"].(map[string]any)
 	for _, p := range sortedKeys(paths) {
 		patch, ok := o.Operations[p]
@@ -67,6 +94,117 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 				continue
 			}
 			errs = append(errs, o.patchOperation(op, patch, method+" "+p))
+		}
+	}
+	jsonNames(doc)
+	errs = append(errs, unreferencedComponents(doc))
+	return errors.Join(errs...)
+}
+
+// snakeWord is a word in a .proto comment that may be a proto field name (time_of_year).
+var snakeWord = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b`)
+
+// jsonNames rewrites, in every description and summary, the proto field names the .proto comments
+// use (time_of_year, ability_display) as the JSON names the HTTP page shows (timeOfYear,
+// abilityDisplay): a snake_case word becomes lowerCamelCase where that is a property name of the
+// document and the word itself is not (grant_type, a form field of its own, stays).
+func jsonNames(doc map[string]any) {
+	props := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if p, ok := v["properties"].(map[string]any); ok {
+				for name := range p {
+					props[name] = true
+				}
+			}
+			for _, e := range v {
+				collect(e)
+			}
+		case []any:
+			for _, e := range v {
+				collect(e)
+			}
+		}
+	}
+	collect(doc["components"])
+	rename := func(text string) string {
+		return snakeWord.ReplaceAllStringFunc(text, func(w string) string {
+			if props[w] {
+				return w
+			}
+			parts := strings.Split(w, "_")
+			for i := 1; i < len(parts); i++ {
+				parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+			}
+			if camel := strings.Join(parts, ""); props[camel] {
+				return camel
+			}
+			return w
+		})
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				if s, ok := e.(string); ok && (k == "description" || k == "summary") {
+					v[k] = rename(s)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+}
+
+// unreferencedComponents fails on a $ref to no component, and on a component (other than a
+// security scheme, which operations name rather than $ref) that nothing in the document refers
+// to: dead text that client generators and linters trip on, usually an overlay entry left behind
+// by a change.
+func unreferencedComponents(doc map[string]any) error {
+	refs := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				refs[r] = true
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	components, _ := doc["components"].(map[string]any)
+	var errs []error
+	for _, r := range sortedKeys(refs) {
+		kind, name, ok := strings.Cut(strings.TrimPrefix(r, "#/components/"), "/")
+		section, _ := components[kind].(map[string]any)
+		if _, found := section[name]; !ok || !found {
+			errs = append(errs, fmt.Errorf("%s: no such component", r))
+		}
+	}
+	for _, kind := range sortedKeys(components) {
+		if kind == "securitySchemes" {
+			continue
+		}
+		section, _ := components[kind].(map[string]any)
+		for _, name := range sortedKeys(section) {
+			if !refs["#/components/"+kind+"/"+name] {
+				errs = append(errs, fmt.Errorf("components.%s.%s: nothing in the document refers to it", kind, name))
+			}
 		}
 	}
 	return errors.Join(errs...)

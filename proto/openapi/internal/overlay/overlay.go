@@ -33,8 +33,20 @@ import (
 // Overlay is the decoded overlay file. Verbatim fragments (components, responses, request
 // content) are OpenAPI 3.0 as written; patches are typed so an unknown key is an error.
 type Overlay struct {
-	// Services gives each service's document its title and description.
+	// Services gives each service's document its title and the description of what it does.
 	Services map[string]Info `yaml:"services"`
+	// About follows each service's own description in its document's info.description: what
+	// every service shares (authorization, numbers, strict input, errors).
+	About string `yaml:"about"`
+	// Contact and License are every document's info.contact and info.license.
+	Contact map[string]any `yaml:"contact"`
+	License map[string]any `yaml:"license"`
+	// Servers are every document's servers.
+	Servers []map[string]any `yaml:"servers"`
+	// Tags replace the description of each tag (one per gRPC service, taken from its .proto
+	// comment, which speaks gRPC) with what the HTTP page should say. Every tag of every
+	// document must have one, or Build fails.
+	Tags map[string]string `yaml:"tags"`
 	// Components are added to every document's components (securitySchemes, schemas,
 	// responses, headers); a name the generator already uses is an error.
 	Components map[string]map[string]any `yaml:"components"`
@@ -242,10 +254,11 @@ type usage struct {
 	properties map[string]bool // "schema.property"
 	paths      map[string]bool
 	services   map[string]bool
+	tags       map[string]bool
 }
 
 func newUsage() *usage {
-	return &usage{schemas: map[string]bool{}, properties: map[string]bool{}, paths: map[string]bool{}, services: map[string]bool{}}
+	return &usage{schemas: map[string]bool{}, properties: map[string]bool{}, paths: map[string]bool{}, services: map[string]bool{}, tags: map[string]bool{}}
 }
 
 // unused fails on the overlay entries no document had: they name something that was renamed
@@ -271,6 +284,11 @@ func (u *usage) unused(o *Overlay) error {
 	for _, s := range sortedKeys(o.Services) {
 		if !u.services[s] {
 			errs = append(errs, fmt.Errorf("services.%s: not a service built", s))
+		}
+	}
+	for _, t := range sortedKeys(o.Tags) {
+		if !u.tags[t] {
+			errs = append(errs, fmt.Errorf("tags.%s: no document has this tag", t))
 		}
 	}
 	return errors.Join(errs...)

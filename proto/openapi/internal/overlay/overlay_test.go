@@ -16,11 +16,13 @@ func swagger(fieldType string) fstest.MapFS {
 	    "responses":{"200":{"description":"ok","schema":{"$ref":"#/definitions/v1Tok"}}}}}},
 	  "definitions":{"v1Tok":{"type":"object","properties":{"clientId":{"type":"string"}}}}}`
 	svc := `{"swagger":"2.0","info":{"title":"s","version":"x"},"consumes":["application/json"],"produces":["application/json"],
+	  "tags":[{"name":"SvcService","description":"SvcService answers INVALID_ARGUMENT on a bad elapsed_days."}],
 	  "paths":{"/api/x":{"post":{"operationId":"X","parameters":[{"name":"body","in":"body","required":true,"schema":{"$ref":"#/definitions/v1Req"}}],
 	    "responses":{"200":{"description":"ok","schema":{"$ref":"#/definitions/v1Req"}}}}}},
 	  "definitions":{"v1Req":{"type":"object","properties":{
 	    "prior":{"type":"` + fieldType + `"},"days":{"type":"integer","format":"int32"},
-	    "rows":{"type":"array","items":{"$ref":"#/definitions/v1Row"}},"name":{"type":"string"}}},
+	    "rows":{"type":"array","items":{"$ref":"#/definitions/v1Row"}},"rowsTotal":{"type":"integer","format":"int32"},
+	    "name":{"type":"string","description":"Used with rows_total; grant_type and not_a_field stay."},"grant_type":{"type":"string"}}},
 	  "v1Row":{"type":"object","properties":{"a":{"type":"number","format":"double"},"b":{"type":"integer","format":"int32"}}}}}`
 	return fstest.MapFS{
 		"yardstick/auth/v1/auth.swagger.json": {Data: []byte(auth)},
@@ -37,6 +39,7 @@ components:
   responses: {Bad: {description: bad, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}}
 errorResponses: {"400": Bad}
 operations: {/authToken: {public: true}}
+tags: {SvcService: A bad elapsedDays is a 400.}
 `
 
 func build(t *testing.T, fieldType, extra string) (map[string]any, error) {
@@ -178,7 +181,10 @@ func TestFailsLoudly(t *testing.T) {
 		{"component clash", strings.Replace(base, "Error: {", "v1Req: {", 1), "components.schemas.v1Req: the generator already defines it"},
 		{"derived from nothing", "derivedSchemas: {Form: {from: v1Gone}}", `from "v1Gone": no such schema`},
 		{"derived clash", "derivedSchemas: {Form: {from: v1Tok, addProperties: {clientId: {type: string}}}}", `"clientId" is already a property`},
-		{"invalid result", strings.Replace(base, `"400": Bad`, `"400": Nope`, 1), "Nope"},
+		{"invalid result", strings.Replace(base, `"400": Bad`, `"400": Nope`, 1), "#/components/responses/Nope: no such component"},
+		{"unused component", strings.Replace(base, "  securitySchemes:", "  headers: {Unused: {schema: {type: string}}}\n  securitySchemes:", 1), "components.headers.Unused: nothing in the document refers to it"},
+		{"tag without HTTP text", strings.Replace(base, "tags: {SvcService:", "tags: {Other:", 1), "tags.SvcService: the overlay gives this tag no description"},
+		{"tag of no document", strings.Replace(base, "tags: {SvcService:", "tags: {Gone: y, SvcService:", 1), "tags.Gone: no document has this tag"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -192,6 +198,51 @@ func TestFailsLoudly(t *testing.T) {
 				t.Errorf("got error %v; want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestInfoServersAndTags: each document's description is its service's own followed by what all
+// share; contact, license and servers are set; a tag's text is the overlay's, not the .proto
+// comment's.
+func TestInfoServersAndTags(t *testing.T) {
+	t.Parallel()
+	doc, err := buildRaw(t, "integer", strings.Replace(base, "description: D}}", "description: Does svc things.}}", 1)+`
+about: Shared by all.
+contact: {name: C, url: 'https://example.org/c'}
+license: {name: L, url: 'https://example.org/l'}
+servers: [{url: /, description: here}]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := at(t, doc, "info", "description"); got != "Does svc things.\n\nShared by all." {
+		t.Errorf("info.description: got %q", got)
+	}
+	if got := at(t, doc, "info", "contact"); !reflect.DeepEqual(got, map[string]any{"name": "C", "url": "https://example.org/c"}) {
+		t.Errorf("info.contact: got %v", got)
+	}
+	if got := at(t, doc, "info", "license", "name"); got != "L" {
+		t.Errorf("info.license.name: got %v", got)
+	}
+	if got := at(t, doc, "servers"); !reflect.DeepEqual(got, []any{map[string]any{"url": "/", "description": "here"}}) {
+		t.Errorf("servers: got %v", got)
+	}
+	tags, _ := at(t, doc, "tags").([]any)
+	if len(tags) != 1 || at(t, tags[0], "description") != "A bad elapsedDays is a 400." {
+		t.Errorf("tags: got %v; want SvcService with the overlay's text", tags)
+	}
+}
+
+// TestJSONNames: a proto field name in a description becomes the JSON name the document uses;
+// a word that is a property itself, or no property's other spelling, stays.
+func TestJSONNames(t *testing.T) {
+	t.Parallel()
+	doc, err := build(t, "integer", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := at(t, doc, "components", "schemas", "v1Req", "properties", "name", "description"), "Used with rowsTotal; grant_type and not_a_field stay."; got != want {
+		t.Errorf("description: got %q; want %q", got, want)
 	}
 }
 

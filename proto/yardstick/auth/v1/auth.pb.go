@@ -25,7 +25,8 @@ const (
 type IssueTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is UNAUTHENTICATED (401), as wrong credentials.
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
 	ClientId *string `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3,oneof" json:"client_id,omitempty"`
 	// Required. Shared secret of the client.
 	ClientSecret  *string `protobuf:"bytes,2,opt,name=client_secret,json=clientSecret,proto3,oneof" json:"client_secret,omitempty"`

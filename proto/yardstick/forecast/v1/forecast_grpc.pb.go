@@ -45,20 +45,33 @@ const (
 // UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE, INTERNAL).
 type ForecastServiceClient interface {
 	// Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	ForecastReading(ctx context.Context, in *ForecastRequest, opts ...grpc.CallOption) (*Forecast, error)
 	// Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	ForecastReadingGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
 	// Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	ForecastMath(ctx context.Context, in *ForecastRequest, opts ...grpc.CallOption) (*Forecast, error)
 	// Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	ForecastMathGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
 	// A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error)
 }
 
@@ -139,20 +152,33 @@ func (c *forecastServiceClient) ForecastComprehension(ctx context.Context, in *C
 // UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE, INTERNAL).
 type ForecastServiceServer interface {
 	// Forecast of one student's reading measure (lexile).
-	// POST /api/forecast/reading
+	//
+	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
+	// uncertainty and the days until the future test: the forecast ability with its uncertainty, and
+	// the probability of reaching each cut level.
 	ForecastReading(context.Context, *ForecastRequest) (*Forecast, error)
 	// Forecasts of a group of students' reading measures, with the group's aggregate.
-	// POST /api/forecast/reading/group
+	//
+	// POST /api/forecast/reading/group, permission forecast:group. Each student forecast as by
+	// /api/forecast/reading, plus the group's aggregate ability, uncertainty and proportion per
+	// performance level. Students are objects or arrays of three numbers.
 	ForecastReadingGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
 	// Forecast of one student's math measure (extension, quantile).
-	// POST /api/forecast/math
+	//
+	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
+	// quantile (mathematics): same fields, same answer.
 	ForecastMath(context.Context, *ForecastRequest) (*Forecast, error)
 	// Forecasts of a group's math measures (extension, quantile).
-	// POST /api/forecast/math/group
+	//
+	// POST /api/forecast/math/group, permission forecast:group. The group forecast of
+	// /api/forecast/reading/group in quantile (mathematics).
 	ForecastMathGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
 	// A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
-	// POST /api/forecast/comprehension
+	//
+	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
+	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
+	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error)
 	mustEmbedUnimplementedForecastServiceServer()
 }

@@ -52,38 +52,71 @@ const (
 // UNAVAILABLE (shutting down), INTERNAL; each with a google.rpc.ErrorInfo (domain "yardstick").
 type ScoringServiceClient interface {
 	// Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	ScoreItemResults(ctx context.Context, in *ScoreItemResultsRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	ScoreItemIds(ctx context.Context, in *ScoreItemIdsRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	ScoreScale(ctx context.Context, in *ScoreScaleRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	ScoreItemResultsStrands(ctx context.Context, in *ScoreItemResultsStrandsRequest, opts ...grpc.CallOption) (*StrandsMeasure, error)
 	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	ScoreDifficultiesBayes(ctx context.Context, in *ScoreDifficultiesBayesRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreItemResultsBayes(ctx context.Context, in *ScoreItemResultsBayesRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreItemIdsBayes(ctx context.Context, in *ScoreItemIdsBayesRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreScaleBayes(ctx context.Context, in *ScoreScaleBayesRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	ScoreItemResultsBayesStrands(ctx context.Context, in *ScoreItemResultsBayesStrandsRequest, opts ...grpc.CallOption) (*BayesStrandsMeasure, error)
 	// Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	ScoreForm(ctx context.Context, in *ScoreFormRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	NextItem(ctx context.Context, in *NextItemRequest, opts ...grpc.CallOption) (*NextItemResponse, error)
 }
 
@@ -225,38 +258,71 @@ func (c *scoringServiceClient) NextItem(ctx context.Context, in *NextItemRequest
 // UNAVAILABLE (shutting down), INTERNAL; each with a google.rpc.ErrorInfo (domain "yardstick").
 type ScoringServiceServer interface {
 	// Standard (maximum likelihood) measure from item results.
-	// POST /api/score/items/idsWithResults/standard
+	//
+	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
+	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
+	// uncertainty, the ability's display and the framework of the items.
 	ScoreItemResults(context.Context, *ScoreItemResultsRequest) (*Measure, error)
 	// Standard measure from item ids and a number correct.
-	// POST /api/score/items/ids/standard
+	//
+	// POST /api/score/items/ids/standard, permission score:standard. A measure from the items given
+	// and how many of them were answered correctly (with the Rasch model the number correct is all
+	// that matters).
 	ScoreItemIds(context.Context, *ScoreItemIdsRequest) (*Measure, error)
 	// Measure from a scale score of an external test, through its link table.
-	// POST /api/score/scale/standard
+	//
+	// POST /api/score/scale/standard, permission score:scale. A measure from a scale score on an
+	// external test that the content bundle links to the framework (the link table named by linkId);
+	// the link table's framework is the answer's.
 	ScoreScale(context.Context, *ScoreScaleRequest) (*Measure, error)
 	// Standard measure with a category per strand (skill area).
-	// POST /api/score/items/idsWithResults/standard/strands
+	//
+	// POST /api/score/items/idsWithResults/standard/strands, permission score:strands. The measure of
+	// /api/score/items/idsWithResults/standard plus one entry per strand the items cover, with a
+	// performance category against the grade's benchmarks.
 	ScoreItemResultsStrands(context.Context, *ScoreItemResultsStrandsRequest) (*StrandsMeasure, error)
 	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
-	// POST /api/score/items/difficulties/bayes
+	//
+	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
+	// known only by their difficulties (with a count each) and the number answered correctly,
+	// combined with the student's prior measure grown over the elapsed days.
 	ScoreDifficultiesBayes(context.Context, *ScoreDifficultiesBayesRequest) (*Measure, error)
 	// Bayes measure from item results and a prior.
-	// POST /api/score/items/idsWithResults/bayes
+	//
+	// POST /api/score/items/idsWithResults/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/idsWithResults/standard: the answers combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreItemResultsBayes(context.Context, *ScoreItemResultsBayesRequest) (*Measure, error)
 	// Bayes measure from item ids, a number correct and a prior.
-	// POST /api/score/items/ids/bayes
+	//
+	// POST /api/score/items/ids/bayes, permission score:bayes. The Bayes form of
+	// /api/score/items/ids/standard: the number correct combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreItemIdsBayes(context.Context, *ScoreItemIdsBayesRequest) (*Measure, error)
 	// Bayes measure from a scale score of an external test and a prior.
-	// POST /api/score/scale/bayes
+	//
+	// POST /api/score/scale/bayes, permission score:scale. The Bayes form of
+	// /api/score/scale/standard: the linked scale score combined with the student's prior measure
+	// grown over the elapsed days.
 	ScoreScaleBayes(context.Context, *ScoreScaleBayesRequest) (*Measure, error)
 	// Bayes measure with a measure and category per strand.
-	// POST /api/score/items/idsWithResults/bayes/strands
+	//
+	// POST /api/score/items/idsWithResults/bayes/strands, permission score:strands. The Bayes form of
+	// /api/score/items/idsWithResults/standard/strands; each strand also gets its own ability,
+	// uncertainty and display.
 	ScoreItemResultsBayesStrands(context.Context, *ScoreItemResultsBayesStrandsRequest) (*BayesStrandsMeasure, error)
 	// Standard measure from a form of the content bundle and a number correct (extension).
-	// POST /api/score/form/id/standard
+	//
+	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
+	// of the content bundle and the number correct on it, without listing the form's items.
 	ScoreForm(context.Context, *ScoreFormRequest) (*Measure, error)
 	// Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
-	// POST /api/score/adaptive/next
+	//
+	// POST /api/score/adaptive/next, permission score:adaptive. The service keeps no session: each
+	// request carries every answer so far, so any replica answers any step and the same request
+	// always gets the same answer. The answer holds the measure after those answers and the item to
+	// give next, or the rule that stops the test.
 	NextItem(context.Context, *NextItemRequest) (*NextItemResponse, error)
 	mustEmbedUnimplementedScoringServiceServer()
 }
