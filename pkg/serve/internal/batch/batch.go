@@ -107,6 +107,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
+	defer c.release()
 	defer context.AfterFunc(ctx, c.stop)()
 
 	h := w.Header()
@@ -133,6 +134,11 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 		defer close(jobs)
 		defer close(work)
 		readErr = read(ctx, &body{ctx: ctx, r: r, c: c}, o.MaxLine, slots, jobs, work, &lines)
+		if readErr != nil {
+			// The connection broke (the caller is gone) or the body was idle: either way
+			// net/http has cancelled the request, and the stream ends here, without a summary.
+			cancel(readErr)
+		}
 	})
 	for range o.Workers {
 		wg.Go(func() {
@@ -203,8 +209,6 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	case writeErr != nil:
 		return counts, writeErr
 	case readErr != nil:
-		// Every record read was answered; the stream was cut short, so no summary.
-		_ = out.flush()
 		return counts, readErr
 	}
 	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)

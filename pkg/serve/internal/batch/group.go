@@ -48,6 +48,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
+	defer c.release()
 	defer context.AfterFunc(ctx, c.stop)()
 	out := newOutput(w, c)
 	headSent := false

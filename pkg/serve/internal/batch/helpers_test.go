@@ -189,3 +189,7 @@ func wait[T any](t *testing.T, c <-chan T, within time.Duration, what string) T 
 		panic("unreachable")
 	}
 }
+
+type httptestServer = httptest.Server
+
+func newHTTPTest(h http.Handler) *httptest.Server { return httptest.NewServer(h) }

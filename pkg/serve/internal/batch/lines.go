@@ -107,6 +107,21 @@ func (c *conn) stop() {
 	_ = c.rc.SetWriteDeadline(past)
 }
 
+func (c *conn) stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cancelled
+}
+
+// release lets net/http end the answer cleanly after the engine is done (stop's past write
+// deadline would cut its last chunk), bounded by the idle limit in case the caller reads
+// nothing. The read deadline stays: whatever the body still holds is not read.
+func (c *conn) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
+}
+
 // armRead pushes the read deadline idle into the future; false when the stream is over. The
 // lock orders it with stop: a deadline set here is never left standing after stop's.
 func (c *conn) armRead() bool {
@@ -146,11 +161,16 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	n, err := b.r.Read(p)
 	if err != nil && n == 0 {
-		if b.ctx.Err() != nil {
+		// net/http cancels the request's context on any read error of the connection, a
+		// deadline included: whose deadline it was decides the error.
+		if b.c.stopped() {
 			return 0, context.Cause(b.ctx)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return 0, errIdle
+		}
+		if b.ctx.Err() != nil {
+			return 0, context.Cause(b.ctx)
 		}
 	}
 	return n, err
