@@ -122,8 +122,17 @@ type duplex struct {
 
 func openDuplex(t *testing.T, url string) *duplex {
 	t.Helper()
+	return openDuplexWith(t, url, "")
+}
+
+// openDuplexWith sends first while the request is made.
+func openDuplexWith(t *testing.T, url, first string) *duplex {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
+	if first != "" {
+		go func() { _, _ = io.WriteString(pw, first) }()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
 	if err != nil {
 		t.Fatal(err)
