@@ -129,10 +129,10 @@ func groupServer(t *testing.T, o Options) (*httptest.Server, chan GroupCounts) {
 func TestGroupStreamEqualsUnary(t *testing.T) {
 	t.Parallel()
 	fw := lexile(t)
-	r := rand.New(rand.NewPCG(3, 4))
 	for _, n := range []int{0, 1, 2, 500} {
 		t.Run(fmt.Sprintf("students=%d", n), func(t *testing.T) {
 			t.Parallel()
+			r := rand.New(rand.NewPCG(3, uint64(n)))
 			srv, done := groupServer(t, Options{})
 			cuts := []float64{400, 750, 1100}
 			var body strings.Builder

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"unicode/utf8"
@@ -67,19 +68,11 @@ var recordFields = []string{"id", "path", "body"}
 // body are copies: the line's buffer is reused.
 func parseRecord(line []byte) (record, error) {
 	var p rpcerr.Problems
-	if !json.Valid(line) {
-		var raw json.RawMessage
-		err := json.Unmarshal(line, &raw)
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			p.Add("", "the line is not JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
-		} else {
-			p.Add("", "the line is not JSON")
-		}
-		return record{}, p.Err()
-	}
 	d := jx.DecodeBytes(line)
 	if d.Next() != jx.Object {
+		if !json.Valid(line) {
+			return record{}, notJSON(line)
+		}
 		p.Add("", `the line is not a record: each line is one JSON object {"id": "...", "path": "...", "body": {...}}`)
 		return record{}, p.Err()
 	}
@@ -143,9 +136,20 @@ func parseRecord(line []byte) (record, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		// One value a line: anything after it but spaces is not a record.
+		if err = d.Skip(); errors.Is(err, io.EOF) {
+			err = nil
+		} else if err == nil {
+			err = errors.New("more than one value")
+		}
+	}
 	if err != nil {
-		// json.Valid accepted the line, so this is a limit of the decoder (nesting depth).
-		p.Add("", "the line could not be read: %v", err)
+		// jx is as strict as encoding/json, which says what is wrong in the words callers know.
+		if !json.Valid(line) {
+			return record{}, notJSON(line)
+		}
+		p.Add("", "the line could not be read: %v", err) // valid JSON nested deeper than jx reads
 	}
 	for i, f := range recordFields {
 		if !seen[i] {
@@ -156,6 +160,16 @@ func parseRecord(line []byte) (record, error) {
 		return record{}, err
 	}
 	return rec, nil
+}
+
+// notJSON is the 400 of a line that is not JSON, saying where it breaks.
+func notJSON(line []byte) error {
+	var raw json.RawMessage
+	var syntax *json.SyntaxError
+	if err := json.Unmarshal(line, &raw); errors.As(err, &syntax) {
+		return rpcerr.Invalid("", "the line is not JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
+	}
+	return rpcerr.Invalid("", "the line is not JSON")
 }
 
 // suggest is `; did you mean "x"?` for a key one or two edits away from a record field.
