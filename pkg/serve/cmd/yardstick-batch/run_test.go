@@ -119,8 +119,6 @@ func TestNDJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, notJSON := batch.ErrorAnswer(errors.New("x"))
-	_ = notJSON
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 	_, bad := batch.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
 	want := []string{
