@@ -42,6 +42,10 @@ type Options struct {
 	Idle time.Duration
 	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
 	MaxLine int
+	// MaxHeld bounds the bytes of records and answers held between the body and the caller
+	// (default 32 MiB): whatever the answers' size, the engine stops reading and dispatching
+	// past it (see budget).
+	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
 }
@@ -51,6 +55,7 @@ const (
 	DefaultInFlight = 16
 	DefaultIdle     = 60 * time.Second
 	DefaultMaxLine  = 1 << 20
+	DefaultMaxHeld  = 32 << 20
 )
 
 func (o Options) withDefaults() Options {
@@ -66,6 +71,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxLine <= 0 {
 		o.MaxLine = DefaultMaxLine
 	}
+	if o.MaxHeld <= 0 {
+		o.MaxHeld = DefaultMaxHeld
+	}
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -79,6 +87,7 @@ type Counts struct {
 	OK       int  // of those, answered 200
 	Failed   int  // Records − OK
 	Complete bool // the body ended and the summary line went out
+	PeakHeld int  // the most bytes of records and answers held at once
 }
 
 // ErrIdle is the error of Serve and ServeGroup for a stream ended by the idle limit.
@@ -86,6 +95,8 @@ var ErrIdle = errIdle
 
 // job is one line on its way from the body to the answer stream.
 type job struct {
+	seq    int // 0-based among the answers
+	size   int // bytes held for it: the record's id and body, then its answer too
 	rec    record
 	line   int
 	status int
@@ -107,8 +118,9 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
-	defer c.release()
-	defer context.AfterFunc(ctx, c.stop)()
+	var counts Counts
+	defer func() { c.release(counts.Complete) }()
+	defer c.stopOn(ctx)()
 
 	h := w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
@@ -117,7 +129,6 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	w.WriteHeader(http.StatusOK)
 	out := newOutput(w, c)
 
-	var counts Counts
 	// The head goes out at once: the caller learns it was admitted before it sends a record.
 	if err := out.flush(); err != nil {
 		return counts, err
@@ -126,6 +137,8 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	slots := make(chan struct{}, o.InFlight) // one per line read and not yet answered
 	jobs := make(chan *job, o.InFlight)      // to the writer, in input order
 	work := make(chan *job, o.InFlight)      // to the workers
+	held, stopBudget := newBudget(ctx, int64(o.MaxHeld))
+	defer stopBudget()
 	var wg sync.WaitGroup
 	var readErr error
 	var lines atomic.Int64
@@ -133,7 +146,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	wg.Go(func() {
 		defer close(jobs)
 		defer close(work)
-		readErr = read(ctx, &body{ctx: ctx, r: r, c: c}, o.MaxLine, slots, jobs, work, &lines)
+		readErr = read(ctx, &body{ctx: ctx, r: r, c: c}, o.MaxLine, slots, held, jobs, work, &lines)
 		if readErr != nil {
 			// The connection broke (the caller is gone) or the body was idle: either way
 			// net/http has cancelled the request, and the stream ends here, without a summary.
@@ -143,8 +156,10 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	for range o.Workers {
 		wg.Go(func() {
 			for j := range work {
-				if ctx.Err() == nil {
+				if held.wait(j.seq) {
 					j.status, j.answer = dispatch(ctx, d, j.rec, o.Log)
+					j.size += len(j.answer)
+					held.add(len(j.answer))
 				} else {
 					j.status, j.answer = http.StatusServiceUnavailable, nil // never written
 				}
@@ -196,6 +211,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 			if j.status == http.StatusOK {
 				counts.OK++
 			}
+			held.written(j.size)
 			<-slots
 		}
 	}()
@@ -205,7 +221,12 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	wg.Wait() // the reader and every dispatch have returned
 	counts.Lines = int(lines.Load())
 	counts.Failed = counts.Records - counts.OK
+	counts.PeakHeld = int(held.peak)
 	switch {
+	case errors.Is(readErr, errIdle):
+		// The idle body came first; the request's context, which net/http cancels on the
+		// deadline, may have reached the writer before the reader's own cancel did.
+		return counts, readErr
 	case writeErr != nil:
 		return counts, writeErr
 	case readErr != nil:
@@ -223,13 +244,17 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 }
 
 // read turns the body's lines into jobs until the body ends (nil) or fails. It takes a slot
-// before reading each line, so that no more than InFlight lines are ever held.
-func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, jobs, work chan<- *job, lines *atomic.Int64) error {
+// and waits for the byte budget before reading each line, so that no more than InFlight lines
+// are ever held, nor more bytes than the budget allows.
+func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, held *budget, jobs, work chan<- *job, lines *atomic.Int64) error {
 	lr := newLineReader(b, max)
-	for {
+	for seq := 0; ; seq++ {
 		select {
 		case slots <- struct{}{}:
 		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		if !held.wait(seq) {
 			return context.Cause(ctx)
 		}
 		var line []byte
@@ -249,15 +274,18 @@ func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, jobs, 
 				break
 			}
 		}
-		j := &job{line: num, done: make(chan struct{})}
+		j := &job{seq: seq, line: num, done: make(chan struct{})}
 		if tooLong {
 			j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLargeBody
 		} else if rec, err := parseRecord(line); err != nil {
 			j.broken = true
 			j.status, j.answer = ErrorAnswer(err)
+			j.size = len(j.answer)
 		} else {
 			j.rec = rec
+			j.size = len(rec.id) + len(rec.body)
 		}
+		held.add(j.size)
 		jobs <- j // never blocks: a slot was taken
 		if j.broken {
 			close(j.done)

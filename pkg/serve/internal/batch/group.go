@@ -48,8 +48,9 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
-	defer c.release()
-	defer context.AfterFunc(ctx, c.stop)()
+	var counts GroupCounts
+	defer func() { c.release(counts.Complete) }()
+	defer c.stopOn(ctx)()
 	out := newOutput(w, c)
 	headSent := false
 	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
@@ -58,7 +59,6 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		}
 	}}
 	lr := newLineReader(b, o.MaxLine)
-	var counts GroupCounts
 
 	var settings []byte
 	for {

@@ -107,18 +107,41 @@ func (c *conn) stop() {
 	_ = c.rc.SetWriteDeadline(past)
 }
 
+// stopOn runs stop when ctx ends. The function it returns unregisters it, or waits for it if
+// it already started: stop must not touch the ResponseWriter after the handler has returned.
+func (c *conn) stopOn(ctx context.Context) func() {
+	ran := make(chan struct{})
+	unregister := context.AfterFunc(ctx, func() {
+		defer close(ran)
+		c.stop()
+	})
+	return func() {
+		if !unregister() {
+			<-ran
+		}
+	}
+}
+
 func (c *conn) stopped() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cancelled
 }
 
-// release lets net/http end the answer cleanly after the engine is done (stop's past write
-// deadline would cut its last chunk), bounded by the idle limit in case the caller reads
-// nothing. The read deadline stays: whatever the body still holds is not read.
-func (c *conn) release() {
+// release hands the connection back to net/http once the engine is done. After a complete
+// stream the body was read to its end and the connection may serve another request: no
+// deadline of ours may be left on it. After a stream cut short, the write deadline is the idle
+// limit from now, so that net/http can end the answer cleanly (stop's past deadline would cut
+// its last chunk) but not wait for a caller that reads nothing; the read deadline stays, as
+// whatever the body still holds is not to be read.
+func (c *conn) release(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if complete {
+		_ = c.rc.SetReadDeadline(time.Time{})
+		_ = c.rc.SetWriteDeadline(time.Time{})
+		return
+	}
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 }
 
@@ -134,6 +157,9 @@ func (c *conn) armRead() bool {
 	return true
 }
 
+// armWrite gives the write about to be made the idle limit; disarmWrite lifts it once the write
+// is done. A deadline must not stay armed between writes: on HTTP/2 it resets the stream when
+// it passes, writing or not, which would end a stream merely waiting for its body.
 func (c *conn) armWrite() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,6 +168,14 @@ func (c *conn) armWrite() bool {
 	}
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 	return true
+}
+
+func (c *conn) disarmWrite() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cancelled {
+		_ = c.rc.SetWriteDeadline(time.Time{})
+	}
 }
 
 // body is the request body with the idle limit: each read may wait idle for data, no more.
@@ -156,20 +190,19 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.beforeRead != nil {
 		b.beforeRead()
 	}
+	armed := time.Now()
 	if !b.c.armRead() {
 		return 0, context.Cause(b.ctx)
 	}
 	n, err := b.r.Read(p)
 	if err != nil && n == 0 {
-		// net/http cancels the request's context on any read error of the connection, a
-		// deadline included: whose deadline it was decides the error.
-		if b.c.stopped() {
-			return 0, context.Cause(b.ctx)
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		// net/http cancels the request's context on any read error of the connection, the
+		// idle deadline's included, so the context says nothing about the cause: a deadline
+		// error after the idle limit is the idle limit's; stop's deadline comes sooner.
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(armed) >= b.c.idle {
 			return 0, errIdle
 		}
-		if b.ctx.Err() != nil {
+		if b.c.stopped() || b.ctx.Err() != nil {
 			return 0, context.Cause(b.ctx)
 		}
 	}
@@ -197,6 +230,7 @@ func (d deadlineWriter) Write(p []byte) (int, error) {
 	if !d.o.c.armWrite() {
 		return 0, errStopped
 	}
+	defer d.o.c.disarmWrite()
 	return d.o.w.Write(p)
 }
 
@@ -217,8 +251,13 @@ func (o *output) flush() error {
 	if o.err == nil {
 		o.err = o.buf.Flush()
 	}
-	if o.err == nil && o.c.armWrite() {
+	if o.err == nil {
+		if !o.c.armWrite() {
+			o.err = errStopped
+			return o.err
+		}
 		o.err = o.c.rc.Flush()
+		o.c.disarmWrite()
 	}
 	return o.err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -194,4 +195,77 @@ func TestIdleBody(t *testing.T) {
 			t.Errorf("Serve = %+v, %v", res.counts, res.err)
 		}
 	})
+}
+
+// Answers of any size: past MaxHeld bytes of records and answers held, the engine neither reads
+// nor dispatches (but for the oldest record), so a caller that reads nothing holds a bounded
+// amount of memory even when each answer is large.
+func TestBigAnswersBounded(t *testing.T) {
+	t.Parallel()
+	const maxHeld, answer, workers = 4 << 20, 1 << 20, 2
+	f := &fake{}
+	done := make(chan result, 1)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		c, err := Serve(r.Context(), w, r.Body, f, Options{MaxHeld: maxHeld, Workers: workers, InFlight: 64})
+		done <- result{c, err}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	go func() {
+		for range 1000 {
+			if _, err := io.WriteString(pw, rec(`"r"`, "/big", fmt.Sprintf(`{"n": %d}`, answer))); err != nil {
+				return
+			}
+		}
+	}()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, pr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	last := int64(-1)
+	for n := f.calls.Load(); n != last; n = f.calls.Load() {
+		last = n
+		time.Sleep(300 * time.Millisecond)
+	}
+	cancel()
+	res := wait(t, done, 5*time.Second, "Serve")
+	// Without the budget the 64 slots would hold 64 answers of 1 MiB.
+	if limit := maxHeld + DefaultMaxLine + workers*(answer+64); res.counts.PeakHeld > limit {
+		t.Errorf("%d bytes held at the peak; want at most %d", res.counts.PeakHeld, limit)
+	}
+	t.Logf("%d dispatched, peak %d KiB held", f.calls.Load(), res.counts.PeakHeld>>10)
+}
+
+// A complete stream leaves its HTTP/1 connection fit for the next request, made after the idle
+// limit has passed (the engine's deadlines must not outlive its stream; net/http also resets
+// them as it reads the next request, so this guards the pair of them).
+func TestConnectionReusable(t *testing.T) {
+	t.Parallel()
+	const idle = 100 * time.Millisecond
+	srv, _ := server(t, &fake{}, Options{Idle: idle})
+	client := srv.Client()
+	reused := 0
+	for i := range 2 {
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+			if info.Reused {
+				reused++
+			}
+		}}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodPost, srv.URL, strings.NewReader(rec(`"a"`, "/echo", `{}`)))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !strings.HasSuffix(string(b), `{"summary":{"records":1,"ok":1,"failed":0}}`+"\n") {
+			t.Fatalf("request %d: %q, %v", i, b, err)
+		}
+		time.Sleep(3 * idle)
+	}
+	if reused != 1 {
+		t.Errorf("the second request did not reuse the connection (reused %d); the test proves nothing", reused)
+	}
 }
