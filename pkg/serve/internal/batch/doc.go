@@ -13,21 +13,26 @@
 //     413,"body":<the service's error body, written by rpcerr.Write>}; the last line is
 //     {"summary":{"records","ok","failed"}}. A stream cut short (the caller went away, an idle
 //     body, a read error, the context cancelled) ends without a summary, so the caller can tell.
-//   - Memory: at most Options.InFlight lines (each at most MaxLine, 1 MiB) are held between the
-//     body and the answers, plus one 64 KiB read buffer and one 32 KiB write buffer. A longer line
+//   - Memory: at most Options.InFlight records (16) are held between the body and the answers,
+//     and at most Options.MaxHeld bytes (32 MiB) of their ids, bodies and answers: past it the
+//     engine neither reads nor dispatches, except the oldest record, whose answer is the next
+//     to go out (holding it back would wait for memory only it can free). The bound is MaxHeld
+//     plus one line plus the answers of the dispatches running when it was reached (at most
+//     Workers), plus one 64 KiB read buffer and one 32 KiB write buffer: within the design's
+//     64 MiB a stream while a unary answer stays under a few MiB. A line over MaxLine (1 MiB)
 //     is skipped to its newline as it arrives, never held. When the caller stops reading, the
-//     writes block, the slots stay taken and the engine stops reading the body: TCP flow
-//     control then stops the caller. With the defaults (16 slots) a stream holds about 16 MiB
-//     of lines plus its answers in flight, inside the design's 64 MiB per stream as long as an
-//     answer is at most a few MiB (a unary answer is bounded by the unary limits).
+//     writes block, the budget fills and the engine stops reading the body: TCP (or HTTP/2)
+//     flow control then stops the caller. Counts.PeakHeld reports the peak.
 //   - Flushing: the head goes out before any line is read (the caller knows it was admitted),
 //     and what was written is flushed whenever the next answer is not ready, so a caller that
 //     has sent n records gets their n answers while its body is still open.
-//   - Cancellation: when the context ends or a write fails (the caller is gone), the read and
-//     write in progress are unblocked through their deadlines, no new record is dispatched,
-//     the dispatches in progress see their context cancelled, and Serve returns only after all
-//     of them have. A body that sends nothing, or a caller that takes nothing, for Options.Idle
-//     (60 s) ends the stream the same way (ErrIdle).
+//   - Cancellation: when the context ends, or a read or write fails (the caller is gone), the
+//     read and write in progress are unblocked through their deadlines, no new record is
+//     dispatched, the dispatches in progress see their context cancelled, and Serve returns
+//     only after all of them have. A body that sends nothing, or a write that the caller does
+//     not take, for Options.Idle (60 s) ends the stream the same way (ErrIdle for the body).
+//     A caller that leaves while every record it sent is still being dispatched is noticed at
+//     the next read or write, that is when a dispatch ends.
 //   - Faults: a dispatcher that panics or answers bytes that are not JSON makes that record a
 //     documented 500; the stream goes on.
 //
