@@ -31,6 +31,9 @@ type service struct {
 	dropAfter int64
 	// expireFirst makes the first token issued refused (as an expired one would be).
 	expireFirst bool
+	// busyFirst answers the first batch request 503 with Retry-After (not admitted).
+	busyFirst  bool
+	busyAnswer atomic.Bool
 
 	mu      sync.Mutex
 	perConn map[int64]int // records dispatched per request
@@ -54,6 +57,11 @@ func (s *service) start(t *testing.T) *httptest.Server {
 		auth := r.Header.Get("Authorization")
 		if !strings.HasPrefix(auth, "Bearer tok") || (s.expireFirst && auth == "Bearer tok1") {
 			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.NotAuthenticated("Invalid token.", "")))
+			return
+		}
+		if s.busyFirst && !s.busyAnswer.Swap(true) {
+			w.Header().Set("Retry-After", "1")
+			rpcerr.WriteStatus(w, http.StatusServiceUnavailable)
 			return
 		}
 		n := s.requests.Add(1)
@@ -264,5 +272,40 @@ func TestUsage(t *testing.T) {
 		if err := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v; want a usage error", args, err)
 		}
+	}
+}
+
+// A stream not admitted (503 before the head) is tried again after Retry-After; progress goes to
+// stderr when asked for.
+func TestBusyThenAdmitted(t *testing.T) {
+	t.Parallel()
+	s := &service{busyFirst: true}
+	srv := s.start(t)
+	in, want := records(20, 0, 5)
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"-url", srv.URL + "/api/score/batch", "-token", "tok1", "-progress", "on"}, strings.NewReader(in), &out, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, `{"summary":{"records":20,"ok":20,"failed":0}}`)
+	if out.String() != strings.Join(want, "\n")+"\n" || s.requests.Load() != 1 {
+		t.Errorf("after a 503: %d requests admitted, output\n%s", s.requests.Load(), out.String())
+	}
+	if p := errOut.String(); !strings.Contains(p, "20 answered (20 ok, 0 failed), 1 reconnections") || !strings.HasSuffix(p, "\n") {
+		t.Errorf("progress %q", p)
+	}
+}
+
+// Not a terminal: no progress unless asked for.
+func TestNoProgressOffTerminal(t *testing.T) {
+	t.Parallel()
+	srv := (&service{}).start(t)
+	in, _ := records(3, 0, 6)
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"-url", srv.URL + "/api/score/batch", "-token", "tok1"}, strings.NewReader(in), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("stderr %q; want nothing when it is not a terminal", errOut.String())
 	}
 }
