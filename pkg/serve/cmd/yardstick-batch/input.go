@@ -36,12 +36,24 @@ type stats struct {
 	read, sent, ok, failed, reconnects atomic.Int64
 }
 
-// readInput reads the records and hands each to emit in input order.
-func readInput(ctx context.Context, c config, in io.Reader, emit func(*job) error, st *stats) error {
-	if c.in == "csv" {
-		return readCSV(ctx, c, in, emit, st)
+// readInput reads the records and hands each to emit in input order, after the first skip
+// (answered by an earlier run).
+func readInput(ctx context.Context, c config, in io.Reader, skip int, emit func(*job) error, st *stats) error {
+	seen, seq := 0, 0
+	skipping := func(j *job) error {
+		if seen++; seen <= skip {
+			return nil
+		}
+		if !j.local {
+			j.seq = seq // round robin over the records sent
+			seq++
+		}
+		return emit(j)
 	}
-	return readNDJSON(ctx, in, emit, st)
+	if c.in == "csv" {
+		return readCSV(ctx, c, in, skipping, st)
+	}
+	return readNDJSON(ctx, in, skipping, st)
 }
 
 func newJob(line int) *job { return &job{line: line, done: make(chan struct{})} }
@@ -65,7 +77,6 @@ func (j *job) check(rec []byte) {
 
 func readNDJSON(ctx context.Context, in io.Reader, emit func(*job) error, st *stats) error {
 	lr := batch.NewLineReader(in, batch.DefaultMaxLine)
-	seq := 0
 	for {
 		line, num, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -82,10 +93,6 @@ func readNDJSON(ctx context.Context, in io.Reader, emit func(*job) error, st *st
 			j.local, j.status, j.body = true, http.StatusRequestEntityTooLarge, batch.TooLargeAnswer()
 		} else {
 			j.check(line)
-		}
-		if !j.local {
-			j.seq = seq
-			seq++
 		}
 		st.read.Add(1)
 		if err := emit(j); err != nil {
@@ -128,7 +135,6 @@ func readCSV(ctx context.Context, c config, in io.Reader, emit func(*job) error,
 	if pathCol < 0 && c.path == "" {
 		return fmt.Errorf("the CSV header %q has no path column: give -path", header)
 	}
-	seq := 0
 	for {
 		row, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -146,10 +152,6 @@ func readCSV(ctx context.Context, c config, in io.Reader, emit func(*job) error,
 			return fmt.Errorf("reading the CSV: %w", err)
 		default:
 			j.check(csvRecord(c, names, row, idCol, pathCol, bodyCol))
-		}
-		if !j.local {
-			j.seq = seq
-			seq++
 		}
 		st.read.Add(1)
 		if err := emit(j); err != nil {

@@ -6,6 +6,8 @@
 // stays the same whatever the file's size. A dropped connection is resumed: the answers come
 // back in order, so the client knows which records were answered and sends the rest again on
 // a new stream. -parallel N spreads the records over N streams, answers still in input order.
+// A run cut short altogether (the laptop closed) is carried on with -resume and the same -o
+// file: the answers in it are the first records of the input, so those are skipped.
 //
 //	yardstick-batch -url http://localhost:8080/api/score/batch -client-id demo \
 //	    -client-secret demo-secret records.ndjson > answers.ndjson

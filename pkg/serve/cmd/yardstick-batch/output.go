@@ -14,14 +14,17 @@ import (
 // NDJSON: the service's answer line verbatim, {"line": N, "status", "body"} for a line answered
 // here (N the input's line), and the summary line last, as the service writes it. CSV: line, id,
 // status, body.
-func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job, st *stats) error {
+// An earlier run's answers (before) count in the summary.
+func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job, before done, st *stats) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	var cw *csv.Writer
 	if c.out == "csv" {
 		cw = csv.NewWriter(w)
-		_ = cw.Write([]string{"line", "id", "status", "body"})
+		if !before.header {
+			_ = cw.Write([]string{"line", "id", "status", "body"})
+		}
 	}
-	var records, ok int
+	records, ok := before.records, before.ok
 	for j := range order {
 		select {
 		case <-j.done:

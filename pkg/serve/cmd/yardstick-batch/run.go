@@ -33,6 +33,7 @@ type config struct {
 	retries      int // reconnections in a row without an answer before giving up
 	backoff      time.Duration
 	progress     string // auto, on, off
+	resume       bool   // append to -o after the records an earlier run answered
 }
 
 func parse(args []string, stderr io.Writer) (config, error) {
@@ -52,6 +53,7 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.retries, "retries", 5, "reconnections in a row without an answer before giving up")
 	fs.DurationVar(&c.backoff, "backoff", 500*time.Millisecond, "first wait before reconnecting (doubles, at most 30s)")
 	fs.StringVar(&c.progress, "progress", "auto", "progress on stderr: auto (when it is a terminal), on, off")
+	fs.BoolVar(&c.resume, "resume", false, "carry on an earlier run cut short: skip the records its -o file answered and append the rest")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: yardstick-batch -url URL [-token T | -client-id ID -client-secret S] [flags] [file]")
 		fs.PrintDefaults()
@@ -94,6 +96,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	if c.retries < 0 {
 		bad = append(bad, "-retries must be at least 0")
 	}
+	if c.resume && c.output == "" {
+		bad = append(bad, "-resume needs the -o file of the earlier run")
+	}
 	if c.progress != "auto" && c.progress != "on" && c.progress != "off" {
 		bad = append(bad, "-progress must be auto, on or off")
 	}
@@ -120,7 +125,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	out := stdout
 	var outFile *os.File
-	if c.output != "" {
+	var before done
+	switch {
+	case c.resume:
+		if outFile, before, err = openResumed(c); err != nil {
+			return err
+		}
+		defer outFile.Close()
+		if before.complete {
+			return nil // the earlier run finished: its summary is there
+		}
+		out = outFile
+	case c.output != "":
 		if outFile, err = os.Create(c.output); err != nil {
 			return err
 		}
@@ -149,7 +165,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 				close(s.in)
 			}
 		}()
-		return readInput(ctx, c, in, func(j *job) error {
+		return readInput(ctx, c, in, before.records, func(j *job) error {
 			select {
 			case order <- j:
 			case <-ctx.Done():
@@ -168,7 +184,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil
 		}, &st)
 	})
-	g.Go(func() error { return writeOutput(ctx, c, out, order, &st) })
+	g.Go(func() error { return writeOutput(ctx, c, out, order, before, &st) })
 	stopProgress := startProgress(c, stderr, &st)
 	err = g.Wait()
 	stopProgress()

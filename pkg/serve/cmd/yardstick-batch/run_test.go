@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,5 +308,64 @@ func TestNoProgressOffTerminal(t *testing.T) {
 	}
 	if errOut.Len() != 0 {
 		t.Errorf("stderr %q; want nothing when it is not a terminal", errOut.String())
+	}
+}
+
+// -resume carries on a run cut short: the records its output file answered are skipped, the
+// cut last line goes, and the file ends as a run without a cut would have written it.
+func TestResumeRun(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"ndjson", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			s := &service{}
+			srv := s.start(t)
+			in, _ := records(50, 0, 7)
+			in = strings.Replace(in, `{"id": "r3", "path": "/echo",`, `{"id": 3, "path": "/echo",`, 1) // answered locally
+			dir := t.TempDir()
+			args := func(out string, more ...string) []string {
+				return append([]string{"-url", srv.URL + "/api/score/batch", "-token", "tok1", "-out", format, "-o", dir + "/" + out, "-parallel", "3"}, more...)
+			}
+			if _, err := runClient(t, in, args("full")...); err != nil {
+				t.Fatal(err)
+			}
+			full, _ := os.ReadFile(dir + "/full")
+			// Cut after 11 whole lines (the CSV header and 10 rows, or 11 answers), in the
+			// middle of the next.
+			cut, rest := 0, full
+			for range 11 {
+				i := bytes.IndexByte(rest, '\n')
+				cut += i + 1
+				rest = rest[i+1:]
+			}
+			if err := os.WriteFile(dir+"/cut", full[:cut+5], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			answered := 11
+			if format == "csv" {
+				answered = 10
+			}
+			calls := s.calls.Load()
+			if _, err := runClient(t, in, args("cut", "-resume")...); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(dir + "/cut")
+			if !bytes.Equal(got, full) {
+				t.Errorf("resumed file\n%s\nwant\n%s", got, full)
+			}
+			// 49 records are sent (r3 is answered locally); the first `answered` were done.
+			if sent := s.calls.Load() - calls; sent != int64(49-(answered-1)) {
+				t.Errorf("%d records sent on resuming; want %d", sent, 49-(answered-1))
+			}
+			if format == "ndjson" {
+				calls = s.calls.Load()
+				if _, err := runClient(t, in, args("full", "-resume")...); err != nil || s.calls.Load() != calls {
+					t.Errorf("resuming a finished run: %v, %d records sent; want none", err, s.calls.Load()-calls)
+				}
+				if again, _ := os.ReadFile(dir + "/full"); !bytes.Equal(again, full) {
+					t.Errorf("resuming a finished run changed its file")
+				}
+			}
+		})
 	}
 }
