@@ -1,8 +1,13 @@
 // Package batch is the engine of issue 21's streams, independent of routing: the NDJSON batch
 // stream (POST /api/score/batch, POST /api/forecast/batch) and the group forecast stream
-// (POST /api/forecast/{reading,math}/group/stream), with the wire format of the design's
-// "Batches at district scale". The frame routes, authenticates and admits a stream, then hands
-// the body and the response writer to Serve or ServeGroup.
+// (POST /api/forecast/{reading,math}/group/stream) of issue 21, "batches at district scale".
+// The frame routes, authenticates and admits a stream, then hands the body and the response
+// writer to Serve or ServeGroup.
+//
+// The group stream's engine knows nothing of measure (pkg/serve imports only pkg/token and
+// proto): the forecast service implements GroupStream on measure.GroupAccumulator, which gives
+// the unary Group's numbers bit for bit in constant memory (group_test.go's groupService is
+// the pattern, in miniature).
 //
 // # What the engine guarantees
 //
