@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Dispatcher answers one record exactly as the unary path would answer its request: the status
@@ -119,6 +121,10 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
 	var counts Counts
+	if !c.deadlines {
+		rpcerr.WriteStatus(w, http.StatusInternalServerError)
+		return counts, ErrNoDeadlines
+	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
 

@@ -42,7 +42,7 @@
 //     documented 500; the stream goes on.
 //
 // The deadlines need a ResponseWriter that http.ResponseController can reach: net/http's own,
-// or a wrapper with an Unwrap method. Serve enables full duplex on HTTP/1 (otherwise net/http
+// or a wrapper with an Unwrap method (else ErrNoDeadlines and a 500). Serve enables full duplex on HTTP/1 (otherwise net/http
 // reads the whole body before the first answer leaves) and sets the connection's read and
 // write deadlines itself, overriding the server's timeouts for this request.
 //

@@ -49,6 +49,10 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	defer cancel(nil)
 	c := newConn(w, o.Idle)
 	var counts GroupCounts
+	if !c.deadlines {
+		rpcerr.WriteStatus(w, http.StatusInternalServerError)
+		return counts, ErrNoDeadlines
+	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
 	out := newOutput(w, c)

@@ -72,6 +72,13 @@ func blank(line []byte) bool {
 	return true
 }
 
+// ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
+// http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
+// write deadlines, an idle body, a caller that stopped reading or a cancelled stream would hold
+// the engine forever, and on HTTP/1 net/http would read the whole body before the first answer.
+// The request is answered 500: a wiring fault, to be caught by the frame's first test.
+var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
+
 // errIdle ends a stream whose body sent nothing for Options.Idle.
 var errIdle = errors.New("batch: the request body sent nothing for the idle limit")
 

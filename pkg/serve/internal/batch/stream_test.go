@@ -269,3 +269,30 @@ func TestConnectionReusable(t *testing.T) {
 		t.Errorf("the second request did not reuse the connection (reused %d); the test proves nothing", reused)
 	}
 }
+
+// A frame wrapper that hides the connection is a wiring fault: 500 and ErrNoDeadlines, at once,
+// rather than a stream that nothing can end.
+func TestWriterWithoutDeadlines(t *testing.T) {
+	t.Parallel()
+	type opaque struct{ http.ResponseWriter } // no Unwrap
+	done := make(chan error, 2)
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		var err error
+		if r.URL.Path == "/group" {
+			_, err = ServeGroup(r.Context(), opaque{w}, r.Body, nil, Options{})
+		} else {
+			_, err = Serve(r.Context(), opaque{w}, r.Body, &fake{}, Options{})
+		}
+		done <- err
+	})
+	for _, path := range []string{"/", "/group"} {
+		resp, err := http.Post(srv.URL+path, "application/x-ndjson", strings.NewReader(rec(`"a"`, "/echo", `{}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if err := <-done; resp.StatusCode != 500 || !errors.Is(err, ErrNoDeadlines) {
+			t.Errorf("%s: %d, %v; want 500 and ErrNoDeadlines", path, resp.StatusCode, err)
+		}
+	}
+}
