@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -279,5 +281,39 @@ func TestGroupStreamWhileOpen(t *testing.T) {
 	}
 	if c := <-done; c.Students != 2 || c.Invalid != 2 || c.Lines != 5 || !c.Complete {
 		t.Errorf("counts %+v", c)
+	}
+}
+
+// faulty is a group whose second student is a fault of the service and whose aggregate cannot
+// be made (a group that is not finite).
+type faulty struct{ n int }
+
+func (f *faulty) Student(context.Context, []byte) ([]byte, error) {
+	if f.n++; f.n == 2 {
+		return nil, rpcerr.Internal()
+	}
+	return []byte(`{"ok":true}`), nil
+}
+
+func (f *faulty) Group(context.Context) ([]byte, error) { return nil, errors.New("not finite") }
+
+// A student's fault is its line's 500, the stream goes on; a group that cannot be made ends the
+// stream without its last line (as a cut stream), and ServeGroup says why.
+func TestGroupFaults(t *testing.T) {
+	t.Parallel()
+	done := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := ServeGroup(r.Context(), w, r.Body, func(context.Context, []byte) (GroupStream, error) { return &faulty{}, nil },
+			Options{Log: slog.New(slog.DiscardHandler)})
+		done <- err
+	}))
+	t.Cleanup(srv.Close)
+	got := post(t, srv.URL, "{}\n[1,2,3]\n[1,2,3]\n[1,2,3]\n")
+	want := []string{`{"ok":true}`, `{"line":3,"status":500,"body":` + string(internalBody) + `}`, `{"ok":true}`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("answers\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := <-done; err == nil || err.Error() != "not finite" {
+		t.Errorf("ServeGroup = %v; want the group's error", err)
 	}
 }
