@@ -107,6 +107,9 @@ func z(c, mu, sigma float64) float64 {
 // groupUncertainty = √(Σσ_i²)/n, and per band the proportion mean_i p_ik with standard error
 // √(Σ_i p_ik(1 − p_ik))/n. It allocates the result slices only (one backing array for every
 // student's probabilities). An empty group gives zero aggregates.
+//
+// It is a GroupAccumulator fed every student in order, so a stream of the same students gives
+// the same numbers, bit for bit: there is one code path for both.
 func (f *Framework) Group(students []Student, testUncertainty float64, cuts []float64) GroupForecast {
 	nb := len(cuts) + 1
 	out := GroupForecast{
@@ -115,31 +118,102 @@ func (f *Framework) Group(students []Student, testUncertainty float64, cuts []fl
 		StdErrs:     make([]float64, nb),
 	}
 	all := make([]float64, len(students)*nb)
-	p, err := f.prepared()
-	if err != nil || len(students) == 0 {
-		for i, s := range students {
-			out.Students[i] = Forecast{Ability: s.Prior.Mean, Uncertainty: s.Prior.SD, Probabilities: all[i*nb : (i+1)*nb : (i+1)*nb]}
-		}
-		return out
-	}
-	var sumMu, sumVar float64
+	// The accumulator sums straight into the result's slices: no second copy of the aggregates.
+	var a GroupAccumulator // on the stack: Group allocates its result only
+	f.initGroupAccumulator(&a, testUncertainty, cuts, out.Proportions, out.StdErrs)
 	for i, s := range students {
-		probs := all[i*nb : (i+1)*nb : (i+1)*nb]
-		mu, sigma := p.forecast(f, s.Prior, s.ElapsedDays, testUncertainty, cuts, probs)
-		out.Students[i] = Forecast{Ability: mu, Uncertainty: sigma, Probabilities: probs}
-		sumMu += mu
-		sumVar += sigma * sigma
-		for k, v := range probs {
-			out.Proportions[k] += v
-			out.StdErrs[k] += v * (1 - v)
-		}
+		out.Students[i] = a.add(s, all[i*nb:(i+1)*nb:(i+1)*nb])
 	}
-	n := float64(len(students))
-	out.Ability = sumMu / n
-	out.Uncertainty = math.Sqrt(sumVar) / n
-	for k := range out.Proportions {
-		out.Proportions[k] /= n
-		out.StdErrs[k] = math.Sqrt(out.StdErrs[k]) / n
-	}
+	out.Ability, out.Uncertainty = a.finish(out.Proportions, out.StdErrs)
 	return out
+}
+
+// GroupAccumulator is Group one student at a time, in memory that does not grow with the number
+// of students: it keeps the running sums of §7 and nothing of the students it has seen. Fed the
+// students of a Group call in the same order, it gives exactly Group's numbers (Group is built
+// on it). It is not safe for concurrent use.
+type GroupAccumulator struct {
+	f       *Framework
+	p       *prepared // nil when the framework cannot be prepared: students then count for nothing
+	testSD  float64
+	cuts    []float64
+	n       int
+	sumMu   float64
+	sumVar  float64
+	sumP    []float64 // Σ_i p_ik
+	sumPQ   []float64 // Σ_i p_ik(1 − p_ik)
+	entries int       // students added, including those of an unprepared framework
+}
+
+// NewGroupAccumulator starts an empty group of the given test uncertainty and ascending cuts
+// (the cuts are copied).
+func (f *Framework) NewGroupAccumulator(testUncertainty float64, cuts []float64) *GroupAccumulator {
+	nb := len(cuts) + 1
+	sums := make([]float64, 2*nb)
+	a := new(GroupAccumulator)
+	f.initGroupAccumulator(a, testUncertainty, append([]float64(nil), cuts...), sums[:nb:nb], sums[nb:])
+	return a
+}
+
+// initGroupAccumulator makes *a an empty group summing into sumP and sumPQ (len(cuts)+1 zeros
+// each), which the caller owns.
+func (f *Framework) initGroupAccumulator(a *GroupAccumulator, testSD float64, cuts, sumP, sumPQ []float64) {
+	*a = GroupAccumulator{f: f, testSD: testSD, cuts: cuts, sumP: sumP, sumPQ: sumPQ}
+	if p, err := f.prepared(); err == nil {
+		a.p = p
+	}
+}
+
+// Add forecasts one student, counts it in the group and returns its entry of the group answer
+// (what Group would have put in Students), with probabilities of its own.
+func (a *GroupAccumulator) Add(s Student) Forecast {
+	return a.add(s, make([]float64, len(a.cuts)+1))
+}
+
+// add is Add writing the probabilities into probs (len(cuts)+1).
+func (a *GroupAccumulator) add(s Student, probs []float64) Forecast {
+	a.entries++
+	if a.p == nil {
+		// As Forecast does for an unprepared framework: the prior, no probabilities, and (as
+		// Group always did) zero aggregates.
+		return Forecast{Ability: s.Prior.Mean, Uncertainty: s.Prior.SD, Probabilities: probs}
+	}
+	mu, sigma := a.p.forecast(a.f, s.Prior, s.ElapsedDays, a.testSD, a.cuts, probs)
+	a.n++
+	a.sumMu += mu
+	a.sumVar += sigma * sigma
+	for k, v := range probs {
+		a.sumP[k] += v
+		a.sumPQ[k] += v * (1 - v)
+	}
+	return Forecast{Ability: mu, Uncertainty: sigma, Probabilities: probs}
+}
+
+// Len is the number of students added.
+func (a *GroupAccumulator) Len() int { return a.entries }
+
+// Result is the group's aggregates so far (GroupForecast without Students, which the
+// accumulator does not keep): zero aggregates for no students. Adding more students afterwards
+// is allowed; Result then counts them too.
+func (a *GroupAccumulator) Result() GroupForecast {
+	nb := len(a.sumP)
+	out := GroupForecast{Proportions: make([]float64, nb), StdErrs: make([]float64, nb)}
+	out.Ability, out.Uncertainty = a.finish(out.Proportions, out.StdErrs)
+	return out
+}
+
+// finish writes the per-band aggregates into props and stdErrs (which may be the running sums
+// themselves, as in Group) and returns the group's ability and uncertainty.
+func (a *GroupAccumulator) finish(props, stdErrs []float64) (ability, uncertainty float64) {
+	if a.n == 0 {
+		clear(props)
+		clear(stdErrs)
+		return 0, 0
+	}
+	n := float64(a.n)
+	for k := range props {
+		props[k] = a.sumP[k] / n
+		stdErrs[k] = math.Sqrt(a.sumPQ[k]) / n
+	}
+	return a.sumMu / n, math.Sqrt(a.sumVar) / n
 }

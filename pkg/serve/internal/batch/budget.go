@@ -1,0 +1,60 @@
+package batch
+
+import (
+	"context"
+	"sync"
+)
+
+// budget bounds the bytes a stream holds between its body and its connection: the records
+// read (their id and body) and the answers not yet written. A record is read, and dispatched,
+// only while the stream holds less than max, except the oldest unanswered record, which may
+// always go: the answers are written in order, so holding it back would wait for memory only
+// its own answer can free. The bound is therefore max, plus one line (MaxLine), plus the answers
+// of the dispatches already running when it was reached (at most Workers of them).
+type budget struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	held int64
+	max  int64
+	next int // sequence number of the oldest unanswered record
+	peak int64
+	done bool
+}
+
+func newBudget(ctx context.Context, max int64) (*budget, func() bool) {
+	b := &budget{max: max}
+	b.cond.L = &b.mu
+	stop := context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.done = true
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	return b, stop
+}
+
+// wait blocks until record seq may be read or dispatched; false once the stream is over.
+func (b *budget) wait(seq int) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for !b.done && b.held >= b.max && seq != b.next {
+		b.cond.Wait()
+	}
+	return !b.done
+}
+
+func (b *budget) add(n int) {
+	b.mu.Lock()
+	b.held += int64(n)
+	b.peak = max(b.peak, b.held)
+	b.mu.Unlock()
+}
+
+// written frees a written record's n bytes and makes the next record the oldest.
+func (b *budget) written(n int) {
+	b.mu.Lock()
+	b.held -= int64(n)
+	b.next++
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}

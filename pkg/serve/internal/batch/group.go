@@ -1,0 +1,163 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// GroupStream is one group forecast in progress, made by the service from the settings line.
+// It owns the validation, the forecast and the encoding, so that the engine knows nothing of
+// the forecast service: the service builds it on measure's GroupAccumulator.
+type GroupStream interface {
+	// Student validates one student line (an object {priorAbility, priorUncertainty,
+	// elapsedDays} or an array of those three numbers), adds it to the group and returns its
+	// entry exactly as the unary group answer's students[i]. An error (a status error, as
+	// rpcerr's) is the line's answer, and the student must then be left out of the group.
+	Student(ctx context.Context, line []byte) (entry []byte, err error)
+	// Group is the group's aggregate exactly as the unary answer's forecasts.group, for the
+	// students added so far. The engine calls it once, at the end, and only if a student was added.
+	Group(ctx context.Context) (group []byte, err error)
+}
+
+// OpenGroup validates the settings line (testUncertainty, cutLevels, optional framework, as on
+// the unary group request) and starts the group; an error is the answer to the whole request.
+type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
+
+// GroupCounts are what one group stream did, for its log line and metrics.
+type GroupCounts struct {
+	Lines    int  // lines read, blank ones included
+	Students int  // students in the group
+	Invalid  int  // student lines answered with an error and left out
+	Complete bool // the body ended and the group line went out
+}
+
+// ServeGroup runs one group stream. The first line that is not blank is the settings line: a
+// body without one is a 400, a settings line over MaxLine a 413, and open's error the answer
+// for the whole request, all written before any line. Then each student line gets its entry, or
+// {"line": N, "status": 4xx, "body": {...}}, in input order; answers are flushed whenever the
+// engine is about to wait for the body, and the last line is {"group": {...}}, or
+// {"group": null} when no student was valid. Students are handled one at a time in input order
+// (the group's sums depend on that order), so the stream holds one line and one answer.
+// Workers and InFlight are not used. The error is as Serve's.
+func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
+	o = o.withDefaults()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c := newConn(w, o.Idle)
+	var counts GroupCounts
+	if !c.deadlines {
+		rpcerr.WriteStatus(w, http.StatusInternalServerError)
+		return counts, ErrNoDeadlines
+	}
+	defer func() { c.release(counts.Complete) }()
+	defer c.stopOn(ctx)()
+	out := newOutput(w, c)
+	headSent := false
+	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
+		if headSent {
+			_ = out.flush() // an error sticks and is seen at the next write
+		}
+	}}
+	lr := newLineReader(b, o.MaxLine)
+
+	var settings []byte
+	for {
+		line, num, tooLong, err := lr.next()
+		counts.Lines = num
+		switch {
+		case errors.Is(err, io.EOF):
+			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
+			return counts, nil
+		case errors.Is(err, errIdle):
+			rpcerr.WriteStatus(w, http.StatusRequestTimeout)
+			return counts, err
+		case err != nil:
+			return counts, err
+		case tooLong:
+			rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+			return counts, nil
+		}
+		if !blank(line) {
+			settings = line
+			break
+		}
+	}
+	g, err := open(ctx, settings)
+	if err != nil {
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		return counts, nil
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	headSent = true
+	if err := out.flush(); err != nil {
+		return counts, err
+	}
+	var buf []byte
+	for {
+		line, num, tooLong, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			_ = out.flush()
+			return counts, err
+		}
+		counts.Lines = num
+		if !tooLong && blank(line) {
+			continue
+		}
+		buf = buf[:0]
+		if tooLong {
+			counts.Invalid++
+			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLargeBody)
+		} else if entry, err := g.Student(ctx, line); err != nil {
+			counts.Invalid++
+			status, body := ErrorAnswer(err)
+			buf = appendLineAnswer(buf, num, status, body)
+		} else {
+			counts.Students++
+			if status, entry := checkAnswer(http.StatusOK, entry); status == http.StatusOK {
+				buf = append(append(buf, entry...), '\n')
+			} else {
+				buf = appendLineAnswer(buf, num, status, entry) // an entry that is not JSON: our fault
+			}
+		}
+		if err := out.write(buf); err != nil {
+			return counts, err
+		}
+		if ctx.Err() != nil {
+			return counts, context.Cause(ctx)
+		}
+	}
+	buf = append(buf[:0], `{"group":`...)
+	if counts.Students == 0 {
+		buf = append(buf, "null"...)
+	} else {
+		group, err := g.Group(ctx)
+		if err != nil {
+			// A fault of ours (a group that is not finite): the stream ends without its last line.
+			_ = out.flush()
+			return counts, err
+		}
+		_, group = checkAnswer(http.StatusOK, group)
+		buf = append(buf, group...)
+	}
+	buf = append(buf, "}\n"...)
+	if err := out.write(buf); err != nil {
+		return counts, err
+	}
+	if err := out.flush(); err != nil {
+		return counts, err
+	}
+	counts.Complete = true
+	return counts, nil
+}

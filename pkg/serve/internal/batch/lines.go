@@ -1,0 +1,270 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// lineReader cuts a body into lines of at most max bytes without ever holding more than that:
+// a longer line is read to its newline and thrown away as it arrives, so a 10 GB line costs the
+// same memory as a 1 MiB one.
+type lineReader struct {
+	r    *bufio.Reader
+	max  int
+	num  int    // 1-based number of the last line returned, blank lines counted
+	line []byte // the last line, reused: valid until the next call
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line without its "\n" (and a "\r" before it), its number, and whether
+// it was longer than max (then line is nil). The last line of a body need not end with "\n".
+// err is io.EOF at a clean end, or the body's error: a line cut by it is not returned.
+func (l *lineReader) next() (line []byte, num int, tooLong bool, err error) {
+	l.line = l.line[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		end := err == nil // the chunk ends with the newline
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if !errors.Is(err, io.EOF) || (len(chunk) == 0 && len(l.line) == 0 && !tooLong) {
+				return nil, l.num, false, err
+			}
+			end = true // a last line without its newline
+		}
+		// One byte over max is kept: it may be the "\r" of a "\r\n", which does not count.
+		if !tooLong && len(l.line)+len(chunk) <= l.max+2 {
+			l.line = append(l.line, chunk...)
+		} else {
+			tooLong, l.line = true, l.line[:0]
+		}
+		if !end {
+			continue
+		}
+		l.num++
+		if tooLong {
+			return nil, l.num, true, nil
+		}
+		line = bytes.TrimSuffix(l.line, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) > l.max {
+			return nil, l.num, true, nil
+		}
+		return line, l.num, false, nil
+	}
+}
+
+// blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.
+func blank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
+// http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
+// write deadlines, an idle body, a caller that stopped reading or a cancelled stream would hold
+// the engine forever, and on HTTP/1 net/http would read the whole body before the first answer.
+// The request is answered 500: a wiring fault, to be caught by the frame's first test.
+var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
+
+// errIdle ends a stream whose body sent nothing for Options.Idle.
+var errIdle = errors.New("batch: the request body sent nothing for the idle limit")
+
+// conn is the connection under the response writer, as far as the engine needs it: read and
+// write deadlines (so that an idle body, a caller that stopped reading and a cancelled stream
+// all unblock a read or write in progress) and flushing.
+type conn struct {
+	rc   *http.ResponseController
+	idle time.Duration
+
+	mu        sync.Mutex
+	cancelled bool
+	deadlines bool // the writer supports read deadlines
+}
+
+func newConn(w http.ResponseWriter, idle time.Duration) *conn {
+	c := &conn{rc: http.NewResponseController(w), idle: idle}
+	// HTTP/1 would otherwise read the rest of the body before the first byte of the answer
+	// goes out: no answer until the body ends. HTTP/2 is full duplex already (ErrNotSupported).
+	_ = c.rc.EnableFullDuplex()
+	c.deadlines = c.rc.SetReadDeadline(time.Time{}) == nil
+	return c
+}
+
+// stop unblocks any read or write in progress and keeps further ones from waiting: the stream
+// is over.
+func (c *conn) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cancelled = true
+	past := time.Unix(1, 0)
+	_ = c.rc.SetReadDeadline(past)
+	_ = c.rc.SetWriteDeadline(past)
+}
+
+// stopOn runs stop when ctx ends. The function it returns unregisters it, or waits for it if
+// it already started: stop must not touch the ResponseWriter after the handler has returned.
+func (c *conn) stopOn(ctx context.Context) func() {
+	ran := make(chan struct{})
+	unregister := context.AfterFunc(ctx, func() {
+		defer close(ran)
+		c.stop()
+	})
+	return func() {
+		if !unregister() {
+			<-ran
+		}
+	}
+}
+
+func (c *conn) stopped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cancelled
+}
+
+// release hands the connection back to net/http once the engine is done. After a complete
+// stream the body was read to its end and the connection may serve another request: no
+// deadline of ours may be left on it. After a stream cut short, the write deadline is the idle
+// limit from now, so that net/http can end the answer cleanly (stop's past deadline would cut
+// its last chunk) but not wait for a caller that reads nothing; the read deadline stays, as
+// whatever the body still holds is not to be read.
+func (c *conn) release(complete bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if complete {
+		_ = c.rc.SetReadDeadline(time.Time{})
+		_ = c.rc.SetWriteDeadline(time.Time{})
+		return
+	}
+	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
+}
+
+// armRead pushes the read deadline idle into the future; false when the stream is over. The
+// lock orders it with stop: a deadline set here is never left standing after stop's.
+func (c *conn) armRead() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancelled {
+		return false
+	}
+	_ = c.rc.SetReadDeadline(time.Now().Add(c.idle))
+	return true
+}
+
+// armWrite gives the write about to be made the idle limit; disarmWrite lifts it once the write
+// is done. A deadline must not stay armed between writes: on HTTP/2 it resets the stream when
+// it passes, writing or not, which would end a stream merely waiting for its body.
+func (c *conn) armWrite() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancelled {
+		return false
+	}
+	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
+	return true
+}
+
+func (c *conn) disarmWrite() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.cancelled {
+		_ = c.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
+// body is the request body with the idle limit: each read may wait idle for data, no more.
+type body struct {
+	ctx        context.Context
+	r          io.Reader
+	c          *conn
+	beforeRead func() // the group engine flushes its answers before it may wait for more lines
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.beforeRead != nil {
+		b.beforeRead()
+	}
+	armed := time.Now()
+	if !b.c.armRead() {
+		return 0, context.Cause(b.ctx)
+	}
+	n, err := b.r.Read(p)
+	if err != nil && n == 0 {
+		// net/http cancels the request's context on any read error of the connection, the
+		// idle deadline's included, so the context says nothing about the cause: a deadline
+		// error after the idle limit is the idle limit's; stop's deadline comes sooner.
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(armed) >= b.c.idle {
+			return 0, errIdle
+		}
+		if b.c.stopped() || b.ctx.Err() != nil {
+			return 0, context.Cause(b.ctx)
+		}
+	}
+	return n, err
+}
+
+// output buffers answer lines and writes them under the write deadline: a caller that takes
+// nothing for the idle limit is gone as far as the stream is concerned.
+type output struct {
+	w   http.ResponseWriter
+	c   *conn
+	buf *bufio.Writer
+	err error
+}
+
+func newOutput(w http.ResponseWriter, c *conn) *output {
+	o := &output{w: w, c: c}
+	o.buf = bufio.NewWriterSize(deadlineWriter{o}, 32<<10)
+	return o
+}
+
+type deadlineWriter struct{ o *output }
+
+func (d deadlineWriter) Write(p []byte) (int, error) {
+	if !d.o.c.armWrite() {
+		return 0, errStopped
+	}
+	defer d.o.c.disarmWrite()
+	return d.o.w.Write(p)
+}
+
+var errStopped = errors.New("batch: the stream was stopped")
+
+// write appends parts as one line; the first error sticks.
+func (o *output) write(parts ...[]byte) error {
+	for _, p := range parts {
+		if o.err == nil {
+			_, o.err = o.buf.Write(p)
+		}
+	}
+	return o.err
+}
+
+// flush sends what is buffered to the caller now.
+func (o *output) flush() error {
+	if o.err == nil {
+		o.err = o.buf.Flush()
+	}
+	if o.err == nil {
+		if !o.c.armWrite() {
+			o.err = errStopped
+			return o.err
+		}
+		o.err = o.c.rc.Flush()
+		o.c.disarmWrite()
+	}
+	return o.err
+}

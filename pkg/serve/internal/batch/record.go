@@ -1,0 +1,247 @@
+package batch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-faster/jx"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// ErrorAnswer is the status and body the HTTP front would answer for err (rpcerr.ToHTTP), the
+// body written by rpcerr.Write itself, so that a broken line's body is byte for byte every other
+// error body of the service.
+func ErrorAnswer(err error) (status int, body []byte) {
+	e := rpcerr.ToHTTP(err)
+	return e.Status, writeErrorBody(e)
+}
+
+// StatusAnswer is ErrorAnswer of an error that arises on the HTTP front itself (413, 404, ...).
+func StatusAnswer(code int) []byte {
+	return writeErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
+}
+
+func writeErrorBody(e rpcerr.HTTP) []byte {
+	var c captured
+	rpcerr.Write(&c, e)
+	return c.body.Bytes()
+}
+
+// captured is the smallest http.ResponseWriter: it keeps the body rpcerr.Write writes.
+type captured struct {
+	h    http.Header
+	body bytes.Buffer
+}
+
+func (c *captured) Header() http.Header {
+	if c.h == nil {
+		c.h = http.Header{}
+	}
+	return c.h
+}
+func (c *captured) Write(p []byte) (int, error) { return c.body.Write(p) }
+func (c *captured) WriteHeader(int)             {}
+
+// tooLargeBody is the body of a line over the size limit; it never changes.
+var tooLargeBody = StatusAnswer(http.StatusRequestEntityTooLarge)
+
+// record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
+// path and the request body, both to go to the dispatcher.
+type record struct {
+	id   []byte
+	path string
+	body []byte
+}
+
+// recordFields are a record's keys, for the "did you mean" of an unknown one.
+var recordFields = []string{"id", "path", "body"}
+
+// parseRecord reads one line as a record, or says everything wrong with it as the validation
+// error of a 400 (keyed by the record's field, as a unary 400 keys by the request's). id and
+// body are copies: the line's buffer is reused.
+func parseRecord(line []byte) (record, error) {
+	var p rpcerr.Problems
+	d := jx.DecodeBytes(line)
+	if d.Next() != jx.Object {
+		if !json.Valid(line) {
+			return record{}, notJSON(line)
+		}
+		p.Add("", `the line is not a record: each line is one JSON object {"id": "...", "path": "...", "body": {...}}`)
+		return record{}, p.Err()
+	}
+	var rec record
+	var seen [3]bool
+	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
+		k := -1
+		for i, f := range recordFields {
+			if string(key) == f {
+				k = i
+			}
+		}
+		if k < 0 {
+			field := string(key)
+			if len(field) > 64 {
+				field = "" // a megabyte key is no field name: the message quotes it clipped
+			}
+			p.Add(field, "unknown field %q%s", string(key), suggest(string(key)))
+			return d.Skip()
+		}
+		if seen[k] {
+			p.Add(recordFields[k], "duplicate field %q", recordFields[k])
+			return d.Skip()
+		}
+		seen[k] = true
+		switch k {
+		case 0:
+			if d.Next() != jx.String {
+				p.Add("id", "must be a JSON string (the caller's record id)")
+				return d.Skip()
+			}
+			raw, err := d.Raw()
+			if err != nil {
+				return err
+			}
+			if !utf8.Valid(raw) {
+				p.Add("id", "must be valid UTF-8")
+				return nil
+			}
+			rec.id = bytes.Clone(raw)
+		case 1:
+			if d.Next() != jx.String {
+				p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
+				return d.Skip()
+			}
+			s, err := d.Str()
+			if err != nil {
+				return err
+			}
+			rec.path = s
+		case 2:
+			if d.Next() != jx.Object {
+				p.Add("body", "must be a JSON object (the request of the record's path)")
+				return d.Skip()
+			}
+			raw, err := d.Raw()
+			if err != nil {
+				return err
+			}
+			rec.body = bytes.Clone(raw)
+		}
+		return nil
+	})
+	if err == nil {
+		// One value a line: anything after it but spaces is not a record.
+		if err = d.Skip(); errors.Is(err, io.EOF) {
+			err = nil
+		} else if err == nil {
+			err = errors.New("more than one value")
+		}
+	}
+	if err != nil {
+		// jx is as strict as encoding/json, which says what is wrong in the words callers know.
+		if !json.Valid(line) {
+			return record{}, notJSON(line)
+		}
+		p.Add("", "the line could not be read: %v", err) // valid JSON nested deeper than jx reads
+	}
+	for i, f := range recordFields {
+		if !seen[i] {
+			p.Add(f, "is required")
+		}
+	}
+	if err := p.Err(); err != nil {
+		return record{}, err
+	}
+	return rec, nil
+}
+
+// notJSON is the 400 of a line that is not JSON, saying where it breaks.
+func notJSON(line []byte) error {
+	var raw json.RawMessage
+	var syntax *json.SyntaxError
+	if err := json.Unmarshal(line, &raw); errors.As(err, &syntax) {
+		return rpcerr.Invalid("", "the line is not JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
+	}
+	return rpcerr.Invalid("", "the line is not JSON")
+}
+
+// suggest is `; did you mean "x"?` for a key one or two edits away from a record field.
+func suggest(key string) string {
+	for _, f := range recordFields {
+		if editDistance(key, f) <= 2 {
+			return fmt.Sprintf("; did you mean %q?", f)
+		}
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 16 {
+		return len(a) // no record field is that long: not a near miss
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
+
+func appendRecordAnswer(dst, id []byte, status int, body []byte) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"status":`...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, `,"body":`...)
+	dst = append(dst, body...)
+	return append(dst, "}\n"...)
+}
+
+func appendLineAnswer(dst []byte, line, status int, body []byte) []byte {
+	dst = append(dst, `{"line":`...)
+	dst = strconv.AppendInt(dst, int64(line), 10)
+	dst = append(dst, `,"status":`...)
+	dst = strconv.AppendInt(dst, int64(status), 10)
+	dst = append(dst, `,"body":`...)
+	dst = append(dst, body...)
+	return append(dst, "}\n"...)
+}
+
+// internalBody is the documented 500, for a dispatcher that failed to answer.
+var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }()
+
+// checkAnswer makes sure a dispatcher's answer can sit inside one line: JSON (a broken one
+// would break every line after it for the caller) without a newline. The unary answers are
+// compact JSON, so this changes nothing for them; a stray trailing newline is dropped.
+func checkAnswer(status int, answer []byte) (int, []byte) {
+	answer = bytes.TrimRight(answer, " \t\r\n")
+	if status < 100 || status > 599 || !json.Valid(answer) {
+		return http.StatusInternalServerError, internalBody
+	}
+	if bytes.IndexByte(answer, '\n') >= 0 || bytes.IndexByte(answer, '\r') >= 0 {
+		var c bytes.Buffer
+		_ = json.Compact(&c, answer) // valid JSON: cannot fail
+		answer = c.Bytes()
+	}
+	return status, answer
+}
