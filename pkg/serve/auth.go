@@ -6,65 +6,13 @@ import (
 	"net/netip"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
-	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
-
-// accessRule is what a method requires, read from the contract's method options.
-type accessRule struct {
-	public     bool
-	permission string
-}
-
-// infrastructure services carry no options of ours and need no token.
-var publicServices = map[string]bool{
-	"grpc.health.v1.Health":                    true,
-	"grpc.reflection.v1.ServerReflection":      true,
-	"grpc.reflection.v1alpha.ServerReflection": true,
-}
-
-// accessRules reads the access rule of every method of info from the method options
-// (yardstick.auth.v1.public / permission). A method of ours with neither option gets no rule and is
-// refused: a forgotten option fails closed.
-func accessRules(services map[string]grpc.ServiceInfo) (map[string]accessRule, error) {
-	rules := map[string]accessRule{}
-	for svcName, info := range services {
-		if publicServices[svcName] {
-			for _, m := range info.Methods {
-				rules["/"+svcName+"/"+m.Name] = accessRule{public: true}
-			}
-			continue
-		}
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
-		if err != nil {
-			return nil, fmt.Errorf("descriptor of service %s: %w", svcName, err)
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a service", svcName)
-		}
-		for i := 0; i < sd.Methods().Len(); i++ {
-			md := sd.Methods().Get(i)
-			opts := md.Options()
-			rule := accessRule{
-				public:     proto.GetExtension(opts, authv1.E_Public).(bool),
-				permission: proto.GetExtension(opts, authv1.E_Permission).(string),
-			}
-			if rule.public || rule.permission != "" {
-				rules["/"+svcName+"/"+string(md.Name())] = rule
-			}
-		}
-	}
-	return rules, nil
-}
 
 type claimsKey struct{}
 
@@ -78,16 +26,16 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 // handler runs with. The JSON front calls it before it reads a body, the gRPC interceptor for
 // every call: the same rule, whichever door a caller uses.
 func (s *Server) authorize(ctx context.Context, fullMethod, bearer string) (context.Context, error) {
-	return s.authorizeRoute(ctx, s.routes.byMethod[fullMethod], bearer)
+	return s.authorizeRoute(ctx, s.routes.ByMethod[fullMethod], bearer)
 }
 
 // authorizeRoute is authorize for a route already looked up (nil: a method not served).
-func (s *Server) authorizeRoute(ctx context.Context, r *route, bearer string) (context.Context, error) {
-	if r == nil || !r.ruled {
+func (s *Server) authorizeRoute(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
+	if r == nil || !r.Ruled {
 		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
 	}
-	rule := r.rule
-	if rule.public {
+	rule := r.Rule
+	if rule.Public {
 		return ctx, nil
 	}
 	if bearer == "" {
@@ -101,9 +49,9 @@ func (s *Server) authorizeRoute(ctx context.Context, r *route, bearer string) (c
 			fmt.Sprintf("The token is invalid, expired or not for the %s service; get a new one from POST /authToken.", s.cfg.Service))
 	}
 	noteClient(ctx, claims.ClientID)
-	if err := claims.Require(rule.permission); err != nil {
+	if err := claims.Require(rule.Permission); err != nil {
 		return ctx, rpcerr.PermissionDenied("Permission denied.",
-			fmt.Sprintf("The client lacks the %q permission this endpoint needs.", rule.permission))
+			fmt.Sprintf("The client lacks the %q permission this endpoint needs.", rule.Permission))
 	}
 	return context.WithValue(ctx, claimsKey{}, claims), nil
 }

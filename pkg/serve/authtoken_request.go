@@ -15,11 +15,8 @@ import (
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
-
-// maxAuthBodyBytes bounds a /authToken body: credentials are a few hundred bytes, and the caller
-// is not authenticated yet.
-const maxAuthBodyBytes = 64 << 10
 
 // loginRequest is a /authToken request, whatever its shape.
 type loginRequest struct {
@@ -69,7 +66,7 @@ var canonical = func() map[string]string {
 // readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
 // Authorization header of a /authToken request.
 func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAuthBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
@@ -167,7 +168,7 @@ func TestAuthTokenShapes(t *testing.T) {
 		{"multipart without boundary", "", "", "multipart/form-data", mpBody, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"multipart body could not be parsed: no boundary"}}, false},
 		{"text body", "", "", "text/plain", demoForm, nil, 415, specError, rpcerr.ExceptionUnsupportedType, nil, false},
-		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", maxAuthBodyBytes) + `"}`, nil, 413, specError, rpcerr.ExceptionTooLarge, nil, false},
+		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", routes.AuthTokenBodyLimit) + `"}`, nil, 413, specError, rpcerr.ExceptionTooLarge, nil, false},
 		{"GET", http.MethodGet, "", "", "", nil, 405, specError, rpcerr.ExceptionMethodNotAllowed, nil, false},
 
 		// OAuth 2.0 client credentials (RFC 6749 §4.4, §5.1, §5.2).

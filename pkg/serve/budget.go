@@ -155,7 +155,7 @@ func (b *budget) admitted() int64 {
 // cost is the estimated heap of a request of n body bytes on method: JSON bytes when json, else
 // protobuf bytes. Small requests of routes other than the group forecasts cost nothing (above).
 func (s *Server) cost(method string, n int64, json bool) int64 {
-	if r := s.routes.byMethod[method]; r == nil || !r.group {
+	if r := s.routes.ByMethod[method]; r == nil || !r.Group {
 		if n < smallRequestBytes {
 			return 0
 		}
@@ -217,7 +217,7 @@ func (s *Server) admitDecode(method string, size int64) (*admission, error) {
 // sizedFrom is the smallest request, in protobuf bytes, whose size the budget counts on method:
 // any group forecast, else smallRequestBytes (smaller requests cost nothing).
 func (s *Server) sizedFrom(method string) int64 {
-	if r := s.routes.byMethod[method]; r != nil && r.group {
+	if r := s.routes.ByMethod[method]; r != nil && r.Group {
 		return 0
 	}
 	return smallRequestBytes

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -31,7 +32,7 @@ import (
 // hold, never more than by its size.
 func TestCostOfBody(t *testing.T) {
 	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routes.Table{ByMethod: map[string]*routes.Route{"/g": {Group: true}}}}
 	for _, tc := range []struct {
 		name string
 		body string
@@ -52,7 +53,7 @@ func TestCostOfBody(t *testing.T) {
 
 func TestCost(t *testing.T) {
 	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
+	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routes.Table{ByMethod: map[string]*routes.Route{"/g": {Group: true}}}}
 	for _, tc := range []struct {
 		name   string
 		method string

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
 // Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
@@ -401,4 +403,9 @@ func printUsage(fs *flag.FlagSet, service string, all []setting) {
 		fmt.Fprintf(w, "  %s\n    \t%s (env %s, default %q)\n", name, s.usage, s.env, s.def)
 	}
 	fmt.Fprintf(w, "  -version\n    \tprint the build version and exit\n")
+}
+
+// routes is what the route table needs of the limits.
+func (l Limits) routes() routes.Limits {
+	return routes.Limits{MaxBodyBytes: l.MaxBodyBytes, MaxGroupBodyBytes: l.MaxGroupBodyBytes, MaxStudents: l.MaxStudents}
 }

@@ -31,13 +31,13 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			s.authToken(w, r)
 			return
 		}
-		rt, known := s.routes.byPath[r.URL.Path]
+		rt, known := s.routes.ByPath[r.URL.Path]
 		if r.Method != http.MethodPost || !known {
 			dropBody(w, r)
 			gw.ServeHTTP(w, r) // the gateway answers 404 and 405 through routingErrorHandler
 			return
 		}
-		method := rt.method
+		method := rt.Method
 		fc := &frontCall{server: s, req: r}
 		ctx := context.WithValue(r.Context(), frontKey{}, fc)
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
@@ -48,7 +48,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			rpcerr.Write(w, rpcerr.ToHTTP(err))
 			return
 		}
-		if !rt.rule.public {
+		if !rt.Rule.Public {
 			fc.authorized, fc.method = authorized, method
 		}
 		if contentEncoded(r.Header) {
@@ -71,7 +71,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			}
 		}
 
-		limit := rt.bodyLimit
+		limit := rt.BodyLimit
 		if r.ContentLength > limit {
 			dropBody(w, r)
 			rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
@@ -88,7 +88,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 		switch {
 		case err != nil:
-		case rt.group:
+		case rt.Group:
 			adm.shrink(s.groupCostOfBody(body)) // the students it can hold, now they can be counted
 		case r.ContentLength < 0:
 			adm.shrink(s.cost(method, int64(len(body)), true))

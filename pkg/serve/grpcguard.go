@@ -49,6 +49,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -85,7 +86,7 @@ const (
 // afterwards.
 type grpcGuard struct {
 	ceiling int64         // server-wide receive limit: the largest message limit
-	routes  *routeTable   // every method served, with its message limit (routes.go)
+	routes  *routes.Table // every method served, with its message limit (routes.go)
 	logins  chan struct{} // slots of in-flight IssueToken calls
 	infra   chan struct{} // slots of in-flight health and reflection calls
 	codec   *guardCodec
@@ -113,11 +114,11 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 		conns:       connSlots{held: map[*peer.Peer]int{}},
 		watch:       newConnWatch(s.metrics.registry, s.cfg.Service, s.log, s.logs),
 	}
-	probed, err := buildRoutes(probe.GetServiceInfo(), s.cfg.Limits)
+	probed, err := routes.Build(probe.GetServiceInfo(), s.cfg.Limits.routes())
 	if err != nil {
 		return nil, err
 	}
-	g.ceiling = probed.ceiling
+	g.ceiling = probed.Ceiling
 	g.codec = newGuardCodec(s.codec)
 	s.guard = g
 	return []grpc.ServerOption{
@@ -136,19 +137,19 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 // bind takes the server's route table, once every service is registered, and sets the codec's
 // limits per request type. sizedFrom is the smallest message whose size the memory budget counts
 // on a method.
-func (g *grpcGuard) bind(t *routeTable, sizedFrom func(method string) int64) error {
-	if t.ceiling != g.ceiling {
-		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", t.ceiling, g.ceiling)
+func (g *grpcGuard) bind(t *routes.Table, sizedFrom func(method string) int64) error {
+	if t.Ceiling != g.ceiling {
+		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", t.Ceiling, g.ceiling)
 	}
 	g.routes = t
 	types := map[protoreflect.FullName]typeLimits{}
-	for full, r := range t.byMethod {
+	for full, r := range t.ByMethod {
 		svcName, name, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
 		in, ok := inputType(svcName, name)
 		if !ok {
 			continue
 		}
-		lim, from := r.messageLimit, sizedFrom(full)
+		lim, from := r.MessageLimit, sizedFrom(full)
 		tl, seen := types[in]
 		if !seen {
 			tl = typeLimits{largest: lim, smallest: lim, noteFrom: from}
@@ -159,18 +160,6 @@ func (g *grpcGuard) bind(t *routeTable, sizedFrom func(method string) int64) err
 	}
 	g.codec.limits = types
 	return nil
-}
-
-// protoStudentBytes is the most one student of a group forecast takes in protobuf without
-// repeating a field: three doubles of 9 bytes, and the entry's tag and length.
-const protoStudentBytes = 29
-
-// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students the
-// service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
-// (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
-// admitted at the service's largest limit (grpcread.go), so this sets how many fit at once.
-func grpcGroupLimit(l Limits) int64 {
-	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
 }
 
 // inputType is the request message of a method, from the descriptors the generated code
@@ -198,10 +187,10 @@ func inputType(svcName, method string) (protoreflect.FullName, bool) {
 // openCalls' lock).
 type grpcCall struct {
 	method        string
-	route         *route      // the method's route (routes.go)
-	authorizedFor string      // the method the tap handle authorized; "" when it did not
-	clientID      string      // the client the tap handle authenticated, when it did
-	logged        atomic.Bool // an interceptor logged and counted the call
+	route         *routes.Route // the method's route (routes.go)
+	authorizedFor string        // the method the tap handle authorized; "" when it did not
+	clientID      string        // the client the tap handle authenticated, when it did
+	logged        atomic.Bool   // an interceptor logged and counted the call
 	// While the call is in openCalls: its context (the tap handle's answer), headers and start.
 	ctx        context.Context
 	header     metadata.MD
@@ -272,11 +261,11 @@ func (s *connSlots) give(conn *peer.Peer) {
 
 // slotsFor is the pool of read slots a method's calls take: none for methods that need a token
 // (the tap handle has checked it before anything is read).
-func (g *grpcGuard) slotsFor(method string, rule accessRule) chan struct{} {
-	if !rule.public {
+func (g *grpcGuard) slotsFor(method string, rule routes.Rule) chan struct{} {
+	if !rule.Public {
 		return nil
 	}
-	if svcName, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/"); publicServices[svcName] {
+	if svcName, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/"); routes.IsPublicService(svcName) {
 		return g.infra
 	}
 	return g.logins
@@ -288,7 +277,7 @@ func (g *grpcGuard) slotsFor(method string, rule accessRule) chan struct{} {
 func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	g := s.guard
 	method := info.FullMethodName
-	r, served := s.routes.byMethod[method]
+	r, served := s.routes.ByMethod[method]
 	if !served {
 		return ctx, nil // gRPC answers Unimplemented and reads nothing
 	}
@@ -297,7 +286,7 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 	// A call that does not send its message within the read timeout is ended: by the sweep of
 	// open calls (unary), or by its stream's timer (guardedStream).
 	ctx, c.cancel = context.WithCancel(ctx)
-	if slots := g.slotsFor(method, r.rule); slots != nil {
+	if slots := g.slotsFor(method, r.Rule); slots != nil {
 		conn, _ := peer.FromContext(ctx)
 		if conn != nil && !g.conns.take(conn) {
 			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
@@ -474,9 +463,9 @@ func (s *Server) checkReceived(method string, msg any) (received, error) {
 	if r.refused != nil {
 		return r, r.refused
 	}
-	if rt := s.routes.byMethod[method]; rt != nil && r.size > rt.messageLimit {
+	if rt := s.routes.ByMethod[method]; rt != nil && r.size > rt.MessageLimit {
 		r.free()
-		return r, tooLarge(r.size, rt.messageLimit)
+		return r, tooLarge(r.size, rt.MessageLimit)
 	}
 	return r, nil
 }

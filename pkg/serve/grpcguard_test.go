@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -59,10 +60,10 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.readTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
 	}
-	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
+	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
 		t.Errorf("group limit for 1,000 students: got %d; want %d", got, want)
 	}
-	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
+	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
 		t.Errorf("group limit under a smaller JSON limit: got %d; want %d (the JSON limit)", got, want)
 	}
 	if maxHeaderListBytes != 16384 || streamWindowBytes != 65536 || connWindowBytes != 1048576 || maxTokenlessPerConn != 2 {
@@ -82,7 +83,7 @@ func TestGRPCLimits(t *testing.T) {
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			t.Parallel()
-			if got := h.srv.routes.byMethod[tc.method].messageLimit; got != tc.want {
+			if got := h.srv.routes.ByMethod[tc.method].MessageLimit; got != tc.want {
 				t.Errorf("limit: got %d; want %d", got, tc.want)
 			}
 		})
@@ -227,7 +228,7 @@ func TestCheckReceived(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := &Server{routes: &routeTable{byMethod: map[string]*route{scoreMethod: {messageLimit: 100}}}, guard: &grpcGuard{codec: newGuardCodec(newWireCodec(Limits{}))}}
+			s := &Server{routes: &routes.Table{ByMethod: map[string]*routes.Route{scoreMethod: {MessageLimit: 100}}}, guard: &grpcGuard{codec: newGuardCodec(newWireCodec(Limits{}))}}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if tc.note != nil {
 				s.guard.codec.note(msg, *tc.note)

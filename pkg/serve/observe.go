@@ -164,7 +164,7 @@ func (s *Server) observeHTTP(next http.Handler) http.Handler {
 			// API send both).
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
-		ri := &reqinfo.Info{ID: requestIDFrom(r.Header.Get("X-Request-Id")), Route: s.routes.label(r.URL.Path)}
+		ri := &reqinfo.Info{ID: requestIDFrom(r.Header.Get("X-Request-Id")), Route: s.routes.Label(r.URL.Path)}
 		w.Header().Set("X-Request-Id", ri.ID)
 		ctx := reqinfo.With(r.Context(), ri)
 		rec := &statusRecorder{ResponseWriter: w}

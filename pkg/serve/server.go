@@ -23,6 +23,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
@@ -52,7 +53,7 @@ type Server struct {
 	svc     Service
 	issuer  *token.Issuer
 	metrics *metrics
-	routes  *routeTable                 // every rpc served, with its path, rule and limits (routes.go)
+	routes  *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
 	unary   grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
 	guard   *grpcGuard                  // the gRPC door's limits and read slots (grpcguard.go)
 	openapi []byte
@@ -122,7 +123,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		reflection.Register(s.grpc)
 	}
 	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
-	if s.routes, err = buildRoutes(s.grpc.GetServiceInfo(), cfg.Limits); err != nil {
+	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
 		return nil, fmt.Errorf("routes: %w", err)
 	}
 	if err := s.guard.bind(s.routes, s.sizedFrom); err != nil {
@@ -298,7 +299,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
 	for name := range s.grpc.GetServiceInfo() {
-		if !publicServices[name] {
+		if !routes.IsPublicService(name) {
 			s.health.SetServingStatus(name, st)
 		}
 	}
