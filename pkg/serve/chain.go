@@ -8,7 +8,6 @@ package serve
 
 import (
 	"context"
-	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -71,18 +71,18 @@ func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnarySer
 	var ids []string
 	call := grpcCallFrom(ctx)
 	if call != nil {
-		ids = call.header[requestIDHeader] // the headers the tap handle saw: no metadata copy
+		ids = call.header[telemetry.RequestIDHeader] // the headers the tap handle saw: no metadata copy
 	} else {
-		ids = metadata.ValueFromIncomingContext(ctx, requestIDHeader)
+		ids = metadata.ValueFromIncomingContext(ctx, telemetry.RequestIDHeader)
 	}
 	id := ""
 	if len(ids) > 0 {
 		id = ids[0]
 	}
-	ri := &reqinfo.Info{ID: requestIDFrom(id), Route: info.FullMethod}
+	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: info.FullMethod}
 	ctx = reqinfo.With(ctx, ri)
-	_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.ID}}) // the key is lower case already
-	s.markLogged(call)                                             // the observe step logs it, not the sweep of ended calls
+	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {ri.ID}}) // the key is lower case already
+	s.markLogged(call)                                                       // the observe step logs it, not the sweep of ended calls
 	return next(ctx, req)
 }
 
@@ -94,8 +94,8 @@ func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServe
 	resp, err := next(ctx, req)
 	ri := reqinfo.From(ctx)
 	code := status.Code(err)
-	s.writeRequestLine(ctx, requestLine{front: "grpc", route: info.FullMethod, requestID: ri.ID, clientID: ri.ClientID,
-		code: code.String(), failed: err != nil, level: grpcLogLevel(code), took: time.Since(start)})
+	s.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: ri.ClientID,
+		Code: code.String(), Failed: err != nil, Level: telemetry.GRPCLevel(code), Took: time.Since(start)})
 	return resp, err
 }
 
@@ -157,41 +157,4 @@ func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServe
 		}
 	}
 	return next(ctx, req)
-}
-
-// requestLine is one request's log line and metrics.
-type requestLine struct {
-	front     string // "http" or "grpc"
-	route     string
-	method    string // the HTTP method; "" on gRPC
-	requestID string
-	clientID  string
-	code      string // the HTTP status or the gRPC code, as the metric labels it
-	status    int    // the HTTP status; 0 on gRPC
-	failed    bool   // refused or failed: its line is within the log limits (loglimit.go)
-	level     slog.Level
-	took      time.Duration
-	quiet     bool // counted, not logged (probes and scrapes)
-}
-
-// writeRequestLine counts a request in the metrics and writes its log line: the one place either
-// front's request lines are written (observeHTTP, the observe step, and the gRPC calls the chain
-// never sees: refused on their headers, ended before a handler, streams).
-func (s *Server) writeRequestLine(ctx context.Context, l requestLine) {
-	s.metrics.observe(l.front, l.route, l.code, l.took)
-	if l.quiet {
-		return
-	}
-	suppressed, ok := s.logAllowed(l.front, l.failed, l.code)
-	if !ok {
-		return
-	}
-	duration := slog.Float64("duration_ms", float64(l.took.Microseconds())/1000)
-	if l.front == "http" {
-		logRequest(ctx, s.log, l.level, "http request", slog.String("request_id", l.requestID), slog.String("method", l.method),
-			slog.String("route", l.route), slog.String("client_id", l.clientID), slog.Int("status", l.status), duration, suppressed)
-		return
-	}
-	logRequest(ctx, s.log, l.level, "grpc request", slog.String("request_id", l.requestID), slog.String("route", l.route),
-		slog.String("client_id", l.clientID), slog.String("code", l.code), duration, suppressed)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 // Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
@@ -318,7 +319,7 @@ func (c Config) Validate() error {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)
 	}
-	if _, err := parseLevel(c.LogLevel); err != nil {
+	if _, err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		bad("YARDSTICK_LOG_LEVEL: %v", err)
 	}
 	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -125,14 +127,14 @@ func TestLoadConfig(t *testing.T) {
 func TestNewLogger(t *testing.T) {
 	t.Parallel()
 	for _, f := range []string{"json", "text"} {
-		if _, _, err := NewLogger(io.Discard, f, "debug"); err != nil {
+		if _, _, err := telemetry.NewLogger(io.Discard, f, "debug"); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if _, _, err := NewLogger(io.Discard, "xml", "info"); err == nil {
+	if _, _, err := telemetry.NewLogger(io.Discard, "xml", "info"); err == nil {
 		t.Error("xml format: got no error")
 	}
-	if _, _, err := NewLogger(io.Discard, "json", "loud"); err == nil {
+	if _, _, err := telemetry.NewLogger(io.Discard, "json", "loud"); err == nil {
 		t.Error("level loud: got no error")
 	}
 }

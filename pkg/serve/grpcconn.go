@@ -22,6 +22,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/peer"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 // maxAbusePerSecond is how many calls a connection may reset before sending their message, or
@@ -42,11 +44,11 @@ type connWatch struct {
 	closed  prometheus.Counter
 	refused prometheus.Counter
 	log     *slog.Logger
-	logs    *logLimiter // the close lines are limited like refusals' (loglimit.go)
+	logs    *telemetry.LogLimiter // the close lines are limited like refusals' (loglimit.go)
 	now     func() time.Time
 }
 
-func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, logs *logLimiter) *connWatch {
+func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, logs *telemetry.LogLimiter) *connWatch {
 	w := &connWatch{
 		conns:   map[string]*watchedConn{},
 		cooling: map[string]time.Time{},
@@ -172,7 +174,7 @@ func (c *watchedConn) closeForAbuse() {
 		return
 	}
 	c.w.closed.Inc()
-	if ok, dropped := c.w.logs.allow("grpc", "connection closed"); ok {
+	if ok, dropped := c.w.logs.Allow("grpc", "connection closed"); ok {
 		c.w.log.Warn("grpc connection closed: too many calls reset before their message or refused on their headers",
 			"remote", c.key, "per_second", maxAbusePerSecond, "suppressed", dropped)
 	}

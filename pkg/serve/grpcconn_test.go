@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -75,7 +76,7 @@ func TestConnWatchCooldown(t *testing.T) {
 	var now atomic.Int64 // the clock, in nanoseconds: Accept reads it on its own goroutine
 	now.Store(time.Unix(1000, 0).UnixNano())
 	advance := func(d time.Duration) { now.Add(int64(d)) }
-	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), newLogLimiter(prometheus.NewRegistry(), "scoring"))
+	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), telemetry.NewLogLimiter(prometheus.NewRegistry(), "scoring"))
 	w.now = func() time.Time { return time.Unix(0, now.Load()) }
 	lis := loopback(t)
 	wl := w.listen(lis)

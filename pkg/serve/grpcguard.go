@@ -50,6 +50,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -112,7 +113,7 @@ func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 		infra:       make(chan struct{}, maxInfraReads),
 		readTimeout: s.cfg.GRPCReadTimeout,
 		conns:       connSlots{held: map[*peer.Peer]int{}},
-		watch:       newConnWatch(s.metrics.registry, s.cfg.Service, s.log, s.logs),
+		watch:       newConnWatch(s.telemetry.Registry(), s.cfg.Service, s.log, s.telemetry.Limiter()),
 	}
 	probed, err := routes.Build(probe.GetServiceInfo(), s.cfg.Limits.routes())
 	if err != nil {
@@ -524,31 +525,17 @@ func (s *Server) guardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) 
 // tap handle, stopped by gRPC before any interceptor ran (a message over the server-wide limit),
 // or streaming. The fields are the unary interceptor's.
 func (s *Server) logGRPCCall(ctx context.Context, md metadata.MD, method, clientID string, err error, d time.Duration) {
-	s.logGRPCCallAt(ctx, grpcLogLevel(status.Code(err)), md, method, clientID, err, d)
+	s.logGRPCCallAt(ctx, telemetry.GRPCLevel(status.Code(err)), md, method, clientID, err, d)
 }
 
 // logGRPCCallAt is logGRPCCall at level: a call gRPC ended before any interceptor is a warning
 // whatever its code says (Unknown: gRPC does not tell; the caller sent too much or left).
 func (s *Server) logGRPCCallAt(ctx context.Context, level slog.Level, md metadata.MD, method, clientID string, err error, d time.Duration) {
 	id := ""
-	if v := md.Get(requestIDHeader); len(v) > 0 {
+	if v := md.Get(telemetry.RequestIDHeader); len(v) > 0 {
 		id = v[0]
 	}
 	code := status.Code(err)
-	s.writeRequestLine(ctx, requestLine{front: "grpc", route: method, requestID: requestIDFrom(id), clientID: clientID,
-		code: code.String(), failed: err != nil, level: level, took: d})
-}
-
-// grpcLogLevel is the level of a gRPC call's log line, on every path that logs one: a caller's
-// mistakes and refusals (and a caller that left) are information, shedding load or running out
-// of time a warning, our faults errors.
-func grpcLogLevel(code codes.Code) slog.Level {
-	switch code {
-	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:
-		return slog.LevelInfo
-	case codes.ResourceExhausted, codes.DeadlineExceeded:
-		return slog.LevelWarn
-	default:
-		return slog.LevelError
-	}
+	s.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: method, RequestID: telemetry.RequestIDFrom(id), ClientID: clientID,
+		Code: code.String(), Failed: err != nil, Level: level, Took: d})
 }

@@ -160,7 +160,7 @@ func bearer(auth string) context.Context {
 
 // count is the gRPC requests counter of one route and code.
 func (h *guardHarness) count(route, code string) float64 {
-	families, err := h.srv.metrics.registry.Gather()
+	families, err := h.srv.telemetry.Registry().Gather()
 	if err != nil {
 		panic(err)
 	}
@@ -184,7 +184,7 @@ func (h *guardHarness) count(route, code string) float64 {
 
 // countAll is the number of direct gRPC calls of route counted, whatever their code.
 func (h *guardHarness) countAll(route string) float64 {
-	families, err := h.srv.metrics.registry.Gather()
+	families, err := h.srv.telemetry.Registry().Gather()
 	if err != nil {
 		panic(err)
 	}

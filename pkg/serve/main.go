@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 // Main is the body of a service's main: configuration from args and environ, the logger, the
@@ -24,7 +26,7 @@ func Main(ctx context.Context, service string, args, environ []string, stdout, s
 	if err != nil {
 		return err
 	}
-	log, flush, err := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	log, flush, err := telemetry.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}

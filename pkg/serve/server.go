@@ -24,6 +24,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
@@ -48,17 +49,16 @@ type Service struct {
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	svc     Service
-	issuer  *token.Issuer
-	metrics *metrics
-	routes  *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
-	unary   grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
-	guard   *grpcGuard                  // the gRPC door's limits and read slots (grpcguard.go)
-	openapi []byte
-	codec   *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
-	logs    *logLimiter     // log lines of refused and failed requests, per cause (loglimit.go)
+	cfg       Config
+	log       *slog.Logger
+	svc       Service
+	issuer    *token.Issuer
+	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
+	routes    *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
+	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
+	guard     *grpcGuard                  // the gRPC door's limits and read slots (grpcguard.go)
+	openapi   []byte
+	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
@@ -88,9 +88,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service), codec: newWireCodec(cfg.Limits)}
-	s.logs = newLogLimiter(s.metrics.registry, cfg.Service)
-	s.metrics.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits)}
+	s.telemetry.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
 		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
 		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
 	log.Info("token issuer ready", "issuer", issuer.Summary())
@@ -130,7 +129,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
 	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
-	s.budget = newBudget(budgetBytes, s.metrics.registry, cfg.Service)
+	s.budget = newBudget(budgetBytes, s.telemetry.Registry(), cfg.Service)
 	s.guard.reads = newReadPool(budgetBytes, s.guard.ceiling)
 	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.size)
 
@@ -148,7 +147,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
 	s.http = &http.Server{
-		Handler:           s.paceBodies(s.closeWhenDraining(s.observeHTTP(s.httpRoutes(s.apiFront(gw))))),
+		Handler:           s.paceBodies(s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(s.apiFront(gw))))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (bodyrate.go)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -185,7 +184,7 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 				writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
 			}
 		case "/metrics":
-			h = promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP
+			h = promhttp.HandlerFor(s.telemetry.Registry(), promhttp.HandlerOpts{}).ServeHTTP
 		case "/openapi.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.openapi) }
 		case "/.well-known/jwks.json":

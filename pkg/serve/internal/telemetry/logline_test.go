@@ -1,4 +1,4 @@
-package serve
+package telemetry
 
 import (
 	"bytes"

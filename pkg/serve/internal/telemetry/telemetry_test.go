@@ -1,4 +1,4 @@
-package serve
+package telemetry
 
 import (
 	"log/slog"
@@ -13,12 +13,12 @@ import (
 // (observe caches the series it looked up once).
 func TestMetricsSeries(t *testing.T) {
 	t.Parallel()
-	m := newMetrics("scoring")
+	m := NewMetrics("scoring")
 	for range 3 {
-		m.observe("grpc", "/a", "OK", time.Millisecond)
+		m.Observe("grpc", "/a", "OK", time.Millisecond)
 	}
-	m.observe("grpc", "/a", "InvalidArgument", time.Millisecond)
-	m.observe("http", "/a", "200", time.Millisecond)
+	m.Observe("grpc", "/a", "InvalidArgument", time.Millisecond)
+	m.Observe("http", "/a", "200", time.Millisecond)
 	for _, tc := range []struct {
 		front, route, code string
 		want               float64
@@ -48,7 +48,7 @@ func TestLogLevels(t *testing.T) {
 		{200, slog.LevelInfo}, {400, slog.LevelInfo}, {408, slog.LevelInfo}, {413, slog.LevelInfo}, {429, slog.LevelInfo}, {499, slog.LevelInfo},
 		{500, slog.LevelError}, {502, slog.LevelError}, {503, slog.LevelWarn}, {504, slog.LevelError},
 	} {
-		if got := httpLogLevel(tc.status); got != tc.want {
+		if got := HTTPLevel(tc.status); got != tc.want {
 			t.Errorf("HTTP %d: got %v; want %v", tc.status, got, tc.want)
 		}
 	}
@@ -61,7 +61,7 @@ func TestLogLevels(t *testing.T) {
 		{codes.ResourceExhausted, slog.LevelWarn}, {codes.DeadlineExceeded, slog.LevelWarn},
 		{codes.Internal, slog.LevelError}, {codes.Unknown, slog.LevelError}, {codes.Unavailable, slog.LevelError},
 	} {
-		if got := grpcLogLevel(tc.code); got != tc.want {
+		if got := GRPCLevel(tc.code); got != tc.want {
 			t.Errorf("gRPC %v: got %v; want %v", tc.code, got, tc.want)
 		}
 	}

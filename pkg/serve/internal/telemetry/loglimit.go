@@ -1,4 +1,4 @@
-package serve
+package telemetry
 
 // Log lines of refused and failed requests are limited per cause. Every request is counted in
 // yardstick_requests_total whatever happens to its log line, but an attacker's refusals must not
@@ -20,9 +20,9 @@ const (
 	logPerSecond = 5
 )
 
-// logLimiter holds a token bucket per cause. Causes are few: a front times its codes (gRPC's 17,
+// LogLimiter holds a token bucket per cause. Causes are few: a front times its codes (gRPC's 17,
 // the HTTP statuses the front answers).
-type logLimiter struct {
+type LogLimiter struct {
 	mu         sync.Mutex
 	causes     map[logCause]*logBucket
 	suppressed *prometheus.CounterVec
@@ -37,8 +37,9 @@ type logBucket struct {
 	suppressed int64 // lines dropped since the last one written
 }
 
-func newLogLimiter(reg prometheus.Registerer, service string) *logLimiter {
-	l := &logLimiter{
+// NewLogLimiter makes a limiter whose dropped lines are counted in reg.
+func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
+	l := &LogLimiter{
 		causes: map[logCause]*logBucket{},
 		suppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "yardstick_log_lines_suppressed_total",
@@ -51,9 +52,9 @@ func newLogLimiter(reg prometheus.Registerer, service string) *logLimiter {
 	return l
 }
 
-// allow reports whether a line of cause may be written now, and how many lines of that cause were
+// Allow reports whether a line of cause may be written now, and how many lines of that cause were
 // dropped since the last one written (the line says so).
-func (l *logLimiter) allow(front, code string) (ok bool, dropped int64) {
+func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	k := logCause{front, code}
 	now := l.now()
 	l.mu.Lock()
@@ -78,11 +79,11 @@ func (l *logLimiter) allow(front, code string) (ok bool, dropped int64) {
 // logAllowed says whether a request's log line is written: always when it was answered (limited
 // false), else within its cause's bucket. suppressed is the attribute the line carries: how many
 // lines of its cause were dropped before it (an empty attribute, which slog leaves out, when none).
-func (s *Server) logAllowed(front string, limited bool, code string) (suppressed slog.Attr, ok bool) {
-	if !limited || s.logs == nil {
+func (t *Recorder) logAllowed(front string, limited bool, code string) (suppressed slog.Attr, ok bool) {
+	if !limited || t.limiter == nil {
 		return slog.Attr{}, true
 	}
-	ok, dropped := s.logs.allow(front, code)
+	ok, dropped := t.limiter.Allow(front, code)
 	if dropped > 0 {
 		suppressed = slog.Int64("suppressed", dropped)
 	}
