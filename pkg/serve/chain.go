@@ -137,15 +137,15 @@ func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServe
 	}
 	// The read was admitted before gRPC read it (grpcread.go); now the decoding is, at its real
 	// size.
-	adm, err := s.admitDecode(info.FullMethod, got.size)
+	adm, err := s.budget.AdmitDecode(s.isGroup(info.FullMethod), got.size)
 	if err != nil {
 		got.free()
 		return nil, err
 	}
-	defer adm.release()
+	defer adm.Release()
 	s.guard.codec.decodeRaw(&got, req)
 	if call := grpcCallFrom(ctx); call != nil {
-		call.read.done() // the message is decoded: its bytes are gone
+		call.read.Done() // the message is decoded: its bytes are gone
 	}
 	if got.refused != nil {
 		return nil, got.refused

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
@@ -66,7 +67,7 @@ type Config struct {
 	RedisURL string
 
 	// MemoryBudget is how many bytes of heap the requests in progress whose cost grows with their
-	// size may hold together (budget.go); beyond it they are answered 503 / ResourceExhausted.
+	// size may hold together (internal/admission); beyond it they are answered 503 / ResourceExhausted.
 	// 0 derives it: MemoryBudgetFraction of the container's memory limit, DefaultMemoryBudget
 	// when there is none.
 	MemoryBudget         int64
@@ -331,8 +332,8 @@ func (c Config) Validate() error {
 	if c.MemoryBudget < 0 || (c.MemoryBudget > 0 && c.MemoryBudget < 1<<20) {
 		bad("YARDSTICK_MEMORY_BUDGET %d: want 0 (derived) or at least 1048576 bytes", c.MemoryBudget)
 	}
-	if !(c.MemoryBudgetFraction > 0 && c.MemoryBudgetFraction <= maxBudgetFraction) {
-		bad("YARDSTICK_MEMORY_BUDGET_FRACTION %v: want more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", c.MemoryBudgetFraction, maxBudgetFraction, goMemLimitRatio)
+	if !(c.MemoryBudgetFraction > 0 && c.MemoryBudgetFraction <= admission.MaxFraction) {
+		bad("YARDSTICK_MEMORY_BUDGET_FRACTION %v: want more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", c.MemoryBudgetFraction, admission.MaxFraction, admission.GoMemLimitRatio)
 	}
 	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
 		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")

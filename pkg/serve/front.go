@@ -78,20 +78,20 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			return
 		}
 		// Heavy requests take their share of the memory budget before the body is read.
-		adm, err := s.admitJSON(method, r.ContentLength, limit)
+		adm, err := s.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
 		if err != nil {
 			rpcerr.Write(w, rpcerr.ToHTTP(err))
 			discardBody(w, r.Body, limit)
 			return
 		}
-		defer adm.release()
+		defer adm.Release()
 		body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 		switch {
 		case err != nil:
 		case rt.Group:
-			adm.shrink(s.groupCostOfBody(body)) // the students it can hold, now they can be counted
+			adm.Shrink(s.budget.GroupCostOfBody(body)) // the students it can hold, now they can be counted
 		case r.ContentLength < 0:
-			adm.shrink(s.cost(method, int64(len(body)), true))
+			adm.Shrink(s.budget.Cost(rt.Group, int64(len(body)), true))
 		}
 		if err != nil {
 			var tooLarge *http.MaxBytesError

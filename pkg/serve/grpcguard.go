@@ -49,6 +49,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -91,10 +92,10 @@ type grpcGuard struct {
 	logins  chan struct{} // slots of in-flight IssueToken calls
 	infra   chan struct{} // slots of in-flight health and reflection calls
 	codec   *guardCodec
-	open    openCalls  // calls the tap handle let in that no interceptor has taken yet
-	conns   connSlots  // calls without a token in the slots, per connection
-	watch   *connWatch // closes connections that abuse the door (grpcconn.go)
-	reads   *readPool  // messages being read for calls with a token (grpcread.go)
+	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
+	conns   connSlots           // calls without a token in the slots, per connection
+	watch   *connWatch          // closes connections that abuse the door (grpcconn.go)
+	reads   *admission.ReadPool // messages being read for calls with a token (grpcread.go)
 	// readTimeout is how long a call that sends one message has to send it
 	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
@@ -202,7 +203,7 @@ type grpcCall struct {
 	conn       *peer.Peer         // the connection whose slot count the call holds; nil: none
 	cancel     context.CancelFunc // ends the call (its message did not come in time); nil: none
 	timedOut   atomic.Bool        // the sweep ended it: its message had not come in time
-	read       *read              // what the call holds of the read pool (grpcread.go); nil: none
+	read       *admission.Read    // what the call holds of the read pool (grpcread.go); nil: none
 	once       sync.Once
 }
 

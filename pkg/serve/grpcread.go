@@ -17,61 +17,13 @@ package serve
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
-
-const (
-	// readPoolShare is the read pool's size against the memory budget.
-	readPoolShare = 4
-	// readWait bounds how long a call waits for the read pool before it is refused.
-	readWait = time.Second
-)
-
-// readPool is the bytes of messages gRPC may be reading at once for calls with a token. It is a
-// FIFO weighted semaphore (golang.org/x/sync), so a large read is not starved by small ones.
-type readPool struct {
-	sem  *semaphore.Weighted
-	size int64
-}
-
-// newReadPool sizes the pool from the budget, and at least one read of the largest message.
-func newReadPool(budget, ceiling int64) *readPool {
-	n := max(budget/readPoolShare, ceiling)
-	return &readPool{sem: semaphore.NewWeighted(n), size: n}
-}
-
-// read is one call's hold on the read pool; done gives it back, once.
-type read struct {
-	pool *readPool
-	n    int64
-	once sync.Once
-}
-
-func (r *read) done() {
-	if r != nil {
-		r.once.Do(func() { r.pool.sem.Release(r.n) })
-	}
-}
-
-// take holds n bytes of the pool, waiting up to readWait (or the call's end) for them.
-func (p *readPool) take(ctx context.Context, n int64) (*read, bool) {
-	n = min(n, p.size)
-	if !p.sem.TryAcquire(n) {
-		wait, cancel := context.WithTimeout(ctx, readWait)
-		err := p.sem.Acquire(wait, n)
-		cancel()
-		if err != nil {
-			return nil, false
-		}
-	}
-	return &read{pool: p, n: n}, true
-}
 
 // guardedRegistrar registers each service with the read admission in front of each of its unary
 // handlers. Service.Register receives it in place of the gRPC server.
@@ -97,15 +49,15 @@ func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandl
 		if c == nil || c.slots != nil {
 			return h(srv, ctx, dec, ic) // not a call the tap handle let in, or read within a slot
 		}
-		r, ok := s.guard.reads.take(ctx, s.guard.ceiling)
+		r, ok := s.guard.reads.Take(ctx, s.guard.ceiling)
 		if !ok {
-			err := rpcerr.Overloaded(budgetRetryAfter)
+			err := rpcerr.Overloaded(admission.RetryAfter)
 			s.markLogged(c)
 			s.logGRPCCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r
-		defer r.done() // the interceptor gives it back sooner, once the message is decoded
+		defer r.Done() // the interceptor gives it back sooner, once the message is decoded
 		return h(srv, ctx, func(v any) error {
 			err := dec(v)
 			if err != nil && ctx.Err() != nil {

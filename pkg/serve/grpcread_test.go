@@ -15,6 +15,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -70,16 +71,8 @@ func TestGRPCReadTimeoutWithToken(t *testing.T) {
 // holder ends, calls are read again.
 func TestGRPCReadPool(t *testing.T) {
 	t.Parallel()
-	if readWait != time.Second || readPoolShare != 4 {
-		t.Fatalf("read pool: wait %s, share 1/%d; want 1s and 1/4", readWait, readPoolShare)
-	}
-	if got := newReadPool(256<<20, 3<<20).size; got != 64<<20 {
-		t.Errorf("pool of a 256 MiB budget: got %d; want %d", got, 64<<20)
-	}
-	if got := newReadPool(4<<20, 3<<20).size; got != 3<<20 {
-		t.Errorf("pool of a 4 MiB budget: got %d; want one read of the largest message, %d", got, 3<<20)
-	}
-	h := startGuard(t, func(s *Server) { s.guard.reads = newReadPool(0, s.guard.ceiling) })
+	// The pool's size and wait: admission's TestReadPoolSize.
+	h := startGuard(t, func(s *Server) { s.guard.reads = admission.NewReadPool(0, s.guard.ceiling) })
 	authed := bearer("Bearer " + h.token)
 	holdCtx, release := context.WithCancel(authed)
 	defer release()
@@ -87,8 +80,10 @@ func TestGRPCReadPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the read pool held", func() bool {
-		if h.srv.guard.reads.sem.TryAcquire(1) {
-			h.srv.guard.reads.sem.Release(1)
+		gone, cancel := context.WithCancel(context.Background())
+		cancel() // Take does not wait: a byte is free now, or the pool is held
+		if r, ok := h.srv.guard.reads.Take(gone, 1); ok {
+			r.Done()
 			return false
 		}
 		return true
@@ -117,11 +112,11 @@ func TestGRPCReadPool(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, ok := h.srv.budget.admit(h.srv.budget.capacity)
+	full, ok := h.srv.budget.Admit(h.srv.budget.Capacity())
 	if !ok {
 		t.Fatal("could not fill the budget")
 	}
-	defer full.release()
+	defer full.Release()
 	req := &forecastv1.GroupForecastRequest{TestUncertainty: ptr(40.0), CutLevels: []float64{500, 700}}
 	for range 100000 {
 		req.StudentData = append(req.StudentData, &forecastv1.StudentData{PriorAbility: ptr(612.5), PriorUncertainty: ptr(51.25), ElapsedDays: ptr(180.5)})
@@ -138,7 +133,7 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 10<<20 {
 		t.Errorf("allocated %d bytes to refuse it; want under 10 MiB (measured: 6.0 MB, the message marshalled and read; 20.3 MB when the codec decodes it first)", grew)
 	}
-	full.release()
+	full.Release()
 	if _, err := client.ForecastReadingGroup(authed, req); err != nil {
 		t.Errorf("the same call with the budget free: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
@@ -31,7 +32,7 @@ func Main(ctx context.Context, service string, args, environ []string, stdout, s
 		return err
 	}
 	defer func() { _ = flush() }()
-	setMemoryLimit(log)
+	admission.SetMemoryLimit(log)
 	svc, err := build(cfg, log)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -67,8 +68,8 @@ type Server struct {
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget   *budget     // heap of the large requests in progress (budget.go)
-	draining atomic.Bool // after SIGTERM: every HTTP response says Connection: close (drain.go)
+	budget   *admission.Budget // heap of the large requests in progress (internal/admission)
+	draining atomic.Bool       // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
 // New builds a server from its configuration: the token issuer from the clients file and keys,
@@ -125,13 +126,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
 		return nil, fmt.Errorf("routes: %w", err)
 	}
-	if err := s.guard.bind(s.routes, s.sizedFrom); err != nil {
+	if err := s.guard.bind(s.routes, func(m string) int64 { return admission.SizedFrom(s.isGroup(m)) }); err != nil {
 		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
-	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
-	s.budget = newBudget(budgetBytes, s.telemetry.Registry(), cfg.Service)
-	s.guard.reads = newReadPool(budgetBytes, s.guard.ceiling)
-	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.size)
+	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
+	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
+	s.guard.reads = admission.NewReadPool(budgetBytes, s.guard.ceiling)
+	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.Size())
 
 	gw := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: s.codec}),

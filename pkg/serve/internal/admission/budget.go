@@ -1,4 +1,10 @@
-package serve
+// Package admission is the memory budget: every request whose cost grows with its size takes its
+// estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
+// back when it is answered; a request that does not fit is refused at once with a time to retry.
+// It owns the cost model (bytes of heap per body byte and per student), the budget's size (a share
+// of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC may be
+// reading at once for calls with a token).
+package admission
 
 import (
 	"bytes"
@@ -15,7 +21,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// The admission budget. A group forecast of 100,000 students holds about 85 MB of heap while it
+// A group forecast of 100,000 students holds about 85 MB of heap while it
 // runs; twenty at once took a process to 2 GiB. Every request whose cost grows with its size is
 // therefore admitted against a memory budget before its body is read (JSON) or handled (gRPC):
 // its estimated cost is taken from the budget and given back when it is answered, and a request
@@ -34,20 +40,20 @@ import (
 const DefaultMemoryBudget = 512 << 20
 
 const (
-	// goMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
+	// GoMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
 	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
-	goMemLimitRatio = 0.9
-	// maxBudgetFraction keeps the budget under GOMEMLIMIT.
-	maxBudgetFraction = goMemLimitRatio
-	// smallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
-	smallRequestBytes = 64 << 10
-	// budgetRetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
+	GoMemLimitRatio = 0.9
+	// MaxFraction keeps the budget under GOMEMLIMIT.
+	MaxFraction = GoMemLimitRatio
+	// SmallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
+	SmallRequestBytes = 64 << 10
+	// RetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
 	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
-	budgetRetryAfter = time.Second
+	RetryAfter = time.Second
 )
 
 // Cost model: heap bytes a request allocates from its body size, measured with the garbage
-// collector off (TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
+// collector off (pkg/serve's TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
 // longer covers what it measures). Group forecasts cost per body byte, and at least a fixed amount
 // per student however few bytes the student takes, up to the student limit; every other route
 // costs per body byte. In JSON a student may be an object or a compact array, and the array is
@@ -65,19 +71,23 @@ const (
 	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
 )
 
-// budget is the heap the admitted requests may hold together.
-type budget struct {
-	capacity int64
-	mu       sync.Mutex
-	used     int64
-	inUse    prometheus.Gauge
-	refused  prometheus.Counter
+// Budget is the heap the admitted requests may hold together.
+type Budget struct {
+	capacity    int64
+	maxStudents int64 // the student limit: a group forecast costs at most this many students
+	mu          sync.Mutex
+	used        int64
+	inUse       prometheus.Gauge
+	refused     prometheus.Counter
 }
 
-func newBudget(capacity int64, reg prometheus.Registerer, service string) *budget {
+// New makes a budget of capacity bytes for a service whose group forecasts take at most
+// maxStudents students, and registers its series in reg.
+func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
 	labels := prometheus.Labels{"service": service}
-	b := &budget{
-		capacity: capacity,
+	b := &Budget{
+		capacity:    capacity,
+		maxStudents: int64(maxStudents),
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),
@@ -93,16 +103,16 @@ func newBudget(capacity int64, reg prometheus.Registerer, service string) *budge
 	return b
 }
 
-// admission is one request's share of the budget; release gives it back (once; nil-safe).
-type admission struct {
-	b    *budget
+// Admission is one request's share of the budget; Release gives it back (once; nil-safe).
+type Admission struct {
+	b    *Budget
 	cost int64
 	once sync.Once
 }
 
-// admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
+// Admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
 // and its admission is nil (most requests: no allocation).
-func (b *budget) admit(cost int64) (*admission, bool) {
+func (b *Budget) Admit(cost int64) (*Admission, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
 		return nil, true
@@ -115,12 +125,12 @@ func (b *budget) admit(cost int64) (*admission, bool) {
 	}
 	b.used += cost
 	b.inUse.Set(float64(b.used))
-	return &admission{b: b, cost: cost}, true
+	return &Admission{b: b, cost: cost}, true
 }
 
-// shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
+// Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
 // route's limit until its real size was known).
-func (a *admission) shrink(cost int64) {
+func (a *Admission) Shrink(cost int64) {
 	if a == nil || cost >= a.cost {
 		return
 	}
@@ -128,14 +138,15 @@ func (a *admission) shrink(cost int64) {
 	a.cost = max(cost, 0)
 }
 
-func (a *admission) release() {
+// Release gives the admission back.
+func (a *Admission) Release() {
 	if a == nil {
 		return
 	}
 	a.once.Do(func() { a.b.give(a.cost) })
 }
 
-func (b *budget) give(n int64) {
+func (b *Budget) give(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -145,18 +156,22 @@ func (b *budget) give(n int64) {
 	b.mu.Unlock()
 }
 
-// inUse is the admitted total (tests).
-func (b *budget) admitted() int64 {
+// Admitted is the admitted total.
+func (b *Budget) Admitted() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.used
 }
 
-// cost is the estimated heap of a request of n body bytes on method: JSON bytes when json, else
-// protobuf bytes. Small requests of routes other than the group forecasts cost nothing (above).
-func (s *Server) cost(method string, n int64, json bool) int64 {
-	if r := s.routes.ByMethod[method]; r == nil || !r.Group {
-		if n < smallRequestBytes {
+// Capacity is the budget's size in bytes.
+func (b *Budget) Capacity() int64 { return b.capacity }
+
+// Cost is the estimated heap of a request of n body bytes (JSON bytes when json, else protobuf
+// bytes), on a group forecast's route when group. Small requests of routes other than the group
+// forecasts cost nothing (above).
+func (b *Budget) Cost(group bool, n int64, json bool) int64 {
+	if !group {
+		if n < SmallRequestBytes {
 			return 0
 		}
 		return otherPerByte * n
@@ -165,82 +180,76 @@ func (s *Server) cost(method string, n int64, json bool) int64 {
 	if json {
 		perByte, perStudent, minStudent = groupJSONPerByte, groupJSONPerStudent, minStudentJSONBytes
 	}
-	return s.groupCost(n, perByte, perStudent, n/minStudent)
+	return b.groupCost(n, perByte, perStudent, n/minStudent)
 }
 
 // groupCost is a group forecast's cost: per byte, or per student up to the student limit.
-func (s *Server) groupCost(n, perByte, perStudent, students int64) int64 {
-	return groupBase + max(perByte*n, perStudent*min(students, int64(s.cfg.Limits.MaxStudents)))
+func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
+	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
 }
 
-// groupCostOfBody is the cost of a JSON group forecast body once read: every student, object or
+// GroupCostOfBody is the cost of a JSON group forecast body once read: every student, object or
 // array, opens with a bracket, so the brackets bound how many students it holds (a bound, never an
 // undercount: strings may hold brackets too). It is never more than the cost from the body's size.
-func (s *Server) groupCostOfBody(body []byte) int64 {
+func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	n := int64(len(body))
 	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
 	students := min(int64(brackets), n/minStudentJSONBytes)
-	return s.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
+	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
-// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
-// heap growth of the service's handler, and what capacity planning can read.
-func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
-	return s.cost(fullMethod, n, json)
-}
-
-// admitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
+// AdmitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
 // route's limit when it sent none (shrunk once the body is read).
-func (s *Server) admitJSON(method string, contentLength, limit int64) (*admission, error) {
+func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Admission, error) {
 	n := contentLength
 	if n < 0 {
 		n = limit
 	}
-	a, ok := s.budget.admit(s.cost(method, n, true))
+	a, ok := b.Admit(b.Cost(group, n, true))
 	if !ok {
-		return nil, rpcerr.Overloaded(budgetRetryAfter)
+		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil
 }
 
-// admitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
-// it (0 when it is under sizedFrom: the codec noted no size).
-func (s *Server) admitDecode(method string, size int64) (*admission, error) {
-	a, ok := s.budget.admit(s.cost(method, size, false))
+// AdmitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
+// it (0 when it is under SizedFrom: the codec noted no size).
+func (b *Budget) AdmitDecode(group bool, size int64) (*Admission, error) {
+	a, ok := b.Admit(b.Cost(group, size, false))
 	if !ok {
-		return nil, rpcerr.Overloaded(budgetRetryAfter)
+		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil
 }
 
-// sizedFrom is the smallest request, in protobuf bytes, whose size the budget counts on method:
-// any group forecast, else smallRequestBytes (smaller requests cost nothing).
-func (s *Server) sizedFrom(method string) int64 {
-	if r := s.routes.ByMethod[method]; r != nil && r.Group {
+// SizedFrom is the smallest request, in protobuf bytes, whose size the budget counts: any group
+// forecast, else SmallRequestBytes (smaller requests cost nothing).
+func SizedFrom(group bool) int64 {
+	if group {
 		return 0
 	}
-	return smallRequestBytes
+	return SmallRequestBytes
 }
 
-// memoryBudget is the configured budget, or MemoryBudgetFraction of the memory limit that limit
-// reports (the container's), or DefaultMemoryBudget when there is none; source says which.
-func memoryBudget(cfg Config, limit func() (uint64, error)) (bytes int64, source string) {
-	if cfg.MemoryBudget > 0 {
-		return cfg.MemoryBudget, "YARDSTICK_MEMORY_BUDGET"
+// Size is the budget: configured when it is set (YARDSTICK_MEMORY_BUDGET), else fraction of the
+// memory limit that limit reports (the container's, memlimit.FromCgroup), else
+// DefaultMemoryBudget when there is none; source says which.
+func Size(configured int64, fraction float64, limit func() (uint64, error)) (bytes int64, source string) {
+	if configured > 0 {
+		return configured, "YARDSTICK_MEMORY_BUDGET"
 	}
 	l, err := limit()
 	if err != nil || l == 0 || l >= math.MaxInt64 {
 		return DefaultMemoryBudget, "default (no memory limit)"
 	}
-	return int64(cfg.MemoryBudgetFraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", cfg.MemoryBudgetFraction, l)
+	return int64(fraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", fraction, l)
 }
 
-// setMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so
+// SetMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so
 // the garbage collector works harder near the limit instead of the kernel killing the process. A
 // GOMEMLIMIT in the environment wins; no limit leaves it unset. Main calls it once per process.
-func setMemoryLimit(log *slog.Logger) {
-	limit, err := memlimit.Set(memlimit.WithRatio(goMemLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
+func SetMemoryLimit(log *slog.Logger) {
+	limit, err := memlimit.Set(memlimit.WithRatio(GoMemLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
 	switch {
 	case err != nil && !errors.Is(err, memlimit.ErrNoLimit):
 		log.Warn("GOMEMLIMIT not set: the memory limit could not be read", "error", err)
