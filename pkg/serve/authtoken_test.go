@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -16,11 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -254,34 +249,6 @@ func TestAuthTokenShapes(t *testing.T) {
 	})
 }
 
-func TestBasicCredentials(t *testing.T) {
-	t.Parallel()
-	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
-	cases := []struct {
-		name, header, id, secret string
-		ok, err                  bool
-	}{
-		{"form-urlencoded parts", basic("a b+c:d", "p%&:=x"), "a b+c:d", "p%&:=x", true, false},
-		{"plus is a space", enc("a+b:c+d"), "a b", "c d", true, false},
-		{"lower-case scheme", strings.Replace(basic("demo", "s"), "Basic", "basic", 1), "demo", "s", true, false},
-		{"empty secret", enc("demo:"), "demo", "", true, false},
-		{"bearer is not basic", "Bearer abc", "", "", false, false},
-		{"no colon", enc("demo"), "", "", true, true},
-		{"bad percent escape", enc("de%zz:s"), "", "", true, true},
-		{"bad percent escape in the secret", enc("demo:%zz"), "", "", true, true},
-		{"not base64", "Basic ***", "", "", true, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			id, secret, ok, err := basicCredentials([]string{tc.header})
-			if id != tc.id || secret != tc.secret || ok != tc.ok || (err != nil) != tc.err {
-				t.Errorf("got %q, %q, %v, %v; want %q, %q, %v, error %v", id, secret, ok, err, tc.id, tc.secret, tc.ok, tc.err)
-			}
-		})
-	}
-}
-
 // TestLoginDoorsAgree: the gRPC TokenService and POST /authToken share login, so the same
 // credentials get the same outcome through both.
 func TestLoginDoorsAgree(t *testing.T) {
@@ -386,49 +353,6 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 		ok := got["oauth OK"] + got["spec OK"]
 		if busy == 0 || ok == 0 || busy+ok != logins {
 			t.Errorf("got %v; want some 200s, the rest 503 with Retry-After: 1 in each shape", got)
-		}
-	})
-}
-
-// TestOAuth2ClientCredentials: golang.org/x/oauth2's client-credentials flow, unchanged, gets a
-// token and calls a protected endpoint with it, whichever way it sends its credentials.
-func TestOAuth2ClientCredentials(t *testing.T) {
-	t.Parallel()
-	h := start(t, testConfig(t))
-	for _, tc := range []struct {
-		name  string
-		style oauth2.AuthStyle
-	}{{"auto-detect", oauth2.AuthStyleAutoDetect}, {"Basic header", oauth2.AuthStyleInHeader}, {"form parameters", oauth2.AuthStyleInParams}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "demo-secret", TokenURL: h.base + "/authToken", AuthStyle: tc.style}
-			ctx := context.Background()
-			tok, err := cc.Token(ctx)
-			if err != nil {
-				t.Fatalf("Token: %v", err)
-			}
-			if left := time.Until(tok.Expiry); tok.TokenType != "Bearer" || left < 86390*time.Second || left > 86400*time.Second {
-				t.Errorf("got token type %q, expiring in %v; want Bearer, in 24h", tok.TokenType, left)
-			}
-			resp, err := cc.Client(ctx).Post(h.base+scorePath, "application/json", strings.NewReader(`{"items":[{"id":"ok","result":1}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil || resp.StatusCode != 200 || m["apiVersion"] != "demo" {
-				t.Errorf("protected call: got %d %s; want 200 from the handler, which saw client demo", resp.StatusCode, body)
-			}
-		})
-	}
-	t.Run("wrong secret", func(t *testing.T) {
-		t.Parallel()
-		cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "nope", TokenURL: h.base + "/authToken", AuthStyle: oauth2.AuthStyleInHeader}
-		_, err := cc.Token(context.Background())
-		var re *oauth2.RetrieveError
-		if !errors.As(err, &re) || re.ErrorCode != "invalid_client" || re.Response.StatusCode != 401 {
-			t.Errorf("got %v; want a RetrieveError invalid_client with status 401", err)
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -120,7 +121,7 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 		// (grpcguard.go); its claims are in ctx.
 		return next(ctx, req)
 	}
-	ctx, err := s.authorize(ctx, info.FullMethod, bearerToken(ctx))
+	ctx, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -28,7 +29,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 				writeUnsupportedEncoding(w)
 				return
 			}
-			s.authToken(w, r)
+			s.authz.ServeAuthToken(w, r)
 			return
 		}
 		rt, known := s.routes.ByPath[r.URL.Path]
@@ -38,11 +39,15 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			return
 		}
 		method := rt.Method
-		fc := &frontCall{server: s, req: r}
+		fc := &frontCall{server: s}
 		ctx := context.WithValue(r.Context(), frontKey{}, fc)
+		ri := reqinfo.From(ctx)
+		if ri != nil {
+			ri.HTTPRequest = r
+		}
 		// Credentials first: a caller without them learns nothing of the body's schema, and makes
 		// us read no body. The interceptor takes this verdict (Invoke runs it for the same method).
-		authorized, err := s.authorizeRoute(ctx, rt, bearerFromHeader(r.Header.Values("Authorization")))
+		authorized, err := s.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
 		if err != nil {
 			dropBody(w, r)
 			rpcerr.Write(w, rpcerr.ToHTTP(err))
@@ -108,7 +113,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			return
 		}
 
-		if form && looksLikeJSON(body) {
+		if form && jsonwire.IsObject(body) {
 			form = false
 		}
 		if form {
@@ -116,7 +121,7 @@ func (s *Server) apiFront(gw http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
-		r.Body = &frontBody{data: body, info: reqinfo.From(ctx)}
+		r.Body = &frontBody{data: body, info: ri}
 		r.ContentLength = int64(len(body))
 		if fc.authorized != nil {
 			// The verdict travels in the context, and everything else the call needs in
@@ -170,21 +175,4 @@ func writeUnsupportedEncoding(w http.ResponseWriter) {
 		Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
 		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
 	}})
-}
-
-// callerAddr is the HTTP caller's address for the /authToken throttle: the rightmost
-// X-Forwarded-For hop that is not a trusted proxy, which a client cannot forge.
-func (s *Server) callerAddr(r *http.Request) string {
-	var chain []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		chain = append(chain, splitHops(v)...)
-	}
-	chain = append(chain, r.RemoteAddr)
-	return clientOf(chain, s.cfg.TrustedProxies)
-}
-
-// looksLikeJSON reports whether a body is a JSON object, whatever its Content-Type says.
-func looksLikeJSON(body []byte) bool {
-	b := bytes.TrimLeft(body, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
 }

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -22,8 +21,6 @@ import (
 // of the HTTP caller.
 type frontCall struct {
 	server *Server
-	// req is the HTTP request, for the caller's address (address), which only a login needs.
-	req *http.Request
 	// authorized is the context authorize returned for this call's method and token (nil for
 	// public methods): the interceptor takes it instead of verifying the token a second time.
 	authorized context.Context
@@ -31,14 +28,6 @@ type frontCall struct {
 }
 
 type frontKey struct{}
-
-// address is the HTTP caller's address for the /authToken throttle (trusted-proxy walk done).
-func (fc *frontCall) address() string {
-	if fc.req == nil {
-		return "unknown"
-	}
-	return fc.server.callerAddr(fc.req)
-}
 
 func frontCallFrom(ctx context.Context) *frontCall {
 	fc, _ := ctx.Value(frontKey{}).(*frontCall)
@@ -69,7 +58,7 @@ func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Co
 // tokenGateway is the token service's gateway adapter.
 type tokenGateway struct {
 	authv1.UnimplementedTokenServiceServer
-	t tokenService
+	t authv1.TokenServiceServer
 }
 
 func (g tokenGateway) IssueToken(ctx context.Context, r *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {

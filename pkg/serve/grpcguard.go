@@ -50,6 +50,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -107,7 +108,7 @@ type grpcGuard struct {
 func (s *Server) grpcGuardOptions(svc Service) ([]grpc.ServerOption, error) {
 	probe := grpc.NewServer()
 	defer probe.Stop()
-	authv1.RegisterTokenServiceServer(probe, tokenService{})
+	authv1.RegisterTokenServiceServer(probe, authv1.UnimplementedTokenServiceServer{})
 	svc.Register(probe)
 	g := &grpcGuard{
 		logins:      make(chan struct{}, maxLoginReads),
@@ -303,12 +304,12 @@ func (s *Server) tapHandle(ctx context.Context, info *tap.Info) (context.Context
 			return nil, s.refuseOnHeaders(ctx, info, readsBusy())
 		}
 	}
-	authorized, err := s.authorizeRoute(ctx, r, bearerFromHeader(info.Header.Get("authorization")))
+	authorized, err := s.authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
 		return nil, s.refuseOnHeaders(ctx, info, err)
 	}
-	c.authorizedFor, c.clientID = method, clientIDOf(authorized) // claims on top: found at once
+	c.authorizedFor, c.clientID = method, authz.ClientID(authorized) // claims on top: found at once
 	c.ctx = authorized
 	g.open.add(c)
 	return authorized, nil
@@ -337,13 +338,13 @@ func tooLarge(size, limit int64) error {
 }
 
 // tapAuthorized reports whether the tap handle authorized the call c (nil: none) for method
-// (same rule, same function: authorize); the claims it found are in the call's context already.
+// (same rule, same function: authz.Authorize); the claims it found are in the call's context already.
 // It notes the client for the log.
 func tapAuthorized(ctx context.Context, c *grpcCall, method string) bool {
 	if c == nil || c.authorizedFor != method {
 		return false
 	}
-	noteClient(ctx, c.clientID)
+	authz.NoteClient(ctx, c.clientID)
 	return true
 }
 
@@ -426,17 +427,9 @@ const endedCallSweep = 500 * time.Millisecond
 func (s *Server) logEndedCalls() {
 	for _, c := range s.guard.open.ended(s.guard.readTimeout) {
 		if !c.logged.Load() {
-			s.logGRPCCallAt(c.ctx, slog.LevelWarn, c.header, c.method, clientIDOf(c.ctx), endedEarly(c), time.Since(c.start))
+			s.logGRPCCallAt(c.ctx, slog.LevelWarn, c.header, c.method, authz.ClientID(c.ctx), endedEarly(c), time.Since(c.start))
 		}
 	}
-}
-
-// clientIDOf is the authenticated client of ctx, or "".
-func clientIDOf(ctx context.Context) string {
-	if claims, ok := ClaimsFrom(ctx); ok {
-		return claims.ClientID
-	}
-	return ""
 }
 
 // endedEarly is what is known of a call that ended before any interceptor ran. gRPC answers such

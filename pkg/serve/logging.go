@@ -3,15 +3,13 @@ package serve
 import (
 	"context"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
 // RequestID returns the id of the request being served, for handlers that log.
 func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
 
-// noteClient records the authenticated client for the request's log line.
-func noteClient(ctx context.Context, clientID string) {
-	if ri := reqinfo.From(ctx); ri != nil {
-		ri.ClientID = clientID
-	}
-}
+// ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
+func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -54,6 +55,7 @@ type Server struct {
 	log       *slog.Logger
 	svc       Service
 	issuer    *token.Issuer
+	authz     *authz.Authorizer           // token checks and logins (internal/authz)
 	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
 	routes    *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
 	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
@@ -90,6 +92,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits)}
+	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.telemetry.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
 		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
 		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
@@ -114,7 +117,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		// stack growth). Calls beyond the pool still get goroutines of their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
-	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
+	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
 	svc.Register(guardedRegistrar{s: s, srv: s.grpc})
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -141,7 +144,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 	)
-	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: tokenService{s: s}}); err != nil {
+	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
 		return nil, fmt.Errorf("register token route: %w", err)
 	}
 	if err := svc.RegisterGateway(ctx, gw); err != nil {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -21,10 +22,10 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 			err = rpcerr.Internal()
 		}
 		md, _ := metadata.FromIncomingContext(ctx)
-		s.logGRPCCall(ctx, md, info.FullMethod, clientIDOf(ctx), err, time.Since(start))
+		s.logGRPCCall(ctx, md, info.FullMethod, authz.ClientID(ctx), err, time.Since(start))
 	}()
 	if !tapAuthorized(ctx, call, info.FullMethod) {
-		if _, err := s.authorize(ctx, info.FullMethod, bearerToken(ctx)); err != nil {
+		if _, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx)); err != nil {
 			return err
 		}
 	}

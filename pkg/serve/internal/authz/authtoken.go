@@ -1,71 +1,26 @@
-package serve
+package authz
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// login is the one way to a token, for both doors: POST /authToken (authToken below) and the
-// gRPC TokenService.IssueToken (tokensvc.go). Its errors are gRPC statuses, which each door
-// turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
-// without a right on this service PermissionDenied (403), too many failures Throttled (429
-// with RetryInfo), no hashing slot free Busy (503 with RetryInfo), anything else Internal.
-func (s *Server) login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
-	if clientID == "" || secret == "" {
-		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
-	}
-	tok, err := s.issuer.Authenticate(clientID, secret, s.cfg.Service, remoteAddr)
-	var throttled *token.ThrottledError
-	var busy *token.BusyError
-	switch {
-	case err == nil:
-		noteClient(ctx, clientID)
-		return tok, nil
-	case errors.As(err, &throttled):
-		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)
-	case errors.As(err, &busy):
-		return token.Token{}, Busy(busy.RetryAfter)
-	case errors.Is(err, token.ErrNotAuthenticated):
-		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
-	case errors.Is(err, token.ErrPermissionDenied):
-		return token.Token{}, rpcerr.PermissionDenied("Permission denied: the client lacks permission for this service.",
-			fmt.Sprintf("The client has no permission on the %s service.", s.cfg.Service))
-	default:
-		s.log.ErrorContext(ctx, "issue token", "request_id", RequestID(ctx), "error", err)
-		return token.Token{}, rpcerr.Internal()
-	}
-}
-
-// Busy is the answer when a login's secret could not be checked in time because too many were
-// being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
-func Busy(retryAfter time.Duration) error {
-	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
-	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
-		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs),
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
-}
-
-// authToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
+// ServeAuthToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
 // multipart/form-data bodies, and credentials in the body or in HTTP Basic. A request with
 // grant_type is OAuth 2.0 client credentials (RFC 6749 §4.4) and is answered in its shape
 // (§5.1, §5.2); any other is answered in the original API's ({"accessToken","expiresIn"} and the error
 // body).
-func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
+func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 		return
@@ -85,18 +40,14 @@ func (s *Server) authToken(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
 		return
 	}
-	var chain []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		chain = append(chain, splitHops(v)...)
-	}
-	remote := clientOf(append(chain, r.RemoteAddr), s.cfg.TrustedProxies)
+	remote := httpCaller(r, a.trusted)
 
 	var tok token.Token
 	var err error
 	if req.basicErr != "" {
 		err = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
 	} else {
-		tok, err = s.login(r.Context(), req.clientID, req.secret, remote)
+		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
 	}
 	switch {
 	case err == nil && req.oauth:
@@ -198,5 +149,7 @@ func writeJSONValue(w http.ResponseWriter, code int, v any) {
 		b.Reset()
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	writeJSON(w, code, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
 }

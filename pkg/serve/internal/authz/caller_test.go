@@ -1,4 +1,4 @@
-package serve
+package authz
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
 func TestClientOf(t *testing.T) {
@@ -32,14 +34,14 @@ func TestClientOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := clientOf(tc.chain, tc.trusted); got != tc.want {
+			if got := clientOf(tc.chain, "", tc.trusted); got != tc.want {
 				t.Errorf("got %q; want %q", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestRemoteAddress(t *testing.T) {
+func TestCallerAddress(t *testing.T) {
 	t.Parallel()
 	direct := &net.TCPAddr{IP: net.ParseIP("10.0.0.9"), Port: 5555}
 	proxy := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/24")}
@@ -62,12 +64,12 @@ func TestRemoteAddress(t *testing.T) {
 				req := httptest.NewRequest(http.MethodPost, "/", nil)
 				req.RemoteAddr = "192.0.2.7:4242"
 				req.Header.Set("X-Forwarded-For", "6.6.6.6")
-				ctx = context.WithValue(context.Background(), frontKey{}, &frontCall{server: &Server{}, req: req})
+				ctx = reqinfo.With(context.Background(), &reqinfo.Info{HTTPRequest: req})
 			}
 			if tc.md != nil {
 				ctx = metadata.NewIncomingContext(ctx, tc.md)
 			}
-			if got := remoteAddress(ctx, tc.trusted); got != tc.want {
+			if got := callerAddress(ctx, tc.trusted); got != tc.want {
 				t.Errorf("got %q; want %q", got, tc.want)
 			}
 		})

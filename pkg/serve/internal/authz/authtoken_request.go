@@ -1,4 +1,4 @@
-package serve
+package authz
 
 import (
 	"bytes"
@@ -136,7 +136,7 @@ func parseLoginBody(contentType string, body []byte) (url.Values, *requestError)
 			return nil, badRequest("", "multipart body could not be parsed: %v", err)
 		}
 		return v, nil
-	case (mt == "" || mt == "application/x-www-form-urlencoded") && !looksLikeJSON(body):
+	case (mt == "" || mt == "application/x-www-form-urlencoded") && !jsonwire.IsObject(body):
 		v, err := url.ParseQuery(string(body))
 		if err != nil {
 			return nil, badRequest("", "form body could not be parsed")
