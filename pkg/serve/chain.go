@@ -3,7 +3,7 @@ package serve
 // The interceptor chain of every unary call, one concern each, outermost first. A gRPC call enters
 // it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke, which the service's
 // gateway adapter calls (gateway.go), so both fronts pass the very same chain. What each step
-// needs of the call it finds in the context: the front's frontCall, the tap handle's grpcCall and
+// needs of the call it finds in the context: the front's httpfront.Call, the tap handle's grpcCall and
 // the request's reqinfo.Info.
 
 import (
@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -28,7 +29,7 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// call is told its id in a header.
 		{"requestID", s.requestIDStep},
 		// One log line and the metrics of a direct gRPC call; the JSON front writes its own
-		// (observeHTTP), with the HTTP status.
+		// (telemetry.ObserveHTTP), with the HTTP status.
 		{"observe", s.observeStep},
 		// A panic becomes Internal, logged with its stack, inside the log line's step so that
 		// the line says what the caller got.
@@ -66,8 +67,8 @@ func runFrom(steps []namedInterceptor, i int, ctx context.Context, req any, info
 }
 
 func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
-		return next(ctx, req) // the front made the request's facts (observeHTTP)
+	if httpfront.CallFrom(ctx) != nil {
+		return next(ctx, req) // the front made the request's facts (telemetry.ObserveHTTP)
 	}
 	var ids []string
 	call := grpcCallFrom(ctx)
@@ -88,7 +89,7 @@ func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnarySer
 }
 
 func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
+	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req)
 	}
 	start := time.Now()
@@ -111,10 +112,12 @@ func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServe
 }
 
 func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
-		// The front authorized this very call before it read the body (same rule, same
-		// function); its verdict stands.
-		return next(fc.authorized, req)
+	if fc := httpfront.CallFrom(ctx); fc != nil {
+		if authorized := fc.Authorized(info.FullMethod); authorized != nil {
+			// The front authorized this very call before it read the body (same rule, same
+			// function); its verdict stands.
+			return next(authorized, req)
+		}
 	}
 	if tapAuthorized(ctx, grpcCallFrom(ctx), info.FullMethod) {
 		// The tap handle authorized this very call before a byte of its message was read
@@ -129,7 +132,7 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 }
 
 func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
+	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req)
 	}
 	got, err := s.checkReceived(info.FullMethod, req) // malformed or over the method's limit

@@ -24,6 +24,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -137,33 +138,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.guard.reads = admission.NewReadPool(budgetBytes, s.guard.ceiling)
 	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.Size())
 
-	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: s.codec}),
-		runtime.WithErrorHandler(gatewayErrorHandler),
-		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-	)
+	gw := httpfront.NewMux(s.codec)
 	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
 		return nil, fmt.Errorf("register token route: %w", err)
 	}
 	if err := svc.RegisterGateway(ctx, gw); err != nil {
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
+	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
 	s.http = &http.Server{
-		Handler:           s.paceBodies(s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(s.apiFront(gw))))),
-		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (bodyrate.go)
+		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),
+		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	return s, nil
 }
-
-// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
-// interceptor what it needs in the context (request info, caller address, its authorization
-// verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(string) (string, bool) { return "", false }
 
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
 // for in-process benchmarks and fuzzing.

@@ -1,4 +1,4 @@
-package serve
+package httpfront
 
 import (
 	"bytes"

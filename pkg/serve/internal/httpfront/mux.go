@@ -1,4 +1,4 @@
-package serve
+package httpfront
 
 import (
 	"context"
@@ -11,6 +11,24 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
+
+// NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
+// the error handlers that write the documented error body, and no header of the caller's
+// forwarded into gRPC metadata. The services register their routes on it.
+func NewMux(codec *jsonwire.Codec) *runtime.ServeMux {
+	return runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
+		runtime.WithErrorHandler(gatewayErrorHandler),
+		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithIncomingHeaderMatcher(incomingHeader),
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+	)
+}
+
+// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
+// chain what it needs in the context (request info, caller address, its authorization verdict),
+// and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
+func incomingHeader(string) (string, bool) { return "", false }
 
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
 // JSON front is written as the documented body.

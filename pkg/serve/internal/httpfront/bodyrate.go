@@ -1,4 +1,4 @@
-package serve
+package httpfront
 
 import (
 	"errors"
@@ -26,15 +26,16 @@ import (
 // errSlowBody is the error a paced body returns when it fell behind the minimum rate.
 var errSlowBody = errors.New("request body arrived slower than the minimum rate")
 
-// paceBodies paces the body of every request that has one. It wraps the listener's own
+// PaceBodies paces the body of every request that has one: grace to start, then rate bytes a
+// second on average (Config.BodyGrace, Config.MinBodyRate). It wraps the listener's own
 // ResponseWriter (in-process calls, which have no connection, are not paced).
-func (s *Server) paceBodies(next http.Handler) http.Handler {
+func PaceBodies(grace time.Duration, rate int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			rc := http.NewResponseController(w)
 			start := time.Now()
-			if rc.SetReadDeadline(start.Add(s.cfg.BodyGrace)) == nil {
-				r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, start: start, grace: s.cfg.BodyGrace, rate: s.cfg.MinBodyRate}
+			if rc.SetReadDeadline(start.Add(grace)) == nil {
+				r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, start: start, grace: grace, rate: rate}
 			}
 		}
 		next.ServeHTTP(w, r)
