@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -70,21 +71,11 @@ func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnarySer
 	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req) // the front made the request's facts (telemetry.ObserveHTTP)
 	}
-	var ids []string
-	call := grpcCallFrom(ctx)
-	if call != nil {
-		ids = call.header[telemetry.RequestIDHeader] // the headers the tap handle saw: no metadata copy
-	} else {
-		ids = metadata.ValueFromIncomingContext(ctx, telemetry.RequestIDHeader)
-	}
-	id := ""
-	if len(ids) > 0 {
-		id = ids[0]
-	}
+	id := grpcguard.Header(ctx, telemetry.RequestIDHeader)
 	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: info.FullMethod}
 	ctx = reqinfo.With(ctx, ri)
 	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {ri.ID}}) // the key is lower case already
-	s.markLogged(call)                                                       // the observe step logs it, not the sweep of ended calls
+	s.guard.Logged(ctx)                                                      // the observe step logs it, not the sweep of ended calls
 	return next(ctx, req)
 }
 
@@ -119,9 +110,9 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 			return next(authorized, req)
 		}
 	}
-	if tapAuthorized(ctx, grpcCallFrom(ctx), info.FullMethod) {
+	if grpcguard.TapAuthorized(ctx, info.FullMethod) {
 		// The tap handle authorized this very call before a byte of its message was read
-		// (grpcguard.go); its claims are in ctx.
+		// (internal/grpcguard); its claims are in ctx.
 		return next(ctx, req)
 	}
 	ctx, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
@@ -135,30 +126,10 @@ func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServe
 	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req)
 	}
-	got, err := s.checkReceived(info.FullMethod, req) // malformed or over the method's limit
+	release, err := s.guard.Receive(ctx, info.FullMethod, req)
 	if err != nil {
 		return nil, err
 	}
-	// The read was admitted before gRPC read it (grpcread.go); now the decoding is, at its real
-	// size.
-	adm, err := s.budget.AdmitDecode(s.isGroup(info.FullMethod), got.size)
-	if err != nil {
-		got.free()
-		return nil, err
-	}
-	defer adm.Release()
-	s.guard.codec.decodeRaw(&got, req)
-	if call := grpcCallFrom(ctx); call != nil {
-		call.read.Done() // the message is decoded: its bytes are gone
-	}
-	if got.refused != nil {
-		return nil, got.refused
-	}
-	if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
-		var p rpcerr.Problems
-		if s.unknownFields(&p, req); p.Len() > 0 {
-			return nil, p.Err()
-		}
-	}
+	defer release()
 	return next(ctx, req)
 }

@@ -118,7 +118,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	return h
 }
 
-// dial opens another connection to the server (one connection holds at most maxTokenlessPerConn
+// dial opens another connection to the server (one connection holds at most grpcguard.MaxTokenlessPerConn
 // calls without a token in the slots).
 func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
 	t.Helper()

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -36,7 +37,7 @@ func retryOf(err error) time.Duration {
 func TestGRPCReadTimeoutWithToken(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
 	ctx, cancel := context.WithTimeout(bearer("Bearer "+h.token), 10*time.Second)
 	defer cancel()
 	cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
@@ -72,7 +73,7 @@ func TestGRPCReadTimeoutWithToken(t *testing.T) {
 func TestGRPCReadPool(t *testing.T) {
 	t.Parallel()
 	// The pool's size and wait: admission's TestReadPoolSize.
-	h := startGuard(t, func(s *Server) { s.guard.reads = admission.NewReadPool(0, s.guard.ceiling) })
+	h := startGuard(t, func(s *Server) { s.guard.SetReadPool(admission.NewReadPool(0, s.guard.Ceiling())) })
 	authed := bearer("Bearer " + h.token)
 	holdCtx, release := context.WithCancel(authed)
 	defer release()
@@ -82,7 +83,7 @@ func TestGRPCReadPool(t *testing.T) {
 	waitFor(t, "the read pool held", func() bool {
 		gone, cancel := context.WithCancel(context.Background())
 		cancel() // Take does not wait: a byte is free now, or the pool is held
-		if r, ok := h.srv.guard.reads.Take(gone, 1); ok {
+		if r, ok := h.srv.guard.ReadPool().Take(gone, 1); ok {
 			r.Done()
 			return false
 		}
@@ -144,7 +145,7 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 func TestGRPCReflectionGoesQuiet(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
 	stream, err := reflectionpb.NewServerReflectionClient(h.conn).ServerReflectionInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func TestGRPCReflectionGoesQuiet(t *testing.T) {
 	if _, err := stream.Recv(); status.Code(err) != codes.Canceled || time.Since(start) > 3*time.Second {
 		t.Fatalf("a quiet stream: got %v after %s; want Canceled within the read timeout", err, time.Since(start))
 	}
-	waitFor(t, "the slot back", func() bool { return len(h.srv.guard.infra) == 0 })
+	waitFor(t, "the slot back", func() bool { return h.infraSlots() == 0 })
 }
 
 // TestProbe: the probe listener answers Check and List from the main port's health state, even
@@ -170,9 +171,7 @@ func TestGRPCReflectionGoesQuiet(t *testing.T) {
 // over 1 KiB and more than 4 calls on a connection, and ends a call that sends nothing after 2 s.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	if probeMaxMessage != 1024 || probeMaxStreams != 4 || probeCallTimeout != 2*time.Second {
-		t.Fatalf("probe limits: %d bytes, %d calls, %s; want 1024, 4, 2s", probeMaxMessage, probeMaxStreams, probeCallTimeout)
-	}
+	// The probe's limits: grpcguard's TestTransportLimits.
 	probeLis := loopback(t)
 	h := startGuard(t, func(s *Server) { s.ProbeOn(probeLis) })
 	probe, err := grpc.NewClient(probeLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -190,9 +189,9 @@ func TestProbe(t *testing.T) {
 		return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
 	})
 	// Hold every slot of the main port.
-	for range maxInfraReads / maxTokenlessPerConn {
+	for range grpcguard.MaxInfraReads / grpcguard.MaxTokenlessPerConn {
 		c := h.dial(t)
-		for range maxTokenlessPerConn {
+		for range grpcguard.MaxTokenlessPerConn {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if _, err := c.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
@@ -200,7 +199,7 @@ func TestProbe(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, "the main port's slots held", func() bool { return len(h.srv.guard.infra) == maxInfraReads })
+	waitFor(t, "the main port's slots held", func() bool { return h.infraSlots() == grpcguard.MaxInfraReads })
 	if _, err := check(h.dial(t), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("a check on the main port: got %v; want ResourceExhausted (slots held)", err)
 	}

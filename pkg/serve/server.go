@@ -24,6 +24,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -60,7 +61,7 @@ type Server struct {
 	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
 	routes    *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
 	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
-	guard     *grpcGuard                  // the gRPC door's limits and read slots (grpcguard.go)
+	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
@@ -105,21 +106,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	guard, err := s.grpcGuardOptions(svc) // tap handle, receive limit, codec (grpcguard.go)
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout,
+		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: log}
+	var guard []grpc.ServerOption
+	s.guard, guard, err = grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
 	if err != nil {
 		return nil, fmt.Errorf("grpc guard: %w", err)
 	}
 	s.unary = chain(s.unaryChain())
 	s.grpc = grpc.NewServer(append(guard,
 		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
-	svc.Register(guardedRegistrar{s: s, srv: s.grpc})
+	svc.Register(s.guard.Registrar(s.grpc))
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -130,13 +134,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
 		return nil, fmt.Errorf("routes: %w", err)
 	}
-	if err := s.guard.bind(s.routes, func(m string) int64 { return admission.SizedFrom(s.isGroup(m)) }); err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
-	}
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
-	s.guard.reads = admission.NewReadPool(budgetBytes, s.guard.ceiling)
-	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.Size())
+	if err := s.guard.Bind(s.routes, s.budget, budgetBytes); err != nil {
+		return nil, fmt.Errorf("grpc guard: %w", err)
+	}
+	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
 
 	gw := httpfront.NewMux(s.codec)
 	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
@@ -245,7 +248,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 			}
 		}()
 	}
-	serve("grpc", func() error { return s.grpc.Serve(s.guard.watch.listen(grpcLis)) })
+	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
 	if s.probe != nil {
 		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
 	}
@@ -268,8 +271,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		go every(background, s.cfg.ReloadInterval, s.Reload)
 	}
 	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
-	// finds them (at most endedCallSweep late).
-	go every(background, endedCallSweep, s.logEndedCalls)
+	// finds them (at most grpcguard.EndedCallSweep late).
+	go every(background, grpcguard.EndedCallSweep, s.guard.LogEndedCalls)
 
 	var runErr error
 	select {
@@ -284,7 +287,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		s.probe.Stop() // probes saw NOT_SERVING through the drain
 	}
 	wg.Wait()
-	s.logEndedCalls() // the last calls gRPC ended early, before the sweep found them
+	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
 	return runErr
 }
 

@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 import (
 	"reflect"
@@ -17,7 +17,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// guardCodec is the server's protobuf codec: gRPC's own, except for what it does with a message
+// codec is the server's protobuf codec: gRPC's own, except for what it does with a message
 // it should not decode. gRPC turns a codec's unmarshal error into Internal before any
 // interceptor runs, and offers no way to say InvalidArgument; so this codec leaves such a
 // message empty, returns no error, and notes why under the message's pointer. The interceptors
@@ -36,7 +36,7 @@ import (
 // a message that no interceptor ever sees (a unary call that sends a second message is refused
 // after both are decoded), and such a note must not outlive it. While no note is waiting, take
 // looks nothing up.
-type guardCodec struct {
+type codec struct {
 	base encoding.CodecV2
 	// wire decodes the contract's messages through their generated layouts when it can (a 40-item
 	// request: 8 allocations against protobuf-go's 94); proto.Unmarshal decodes the rest.
@@ -64,15 +64,15 @@ type received struct {
 	raw     mem.Buffer
 }
 
-func newGuardCodec(wire *jsonwire.Codec) *guardCodec {
-	return &guardCodec{base: encoding.GetCodecV2(grpcproto.Name), wire: wire}
+func newCodec(wire *jsonwire.Codec) *codec {
+	return &codec{base: encoding.GetCodecV2(grpcproto.Name), wire: wire}
 }
 
-func (c *guardCodec) Name() string { return c.base.Name() }
+func (c *codec) Name() string { return c.base.Name() }
 
-func (c *guardCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+func (c *codec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
 
-func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return c.base.Unmarshal(data, v) // not ours to judge (gRPC's own error)
@@ -99,7 +99,7 @@ func (c *guardCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // decodeInto decodes buf into m through the layouts when they serve, else with protobuf-go as
 // gRPC's codec does (general), and gives buf back. A message that is not valid protobuf is left
 // empty and refused.
-func (c *guardCodec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
+func (c *codec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	defer buf.Free()
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
 		return
@@ -121,7 +121,7 @@ func (r *received) free() {
 
 // decodeRaw decodes a message the codec kept as bytes (r.raw) into msg, once; r then says how it
 // went (refused, general).
-func (c *guardCodec) decodeRaw(r *received, msg any) {
+func (c *codec) decodeRaw(r *received, msg any) {
 	if r.raw == nil {
 		return
 	}
@@ -137,7 +137,7 @@ func (c *guardCodec) decodeRaw(r *received, msg any) {
 }
 
 // note stores r for the message v until take, or until v is collected.
-func (c *guardCodec) note(v any, r received) {
+func (c *codec) note(v any, r received) {
 	p, ok := pointerOf(v)
 	if !ok {
 		return
@@ -155,7 +155,7 @@ func (c *guardCodec) note(v any, r received) {
 }
 
 // take removes and returns the note on the message v; ok is false when there is none.
-func (c *guardCodec) take(v any) (r received, ok bool) {
+func (c *codec) take(v any) (r received, ok bool) {
 	if c.waiting.Load() == 0 {
 		return r, false
 	}

@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 // Connections that abuse the gRPC door are closed. grpc-go bounds what a connection keeps
 // running (MaxConcurrentStreams), but not how fast it opens calls it then resets, or calls the tap

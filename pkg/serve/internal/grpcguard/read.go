@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 // Admission before the read. gRPC reads a call's whole message, up to the server-wide receive
 // limit, before any interceptor runs, and grpc-go has no per-method limit: a call to a 1 MiB
@@ -28,32 +28,37 @@ import (
 // guardedRegistrar registers each service with the read admission in front of each of its unary
 // handlers. Service.Register receives it in place of the gRPC server.
 type guardedRegistrar struct {
-	s   *Server
+	g   *Guard
 	srv grpc.ServiceRegistrar
+}
+
+// Registrar is srv with the read admission in front of each unary handler registered on it.
+func (g *Guard) Registrar(srv grpc.ServiceRegistrar) grpc.ServiceRegistrar {
+	return guardedRegistrar{g: g, srv: srv}
 }
 
 func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Methods = slices.Clone(desc.Methods)
 	for i := range d.Methods {
-		d.Methods[i].Handler = r.s.admitRead("/"+desc.ServiceName+"/"+d.Methods[i].MethodName, d.Methods[i].Handler)
+		d.Methods[i].Handler = r.g.admitRead("/"+desc.ServiceName+"/"+d.Methods[i].MethodName, d.Methods[i].Handler)
 	}
 	r.srv.RegisterService(&d, impl)
 }
 
 // admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
 // interceptor.
-func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandler {
+func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-		c := grpcCallFrom(ctx)
+		c := callFrom(ctx)
 		if c == nil || c.slots != nil {
 			return h(srv, ctx, dec, ic) // not a call the tap handle let in, or read within a slot
 		}
-		r, ok := s.guard.reads.Take(ctx, s.guard.ceiling)
+		r, ok := g.reads.Take(ctx, g.ceiling)
 		if !ok {
 			err := rpcerr.Overloaded(admission.RetryAfter)
-			s.markLogged(c)
-			s.logGRPCCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
+			g.markLogged(c)
+			g.logCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r
@@ -61,7 +66,7 @@ func (s *Server) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandl
 		return h(srv, ctx, func(v any) error {
 			err := dec(v)
 			if err != nil && ctx.Err() != nil {
-				s.guard.watch.abused(ctx) // reset before its message came (grpcconn.go)
+				g.watch.abused(ctx) // reset before its message came (grpcconn.go)
 			}
 			return err
 		}, ic)

@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 import (
 	"strconv"
@@ -14,9 +14,9 @@ import (
 // keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
 // JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
 // or older .proto than the server's). Paths are built only when something is found.
-func (s *Server) unknownFields(p *rpcerr.Problems, req any) {
+func (g *Guard) unknownFields(p *rpcerr.Problems, req any) {
 	m, ok := req.(proto.Message)
-	if !ok || !s.codec.HasUnknown(m) {
+	if !ok || !g.wire.HasUnknown(m) {
 		return
 	}
 	walkUnknown(p, "", m.ProtoReflect())
