@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -121,20 +119,5 @@ func TestLoadConfig(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
-	}
-}
-
-func TestNewLogger(t *testing.T) {
-	t.Parallel()
-	for _, f := range []string{"json", "text"} {
-		if _, _, err := telemetry.NewLogger(io.Discard, f, "debug"); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	if _, _, err := telemetry.NewLogger(io.Discard, "xml", "info"); err == nil {
-		t.Error("xml format: got no error")
-	}
-	if _, _, err := telemetry.NewLogger(io.Discard, "json", "loud"); err == nil {
-		t.Error("level loud: got no error")
 	}
 }
