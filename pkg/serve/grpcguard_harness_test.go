@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -297,3 +298,16 @@ func (rawBytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (rawBytesCodec) Name() string { return "proto" }
+
+// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
+// caller has its answer.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

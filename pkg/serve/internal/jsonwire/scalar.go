@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// Scalars: strings, numbers (quoted or not, as protojson takes them), booleans and enums, each
+// Scalars: strings, numbers (quoted or not, as protojson takes them) and booleans, each
 // refused with a problem naming what was found instead.
 
 // scalar decodes a scalar value for f. ok is false when the value was refused (and reported).
