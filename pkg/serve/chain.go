@@ -2,7 +2,7 @@ package serve
 
 // The interceptor chain of every unary call, one concern each, outermost first. A gRPC call enters
 // it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke, which the service's
-// gateway adapter calls (gateway.go), so both fronts pass the very same chain. What each step
+// gateway adapter calls (Invoke, gateway.go), so both fronts pass the very same chain. What each step
 // needs of the call it finds in the context: the front's httpfront.Call, the tap handle's grpcCall and
 // the request's reqinfo.Info.
 

@@ -25,7 +25,7 @@ type Config struct {
 	HTTPAddr string // JSON front, health, metrics, OpenAPI, JWKS
 	GRPCAddr string // gRPC services, grpc.health.v1, reflection
 	// ProbeAddr, when set, serves grpc.health.v1 alone on its own listener with tiny limits, for
-	// the kubelet's probes: no caller of the main gRPC port can starve it (grpcguard.go).
+	// the kubelet's probes: no caller of the main gRPC port can starve it (grpcguard.NewProbeServer).
 	ProbeAddr string
 
 	// GRPCMaxStreams is the most concurrent calls one gRPC connection may have open; it also
@@ -70,7 +70,7 @@ type Config struct {
 	// when there is none.
 	MemoryBudget         int64
 	MemoryBudgetFraction float64
-	// BodyGrace and MinBodyRate pace request bodies (bodyrate.go): after BodyGrace, a body must
+	// BodyGrace and MinBodyRate pace request bodies (httpfront.PaceBodies): after BodyGrace, a body must
 	// have arrived at MinBodyRate bytes per second on average, or it is cut with 408.
 	BodyGrace   time.Duration
 	MinBodyRate int64

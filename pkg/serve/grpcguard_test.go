@@ -207,7 +207,7 @@ func TestGRPCMethodLimits(t *testing.T) {
 // works it out from the served methods: every group forecast message (the budget costs each),
 // else 64 KiB (where the budget starts counting) or one byte over the smallest limit of the
 // type's methods, whichever is smaller.
-func TestGuardNoteFrom(t *testing.T) {
+func TestGuardRecordFrom(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		maxBody int64
@@ -231,7 +231,7 @@ func TestGuardNoteFrom(t *testing.T) {
 			t.Fatalf("New: %v", err)
 		}
 		name := tc.msg.ProtoReflect().Descriptor().FullName()
-		if got := srv.guard.NoteFrom(name); got != tc.want {
+		if got := srv.guard.RecordFrom(name); got != tc.want {
 			t.Errorf("body limit %d, %s: got noteFrom %d; want %d", tc.maxBody, name, got, tc.want)
 		}
 		cancel()
@@ -297,7 +297,7 @@ func TestGRPCMalformedProtobuf(t *testing.T) {
 			// message.
 			waitFor(t, "no note left in the codec", func() bool {
 				runtime.GC()
-				stored, waiting := h.srv.guard.NotesLeft()
+				stored, waiting := h.srv.guard.RecordsLeft()
 				return stored == 0 && waiting == 0
 			})
 		})

@@ -40,7 +40,7 @@ type Service struct {
 	// Register adds the service's gRPC implementations to the registrar (the generated
 	// Register…Server functions take it). It is called twice: first on a probe server that is
 	// never served (the receive limit depends on the methods served), then on the frame's
-	// registrar, which puts the read admission in front of each method (grpcread.go).
+	// registrar, which puts the read admission in front of each method (grpcguard, Registrar).
 	Register func(grpc.ServiceRegistrar)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
@@ -59,14 +59,14 @@ type Server struct {
 	issuer    *token.Issuer
 	authz     *authz.Authorizer           // token checks and logins (internal/authz)
 	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
-	routes    *routes.Table               // every rpc served, with its path, rule and limits (routes.go)
+	routes    *routes.Table               // every rpc served, with its path, rule and limits (internal/routes)
 	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
 	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
 	grpc     *grpc.Server
-	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
+	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
 	probeLis net.Listener
 	health   *health.Server
 	http     *http.Server

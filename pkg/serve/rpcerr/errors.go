@@ -177,7 +177,7 @@ func ToHTTP(err error) HTTP {
 		case out.Body.ExceptionType == ExceptionThrottled:
 			out.Status = http.StatusTooManyRequests
 		case info != nil && info.Domain == errorDomain && info.Reason == ReasonOverloaded:
-			// The memory budget is full (budget.go): the request is fine, the moment is not.
+			// The memory budget is full (internal/admission): the request is fine, the moment is not.
 			out.Status = http.StatusServiceUnavailable
 		default:
 			// gRPC's own message-size limit speaks ResourceExhausted too.

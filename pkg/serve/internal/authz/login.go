@@ -16,7 +16,7 @@ import (
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// Login is the one way to a token, for both fronts: POST /authToken (authtoken.go) and the gRPC
+// Login is the one way to a token, for both fronts: POST /authToken (ServeAuthToken) and the gRPC
 // TokenService.IssueToken (below). Its errors are gRPC statuses, which each front
 // turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
 // without a right on this service PermissionDenied (403), too many failures Throttled (429

@@ -21,7 +21,7 @@ import (
 // openCalls' lock).
 type call struct {
 	method        string
-	route         *routes.Route // the method's route (routes.go)
+	route         *routes.Route // the method's route (internal/routes)
 	authorizedFor string        // the method the tap handle authorized; "" when it did not
 	clientID      string        // the client the tap handle authenticated, when it did
 	logged        atomic.Bool   // an interceptor logged and counted the call
@@ -35,7 +35,7 @@ type call struct {
 	conn       *peer.Peer         // the connection whose slot count the call holds; nil: none
 	cancel     context.CancelFunc // ends the call (its message did not come in time); nil: none
 	timedOut   atomic.Bool        // the sweep ended it: its message had not come in time
-	read       *admission.Read    // what the call holds of the read pool (grpcread.go); nil: none
+	read       *admission.Read    // what the call holds of the read pool (read.go); nil: none
 	once       sync.Once
 }
 

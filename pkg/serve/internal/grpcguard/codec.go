@@ -20,41 +20,41 @@ import (
 // codec is the server's protobuf codec: gRPC's own, except for what it does with a message
 // it should not decode. gRPC turns a codec's unmarshal error into Internal before any
 // interceptor runs, and offers no way to say InvalidArgument; so this codec leaves such a
-// message empty, returns no error, and notes why under the message's pointer. The interceptors
-// take the note (checkReceived) before a handler sees the message: gRPC hands the message it
+// message empty, returns no error, and records why under the message's pointer. The interceptors
+// take the record (checkReceived) before a handler sees the message: gRPC hands the message it
 // decoded straight to them.
 //
 // It also declines to decode a message over the largest limit of its type's methods: a 16 MiB
 // message to a 64 KiB method is refused without a decoded copy of it. The interceptors need a
-// message's size only from some point on (noteFrom: over the smallest limit of its type's methods,
-// to hold it to its method's own; from the size the memory budget starts counting), and need to
-// look for unknown fields only in a message protobuf-go decoded (the layouts decline any). So the
-// common call — a small message of a known type that the layouts decoded — leaves no note at all,
-// and no note means exactly that.
+// message's size only from some point on (recordFrom: over the smallest limit of its type's
+// methods, to hold it to its method's own; from the size the memory budget starts counting), and
+// need to look for unknown fields only in a message protobuf-go decoded (the fast decoders of the
+// generated structs refuse any). So the common call — a small message of a known type that the
+// fast decoders decoded — leaves no record at all, and no record means exactly that.
 //
-// Notes are keyed by weak pointers and dropped when their message is collected: gRPC may decode
+// Records are keyed by weak pointers and dropped when their message is collected: gRPC may decode
 // a message that no interceptor ever sees (a unary call that sends a second message is refused
-// after both are decoded), and such a note must not outlive it. While no note is waiting, take
+// after both are decoded), and such a record must not outlive it. While no record is waiting, take
 // looks nothing up.
 type codec struct {
 	base encoding.CodecV2
-	// wire decodes the contract's messages through their generated layouts when it can (a 40-item
+	// wire decodes the contract's messages through their generated structs (jsonwire) when it can (a 40-item
 	// request: 8 allocations against protobuf-go's 94); proto.Unmarshal decodes the rest.
 	wire *jsonwire.Codec
 	// limits are the largest and smallest message each request type's methods take; set before
 	// serving.
 	limits  map[protoreflect.FullName]typeLimits
-	notes   sync.Map     // weak.Pointer[byte] of the message -> received
-	waiting atomic.Int64 // notes stored and neither taken nor collected
+	records sync.Map     // weak.Pointer[byte] of the message -> received
+	waiting atomic.Int64 // records stored and neither taken nor collected
 }
 
 // typeLimits are what the codec knows of a request type's methods: the largest and smallest
 // message they take, and the size from which the interceptors need to know a message's size.
-type typeLimits struct{ largest, smallest, noteFrom int64 }
+type typeLimits struct{ largest, smallest, recordFrom int64 }
 
-// received is the codec's note on a message: its size, why it was not decoded (nil if it was), and
+// received is the codec's record on a message: its size, why it was not decoded (nil if it was), and
 // whether protobuf-go decoded it (it may then hold unknown fields). A message the memory budget
-// counts (from noteFrom on) is not decoded by the codec at all: raw holds its bytes, and the
+// counts (from recordFrom on) is not decoded by the codec at all: raw holds its bytes, and the
 // interceptor decodes them (decodeRaw) once the budget has admitted what decoding costs, so no
 // decode allocates memory the budget has not granted.
 type received struct {
@@ -80,23 +80,23 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 	size := int64(data.Len())
 	lim, known := c.limits[m.ProtoReflect().Descriptor().FullName()]
 	if known && size > lim.largest {
-		c.note(v, received{size: size, refused: tooLarge(size, lim.largest)})
+		c.record(v, received{size: size, refused: tooLarge(size, lim.largest)})
 		return nil
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
-	if known && size >= lim.noteFrom {
-		c.note(v, received{size: size, raw: buf}) // decoded by the interceptor (decodeRaw)
+	if known && size >= lim.recordFrom {
+		c.record(v, received{size: size, raw: buf}) // decoded by the interceptor (decodeRaw)
 		return nil
 	}
 	r := received{size: size}
 	c.decodeInto(&r, buf, m)
 	if !known || r.general || r.refused != nil {
-		c.note(v, r)
+		c.record(v, r)
 	}
 	return nil
 }
 
-// decodeInto decodes buf into m through the layouts when they serve, else with protobuf-go as
+// decodeInto decodes buf into m through the fast decoders when they take it, else with protobuf-go as
 // gRPC's codec does (general), and gives buf back. A message that is not valid protobuf is left
 // empty and refused.
 func (c *codec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
@@ -136,25 +136,25 @@ func (c *codec) decodeRaw(r *received, msg any) {
 	c.decodeInto(r, buf, m)
 }
 
-// note stores r for the message v until take, or until v is collected.
-func (c *codec) note(v any, r received) {
+// record stores r for the message v until take, or until v is collected.
+func (c *codec) record(v any, r received) {
 	p, ok := pointerOf(v)
 	if !ok {
 		return
 	}
 	key := weak.Make(p)
-	if _, replaced := c.notes.Swap(key, r); replaced {
-		return // the earlier note's cleanup serves this one
+	if _, replaced := c.records.Swap(key, r); replaced {
+		return // the earlier record's cleanup serves this one
 	}
 	c.waiting.Add(1)
 	runtime.AddCleanup(p, func(key weak.Pointer[byte]) {
-		if _, ok := c.notes.LoadAndDelete(key); ok {
+		if _, ok := c.records.LoadAndDelete(key); ok {
 			c.waiting.Add(-1)
 		}
 	}, key)
 }
 
-// take removes and returns the note on the message v; ok is false when there is none.
+// take removes and returns the record on the message v; ok is false when there is none.
 func (c *codec) take(v any) (r received, ok bool) {
 	if c.waiting.Load() == 0 {
 		return r, false
@@ -163,7 +163,7 @@ func (c *codec) take(v any) (r received, ok bool) {
 	if !ok {
 		return r, false
 	}
-	n, ok := c.notes.LoadAndDelete(weak.Make(p))
+	n, ok := c.records.LoadAndDelete(weak.Make(p))
 	if !ok {
 		return r, false
 	}

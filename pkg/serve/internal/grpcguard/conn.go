@@ -1,6 +1,6 @@
 package grpcguard
 
-// Connections that abuse the gRPC door are closed. grpc-go bounds what a connection keeps
+// Connections that abuse the gRPC port are closed. grpc-go bounds what a connection keeps
 // running (MaxConcurrentStreams), but not how fast it opens calls it then resets, or calls the tap
 // handle refuses: each still costs header decoding, the tap handle and a handler start. One token
 // holder resetting streams on four connections, 59,000 a second, took the core, and JSON answers
@@ -36,7 +36,7 @@ const maxAbusePerSecond = 200
 const abuseCooldown = time.Second
 
 // connWatch knows the gRPC listener's open connections by their remote address (the peer gRPC
-// puts in each call's context), to close one that abuses the door.
+// puts in each call's context), to close one that abuses the server.
 type connWatch struct {
 	mu      sync.Mutex
 	conns   map[string]*watchedConn
@@ -44,7 +44,7 @@ type connWatch struct {
 	closed  prometheus.Counter
 	refused prometheus.Counter
 	log     *slog.Logger
-	logs    *telemetry.LogLimiter // the close lines are limited like refusals' (loglimit.go)
+	logs    *telemetry.LogLimiter // the close lines are limited like refusals' (telemetry.LogLimiter)
 	now     func() time.Time
 }
 

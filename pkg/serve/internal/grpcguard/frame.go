@@ -25,7 +25,7 @@ func Header(ctx context.Context, key string) string {
 }
 
 // TapAuthorized reports whether the tap handle authorized the direct call of ctx for method (same
-// rule, same function: authz.Authorize); the claims it found are in ctx already. It notes the
+// rule, same function: authz.Authorize); the claims it found are in ctx already. It records the
 // client for the log.
 func TapAuthorized(ctx context.Context, method string) bool {
 	return tapAuthorized(ctx, callFrom(ctx), method)

@@ -1,6 +1,6 @@
 package grpcguard
 
-// The gRPC door's guard against hostile and heavy traffic (issue 10). A gRPC server reads and
+// The gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC server reads and
 // decodes a call's whole message before any interceptor runs, so checks made there come too late
 // for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to 861 MiB.
 // Here:
@@ -16,17 +16,17 @@ package grpcguard
 //     connections (at most MaxTokenlessPerConn of them from one connection), taken in the tap
 //     handle and given back when the call ends: refused immediately with ResourceExhausted and a
 //     RetryInfo when none is free; calls with a token are admitted before the read instead
-//     (grpcread.go);
+//     (read.go);
 //   - per connection, grpc-go holds the calls open (MaxConcurrentStreams), the header list and
 //     the flow-control windows to fixed sizes; a call that has not sent its message within the
-//     read timeout is ended; a connection that abuses the door is closed (grpcconn.go);
+//     read timeout is ended; a connection that abuses the server is closed (conn.go);
 //   - a message that is not valid protobuf is answered InvalidArgument (gRPC itself answers
 //     Internal), and every direct call, whatever stopped it, is logged and counted once.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
-// told comes from elsewhere: the size read from the codec's note on the message, and the end of a
-// call that never reached an interceptor from a sweep of the calls between the tap handle and an
+// told comes from elsewhere: the size read from the codec's record of the message, and the end of
+// a call that never reached an interceptor from a sweep of the calls between the tap handle and an
 // interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
 
 import (
@@ -91,8 +91,8 @@ type Guard struct {
 	log       *slog.Logger
 	open      openCalls           // calls the tap handle let in that no interceptor has taken yet
 	conns     connSlots           // calls without a token in the slots, per connection
-	watch     *connWatch          // closes connections that abuse the door (grpcconn.go)
-	reads     *admission.ReadPool // messages being read for calls with a token (grpcread.go)
+	watch     *connWatch          // closes connections that abuse the server (conn.go)
+	reads     *admission.ReadPool // messages being read for calls with a token (read.go)
 	// readTimeout is how long a call that sends one message has to send it
 	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
@@ -166,10 +166,10 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) er
 		lim, from := r.MessageLimit, admission.SizedFrom(r.Group)
 		tl, seen := types[in]
 		if !seen {
-			tl = typeLimits{largest: lim, smallest: lim, noteFrom: from}
+			tl = typeLimits{largest: lim, smallest: lim, recordFrom: from}
 		}
-		tl = typeLimits{largest: max(tl.largest, lim), smallest: min(tl.smallest, lim), noteFrom: min(tl.noteFrom, from)}
-		tl.noteFrom = min(tl.noteFrom, tl.smallest+1) // over the smallest limit: held to its method's
+		tl = typeLimits{largest: max(tl.largest, lim), smallest: min(tl.smallest, lim), recordFrom: min(tl.recordFrom, from)}
+		tl.recordFrom = min(tl.recordFrom, tl.smallest+1) // over the smallest limit: held to its method's
 		types[in] = tl
 	}
 	g.codec.limits = types

@@ -62,8 +62,8 @@ const (
 
 func ptr[T any](v T) *T { return &v }
 
-// TestCheckReceived: the interceptors' own check of a method's limit, from the codec's note of
-// the message's size (the codec refuses earlier when the request type tells the limit). A note is
+// TestCheckReceived: the interceptors' own check of a method's limit, from the codec's record of
+// the message's size (the codec refuses earlier when the request type tells the limit). A record is
 // taken once.
 func TestCheckReceived(t *testing.T) {
 	t.Parallel()
@@ -83,7 +83,7 @@ func TestCheckReceived(t *testing.T) {
 			g := &Guard{routes: &routes.Table{ByMethod: map[string]*routes.Route{scoreMethod: {MessageLimit: 100}}}, codec: newCodec(jsonwire.New(jsonwire.Options{}))}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if tc.note != nil {
-				g.codec.note(msg, *tc.note)
+				g.codec.record(msg, *tc.note)
 			}
 			r, err := g.checkReceived(scoreMethod, msg)
 			if got := status.Code(err); got != tc.want {
@@ -99,11 +99,11 @@ func TestCheckReceived(t *testing.T) {
 	}
 }
 
-// TestGuardCodecNotes: the codec notes a message's size only from its type's noteFrom (over the
+// TestGuardCodecNotes: the codec records a message's size only from its type's recordFrom (over the
 // smallest limit of its methods, or where the budget starts counting), refuses one over the
-// largest limit of its type without decoding it, notes every message protobuf-go decoded (the
-// only ones that may hold unknown fields), and notes nothing for a small message of a known type
-// that the layouts decoded (the common call pays no table write).
+// largest limit of its type without decoding it, records every message protobuf-go decoded (the
+// only ones that may hold unknown fields), and records nothing for a small message of a known type
+// that the fast decoders decoded (the common call pays no table write).
 func TestGuardCodecNotes(t *testing.T) {
 	t.Parallel()
 	body := func(n int, extra ...byte) mem.BufferSlice {
@@ -117,7 +117,7 @@ func TestGuardCodecNotes(t *testing.T) {
 	other := (&scoringv1.ScoreScaleRequest{}).ProtoReflect().Descriptor().FullName()
 	small, mid, large := body(10), body(150), body(300)
 	withUnknown := body(10, 0xf8, 0x07, 0x01) // field 127, varint 1
-	limits := typeLimits{largest: 200, smallest: 100, noteFrom: 101}
+	limits := typeLimits{largest: 200, smallest: 100, recordFrom: 101}
 	for _, tc := range []struct {
 		name     string
 		data     mem.BufferSlice
@@ -129,8 +129,8 @@ func TestGuardCodecNotes(t *testing.T) {
 		decoded  bool
 	}{
 		{"fits every method: no note", small, map[protoreflect.FullName]typeLimits{name: limits}, false, false, false, codes.OK, true},
-		{"one byte under noteFrom: no note", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len()) + 1}}, false, false, false, codes.OK, true},
-		{"at noteFrom: its size, decoded later", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, noteFrom: int64(small.Len())}}, true, true, false, codes.OK, true},
+		{"one byte under recordFrom: no note", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, recordFrom: int64(small.Len()) + 1}}, false, false, false, codes.OK, true},
+		{"at recordFrom: its size, decoded later", small, map[protoreflect.FullName]typeLimits{name: {largest: 200, smallest: 100, recordFrom: int64(small.Len())}}, true, true, false, codes.OK, true},
 		{"between the smallest and the largest limit: its size, decoded later", mid, map[protoreflect.FullName]typeLimits{name: limits}, true, true, false, codes.OK, true},
 		{"an unknown field: decoded by protobuf-go, noted", withUnknown, map[protoreflect.FullName]typeLimits{name: limits}, true, false, true, codes.OK, true},
 		{"a type the codec has no limits for: noted", small, map[protoreflect.FullName]typeLimits{other: limits}, true, false, false, codes.OK, true},

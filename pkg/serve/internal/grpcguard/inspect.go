@@ -32,15 +32,15 @@ func (g *Guard) SetClock(now func() time.Time) { g.watch.now = now }
 // SlotsHeld is how many read slots calls without a token hold: logins, and health or reflection.
 func (g *Guard) SlotsHeld() (logins, infra int) { return len(g.logins), len(g.infra) }
 
-// NotesLeft is what the codec keeps of messages no interceptor has taken yet: the notes stored,
+// RecordsLeft is what the codec keeps of messages no interceptor has taken yet: the records stored,
 // and the count of them it believes waiting.
-func (g *Guard) NotesLeft() (stored int, waiting int64) {
-	g.codec.notes.Range(func(any, any) bool { stored++; return true })
+func (g *Guard) RecordsLeft() (stored int, waiting int64) {
+	g.codec.records.Range(func(any, any) bool { stored++; return true })
 	return stored, g.codec.waiting.Load()
 }
 
-// NoteFrom is the size from which the codec notes a message of the request type name.
-func (g *Guard) NoteFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].noteFrom }
+// RecordFrom is the size from which the codec records a message of the request type name.
+func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
 
 // OpenCalls is how many calls the tap handle let in that no interceptor has taken yet.
 func (g *Guard) OpenCalls() int {

@@ -7,8 +7,8 @@ import (
 )
 
 // checkReceived reports what is wrong with msg, the message just read: not valid protobuf, or
-// over its method's limit (from the codec's note of its size). The interceptors call it before a
-// handler sees the message. It returns the codec's note; without one, the message is smaller than
+// over its method's limit (from the codec's record of its size). The interceptors call it before a
+// handler sees the message. It returns the codec's record; without one, the message is smaller than
 // anything the budget counts on its method (size 0 says so) and holds no unknown field.
 func (g *Guard) checkReceived(method string, msg any) (received, error) {
 	r, ok := g.codec.take(msg)
@@ -47,7 +47,7 @@ func (g *Guard) Receive(ctx context.Context, method string, req any) (release fu
 		adm.Release()
 		return nil, got.refused
 	}
-	if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
+	if got.general { // the fast decoders refuse unknown fields: only protobuf-go keeps them
 		var p rpcerr.Problems
 		if g.unknownFields(&p, req); p.Len() > 0 {
 			adm.Release()

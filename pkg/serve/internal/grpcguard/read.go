@@ -11,7 +11,7 @@ package grpcguard
 // they bring stay within the memory the budget was sized for; a read that finds the pool full waits
 // up to readWait (reads take microseconds to a few milliseconds), then is answered
 // ResourceExhausted with RetryInfo, as an over-budget JSON request is answered 503 with
-// Retry-After. Calls without a token are read within their slots instead (grpcguard.go): they
+// Retry-After. Calls without a token are read within their slots instead (tap.go): they
 // must not be able to fill the pool that calls with a token need.
 
 import (
@@ -66,7 +66,7 @@ func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandle
 		return h(srv, ctx, func(v any) error {
 			err := dec(v)
 			if err != nil && ctx.Err() != nil {
-				g.watch.abused(ctx) // reset before its message came (grpcconn.go)
+				g.watch.abused(ctx) // reset before its message came (conn.go)
 			}
 			return err
 		}, ic)

@@ -56,7 +56,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 }
 
 // refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
-// connection (grpcconn.go), and returns err.
+// connection (conn.go), and returns err.
 func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) error {
 	g.logCall(ctx, info.Header, info.FullMethodName, "", err, 0)
 	g.watch.abused(ctx)
@@ -79,7 +79,7 @@ func tooLarge(size, limit int64) error {
 
 // tapAuthorized reports whether the tap handle authorized the call c (nil: none) for method
 // (same rule, same function: authz.Authorize); the claims it found are in the call's context already.
-// It notes the client for the log.
+// It records the client for the log.
 func tapAuthorized(ctx context.Context, c *call, method string) bool {
 	if c == nil || c.authorizedFor != method {
 		return false

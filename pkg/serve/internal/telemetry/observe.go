@@ -64,7 +64,7 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 // codeText is code as text (the metric label and the log limiter's cause).
 func (r *statusRecorder) codeText(code int) string { return strconv.Itoa(code) }
 
-// Unwrap lets http.ResponseController reach the connection (read deadlines, bodyrate.go).
+// Unwrap lets http.ResponseController reach the connection (read deadlines, httpfront.PaceBodies).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Flush() {

@@ -47,7 +47,7 @@ type Line struct {
 	ClientID  string
 	Code      string // the HTTP status or the gRPC code, as the metric labels it
 	Status    int    // the HTTP status; 0 on gRPC
-	Failed    bool   // refused or failed: its line is within the log limits (loglimit.go)
+	Failed    bool   // refused or failed: its line is within the log limits (LogLimiter)
 	Level     slog.Level
 	Took      time.Duration
 	Quiet     bool // counted, not logged (probes and scrapes)
