@@ -1,10 +1,11 @@
 package serve
 
 // The interceptor chain of every unary call, one concern each, outermost first. A gRPC call enters
-// it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke, which the service's
-// gateway adapter calls (Invoke, gateway.go), so both fronts pass the very same chain. What each step
-// needs of the call it finds in the context: the front's httpfront.Call, the tap handle's grpcCall and
-// the request's reqinfo.Info.
+// it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke (gateway.go), which the
+// service's gateway adapter calls, so both fronts pass the very same chain. What each step needs
+// of the call it finds in the context: the JSON front's httpfront.Call, the gRPC tap handle's call
+// (asked through grpcguard) and the request's reqinfo.Info. A new step (a tracing span, say) is
+// one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
 
 import (
 	"context"
