@@ -92,38 +92,7 @@ func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
 	}
 	switch f.kind {
 	case layout.Messages:
-		elem := f.sub
-		start := len(dc.ptrs)
-		chunks := dc.elementsOf(elem)
-		for i := 0; iter.Next(); i++ {
-			if f.maxLen > 0 && i > f.maxLen {
-				dc.dropList(start)
-				return dc.tooLong(f)
-			}
-			e := chunks.next(elem)
-			dc.ptrs = append(dc.ptrs, e)
-			dc.path = append(dc.path, step{index: i})
-			switch d.Next() {
-			case jx.Object:
-				err = dc.message(f.sub, nil, e)
-			case jx.Null:
-				dc.problem("must be an object, not null")
-				err = dc.skip()
-			default:
-				err = dc.object(f.sub, nil, e)
-			}
-			dc.path = dc.path[:len(dc.path)-1]
-			if err != nil {
-				dc.dropList(start)
-				return err
-			}
-		}
-		if err := iter.Err(); err != nil {
-			dc.dropList(start)
-			return dc.syntax(err)
-		}
-		dc.storeList(base, f, start)
-		return nil
+		return dc.fastMessages(f, base, &iter)
 	case layout.Float64s:
 		out := layout.Field[[]float64](base, f.offset)
 		for i := 0; iter.Next(); i++ {
@@ -169,6 +138,49 @@ func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
 		}
 	}
 	return dc.syntax(iter.Err())
+}
+
+// fastMessages decodes the elements of a list of messages, each from the decoder's chunks of its
+// type, and stores the list once it is whole.
+func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr, iter *jx.ArrIter) error {
+	elem := f.sub
+	start := len(dc.ptrs)
+	chunks := dc.elementsOf(elem)
+	for i := 0; iter.Next(); i++ {
+		if f.maxLen > 0 && i > f.maxLen {
+			dc.dropList(start)
+			return dc.tooLong(f)
+		}
+		e := chunks.next(elem)
+		dc.ptrs = append(dc.ptrs, e)
+		dc.path = append(dc.path, step{index: i})
+		err := dc.fastElement(f, e)
+		dc.path = dc.path[:len(dc.path)-1]
+		if err != nil {
+			dc.dropList(start)
+			return err
+		}
+	}
+	if err := iter.Err(); err != nil {
+		dc.dropList(start)
+		return dc.syntax(err)
+	}
+	dc.storeList(base, f, start)
+	return nil
+}
+
+// fastElement decodes one element of a list of messages into e: an object, or for positional
+// messages a number array; null is refused.
+func (dc *decoder) fastElement(f *fieldPlan, e layout.Ptr) error {
+	switch dc.d.Next() {
+	case jx.Object:
+		return dc.message(f.sub, nil, e)
+	case jx.Null:
+		dc.problem("must be an object, not null")
+		return dc.skip()
+	default:
+		return dc.object(f.sub, nil, e)
+	}
 }
 
 // elements hands out zero elements of one message type from chunks that are never moved, so the
