@@ -103,15 +103,7 @@ func TestAuthTokenShapes(t *testing.T) {
 	mpOAuthCT, mpOAuthBody := multipartBody(t, "grant_type", "client_credentials", "client_id", "demo", "client_secret", "demo-secret")
 	mpRepeatCT, mpRepeatBody := multipartBody(t, "clientId", "demo", "clientId", "demo", "clientSecret", "demo-secret")
 
-	cases := []struct {
-		name, method, path, contentType, body string
-		header                                []string
-		status                                int
-		kind                                  string
-		want                                  string // exceptionType or OAuth error code
-		validation                            map[string][]string
-		challenge                             bool // WWW-Authenticate: Basic expected
-	}{
+	cases := []authTokenCase{
 		// SPEC-style: every body shape and alias.
 		{"json", "", "", jsonCT, demoJSON, nil, 200, specToken, "", nil, false},
 		{"json clientID alias", "", "", jsonCT, `{"clientID":"demo","clientSecret":"demo-secret"}`, nil, 200, specToken, "", nil, false},
@@ -195,43 +187,7 @@ func TestAuthTokenShapes(t *testing.T) {
 			if r.status != tc.status {
 				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
 			}
-			if ct := r.header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type: got %q; want application/json", ct)
-			}
-			// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
-			// front's Bearer challenge, and OAuth's 400s none).
-			if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
-				t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
-			}
-			if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
-				t.Errorf("Cache-Control: got %q; want no-store", r.header.Get("Cache-Control"))
-			}
-			m := r.json(t)
-			switch tc.kind {
-			case specToken:
-				if !compactToken.Match(r.body) {
-					t.Errorf("got %s; want exactly {\"accessToken\":\"<JWT>\",\"expiresIn\":86400}", r.body)
-				}
-			case oauthToken:
-				if len(m) != 3 || m["token_type"] != "Bearer" || m["expires_in"] != 86400.0 || strings.Count(m["access_token"].(string), ".") != 2 {
-					t.Errorf("got %s; want exactly access_token (a JWT), token_type Bearer, expires_in 86400", r.body)
-				}
-			case oauthError:
-				if len(m) != 2 || m["error"] != tc.want || m["error_description"] == "" {
-					t.Errorf("got %s; want error %q with an error_description", r.body, tc.want)
-				}
-			case specError:
-				b := errorBody(t, r)
-				if b.ExceptionType != tc.want {
-					t.Errorf("exceptionType: got %q; want %q", b.ExceptionType, tc.want)
-				}
-				if tc.validation != nil && !reflect.DeepEqual(b.ValidationErrors, tc.validation) {
-					t.Errorf("validationErrors: got %v; want %v", b.ValidationErrors, tc.validation)
-				}
-				if tc.status == 401 && !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
-					t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
-				}
-			}
+			checkAuthTokenAnswer(t, tc, r)
 		})
 	}
 	t.Run("oauth scope asked is answered", func(t *testing.T) {
@@ -247,6 +203,59 @@ func TestAuthTokenShapes(t *testing.T) {
 			t.Errorf("got %q; want the required fields named", b.AdditionalInfo)
 		}
 	})
+}
+
+// authTokenCase is one /authToken request and what its answer must be.
+type authTokenCase struct {
+	name, method, path, contentType, body string
+	header                                []string
+	status                                int
+	kind                                  string
+	want                                  string // exceptionType or OAuth error code
+	validation                            map[string][]string
+	challenge                             bool // WWW-Authenticate: Basic expected
+}
+
+// checkAuthTokenAnswer holds the answer r to the case tc's headers and body shape.
+func checkAuthTokenAnswer(t *testing.T, tc authTokenCase, r response) {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type: got %q; want application/json", ct)
+	}
+	// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
+	// front's Bearer challenge, and OAuth's 400s none).
+	if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
+		t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
+	}
+	if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control: got %q; want no-store", r.header.Get("Cache-Control"))
+	}
+	m := r.json(t)
+	switch tc.kind {
+	case specToken:
+		if !compactToken.Match(r.body) {
+			t.Errorf("got %s; want exactly {\"accessToken\":\"<JWT>\",\"expiresIn\":86400}", r.body)
+		}
+	case oauthToken:
+		if len(m) != 3 || m["token_type"] != "Bearer" || m["expires_in"] != 86400.0 || strings.Count(m["access_token"].(string), ".") != 2 {
+			t.Errorf("got %s; want exactly access_token (a JWT), token_type Bearer, expires_in 86400", r.body)
+		}
+	case oauthError:
+		if len(m) != 2 || m["error"] != tc.want || m["error_description"] == "" {
+			t.Errorf("got %s; want error %q with an error_description", r.body, tc.want)
+		}
+	case specError:
+		b := errorBody(t, r)
+		if b.ExceptionType != tc.want {
+			t.Errorf("exceptionType: got %q; want %q", b.ExceptionType, tc.want)
+		}
+		if tc.validation != nil && !reflect.DeepEqual(b.ValidationErrors, tc.validation) {
+			t.Errorf("validationErrors: got %v; want %v", b.ValidationErrors, tc.validation)
+		}
+		if tc.status == 401 && !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
+			t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
+		}
+	}
 }
 
 // TestLoginDoorsAgree: the gRPC TokenService and POST /authToken share login, so the same

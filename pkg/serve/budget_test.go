@@ -124,37 +124,15 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req)
-	st := status.Convert(err)
-	var retry time.Duration
-	var reason string
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.RetryInfo:
-			retry = d.GetRetryDelay().AsDuration()
-		case *errdetails.ErrorInfo:
-			reason = d.GetReason()
-		}
-	}
-	if st.Code() != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
-		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", st.Code(), retry, reason)
+	if code, retry, reason := overloadOf(err); code != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
+		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", code, retry, reason)
 	}
 	// Shed load is a warning in the log, on both fronts.
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
-		found := false
-		for _, line := range strings.Split(h.logs.String(), "\n") {
-			if strings.Contains(line, want) {
-				found = true
-				if !strings.Contains(line, `"level":"WARN"`) {
-					t.Errorf("log line of a refusal for want of budget: got %s; want level WARN", line)
-				}
-			}
-		}
-		if !found {
-			t.Errorf("no log line with %s", want)
-		}
+		checkLoggedAsWarning(t, h.logs.String(), want)
 	}
 	// A single forecast message of 64 KiB is large; one byte less skips the budget (the size is
-	// the codec's, which notes it only from there).
+	// the codec's, which records it only from there).
 	for _, tc := range []struct {
 		size int
 		want codes.Code
@@ -177,6 +155,37 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
 	}
 	waitIdle(t, h.srv.budget)
+}
+
+// overloadOf is a gRPC refusal's code, and its RetryInfo's delay and ErrorInfo's reason.
+func overloadOf(err error) (code codes.Code, retry time.Duration, reason string) {
+	st := status.Convert(err)
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration()
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		}
+	}
+	return st.Code(), retry, reason
+}
+
+// checkLoggedAsWarning holds every log line with want to level WARN, and wants one at least.
+func checkLoggedAsWarning(t *testing.T, logs, want string) {
+	t.Helper()
+	found := false
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, want) {
+			found = true
+			if !strings.Contains(line, `"level":"WARN"`) {
+				t.Errorf("log line of a refusal for want of budget: got %s; want level WARN", line)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no log line with %s", want)
+	}
 }
 
 // forecastOfSize is a single forecast request of exactly n protobuf bytes: cut levels, and as
