@@ -95,49 +95,59 @@ func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
 		return dc.fastMessages(f, base, &iter)
 	case layout.Float64s:
 		out := layout.Field[[]float64](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				text, quoted, err := dc.numberText()
-				if err == nil && text != nil {
-					if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
-						*out = append(*out, v)
-					}
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendFloat(f, out) })
 	case layout.Int32s:
 		out := layout.Field[[]int32](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				text, _, err := dc.numberText()
-				if err == nil && text != nil {
-					if v, ok := dc.integer(f.fd.Kind(), text); ok {
-						*out = append(*out, int32(v))
-					}
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendInt32(f, out) })
 	case layout.Strings:
 		out := layout.Field[[]string](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				s, ok, err := dc.readString(f)
-				if ok {
-					*out = append(*out, s)
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendString(f, out) })
+	}
+	if err != nil {
+		return err
 	}
 	return dc.syntax(iter.Err())
+}
+
+// eachScalar reads each element of a list of scalars with read.
+func (dc *decoder) eachScalar(f *fieldPlan, iter *jx.ArrIter, read func() error) error {
+	for i := 0; iter.Next(); i++ {
+		if err := dc.listScalar(f, i, read); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendFloat reads a number onto out; a refused one is reported and left out.
+func (dc *decoder) appendFloat(f *fieldPlan, out *[]float64) error {
+	text, quoted, err := dc.numberText()
+	if err == nil && text != nil {
+		if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
+			*out = append(*out, v)
+		}
+	}
+	return err
+}
+
+// appendInt32 reads a whole number onto out; a refused one is reported and left out.
+func (dc *decoder) appendInt32(f *fieldPlan, out *[]int32) error {
+	text, _, err := dc.numberText()
+	if err == nil && text != nil {
+		if v, ok := dc.integer(f.fd.Kind(), text); ok {
+			*out = append(*out, int32(v))
+		}
+	}
+	return err
+}
+
+// appendString reads a string onto out; a refused one is reported and left out.
+func (dc *decoder) appendString(f *fieldPlan, out *[]string) error {
+	s, ok, err := dc.readString(f)
+	if ok {
+		*out = append(*out, s)
+	}
+	return err
 }
 
 // fastMessages decodes the elements of a list of messages, each from the decoder's chunks of its

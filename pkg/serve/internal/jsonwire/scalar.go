@@ -182,18 +182,10 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 }
 
 // jsonNumber reports whether b is a number in JSON's grammar (for quoted numbers, which the
-// tokenizer did not check).
+// tokenizer did not check): an integer part, then an optional fraction and exponent.
 func jsonNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = digits(b, i)
-	default:
+	i, ok := integerPart(b)
+	if !ok {
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
@@ -204,17 +196,36 @@ func jsonNumber(b []byte) bool {
 		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
+		if i, ok = exponent(b, i+1); !ok {
+			return false
 		}
-		j := digits(b, i)
-		if j == i {
-			return false // an exponent needs a digit
-		}
-		i = j
 	}
 	return i == len(b)
+}
+
+// integerPart is the index past a number's optional minus and its integer part: 0, or digits
+// without a leading zero.
+func integerPart(b []byte) (int, bool) {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		return i + 1, true
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		return digits(b, i), true
+	}
+	return i, false
+}
+
+// exponent is the index past an exponent's optional sign and its digits, from i (past the e).
+func exponent(b []byte, i int) (int, bool) {
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	j := digits(b, i)
+	return j, j > i // an exponent needs a digit
 }
 
 // digits is the index past the decimal digits of b from i.
