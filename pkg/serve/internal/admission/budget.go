@@ -103,16 +103,16 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	return b
 }
 
-// Admission is one request's share of the budget; Release gives it back (once; nil-safe).
-type Admission struct {
+// Grant is one request's share of the budget; Release gives it back (once; nil-safe).
+type Grant struct {
 	b    *Budget
 	cost int64
 	once sync.Once
 }
 
 // Admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
-// and its admission is nil (most requests: no allocation).
-func (b *Budget) Admit(cost int64) (*Admission, bool) {
+// and its grant is nil (most requests: no allocation).
+func (b *Budget) Admit(cost int64) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
 		return nil, true
@@ -125,12 +125,12 @@ func (b *Budget) Admit(cost int64) (*Admission, bool) {
 	}
 	b.used += cost
 	b.inUse.Set(float64(b.used))
-	return &Admission{b: b, cost: cost}, true
+	return &Grant{b: b, cost: cost}, true
 }
 
 // Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
 // route's limit until its real size was known).
-func (a *Admission) Shrink(cost int64) {
+func (a *Grant) Shrink(cost int64) {
 	if a == nil || cost >= a.cost {
 		return
 	}
@@ -139,7 +139,7 @@ func (a *Admission) Shrink(cost int64) {
 }
 
 // Release gives the admission back.
-func (a *Admission) Release() {
+func (a *Grant) Release() {
 	if a == nil {
 		return
 	}
@@ -200,7 +200,7 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 
 // AdmitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
 // route's limit when it sent none (shrunk once the body is read).
-func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Admission, error) {
+func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, error) {
 	n := contentLength
 	if n < 0 {
 		n = limit
@@ -214,7 +214,7 @@ func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Admission, 
 
 // AdmitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
 // it (0 when it is under SizedFrom: the codec noted no size).
-func (b *Budget) AdmitDecode(group bool, size int64) (*Admission, error) {
+func (b *Budget) AdmitDecode(group bool, size int64) (*Grant, error) {
 	a, ok := b.Admit(b.Cost(group, size, false))
 	if !ok {
 		return nil, rpcerr.Overloaded(RetryAfter)

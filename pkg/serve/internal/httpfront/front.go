@@ -30,10 +30,10 @@ import (
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
-// Front is the JSON API: it checks credentials before it reads a body, enforces the media type
+// Handler is the JSON API: it checks credentials before it reads a body, enforces the media type
 // and the body limit, then hands the request to the gateway, which runs it in-process through the
 // same interceptor chain as a gRPC call (serve.Invoke).
-type Front struct {
+type Handler struct {
 	routes  *routes.Table
 	authz   *authz.Authorizer
 	budget  *admission.Budget
@@ -43,13 +43,13 @@ type Front struct {
 
 // New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
 // requests to gateway, whose calls run through chain.
-func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, chain grpc.UnaryServerInterceptor, gateway http.Handler) *Front {
-	return &Front{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
+func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, chain grpc.UnaryServerInterceptor, gateway http.Handler) *Handler {
+	return &Handler{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
 // gateway, which answers 404 or 405 (routingErrorHandler).
-func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
 		if r.Method == http.MethodPost && contentEncoded(r.Header) {
 			dropBody(w, r)
@@ -70,7 +70,7 @@ func (f *Front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
 // body, in that order, each refusal answered before anything later is spent on the request.
-func (f *Front) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
+func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
 	call := &Call{chain: f.chain}
 	ctx := context.WithValue(r.Context(), callKey{}, call)
 	ri := reqinfo.From(ctx)
@@ -143,8 +143,8 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 
 // admitAndRead holds the body to the route's limit, admits the request's memory before the body
 // is read (heavy requests take their share of the budget), then reads it. The caller releases the
-// admission; on a refusal, answered here, there is none to release.
-func (f *Front) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route) ([]byte, *admission.Admission, bool) {
+// grant; on a refusal, answered here, there is none to release.
+func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		dropBody(w, r)
