@@ -106,15 +106,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout,
-		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: log}
-	var guard []grpc.ServerOption
-	s.guard, guard, err = grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
-	if err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
+	if err := s.buildGRPC(svc); err != nil {
+		return nil, err
 	}
+	if err := s.buildHTTP(ctx, svc); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildGRPC builds the gRPC side: the guard and its server options, the server with the chain,
+// the services, health and reflection, then the route table (from what is registered) and the
+// memory budget the guard admits reads and decodings against.
+func (s *Server) buildGRPC(svc Service) error {
+	cfg := s.cfg
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout,
+		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
+	guard, opts, err := grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
+	if err != nil {
+		return fmt.Errorf("grpc guard: %w", err)
+	}
+	s.guard = guard
 	s.unary = chain(s.unaryChain())
-	s.grpc = grpc.NewServer(append(guard,
+	s.grpc = grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
 		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
@@ -130,23 +144,29 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if cfg.ReflectionOn() {
 		reflection.Register(s.grpc)
 	}
-	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
+	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
-		return nil, fmt.Errorf("routes: %w", err)
+		return fmt.Errorf("routes: %w", err)
 	}
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
 	if err := s.guard.Bind(s.routes, s.budget, budgetBytes); err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
+		return fmt.Errorf("grpc guard: %w", err)
 	}
-	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
+	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
+	return nil
+}
 
+// buildHTTP builds the HTTP side: the gateway's mux with the token route and the service's
+// routes, the JSON front before it, and the handlers around it, outermost first.
+func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
+	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
 	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
-		return nil, fmt.Errorf("register token route: %w", err)
+		return fmt.Errorf("register token route: %w", err)
 	}
 	if err := svc.RegisterGateway(ctx, gw); err != nil {
-		return nil, fmt.Errorf("register routes: %w", err)
+		return fmt.Errorf("register routes: %w", err)
 	}
 	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
 	s.http = &http.Server{
@@ -154,9 +174,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
-	return s, nil
+	return nil
 }
 
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
