@@ -1,5 +1,7 @@
 package serve
 
+// What a handler may ask of the request it serves.
+
 import (
 	"context"
 
