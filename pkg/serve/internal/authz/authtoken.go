@@ -50,35 +50,49 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
 	}
 	switch {
-	case err == nil && req.oauth:
-		out := map[string]any{"access_token": tok.AccessToken, "token_type": "Bearer", "expires_in": tok.ExpiresIn}
-		if req.scope != "" {
-			out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
-		}
-		writeTokenJSON(w, out)
 	case err == nil:
+		writeToken(w, req, tok)
+	case req.oauth:
+		writeOAuthLoginError(w, err, req.basic)
+	default:
+		writeLoginError(w, err, req.basic)
+	}
+}
+
+// writeToken answers a login with its token: in OAuth 2.0's shape (RFC 6749 §5.1) or in the
+// original API's.
+func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
+	if !req.oauth {
 		writeTokenJSON(w, struct {
 			AccessToken string `json:"accessToken"`
 			ExpiresIn   int64  `json:"expiresIn"`
 		}{tok.AccessToken, tok.ExpiresIn})
-	case req.oauth:
-		writeOAuthLoginError(w, err, req.basic)
-	default:
-		e := rpcerr.ToHTTP(err)
-		if status.Code(err) == codes.Unavailable { // busy: keep its own words, not "shutting down"
-			st := status.Convert(err)
-			e.Body.Message = st.Message()
-			for _, d := range st.Details() {
-				if info, ok := d.(*errdetails.ErrorInfo); ok {
-					e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
-				}
+		return
+	}
+	out := map[string]any{"access_token": tok.AccessToken, "token_type": "Bearer", "expires_in": tok.ExpiresIn}
+	if req.scope != "" {
+		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
+	}
+	writeTokenJSON(w, out)
+}
+
+// writeLoginError answers a failed login in the original API's error body; busy keeps its own
+// words, not "shutting down", and a 401 to a caller that used HTTP Basic carries its challenge.
+func writeLoginError(w http.ResponseWriter, err error, basic bool) {
+	e := rpcerr.ToHTTP(err)
+	if status.Code(err) == codes.Unavailable {
+		st := status.Convert(err)
+		e.Body.Message = st.Message()
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
 			}
 		}
-		if e.Status == http.StatusUnauthorized && req.basic {
-			w.Header().Set("WWW-Authenticate", basicChallenge)
-		}
-		rpcerr.Write(w, e)
 	}
+	if e.Status == http.StatusUnauthorized && basic {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	rpcerr.Write(w, e)
 }
 
 // basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.

@@ -66,15 +66,7 @@ var canonical = func() map[string]string {
 // readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
 // Authorization header of a /authToken request.
 func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return loginRequest{}, &requestError{status: http.StatusRequestEntityTooLarge, msg: "request body too large"}
-		}
-		return loginRequest{}, badRequest("", "request body could not be read")
-	}
-	values, rerr := parseLoginBody(r.Header.Get("Content-Type"), body)
+	values, rerr := readLoginBody(w, r)
 	if rerr != nil {
 		return loginRequest{}, rerr
 	}
@@ -82,40 +74,71 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 	if g := values["grant_type"]; len(g) > 0 && g[0] != "" {
 		req.oauth = true // decided first, so that even a malformed OAuth request is answered in OAuth's shape
 	}
+	params, rerr := loginParams(values, req.oauth)
+	if rerr != nil {
+		return req, rerr
+	}
+	req.clientID, req.secret, req.grant, req.scope = params["clientId"], params["clientSecret"], params["grant_type"], params["scope"]
+	rerr = req.takeBasic(r.Header.Values("Authorization")) // before req is returned: it sets the credentials
+	return req, rerr
+}
+
+// readLoginBody reads the body, up to its limit, and decodes it by its media type.
+func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge, msg: "request body too large"}
+		}
+		return nil, badRequest("", "request body could not be read")
+	}
+	return parseLoginBody(r.Header.Get("Content-Type"), body)
+}
+
+// loginParams maps the body's values to their parameters (clientId, clientSecret, grant_type,
+// scope) under either naming: an OAuth 2.0 request ignores names it does not know, any other
+// refuses them; a name given twice, or a parameter under two names, is refused.
+func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
 	params := map[string]string{}
 	for _, name := range sortedKeys(values) {
 		v := values[name]
 		param, known := canonical[name]
 		switch {
-		case !known && req.oauth:
+		case !known && oauth:
 			continue // RFC 6749 §3.2: unrecognized parameters are ignored
 		case !known:
 			// SPEC-style requests follow the JSON front's rule: an unknown field is an error, so a
 			// misspelt name is named rather than answered 401 "missing".
-			return req, badRequest(name, "unknown field %q%s", name, suggest(name))
+			return nil, badRequest(name, "unknown field %q%s", name, suggest(name))
 		case len(v) > 1:
-			return req, badRequest(param, "%s is given more than once", name)
+			return nil, badRequest(param, "%s is given more than once", name)
 		case v[0] == "":
 			continue // RFC 6749 §3.2: a parameter without a value is omitted
 		}
 		if _, dup := params[param]; dup {
-			return req, badRequest(param, "%s is given twice (under two names)", param)
+			return nil, badRequest(param, "%s is given twice (under two names)", param)
 		}
 		params[param] = v[0]
 	}
-	req.clientID, req.secret, req.grant, req.scope = params["clientId"], params["clientSecret"], params["grant_type"], params["scope"]
-	id, secret, basic, err := basicCredentials(r.Header.Values("Authorization"))
+	return params, nil
+}
+
+// takeBasic takes the credentials of an HTTP Basic Authorization header, when there is one:
+// unreadable ones are no credentials (401, with the Basic challenge), and credentials in both the
+// header and the body are refused.
+func (req *loginRequest) takeBasic(authorization []string) *requestError {
+	id, secret, basic, err := basicCredentials(authorization)
 	switch {
 	case err != nil:
-		// Unreadable credentials are no credentials: 401, with the Basic challenge.
 		req.clientID, req.secret, req.basic, req.basicErr = "", "", true, err.Error()
 	case !basic:
 	case req.clientID != "" || req.secret != "":
-		return req, badRequest("", "credentials are given both in the Authorization header and in the body; use one")
+		return badRequest("", "credentials are given both in the Authorization header and in the body; use one")
 	default:
 		req.clientID, req.secret, req.basic = id, secret, true
 	}
-	return req, nil
+	return nil
 }
 
 // parseLoginBody decodes the body by its media type. An absent Content-Type is sniffed, and a
