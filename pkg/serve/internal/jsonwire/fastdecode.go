@@ -15,15 +15,7 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 	}
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		s, ok, err := dc.readString(f)
-		if ok {
-			if f.kind == layout.String {
-				*layout.Field[string](base, f.offset) = s
-			} else {
-				*layout.Field[*string](base, f.offset) = dc.strs.put(s)
-			}
-		}
-		return err
+		return dc.fastString(f, base)
 	case layout.Int32, layout.Int32Ptr:
 		text, _, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
@@ -47,26 +39,44 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 		}
 		return nil
 	case layout.Bool, layout.BoolPtr:
-		if dc.d.Next() != jx.Bool {
-			dc.problem("must be true or false" + got(dc.d))
-			return dc.skip()
-		}
-		b, err := dc.d.Bool()
-		if err != nil {
-			return dc.syntax(err)
-		}
-		if f.kind == layout.Bool {
-			*layout.Field[bool](base, f.offset) = b
-		} else {
-			*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
-		}
-		return nil
+		return dc.fastBool(f, base)
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
 		return dc.object(f.sub, nil, sub)
 	}
 	return dc.fastList(f, base)
+}
+
+// fastString decodes a string into f's field (a pointer to it when the field is optional).
+func (dc *decoder) fastString(f *fieldPlan, base layout.Ptr) error {
+	s, ok, err := dc.readString(f)
+	if ok {
+		if f.kind == layout.String {
+			*layout.Field[string](base, f.offset) = s
+		} else {
+			*layout.Field[*string](base, f.offset) = dc.strs.put(s)
+		}
+	}
+	return err
+}
+
+// fastBool decodes true or false into f's field (a pointer to it when the field is optional).
+func (dc *decoder) fastBool(f *fieldPlan, base layout.Ptr) error {
+	if dc.d.Next() != jx.Bool {
+		dc.problem("must be true or false" + got(dc.d))
+		return dc.skip()
+	}
+	b, err := dc.d.Bool()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	if f.kind == layout.Bool {
+		*layout.Field[bool](base, f.offset) = b
+	} else {
+		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
+	}
+	return nil
 }
 
 func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
