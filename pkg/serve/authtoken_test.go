@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -16,14 +14,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
@@ -107,15 +103,7 @@ func TestAuthTokenShapes(t *testing.T) {
 	mpOAuthCT, mpOAuthBody := multipartBody(t, "grant_type", "client_credentials", "client_id", "demo", "client_secret", "demo-secret")
 	mpRepeatCT, mpRepeatBody := multipartBody(t, "clientId", "demo", "clientId", "demo", "clientSecret", "demo-secret")
 
-	cases := []struct {
-		name, method, path, contentType, body string
-		header                                []string
-		status                                int
-		kind                                  string
-		want                                  string // exceptionType or OAuth error code
-		validation                            map[string][]string
-		challenge                             bool // WWW-Authenticate: Basic expected
-	}{
+	cases := []authTokenCase{
 		// SPEC-style: every body shape and alias.
 		{"json", "", "", jsonCT, demoJSON, nil, 200, specToken, "", nil, false},
 		{"json clientID alias", "", "", jsonCT, `{"clientID":"demo","clientSecret":"demo-secret"}`, nil, 200, specToken, "", nil, false},
@@ -167,7 +155,7 @@ func TestAuthTokenShapes(t *testing.T) {
 		{"multipart without boundary", "", "", "multipart/form-data", mpBody, nil, 400, specError, rpcerr.ExceptionValidation,
 			map[string][]string{"nonFieldErrors": {"multipart body could not be parsed: no boundary"}}, false},
 		{"text body", "", "", "text/plain", demoForm, nil, 415, specError, rpcerr.ExceptionUnsupportedType, nil, false},
-		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", maxAuthBodyBytes) + `"}`, nil, 413, specError, rpcerr.ExceptionTooLarge, nil, false},
+		{"too large", "", "", jsonCT, `{"clientId":"` + strings.Repeat("x", routes.AuthTokenBodyLimit) + `"}`, nil, 413, specError, rpcerr.ExceptionTooLarge, nil, false},
 		{"GET", http.MethodGet, "", "", "", nil, 405, specError, rpcerr.ExceptionMethodNotAllowed, nil, false},
 
 		// OAuth 2.0 client credentials (RFC 6749 §4.4, §5.1, §5.2).
@@ -199,43 +187,7 @@ func TestAuthTokenShapes(t *testing.T) {
 			if r.status != tc.status {
 				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
 			}
-			if ct := r.header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type: got %q; want application/json", ct)
-			}
-			// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
-			// front's Bearer challenge, and OAuth's 400s none).
-			if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
-				t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
-			}
-			if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
-				t.Errorf("Cache-Control: got %q; want no-store", r.header.Get("Cache-Control"))
-			}
-			m := r.json(t)
-			switch tc.kind {
-			case specToken:
-				if !compactToken.Match(r.body) {
-					t.Errorf("got %s; want exactly {\"accessToken\":\"<JWT>\",\"expiresIn\":86400}", r.body)
-				}
-			case oauthToken:
-				if len(m) != 3 || m["token_type"] != "Bearer" || m["expires_in"] != 86400.0 || strings.Count(m["access_token"].(string), ".") != 2 {
-					t.Errorf("got %s; want exactly access_token (a JWT), token_type Bearer, expires_in 86400", r.body)
-				}
-			case oauthError:
-				if len(m) != 2 || m["error"] != tc.want || m["error_description"] == "" {
-					t.Errorf("got %s; want error %q with an error_description", r.body, tc.want)
-				}
-			case specError:
-				b := errorBody(t, r)
-				if b.ExceptionType != tc.want {
-					t.Errorf("exceptionType: got %q; want %q", b.ExceptionType, tc.want)
-				}
-				if tc.validation != nil && !reflect.DeepEqual(b.ValidationErrors, tc.validation) {
-					t.Errorf("validationErrors: got %v; want %v", b.ValidationErrors, tc.validation)
-				}
-				if tc.status == 401 && !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
-					t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
-				}
-			}
+			checkAuthTokenAnswer(t, tc, r)
 		})
 	}
 	t.Run("oauth scope asked is answered", func(t *testing.T) {
@@ -253,31 +205,56 @@ func TestAuthTokenShapes(t *testing.T) {
 	})
 }
 
-func TestBasicCredentials(t *testing.T) {
-	t.Parallel()
-	enc := func(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
-	cases := []struct {
-		name, header, id, secret string
-		ok, err                  bool
-	}{
-		{"form-urlencoded parts", basic("a b+c:d", "p%&:=x"), "a b+c:d", "p%&:=x", true, false},
-		{"plus is a space", enc("a+b:c+d"), "a b", "c d", true, false},
-		{"lower-case scheme", strings.Replace(basic("demo", "s"), "Basic", "basic", 1), "demo", "s", true, false},
-		{"empty secret", enc("demo:"), "demo", "", true, false},
-		{"bearer is not basic", "Bearer abc", "", "", false, false},
-		{"no colon", enc("demo"), "", "", true, true},
-		{"bad percent escape", enc("de%zz:s"), "", "", true, true},
-		{"bad percent escape in the secret", enc("demo:%zz"), "", "", true, true},
-		{"not base64", "Basic ***", "", "", true, true},
+// authTokenCase is one /authToken request and what its answer must be.
+type authTokenCase struct {
+	name, method, path, contentType, body string
+	header                                []string
+	status                                int
+	kind                                  string
+	want                                  string // exceptionType or OAuth error code
+	validation                            map[string][]string
+	challenge                             bool // WWW-Authenticate: Basic expected
+}
+
+// checkAuthTokenAnswer holds the answer r to the case tc's headers and body shape.
+func checkAuthTokenAnswer(t *testing.T, tc authTokenCase, r response) {
+	t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type: got %q; want application/json", ct)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			id, secret, ok, err := basicCredentials([]string{tc.header})
-			if id != tc.id || secret != tc.secret || ok != tc.ok || (err != nil) != tc.err {
-				t.Errorf("got %q, %q, %v, %v; want %q, %q, %v, error %v", id, secret, ok, err, tc.id, tc.secret, tc.ok, tc.err)
-			}
-		})
+	// A Basic challenge exactly when Basic was used (a SPEC-style 401 without it carries the
+	// front's Bearer challenge, and OAuth's 400s none).
+	if got := r.header.Get("WWW-Authenticate"); strings.HasPrefix(got, "Basic ") != tc.challenge || tc.kind == oauthError && !tc.challenge && got != "" {
+		t.Errorf("WWW-Authenticate: got %q; want a Basic challenge: %v", got, tc.challenge)
+	}
+	if tc.method == "" && r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control: got %q; want no-store", r.header.Get("Cache-Control"))
+	}
+	m := r.json(t)
+	switch tc.kind {
+	case specToken:
+		if !compactToken.Match(r.body) {
+			t.Errorf("got %s; want exactly {\"accessToken\":\"<JWT>\",\"expiresIn\":86400}", r.body)
+		}
+	case oauthToken:
+		if len(m) != 3 || m["token_type"] != "Bearer" || m["expires_in"] != 86400.0 || strings.Count(m["access_token"].(string), ".") != 2 {
+			t.Errorf("got %s; want exactly access_token (a JWT), token_type Bearer, expires_in 86400", r.body)
+		}
+	case oauthError:
+		if len(m) != 2 || m["error"] != tc.want || m["error_description"] == "" {
+			t.Errorf("got %s; want error %q with an error_description", r.body, tc.want)
+		}
+	case specError:
+		b := errorBody(t, r)
+		if b.ExceptionType != tc.want {
+			t.Errorf("exceptionType: got %q; want %q", b.ExceptionType, tc.want)
+		}
+		if tc.validation != nil && !reflect.DeepEqual(b.ValidationErrors, tc.validation) {
+			t.Errorf("validationErrors: got %v; want %v", b.ValidationErrors, tc.validation)
+		}
+		if tc.status == 401 && !strings.Contains(strings.ToLower(b.Message), "authentication failed") {
+			t.Errorf("message: got %q; want it to state that authentication failed", b.Message)
+		}
 	}
 }
 
@@ -385,49 +362,6 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 		ok := got["oauth OK"] + got["spec OK"]
 		if busy == 0 || ok == 0 || busy+ok != logins {
 			t.Errorf("got %v; want some 200s, the rest 503 with Retry-After: 1 in each shape", got)
-		}
-	})
-}
-
-// TestOAuth2ClientCredentials: golang.org/x/oauth2's client-credentials flow, unchanged, gets a
-// token and calls a protected endpoint with it, whichever way it sends its credentials.
-func TestOAuth2ClientCredentials(t *testing.T) {
-	t.Parallel()
-	h := start(t, testConfig(t))
-	for _, tc := range []struct {
-		name  string
-		style oauth2.AuthStyle
-	}{{"auto-detect", oauth2.AuthStyleAutoDetect}, {"Basic header", oauth2.AuthStyleInHeader}, {"form parameters", oauth2.AuthStyleInParams}} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "demo-secret", TokenURL: h.base + "/authToken", AuthStyle: tc.style}
-			ctx := context.Background()
-			tok, err := cc.Token(ctx)
-			if err != nil {
-				t.Fatalf("Token: %v", err)
-			}
-			if left := time.Until(tok.Expiry); tok.TokenType != "Bearer" || left < 86390*time.Second || left > 86400*time.Second {
-				t.Errorf("got token type %q, expiring in %v; want Bearer, in 24h", tok.TokenType, left)
-			}
-			resp, err := cc.Client(ctx).Post(h.base+scorePath, "application/json", strings.NewReader(`{"items":[{"id":"ok","result":1}]}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			var m map[string]any
-			if err := json.Unmarshal(body, &m); err != nil || resp.StatusCode != 200 || m["apiVersion"] != "demo" {
-				t.Errorf("protected call: got %d %s; want 200 from the handler, which saw client demo", resp.StatusCode, body)
-			}
-		})
-	}
-	t.Run("wrong secret", func(t *testing.T) {
-		t.Parallel()
-		cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "nope", TokenURL: h.base + "/authToken", AuthStyle: oauth2.AuthStyleInHeader}
-		_, err := cc.Token(context.Background())
-		var re *oauth2.RetrieveError
-		if !errors.As(err, &re) || re.ErrorCode != "invalid_client" || re.Response.StatusCode != 401 {
-			t.Errorf("got %v; want a RetrieveError invalid_client with status 401", err)
 		}
 	})
 }

@@ -92,8 +92,8 @@ func TestCostCoversHeapGrowth(t *testing.T) {
 					t.Fatalf("status: got %d; want %d", w.code, shape.status)
 				}
 				grew := heapGrowth(func() { call() })
-				est := h.srv.cost(method, int64(len(body)), true)
-				read := h.srv.groupCostOfBody(body)
+				est := h.srv.Cost(method, int64(len(body)), true)
+				read := h.srv.budget.GroupCostOfBody(body)
 				t.Logf("body %d B, heap %d B (%.1f per byte), estimate %d B before the read (%.2f of the heap), %d B after (%.2f)",
 					len(body), grew, float64(grew)/float64(len(body)), est, float64(est)/float64(grew), read, float64(read)/float64(grew))
 				if est < int64(grew) || read < int64(grew) {
@@ -130,7 +130,7 @@ func TestCostCoversHeapGrowth(t *testing.T) {
 				}
 				_ = call() // warm
 				grew := heapGrowth(func() { _ = call() })
-				est := h.srv.cost(method, int64(len(wire)), false)
+				est := h.srv.Cost(method, int64(len(wire)), false)
 				t.Logf("message %d B, heap %d B (%.1f per byte, client included), estimate %d B (%.2f of the heap)", len(wire), grew, float64(grew)/float64(len(wire)), est, float64(est)/float64(grew))
 				if est < int64(grew) {
 					t.Errorf("estimate: got %d; want at least the heap growth %d", est, grew)

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"reflect"
@@ -16,132 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
-
-// TestCostOfBody: once a JSON group body is read, it is costed by the students its brackets can
-// hold, never more than by its size.
-func TestCostOfBody(t *testing.T) {
-	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
-	for _, tc := range []struct {
-		name string
-		body string
-		want int64
-	}{
-		{"two object students", `{"studentData":[{"priorAbility":1},{"priorAbility":2}],"cutLevels":[1]}`, 256<<10 + 1000*5},
-		{"two array students", `{"studentData":[[1,1,1],[2,2,2]]}`, 256<<10 + 1000*4},
-		{"brackets beyond a student every 8 bytes", `[[[[[[[[[[[[[[[[`, 256<<10 + 1000*2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := s.groupCostOfBody([]byte(tc.body)); got != tc.want {
-				t.Errorf("got %d; want %d", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestCost(t *testing.T) {
-	t.Parallel()
-	s := &Server{cfg: Config{Limits: Limits{MaxStudents: 100000}}, routes: &routeTable{byMethod: map[string]*route{"/g": {group: true}}}}
-	for _, tc := range []struct {
-		name   string
-		method string
-		n      int64
-		json   bool
-		want   int64
-	}{
-		{"small other request skips the budget", "/o", smallRequestBytes - 1, true, 0},
-		{"other request at the threshold", "/o", smallRequestBytes, true, 30 * smallRequestBytes},
-		{"largest other request", "/o", 1 << 20, true, 30 << 20},
-		{"small JSON group: a student every 8 bytes", "/g", 3000, true, 256<<10 + 1000*375},
-		{"JSON group of 100,000 typical students: the student limit", "/g", 6081024, true, 256<<10 + 1000*100000},
-		{"JSON group past the student limit: per byte", "/g", 7000000, true, 256<<10 + 16*7000000},
-		{"group of 100,000 typical students over gRPC", "/g", 2900035, false, 256<<10 + 24*2900035},
-		{"empty protobuf students: 2 bytes each", "/g", 20000, false, 256<<10 + 320*10000},
-		{"students beyond the limit cost per byte only", "/g", 900000, false, 256<<10 + max(24*900000, 320*100000)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := s.cost(tc.method, tc.n, tc.json); got != tc.want {
-				t.Errorf("cost(%s, %d): got %d; want %d", tc.method, tc.n, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestBudgetAdmit(t *testing.T) {
-	t.Parallel()
-	b := newBudget(100, prometheus.NewRegistry(), "forecast")
-	a1, ok := b.admit(60)
-	if !ok || b.admitted() != 60 {
-		t.Fatalf("first admit: got ok=%v in use %d; want true 60", ok, b.admitted())
-	}
-	if _, ok := b.admit(41); ok {
-		t.Errorf("admit 41 with 40 free: got ok; want refused")
-	}
-	a2, ok := b.admit(40)
-	if !ok || b.admitted() != 100 {
-		t.Fatalf("admit 40 with 40 free: got ok=%v in use %d; want true 100", ok, b.admitted())
-	}
-	a1.release()
-	a1.release() // a second release gives nothing back twice
-	if b.admitted() != 40 {
-		t.Errorf("after release: got %d in use; want 40", b.admitted())
-	}
-	a2.shrink(10)
-	if b.admitted() != 10 {
-		t.Errorf("after shrink to 10: got %d in use; want 10", b.admitted())
-	}
-	a2.release()
-	big, ok := b.admit(1000) // larger than the whole budget: runs alone
-	if !ok || b.admitted() != 100 {
-		t.Errorf("admit beyond capacity into an empty budget: got ok=%v in use %d; want true 100", ok, b.admitted())
-	}
-	if _, ok := b.admit(1); ok {
-		t.Errorf("admit 1 beside a request that took the whole budget: got ok; want refused")
-	}
-	big.release()
-	free, ok := b.admit(0)
-	if !ok || b.admitted() != 0 {
-		t.Errorf("admit 0: got ok=%v in use %d; want true 0", ok, b.admitted())
-	}
-	free.release()
-}
-
-func TestMemoryBudget(t *testing.T) {
-	t.Parallel()
-	gib := func() (uint64, error) { return 1 << 30, nil }
-	for _, tc := range []struct {
-		name  string
-		cfg   Config
-		limit func() (uint64, error)
-		want  int64
-	}{
-		{"configured", Config{MemoryBudget: 64 << 20, MemoryBudgetFraction: 0.5}, gib, 64 << 20},
-		{"fraction of the container limit", Config{MemoryBudgetFraction: 0.5}, gib, 512 << 20},
-		{"another fraction", Config{MemoryBudgetFraction: 0.25}, gib, 256 << 20},
-		{"no limit", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return 0, memlimit.ErrNoLimit }, 512 << 20},
-		{"unlimited cgroup", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return math.MaxInt64, nil }, 512 << 20},
-		{"unreadable cgroup", Config{MemoryBudgetFraction: 0.5}, func() (uint64, error) { return 0, errors.New("no cgroup") }, 512 << 20},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got, _ := memoryBudget(tc.cfg, tc.limit); got != tc.want {
-				t.Errorf("got %d; want %d", got, tc.want)
-			}
-		})
-	}
-}
 
 // budgetServer is a forecast server whose budget takes one group forecast of 900 students at a
 // time (1.14 MB of 1.5 MiB).
@@ -174,12 +55,12 @@ func post(base, path, tok string, body io.Reader) (response, error) {
 }
 
 // waitIdle waits until the budget has nothing admitted.
-func waitIdle(t *testing.T, b *budget) {
+func waitIdle(t *testing.T, b *admission.Budget) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for b.admitted() != 0 {
+	for b.Admitted() != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("budget in use: got %d; want 0 (not released)", b.admitted())
+			t.Fatalf("budget in use: got %d; want 0 (not released)", b.Admitted())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -201,8 +82,8 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	<-fake.started
 	// Admitted before the read by its size, as if every 8 bytes were a student; once read, by the
 	// students its brackets can hold.
-	before := h.srv.cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true)
-	if got, want := h.srv.budget.admitted(), h.srv.groupCostOfBody(group); got != want || want >= before {
+	before := h.srv.Cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true)
+	if got, want := h.srv.budget.Admitted(), h.srv.budget.GroupCostOfBody(group); got != want || want >= before {
 		t.Fatalf("budget in use while one group runs: got %d; want %d, under the %d admitted before the read", got, want, before)
 	}
 
@@ -213,7 +94,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		wg.Go(func() {
 			path, body := "/api/forecast/reading/group", group
 			if i%2 == 1 { // a single forecast of 64 KiB is large too
-				path, body = "/api/forecast/reading", paddedForecast(smallRequestBytes)
+				path, body = "/api/forecast/reading", paddedForecast(admission.SmallRequestBytes)
 			}
 			r, err := post(h.base, path, tok, bytes.NewReader(body))
 			if err != nil {
@@ -232,7 +113,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	wg.Wait()
 
 	// Below 64 KiB a single forecast skips the budget.
-	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(smallRequestBytes-1))); err != nil || r.status != http.StatusOK {
+	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(admission.SmallRequestBytes-1))); err != nil || r.status != http.StatusOK {
 		t.Errorf("small request with the budget full: got %d %s %v; want 200", r.status, r.body, err)
 	}
 
@@ -243,41 +124,19 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req)
-	st := status.Convert(err)
-	var retry time.Duration
-	var reason string
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.RetryInfo:
-			retry = d.GetRetryDelay().AsDuration()
-		case *errdetails.ErrorInfo:
-			reason = d.GetReason()
-		}
-	}
-	if st.Code() != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
-		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", st.Code(), retry, reason)
+	if code, retry, reason := overloadOf(err); code != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
+		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", code, retry, reason)
 	}
 	// Shed load is a warning in the log, on both fronts.
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
-		found := false
-		for _, line := range strings.Split(h.logs.String(), "\n") {
-			if strings.Contains(line, want) {
-				found = true
-				if !strings.Contains(line, `"level":"WARN"`) {
-					t.Errorf("log line of a refusal for want of budget: got %s; want level WARN", line)
-				}
-			}
-		}
-		if !found {
-			t.Errorf("no log line with %s", want)
-		}
+		checkLoggedAsWarning(t, h.logs.String(), want)
 	}
 	// A single forecast message of 64 KiB is large; one byte less skips the budget (the size is
-	// the codec's, which notes it only from there).
+	// the codec's, which records it only from there).
 	for _, tc := range []struct {
 		size int
 		want codes.Code
-	}{{smallRequestBytes, codes.ResourceExhausted}, {smallRequestBytes - 1, codes.OK}} {
+	}{{admission.SmallRequestBytes, codes.ResourceExhausted}, {admission.SmallRequestBytes - 1, codes.OK}} {
 		_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReading(ctx, forecastOfSize(t, tc.size))
 		if got := status.Code(err); got != tc.want {
 			t.Errorf("gRPC single forecast of %d bytes with the budget full: got %v; want %v", tc.size, err, tc.want)
@@ -296,6 +155,37 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
 	}
 	waitIdle(t, h.srv.budget)
+}
+
+// overloadOf is a gRPC refusal's code, and its RetryInfo's delay and ErrorInfo's reason.
+func overloadOf(err error) (code codes.Code, retry time.Duration, reason string) {
+	st := status.Convert(err)
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d.GetRetryDelay().AsDuration()
+		case *errdetails.ErrorInfo:
+			reason = d.GetReason()
+		}
+	}
+	return st.Code(), retry, reason
+}
+
+// checkLoggedAsWarning holds every log line with want to level WARN, and wants one at least.
+func checkLoggedAsWarning(t *testing.T, logs, want string) {
+	t.Helper()
+	found := false
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, want) {
+			found = true
+			if !strings.Contains(line, `"level":"WARN"`) {
+				t.Errorf("log line of a refusal for want of budget: got %s; want level WARN", line)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no log line with %s", want)
+	}
 }
 
 // forecastOfSize is a single forecast request of exactly n protobuf bytes: cut levels, and as
@@ -354,8 +244,8 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 			}()
 			if tc.held {
 				<-fake.started
-				if h.srv.budget.admitted() == 0 || h.srv.budget.admitted() >= h.srv.budget.capacity {
-					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", h.srv.budget.admitted(), h.srv.budget.capacity)
+				if h.srv.budget.Admitted() == 0 || h.srv.budget.Admitted() >= h.srv.budget.Capacity() {
+					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", h.srv.budget.Admitted(), h.srv.budget.Capacity())
 				}
 				fake.release <- struct{}{}
 			}
@@ -373,10 +263,10 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 		}
 		fmt.Fprintf(c, "POST /api/forecast/reading/group HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"studentData\":[", tok)
 		deadline := time.Now().Add(5 * time.Second)
-		for h.srv.budget.admitted() == 0 && time.Now().Before(deadline) {
+		for h.srv.budget.Admitted() == 0 && time.Now().Before(deadline) {
 			time.Sleep(2 * time.Millisecond)
 		}
-		if h.srv.budget.admitted() == 0 {
+		if h.srv.budget.Admitted() == 0 {
 			t.Fatal("the request was never admitted")
 		}
 		c.Close()

@@ -1,14 +1,14 @@
 package serve
 
 // The interceptor chain of every unary call, one concern each, outermost first. A gRPC call enters
-// it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke, which the service's
-// gateway adapter calls (gateway.go), so both fronts pass the very same chain. What each step
-// needs of the call it finds in the context: the front's frontCall, the tap handle's grpcCall and
-// the request's reqinfo.Info.
+// it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke (gateway.go), which the
+// service's gateway adapter calls, so both fronts pass the very same chain. What each step needs
+// of the call it finds in the context: the JSON front's httpfront.Call, the gRPC tap handle's call
+// (asked through grpcguard) and the request's reqinfo.Info. A new step (a tracing span, say) is
+// one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
 
 import (
 	"context"
-	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -16,7 +16,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -27,7 +31,7 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// call is told its id in a header.
 		{"requestID", s.requestIDStep},
 		// One log line and the metrics of a direct gRPC call; the JSON front writes its own
-		// (observeHTTP), with the HTTP status.
+		// (telemetry.ObserveHTTP), with the HTTP status.
 		{"observe", s.observeStep},
 		// A panic becomes Internal, logged with its stack, inside the log line's step so that
 		// the line says what the caller got.
@@ -65,37 +69,27 @@ func runFrom(steps []namedInterceptor, i int, ctx context.Context, req any, info
 }
 
 func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
-		return next(ctx, req) // the front made the request's facts (observeHTTP)
+	if httpfront.CallFrom(ctx) != nil {
+		return next(ctx, req) // the front made the request's facts (telemetry.ObserveHTTP)
 	}
-	var ids []string
-	call := grpcCallFrom(ctx)
-	if call != nil {
-		ids = call.header[requestIDHeader] // the headers the tap handle saw: no metadata copy
-	} else {
-		ids = metadata.ValueFromIncomingContext(ctx, requestIDHeader)
-	}
-	id := ""
-	if len(ids) > 0 {
-		id = ids[0]
-	}
-	ri := &reqinfo.Info{ID: requestIDFrom(id), Route: info.FullMethod}
+	id := grpcguard.Header(ctx, telemetry.RequestIDHeader)
+	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: info.FullMethod}
 	ctx = reqinfo.With(ctx, ri)
-	_ = grpc.SetHeader(ctx, metadata.MD{requestIDHeader: {ri.ID}}) // the key is lower case already
-	s.markLogged(call)                                             // the observe step logs it, not the sweep of ended calls
+	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {ri.ID}}) // the key is lower case already
+	s.guard.Logged(ctx)                                                      // the observe step logs it, not the sweep of ended calls
 	return next(ctx, req)
 }
 
 func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
+	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req)
 	}
 	start := time.Now()
 	resp, err := next(ctx, req)
 	ri := reqinfo.From(ctx)
 	code := status.Code(err)
-	s.writeRequestLine(ctx, requestLine{front: "grpc", route: info.FullMethod, requestID: ri.ID, clientID: ri.ClientID,
-		code: code.String(), failed: err != nil, level: grpcLogLevel(code), took: time.Since(start)})
+	s.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: ri.ClientID,
+		Code: code.String(), Failed: err != nil, Level: telemetry.GRPCLevel(code), Took: time.Since(start)})
 	return resp, err
 }
 
@@ -110,17 +104,19 @@ func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServe
 }
 
 func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if fc := frontCallFrom(ctx); fc != nil && fc.authorized != nil && fc.method == info.FullMethod {
-		// The front authorized this very call before it read the body (same rule, same
-		// function); its verdict stands.
-		return next(fc.authorized, req)
+	if fc := httpfront.CallFrom(ctx); fc != nil {
+		if authorized := fc.Authorized(info.FullMethod); authorized != nil {
+			// The front authorized this very call before it read the body (same rule, same
+			// function); its verdict stands.
+			return next(authorized, req)
+		}
 	}
-	if tapAuthorized(ctx, grpcCallFrom(ctx), info.FullMethod) {
+	if grpcguard.TapAuthorized(ctx, info.FullMethod) {
 		// The tap handle authorized this very call before a byte of its message was read
-		// (grpcguard.go); its claims are in ctx.
+		// (internal/grpcguard); its claims are in ctx.
 		return next(ctx, req)
 	}
-	ctx, err := s.authorize(ctx, info.FullMethod, bearerToken(ctx))
+	ctx, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -128,70 +124,13 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 }
 
 func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if frontCallFrom(ctx) != nil {
+	if httpfront.CallFrom(ctx) != nil {
 		return next(ctx, req)
 	}
-	got, err := s.checkReceived(info.FullMethod, req) // malformed or over the method's limit
+	release, err := s.guard.Receive(ctx, info.FullMethod, req)
 	if err != nil {
 		return nil, err
 	}
-	// The read was admitted before gRPC read it (grpcread.go); now the decoding is, at its real
-	// size.
-	adm, err := s.admitDecode(info.FullMethod, got.size)
-	if err != nil {
-		got.free()
-		return nil, err
-	}
-	defer adm.release()
-	s.guard.codec.decodeRaw(&got, req)
-	if call := grpcCallFrom(ctx); call != nil {
-		call.read.done() // the message is decoded: its bytes are gone
-	}
-	if got.refused != nil {
-		return nil, got.refused
-	}
-	if got.general { // the layouts decline unknown fields: only protobuf-go keeps them
-		var p rpcerr.Problems
-		if s.unknownFields(&p, req); p.Len() > 0 {
-			return nil, p.Err()
-		}
-	}
+	defer release()
 	return next(ctx, req)
-}
-
-// requestLine is one request's log line and metrics.
-type requestLine struct {
-	front     string // "http" or "grpc"
-	route     string
-	method    string // the HTTP method; "" on gRPC
-	requestID string
-	clientID  string
-	code      string // the HTTP status or the gRPC code, as the metric labels it
-	status    int    // the HTTP status; 0 on gRPC
-	failed    bool   // refused or failed: its line is within the log limits (loglimit.go)
-	level     slog.Level
-	took      time.Duration
-	quiet     bool // counted, not logged (probes and scrapes)
-}
-
-// writeRequestLine counts a request in the metrics and writes its log line: the one place either
-// front's request lines are written (observeHTTP, the observe step, and the gRPC calls the chain
-// never sees: refused on their headers, ended before a handler, streams).
-func (s *Server) writeRequestLine(ctx context.Context, l requestLine) {
-	s.metrics.observe(l.front, l.route, l.code, l.took)
-	if l.quiet {
-		return
-	}
-	suppressed, ok := s.logAllowed(l.front, l.failed, l.code)
-	if !ok {
-		return
-	}
-	duration := slog.Float64("duration_ms", float64(l.took.Microseconds())/1000)
-	if l.front == "http" {
-		logRequest(ctx, s.log, l.level, "http request", slog.String("request_id", l.requestID), slog.String("method", l.method),
-			slog.String("route", l.route), slog.String("client_id", l.clientID), slog.Int("status", l.status), duration, suppressed)
-		return
-	}
-	logRequest(ctx, s.log, l.level, "grpc request", slog.String("request_id", l.requestID), slog.String("route", l.route),
-		slog.String("client_id", l.clientID), slog.String("code", l.code), duration, suppressed)
 }

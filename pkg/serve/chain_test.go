@@ -1,9 +1,16 @@
 package serve
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // TestUnaryChain: the chain is the one docs/architecture.md lists, in its order.
@@ -27,4 +34,32 @@ func TestUnaryChain(t *testing.T) {
 	if got := strings.Join(names, " → "); got != listed {
 		t.Errorf("chain: got %q; docs/architecture.md lists %q", got, listed)
 	}
+}
+
+// TestInterceptorAuthorizesWithoutTap: a direct call the tap handle did not authorize (no
+// verdict, or a verdict for another method) is authorized by the interceptor: never zero times.
+func TestInterceptorAuthorizesWithoutTap(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t)
+	handler := func(context.Context, any) (any, error) { return "ran", nil }
+	// A verdict for another method is not taken either: grpcguard's TestTapAuthorized.
+	for _, tc := range []struct{ name string }{{"no verdict"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			out, err := h.srv.unary(ctx, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
+			if status.Code(err) != codes.Unauthenticated || out != nil {
+				t.Errorf("got %v, %v; want Unauthenticated and the handler not run", out, err)
+			}
+		})
+	}
+	t.Run("a tap-authorized call names its client in the log", func(t *testing.T) {
+		t.Parallel()
+		if _, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+h.token), scoreOfSize(t, 100)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(h.logs.String(), `"route":"`+scoreMethod+`","client_id":"demo","code":"OK"`) {
+			t.Errorf("no log line with client_id demo:\n%s", h.logs)
+		}
+	})
 }

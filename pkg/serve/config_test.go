@@ -7,17 +7,21 @@ import (
 	"time"
 )
 
+// loadCase is one LoadConfig case: a service, its environment and arguments, and either a check
+// of the configuration or the fragments its error must mention.
+type loadCase struct {
+	name    string
+	service string
+	env     []string
+	args    []string
+	check   func(t *testing.T, c Config)
+	wantErr []string // every fragment must appear in the error
+}
+
 func TestLoadConfig(t *testing.T) {
 	t.Parallel()
 	dev := []string{"YARDSTICK_DEV=true"}
-	for _, tc := range []struct {
-		name    string
-		service string
-		env     []string
-		args    []string
-		check   func(t *testing.T, c Config)
-		wantErr []string // every fragment must appear in the error
-	}{
+	runLoadCases(t, []loadCase{
 		{name: "scoring defaults", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
 			if c.HTTPAddr != ":8080" || c.GRPCAddr != ":9090" || c.TokenTTL != 24*time.Hour || c.LogFormat != "json" ||
 				c.Limits.MaxBodyBytes != 1<<20 || c.Limits.MaxItems != 5000 || c.Limits.MaxStudents != 100000 || c.Limits.MaxCutLevels != 20 {
@@ -53,6 +57,16 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid combination", service: "scoring",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_FORMAT=xml", "YARDSTICK_HTTP_ADDR=nope", "YARDSTICK_MAX_CUT_LEVELS=0", "YARDSTICK_TOKEN_TTL=1s"},
 			wantErr: []string{"YARDSTICK_LOG_FORMAT", "YARDSTICK_HTTP_ADDR", "YARDSTICK_MAX_CUT_LEVELS", "YARDSTICK_TOKEN_TTL"}},
+		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
+		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
+	})
+}
+
+// TestLoadConfigGRPC: the gRPC transport's settings at and past their bounds, and the probe's address.
+func TestLoadConfigGRPC(t *testing.T) {
+	t.Parallel()
+	dev := []string{"YARDSTICK_DEV=true"}
+	runLoadCases(t, []loadCase{
 		{name: "gRPC door defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
 			if c.GRPCMaxStreams != 100 || c.GRPCReadTimeout != 10*time.Second || c.ProbeAddr != "" {
 				t.Errorf("got streams %d, read timeout %s, probe %q; want 100, 10s, none", c.GRPCMaxStreams, c.GRPCReadTimeout, c.ProbeAddr)
@@ -78,6 +92,14 @@ func TestLoadConfig(t *testing.T) {
 			wantErr: []string{`YARDSTICK_GRPC_ADDR and YARDSTICK_PROBE_ADDR are both ":9090"`}},
 		{name: "probe not host:port", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_PROBE_ADDR=9190"},
 			wantErr: []string{`YARDSTICK_PROBE_ADDR "9190" is not host:port`}},
+	})
+}
+
+// TestLoadConfigBudget: the memory budget and body pacing, by default, at and past their bounds.
+func TestLoadConfigBudget(t *testing.T) {
+	t.Parallel()
+	dev := []string{"YARDSTICK_DEV=true"}
+	runLoadCases(t, []loadCase{
 		{name: "budget and body pacing defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {
 			if c.MemoryBudget != 0 || c.MemoryBudgetFraction != 0.5 || c.BodyGrace != 10*time.Second || c.MinBodyRate != 65536 {
 				t.Errorf("got budget %d fraction %v grace %s rate %d; want 0 0.5 10s 65536", c.MemoryBudget, c.MemoryBudgetFraction, c.BodyGrace, c.MinBodyRate)
@@ -97,9 +119,13 @@ func TestLoadConfig(t *testing.T) {
 		{name: "zero fraction and rate", service: "forecast",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_MEMORY_BUDGET_FRACTION=0", "YARDSTICK_MIN_BODY_RATE=0"},
 			wantErr: []string{"YARDSTICK_MEMORY_BUDGET_FRACTION 0", "YARDSTICK_MIN_BODY_RATE"}},
-		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
-		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
-	} {
+	})
+}
+
+// runLoadCases runs each case in parallel.
+func runLoadCases(t *testing.T, cases []loadCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c, err := LoadConfig(tc.service, tc.args, tc.env, io.Discard)
@@ -119,20 +145,5 @@ func TestLoadConfig(t *testing.T) {
 			}
 			tc.check(t, c)
 		})
-	}
-}
-
-func TestNewLogger(t *testing.T) {
-	t.Parallel()
-	for _, f := range []string{"json", "text"} {
-		if _, _, err := NewLogger(io.Discard, f, "debug"); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	if _, _, err := NewLogger(io.Discard, "xml", "info"); err == nil {
-		t.Error("xml format: got no error")
-	}
-	if _, _, err := NewLogger(io.Discard, "json", "loud"); err == nil {
-		t.Error("level loud: got no error")
 	}
 }

@@ -1,29 +1,30 @@
-// Package serve is the serving frame both Yardstick services run in: typed configuration, the gRPC
-// server with its interceptors (request ids, logs, metrics, panic recovery, authentication), the
-// grpc-gateway JSON front with the one error handler that writes the documented error body, the
-// token endpoint, health, metrics, periodic reload of files and graceful shutdown. The gRPC door
-// checks tokens on a call's headers, before its message is read, and bounds what calls without
-// a token may make it read (grpcguard.go).
+// Package serve is the serving frame both Yardstick services run in, and its public surface:
+// Main (configuration, logger, the service's build, then serving until the context ends), Config
+// and LoadConfig (YARDSTICK_* settings and flags), Service (what a service brings: its gRPC
+// registration, its gateway routes, its reload), New and Server (the gRPC server, the JSON front,
+// health, metrics, documents, periodic reload and the drain on SIGTERM), Invoke (which a service's
+// gateway adapter calls, so a JSON call passes the very interceptor chain a gRPC call does) and
+// RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr.
 //
-// The JSON front registers the services in-process (grpc-gateway's Register…HandlerServer), and
-// each service hands it an adapter whose every method is one Invoke (gateway.go): a JSON request
-// then passes through exactly the interceptor a gRPC caller meets, which a gateway registered
-// in-process would otherwise skip. Bodies are decoded and answers encoded by internal/jsonwire,
-// which also carries the wire rules (unknown fields, duplicate keys, whole numbers, aliases).
+// The frame wires packages of one concern each, under internal/:
 //
-// Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from the
-// contract's routes file), prometheus/client_golang for metrics (the de-facto exposition format
-// scrapers expect), google.golang.org/genproto errdetails for status details that gRPC clients
-// already know how to read, KimMachineGun/automemlimit to set GOMEMLIMIT from the container's
-// cgroup memory limit (cgroup v1 and v2, nested hierarchies: more than a few lines to get right),
-// golang.org/x/sync's weighted semaphore for the gRPC read pool (first come first served, with a
-// context to give up by: a FIFO of waiters is easy to get subtly wrong by hand).
+//   - routes: the route table (path, rpc, access rule, body and message limits), read once;
+//   - authz: token checks (one Authorize for every way in), logins, the caller's address;
+//   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
+//   - grpcguard: the gRPC side's limits, slots, codec and connection watch;
+//   - admission: the memory budget, its cost model and the gRPC read pool;
+//   - telemetry: metrics, the logger, request ids and the one writer of request lines;
+//   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
+//   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
-// Under heavy or hostile traffic: large requests are admitted against a memory budget
-// (budget.go), gRPC messages before gRPC reads them (grpcread.go), request bodies are paced by a
-// minimum rate (bodyrate.go), abusive gRPC connections are closed (grpcconn.go), refusals are
-// logged at most a few lines a second (loglimit.go), the kubelet's probes have a listener of their
-// own (probe.go) and SIGTERM drains without losing accepted requests (drain.go).
+// The interceptor chain is chain.go; the drain after SIGTERM is drain.go. docs/architecture.md
+// traces a JSON and a gRPC request through these files.
+//
+// Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from
+// the contract's routes file), prometheus/client_golang for metrics, google.golang.org/genproto
+// errdetails for status details that gRPC clients already know how to read,
+// KimMachineGun/automemlimit to set GOMEMLIMIT from the container's cgroup memory limit, and
+// golang.org/x/sync's weighted semaphore for the gRPC read pool.
 package serve
 
 // Version is the build's version, set at link time with

@@ -2,11 +2,11 @@ package serve
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
@@ -18,34 +18,7 @@ import (
 // (request info, panic recovery, authentication, the admission budget), and only that one place
 // decides.
 
-// frontCall marks a call that came through this process's JSON front, with what the front learnt
-// of the HTTP caller.
-type frontCall struct {
-	server *Server
-	// req is the HTTP request, for the caller's address (address), which only a login needs.
-	req *http.Request
-	// authorized is the context authorize returned for this call's method and token (nil for
-	// public methods): the interceptor takes it instead of verifying the token a second time.
-	authorized context.Context
-	method     string // the method authorized was decided for
-}
-
-type frontKey struct{}
-
-// address is the HTTP caller's address for the /authToken throttle (trusted-proxy walk done).
-func (fc *frontCall) address() string {
-	if fc.req == nil {
-		return "unknown"
-	}
-	return fc.server.callerAddr(fc.req)
-}
-
-func frontCallFrom(ctx context.Context) *frontCall {
-	fc, _ := ctx.Value(frontKey{}).(*frontCall)
-	return fc
-}
-
-// Invoke runs a JSON front call of handler through the server's unary interceptor, exactly as a
+// Invoke runs a JSON front call of handler through the server's interceptor chain, exactly as a
 // gRPC call of the same method would run. Services use it in their gateway adapters:
 //
 //	func (g gateway) Score(ctx context.Context, r *v1.ScoreRequest) (*v1.Measure, error) {
@@ -53,12 +26,12 @@ func frontCallFrom(ctx context.Context) *frontCall {
 //	}
 func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Context, Req) (Resp, error)) (Resp, error) {
 	var zero Resp
-	fc := frontCallFrom(ctx)
+	call := httpfront.CallFrom(ctx)
 	method, ok := runtime.RPCMethod(ctx)
-	if fc == nil || !ok {
+	if call == nil || !ok {
 		return zero, rpcerr.Internal() // only the front's own routes reach here
 	}
-	out, err := fc.server.unary(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
+	out, err := call.Chain()(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
 		func(ctx context.Context, r any) (any, error) { return handler(ctx, r.(Req)) })
 	if err != nil {
 		return zero, err
@@ -69,7 +42,7 @@ func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Co
 // tokenGateway is the token service's gateway adapter.
 type tokenGateway struct {
 	authv1.UnimplementedTokenServiceServer
-	t tokenService
+	t authv1.TokenServiceServer
 }
 
 func (g tokenGateway) IssueToken(ctx context.Context, r *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {

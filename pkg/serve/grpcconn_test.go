@@ -2,15 +2,10 @@ package serve
 
 import (
 	"context"
-	"log/slog"
-	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -22,13 +17,11 @@ import (
 // untouched.
 func TestGRPCAbusiveConnectionClosed(t *testing.T) {
 	t.Parallel()
-	if maxAbusePerSecond != 200 {
-		t.Fatalf("maxAbusePerSecond: got %d; want 200", maxAbusePerSecond)
-	}
+	// 200 a second: grpcguard's TestTransportLimits.
 	// The clock stands still: every refusal falls in the same second, however slow the machine.
 	t0 := time.Unix(1000, 0)
-	h := startGuard(t, func(s *Server) { s.guard.watch.now = func() time.Time { return t0 } })
-	closed := func() float64 { return testutil.ToFloat64(h.srv.guard.watch.closed) }
+	h := startGuard(t, func(s *Server) { s.guard.SetClock(func() time.Time { return t0 }) })
+	closed := func() float64 { return h.metric("yardstick_grpc_connections_closed_total") }
 	refuse := func(score scoringv1.ScoringServiceClient, n int) (refused int, other error) {
 		for range n {
 			_, err := score.ScoreItemResults(context.Background(), scoreOfSize(t, 100))
@@ -60,62 +53,8 @@ func TestGRPCAbusiveConnectionClosed(t *testing.T) {
 	if _, err := scoringv1.NewScoringServiceClient(h.dial(t)).ScoreItemResults(authed, scoreOfSize(t, 100)); status.Code(err) != codes.Unavailable {
 		t.Errorf("a new connection from the address during the cooldown: got %v; want Unavailable", err)
 	}
-	if got := testutil.ToFloat64(h.srv.guard.watch.refused); got < 1 {
+	if got := h.metric("yardstick_grpc_connections_refused_total"); got < 1 {
 		t.Errorf("yardstick_grpc_connections_refused_total: got %v; want at least 1", got)
-	}
-}
-
-// TestConnWatchCooldown: an address cools down for 1 s after an abusive close; then its new
-// connections are taken again.
-func TestConnWatchCooldown(t *testing.T) {
-	t.Parallel()
-	if abuseCooldown != time.Second {
-		t.Fatalf("abuseCooldown: got %s; want 1s", abuseCooldown)
-	}
-	var now atomic.Int64 // the clock, in nanoseconds: Accept reads it on its own goroutine
-	now.Store(time.Unix(1000, 0).UnixNano())
-	advance := func(d time.Duration) { now.Add(int64(d)) }
-	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), newLogLimiter(prometheus.NewRegistry(), "scoring"))
-	w.now = func() time.Time { return time.Unix(0, now.Load()) }
-	lis := loopback(t)
-	wl := w.listen(lis)
-	accepted := make(chan net.Conn, 4)
-	go func() {
-		for {
-			c, err := wl.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
-	// dialAccept dials and returns what Accept handed over, nil if the connection was closed at
-	// once (Accept goes on waiting).
-	dialAccept := func() (net.Conn, error) {
-		d, err := net.Dial("tcp", lis.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		select {
-		case c := <-accepted:
-			return c, nil
-		case <-time.After(time.Second):
-			return nil, nil
-		}
-	}
-	c, err := dialAccept()
-	if c == nil || err != nil {
-		t.Fatalf("first connection: %v, %v", c, err)
-	}
-	c.(*watchedConn).closeForAbuse()
-	advance(999 * time.Millisecond)
-	if c, _ := dialAccept(); c != nil {
-		t.Errorf("999 ms after the close: a connection was accepted; want it closed at once")
-	}
-	advance(2 * time.Millisecond)
-	if c, _ := dialAccept(); c == nil {
-		t.Errorf("1.001 s after the close: no connection accepted; want it taken again")
 	}
 }
 
@@ -123,3 +62,21 @@ func TestConnWatchCooldown(t *testing.T) {
 func (h *guardHarness) loggedMsg(msg string) bool {
 	return strings.Contains(h.logs.String(), `"msg":"`+msg)
 }
+
+// metric is the value of a counter of the server's registry without labels of its own.
+func (h *guardHarness) metric(name string) float64 {
+	families, err := h.srv.telemetry.Registry().Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// loginSlots and infraSlots are the read slots held by calls without a token.
+func (h *guardHarness) loginSlots() int { n, _ := h.srv.guard.SlotsHeld(); return n }
+func (h *guardHarness) infraSlots() int { _, n := h.srv.guard.SlotsHeld(); return n }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -118,7 +119,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	return h
 }
 
-// dial opens another connection to the server (one connection holds at most maxTokenlessPerConn
+// dial opens another connection to the server (one connection holds at most grpcguard.MaxTokenlessPerConn
 // calls without a token in the slots).
 func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
 	t.Helper()
@@ -160,7 +161,7 @@ func bearer(auth string) context.Context {
 
 // count is the gRPC requests counter of one route and code.
 func (h *guardHarness) count(route, code string) float64 {
-	families, err := h.srv.metrics.registry.Gather()
+	families, err := h.srv.telemetry.Registry().Gather()
 	if err != nil {
 		panic(err)
 	}
@@ -184,7 +185,7 @@ func (h *guardHarness) count(route, code string) float64 {
 
 // countAll is the number of direct gRPC calls of route counted, whatever their code.
 func (h *guardHarness) countAll(route string) float64 {
-	families, err := h.srv.metrics.registry.Gather()
+	families, err := h.srv.telemetry.Registry().Gather()
 	if err != nil {
 		panic(err)
 	}
@@ -297,3 +298,16 @@ func (rawBytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (rawBytesCodec) Name() string { return "proto" }
+
+// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
+// caller has its answer.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

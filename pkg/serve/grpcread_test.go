@@ -15,6 +15,8 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -35,7 +37,7 @@ func retryOf(err error) time.Duration {
 func TestGRPCReadTimeoutWithToken(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
 	ctx, cancel := context.WithTimeout(bearer("Bearer "+h.token), 10*time.Second)
 	defer cancel()
 	cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
@@ -70,16 +72,8 @@ func TestGRPCReadTimeoutWithToken(t *testing.T) {
 // holder ends, calls are read again.
 func TestGRPCReadPool(t *testing.T) {
 	t.Parallel()
-	if readWait != time.Second || readPoolShare != 4 {
-		t.Fatalf("read pool: wait %s, share 1/%d; want 1s and 1/4", readWait, readPoolShare)
-	}
-	if got := newReadPool(256<<20, 3<<20).size; got != 64<<20 {
-		t.Errorf("pool of a 256 MiB budget: got %d; want %d", got, 64<<20)
-	}
-	if got := newReadPool(4<<20, 3<<20).size; got != 3<<20 {
-		t.Errorf("pool of a 4 MiB budget: got %d; want one read of the largest message, %d", got, 3<<20)
-	}
-	h := startGuard(t, func(s *Server) { s.guard.reads = newReadPool(0, s.guard.ceiling) })
+	// The pool's size and wait: admission's TestReadPoolSize.
+	h := startGuard(t, func(s *Server) { s.guard.SetReadPool(admission.NewReadPool(0, s.guard.Ceiling())) })
 	authed := bearer("Bearer " + h.token)
 	holdCtx, release := context.WithCancel(authed)
 	defer release()
@@ -87,8 +81,10 @@ func TestGRPCReadPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the read pool held", func() bool {
-		if h.srv.guard.reads.sem.TryAcquire(1) {
-			h.srv.guard.reads.sem.Release(1)
+		gone, cancel := context.WithCancel(context.Background())
+		cancel() // Take does not wait: a byte is free now, or the pool is held
+		if r, ok := h.srv.guard.ReadPool().Take(gone, 1); ok {
+			r.Done()
 			return false
 		}
 		return true
@@ -117,11 +113,11 @@ func TestGRPCReadPool(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, ok := h.srv.budget.admit(h.srv.budget.capacity)
+	full, ok := h.srv.budget.Admit(h.srv.budget.Capacity())
 	if !ok {
 		t.Fatal("could not fill the budget")
 	}
-	defer full.release()
+	defer full.Release()
 	req := &forecastv1.GroupForecastRequest{TestUncertainty: ptr(40.0), CutLevels: []float64{500, 700}}
 	for range 100000 {
 		req.StudentData = append(req.StudentData, &forecastv1.StudentData{PriorAbility: ptr(612.5), PriorUncertainty: ptr(51.25), ElapsedDays: ptr(180.5)})
@@ -138,7 +134,7 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 10<<20 {
 		t.Errorf("allocated %d bytes to refuse it; want under 10 MiB (measured: 6.0 MB, the message marshalled and read; 20.3 MB when the codec decodes it first)", grew)
 	}
-	full.release()
+	full.Release()
 	if _, err := client.ForecastReadingGroup(authed, req); err != nil {
 		t.Errorf("the same call with the budget free: %v", err)
 	}
@@ -149,7 +145,7 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 func TestGRPCReflectionGoesQuiet(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.readTimeout = timeout })
+	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
 	stream, err := reflectionpb.NewServerReflectionClient(h.conn).ServerReflectionInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +163,7 @@ func TestGRPCReflectionGoesQuiet(t *testing.T) {
 	if _, err := stream.Recv(); status.Code(err) != codes.Canceled || time.Since(start) > 3*time.Second {
 		t.Fatalf("a quiet stream: got %v after %s; want Canceled within the read timeout", err, time.Since(start))
 	}
-	waitFor(t, "the slot back", func() bool { return len(h.srv.guard.infra) == 0 })
+	waitFor(t, "the slot back", func() bool { return h.infraSlots() == 0 })
 }
 
 // TestProbe: the probe listener answers Check and List from the main port's health state, even
@@ -175,9 +171,7 @@ func TestGRPCReflectionGoesQuiet(t *testing.T) {
 // over 1 KiB and more than 4 calls on a connection, and ends a call that sends nothing after 2 s.
 func TestProbe(t *testing.T) {
 	t.Parallel()
-	if probeMaxMessage != 1024 || probeMaxStreams != 4 || probeCallTimeout != 2*time.Second {
-		t.Fatalf("probe limits: %d bytes, %d calls, %s; want 1024, 4, 2s", probeMaxMessage, probeMaxStreams, probeCallTimeout)
-	}
+	// The probe's limits: grpcguard's TestTransportLimits.
 	probeLis := loopback(t)
 	h := startGuard(t, func(s *Server) { s.ProbeOn(probeLis) })
 	probe, err := grpc.NewClient(probeLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -195,9 +189,9 @@ func TestProbe(t *testing.T) {
 		return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
 	})
 	// Hold every slot of the main port.
-	for range maxInfraReads / maxTokenlessPerConn {
+	for range grpcguard.MaxInfraReads / grpcguard.MaxTokenlessPerConn {
 		c := h.dial(t)
-		for range maxTokenlessPerConn {
+		for range grpcguard.MaxTokenlessPerConn {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if _, err := c.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
@@ -205,7 +199,7 @@ func TestProbe(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, "the main port's slots held", func() bool { return len(h.srv.guard.infra) == maxInfraReads })
+	waitFor(t, "the main port's slots held", func() bool { return h.infraSlots() == grpcguard.MaxInfraReads })
 	if _, err := check(h.dial(t), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("a check on the main port: got %v; want ResourceExhausted (slots held)", err)
 	}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
 // Main is the body of a service's main: configuration from args and environ, the logger, the
@@ -24,12 +27,12 @@ func Main(ctx context.Context, service string, args, environ []string, stdout, s
 	if err != nil {
 		return err
 	}
-	log, flush, err := NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
+	log, flush, err := telemetry.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = flush() }()
-	setMemoryLimit(log)
+	admission.SetMemoryLimit(log)
 	svc, err := build(cfg, log)
 	if err != nil {
 		return err

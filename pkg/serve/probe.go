@@ -1,67 +1,14 @@
 package serve
 
-// The probe listener (YARDSTICK_PROBE_ADDR). On the main gRPC port a health check is a call
-// without a token, read within a small pool of slots shared across connections: it must be, since
-// gRPC reads any call's message up to the service's largest limit before a handler can look at it,
-// and a shared pool can always be held by a caller that opens calls and sends nothing. One such
-// connection once had 39 of 40 readiness checks refused. So the kubelet asks a gRPC server of its
-// own: grpc.health.v1 Check and List alone, messages of at most 1 KiB, 4 calls per connection,
-// each ended after 2 s, no pool to hold. What any caller can do there costs at most a few KiB per
-// connection and nothing anyone else needs. It answers from the same health state as the main
-// port, so it turns NOT_SERVING with the drain.
-
 import (
-	"context"
 	"net"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/tap"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 )
 
-const (
-	// probeMaxMessage bounds a probe's message: a health check request is a service name.
-	probeMaxMessage = 1 << 10
-	// probeMaxStreams is the most calls one probe connection may have open (the kubelet opens a
-	// connection per probe, and makes one call on it).
-	probeMaxStreams = 4
-	// probeCallTimeout ends any probe call that has not been answered by then.
-	probeCallTimeout = 2 * time.Second
-)
-
-// newProbeServer serves the health state hs for probes.
-func newProbeServer(hs healthpb.HealthServer) *grpc.Server {
-	srv := grpc.NewServer(
-		grpc.MaxRecvMsgSize(probeMaxMessage),
-		grpc.MaxConcurrentStreams(probeMaxStreams),
-		grpc.MaxHeaderListSize(8<<10),
-		grpc.StaticStreamWindowSize(streamWindowBytes),
-		grpc.StaticConnWindowSize(streamWindowBytes),
-		grpc.InTapHandle(probeTap),
-	)
-	healthpb.RegisterHealthServer(srv, hs)
-	return srv
-}
-
-// probeTap lets Check and List in, each with probeCallTimeout to be answered; Watch, which would
-// stay open, is refused.
-func probeTap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	switch info.FullMethodName {
-	case healthpb.Health_Check_FullMethodName, healthpb.Health_List_FullMethodName:
-		ctx, cancel := context.WithTimeout(ctx, probeCallTimeout)
-		context.AfterFunc(ctx, cancel) // the call's end cancels it; the timer goes with it
-		return ctx, nil
-	default:
-		return nil, status.Error(codes.Unimplemented, "the probe port serves grpc.health.v1 Check and List only")
-	}
-}
-
-// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR); call it
-// before Serve.
+// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
+// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
 func (s *Server) ProbeOn(lis net.Listener) {
 	s.probeLis = lis
-	s.probe = newProbeServer(s.health)
+	s.probe = grpcguard.NewProbeServer(s.health)
 }

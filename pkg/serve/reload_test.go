@@ -53,35 +53,8 @@ func TestReloadLogs(t *testing.T) {
 		},
 		Reload: func() (bool, error) { return content.changed, content.err },
 	})
-	seen := 0
-	// reload runs one reload and returns the log lines about reloads written since the last
-	// call (requests in between log lines of their own), as JSON objects.
-	reload := func() []map[string]any {
-		t.Helper()
-		done := make(chan struct{})
-		go func() {
-			h.srv.Reload()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("Reload did not return")
-		}
-		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
-		var out []map[string]any
-		for _, line := range lines[seen:] {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				t.Fatalf("log line %q: %v", line, err)
-			}
-			if msg, _ := m["msg"].(string); strings.Contains(msg, "reload") {
-				out = append(out, m)
-			}
-		}
-		seen = len(lines)
-		return out
-	}
+	rl := &reloadLog{h: h}
+	reload := func() []map[string]any { t.Helper(); return rl.reload(t) }
 	reload() // past the start-up lines
 	loginStatus := func(id string) int {
 		t.Helper()
@@ -102,12 +75,7 @@ func TestReloadLogs(t *testing.T) {
 		t.Errorf("unchanged again: got %v; want no log line", got)
 	}
 
-	if err := os.Remove(cfg.ClientsFile); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(cfg.ClientsFile, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replaceWithPipe(t, cfg.ClientsFile)
 	got = reload()
 	if len(got) != 1 || got[0]["level"] != "ERROR" || got[0]["msg"] != "reload clients and keys: keeping the last good ones" ||
 		!strings.Contains(got[0]["error"].(string), cfg.ClientsFile+": is a named pipe, not a regular file") {
@@ -134,5 +102,51 @@ func TestReloadLogs(t *testing.T) {
 	got = reload()
 	if len(got) != 1 || got[0]["level"] != "ERROR" || got[0]["msg"] != "reload content: keeping the last good bundle" || got[0]["error"] != "items.csv:3: broken" {
 		t.Errorf("a broken bundle: got %v; want one ERROR line", got)
+	}
+}
+
+// reloadLog runs reloads of a harness's server and reads the log lines they write.
+type reloadLog struct {
+	h    *harness
+	seen int // log lines read so far
+}
+
+// reload runs one reload and returns the log lines about reloads written since the last call
+// (requests in between log lines of their own), as JSON objects.
+func (rl *reloadLog) reload(t *testing.T) []map[string]any {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		rl.h.srv.Reload()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Reload did not return")
+	}
+	lines := strings.Split(strings.TrimSpace(rl.h.logs.String()), "\n")
+	var out []map[string]any
+	for _, line := range lines[rl.seen:] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if msg, _ := m["msg"].(string); strings.Contains(msg, "reload") {
+			out = append(out, m)
+		}
+	}
+	rl.seen = len(lines)
+	return out
+}
+
+// replaceWithPipe puts a named pipe where the file path was.
+func replaceWithPipe(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"testing"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -26,35 +27,35 @@ func TestRouteTable(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			t.Parallel()
-			r := rt.byPath[tc.path]
-			if r == nil || rt.byMethod[tc.method] != r {
-				t.Fatalf("by path %v, by method %v; want the same entry", r, rt.byMethod[tc.method])
+			r := rt.ByPath[tc.path]
+			if r == nil || rt.ByMethod[tc.method] != r {
+				t.Fatalf("by path %v, by method %v; want the same entry", r, rt.ByMethod[tc.method])
 			}
-			if r.method != tc.method || r.group != tc.group || r.rule.public != tc.public || r.rule.permission != tc.permission ||
-				r.bodyLimit != tc.bodyLimit || r.messageLimit != tc.msgLimit {
+			if r.Method != tc.method || r.Group != tc.group || r.Rule.Public != tc.public || r.Rule.Permission != tc.permission ||
+				r.BodyLimit != tc.bodyLimit || r.MessageLimit != tc.msgLimit {
 				t.Errorf("got %+v; want method %s group %v public %v permission %q limits %d/%d", *r, tc.method, tc.group, tc.public, tc.permission, tc.bodyLimit, tc.msgLimit)
 			}
-			if rt.label(tc.path) != tc.path {
-				t.Errorf("label: got %q; want the path", rt.label(tc.path))
+			if rt.Label(tc.path) != tc.path {
+				t.Errorf("label: got %q; want the path", rt.Label(tc.path))
 			}
 		})
 	}
-	health := rt.byMethod[healthMethod]
-	if health == nil || health.path != "" || !health.rule.public || health.messageLimit != mib {
+	health := rt.ByMethod[healthMethod]
+	if health == nil || health.Path != "" || !health.Rule.Public || health.MessageLimit != mib {
 		t.Errorf("health: got %+v; want public, no path, the body limit", health)
 	}
-	if rt.label("/healthz") != "/healthz" || rt.label("/wp-admin") != "other" {
-		t.Errorf("labels: /healthz %q, /wp-admin %q; want /healthz and other", rt.label("/healthz"), rt.label("/wp-admin"))
+	if rt.Label("/healthz") != "/healthz" || rt.Label("/wp-admin") != "other" {
+		t.Errorf("labels: /healthz %q, /wp-admin %q; want /healthz and other", rt.Label("/healthz"), rt.Label("/wp-admin"))
 	}
-	if rt.ceiling != groupLimit {
-		t.Errorf("ceiling: got %d; want %d", rt.ceiling, groupLimit)
+	if rt.Ceiling != groupLimit {
+		t.Errorf("ceiling: got %d; want %d", rt.Ceiling, groupLimit)
 	}
 	groups := 0
-	for path, r := range rt.byPath {
-		if r.group != isGroupRoute(path) {
-			t.Errorf("%s: group %v; want %v", path, r.group, isGroupRoute(path))
+	for path, r := range rt.ByPath {
+		if r.Group != routes.IsGroup(path) {
+			t.Errorf("%s: group %v; want %v", path, r.Group, routes.IsGroup(path))
 		}
-		if r.group {
+		if r.Group {
 			groups++
 		}
 	}

@@ -21,8 +21,14 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
@@ -34,7 +40,7 @@ type Service struct {
 	// Register adds the service's gRPC implementations to the registrar (the generated
 	// Register…Server functions take it). It is called twice: first on a probe server that is
 	// never served (the receive limit depends on the methods served), then on the frame's
-	// registrar, which puts the read admission in front of each method (grpcread.go).
+	// registrar, which puts the read admission in front of each method (grpcguard, Registrar).
 	Register func(grpc.ServiceRegistrar)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
@@ -47,27 +53,27 @@ type Service struct {
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	svc     Service
-	issuer  *token.Issuer
-	metrics *metrics
-	routes  *routeTable                 // every rpc served, with its path, rule and limits (routes.go)
-	unary   grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
-	guard   *grpcGuard                  // the gRPC door's limits and read slots (grpcguard.go)
-	openapi []byte
-	codec   *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
-	logs    *logLimiter     // log lines of refused and failed requests, per cause (loglimit.go)
+	cfg       Config
+	log       *slog.Logger
+	svc       Service
+	issuer    *token.Issuer
+	authz     *authz.Authorizer           // token checks and logins (internal/authz)
+	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
+	routes    *routes.Table               // every rpc served, with its path, rule and limits (internal/routes)
+	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
+	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
+	openapi   []byte
+	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
 	grpc     *grpc.Server
-	probe    *grpc.Server // health alone, for the kubelet (probe.go); nil: none
+	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
 	probeLis net.Listener
 	health   *health.Server
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget   *budget     // heap of the large requests in progress (budget.go)
-	draining atomic.Bool // after SIGTERM: every HTTP response says Connection: close (drain.go)
+	budget   *admission.Budget // heap of the large requests in progress (internal/admission)
+	draining atomic.Bool       // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
 // New builds a server from its configuration: the token issuer from the clients file and keys,
@@ -87,9 +93,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, metrics: newMetrics(cfg.Service), codec: newWireCodec(cfg.Limits)}
-	s.logs = newLogLimiter(s.metrics.registry, cfg.Service)
-	s.metrics.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits)}
+	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
+	s.telemetry.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
 		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
 		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
 	log.Info("token issuer ready", "issuer", issuer.Summary())
@@ -100,66 +106,78 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if s.openapi, err = openapi.Document(cfg.Service, Version); err != nil {
 		return nil, err
 	}
-	guard, err := s.grpcGuardOptions(svc) // tap handle, receive limit, codec (grpcguard.go)
-	if err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
+	if err := s.buildGRPC(svc); err != nil {
+		return nil, err
 	}
+	if err := s.buildHTTP(ctx, svc); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// buildGRPC builds the gRPC side: the guard and its server options, the server with the chain,
+// the services, health and reflection, then the route table (from what is registered) and the
+// memory budget the guard admits reads and decodings against.
+func (s *Server) buildGRPC(svc Service) error {
+	cfg := s.cfg
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout,
+		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
+	guard, opts, err := grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
+	if err != nil {
+		return fmt.Errorf("grpc guard: %w", err)
+	}
+	s.guard = guard
 	s.unary = chain(s.unaryChain())
-	s.grpc = grpc.NewServer(append(guard,
+	s.grpc = grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
+		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
-	authv1.RegisterTokenServiceServer(s.grpc, tokenService{s: s})
-	svc.Register(guardedRegistrar{s: s, srv: s.grpc})
+	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
+	svc.Register(s.guard.Registrar(s.grpc))
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	if cfg.ReflectionOn() {
 		reflection.Register(s.grpc)
 	}
-	log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
-	if s.routes, err = buildRoutes(s.grpc.GetServiceInfo(), cfg.Limits); err != nil {
-		return nil, fmt.Errorf("routes: %w", err)
+	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
+	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
+		return fmt.Errorf("routes: %w", err)
 	}
-	if err := s.guard.bind(s.routes, s.sizedFrom); err != nil {
-		return nil, fmt.Errorf("grpc guard: %w", err)
+	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
+	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
+	if err := s.guard.Bind(s.routes, s.budget, budgetBytes); err != nil {
+		return fmt.Errorf("grpc guard: %w", err)
 	}
-	budgetBytes, source := memoryBudget(cfg, memlimit.FromCgroup)
-	s.budget = newBudget(budgetBytes, s.metrics.registry, cfg.Service)
-	s.guard.reads = newReadPool(budgetBytes, s.guard.ceiling)
-	log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.reads.size)
-
-	gw := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, wireMarshaler{codec: s.codec}),
-		runtime.WithErrorHandler(gatewayErrorHandler),
-		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-	)
-	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: tokenService{s: s}}); err != nil {
-		return nil, fmt.Errorf("register token route: %w", err)
-	}
-	if err := svc.RegisterGateway(ctx, gw); err != nil {
-		return nil, fmt.Errorf("register routes: %w", err)
-	}
-	s.http = &http.Server{
-		Handler:           s.paceBodies(s.closeWhenDraining(s.observeHTTP(s.httpRoutes(s.apiFront(gw))))),
-		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (bodyrate.go)
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	return s, nil
+	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
+	return nil
 }
 
-// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
-// interceptor what it needs in the context (request info, caller address, its authorization
-// verdict), and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(string) (string, bool) { return "", false }
+// buildHTTP builds the HTTP side: the gateway's mux with the token route and the service's
+// routes, the JSON front before it, and the handlers around it, outermost first.
+func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
+	cfg := s.cfg
+	gw := httpfront.NewMux(s.codec)
+	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
+		return fmt.Errorf("register token route: %w", err)
+	}
+	if err := svc.RegisterGateway(ctx, gw); err != nil {
+		return fmt.Errorf("register routes: %w", err)
+	}
+	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
+	s.http = &http.Server{
+		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),
+		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return nil
+}
 
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
 // for in-process benchmarks and fuzzing.
@@ -184,7 +202,7 @@ func (s *Server) httpRoutes(api http.Handler) http.Handler {
 				writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))
 			}
 		case "/metrics":
-			h = promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP
+			h = promhttp.HandlerFor(s.telemetry.Registry(), promhttp.HandlerOpts{}).ServeHTTP
 		case "/openapi.json":
 			h = func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, s.openapi) }
 		case "/.well-known/jwks.json":
@@ -250,7 +268,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 			}
 		}()
 	}
-	serve("grpc", func() error { return s.grpc.Serve(s.guard.watch.listen(grpcLis)) })
+	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
 	if s.probe != nil {
 		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
 	}
@@ -273,8 +291,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		go every(background, s.cfg.ReloadInterval, s.Reload)
 	}
 	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
-	// finds them (at most endedCallSweep late).
-	go every(background, endedCallSweep, s.logEndedCalls)
+	// finds them (at most grpcguard.EndedCallSweep late).
+	go every(background, grpcguard.EndedCallSweep, s.guard.LogEndedCalls)
 
 	var runErr error
 	select {
@@ -289,7 +307,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		s.probe.Stop() // probes saw NOT_SERVING through the drain
 	}
 	wg.Wait()
-	s.logEndedCalls() // the last calls gRPC ended early, before the sweep found them
+	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
 	return runErr
 }
 
@@ -298,7 +316,7 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
 	for name := range s.grpc.GetServiceInfo() {
-		if !publicServices[name] {
+		if !routes.IsPublicService(name) {
 			s.health.SetServingStatus(name, st)
 		}
 	}

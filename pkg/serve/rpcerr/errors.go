@@ -138,18 +138,8 @@ func ToHTTP(err error) HTTP {
 	}
 	st := status.Convert(err)
 	out := HTTP{Body: ErrorBody{Message: st.Message()}}
-	var info *errdetails.ErrorInfo
-	var bad *errdetails.BadRequest
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.ErrorInfo:
-			info = d
-		case *errdetails.BadRequest:
-			bad = d
-		case *errdetails.RetryInfo:
-			out.RetryAfter = int64(math.Ceil(d.GetRetryDelay().AsDuration().Seconds()))
-		}
-	}
+	info, bad, retryAfter := detailsOf(st)
+	out.RetryAfter = retryAfter
 	if info != nil && info.Domain == errorDomain {
 		out.Body.ExceptionType = info.Metadata[ExceptionKey]
 		out.Body.AdditionalInfo = info.Metadata[InfoKey]
@@ -173,17 +163,7 @@ func ToHTTP(err error) HTTP {
 		out.Status = http.StatusNotFound
 		out.Body.ExceptionType = ExceptionNotFound
 	case codes.ResourceExhausted:
-		switch {
-		case out.Body.ExceptionType == ExceptionThrottled:
-			out.Status = http.StatusTooManyRequests
-		case info != nil && info.Domain == errorDomain && info.Reason == ReasonOverloaded:
-			// The memory budget is full (budget.go): the request is fine, the moment is not.
-			out.Status = http.StatusServiceUnavailable
-		default:
-			// gRPC's own message-size limit speaks ResourceExhausted too.
-			out.Status = http.StatusRequestEntityTooLarge
-			out.Body = ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request exceeds the size limit."}
-		}
+		exhausted(&out, info)
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
 		out.Status = http.StatusServiceUnavailable
 		out.Body = ErrorBody{Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."}
@@ -192,6 +172,38 @@ func ToHTTP(err error) HTTP {
 		out.Body = ErrorBody{Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."}
 	}
 	return out
+}
+
+// detailsOf is what ToHTTP reads of a status's details: its ErrorInfo, its BadRequest and its
+// RetryInfo's delay in whole seconds, rounded up (nil and 0 when absent).
+func detailsOf(st *status.Status) (info *errdetails.ErrorInfo, bad *errdetails.BadRequest, retryAfter int64) {
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			info = d
+		case *errdetails.BadRequest:
+			bad = d
+		case *errdetails.RetryInfo:
+			retryAfter = int64(math.Ceil(d.GetRetryDelay().AsDuration().Seconds()))
+		}
+	}
+	return info, bad, retryAfter
+}
+
+// exhausted sets the answer to ResourceExhausted: throttled (429), overloaded (503), or over a
+// size limit (413).
+func exhausted(out *HTTP, info *errdetails.ErrorInfo) {
+	switch {
+	case out.Body.ExceptionType == ExceptionThrottled:
+		out.Status = http.StatusTooManyRequests
+	case info != nil && info.Domain == errorDomain && info.Reason == ReasonOverloaded:
+		// The memory budget is full (internal/admission): the request is fine, the moment is not.
+		out.Status = http.StatusServiceUnavailable
+	default:
+		// gRPC's own message-size limit speaks ResourceExhausted too.
+		out.Status = http.StatusRequestEntityTooLarge
+		out.Body = ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request exceeds the size limit."}
+	}
 }
 
 // BodyFor is the body of an error that arises on the HTTP front itself.

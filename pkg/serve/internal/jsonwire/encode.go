@@ -48,28 +48,9 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 				return b, err
 			}
 		case f.list:
-			list := m.Get(f.fd).List()
-			b = append(b, '[')
-			for i := 0; i < list.Len(); i++ {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				if f.sub != nil {
-					start := len(b)
-					b, err = appendMessage(b, f.sub, list.Get(i).Message())
-					if i == 0 && list.Len() > 64 {
-						// Size the buffer once from the first element: growing a 19 MB answer by
-						// appending would copy it a dozen times and hold two copies at the peak.
-						b = slices.Grow(b, (len(b)-start+1)*(list.Len()-1)*9/8)
-					}
-				} else {
-					b, err = appendScalar(b, f.fd.Kind(), list.Get(i))
-				}
-				if err != nil {
-					return b, err
-				}
+			if b, err = appendList(b, f, m.Get(f.fd).List()); err != nil {
+				return b, err
 			}
-			b = append(b, ']')
 		case f.sub != nil:
 			if !m.Has(f.fd) {
 				b = append(b, "null"...)
@@ -85,6 +66,32 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// appendList writes the list of field f: messages, or scalars.
+func appendList(b []byte, f *fieldPlan, list protoreflect.List) ([]byte, error) {
+	var err error
+	b = append(b, '[')
+	for i := 0; i < list.Len(); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if f.sub != nil {
+			start := len(b)
+			b, err = appendMessage(b, f.sub, list.Get(i).Message())
+			if i == 0 && list.Len() > 64 {
+				// Size the buffer once from the first element: growing a 19 MB answer by
+				// appending would copy it a dozen times and hold two copies at the peak.
+				b = slices.Grow(b, (len(b)-start+1)*(list.Len()-1)*9/8)
+			}
+		} else {
+			b, err = appendScalar(b, f.fd.Kind(), list.Get(i))
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // appendMap writes a map of string keys and scalar values as protojson does: an object, keys in

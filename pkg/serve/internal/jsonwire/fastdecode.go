@@ -15,15 +15,7 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 	}
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		s, ok, err := dc.readString(f)
-		if ok {
-			if f.kind == layout.String {
-				*layout.Field[string](base, f.offset) = s
-			} else {
-				*layout.Field[*string](base, f.offset) = dc.strs.put(s)
-			}
-		}
-		return err
+		return dc.fastString(f, base)
 	case layout.Int32, layout.Int32Ptr:
 		text, _, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
@@ -47,26 +39,44 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 		}
 		return nil
 	case layout.Bool, layout.BoolPtr:
-		if dc.d.Next() != jx.Bool {
-			dc.problem("must be true or false" + got(dc.d))
-			return dc.skip()
-		}
-		b, err := dc.d.Bool()
-		if err != nil {
-			return dc.syntax(err)
-		}
-		if f.kind == layout.Bool {
-			*layout.Field[bool](base, f.offset) = b
-		} else {
-			*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
-		}
-		return nil
+		return dc.fastBool(f, base)
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
 		return dc.object(f.sub, nil, sub)
 	}
 	return dc.fastList(f, base)
+}
+
+// fastString decodes a string into f's field (a pointer to it when the field is optional).
+func (dc *decoder) fastString(f *fieldPlan, base layout.Ptr) error {
+	s, ok, err := dc.readString(f)
+	if ok {
+		if f.kind == layout.String {
+			*layout.Field[string](base, f.offset) = s
+		} else {
+			*layout.Field[*string](base, f.offset) = dc.strs.put(s)
+		}
+	}
+	return err
+}
+
+// fastBool decodes true or false into f's field (a pointer to it when the field is optional).
+func (dc *decoder) fastBool(f *fieldPlan, base layout.Ptr) error {
+	if dc.d.Next() != jx.Bool {
+		dc.problem("must be true or false" + got(dc.d))
+		return dc.skip()
+	}
+	b, err := dc.d.Bool()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	if f.kind == layout.Bool {
+		*layout.Field[bool](base, f.offset) = b
+	} else {
+		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
+	}
+	return nil
 }
 
 func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
@@ -92,83 +102,105 @@ func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
 	}
 	switch f.kind {
 	case layout.Messages:
-		elem := f.sub
-		start := len(dc.ptrs)
-		chunks := dc.elementsOf(elem)
-		for i := 0; iter.Next(); i++ {
-			if f.maxLen > 0 && i > f.maxLen {
-				dc.dropList(start)
-				return dc.tooLong(f)
-			}
-			e := chunks.next(elem)
-			dc.ptrs = append(dc.ptrs, e)
-			dc.path = append(dc.path, step{index: i})
-			switch d.Next() {
-			case jx.Object:
-				err = dc.message(f.sub, nil, e)
-			case jx.Null:
-				dc.problem("must be an object, not null")
-				err = dc.skip()
-			default:
-				err = dc.object(f.sub, nil, e)
-			}
-			dc.path = dc.path[:len(dc.path)-1]
-			if err != nil {
-				dc.dropList(start)
-				return err
-			}
-		}
-		if err := iter.Err(); err != nil {
-			dc.dropList(start)
-			return dc.syntax(err)
-		}
-		dc.storeList(base, f, start)
-		return nil
+		return dc.fastMessages(f, base, &iter)
 	case layout.Float64s:
 		out := layout.Field[[]float64](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				text, quoted, err := dc.numberText()
-				if err == nil && text != nil {
-					if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
-						*out = append(*out, v)
-					}
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendFloat(f, out) })
 	case layout.Int32s:
 		out := layout.Field[[]int32](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				text, _, err := dc.numberText()
-				if err == nil && text != nil {
-					if v, ok := dc.integer(f.fd.Kind(), text); ok {
-						*out = append(*out, int32(v))
-					}
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendInt32(f, out) })
 	case layout.Strings:
 		out := layout.Field[[]string](base, f.offset)
-		for i := 0; iter.Next(); i++ {
-			if err := dc.listScalar(f, i, func() error {
-				s, ok, err := dc.readString(f)
-				if ok {
-					*out = append(*out, s)
-				}
-				return err
-			}); err != nil {
-				return err
-			}
-		}
+		err = dc.eachScalar(f, &iter, func() error { return dc.appendString(f, out) })
+	}
+	if err != nil {
+		return err
 	}
 	return dc.syntax(iter.Err())
+}
+
+// eachScalar reads each element of a list of scalars with read.
+func (dc *decoder) eachScalar(f *fieldPlan, iter *jx.ArrIter, read func() error) error {
+	for i := 0; iter.Next(); i++ {
+		if err := dc.listScalar(f, i, read); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendFloat reads a number onto out; a refused one is reported and left out.
+func (dc *decoder) appendFloat(f *fieldPlan, out *[]float64) error {
+	text, quoted, err := dc.numberText()
+	if err == nil && text != nil {
+		if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
+			*out = append(*out, v)
+		}
+	}
+	return err
+}
+
+// appendInt32 reads a whole number onto out; a refused one is reported and left out.
+func (dc *decoder) appendInt32(f *fieldPlan, out *[]int32) error {
+	text, _, err := dc.numberText()
+	if err == nil && text != nil {
+		if v, ok := dc.integer(f.fd.Kind(), text); ok {
+			*out = append(*out, int32(v))
+		}
+	}
+	return err
+}
+
+// appendString reads a string onto out; a refused one is reported and left out.
+func (dc *decoder) appendString(f *fieldPlan, out *[]string) error {
+	s, ok, err := dc.readString(f)
+	if ok {
+		*out = append(*out, s)
+	}
+	return err
+}
+
+// fastMessages decodes the elements of a list of messages, each from the decoder's chunks of its
+// type, and stores the list once it is whole.
+func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr, iter *jx.ArrIter) error {
+	elem := f.sub
+	start := len(dc.ptrs)
+	chunks := dc.elementsOf(elem)
+	for i := 0; iter.Next(); i++ {
+		if f.maxLen > 0 && i > f.maxLen {
+			dc.dropList(start)
+			return dc.tooLong(f)
+		}
+		e := chunks.next(elem)
+		dc.ptrs = append(dc.ptrs, e)
+		dc.path = append(dc.path, step{index: i})
+		err := dc.fastElement(f, e)
+		dc.path = dc.path[:len(dc.path)-1]
+		if err != nil {
+			dc.dropList(start)
+			return err
+		}
+	}
+	if err := iter.Err(); err != nil {
+		dc.dropList(start)
+		return dc.syntax(err)
+	}
+	dc.storeList(base, f, start)
+	return nil
+}
+
+// fastElement decodes one element of a list of messages into e: an object, or for positional
+// messages a number array; null is refused.
+func (dc *decoder) fastElement(f *fieldPlan, e layout.Ptr) error {
+	switch dc.d.Next() {
+	case jx.Object:
+		return dc.message(f.sub, nil, e)
+	case jx.Null:
+		dc.problem("must be an object, not null")
+		return dc.skip()
+	default:
+		return dc.object(f.sub, nil, e)
+	}
 }
 
 // elements hands out zero elements of one message type from chunks that are never moved, so the

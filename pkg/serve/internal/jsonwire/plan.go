@@ -109,42 +109,54 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	}
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		f := &fieldPlan{
-			fd:           fd,
-			bit:          1 << (uint(i) % 64),
-			jsonName:     fd.JSONName(),
-			key:          []byte(fmt.Sprintf("%q:", fd.JSONName())),
-			list:         fd.IsList(),
-			presence:     fd.HasPresence() && !fd.IsList() && (fd.Message() == nil || fd.ContainingOneof() != nil),
-			numberAsText: asText[fd.JSONName()] && fd.Kind() == protoreflect.StringKind,
-		}
-		if f.list {
-			f.maxLen = c.opts.MaxListLen
-			if n, ok := c.opts.ListLimits[f.jsonName]; ok {
-				f.maxLen = n
-			}
-		}
-		if fd.IsMap() && !scalarMap(fd) || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()) {
-			p.supported = false
-		}
-		switch fd.Kind() {
-		case protoreflect.MessageKind:
-			if wellKnown(fd.Message().FullName()) {
-				p.supported = false
-				break
-			}
-			f.sub = c.build(fd.Message(), building)
-			if !f.sub.supported {
-				p.supported = false
-			}
-		case protoreflect.GroupKind, protoreflect.BytesKind, protoreflect.EnumKind:
-			p.supported = false
-		}
+		f, supported := c.buildField(fd, i, asText[fd.JSONName()], building)
+		p.supported = p.supported && supported
 		p.fields = append(p.fields, f)
 		p.names = append(p.names, f.jsonName)
 		p.byName[f.jsonName] = f
 		p.byName[string(fd.Name())] = f
 	}
+	c.finish(p, md)
+	c.plans.Store(md.FullName(), p)
+	return p
+}
+
+// buildField makes the plan of the field fd, the i-th of its message (asText: the options read it
+// as a number-as-text field), and reports whether the fast decoders can take it.
+func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, building map[protoreflect.FullName]*plan) (*fieldPlan, bool) {
+	f := &fieldPlan{
+		fd:           fd,
+		bit:          1 << (uint(i) % 64),
+		jsonName:     fd.JSONName(),
+		key:          []byte(fmt.Sprintf("%q:", fd.JSONName())),
+		list:         fd.IsList(),
+		presence:     fd.HasPresence() && !fd.IsList() && (fd.Message() == nil || fd.ContainingOneof() != nil),
+		numberAsText: asText && fd.Kind() == protoreflect.StringKind,
+	}
+	if f.list {
+		f.maxLen = c.opts.MaxListLen
+		if n, ok := c.opts.ListLimits[f.jsonName]; ok {
+			f.maxLen = n
+		}
+	}
+	supported := !(fd.IsMap() && !scalarMap(fd) || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()))
+	switch fd.Kind() {
+	case protoreflect.MessageKind:
+		if wellKnown(fd.Message().FullName()) {
+			return f, false
+		}
+		f.sub = c.build(fd.Message(), building)
+		supported = supported && f.sub.supported
+	case protoreflect.GroupKind, protoreflect.BytesKind, protoreflect.EnumKind:
+		supported = false
+	}
+	return f, supported
+}
+
+// finish completes the plan p of md once its fields are planned: the aliases the options give,
+// the spellings of a small message, whether it may arrive as a number array, and its generated
+// struct when the fast decoders take it.
+func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	for alias, target := range c.opts.Aliases[md.FullName()] {
 		if f, ok := p.byName[target]; ok {
 			p.byName[alias] = f
@@ -165,8 +177,6 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	if p.supported {
 		useLayout(p, md)
 	}
-	c.plans.Store(md.FullName(), p)
-	return p
 }
 
 // scalarMap reports whether a map field has string keys and number, string or bool values: the

@@ -72,108 +72,134 @@ func (d *decoder) protoMessage(p *plan, base layout.Ptr, b []byte, depth int) bo
 		if f == nil {
 			return false // unknown: protobuf-go keeps it for the unknown-field check
 		}
-		if open != nil && open != f {
-			if open.kind == layout.Messages {
-				d.storeList(base, open, gather.start)
-			}
-			open = nil
-		}
-		if seen&f.bit != 0 && f.list && open != f {
-			return false // a list split by other fields
-		}
-		if f.list && open != f {
-			open = f
-			if f.kind == layout.Messages {
-				gather = protoList{f: f, start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
-			}
-		}
-		if seen&f.bit != 0 && f.kind == layout.Message {
-			return false // a message field given twice is merged: left to protobuf-go
+		if !d.protoOpen(f, base, seen, &open, &gather) {
+			return false
 		}
 		seen |= f.bit
-		switch f.kind {
-		case layout.Int32, layout.Int32Ptr, layout.Bool, layout.BoolPtr:
-			if typ != protowire.VarintType {
-				return false
-			}
-			v, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return false
-			}
-			b = b[n:]
-			switch f.kind {
-			case layout.Int32:
-				*layout.Field[int32](base, f.offset) = int32(v)
-			case layout.Int32Ptr:
-				*layout.Field[*int32](base, f.offset) = d.ints.put(int32(v))
-			case layout.Bool:
-				*layout.Field[bool](base, f.offset) = v != 0
-			default:
-				*layout.Field[*bool](base, f.offset) = d.bools.put(v != 0)
-			}
-		case layout.Float64, layout.Float64Ptr:
-			if typ != protowire.Fixed64Type {
-				return false
-			}
-			v, n := protowire.ConsumeFixed64(b)
-			if n < 0 {
-				return false
-			}
-			b = b[n:]
-			d.storeFloat(f, base, math.Float64frombits(v))
-		default:
-			if typ != protowire.BytesType {
-				return false
-			}
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return false
-			}
-			b = b[n:]
-			switch f.kind {
-			case layout.String, layout.StringPtr:
-				if !utf8.Valid(v) {
-					return false
-				}
-				if f.kind == layout.String {
-					*layout.Field[string](base, f.offset) = string(v)
-				} else {
-					*layout.Field[*string](base, f.offset) = d.strs.put(string(v))
-				}
-			case layout.Message:
-				sub := layout.New(f.sub.st)
-				*layout.Field[layout.Ptr](base, f.offset) = sub
-				if !d.protoMessage(f.sub, sub, v, depth+1) {
-					return false
-				}
-			case layout.Messages:
-				if !d.protoElement(&gather, v, depth) {
-					return false
-				}
-			case layout.Float64s:
-				if len(v)%8 != 0 {
-					return false
-				}
-				out := layout.Field[[]float64](base, f.offset)
-				for ; len(v) > 0; v = v[8:] {
-					x, _ := protowire.ConsumeFixed64(v)
-					*out = append(*out, math.Float64frombits(x))
-				}
-			case layout.Strings: // the adaptive path's pool and exclude
-				if !utf8.Valid(v) {
-					return false
-				}
-				out := layout.Field[[]string](base, f.offset)
-				*out = append(*out, string(v))
-			default:
-				return false // lists of whole numbers: none in the contract, so untested here
-			}
+		var ok bool
+		if b, ok = d.protoValue(f, typ, base, b, &gather, depth); !ok {
+			return false
 		}
 	}
 	if open != nil && open.kind == layout.Messages {
 		d.storeList(base, open, gather.start)
 	}
 	return true
+}
+
+// protoOpen follows the list whose elements are arriving (open, and gather for a list of
+// messages) as field f arrives, seen holding the fields that came before. It reports false for
+// what it leaves to protobuf-go: a list split by other fields, a message field given twice (which
+// protobuf merges).
+func (d *decoder) protoOpen(f *fieldPlan, base layout.Ptr, seen uint64, open **fieldPlan, gather *protoList) bool {
+	if *open != nil && *open != f {
+		if (*open).kind == layout.Messages {
+			d.storeList(base, *open, gather.start)
+		}
+		*open = nil
+	}
+	if seen&f.bit != 0 && f.list && *open != f {
+		return false // a list split by other fields
+	}
+	if f.list && *open != f {
+		*open = f
+		if f.kind == layout.Messages {
+			*gather = protoList{f: f, start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
+		}
+	}
+	return seen&f.bit == 0 || f.kind != layout.Message
+}
+
+// protoValue decodes the value of field f, of wire type typ, from b into base, and returns the
+// rest of b; ok is false when the value is not what the field takes.
+func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, b []byte, gather *protoList, depth int) (rest []byte, ok bool) {
+	switch f.kind {
+	case layout.Int32, layout.Int32Ptr, layout.Bool, layout.BoolPtr:
+		if typ != protowire.VarintType {
+			return nil, false
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return nil, false
+		}
+		d.storeVarint(f, base, v)
+		return b[n:], true
+	case layout.Float64, layout.Float64Ptr:
+		if typ != protowire.Fixed64Type {
+			return nil, false
+		}
+		v, n := protowire.ConsumeFixed64(b)
+		if n < 0 {
+			return nil, false
+		}
+		d.storeFloat(f, base, math.Float64frombits(v))
+		return b[n:], true
+	default:
+		if typ != protowire.BytesType {
+			return nil, false
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return nil, false
+		}
+		return b[n:], d.protoBytes(f, base, v, gather, depth)
+	}
+}
+
+// storeVarint stores a varint into a whole-number or boolean field.
+func (d *decoder) storeVarint(f *fieldPlan, base layout.Ptr, v uint64) {
+	switch f.kind {
+	case layout.Int32:
+		*layout.Field[int32](base, f.offset) = int32(v)
+	case layout.Int32Ptr:
+		*layout.Field[*int32](base, f.offset) = d.ints.put(int32(v))
+	case layout.Bool:
+		*layout.Field[bool](base, f.offset) = v != 0
+	default:
+		*layout.Field[*bool](base, f.offset) = d.bools.put(v != 0)
+	}
+}
+
+// protoBytes decodes a length-delimited value v of field f: a string, a message, an element of a
+// list of messages, a packed list of doubles, or an element of a list of strings.
+func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *protoList, depth int) bool {
+	switch f.kind {
+	case layout.String, layout.StringPtr:
+		if !utf8.Valid(v) {
+			return false
+		}
+		if f.kind == layout.String {
+			*layout.Field[string](base, f.offset) = string(v)
+		} else {
+			*layout.Field[*string](base, f.offset) = d.strs.put(string(v))
+		}
+		return true
+	case layout.Message:
+		sub := layout.New(f.sub.st)
+		*layout.Field[layout.Ptr](base, f.offset) = sub
+		return d.protoMessage(f.sub, sub, v, depth+1)
+	case layout.Messages:
+		return d.protoElement(gather, v, depth)
+	case layout.Float64s:
+		if len(v)%8 != 0 {
+			return false
+		}
+		out := layout.Field[[]float64](base, f.offset)
+		for ; len(v) > 0; v = v[8:] {
+			x, _ := protowire.ConsumeFixed64(v)
+			*out = append(*out, math.Float64frombits(x))
+		}
+		return true
+	case layout.Strings: // the adaptive path's pool and exclude
+		if !utf8.Valid(v) {
+			return false
+		}
+		out := layout.Field[[]string](base, f.offset)
+		*out = append(*out, string(v))
+		return true
+	default:
+		return false // lists of whole numbers: none in the contract, so untested here
+	}
 }
 
 // protoElement decodes one element of the list l from b.

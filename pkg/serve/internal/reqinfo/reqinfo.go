@@ -3,7 +3,10 @@
 // makes it known to the layer that logs, and to a handler's error.
 package reqinfo
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // Info is one request's facts.
 type Info struct {
@@ -13,6 +16,9 @@ type Info struct {
 	// DecodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
 	// its text).
 	DecodeErr error
+	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
+	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
+	HTTPRequest *http.Request
 }
 
 type key struct{}

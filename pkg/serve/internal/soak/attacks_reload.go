@@ -124,31 +124,7 @@ func fifoAtClients(ctx context.Context, e *attackEnv) (string, error) {
 	}
 
 	// The other clients and the kubelet, every 100 ms from now to the end.
-	var mu sync.Mutex
-	readiness, others, logins := tally{}, tally{}, tally{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		c := clientFrom("127.0.0.2")
-		t := time.NewTicker(watchEvery)
-		defer t.Stop()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			r, s, l := ready(c, p.base), score(c, p.base, tokB), loginStatus(c, p.base, stays[i%2].client)
-			mu.Lock()
-			readiness[fmt.Sprint(r)]++
-			others[fmt.Sprint(s)]++
-			logins[fmt.Sprint(l)]++
-			mu.Unlock()
-		}
-	})
-
+	w := watchOthers(ctx, p.base, tokB, stays)
 	// The pipe, made beside the file and renamed over it, so the path is never missing.
 	fifo := filepath.Join(dir, "clients.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -165,20 +141,9 @@ func fifoAtClients(ctx context.Context, e *attackEnv) (string, error) {
 	if err := writeClients(path, stays); err != nil {
 		return "", err
 	}
-	back := time.Now()
-	var tokenRefused, loginRefused time.Duration // after the file came back; 0: not seen
-	for time.Since(back) < removalGiveUp && (tokenRefused == 0 || loginRefused == 0) && ctx.Err() == nil {
-		if tokenRefused == 0 && score(hc, p.base, tokA) == http.StatusUnauthorized {
-			tokenRefused = time.Since(back)
-		}
-		if loginRefused == 0 && loginStatus(hc, p.base, removed) == http.StatusUnauthorized {
-			loginRefused = time.Since(back)
-		}
-		time.Sleep(removalPoll)
-	}
+	tokenRefused, loginRefused := awaitRemoval(ctx, hc, p.base, tokA, removed)
 	time.Sleep(time.Second) // the others keep being watched a while after the removal
-	close(stop)
-	wg.Wait()
+	readiness, others, logins := w.end()
 
 	fmt.Fprintf(e.out, "clients file of 3, reloaded every %s; a named pipe at its path for %s (the removed client's token meanwhile: %s), then a file without that client\n",
 		reloadEvery, pipeFor, piped)
@@ -186,25 +151,86 @@ func fifoAtClients(ctx context.Context, e *attackEnv) (string, error) {
 	for _, l := range kept[:min(len(kept), 2)] {
 		fmt.Fprintf(e.out, "log: %s\n", l)
 	}
-	seen := func(d time.Duration) string {
-		if d == 0 {
-			return fmt.Sprintf("not refused within %s of the file being back", removalGiveUp)
-		}
-		return fmt.Sprintf("refused (401) %.2f s after the file was back", d.Seconds())
-	}
-	short := func(d time.Duration) string {
-		if d == 0 {
-			return "never"
-		}
-		return fmt.Sprintf("%.2f s", d.Seconds())
-	}
 	fmt.Fprintf(e.out, "the other clients every %s: readiness %s; scoring %s; logins %s\n", watchEvery, readiness, others, logins)
-	e.v.check(tokenRefused > 0 && tokenRefused <= removalWithin, "the removed client's token %s (target <= %s)", seen(tokenRefused), removalWithin)
-	e.v.check(loginRefused > 0 && loginRefused <= removalWithin, "the removed client's login %s (target <= %s)", seen(loginRefused), removalWithin)
+	e.v.check(tokenRefused > 0 && tokenRefused <= removalWithin, "the removed client's token %s (target <= %s)", refusedAfter(tokenRefused), removalWithin)
+	e.v.check(loginRefused > 0 && loginRefused <= removalWithin, "the removed client's login %s (target <= %s)", refusedAfter(loginRefused), removalWithin)
 	e.v.check(readiness.total() > 0 && readiness["200"] == readiness.total(), "/readyz answered 200 throughout: %d of %d", readiness["200"], readiness.total())
 	e.v.check(others.total() > 0 && others["200"] == others.total() && logins["200"] == logins.total(),
 		"the other clients answered 200 throughout: scoring %d of %d, logins %d of %d", others["200"], others.total(), logins["200"], logins.total())
 	e.v.check(len(kept) > 0, "the pipe was logged: %d line(s) say %q", len(kept), pipeSubstring)
 	return fmt.Sprintf("removed client's token 401 after %s, login after %s (of the file back); ready %d/%d, others %d/%d; %d lines name the pipe",
-		short(tokenRefused), short(loginRefused), readiness["200"], readiness.total(), others["200"]+logins["200"], others.total()+logins.total(), len(kept)), nil
+		shortDuration(tokenRefused), shortDuration(loginRefused), readiness["200"], readiness.total(), others["200"]+logins["200"], others.total()+logins.total(), len(kept)), nil
+}
+
+// othersWatch calls as the other clients and the kubelet do, every watchEvery, until end.
+type othersWatch struct {
+	mu                        sync.Mutex
+	readiness, others, logins tally
+	stop                      chan struct{}
+	wg                        sync.WaitGroup
+}
+
+// watchOthers starts the calls: /readyz, a scoring call with tok, a login of one of stays.
+func watchOthers(ctx context.Context, base, tok string, stays []registered) *othersWatch {
+	w := &othersWatch{readiness: tally{}, others: tally{}, logins: tally{}, stop: make(chan struct{})}
+	w.wg.Go(func() {
+		c := clientFrom("127.0.0.2")
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-w.stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			r, s, l := ready(c, base), score(c, base, tok), loginStatus(c, base, stays[i%2].client)
+			w.mu.Lock()
+			w.readiness[fmt.Sprint(r)]++
+			w.others[fmt.Sprint(s)]++
+			w.logins[fmt.Sprint(l)]++
+			w.mu.Unlock()
+		}
+	})
+	return w
+}
+
+// end stops the calls and returns their answers: readiness, scoring, logins.
+func (w *othersWatch) end() (readiness, others, logins tally) {
+	close(w.stop)
+	w.wg.Wait()
+	return w.readiness, w.others, w.logins
+}
+
+// awaitRemoval polls the removed client's token and login once the file without it is back, and
+// returns how long after each was refused (0: not within removalGiveUp).
+func awaitRemoval(ctx context.Context, hc *http.Client, base, tok string, removed client) (tokenRefused, loginRefused time.Duration) {
+	back := time.Now()
+	for time.Since(back) < removalGiveUp && (tokenRefused == 0 || loginRefused == 0) && ctx.Err() == nil {
+		if tokenRefused == 0 && score(hc, base, tok) == http.StatusUnauthorized {
+			tokenRefused = time.Since(back)
+		}
+		if loginRefused == 0 && loginStatus(hc, base, removed) == http.StatusUnauthorized {
+			loginRefused = time.Since(back)
+		}
+		time.Sleep(removalPoll)
+	}
+	return tokenRefused, loginRefused
+}
+
+// refusedAfter says when a refusal was seen, d after the file was back (0: not seen).
+func refusedAfter(d time.Duration) string {
+	if d == 0 {
+		return fmt.Sprintf("not refused within %s of the file being back", removalGiveUp)
+	}
+	return fmt.Sprintf("refused (401) %.2f s after the file was back", d.Seconds())
+}
+
+// shortDuration is d in seconds, or "never" for 0.
+func shortDuration(d time.Duration) string {
+	if d == 0 {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
 }

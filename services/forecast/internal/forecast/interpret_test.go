@@ -246,6 +246,14 @@ func TestComprehension(t *testing.T) {
 	}
 	_, err := forecastv1.NewForecastServiceClient(s.Conn).ForecastComprehension(s.Authed(context.Background()), &forecastv1.ComprehensionRequest{
 		Framework: ptr("lexile"), TextMeasures: []float64{1, 2e4}})
+	code, fields := fieldViolations(err)
+	if code != codes.InvalidArgument || !fields["readerAbility"] || !fields["textMeasures[1]"] || len(fields) != 2 {
+		t.Errorf("gRPC: got %v %v; want InvalidArgument naming readerAbility and textMeasures[1]", code, fields)
+	}
+}
+
+// fieldViolations is a gRPC error's code and the fields its BadRequest details name.
+func fieldViolations(err error) (codes.Code, map[string]bool) {
 	st := status.Convert(err)
 	fields := map[string]bool{}
 	for _, d := range st.Details() {
@@ -255,9 +263,7 @@ func TestComprehension(t *testing.T) {
 			}
 		}
 	}
-	if st.Code() != codes.InvalidArgument || !fields["readerAbility"] || !fields["textMeasures[1]"] || len(fields) != 2 {
-		t.Errorf("gRPC: got %v %v; want InvalidArgument naming readerAbility and textMeasures[1]", st.Code(), fields)
-	}
+	return st.Code(), fields
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -105,20 +105,7 @@ func TestMeasuresFollowTheMethod(t *testing.T) {
 				prior = `"priorAbility":700,"priorUncertainty":90,"elapsedDays":30,`
 			}
 			m := post(path, `{"grade":5,"timeOfYear":"MOY",`+prior+`"items":`+items(30, 15, "L")+`}`)
-			got := map[string]bool{}
-			for _, st := range m.Strands {
-				got[st.Name] = true
-				if st.Category < 1 || st.Category > 3 {
-					t.Errorf("%s: strand %s category %d; want 1, 2 or 3", path, st.Name, st.Category)
-				}
-				bayes := strings.Contains(path, "bayes")
-				if (st.Ability != nil) != bayes || (st.Uncertainty != nil) != bayes {
-					t.Errorf("%s: strand %+v; ability and uncertainty belong to the Bayes strands only", path, st)
-				}
-			}
-			if len(got) != len(want) || len(m.Strands) != len(want) {
-				t.Errorf("%s: strands %v; want one each of %v", path, got, want)
-			}
+			checkStrands(t, path, m, want)
 		}
 	})
 	t.Run("grade caps the display", func(t *testing.T) {
@@ -129,6 +116,26 @@ func TestMeasuresFollowTheMethod(t *testing.T) {
 			t.Errorf("kindergarten, all correct: got %d shown as %s; want above %d shown as %dL", m.Ability, m.AbilityDisplay, capK, capK)
 		}
 	})
+}
+
+// checkStrands holds the strands of the answer m on path: one per strand of want, each of category
+// 1 to 3, with an ability and an uncertainty on the Bayes paths only.
+func checkStrands(t *testing.T, path string, m measureBody, want map[string]bool) {
+	t.Helper()
+	got := map[string]bool{}
+	for _, st := range m.Strands {
+		got[st.Name] = true
+		if st.Category < 1 || st.Category > 3 {
+			t.Errorf("%s: strand %s category %d; want 1, 2 or 3", path, st.Name, st.Category)
+		}
+		bayes := strings.Contains(path, "bayes")
+		if (st.Ability != nil) != bayes || (st.Uncertainty != nil) != bayes {
+			t.Errorf("%s: strand %+v; ability and uncertainty belong to the Bayes strands only", path, st)
+		}
+	}
+	if len(got) != len(want) || len(m.Strands) != len(want) {
+		t.Errorf("%s: strands %v; want one each of %v", path, got, want)
+	}
 }
 
 // TestValidation checks each rule of docs/api.md: a 400 naming the right field path.

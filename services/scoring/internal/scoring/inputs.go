@@ -40,34 +40,9 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 	var order []string
 	r.answers = make([]measure.Answer, 0, len(refs))
 	for i, ref := range refs {
-		ok := true
-		if withResults {
-			switch {
-			case ref.result == nil:
-				p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
-				ok = false
-			case *ref.result != 0 && *ref.result != 1:
-				p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *ref.result)
-				ok = false
-			}
-		}
-		if ref.id == nil || *ref.id == "" {
-			p.Add(itemPath(i, "id"), "is required")
-			continue
-		}
-		id := *ref.id
-		if prefixes != "" && !strings.ContainsAny(id[:1], prefixes) {
-			p.Add(itemPath(i, "id"), "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
-			continue
-		}
-		if first, dup := seen[id]; dup {
-			p.Add(itemPath(i, "id"), "%q repeats items[%d].id", id, first)
-			continue
-		}
-		seen[id] = i
-		item, known := b.Item(id)
+		ok := !withResults || checkResult(p, i, ref.result)
+		item, known := checkItemID(p, b, i, ref.id, prefixes, seen)
 		if !known {
-			p.Add(itemPath(i, "id"), "unknown item id %q", id)
 			continue
 		}
 		if _, counted := frameworks[item.Framework]; !counted {
@@ -93,6 +68,45 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 		knownFramework(p, b, framework)
 	}
 	return r
+}
+
+// checkResult reports whether items[i]'s result is given and is 0 or 1, and says what is wrong
+// with it in p.
+func checkResult(p *rpcerr.Problems, i int, result *int32) bool {
+	switch {
+	case result == nil:
+		p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
+		return false
+	case *result != 0 && *result != 1:
+		p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *result)
+		return false
+	}
+	return true
+}
+
+// checkItemID finds items[i]'s item in b: its id given, starting with one of prefixes (when
+// set), not a repeat of an earlier one (seen maps ids to their index), and known. It says what is
+// wrong in p; known is false then.
+func checkItemID(p *rpcerr.Problems, b *measure.Bundle, i int, ref *string, prefixes string, seen map[string]int) (item measure.Item, known bool) {
+	if ref == nil || *ref == "" {
+		p.Add(itemPath(i, "id"), "is required")
+		return item, false
+	}
+	id := *ref
+	if prefixes != "" && !strings.ContainsAny(id[:1], prefixes) {
+		p.Add(itemPath(i, "id"), "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
+		return item, false
+	}
+	if first, dup := seen[id]; dup {
+		p.Add(itemPath(i, "id"), "%q repeats items[%d].id", id, first)
+		return item, false
+	}
+	seen[id] = i
+	item, known = b.Item(id)
+	if !known {
+		p.Add(itemPath(i, "id"), "unknown item id %q", id)
+	}
+	return item, known
 }
 
 // frameworkName is a framework field as the bundle names frameworks: names are matched

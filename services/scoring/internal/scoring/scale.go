@@ -29,27 +29,8 @@ func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem 
 			p.Add("linkId", "unknown link table %q", *linkID)
 		}
 	}
-	score, scoreOK, semOK := 0.0, false, false
-	switch {
-	case scaleScore == nil:
-		p.Add("scaleScore", "is required")
-	default:
-		text := strings.TrimSpace(*scaleScore)
-		v, err := strconv.ParseFloat(text, 64)
-		if !decimal.MatchString(text) || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			p.Add("scaleScore", "must be a decimal number such as \"512\" or \"512.5\", got %q", *scaleScore)
-		} else {
-			score, scoreOK = v, true
-		}
-	}
-	switch {
-	case scaleSem == nil:
-		p.Add("scaleSem", "is required")
-	case !measure.Finite(*scaleSem) || *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty:
-		p.Add("scaleSem", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *scaleSem)
-	default:
-		semOK = true
-	}
+	score, scoreOK := scaleScoreOf(p, scaleScore)
+	semOK := checkScaleSem(p, scaleSem)
 	if link == nil || !scoreOK || !semOK {
 		return s.linkFramework(link), measure.Normal{}, false
 	}
@@ -64,6 +45,36 @@ func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem 
 		return s.linkFramework(link), measure.Normal{}, false
 	}
 	return s.linkFramework(link), obs, true
+}
+
+// scaleScoreOf reads scaleScore, a decimal number written as text, and says what is wrong with it
+// in p.
+func scaleScoreOf(p *rpcerr.Problems, scaleScore *string) (float64, bool) {
+	if scaleScore == nil {
+		p.Add("scaleScore", "is required")
+		return 0, false
+	}
+	text := strings.TrimSpace(*scaleScore)
+	v, err := strconv.ParseFloat(text, 64)
+	if !decimal.MatchString(text) || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		p.Add("scaleScore", "must be a decimal number such as \"512\" or \"512.5\", got %q", *scaleScore)
+		return 0, false
+	}
+	return v, true
+}
+
+// checkScaleSem reports whether scaleSem is given, finite, above 0 and at most
+// measure.MaxUncertainty, and says what is wrong with it in p.
+func checkScaleSem(p *rpcerr.Problems, scaleSem *float64) bool {
+	switch {
+	case scaleSem == nil:
+		p.Add("scaleSem", "is required")
+		return false
+	case !measure.Finite(*scaleSem) || *scaleSem <= 0 || *scaleSem > measure.MaxUncertainty:
+		p.Add("scaleSem", "must be greater than 0 and at most %d, got %v", measure.MaxUncertainty, *scaleSem)
+		return false
+	}
+	return true
 }
 
 func (s *Server) linkFramework(link *measure.Link) *measure.Framework {

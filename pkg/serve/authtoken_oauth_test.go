@@ -1,0 +1,57 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+)
+
+// TestOAuth2ClientCredentials: golang.org/x/oauth2's client-credentials flow, unchanged, gets a
+// token and calls a protected endpoint with it, whichever way it sends its credentials.
+func TestOAuth2ClientCredentials(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	for _, tc := range []struct {
+		name  string
+		style oauth2.AuthStyle
+	}{{"auto-detect", oauth2.AuthStyleAutoDetect}, {"Basic header", oauth2.AuthStyleInHeader}, {"form parameters", oauth2.AuthStyleInParams}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "demo-secret", TokenURL: h.base + "/authToken", AuthStyle: tc.style}
+			ctx := context.Background()
+			tok, err := cc.Token(ctx)
+			if err != nil {
+				t.Fatalf("Token: %v", err)
+			}
+			if left := time.Until(tok.Expiry); tok.TokenType != "Bearer" || left < 86390*time.Second || left > 86400*time.Second {
+				t.Errorf("got token type %q, expiring in %v; want Bearer, in 24h", tok.TokenType, left)
+			}
+			resp, err := cc.Client(ctx).Post(h.base+scorePath, "application/json", strings.NewReader(`{"items":[{"id":"ok","result":1}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil || resp.StatusCode != 200 || m["apiVersion"] != "demo" {
+				t.Errorf("protected call: got %d %s; want 200 from the handler, which saw client demo", resp.StatusCode, body)
+			}
+		})
+	}
+	t.Run("wrong secret", func(t *testing.T) {
+		t.Parallel()
+		cc := clientcredentials.Config{ClientID: "demo", ClientSecret: "nope", TokenURL: h.base + "/authToken", AuthStyle: oauth2.AuthStyleInHeader}
+		_, err := cc.Token(context.Background())
+		var re *oauth2.RetrieveError
+		if !errors.As(err, &re) || re.ErrorCode != "invalid_client" || re.Response.StatusCode != 401 {
+			t.Errorf("got %v; want a RetrieveError invalid_client with status 401", err)
+		}
+	})
+}

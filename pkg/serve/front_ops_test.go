@@ -1,0 +1,226 @@
+package serve
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+func TestGRPCFront(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	ctx := context.Background()
+	auth := authv1.NewTokenServiceClient(h.grpc)
+	tok, err := auth.IssueToken(ctx, &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")})
+	if err != nil {
+		t.Fatalf("IssueToken: %v", err)
+	}
+	score := scoringv1.NewScoringServiceClient(h.grpc)
+	req := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}}
+
+	if _, err := score.ScoreItemResults(ctx, req); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("no token: got %v; want Unauthenticated", err)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok.GetAccessToken())
+	got, err := score.ScoreItemResults(authed, req)
+	if err != nil || got.GetAbility() != 500 {
+		t.Fatalf("with token: got %v, %v; want ability 500", got, err)
+	}
+	// The answer's header carries the request id: the caller's when it sent a sane one, else a
+	// new one.
+	for _, tc := range []struct{ sent, want string }{{"caller-id.1", "caller-id.1"}, {"", ""}, {"bad id!", ""}} {
+		var header metadata.MD
+		callCtx := authed
+		if tc.sent != "" {
+			callCtx = metadata.AppendToOutgoingContext(authed, "x-request-id", tc.sent)
+		}
+		if _, err := score.ScoreItemResults(callCtx, req, grpc.Header(&header)); err != nil {
+			t.Fatal(err)
+		}
+		got := header.Get("x-request-id")
+		if len(got) != 1 || (tc.want != "" && got[0] != tc.want) || (tc.want == "" && (len(got[0]) != 24 || got[0] == tc.sent)) {
+			t.Errorf("x-request-id %q sent: got %q; want %q (or a new 24-digit id)", tc.sent, got, tc.want)
+		}
+	}
+	_, err = score.ScoreItemResults(authed, &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("invalid")}}})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("invalid: got %v; want InvalidArgument", err)
+	}
+	e := rpcerr.ToHTTP(err)
+	if e.Status != 400 || !reflect.DeepEqual(e.Body.ValidationErrors["items"], []string{"items[0].result: must be 0 or 1, got 7"}) {
+		t.Errorf("status details: got %+v; want the same field violations as the JSON front", e)
+	}
+
+	hc := healthpb.NewHealthClient(h.grpc)
+	hr, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil || hr.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health: got %v, %v; want SERVING without a token", hr, err)
+	}
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", tok)
+
+	for _, tc := range []struct{ path, want string }{
+		{"/healthz", `"ok"`},
+		{"/readyz", `"ready"`},
+		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + scorePath + `",service="scoring"} 1`},
+		{"/openapi.json", `"/api/score/items/idsWithResults/bayes/strands"`},
+		{"/.well-known/jwks.json", `"EdDSA"`},
+	} {
+		r := h.do(http.MethodGet, tc.path, "", "")
+		if r.status != 200 || !strings.Contains(string(r.body), tc.want) {
+			t.Errorf("GET %s: got %d, body without %s", tc.path, r.status, tc.want)
+		}
+	}
+	r := h.do(http.MethodGet, "/openapi.json", "", "")
+	if strings.Contains(string(r.body), "/api/forecast/") {
+		t.Error("scoring's OpenAPI document lists forecast paths")
+	}
+}
+
+func TestThrottle(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	var last response
+	for i := 0; i < 30; i++ {
+		last = h.post("/authToken", `{"clientId":"demo","clientSecret":"wrong"}`)
+		if last.status == http.StatusTooManyRequests {
+			break
+		}
+	}
+	if last.status != http.StatusTooManyRequests {
+		t.Fatalf("after 30 failures: got %d; want 429", last.status)
+	}
+	if errorBody(t, last).ExceptionType != rpcerr.ExceptionThrottled || last.header.Get("Retry-After") == "" {
+		t.Errorf("got %s, Retry-After %q; want Throttled with Retry-After", last.body, last.header.Get("Retry-After"))
+	}
+	// Headers a caller writes do not move it to another bucket.
+	for _, forged := range []string{"1.2.3.4", "é", "6.6.6.6, 7.7.7.7"} {
+		r := h.post("/authToken", `{"clientId":"demo","clientSecret":"wrong"}`, "X-Forwarded-For", forged, "Grpc-Metadata-X-Yardstick-Client-Addr", "5.5.5.5")
+		if r.status != http.StatusTooManyRequests {
+			t.Errorf("X-Forwarded-For %q: got %d; want still 429", forged, r.status)
+		}
+	}
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	done := make(chan response, 1)
+	go func() {
+		done <- h.post(scorePath, `{"items":[{"id":"slow","result":1}]}`, "Authorization", tok)
+	}()
+	<-h.fake.started
+	h.cancel() // SIGTERM
+	// Readiness turns false while the request is still in flight.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.ready.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.srv.ready.Load() {
+		t.Error("still ready after shutdown began")
+	}
+	close(h.fake.release)
+	r := <-done
+	if r.status != 200 {
+		t.Errorf("in-flight request during shutdown: got %d %s; want 200", r.status, r.body)
+	}
+	select {
+	case err := <-h.stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		h.stopped <- nil // for Cleanup's stop
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type testKey struct {
+	dir, kid string
+	priv     ed25519.PrivateKey
+}
+
+// writeKey writes a signing key into a keys directory the server loads.
+func writeKey(t *testing.T) testKey {
+	t.Helper()
+	kid, pemBytes, err := token.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, kid+".pem"), pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(pemBytes)
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testKey{dir: dir, kid: kid, priv: key.(ed25519.PrivateKey)}
+}
+
+func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, claims)
+	tok.Header["kid"] = k.kid
+	s, err := tok.SignedString(k.priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestTrailingSlashAndChallenge: a documented path with a trailing slash is the same path, and a
+// 401 on a protected path names the Bearer scheme (RFC 6750 §3).
+func TestTrailingSlashAndChallenge(t *testing.T) {
+	t.Parallel()
+	h := start(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	body := `{"items":[{"id":"ok","result":1}]}`
+	plain := h.post(scorePath, body, "Authorization", tok)
+	slash := h.post(scorePath+"/", body, "Authorization", tok)
+	if plain.status != 200 || slash.status != 200 || string(plain.body) != string(slash.body) {
+		t.Errorf("with and without a trailing slash: got %d %s and %d %s; want the same 200", plain.status, plain.body, slash.status, slash.body)
+	}
+	if r := h.post("/authToken/", `{"clientId":"demo","clientSecret":"demo-secret"}`); r.status != 200 {
+		t.Errorf("/authToken/: got %d %s; want 200", r.status, r.body)
+	}
+	if r := h.do(http.MethodGet, "/healthz/", "", ""); r.status != 200 {
+		t.Errorf("/healthz/: got %d; want 200", r.status)
+	}
+	r := h.post(scorePath, body)
+	if got := r.header.Get("WWW-Authenticate"); r.status != 401 || got != `Bearer realm="yardstick"` {
+		t.Errorf("no token: got %d with WWW-Authenticate %q; want 401 with %q", r.status, got, `Bearer realm="yardstick"`)
+	}
+	if r := h.post(scorePath, body, "Authorization", tok); r.header.Get("WWW-Authenticate") != "" {
+		t.Errorf("200 carries WWW-Authenticate %q; want none", r.header.Get("WWW-Authenticate"))
+	}
+}

@@ -1,0 +1,259 @@
+// Package admission is the memory budget: every request whose cost grows with its size takes its
+// estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
+// back when it is answered; a request that does not fit is refused at once with a time to retry.
+// It owns the cost model (bytes of heap per body byte and per student), the budget's size (a share
+// of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC may be
+// reading at once for calls with a token).
+package admission
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// A group forecast of 100,000 students holds about 85 MB of heap while it
+// runs; twenty at once took a process to 2 GiB. Every request whose cost grows with its size is
+// therefore admitted against a memory budget before its body is read (JSON) or handled (gRPC):
+// its estimated cost is taken from the budget and given back when it is answered, and a request
+// that does not fit is answered at once with 503 (gRPC ResourceExhausted) and Retry-After.
+//
+// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
+// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
+// the small requests that skip the budget all fit under the limit with room for the garbage
+// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
+// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
+// worst shape), of the order of a connection's own buffers, which no budget meters either; and
+// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
+// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
+
+// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
+const DefaultMemoryBudget = 512 << 20
+
+const (
+	// GoMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
+	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
+	GoMemLimitRatio = 0.9
+	// MaxFraction keeps the budget under GOMEMLIMIT.
+	MaxFraction = GoMemLimitRatio
+	// SmallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
+	SmallRequestBytes = 64 << 10
+	// RetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
+	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
+	RetryAfter = time.Second
+)
+
+// Cost model: heap bytes a request allocates from its body size, measured with the garbage
+// collector off (pkg/serve's TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
+// longer covers what it measures). Group forecasts cost per body byte, and at least a fixed amount
+// per student however few bytes the student takes, up to the student limit; every other route
+// costs per body byte. In JSON a student may be an object or a compact array, and the array is
+// the costlier per byte: `[1,1,1]` (8 bytes with its comma) costs what a full object of 60 bytes
+// does. So before the body is read a JSON group is costed as if every 8 bytes were a student, and
+// once it is read, by how many students it can hold at most (groupCostOfBody: one bracket each).
+const (
+	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
+	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
+	minStudentJSONBytes  = 8         // `[1,1,1],`; `{},` is shorter but costs 290
+	groupGRPCPerByte     = 24        // measured 20.0, client included (100,000 students: 2.9 MB, 58 MB)
+	groupGRPCPerStudent  = 320       // empty students: 290 each over gRPC
+	groupBase            = 256 << 10 // per call, whatever its size (measured about 70 KB)
+	minStudentProtoBytes = 2         // an empty StudentData: tag and length
+	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
+)
+
+// Budget is the heap the admitted requests may hold together.
+type Budget struct {
+	capacity    int64
+	maxStudents int64 // the student limit: a group forecast costs at most this many students
+	mu          sync.Mutex
+	used        int64
+	inUse       prometheus.Gauge
+	refused     prometheus.Counter
+}
+
+// New makes a budget of capacity bytes for a service whose group forecasts take at most
+// maxStudents students, and registers its series in reg.
+func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
+	labels := prometheus.Labels{"service": service}
+	b := &Budget{
+		capacity:    capacity,
+		maxStudents: int64(maxStudents),
+		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
+		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "yardstick_memory_budget_refused_total", Help: "Requests refused because the memory budget was full.", ConstLabels: labels,
+		}),
+	}
+	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
+	})
+	capGauge.Set(float64(capacity))
+	reg.MustRegister(b.inUse, b.refused, capGauge)
+	return b
+}
+
+// Grant is one request's share of the budget; Release gives it back (once; nil-safe).
+type Grant struct {
+	b    *Budget
+	cost int64
+	once sync.Once
+}
+
+// Admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
+// and its grant is nil (most requests: no allocation).
+func (b *Budget) Admit(cost int64) (*Grant, bool) {
+	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
+	if cost <= 0 {
+		return nil, true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+cost > b.capacity {
+		b.refused.Inc()
+		return nil, false
+	}
+	b.used += cost
+	b.inUse.Set(float64(b.used))
+	return &Grant{b: b, cost: cost}, true
+}
+
+// Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
+// route's limit until its real size was known).
+func (a *Grant) Shrink(cost int64) {
+	if a == nil || cost >= a.cost {
+		return
+	}
+	a.b.give(a.cost - max(cost, 0))
+	a.cost = max(cost, 0)
+}
+
+// Release gives the admission back.
+func (a *Grant) Release() {
+	if a == nil {
+		return
+	}
+	a.once.Do(func() { a.b.give(a.cost) })
+}
+
+func (b *Budget) give(n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.inUse.Set(float64(b.used))
+	b.mu.Unlock()
+}
+
+// Admitted is the admitted total.
+func (b *Budget) Admitted() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// Capacity is the budget's size in bytes.
+func (b *Budget) Capacity() int64 { return b.capacity }
+
+// Cost is the estimated heap of a request of n body bytes (JSON bytes when json, else protobuf
+// bytes), on a group forecast's route when group. Small requests of routes other than the group
+// forecasts cost nothing (above).
+func (b *Budget) Cost(group bool, n int64, json bool) int64 {
+	if !group {
+		if n < SmallRequestBytes {
+			return 0
+		}
+		return otherPerByte * n
+	}
+	perByte, perStudent, minStudent := int64(groupGRPCPerByte), int64(groupGRPCPerStudent), int64(minStudentProtoBytes)
+	if json {
+		perByte, perStudent, minStudent = groupJSONPerByte, groupJSONPerStudent, minStudentJSONBytes
+	}
+	return b.groupCost(n, perByte, perStudent, n/minStudent)
+}
+
+// groupCost is a group forecast's cost: per byte, or per student up to the student limit.
+func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
+	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
+}
+
+// GroupCostOfBody is the cost of a JSON group forecast body once read: every student, object or
+// array, opens with a bracket, so the brackets bound how many students it holds (a bound, never an
+// undercount: strings may hold brackets too). It is never more than the cost from the body's size.
+func (b *Budget) GroupCostOfBody(body []byte) int64 {
+	n := int64(len(body))
+	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
+	students := min(int64(brackets), n/minStudentJSONBytes)
+	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
+}
+
+// AdmitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
+// route's limit when it sent none (shrunk once the body is read).
+func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, error) {
+	n := contentLength
+	if n < 0 {
+		n = limit
+	}
+	a, ok := b.Admit(b.Cost(group, n, true))
+	if !ok {
+		return nil, rpcerr.Overloaded(RetryAfter)
+	}
+	return a, nil
+}
+
+// AdmitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
+// it (0 when it is under SizedFrom: the codec noted no size).
+func (b *Budget) AdmitDecode(group bool, size int64) (*Grant, error) {
+	a, ok := b.Admit(b.Cost(group, size, false))
+	if !ok {
+		return nil, rpcerr.Overloaded(RetryAfter)
+	}
+	return a, nil
+}
+
+// SizedFrom is the smallest request, in protobuf bytes, whose size the budget counts: any group
+// forecast, else SmallRequestBytes (smaller requests cost nothing).
+func SizedFrom(group bool) int64 {
+	if group {
+		return 0
+	}
+	return SmallRequestBytes
+}
+
+// Size is the budget: configured when it is set (YARDSTICK_MEMORY_BUDGET), else fraction of the
+// memory limit that limit reports (the container's, memlimit.FromCgroup), else
+// DefaultMemoryBudget when there is none; source says which.
+func Size(configured int64, fraction float64, limit func() (uint64, error)) (bytes int64, source string) {
+	if configured > 0 {
+		return configured, "YARDSTICK_MEMORY_BUDGET"
+	}
+	l, err := limit()
+	if err != nil || l == 0 || l >= math.MaxInt64 {
+		return DefaultMemoryBudget, "default (no memory limit)"
+	}
+	return int64(fraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", fraction, l)
+}
+
+// SetMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so
+// the garbage collector works harder near the limit instead of the kernel killing the process. A
+// GOMEMLIMIT in the environment wins; no limit leaves it unset. Main calls it once per process.
+func SetMemoryLimit(log *slog.Logger) {
+	limit, err := memlimit.Set(memlimit.WithRatio(GoMemLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
+	switch {
+	case err != nil && !errors.Is(err, memlimit.ErrNoLimit):
+		log.Warn("GOMEMLIMIT not set: the memory limit could not be read", "error", err)
+	case limit > 0 && limit < math.MaxInt64:
+		log.Info("GOMEMLIMIT set", "bytes", limit)
+	}
+}

@@ -1,0 +1,134 @@
+package admission
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestCostOfBody: once a JSON group body is read, it is costed by the students its brackets can
+// hold, never more than by its size.
+func TestCostOfBody(t *testing.T) {
+	t.Parallel()
+	b := New(1<<30, 100000, prometheus.NewRegistry(), "forecast")
+	for _, tc := range []struct {
+		name string
+		body string
+		want int64
+	}{
+		{"two object students", `{"studentData":[{"priorAbility":1},{"priorAbility":2}],"cutLevels":[1]}`, 256<<10 + 1000*5},
+		{"two array students", `{"studentData":[[1,1,1],[2,2,2]]}`, 256<<10 + 1000*4},
+		{"brackets beyond a student every 8 bytes", `[[[[[[[[[[[[[[[[`, 256<<10 + 1000*2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := b.GroupCostOfBody([]byte(tc.body)); got != tc.want {
+				t.Errorf("got %d; want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCost(t *testing.T) {
+	t.Parallel()
+	b := New(1<<30, 100000, prometheus.NewRegistry(), "forecast")
+	for _, tc := range []struct {
+		name   string
+		method string
+		n      int64
+		json   bool
+		want   int64
+	}{
+		{"small other request skips the budget", "/o", SmallRequestBytes - 1, true, 0},
+		{"other request at the threshold", "/o", SmallRequestBytes, true, 30 * SmallRequestBytes},
+		{"largest other request", "/o", 1 << 20, true, 30 << 20},
+		{"small JSON group: a student every 8 bytes", "/g", 3000, true, 256<<10 + 1000*375},
+		{"JSON group of 100,000 typical students: the student limit", "/g", 6081024, true, 256<<10 + 1000*100000},
+		{"JSON group past the student limit: per byte", "/g", 7000000, true, 256<<10 + 16*7000000},
+		{"group of 100,000 typical students over gRPC", "/g", 2900035, false, 256<<10 + 24*2900035},
+		{"empty protobuf students: 2 bytes each", "/g", 20000, false, 256<<10 + 320*10000},
+		{"students beyond the limit cost per byte only", "/g", 900000, false, 256<<10 + max(24*900000, 320*100000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := b.Cost(tc.method == "/g", tc.n, tc.json); got != tc.want {
+				t.Errorf("cost(%s, %d): got %d; want %d", tc.method, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBudgetAdmit(t *testing.T) {
+	t.Parallel()
+	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	a1, ok := b.Admit(60)
+	if !ok || b.Admitted() != 60 {
+		t.Fatalf("first admit: got ok=%v in use %d; want true 60", ok, b.Admitted())
+	}
+	if _, ok := b.Admit(41); ok {
+		t.Errorf("admit 41 with 40 free: got ok; want refused")
+	}
+	a2, ok := b.Admit(40)
+	if !ok || b.Admitted() != 100 {
+		t.Fatalf("admit 40 with 40 free: got ok=%v in use %d; want true 100", ok, b.Admitted())
+	}
+	a1.Release()
+	a1.Release() // a second release gives nothing back twice
+	if b.Admitted() != 40 {
+		t.Errorf("after release: got %d in use; want 40", b.Admitted())
+	}
+	a2.Shrink(10)
+	if b.Admitted() != 10 {
+		t.Errorf("after shrink to 10: got %d in use; want 10", b.Admitted())
+	}
+	a2.Release()
+	big, ok := b.Admit(1000) // larger than the whole budget: runs alone
+	if !ok || b.Admitted() != 100 {
+		t.Errorf("admit beyond capacity into an empty budget: got ok=%v in use %d; want true 100", ok, b.Admitted())
+	}
+	if _, ok := b.Admit(1); ok {
+		t.Errorf("admit 1 beside a request that took the whole budget: got ok; want refused")
+	}
+	big.Release()
+	free, ok := b.Admit(0)
+	if !ok || b.Admitted() != 0 {
+		t.Errorf("admit 0: got ok=%v in use %d; want true 0", ok, b.Admitted())
+	}
+	free.Release()
+}
+
+func TestMemoryBudget(t *testing.T) {
+	t.Parallel()
+	gib := func() (uint64, error) { return 1 << 30, nil }
+	for _, tc := range []struct {
+		name  string
+		cfg   setting
+		limit func() (uint64, error)
+		want  int64
+	}{
+		{"configured", cfgOf(64<<20, 0.5), gib, 64 << 20},
+		{"fraction of the container limit", cfgOf(0, 0.5), gib, 512 << 20},
+		{"another fraction", cfgOf(0, 0.25), gib, 256 << 20},
+		{"no limit", cfgOf(0, 0.5), func() (uint64, error) { return 0, memlimit.ErrNoLimit }, 512 << 20},
+		{"unlimited cgroup", cfgOf(0, 0.5), func() (uint64, error) { return math.MaxInt64, nil }, 512 << 20},
+		{"unreadable cgroup", cfgOf(0, 0.5), func() (uint64, error) { return 0, errors.New("no cgroup") }, 512 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got, _ := Size(tc.cfg.MemoryBudget, tc.cfg.MemoryBudgetFraction, tc.limit); got != tc.want {
+				t.Errorf("got %d; want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// setting is the two settings the budget's size comes from.
+type setting struct {
+	MemoryBudget         int64
+	MemoryBudgetFraction float64
+}
+
+func cfgOf(budget int64, fraction float64) setting { return setting{budget, fraction} }

@@ -1,0 +1,169 @@
+package authz
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// ServeAuthToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
+// multipart/form-data bodies, and credentials in the body or in HTTP Basic. A request with
+// grant_type is OAuth 2.0 client credentials (RFC 6749 §4.4) and is answered in its shape
+// (§5.1, §5.2); any other is answered in the original API's ({"accessToken","expiresIn"} and the error
+// body).
+func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1: tokens and credentials are not cached
+	w.Header().Set("Pragma", "no-cache")
+	req, rerr := readLoginRequest(w, r)
+	if rerr != nil {
+		if req.oauth {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, false, 0)
+			return
+		}
+		writeRequestError(w, rerr)
+		return
+	}
+	if req.oauth && req.grant != "client_credentials" {
+		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
+		return
+	}
+	remote := httpCaller(r, a.trusted)
+
+	var tok token.Token
+	var err error
+	if req.basicErr != "" {
+		err = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
+	} else {
+		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
+	}
+	switch {
+	case err == nil:
+		writeToken(w, req, tok)
+	case req.oauth:
+		writeOAuthLoginError(w, err, req.basic)
+	default:
+		writeLoginError(w, err, req.basic)
+	}
+}
+
+// writeToken answers a login with its token: in OAuth 2.0's shape (RFC 6749 §5.1) or in the
+// original API's.
+func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
+	if !req.oauth {
+		writeTokenJSON(w, struct {
+			AccessToken string `json:"accessToken"`
+			ExpiresIn   int64  `json:"expiresIn"`
+		}{tok.AccessToken, tok.ExpiresIn})
+		return
+	}
+	out := map[string]any{"access_token": tok.AccessToken, "token_type": "Bearer", "expires_in": tok.ExpiresIn}
+	if req.scope != "" {
+		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
+	}
+	writeTokenJSON(w, out)
+}
+
+// writeLoginError answers a failed login in the original API's error body; busy keeps its own
+// words, not "shutting down", and a 401 to a caller that used HTTP Basic carries its challenge.
+func writeLoginError(w http.ResponseWriter, err error, basic bool) {
+	e := rpcerr.ToHTTP(err)
+	if status.Code(err) == codes.Unavailable {
+		st := status.Convert(err)
+		e.Body.Message = st.Message()
+		for _, d := range st.Details() {
+			if info, ok := d.(*errdetails.ErrorInfo); ok {
+				e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
+			}
+		}
+	}
+	if e.Status == http.StatusUnauthorized && basic {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	rpcerr.Write(w, e)
+}
+
+// basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.
+const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
+
+// writeRequestError answers a SPEC-style request that could not be read: 413 and 415 with their
+// documented bodies, 400 naming the field at fault.
+func writeRequestError(w http.ResponseWriter, rerr *requestError) {
+	if rerr.status != http.StatusBadRequest {
+		rpcerr.WriteStatus(w, rerr.status)
+		return
+	}
+	key := rerr.field
+	if key == "" {
+		key = rpcerr.NonFieldErrors
+	}
+	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
+		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
+		ValidationErrors: map[string][]string{key: {rerr.msg}},
+	}})
+}
+
+// writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
+// throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.
+func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
+	e := rpcerr.ToHTTP(err)
+	switch status.Code(err) {
+	case codes.Unauthenticated:
+		// §5.2: 401 with the challenge when the client authenticated with the Authorization header.
+		code := http.StatusBadRequest
+		if basic {
+			code = http.StatusUnauthorized
+		}
+		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, basic, 0)
+	case codes.PermissionDenied:
+		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, false, 0)
+	case codes.ResourceExhausted:
+		// slow_down: the OAuth error registry's code for "poll less often" (RFC 8628 §3.5).
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, false, e.RetryAfter)
+	case codes.Unavailable:
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.RetryAfter)
+	default:
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", false, 0)
+	}
+}
+
+// writeOAuthError writes {"error","error_description"} (RFC 6749 §5.2).
+func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, challenge bool, retryAfter int64) {
+	if challenge {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+	}
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
+	}
+	writeJSONValue(w, code, map[string]string{"error": errCode, "error_description": description})
+}
+
+func writeTokenJSON(w http.ResponseWriter, v any) { writeJSONValue(w, http.StatusOK, v) }
+
+// writeJSONValue writes v compactly, without HTML escaping and without a final newline, like
+// every other body of the front.
+func writeJSONValue(w http.ResponseWriter, code int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // maps and structs of strings and numbers: cannot fail
+		code = http.StatusInternalServerError
+		b.Reset()
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+}

@@ -1,0 +1,286 @@
+package authz
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+)
+
+// loginRequest is a /authToken request, whatever its shape.
+type loginRequest struct {
+	clientID, secret string
+	// oauth is true when the request carries grant_type (RFC 6749 §4.4): it is answered in
+	// OAuth 2.0's shape, else in the original API's.
+	oauth    bool
+	grant    string
+	scope    string
+	basic    bool   // the credentials came in an HTTP Basic Authorization header
+	basicErr string // why the Basic header could not be read
+}
+
+// requestError is a /authToken request that cannot be read. status is 400, 413 or 415.
+type requestError struct {
+	status int
+	msg    string
+	field  string // the field at fault, "" for the request as a whole
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(field, format string, args ...any) *requestError {
+	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+}
+
+// fieldNames are the names a /authToken body may use for each parameter: the original API's (clientID
+// is its parameter table's spelling), and OAuth 2.0's (RFC 6749 §4.4 and §2.3.1).
+var fieldNames = map[string][]string{
+	"clientId":     {"clientId", "clientID", "client_id"},
+	"clientSecret": {"clientSecret", "client_secret"},
+	"grant_type":   {"grant_type"},
+	"scope":        {"scope"},
+}
+
+// canonical maps each accepted name to its parameter.
+var canonical = func() map[string]string {
+	m := map[string]string{}
+	for param, names := range fieldNames {
+		for _, n := range names {
+			m[n] = param
+		}
+	}
+	return m
+}()
+
+// readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
+// Authorization header of a /authToken request.
+func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
+	values, rerr := readLoginBody(w, r)
+	if rerr != nil {
+		return loginRequest{}, rerr
+	}
+	var req loginRequest
+	if g := values["grant_type"]; len(g) > 0 && g[0] != "" {
+		req.oauth = true // decided first, so that even a malformed OAuth request is answered in OAuth's shape
+	}
+	params, rerr := loginParams(values, req.oauth)
+	if rerr != nil {
+		return req, rerr
+	}
+	req.clientID, req.secret, req.grant, req.scope = params["clientId"], params["clientSecret"], params["grant_type"], params["scope"]
+	rerr = req.takeBasic(r.Header.Values("Authorization")) // before req is returned: it sets the credentials
+	return req, rerr
+}
+
+// readLoginBody reads the body, up to its limit, and decodes it by its media type.
+func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, &requestError{status: http.StatusRequestEntityTooLarge, msg: "request body too large"}
+		}
+		return nil, badRequest("", "request body could not be read")
+	}
+	return parseLoginBody(r.Header.Get("Content-Type"), body)
+}
+
+// loginParams maps the body's values to their parameters (clientId, clientSecret, grant_type,
+// scope) under either naming: an OAuth 2.0 request ignores names it does not know, any other
+// refuses them; a name given twice, or a parameter under two names, is refused.
+func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
+	params := map[string]string{}
+	for _, name := range sortedKeys(values) {
+		v := values[name]
+		param, known := canonical[name]
+		switch {
+		case !known && oauth:
+			continue // RFC 6749 §3.2: unrecognized parameters are ignored
+		case !known:
+			// SPEC-style requests follow the JSON front's rule: an unknown field is an error, so a
+			// misspelt name is named rather than answered 401 "missing".
+			return nil, badRequest(name, "unknown field %q%s", name, suggest(name))
+		case len(v) > 1:
+			return nil, badRequest(param, "%s is given more than once", name)
+		case v[0] == "":
+			continue // RFC 6749 §3.2: a parameter without a value is omitted
+		}
+		if _, dup := params[param]; dup {
+			return nil, badRequest(param, "%s is given twice (under two names)", param)
+		}
+		params[param] = v[0]
+	}
+	return params, nil
+}
+
+// takeBasic takes the credentials of an HTTP Basic Authorization header, when there is one:
+// unreadable ones are no credentials (401, with the Basic challenge), and credentials in both the
+// header and the body are refused.
+func (req *loginRequest) takeBasic(authorization []string) *requestError {
+	id, secret, basic, err := basicCredentials(authorization)
+	switch {
+	case err != nil:
+		req.clientID, req.secret, req.basic, req.basicErr = "", "", true, err.Error()
+	case !basic:
+	case req.clientID != "" || req.secret != "":
+		return badRequest("", "credentials are given both in the Authorization header and in the body; use one")
+	default:
+		req.clientID, req.secret, req.basic = id, secret, true
+	}
+	return nil
+}
+
+// parseLoginBody decodes the body by its media type. An absent Content-Type is sniffed, and a
+// body labelled form-encoded that is a JSON object is read as JSON (curl -d labels everything
+// so).
+func parseLoginBody(contentType string, body []byte) (url.Values, *requestError) {
+	mt, params := "", map[string]string(nil)
+	if contentType != "" {
+		var err error
+		if mt, params, err = mime.ParseMediaType(contentType); err != nil {
+			return nil, &requestError{status: http.StatusUnsupportedMediaType, msg: "the Content-Type could not be parsed"}
+		}
+	}
+	switch {
+	case mt == "multipart/form-data":
+		v, err := parseMultipart(body, params["boundary"])
+		if err != nil {
+			return nil, badRequest("", "multipart body could not be parsed: %v", err)
+		}
+		return v, nil
+	case (mt == "" || mt == "application/x-www-form-urlencoded") && !jsonwire.IsObject(body):
+		v, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, badRequest("", "form body could not be parsed")
+		}
+		return v, nil
+	case mt == "" || mt == "application/x-www-form-urlencoded" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return parseLoginJSON(body)
+	}
+	return nil, &requestError{status: http.StatusUnsupportedMediaType,
+		msg: "send application/json, application/x-www-form-urlencoded or multipart/form-data"}
+}
+
+// parseLoginJSON reads a JSON object of string fields: duplicate keys, trailing data and values
+// that are not strings are errors; null is an omitted field.
+func parseLoginJSON(body []byte) (url.Values, *requestError) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, badRequest("", "request body must be a JSON object")
+	}
+	values := url.Values{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, badRequest("", "request body is not valid JSON")
+		}
+		name := tok.(string) // inside an object, a key is always a string
+		if _, dup := values[name]; dup {
+			return nil, badRequest(name, "duplicate key %q", name)
+		}
+		v, err := dec.Token()
+		switch v := v.(type) {
+		case string:
+			values[name] = []string{v}
+		case nil:
+			if err != nil {
+				return nil, badRequest("", "request body is not valid JSON")
+			}
+			values[name] = []string{""}
+		default:
+			return nil, badRequest(name, "%s must be a string", name)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, badRequest("", "request body is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, badRequest("", "request body has data after the JSON object")
+	}
+	return values, nil
+}
+
+// parseMultipart reads the fields of a multipart/form-data body (already bounded in size).
+func parseMultipart(body []byte, boundary string) (url.Values, error) {
+	if boundary == "" {
+		return nil, errors.New("no boundary")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	values := url.Values{}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return values, nil
+		}
+		if err != nil {
+			return nil, errors.New("malformed part")
+		}
+		name := p.FormName()
+		data, err := io.ReadAll(p)
+		if err != nil {
+			return nil, errors.New("malformed part")
+		}
+		if name != "" {
+			values[name] = append(values[name], string(data))
+		}
+	}
+}
+
+// basicCredentials reads HTTP Basic credentials, which RFC 6749 §2.3.1 form-urlencodes before
+// they are joined with ':' and base64-encoded. ok is false when there is no Basic header (a
+// Bearer one on /authToken is ignored); err is for a Basic header that cannot be read.
+func basicCredentials(values []string) (id, secret string, ok bool, err error) {
+	for _, v := range values {
+		scheme, enc, found := strings.Cut(strings.TrimSpace(v), " ")
+		if !found || !strings.EqualFold(scheme, "basic") {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+		if err != nil {
+			return "", "", true, errors.New("basic credentials are not base64")
+		}
+		rawID, rawSecret, found := strings.Cut(string(raw), ":")
+		if !found {
+			return "", "", true, errors.New("basic credentials lack ':'")
+		}
+		if id, err = url.QueryUnescape(rawID); err != nil {
+			return "", "", true, errors.New("basic client id is not form-urlencoded")
+		}
+		if secret, err = url.QueryUnescape(rawSecret); err != nil {
+			return "", "", true, errors.New("basic client secret is not form-urlencoded")
+		}
+		return id, secret, true, nil
+	}
+	return "", "", false, nil
+}
+
+// suggest names the accepted field closest to an unknown one (case, '_' and two edits aside).
+func suggest(name string) string {
+	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
+	for _, param := range []string{"clientId", "clientSecret", "grant_type", "scope"} {
+		if jsonwire.Distance(fold(name), fold(param)) <= 2 {
+			return fmt.Sprintf("; did you mean %q?", param)
+		}
+	}
+	return "; the fields are clientId and clientSecret"
+}
+
+func sortedKeys(v url.Values) []string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,106 @@
+// Package authz decides who may call what: it checks a call's bearer token against its route's
+// access rule (Authorize, the same function for both fronts and the gRPC guard's tap handle),
+// issues tokens (POST /authToken and the gRPC TokenService, one Login behind both), and finds the
+// caller's address for the login throttle (the X-Forwarded-For walk past trusted proxies, written
+// once). Rules come from the route table (internal/routes); clients, keys and tokens from
+// pkg/token.
+package authz
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// Authorizer checks tokens and issues them for one service.
+type Authorizer struct {
+	issuer  *token.Issuer
+	service string // the token audience
+	log     *slog.Logger
+	trusted []netip.Prefix // proxies in front (YARDSTICK_TRUSTED_PROXIES)
+}
+
+// New is the authorizer of service, with its issuer, its logger and the proxies it trusts to
+// forward the caller's address.
+func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip.Prefix) *Authorizer {
+	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
+}
+
+type claimsKey struct{}
+
+// ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
+func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(token.Claims)
+	return c, ok
+}
+
+// Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
+// returns the context the handler runs with, the token's claims in it. The JSON front calls it
+// before it reads a body, the gRPC tap handle before it reads a message, the interceptor chain
+// for a call neither decided: the same rule, whichever way a caller comes.
+func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
+	if r == nil || !r.Ruled {
+		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
+	}
+	rule := r.Rule
+	if rule.Public {
+		return ctx, nil
+	}
+	if bearer == "" {
+		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
+			"Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken.")
+	}
+	claims, err := a.issuer.Verify(bearer, a.service)
+	if err != nil {
+		a.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", reqinfo.ID(ctx))
+		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
+			fmt.Sprintf("The token is invalid, expired or not for the %s service; get a new one from POST /authToken.", a.service))
+	}
+	NoteClient(ctx, claims.ClientID)
+	if err := claims.Require(rule.Permission); err != nil {
+		return ctx, rpcerr.PermissionDenied("Permission denied.",
+			fmt.Sprintf("The client lacks the %q permission this endpoint needs.", rule.Permission))
+	}
+	return context.WithValue(ctx, claimsKey{}, claims), nil
+}
+
+// Bearer reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.
+func Bearer(values []string) string {
+	for _, v := range values {
+		scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if ok && strings.EqualFold(scheme, "bearer") {
+			return strings.TrimSpace(tok)
+		}
+	}
+	return ""
+}
+
+// BearerFromMetadata reads a gRPC call's bearer token (ValueFromIncomingContext: no copy of the
+// metadata).
+func BearerFromMetadata(ctx context.Context) string {
+	return Bearer(metadata.ValueFromIncomingContext(ctx, "authorization"))
+}
+
+// ClientID is the authenticated client of ctx, or "".
+func ClientID(ctx context.Context) string {
+	if claims, ok := ClaimsFrom(ctx); ok {
+		return claims.ClientID
+	}
+	return ""
+}
+
+// NoteClient records the authenticated client for the request's log line.
+func NoteClient(ctx context.Context, clientID string) {
+	if ri := reqinfo.From(ctx); ri != nil {
+		ri.ClientID = clientID
+	}
+}

@@ -1,0 +1,84 @@
+package authz
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+)
+
+// callerAddress is the caller's address for the login throttle, on either front: the JSON
+// front's HTTP request (reqinfo's HTTPRequest), or a direct gRPC call's connection, each with what
+// the trusted proxies in front forwarded.
+func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
+	if ri := reqinfo.From(ctx); ri != nil && ri.HTTPRequest != nil {
+		return httpCaller(ri.HTTPRequest, trusted)
+	}
+	addr := ""
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		addr = p.Addr.String()
+	}
+	return clientOf(metadata.ValueFromIncomingContext(ctx, "x-forwarded-for"), addr, trusted)
+}
+
+// httpCaller is an HTTP caller's address: the rightmost X-Forwarded-For hop that is not a trusted
+// proxy, which a client cannot forge.
+func httpCaller(r *http.Request, trusted []netip.Prefix) string {
+	return clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, trusted)
+}
+
+func splitHops(v string) []string {
+	var hops []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hops = append(hops, h)
+		}
+	}
+	return hops
+}
+
+// clientOf walks a forwarding chain (the X-Forwarded-For values, then the connection's address
+// peer, "" when unknown) from the right and returns the first address that is not a trusted
+// proxy: everything to its left was written by the client and may be forged. Ports are dropped.
+// It is the one walk of that chain, for both fronts.
+func clientOf(forwarded []string, peer string, trusted []netip.Prefix) string {
+	var chain []string
+	for _, v := range forwarded {
+		chain = append(chain, splitHops(v)...)
+	}
+	if peer != "" {
+		chain = append(chain, peer)
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		addr, ok := parseHop(chain[i])
+		if !ok {
+			return chain[i]
+		}
+		if !inPrefixes(addr, trusted) || i == 0 {
+			return addr.String()
+		}
+	}
+	return "unknown"
+}
+
+func parseHop(h string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(h); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return a.Unmap(), err == nil
+}
+
+func inPrefixes(a netip.Addr, prefixes []netip.Prefix) bool {
+	for _, p := range prefixes {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

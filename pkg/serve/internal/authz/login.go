@@ -1,0 +1,74 @@
+package authz
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+)
+
+// Login is the one way to a token, for both fronts: POST /authToken (ServeAuthToken) and the gRPC
+// TokenService.IssueToken (below). Its errors are gRPC statuses, which each front
+// turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
+// without a right on this service PermissionDenied (403), too many failures Throttled (429
+// with RetryInfo), no hashing slot free Unavailable (503 with RetryInfo), anything else Internal.
+func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
+	if clientID == "" || secret == "" {
+		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
+	}
+	tok, err := a.issuer.Authenticate(clientID, secret, a.service, remoteAddr)
+	var throttled *token.ThrottledError
+	var busy *token.BusyError
+	switch {
+	case err == nil:
+		NoteClient(ctx, clientID)
+		return tok, nil
+	case errors.As(err, &throttled):
+		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)
+	case errors.As(err, &busy):
+		return token.Token{}, loginsBusy(busy.RetryAfter)
+	case errors.Is(err, token.ErrNotAuthenticated):
+		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
+	case errors.Is(err, token.ErrPermissionDenied):
+		return token.Token{}, rpcerr.PermissionDenied("Permission denied: the client lacks permission for this service.",
+			fmt.Sprintf("The client has no permission on the %s service.", a.service))
+	default:
+		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
+		return token.Token{}, rpcerr.Internal()
+	}
+}
+
+// loginsBusy is the answer when a login's secret could not be checked in time because too many were
+// being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
+func loginsBusy(retryAfter time.Duration) error {
+	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
+	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
+		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs),
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+}
+
+// TokenService is the gRPC way to a token, served by both services: a token is for the service
+// that issued it. It shares Login with POST /authToken, so both answer alike.
+func (a *Authorizer) TokenService() authv1.TokenServiceServer { return tokenService{a: a} }
+
+type tokenService struct {
+	authv1.UnimplementedTokenServiceServer
+	a *Authorizer
+}
+
+func (t tokenService) IssueToken(ctx context.Context, req *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {
+	tok, err := t.a.Login(ctx, req.GetClientId(), req.GetClientSecret(), callerAddress(ctx, t.a.trusted))
+	if err != nil {
+		return nil, err
+	}
+	return &authv1.IssueTokenResponse{AccessToken: tok.AccessToken, ExpiresIn: int32(tok.ExpiresIn)}, nil
+}

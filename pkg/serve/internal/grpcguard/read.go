@@ -1,0 +1,74 @@
+package grpcguard
+
+// Admission before the read. gRPC reads a call's whole message, up to the server-wide receive
+// limit, before any interceptor runs, and grpc-go has no per-method limit: a call to a 1 MiB
+// method may still send up to the largest limit of the service. Forty 16 MiB messages once took
+// the forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
+// server-wide limit) from the read pool before its handler lets gRPC read a byte past the
+// stream's 64 KiB window, and gives it back once its message is decoded; the interceptor admits
+// what decoding costs against the memory budget before decoding (codec.go keeps a large message as
+// bytes until then). The read pool is a quarter of the budget beside it, so reads and the work
+// they bring stay within the memory the budget was sized for; a read that finds the pool full waits
+// up to readWait (reads take microseconds to a few milliseconds), then is answered
+// ResourceExhausted with RetryInfo, as an over-budget JSON request is answered 503 with
+// Retry-After. Calls without a token are read within their slots instead (tap.go): they
+// must not be able to fill the pool that calls with a token need.
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// guardedRegistrar registers each service with the read admission in front of each of its unary
+// handlers. Service.Register receives it in place of the gRPC server.
+type guardedRegistrar struct {
+	g   *Guard
+	srv grpc.ServiceRegistrar
+}
+
+// Registrar is srv with the read admission in front of each unary handler registered on it.
+func (g *Guard) Registrar(srv grpc.ServiceRegistrar) grpc.ServiceRegistrar {
+	return guardedRegistrar{g: g, srv: srv}
+}
+
+func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i := range d.Methods {
+		d.Methods[i].Handler = r.g.admitRead("/"+desc.ServiceName+"/"+d.Methods[i].MethodName, d.Methods[i].Handler)
+	}
+	r.srv.RegisterService(&d, impl)
+}
+
+// admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
+// interceptor.
+func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandler {
+	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+		c := callFrom(ctx)
+		if c == nil || c.slots != nil {
+			return h(srv, ctx, dec, ic) // not a call the tap handle let in, or read within a slot
+		}
+		r, ok := g.reads.Take(ctx, g.ceiling)
+		if !ok {
+			err := rpcerr.Overloaded(admission.RetryAfter)
+			g.markLogged(c)
+			g.logCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
+			return nil, err
+		}
+		c.read = r
+		defer r.Done() // the interceptor gives it back sooner, once the message is decoded
+		return h(srv, ctx, func(v any) error {
+			err := dec(v)
+			if err != nil && ctx.Err() != nil {
+				g.watch.abused(ctx) // reset before its message came (conn.go)
+			}
+			return err
+		}, ic)
+	}
+}

@@ -1,0 +1,100 @@
+package httpfront
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+)
+
+// Request bodies are paced instead of timed as a whole. A fixed ReadTimeout either cuts a
+// legitimate 16 MiB group upload on a slow link or lets a caller hold a connection for minutes
+// by sending a byte now and then. Here a body has BodyGrace (default 10 s) to start, after which
+// it must have arrived at MinBodyRate on average (default 64 KiB/s): by time t after the headers,
+// at least (t - grace) × rate bytes. A 16 MiB group body passes on any link of 64 KiB/s or more
+// (it may take up to 4 min 26 s); a body that falls behind is cut with 408 and the connection
+// closed. The read deadline of the connection is moved as bytes arrive
+// (http.ResponseController), so no goroutine or timer is added per request.
+//
+// A caller the front refuses before reading (no valid token, wrong media type, over the size
+// limit) is not waited for: the answer goes at once with Connection: close, and
+// the connection closes dropLinger (100 ms) later instead of net/http reading up to 256 KiB of the
+// rest at the caller's pace.
+
+// errSlowBody is the error a paced body returns when it fell behind the minimum rate.
+var errSlowBody = errors.New("request body arrived slower than the minimum rate")
+
+// PaceBodies paces the body of every request that has one: grace to start, then rate bytes a
+// second on average (Config.BodyGrace, Config.MinBodyRate). It wraps the listener's own
+// ResponseWriter (in-process calls, which have no connection, are not paced).
+func PaceBodies(grace time.Duration, rate int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			rc := http.NewResponseController(w)
+			start := time.Now()
+			if rc.SetReadDeadline(start.Add(grace)) == nil {
+				r.Body = &pacedBody{ReadCloser: r.Body, rc: rc, start: start, grace: grace, rate: rate}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// pacedBody moves the connection's read deadline to start + grace + read/rate as bytes arrive,
+// and lifts it at the end of the body: the handler's own work is not bounded by it.
+type pacedBody struct {
+	io.ReadCloser
+	rc    *http.ResponseController
+	start time.Time
+	grace time.Duration
+	rate  int64
+	read  int64
+	done  bool
+}
+
+func (p *pacedBody) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	p.read += int64(n)
+	switch {
+	case err == io.EOF && !p.done:
+		p.done = true
+		_ = p.rc.SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return n, fmt.Errorf("%w: %d bytes in %s (grace %s, then %d bytes/s): %w",
+			errSlowBody, p.read, time.Since(p.start).Round(time.Millisecond), p.grace, p.rate, err)
+	case n > 0:
+		_ = p.rc.SetReadDeadline(p.deadline())
+	}
+	return n, err
+}
+
+// deadline is when the body falls behind: start + grace + read/rate.
+func (p *pacedBody) deadline() time.Time {
+	return p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second)))
+}
+
+// dropLinger is how long a connection refused before its body was read stays open after the
+// answer: closing it at once with the body still arriving resets it, and the reset destroys the
+// answer in the caller's receive buffer before the caller has read it.
+const dropLinger = 100 * time.Millisecond
+
+// dropBody is for answers given without reading the body: the connection closes after the
+// answer, and no more of the body is waited for than dropLinger.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength == 0 {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(dropLinger))
+}
+
+// discardBody sends the answer already written, then reads the rest of the body into nothing (at
+// the paced rate, up to limit): a caller refused for want of memory budget is authenticated and
+// still sending, and a connection closed under its upload would reset before it read the 503.
+// Reading costs no memory.
+func discardBody(w http.ResponseWriter, body io.Reader, limit int64) {
+	_ = http.NewResponseController(w).Flush()
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, limit))
+}

@@ -1,0 +1,38 @@
+package httpfront
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+)
+
+// Call marks a call that came through this process's JSON front, with the verdict the front
+// reached on its token. The frame's chain finds it in the call's context (CallFrom): it skips the
+// steps the front did already, and takes the verdict.
+type Call struct {
+	chain grpc.UnaryServerInterceptor
+	// authorized is the context authorize returned for this call's method and token (nil for
+	// public methods): the interceptor takes it instead of verifying the token a second time.
+	authorized context.Context
+	method     string // the method authorized was decided for
+}
+
+type callKey struct{}
+
+// CallFrom is the front's Call of ctx, or nil for a call that did not come through the front.
+func CallFrom(ctx context.Context) *Call {
+	c, _ := ctx.Value(callKey{}).(*Call)
+	return c
+}
+
+// Chain is the interceptor chain the call runs through (serve.Invoke runs it).
+func (c *Call) Chain() grpc.UnaryServerInterceptor { return c.chain }
+
+// Authorized is the context the front's authorization returned for method, or nil when the front
+// reached no verdict for that very method (a public route, or another method).
+func (c *Call) Authorized(method string) context.Context {
+	if c.authorized == nil || c.method != method {
+		return nil
+	}
+	return c.authorized
+}

@@ -1,0 +1,230 @@
+// Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
+// (internal/routes), authorizes its token before it reads a byte (internal/authz), refuses content
+// codings, wrong media types and bodies over the route's limit, admits the request's memory
+// (internal/admission), paces and reads the body, and hands the request to the gateway, whose
+// marshaler (internal/jsonwire) and error handlers it provides. The gateway then calls the
+// service's adapter, which runs the call through the frame's interceptor chain (serve.Invoke,
+// with the Call this front put in the context). A new kind of route (a streaming batch route)
+// gets its case in ServeHTTP.
+package httpfront
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// gatewayHeader is the request header of every authorized call the front passes to the gateway.
+// Nothing writes to it.
+var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
+
+// Handler is the JSON API: it checks credentials before it reads a body, enforces the media type
+// and the body limit, then hands the request to the gateway, which runs it in-process through the
+// same interceptor chain as a gRPC call (serve.Invoke).
+type Handler struct {
+	routes  *routes.Table
+	authz   *authz.Authorizer
+	budget  *admission.Budget
+	chain   grpc.UnaryServerInterceptor // the frame's interceptor chain, which Invoke runs
+	gateway http.Handler                // grpc-gateway's mux (NewMux), the services registered on it
+}
+
+// New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
+// requests to gateway, whose calls run through chain.
+func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, chain grpc.UnaryServerInterceptor, gateway http.Handler) *Handler {
+	return &Handler{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
+}
+
+// ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
+// gateway, which answers 404 or 405 (routingErrorHandler).
+func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
+		if r.Method == http.MethodPost && contentEncoded(r.Header) {
+			dropBody(w, r)
+			writeUnsupportedEncoding(w)
+			return
+		}
+		f.authz.ServeAuthToken(w, r)
+		return
+	}
+	rt, known := f.routes.ByPath[r.URL.Path]
+	if r.Method != http.MethodPost || !known {
+		dropBody(w, r)
+		f.gateway.ServeHTTP(w, r)
+		return
+	}
+	f.serveRoute(w, r, rt)
+}
+
+// serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
+// body, in that order, each refusal answered before anything later is spent on the request.
+func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
+	call := &Call{chain: f.chain}
+	ctx := context.WithValue(r.Context(), callKey{}, call)
+	ri := reqinfo.From(ctx)
+	if ri != nil {
+		ri.HTTPRequest = r
+	}
+	// Credentials first: a caller without them learns nothing of the body's schema, and makes
+	// us read no body. The chain takes this verdict (Invoke runs it for the same method).
+	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
+	if err != nil {
+		dropBody(w, r)
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		return
+	}
+	if !rt.Rule.Public {
+		call.authorized, call.method = authorized, rt.Method
+	}
+	form, ok := checkMediaType(w, r)
+	if !ok {
+		return
+	}
+	body, adm, ok := f.admitAndRead(w, r, rt)
+	if !ok {
+		return
+	}
+	defer adm.Release()
+	if form && !jsonwire.IsObject(body) {
+		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
+		return
+	}
+	r = r.WithContext(ctx)
+	r.Body = &frontBody{data: body, info: ri}
+	r.ContentLength = int64(len(body))
+	if call.authorized != nil {
+		// The verdict travels in the context, and everything else the call needs in reqinfo
+		// (which keeps the caller's own request) and the Call: the gateway, which copies every
+		// header it is given into gRPC metadata, is given none but the type.
+		r.Header = gatewayHeader
+	} else {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	f.gateway.ServeHTTP(w, r)
+}
+
+// checkMediaType refuses a content-encoded body and a media type other than JSON (415), and
+// reports whether the body was labelled form-encoded: curl -d labels every body so, and a body
+// that is JSON is then taken as JSON.
+func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
+	if contentEncoded(r.Header) {
+		dropBody(w, r)
+		writeUnsupportedEncoding(w)
+		return false, false
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" || ct == "application/json" {
+		return false, true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
+		return false, true
+	case err == nil && mt == "application/x-www-form-urlencoded":
+		return true, true
+	default:
+		dropBody(w, r)
+		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
+		return false, false
+	}
+}
+
+// admitAndRead holds the body to the route's limit, admits the request's memory before the body
+// is read (heavy requests take their share of the budget), then reads it. The caller releases the
+// grant; on a refusal, answered here, there is none to release.
+func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route) ([]byte, *admission.Grant, bool) {
+	limit := rt.BodyLimit
+	if r.ContentLength > limit {
+		dropBody(w, r)
+		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	adm, err := f.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
+	if err != nil {
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		discardBody(w, r.Body, limit)
+		return nil, nil, false
+	}
+	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	if err != nil {
+		writeReadError(w, r, err)
+		adm.Release()
+		return nil, nil, false
+	}
+	switch {
+	case rt.Group:
+		adm.Shrink(f.budget.GroupCostOfBody(body)) // the students it can hold, now they can be counted
+	case r.ContentLength < 0:
+		adm.Shrink(f.budget.Cost(rt.Group, int64(len(body)), true))
+	}
+	return body, adm, true
+}
+
+// writeReadError answers a body that could not be read: over the limit (413), too slow (408), or
+// cut off (400).
+func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errSlowBody):
+		dropBody(w, r)
+		rpcerr.WriteStatus(w, http.StatusRequestTimeout)
+	default:
+		rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.BodyFor(http.StatusBadRequest, errors.New("request body could not be read"))})
+	}
+}
+
+// readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
+// (io.ReadAll would grow and copy a 16 MiB group body a dozen times).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length+1) // one spare byte tells a body longer than announced
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
+}
+
+// contentEncoded reports a body sent with a content coding (gzip, br, ...). The front reads a body
+// as sent: a compressed one is not malformed JSON (400) but a coding it does not take, which
+// RFC 9110 §15.5.16 answers with 415.
+func contentEncoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeUnsupportedEncoding answers a content-encoded body: 415 with Accept-Encoding: identity
+// (RFC 9110 §12.5.3: the codings a request may use).
+func writeUnsupportedEncoding(w http.ResponseWriter) {
+	w.Header().Set("Accept-Encoding", "identity")
+	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
+		Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
+		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
+	}})
+}

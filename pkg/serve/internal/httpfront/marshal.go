@@ -1,0 +1,124 @@
+package httpfront
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+)
+
+// marshaler is the JSON front's marshaler: jsonwire for the contract's messages (the wire rules,
+// and answers byte-identical to protojson without its white space), protojson for any message
+// jsonwire does not write.
+type marshaler struct{ codec *jsonwire.Codec }
+
+var fallback = protojson.MarshalOptions{EmitUnpopulated: true}
+
+func (wm marshaler) ContentType(any) string { return "application/json" }
+
+func (wm marshaler) Marshal(v any) ([]byte, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return json.Marshal(v)
+	}
+	b, err := wm.codec.Marshal(nil, m)
+	if errors.Is(err, jsonwire.ErrUnsupported) {
+		if b, err = fallback.Marshal(m); err == nil {
+			b = stripSpace(b)
+		}
+	}
+	return b, err
+}
+
+func (wm marshaler) Unmarshal(data []byte, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return json.Unmarshal(data, v)
+	}
+	return wm.codec.Unmarshal(data, m)
+}
+
+// NewDecoder decodes the body the front already read (ServeHTTP hands it over as a frontBody),
+// and keeps the decoder's problems for the error handler: the gateway flattens a decoding error
+// into a string, which would lose the field paths.
+func (wm marshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	return runtime.DecoderFunc(func(v any) error {
+		var data []byte
+		var ri *reqinfo.Info
+		if fb, ok := r.(*frontBody); ok {
+			data, ri = fb.data, fb.info
+			fb.data = nil
+		} else {
+			var err error
+			if data, err = io.ReadAll(r); err != nil {
+				return err
+			}
+		}
+		err := wm.Unmarshal(data, v)
+		if ri != nil && err != nil {
+			ri.DecodeErr = err
+		}
+		return err
+	})
+}
+
+func (wm marshaler) NewEncoder(w io.Writer) runtime.Encoder {
+	return runtime.EncoderFunc(func(v any) error {
+		b, err := wm.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+}
+
+// frontBody is a request body the front has read whole; the decoder takes its bytes without a copy.
+type frontBody struct {
+	data []byte
+	info *reqinfo.Info
+}
+
+func (b *frontBody) Read(p []byte) (int, error) {
+	if len(b.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	return n, nil
+}
+
+func (b *frontBody) Close() error { return nil }
+
+// stripSpace removes, in place, the whitespace outside strings of a valid JSON document: protojson
+// varies its whitespace from build to build on purpose, and the front answers byte for byte alike
+// in every build.
+func stripSpace(b []byte) []byte {
+	out := b[:0]
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}

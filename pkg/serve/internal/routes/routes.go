@@ -1,0 +1,134 @@
+// Package routes is the route table: every rpc the server serves, with all that each layer needs
+// of it (its JSON path, who may call it, its body and message limits, whether it is a group
+// forecast), read once in serve.New from the contract (the routes file and the methods' options)
+// and the configured limits. The JSON front finds a request's route by path, the gRPC guard by
+// method, each once per call; no layer keeps a rule of its own. A new kind of route (a streaming
+// batch route, say) is a new field here and a case in Build.
+package routes
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
+)
+
+// Route is one rpc the server serves.
+type Route struct {
+	Method       string // the gRPC full method
+	Path         string // its JSON path; "" for an rpc without one (health, reflection)
+	Rule         Rule   // who may call it
+	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
+	ClientStream bool   // the client sends a stream of messages (reflection)
+	Group        bool   // a group forecast: costed per student, its own body limits
+	BodyLimit    int64  // the largest JSON body
+	MessageLimit int64  // the largest gRPC message
+}
+
+// Table is the server's routes by method and by JSON path. It is built once and only read after.
+type Table struct {
+	ByMethod map[string]*Route
+	ByPath   map[string]*Route // POST paths of the JSON front
+	labels   map[string]bool   // every HTTP path the front serves: the metric labels
+	Ceiling  int64             // the server-wide receive limit: the largest message limit
+}
+
+// Limits are the configured limits the table needs (serve.Limits has them all).
+type Limits struct {
+	MaxBodyBytes      int64 // every JSON body but group forecasts
+	MaxGroupBodyBytes int64 // group forecast bodies
+	MaxStudents       int   // most students in one group forecast
+}
+
+// AuthTokenBodyLimit bounds a /authToken body: credentials are a few hundred bytes, and the caller
+// is not authenticated yet.
+const AuthTokenBodyLimit = 64 << 10
+
+// operational paths of the HTTP front, beside the API's.
+var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
+
+// IsGroup reports whether path is a group forecast's: the one place this rule is written.
+func IsGroup(path string) bool { return strings.HasSuffix(path, "/group") }
+
+// bodyLimit is the largest JSON body path takes.
+func bodyLimit(path string, l Limits) int64 {
+	switch {
+	case path == "/authToken":
+		return AuthTokenBodyLimit
+	case IsGroup(path):
+		return l.MaxGroupBodyBytes
+	default:
+		return l.MaxBodyBytes
+	}
+}
+
+// protoStudentBytes is the most one student of a group forecast takes in protobuf without
+// repeating a field: three doubles of 9 bytes, and the entry's tag and length.
+const protoStudentBytes = 29
+
+// GRPCGroupLimit is a group forecast message's limit over gRPC: what the most students the
+// service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
+// (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
+// admitted at the service's largest limit (the gRPC read pool), so this sets how many fit at once.
+func GRPCGroupLimit(l Limits) int64 {
+	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
+}
+
+// Build builds the table of the methods in info, the services registered on a server.
+func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
+	contract, err := yardstick.Routes()
+	if err != nil {
+		return nil, err
+	}
+	rules, err := readRules(info)
+	if err != nil {
+		return nil, fmt.Errorf("access rules: %w", err)
+	}
+	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
+	for _, p := range operationalPaths {
+		t.labels[p] = true
+	}
+	for svcName, si := range info {
+		for _, m := range si.Methods {
+			full := "/" + svcName + "/" + m.Name
+			rule, ruled := rules[full]
+			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
+				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+		}
+	}
+	for _, c := range contract {
+		r := t.ByMethod[c.FullMethod]
+		if r == nil || c.Method != http.MethodPost {
+			continue
+		}
+		limit := bodyLimit(c.Path, l)
+		if r.Path == "" || limit > r.BodyLimit { // an rpc of several paths takes the largest body
+			r.BodyLimit = limit
+		}
+		r.Path, r.Group = c.Path, r.Group || IsGroup(c.Path)
+		r.MessageLimit = r.BodyLimit
+		if r.Group {
+			r.MessageLimit = GRPCGroupLimit(l)
+		}
+		if r.Ruled {
+			t.ByPath[c.Path], t.labels[c.Path] = r, true
+		}
+	}
+	t.Ceiling = l.MaxBodyBytes
+	for _, r := range t.ByMethod {
+		t.Ceiling = max(t.Ceiling, r.MessageLimit)
+	}
+	return t, nil
+}
+
+// Label bounds the metric label set: a known path is itself, anything else "other" (a scanner
+// walking random paths must not create a series per path).
+func (t *Table) Label(path string) string {
+	if t.labels[path] {
+		return path
+	}
+	return "other"
+}

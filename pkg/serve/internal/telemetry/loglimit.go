@@ -1,0 +1,91 @@
+package telemetry
+
+// Log lines of refused and failed requests are limited per cause. Every request is counted in
+// yardstick_requests_total whatever happens to its log line, but an attacker's refusals must not
+// become the log's volume: one client resetting HTTP/2 streams as fast as it could once wrote
+// 21 MB of log lines a second, one per reset stream. Answered requests are always logged.
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const (
+	// logBurst and logPerSecond bound the log lines of one cause (front and code): a burst, then a
+	// few a second.
+	logBurst     = 20
+	logPerSecond = 5
+)
+
+// LogLimiter holds a token bucket per cause. Causes are few: a front times its codes (gRPC's 17,
+// the HTTP statuses the front answers).
+type LogLimiter struct {
+	mu         sync.Mutex
+	causes     map[logCause]*logBucket
+	suppressed *prometheus.CounterVec
+	now        func() time.Time
+}
+
+type logCause struct{ front, code string }
+
+type logBucket struct {
+	tokens     float64
+	last       time.Time
+	suppressed int64 // lines dropped since the last one written
+}
+
+// NewLogLimiter makes a limiter whose dropped lines are counted in reg.
+func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
+	l := &LogLimiter{
+		causes: map[logCause]*logBucket{},
+		suppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "yardstick_log_lines_suppressed_total",
+			Help:        "Request log lines not written because their cause (front and code) wrote more than 5 a second; the requests are still counted in yardstick_requests_total.",
+			ConstLabels: prometheus.Labels{"service": service},
+		}, []string{"front", "code"}),
+		now: time.Now,
+	}
+	reg.MustRegister(l.suppressed)
+	return l
+}
+
+// Allow reports whether a line of cause may be written now, and how many lines of that cause were
+// dropped since the last one written (the line says so).
+func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
+	k := logCause{front, code}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.causes[k]
+	if b == nil {
+		b = &logBucket{tokens: logBurst, last: now}
+		l.causes[k] = b
+	}
+	b.tokens = min(logBurst, b.tokens+now.Sub(b.last).Seconds()*logPerSecond)
+	b.last = now
+	if b.tokens < 1 {
+		b.suppressed++
+		l.suppressed.WithLabelValues(front, code).Inc()
+		return false, 0
+	}
+	b.tokens--
+	dropped, b.suppressed = b.suppressed, 0
+	return true, dropped
+}
+
+// logAllowed says whether a request's log line is written: always when it was answered (limited
+// false), else within its cause's bucket. suppressed is the attribute the line carries: how many
+// lines of its cause were dropped before it (an empty attribute, which slog leaves out, when none).
+func (t *Recorder) logAllowed(front string, limited bool, code string) (suppressed slog.Attr, ok bool) {
+	if !limited || t.limiter == nil {
+		return slog.Attr{}, true
+	}
+	ok, dropped := t.limiter.Allow(front, code)
+	if dropped > 0 {
+		suppressed = slog.Int64("suppressed", dropped)
+	}
+	return suppressed, ok
+}

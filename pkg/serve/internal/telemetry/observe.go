@@ -1,0 +1,137 @@
+package telemetry
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// RequestIDHeader is the header (HTTP X-Request-Id, gRPC metadata) that carries a request id
+// both ways.
+const RequestIDHeader = "x-request-id"
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// newRequestID makes a 24-hex-digit id. Ids correlate log lines; they are not secrets, so the
+// runtime's fast generator serves (crypto/rand costs a system call per request).
+func newRequestID() string {
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], rand.Uint32())
+	return hex.EncodeToString(b[:])
+}
+
+// RequestIDFrom keeps a caller's request id when it is sane, so callers can correlate their logs
+// with ours, and makes a new one otherwise.
+func RequestIDFrom(v string) string {
+	if validRequestID.MatchString(v) {
+		return v
+	}
+	return newRequestID()
+}
+
+// statusRecorder remembers the status code an HTTP handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// codeText is code as text (the metric label and the log limiter's cause).
+func (r *statusRecorder) codeText(code int) string { return strconv.Itoa(code) }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines, httpfront.PaceBodies).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// ObserveHTTP wraps the whole HTTP front: request id, panic recovery, one log line and the metrics
+// of every request. It never logs bodies, headers, secrets or tokens.
+//
+// label bounds the route label (a known path, else "other").
+func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if p := r.URL.Path; len(p) > 1 && p[len(p)-1] == '/' {
+			// A trailing slash on a documented path is the same path (clients of the original
+			// API send both).
+			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
+		}
+		ri := &reqinfo.Info{ID: RequestIDFrom(r.Header.Get("X-Request-Id")), Route: label(r.URL.Path)}
+		w.Header().Set("X-Request-Id", ri.ID)
+		ctx := reqinfo.With(r.Context(), ri)
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				t.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
+				if rec.code == 0 {
+					rpcerr.Write(rec, rpcerr.HTTP{Status: http.StatusInternalServerError, Body: rpcerr.BodyFor(http.StatusInternalServerError, nil)})
+				}
+			}
+			code := rec.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			t.Write(ctx, Line{Front: "http", Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
+				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
+				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics"}) // probes and scrapes every few seconds would drown the log
+		}()
+		next.ServeHTTP(rec, r.WithContext(ctx))
+	})
+}
+
+// HTTPLevel is GRPCLevel's rule for HTTP statuses: a caller's mistakes and refusals are
+// information, shedding load (503: the budget full, logins queued too long, draining) a warning,
+// other faults of ours errors.
+func HTTPLevel(status int) slog.Level {
+	switch {
+	case status < 500:
+		return slog.LevelInfo
+	case status == 503:
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}
+
+// GRPCLevel is the level of a gRPC call's log line, on every path that logs one: a caller's
+// mistakes and refusals (and a caller that left) are information, shedding load or running out
+// of time a warning, our faults errors.
+func GRPCLevel(code codes.Code) slog.Level {
+	switch code {
+	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:
+		return slog.LevelInfo
+	case codes.ResourceExhausted, codes.DeadlineExceeded:
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}
