@@ -25,7 +25,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "scoring defaults", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
 			if c.HTTPAddr != ":8080" || c.GRPCAddr != ":9090" || c.TokenTTL != 24*time.Hour || c.LogFormat != "json" ||
 				c.Limits.MaxBodyBytes != 1<<20 || c.Limits.MaxItems != 5000 || c.Limits.MaxStudents != 100000 || c.Limits.MaxCutLevels != 20 {
-				t.Errorf("got %+v; want the README's Configuration defaults for scoring", c)
+				t.Errorf("got %+v; want docs/operations.md's Configuration defaults for scoring", c)
 			}
 		}},
 		{name: "forecast defaults", service: "forecast", env: dev, check: func(t *testing.T, c Config) {

@@ -27,7 +27,7 @@ func TestGRPCLoginReadCap(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
 	if grpcguard.MaxLoginReads != 4 || grpcguard.MaxInfraReads != 4 {
-		t.Fatalf("caps: got %d logins, %d infrastructure; want 4 and 4 (README, Limits and protection)", grpcguard.MaxLoginReads, grpcguard.MaxInfraReads)
+		t.Fatalf("caps: got %d logins, %d infrastructure; want 4 and 4 (docs/operations.md, Limits and protection)", grpcguard.MaxLoginReads, grpcguard.MaxInfraReads)
 	}
 	// Hold every slot: calls whose headers are sent and whose message is not (yet).
 	ends := []struct {

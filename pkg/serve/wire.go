@@ -6,7 +6,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
-// wireOptions are the contract's wire rules beyond protojson's (the README's "Migrating from the
+// wireOptions are the contract's wire rules beyond protojson's (docs/migrating.md, "Migrating from the
 // original API" lists them): aliases, extras the original API's examples send and that are
 // accepted and ignored, the positional studentData entry, and scaleScore as a number.
 var wireOptions = jsonwire.Options{

@@ -50,7 +50,7 @@ import (
 
 // Calls without a token read at once, across all connections. Each may hold up to the
 // server-wide receive limit while its message is read, so the worst case is (MaxLoginReads +
-// MaxInfraReads) × that limit: 8 MiB on scoring, 23 MiB on forecast (README, "Limits and
+// MaxInfraReads) × that limit: 8 MiB on scoring, 23 MiB on forecast (docs/operations.md, "Limits and
 // protection"). Two pools, so that a flood of logins cannot take the health checks of gRPC
 // clients; the kubelet's probes have a listener of their own (probe.go).
 const (
