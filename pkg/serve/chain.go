@@ -85,7 +85,10 @@ func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServe
 		return next(ctx, req)
 	}
 	start := time.Now()
+	inFlight := s.telemetry.InFlight(telemetry.FrontGRPC)
+	inFlight.Inc()
 	resp, err := next(ctx, req)
+	inFlight.Dec()
 	ri := reqinfo.From(ctx)
 	code := status.Code(err)
 	s.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: ri.ClientID,

@@ -41,6 +41,10 @@ type Config struct {
 	Dev         bool   // demo client demo/demo-secret; ephemeral key when KeysDir is empty
 
 	TokenTTL time.Duration
+	// KeyLifetime is how long a signing key should be used, from the time in its kid; the
+	// yardstick_signing_key_expiry_timestamp_seconds series (and its alert) warn before it
+	// passes. 0: no date. Keys are never refused for it.
+	KeyLifetime time.Duration
 
 	// Reflection is "auto" (on in dev mode only), "true" or "false": the gRPC reflection service
 	// tells any caller the whole contract, which a production endpoint need not volunteer.
@@ -196,6 +200,9 @@ func (c Config) validateAuth(bad func(string, ...any)) {
 	}
 	if c.TokenTTL < time.Minute || c.TokenTTL > 7*24*time.Hour {
 		bad("YARDSTICK_TOKEN_TTL %s: want between 1m and 168h", c.TokenTTL)
+	}
+	if c.KeyLifetime != 0 && (c.KeyLifetime < 24*time.Hour || c.KeyLifetime > 87600*time.Hour) {
+		bad("YARDSTICK_KEY_LIFETIME %s: want 0 (no date) or between 24h and 87600h (10 years)", c.KeyLifetime)
 	}
 }
 

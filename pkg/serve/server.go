@@ -29,6 +29,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/proto/openapi"
@@ -49,6 +50,9 @@ type Service struct {
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
+	// Version names the content the service serves (a hash of its files), for the
+	// yardstick_reload_info series; nil if it has none.
+	Version func() string
 }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
@@ -72,8 +76,10 @@ type Server struct {
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget   *admission.Budget // heap of the large requests in progress (internal/admission)
-	draining atomic.Bool       // after SIGTERM: every HTTP response says Connection: close (drain.go)
+	budget   *admission.Budget  // heap of the large requests in progress (internal/admission)
+	reloads  *telemetry.Reloads // what each reload took or refused
+	tracing  *tracing.Tracing   // OpenTelemetry from the OTEL_* variables; off unless an endpoint is set
+	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
 // New builds a server from its configuration: the token issuer from the clients file and keys,
@@ -89,16 +95,21 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		TTL:         cfg.TokenTTL,
 		RedisURL:    cfg.RedisURL,
 		Logger:      log,
+		KeyLifetime: cfg.KeyLifetime,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits)}
+	tr, err := tracing.New(ctx, cfg.Service, Version)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits), tracing: tr}
+	s.telemetry.UseTracing(tr)
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
-	s.telemetry.Registry().MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
-		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: prometheus.Labels{"service": cfg.Service}},
-		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
+	s.registerOperatorSeries()
 	log.Info("token issuer ready", "issuer", issuer.Summary())
+	log.Info("tracing", "enabled", tr.Enabled())
 	if cfg.Dev {
 		log.Warn("DEV MODE: demo client enabled; never use in production", "clientId", "demo", "clientSecret", "demo-secret")
 	}
@@ -128,6 +139,9 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.guard = guard
 	s.unary = chain(s.unaryChain())
+	if h := s.tracing.ServerHandler(); h != nil {
+		opts = append(opts, grpc.StatsHandler(h)) // only when tracing is on: a stats handler costs every call
+	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
 		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
@@ -308,6 +322,11 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	}
 	wg.Wait()
 	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
+	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.tracing.Shutdown(flushCtx); err != nil {
+		s.log.Warn("tracing: spans not exported at shutdown", "error", err)
+	}
 	return runErr
 }
 
@@ -337,11 +356,15 @@ func every(ctx context.Context, d time.Duration, f func()) {
 }
 
 // Reload re-reads every file now. A file that fails is logged and its last good version keeps
-// serving; a change taken is logged once; unchanged files log nothing.
+// serving; a change taken is logged once; unchanged files log nothing. Each outcome is counted in
+// the reload series (telemetry.Reloads).
 func (s *Server) Reload() {
 	changed, err := s.issuer.Reload()
 	if err != nil {
 		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
+		s.reloads.Failed(telemetry.SourceClients, err)
+	} else {
+		s.reloads.Succeeded(telemetry.SourceClients, s.issuer.Version(), time.Now())
 	}
 	if changed {
 		s.log.Info("clients and keys reloaded", "loaded", s.issuer.Summary())
@@ -351,8 +374,45 @@ func (s *Server) Reload() {
 		switch {
 		case err != nil:
 			s.log.Error("reload content: keeping the last good bundle", "error", err)
-		case changed:
-			s.log.Info("content bundle reloaded")
+			s.reloads.Failed(telemetry.SourceContent, err)
+		default:
+			if changed {
+				s.log.Info("content bundle reloaded")
+			}
+			s.reloads.Succeeded(telemetry.SourceContent, s.contentVersion(), time.Now())
 		}
+	}
+}
+
+func (s *Server) contentVersion() string {
+	if s.svc.Version == nil {
+		return ""
+	}
+	return s.svc.Version()
+}
+
+// registerOperatorSeries registers what an operator asks beside the request series: the login
+// throttle's fallbacks, logins and keys (from the issuer at each scrape), the reloads (loaded at
+// start, then each reload) and readiness.
+func (s *Server) registerOperatorSeries() {
+	reg, labels := s.telemetry.Registry(), prometheus.Labels{"service": s.cfg.Service}
+	issuer := s.issuer
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
+		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: labels},
+		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
+	reg.MustRegister(telemetry.NewIssuerCollector(issuer, labels))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "yardstick_ready",
+		Help: "1 while the service is ready for traffic (serving, not draining), else 0.", ConstLabels: labels},
+		func() float64 {
+			if s.ready.Load() {
+				return 1
+			}
+			return 0
+		}))
+	s.reloads = telemetry.NewReloads(reg, labels)
+	now := time.Now()
+	s.reloads.Succeeded(telemetry.SourceClients, issuer.Version(), now) // New loaded both, or failed
+	if s.svc.Version != nil {
+		s.reloads.Succeeded(telemetry.SourceContent, s.svc.Version(), now)
 	}
 }

@@ -120,6 +120,7 @@ func settings(service string) []setting {
 		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(func(c *Config) *bool { return &c.Dev })},
 		{"YARDSTICK_REFLECTION", "reflection", "gRPC server reflection: auto (on in dev mode only), true or false", "auto", str(func(c *Config) *string { return &c.Reflection })},
 		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
+		{"YARDSTICK_KEY_LIFETIME", "key-lifetime", "how long a signing key should be used, from the time in its kid; an alert warns before (0: no date)", "2160h", dur(func(c *Config) *time.Duration { return &c.KeyLifetime })},
 		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(func(c *Config) *string { return &c.LogFormat })},
 		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(func(c *Config) *string { return &c.LogLevel })},
 		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(func(c *Config) *time.Duration { return &c.ShutdownDelay })},

@@ -79,7 +79,15 @@ type Budget struct {
 	used        int64
 	inUse       prometheus.Gauge
 	refused     prometheus.Counter
+	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
 }
+
+// Causes of a refusal, the cause label of yardstick_admission_refusals_total.
+const (
+	CauseMemoryBudget = "memory_budget" // the request's memory did not fit in the budget
+	CauseReadPool     = "read_pool"     // a gRPC message found no room in the read pool in time
+	CauseReadSlots    = "read_slots"    // a gRPC call without a token found every read slot taken
+)
 
 // New makes a budget of capacity bytes for a service whose group forecasts take at most
 // maxStudents students, and registers its series in reg.
@@ -95,13 +103,24 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 			Name: "yardstick_memory_budget_refused_total", Help: "Requests refused because the memory budget was full.", ConstLabels: labels,
 		}),
 	}
+	b.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "yardstick_admission_refusals_total", Help: "Requests refused before any work, by front (http, grpc) and cause (memory_budget, read_pool, read_slots).",
+		ConstLabels: labels,
+	}, []string{"front", "cause"})
+	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots}} {
+		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
+	}
 	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
 	})
 	capGauge.Set(float64(capacity))
-	reg.MustRegister(b.inUse, b.refused, capGauge)
+	reg.MustRegister(b.inUse, b.refused, b.refusals, capGauge)
 	return b
 }
+
+// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants).
+// AdmitJSON and AdmitDecode count their own; the gRPC guard counts its read pool and slots here.
+func (b *Budget) Refuse(front, cause string) { b.refusals.WithLabelValues(front, cause).Inc() }
 
 // Grant is one request's share of the budget; Release gives it back (once; nil-safe).
 type Grant struct {
@@ -207,6 +226,7 @@ func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, erro
 	}
 	a, ok := b.Admit(b.Cost(group, n, true))
 	if !ok {
+		b.Refuse("http", CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil
@@ -217,6 +237,7 @@ func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, erro
 func (b *Budget) AdmitDecode(group bool, size int64) (*Grant, error) {
 	a, ok := b.Admit(b.Cost(group, size, false))
 	if !ok {
+		b.Refuse("grpc", CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil

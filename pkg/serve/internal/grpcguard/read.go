@@ -56,6 +56,7 @@ func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandle
 		}
 		r, ok := g.reads.Take(ctx, g.ceiling)
 		if !ok {
+			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)
 			g.markLogged(c)
 			g.logCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))

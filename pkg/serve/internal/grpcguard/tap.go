@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -32,7 +33,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	if slots := g.slotsFor(method, r.Rule); slots != nil {
 		conn, _ := peer.FromContext(ctx)
 		if conn != nil && !g.conns.take(conn) {
-			return nil, g.refuseOnHeaders(ctx, info, readsBusy())
+			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
 		}
 		select {
 		case slots <- struct{}{}:
@@ -41,7 +42,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 			if conn != nil {
 				g.conns.give(conn)
 			}
-			return nil, g.refuseOnHeaders(ctx, info, readsBusy())
+			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
 		}
 	}
 	authorized, err := g.authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
@@ -63,8 +64,12 @@ func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) 
 	return err
 }
 
-// readsBusy is the answer to a call without a token when every read slot is taken.
-func readsBusy() error {
+// readsBusy is the answer to a call without a token when every read slot is taken; it counts the
+// refusal.
+func (g *Guard) readsBusy() error {
+	if g.budget != nil {
+		g.budget.Refuse("grpc", admission.CauseReadSlots)
+	}
 	secs := int64(busyRetryAfter / time.Second)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
 		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs),

@@ -13,6 +13,8 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// inFlight counts the requests being served, per front (InFlight).
+	inFlight [2]prometheus.Gauge
 	// series caches each label set's counter and histogram: a vector hashes every label value
 	// on every lookup (two lookups per request). Label sets are few: served routes × codes.
 	series sync.Map // seriesKey -> *series
@@ -43,8 +45,26 @@ func NewMetrics(service string) *Metrics {
 			Buckets:     []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"front", "route"}),
 	}
-	reg.MustRegister(m.requests, m.latency)
+	inFlight := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "yardstick_requests_in_flight", Help: "Requests being served now, by front (http or grpc).", ConstLabels: labels,
+	}, []string{"front"})
+	m.inFlight = [2]prometheus.Gauge{inFlight.WithLabelValues("http"), inFlight.WithLabelValues("grpc")}
+	reg.MustRegister(m.requests, m.latency, inFlight)
 	return m
+}
+
+// Fronts, the front label's values.
+const (
+	FrontHTTP = "http"
+	FrontGRPC = "grpc"
+)
+
+// InFlight is the gauge of the requests front is serving: Inc as one starts, Dec as it ends.
+func (m *Metrics) InFlight(front string) prometheus.Gauge {
+	if front == FrontGRPC {
+		return m.inFlight[1]
+	}
+	return m.inFlight[0]
 }
 
 // Observe counts one request and its latency.

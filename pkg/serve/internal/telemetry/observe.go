@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -87,9 +88,13 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		}
 		ri := &reqinfo.Info{ID: RequestIDFrom(r.Header.Get("X-Request-Id")), Route: label(r.URL.Path)}
 		w.Header().Set("X-Request-Id", ri.ID)
-		ctx := reqinfo.With(r.Context(), ri)
+		ctx, span := t.tracing.StartHTTP(r)
+		ctx = reqinfo.With(ctx, ri)
 		rec := &statusRecorder{ResponseWriter: w}
+		inFlight := t.metrics.inFlight[0]
+		inFlight.Inc()
 		defer func() {
+			inFlight.Dec()
 			if p := recover(); p != nil {
 				t.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
 				if rec.code == 0 {
@@ -103,6 +108,11 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 			t.Write(ctx, Line{Front: "http", Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
 				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
 				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics"}) // probes and scrapes every few seconds would drown the log
+			spanRoute := ri.Route
+			if spanRoute == "other" { // routes.Label's name for every unknown path
+				spanRoute = "" // an unknown path: the span is named by the method alone
+			}
+			tracing.EndHTTP(span, r.Method, spanRoute, code)
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

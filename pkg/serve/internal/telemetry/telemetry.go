@@ -11,21 +11,31 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 )
 
 // Recorder writes the request lines and metrics of one server.
 type Recorder struct {
 	log     *slog.Logger
 	metrics *Metrics
-	limiter *LogLimiter // nil: every line is written
+	limiter *LogLimiter      // nil: every line is written
+	tracing *tracing.Tracing // the JSON front's server spans; off unless UseTracing
 }
 
 // NewRecorder makes a server's metrics (a registry of its own) and the limiter of its refusals'
 // log lines, which log writes to.
 func NewRecorder(log *slog.Logger, service string) *Recorder {
 	m := NewMetrics(service)
-	return &Recorder{log: log, metrics: m, limiter: NewLogLimiter(m.registry, service)}
+	return &Recorder{log: log, metrics: m, limiter: NewLogLimiter(m.registry, service), tracing: tracing.Off()}
 }
+
+// UseTracing makes ObserveHTTP start a server span per request with t (internal/tracing); the
+// gRPC side's spans come from t's stats handler. Call it before serving.
+func (t *Recorder) UseTracing(tr *tracing.Tracing) { t.tracing = tr }
+
+// InFlight is the gauge of the requests front ("http" or "grpc") is serving.
+func (t *Recorder) InFlight(front string) prometheus.Gauge { return t.metrics.InFlight(front) }
 
 // Registry is the server's metric registry: other concerns register their series in it, and
 // /metrics serves it.
@@ -66,6 +76,19 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 		return
 	}
 	duration := slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000)
+	if traceID, spanID, ok := tracing.IDs(ctx); ok {
+		// The request's trace and span (ours when tracing is on), so that its line and its spans
+		// can be found from each other.
+		ids := [2]slog.Attr{slog.String("trace_id", traceID), slog.String("span_id", spanID)}
+		if l.Front == "http" {
+			logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
+				slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, ids[0], ids[1], suppressed)
+			return
+		}
+		logRequest(ctx, t.log, l.Level, "grpc request", slog.String("request_id", l.RequestID), slog.String("route", l.Route),
+			slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, ids[0], ids[1], suppressed)
+		return
+	}
 	if l.Front == "http" {
 		logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
 			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed)

@@ -35,7 +35,8 @@ func (s *Server) Service() serve.Service {
 		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
 		},
-		Reload: s.content.Reload,
+		Reload:  s.content.Reload,
+		Version: s.content.Version,
 	}
 }
 
