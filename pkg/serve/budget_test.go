@@ -111,6 +111,9 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="memory_budget".*front="http"`); v != 8 {
+		t.Errorf("admission refusals of the JSON front for memory: got %v; want 8", v)
+	}
 
 	// Below 64 KiB a single forecast skips the budget.
 	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(admission.SmallRequestBytes-1))); err != nil || r.status != http.StatusOK {
@@ -126,6 +129,9 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req)
 	if code, retry, reason := overloadOf(err); code != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
 		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", code, retry, reason)
+	}
+	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="memory_budget".*front="grpc"`); v != 1 {
+		t.Errorf("admission refusals of gRPC for memory: got %v; want 1", v)
 	}
 	// Shed load is a warning in the log, on both fronts.
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {

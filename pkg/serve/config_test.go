@@ -57,6 +57,33 @@ func TestLoadConfig(t *testing.T) {
 		{name: "invalid combination", service: "scoring",
 			env:     []string{"YARDSTICK_DEV=true", "YARDSTICK_LOG_FORMAT=xml", "YARDSTICK_HTTP_ADDR=nope", "YARDSTICK_MAX_CUT_LEVELS=0", "YARDSTICK_TOKEN_TTL=1s"},
 			wantErr: []string{"YARDSTICK_LOG_FORMAT", "YARDSTICK_HTTP_ADDR", "YARDSTICK_MAX_CUT_LEVELS", "YARDSTICK_TOKEN_TTL"}},
+		{name: "key lifetime: 90 days by default", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
+			if c.KeyLifetime != 2160*time.Hour {
+				t.Errorf("got %s; want 2160h", c.KeyLifetime)
+			}
+		}},
+		{name: "key lifetime at its bounds and off", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_KEY_LIFETIME=24h"},
+			check: func(t *testing.T, c Config) {
+				if c.KeyLifetime != 24*time.Hour {
+					t.Errorf("got %s; want 24h", c.KeyLifetime)
+				}
+			}},
+		{name: "key lifetime at its upper bound", service: "scoring", env: dev, args: []string{"-key-lifetime", "87600h"},
+			check: func(t *testing.T, c Config) {
+				if c.KeyLifetime != 87600*time.Hour {
+					t.Errorf("got %s; want 87600h", c.KeyLifetime)
+				}
+			}},
+		{name: "key lifetime off", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_KEY_LIFETIME=0s"},
+			check: func(t *testing.T, c Config) {
+				if c.KeyLifetime != 0 {
+					t.Errorf("got %s; want 0", c.KeyLifetime)
+				}
+			}},
+		{name: "key lifetime past its bounds", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_KEY_LIFETIME=23h59m59s"},
+			wantErr: []string{"YARDSTICK_KEY_LIFETIME 23h59m59s"}},
+		{name: "key lifetime past its upper bound", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_KEY_LIFETIME=87600h0m1s"},
+			wantErr: []string{"YARDSTICK_KEY_LIFETIME 87600h0m1s"}},
 		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
 		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
 	})

@@ -160,6 +160,29 @@ func bearer(auth string) context.Context {
 }
 
 // count is the gRPC requests counter of one route and code.
+// refusals is yardstick_admission_refusals_total{front, cause}.
+func (h *guardHarness) refusals(front, cause string) float64 {
+	families, err := h.srv.telemetry.Registry().Gather()
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "yardstick_admission_refusals_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if got["front"] == front && got["cause"] == cause {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1 // no such series
+}
+
 func (h *guardHarness) count(route, code string) float64 {
 	families, err := h.srv.telemetry.Registry().Gather()
 	if err != nil {

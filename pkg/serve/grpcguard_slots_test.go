@@ -73,6 +73,9 @@ func TestGRPCLoginReadCap(t *testing.T) {
 	if got := h.count(issueMethod, "ResourceExhausted"); got != 1 {
 		t.Errorf("refusals counted: got %v; want 1", got)
 	}
+	if got := h.refusals("grpc", "read_slots"); got != 1 {
+		t.Errorf("yardstick_admission_refusals_total{front=grpc,cause=read_slots}: got %v; want 1", got)
+	}
 	if _, err := healthpb.NewHealthClient(h.conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Errorf("health check while the login slots are taken: %v", err)
 	}

@@ -96,6 +96,9 @@ func TestGRPCReadPool(t *testing.T) {
 	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != rpcerr.ReasonOverloaded || retryOf(err) != time.Second {
 		t.Fatalf("a call while the pool is held: got %v; want ResourceExhausted, reason %s, retry after 1 s", err, rpcerr.ReasonOverloaded)
 	}
+	if got := h.refusals("grpc", "read_pool"); got != 1 {
+		t.Errorf("yardstick_admission_refusals_total{front=grpc,cause=read_pool}: got %v; want 1", got)
+	}
 	if waited < 900*time.Millisecond {
 		t.Errorf("refused after %s; want after waiting the read wait (1 s)", waited)
 	}
