@@ -92,6 +92,18 @@ bench-e2e: build ## JSON front vs a bare net/http handler: built binaries on cor
 	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin; else bin/bench-e2e -bin bin; fi
 
+# The commit before the tracing and operator-series instrumentation (issue 24): bench-tracing's A.
+TRACING_REF ?= d38358b
+
+.PHONY: bench-tracing
+bench-tracing: build ## Tracing's cost, A/B in interleaved windows: this build (tracing off) against TRACING_REF's, then tracing on (every span exported) against off.
+	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
+	rm -rf bin/ref-src && git worktree prune && git worktree add --detach bin/ref-src $(TRACING_REF) >/dev/null
+	(cd bin/ref-src && go build -trimpath -o ../ref/scoring github.com/yardstick-dev/yardstick/services/scoring/cmd/scoring)
+	git worktree remove --force bin/ref-src
+	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-bin bin/ref; else bin/bench-e2e -bin bin -ab-bin bin/ref; fi
+	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-tracing; else bin/bench-e2e -bin bin -ab-tracing; fi
+
 .PHONY: lint
 lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 	go vet $(PKGS)

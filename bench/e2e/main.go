@@ -31,6 +31,11 @@ type options struct {
 	duration time.Duration
 	conns    int
 	students int
+	// abBin, when set, runs the A/B instead: its scoring binary against -bin's (ab.go).
+	abBin string
+	// abTracing runs the A/B of -bin's scoring with tracing off against the same with every
+	// span exported to a receiver in this process.
+	abTracing bool
 }
 
 // figures are one run's measurements.
@@ -52,8 +57,13 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.duration, "duration", 6*time.Second, "load duration of each throughput measurement (split into interleaved windows)")
 	fs.IntVar(&o.conns, "conns", 8, "concurrent connections")
 	fs.IntVar(&o.students, "students", 100000, "students in the group forecast")
+	fs.StringVar(&o.abBin, "ab-bin", "", "A/B instead: the directory of a reference scoring binary (A) against -bin's (B), tracing off")
+	fs.BoolVar(&o.abTracing, "ab-tracing", false, "A/B instead: -bin's scoring with tracing off (A) against the same exporting every span (B)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.abBin != "" || o.abTracing {
+		return runAB(ctx, o)
 	}
 	if !pinned() {
 		fmt.Println("warning: taskset not found; servers and load share the cores (ratios less meaningful)")
