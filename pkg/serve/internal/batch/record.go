@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-faster/jx"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -186,23 +187,7 @@ func editDistance(a, b string) int {
 	if len(a) > 16 {
 		return len(a) // no record field is that long: not a near miss
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return jsonwire.Distance(a, b)
 }
 
 // Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
