@@ -90,11 +90,11 @@ type target struct {
 }
 
 var targets = []target{
-	{"40-item JSON throughput / bare handler's (8 connections)", func(f figures) float64 { return f.jsonRPS / f.bareRPS }, 0.8, true, false},
-	{"40-item JSON CPU per request / bare handler's", func(f figures) float64 { return f.jsonCPU / f.bareCPU }, 1.25, false, false},
+	{"40-item JSON throughput / bare handler's (8 connections)", func(f figures) float64 { return f.jsonRPS / f.bareRPS }, 0.85, true, false},
+	{"40-item JSON CPU per request / bare handler's", func(f figures) float64 { return f.jsonCPU / f.bareCPU }, 1.2, false, false},
 	{"40-item JSON allocations per request (server)", func(f figures) float64 { return f.jsonAllocs }, 150, false, false},
 	{"40-item gRPC CPU per request / bare JSON handler's", func(f figures) float64 { return f.grpcCPU / f.bareCPU }, 1.0, false, false},
-	{"100,000-student group over JSON / encoding/json decode+math+encode", func(f figures) float64 { return f.groupJSON / f.groupRef }, 1.5, false, false},
+	{"100,000-student group over JSON / encoding/json decode+math+encode", func(f figures) float64 { return f.groupJSON / f.groupRef }, 1.2, false, false},
 	{"group peak RSS growth / (body + answer bytes)", func(f figures) float64 { return f.groupRSS / f.groupPayload }, 3, false, false},
 	{"info: plain grpc-go server's CPU per request / bare JSON handler's", func(f figures) float64 { return f.plainGRPCCPU / f.bareCPU }, 0, false, true},
 	{"info: gRPC CPU per request / plain grpc-go server's", func(f figures) float64 { return f.grpcCPU / f.plainGRPCCPU }, 0, false, true},

@@ -61,9 +61,6 @@ func (b *batchWriter) flushLocked() error {
 type urgentFlush struct {
 	slog.Handler
 	w *batchWriter
-	// jsonLines: Handler is a JSON handler without attributes or groups of its own, whose lines
-	// logRequest may write itself (logline.go).
-	jsonLines bool
 }
 
 func (h urgentFlush) Handle(ctx context.Context, r slog.Record) error {

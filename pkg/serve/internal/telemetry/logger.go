@@ -26,7 +26,7 @@ func NewLogger(w io.Writer, format, level string) (log *slog.Logger, flush func(
 	default:
 		return nil, nil, fmt.Errorf("log format %q: want json or text", format)
 	}
-	return slog.New(urgentFlush{Handler: h, w: bw, jsonLines: format == "json"}), bw.Flush, nil
+	return slog.New(urgentFlush{Handler: h, w: bw}), bw.Flush, nil
 }
 
 // ParseLevel reads a log level: debug, info, warn or error, in any case.
