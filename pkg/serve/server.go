@@ -49,6 +49,14 @@ type Service struct {
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
+
+	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none, and
+	// BatchPermission the permission it takes (each record takes its own path's as well).
+	BatchPath, BatchPermission string
+	// GroupStreams are the service's group forecast streams by path; they take BatchPermission
+	// and GroupPermission.
+	GroupStreams    map[string]OpenGroup
+	GroupPermission string
 }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
@@ -169,6 +177,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		return fmt.Errorf("register routes: %w", err)
 	}
 	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
+	s.addStreams(svc, front)
 	s.http = &http.Server{
 		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)

@@ -79,6 +79,8 @@ type Budget struct {
 	used        int64
 	inUse       prometheus.Gauge
 	refused     prometheus.Counter
+	freed       chan struct{} // closed when budget is given back, for records waiting (stream.go); nil: none wait
+	streams     int64         // admitted to streams (stream.go)
 }
 
 // New makes a budget of capacity bytes for a service whose group forecasts take at most
@@ -153,6 +155,10 @@ func (b *Budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.inUse.Set(float64(b.used))
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
 	b.mu.Unlock()
 }
 

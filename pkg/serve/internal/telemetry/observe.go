@@ -102,7 +102,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 			}
 			t.Write(ctx, Line{Front: "http", Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
 				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
-				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics"}) // probes and scrapes every few seconds would drown the log
+				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics", // probes and scrapes every few seconds would drown the log
+				Extra: ri.Stream})
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

@@ -51,6 +51,9 @@ type Line struct {
 	Level     slog.Level
 	Took      time.Duration
 	Quiet     bool // counted, not logged (probes and scrapes)
+
+	// Extra is a stream's counts (issue 21), written after the line's own fields.
+	Extra []slog.Attr
 }
 
 // Write counts a request in the metrics and writes its log line: the one place either front's
@@ -66,6 +69,11 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 		return
 	}
 	duration := slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000)
+	if l.Front == "http" && len(l.Extra) > 0 {
+		logRequest(ctx, t.log, l.Level, "http request", append([]slog.Attr{slog.String("request_id", l.RequestID), slog.String("method", l.Method),
+			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed}, l.Extra...)...)
+		return
+	}
 	if l.Front == "http" {
 		logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
 			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed)

@@ -42,6 +42,8 @@ func (s *Server) Service() serve.Service {
 			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, gateway{s: s})
 		},
 		Reload: s.content.Reload,
+		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
+		BatchPath: "/api/forecast/batch", BatchPermission: "forecast:batch",
 	}
 }
 

@@ -36,6 +36,8 @@ func (s *Server) Service() serve.Service {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
 		},
 		Reload: s.content.Reload,
+		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
+		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
 	}
 }
 
