@@ -1,8 +1,11 @@
 package serve
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
@@ -30,3 +33,23 @@ func (s *Server) addStreams(svc Service, front *httpfront.Handler) {
 	}
 	front.Streams(svc.GroupStreams, batch.Options{Log: s.log})
 }
+
+// Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a
+// group stream's lines): the contract's wire rules (wire.go), decoding errors worded and keyed
+// as the front words a body's, and answers encoded byte for byte as the front encodes them.
+type Wire struct{ c *jsonwire.Codec }
+
+// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's).
+func NewWire(l Limits) Wire { return Wire{c: newWireCodec(l)} }
+
+// Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
+// the same problems gets (rpcerr's validation error).
+func (w Wire) Unmarshal(data []byte, m proto.Message) error {
+	if err := w.c.Unmarshal(data, m); err != nil {
+		return httpfront.DecodeProblems(err)
+	}
+	return nil
+}
+
+// Marshal encodes m as the front encodes an answer.
+func (w Wire) Marshal(m proto.Message) ([]byte, error) { return w.c.Marshal(nil, m) }

@@ -96,6 +96,10 @@ func appendStreamErr(attrs []slog.Attr, err error) []slog.Attr {
 	return attrs
 }
 
+// DecodeProblems is the 400 a body that jsonwire could not decode gets, keyed and worded as the
+// gateway's error handler answers it (a group stream's lines are decoded by the service).
+func DecodeProblems(err error) error { return decodeProblems(err) }
+
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
 
