@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,64 @@ func TestBatchNotAdmitted(t *testing.T) {
 	// Unary calls are not refused for it.
 	if u := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth); u.status != 200 {
 		t.Errorf("unary call beside a stream: %d %s", u.status, u.body)
+	}
+}
+
+// echoGroup is a group stream that answers each student line with itself and the group with
+// the count: enough to see who may open one.
+func echoGroup(context.Context, []byte) (GroupStream, error) { return &echoStream{}, nil }
+
+type echoStream struct{ n int }
+
+func (e *echoStream) Student(_ context.Context, line []byte) ([]byte, error) {
+	e.n++
+	return line, nil
+}
+
+func (e *echoStream) Group(context.Context) ([]byte, error) { return []byte(strconv.Itoa(e.n)), nil }
+
+// TestGroupStreamPermissions: a group stream takes forecast:batch and forecast:group.
+func TestGroupStreamPermissions(t *testing.T) {
+	t.Parallel()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := filepath.Join(t.TempDir(), "clients.yaml")
+	entry := func(id, perms string) string {
+		return "  - clientId: " + id + "\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [" + perms + "]\n"
+	}
+	yaml := "clients:\n" + entry("both", `"forecast:batch", "forecast:group"`) + entry("batch-only", `"forecast:batch"`) +
+		entry("group-only", `"forecast:group"`) + entry("all", `"*"`)
+	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := forecastConfig(t)
+	cfg.ClientsFile = clients
+	svc := newFakeForecast(t, cfg.Limits).service()
+	svc.BatchPath, svc.BatchPermission, svc.GroupPermission = "/api/forecast/batch", token.PermForecastBatch, token.PermForecastGroup
+	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
+	h := startService(t, cfg, svc)
+	body := "{}\n[1,2,3]\n"
+	for _, tc := range []struct {
+		client string
+		status int
+		wantIn string
+	}{
+		{"both", 200, "[1,2,3]\n{\"group\":1}\n"},
+		{"all", 200, "[1,2,3]\n{\"group\":1}\n"},
+		{"batch-only", 403, `\"forecast:group\"`},
+		{"group-only", 403, `\"forecast:batch\"`},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			r := h.do(http.MethodPost, "/api/forecast/reading/group/stream", ndjson, body, "Authorization", "Bearer "+h.token(tc.client, clientSecret))
+			if r.status != tc.status || !strings.Contains(string(r.body), tc.wantIn) {
+				t.Errorf("got %d %s; want %d with %s", r.status, r.body, tc.status, tc.wantIn)
+			}
+		})
+	}
+	// The math stream is not served by this service: the gateway's 404.
+	if r := h.do(http.MethodPost, "/api/forecast/math/group/stream", ndjson, body, "Authorization", "Bearer "+h.token("all", clientSecret)); r.status != 404 {
+		t.Errorf("a stream the service does not open: %d %s", r.status, r.body)
 	}
 }
