@@ -43,6 +43,8 @@ type Handler struct {
 
 	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	streamOpts batch.Options              // the stream engine's options
+	methods    RecordMethods              // the service's unary methods, for batch records
+	marshal    marshaler                  // the gateway's marshaler, for batch records
 }
 
 // New is the front of the routes t, checking tokens with a, admitting memory from b, and handing

@@ -2,6 +2,8 @@ package httpfront
 
 import (
 	"context"
+
+	"google.golang.org/grpc"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -27,10 +30,39 @@ import (
 // handler, the error mapping), as serveRoute hands a unary call to it, without the HTTP
 // request's per-call log line or metrics.
 
-// Streams sets what the stream routes need: the service's group streams by path, and the
-// engine's options.
-func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options) {
-	f.groups, f.streamOpts = groups, o
+// Streams sets what the stream routes need: the service's group streams by path, the engine's
+// options, and the service's unary methods as registered on the gRPC server (by full method;
+// RecordMethods) with the front's codec, through which Dispatch runs a record without the
+// gateway's HTTP machinery.
+func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, methods RecordMethods, codec *jsonwire.Codec) {
+	f.groups, f.streamOpts, f.methods, f.marshal = groups, o, methods, marshaler{codec: codec}
+}
+
+// RecordMethods are a service's unary methods by full method: the generated gRPC handler
+// (decode, then the interceptor chain, then the method) and the implementation it calls. The
+// gateway's adapter calls the same implementation through the same chain (serve.Invoke).
+type RecordMethods map[string]RecordMethod
+
+// RecordMethod is one of them.
+type RecordMethod struct {
+	Impl    any
+	Handler grpc.MethodHandler
+}
+
+// RecordMethodsOf captures the methods a service registers (its Register function is given the
+// returned registrar).
+func RecordMethodsOf(register func(grpc.ServiceRegistrar)) RecordMethods {
+	m := RecordMethods{}
+	register(methodRegistrar(m))
+	return m
+}
+
+type methodRegistrar RecordMethods
+
+func (r methodRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	for _, md := range desc.Methods {
+		r["/"+desc.ServiceName+"/"+md.MethodName] = RecordMethod{Impl: impl, Handler: md.Handler}
+	}
 }
 
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
@@ -147,6 +179,9 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
 	}
 	defer grant.Release()
+	if m, ok := f.methods[rt.Method]; ok {
+		return f.callRecord(ctx, m, body)
+	}
 	req := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: gatewayHeader, Body: &frontBody{data: body, info: ri}, ContentLength: int64(len(body)), Host: "batch"}
 	rec := recorders.Get().(*recorder)
@@ -191,4 +226,25 @@ func (r *recorder) Write(p []byte) (int, error) {
 	}
 	r.body = append(r.body, p...)
 	return len(p), nil
+}
+
+// callRecord runs a record as the gateway runs a unary call, without its HTTP machinery: the
+// body decoded by the front's codec (a problem answered as gatewayErrorHandler answers it), the
+// frame's chain (which finds the Call in ctx, as for a JSON call), the method, and the answer
+// encoded by the front's marshaler or the error written by rpcerr.Write.
+func (f *Handler) callRecord(ctx context.Context, m RecordMethod, body []byte) (int, []byte) {
+	resp, err := m.Handler(m.Impl, ctx, func(v any) error {
+		if err := f.marshal.Unmarshal(body, v); err != nil {
+			return decodeProblems(err)
+		}
+		return nil
+	}, f.chain)
+	if err != nil {
+		return batch.ErrorAnswer(err)
+	}
+	answer, err := f.marshal.Marshal(resp)
+	if err != nil {
+		return batch.ErrorAnswer(err)
+	}
+	return http.StatusOK, answer
 }
