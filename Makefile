@@ -45,10 +45,11 @@ help: ## List the targets.
 			else printf "  %-*s  %s\n", w, names[i], descs[i] }' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/scoring and bin/forecast (version from git describe).
+build: ## Build bin/scoring, bin/forecast and bin/yardstick-batch (version from git describe).
 	@[[ -x bin/scoring && -x bin/forecast ]] || echo "Building bin/scoring and bin/forecast. The first build compiles every dependency (gRPC, protobuf, the gateway, gonum) and takes 2-4 minutes on 2 cores; later builds take seconds. Packages are listed as they compile." >&2
 	go build -v -trimpath -ldflags "$(LDFLAGS)" -o bin/scoring github.com/yardstick-dev/yardstick/services/scoring/cmd/scoring
 	go build -v -trimpath -ldflags "$(LDFLAGS)" -o bin/forecast github.com/yardstick-dev/yardstick/services/forecast/cmd/forecast
+	go build -v -trimpath -o bin/yardstick-batch github.com/yardstick-dev/yardstick/pkg/serve/cmd/yardstick-batch
 
 .PHONY: run
 run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.

@@ -86,7 +86,7 @@ example() {
 	local status
 	status=$(eval "$cmd -o \"\$work/body\" -w '%{http_code}'")
 	local answered
-	answered=$(sed -nE 's/.*"apiVersion": ?"([^"]*)".*/\1/p' "$work/body")
+	answered=$(sed -nE 's/.*"apiVersion": ?"([^"]*)".*/\1/p' "$work/body" | sort -u)
 	if [[ -n $answered && $answered != "$version" ]]; then
 		echo "examples: $title answered apiVersion \"$answered\"; want the build's \"$version\"" >&2
 		exit 1
@@ -101,9 +101,14 @@ example() {
 		echo "Response \`$status\`:"
 		echo
 		echo '```json'
-		"$work/prettyjson" <"$work/body" | sed -E \
-			-e 's/"(accessToken|access_token)": "[^"]+"/"\1": "<ACCESS_TOKEN>"/' \
-			-e 's/"apiVersion": "[^"]*"/"apiVersion": "<version>"/'
+		if [[ $ctype == application/x-ndjson ]]; then
+			# One answer a line, as the service writes them (compact JSON lines).
+			sed -E -e 's/"apiVersion":"[^"]*"/"apiVersion":"<version>"/g' "$work/body"
+		else
+			"$work/prettyjson" <"$work/body" | sed -E \
+				-e 's/"(accessToken|access_token)": "[^"]+"/"\1": "<ACCESS_TOKEN>"/' \
+				-e 's/"apiVersion": "[^"]*"/"apiVersion": "<version>"/'
+		fi
 		echo '```'
 		echo
 	} >>"$work/examples.md"

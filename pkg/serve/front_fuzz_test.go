@@ -172,6 +172,9 @@ func FuzzFront(f *testing.F) {
 	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })
 
 	for path, bodies := range exampleSeeds(f) {
+		if strings.HasSuffix(path, "/batch") || strings.HasSuffix(path, "/stream") {
+			continue // issue 21's NDJSON streams need a connection: batch_test.go and internal/batch test them
+		}
 		route := -1
 		for i, r := range fuzzRoutes {
 			if r == path {

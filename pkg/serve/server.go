@@ -53,6 +53,14 @@ type Service struct {
 	// Version names the content the service serves (a hash of its files), for the
 	// yardstick_reload_info series; nil if it has none.
 	Version func() string
+
+	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none, and
+	// BatchPermission the permission it takes (each record takes its own path's as well).
+	BatchPath, BatchPermission string
+	// GroupStreams are the service's group forecast streams by path; they take BatchPermission
+	// and GroupPermission.
+	GroupStreams    map[string]OpenGroup
+	GroupPermission string
 }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
@@ -183,6 +191,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		return fmt.Errorf("register routes: %w", err)
 	}
 	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
+	s.addStreams(svc, front)
 	s.http = &http.Server{
 		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)

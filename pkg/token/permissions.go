@@ -18,6 +18,8 @@ const (
 	PermScoreAdaptive   = "score:adaptive"
 	PermForecastReading = "forecast:reading"
 	PermForecastGroup   = "forecast:group"
+	PermScoreBatch      = "score:batch"    // the scoring service's NDJSON batch stream (each record needs its own permission too)
+	PermForecastBatch   = "forecast:batch" // the forecast service's batch and group streams
 	PermAll             = "*"
 )
 
@@ -28,7 +30,7 @@ func Services() []string { return []string{ServiceScoring, ServiceForecast} }
 func Permissions() []string {
 	return []string{
 		PermScoreStandard, PermScoreBayes, PermScoreStrands, PermScoreScale, PermScoreAdaptive,
-		PermForecastReading, PermForecastGroup, PermAll,
+		PermScoreBatch, PermForecastReading, PermForecastGroup, PermForecastBatch, PermAll,
 	}
 }
 

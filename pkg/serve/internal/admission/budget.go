@@ -80,6 +80,8 @@ type Budget struct {
 	inUse       prometheus.Gauge
 	refused     prometheus.Counter
 	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
+	freed       chan struct{}          // closed when budget is given back, for records waiting (stream.go); nil: none wait
+	streams     int64                  // admitted to streams (stream.go)
 }
 
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
@@ -172,6 +174,10 @@ func (b *Budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.inUse.Set(float64(b.used))
+	if b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
 	b.mu.Unlock()
 }
 

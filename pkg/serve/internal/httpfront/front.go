@@ -20,6 +20,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -39,6 +40,11 @@ type Handler struct {
 	budget  *admission.Budget
 	chain   grpc.UnaryServerInterceptor // the frame's interceptor chain, which Invoke runs
 	gateway http.Handler                // grpc-gateway's mux (NewMux), the services registered on it
+
+	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
+	streamOpts batch.Options              // the stream engine's options
+	methods    RecordMethods              // the service's unary methods, for batch records
+	marshal    marshaler                  // the gateway's marshaler, for batch records
 }
 
 // New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
@@ -63,6 +69,10 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || !known {
 		dropBody(w, r)
 		f.gateway.ServeHTTP(w, r)
+		return
+	}
+	if rt.Stream != routes.Unary { // issue 21's streams (stream.go)
+		f.serveStream(w, r, rt)
 		return
 	}
 	f.serveRoute(w, r, rt)

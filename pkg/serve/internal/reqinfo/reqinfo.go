@@ -5,6 +5,7 @@ package reqinfo
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 )
 
@@ -19,6 +20,8 @@ type Info struct {
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request
+	// Stream is what a stream of issue 21 did (its counts, why it ended), for its one log line.
+	Stream []slog.Attr
 }
 
 type key struct{}

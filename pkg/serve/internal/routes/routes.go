@@ -24,6 +24,7 @@ type Route struct {
 	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
 	ClientStream bool   // the client sends a stream of messages (reflection)
 	Group        bool   // a group forecast: costed per student, its own body limits
+	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
 	MessageLimit int64  // the largest gRPC message
 }
@@ -34,6 +35,27 @@ type Table struct {
 	ByPath   map[string]*Route // POST paths of the JSON front
 	labels   map[string]bool   // every HTTP path the front serves: the metric labels
 	Ceiling  int64             // the server-wide receive limit: the largest message limit
+}
+
+// Stream is the kind of a streaming route of the JSON front (issue 21): it has no rpc of its
+// own, takes application/x-ndjson, no body limit (its records are bounded one by one) and one
+// admission for its whole life.
+type Stream int
+
+const (
+	// Unary is every route of the contract: one JSON body, one answer.
+	Unary Stream = iota
+	// Batch is the NDJSON batch (POST /api/score/batch, /api/forecast/batch): each record is
+	// run as a unary call of its own path.
+	Batch
+	// GroupStream is a group forecast's stream (POST /api/forecast/{reading,math}/group/stream).
+	GroupStream
+)
+
+// AddStream adds a streaming route at path, open to tokens with rule's permissions.
+func (t *Table) AddStream(path string, kind Stream, rule Rule) {
+	t.ByPath[path] = &Route{Method: path, Path: path, Rule: rule, Ruled: true, Stream: kind}
+	t.labels[path] = true
 }
 
 // Limits are the configured limits the table needs (serve.Limits has them all).

@@ -16,6 +16,7 @@ import (
 type Rule struct {
 	Public     bool   // no token needed
 	Permission string // the permission the token must carry
+	Also       string // a second one it must carry as well ("": none; the group streams)
 }
 
 // publicServices are the infrastructure services: they carry no options of ours and need no token.

@@ -107,7 +107,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 			}
 			t.Write(ctx, Line{Front: "http", Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
 				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
-				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics"}) // probes and scrapes every few seconds would drown the log
+				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics", // probes and scrapes every few seconds would drown the log
+				Extra: ri.Stream})
 			spanRoute := ri.Route
 			if spanRoute == "other" { // routes.Label's name for every unknown path
 				spanRoute = "" // an unknown path: the span is named by the method alone

@@ -61,6 +61,9 @@ type Line struct {
 	Level     slog.Level
 	Took      time.Duration
 	Quiet     bool // counted, not logged (probes and scrapes)
+
+	// Extra is a stream's counts (issue 21), written after the line's own fields.
+	Extra []slog.Attr
 }
 
 // Write counts a request in the metrics and writes its log line: the one place either front's
@@ -76,24 +79,27 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 		return
 	}
 	duration := slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000)
+	// The request's trace and span (ours when tracing is on), so that its line and its spans can
+	// be found from each other, and a stream's counts: after the line's own fields.
+	extra := l.Extra
 	if traceID, spanID, ok := tracing.IDs(ctx); ok {
-		// The request's trace and span (ours when tracing is on), so that its line and its spans
-		// can be found from each other.
-		ids := [2]slog.Attr{slog.String("trace_id", traceID), slog.String("span_id", spanID)}
-		if l.Front == "http" {
-			logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
-				slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, ids[0], ids[1], suppressed)
-			return
-		}
-		logRequest(ctx, t.log, l.Level, "grpc request", slog.String("request_id", l.RequestID), slog.String("route", l.Route),
-			slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, ids[0], ids[1], suppressed)
-		return
+		extra = append([]slog.Attr{slog.String("trace_id", traceID), slog.String("span_id", spanID)}, extra...)
 	}
 	if l.Front == "http" {
-		logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
-			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed)
+		if len(extra) == 0 {
+			logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
+				slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed)
+			return
+		}
+		logRequest(ctx, t.log, l.Level, "http request", append([]slog.Attr{slog.String("request_id", l.RequestID), slog.String("method", l.Method),
+			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed}, extra...)...)
 		return
 	}
-	logRequest(ctx, t.log, l.Level, "grpc request", slog.String("request_id", l.RequestID), slog.String("route", l.Route),
-		slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, suppressed)
+	if len(extra) == 0 {
+		logRequest(ctx, t.log, l.Level, "grpc request", slog.String("request_id", l.RequestID), slog.String("route", l.Route),
+			slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, suppressed)
+		return
+	}
+	logRequest(ctx, t.log, l.Level, "grpc request", append([]slog.Attr{slog.String("request_id", l.RequestID), slog.String("route", l.Route),
+		slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, suppressed}, extra...)...)
 }

@@ -23,7 +23,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func start(t *testing.T) *servetest.Server {
+func start(t testing.TB) *servetest.Server {
 	t.Helper()
 	return servetest.Start(t, "forecast", func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")

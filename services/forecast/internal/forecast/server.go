@@ -27,11 +27,12 @@ type Server struct {
 	content *measure.Live
 	limits  serve.Limits
 	log     *slog.Logger
+	wire    serve.Wire // the JSON front's codec, for the group streams' lines (groupstream.go)
 }
 
 // New returns the forecast service on content.
 func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
-	return &Server{content: content, limits: limits, log: log}
+	return &Server{content: content, limits: limits, log: log, wire: serve.NewWire(limits)}
 }
 
 // Service is the server as the serving frame takes it.
@@ -43,6 +44,10 @@ func (s *Server) Service() serve.Service {
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
+		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
+		BatchPath: "/api/forecast/batch", BatchPermission: "forecast:batch",
+		// The group streams take forecast:batch and forecast:group.
+		GroupStreams: s.groupStreams(), GroupPermission: "forecast:group",
 	}
 }
 

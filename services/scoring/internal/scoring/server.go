@@ -37,6 +37,8 @@ func (s *Server) Service() serve.Service {
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
+		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
+		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
 	}
 }
 

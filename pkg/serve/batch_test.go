@@ -1,0 +1,265 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// startBatch runs the fake scoring service with its batch path, and clients: batcher
+// (score:standard and score:batch) and standard-only (no score:batch).
+func startBatch(t *testing.T, edit func(*Config)) *harness {
+	t.Helper()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n" +
+		"  - clientId: batcher\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\", \"score:batch\"]\n" +
+		"  - clientId: standard-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\"]\n"
+	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.ClientsFile = clients
+	if edit != nil {
+		edit(&cfg)
+	}
+	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	h := startService(t, cfg, Service{
+		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
+			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
+		},
+		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
+	})
+	h.fake = fake
+	return h
+}
+
+const ndjson = "application/x-ndjson"
+
+// TestBatchRefusals: what is answered for the whole stream, before its head, as the unary
+// front answers it.
+func TestBatchRefusals(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	batcher := "Bearer " + h.token("batcher", clientSecret)
+	standard := "Bearer " + h.token("standard-only", clientSecret)
+	record := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}` + "\n"
+	for _, tc := range []struct {
+		name, ctype, auth string
+		status            int
+		wantIn            string
+	}{
+		{"no token", ndjson, "", 401, "Missing bearer token"},
+		{"bad token", ndjson, "Bearer nope", 401, "invalid, expired"},
+		{"no score:batch", ndjson, standard, 403, `\"score:batch\"`},
+		{"json", "application/json", batcher, 415, "Unsupported media type"},
+		{"no type", "", batcher, 415, "Unsupported media type"},
+		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
+		{"admitted", ndjson, batcher, 200, `{"summary":{"records":1,"ok":1,"failed":0}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.auth != "" {
+				hdr = []string{"Authorization", tc.auth}
+			}
+			r := h.do(http.MethodPost, "/api/score/batch", tc.ctype, record, hdr...)
+			if r.status != tc.status || !strings.Contains(string(r.body), tc.wantIn) {
+				t.Errorf("got %d %s; want %d with %s", r.status, r.body, tc.status, tc.wantIn)
+			}
+		})
+	}
+}
+
+// TestBatchRecords: a record's own path's permission with the stream's token (403 in its
+// line, the unary 403 body), paths that are not unary paths of the service (404), and the one
+// log line of the stream with its counts.
+func TestBatchRecords(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	auth := "Bearer " + h.token("batcher", clientSecret)
+	bayes := `{"items":[{"id":"x","result":1}],"priorAbility":500,"priorUncertainty":50}`
+	unary403 := h.post("/api/score/items/idsWithResults/bayes", bayes, "Authorization", auth)
+	unaryOK := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth)
+	unaryInvalid := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"invalid","result":1}]}`, "Authorization", auth)
+	notFound := h.post("/api/score/nope", `{}`, "Authorization", auth)
+	if unary403.status != 403 || unaryOK.status != 200 || unaryInvalid.status != 400 || notFound.status != 404 {
+		t.Fatalf("unary: %d %d %d %d", unary403.status, unaryOK.status, unaryInvalid.status, notFound.status)
+	}
+	before := strings.Count(h.logs.String(), `"msg":"http request"`)
+	body := `{"id":"ok","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}
+{"id":"bayes","path":"/api/score/items/idsWithResults/bayes","body":` + bayes + `}
+{"id":"invalid","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"invalid","result":1}]}}
+{"id":"self","path":"/api/score/batch","body":{}}
+{"id":"login","path":"/authToken","body":{"clientId":"batcher","clientSecret":"` + clientSecret + `"}}
+{"id":"other","path":"/api/forecast/reading","body":{}}
+{"id":"health","path":"/healthz","body":{}}
+
+not json
+`
+	r := h.do(http.MethodPost, "/api/score/batch", ndjson, body, "Authorization", auth)
+	if r.status != 200 {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	trim := func(b []byte) string { return strings.TrimRight(string(b), "\n") }
+	want := []string{
+		`{"id":"ok","status":200,"body":` + trim(unaryOK.body) + `}`,
+		`{"id":"bayes","status":403,"body":` + trim(unary403.body) + `}`,
+		`{"id":"invalid","status":400,"body":` + trim(unaryInvalid.body) + `}`,
+		`{"id":"self","status":404,"body":` + trim(notFound.body) + `}`,
+		`{"id":"login","status":404,"body":` + trim(notFound.body) + `}`,
+		`{"id":"other","status":404,"body":` + trim(notFound.body) + `}`,
+		`{"id":"health","status":404,"body":` + trim(notFound.body) + `}`,
+	}
+	lines := strings.Split(strings.TrimRight(string(r.body), "\n"), "\n")
+	if len(lines) != len(want)+2 {
+		t.Fatalf("%d lines:\n%s", len(lines), r.body)
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n got %s\nwant %s", i+1, lines[i], w)
+		}
+	}
+	if !strings.HasPrefix(lines[7], `{"line":9,"status":400,`) || lines[8] != `{"summary":{"records":8,"ok":1,"failed":7}}` {
+		t.Errorf("last lines:\n%s\n%s", lines[7], lines[8])
+	}
+	// One request line for the stream, with its counts, and none for its records.
+	var streamLines []string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		logs := h.logs.String()
+		streamLines = nil
+		for line := range strings.Lines(logs) {
+			if strings.Contains(line, `"route":"/api/score/batch"`) {
+				streamLines = append(streamLines, line)
+			}
+		}
+		if len(streamLines) > 0 || time.Now().After(deadline) {
+			if got := strings.Count(logs, `"msg":"http request"`) - before; got != 1 {
+				t.Errorf("%d request lines for one stream:\n%s", got, logs)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(streamLines) != 1 || !strings.Contains(streamLines[0], `"records":8`) || !strings.Contains(streamLines[0], `"ok":1`) ||
+		!strings.Contains(streamLines[0], `"failed":7`) || !strings.Contains(streamLines[0], `"complete":true`) ||
+		!strings.Contains(streamLines[0], `"client_id":"batcher"`) {
+		t.Errorf("stream's log line: %q", streamLines)
+	}
+}
+
+// TestBatchNotAdmitted: a stream the budget cannot take is answered 503 with Retry-After before
+// its head; one admitted streams its answers while its body is still open.
+func TestBatchNotAdmitted(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 }) // room for one stream
+	auth := "Bearer " + h.token("batcher", clientSecret)
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req) // the head comes before any record is sent
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("first stream: %d", resp.StatusCode)
+	}
+	// The answer to a record comes while the body is still open.
+	go func() {
+		_, _ = io.WriteString(pw, `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}`+"\n")
+	}()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, `{"id":"a","status":200,`) {
+		t.Fatalf("first answer: %q %v", line, err)
+	}
+	r := h.do(http.MethodPost, "/api/score/batch", ndjson, "\n", "Authorization", auth)
+	if r.status != 503 || r.header.Get("Retry-After") == "" {
+		t.Errorf("second stream: %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	// Unary calls are not refused for it.
+	if u := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth); u.status != 200 {
+		t.Errorf("unary call beside a stream: %d %s", u.status, u.body)
+	}
+}
+
+// echoGroup is a group stream that answers each student line with itself and the group with
+// the count: enough to see who may open one.
+func echoGroup(context.Context, []byte) (GroupStream, error) { return &echoStream{}, nil }
+
+type echoStream struct{ n int }
+
+func (e *echoStream) Student(_ context.Context, line []byte) ([]byte, error) {
+	e.n++
+	return line, nil
+}
+
+func (e *echoStream) Group(context.Context) ([]byte, error) { return []byte(strconv.Itoa(e.n)), nil }
+
+// TestGroupStreamPermissions: a group stream takes forecast:batch and forecast:group.
+func TestGroupStreamPermissions(t *testing.T) {
+	t.Parallel()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := filepath.Join(t.TempDir(), "clients.yaml")
+	entry := func(id, perms string) string {
+		return "  - clientId: " + id + "\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [" + perms + "]\n"
+	}
+	yaml := "clients:\n" + entry("both", `"forecast:batch", "forecast:group"`) + entry("batch-only", `"forecast:batch"`) +
+		entry("group-only", `"forecast:group"`) + entry("all", `"*"`)
+	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := forecastConfig(t)
+	cfg.ClientsFile = clients
+	svc := newFakeForecast(t, cfg.Limits).service()
+	svc.BatchPath, svc.BatchPermission, svc.GroupPermission = "/api/forecast/batch", token.PermForecastBatch, token.PermForecastGroup
+	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
+	h := startService(t, cfg, svc)
+	body := "{}\n[1,2,3]\n"
+	for _, tc := range []struct {
+		client string
+		status int
+		wantIn string
+	}{
+		{"both", 200, "[1,2,3]\n{\"group\":1}\n"},
+		{"all", 200, "[1,2,3]\n{\"group\":1}\n"},
+		{"batch-only", 403, `\"forecast:group\"`},
+		{"group-only", 403, `\"forecast:batch\"`},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			r := h.do(http.MethodPost, "/api/forecast/reading/group/stream", ndjson, body, "Authorization", "Bearer "+h.token(tc.client, clientSecret))
+			if r.status != tc.status || !strings.Contains(string(r.body), tc.wantIn) {
+				t.Errorf("got %d %s; want %d with %s", r.status, r.body, tc.status, tc.wantIn)
+			}
+		})
+	}
+	// The math stream is not served by this service: the gateway's 404.
+	if r := h.do(http.MethodPost, "/api/forecast/math/group/stream", ndjson, body, "Authorization", "Bearer "+h.token("all", clientSecret)); r.status != 404 {
+		t.Errorf("a stream the service does not open: %d %s", r.status, r.body)
+	}
+}

@@ -1,0 +1,83 @@
+package admission
+
+import (
+	"context"
+	"sync"
+)
+
+// Streams (issue 21's batch and group streams) are admitted once for their whole life: a stream
+// holds at most the engine's bound of records and answers (internal/batch: MaxHeld, 32 MiB, plus
+// a line and the answers in progress), so it takes StreamCost from the budget, or is refused
+// with 503 before its head. Streams together take at most half the budget, so that the records
+// they run, which wait for budget instead of being refused (a record is never answered 503),
+// always find room once the calls in progress end: a record costs at most the other half.
+
+// StreamCost is what one stream takes from the budget for its whole life.
+const StreamCost = 48 << 20
+
+// Stream is one stream's admission.
+type Stream struct {
+	b    *Budget
+	cost int64
+	once sync.Once
+}
+
+// AdmitStream admits one stream, or refuses it (rpcerr.Overloaded, with Retry-After) when the
+// budget, or the streams' half of it, is full.
+func (b *Budget) AdmitStream() (*Stream, bool) {
+	cost := min(int64(StreamCost), b.capacity/2)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+cost > b.capacity || b.streams+cost > b.capacity/2 {
+		b.refused.Inc()
+		b.refusals.WithLabelValues("http", CauseMemoryBudget).Inc()
+		return nil, false
+	}
+	b.used += cost
+	b.streams += cost
+	b.inUse.Set(float64(b.used))
+	return &Stream{b: b, cost: cost}, true
+}
+
+// Release gives the stream's admission back (once; nil-safe).
+func (s *Stream) Release() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		s.b.mu.Lock()
+		s.b.streams -= s.cost
+		s.b.mu.Unlock()
+		s.b.give(s.cost)
+	})
+}
+
+// AdmitRecord takes a record's cost from the budget, waiting for it while the budget is full
+// (never refusing): nil when it costs nothing. The error is ctx's, when the stream ended while
+// the record waited.
+func (s *Stream) AdmitRecord(ctx context.Context, cost int64) (*Grant, error) {
+	b := s.b
+	cost = min(cost, b.capacity/2)
+	if cost <= 0 {
+		return nil, nil
+	}
+	for {
+		b.mu.Lock()
+		if b.used+cost <= b.capacity {
+			b.used += cost
+			b.inUse.Set(float64(b.used))
+			b.mu.Unlock()
+			return &Grant{b: b, cost: cost}, nil
+		}
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}

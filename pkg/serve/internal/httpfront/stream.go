@@ -1,0 +1,250 @@
+package httpfront
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// The streams of issue 21 (internal/batch's package doc, "How the frame wires it"): the NDJSON
+// batch and the group forecast streams. This front owns everything before the engine runs
+// (the token, the media type, the stream's admission) and the stream's one log line (through
+// reqinfo, written by telemetry.ObserveHTTP with the HTTP status); the engine owns the body and
+// the answers. A batch record is run by Dispatch as a unary call of its path in-process: the
+// record's own permission with the stream's token, then the gateway (decoding, the chain, the
+// handler, the error mapping), as serveRoute hands a unary call to it, without the HTTP
+// request's per-call log line or metrics.
+
+// Streams sets what the stream routes need: the service's group streams by path, the engine's
+// options, and the service's unary methods as registered on the gRPC server (by full method;
+// RecordMethods) with the front's codec, through which Dispatch runs a record without the
+// gateway's HTTP machinery.
+func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, methods RecordMethods, codec *jsonwire.Codec) {
+	f.groups, f.streamOpts, f.methods, f.marshal = groups, o, methods, marshaler{codec: codec}
+}
+
+// RecordMethods are a service's unary methods by full method: the generated gRPC handler
+// (decode, then the interceptor chain, then the method) and the implementation it calls. The
+// gateway's adapter calls the same implementation through the same chain (serve.Invoke).
+type RecordMethods map[string]RecordMethod
+
+// RecordMethod is one of them.
+type RecordMethod struct {
+	Impl    any
+	Handler grpc.MethodHandler
+}
+
+// RecordMethodsOf captures the methods a service registers (its Register function is given the
+// returned registrar).
+func RecordMethodsOf(register func(grpc.ServiceRegistrar)) RecordMethods {
+	m := RecordMethods{}
+	register(methodRegistrar(m))
+	return m
+}
+
+type methodRegistrar RecordMethods
+
+func (r methodRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	for _, md := range desc.Methods {
+		r["/"+desc.ServiceName+"/"+md.MethodName] = RecordMethod{Impl: impl, Handler: md.Handler}
+	}
+}
+
+// serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
+// stream's admission (503 with Retry-After), all before the head; then the engine.
+func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
+	ctx := r.Context()
+	ri := reqinfo.From(ctx)
+	if ri != nil {
+		ri.HTTPRequest = r
+	}
+	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
+	if err != nil {
+		dropBody(w, r)
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		return
+	}
+	if contentEncoded(r.Header) {
+		dropBody(w, r)
+		writeUnsupportedEncoding(w)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-ndjson" {
+		dropBody(w, r)
+		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
+		return
+	}
+	adm, ok := f.budget.AdmitStream()
+	if !ok {
+		dropBody(w, r) // a stream's body has no end to wait for
+		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter)))
+		return
+	}
+	defer adm.Release()
+	body := r.Body
+	if p, ok := body.(*pacedBody); ok {
+		body = p.ReadCloser // the engine's idle limit replaces the minimum rate
+	}
+	start := time.Now()
+	var attrs []slog.Attr
+	switch rt.Stream {
+	case routes.Batch:
+		claims, _ := authz.ClaimsFrom(authorized)
+		d := &dispatcher{f: f, claims: claims, stream: adm, ri: ri}
+		counts, err := batch.Serve(authorized, w, body, d, f.streamOpts)
+		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
+			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
+		attrs = appendStreamErr(attrs, err)
+	case routes.GroupStream:
+		counts, err := batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
+		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
+			slog.Bool("complete", counts.Complete)}
+		attrs = appendStreamErr(attrs, err)
+	}
+	if ri != nil {
+		ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
+	}
+}
+
+func appendStreamErr(attrs []slog.Attr, err error) []slog.Attr {
+	if err != nil {
+		attrs = append(attrs, slog.String("stream_error", err.Error()))
+	}
+	return attrs
+}
+
+// DecodeProblems is the 400 a body that jsonwire could not decode gets, keyed and worded as the
+// gateway's error handler answers it (a group stream's lines are decoded by the service).
+func DecodeProblems(err error) error { return decodeProblems(err) }
+
+// notFoundBody is the 404 of a record whose path is not a unary path of this service.
+var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
+
+// tooLargeBody is the 413 of a record over its path's body limit, as the unary front answers it.
+var tooLargeBody = batch.StatusAnswer(http.StatusRequestEntityTooLarge)
+
+// dispatcher runs one batch stream's records.
+type dispatcher struct {
+	f      *Handler
+	claims token.Claims      // the stream's token, verified once
+	stream *admission.Stream // the stream's admission; heavy records wait for budget through it
+	ri     *reqinfo.Info     // the stream's request facts (its id, its client)
+}
+
+// Dispatch answers one record exactly as serveRoute and the gateway answer a unary call of its
+// path with the stream's token: the same permission check, limit, decoding, chain, handler and
+// error bodies. A path that is not a unary path of the service answers 404; a record whose
+// heavy body does not fit the budget waits for it.
+func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
+	f := d.f
+	rt := f.routes.ByPath[path]
+	if rt == nil || rt.Stream != routes.Unary || rt.Rule.Public { // Public: /authToken, a login
+		return http.StatusNotFound, notFoundBody
+	}
+	ri := &reqinfo.Info{Route: path}
+	if d.ri != nil {
+		ri.ID, ri.ClientID = d.ri.ID, d.ri.ClientID
+	}
+	call := &Call{chain: f.chain, method: rt.Method}
+	ctx = context.WithValue(reqinfo.With(ctx, ri), callKey{}, call)
+	authorized, err := authz.Permit(ctx, rt, d.claims)
+	if err != nil {
+		return batch.ErrorAnswer(err)
+	}
+	call.authorized = authorized
+	if int64(len(body)) > rt.BodyLimit {
+		return http.StatusRequestEntityTooLarge, tooLargeBody
+	}
+	cost := f.budget.Cost(false, int64(len(body)), true)
+	if rt.Group {
+		cost = f.budget.GroupCostOfBody(body)
+	}
+	grant, err := d.stream.AdmitRecord(ctx, cost)
+	if err != nil {
+		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
+	}
+	defer grant.Release()
+	if m, ok := f.methods[rt.Method]; ok {
+		return f.callRecord(ctx, m, body)
+	}
+	req := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: gatewayHeader, Body: &frontBody{data: body, info: ri}, ContentLength: int64(len(body)), Host: "batch"}
+	rec := recorders.Get().(*recorder)
+	defer recorders.Put(rec)
+	rec.reset()
+	f.gateway.ServeHTTP(rec, req.WithContext(ctx))
+	answer := rec.body
+	rec.body = nil // the engine holds it until it is written
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	return rec.status, answer
+}
+
+// recorder is the ResponseWriter a record's call writes to: it keeps the status and the body,
+// and nothing else of the HTTP front runs for it (no log line, no metrics).
+type recorder struct {
+	h      http.Header
+	status int
+	body   []byte
+}
+
+var recorders = sync.Pool{New: func() any { return &recorder{h: http.Header{}} }}
+
+func (r *recorder) reset() {
+	clear(r.h)
+	r.status = 0
+	r.body = nil
+}
+
+func (r *recorder) Header() http.Header { return r.h }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body = append(r.body, p...)
+	return len(p), nil
+}
+
+// callRecord runs a record as the gateway runs a unary call, without its HTTP machinery: the
+// body decoded by the front's codec (a problem answered as gatewayErrorHandler answers it), the
+// frame's chain (which finds the Call in ctx, as for a JSON call), the method, and the answer
+// encoded by the front's marshaler or the error written by rpcerr.Write.
+func (f *Handler) callRecord(ctx context.Context, m RecordMethod, body []byte) (int, []byte) {
+	resp, err := m.Handler(m.Impl, ctx, func(v any) error {
+		if err := f.marshal.Unmarshal(body, v); err != nil {
+			return decodeProblems(err)
+		}
+		return nil
+	}, f.chain)
+	if err != nil {
+		return batch.ErrorAnswer(err)
+	}
+	answer, err := f.marshal.Marshal(resp)
+	if err != nil {
+		return batch.ErrorAnswer(err)
+	}
+	return http.StatusOK, answer
+}

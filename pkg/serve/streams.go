@@ -1,0 +1,57 @@
+package serve
+
+import (
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+)
+
+// The streams of issue 21 ("batches at district scale", docs/api.md): a service names its
+// NDJSON batch path and its group streams in Service; the frame routes them (internal/routes),
+// checks the token, media type and admission (internal/httpfront, stream.go) and runs the
+// engine (internal/batch). A batch record runs as a unary call of its own path on this front.
+
+// GroupStream is one group forecast in progress on a group stream: the service validates,
+// forecasts and encodes each student line, then the group (internal/batch's GroupStream).
+type GroupStream = batch.GroupStream
+
+// OpenGroup validates a group stream's settings line and starts the group; its error is the
+// answer to the whole request.
+type OpenGroup = batch.OpenGroup
+
+// addStreams adds the service's stream routes to the route table and hands the front what they
+// need.
+func (s *Server) addStreams(svc Service, front *httpfront.Handler) {
+	if svc.BatchPath != "" {
+		s.routes.AddStream(svc.BatchPath, routes.Batch, routes.Rule{Permission: svc.BatchPermission})
+	}
+	for path := range svc.GroupStreams {
+		s.routes.AddStream(path, routes.GroupStream, routes.Rule{Permission: svc.BatchPermission, Also: svc.GroupPermission})
+	}
+	// Records run as the gateway runs a call, on the methods the service registers (a third
+	// call of Register, on a registrar that only notes them).
+	front.Streams(svc.GroupStreams, batch.Options{Log: s.log}, httpfront.RecordMethodsOf(svc.Register), s.codec)
+}
+
+// Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a
+// group stream's lines): the contract's wire rules (wire.go), decoding errors worded and keyed
+// as the front words a body's, and answers encoded byte for byte as the front encodes them.
+type Wire struct{ c *jsonwire.Codec }
+
+// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's).
+func NewWire(l Limits) Wire { return Wire{c: newWireCodec(l)} }
+
+// Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
+// the same problems gets (rpcerr's validation error).
+func (w Wire) Unmarshal(data []byte, m proto.Message) error {
+	if err := w.c.Unmarshal(data, m); err != nil {
+		return httpfront.DecodeProblems(err)
+	}
+	return nil
+}
+
+// Marshal encodes m as the front encodes an answer.
+func (w Wire) Marshal(m proto.Message) ([]byte, error) { return w.c.Marshal(nil, m) }

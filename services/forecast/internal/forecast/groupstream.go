@@ -1,0 +1,110 @@
+package forecast
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+)
+
+// The group forecast streams (POST /api/forecast/{reading,math}/group/stream, docs/api.md): the
+// unary group, one student a line, in constant memory. The settings line is the unary group's
+// request without its students, validated as the unary group validates it; each student line is
+// decoded and validated as one entry of the unary group's studentData, and answered with its
+// entry of the unary answer, encoded as the unary answer encodes it; the last line is the unary
+// answer's group for the valid students. measure.GroupAccumulator gives the unary Group's
+// numbers bit for bit (Group is built on it).
+
+// groupStreams are the service's group streams by path.
+func (s *Server) groupStreams() map[string]serve.OpenGroup {
+	return map[string]serve.OpenGroup{
+		"/api/forecast/reading/group/stream": s.openGroup(reading),
+		"/api/forecast/math/group/stream":    s.openGroup(math_),
+	}
+}
+
+// openGroup opens a group stream of framework from its settings line.
+func (s *Server) openGroup(framework string) serve.OpenGroup {
+	return func(ctx context.Context, settings []byte) (serve.GroupStream, error) {
+		var req forecastv1.GroupForecastRequest
+		if err := s.wire.Unmarshal(settings, &req); err != nil {
+			return nil, err
+		}
+		var p rpcerr.Problems
+		if len(req.GetStudentData()) > 0 {
+			p.Add("studentData", "is not part of the settings line: send one student a line after it")
+		}
+		testSD := s.testUncertainty(&p, req.TestUncertainty)
+		cuts := s.cutLevels(&p, req.GetCutLevels())
+		gr := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
+		if err := p.Err(); err != nil {
+			return nil, err
+		}
+		fw, err := s.framework(ctx, framework)
+		if err != nil {
+			return nil, err
+		}
+		return &groupStream{s: s, fw: fw, gr: gr, acc: fw.NewGroupAccumulator(testSD, cuts)}, nil
+	}
+}
+
+// groupStream is one group in progress.
+type groupStream struct {
+	s     *Server
+	fw    *measure.Framework
+	gr    graded
+	acc   *measure.GroupAccumulator
+	entry forecastv1.StudentForecast // reused: encoded at once
+	req   forecastv1.GroupForecastRequest
+	buf   []byte
+}
+
+// Student validates one student line (an object or [priorAbility, priorUncertainty,
+// elapsedDays]) as the one entry of a unary group's studentData, adds it and returns its entry;
+// an invalid line's error is what that unary group would answer (studentData[0]. problems).
+func (g *groupStream) Student(_ context.Context, line []byte) ([]byte, error) {
+	// Decoded as the only student of a unary group's studentData, so that both forms are read by
+	// the same rules and a problem is answered as that group would answer it.
+	g.buf = append(append(append(g.buf[:0], `{"studentData":[`...), line...), "]}"...)
+	g.req.Reset()
+	if err := g.s.wire.Unmarshal(g.buf, &g.req); err != nil {
+		return nil, err
+	}
+	var p rpcerr.Problems
+	if n := len(g.req.GetStudentData()); n != 1 {
+		p.Add("", "a student line holds one student, an object or [priorAbility, priorUncertainty, elapsedDays]; this one holds %d", n)
+		return nil, p.Err()
+	}
+	d := g.req.GetStudentData()[0]
+	measure.CheckPrior(p.Add, "studentData[0].", d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	f := g.acc.Add(measure.Student{
+		Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
+		ElapsedDays: d.GetElapsedDays(),
+	})
+	sf := &g.entry
+	sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities, sf.Percentile = f.Ability, g.fw.Display(f.Ability), f.Uncertainty, f.Probabilities, nil
+	if g.gr.asked {
+		sf.AbilityDisplay, sf.Percentile = g.gr.display(g.fw, f.Ability), g.gr.percentile(f.Ability)
+	}
+	return g.s.wire.Marshal(sf)
+}
+
+// Group is the unary answer's forecasts.group for the students added.
+func (g *groupStream) Group(ctx context.Context) ([]byte, error) {
+	r := g.acc.Result()
+	if !measure.Finite(append(append([]float64{r.Ability, r.Uncertainty}, r.Proportions...), r.StdErrs...)...) {
+		return nil, rpcerr.Fault(ctx, g.s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", r.Ability, r.Uncertainty))
+	}
+	return g.s.wire.Marshal(&forecastv1.GroupAggregate{
+		GroupAbility:            r.Ability,
+		GroupUncertainty:        r.Uncertainty,
+		GroupProportionPerLevel: r.Proportions,
+		GroupStderrPerLevel:     r.StdErrs,
+	})
+}

@@ -1,0 +1,104 @@
+package scoring
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+)
+
+// scoringSeeds are valid requests of every unary path of the service (docs/examples.md's).
+var scoringSeeds = map[string][]string{
+	"/api/score/items/idsWithResults/standard": {
+		`{"items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":0},{"id":"L000004","result":1},{"id":"L000005","result":0}]}`,
+		`{"fit":true,"grade":3,"timeOfYear":"MOY","items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":0},{"id":"L000004","result":1},{"id":"L000005","result":0},{"id":"L000006","result":1}]}`,
+	},
+	"/api/score/items/ids/standard": {`{"items":[{"id":"Q000001"},{"id":"Q000002"},{"id":"Q000003"},{"id":"Q000004"}],"numberCorrect":3}`},
+	"/api/score/scale/standard":     {`{"linkId":"STATE-READ-2026","scaleScore":"540","scaleSem":18}`},
+	"/api/score/items/idsWithResults/standard/strands": {
+		`{"grade":3,"timeOfYear":"BOY","items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":0},{"id":"L000004","result":1},{"id":"L000005","result":0},{"id":"L000006","result":1}]}`,
+	},
+	"/api/score/items/difficulties/bayes": {
+		`{"items":[{"difficulty":650,"count":4},{"difficulty":720},{"difficulty":800,"count":5}],"numberCorrect":6,"framework":"lexile","priorAbility":700,"priorUncertainty":70,"elapsedDays":120}`,
+	},
+	"/api/score/items/idsWithResults/bayes": {
+		`{"priorAbility":600,"priorUncertainty":90,"elapsedDays":60,"items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":0},{"id":"L000004","result":1}]}`,
+		`{"fit":true,"priorAbility":600,"priorUncertainty":90,"elapsedDays":60,"items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":1}]}`,
+	},
+	"/api/score/items/ids/bayes": {`{"items":[{"id":"S000001"},{"id":"S000002"},{"id":"S000003"}],"numberCorrect":2,"priorAbility":900,"priorUncertainty":100,"elapsedDays":200}`},
+	"/api/score/scale/bayes":     {`{"linkId":"NATL-MATH-PT","scaleScore":"210","scaleSem":12,"priorAbility":550,"priorUncertainty":60,"elapsedDays":30}`},
+	"/api/score/items/idsWithResults/bayes/strands": {
+		`{"priorAbility":480,"priorUncertainty":80,"elapsedDays":150,"grade":4,"timeOfYear":"EOY","items":[{"id":"L000001","result":1},{"id":"L000002","result":1},{"id":"L000003","result":0},{"id":"L000004","result":1},{"id":"L000005","result":0},{"id":"L000006","result":1}]}`,
+	},
+	"/api/score/form/id/standard": {`{"formId":"FORM-READ-G3","numberCorrect":21}`},
+	"/api/score/adaptive/next": {
+		`{"framework":"lexile","priorAbility":700,"priorUncertainty":150,"items":[{"id":"L001043","result":1}],"stop":{"maxItems":2}}`,
+		`{"framework":"lexile","priorAbility":700,"priorUncertainty":150,"items":[],"stop":{"maxItems":3}}`,
+	},
+}
+
+// notScoring are paths a scoring batch answers 404: the other service's, the streams', the
+// login, unknown ones.
+var notScoring = []string{"/api/forecast/reading", "/api/forecast/reading/group", "/api/score/batch", "/api/forecast/batch",
+	"/authToken", "/api/score/nope", "/healthz", "/api/forecast/reading/group/stream"}
+
+// TestBatchDifferential: every record of a batch is answered exactly as a unary call of its
+// path, status and body bytes, for valid and invalid requests of every unary path.
+func TestBatchDifferential(t *testing.T) {
+	t.Parallel()
+	n := 10000
+	if raceEnabled || testing.Short() {
+		n = 1000
+	}
+	s := start(t)
+	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 1)), n, scoringSeeds, notScoring)
+	unary := s.Unary(reqs)
+	notFound := s.Post("/api/score/nope", `{}`)
+	got := s.Batch("/api/score/batch", string(servetest.BatchBody(reqs)))
+	if got.Status != http.StatusOK || got.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("batch: %d %s\n%.500s", got.Status, got.Header.Get("Content-Type"), got.Body)
+	}
+	answers, summary := servetest.ParseBatch(t, got.Body)
+	if len(answers) != n {
+		t.Fatalf("%d answers for %d records", len(answers), n)
+	}
+	ok, statuses, failures := 0, map[int]int{}, 0
+	for i, a := range answers {
+		want := unary[i]
+		if a.ID != "r"+strconv.Itoa(i) {
+			t.Fatalf("answer %d has id %q", i, a.ID)
+		}
+		if isNotScoring(reqs[i].Path) {
+			want = notFound
+		}
+		if a.Status != want.Status || !bytes.Equal(a.Body, bytes.TrimRight(want.Body, "\n")) {
+			t.Errorf("record %d %s %s:\nbatch %d %s\nunary %d %s", i, reqs[i].Path, reqs[i].Body, a.Status, a.Body, want.Status, want.Body)
+			if failures++; failures > 20 {
+				t.FailNow()
+			}
+		}
+		statuses[a.Status]++
+		if a.Status == http.StatusOK {
+			ok++
+		}
+	}
+	if summary["records"] != n || summary["ok"] != ok || summary["failed"] != n-ok {
+		t.Errorf("summary %v; want %d records, %d ok", summary, n, ok)
+	}
+	t.Logf("%d records: statuses %v", n, statuses)
+	if statuses[200] < n/4 || statuses[400] < n/10 || statuses[404] < n/50 {
+		t.Errorf("the mix is not varied enough: %v", statuses)
+	}
+}
+
+func isNotScoring(p string) bool {
+	for _, q := range notScoring {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
