@@ -21,6 +21,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -43,6 +44,10 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// of its decoding, the decoding itself, and no unknown fields. The JSON front did all
 		// of this before and while it read the body.
 		{"message", s.messageStep},
+		// The call's phases as events on its server span, when tracing is on: the message read,
+		// admitted and decoded (either front did so by now), then the handler's answer; the
+		// span's end is the answer encoded and sent.
+		{"phases", phasesStep},
 	}
 }
 
@@ -136,4 +141,11 @@ func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServe
 	}
 	defer release()
 	return next(ctx, req)
+}
+
+func phasesStep(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	tracing.Event(ctx, "decoded")
+	resp, err := next(ctx, req)
+	tracing.Event(ctx, "handled")
+	return resp, err
 }

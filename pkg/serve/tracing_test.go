@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -83,9 +84,10 @@ func TestTracingBothFronts(t *testing.T) {
 	logs := requestLines(t, h.logs.String())
 	for _, want := range []struct {
 		front, trace, parent, name string
+		events                     []string
 	}{
-		{"http", jsonTrace, jsonParent, "POST " + scorePath},
-		{"grpc", grpcTrace, grpcParent, "yardstick.scoring.v1.ScoringService/ScoreItemResults"},
+		{"http", jsonTrace, jsonParent, "POST " + scorePath, []string{"admitted and read", "decoded", "handled"}},
+		{"grpc", grpcTrace, grpcParent, "yardstick.scoring.v1.ScoringService/ScoreItemResults", []string{"decoded", "handled"}},
 	} {
 		got := byTrace[want.trace]
 		if len(got) != 1 {
@@ -95,6 +97,13 @@ func TestTracingBothFronts(t *testing.T) {
 		s := got[0]
 		if s.GetName() != want.name || hex.EncodeToString(s.GetParentSpanId()) != want.parent || s.GetKind() != tracepb.Span_SPAN_KIND_SERVER {
 			t.Errorf("%s: span %q, parent %x, kind %v; want %q, parent %s, server", want.front, s.GetName(), s.GetParentSpanId(), s.GetKind(), want.name, want.parent)
+		}
+		var events []string
+		for _, e := range s.GetEvents() {
+			events = append(events, e.GetName())
+		}
+		if !slices.Equal(events, want.events) {
+			t.Errorf("%s: span events %q; want %q", want.front, events, want.events)
 		}
 		line, ok := logs[want.trace]
 		if !ok {
