@@ -263,3 +263,41 @@ func TestGroupStreamPermissions(t *testing.T) {
 		t.Errorf("a stream the service does not open: %d %s", r.status, r.body)
 	}
 }
+
+// TestBatchNotPaced: a stream is bound neither by the body limit nor by the minimum body rate:
+// a body larger than the unary limit, sent slower than the rate, is answered whole.
+func TestBatchNotPaced(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, func(c *Config) {
+		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
+		c.Limits.MaxBodyBytes = 64 << 10
+	})
+	auth := "Bearer " + h.token("batcher", clientSecret)
+	pr, pw := io.Pipe()
+	go func() {
+		defer pw.Close()
+		line := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}` + "\n"
+		chunk := strings.Repeat(line, 400) // 400 records, 40 KiB
+		for range 3 {                      // 120 KiB in all, over 300 ms
+			if _, err := io.WriteString(pw, chunk); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	all, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || !strings.HasSuffix(string(all), `{"summary":{"records":1200,"ok":1200,"failed":0}}`+"\n") {
+		t.Fatalf("%d %v: %.300s", resp.StatusCode, err, all[max(0, len(all)-300):])
+	}
+}
