@@ -73,13 +73,21 @@ func TestBatchRefusals(t *testing.T) {
 		{"no type", "", batcher, 415, "Unsupported media type"},
 		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
 		{"admitted", ndjson, batcher, 200, `{"summary":{"records":1,"ok":1,"failed":0}}`},
+		{"GET", "", batcher, 405, `"Method not allowed."`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
 			if tc.auth != "" {
 				hdr = []string{"Authorization", tc.auth}
 			}
-			r := h.do(http.MethodPost, "/api/score/batch", tc.ctype, record, hdr...)
+			method := http.MethodPost
+			if tc.name == "GET" {
+				method = http.MethodGet
+			}
+			r := h.do(method, "/api/score/batch", tc.ctype, record, hdr...)
+			if tc.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Errorf("405 with Allow %q", r.header.Get("Allow"))
+			}
 			if r.status != tc.status || !strings.Contains(string(r.body), tc.wantIn) {
 				t.Errorf("got %d %s; want %d with %s", r.status, r.body, tc.status, tc.wantIn)
 			}
