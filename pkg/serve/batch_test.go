@@ -2,7 +2,9 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -308,4 +310,81 @@ func TestBatchNotPaced(t *testing.T) {
 	if err != nil || resp.StatusCode != 200 || !strings.HasSuffix(string(all), `{"summary":{"records":1200,"ok":1200,"failed":0}}`+"\n") {
 		t.Fatalf("%d %v: %.300s", resp.StatusCode, err, all[max(0, len(all)-300):])
 	}
+}
+
+// TestBatchRecordWaitsForBudget: once the head is sent, a record the budget cannot take now
+// waits for it (never a 503), and is answered when the budget frees.
+func TestBatchRecordWaitsForBudget(t *testing.T) {
+	t.Parallel()
+	cfg := forecastConfig(t)
+	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group of 900 students
+	cfg.Limits.MaxStudents = 1000
+	fake := newFakeForecast(t, cfg.Limits)
+	fake.faulty = true
+	svc := fake.service()
+	svc.BatchPath, svc.BatchPermission = "/api/forecast/batch", token.PermForecastBatch
+	h := startService(t, cfg, svc)
+	tok := h.token("demo", "demo-secret")
+	group := groupBody(900, typicalStudent)
+
+	held := make(chan response, 1)
+	go func() {
+		r, err := post(h.base, "/api/forecast/math/group", tok, bytes.NewReader(group))
+		if err != nil {
+			t.Error(err)
+		}
+		held <- r
+	}()
+	<-fake.started // the budget now holds that group
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/forecast/batch", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	answers := make(chan string, 2)
+	go func() {
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				close(answers)
+				return
+			}
+			answers <- line
+		}
+	}()
+	if _, err := fmt.Fprintf(pw, `{"id":"g","path":"/api/forecast/reading/group","body":%s}`+"\n", group); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-answers:
+		t.Fatalf("answered while the budget was full: %.200s", a)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(fake.release)
+	select {
+	case a := <-answers:
+		if !strings.HasPrefix(a, `{"id":"g","status":200,"body":{"forecasts":`) {
+			t.Errorf("record after the budget freed: %.200s", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record was not answered once the budget freed")
+	}
+	pw.Close()
+	if a := <-answers; a != `{"summary":{"records":1,"ok":1,"failed":0}}`+"\n" {
+		t.Errorf("summary: %q", a)
+	}
+	<-held
 }
