@@ -2,7 +2,9 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -73,13 +75,21 @@ func TestBatchRefusals(t *testing.T) {
 		{"no type", "", batcher, 415, "Unsupported media type"},
 		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
 		{"admitted", ndjson, batcher, 200, `{"summary":{"records":1,"ok":1,"failed":0}}`},
+		{"GET", "", batcher, 405, `"Method not allowed."`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
 			if tc.auth != "" {
 				hdr = []string{"Authorization", tc.auth}
 			}
-			r := h.do(http.MethodPost, "/api/score/batch", tc.ctype, record, hdr...)
+			method := http.MethodPost
+			if tc.name == "GET" {
+				method = http.MethodGet
+			}
+			r := h.do(method, "/api/score/batch", tc.ctype, record, hdr...)
+			if tc.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Errorf("405 with Allow %q", r.header.Get("Allow"))
+			}
 			if r.status != tc.status || !strings.Contains(string(r.body), tc.wantIn) {
 				t.Errorf("got %d %s; want %d with %s", r.status, r.body, tc.status, tc.wantIn)
 			}
@@ -262,4 +272,119 @@ func TestGroupStreamPermissions(t *testing.T) {
 	if r := h.do(http.MethodPost, "/api/forecast/math/group/stream", ndjson, body, "Authorization", "Bearer "+h.token("all", clientSecret)); r.status != 404 {
 		t.Errorf("a stream the service does not open: %d %s", r.status, r.body)
 	}
+}
+
+// TestBatchNotPaced: a stream is bound neither by the body limit nor by the minimum body rate:
+// a body larger than the unary limit, sent slower than the rate, is answered whole.
+func TestBatchNotPaced(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, func(c *Config) {
+		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
+		c.Limits.MaxBodyBytes = 64 << 10
+	})
+	auth := "Bearer " + h.token("batcher", clientSecret)
+	pr, pw := io.Pipe()
+	go func() {
+		defer pw.Close()
+		line := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}` + "\n"
+		chunk := strings.Repeat(line, 400) // 400 records, 40 KiB
+		for range 3 {                      // 120 KiB in all, over 300 ms
+			if _, err := io.WriteString(pw, chunk); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	all, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || !strings.HasSuffix(string(all), `{"summary":{"records":1200,"ok":1200,"failed":0}}`+"\n") {
+		t.Fatalf("%d %v: %.300s", resp.StatusCode, err, all[max(0, len(all)-300):])
+	}
+}
+
+// TestBatchRecordWaitsForBudget: once the head is sent, a record the budget cannot take now
+// waits for it (never a 503), and is answered when the budget frees.
+func TestBatchRecordWaitsForBudget(t *testing.T) {
+	t.Parallel()
+	cfg := forecastConfig(t)
+	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group of 900 students
+	cfg.Limits.MaxStudents = 1000
+	fake := newFakeForecast(t, cfg.Limits)
+	fake.faulty = true
+	svc := fake.service()
+	svc.BatchPath, svc.BatchPermission = "/api/forecast/batch", token.PermForecastBatch
+	h := startService(t, cfg, svc)
+	tok := h.token("demo", "demo-secret")
+	group := groupBody(900, typicalStudent)
+
+	held := make(chan response, 1)
+	go func() {
+		r, err := post(h.base, "/api/forecast/math/group", tok, bytes.NewReader(group))
+		if err != nil {
+			t.Error(err)
+		}
+		held <- r
+	}()
+	<-fake.started // the budget now holds that group
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequest(http.MethodPost, h.base+"/api/forecast/batch", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	answers := make(chan string, 2)
+	go func() {
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				close(answers)
+				return
+			}
+			answers <- line
+		}
+	}()
+	if _, err := fmt.Fprintf(pw, `{"id":"g","path":"/api/forecast/reading/group","body":%s}`+"\n", group); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case a := <-answers:
+		t.Fatalf("answered while the budget was full: %.200s", a)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(fake.release)
+	select {
+	case a := <-answers:
+		if !strings.HasPrefix(a, `{"id":"g","status":200,"body":{"forecasts":`) {
+			t.Errorf("record after the budget freed: %.200s", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record was not answered once the budget freed")
+	}
+	pw.Close()
+	if a := <-answers; a != `{"summary":{"records":1,"ok":1,"failed":0}}`+"\n" {
+		t.Errorf("summary: %q", a)
+	}
+	<-held
 }

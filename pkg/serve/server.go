@@ -41,7 +41,8 @@ type Service struct {
 	// Register adds the service's gRPC implementations to the registrar (the generated
 	// Register…Server functions take it). It is called twice: first on a probe server that is
 	// never served (the receive limit depends on the methods served), then on the frame's
-	// registrar, which puts the read admission in front of each method (grpcguard, Registrar).
+	// registrar, which puts the read admission in front of each method (grpcguard, Registrar);
+	// and a third time on one that notes the methods, which batch records run (streams.go).
 	Register func(grpc.ServiceRegistrar)
 	// RegisterGateway adds the service's JSON routes in-process: the generated
 	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass

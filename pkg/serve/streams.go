@@ -33,7 +33,7 @@ func (s *Server) addStreams(svc Service, front *httpfront.Handler) {
 	}
 	// Records run as the gateway runs a call, on the methods the service registers (a third
 	// call of Register, on a registrar that only notes them).
-	front.Streams(svc.GroupStreams, batch.Options{Log: s.log}, httpfront.RecordMethodsOf(svc.Register), s.codec)
+	front.Streams(svc.GroupStreams, batch.Options{Log: s.log, Trusted: true}, httpfront.RecordMethodsOf(svc.Register), s.codec)
 }
 
 // Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a

@@ -68,6 +68,14 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, known := f.routes.ByPath[r.URL.Path]
+	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
+		// A stream's path has no route in the gateway: answered as the gateway answers another
+		// method on a unary path.
+		dropBody(w, r)
+		w.Header().Set("Allow", http.MethodPost)
+		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
+		return
+	}
 	if r.Method != http.MethodPost || !known {
 		dropBody(w, r)
 		f.gateway.ServeHTTP(w, r)

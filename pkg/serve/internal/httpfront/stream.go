@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -242,7 +243,15 @@ func (f *Handler) callRecord(ctx context.Context, m RecordMethod, body []byte) (
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}
-	answer, err := f.marshal.Marshal(resp)
+	// The answer goes to the engine, which holds it until it is written: a buffer of its own,
+	// sized for most answers at once (appending from nil grows it several times).
+	var answer []byte
+	if m, ok := resp.(proto.Message); ok {
+		answer, err = f.marshal.codec.Marshal(make([]byte, 0, 512), m)
+	}
+	if answer == nil || err != nil {
+		answer, err = f.marshal.Marshal(resp) // as the gateway: the fallback, and its errors
+	}
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}
