@@ -111,9 +111,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="memory_budget".*front="http"`); v != 8 {
-		t.Errorf("admission refusals of the JSON front for memory: got %v; want 8", v)
-	}
+	wantRefusals(t, h, "http", 8)
 
 	// Below 64 KiB a single forecast skips the budget.
 	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(admission.SmallRequestBytes-1))); err != nil || r.status != http.StatusOK {
@@ -130,9 +128,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	if code, retry, reason := overloadOf(err); code != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
 		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", code, retry, reason)
 	}
-	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="memory_budget".*front="grpc"`); v != 1 {
-		t.Errorf("admission refusals of gRPC for memory: got %v; want 1", v)
-	}
+	wantRefusals(t, h, "grpc", 1)
 	// Shed load is a warning in the log, on both fronts.
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
 		checkLoggedAsWarning(t, h.logs.String(), want)
@@ -278,4 +274,12 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 		c.Close()
 		waitIdle(t, h.srv.budget)
 	})
+}
+
+// wantRefusals checks yardstick_admission_refusals_total{front, cause="memory_budget"}.
+func wantRefusals(t *testing.T, h *harness, front string, want float64) {
+	t.Helper()
+	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="memory_budget".*front="`+front+`"`); v != want {
+		t.Errorf("admission refusals of %s for memory: got %v; want %v", front, v, want)
+	}
 }

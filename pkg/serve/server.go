@@ -14,7 +14,6 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -362,67 +361,5 @@ func every(ctx context.Context, d time.Duration, f func()) {
 		case <-t.C:
 			f()
 		}
-	}
-}
-
-// Reload re-reads every file now. A file that fails is logged and its last good version keeps
-// serving; a change taken is logged once; unchanged files log nothing. Each outcome is counted in
-// the reload series (telemetry.Reloads).
-func (s *Server) Reload() {
-	changed, err := s.issuer.Reload()
-	if err != nil {
-		s.log.Error("reload clients and keys: keeping the last good ones", "error", err)
-		s.reloads.Failed(telemetry.SourceClients, err)
-	} else {
-		s.reloads.Succeeded(telemetry.SourceClients, s.issuer.Version(), time.Now())
-	}
-	if changed {
-		s.log.Info("clients and keys reloaded", "loaded", s.issuer.Summary())
-	}
-	if s.svc.Reload != nil {
-		changed, err := s.svc.Reload()
-		switch {
-		case err != nil:
-			s.log.Error("reload content: keeping the last good bundle", "error", err)
-			s.reloads.Failed(telemetry.SourceContent, err)
-		default:
-			if changed {
-				s.log.Info("content bundle reloaded")
-			}
-			s.reloads.Succeeded(telemetry.SourceContent, s.contentVersion(), time.Now())
-		}
-	}
-}
-
-func (s *Server) contentVersion() string {
-	if s.svc.Version == nil {
-		return ""
-	}
-	return s.svc.Version()
-}
-
-// registerOperatorSeries registers what an operator asks beside the request series: the login
-// throttle's fallbacks, logins and keys (from the issuer at each scrape), the reloads (loaded at
-// start, then each reload) and readiness.
-func (s *Server) registerOperatorSeries() {
-	reg, labels := s.telemetry.Registry(), prometheus.Labels{"service": s.cfg.Service}
-	issuer := s.issuer
-	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "yardstick_login_throttle_fallbacks_total",
-		Help: "Login throttle decisions made in this process's memory alone because Redis did not answer.", ConstLabels: labels},
-		func() float64 { return float64(issuer.ThrottleFallbacks()) }))
-	reg.MustRegister(telemetry.NewIssuerCollector(issuer, labels))
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "yardstick_ready",
-		Help: "1 while the service is ready for traffic (serving, not draining), else 0.", ConstLabels: labels},
-		func() float64 {
-			if s.ready.Load() {
-				return 1
-			}
-			return 0
-		}))
-	s.reloads = telemetry.NewReloads(reg, labels)
-	now := time.Now()
-	s.reloads.Succeeded(telemetry.SourceClients, issuer.Version(), now) // New loaded both, or failed
-	if s.svc.Version != nil {
-		s.reloads.Succeeded(telemetry.SourceContent, s.svc.Version(), now)
 	}
 }

@@ -68,44 +68,47 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	default:
 		return c, fmt.Errorf("%w: one input file at most, got %q", errUsage, fs.Args())
 	}
-	var bad []string
-	if u, err := url.Parse(c.url); c.url == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad = append(bad, "-url must be an http(s) URL of a batch endpoint")
-	}
 	if c.in == "" {
 		c.in = "ndjson"
 		if strings.EqualFold(filepath.Ext(c.input), ".csv") {
 			c.in = "csv"
 		}
 	}
-	if c.in != "ndjson" && c.in != "csv" {
-		bad = append(bad, "-in must be ndjson or csv")
-	}
-	if c.out != "ndjson" && c.out != "csv" {
-		bad = append(bad, "-out must be ndjson or csv")
-	}
-	if c.token == "" && (c.clientID == "" || c.clientSecret == "") {
-		bad = append(bad, "give -token, or -client-id and -client-secret")
-	}
-	if c.parallel < 1 || c.parallel > 64 {
-		bad = append(bad, "-parallel must be 1 to 64")
-	}
-	if c.window < 1 {
-		bad = append(bad, "-window must be at least 1")
-	}
-	if c.retries < 0 {
-		bad = append(bad, "-retries must be at least 0")
-	}
-	if c.resume && c.output == "" {
-		bad = append(bad, "-resume needs the -o file of the earlier run")
-	}
-	if c.progress != "auto" && c.progress != "on" && c.progress != "off" {
-		bad = append(bad, "-progress must be auto, on or off")
-	}
+	bad := c.problems()
 	if len(bad) > 0 {
 		return c, fmt.Errorf("%w: %s", errUsage, strings.Join(bad, "; "))
 	}
 	return c, nil
+}
+
+// problems lists what is wrong with the command line, every problem at once.
+func (c config) problems() []string {
+	var bad []string
+	for _, check := range []struct {
+		wrong bool
+		say   string
+	}{
+		{!validURL(c.url), "-url must be an http(s) URL of a batch endpoint"},
+		{c.in != "ndjson" && c.in != "csv", "-in must be ndjson or csv"},
+		{c.out != "ndjson" && c.out != "csv", "-out must be ndjson or csv"},
+		{c.token == "" && (c.clientID == "" || c.clientSecret == ""), "give -token, or -client-id and -client-secret"},
+		{c.parallel < 1 || c.parallel > 64, "-parallel must be 1 to 64"},
+		{c.window < 1, "-window must be at least 1"},
+		{c.retries < 0, "-retries must be at least 0"},
+		{c.resume && c.output == "", "-resume needs the -o file of the earlier run"},
+		{c.progress != "auto" && c.progress != "on" && c.progress != "off", "-progress must be auto, on or off"},
+	} {
+		if check.wrong {
+			bad = append(bad, check.say)
+		}
+	}
+	return bad
+}
+
+// validURL reports whether raw is an absolute http(s) URL with a host.
+func validURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return raw != "" && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // run is the whole command: read, send over the streams, write in input order.

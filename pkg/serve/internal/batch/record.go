@@ -80,70 +80,24 @@ func parseRecord(line []byte) (record, error) {
 	var rec record
 	var seen [3]bool
 	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
-		k := -1
-		for i, f := range recordFields {
-			if string(key) == f {
-				k = i
-			}
-		}
-		if k < 0 {
+		k := fieldIndex(key)
+		switch {
+		case k < 0:
 			field := string(key)
 			if len(field) > 64 {
 				field = "" // a megabyte key is no field name: the message quotes it clipped
 			}
 			p.Add(field, "unknown field %q%s", string(key), suggest(string(key)))
 			return d.Skip()
-		}
-		if seen[k] {
+		case seen[k]:
 			p.Add(recordFields[k], "duplicate field %q", recordFields[k])
 			return d.Skip()
 		}
 		seen[k] = true
-		switch k {
-		case 0:
-			if d.Next() != jx.String {
-				p.Add("id", "must be a JSON string (the caller's record id)")
-				return d.Skip()
-			}
-			raw, err := d.Raw()
-			if err != nil {
-				return err
-			}
-			if !utf8.Valid(raw) {
-				p.Add("id", "must be valid UTF-8")
-				return nil
-			}
-			rec.id = bytes.Clone(raw)
-		case 1:
-			if d.Next() != jx.String {
-				p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
-				return d.Skip()
-			}
-			s, err := d.Str()
-			if err != nil {
-				return err
-			}
-			rec.path = s
-		case 2:
-			if d.Next() != jx.Object {
-				p.Add("body", "must be a JSON object (the request of the record's path)")
-				return d.Skip()
-			}
-			raw, err := d.Raw()
-			if err != nil {
-				return err
-			}
-			rec.body = bytes.Clone(raw)
-		}
-		return nil
+		return recordField[k](d, &rec, &p)
 	})
 	if err == nil {
-		// One value a line: anything after it but spaces is not a record.
-		if err = d.Skip(); errors.Is(err, io.EOF) {
-			err = nil
-		} else if err == nil {
-			err = errors.New("more than one value")
-		}
+		err = onlyValue(d)
 	}
 	if err != nil {
 		// jx is as strict as encoding/json, which says what is wrong in the words callers know.
@@ -161,6 +115,70 @@ func parseRecord(line []byte) (record, error) {
 		return record{}, err
 	}
 	return rec, nil
+}
+
+// fieldIndex is key's place in recordFields, or -1.
+func fieldIndex(key []byte) int {
+	for i, f := range recordFields {
+		if string(key) == f {
+			return i
+		}
+	}
+	return -1
+}
+
+// onlyValue checks that nothing but spaces follows the line's one value.
+func onlyValue(d *jx.Decoder) error {
+	err := d.Skip()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err == nil:
+		return errors.New("more than one value")
+	}
+	return err
+}
+
+// recordField reads each of recordFields' values into the record, in recordFields' order; a value
+// of the wrong kind is a problem of its field, and is skipped.
+var recordField = [3]func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error{
+	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // id
+		if d.Next() != jx.String {
+			p.Add("id", "must be a JSON string (the caller's record id)")
+			return d.Skip()
+		}
+		raw, err := d.Raw()
+		if err != nil {
+			return err
+		}
+		if !utf8.Valid(raw) {
+			p.Add("id", "must be valid UTF-8")
+			return nil
+		}
+		rec.id = bytes.Clone(raw)
+		return nil
+	},
+	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // path
+		if d.Next() != jx.String {
+			p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
+			return d.Skip()
+		}
+		s, err := d.Str()
+		rec.path = s
+		return err
+	},
+	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // body
+		if d.Next() != jx.Object {
+			p.Add("body", "must be a JSON object (the request of the record's path)")
+			return d.Skip()
+		}
+		raw, err := d.Raw()
+		if err != nil {
+			return err
+		}
+		rec.body = bytes.Clone(raw)
+		return nil
+	},
 }
 
 // notJSON is the 400 of a line that is not JSON, saying where it breaks.

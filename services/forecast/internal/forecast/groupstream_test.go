@@ -27,42 +27,7 @@ func TestGroupStreamEqualsUnary(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := rand.New(rand.NewPCG(uint64(tc.n), 7))
-			var stream bytes.Buffer
-			stream.WriteString(tc.settings + "\n")
-			var valid []string
-			var invalidLines []int
-			var invalidTexts []string
-			lineNo := 1 // the settings
-			for i := range tc.n {
-				lineNo++
-				a, u, d := 100+r.Float64()*1200, 5+r.Float64()*150, float64(r.IntN(400))
-				var line string
-				switch r.IntN(8) {
-				case 0:
-					line = fmt.Sprintf(`[%v,%v,%v]`, a, u, d)
-				case 1:
-					line = fmt.Sprintf(`{"priorAbility":%v,"priorUncertainty":-1,"elapsedDays":%v}`, a, d) // invalid
-				case 2:
-					line = `{"priorAbility":"x"}` // invalid
-				default:
-					line = fmt.Sprintf(`{"priorAbility":%v,"priorUncertainty":%v,"elapsedDays":%v}`, a, u, d)
-				}
-				if i == 0 || !strings.Contains(line, `-1,`) && !strings.Contains(line, `"x"`) {
-					if i == 0 {
-						line = fmt.Sprintf(`[%v,%v,%v]`, a, u, d)
-					}
-					valid = append(valid, line)
-				} else {
-					invalidLines = append(invalidLines, lineNo)
-					invalidTexts = append(invalidTexts, line)
-				}
-				stream.WriteString(line + "\n")
-				if i%97 == 0 {
-					stream.WriteString("\n") // blank lines count in line numbers, get no answer
-					lineNo++
-				}
-			}
+			stream, valid, invalidLines, invalidTexts := groupStreamInput(tc.settings, tc.n)
 			// The unary answer for the valid students.
 			var settings map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(tc.settings), &settings); err != nil {
@@ -83,7 +48,7 @@ func TestGroupStreamEqualsUnary(t *testing.T) {
 			if err := json.Unmarshal(unary.Body, &u); err != nil {
 				t.Fatal(err)
 			}
-			got := s.Batch(tc.path, stream.String())
+			got := s.Batch(tc.path, stream)
 			if got.Status != http.StatusOK || got.Header.Get("Content-Type") != "application/x-ndjson" {
 				t.Fatalf("stream: %d %s", got.Status, got.Body)
 			}
@@ -147,4 +112,39 @@ func TestGroupStreamRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// groupStreamInput is a group stream of n random students after settings: about one in four
+// invalid (a negative uncertainty, or a string for a number), a blank line every 97, the first
+// student always valid and an array. It returns the stream, the valid students' lines, and the
+// line numbers and texts of the invalid ones.
+func groupStreamInput(settings string, n int) (stream string, valid []string, invalidLines []int, invalidTexts []string) {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	var b strings.Builder
+	b.WriteString(settings + "\n")
+	lineNo := 1 // the settings
+	for i := range n {
+		lineNo++
+		a, u, d := 100+r.Float64()*1200, 5+r.Float64()*150, float64(r.IntN(400))
+		line, ok := fmt.Sprintf(`{"priorAbility":%v,"priorUncertainty":%v,"elapsedDays":%v}`, a, u, d), true
+		switch kind := r.IntN(8); {
+		case i == 0 || kind == 0:
+			line = fmt.Sprintf(`[%v,%v,%v]`, a, u, d)
+		case kind == 1:
+			line, ok = fmt.Sprintf(`{"priorAbility":%v,"priorUncertainty":-1,"elapsedDays":%v}`, a, d), false
+		case kind == 2:
+			line, ok = `{"priorAbility":"x"}`, false
+		}
+		if ok {
+			valid = append(valid, line)
+		} else {
+			invalidLines, invalidTexts = append(invalidLines, lineNo), append(invalidTexts, line)
+		}
+		b.WriteString(line + "\n")
+		if i%97 == 0 {
+			b.WriteString("\n") // blank lines count in line numbers, get no answer
+			lineNo++
+		}
+	}
+	return b.String(), valid, invalidLines, invalidTexts
 }
