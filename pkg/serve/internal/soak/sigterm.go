@@ -148,14 +148,16 @@ func sigtermOnce(ctx context.Context, bin string, pin bool) (sigtermRound, error
 	return r, nil
 }
 
-// untilRefused dials addr until the connection is refused (the listener has closed) and returns
+// untilRefused dials addr until the connection is refused or reset (the listener has closed) and returns
 // that moment. A probe that connects is closed at once, as a TCP health check's would be.
 func untilRefused(addr string, within time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
-			if errors.Is(err, syscall.ECONNREFUSED) {
+			// Refused, or reset: a dial that lands in the backlog as the listener closes is reset,
+			// not refused (the drain test's probe learnt the same).
+			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
 				return time.Now(), nil
 			}
 			return time.Time{}, fmt.Errorf("probe: %w", err)
