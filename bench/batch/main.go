@@ -50,6 +50,7 @@ type options struct {
 type figures struct {
 	batchRPS, refRPS float64 // records a second: the stream, the in-process loop
 	batchCPU         float64 // server CPU seconds per record
+	refCPU           float64 // the in-process loop's CPU seconds per record
 	batchRSS         float64 // bytes: server peak RSS growth over the stream
 	groupSPS         float64 // students a second
 	groupRSS         float64 // bytes
@@ -84,8 +85,8 @@ func run(ctx context.Context, args []string) error {
 		if err := measureGroup(ctx, o, &f); err != nil {
 			return fmt.Errorf("run %d: group stream: %w", i, err)
 		}
-		fmt.Printf("run %d: batch %.0f records/s (%.1f µs server CPU a record), in-process loop %.0f records/s, RSS +%.1f MiB; group %.0f students/s, RSS +%.1f MiB, group line vs recomputed: max relative difference %.2g\n",
-			i, f.batchRPS, f.batchCPU*1e6, f.refRPS, f.batchRSS/mib, f.groupSPS, f.groupRSS/mib, f.groupMaxRelDiff)
+		fmt.Printf("run %d: batch %.0f records/s (%.1f µs server CPU a record), in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB; group %.0f students/s, RSS +%.1f MiB, group line vs recomputed: max relative difference %.2g\n",
+			i, f.batchRPS, f.batchCPU*1e6, f.refRPS, f.refCPU*1e6, f.batchRSS/mib, f.groupSPS, f.groupRSS/mib, f.groupMaxRelDiff)
 		all = append(all, f)
 	}
 	return report(all, o)
@@ -111,6 +112,8 @@ func report(all []figures, o options) error {
 		{"info: score batch records/s", func(f figures) float64 { return f.batchRPS }, 0, false, true, "%.0f"},
 		{"info: in-process loop records/s", func(f figures) float64 { return f.refRPS }, 0, false, true, "%.0f"},
 		{"info: score batch server CPU µs a record", func(f figures) float64 { return f.batchCPU * 1e6 }, 0, false, true, "%.1f"},
+		{"info: in-process loop CPU µs a record", func(f figures) float64 { return f.refCPU * 1e6 }, 0, false, true, "%.1f"},
+		{"info: score batch server CPU a record / in-process loop's", func(f figures) float64 { return f.batchCPU / f.refCPU }, 0, false, true, "%.2f"},
 		{"info: group stream students/s", func(f figures) float64 { return f.groupSPS }, 0, false, true, "%.0f"},
 	}
 	head := "figure (median of runs)"
