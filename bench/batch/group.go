@@ -145,14 +145,18 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 		return fmt.Errorf("the unary group answered %d students, want %d", len(unary.Forecasts.Students), sampled)
 	}
 	// A small stream first: its code paths warmed up before the idle reading.
-	if _, _, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, min(sampled, o.students)); err != nil {
+	if _, _, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, min(sampled, o.students), nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	idle, err := forecast.memory("VmHWM")
 	if err != nil {
 		return err
 	}
-	elapsed, d, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, o.students)
+	elapsed, d, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, o.students, func() {
+		if rss, err := forecast.memory("VmRSS"); err == nil {
+			f.groupTrail = append(f.groupTrail, (rss-idle)/mib)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -170,8 +174,8 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 // the answers; checks the first answers against the unary group's entries byte for byte, counts
 // n valid answers, and compares the final group line with the group recomputed from them. It
 // returns the seconds from the request to the group line and that comparison's max relative
-// difference.
-func streamGroup(ctx context.Context, httpAddr, tok string, unary []json.RawMessage, n int) (float64, float64, error) {
+// difference. tenth, when not nil, is called after each tenth of the answers.
+func streamGroup(ctx context.Context, httpAddr, tok string, unary []json.RawMessage, n int, tenth func()) (float64, float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -210,6 +214,9 @@ func streamGroup(ctx context.Context, httpAddr, tok string, unary []json.RawMess
 			return 0, 0, fmt.Errorf("student %d answered %q (%v)", i, got, err)
 		}
 		sums.add(a)
+		if tenth != nil && (i+1)%max(1, n/10) == 0 {
+			tenth()
+		}
 	}
 	last, err := r.ReadSlice('\n')
 	if err != nil {

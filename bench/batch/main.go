@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -55,6 +56,8 @@ type figures struct {
 	groupSPS         float64 // students a second
 	groupRSS         float64 // bytes
 	groupMaxRelDiff  float64 // the group line against the recomputed group
+	// VmRSS above the idle VmHWM (MiB) after each tenth of the answers: flat if memory is constant.
+	batchTrail, groupTrail []float64
 }
 
 func run(ctx context.Context, args []string) error {
@@ -87,12 +90,24 @@ func run(ctx context.Context, args []string) error {
 		}
 		fmt.Printf("run %d: batch %.0f records/s (%.1f µs server CPU a record), in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB; group %.0f students/s, RSS +%.1f MiB, group line vs recomputed: max relative difference %.2g\n",
 			i, f.batchRPS, f.batchCPU*1e6, f.refRPS, f.refCPU*1e6, f.batchRSS/mib, f.groupSPS, f.groupRSS/mib, f.groupMaxRelDiff)
+		fmt.Printf("       VmRSS above idle after each tenth (MiB): batch %s; group %s\n", trail(f.batchTrail), trail(f.groupTrail))
 		all = append(all, f)
 	}
 	return report(all, o)
 }
 
 const mib = 1 << 20
+
+func trail(vs []float64) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.0f", v)
+	}
+	return b.String()
+}
 
 type target struct {
 	name    string

@@ -138,7 +138,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 		}
 	}
 	// A small batch first: the stream's code paths warmed up before the idle reading.
-	if _, err := streamBatch(ctx, httpAddr, tok, bodies, unary, 1000); err != nil {
+	if _, err := streamBatch(ctx, httpAddr, tok, bodies, unary, 1000, nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	idle, err := scoring.memory("VmHWM")
@@ -155,7 +155,11 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	if err != nil {
 		return err
 	}
-	elapsed, err := streamBatch(ctx, httpAddr, tok, bodies, unary, o.records)
+	elapsed, err := streamBatch(ctx, httpAddr, tok, bodies, unary, o.records, func() {
+		if rss, err := scoring.memory("VmRSS"); err == nil {
+			f.batchTrail = append(f.batchTrail, (rss-idle)/mib)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -182,8 +186,9 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 // streamBatch sends n records on one POST /api/score/batch, the body written by one goroutine
 // while this one reads the answers, and checks every answer line byte for byte (record i is
 // body i%variants, answered exactly as the unary path answered it) and the summary line. It
-// returns the seconds from the request to the summary line.
-func streamBatch(ctx context.Context, httpAddr, tok string, bodies, unary [][]byte, n int) (float64, error) {
+// returns the seconds from the request to the summary line. tenth, when not nil, is called after
+// each tenth of the answers.
+func streamBatch(ctx context.Context, httpAddr, tok string, bodies, unary [][]byte, n int, tenth func()) (float64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
@@ -224,6 +229,9 @@ func streamBatch(ctx context.Context, httpAddr, tok string, bodies, unary [][]by
 		want = append(want, "}\n"...)
 		if !bytes.Equal(got, want) {
 			return 0, fmt.Errorf("answer %d is %q, want %q (the unary answer)", i, got, want)
+		}
+		if tenth != nil && (i+1)%max(1, n/10) == 0 {
+			tenth()
 		}
 	}
 	summary, err := r.ReadSlice('\n')
