@@ -84,11 +84,14 @@ func bareScore(bundle *measure.Bundle, body []byte, out *bytes.Buffer) error {
 
 // refLoop runs the reference over records n0..n1-1 and returns the seconds taken and this
 // process's CPU seconds meanwhile (the loop's: nothing else runs then).
-func refLoop(bundle *measure.Bundle, bodies [][]byte, n0, n1 int) (wall, cpu float64, err error) {
+func refLoop(ctx context.Context, bundle *measure.Bundle, bodies [][]byte, n0, n1 int) (wall, cpu float64, err error) {
 	var out bytes.Buffer
 	c0 := selfCPU()
 	t0 := time.Now()
 	for i := n0; i < n1; i++ {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
 		out.Reset()
 		if err := bareScore(bundle, bodies[i%variants], &out); err != nil {
 			return 0, 0, err
@@ -147,7 +150,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	}
 
 	half := o.records / 2
-	ref1, cpu1, err := refLoop(bundle, bodies, 0, half)
+	ref1, cpu1, err := refLoop(ctx, bundle, bodies, 0, half)
 	if err != nil {
 		return err
 	}
@@ -171,7 +174,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	if err != nil {
 		return err
 	}
-	ref2, cpu2, err := refLoop(bundle, bodies, half, o.records)
+	ref2, cpu2, err := refLoop(ctx, bundle, bodies, half, o.records)
 	if err != nil {
 		return err
 	}
