@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 )
 
 const (
@@ -104,14 +106,14 @@ func maxRelDiff(got, want groupAnswer) (float64, error) {
 
 // measureGroup streams o.students students to a fresh forecast process and checks the answer.
 func measureGroup(ctx context.Context, o options, f *figures) error {
-	httpAddr, _ := freePort()
-	grpcAddr, _ := freePort()
+	httpAddr, _ := procs.FreePort()
+	grpcAddr, _ := procs.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	forecast, err := start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
+	forecast, err := procs.Start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return err
 	}
-	defer forecast.stop()
+	defer forecast.Stop()
 	tok, err := token(httpAddr)
 	if err != nil {
 		return err
@@ -148,19 +150,19 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	if _, _, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, min(sampled, o.students), nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	idle, err := forecast.memory("VmHWM")
+	idle, err := forecast.Memory("VmHWM")
 	if err != nil {
 		return err
 	}
 	elapsed, d, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, o.students, func() {
-		if rss, err := forecast.memory("VmRSS"); err == nil {
+		if rss, err := forecast.Memory("VmRSS"); err == nil {
 			f.groupTrail = append(f.groupTrail, (rss-idle)/mib)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	peak, err := forecast.memory("VmHWM")
+	peak, err := forecast.Memory("VmHWM")
 	if err != nil {
 		return err
 	}

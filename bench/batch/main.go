@@ -27,6 +27,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 )
 
 func main() {
@@ -76,7 +78,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if !pinned() {
+	if !procs.Pinned() {
 		fmt.Println("warning: taskset not found; servers and load share the cores (ratios less meaningful)")
 	}
 	var all []figures

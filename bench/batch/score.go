@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
@@ -112,14 +113,14 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	bodies := scoreBodies()
 	bundle := measure.Demo()
 
-	httpAddr, _ := freePort()
-	grpcAddr, _ := freePort()
+	httpAddr, _ := procs.FreePort()
+	grpcAddr, _ := procs.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
+	scoring, err := procs.Start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return err
 	}
-	defer scoring.stop()
+	defer scoring.Stop()
 	tok, err := token(httpAddr)
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	if _, err := streamBatch(ctx, httpAddr, tok, bodies, unary, 1000, nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
-	idle, err := scoring.memory("VmHWM")
+	idle, err := scoring.Memory("VmHWM")
 	if err != nil {
 		return err
 	}
@@ -154,23 +155,23 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	if err != nil {
 		return err
 	}
-	c0, err := scoring.cpuSeconds()
+	c0, err := scoring.CPUSeconds()
 	if err != nil {
 		return err
 	}
 	elapsed, err := streamBatch(ctx, httpAddr, tok, bodies, unary, o.records, func() {
-		if rss, err := scoring.memory("VmRSS"); err == nil {
+		if rss, err := scoring.Memory("VmRSS"); err == nil {
 			f.batchTrail = append(f.batchTrail, (rss-idle)/mib)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	c1, err := scoring.cpuSeconds()
+	c1, err := scoring.CPUSeconds()
 	if err != nil {
 		return err
 	}
-	peak, err := scoring.memory("VmHWM")
+	peak, err := scoring.Memory("VmHWM")
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -41,15 +42,15 @@ func (s *spanSink) Export(_ context.Context, req *collectortrace.ExportTraceServ
 }
 
 // startScoring starts a scoring binary in dev mode with env and returns it with its token.
-func startScoring(ctx context.Context, bin string, env []string) (p *proc, httpAddr, grpcAddr, tok string, err error) {
-	httpAddr, _ = freePort()
-	grpcAddr, _ = freePort()
+func startScoring(ctx context.Context, bin string, env []string) (p *procs.Proc, httpAddr, grpcAddr, tok string, err error) {
+	httpAddr, _ = procs.FreePort()
+	grpcAddr, _ = procs.FreePort()
 	env = append([]string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}, env...)
-	if p, err = start(ctx, bin, nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz")); err != nil {
+	if p, err = procs.Start(ctx, bin, nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz")); err != nil {
 		return nil, "", "", "", err
 	}
 	if tok, err = token(httpAddr); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, "", "", "", err
 	}
 	return p, httpAddr, grpcAddr, tok, nil
@@ -65,7 +66,7 @@ func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) 
 			"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_TRACES_SAMPLER=always_on"}
 	}
 	type side struct {
-		proc       *proc
+		proc       *procs.Proc
 		json, grpc *window
 	}
 	var sides [2]side
@@ -77,7 +78,7 @@ func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) 
 		if err != nil {
 			return f, err
 		}
-		defer p.stop()
+		defer p.Stop()
 		clients := httpClients(o.conns)
 		grpcClients := make([]scoringv1.ScoringServiceClient, o.conns)
 		for w := range grpcClients {
@@ -108,7 +109,7 @@ func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) 
 		return f, err
 	}
 	if o.abTracing {
-		sides[1].proc.stop() // flushes its spans
+		sides[1].proc.Stop() // flushes its spans
 		if sink.spans.Load() == before {
 			return f, fmt.Errorf("tracing on: the receiver got no span")
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
@@ -93,14 +94,14 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	}
 	f.groupRef = median(refs)
 
-	httpAddr, _ := freePort()
-	grpcAddr, _ := freePort()
+	httpAddr, _ := procs.FreePort()
+	grpcAddr, _ := procs.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	forecast, err := start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
+	forecast, err := procs.Start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return err
 	}
-	defer forecast.stop()
+	defer forecast.Stop()
 	tok, err := token(httpAddr)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	if _, err := post(client, url, groupBody(100), "Authorization", "Bearer "+tok); err != nil {
 		return err
 	}
-	rss, err := forecast.memory("VmRSS")
+	rss, err := forecast.Memory("VmRSS")
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 		}
 		times = append(times, time.Since(t0).Seconds())
 		if i == 0 { // the peak of the first request is that request's
-			if hwm, err = forecast.memory("VmHWM"); err != nil {
+			if hwm, err = forecast.Memory("VmHWM"); err != nil {
 				return err
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -101,7 +102,7 @@ func post(c *http.Client, url string, body []byte, header ...string) ([]byte, er
 // what was counted for it.
 type window struct {
 	call    func(worker int) error
-	proc    *proc
+	proc    *procs.Proc
 	n       int64
 	cpu     float64
 	elapsed float64
@@ -118,14 +119,14 @@ func interleave(ctx context.Context, o options, ws ...*window) error {
 	}
 	for r := 0; r < rounds; r++ {
 		for _, w := range ws {
-			c0, err := w.proc.cpuSeconds()
+			c0, err := w.proc.CPUSeconds()
 			if err != nil {
 				return err
 			}
 			start := time.Now()
 			n, err := hammer(ctx, o.conns, o.duration/rounds, w.call)
 			w.elapsed += time.Since(start).Seconds()
-			c1, cerr := w.proc.cpuSeconds()
+			c1, cerr := w.proc.CPUSeconds()
 			if err == nil {
 				err = cerr
 			}
@@ -148,28 +149,28 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	var f figures
 	body, grpcReq := scoreBody()
 
-	bareAddr, err := freePort()
+	bareAddr, err := procs.FreePort()
 	if err != nil {
 		return f, err
 	}
-	bare, err := start(ctx, filepath.Join(o.bin, "bare"), []string{bareAddr}, nil, bareAddr, httpReady("http://"+bareAddr+"/"))
+	bare, err := procs.Start(ctx, filepath.Join(o.bin, "bare"), []string{bareAddr}, nil, bareAddr, procs.HTTPReady("http://"+bareAddr+"/"))
 	if err != nil {
 		return f, err
 	}
-	defer bare.stop()
+	defer bare.Stop()
 	bareAnswer, err := post(http.DefaultClient, "http://"+bareAddr+scorePath, body)
 	if err != nil {
 		return f, fmt.Errorf("bare handler: %w", err)
 	}
 
-	httpAddr, _ := freePort()
-	grpcAddr, _ := freePort()
+	httpAddr, _ := procs.FreePort()
+	grpcAddr, _ := procs.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	scoring, err := start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, httpReady("http://"+httpAddr+"/readyz"))
+	scoring, err := procs.Start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
 		return f, err
 	}
-	defer scoring.stop()
+	defer scoring.Stop()
 	tok, err := token(httpAddr)
 	if err != nil {
 		return f, err
@@ -182,15 +183,15 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return f, err
 	}
 
-	plainAddr, err := freePort()
+	plainAddr, err := procs.FreePort()
 	if err != nil {
 		return f, err
 	}
-	plain, err := start(ctx, filepath.Join(o.bin, "baregrpc"), []string{plainAddr}, nil, "", dialReady(plainAddr))
+	plain, err := procs.Start(ctx, filepath.Join(o.bin, "baregrpc"), []string{plainAddr}, nil, "", procs.DialReady(plainAddr))
 	if err != nil {
 		return f, err
 	}
-	defer plain.stop()
+	defer plain.Stop()
 
 	bareClients, jsonClients := httpClients(o.conns), httpClients(o.conns)
 	grpcClients, plainClients := make([]scoringv1.ScoringServiceClient, o.conns), make([]scoringv1.ScoringServiceClient, o.conns)
@@ -233,14 +234,14 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return err
 	}}
 	// Allocations are read around JSON windows only: the malloc counter is the process's.
-	m0, err := scoring.mallocs()
+	m0, err := scoring.Mallocs()
 	if err != nil {
 		return f, err
 	}
 	if err := interleave(ctx, o, bareW, jsonW); err != nil {
 		return f, err
 	}
-	m1, err := scoring.mallocs()
+	m1, err := scoring.Mallocs()
 	if err != nil {
 		return f, err
 	}
@@ -253,9 +254,9 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	f.jsonRPS, f.jsonCPU = float64(jsonW.n)/jsonW.elapsed, jsonW.cpu/float64(jsonW.n)
 	f.grpcCPU = grpcW.cpu / float64(grpcW.n)
 	f.plainGRPCCPU = plainW.cpu / float64(plainW.n)
-	bare.stop()
-	scoring.stop()
-	plain.stop()
+	bare.Stop()
+	scoring.Stop()
+	plain.Stop()
 
 	if err := measureGroup(ctx, o, &f); err != nil {
 		return f, fmt.Errorf("group forecast: %w", err)

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 )
 
 func main() {
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string) error {
 	if o.abBin != "" || o.abTracing {
 		return runAB(ctx, o)
 	}
-	if !pinned() {
+	if !procs.Pinned() {
 		fmt.Println("warning: taskset not found; servers and load share the cores (ratios less meaningful)")
 	}
 	var all []figures

@@ -1,6 +1,7 @@
-// Copied from bench/e2e/procs.go (both are package main): start, stop and /proc readings.
-
-package main
+// Package procs starts the built binaries a benchmark measures, pinned to core 0 with taskset
+// when it is installed, and reads their CPU time, memory and allocations from /proc and /metrics:
+// the part bench-e2e and bench-batch share.
+package procs
 
 import (
 	"bufio"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +20,8 @@ import (
 	"time"
 )
 
-// proc is a server under measurement.
-type proc struct {
+// Proc is a server under measurement.
+type Proc struct {
 	cmd    *exec.Cmd
 	http   string // host:port
 	grpc   string
@@ -29,10 +31,10 @@ type proc struct {
 	once   sync.Once
 }
 
-func pinned() bool { _, err := exec.LookPath("taskset"); return err == nil }
+func Pinned() bool { _, err := exec.LookPath("taskset"); return err == nil }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (string, error) {
+// FreePort asks the kernel for a free loopback port.
+func FreePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -41,14 +43,14 @@ func freePort() (string, error) {
 	return l.Addr().String(), nil
 }
 
-// start runs a binary pinned to core 0 and waits until ready says so. Its output goes to a file
+// Start runs a binary pinned to core 0 and waits until ready says so. Its output goes to a file
 // (a pipe would cost the load generator's core): shown if it does not become ready.
-func start(ctx context.Context, bin string, args, env []string, httpAddr string, ready func() bool) (*proc, error) {
+func Start(ctx context.Context, bin string, args, env []string, httpAddr string, ready func() bool) (*Proc, error) {
 	name, argv := bin, args
-	if pinned() {
+	if Pinned() {
 		name, argv = "taskset", append([]string{"-c", "0", bin}, args...)
 	}
-	out, err := os.CreateTemp("", "bench-batch-*.log")
+	out, err := os.CreateTemp("", filepath.Base(bin)+"-*.log")
 	if err != nil {
 		return nil, err
 	}
@@ -61,16 +63,16 @@ func start(ctx context.Context, bin string, args, env []string, httpAddr string,
 		os.Remove(out.Name())
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	p := &proc{cmd: cmd, http: httpAddr, out: out, exited: make(chan struct{})}
+	p := &Proc{cmd: cmd, http: httpAddr, out: out, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	deadline := time.After(30 * time.Second)
 	for !ready() {
 		select {
 		case <-p.exited:
-			p.stop()
+			p.Stop()
 			return nil, fmt.Errorf("%s exited before it was ready (%s); its output ended:\n%s", bin, cmd.ProcessState, p.tail)
 		case <-deadline:
-			p.stop()
+			p.Stop()
 			return nil, fmt.Errorf("%s did not become ready within 30 s; its output ended:\n%s", bin, p.tail)
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -78,8 +80,8 @@ func start(ctx context.Context, bin string, args, env []string, httpAddr string,
 	return p, nil
 }
 
-// httpReady is ready when GET url answers below 500.
-func httpReady(url string) func() bool {
+// HTTPReady is ready when GET url answers below 500.
+func HTTPReady(url string) func() bool {
 	return func() bool {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -90,8 +92,20 @@ func httpReady(url string) func() bool {
 	}
 }
 
-// stop ends the process (SIGTERM, then SIGKILL after 10 s) and keeps the end of its output; once.
-func (p *proc) stop() {
+// DialReady is ready when addr takes a TCP connection.
+func DialReady(addr string) func() bool {
+	return func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
+}
+
+// Stop ends the process (SIGTERM, then SIGKILL after 10 s) and keeps the end of its output; once.
+func (p *Proc) Stop() {
 	p.once.Do(func() {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -108,8 +122,8 @@ func (p *proc) stop() {
 	})
 }
 
-// cpuSeconds is the process's user + system CPU time (/proc/PID/stat, clock ticks of 1/100 s).
-func (p *proc) cpuSeconds() (float64, error) {
+// CPUSeconds is the process's user + system CPU time (/proc/PID/stat, clock ticks of 1/100 s).
+func (p *Proc) CPUSeconds() (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -124,9 +138,9 @@ func (p *proc) cpuSeconds() (float64, error) {
 	return (utime + stime) / 100, nil
 }
 
-// memory is a /proc/PID/status figure (VmRSS, VmHWM) in bytes. taskset execs the binary, so the
+// Memory is a /proc/PID/status figure (VmRSS, VmHWM) in bytes. taskset execs the binary, so the
 // pid is the server's own.
-func (p *proc) memory(field string) (float64, error) {
+func (p *Proc) Memory(field string) (float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -140,4 +154,21 @@ func (p *proc) memory(field string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s not in /proc/%d/status", field, p.cmd.Process.Pid)
+}
+
+// Mallocs reads the Go runtime's cumulative allocation count from the service's /metrics.
+func (p *Proc) Mallocs() (float64, error) {
+	resp, err := http.Get("http://" + p.http + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(resp.Body)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "go_memstats_mallocs_total "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		}
+	}
+	return 0, fmt.Errorf("go_memstats_mallocs_total not in /metrics")
 }
