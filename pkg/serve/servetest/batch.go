@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -152,4 +153,50 @@ func (s *Server) Unary(reqs []Request) []Response {
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// CheckBatchDifferential sends reqs as one batch to batchPath and checks that every record is
+// answered exactly as a unary call of its path (status and body bytes, in order, with its id),
+// a path in foreign as notFoundPath's 404, that the summary counts them, and that the mix of
+// statuses is varied enough to mean something (a quarter 200, a tenth 400, a fiftieth 404).
+func (s *Server) CheckBatchDifferential(t *testing.T, batchPath, notFoundPath string, reqs []Request, foreign []string) {
+	t.Helper()
+	n := len(reqs)
+	unary := s.Unary(reqs)
+	notFound := s.Post(notFoundPath, `{}`)
+	got := s.Batch(batchPath, string(BatchBody(reqs)))
+	if got.Status != http.StatusOK || got.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("batch: %d %s\n%.500s", got.Status, got.Header.Get("Content-Type"), got.Body)
+	}
+	answers, summary := ParseBatch(t, got.Body)
+	if len(answers) != n {
+		t.Fatalf("%d answers for %d records", len(answers), n)
+	}
+	ok, statuses, failures := 0, map[int]int{}, 0
+	for i, a := range answers {
+		want := unary[i]
+		if a.ID != "r"+strconv.Itoa(i) {
+			t.Fatalf("answer %d has id %q", i, a.ID)
+		}
+		if slices.Contains(foreign, reqs[i].Path) {
+			want = notFound
+		}
+		if a.Status != want.Status || !bytes.Equal(a.Body, bytes.TrimRight(want.Body, "\n")) {
+			t.Errorf("record %d %s %s:\nbatch %d %s\nunary %d %s", i, reqs[i].Path, reqs[i].Body, a.Status, a.Body, want.Status, want.Body)
+			if failures++; failures > 20 {
+				t.FailNow()
+			}
+		}
+		statuses[a.Status]++
+		if a.Status == http.StatusOK {
+			ok++
+		}
+	}
+	if summary["records"] != n || summary["ok"] != ok || summary["failed"] != n-ok {
+		t.Errorf("summary %v; want %d records, %d ok", summary, n, ok)
+	}
+	t.Logf("%d records: statuses %v", n, statuses)
+	if statuses[200] < n/4 || statuses[400] < n/10 || statuses[404] < n/50 {
+		t.Errorf("the mix is not varied enough: %v", statuses)
+	}
 }

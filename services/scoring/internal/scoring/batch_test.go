@@ -1,10 +1,7 @@
 package scoring
 
 import (
-	"bytes"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
@@ -55,50 +52,5 @@ func TestBatchDifferential(t *testing.T) {
 	}
 	s := start(t)
 	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 1)), n, scoringSeeds, notScoring)
-	unary := s.Unary(reqs)
-	notFound := s.Post("/api/score/nope", `{}`)
-	got := s.Batch("/api/score/batch", string(servetest.BatchBody(reqs)))
-	if got.Status != http.StatusOK || got.Header.Get("Content-Type") != "application/x-ndjson" {
-		t.Fatalf("batch: %d %s\n%.500s", got.Status, got.Header.Get("Content-Type"), got.Body)
-	}
-	answers, summary := servetest.ParseBatch(t, got.Body)
-	if len(answers) != n {
-		t.Fatalf("%d answers for %d records", len(answers), n)
-	}
-	ok, statuses, failures := 0, map[int]int{}, 0
-	for i, a := range answers {
-		want := unary[i]
-		if a.ID != "r"+strconv.Itoa(i) {
-			t.Fatalf("answer %d has id %q", i, a.ID)
-		}
-		if isNotScoring(reqs[i].Path) {
-			want = notFound
-		}
-		if a.Status != want.Status || !bytes.Equal(a.Body, bytes.TrimRight(want.Body, "\n")) {
-			t.Errorf("record %d %s %s:\nbatch %d %s\nunary %d %s", i, reqs[i].Path, reqs[i].Body, a.Status, a.Body, want.Status, want.Body)
-			if failures++; failures > 20 {
-				t.FailNow()
-			}
-		}
-		statuses[a.Status]++
-		if a.Status == http.StatusOK {
-			ok++
-		}
-	}
-	if summary["records"] != n || summary["ok"] != ok || summary["failed"] != n-ok {
-		t.Errorf("summary %v; want %d records, %d ok", summary, n, ok)
-	}
-	t.Logf("%d records: statuses %v", n, statuses)
-	if statuses[200] < n/4 || statuses[400] < n/10 || statuses[404] < n/50 {
-		t.Errorf("the mix is not varied enough: %v", statuses)
-	}
-}
-
-func isNotScoring(p string) bool {
-	for _, q := range notScoring {
-		if p == q {
-			return true
-		}
-	}
-	return false
+	s.CheckBatchDifferential(t, "/api/score/batch", "/api/score/nope", reqs, notScoring)
 }
