@@ -283,10 +283,16 @@ func (dc *decoder) mapField(f *fieldPlan, m protoreflect.Message) error {
 	for iter.Next() {
 		key := protoreflect.ValueOfString(string(iter.Key())).MapKey()
 		dc.path = append(dc.path, step{name: key.String(), key: true})
-		if mp.Has(key) {
+		switch {
+		case !utf8.Valid(iter.Key()):
+			// protojson refuses it too; kept, it could not be written back (the path shows it with
+			// U+FFFD).
+			dc.problem("a key must be valid UTF-8 text")
+			err = dc.skip()
+		case mp.Has(key):
 			dc.problem("appears more than once")
 			err = dc.skip()
-		} else {
+		default:
 			var v protoreflect.Value
 			var ok bool
 			if v, ok, err = dc.scalar(value); ok {
