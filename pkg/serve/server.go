@@ -23,6 +23,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
@@ -61,6 +62,10 @@ type Service struct {
 	// and GroupPermission.
 	GroupStreams    map[string]OpenGroup
 	GroupPermission string
+	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the
+	// frame serves in place of the service (grpcbatch.go): each record runs as a unary call of
+	// the rpc its request field names. Its record and answer follow the contract's shape there.
+	BatchRPC string
 }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
@@ -76,6 +81,8 @@ type Server struct {
 	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
+	// recordMethods are the service's unary methods, which batch records of both fronts run.
+	recordMethods httpfront.RecordMethods
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
@@ -139,7 +146,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 // memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
-	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout,
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
 		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
 	guard, opts, err := grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
 	if err != nil {
@@ -159,7 +166,16 @@ func (s *Server) buildGRPC(svc Service) error {
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
 	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
-	svc.Register(s.guard.Registrar(s.grpc))
+	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
+	if svc.BatchRPC != "" {
+		shape, err := newRecordShape(svc.BatchRPC)
+		if err != nil {
+			return err
+		}
+		registrar = recordsRegistrar{srv: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
+	}
+	svc.Register(registrar)
+	s.recordMethods = httpfront.RecordMethodsOf(svc.Register)
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)

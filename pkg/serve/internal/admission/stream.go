@@ -22,21 +22,35 @@ type Stream struct {
 	once sync.Once
 }
 
-// AdmitStream admits one stream, or refuses it (rpcerr.Overloaded, with Retry-After) when the
-// budget, or the streams' half of it, is full.
-func (b *Budget) AdmitStream() (*Stream, bool) {
+// AdmitStream admits one stream of front ("http" or "grpc"), or refuses it (the caller answers
+// rpcerr.Overloaded, with Retry-After) when the budget, or the streams' half of it, is full.
+func (b *Budget) AdmitStream(front string) (*Stream, bool) {
 	cost := min(int64(StreamCost), b.capacity/2)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used+cost > b.capacity || b.streams+cost > b.capacity/2 {
 		b.refused.Inc()
-		b.refusals.WithLabelValues("http", CauseMemoryBudget).Inc()
+		b.refusals.WithLabelValues(front, CauseMemoryBudget).Inc()
 		return nil, false
 	}
 	b.used += cost
 	b.streams += cost
 	b.inUse.Set(float64(b.used))
 	return &Stream{b: b, cost: cost}, true
+}
+
+type streamKey struct{}
+
+// WithStream is ctx carrying the stream's admission, for the records it runs (a gRPC stream's
+// handler finds it there: the guard admits the stream before the handler runs).
+func WithStream(ctx context.Context, s *Stream) context.Context {
+	return context.WithValue(ctx, streamKey{}, s)
+}
+
+// StreamFrom is the stream admission of ctx, or nil.
+func StreamFrom(ctx context.Context) *Stream {
+	s, _ := ctx.Value(streamKey{}).(*Stream)
+	return s
 }
 
 // Release gives the stream's admission back (once; nil-safe).

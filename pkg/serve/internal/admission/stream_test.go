@@ -12,17 +12,17 @@ import (
 func TestAdmitStream(t *testing.T) {
 	t.Parallel()
 	b := New(4*StreamCost, 100000, prometheus.NewRegistry(), "scoring")
-	s1, ok1 := b.AdmitStream()
-	s2, ok2 := b.AdmitStream()
+	s1, ok1 := b.AdmitStream("http")
+	s2, ok2 := b.AdmitStream("http")
 	if !ok1 || !ok2 {
 		t.Fatal("two streams fit half the budget")
 	}
-	if _, ok := b.AdmitStream(); ok {
+	if _, ok := b.AdmitStream("http"); ok {
 		t.Error("a third stream took more than half the budget")
 	}
 	s1.Release()
 	s1.Release() // once
-	s3, ok := b.AdmitStream()
+	s3, ok := b.AdmitStream("http")
 	if !ok {
 		t.Fatal("a released stream's room was not given back")
 	}
@@ -38,7 +38,7 @@ func TestAdmitStream(t *testing.T) {
 func TestAdmitRecordWaits(t *testing.T) {
 	t.Parallel()
 	b := New(4*StreamCost, 100000, prometheus.NewRegistry(), "scoring")
-	s, _ := b.AdmitStream()
+	s, _ := b.AdmitStream("http")
 	defer s.Release()
 	held, ok := b.Admit(3 * StreamCost) // the budget is full
 	if !ok {

@@ -96,6 +96,8 @@ type Guard struct {
 	// readTimeout is how long a call that sends one message has to send it
 	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
+	// streamIdle is how long a batch stream may go without a message (Options.StreamIdle).
+	streamIdle time.Duration
 }
 
 // Options are what the guard needs of the frame.
@@ -103,6 +105,7 @@ type Options struct {
 	Service     string
 	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
 	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
 	Limits      routes.Limits
 	Wire        *jsonwire.Codec
 	Authz       *authz.Authorizer
@@ -122,6 +125,7 @@ func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.Server
 		logins:      make(chan struct{}, MaxLoginReads),
 		infra:       make(chan struct{}, MaxInfraReads),
 		readTimeout: o.ReadTimeout,
+		streamIdle:  o.StreamIdle,
 		conns:       connSlots{held: map[*peer.Peer]int{}},
 		watch:       newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 		wire:        o.Wire,

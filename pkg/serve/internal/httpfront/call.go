@@ -6,8 +6,8 @@ import (
 	"google.golang.org/grpc"
 )
 
-// Call marks a call that came through this process's JSON front, with the verdict the front
-// reached on its token. The frame's chain finds it in the call's context (CallFrom): it skips the
+// Call marks a call that came through this process's JSON front, or a batch record of either
+// front (WithCall), with the verdict reached on its token. The frame's chain finds it in the call's context (CallFrom): it skips the
 // steps the front did already, and takes the verdict.
 type Call struct {
 	chain grpc.UnaryServerInterceptor
@@ -35,4 +35,14 @@ func (c *Call) Authorized(method string) context.Context {
 		return nil
 	}
 	return c.authorized
+}
+
+// WithCall marks ctx, the context authorization returned for method, as a call whose checks are
+// done (a gRPC batch record: the guard read and checked its stream's message, the batch
+// admitted it): the chain skips the steps a front does and takes ctx as its verdict.
+func WithCall(authorized context.Context, chain grpc.UnaryServerInterceptor, method string) context.Context {
+	c := &Call{chain: chain, method: method}
+	ctx := context.WithValue(authorized, callKey{}, c)
+	c.authorized = ctx
+	return ctx
 }

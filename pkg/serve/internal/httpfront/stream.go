@@ -90,7 +90,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	adm, ok := f.budget.AdmitStream()
+	adm, ok := f.budget.AdmitStream("http")
 	if !ok {
 		dropBody(w, r) // a stream's body has no end to wait for
 		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter)))

@@ -22,7 +22,11 @@ type Route struct {
 	Path         string // its JSON path; "" for an rpc without one (health, reflection)
 	Rule         Rule   // who may call it
 	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
-	ClientStream bool   // the client sends a stream of messages (reflection)
+	ClientStream bool   // the client sends a stream of messages (reflection, the batch streams)
+	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
+	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
+	// after the batch idle limit instead of the read timeout.
+	Records bool
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
@@ -118,6 +122,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 			full := "/" + svcName + "/" + m.Name
 			rule, ruled := rules[full]
 			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
+				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}

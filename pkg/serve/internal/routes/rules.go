@@ -55,6 +55,7 @@ func readRules(services map[string]grpc.ServiceInfo) (map[string]Rule, error) {
 			rule := Rule{
 				Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
 				Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
+				Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
 			}
 			if rule.Public || rule.Permission != "" {
 				rules["/"+svcName+"/"+string(md.Name())] = rule

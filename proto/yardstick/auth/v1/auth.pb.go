@@ -149,6 +149,14 @@ var file_yardstick_auth_v1_auth_proto_extTypes = []protoimpl.ExtensionInfo{
 		Tag:           "varint,51002,opt,name=public",
 		Filename:      "yardstick/auth/v1/auth.proto",
 	},
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*string)(nil),
+		Field:         51003,
+		Name:          "yardstick.auth.v1.also_permission",
+		Tag:           "bytes,51003,opt,name=also_permission",
+		Filename:      "yardstick/auth/v1/auth.proto",
+	},
 }
 
 // Extension fields to descriptorpb.MethodOptions.
@@ -162,6 +170,11 @@ var (
 	//
 	// optional bool public = 51002;
 	E_Public = &file_yardstick_auth_v1_auth_proto_extTypes[1]
+	// A second permission the token must carry as well, e.g. "forecast:group" on the group stream,
+	// which also takes "forecast:batch".
+	//
+	// optional string also_permission = 51003;
+	E_AlsoPermission = &file_yardstick_auth_v1_auth_proto_extTypes[2]
 )
 
 var File_yardstick_auth_v1_auth_proto protoreflect.FileDescriptor
@@ -185,7 +198,8 @@ const file_yardstick_auth_v1_auth_proto_rawDesc = "" +
 	"\n" +
 	"permission\x12\x1e.google.protobuf.MethodOptions\x18\xb9\x8e\x03 \x01(\tR\n" +
 	"permission:8\n" +
-	"\x06public\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\bR\x06publicBCZAgithub.com/yardstick-dev/yardstick/proto/yardstick/auth/v1;authv1b\x06proto3"
+	"\x06public\x12\x1e.google.protobuf.MethodOptions\x18\xba\x8e\x03 \x01(\bR\x06public:I\n" +
+	"\x0falso_permission\x12\x1e.google.protobuf.MethodOptions\x18\xbb\x8e\x03 \x01(\tR\x0ealsoPermissionBCZAgithub.com/yardstick-dev/yardstick/proto/yardstick/auth/v1;authv1b\x06proto3"
 
 var (
 	file_yardstick_auth_v1_auth_proto_rawDescOnce sync.Once
@@ -208,12 +222,13 @@ var file_yardstick_auth_v1_auth_proto_goTypes = []any{
 var file_yardstick_auth_v1_auth_proto_depIdxs = []int32{
 	2, // 0: yardstick.auth.v1.permission:extendee -> google.protobuf.MethodOptions
 	2, // 1: yardstick.auth.v1.public:extendee -> google.protobuf.MethodOptions
-	0, // 2: yardstick.auth.v1.TokenService.IssueToken:input_type -> yardstick.auth.v1.IssueTokenRequest
-	1, // 3: yardstick.auth.v1.TokenService.IssueToken:output_type -> yardstick.auth.v1.IssueTokenResponse
-	3, // [3:4] is the sub-list for method output_type
-	2, // [2:3] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	0, // [0:2] is the sub-list for extension extendee
+	2, // 2: yardstick.auth.v1.also_permission:extendee -> google.protobuf.MethodOptions
+	0, // 3: yardstick.auth.v1.TokenService.IssueToken:input_type -> yardstick.auth.v1.IssueTokenRequest
+	1, // 4: yardstick.auth.v1.TokenService.IssueToken:output_type -> yardstick.auth.v1.IssueTokenResponse
+	4, // [4:5] is the sub-list for method output_type
+	3, // [3:4] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	0, // [0:3] is the sub-list for extension extendee
 	0, // [0:0] is the sub-list for field type_name
 }
 
@@ -230,7 +245,7 @@ func file_yardstick_auth_v1_auth_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_auth_v1_auth_proto_rawDesc), len(file_yardstick_auth_v1_auth_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
-			NumExtensions: 2,
+			NumExtensions: 3,
 			NumServices:   1,
 		},
 		GoTypes:           file_yardstick_auth_v1_auth_proto_goTypes,

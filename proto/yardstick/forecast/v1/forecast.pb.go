@@ -8,6 +8,7 @@ package forecastv1
 
 import (
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	v1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -778,11 +779,664 @@ func (x *ComprehensionResponse) GetApiVersion() string {
 	return ""
 }
 
+// One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
+// the field set.
+type ForecastBatchRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller's record id, echoed unchanged on its answer (not necessarily unique).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Required: the request, in the field named for its rpc. A record with none set is answered
+	// INVALID_ARGUMENT.
+	//
+	// Types that are valid to be assigned to Request:
+	//
+	//	*ForecastBatchRecord_ForecastReading
+	//	*ForecastBatchRecord_ForecastReadingGroup
+	//	*ForecastBatchRecord_ForecastMath
+	//	*ForecastBatchRecord_ForecastMathGroup
+	//	*ForecastBatchRecord_ForecastComprehension
+	Request       isForecastBatchRecord_Request `protobuf_oneof:"request"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForecastBatchRecord) Reset() {
+	*x = ForecastBatchRecord{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastBatchRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastBatchRecord) ProtoMessage() {}
+
+func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForecastBatchRecord.ProtoReflect.Descriptor instead.
+func (*ForecastBatchRecord) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ForecastBatchRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForecastBatchRecord) GetRequest() isForecastBatchRecord_Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastReading() *ForecastRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_ForecastReading); ok {
+			return x.ForecastReading
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastReadingGroup() *GroupForecastRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_ForecastReadingGroup); ok {
+			return x.ForecastReadingGroup
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastMath() *ForecastRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_ForecastMath); ok {
+			return x.ForecastMath
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastMathGroup() *GroupForecastRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_ForecastMathGroup); ok {
+			return x.ForecastMathGroup
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastComprehension() *ComprehensionRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_ForecastComprehension); ok {
+			return x.ForecastComprehension
+		}
+	}
+	return nil
+}
+
+type isForecastBatchRecord_Request interface {
+	isForecastBatchRecord_Request()
+}
+
+type ForecastBatchRecord_ForecastReading struct {
+	ForecastReading *ForecastRequest `protobuf:"bytes,2,opt,name=forecast_reading,json=forecastReading,proto3,oneof"`
+}
+
+type ForecastBatchRecord_ForecastReadingGroup struct {
+	ForecastReadingGroup *GroupForecastRequest `protobuf:"bytes,3,opt,name=forecast_reading_group,json=forecastReadingGroup,proto3,oneof"`
+}
+
+type ForecastBatchRecord_ForecastMath struct {
+	ForecastMath *ForecastRequest `protobuf:"bytes,4,opt,name=forecast_math,json=forecastMath,proto3,oneof"`
+}
+
+type ForecastBatchRecord_ForecastMathGroup struct {
+	ForecastMathGroup *GroupForecastRequest `protobuf:"bytes,5,opt,name=forecast_math_group,json=forecastMathGroup,proto3,oneof"`
+}
+
+type ForecastBatchRecord_ForecastComprehension struct {
+	ForecastComprehension *ComprehensionRequest `protobuf:"bytes,6,opt,name=forecast_comprehension,json=forecastComprehension,proto3,oneof"`
+}
+
+func (*ForecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_ForecastMath) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
+
+// The answer to one ForecastBatch record, in the record's place: the rpc's response or its
+// error.
+type ForecastBatchAnswer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record's id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The unary rpc's response, in the field of its type, or the status it would have ended with.
+	//
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*ForecastBatchAnswer_Forecast
+	//	*ForecastBatchAnswer_Group
+	//	*ForecastBatchAnswer_Comprehension
+	//	*ForecastBatchAnswer_Error
+	Answer        isForecastBatchAnswer_Answer `protobuf_oneof:"answer"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForecastBatchAnswer) Reset() {
+	*x = ForecastBatchAnswer{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastBatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastBatchAnswer) ProtoMessage() {}
+
+func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForecastBatchAnswer.ProtoReflect.Descriptor instead.
+func (*ForecastBatchAnswer) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ForecastBatchAnswer) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ForecastBatchAnswer) GetAnswer() isForecastBatchAnswer_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetForecast() *Forecast {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Forecast); ok {
+			return x.Forecast
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetGroup() *GroupForecastResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Group); ok {
+			return x.Group
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetComprehension() *ComprehensionResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Comprehension); ok {
+			return x.Comprehension
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetError() *v1.Status {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isForecastBatchAnswer_Answer interface {
+	isForecastBatchAnswer_Answer()
+}
+
+type ForecastBatchAnswer_Forecast struct {
+	Forecast *Forecast `protobuf:"bytes,2,opt,name=forecast,proto3,oneof"`
+}
+
+type ForecastBatchAnswer_Group struct {
+	Group *GroupForecastResponse `protobuf:"bytes,3,opt,name=group,proto3,oneof"`
+}
+
+type ForecastBatchAnswer_Comprehension struct {
+	Comprehension *ComprehensionResponse `protobuf:"bytes,4,opt,name=comprehension,proto3,oneof"`
+}
+
+type ForecastBatchAnswer_Error struct {
+	Error *v1.Status `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
+}
+
+func (*ForecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
+
+func (*ForecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
+
+func (*ForecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
+
+func (*ForecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
+
+// A group stream's settings: the unary group request without its students, and which group.
+type GroupStreamSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: "reading" (lexile, as ForecastReadingGroup) or "math" (quantile, as
+	// ForecastMathGroup).
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	// Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
+	TestUncertainty *float64 `protobuf:"fixed64,2,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
+	// Required. Performance milestones: 1 to 20 measures, strictly ascending.
+	CutLevels []float64 `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3" json:"cut_levels,omitempty"`
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12, as on the unary group.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear    *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupStreamSettings) Reset() {
+	*x = GroupStreamSettings{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupStreamSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupStreamSettings) ProtoMessage() {}
+
+func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupStreamSettings.ProtoReflect.Descriptor instead.
+func (*GroupStreamSettings) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GroupStreamSettings) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *GroupStreamSettings) GetTestUncertainty() float64 {
+	if x != nil && x.TestUncertainty != nil {
+		return *x.TestUncertainty
+	}
+	return 0
+}
+
+func (x *GroupStreamSettings) GetCutLevels() []float64 {
+	if x != nil {
+		return x.CutLevels
+	}
+	return nil
+}
+
+func (x *GroupStreamSettings) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *GroupStreamSettings) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+// One message of ForecastGroupStream: the settings (the first message only), then students.
+type ForecastGroupStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Message:
+	//
+	//	*ForecastGroupStreamRequest_Settings
+	//	*ForecastGroupStreamRequest_Student
+	Message       isForecastGroupStreamRequest_Message `protobuf_oneof:"message"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForecastGroupStreamRequest) Reset() {
+	*x = ForecastGroupStreamRequest{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastGroupStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastGroupStreamRequest) ProtoMessage() {}
+
+func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForecastGroupStreamRequest.ProtoReflect.Descriptor instead.
+func (*ForecastGroupStreamRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ForecastGroupStreamRequest) GetMessage() isForecastGroupStreamRequest_Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamRequest) GetSettings() *GroupStreamSettings {
+	if x != nil {
+		if x, ok := x.Message.(*ForecastGroupStreamRequest_Settings); ok {
+			return x.Settings
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamRequest) GetStudent() *StudentData {
+	if x != nil {
+		if x, ok := x.Message.(*ForecastGroupStreamRequest_Student); ok {
+			return x.Student
+		}
+	}
+	return nil
+}
+
+type isForecastGroupStreamRequest_Message interface {
+	isForecastGroupStreamRequest_Message()
+}
+
+type ForecastGroupStreamRequest_Settings struct {
+	// The first message.
+	Settings *GroupStreamSettings `protobuf:"bytes,1,opt,name=settings,proto3,oneof"`
+}
+
+type ForecastGroupStreamRequest_Student struct {
+	// Every later message: one student, as an entry of the unary group's student_data.
+	Student *StudentData `protobuf:"bytes,2,opt,name=student,proto3,oneof"`
+}
+
+func (*ForecastGroupStreamRequest_Settings) isForecastGroupStreamRequest_Message() {}
+
+func (*ForecastGroupStreamRequest_Student) isForecastGroupStreamRequest_Message() {}
+
+// A student the group stream refused, left out of the group.
+type InvalidStudent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The 1-based number of the request message refused (the settings are message 1).
+	Message int64 `protobuf:"varint,1,opt,name=message,proto3" json:"message,omitempty"`
+	// What the unary group would have answered for this student (INVALID_ARGUMENT with the
+	// problems keyed studentData[0]....).
+	Status        *v1.Status `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InvalidStudent) Reset() {
+	*x = InvalidStudent{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvalidStudent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvalidStudent) ProtoMessage() {}
+
+func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InvalidStudent.ProtoReflect.Descriptor instead.
+func (*InvalidStudent) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *InvalidStudent) GetMessage() int64 {
+	if x != nil {
+		return x.Message
+	}
+	return 0
+}
+
+func (x *InvalidStudent) GetStatus() *v1.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// The group stream's last answer.
+type GroupStreamResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The aggregate of the valid students, equal to the unary group answer's forecasts.group for
+	// them; absent when no student was valid.
+	Aggregate *GroupAggregate `protobuf:"bytes,1,opt,name=aggregate,proto3" json:"aggregate,omitempty"`
+	// How many students are in the group.
+	Students      int64 `protobuf:"varint,2,opt,name=students,proto3" json:"students,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupStreamResult) Reset() {
+	*x = GroupStreamResult{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupStreamResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupStreamResult) ProtoMessage() {}
+
+func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupStreamResult.ProtoReflect.Descriptor instead.
+func (*GroupStreamResult) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
+	if x != nil {
+		return x.Aggregate
+	}
+	return nil
+}
+
+func (x *GroupStreamResult) GetStudents() int64 {
+	if x != nil {
+		return x.Students
+	}
+	return 0
+}
+
+// One answer of ForecastGroupStream, in the order of the students.
+type ForecastGroupStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*ForecastGroupStreamResponse_Student
+	//	*ForecastGroupStreamResponse_Invalid
+	//	*ForecastGroupStreamResponse_Group
+	Answer        isForecastGroupStreamResponse_Answer `protobuf_oneof:"answer"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForecastGroupStreamResponse) Reset() {
+	*x = ForecastGroupStreamResponse{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastGroupStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastGroupStreamResponse) ProtoMessage() {}
+
+func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForecastGroupStreamResponse.ProtoReflect.Descriptor instead.
+func (*ForecastGroupStreamResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ForecastGroupStreamResponse) GetAnswer() isForecastGroupStreamResponse_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) GetStudent() *StudentForecast {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastGroupStreamResponse_Student); ok {
+			return x.Student
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) GetInvalid() *InvalidStudent {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastGroupStreamResponse_Invalid); ok {
+			return x.Invalid
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) GetGroup() *GroupStreamResult {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastGroupStreamResponse_Group); ok {
+			return x.Group
+		}
+	}
+	return nil
+}
+
+type isForecastGroupStreamResponse_Answer interface {
+	isForecastGroupStreamResponse_Answer()
+}
+
+type ForecastGroupStreamResponse_Student struct {
+	// A valid student's entry of the unary group answer (forecasts.students[i]).
+	Student *StudentForecast `protobuf:"bytes,1,opt,name=student,proto3,oneof"`
+}
+
+type ForecastGroupStreamResponse_Invalid struct {
+	// An invalid student, in its place.
+	Invalid *InvalidStudent `protobuf:"bytes,2,opt,name=invalid,proto3,oneof"`
+}
+
+type ForecastGroupStreamResponse_Group struct {
+	// The last answer.
+	Group *GroupStreamResult `protobuf:"bytes,3,opt,name=group,proto3,oneof"`
+}
+
+func (*ForecastGroupStreamResponse_Student) isForecastGroupStreamResponse_Answer() {}
+
+func (*ForecastGroupStreamResponse_Invalid) isForecastGroupStreamResponse_Answer() {}
+
+func (*ForecastGroupStreamResponse_Group) isForecastGroupStreamResponse_Answer() {}
+
 var File_yardstick_forecast_v1_forecast_proto protoreflect.FileDescriptor
 
 const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\n" +
-	"$yardstick/forecast/v1/forecast.proto\x12\x15yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\x8f\x03\n" +
+	"$yardstick/forecast/v1/forecast.proto\x12\x15yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\x1a\x1eyardstick/batch/v1/batch.proto\"\x8f\x03\n" +
 	"\x0fForecastRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12.\n" +
@@ -862,13 +1516,56 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05rates\x18\x01 \x03(\x01R\x05rates\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x03 \x01(\tR\n" +
-	"apiVersion2\x8a\x05\n" +
+	"apiVersion\"\xfe\x03\n" +
+	"\x13ForecastBatchRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12S\n" +
+	"\x10forecast_reading\x18\x02 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12c\n" +
+	"\x16forecast_reading_group\x18\x03 \x01(\v2+.yardstick.forecast.v1.GroupForecastRequestH\x00R\x14forecastReadingGroup\x12M\n" +
+	"\rforecast_math\x18\x04 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12]\n" +
+	"\x13forecast_math_group\x18\x05 \x01(\v2+.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12d\n" +
+	"\x16forecast_comprehension\x18\x06 \x01(\v2+.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehensionB\t\n" +
+	"\arequest\"\xbe\x02\n" +
+	"\x13ForecastBatchAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12=\n" +
+	"\bforecast\x18\x02 \x01(\v2\x1f.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12D\n" +
+	"\x05group\x18\x03 \x01(\v2,.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12T\n" +
+	"\rcomprehension\x18\x04 \x01(\v2,.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
+	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x06answer\"\xf0\x01\n" +
+	"\x13GroupStreamSettings\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
+	"\x10test_uncertainty\x18\x02 \x01(\x01H\x00R\x0ftestUncertainty\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"cut_levels\x18\x03 \x03(\x01R\tcutLevels\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01B\x13\n" +
+	"\x11_test_uncertaintyB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xb1\x01\n" +
+	"\x1aForecastGroupStreamRequest\x12H\n" +
+	"\bsettings\x18\x01 \x01(\v2*.yardstick.forecast.v1.GroupStreamSettingsH\x00R\bsettings\x12>\n" +
+	"\astudent\x18\x02 \x01(\v2\".yardstick.forecast.v1.StudentDataH\x00R\astudentB\t\n" +
+	"\amessage\"^\n" +
+	"\x0eInvalidStudent\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\x03R\amessage\x122\n" +
+	"\x06status\x18\x02 \x01(\v2\x1a.yardstick.batch.v1.StatusR\x06status\"t\n" +
+	"\x11GroupStreamResult\x12C\n" +
+	"\taggregate\x18\x01 \x01(\v2%.yardstick.forecast.v1.GroupAggregateR\taggregate\x12\x1a\n" +
+	"\bstudents\x18\x02 \x01(\x03R\bstudents\"\xf0\x01\n" +
+	"\x1bForecastGroupStreamResponse\x12B\n" +
+	"\astudent\x18\x01 \x01(\v2&.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12A\n" +
+	"\ainvalid\x18\x02 \x01(\v2%.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12@\n" +
+	"\x05group\x18\x03 \x01(\v2(.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
+	"\x06answer2\xb4\a\n" +
 	"\x0fForecastService\x12p\n" +
 	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x85\x01\n" +
 	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12m\n" +
 	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x82\x01\n" +
 	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x88\x01\n" +
-	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:readingBKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
+	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x7f\n" +
+	"\rForecastBatch\x12*.yardstick.forecast.v1.ForecastBatchRecord\x1a*.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xa6\x01\n" +
+	"\x13ForecastGroupStream\x121.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a2.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01BKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
 
 var (
 	file_yardstick_forecast_v1_forecast_proto_rawDescOnce sync.Once
@@ -882,39 +1579,67 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
-	(*ForecastRequest)(nil),       // 0: yardstick.forecast.v1.ForecastRequest
-	(*StudentData)(nil),           // 1: yardstick.forecast.v1.StudentData
-	(*GroupForecastRequest)(nil),  // 2: yardstick.forecast.v1.GroupForecastRequest
-	(*Forecast)(nil),              // 3: yardstick.forecast.v1.Forecast
-	(*StudentForecast)(nil),       // 4: yardstick.forecast.v1.StudentForecast
-	(*GroupAggregate)(nil),        // 5: yardstick.forecast.v1.GroupAggregate
-	(*GroupForecasts)(nil),        // 6: yardstick.forecast.v1.GroupForecasts
-	(*GroupForecastResponse)(nil), // 7: yardstick.forecast.v1.GroupForecastResponse
-	(*ComprehensionRequest)(nil),  // 8: yardstick.forecast.v1.ComprehensionRequest
-	(*ComprehensionResponse)(nil), // 9: yardstick.forecast.v1.ComprehensionResponse
+	(*ForecastRequest)(nil),             // 0: yardstick.forecast.v1.ForecastRequest
+	(*StudentData)(nil),                 // 1: yardstick.forecast.v1.StudentData
+	(*GroupForecastRequest)(nil),        // 2: yardstick.forecast.v1.GroupForecastRequest
+	(*Forecast)(nil),                    // 3: yardstick.forecast.v1.Forecast
+	(*StudentForecast)(nil),             // 4: yardstick.forecast.v1.StudentForecast
+	(*GroupAggregate)(nil),              // 5: yardstick.forecast.v1.GroupAggregate
+	(*GroupForecasts)(nil),              // 6: yardstick.forecast.v1.GroupForecasts
+	(*GroupForecastResponse)(nil),       // 7: yardstick.forecast.v1.GroupForecastResponse
+	(*ComprehensionRequest)(nil),        // 8: yardstick.forecast.v1.ComprehensionRequest
+	(*ComprehensionResponse)(nil),       // 9: yardstick.forecast.v1.ComprehensionResponse
+	(*ForecastBatchRecord)(nil),         // 10: yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 11: yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 12: yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 13: yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 14: yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 15: yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 16: yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 17: yardstick.batch.v1.Status
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
-	1, // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
-	4, // 1: yardstick.forecast.v1.GroupForecasts.students:type_name -> yardstick.forecast.v1.StudentForecast
-	5, // 2: yardstick.forecast.v1.GroupForecasts.group:type_name -> yardstick.forecast.v1.GroupAggregate
-	6, // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
-	0, // 4: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
-	2, // 5: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	0, // 6: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
-	2, // 7: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	8, // 8: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
-	3, // 9: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7, // 10: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3, // 11: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7, // 12: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	9, // 13: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
-	9, // [9:14] is the sub-list for method output_type
-	4, // [4:9] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	1,  // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
+	4,  // 1: yardstick.forecast.v1.GroupForecasts.students:type_name -> yardstick.forecast.v1.StudentForecast
+	5,  // 2: yardstick.forecast.v1.GroupForecasts.group:type_name -> yardstick.forecast.v1.GroupAggregate
+	6,  // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
+	0,  // 4: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 5: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 6: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
+	3,  // 9: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
+	7,  // 10: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 11: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
+	17, // 12: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	12, // 13: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
+	1,  // 14: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
+	17, // 15: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 16: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
+	4,  // 17: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
+	14, // 18: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
+	15, // 19: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
+	0,  // 20: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 21: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 22: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 23: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 24: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 25: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
+	13, // 26: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 27: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 28: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3,  // 29: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 30: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 31: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	11, // 32: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
+	16, // 33: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
+	27, // [27:34] is the sub-list for method output_type
+	20, // [20:27] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_forecast_v1_forecast_proto_init() }
@@ -928,13 +1653,36 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[3].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{
+		(*ForecastBatchRecord_ForecastReading)(nil),
+		(*ForecastBatchRecord_ForecastReadingGroup)(nil),
+		(*ForecastBatchRecord_ForecastMath)(nil),
+		(*ForecastBatchRecord_ForecastMathGroup)(nil),
+		(*ForecastBatchRecord_ForecastComprehension)(nil),
+	}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[11].OneofWrappers = []any{
+		(*ForecastBatchAnswer_Forecast)(nil),
+		(*ForecastBatchAnswer_Group)(nil),
+		(*ForecastBatchAnswer_Comprehension)(nil),
+		(*ForecastBatchAnswer_Error)(nil),
+	}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[13].OneofWrappers = []any{
+		(*ForecastGroupStreamRequest_Settings)(nil),
+		(*ForecastGroupStreamRequest_Student)(nil),
+	}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{
+		(*ForecastGroupStreamResponse_Student)(nil),
+		(*ForecastGroupStreamResponse_Invalid)(nil),
+		(*ForecastGroupStreamResponse_Group)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

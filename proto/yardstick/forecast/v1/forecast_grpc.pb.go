@@ -24,6 +24,8 @@ const (
 	ForecastService_ForecastMath_FullMethodName          = "/yardstick.forecast.v1.ForecastService/ForecastMath"
 	ForecastService_ForecastMathGroup_FullMethodName     = "/yardstick.forecast.v1.ForecastService/ForecastMathGroup"
 	ForecastService_ForecastComprehension_FullMethodName = "/yardstick.forecast.v1.ForecastService/ForecastComprehension"
+	ForecastService_ForecastBatch_FullMethodName         = "/yardstick.forecast.v1.ForecastService/ForecastBatch"
+	ForecastService_ForecastGroupStream_FullMethodName   = "/yardstick.forecast.v1.ForecastService/ForecastGroupStream"
 )
 
 // ForecastServiceClient is the client API for ForecastService service.
@@ -73,6 +75,25 @@ type ForecastServiceClient interface {
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error)
+	// Batch forecasting at district scale: a stream of records in, their answers out, in input
+	// order.
+	//
+	// The gRPC form of POST /api/forecast/batch, permission forecast:batch plus each record's own.
+	// As ScoringService.ScoreBatch: each record names one forecast rpc by the request it sets and
+	// is answered exactly as a unary call of it with the stream's token; at most 16 records read
+	// ahead of the answers; 60 s without a record or an answer taken ends the stream; trailers
+	// yardstick-records, yardstick-ok and yardstick-failed once every record is answered. A record
+	// of at most 1 MiB (a larger group goes through ForecastGroupStream).
+	ForecastBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer], error)
+	// A group forecast of any number of students in constant memory, one student a message.
+	//
+	// The gRPC form of POST /api/forecast/{reading,math}/group/stream, permissions forecast:batch
+	// and forecast:group. The first message holds the settings (invalid settings end the call
+	// INVALID_ARGUMENT before any answer), each further one a student. Each student is answered in
+	// its place with its entry of the unary group answer, or, when invalid, with the status that
+	// unary group would have refused it with (it is then left out of the group); the last answer
+	// is the group's aggregate for the valid students, equal to the unary group's.
+	ForecastGroupStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastGroupStreamRequest, ForecastGroupStreamResponse], error)
 }
 
 type forecastServiceClient struct {
@@ -133,6 +154,32 @@ func (c *forecastServiceClient) ForecastComprehension(ctx context.Context, in *C
 	return out, nil
 }
 
+func (c *forecastServiceClient) ForecastBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ForecastService_ServiceDesc.Streams[0], ForecastService_ForecastBatch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ForecastBatchRecord, ForecastBatchAnswer]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ForecastService_ForecastBatchClient = grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer]
+
+func (c *forecastServiceClient) ForecastGroupStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastGroupStreamRequest, ForecastGroupStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ForecastService_ServiceDesc.Streams[1], ForecastService_ForecastGroupStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ForecastGroupStreamRequest, ForecastGroupStreamResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ForecastService_ForecastGroupStreamClient = grpc.BidiStreamingClient[ForecastGroupStreamRequest, ForecastGroupStreamResponse]
+
 // ForecastServiceServer is the server API for ForecastService service.
 // All implementations must embed UnimplementedForecastServiceServer
 // for forward compatibility.
@@ -180,6 +227,25 @@ type ForecastServiceServer interface {
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error)
+	// Batch forecasting at district scale: a stream of records in, their answers out, in input
+	// order.
+	//
+	// The gRPC form of POST /api/forecast/batch, permission forecast:batch plus each record's own.
+	// As ScoringService.ScoreBatch: each record names one forecast rpc by the request it sets and
+	// is answered exactly as a unary call of it with the stream's token; at most 16 records read
+	// ahead of the answers; 60 s without a record or an answer taken ends the stream; trailers
+	// yardstick-records, yardstick-ok and yardstick-failed once every record is answered. A record
+	// of at most 1 MiB (a larger group goes through ForecastGroupStream).
+	ForecastBatch(grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]) error
+	// A group forecast of any number of students in constant memory, one student a message.
+	//
+	// The gRPC form of POST /api/forecast/{reading,math}/group/stream, permissions forecast:batch
+	// and forecast:group. The first message holds the settings (invalid settings end the call
+	// INVALID_ARGUMENT before any answer), each further one a student. Each student is answered in
+	// its place with its entry of the unary group answer, or, when invalid, with the status that
+	// unary group would have refused it with (it is then left out of the group); the last answer
+	// is the group's aggregate for the valid students, equal to the unary group's.
+	ForecastGroupStream(grpc.BidiStreamingServer[ForecastGroupStreamRequest, ForecastGroupStreamResponse]) error
 	mustEmbedUnimplementedForecastServiceServer()
 }
 
@@ -204,6 +270,12 @@ func (UnimplementedForecastServiceServer) ForecastMathGroup(context.Context, *Gr
 }
 func (UnimplementedForecastServiceServer) ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForecastComprehension not implemented")
+}
+func (UnimplementedForecastServiceServer) ForecastBatch(grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]) error {
+	return status.Error(codes.Unimplemented, "method ForecastBatch not implemented")
+}
+func (UnimplementedForecastServiceServer) ForecastGroupStream(grpc.BidiStreamingServer[ForecastGroupStreamRequest, ForecastGroupStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method ForecastGroupStream not implemented")
 }
 func (UnimplementedForecastServiceServer) mustEmbedUnimplementedForecastServiceServer() {}
 func (UnimplementedForecastServiceServer) testEmbeddedByValue()                         {}
@@ -316,6 +388,20 @@ func _ForecastService_ForecastComprehension_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ForecastService_ForecastBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ForecastServiceServer).ForecastBatch(&grpc.GenericServerStream[ForecastBatchRecord, ForecastBatchAnswer]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ForecastService_ForecastBatchServer = grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]
+
+func _ForecastService_ForecastGroupStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ForecastServiceServer).ForecastGroupStream(&grpc.GenericServerStream[ForecastGroupStreamRequest, ForecastGroupStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ForecastService_ForecastGroupStreamServer = grpc.BidiStreamingServer[ForecastGroupStreamRequest, ForecastGroupStreamResponse]
+
 // ForecastService_ServiceDesc is the grpc.ServiceDesc for ForecastService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -344,6 +430,19 @@ var ForecastService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ForecastService_ForecastComprehension_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ForecastBatch",
+			Handler:       _ForecastService_ForecastBatch_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "ForecastGroupStream",
+			Handler:       _ForecastService_ForecastGroupStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "yardstick/forecast/v1/forecast.proto",
 }

@@ -8,6 +8,7 @@ package scoringv1
 
 import (
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	v1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -2115,11 +2116,393 @@ func (x *BayesStrandsMeasure) GetFitNote() string {
 	return ""
 }
 
+// One record of ScoreBatch: the caller's id and the request of one scoring rpc, named by the
+// field set.
+type ScoreBatchRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The caller's record id, echoed unchanged on its answer (not necessarily unique).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Required: the request, in the field named for its rpc. A record with none set is answered
+	// INVALID_ARGUMENT.
+	//
+	// Types that are valid to be assigned to Request:
+	//
+	//	*ScoreBatchRecord_ScoreItemResults
+	//	*ScoreBatchRecord_ScoreItemIds
+	//	*ScoreBatchRecord_ScoreScale
+	//	*ScoreBatchRecord_ScoreItemResultsStrands
+	//	*ScoreBatchRecord_ScoreDifficultiesBayes
+	//	*ScoreBatchRecord_ScoreItemResultsBayes
+	//	*ScoreBatchRecord_ScoreItemIdsBayes
+	//	*ScoreBatchRecord_ScoreScaleBayes
+	//	*ScoreBatchRecord_ScoreItemResultsBayesStrands
+	//	*ScoreBatchRecord_ScoreForm
+	//	*ScoreBatchRecord_NextItem
+	Request       isScoreBatchRecord_Request `protobuf_oneof:"request"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreBatchRecord) Reset() {
+	*x = ScoreBatchRecord{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreBatchRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreBatchRecord) ProtoMessage() {}
+
+func (x *ScoreBatchRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreBatchRecord.ProtoReflect.Descriptor instead.
+func (*ScoreBatchRecord) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ScoreBatchRecord) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ScoreBatchRecord) GetRequest() isScoreBatchRecord_Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResults() *ScoreItemResultsRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemResults); ok {
+			return x.ScoreItemResults
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemIds() *ScoreItemIdsRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemIds); ok {
+			return x.ScoreItemIds
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreScale() *ScoreScaleRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreScale); ok {
+			return x.ScoreScale
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsStrands() *ScoreItemResultsStrandsRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemResultsStrands); ok {
+			return x.ScoreItemResultsStrands
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreDifficultiesBayes() *ScoreDifficultiesBayesRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreDifficultiesBayes); ok {
+			return x.ScoreDifficultiesBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsBayes() *ScoreItemResultsBayesRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemResultsBayes); ok {
+			return x.ScoreItemResultsBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemIdsBayes() *ScoreItemIdsBayesRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemIdsBayes); ok {
+			return x.ScoreItemIdsBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreScaleBayes() *ScoreScaleBayesRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreScaleBayes); ok {
+			return x.ScoreScaleBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsBayesStrands() *ScoreItemResultsBayesStrandsRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreItemResultsBayesStrands); ok {
+			return x.ScoreItemResultsBayesStrands
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreForm() *ScoreFormRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_ScoreForm); ok {
+			return x.ScoreForm
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetNextItem() *NextItemRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ScoreBatchRecord_NextItem); ok {
+			return x.NextItem
+		}
+	}
+	return nil
+}
+
+type isScoreBatchRecord_Request interface {
+	isScoreBatchRecord_Request()
+}
+
+type ScoreBatchRecord_ScoreItemResults struct {
+	ScoreItemResults *ScoreItemResultsRequest `protobuf:"bytes,2,opt,name=score_item_results,json=scoreItemResults,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreItemIds struct {
+	ScoreItemIds *ScoreItemIdsRequest `protobuf:"bytes,3,opt,name=score_item_ids,json=scoreItemIds,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreScale struct {
+	ScoreScale *ScoreScaleRequest `protobuf:"bytes,4,opt,name=score_scale,json=scoreScale,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreItemResultsStrands struct {
+	ScoreItemResultsStrands *ScoreItemResultsStrandsRequest `protobuf:"bytes,5,opt,name=score_item_results_strands,json=scoreItemResultsStrands,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreDifficultiesBayes struct {
+	ScoreDifficultiesBayes *ScoreDifficultiesBayesRequest `protobuf:"bytes,6,opt,name=score_difficulties_bayes,json=scoreDifficultiesBayes,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreItemResultsBayes struct {
+	ScoreItemResultsBayes *ScoreItemResultsBayesRequest `protobuf:"bytes,7,opt,name=score_item_results_bayes,json=scoreItemResultsBayes,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreItemIdsBayes struct {
+	ScoreItemIdsBayes *ScoreItemIdsBayesRequest `protobuf:"bytes,8,opt,name=score_item_ids_bayes,json=scoreItemIdsBayes,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreScaleBayes struct {
+	ScoreScaleBayes *ScoreScaleBayesRequest `protobuf:"bytes,9,opt,name=score_scale_bayes,json=scoreScaleBayes,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreItemResultsBayesStrands struct {
+	ScoreItemResultsBayesStrands *ScoreItemResultsBayesStrandsRequest `protobuf:"bytes,10,opt,name=score_item_results_bayes_strands,json=scoreItemResultsBayesStrands,proto3,oneof"`
+}
+
+type ScoreBatchRecord_ScoreForm struct {
+	ScoreForm *ScoreFormRequest `protobuf:"bytes,11,opt,name=score_form,json=scoreForm,proto3,oneof"`
+}
+
+type ScoreBatchRecord_NextItem struct {
+	NextItem *NextItemRequest `protobuf:"bytes,12,opt,name=next_item,json=nextItem,proto3,oneof"`
+}
+
+func (*ScoreBatchRecord_ScoreItemResults) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreItemIds) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreScale) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreItemResultsStrands) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreDifficultiesBayes) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreItemResultsBayes) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreItemIdsBayes) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreScaleBayes) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreItemResultsBayesStrands) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_ScoreForm) isScoreBatchRecord_Request() {}
+
+func (*ScoreBatchRecord_NextItem) isScoreBatchRecord_Request() {}
+
+// The answer to one ScoreBatch record, in the record's place: the rpc's response or its error.
+type ScoreBatchAnswer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The record's id.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The unary rpc's response, in the field of its type, or the status it would have ended with.
+	//
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*ScoreBatchAnswer_Measure
+	//	*ScoreBatchAnswer_StrandsMeasure
+	//	*ScoreBatchAnswer_BayesStrandsMeasure
+	//	*ScoreBatchAnswer_NextItem
+	//	*ScoreBatchAnswer_Error
+	Answer        isScoreBatchAnswer_Answer `protobuf_oneof:"answer"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScoreBatchAnswer) Reset() {
+	*x = ScoreBatchAnswer{}
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreBatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreBatchAnswer) ProtoMessage() {}
+
+func (x *ScoreBatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_scoring_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScoreBatchAnswer.ProtoReflect.Descriptor instead.
+func (*ScoreBatchAnswer) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_scoring_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ScoreBatchAnswer) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ScoreBatchAnswer) GetAnswer() isScoreBatchAnswer_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetMeasure() *Measure {
+	if x != nil {
+		if x, ok := x.Answer.(*ScoreBatchAnswer_Measure); ok {
+			return x.Measure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetStrandsMeasure() *StrandsMeasure {
+	if x != nil {
+		if x, ok := x.Answer.(*ScoreBatchAnswer_StrandsMeasure); ok {
+			return x.StrandsMeasure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetBayesStrandsMeasure() *BayesStrandsMeasure {
+	if x != nil {
+		if x, ok := x.Answer.(*ScoreBatchAnswer_BayesStrandsMeasure); ok {
+			return x.BayesStrandsMeasure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetNextItem() *NextItemResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*ScoreBatchAnswer_NextItem); ok {
+			return x.NextItem
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetError() *v1.Status {
+	if x != nil {
+		if x, ok := x.Answer.(*ScoreBatchAnswer_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isScoreBatchAnswer_Answer interface {
+	isScoreBatchAnswer_Answer()
+}
+
+type ScoreBatchAnswer_Measure struct {
+	Measure *Measure `protobuf:"bytes,2,opt,name=measure,proto3,oneof"`
+}
+
+type ScoreBatchAnswer_StrandsMeasure struct {
+	StrandsMeasure *StrandsMeasure `protobuf:"bytes,3,opt,name=strands_measure,json=strandsMeasure,proto3,oneof"`
+}
+
+type ScoreBatchAnswer_BayesStrandsMeasure struct {
+	BayesStrandsMeasure *BayesStrandsMeasure `protobuf:"bytes,4,opt,name=bayes_strands_measure,json=bayesStrandsMeasure,proto3,oneof"`
+}
+
+type ScoreBatchAnswer_NextItem struct {
+	NextItem *NextItemResponse `protobuf:"bytes,5,opt,name=next_item,json=nextItem,proto3,oneof"`
+}
+
+type ScoreBatchAnswer_Error struct {
+	Error *v1.Status `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
+}
+
+func (*ScoreBatchAnswer_Measure) isScoreBatchAnswer_Answer() {}
+
+func (*ScoreBatchAnswer_StrandsMeasure) isScoreBatchAnswer_Answer() {}
+
+func (*ScoreBatchAnswer_BayesStrandsMeasure) isScoreBatchAnswer_Answer() {}
+
+func (*ScoreBatchAnswer_NextItem) isScoreBatchAnswer_Answer() {}
+
+func (*ScoreBatchAnswer_Error) isScoreBatchAnswer_Answer() {}
+
 var File_yardstick_scoring_v1_scoring_proto protoreflect.FileDescriptor
 
 const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\n" +
-	"\"yardstick/scoring/v1/scoring.proto\x12\x14yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"P\n" +
+	"\"yardstick/scoring/v1/scoring.proto\x12\x14yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\x1a\x1eyardstick/batch/v1/batch.proto\"P\n" +
 	"\n" +
 	"ItemResult\x12\x13\n" +
 	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x1b\n" +
@@ -2403,8 +2786,32 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x03fit\x18\a \x01(\v2\x1f.yardstick.scoring.v1.PersonFitH\x00R\x03fit\x88\x01\x01\x12\x1e\n" +
 	"\bfit_note\x18\b \x01(\tH\x01R\afitNote\x88\x01\x01B\x06\n" +
 	"\x04_fitB\v\n" +
-	"\t_fit_note2\xb9\n" +
+	"\t_fit_note\"\xd4\b\n" +
+	"\x10ScoreBatchRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12]\n" +
+	"\x12score_item_results\x18\x02 \x01(\v2-.yardstick.scoring.v1.ScoreItemResultsRequestH\x00R\x10scoreItemResults\x12Q\n" +
+	"\x0escore_item_ids\x18\x03 \x01(\v2).yardstick.scoring.v1.ScoreItemIdsRequestH\x00R\fscoreItemIds\x12J\n" +
+	"\vscore_scale\x18\x04 \x01(\v2'.yardstick.scoring.v1.ScoreScaleRequestH\x00R\n" +
+	"scoreScale\x12s\n" +
+	"\x1ascore_item_results_strands\x18\x05 \x01(\v24.yardstick.scoring.v1.ScoreItemResultsStrandsRequestH\x00R\x17scoreItemResultsStrands\x12o\n" +
+	"\x18score_difficulties_bayes\x18\x06 \x01(\v23.yardstick.scoring.v1.ScoreDifficultiesBayesRequestH\x00R\x16scoreDifficultiesBayes\x12m\n" +
+	"\x18score_item_results_bayes\x18\a \x01(\v22.yardstick.scoring.v1.ScoreItemResultsBayesRequestH\x00R\x15scoreItemResultsBayes\x12a\n" +
+	"\x14score_item_ids_bayes\x18\b \x01(\v2..yardstick.scoring.v1.ScoreItemIdsBayesRequestH\x00R\x11scoreItemIdsBayes\x12Z\n" +
+	"\x11score_scale_bayes\x18\t \x01(\v2,.yardstick.scoring.v1.ScoreScaleBayesRequestH\x00R\x0fscoreScaleBayes\x12\x83\x01\n" +
+	" score_item_results_bayes_strands\x18\n" +
+	" \x01(\v29.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequestH\x00R\x1cscoreItemResultsBayesStrands\x12G\n" +
 	"\n" +
+	"score_form\x18\v \x01(\v2&.yardstick.scoring.v1.ScoreFormRequestH\x00R\tscoreForm\x12D\n" +
+	"\tnext_item\x18\f \x01(\v2%.yardstick.scoring.v1.NextItemRequestH\x00R\bnextItemB\t\n" +
+	"\arequest\"\x94\x03\n" +
+	"\x10ScoreBatchAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
+	"\ameasure\x18\x02 \x01(\v2\x1d.yardstick.scoring.v1.MeasureH\x00R\ameasure\x12O\n" +
+	"\x0fstrands_measure\x18\x03 \x01(\v2$.yardstick.scoring.v1.StrandsMeasureH\x00R\x0estrandsMeasure\x12_\n" +
+	"\x15bayes_strands_measure\x18\x04 \x01(\v2).yardstick.scoring.v1.BayesStrandsMeasureH\x00R\x13bayesStrandsMeasure\x12E\n" +
+	"\tnext_item\x18\x05 \x01(\v2&.yardstick.scoring.v1.NextItemResponseH\x00R\bnextItem\x122\n" +
+	"\x05error\x18\x06 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x06answer2\xac\v\n" +
 	"\x0eScoringService\x12t\n" +
 	"\x10ScoreItemResults\x12-.yardstick.scoring.v1.ScoreItemResultsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12l\n" +
 	"\fScoreItemIds\x12).yardstick.scoring.v1.ScoreItemIdsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12e\n" +
@@ -2417,7 +2824,9 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x0fScoreScaleBayes\x12,.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\x97\x01\n" +
 	"\x1cScoreItemResultsBayesStrands\x129.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a).yardstick.scoring.v1.BayesStrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12f\n" +
 	"\tScoreForm\x12&.yardstick.scoring.v1.ScoreFormRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12m\n" +
-	"\bNextItem\x12%.yardstick.scoring.v1.NextItemRequest\x1a&.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptiveBIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
+	"\bNextItem\x12%.yardstick.scoring.v1.NextItemRequest\x1a&.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptive\x12q\n" +
+	"\n" +
+	"ScoreBatch\x12&.yardstick.scoring.v1.ScoreBatchRecord\x1a&.yardstick.scoring.v1.ScoreBatchAnswer\"\x0f\xca\xf3\x18\vscore:batch(\x010\x01BIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
 
 var (
 	file_yardstick_scoring_v1_scoring_proto_rawDescOnce sync.Once
@@ -2431,7 +2840,7 @@ func file_yardstick_scoring_v1_scoring_proto_rawDescGZIP() []byte {
 	return file_yardstick_scoring_v1_scoring_proto_rawDescData
 }
 
-var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ItemResult)(nil),                          // 0: yardstick.scoring.v1.ItemResult
 	(*ItemId)(nil),                              // 1: yardstick.scoring.v1.ItemId
@@ -2456,7 +2865,10 @@ var file_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*StrandsMeasure)(nil),                      // 20: yardstick.scoring.v1.StrandsMeasure
 	(*BayesStrand)(nil),                         // 21: yardstick.scoring.v1.BayesStrand
 	(*BayesStrandsMeasure)(nil),                 // 22: yardstick.scoring.v1.BayesStrandsMeasure
-	nil,                                         // 23: yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	(*ScoreBatchRecord)(nil),                    // 23: yardstick.scoring.v1.ScoreBatchRecord
+	(*ScoreBatchAnswer)(nil),                    // 24: yardstick.scoring.v1.ScoreBatchAnswer
+	nil,                                         // 25: yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	(*v1.Status)(nil),                           // 26: yardstick.batch.v1.Status
 }
 var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 0: yardstick.scoring.v1.ScoreItemResultsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
@@ -2468,40 +2880,58 @@ var file_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 6: yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	0,  // 7: yardstick.scoring.v1.NextItemRequest.items:type_name -> yardstick.scoring.v1.ItemResult
 	14, // 8: yardstick.scoring.v1.NextItemRequest.stop:type_name -> yardstick.scoring.v1.StopRules
-	23, // 9: yardstick.scoring.v1.NextItemRequest.strands:type_name -> yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	25, // 9: yardstick.scoring.v1.NextItemRequest.strands:type_name -> yardstick.scoring.v1.NextItemRequest.StrandsEntry
 	15, // 10: yardstick.scoring.v1.NextItemResponse.next:type_name -> yardstick.scoring.v1.AdaptiveItem
 	17, // 11: yardstick.scoring.v1.Measure.fit:type_name -> yardstick.scoring.v1.PersonFit
 	19, // 12: yardstick.scoring.v1.StrandsMeasure.strands:type_name -> yardstick.scoring.v1.Strand
 	17, // 13: yardstick.scoring.v1.StrandsMeasure.fit:type_name -> yardstick.scoring.v1.PersonFit
 	21, // 14: yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> yardstick.scoring.v1.BayesStrand
 	17, // 15: yardstick.scoring.v1.BayesStrandsMeasure.fit:type_name -> yardstick.scoring.v1.PersonFit
-	3,  // 16: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
-	4,  // 17: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
-	5,  // 18: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
-	6,  // 19: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
-	7,  // 20: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
-	8,  // 21: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
-	9,  // 22: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
-	10, // 23: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
-	11, // 24: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
-	12, // 25: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
-	13, // 26: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
-	18, // 27: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
-	18, // 28: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
-	18, // 29: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
-	20, // 30: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
-	18, // 31: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
-	18, // 32: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
-	18, // 33: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
-	18, // 34: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
-	22, // 35: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
-	18, // 36: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
-	16, // 37: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	3,  // 16: yardstick.scoring.v1.ScoreBatchRecord.score_item_results:type_name -> yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 17: yardstick.scoring.v1.ScoreBatchRecord.score_item_ids:type_name -> yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 18: yardstick.scoring.v1.ScoreBatchRecord.score_scale:type_name -> yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 19: yardstick.scoring.v1.ScoreBatchRecord.score_item_results_strands:type_name -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 20: yardstick.scoring.v1.ScoreBatchRecord.score_difficulties_bayes:type_name -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 21: yardstick.scoring.v1.ScoreBatchRecord.score_item_results_bayes:type_name -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 22: yardstick.scoring.v1.ScoreBatchRecord.score_item_ids_bayes:type_name -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 23: yardstick.scoring.v1.ScoreBatchRecord.score_scale_bayes:type_name -> yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 24: yardstick.scoring.v1.ScoreBatchRecord.score_item_results_bayes_strands:type_name -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 25: yardstick.scoring.v1.ScoreBatchRecord.score_form:type_name -> yardstick.scoring.v1.ScoreFormRequest
+	13, // 26: yardstick.scoring.v1.ScoreBatchRecord.next_item:type_name -> yardstick.scoring.v1.NextItemRequest
+	18, // 27: yardstick.scoring.v1.ScoreBatchAnswer.measure:type_name -> yardstick.scoring.v1.Measure
+	20, // 28: yardstick.scoring.v1.ScoreBatchAnswer.strands_measure:type_name -> yardstick.scoring.v1.StrandsMeasure
+	22, // 29: yardstick.scoring.v1.ScoreBatchAnswer.bayes_strands_measure:type_name -> yardstick.scoring.v1.BayesStrandsMeasure
+	16, // 30: yardstick.scoring.v1.ScoreBatchAnswer.next_item:type_name -> yardstick.scoring.v1.NextItemResponse
+	26, // 31: yardstick.scoring.v1.ScoreBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	3,  // 32: yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 33: yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 34: yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 35: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 36: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 37: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 38: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 39: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 40: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 41: yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> yardstick.scoring.v1.ScoreFormRequest
+	13, // 42: yardstick.scoring.v1.ScoringService.NextItem:input_type -> yardstick.scoring.v1.NextItemRequest
+	23, // 43: yardstick.scoring.v1.ScoringService.ScoreBatch:input_type -> yardstick.scoring.v1.ScoreBatchRecord
+	18, // 44: yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> yardstick.scoring.v1.Measure
+	18, // 45: yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> yardstick.scoring.v1.Measure
+	18, // 46: yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> yardstick.scoring.v1.Measure
+	20, // 47: yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> yardstick.scoring.v1.StrandsMeasure
+	18, // 48: yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 49: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 50: yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> yardstick.scoring.v1.Measure
+	18, // 51: yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> yardstick.scoring.v1.Measure
+	22, // 52: yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> yardstick.scoring.v1.BayesStrandsMeasure
+	18, // 53: yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> yardstick.scoring.v1.Measure
+	16, // 54: yardstick.scoring.v1.ScoringService.NextItem:output_type -> yardstick.scoring.v1.NextItemResponse
+	24, // 55: yardstick.scoring.v1.ScoringService.ScoreBatch:output_type -> yardstick.scoring.v1.ScoreBatchAnswer
+	44, // [44:56] is the sub-list for method output_type
+	32, // [32:44] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_scoring_v1_scoring_proto_init() }
@@ -2527,13 +2957,33 @@ func file_yardstick_scoring_v1_scoring_proto_init() {
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[20].OneofWrappers = []any{}
 	file_yardstick_scoring_v1_scoring_proto_msgTypes[22].OneofWrappers = []any{}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{
+		(*ScoreBatchRecord_ScoreItemResults)(nil),
+		(*ScoreBatchRecord_ScoreItemIds)(nil),
+		(*ScoreBatchRecord_ScoreScale)(nil),
+		(*ScoreBatchRecord_ScoreItemResultsStrands)(nil),
+		(*ScoreBatchRecord_ScoreDifficultiesBayes)(nil),
+		(*ScoreBatchRecord_ScoreItemResultsBayes)(nil),
+		(*ScoreBatchRecord_ScoreItemIdsBayes)(nil),
+		(*ScoreBatchRecord_ScoreScaleBayes)(nil),
+		(*ScoreBatchRecord_ScoreItemResultsBayesStrands)(nil),
+		(*ScoreBatchRecord_ScoreForm)(nil),
+		(*ScoreBatchRecord_NextItem)(nil),
+	}
+	file_yardstick_scoring_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{
+		(*ScoreBatchAnswer_Measure)(nil),
+		(*ScoreBatchAnswer_StrandsMeasure)(nil),
+		(*ScoreBatchAnswer_BayesStrandsMeasure)(nil),
+		(*ScoreBatchAnswer_NextItem)(nil),
+		(*ScoreBatchAnswer_Error)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_scoring_v1_scoring_proto_rawDesc), len(file_yardstick_scoring_v1_scoring_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

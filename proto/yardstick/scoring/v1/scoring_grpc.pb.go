@@ -30,6 +30,7 @@ const (
 	ScoringService_ScoreItemResultsBayesStrands_FullMethodName = "/yardstick.scoring.v1.ScoringService/ScoreItemResultsBayesStrands"
 	ScoringService_ScoreForm_FullMethodName                    = "/yardstick.scoring.v1.ScoringService/ScoreForm"
 	ScoringService_NextItem_FullMethodName                     = "/yardstick.scoring.v1.ScoringService/NextItem"
+	ScoringService_ScoreBatch_FullMethodName                   = "/yardstick.scoring.v1.ScoringService/ScoreBatch"
 )
 
 // ScoringServiceClient is the client API for ScoringService service.
@@ -118,6 +119,18 @@ type ScoringServiceClient interface {
 	// always gets the same answer. The answer holds the measure after those answers and the item to
 	// give next, or the rule that stops the test.
 	NextItem(ctx context.Context, in *NextItemRequest, opts ...grpc.CallOption) (*NextItemResponse, error)
+	// Batch scoring at district scale: a stream of records in, their answers out, in input order.
+	//
+	// The gRPC form of POST /api/score/batch, permission score:batch plus each record's own (a
+	// record lacking it is answered PERMISSION_DENIED, the stream going on). Each record names one
+	// scoring rpc by the request it sets and is answered exactly as a unary call of that rpc with
+	// the stream's token: its response, or the status that call would have ended with. Answers
+	// leave while records still arrive; at most 16 records are read ahead of the answers (a caller
+	// that stops reading stops the stream's reading). A stream that sends nothing, or takes no
+	// answer, for 60 s is ended (DEADLINE_EXCEEDED). The stream ends OK once every record is
+	// answered, with trailers yardstick-records, yardstick-ok and yardstick-failed. A record of at
+	// most 1 MiB.
+	ScoreBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreBatchRecord, ScoreBatchAnswer], error)
 }
 
 type scoringServiceClient struct {
@@ -238,6 +251,19 @@ func (c *scoringServiceClient) NextItem(ctx context.Context, in *NextItemRequest
 	return out, nil
 }
 
+func (c *scoringServiceClient) ScoreBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreBatchRecord, ScoreBatchAnswer], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ScoringService_ServiceDesc.Streams[0], ScoringService_ScoreBatch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ScoreBatchRecord, ScoreBatchAnswer]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScoringService_ScoreBatchClient = grpc.BidiStreamingClient[ScoreBatchRecord, ScoreBatchAnswer]
+
 // ScoringServiceServer is the server API for ScoringService service.
 // All implementations must embed UnimplementedScoringServiceServer
 // for forward compatibility.
@@ -324,6 +350,18 @@ type ScoringServiceServer interface {
 	// always gets the same answer. The answer holds the measure after those answers and the item to
 	// give next, or the rule that stops the test.
 	NextItem(context.Context, *NextItemRequest) (*NextItemResponse, error)
+	// Batch scoring at district scale: a stream of records in, their answers out, in input order.
+	//
+	// The gRPC form of POST /api/score/batch, permission score:batch plus each record's own (a
+	// record lacking it is answered PERMISSION_DENIED, the stream going on). Each record names one
+	// scoring rpc by the request it sets and is answered exactly as a unary call of that rpc with
+	// the stream's token: its response, or the status that call would have ended with. Answers
+	// leave while records still arrive; at most 16 records are read ahead of the answers (a caller
+	// that stops reading stops the stream's reading). A stream that sends nothing, or takes no
+	// answer, for 60 s is ended (DEADLINE_EXCEEDED). The stream ends OK once every record is
+	// answered, with trailers yardstick-records, yardstick-ok and yardstick-failed. A record of at
+	// most 1 MiB.
+	ScoreBatch(grpc.BidiStreamingServer[ScoreBatchRecord, ScoreBatchAnswer]) error
 	mustEmbedUnimplementedScoringServiceServer()
 }
 
@@ -366,6 +404,9 @@ func (UnimplementedScoringServiceServer) ScoreForm(context.Context, *ScoreFormRe
 }
 func (UnimplementedScoringServiceServer) NextItem(context.Context, *NextItemRequest) (*NextItemResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NextItem not implemented")
+}
+func (UnimplementedScoringServiceServer) ScoreBatch(grpc.BidiStreamingServer[ScoreBatchRecord, ScoreBatchAnswer]) error {
+	return status.Error(codes.Unimplemented, "method ScoreBatch not implemented")
 }
 func (UnimplementedScoringServiceServer) mustEmbedUnimplementedScoringServiceServer() {}
 func (UnimplementedScoringServiceServer) testEmbeddedByValue()                        {}
@@ -586,6 +627,13 @@ func _ScoringService_NextItem_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ScoringService_ScoreBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ScoringServiceServer).ScoreBatch(&grpc.GenericServerStream[ScoreBatchRecord, ScoreBatchAnswer]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScoringService_ScoreBatchServer = grpc.BidiStreamingServer[ScoreBatchRecord, ScoreBatchAnswer]
+
 // ScoringService_ServiceDesc is the grpc.ServiceDesc for ScoringService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -638,6 +686,13 @@ var ScoringService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ScoringService_NextItem_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ScoreBatch",
+			Handler:       _ScoringService_ScoreBatch_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "yardstick/scoring/v1/scoring.proto",
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // scoringSeeds are valid requests of every unary path of the service (docs/examples.md's).
@@ -53,4 +54,22 @@ func TestBatchDifferential(t *testing.T) {
 	s := start(t)
 	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 1)), n, scoringSeeds, notScoring)
 	s.CheckBatchDifferential(t, "/api/score/batch", "/api/score/nope", reqs, notScoring)
+}
+
+// TestGRPCBatchDifferential: every record of a ScoreBatch stream is answered exactly as a unary
+// gRPC call of its rpc (response or status with its details), for valid and invalid requests
+// of every rpc.
+func TestGRPCBatchDifferential(t *testing.T) {
+	t.Parallel()
+	n := 16000 // about two in three decode as gRPC requests (the rest are JSON matters)
+	if raceEnabled || testing.Short() {
+		n = 1600
+	}
+	s := start(t)
+	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 2)), n, scoringSeeds, notScoring)
+	recs := servetest.GRPCRecords(t, reqs)
+	if len(recs) < 10000 && !raceEnabled && !testing.Short() {
+		t.Fatalf("%d records decode from %d requests; want at least 10,000", len(recs), n)
+	}
+	s.CheckGRPCBatchDifferential(t, scoringv1.ScoringService_ScoreBatch_FullMethodName, recs)
 }

@@ -39,6 +39,8 @@ func (s *Server) Service() serve.Service {
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
 		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
+		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.
+		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	}
 }
 

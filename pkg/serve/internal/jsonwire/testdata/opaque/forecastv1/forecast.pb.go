@@ -8,6 +8,7 @@ package forecastv1
 
 import (
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	v1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -1402,11 +1403,1355 @@ func (b0 ComprehensionResponse_builder) Build() *ComprehensionResponse {
 	return m0
 }
 
+// One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
+// the field set.
+type ForecastBatchRecord struct {
+	state              protoimpl.MessageState        `protogen:"opaque.v1"`
+	xxx_hidden_Id      string                        `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Request isForecastBatchRecord_Request `protobuf_oneof:"request"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ForecastBatchRecord) Reset() {
+	*x = ForecastBatchRecord{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastBatchRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastBatchRecord) ProtoMessage() {}
+
+func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ForecastBatchRecord) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ForecastBatchRecord) GetForecastReading() *ForecastRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReading); ok {
+			return x.ForecastReading
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastReadingGroup() *GroupForecastRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReadingGroup); ok {
+			return x.ForecastReadingGroup
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastMath() *ForecastRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMath); ok {
+			return x.ForecastMath
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastMathGroup() *GroupForecastRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMathGroup); ok {
+			return x.ForecastMathGroup
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) GetForecastComprehension() *ComprehensionRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastComprehension); ok {
+			return x.ForecastComprehension
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchRecord) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ForecastBatchRecord) SetForecastReading(v *ForecastRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_ForecastReading{v}
+}
+
+func (x *ForecastBatchRecord) SetForecastReadingGroup(v *GroupForecastRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_ForecastReadingGroup{v}
+}
+
+func (x *ForecastBatchRecord) SetForecastMath(v *ForecastRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_ForecastMath{v}
+}
+
+func (x *ForecastBatchRecord) SetForecastMathGroup(v *GroupForecastRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_ForecastMathGroup{v}
+}
+
+func (x *ForecastBatchRecord) SetForecastComprehension(v *ComprehensionRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_ForecastComprehension{v}
+}
+
+func (x *ForecastBatchRecord) HasRequest() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Request != nil
+}
+
+func (x *ForecastBatchRecord) HasForecastReading() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReading)
+	return ok
+}
+
+func (x *ForecastBatchRecord) HasForecastReadingGroup() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReadingGroup)
+	return ok
+}
+
+func (x *ForecastBatchRecord) HasForecastMath() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMath)
+	return ok
+}
+
+func (x *ForecastBatchRecord) HasForecastMathGroup() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMathGroup)
+	return ok
+}
+
+func (x *ForecastBatchRecord) HasForecastComprehension() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastComprehension)
+	return ok
+}
+
+func (x *ForecastBatchRecord) ClearRequest() {
+	x.xxx_hidden_Request = nil
+}
+
+func (x *ForecastBatchRecord) ClearForecastReading() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReading); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ForecastBatchRecord) ClearForecastReadingGroup() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastReadingGroup); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ForecastBatchRecord) ClearForecastMath() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMath); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ForecastBatchRecord) ClearForecastMathGroup() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastMathGroup); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ForecastBatchRecord) ClearForecastComprehension() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_ForecastComprehension); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+const ForecastBatchRecord_Request_not_set_case case_ForecastBatchRecord_Request = 0
+const ForecastBatchRecord_ForecastReading_case case_ForecastBatchRecord_Request = 2
+const ForecastBatchRecord_ForecastReadingGroup_case case_ForecastBatchRecord_Request = 3
+const ForecastBatchRecord_ForecastMath_case case_ForecastBatchRecord_Request = 4
+const ForecastBatchRecord_ForecastMathGroup_case case_ForecastBatchRecord_Request = 5
+const ForecastBatchRecord_ForecastComprehension_case case_ForecastBatchRecord_Request = 6
+
+func (x *ForecastBatchRecord) WhichRequest() case_ForecastBatchRecord_Request {
+	if x == nil {
+		return ForecastBatchRecord_Request_not_set_case
+	}
+	switch x.xxx_hidden_Request.(type) {
+	case *forecastBatchRecord_ForecastReading:
+		return ForecastBatchRecord_ForecastReading_case
+	case *forecastBatchRecord_ForecastReadingGroup:
+		return ForecastBatchRecord_ForecastReadingGroup_case
+	case *forecastBatchRecord_ForecastMath:
+		return ForecastBatchRecord_ForecastMath_case
+	case *forecastBatchRecord_ForecastMathGroup:
+		return ForecastBatchRecord_ForecastMathGroup_case
+	case *forecastBatchRecord_ForecastComprehension:
+		return ForecastBatchRecord_ForecastComprehension_case
+	default:
+		return ForecastBatchRecord_Request_not_set_case
+	}
+}
+
+type ForecastBatchRecord_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The caller's record id, echoed unchanged on its answer (not necessarily unique).
+	Id string
+	// Required: the request, in the field named for its rpc. A record with none set is answered
+	// INVALID_ARGUMENT.
+
+	// Fields of oneof xxx_hidden_Request:
+	ForecastReading       *ForecastRequest
+	ForecastReadingGroup  *GroupForecastRequest
+	ForecastMath          *ForecastRequest
+	ForecastMathGroup     *GroupForecastRequest
+	ForecastComprehension *ComprehensionRequest
+	// -- end of xxx_hidden_Request
+}
+
+func (b0 ForecastBatchRecord_builder) Build() *ForecastBatchRecord {
+	m0 := &ForecastBatchRecord{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	if b.ForecastReading != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_ForecastReading{b.ForecastReading}
+	}
+	if b.ForecastReadingGroup != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_ForecastReadingGroup{b.ForecastReadingGroup}
+	}
+	if b.ForecastMath != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_ForecastMath{b.ForecastMath}
+	}
+	if b.ForecastMathGroup != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_ForecastMathGroup{b.ForecastMathGroup}
+	}
+	if b.ForecastComprehension != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_ForecastComprehension{b.ForecastComprehension}
+	}
+	return m0
+}
+
+type case_ForecastBatchRecord_Request protoreflect.FieldNumber
+
+func (x case_ForecastBatchRecord_Request) String() string {
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isForecastBatchRecord_Request interface {
+	isForecastBatchRecord_Request()
+}
+
+type forecastBatchRecord_ForecastReading struct {
+	ForecastReading *ForecastRequest `protobuf:"bytes,2,opt,name=forecast_reading,json=forecastReading,proto3,oneof"`
+}
+
+type forecastBatchRecord_ForecastReadingGroup struct {
+	ForecastReadingGroup *GroupForecastRequest `protobuf:"bytes,3,opt,name=forecast_reading_group,json=forecastReadingGroup,proto3,oneof"`
+}
+
+type forecastBatchRecord_ForecastMath struct {
+	ForecastMath *ForecastRequest `protobuf:"bytes,4,opt,name=forecast_math,json=forecastMath,proto3,oneof"`
+}
+
+type forecastBatchRecord_ForecastMathGroup struct {
+	ForecastMathGroup *GroupForecastRequest `protobuf:"bytes,5,opt,name=forecast_math_group,json=forecastMathGroup,proto3,oneof"`
+}
+
+type forecastBatchRecord_ForecastComprehension struct {
+	ForecastComprehension *ComprehensionRequest `protobuf:"bytes,6,opt,name=forecast_comprehension,json=forecastComprehension,proto3,oneof"`
+}
+
+func (*forecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_ForecastMath) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
+
+// The answer to one ForecastBatch record, in the record's place: the rpc's response or its
+// error.
+type ForecastBatchAnswer struct {
+	state             protoimpl.MessageState       `protogen:"opaque.v1"`
+	xxx_hidden_Id     string                       `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Answer isForecastBatchAnswer_Answer `protobuf_oneof:"answer"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ForecastBatchAnswer) Reset() {
+	*x = ForecastBatchAnswer{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastBatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastBatchAnswer) ProtoMessage() {}
+
+func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ForecastBatchAnswer) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ForecastBatchAnswer) GetForecast() *Forecast {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Forecast); ok {
+			return x.Forecast
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetGroup() *GroupForecastResponse {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Group); ok {
+			return x.Group
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetComprehension() *ComprehensionResponse {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Comprehension); ok {
+			return x.Comprehension
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) GetError() *v1.Status {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+func (x *ForecastBatchAnswer) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ForecastBatchAnswer) SetForecast(v *Forecast) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Forecast{v}
+}
+
+func (x *ForecastBatchAnswer) SetGroup(v *GroupForecastResponse) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Group{v}
+}
+
+func (x *ForecastBatchAnswer) SetComprehension(v *ComprehensionResponse) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Comprehension{v}
+}
+
+func (x *ForecastBatchAnswer) SetError(v *v1.Status) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Error{v}
+}
+
+func (x *ForecastBatchAnswer) HasAnswer() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Answer != nil
+}
+
+func (x *ForecastBatchAnswer) HasForecast() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Forecast)
+	return ok
+}
+
+func (x *ForecastBatchAnswer) HasGroup() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Group)
+	return ok
+}
+
+func (x *ForecastBatchAnswer) HasComprehension() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Comprehension)
+	return ok
+}
+
+func (x *ForecastBatchAnswer) HasError() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Error)
+	return ok
+}
+
+func (x *ForecastBatchAnswer) ClearAnswer() {
+	x.xxx_hidden_Answer = nil
+}
+
+func (x *ForecastBatchAnswer) ClearForecast() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Forecast); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ForecastBatchAnswer) ClearGroup() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Group); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ForecastBatchAnswer) ClearComprehension() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Comprehension); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ForecastBatchAnswer) ClearError() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Error); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+const ForecastBatchAnswer_Answer_not_set_case case_ForecastBatchAnswer_Answer = 0
+const ForecastBatchAnswer_Forecast_case case_ForecastBatchAnswer_Answer = 2
+const ForecastBatchAnswer_Group_case case_ForecastBatchAnswer_Answer = 3
+const ForecastBatchAnswer_Comprehension_case case_ForecastBatchAnswer_Answer = 4
+const ForecastBatchAnswer_Error_case case_ForecastBatchAnswer_Answer = 5
+
+func (x *ForecastBatchAnswer) WhichAnswer() case_ForecastBatchAnswer_Answer {
+	if x == nil {
+		return ForecastBatchAnswer_Answer_not_set_case
+	}
+	switch x.xxx_hidden_Answer.(type) {
+	case *forecastBatchAnswer_Forecast:
+		return ForecastBatchAnswer_Forecast_case
+	case *forecastBatchAnswer_Group:
+		return ForecastBatchAnswer_Group_case
+	case *forecastBatchAnswer_Comprehension:
+		return ForecastBatchAnswer_Comprehension_case
+	case *forecastBatchAnswer_Error:
+		return ForecastBatchAnswer_Error_case
+	default:
+		return ForecastBatchAnswer_Answer_not_set_case
+	}
+}
+
+type ForecastBatchAnswer_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record's id.
+	Id string
+	// The unary rpc's response, in the field of its type, or the status it would have ended with.
+
+	// Fields of oneof xxx_hidden_Answer:
+	Forecast      *Forecast
+	Group         *GroupForecastResponse
+	Comprehension *ComprehensionResponse
+	Error         *v1.Status
+	// -- end of xxx_hidden_Answer
+}
+
+func (b0 ForecastBatchAnswer_builder) Build() *ForecastBatchAnswer {
+	m0 := &ForecastBatchAnswer{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	if b.Forecast != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Forecast{b.Forecast}
+	}
+	if b.Group != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Group{b.Group}
+	}
+	if b.Comprehension != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Comprehension{b.Comprehension}
+	}
+	if b.Error != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Error{b.Error}
+	}
+	return m0
+}
+
+type case_ForecastBatchAnswer_Answer protoreflect.FieldNumber
+
+func (x case_ForecastBatchAnswer_Answer) String() string {
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isForecastBatchAnswer_Answer interface {
+	isForecastBatchAnswer_Answer()
+}
+
+type forecastBatchAnswer_Forecast struct {
+	Forecast *Forecast `protobuf:"bytes,2,opt,name=forecast,proto3,oneof"`
+}
+
+type forecastBatchAnswer_Group struct {
+	Group *GroupForecastResponse `protobuf:"bytes,3,opt,name=group,proto3,oneof"`
+}
+
+type forecastBatchAnswer_Comprehension struct {
+	Comprehension *ComprehensionResponse `protobuf:"bytes,4,opt,name=comprehension,proto3,oneof"`
+}
+
+type forecastBatchAnswer_Error struct {
+	Error *v1.Status `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
+}
+
+func (*forecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
+
+func (*forecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
+
+func (*forecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
+
+func (*forecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
+
+// A group stream's settings: the unary group request without its students, and which group.
+type GroupStreamSettings struct {
+	state                      protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Subject         string                 `protobuf:"bytes,1,opt,name=subject,proto3"`
+	xxx_hidden_TestUncertainty float64                `protobuf:"fixed64,2,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof"`
+	xxx_hidden_CutLevels       []float64              `protobuf:"fixed64,3,rep,packed,name=cut_levels,json=cutLevels,proto3"`
+	xxx_hidden_Grade           int32                  `protobuf:"varint,4,opt,name=grade,proto3,oneof"`
+	xxx_hidden_TimeOfYear      *string                `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof"`
+	XXX_raceDetectHookData     protoimpl.RaceDetectHookData
+	XXX_presence               [1]uint32
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *GroupStreamSettings) Reset() {
+	*x = GroupStreamSettings{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupStreamSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupStreamSettings) ProtoMessage() {}
+
+func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GroupStreamSettings) GetSubject() string {
+	if x != nil {
+		return x.xxx_hidden_Subject
+	}
+	return ""
+}
+
+func (x *GroupStreamSettings) GetTestUncertainty() float64 {
+	if x != nil {
+		return x.xxx_hidden_TestUncertainty
+	}
+	return 0
+}
+
+func (x *GroupStreamSettings) GetCutLevels() []float64 {
+	if x != nil {
+		return x.xxx_hidden_CutLevels
+	}
+	return nil
+}
+
+func (x *GroupStreamSettings) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *GroupStreamSettings) GetTimeOfYear() string {
+	if x != nil {
+		if x.xxx_hidden_TimeOfYear != nil {
+			return *x.xxx_hidden_TimeOfYear
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *GroupStreamSettings) SetSubject(v string) {
+	x.xxx_hidden_Subject = v
+}
+
+func (x *GroupStreamSettings) SetTestUncertainty(v float64) {
+	x.xxx_hidden_TestUncertainty = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 5)
+}
+
+func (x *GroupStreamSettings) SetCutLevels(v []float64) {
+	x.xxx_hidden_CutLevels = v
+}
+
+func (x *GroupStreamSettings) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 5)
+}
+
+func (x *GroupStreamSettings) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 5)
+}
+
+func (x *GroupStreamSettings) HasTestUncertainty() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 1)
+}
+
+func (x *GroupStreamSettings) HasGrade() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 3)
+}
+
+func (x *GroupStreamSettings) HasTimeOfYear() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 4)
+}
+
+func (x *GroupStreamSettings) ClearTestUncertainty() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 1)
+	x.xxx_hidden_TestUncertainty = 0
+}
+
+func (x *GroupStreamSettings) ClearGrade() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 3)
+	x.xxx_hidden_Grade = 0
+}
+
+func (x *GroupStreamSettings) ClearTimeOfYear() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 4)
+	x.xxx_hidden_TimeOfYear = nil
+}
+
+type GroupStreamSettings_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Required: "reading" (lexile, as ForecastReadingGroup) or "math" (quantile, as
+	// ForecastMathGroup).
+	Subject string
+	// Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
+	TestUncertainty *float64
+	// Required. Performance milestones: 1 to 20 measures, strictly ascending.
+	CutLevels []float64
+	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12, as on the unary group.
+	Grade *int32
+	// Optional, with grade: "BOY", "MOY" or "EOY".
+	TimeOfYear *string
+}
+
+func (b0 GroupStreamSettings_builder) Build() *GroupStreamSettings {
+	m0 := &GroupStreamSettings{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Subject = b.Subject
+	if b.TestUncertainty != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 5)
+		x.xxx_hidden_TestUncertainty = *b.TestUncertainty
+	}
+	x.xxx_hidden_CutLevels = b.CutLevels
+	if b.Grade != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 5)
+		x.xxx_hidden_Grade = *b.Grade
+	}
+	if b.TimeOfYear != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 5)
+		x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	}
+	return m0
+}
+
+// One message of ForecastGroupStream: the settings (the first message only), then students.
+type ForecastGroupStreamRequest struct {
+	state              protoimpl.MessageState               `protogen:"opaque.v1"`
+	xxx_hidden_Message isForecastGroupStreamRequest_Message `protobuf_oneof:"message"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ForecastGroupStreamRequest) Reset() {
+	*x = ForecastGroupStreamRequest{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastGroupStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastGroupStreamRequest) ProtoMessage() {}
+
+func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ForecastGroupStreamRequest) GetSettings() *GroupStreamSettings {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Settings); ok {
+			return x.Settings
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamRequest) GetStudent() *StudentData {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Student); ok {
+			return x.Student
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamRequest) SetSettings(v *GroupStreamSettings) {
+	if v == nil {
+		x.xxx_hidden_Message = nil
+		return
+	}
+	x.xxx_hidden_Message = &forecastGroupStreamRequest_Settings{v}
+}
+
+func (x *ForecastGroupStreamRequest) SetStudent(v *StudentData) {
+	if v == nil {
+		x.xxx_hidden_Message = nil
+		return
+	}
+	x.xxx_hidden_Message = &forecastGroupStreamRequest_Student{v}
+}
+
+func (x *ForecastGroupStreamRequest) HasMessage() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Message != nil
+}
+
+func (x *ForecastGroupStreamRequest) HasSettings() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Settings)
+	return ok
+}
+
+func (x *ForecastGroupStreamRequest) HasStudent() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Student)
+	return ok
+}
+
+func (x *ForecastGroupStreamRequest) ClearMessage() {
+	x.xxx_hidden_Message = nil
+}
+
+func (x *ForecastGroupStreamRequest) ClearSettings() {
+	if _, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Settings); ok {
+		x.xxx_hidden_Message = nil
+	}
+}
+
+func (x *ForecastGroupStreamRequest) ClearStudent() {
+	if _, ok := x.xxx_hidden_Message.(*forecastGroupStreamRequest_Student); ok {
+		x.xxx_hidden_Message = nil
+	}
+}
+
+const ForecastGroupStreamRequest_Message_not_set_case case_ForecastGroupStreamRequest_Message = 0
+const ForecastGroupStreamRequest_Settings_case case_ForecastGroupStreamRequest_Message = 1
+const ForecastGroupStreamRequest_Student_case case_ForecastGroupStreamRequest_Message = 2
+
+func (x *ForecastGroupStreamRequest) WhichMessage() case_ForecastGroupStreamRequest_Message {
+	if x == nil {
+		return ForecastGroupStreamRequest_Message_not_set_case
+	}
+	switch x.xxx_hidden_Message.(type) {
+	case *forecastGroupStreamRequest_Settings:
+		return ForecastGroupStreamRequest_Settings_case
+	case *forecastGroupStreamRequest_Student:
+		return ForecastGroupStreamRequest_Student_case
+	default:
+		return ForecastGroupStreamRequest_Message_not_set_case
+	}
+}
+
+type ForecastGroupStreamRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Fields of oneof xxx_hidden_Message:
+	// The first message.
+	Settings *GroupStreamSettings
+	// Every later message: one student, as an entry of the unary group's student_data.
+	Student *StudentData
+	// -- end of xxx_hidden_Message
+}
+
+func (b0 ForecastGroupStreamRequest_builder) Build() *ForecastGroupStreamRequest {
+	m0 := &ForecastGroupStreamRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	if b.Settings != nil {
+		x.xxx_hidden_Message = &forecastGroupStreamRequest_Settings{b.Settings}
+	}
+	if b.Student != nil {
+		x.xxx_hidden_Message = &forecastGroupStreamRequest_Student{b.Student}
+	}
+	return m0
+}
+
+type case_ForecastGroupStreamRequest_Message protoreflect.FieldNumber
+
+func (x case_ForecastGroupStreamRequest_Message) String() string {
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isForecastGroupStreamRequest_Message interface {
+	isForecastGroupStreamRequest_Message()
+}
+
+type forecastGroupStreamRequest_Settings struct {
+	// The first message.
+	Settings *GroupStreamSettings `protobuf:"bytes,1,opt,name=settings,proto3,oneof"`
+}
+
+type forecastGroupStreamRequest_Student struct {
+	// Every later message: one student, as an entry of the unary group's student_data.
+	Student *StudentData `protobuf:"bytes,2,opt,name=student,proto3,oneof"`
+}
+
+func (*forecastGroupStreamRequest_Settings) isForecastGroupStreamRequest_Message() {}
+
+func (*forecastGroupStreamRequest_Student) isForecastGroupStreamRequest_Message() {}
+
+// A student the group stream refused, left out of the group.
+type InvalidStudent struct {
+	state              protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Message int64                  `protobuf:"varint,1,opt,name=message,proto3"`
+	xxx_hidden_Status  *v1.Status             `protobuf:"bytes,2,opt,name=status,proto3"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *InvalidStudent) Reset() {
+	*x = InvalidStudent{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InvalidStudent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InvalidStudent) ProtoMessage() {}
+
+func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *InvalidStudent) GetMessage() int64 {
+	if x != nil {
+		return x.xxx_hidden_Message
+	}
+	return 0
+}
+
+func (x *InvalidStudent) GetStatus() *v1.Status {
+	if x != nil {
+		return x.xxx_hidden_Status
+	}
+	return nil
+}
+
+func (x *InvalidStudent) SetMessage(v int64) {
+	x.xxx_hidden_Message = v
+}
+
+func (x *InvalidStudent) SetStatus(v *v1.Status) {
+	x.xxx_hidden_Status = v
+}
+
+func (x *InvalidStudent) HasStatus() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Status != nil
+}
+
+func (x *InvalidStudent) ClearStatus() {
+	x.xxx_hidden_Status = nil
+}
+
+type InvalidStudent_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The 1-based number of the request message refused (the settings are message 1).
+	Message int64
+	// What the unary group would have answered for this student (INVALID_ARGUMENT with the
+	// problems keyed studentData[0]....).
+	Status *v1.Status
+}
+
+func (b0 InvalidStudent_builder) Build() *InvalidStudent {
+	m0 := &InvalidStudent{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Message = b.Message
+	x.xxx_hidden_Status = b.Status
+	return m0
+}
+
+// The group stream's last answer.
+type GroupStreamResult struct {
+	state                protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Aggregate *GroupAggregate        `protobuf:"bytes,1,opt,name=aggregate,proto3"`
+	xxx_hidden_Students  int64                  `protobuf:"varint,2,opt,name=students,proto3"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GroupStreamResult) Reset() {
+	*x = GroupStreamResult{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupStreamResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupStreamResult) ProtoMessage() {}
+
+func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
+	if x != nil {
+		return x.xxx_hidden_Aggregate
+	}
+	return nil
+}
+
+func (x *GroupStreamResult) GetStudents() int64 {
+	if x != nil {
+		return x.xxx_hidden_Students
+	}
+	return 0
+}
+
+func (x *GroupStreamResult) SetAggregate(v *GroupAggregate) {
+	x.xxx_hidden_Aggregate = v
+}
+
+func (x *GroupStreamResult) SetStudents(v int64) {
+	x.xxx_hidden_Students = v
+}
+
+func (x *GroupStreamResult) HasAggregate() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Aggregate != nil
+}
+
+func (x *GroupStreamResult) ClearAggregate() {
+	x.xxx_hidden_Aggregate = nil
+}
+
+type GroupStreamResult_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The aggregate of the valid students, equal to the unary group answer's forecasts.group for
+	// them; absent when no student was valid.
+	Aggregate *GroupAggregate
+	// How many students are in the group.
+	Students int64
+}
+
+func (b0 GroupStreamResult_builder) Build() *GroupStreamResult {
+	m0 := &GroupStreamResult{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Aggregate = b.Aggregate
+	x.xxx_hidden_Students = b.Students
+	return m0
+}
+
+// One answer of ForecastGroupStream, in the order of the students.
+type ForecastGroupStreamResponse struct {
+	state             protoimpl.MessageState               `protogen:"opaque.v1"`
+	xxx_hidden_Answer isForecastGroupStreamResponse_Answer `protobuf_oneof:"answer"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ForecastGroupStreamResponse) Reset() {
+	*x = ForecastGroupStreamResponse{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForecastGroupStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForecastGroupStreamResponse) ProtoMessage() {}
+
+func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ForecastGroupStreamResponse) GetStudent() *StudentForecast {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Student); ok {
+			return x.Student
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) GetInvalid() *InvalidStudent {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Invalid); ok {
+			return x.Invalid
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) GetGroup() *GroupStreamResult {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Group); ok {
+			return x.Group
+		}
+	}
+	return nil
+}
+
+func (x *ForecastGroupStreamResponse) SetStudent(v *StudentForecast) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastGroupStreamResponse_Student{v}
+}
+
+func (x *ForecastGroupStreamResponse) SetInvalid(v *InvalidStudent) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastGroupStreamResponse_Invalid{v}
+}
+
+func (x *ForecastGroupStreamResponse) SetGroup(v *GroupStreamResult) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastGroupStreamResponse_Group{v}
+}
+
+func (x *ForecastGroupStreamResponse) HasAnswer() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Answer != nil
+}
+
+func (x *ForecastGroupStreamResponse) HasStudent() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Student)
+	return ok
+}
+
+func (x *ForecastGroupStreamResponse) HasInvalid() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Invalid)
+	return ok
+}
+
+func (x *ForecastGroupStreamResponse) HasGroup() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Group)
+	return ok
+}
+
+func (x *ForecastGroupStreamResponse) ClearAnswer() {
+	x.xxx_hidden_Answer = nil
+}
+
+func (x *ForecastGroupStreamResponse) ClearStudent() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Student); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ForecastGroupStreamResponse) ClearInvalid() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Invalid); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ForecastGroupStreamResponse) ClearGroup() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastGroupStreamResponse_Group); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+const ForecastGroupStreamResponse_Answer_not_set_case case_ForecastGroupStreamResponse_Answer = 0
+const ForecastGroupStreamResponse_Student_case case_ForecastGroupStreamResponse_Answer = 1
+const ForecastGroupStreamResponse_Invalid_case case_ForecastGroupStreamResponse_Answer = 2
+const ForecastGroupStreamResponse_Group_case case_ForecastGroupStreamResponse_Answer = 3
+
+func (x *ForecastGroupStreamResponse) WhichAnswer() case_ForecastGroupStreamResponse_Answer {
+	if x == nil {
+		return ForecastGroupStreamResponse_Answer_not_set_case
+	}
+	switch x.xxx_hidden_Answer.(type) {
+	case *forecastGroupStreamResponse_Student:
+		return ForecastGroupStreamResponse_Student_case
+	case *forecastGroupStreamResponse_Invalid:
+		return ForecastGroupStreamResponse_Invalid_case
+	case *forecastGroupStreamResponse_Group:
+		return ForecastGroupStreamResponse_Group_case
+	default:
+		return ForecastGroupStreamResponse_Answer_not_set_case
+	}
+}
+
+type ForecastGroupStreamResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Fields of oneof xxx_hidden_Answer:
+	// A valid student's entry of the unary group answer (forecasts.students[i]).
+	Student *StudentForecast
+	// An invalid student, in its place.
+	Invalid *InvalidStudent
+	// The last answer.
+	Group *GroupStreamResult
+	// -- end of xxx_hidden_Answer
+}
+
+func (b0 ForecastGroupStreamResponse_builder) Build() *ForecastGroupStreamResponse {
+	m0 := &ForecastGroupStreamResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	if b.Student != nil {
+		x.xxx_hidden_Answer = &forecastGroupStreamResponse_Student{b.Student}
+	}
+	if b.Invalid != nil {
+		x.xxx_hidden_Answer = &forecastGroupStreamResponse_Invalid{b.Invalid}
+	}
+	if b.Group != nil {
+		x.xxx_hidden_Answer = &forecastGroupStreamResponse_Group{b.Group}
+	}
+	return m0
+}
+
+type case_ForecastGroupStreamResponse_Answer protoreflect.FieldNumber
+
+func (x case_ForecastGroupStreamResponse_Answer) String() string {
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isForecastGroupStreamResponse_Answer interface {
+	isForecastGroupStreamResponse_Answer()
+}
+
+type forecastGroupStreamResponse_Student struct {
+	// A valid student's entry of the unary group answer (forecasts.students[i]).
+	Student *StudentForecast `protobuf:"bytes,1,opt,name=student,proto3,oneof"`
+}
+
+type forecastGroupStreamResponse_Invalid struct {
+	// An invalid student, in its place.
+	Invalid *InvalidStudent `protobuf:"bytes,2,opt,name=invalid,proto3,oneof"`
+}
+
+type forecastGroupStreamResponse_Group struct {
+	// The last answer.
+	Group *GroupStreamResult `protobuf:"bytes,3,opt,name=group,proto3,oneof"`
+}
+
+func (*forecastGroupStreamResponse_Student) isForecastGroupStreamResponse_Answer() {}
+
+func (*forecastGroupStreamResponse_Invalid) isForecastGroupStreamResponse_Answer() {}
+
+func (*forecastGroupStreamResponse_Group) isForecastGroupStreamResponse_Answer() {}
+
 var File_opaque_yardstick_forecast_v1_forecast_proto protoreflect.FileDescriptor
 
 const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\n" +
-	"+opaque/yardstick/forecast/v1/forecast.proto\x12\x1copaque.yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\x8f\x03\n" +
+	"+opaque/yardstick/forecast/v1/forecast.proto\x12\x1copaque.yardstick.forecast.v1\x1a\x1cyardstick/auth/v1/auth.proto\x1a\x1eyardstick/batch/v1/batch.proto\"\x8f\x03\n" +
 	"\x0fForecastRequest\x12(\n" +
 	"\rprior_ability\x18\x01 \x01(\x01H\x00R\fpriorAbility\x88\x01\x01\x120\n" +
 	"\x11prior_uncertainty\x18\x02 \x01(\x01H\x01R\x10priorUncertainty\x88\x01\x01\x12.\n" +
@@ -1486,47 +2831,118 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05rates\x18\x01 \x03(\x01R\x05rates\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x03 \x01(\tR\n" +
-	"apiVersion2\xd0\x05\n" +
+	"apiVersion\"\xa1\x04\n" +
+	"\x13ForecastBatchRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12Z\n" +
+	"\x10forecast_reading\x18\x02 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12j\n" +
+	"\x16forecast_reading_group\x18\x03 \x01(\v22.opaque.yardstick.forecast.v1.GroupForecastRequestH\x00R\x14forecastReadingGroup\x12T\n" +
+	"\rforecast_math\x18\x04 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12d\n" +
+	"\x13forecast_math_group\x18\x05 \x01(\v22.opaque.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12k\n" +
+	"\x16forecast_comprehension\x18\x06 \x01(\v22.opaque.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehensionB\t\n" +
+	"\arequest\"\xd3\x02\n" +
+	"\x13ForecastBatchAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12D\n" +
+	"\bforecast\x18\x02 \x01(\v2&.opaque.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12K\n" +
+	"\x05group\x18\x03 \x01(\v23.opaque.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12[\n" +
+	"\rcomprehension\x18\x04 \x01(\v23.opaque.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
+	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x06answer\"\xf0\x01\n" +
+	"\x13GroupStreamSettings\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
+	"\x10test_uncertainty\x18\x02 \x01(\x01H\x00R\x0ftestUncertainty\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"cut_levels\x18\x03 \x03(\x01R\tcutLevels\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01B\x13\n" +
+	"\x11_test_uncertaintyB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"\xbf\x01\n" +
+	"\x1aForecastGroupStreamRequest\x12O\n" +
+	"\bsettings\x18\x01 \x01(\v21.opaque.yardstick.forecast.v1.GroupStreamSettingsH\x00R\bsettings\x12E\n" +
+	"\astudent\x18\x02 \x01(\v2).opaque.yardstick.forecast.v1.StudentDataH\x00R\astudentB\t\n" +
+	"\amessage\"^\n" +
+	"\x0eInvalidStudent\x12\x18\n" +
+	"\amessage\x18\x01 \x01(\x03R\amessage\x122\n" +
+	"\x06status\x18\x02 \x01(\v2\x1a.yardstick.batch.v1.StatusR\x06status\"{\n" +
+	"\x11GroupStreamResult\x12J\n" +
+	"\taggregate\x18\x01 \x01(\v2,.opaque.yardstick.forecast.v1.GroupAggregateR\taggregate\x12\x1a\n" +
+	"\bstudents\x18\x02 \x01(\x03R\bstudents\"\x85\x02\n" +
+	"\x1bForecastGroupStreamResponse\x12I\n" +
+	"\astudent\x18\x01 \x01(\v2-.opaque.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12H\n" +
+	"\ainvalid\x18\x02 \x01(\v2,.opaque.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12G\n" +
+	"\x05group\x18\x03 \x01(\v2/.opaque.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
+	"\x06answer2\x97\b\n" +
 	"\x0fForecastService\x12~\n" +
 	"\x0fForecastReading\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x93\x01\n" +
 	"\x14ForecastReadingGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12{\n" +
 	"\fForecastMath\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x90\x01\n" +
 	"\x11ForecastMathGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x96\x01\n" +
-	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:readingB[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
+	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x8d\x01\n" +
+	"\rForecastBatch\x121.opaque.yardstick.forecast.v1.ForecastBatchRecord\x1a1.opaque.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xb4\x01\n" +
+	"\x13ForecastGroupStream\x128.opaque.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a9.opaque.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01B[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
 
-var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
-	(*ForecastRequest)(nil),       // 0: opaque.yardstick.forecast.v1.ForecastRequest
-	(*StudentData)(nil),           // 1: opaque.yardstick.forecast.v1.StudentData
-	(*GroupForecastRequest)(nil),  // 2: opaque.yardstick.forecast.v1.GroupForecastRequest
-	(*Forecast)(nil),              // 3: opaque.yardstick.forecast.v1.Forecast
-	(*StudentForecast)(nil),       // 4: opaque.yardstick.forecast.v1.StudentForecast
-	(*GroupAggregate)(nil),        // 5: opaque.yardstick.forecast.v1.GroupAggregate
-	(*GroupForecasts)(nil),        // 6: opaque.yardstick.forecast.v1.GroupForecasts
-	(*GroupForecastResponse)(nil), // 7: opaque.yardstick.forecast.v1.GroupForecastResponse
-	(*ComprehensionRequest)(nil),  // 8: opaque.yardstick.forecast.v1.ComprehensionRequest
-	(*ComprehensionResponse)(nil), // 9: opaque.yardstick.forecast.v1.ComprehensionResponse
+	(*ForecastRequest)(nil),             // 0: opaque.yardstick.forecast.v1.ForecastRequest
+	(*StudentData)(nil),                 // 1: opaque.yardstick.forecast.v1.StudentData
+	(*GroupForecastRequest)(nil),        // 2: opaque.yardstick.forecast.v1.GroupForecastRequest
+	(*Forecast)(nil),                    // 3: opaque.yardstick.forecast.v1.Forecast
+	(*StudentForecast)(nil),             // 4: opaque.yardstick.forecast.v1.StudentForecast
+	(*GroupAggregate)(nil),              // 5: opaque.yardstick.forecast.v1.GroupAggregate
+	(*GroupForecasts)(nil),              // 6: opaque.yardstick.forecast.v1.GroupForecasts
+	(*GroupForecastResponse)(nil),       // 7: opaque.yardstick.forecast.v1.GroupForecastResponse
+	(*ComprehensionRequest)(nil),        // 8: opaque.yardstick.forecast.v1.ComprehensionRequest
+	(*ComprehensionResponse)(nil),       // 9: opaque.yardstick.forecast.v1.ComprehensionResponse
+	(*ForecastBatchRecord)(nil),         // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 11: opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 12: opaque.yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 13: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 14: opaque.yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 15: opaque.yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 16: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 17: yardstick.batch.v1.Status
 }
 var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
-	1, // 0: opaque.yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> opaque.yardstick.forecast.v1.StudentData
-	4, // 1: opaque.yardstick.forecast.v1.GroupForecasts.students:type_name -> opaque.yardstick.forecast.v1.StudentForecast
-	5, // 2: opaque.yardstick.forecast.v1.GroupForecasts.group:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
-	6, // 3: opaque.yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> opaque.yardstick.forecast.v1.GroupForecasts
-	0, // 4: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2, // 5: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0, // 6: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2, // 7: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8, // 8: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	3, // 9: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7, // 10: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	3, // 11: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7, // 12: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9, // 13: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	9, // [9:14] is the sub-list for method output_type
-	4, // [4:9] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	1,  // 0: opaque.yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> opaque.yardstick.forecast.v1.StudentData
+	4,  // 1: opaque.yardstick.forecast.v1.GroupForecasts.students:type_name -> opaque.yardstick.forecast.v1.StudentForecast
+	5,  // 2: opaque.yardstick.forecast.v1.GroupForecasts.group:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
+	6,  // 3: opaque.yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> opaque.yardstick.forecast.v1.GroupForecasts
+	0,  // 4: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 5: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 6: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 7: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 8: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	3,  // 9: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 10: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 11: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	17, // 12: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	12, // 13: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
+	1,  // 14: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
+	17, // 15: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 16: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
+	4,  // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
+	14, // 18: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
+	15, // 19: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
+	0,  // 20: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 21: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 22: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 23: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 24: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 25: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
+	13, // 26: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 27: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 28: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	3,  // 29: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	11, // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	16, // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	27, // [27:34] is the sub-list for method output_type
+	20, // [20:27] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_forecast_v1_forecast_proto_init() }
@@ -1540,13 +2956,36 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[3].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{
+		(*forecastBatchRecord_ForecastReading)(nil),
+		(*forecastBatchRecord_ForecastReadingGroup)(nil),
+		(*forecastBatchRecord_ForecastMath)(nil),
+		(*forecastBatchRecord_ForecastMathGroup)(nil),
+		(*forecastBatchRecord_ForecastComprehension)(nil),
+	}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11].OneofWrappers = []any{
+		(*forecastBatchAnswer_Forecast)(nil),
+		(*forecastBatchAnswer_Group)(nil),
+		(*forecastBatchAnswer_Comprehension)(nil),
+		(*forecastBatchAnswer_Error)(nil),
+	}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13].OneofWrappers = []any{
+		(*forecastGroupStreamRequest_Settings)(nil),
+		(*forecastGroupStreamRequest_Student)(nil),
+	}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{
+		(*forecastGroupStreamResponse_Student)(nil),
+		(*forecastGroupStreamResponse_Invalid)(nil),
+		(*forecastGroupStreamResponse_Group)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

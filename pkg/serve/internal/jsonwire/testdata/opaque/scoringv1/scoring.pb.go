@@ -8,6 +8,7 @@ package scoringv1
 
 import (
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	v1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
@@ -4557,11 +4558,919 @@ func (b0 BayesStrandsMeasure_builder) Build() *BayesStrandsMeasure {
 	return m0
 }
 
+// One record of ScoreBatch: the caller's id and the request of one scoring rpc, named by the
+// field set.
+type ScoreBatchRecord struct {
+	state              protoimpl.MessageState     `protogen:"opaque.v1"`
+	xxx_hidden_Id      string                     `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Request isScoreBatchRecord_Request `protobuf_oneof:"request"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ScoreBatchRecord) Reset() {
+	*x = ScoreBatchRecord{}
+	mi := &file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreBatchRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreBatchRecord) ProtoMessage() {}
+
+func (x *ScoreBatchRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ScoreBatchRecord) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResults() *ScoreItemResultsRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResults); ok {
+			return x.ScoreItemResults
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemIds() *ScoreItemIdsRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIds); ok {
+			return x.ScoreItemIds
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreScale() *ScoreScaleRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScale); ok {
+			return x.ScoreScale
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsStrands() *ScoreItemResultsStrandsRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsStrands); ok {
+			return x.ScoreItemResultsStrands
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreDifficultiesBayes() *ScoreDifficultiesBayesRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreDifficultiesBayes); ok {
+			return x.ScoreDifficultiesBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsBayes() *ScoreItemResultsBayesRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayes); ok {
+			return x.ScoreItemResultsBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemIdsBayes() *ScoreItemIdsBayesRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIdsBayes); ok {
+			return x.ScoreItemIdsBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreScaleBayes() *ScoreScaleBayesRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScaleBayes); ok {
+			return x.ScoreScaleBayes
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreItemResultsBayesStrands() *ScoreItemResultsBayesStrandsRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayesStrands); ok {
+			return x.ScoreItemResultsBayesStrands
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetScoreForm() *ScoreFormRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreForm); ok {
+			return x.ScoreForm
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) GetNextItem() *NextItemRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*scoreBatchRecord_NextItem); ok {
+			return x.NextItem
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchRecord) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ScoreBatchRecord) SetScoreItemResults(v *ScoreItemResultsRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResults{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreItemIds(v *ScoreItemIdsRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemIds{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreScale(v *ScoreScaleRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreScale{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreItemResultsStrands(v *ScoreItemResultsStrandsRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsStrands{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreDifficultiesBayes(v *ScoreDifficultiesBayesRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreDifficultiesBayes{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreItemResultsBayes(v *ScoreItemResultsBayesRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsBayes{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreItemIdsBayes(v *ScoreItemIdsBayesRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemIdsBayes{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreScaleBayes(v *ScoreScaleBayesRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreScaleBayes{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreItemResultsBayesStrands(v *ScoreItemResultsBayesStrandsRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsBayesStrands{v}
+}
+
+func (x *ScoreBatchRecord) SetScoreForm(v *ScoreFormRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_ScoreForm{v}
+}
+
+func (x *ScoreBatchRecord) SetNextItem(v *NextItemRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &scoreBatchRecord_NextItem{v}
+}
+
+func (x *ScoreBatchRecord) HasRequest() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Request != nil
+}
+
+func (x *ScoreBatchRecord) HasScoreItemResults() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResults)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreItemIds() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIds)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreScale() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScale)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreItemResultsStrands() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsStrands)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreDifficultiesBayes() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreDifficultiesBayes)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreItemResultsBayes() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayes)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreItemIdsBayes() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIdsBayes)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreScaleBayes() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScaleBayes)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreItemResultsBayesStrands() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayesStrands)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasScoreForm() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreForm)
+	return ok
+}
+
+func (x *ScoreBatchRecord) HasNextItem() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*scoreBatchRecord_NextItem)
+	return ok
+}
+
+func (x *ScoreBatchRecord) ClearRequest() {
+	x.xxx_hidden_Request = nil
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemResults() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResults); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemIds() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIds); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreScale() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScale); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemResultsStrands() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsStrands); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreDifficultiesBayes() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreDifficultiesBayes); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemResultsBayes() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayes); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemIdsBayes() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemIdsBayes); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreScaleBayes() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreScaleBayes); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreItemResultsBayesStrands() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreItemResultsBayesStrands); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearScoreForm() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_ScoreForm); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+func (x *ScoreBatchRecord) ClearNextItem() {
+	if _, ok := x.xxx_hidden_Request.(*scoreBatchRecord_NextItem); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
+const ScoreBatchRecord_Request_not_set_case case_ScoreBatchRecord_Request = 0
+const ScoreBatchRecord_ScoreItemResults_case case_ScoreBatchRecord_Request = 2
+const ScoreBatchRecord_ScoreItemIds_case case_ScoreBatchRecord_Request = 3
+const ScoreBatchRecord_ScoreScale_case case_ScoreBatchRecord_Request = 4
+const ScoreBatchRecord_ScoreItemResultsStrands_case case_ScoreBatchRecord_Request = 5
+const ScoreBatchRecord_ScoreDifficultiesBayes_case case_ScoreBatchRecord_Request = 6
+const ScoreBatchRecord_ScoreItemResultsBayes_case case_ScoreBatchRecord_Request = 7
+const ScoreBatchRecord_ScoreItemIdsBayes_case case_ScoreBatchRecord_Request = 8
+const ScoreBatchRecord_ScoreScaleBayes_case case_ScoreBatchRecord_Request = 9
+const ScoreBatchRecord_ScoreItemResultsBayesStrands_case case_ScoreBatchRecord_Request = 10
+const ScoreBatchRecord_ScoreForm_case case_ScoreBatchRecord_Request = 11
+const ScoreBatchRecord_NextItem_case case_ScoreBatchRecord_Request = 12
+
+func (x *ScoreBatchRecord) WhichRequest() case_ScoreBatchRecord_Request {
+	if x == nil {
+		return ScoreBatchRecord_Request_not_set_case
+	}
+	switch x.xxx_hidden_Request.(type) {
+	case *scoreBatchRecord_ScoreItemResults:
+		return ScoreBatchRecord_ScoreItemResults_case
+	case *scoreBatchRecord_ScoreItemIds:
+		return ScoreBatchRecord_ScoreItemIds_case
+	case *scoreBatchRecord_ScoreScale:
+		return ScoreBatchRecord_ScoreScale_case
+	case *scoreBatchRecord_ScoreItemResultsStrands:
+		return ScoreBatchRecord_ScoreItemResultsStrands_case
+	case *scoreBatchRecord_ScoreDifficultiesBayes:
+		return ScoreBatchRecord_ScoreDifficultiesBayes_case
+	case *scoreBatchRecord_ScoreItemResultsBayes:
+		return ScoreBatchRecord_ScoreItemResultsBayes_case
+	case *scoreBatchRecord_ScoreItemIdsBayes:
+		return ScoreBatchRecord_ScoreItemIdsBayes_case
+	case *scoreBatchRecord_ScoreScaleBayes:
+		return ScoreBatchRecord_ScoreScaleBayes_case
+	case *scoreBatchRecord_ScoreItemResultsBayesStrands:
+		return ScoreBatchRecord_ScoreItemResultsBayesStrands_case
+	case *scoreBatchRecord_ScoreForm:
+		return ScoreBatchRecord_ScoreForm_case
+	case *scoreBatchRecord_NextItem:
+		return ScoreBatchRecord_NextItem_case
+	default:
+		return ScoreBatchRecord_Request_not_set_case
+	}
+}
+
+type ScoreBatchRecord_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The caller's record id, echoed unchanged on its answer (not necessarily unique).
+	Id string
+	// Required: the request, in the field named for its rpc. A record with none set is answered
+	// INVALID_ARGUMENT.
+
+	// Fields of oneof xxx_hidden_Request:
+	ScoreItemResults             *ScoreItemResultsRequest
+	ScoreItemIds                 *ScoreItemIdsRequest
+	ScoreScale                   *ScoreScaleRequest
+	ScoreItemResultsStrands      *ScoreItemResultsStrandsRequest
+	ScoreDifficultiesBayes       *ScoreDifficultiesBayesRequest
+	ScoreItemResultsBayes        *ScoreItemResultsBayesRequest
+	ScoreItemIdsBayes            *ScoreItemIdsBayesRequest
+	ScoreScaleBayes              *ScoreScaleBayesRequest
+	ScoreItemResultsBayesStrands *ScoreItemResultsBayesStrandsRequest
+	ScoreForm                    *ScoreFormRequest
+	NextItem                     *NextItemRequest
+	// -- end of xxx_hidden_Request
+}
+
+func (b0 ScoreBatchRecord_builder) Build() *ScoreBatchRecord {
+	m0 := &ScoreBatchRecord{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	if b.ScoreItemResults != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResults{b.ScoreItemResults}
+	}
+	if b.ScoreItemIds != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemIds{b.ScoreItemIds}
+	}
+	if b.ScoreScale != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreScale{b.ScoreScale}
+	}
+	if b.ScoreItemResultsStrands != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsStrands{b.ScoreItemResultsStrands}
+	}
+	if b.ScoreDifficultiesBayes != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreDifficultiesBayes{b.ScoreDifficultiesBayes}
+	}
+	if b.ScoreItemResultsBayes != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsBayes{b.ScoreItemResultsBayes}
+	}
+	if b.ScoreItemIdsBayes != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemIdsBayes{b.ScoreItemIdsBayes}
+	}
+	if b.ScoreScaleBayes != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreScaleBayes{b.ScoreScaleBayes}
+	}
+	if b.ScoreItemResultsBayesStrands != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreItemResultsBayesStrands{b.ScoreItemResultsBayesStrands}
+	}
+	if b.ScoreForm != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_ScoreForm{b.ScoreForm}
+	}
+	if b.NextItem != nil {
+		x.xxx_hidden_Request = &scoreBatchRecord_NextItem{b.NextItem}
+	}
+	return m0
+}
+
+type case_ScoreBatchRecord_Request protoreflect.FieldNumber
+
+func (x case_ScoreBatchRecord_Request) String() string {
+	md := file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[23].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isScoreBatchRecord_Request interface {
+	isScoreBatchRecord_Request()
+}
+
+type scoreBatchRecord_ScoreItemResults struct {
+	ScoreItemResults *ScoreItemResultsRequest `protobuf:"bytes,2,opt,name=score_item_results,json=scoreItemResults,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreItemIds struct {
+	ScoreItemIds *ScoreItemIdsRequest `protobuf:"bytes,3,opt,name=score_item_ids,json=scoreItemIds,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreScale struct {
+	ScoreScale *ScoreScaleRequest `protobuf:"bytes,4,opt,name=score_scale,json=scoreScale,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreItemResultsStrands struct {
+	ScoreItemResultsStrands *ScoreItemResultsStrandsRequest `protobuf:"bytes,5,opt,name=score_item_results_strands,json=scoreItemResultsStrands,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreDifficultiesBayes struct {
+	ScoreDifficultiesBayes *ScoreDifficultiesBayesRequest `protobuf:"bytes,6,opt,name=score_difficulties_bayes,json=scoreDifficultiesBayes,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreItemResultsBayes struct {
+	ScoreItemResultsBayes *ScoreItemResultsBayesRequest `protobuf:"bytes,7,opt,name=score_item_results_bayes,json=scoreItemResultsBayes,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreItemIdsBayes struct {
+	ScoreItemIdsBayes *ScoreItemIdsBayesRequest `protobuf:"bytes,8,opt,name=score_item_ids_bayes,json=scoreItemIdsBayes,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreScaleBayes struct {
+	ScoreScaleBayes *ScoreScaleBayesRequest `protobuf:"bytes,9,opt,name=score_scale_bayes,json=scoreScaleBayes,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreItemResultsBayesStrands struct {
+	ScoreItemResultsBayesStrands *ScoreItemResultsBayesStrandsRequest `protobuf:"bytes,10,opt,name=score_item_results_bayes_strands,json=scoreItemResultsBayesStrands,proto3,oneof"`
+}
+
+type scoreBatchRecord_ScoreForm struct {
+	ScoreForm *ScoreFormRequest `protobuf:"bytes,11,opt,name=score_form,json=scoreForm,proto3,oneof"`
+}
+
+type scoreBatchRecord_NextItem struct {
+	NextItem *NextItemRequest `protobuf:"bytes,12,opt,name=next_item,json=nextItem,proto3,oneof"`
+}
+
+func (*scoreBatchRecord_ScoreItemResults) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreItemIds) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreScale) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreItemResultsStrands) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreDifficultiesBayes) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreItemResultsBayes) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreItemIdsBayes) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreScaleBayes) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreItemResultsBayesStrands) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_ScoreForm) isScoreBatchRecord_Request() {}
+
+func (*scoreBatchRecord_NextItem) isScoreBatchRecord_Request() {}
+
+// The answer to one ScoreBatch record, in the record's place: the rpc's response or its error.
+type ScoreBatchAnswer struct {
+	state             protoimpl.MessageState    `protogen:"opaque.v1"`
+	xxx_hidden_Id     string                    `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Answer isScoreBatchAnswer_Answer `protobuf_oneof:"answer"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ScoreBatchAnswer) Reset() {
+	*x = ScoreBatchAnswer{}
+	mi := &file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScoreBatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScoreBatchAnswer) ProtoMessage() {}
+
+func (x *ScoreBatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ScoreBatchAnswer) GetId() string {
+	if x != nil {
+		return x.xxx_hidden_Id
+	}
+	return ""
+}
+
+func (x *ScoreBatchAnswer) GetMeasure() *Measure {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Measure); ok {
+			return x.Measure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetStrandsMeasure() *StrandsMeasure {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_StrandsMeasure); ok {
+			return x.StrandsMeasure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetBayesStrandsMeasure() *BayesStrandsMeasure {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_BayesStrandsMeasure); ok {
+			return x.BayesStrandsMeasure
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetNextItem() *NextItemResponse {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_NextItem); ok {
+			return x.NextItem
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) GetError() *v1.Status {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+func (x *ScoreBatchAnswer) SetId(v string) {
+	x.xxx_hidden_Id = v
+}
+
+func (x *ScoreBatchAnswer) SetMeasure(v *Measure) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &scoreBatchAnswer_Measure{v}
+}
+
+func (x *ScoreBatchAnswer) SetStrandsMeasure(v *StrandsMeasure) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &scoreBatchAnswer_StrandsMeasure{v}
+}
+
+func (x *ScoreBatchAnswer) SetBayesStrandsMeasure(v *BayesStrandsMeasure) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &scoreBatchAnswer_BayesStrandsMeasure{v}
+}
+
+func (x *ScoreBatchAnswer) SetNextItem(v *NextItemResponse) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &scoreBatchAnswer_NextItem{v}
+}
+
+func (x *ScoreBatchAnswer) SetError(v *v1.Status) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &scoreBatchAnswer_Error{v}
+}
+
+func (x *ScoreBatchAnswer) HasAnswer() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Answer != nil
+}
+
+func (x *ScoreBatchAnswer) HasMeasure() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Measure)
+	return ok
+}
+
+func (x *ScoreBatchAnswer) HasStrandsMeasure() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_StrandsMeasure)
+	return ok
+}
+
+func (x *ScoreBatchAnswer) HasBayesStrandsMeasure() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_BayesStrandsMeasure)
+	return ok
+}
+
+func (x *ScoreBatchAnswer) HasNextItem() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_NextItem)
+	return ok
+}
+
+func (x *ScoreBatchAnswer) HasError() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Error)
+	return ok
+}
+
+func (x *ScoreBatchAnswer) ClearAnswer() {
+	x.xxx_hidden_Answer = nil
+}
+
+func (x *ScoreBatchAnswer) ClearMeasure() {
+	if _, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Measure); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ScoreBatchAnswer) ClearStrandsMeasure() {
+	if _, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_StrandsMeasure); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ScoreBatchAnswer) ClearBayesStrandsMeasure() {
+	if _, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_BayesStrandsMeasure); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ScoreBatchAnswer) ClearNextItem() {
+	if _, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_NextItem); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+func (x *ScoreBatchAnswer) ClearError() {
+	if _, ok := x.xxx_hidden_Answer.(*scoreBatchAnswer_Error); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
+const ScoreBatchAnswer_Answer_not_set_case case_ScoreBatchAnswer_Answer = 0
+const ScoreBatchAnswer_Measure_case case_ScoreBatchAnswer_Answer = 2
+const ScoreBatchAnswer_StrandsMeasure_case case_ScoreBatchAnswer_Answer = 3
+const ScoreBatchAnswer_BayesStrandsMeasure_case case_ScoreBatchAnswer_Answer = 4
+const ScoreBatchAnswer_NextItem_case case_ScoreBatchAnswer_Answer = 5
+const ScoreBatchAnswer_Error_case case_ScoreBatchAnswer_Answer = 6
+
+func (x *ScoreBatchAnswer) WhichAnswer() case_ScoreBatchAnswer_Answer {
+	if x == nil {
+		return ScoreBatchAnswer_Answer_not_set_case
+	}
+	switch x.xxx_hidden_Answer.(type) {
+	case *scoreBatchAnswer_Measure:
+		return ScoreBatchAnswer_Measure_case
+	case *scoreBatchAnswer_StrandsMeasure:
+		return ScoreBatchAnswer_StrandsMeasure_case
+	case *scoreBatchAnswer_BayesStrandsMeasure:
+		return ScoreBatchAnswer_BayesStrandsMeasure_case
+	case *scoreBatchAnswer_NextItem:
+		return ScoreBatchAnswer_NextItem_case
+	case *scoreBatchAnswer_Error:
+		return ScoreBatchAnswer_Error_case
+	default:
+		return ScoreBatchAnswer_Answer_not_set_case
+	}
+}
+
+type ScoreBatchAnswer_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The record's id.
+	Id string
+	// The unary rpc's response, in the field of its type, or the status it would have ended with.
+
+	// Fields of oneof xxx_hidden_Answer:
+	Measure             *Measure
+	StrandsMeasure      *StrandsMeasure
+	BayesStrandsMeasure *BayesStrandsMeasure
+	NextItem            *NextItemResponse
+	Error               *v1.Status
+	// -- end of xxx_hidden_Answer
+}
+
+func (b0 ScoreBatchAnswer_builder) Build() *ScoreBatchAnswer {
+	m0 := &ScoreBatchAnswer{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Id = b.Id
+	if b.Measure != nil {
+		x.xxx_hidden_Answer = &scoreBatchAnswer_Measure{b.Measure}
+	}
+	if b.StrandsMeasure != nil {
+		x.xxx_hidden_Answer = &scoreBatchAnswer_StrandsMeasure{b.StrandsMeasure}
+	}
+	if b.BayesStrandsMeasure != nil {
+		x.xxx_hidden_Answer = &scoreBatchAnswer_BayesStrandsMeasure{b.BayesStrandsMeasure}
+	}
+	if b.NextItem != nil {
+		x.xxx_hidden_Answer = &scoreBatchAnswer_NextItem{b.NextItem}
+	}
+	if b.Error != nil {
+		x.xxx_hidden_Answer = &scoreBatchAnswer_Error{b.Error}
+	}
+	return m0
+}
+
+type case_ScoreBatchAnswer_Answer protoreflect.FieldNumber
+
+func (x case_ScoreBatchAnswer_Answer) String() string {
+	md := file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[24].Descriptor()
+	if x == 0 {
+		return "not set"
+	}
+	return protoimpl.X.MessageFieldStringOf(md, protoreflect.FieldNumber(x))
+}
+
+type isScoreBatchAnswer_Answer interface {
+	isScoreBatchAnswer_Answer()
+}
+
+type scoreBatchAnswer_Measure struct {
+	Measure *Measure `protobuf:"bytes,2,opt,name=measure,proto3,oneof"`
+}
+
+type scoreBatchAnswer_StrandsMeasure struct {
+	StrandsMeasure *StrandsMeasure `protobuf:"bytes,3,opt,name=strands_measure,json=strandsMeasure,proto3,oneof"`
+}
+
+type scoreBatchAnswer_BayesStrandsMeasure struct {
+	BayesStrandsMeasure *BayesStrandsMeasure `protobuf:"bytes,4,opt,name=bayes_strands_measure,json=bayesStrandsMeasure,proto3,oneof"`
+}
+
+type scoreBatchAnswer_NextItem struct {
+	NextItem *NextItemResponse `protobuf:"bytes,5,opt,name=next_item,json=nextItem,proto3,oneof"`
+}
+
+type scoreBatchAnswer_Error struct {
+	Error *v1.Status `protobuf:"bytes,6,opt,name=error,proto3,oneof"`
+}
+
+func (*scoreBatchAnswer_Measure) isScoreBatchAnswer_Answer() {}
+
+func (*scoreBatchAnswer_StrandsMeasure) isScoreBatchAnswer_Answer() {}
+
+func (*scoreBatchAnswer_BayesStrandsMeasure) isScoreBatchAnswer_Answer() {}
+
+func (*scoreBatchAnswer_NextItem) isScoreBatchAnswer_Answer() {}
+
+func (*scoreBatchAnswer_Error) isScoreBatchAnswer_Answer() {}
+
 var File_opaque_yardstick_scoring_v1_scoring_proto protoreflect.FileDescriptor
 
 const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\n" +
-	")opaque/yardstick/scoring/v1/scoring.proto\x12\x1bopaque.yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"P\n" +
+	")opaque/yardstick/scoring/v1/scoring.proto\x12\x1bopaque.yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\x1a\x1eyardstick/batch/v1/batch.proto\"P\n" +
 	"\n" +
 	"ItemResult\x12\x13\n" +
 	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01\x12\x1b\n" +
@@ -4845,7 +5754,32 @@ const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x03fit\x18\a \x01(\v2&.opaque.yardstick.scoring.v1.PersonFitH\x00R\x03fit\x88\x01\x01\x12\x1e\n" +
 	"\bfit_note\x18\b \x01(\tH\x01R\afitNote\x88\x01\x01B\x06\n" +
 	"\x04_fitB\v\n" +
-	"\t_fit_note2\xd7\v\n" +
+	"\t_fit_note\"\xa1\t\n" +
+	"\x10ScoreBatchRecord\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12d\n" +
+	"\x12score_item_results\x18\x02 \x01(\v24.opaque.yardstick.scoring.v1.ScoreItemResultsRequestH\x00R\x10scoreItemResults\x12X\n" +
+	"\x0escore_item_ids\x18\x03 \x01(\v20.opaque.yardstick.scoring.v1.ScoreItemIdsRequestH\x00R\fscoreItemIds\x12Q\n" +
+	"\vscore_scale\x18\x04 \x01(\v2..opaque.yardstick.scoring.v1.ScoreScaleRequestH\x00R\n" +
+	"scoreScale\x12z\n" +
+	"\x1ascore_item_results_strands\x18\x05 \x01(\v2;.opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequestH\x00R\x17scoreItemResultsStrands\x12v\n" +
+	"\x18score_difficulties_bayes\x18\x06 \x01(\v2:.opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequestH\x00R\x16scoreDifficultiesBayes\x12t\n" +
+	"\x18score_item_results_bayes\x18\a \x01(\v29.opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequestH\x00R\x15scoreItemResultsBayes\x12h\n" +
+	"\x14score_item_ids_bayes\x18\b \x01(\v25.opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequestH\x00R\x11scoreItemIdsBayes\x12a\n" +
+	"\x11score_scale_bayes\x18\t \x01(\v23.opaque.yardstick.scoring.v1.ScoreScaleBayesRequestH\x00R\x0fscoreScaleBayes\x12\x8a\x01\n" +
+	" score_item_results_bayes_strands\x18\n" +
+	" \x01(\v2@.opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequestH\x00R\x1cscoreItemResultsBayesStrands\x12N\n" +
+	"\n" +
+	"score_form\x18\v \x01(\v2-.opaque.yardstick.scoring.v1.ScoreFormRequestH\x00R\tscoreForm\x12K\n" +
+	"\tnext_item\x18\f \x01(\v2,.opaque.yardstick.scoring.v1.NextItemRequestH\x00R\bnextItemB\t\n" +
+	"\arequest\"\xb0\x03\n" +
+	"\x10ScoreBatchAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12@\n" +
+	"\ameasure\x18\x02 \x01(\v2$.opaque.yardstick.scoring.v1.MeasureH\x00R\ameasure\x12V\n" +
+	"\x0fstrands_measure\x18\x03 \x01(\v2+.opaque.yardstick.scoring.v1.StrandsMeasureH\x00R\x0estrandsMeasure\x12f\n" +
+	"\x15bayes_strands_measure\x18\x04 \x01(\v20.opaque.yardstick.scoring.v1.BayesStrandsMeasureH\x00R\x13bayesStrandsMeasure\x12L\n" +
+	"\tnext_item\x18\x05 \x01(\v2-.opaque.yardstick.scoring.v1.NextItemResponseH\x00R\bnextItem\x122\n" +
+	"\x05error\x18\x06 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x06answer2\xd8\f\n" +
 	"\x0eScoringService\x12\x82\x01\n" +
 	"\x10ScoreItemResults\x124.opaque.yardstick.scoring.v1.ScoreItemResultsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12z\n" +
 	"\fScoreItemIds\x120.opaque.yardstick.scoring.v1.ScoreItemIdsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12s\n" +
@@ -4858,9 +5792,11 @@ const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x0fScoreScaleBayes\x123.opaque.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\xa5\x01\n" +
 	"\x1cScoreItemResultsBayesStrands\x12@.opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a0.opaque.yardstick.scoring.v1.BayesStrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12t\n" +
 	"\tScoreForm\x12-.opaque.yardstick.scoring.v1.ScoreFormRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12{\n" +
-	"\bNextItem\x12,.opaque.yardstick.scoring.v1.NextItemRequest\x1a-.opaque.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptiveBZZXgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/scoringv1b\x06proto3"
+	"\bNextItem\x12,.opaque.yardstick.scoring.v1.NextItemRequest\x1a-.opaque.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptive\x12\x7f\n" +
+	"\n" +
+	"ScoreBatch\x12-.opaque.yardstick.scoring.v1.ScoreBatchRecord\x1a-.opaque.yardstick.scoring.v1.ScoreBatchAnswer\"\x0f\xca\xf3\x18\vscore:batch(\x010\x01BZZXgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/scoringv1b\x06proto3"
 
-var file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_opaque_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*ItemResult)(nil),                          // 0: opaque.yardstick.scoring.v1.ItemResult
 	(*ItemId)(nil),                              // 1: opaque.yardstick.scoring.v1.ItemId
@@ -4885,7 +5821,10 @@ var file_opaque_yardstick_scoring_v1_scoring_proto_goTypes = []any{
 	(*StrandsMeasure)(nil),                      // 20: opaque.yardstick.scoring.v1.StrandsMeasure
 	(*BayesStrand)(nil),                         // 21: opaque.yardstick.scoring.v1.BayesStrand
 	(*BayesStrandsMeasure)(nil),                 // 22: opaque.yardstick.scoring.v1.BayesStrandsMeasure
-	nil,                                         // 23: opaque.yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	(*ScoreBatchRecord)(nil),                    // 23: opaque.yardstick.scoring.v1.ScoreBatchRecord
+	(*ScoreBatchAnswer)(nil),                    // 24: opaque.yardstick.scoring.v1.ScoreBatchAnswer
+	nil,                                         // 25: opaque.yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	(*v1.Status)(nil),                           // 26: yardstick.batch.v1.Status
 }
 var file_opaque_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 0: opaque.yardstick.scoring.v1.ScoreItemResultsRequest.items:type_name -> opaque.yardstick.scoring.v1.ItemResult
@@ -4897,40 +5836,58 @@ var file_opaque_yardstick_scoring_v1_scoring_proto_depIdxs = []int32{
 	0,  // 6: opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest.items:type_name -> opaque.yardstick.scoring.v1.ItemResult
 	0,  // 7: opaque.yardstick.scoring.v1.NextItemRequest.items:type_name -> opaque.yardstick.scoring.v1.ItemResult
 	14, // 8: opaque.yardstick.scoring.v1.NextItemRequest.stop:type_name -> opaque.yardstick.scoring.v1.StopRules
-	23, // 9: opaque.yardstick.scoring.v1.NextItemRequest.strands:type_name -> opaque.yardstick.scoring.v1.NextItemRequest.StrandsEntry
+	25, // 9: opaque.yardstick.scoring.v1.NextItemRequest.strands:type_name -> opaque.yardstick.scoring.v1.NextItemRequest.StrandsEntry
 	15, // 10: opaque.yardstick.scoring.v1.NextItemResponse.next:type_name -> opaque.yardstick.scoring.v1.AdaptiveItem
 	17, // 11: opaque.yardstick.scoring.v1.Measure.fit:type_name -> opaque.yardstick.scoring.v1.PersonFit
 	19, // 12: opaque.yardstick.scoring.v1.StrandsMeasure.strands:type_name -> opaque.yardstick.scoring.v1.Strand
 	17, // 13: opaque.yardstick.scoring.v1.StrandsMeasure.fit:type_name -> opaque.yardstick.scoring.v1.PersonFit
 	21, // 14: opaque.yardstick.scoring.v1.BayesStrandsMeasure.strands:type_name -> opaque.yardstick.scoring.v1.BayesStrand
 	17, // 15: opaque.yardstick.scoring.v1.BayesStrandsMeasure.fit:type_name -> opaque.yardstick.scoring.v1.PersonFit
-	3,  // 16: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsRequest
-	4,  // 17: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> opaque.yardstick.scoring.v1.ScoreItemIdsRequest
-	5,  // 18: opaque.yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> opaque.yardstick.scoring.v1.ScoreScaleRequest
-	6,  // 19: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequest
-	7,  // 20: opaque.yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequest
-	8,  // 21: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequest
-	9,  // 22: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequest
-	10, // 23: opaque.yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> opaque.yardstick.scoring.v1.ScoreScaleBayesRequest
-	11, // 24: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
-	12, // 25: opaque.yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> opaque.yardstick.scoring.v1.ScoreFormRequest
-	13, // 26: opaque.yardstick.scoring.v1.ScoringService.NextItem:input_type -> opaque.yardstick.scoring.v1.NextItemRequest
-	18, // 27: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> opaque.yardstick.scoring.v1.Measure
-	18, // 28: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> opaque.yardstick.scoring.v1.Measure
-	18, // 29: opaque.yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> opaque.yardstick.scoring.v1.Measure
-	20, // 30: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> opaque.yardstick.scoring.v1.StrandsMeasure
-	18, // 31: opaque.yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> opaque.yardstick.scoring.v1.Measure
-	18, // 32: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> opaque.yardstick.scoring.v1.Measure
-	18, // 33: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> opaque.yardstick.scoring.v1.Measure
-	18, // 34: opaque.yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> opaque.yardstick.scoring.v1.Measure
-	22, // 35: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> opaque.yardstick.scoring.v1.BayesStrandsMeasure
-	18, // 36: opaque.yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> opaque.yardstick.scoring.v1.Measure
-	16, // 37: opaque.yardstick.scoring.v1.ScoringService.NextItem:output_type -> opaque.yardstick.scoring.v1.NextItemResponse
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	3,  // 16: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_results:type_name -> opaque.yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 17: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_ids:type_name -> opaque.yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 18: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_scale:type_name -> opaque.yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 19: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_results_strands:type_name -> opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 20: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_difficulties_bayes:type_name -> opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 21: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_results_bayes:type_name -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 22: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_ids_bayes:type_name -> opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 23: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_scale_bayes:type_name -> opaque.yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 24: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_item_results_bayes_strands:type_name -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 25: opaque.yardstick.scoring.v1.ScoreBatchRecord.score_form:type_name -> opaque.yardstick.scoring.v1.ScoreFormRequest
+	13, // 26: opaque.yardstick.scoring.v1.ScoreBatchRecord.next_item:type_name -> opaque.yardstick.scoring.v1.NextItemRequest
+	18, // 27: opaque.yardstick.scoring.v1.ScoreBatchAnswer.measure:type_name -> opaque.yardstick.scoring.v1.Measure
+	20, // 28: opaque.yardstick.scoring.v1.ScoreBatchAnswer.strands_measure:type_name -> opaque.yardstick.scoring.v1.StrandsMeasure
+	22, // 29: opaque.yardstick.scoring.v1.ScoreBatchAnswer.bayes_strands_measure:type_name -> opaque.yardstick.scoring.v1.BayesStrandsMeasure
+	16, // 30: opaque.yardstick.scoring.v1.ScoreBatchAnswer.next_item:type_name -> opaque.yardstick.scoring.v1.NextItemResponse
+	26, // 31: opaque.yardstick.scoring.v1.ScoreBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	3,  // 32: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResults:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsRequest
+	4,  // 33: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIds:input_type -> opaque.yardstick.scoring.v1.ScoreItemIdsRequest
+	5,  // 34: opaque.yardstick.scoring.v1.ScoringService.ScoreScale:input_type -> opaque.yardstick.scoring.v1.ScoreScaleRequest
+	6,  // 35: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequest
+	7,  // 36: opaque.yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:input_type -> opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequest
+	8,  // 37: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequest
+	9,  // 38: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:input_type -> opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequest
+	10, // 39: opaque.yardstick.scoring.v1.ScoringService.ScoreScaleBayes:input_type -> opaque.yardstick.scoring.v1.ScoreScaleBayesRequest
+	11, // 40: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:input_type -> opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest
+	12, // 41: opaque.yardstick.scoring.v1.ScoringService.ScoreForm:input_type -> opaque.yardstick.scoring.v1.ScoreFormRequest
+	13, // 42: opaque.yardstick.scoring.v1.ScoringService.NextItem:input_type -> opaque.yardstick.scoring.v1.NextItemRequest
+	23, // 43: opaque.yardstick.scoring.v1.ScoringService.ScoreBatch:input_type -> opaque.yardstick.scoring.v1.ScoreBatchRecord
+	18, // 44: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResults:output_type -> opaque.yardstick.scoring.v1.Measure
+	18, // 45: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIds:output_type -> opaque.yardstick.scoring.v1.Measure
+	18, // 46: opaque.yardstick.scoring.v1.ScoringService.ScoreScale:output_type -> opaque.yardstick.scoring.v1.Measure
+	20, // 47: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsStrands:output_type -> opaque.yardstick.scoring.v1.StrandsMeasure
+	18, // 48: opaque.yardstick.scoring.v1.ScoringService.ScoreDifficultiesBayes:output_type -> opaque.yardstick.scoring.v1.Measure
+	18, // 49: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayes:output_type -> opaque.yardstick.scoring.v1.Measure
+	18, // 50: opaque.yardstick.scoring.v1.ScoringService.ScoreItemIdsBayes:output_type -> opaque.yardstick.scoring.v1.Measure
+	18, // 51: opaque.yardstick.scoring.v1.ScoringService.ScoreScaleBayes:output_type -> opaque.yardstick.scoring.v1.Measure
+	22, // 52: opaque.yardstick.scoring.v1.ScoringService.ScoreItemResultsBayesStrands:output_type -> opaque.yardstick.scoring.v1.BayesStrandsMeasure
+	18, // 53: opaque.yardstick.scoring.v1.ScoringService.ScoreForm:output_type -> opaque.yardstick.scoring.v1.Measure
+	16, // 54: opaque.yardstick.scoring.v1.ScoringService.NextItem:output_type -> opaque.yardstick.scoring.v1.NextItemResponse
+	24, // 55: opaque.yardstick.scoring.v1.ScoringService.ScoreBatch:output_type -> opaque.yardstick.scoring.v1.ScoreBatchAnswer
+	44, // [44:56] is the sub-list for method output_type
+	32, // [32:44] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_scoring_v1_scoring_proto_init() }
@@ -4956,13 +5913,33 @@ func file_opaque_yardstick_scoring_v1_scoring_proto_init() {
 	file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[18].OneofWrappers = []any{}
 	file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[20].OneofWrappers = []any{}
 	file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[22].OneofWrappers = []any{}
+	file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[23].OneofWrappers = []any{
+		(*scoreBatchRecord_ScoreItemResults)(nil),
+		(*scoreBatchRecord_ScoreItemIds)(nil),
+		(*scoreBatchRecord_ScoreScale)(nil),
+		(*scoreBatchRecord_ScoreItemResultsStrands)(nil),
+		(*scoreBatchRecord_ScoreDifficultiesBayes)(nil),
+		(*scoreBatchRecord_ScoreItemResultsBayes)(nil),
+		(*scoreBatchRecord_ScoreItemIdsBayes)(nil),
+		(*scoreBatchRecord_ScoreScaleBayes)(nil),
+		(*scoreBatchRecord_ScoreItemResultsBayesStrands)(nil),
+		(*scoreBatchRecord_ScoreForm)(nil),
+		(*scoreBatchRecord_NextItem)(nil),
+	}
+	file_opaque_yardstick_scoring_v1_scoring_proto_msgTypes[24].OneofWrappers = []any{
+		(*scoreBatchAnswer_Measure)(nil),
+		(*scoreBatchAnswer_StrandsMeasure)(nil),
+		(*scoreBatchAnswer_BayesStrandsMeasure)(nil),
+		(*scoreBatchAnswer_NextItem)(nil),
+		(*scoreBatchAnswer_Error)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc), len(file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
