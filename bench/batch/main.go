@@ -9,7 +9,10 @@
 //     in-process loop doing the same decode + measure + encode per record (bench/bare's work),
 //     run in halves before and after the stream; the server's peak RSS growth is its VmHWM
 //     after the stream minus its VmHWM before.
-//  2. A group stream of -students students on POST /api/forecast/reading/group/stream: the peak
+//  2. The same batch over gRPC (ScoringService.ScoreBatch) to a fresh process: each answer
+//     checked against the unary gRPC answer for its body, the trailer's counts; throughput set
+//     against the same loop with protobuf in place of JSON; peak RSS growth likewise.
+//  3. A group stream of -students students on POST /api/forecast/reading/group/stream: the peak
 //     RSS growth likewise, and the final group line against the group recomputed here from the
 //     per-student answer lines (the sums of pkg/measure's GroupAccumulator).
 //
@@ -55,11 +58,16 @@ type figures struct {
 	batchCPU         float64 // server CPU seconds per record
 	refCPU           float64 // the in-process loop's CPU seconds per record
 	batchRSS         float64 // bytes: server peak RSS growth over the stream
+	grpcRPS          float64 // the same batch over gRPC (ScoreBatch): records a second
+	protoRefRPS      float64 // the in-process loop with protobuf in place of JSON
+	grpcCPU          float64 // server CPU seconds per record over gRPC
+	protoRefCPU      float64 // the protobuf loop's CPU seconds per record
+	grpcRSS          float64 // bytes: server peak RSS growth over the gRPC stream
 	groupSPS         float64 // students a second
 	groupRSS         float64 // bytes
 	groupMaxRelDiff  float64 // the group line against the recomputed group
 	// VmRSS above the idle VmHWM (MiB) after each tenth of the answers: flat if memory is constant.
-	batchTrail, groupTrail []float64
+	batchTrail, groupTrail, grpcTrail []float64
 }
 
 func run(ctx context.Context, args []string) error {
@@ -87,12 +95,17 @@ func run(ctx context.Context, args []string) error {
 		if err := measureBatch(ctx, o, &f); err != nil {
 			return fmt.Errorf("run %d: score batch: %w", i, err)
 		}
+		if err := measureGRPCBatch(ctx, o, &f); err != nil {
+			return fmt.Errorf("run %d: score batch over gRPC: %w", i, err)
+		}
 		if err := measureGroup(ctx, o, &f); err != nil {
 			return fmt.Errorf("run %d: group stream: %w", i, err)
 		}
 		fmt.Printf("run %d: batch %.0f records/s (%.1f µs server CPU a record), in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB; group %.0f students/s, RSS +%.1f MiB, group line vs recomputed: max relative difference %.2g\n",
 			i, f.batchRPS, f.batchCPU*1e6, f.refRPS, f.refCPU*1e6, f.batchRSS/mib, f.groupSPS, f.groupRSS/mib, f.groupMaxRelDiff)
-		fmt.Printf("       VmRSS above idle after each tenth (MiB): batch %s; group %s\n", trail(f.batchTrail), trail(f.groupTrail))
+		fmt.Printf("       gRPC batch %.0f records/s (%.1f µs server CPU a record), protobuf in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB\n",
+			f.grpcRPS, f.grpcCPU*1e6, f.protoRefRPS, f.protoRefCPU*1e6, f.grpcRSS/mib)
+		fmt.Printf("       VmRSS above idle after each tenth (MiB): batch %s; gRPC batch %s; group %s\n", trail(f.batchTrail), trail(f.grpcTrail), trail(f.groupTrail))
 		all = append(all, f)
 	}
 	return report(all, o)
@@ -124,6 +137,8 @@ func report(all []figures, o options) error {
 	targets := []target{
 		{fmt.Sprintf("%d-record score batch throughput / in-process loop's", o.records), func(f figures) float64 { return f.batchRPS / f.refRPS }, 0.7, true, false, "%.2f"},
 		{"score batch: server peak RSS growth (MiB)", func(f figures) float64 { return f.batchRSS / mib }, 64, false, false, "%.1f"},
+		{"the same over gRPC (ScoreBatch) / the protobuf in-process loop's", func(f figures) float64 { return f.grpcRPS / f.protoRefRPS }, 0.7, true, false, "%.2f"},
+		{"gRPC score batch: server peak RSS growth (MiB)", func(f figures) float64 { return f.grpcRSS / mib }, 64, false, false, "%.1f"},
 		{fmt.Sprintf("%d-student group stream: server peak RSS growth (MiB)", o.students), func(f figures) float64 { return f.groupRSS / mib }, 64, false, false, "%.1f"},
 		{"group line vs recomputed from the student lines: max relative diff", func(f figures) float64 { return f.groupMaxRelDiff }, 1e-9, false, false, "%.2g"},
 		{"info: score batch records/s", func(f figures) float64 { return f.batchRPS }, 0, false, true, "%.0f"},
@@ -131,6 +146,10 @@ func report(all []figures, o options) error {
 		{"info: score batch server CPU µs a record", func(f figures) float64 { return f.batchCPU * 1e6 }, 0, false, true, "%.1f"},
 		{"info: in-process loop CPU µs a record", func(f figures) float64 { return f.refCPU * 1e6 }, 0, false, true, "%.1f"},
 		{"info: score batch server CPU a record / in-process loop's", func(f figures) float64 { return f.batchCPU / f.refCPU }, 0, false, true, "%.2f"},
+		{"info: gRPC score batch records/s", func(f figures) float64 { return f.grpcRPS }, 0, false, true, "%.0f"},
+		{"info: protobuf in-process loop records/s", func(f figures) float64 { return f.protoRefRPS }, 0, false, true, "%.0f"},
+		{"info: gRPC score batch / the JSON in-process loop's", func(f figures) float64 { return f.grpcRPS / f.refRPS }, 0, false, true, "%.2f"},
+		{"info: gRPC score batch server CPU a record / protobuf loop's", func(f figures) float64 { return f.grpcCPU / f.protoRefCPU }, 0, false, true, "%.2f"},
 		{"info: group stream students/s", func(f figures) float64 { return f.groupSPS }, 0, false, true, "%.0f"},
 	}
 	head := "figure (median of runs)"

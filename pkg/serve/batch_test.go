@@ -48,6 +48,7 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
 		},
 		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
+		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})
 	h.fake = fake
 	return h

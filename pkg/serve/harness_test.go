@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,9 +34,11 @@ type fakeScoring struct {
 	scoringv1.UnimplementedScoringServiceServer
 	release chan struct{} // "slow" waits for it
 	started chan struct{} // "slow" signals it has begun
+	calls   atomic.Int64  // ScoreItemResults calls begun
 }
 
 func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
+	f.calls.Add(1)
 	id := ""
 	if len(req.GetItems()) > 0 {
 		id = req.GetItems()[0].GetId()

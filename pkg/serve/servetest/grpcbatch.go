@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/statustest"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
@@ -264,19 +265,12 @@ func statusText(err error) string {
 	return protojson.Format(status.Convert(err).Proto())
 }
 
-// SameStatus reports whether two errors are the same status: code, message and details, each
-// detail compared unpacked (a detail's bytes vary with the order its maps were written in).
-func SameStatus(a, b error) bool {
-	pa, pb := status.Convert(a).Proto(), status.Convert(b).Proto()
-	if pa.GetCode() != pb.GetCode() || pa.GetMessage() != pb.GetMessage() || len(pa.GetDetails()) != len(pb.GetDetails()) {
-		return false
-	}
-	for i, da := range pa.GetDetails() {
-		ma, errA := da.UnmarshalNew()
-		mb, errB := pb.GetDetails()[i].UnmarshalNew()
-		if errA != nil || errB != nil || !proto.Equal(ma, mb) {
-			return false
-		}
-	}
-	return true
-}
+// Status helpers of the batch answers, shared with the frame's own tests (internal/statustest).
+var (
+	// SameStatus reports whether two errors are the same status: code, message and details.
+	SameStatus = statustest.Same
+	// RecordError is a batch answer's error (yardstick.batch.v1.Status) as a status error.
+	RecordError = statustest.RecordError
+	// HasViolation reports whether err's google.rpc.BadRequest names the field at path.
+	HasViolation = statustest.HasViolation
+)

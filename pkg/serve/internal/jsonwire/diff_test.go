@@ -25,13 +25,44 @@ import (
 // one by its index).
 func contractMessages(t testing.TB) []protoreflect.MessageType {
 	t.Helper()
-	var out []protoreflect.MessageType
-	protoregistry.GlobalTypes.RangeMessages(func(mt protoreflect.MessageType) bool {
-		if strings.HasPrefix(string(mt.Descriptor().FullName()), "yardstick.") {
-			out = append(out, mt)
+	// The JSON front's messages: those of the unary rpcs, and every message they hold. The batch
+	// streams' records and answers travel over gRPC only.
+	seen := map[protoreflect.FullName]bool{}
+	var walk func(md protoreflect.MessageDescriptor)
+	walk = func(md protoreflect.MessageDescriptor) {
+		if seen[md.FullName()] || !strings.HasPrefix(string(md.FullName()), "yardstick.") {
+			return
+		}
+		seen[md.FullName()] = true
+		for i := range md.Fields().Len() {
+			if f := md.Fields().Get(i); f.Message() != nil {
+				walk(f.Message())
+			}
+		}
+	}
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		for i := range fd.Services().Len() {
+			methods := fd.Services().Get(i).Methods()
+			for j := range methods.Len() {
+				if m := methods.Get(j); !m.IsStreamingClient() && !m.IsStreamingServer() {
+					walk(m.Input())
+					walk(m.Output())
+				}
+			}
 		}
 		return true
 	})
+	var out []protoreflect.MessageType
+	for name := range seen {
+		if d, _ := protoregistry.GlobalFiles.FindDescriptorByName(name); d != nil && d.(protoreflect.MessageDescriptor).IsMapEntry() {
+			continue // a map's entries are no message of their own
+		}
+		mt, err := protoregistry.GlobalTypes.FindMessageByName(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, mt)
+	}
 	slices.SortFunc(out, func(a, b protoreflect.MessageType) int {
 		return strings.Compare(string(a.Descriptor().FullName()), string(b.Descriptor().FullName()))
 	})

@@ -26,7 +26,7 @@ type Route struct {
 	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
 	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
-	Records bool
+	Records      bool
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
 // forecastSeeds are valid requests of every unary path of the service (docs/examples.md's).
@@ -34,4 +35,21 @@ func TestBatchDifferential(t *testing.T) {
 	s := start(t)
 	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 2)), n, forecastSeeds, notForecast)
 	s.CheckBatchDifferential(t, "/api/forecast/batch", "/api/forecast/nope", reqs, notForecast)
+}
+
+// TestGRPCBatchDifferential: every record of a ForecastBatch stream is answered exactly as a
+// unary gRPC call of its rpc (response or status with its details).
+func TestGRPCBatchDifferential(t *testing.T) {
+	t.Parallel()
+	n := 25000 // about four in ten decode as gRPC requests (the rest are JSON matters: array students)
+	if raceEnabled || testing.Short() {
+		n = 2500
+	}
+	s := start(t)
+	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 3)), n, forecastSeeds, notForecast)
+	recs := servetest.GRPCRecords(t, reqs)
+	if len(recs) < 10000 && !raceEnabled && !testing.Short() {
+		t.Fatalf("%d records decode from %d requests; want at least 10,000", len(recs), n)
+	}
+	s.CheckGRPCBatchDifferential(t, forecastv1.ForecastService_ForecastBatch_FullMethodName, recs)
 }

@@ -37,18 +37,24 @@ func (s *Server) openGroup(framework string) serve.OpenGroup {
 		if len(req.GetStudentData()) > 0 {
 			p.Add("studentData", "is not part of the settings line: send one student a line after it")
 		}
-		testSD := s.testUncertainty(&p, req.TestUncertainty)
-		cuts := s.cutLevels(&p, req.GetCutLevels())
-		gr := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
-		if err := p.Err(); err != nil {
-			return nil, err
-		}
-		fw, err := s.framework(ctx, framework)
-		if err != nil {
-			return nil, err
-		}
-		return &groupStream{s: s, fw: fw, gr: gr, acc: fw.NewGroupAccumulator(testSD, cuts)}, nil
+		return s.startGroup(ctx, framework, &p, &req)
 	}
+}
+
+// startGroup validates a group stream's settings (req without its students; p may hold problems
+// already) as the unary group validates them, and starts the group.
+func (s *Server) startGroup(ctx context.Context, framework string, p *rpcerr.Problems, req *forecastv1.GroupForecastRequest) (*groupStream, error) {
+	testSD := s.testUncertainty(p, req.TestUncertainty)
+	cuts := s.cutLevels(p, req.GetCutLevels())
+	gr := percentileAsked(p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	fw, err := s.framework(ctx, framework)
+	if err != nil {
+		return nil, err
+	}
+	return &groupStream{s: s, fw: fw, gr: gr, acc: fw.NewGroupAccumulator(testSD, cuts)}, nil
 }
 
 // groupStream is one group in progress.
@@ -78,33 +84,51 @@ func (g *groupStream) Student(_ context.Context, line []byte) ([]byte, error) {
 		p.Add("", "a student line holds one student, an object or [priorAbility, priorUncertainty, elapsedDays]; this one holds %d", n)
 		return nil, p.Err()
 	}
-	d := g.req.GetStudentData()[0]
+	if err := g.add(g.req.GetStudentData()[0], &g.entry); err != nil {
+		return nil, err
+	}
+	return g.s.wire.Marshal(&g.entry)
+}
+
+// add validates one student as the only entry of a unary group's studentData, adds it to the
+// group and sets sf to its entry of the unary answer; an invalid student's error is what that
+// unary group would answer, and it is left out.
+func (g *groupStream) add(d *forecastv1.StudentData, sf *forecastv1.StudentForecast) error {
+	var p rpcerr.Problems
 	measure.CheckPrior(p.Add, "studentData[0].", d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
 	if err := p.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	f := g.acc.Add(measure.Student{
 		Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
 		ElapsedDays: d.GetElapsedDays(),
 	})
-	sf := &g.entry
 	sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities, sf.Percentile = f.Ability, g.fw.Display(f.Ability), f.Uncertainty, f.Probabilities, nil
 	if g.gr.asked {
 		sf.AbilityDisplay, sf.Percentile = g.gr.display(g.fw, f.Ability), g.gr.percentile(f.Ability)
 	}
-	return g.s.wire.Marshal(sf)
+	return nil
 }
 
 // Group is the unary answer's forecasts.group for the students added.
 func (g *groupStream) Group(ctx context.Context) ([]byte, error) {
+	a, err := g.aggregate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return g.s.wire.Marshal(a)
+}
+
+// aggregate is the unary answer's forecasts.group for the students added.
+func (g *groupStream) aggregate(ctx context.Context) (*forecastv1.GroupAggregate, error) {
 	r := g.acc.Result()
 	if !measure.Finite(append(append([]float64{r.Ability, r.Uncertainty}, r.Proportions...), r.StdErrs...)...) {
 		return nil, rpcerr.Fault(ctx, g.s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", r.Ability, r.Uncertainty))
 	}
-	return g.s.wire.Marshal(&forecastv1.GroupAggregate{
+	return &forecastv1.GroupAggregate{
 		GroupAbility:            r.Ability,
 		GroupUncertainty:        r.Uncertainty,
 		GroupProportionPerLevel: r.Proportions,
 		GroupStderrPerLevel:     r.StdErrs,
-	})
+	}, nil
 }

@@ -1,0 +1,227 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/statustest"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+func itemsRecord(id, item string) *scoringv1.ScoreBatchRecord {
+	return &scoringv1.ScoreBatchRecord{Id: id, Request: &scoringv1.ScoreBatchRecord_ScoreItemResults{
+		ScoreItemResults: &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: proto.String(item), Result: proto.Int32(1)}}}}}
+}
+
+// scoreBatch sends records on a ScoreBatch stream with the token, reading as it sends, and
+// returns the answers, the trailer and the stream's status.
+func scoreBatch(t *testing.T, h *harness, tok string, records []*scoringv1.ScoreBatchRecord) ([]*scoringv1.ScoreBatchAnswer, metadata.MD, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), time.Minute)
+	defer cancel()
+	st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		for _, r := range records {
+			if st.Send(r) != nil {
+				return
+			}
+		}
+		_ = st.CloseSend()
+	}()
+	var out []*scoringv1.ScoreBatchAnswer
+	for {
+		a, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, st.Trailer(), nil
+		}
+		if err != nil {
+			return out, st.Trailer(), err
+		}
+		out = append(out, a)
+	}
+}
+
+// TestGRPCBatchRefusals: the stream takes a token with score:batch, refused before any answer.
+func TestGRPCBatchRefusals(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	for _, tc := range []struct {
+		name, tok string
+		code      codes.Code
+	}{
+		{"no token", "", codes.Unauthenticated},
+		{"bad token", "x.y.z", codes.Unauthenticated},
+		{"no score:batch", h.token("standard-only", clientSecret), codes.PermissionDenied},
+	} {
+		answers, _, err := scoreBatch(t, h, tc.tok, []*scoringv1.ScoreBatchRecord{itemsRecord("a", "x")})
+		if status.Code(err) != tc.code || len(answers) != 0 {
+			t.Errorf("%s: %v after %d answers; want %v before any", tc.name, err, len(answers), tc.code)
+		}
+	}
+}
+
+// TestGRPCBatchRecords: records answered in order with their ids, each as its unary call with
+// the stream's token: an answer, its own validation error, a record without a request, a
+// record of an rpc the token lacks, a handler's panic; the stream goes on after each; the
+// trailer counts them.
+func TestGRPCBatchRecords(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	tok := h.token("batcher", clientSecret)
+	bayes := &scoringv1.ScoreBatchRecord{Id: "bayes", Request: &scoringv1.ScoreBatchRecord_ScoreItemResultsBayes{ScoreItemResultsBayes: &scoringv1.ScoreItemResultsBayesRequest{}}}
+	answers, trailer, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{
+		itemsRecord("ok", "x"), itemsRecord("invalid", "invalid"), {Id: "empty"}, bayes, itemsRecord("panic", "panic"), itemsRecord("ok2", "y"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		id    string
+		code  codes.Code
+		field string
+	}{{"ok", codes.OK, ""}, {"invalid", codes.InvalidArgument, "items[0].result"}, {"empty", codes.InvalidArgument, "request"},
+		{"bayes", codes.PermissionDenied, ""}, {"panic", codes.Internal, ""}, {"ok2", codes.OK, ""}}
+	if len(answers) != len(want) {
+		t.Fatalf("%d answers; want %d", len(answers), len(want))
+	}
+	for i, w := range want {
+		a := answers[i]
+		if a.GetId() != w.id {
+			t.Errorf("answer %d: id %q; want %q", i, a.GetId(), w.id)
+		}
+		var got error
+		if a.GetError() != nil {
+			got = statustest.RecordError(a.GetError())
+		}
+		if status.Code(got) != w.code || (w.field != "" && !statustest.HasViolation(got, w.field)) {
+			t.Errorf("answer %s: %v; want %v %s", w.id, got, w.code, w.field)
+		}
+		if w.code == codes.OK && a.GetMeasure().GetApiVersion() != "batcher" {
+			t.Errorf("answer %s: %v; want the fake's measure for client batcher", w.id, a)
+		}
+	}
+	if unary := h.grpcUnaryStatus(tok, "panic"); !statustest.Same(statustest.RecordError(answers[4].GetError()), unary) {
+		t.Errorf("panic: %v; unary %v", answers[4].GetError(), unary)
+	}
+	for k, v := range map[string]string{TrailerRecords: "6", TrailerOK: "2", TrailerFailed: "4"} {
+		if got := trailer.Get(k); len(got) != 1 || got[0] != v {
+			t.Errorf("trailer %s = %v; want %s", k, got, v)
+		}
+	}
+}
+
+// grpcUnaryStatus is the status of a unary ScoreItemResults call with one item id.
+func (h *harness) grpcUnaryStatus(tok, item string) error {
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
+	_, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreItemResults(ctx, itemsRecord("", item).GetScoreItemResults())
+	return err
+}
+
+// TestGRPCBatchNotAdmitted: a stream takes one admission for its life; with no room for a
+// second, the second is refused RESOURCE_EXHAUSTED with RetryInfo, and unary calls go on.
+func TestGRPCBatchNotAdmitted(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 }) // room for one stream
+	tok := h.token("batcher", clientSecret)
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok))
+	defer cancel()
+	first, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Send(itemsRecord("a", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := first.Recv(); err != nil || a.GetId() != "a" { // the answer comes with the stream open
+		t.Fatalf("first stream: %v %v", a, err)
+	}
+	_, _, err = scoreBatch(t, h, tok, nil)
+	st := status.Convert(err)
+	if st.Code() != codes.ResourceExhausted || len(st.Details()) < 2 {
+		t.Errorf("second stream: %v; want RESOURCE_EXHAUSTED with RetryInfo", err)
+	}
+	if err := h.grpcUnaryStatus(tok, "x"); err != nil {
+		t.Errorf("unary call beside a stream: %v", err)
+	}
+}
+
+// TestGRPCBatchCallerReadsNothing: a caller that sends 200,000 records and reads no answer holds
+// at most the records in flight: the server stops reading (gRPC's flow control then stops the
+// caller); the heap stays bounded; and once the caller goes away the work stops within a second
+// and the stream's admission is given back.
+func TestGRPCBatchCallerReadsNothing(t *testing.T) {
+	h := startBatch(t, nil)
+	tok := h.token("batcher", clientSecret)
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok))
+	st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	sent := make(chan int, 1)
+	go func() {
+		n := 0
+		for ; n < 200000; n++ {
+			if st.Send(itemsRecord("r", "x")) != nil {
+				break
+			}
+		}
+		sent <- n
+	}()
+	// The calls stop growing: the server has stopped reading.
+	var calls int64
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		time.Sleep(300 * time.Millisecond)
+		c := h.fake.calls.Load()
+		if c == calls && c > 0 {
+			break
+		}
+		calls = c
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still reads after 10 s: %d records run", c)
+		}
+	}
+	// 16 records in flight, and those whose answers fill gRPC's send window and the client's
+	// receive window (a 40-byte answer: a few thousand); far from 200,000.
+	t.Logf("%d records run for a caller that reads nothing", calls)
+	if calls > 20000 {
+		t.Errorf("%d records run for a caller that reads nothing; want the server to stop reading", calls)
+	}
+	var during runtime.MemStats
+	runtime.ReadMemStats(&during)
+	if grown := int64(during.HeapInuse) - int64(before.HeapInuse); grown > 64<<20 {
+		t.Errorf("heap grew %d MiB", grown>>20)
+	}
+	select {
+	case n := <-sent:
+		t.Fatalf("the caller sent all it had (%d) though nothing was read", n)
+	default:
+	}
+	cancel()
+	<-sent
+	left := time.Now().Add(time.Second)
+	for h.srv.budget.Admitted() != 0 && time.Now().Before(left) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if a := h.srv.budget.Admitted(); a != 0 {
+		t.Errorf("a second after the caller left, %d bytes are still admitted: the stream goes on", a)
+	}
+	if c := h.fake.calls.Load(); c != calls {
+		t.Errorf("records run after the caller left: %d, then %d", calls, c)
+	}
+}

@@ -1,0 +1,94 @@
+package forecast
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+)
+
+// ForecastGroupStream is the group stream over gRPC: the JSON group stream's rules (groupstream.go)
+// with messages for lines. The frame has authorized (forecast:batch and forecast:group),
+// admitted and logged the stream, and ends it after 60 s without a message; this owns the
+// settings, the students and the group. One student at a time, in order (the group's sums depend
+// on it): the stream holds one request and one answer.
+func (s *Server) ForecastGroupStream(st grpc.BidiStreamingServer[forecastv1.ForecastGroupStreamRequest, forecastv1.ForecastGroupStreamResponse]) error {
+	ctx := st.Context()
+	first, err := st.Recv()
+	if errors.Is(err, io.EOF) {
+		return rpcerr.Invalid("settings", "the stream is empty: its first message must be the group's settings")
+	}
+	if err != nil {
+		return err
+	}
+	g, err := s.openGroupMessage(ctx, first)
+	if err != nil {
+		return err
+	}
+	var entry forecastv1.StudentForecast
+	var msg forecastv1.ForecastGroupStreamRequest
+	out := &forecastv1.ForecastGroupStreamResponse{}
+	students := int64(0)
+	for n := int64(2); ; n++ {
+		msg.Reset()
+		if err := st.RecvMsg(&msg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return err
+		}
+		d := msg.GetStudent()
+		if d == nil {
+			err = rpcerr.Invalid("student", "is required: only the first message holds the settings, every later one a student")
+		} else {
+			err = g.add(d, &entry)
+		}
+		if err != nil {
+			p := status.Convert(err).Proto()
+			out.Answer = &forecastv1.ForecastGroupStreamResponse_Invalid{Invalid: &forecastv1.InvalidStudent{
+				Message: n, Status: &batchv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: p.GetDetails()}}}
+		} else {
+			students++
+			out.Answer = &forecastv1.ForecastGroupStreamResponse_Student{Student: &entry}
+		}
+		if err := st.Send(out); err != nil {
+			return err
+		}
+	}
+	result := &forecastv1.GroupStreamResult{Students: students}
+	if students > 0 {
+		if result.Aggregate, err = g.aggregate(ctx); err != nil {
+			return err
+		}
+	}
+	return st.Send(&forecastv1.ForecastGroupStreamResponse{Answer: &forecastv1.ForecastGroupStreamResponse_Group{Group: result}})
+}
+
+// openGroupMessage validates the first message, the settings, as the JSON stream's settings line.
+func (s *Server) openGroupMessage(ctx context.Context, m *forecastv1.ForecastGroupStreamRequest) (*groupStream, error) {
+	var p rpcerr.Problems
+	set := m.GetSettings()
+	if set == nil {
+		p.Add("settings", "is required: the first message holds the group's settings, students follow")
+		return nil, p.Err()
+	}
+	framework := ""
+	switch set.GetSubject() {
+	case "reading":
+		framework = reading
+	case "math":
+		framework = math_
+	default:
+		p.Add("subject", `must be "reading" (lexile) or "math" (quantile), got %q`, set.GetSubject())
+	}
+	req := &forecastv1.GroupForecastRequest{TestUncertainty: set.TestUncertainty, CutLevels: set.GetCutLevels(), Grade: set.Grade, TimeOfYear: set.TimeOfYear}
+	if framework == "" {
+		framework = reading // the other settings are still checked, so that every problem is told at once
+	}
+	return s.startGroup(ctx, framework, &p, req)
+}
