@@ -66,6 +66,8 @@
 //   - One log line per stream when Serve returns, with Counts (lines, records, ok, failed,
 //     complete) or GroupCounts, the duration and the error (nil, ErrIdle, a cancelled context,
 //     the caller's connection error); answer lines carry no request id.
-//   - gRPC's bidirectional streams (ScoreBatch, ForecastBatch, ForecastGroupStream) carry the
-//     same records as messages; they are not served by this package yet.
+//   - gRPC's bidirectional streams (ScoreBatch, ForecastBatch) carry the same records as
+//     messages: Ordered is their engine (ordered.go), the frame's grpcbatch.go their dispatcher,
+//     and gRPC's framing and flow control do what the line reader and the deadlines do here.
+//     ForecastGroupStream is the forecast service's own handler.
 package batch
