@@ -67,10 +67,11 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 FUZZTIME ?= 20s
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, the protobuf fast path against protobuf-go, the JSON front end to end.
+fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, the protobuf fast path and the batch records' envelope against protobuf-go, the JSON front end to end.
 	go test -run '^$$' -fuzz '^FuzzUnmarshalJSON$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	go test -run '^$$' -fuzz '^FuzzUnmarshalProtobuf$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	go test -run '^$$' -fuzz '^FuzzFront$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve
+	go test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard
 
 .PHONY: cover
 cover: ## Test with coverage and hold pkg/measure and pkg/token to the floor.

@@ -44,6 +44,9 @@ type codec struct {
 	// limits are the largest and smallest message each request type's methods take; set before
 	// serving.
 	limits  map[protoreflect.FullName]typeLimits
+	// envelopes are the batch streams' record types, whose requests the fast decoder takes
+	// through decodeRecord (records.go); set before serving.
+	envelopes map[protoreflect.FullName]*recordEnvelope
 	records sync.Map     // weak.Pointer[byte] of the message -> received
 	waiting atomic.Int64 // records stored and neither taken nor collected
 }
@@ -102,6 +105,9 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 func (c *codec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	defer buf.Free()
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
+		return
+	}
+	if e := c.envelopes[m.ProtoReflect().Descriptor().FullName()]; e != nil && c.decodeRecord(e, buf.ReadOnlyData(), m) {
 		return
 	}
 	r.general = true
