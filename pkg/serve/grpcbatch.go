@@ -132,6 +132,10 @@ func camel(s string) string {
 	return b.String()
 }
 
+// RecordField is the field of a batch record that holds a request of the rpc named name (the
+// method's name, ScoreItemIds): score_item_ids.
+func RecordField(name string) string { return snake(name) }
+
 // snake is an rpc's name as its record field: ScoreItemIds → score_item_ids.
 func snake(s string) string {
 	var b strings.Builder

@@ -98,27 +98,13 @@ func RecordOf(t testing.TB, batchMethod, id string, rec GRPCRecord) proto.Messag
 	m.Set(md.Input().Fields().ByName("id"), protoreflect.ValueOfString(id))
 	if rec.Method != "" {
 		_, name, _ := strings.Cut(strings.TrimPrefix(rec.Method, "/"), "/")
-		f := md.Input().Fields().ByName(protoreflect.Name(snakeCase(name)))
+		f := md.Input().Fields().ByName(protoreflect.Name(serve.RecordField(name)))
 		if f == nil {
 			t.Fatalf("%s has no field for %s", md.Input().FullName(), name)
 		}
 		m.Set(f, protoreflect.ValueOfMessage(rec.Request.ProtoReflect()))
 	}
 	return m.Interface()
-}
-
-func snakeCase(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if 'A' <= r && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // GRPCBatch sends records over the batch rpc batchMethod with ctx's metadata, reading the

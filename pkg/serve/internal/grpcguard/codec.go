@@ -43,12 +43,12 @@ type codec struct {
 	wire *jsonwire.Codec
 	// limits are the largest and smallest message each request type's methods take; set before
 	// serving.
-	limits  map[protoreflect.FullName]typeLimits
+	limits map[protoreflect.FullName]typeLimits
 	// envelopes are the batch streams' record types, whose requests the fast decoder takes
 	// through decodeRecord (records.go); set before serving.
 	envelopes map[protoreflect.FullName]*recordEnvelope
-	records sync.Map     // weak.Pointer[byte] of the message -> received
-	waiting atomic.Int64 // records stored and neither taken nor collected
+	records   sync.Map     // weak.Pointer[byte] of the message -> received
+	waiting   atomic.Int64 // records stored and neither taken nor collected
 }
 
 // typeLimits are what the codec knows of a request type's methods: the largest and smallest
