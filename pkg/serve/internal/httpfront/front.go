@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
@@ -117,7 +116,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		return
 	}
 	defer adm.Release()
-	tracing.Event(ctx, "admitted and read", attribute.Int("body.bytes", len(body)))
+	tracing.EventInt(ctx, "admitted and read", "body.bytes", len(body))
 	if form && !jsonwire.IsObject(body) {
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
