@@ -15,6 +15,10 @@ type Call struct {
 	// public methods): the interceptor takes it instead of verifying the token a second time.
 	authorized context.Context
 	method     string // the method authorized was decided for
+	// The call's body and its UnaryServerInfo live in the Call, which the front allocates for
+	// every call anyway: each was an allocation of its own.
+	body frontBody
+	info grpc.UnaryServerInfo
 }
 
 type callKey struct{}
@@ -35,4 +39,10 @@ func (c *Call) Authorized(method string) context.Context {
 		return nil
 	}
 	return c.authorized
+}
+
+// Info is the chain's UnaryServerInfo for method (serve.Invoke runs the chain once a call).
+func (c *Call) Info(method string) *grpc.UnaryServerInfo {
+	c.info.FullMethod = method
+	return &c.info
 }

@@ -122,7 +122,8 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		return
 	}
 	r = r.WithContext(ctx)
-	r.Body = &frontBody{data: body, info: ri}
+	call.body = frontBody{data: body, info: ri}
+	r.Body = &call.body
 	r.ContentLength = int64(len(body))
 	if call.authorized != nil {
 		// The verdict travels in the context, and everything else the call needs in reqinfo
