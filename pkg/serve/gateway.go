@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -31,7 +30,7 @@ func Invoke[Req, Resp any](ctx context.Context, req Req, handler func(context.Co
 	if call == nil || !ok {
 		return zero, rpcerr.Internal() // only the front's own routes reach here
 	}
-	out, err := call.Chain()(ctx, req, &grpc.UnaryServerInfo{FullMethod: method},
+	out, err := call.Chain()(ctx, req, call.Info(method),
 		func(ctx context.Context, r any) (any, error) { return handler(ctx, r.(Req)) })
 	if err != nil {
 		return zero, err

@@ -200,10 +200,10 @@ func (s *Server) buildGRPC(svc Service) error {
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
-	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw, tokenGateway{t: s.authz.TokenService()}); err != nil {
+	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw.ServeMux, tokenGateway{t: s.authz.TokenService()}); err != nil {
 		return fmt.Errorf("register token route: %w", err)
 	}
-	if err := svc.RegisterGateway(ctx, gw); err != nil {
+	if err := svc.RegisterGateway(ctx, gw.ServeMux); err != nil {
 		return fmt.Errorf("register routes: %w", err)
 	}
 	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)

@@ -7,14 +7,18 @@ import (
 )
 
 // Call marks a call that came through this process's JSON front, or a batch record of either
-// front (WithCall), with the verdict reached on its token. The frame's chain finds it in the call's context (CallFrom): it skips the
-// steps the front did already, and takes the verdict.
+// front (WithCall), with the verdict reached on its token. The frame's chain finds it in the
+// call's context (CallFrom): it skips the steps the front did already, and takes the verdict.
 type Call struct {
 	chain grpc.UnaryServerInterceptor
 	// authorized is the context authorize returned for this call's method and token (nil for
 	// public methods): the interceptor takes it instead of verifying the token a second time.
 	authorized context.Context
 	method     string // the method authorized was decided for
+	// The call's body and its UnaryServerInfo live in the Call, which the front allocates for
+	// every call anyway: each was an allocation of its own.
+	body frontBody
+	info grpc.UnaryServerInfo
 }
 
 type callKey struct{}
@@ -45,4 +49,10 @@ func WithCall(authorized context.Context, chain grpc.UnaryServerInterceptor, met
 	ctx := context.WithValue(authorized, callKey{}, c)
 	c.authorized = ctx
 	return ctx
+}
+
+// Info is the chain's UnaryServerInfo for method (serve.Invoke runs the chain once a call).
+func (c *Call) Info(method string) *grpc.UnaryServerInfo {
+	c.info.FullMethod = method
+	return &c.info
 }

@@ -16,7 +16,7 @@ import (
 	"net/http"
 	"strings"
 
-	"go.opentelemetry.io/otel/attribute"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
@@ -47,12 +47,25 @@ type Handler struct {
 	streamOpts batch.Options              // the stream engine's options
 	methods    RecordMethods              // the service's unary methods, for batch records
 	marshal    marshaler                  // the gateway's marshaler, for batch records
+
+	// direct is the gateway's handler of each unary path, as its mux would choose it: the
+	// front has found the route, and need not have the mux try each pattern again.
+	direct map[string]runtime.HandlerFunc
 }
 
 // New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
 // requests to gateway, whose calls run through chain.
 func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, chain grpc.UnaryServerInterceptor, gateway http.Handler) *Handler {
-	return &Handler{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
+	f := &Handler{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
+	if g, ok := gateway.(*Gateway); ok {
+		f.direct = map[string]runtime.HandlerFunc{}
+		for path, rt := range t.ByPath {
+			if h := g.handlerOf(path); h != nil && rt.Stream == routes.Unary {
+				f.direct[path] = h
+			}
+		}
+	}
+	return f
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
@@ -117,13 +130,14 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		return
 	}
 	defer adm.Release()
-	tracing.Event(ctx, "admitted and read", attribute.Int("body.bytes", len(body)))
+	tracing.EventInt(ctx, "admitted and read", "body.bytes", len(body))
 	if form && !jsonwire.IsObject(body) {
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
 	r = r.WithContext(ctx)
-	r.Body = &frontBody{data: body, info: ri}
+	call.body = frontBody{data: body, info: ri}
+	r.Body = &call.body
 	r.ContentLength = int64(len(body))
 	if call.authorized != nil {
 		// The verdict travels in the context, and everything else the call needs in reqinfo
@@ -132,6 +146,12 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		r.Header = gatewayHeader
 	} else {
 		r.Header.Set("Content-Type", "application/json")
+	}
+	// A path sent escaped (RawPath set) is matched by the mux on its escaped form: the mux
+	// decides those.
+	if h := f.direct[r.URL.Path]; h != nil && r.URL.RawPath == "" {
+		h(w, r, nil)
+		return
 	}
 	f.gateway.ServeHTTP(w, r)
 }

@@ -62,8 +62,30 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// codeText is code as text (the metric label and the log limiter's cause).
-func (r *statusRecorder) codeText(code int) string { return strconv.Itoa(code) }
+// codeText is code as text (the metric label and the log limiter's cause), without an allocation
+// for a status net/http can write (strconv.Itoa makes a string for every number from 100).
+func (r *statusRecorder) codeText(code int) string {
+	if code >= 0 && code < len(statusTexts) {
+		return statusTexts[code]
+	}
+	return strconv.Itoa(code)
+}
+
+// statusTexts are the numbers 0 to 999 as text, made once.
+var statusTexts = func() (t [1000]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// observed is what ObserveHTTP keeps of one request, in one allocation where each was one: its
+// facts, its status recorder and its X-Request-Id header's value.
+type observed struct {
+	ri  reqinfo.Info
+	rec statusRecorder
+	id  [1]string
+}
 
 // Unwrap lets http.ResponseController reach the connection (read deadlines, httpfront.PaceBodies).
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
@@ -86,11 +108,13 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 			// API send both).
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
-		ri := &reqinfo.Info{ID: RequestIDFrom(r.Header.Get("X-Request-Id")), Route: label(r.URL.Path)}
-		w.Header().Set("X-Request-Id", ri.ID)
+		o := &observed{ri: reqinfo.Info{ID: RequestIDFrom(r.Header.Get("X-Request-Id")), Route: label(r.URL.Path)},
+			rec: statusRecorder{ResponseWriter: w}}
+		ri, rec := &o.ri, &o.rec
+		o.id[0] = ri.ID
+		w.Header()["X-Request-Id"] = o.id[:] // as Header().Set, the key canonical already
 		ctx, span := t.tracing.StartHTTP(r)
 		ctx = reqinfo.With(ctx, ri)
-		rec := &statusRecorder{ResponseWriter: w}
 		inFlight := t.metrics.inFlight[0]
 		inFlight.Inc()
 		defer func() {

@@ -17,7 +17,7 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-func benchServer(b *testing.B) *servetest.Server {
+func benchServer(b testing.TB) *servetest.Server {
 	return servetest.Start(b, "scoring", func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
