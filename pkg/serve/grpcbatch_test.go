@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -223,5 +225,100 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 	}
 	if c := h.fake.calls.Load(); c != calls {
 		t.Errorf("records run after the caller left: %d, then %d", calls, c)
+	}
+}
+
+// TestGRPCBatchIdle: a batch stream with no message in and no answer out for its idle limit
+// ends DEADLINE_EXCEEDED and gives its admission back: one that sends nothing, and one that
+// sent its records and takes no answer. A caller that takes its answers slowly, each within the
+// limit, gets them all.
+func TestGRPCBatchIdle(t *testing.T) {
+	t.Parallel()
+	const idle = 400 * time.Millisecond
+	h := startBatch(t, nil)
+	h.srv.guard.SetStreamIdle(idle)
+	tok := h.token("batcher", clientSecret)
+	open := func() (scoringv1.ScoringService_ScoreBatchClient, context.CancelFunc) {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), 30*time.Second)
+		st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, cancel
+	}
+	lastStatus := func(st scoringv1.ScoringService_ScoreBatchClient) (int, error) {
+		n := 0
+		for {
+			if _, err := st.Recv(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return n, nil
+				}
+				return n, err
+			}
+			n++
+		}
+	}
+	t.Run("sends nothing", func(t *testing.T) {
+		st, cancel := open()
+		defer cancel()
+		start := time.Now()
+		if _, err := lastStatus(st); status.Code(err) != codes.DeadlineExceeded || time.Since(start) < idle {
+			t.Errorf("after %s: %v; want DEADLINE_EXCEEDED after %s", time.Since(start), err, idle)
+		}
+	})
+	t.Run("takes no answer", func(t *testing.T) {
+		exceeded := strings.Count(h.logs.String(), `"code":"DeadlineExceeded"`)
+		st, cancel := open()
+		defer cancel()
+		go func() { // until the server stops reading and gRPC's flow control stops this
+			for i := range 200000 {
+				if st.Send(itemsRecord(strconv.Itoa(i), "x")) != nil {
+					return
+				}
+			}
+		}()
+		// Blocked in a send, the handler cannot return: the call is cut off a grace after the
+		// limit (the caller, reading at last, finds CANCELLED; the log line says why).
+		time.Sleep(idle + time.Second + 500*time.Millisecond)
+		n, err := lastStatus(st)
+		if c := status.Code(err); c != codes.DeadlineExceeded && c != codes.Canceled {
+			t.Errorf("after %d answers: %v; want the stream cut off", n, err)
+		}
+		if strings.Count(h.logs.String(), `"code":"DeadlineExceeded"`) != exceeded+1 {
+			t.Errorf("no new log line says DeadlineExceeded:\n%s", h.logs.String())
+		}
+	})
+	t.Run("slow reader within the limit", func(t *testing.T) {
+		st, cancel := open()
+		defer cancel()
+		for i := range 5 {
+			if err := st.Send(itemsRecord(strconv.Itoa(i), "x")); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(idle / 2) // the stream is idle less than its limit at a time, longer in all
+		}
+		_ = st.CloseSend()
+		n := 0
+		for {
+			_, err := st.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("after %d answers: %v", n, err)
+			}
+			n++
+			time.Sleep(idle / 2)
+		}
+		if n != 5 {
+			t.Errorf("%d answers; want 5", n)
+		}
+	})
+	deadline := time.Now().Add(2 * time.Second)
+	for h.srv.budget.Admitted() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if a := h.srv.budget.Admitted(); a != 0 {
+		t.Errorf("%d bytes still admitted after the idle streams ended", a)
 	}
 }

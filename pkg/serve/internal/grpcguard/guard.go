@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -96,8 +97,9 @@ type Guard struct {
 	// readTimeout is how long a call that sends one message has to send it
 	// (Config.GRPCReadTimeout; tests shorten it before serving).
 	readTimeout time.Duration
-	// streamIdle is how long a batch stream may go without a message (Options.StreamIdle).
-	streamIdle time.Duration
+	// streamIdle is how long a batch stream may go without a message in or an answer out
+	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
+	streamIdle atomic.Int64
 }
 
 // Options are what the guard needs of the frame.
@@ -125,7 +127,6 @@ func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.Server
 		logins:      make(chan struct{}, MaxLoginReads),
 		infra:       make(chan struct{}, MaxInfraReads),
 		readTimeout: o.ReadTimeout,
-		streamIdle:  o.StreamIdle,
 		conns:       connSlots{held: map[*peer.Peer]int{}},
 		watch:       newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 		wire:        o.Wire,
@@ -138,6 +139,7 @@ func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.Server
 		return nil, nil, err
 	}
 	g.ceiling = probed.Ceiling
+	g.streamIdle.Store(int64(o.StreamIdle))
 	g.codec = newCodec(o.Wire)
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),

@@ -20,6 +20,9 @@ func (g *Guard) ReadTimeout() time.Duration { return g.readTimeout }
 // SetReadTimeout changes the read timeout; only before the server serves.
 func (g *Guard) SetReadTimeout(d time.Duration) { g.readTimeout = d }
 
+// SetStreamIdle changes a batch stream's idle limit, for the streams opened after it.
+func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }
+
 // SetReadPool replaces the read pool; only before the server serves.
 func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -23,10 +24,10 @@ import (
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
 // batch streams of issue 21 (Route.Records). Same rules as a unary call, per message. A batch
 // stream is also admitted once for its whole life (admission.Stream, in its context for the
-// records it runs; refused RESOURCE_EXHAUSTED... as an over-budget call is), and ended after
-// StreamIdle without a message from the caller (its reading of answers included: a caller that
-// takes none stops the stream's reads). Its log line carries what the handler put in the
-// request's reqinfo.Info.Stream (its counts).
+// records it runs; refused RESOURCE_EXHAUSTED with RetryInfo when there is no room, as an
+// over-budget call is), and ended DEADLINE_EXCEEDED after StreamIdle with no message received
+// and no answer sent (a caller that takes no answer blocks the sends, and then the reads). Its
+// log line carries what the handler put in the request's reqinfo.Info.Stream (its counts).
 func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
@@ -38,8 +39,8 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 			g.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
-		if call != nil && call.timedOut.Load() && err != nil {
-			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, or took no answer, for %s", g.idleOf(info.FullMethod)))
+		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
+			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(info.FullMethod)))
 		}
 		g.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
 			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
@@ -62,8 +63,21 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	guarded, stop := g.guardStream(ctx, ss, info)
 	defer stop()
-	return handler(srv, guarded)
+	err = handler(srv, guarded)
+	if errors.Is(context.Cause(guarded.Context()), errIdle) {
+		// The handler ended on the idle limit's cause, before the call had to be cut off.
+		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(info.FullMethod)))
+	}
+	return err
 }
+
+// errIdle is the cause a stream's context ends with when its timer fires.
+var errIdle = errors.New("the stream was idle for its limit")
+
+// idleGrace is how long a stream's handler has, once its context has ended on the idle limit, to
+// return with DEADLINE_EXCEEDED before the call itself is cancelled (a handler blocked in a read
+// sees only that: the caller then gets CANCELLED).
+const idleGrace = time.Second
 
 func first(v []string) string {
 	if len(v) == 0 {
@@ -75,8 +89,10 @@ func first(v []string) string {
 // idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
 // the read timeout.
 func (g *Guard) idleOf(method string) time.Duration {
-	if rt := g.routes.ByMethod[method]; rt != nil && rt.Records && g.streamIdle > 0 {
-		return g.streamIdle
+	if idle := time.Duration(g.streamIdle.Load()); idle > 0 {
+		if rt := g.routes.ByMethod[method]; rt != nil && rt.Records {
+			return idle
+		}
 	}
 	return g.readTimeout
 }
@@ -84,8 +100,8 @@ func (g *Guard) idleOf(method string) time.Duration {
 // guardedStream checks each message a streaming call reads, as the unary interceptor checks a
 // unary call's, and gives the read slot back once a call that reads one message has read it. Its
 // timer ends a call whose message has not come within the read timeout, and a client-streaming
-// call that has sent nothing for that long (a batch stream: its idle limit; stopped once the
-// caller has sent its last message).
+// call that has neither sent a message nor been sent an answer for that long (a batch stream:
+// its idle limit).
 type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
@@ -103,10 +119,10 @@ func (g *guardedStream) RecvMsg(m any) error {
 	c := callFrom(g.ctx)
 	if g.quiet != nil {
 		switch {
-		case err == nil && g.streams:
-			g.quiet.Reset(g.idle)
-		case err == nil, errors.Is(err, io.EOF):
-			g.quiet.Stop() // nothing more will come: the answers are the handler's to finish
+		case g.streams && (err == nil || errors.Is(err, io.EOF)):
+			g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
+		case err == nil:
+			g.quiet.Stop()
 		}
 	}
 	if err == nil {
@@ -124,15 +140,44 @@ func (g *guardedStream) RecvMsg(m any) error {
 	return err
 }
 
+// SendMsg sends an answer; one taken by the caller's flow control is progress, as a message is.
+func (g *guardedStream) SendMsg(m any) error {
+	err := g.ServerStream.SendMsg(m)
+	if err == nil && g.quiet != nil && g.streams {
+		g.quiet.Reset(g.idle)
+	}
+	return err
+}
+
 // guardStream wraps a streaming call, which runs with ctx; stop ends its timer when the call ends.
 func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grpc.StreamServerInfo) (_ grpc.ServerStream, stop func()) {
+	ctx, soft := context.WithCancelCause(ctx)
 	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream, idle: g.idleOf(info.FullMethod)}
 	if c := callFrom(ctx); c != nil && c.cancel != nil {
+		// First the handler's context, which a batch's engine watches: it returns at once and the
+		// caller learns why. Then, if the handler is still blocked (in a read), the call.
+		var mu sync.Mutex
+		var hard *time.Timer
+		ended := false
 		gs.quiet = time.AfterFunc(gs.idle-time.Since(c.start), func() {
 			c.timedOut.Store(true)
-			c.cancel()
+			soft(errIdle)
+			mu.Lock()
+			if !ended {
+				hard = time.AfterFunc(idleGrace, c.cancel)
+			}
+			mu.Unlock()
 		})
-		return gs, func() { gs.quiet.Stop() }
+		return gs, func() {
+			gs.quiet.Stop()
+			mu.Lock()
+			ended = true
+			if hard != nil {
+				hard.Stop()
+			}
+			mu.Unlock()
+			soft(nil)
+		}
 	}
-	return gs, func() {}
+	return gs, func() { soft(nil) }
 }
