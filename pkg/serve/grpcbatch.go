@@ -185,10 +185,15 @@ func (s *Server) serveRecords(sh *recordShape) grpc.StreamHandler {
 		st := &recordStream{s: s, sh: sh, claims: claims, adm: admission.StreamFrom(ctx), ri: reqinfo.From(ctx)}
 		start := time.Now()
 		var ok, failed int
-		recv := func() (proto.Message, error) {
-			m := sh.rec.New().Interface()
-			return m, ss.RecvMsg(m)
+		recv := func() (*record, error) {
+			r := &record{m: sh.rec.New().Interface()}
+			if err := ss.RecvMsg(r.m); err != nil {
+				return nil, err
+			}
+			st.cost(r)
+			return r, nil
 		}
+		weigh := func(r *record) int { return int(r.cost) }
 		send := func(a proto.Message) error {
 			if a.ProtoReflect().Has(sh.errField) {
 				failed++
@@ -197,13 +202,16 @@ func (s *Server) serveRecords(sh *recordShape) grpc.StreamHandler {
 			}
 			return ss.SendMsg(a)
 		}
-		_, err := batch.Ordered(ctx, recv, st.answer, send, batch.Options{Log: s.log})
+		_, err := batch.Ordered(ctx, recv, weigh, st.answer, send, batch.Options{Log: s.log})
 		if st.ri != nil {
 			st.ri.Stream = []slog.Attr{slog.Int("records", ok+failed), slog.Int("ok", ok), slog.Int("failed", failed),
 				slog.Bool("complete", err == nil), slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000)}
 		}
 		if err != nil {
-			return status.FromContextError(err).Err() // a status error passes unchanged
+			if _, ok := status.FromError(err); ok {
+				return err // a message the guard refused, as it would refuse a unary call's
+			}
+			return status.FromContextError(err).Err()
 		}
 		ss.SetTrailer(metadata.Pairs(TrailerRecords, strconv.Itoa(ok+failed), TrailerOK, strconv.Itoa(ok), TrailerFailed, strconv.Itoa(failed)))
 		return nil
@@ -219,9 +227,27 @@ type recordStream struct {
 	ri     *reqinfo.Info
 }
 
+// record is one record read: its message, the rpc its request names (nil: none) and what it
+// costs in memory while held and handled (the budget's cost of its request: 0 for a small one).
+type record struct {
+	m    proto.Message
+	rpc  protoreflect.FieldDescriptor
+	cost int64
+}
+
+// cost finds r's rpc and its cost, as the budget costs the same request on its own.
+func (st *recordStream) cost(r *record) {
+	m := r.m.ProtoReflect()
+	if r.rpc = m.WhichOneof(st.sh.request); r.rpc == nil {
+		return
+	}
+	rt := st.s.routes.ByMethod[st.sh.methods[r.rpc.Number()]]
+	r.cost = st.s.budget.Cost(rt != nil && rt.Group, int64(proto.Size(m.Get(r.rpc).Message().Interface())), false)
+}
+
 // answer answers one record: its id, and its rpc's response or status.
-func (st *recordStream) answer(ctx context.Context, rec proto.Message) (ans proto.Message) {
-	r := rec.ProtoReflect()
+func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Message) {
+	r := rec.m.ProtoReflect()
 	a := st.sh.ans.New()
 	a.Set(st.sh.ansID, r.Get(st.sh.recID))
 	defer func() {
@@ -231,7 +257,7 @@ func (st *recordStream) answer(ctx context.Context, rec proto.Message) (ans prot
 			ans = a.Interface()
 		}
 	}()
-	resp, err := st.run(ctx, r)
+	resp, err := st.run(ctx, rec)
 	var f protoreflect.FieldDescriptor
 	if err == nil {
 		if f = st.sh.answers[resp.ProtoReflect().Descriptor().FullName()]; f == nil {
@@ -256,8 +282,8 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 // run runs the record's request as a unary call of its rpc with the stream's token: the rpc's
 // permission, the budget (waited for, never refused), then the chain and the handler, which
 // find the call marked as one whose checks are done (httpfront.Call).
-func (st *recordStream) run(ctx context.Context, r protoreflect.Message) (proto.Message, error) {
-	fd := r.WhichOneof(st.sh.request)
+func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
+	r, fd := rec.m.ProtoReflect(), rec.rpc
 	if fd == nil {
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.fieldNames)
 	}
@@ -275,7 +301,7 @@ func (st *recordStream) run(ctx context.Context, r protoreflect.Message) (proto.
 	}
 	req := r.Get(fd).Message().Interface()
 	if st.adm != nil {
-		grant, err := st.adm.AdmitRecord(ctx, s.budget.Cost(rt.Group, int64(proto.Size(req)), false))
+		grant, err := st.adm.AdmitRecord(ctx, rec.cost)
 		if err != nil {
 			return nil, err // the stream is over: this answer is never sent
 		}

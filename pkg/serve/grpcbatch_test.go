@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/statustest"
@@ -320,5 +322,37 @@ func TestGRPCBatchIdle(t *testing.T) {
 	}
 	if a := h.srv.budget.Admitted(); a != 0 {
 		t.Errorf("%d bytes still admitted after the idle streams ended", a)
+	}
+}
+
+// TestGRPCBatchRefusedMessage: a message the door refuses ends the stream with the status a
+// unary call's message would get (a field the server does not know: INVALID_ARGUMENT naming its
+// number; over the limit: RESOURCE_EXHAUSTED), after the answers to the records before it.
+func TestGRPCBatchRefusedMessage(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	tok := h.token("batcher", clientSecret)
+	unknown := itemsRecord("b", "x")
+	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
+	huge := itemsRecord("c", "x")
+	for range 90000 { // 13 bytes an item
+		huge.GetScoreItemResults().Items = append(huge.GetScoreItemResults().Items, &scoringv1.ItemResult{Id: proto.String("L000001"), Result: proto.Int32(1)})
+	}
+	for _, tc := range []struct {
+		name string
+		bad  *scoringv1.ScoreBatchRecord
+		code codes.Code
+		in   string
+	}{
+		{"unknown field", unknown, codes.InvalidArgument, "99"},
+		{"over 1 MiB", huge, codes.ResourceExhausted, ""},
+	} {
+		answers, _, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{itemsRecord("a", "x"), tc.bad, itemsRecord("d", "x")})
+		if status.Code(err) != tc.code || !strings.Contains(fmt.Sprint(status.Convert(err).Details(), err), tc.in) {
+			t.Errorf("%s: %v; want %v naming %q", tc.name, err, tc.code, tc.in)
+		}
+		if len(answers) != 1 || answers[0].GetId() != "a" {
+			t.Errorf("%s: answers %v; want the first record's alone", tc.name, answers)
+		}
 	}
 }

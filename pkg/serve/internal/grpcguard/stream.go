@@ -108,6 +108,7 @@ type guardedStream struct {
 	guard   *Guard
 	method  string
 	streams bool // the client streams messages
+	records bool // a batch stream (Route.Records)
 	idle    time.Duration
 	quiet   *time.Timer
 }
@@ -128,9 +129,17 @@ func (g *guardedStream) RecvMsg(m any) error {
 	if err == nil {
 		var r received
 		if r, err = g.guard.checkReceived(g.method, m); err == nil {
-			// Streams are the calls without a token, read within their slots: nothing to admit.
+			// Health and reflection are read within their slots, and a batch stream's records
+			// are admitted one by one by its handler, once decoded (weighed as they wait).
 			if g.guard.codec.decodeRaw(&r, m); r.refused != nil {
 				err = r.refused
+			} else if r.general && g.records {
+				// A record holds the contract's messages: a field the server does not know is
+				// refused as in a unary call (health and reflection are not ours to judge).
+				var p rpcerr.Problems
+				if g.guard.unknownFields(&p, m); p.Len() > 0 {
+					err = p.Err()
+				}
 			}
 		}
 	}
@@ -152,7 +161,9 @@ func (g *guardedStream) SendMsg(m any) error {
 // guardStream wraps a streaming call, which runs with ctx; stop ends its timer when the call ends.
 func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grpc.StreamServerInfo) (_ grpc.ServerStream, stop func()) {
 	ctx, soft := context.WithCancelCause(ctx)
-	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream, idle: g.idleOf(info.FullMethod)}
+	rt := g.routes.ByMethod[info.FullMethod]
+	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream,
+		records: rt != nil && rt.Records, idle: g.idleOf(info.FullMethod)}
 	if c := callFrom(ctx); c != nil && c.cancel != nil {
 		// First the handler's context, which a batch's engine watches: it returns at once and the
 		// caller learns why. Then, if the handler is still blocked (in a read), the call.
