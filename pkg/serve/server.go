@@ -27,6 +27,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -168,11 +169,11 @@ func (s *Server) buildGRPC(svc Service) error {
 	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
 	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
 	if svc.BatchRPC != "" {
-		shape, err := newRecordShape(svc.BatchRPC)
+		shape, err := records.Read(svc.BatchRPC)
 		if err != nil {
 			return err
 		}
-		registrar = recordsRegistrar{srv: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
+		registrar = records.Registrar{Srv: registrar, Full: svc.BatchRPC, Serve: s.serveRecords(shape)}
 	}
 	svc.Register(registrar)
 	s.recordMethods = httpfront.RecordMethodsOf(svc.Register)

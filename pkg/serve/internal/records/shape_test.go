@@ -1,0 +1,63 @@
+package records
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// TestRead: the contract's batch rpcs read as records naming every unary rpc of their service,
+// and what is not a batch rpc is refused at start-up with the reason.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		full    string
+		methods int
+		answers int
+	}{
+		{scoringv1.ScoringService_ScoreBatch_FullMethodName, 11, 4},
+		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 5, 3},
+	} {
+		sh, err := Read(tc.full)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.full, err)
+		}
+		if len(sh.Methods) != tc.methods || len(sh.Answers) != tc.answers || sh.ErrField == nil {
+			t.Errorf("%s: %d rpcs, %d answer types; want %d and %d, and an error field", tc.full, len(sh.Methods), len(sh.Answers), tc.methods, tc.answers)
+		}
+		for _, full := range sh.Methods {
+			name := full[strings.LastIndex(full, "/")+1:]
+			if f := sh.Request.Fields().ByName(protoName(Field(name))); f == nil || sh.Methods[f.Number()] != full {
+				t.Errorf("%s: rpc %s is not named by field %s", tc.full, full, Field(name))
+			}
+		}
+	}
+	for _, tc := range []struct{ full, want string }{
+		{scoringv1.ScoringService_ScoreItemResults_FullMethodName, "not a bidirectional stream"},
+		{forecastv1.ForecastService_ForecastGroupStream_FullMethodName, "must be {string id, oneof request}"},
+		{"/yardstick.scoring.v1.Nope/ScoreBatch", "not found"},
+		{"ScoreBatch", "not /service/method"},
+	} {
+		if _, err := Read(tc.full); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Read(%s): %v; want an error saying %q", tc.full, err, tc.want)
+		}
+	}
+}
+
+func TestFieldAndCamelAreInverse(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"ScoreItemIds", "NextItem", "ForecastReadingGroup", "ScoreItemResultsBayesStrands"} {
+		if got := camel(Field(name)); got != name {
+			t.Errorf("camel(Field(%s)) = %s", name, got)
+		}
+	}
+	if Field("ScoreItemIds") != "score_item_ids" {
+		t.Errorf("Field(ScoreItemIds) = %s; want score_item_ids", Field("ScoreItemIds"))
+	}
+}
+
+func protoName(s string) protoreflect.Name { return protoreflect.Name(s) }
