@@ -327,7 +327,9 @@ func TestGRPCBatchIdle(t *testing.T) {
 
 // TestGRPCBatchRefusedMessage: a message the door refuses ends the stream with the status a
 // unary call's message would get (a field the server does not know: INVALID_ARGUMENT naming its
-// number; over the limit: RESOURCE_EXHAUSTED), after the answers to the records before it.
+// number, after the answers to the records before it; over the limit: RESOURCE_EXHAUSTED, which
+// grpc-go answers itself, resetting the stream: answers still in flight may be lost, and the
+// caller resumes after the last it got).
 func TestGRPCBatchRefusedMessage(t *testing.T) {
 	t.Parallel()
 	h := startBatch(t, nil)
@@ -341,17 +343,18 @@ func TestGRPCBatchRefusedMessage(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		bad  *scoringv1.ScoreBatchRecord
-		code codes.Code
-		in   string
+		code     codes.Code
+		in       string
+		mayLoseA bool
 	}{
-		{"unknown field", unknown, codes.InvalidArgument, "99"},
-		{"over 1 MiB", huge, codes.ResourceExhausted, ""},
+		{"unknown field", unknown, codes.InvalidArgument, "99", false},
+		{"over 1 MiB", huge, codes.ResourceExhausted, "", true},
 	} {
 		answers, _, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{itemsRecord("a", "x"), tc.bad, itemsRecord("d", "x")})
 		if status.Code(err) != tc.code || !strings.Contains(fmt.Sprint(status.Convert(err).Details(), err), tc.in) {
 			t.Errorf("%s: %v; want %v naming %q", tc.name, err, tc.code, tc.in)
 		}
-		if len(answers) != 1 || answers[0].GetId() != "a" {
+		if (len(answers) != 1 || answers[0].GetId() != "a") && !(tc.mayLoseA && len(answers) == 0) {
 			t.Errorf("%s: answers %v; want the first record's alone", tc.name, answers)
 		}
 	}

@@ -14,14 +14,15 @@ import (
 // answer. As Serve: answers leave in input order, at most o.InFlight records are read ahead of
 // the answers (a caller that takes no answer stops the reading), and no record is read while
 // those read weigh o.MaxHeld or more, save the oldest unanswered one; o.Workers are answered at
-// once. When ctx ends, or recv or send fails, no record is started and Ordered returns once the
-// answers in progress have. answer must not panic (it turns a fault into an answer itself) and
+// once. When recv fails, the records read are answered and sent, then Ordered returns recv's
+// error; when ctx ends or send fails, no record is started and Ordered returns once the answers
+// in progress have. answer must not panic (it turns a fault into an answer itself) and
 // must honour its context.
 //
 // recv is not waited for: it may block until the stream itself ends, which is after Ordered
 // has returned (gRPC ends a stream when its handler returns). It is never called again once
 // Ordered has returned. The error is nil once every record was answered and sent after recv's
-// io.EOF; else why the stream ended early.
+// io.EOF; else why the stream ended early (recv's error, send's, or ctx's cause).
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -54,10 +55,11 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 			}
 			rec, err := recv()
 			if err != nil {
+				// The records read are still answered: after a message the transport refused
+				// (the stream then ends with its status) as after the last. A caller that is
+				// gone fails the next send instead.
 				if errors.Is(err, io.EOF) {
 					err = nil
-				} else {
-					cancel(err)
 				}
 				readErr <- err
 				return

@@ -86,8 +86,8 @@ func TestOrderedBoundsWhatItHolds(t *testing.T) {
 	}
 }
 
-// TestOrderedStopsOnReadError: a read that fails ends the stream with its error, the records
-// in progress answered first, none started after.
+// TestOrderedStopsOnReadError: a read that fails ends the stream with its error, every record
+// read before it answered and sent first, in order.
 func TestOrderedStopsOnReadError(t *testing.T) {
 	t.Parallel()
 	broken := errors.New("connection reset")
@@ -99,13 +99,13 @@ func TestOrderedStopsOnReadError(t *testing.T) {
 		n++
 		return n, nil
 	}
-	var answered atomic.Int64
-	_, err := Ordered(context.Background(), recv, nil, func(_ context.Context, i int) int { answered.Add(1); return i },
-		func(int) error { return nil }, Options{})
+	var got []int
+	sent, err := Ordered(context.Background(), recv, nil, func(_ context.Context, i int) int { return i },
+		func(a int) error { got = append(got, a); return nil }, Options{})
 	if !errors.Is(err, broken) {
 		t.Errorf("got %v; want the read's error", err)
 	}
-	if a := answered.Load(); a > 10 {
-		t.Errorf("%d records answered of 10 read", a)
+	if sent != 10 || len(got) != 10 || got[0] != 1 || got[9] != 10 {
+		t.Errorf("sent %d: %v; want the 10 records read, in order", sent, got)
 	}
 }

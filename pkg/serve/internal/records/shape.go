@@ -35,73 +35,114 @@ type Shape struct {
 // and checks that the record has a field for every unary rpc of the service and the answer one
 // for each of their response types: a record the frame could not run is found at start-up.
 func Read(full string) (*Shape, error) {
-	svcName, name, ok := strings.Cut(strings.TrimPrefix(full, "/"), "/")
-	if !ok {
-		return nil, fmt.Errorf("batch rpc %q is not /service/method", full)
-	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
+	sd, md, err := method(full)
 	if err != nil {
 		return nil, fmt.Errorf("batch rpc %s: %w", full, err)
 	}
+	sh := &Shape{Methods: map[protoreflect.FieldNumber]string{}, Answers: map[protoreflect.FullName]protoreflect.FieldDescriptor{}}
+	for _, step := range []func(protoreflect.ServiceDescriptor, protoreflect.MethodDescriptor) error{sh.readEnvelope, sh.readAnswers, sh.readRequests, sh.checkComplete} {
+		if err := step(sd, md); err != nil {
+			return nil, fmt.Errorf("batch rpc %s: %w", full, err)
+		}
+	}
+	return sh, nil
+}
+
+// method finds the bidirectional stream full and its service in the contract.
+func method(full string) (protoreflect.ServiceDescriptor, protoreflect.MethodDescriptor, error) {
+	svcName, name, ok := strings.Cut(strings.TrimPrefix(full, "/"), "/")
+	if !ok {
+		return nil, nil, fmt.Errorf("not /service/method")
+	}
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
+	if err != nil {
+		return nil, nil, err
+	}
 	sd, ok := d.(protoreflect.ServiceDescriptor)
 	if !ok {
-		return nil, fmt.Errorf("batch rpc %s: %s is not a service", full, svcName)
+		return nil, nil, fmt.Errorf("%s is not a service", svcName)
 	}
 	md := sd.Methods().ByName(protoreflect.Name(name))
 	if md == nil || !md.IsStreamingClient() || !md.IsStreamingServer() {
-		return nil, fmt.Errorf("batch rpc %s: not a bidirectional stream of the service", full)
+		return nil, nil, fmt.Errorf("not a bidirectional stream of the service")
 	}
-	sh := &Shape{Methods: map[protoreflect.FieldNumber]string{}, Answers: map[protoreflect.FullName]protoreflect.FieldDescriptor{}}
+	return sd, md, nil
+}
+
+// readEnvelope reads the record's and the answer's types and their ids.
+func (sh *Shape) readEnvelope(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
+	var err error
 	if sh.Rec, err = protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName()); err != nil {
-		return nil, fmt.Errorf("batch rpc %s: %w", full, err)
+		return err
 	}
 	if sh.Ans, err = protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName()); err != nil {
-		return nil, fmt.Errorf("batch rpc %s: %w", full, err)
+		return err
 	}
 	rd, ad := md.Input(), md.Output()
 	sh.RecID, sh.AnsID, sh.Request = rd.Fields().ByName("id"), ad.Fields().ByName("id"), rd.Oneofs().ByName("request")
-	answer := ad.Oneofs().ByName("answer")
-	if sh.RecID == nil || sh.AnsID == nil || sh.RecID.Kind() != protoreflect.StringKind || sh.AnsID.Kind() != protoreflect.StringKind || sh.Request == nil || answer == nil {
-		return nil, fmt.Errorf("batch rpc %s: the record must be {string id, oneof request} and the answer {string id, oneof answer}", full)
+	if !isString(sh.RecID) || !isString(sh.AnsID) || sh.Request == nil || ad.Oneofs().ByName("answer") == nil {
+		return fmt.Errorf("the record must be {string id, oneof request} and the answer {string id, oneof answer}")
 	}
+	return nil
+}
+
+func isString(f protoreflect.FieldDescriptor) bool {
+	return f != nil && f.Kind() == protoreflect.StringKind && !f.IsList()
+}
+
+// readAnswers reads the answer's fields: one per response type, and error.
+func (sh *Shape) readAnswers(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
+	answer := md.Output().Oneofs().ByName("answer")
+	status := (&batchv1.Status{}).ProtoReflect().Descriptor().FullName()
 	for i := range answer.Fields().Len() {
 		f := answer.Fields().Get(i)
-		if f.Message() == nil {
-			return nil, fmt.Errorf("batch rpc %s: answer field %s is not a message", full, f.Name())
-		}
-		if f.Name() == "error" && f.Message().FullName() == (&batchv1.Status{}).ProtoReflect().Descriptor().FullName() {
+		switch {
+		case f.Message() == nil:
+			return fmt.Errorf("answer field %s is not a message", f.Name())
+		case f.Name() == "error" && f.Message().FullName() == status:
 			sh.ErrField = f
-			continue
+		default:
+			sh.Answers[f.Message().FullName()] = f
 		}
-		sh.Answers[f.Message().FullName()] = f
 	}
 	if sh.ErrField == nil {
-		return nil, fmt.Errorf("batch rpc %s: the answer has no field error of type yardstick.batch.v1.Status", full)
+		return fmt.Errorf("the answer has no field error of type %s", status)
 	}
+	return nil
+}
+
+// readRequests reads the record's request fields, each named for the unary rpc whose request
+// type it holds.
+func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	var names []string
 	for i := range sh.Request.Fields().Len() {
 		f := sh.Request.Fields().Get(i)
 		m := sd.Methods().ByName(protoreflect.Name(camel(string(f.Name()))))
 		if m == nil || m.IsStreamingClient() || m.IsStreamingServer() || f.Message() == nil || f.Message().FullName() != m.Input().FullName() {
-			return nil, fmt.Errorf("batch rpc %s: record field %s names no unary rpc of the service taking its type", full, f.Name())
+			return fmt.Errorf("record field %s names no unary rpc of the service taking its type", f.Name())
 		}
-		sh.Methods[f.Number()] = "/" + svcName + "/" + string(m.Name())
+		sh.Methods[f.Number()] = "/" + string(sd.FullName()) + "/" + string(m.Name())
 		names = append(names, string(f.Name()))
 	}
+	sh.FieldNames = strings.Join(names, ", ")
+	return nil
+}
+
+// checkComplete checks that every unary rpc of the service has its record field and its answer.
+func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
 		if m.IsStreamingClient() || m.IsStreamingServer() {
 			continue
 		}
-		if !slices.Contains(names, snake(string(m.Name()))) {
-			return nil, fmt.Errorf("batch rpc %s: the record has no field %s for rpc %s", full, snake(string(m.Name())), m.Name())
+		if sh.Request.Fields().ByName(protoreflect.Name(snake(string(m.Name())))) == nil {
+			return fmt.Errorf("the record has no field %s for rpc %s", snake(string(m.Name())), m.Name())
 		}
 		if sh.Answers[m.Output().FullName()] == nil {
-			return nil, fmt.Errorf("batch rpc %s: the answer has no field for %s, rpc %s's response", full, m.Output().FullName(), m.Name())
+			return fmt.Errorf("the answer has no field for %s, rpc %s's response", m.Output().FullName(), m.Name())
 		}
 	}
-	sh.FieldNames = strings.Join(names, ", ")
-	return sh, nil
+	return nil
 }
 
 // camel is a field name as its rpc's name: score_item_ids → ScoreItemIds.
@@ -142,6 +183,7 @@ type Registrar struct {
 	Serve grpc.StreamHandler
 }
 
+// RegisterService registers impl with desc, its batch rpc served by Serve.
 func (r Registrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Streams = slices.Clone(desc.Streams)
