@@ -96,7 +96,7 @@ bench-e2e: build ## JSON front vs a bare net/http handler: built binaries on cor
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin; else bin/bench-e2e -bin bin; fi
 
 .PHONY: bench-batch
-bench-batch: build ## Batches (issue 21): 1,000,000 scoring records as NDJSON and over gRPC vs an in-process loop, a 1,000,000-student group stream; RSS growth, every answer checked.
+bench-batch: build ## Batches (issue 21): 1,000,000 scoring records and a 1,000,000-student group stream, as NDJSON and over gRPC, vs in-process loops; RSS growth, every answer checked.
 	go build -trimpath -o bin/bench-batch github.com/yardstick-dev/yardstick/bench/batch
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-batch -bin bin; else bin/bench-batch -bin bin; fi
 

@@ -1,4 +1,4 @@
-// Command bench-batch measures the NDJSON streams of issue 21, as `make bench-batch` runs it: the
+// Command bench-batch measures the batch and group streams of issue 21 on both fronts, as `make bench-batch` runs it: the
 // scoring and forecast services as built binaries pinned to core 0 (dev mode), this load
 // generator pinned to core 1, on loopback.
 //
@@ -17,6 +17,8 @@
 //  3. A group stream of -students students on POST /api/forecast/reading/group/stream: the peak
 //     RSS growth likewise, and the final group line against the group recomputed here from the
 //     per-student answer lines (the sums of pkg/measure's GroupAccumulator).
+//  4. The same group stream over gRPC (ForecastService.ForecastGroupStream), likewise: the first
+//     answers against the unary gRPC group, the aggregate against the recomputed one.
 //
 // Each figure is printed beside its target; the exit status is 1 when a target is missed or an
 // answer is wrong. Bounded by -timeout; the servers die with this process (Pdeathsig).
@@ -69,7 +71,9 @@ type figures struct {
 	groupRSS         float64 // bytes
 	groupMaxRelDiff  float64 // the group line against the recomputed group
 	// VmRSS above the idle VmHWM (MiB) after each tenth of the answers: flat if memory is constant.
-	batchTrail, groupTrail, grpcTrail []float64
+	grpcGroupSPS, grpcGroupRSS                        float64 // the group stream over gRPC: students a second, bytes
+	grpcGroupMaxRelDiff                               float64
+	batchTrail, groupTrail, grpcTrail, grpcGroupTrail []float64
 }
 
 func run(ctx context.Context, args []string) error {
@@ -103,11 +107,15 @@ func run(ctx context.Context, args []string) error {
 		if err := measureGroup(ctx, o, &f); err != nil {
 			return fmt.Errorf("run %d: group stream: %w", i, err)
 		}
+		if err := measureGRPCGroup(ctx, o, &f); err != nil {
+			return fmt.Errorf("run %d: group stream over gRPC: %w", i, err)
+		}
 		fmt.Printf("run %d: batch %.0f records/s (%.1f µs server CPU a record), in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB; group %.0f students/s, RSS +%.1f MiB, group line vs recomputed: max relative difference %.2g\n",
 			i, f.batchRPS, f.batchCPU*1e6, f.refRPS, f.refCPU*1e6, f.batchRSS/mib, f.groupSPS, f.groupRSS/mib, f.groupMaxRelDiff)
 		fmt.Printf("       gRPC batch %.0f records/s (%.1f µs server CPU a record), protobuf in-process loop %.0f records/s (%.1f µs CPU), RSS +%.1f MiB\n",
 			f.grpcRPS, f.grpcCPU*1e6, f.protoRefRPS, f.protoRefCPU*1e6, f.grpcRSS/mib)
-		fmt.Printf("       VmRSS above idle after each tenth (MiB): batch %s; gRPC batch %s; group %s\n", trail(f.batchTrail), trail(f.grpcTrail), trail(f.groupTrail))
+		fmt.Printf("       gRPC group %.0f students/s, RSS +%.1f MiB, aggregate vs recomputed: max relative difference %.2g\n", f.grpcGroupSPS, f.grpcGroupRSS/mib, f.grpcGroupMaxRelDiff)
+		fmt.Printf("       VmRSS above idle after each tenth (MiB): batch %s; gRPC batch %s; group %s; gRPC group %s\n", trail(f.batchTrail), trail(f.grpcTrail), trail(f.groupTrail), trail(f.grpcGroupTrail))
 		all = append(all, f)
 	}
 	return report(all, o)
@@ -143,6 +151,8 @@ func report(all []figures, o options) error {
 		{"gRPC score batch: server peak RSS growth (MiB)", func(f figures) float64 { return f.grpcRSS / mib }, 64, false, false, "%.1f"},
 		{fmt.Sprintf("%d-student group stream: server peak RSS growth (MiB)", o.students), func(f figures) float64 { return f.groupRSS / mib }, 64, false, false, "%.1f"},
 		{"group line vs recomputed from the student lines: max relative diff", func(f figures) float64 { return f.groupMaxRelDiff }, 1e-9, false, false, "%.2g"},
+		{"the group stream over gRPC: server peak RSS growth (MiB)", func(f figures) float64 { return f.grpcGroupRSS / mib }, 64, false, false, "%.1f"},
+		{"gRPC group aggregate vs recomputed from the answers: max rel. diff", func(f figures) float64 { return f.grpcGroupMaxRelDiff }, 1e-9, false, false, "%.2g"},
 		{"info: score batch records/s", func(f figures) float64 { return f.batchRPS }, 0, false, true, "%.0f"},
 		{"info: in-process loop records/s", func(f figures) float64 { return f.refRPS }, 0, false, true, "%.0f"},
 		{"info: score batch server CPU µs a record", func(f figures) float64 { return f.batchCPU * 1e6 }, 0, false, true, "%.1f"},
@@ -153,6 +163,7 @@ func report(all []figures, o options) error {
 		{"info: gRPC score batch / the JSON in-process loop's", func(f figures) float64 { return f.grpcRPS / f.refRPS }, 0, false, true, "%.2f"},
 		{"info: gRPC score batch server CPU a record / protobuf loop's", func(f figures) float64 { return f.grpcCPU / f.protoRefCPU }, 0, false, true, "%.2f"},
 		{"info: group stream students/s", func(f figures) float64 { return f.groupSPS }, 0, false, true, "%.0f"},
+		{"info: gRPC group stream students/s", func(f figures) float64 { return f.grpcGroupSPS }, 0, false, true, "%.0f"},
 	}
 	head := "figure (median of runs)"
 	if len(all) == 2 {
