@@ -3,6 +3,7 @@ package grpcguard
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -173,4 +174,36 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		checkRecordDecode(t, c, bytes.Clone(b), m, 0)
 	})
+}
+
+// TestRecordOnReusedMessage: a stream decodes each message into the same one; a record taken
+// leaves nothing behind on it, however many messages the stream reads (each record once left a
+// cleanup on the message for its whole life: 157 MiB over a 1,000,000-student group stream).
+func TestRecordOnReusedMessage(t *testing.T) {
+	c := newCodec(jsonwire.New(jsonwire.Options{}))
+	m := &forecastv1.ForecastGroupStreamRequest{}
+	cycle := func(n int) {
+		for range n {
+			c.record(m, received{general: true})
+			if _, ok := c.take(m); !ok {
+				t.Fatal("the record was not found")
+			}
+		}
+	}
+	heap := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	cycle(1000)
+	before := heap()
+	cycle(200000)
+	if grown := int64(heap()) - int64(before); grown > 1<<20 {
+		t.Errorf("the heap grew %d KiB over 200,000 records on one message; want it flat", grown>>10)
+	}
+	if c.waiting.Load() != 0 {
+		t.Errorf("%d records waiting; want none", c.waiting.Load())
+	}
+	runtime.KeepAlive(m)
 }
