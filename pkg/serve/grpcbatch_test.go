@@ -341,8 +341,8 @@ func TestGRPCBatchRefusedMessage(t *testing.T) {
 		huge.GetScoreItemResults().Items = append(huge.GetScoreItemResults().Items, &scoringv1.ItemResult{Id: proto.String("L000001"), Result: proto.Int32(1)})
 	}
 	for _, tc := range []struct {
-		name string
-		bad  *scoringv1.ScoreBatchRecord
+		name     string
+		bad      *scoringv1.ScoreBatchRecord
 		code     codes.Code
 		in       string
 		mayLoseA bool
