@@ -64,7 +64,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	guarded, stop := g.guardStream(ctx, ss, info)
 	defer stop()
 	err = handler(srv, guarded)
-	if errors.Is(context.Cause(guarded.Context()), errIdle) {
+	if err != nil && errors.Is(context.Cause(guarded.Context()), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
 		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(info.FullMethod)))
 	}
