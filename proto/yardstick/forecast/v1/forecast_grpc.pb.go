@@ -81,9 +81,9 @@ type ForecastServiceClient interface {
 	// The gRPC form of POST /api/forecast/batch, permission forecast:batch plus each record's own.
 	// As ScoringService.ScoreBatch: each record names one forecast rpc by the request it sets and
 	// is answered exactly as a unary call of it with the stream's token; at most 16 records read
-	// ahead of the answers; 60 s without a record or an answer taken ends the stream; trailers
-	// yardstick-records, yardstick-ok and yardstick-failed once every record is answered. A record
-	// of at most 1 MiB (a larger group goes through ForecastGroupStream).
+	// ahead of the answers; 60 s with no record received and no answer taken end the stream;
+	// trailers yardstick-records, yardstick-ok and yardstick-failed once every record is answered.
+	// A record of at most 1 MiB (a larger group goes through ForecastGroupStream).
 	ForecastBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer], error)
 	// A group forecast of any number of students in constant memory, one student a message.
 	//
@@ -233,9 +233,9 @@ type ForecastServiceServer interface {
 	// The gRPC form of POST /api/forecast/batch, permission forecast:batch plus each record's own.
 	// As ScoringService.ScoreBatch: each record names one forecast rpc by the request it sets and
 	// is answered exactly as a unary call of it with the stream's token; at most 16 records read
-	// ahead of the answers; 60 s without a record or an answer taken ends the stream; trailers
-	// yardstick-records, yardstick-ok and yardstick-failed once every record is answered. A record
-	// of at most 1 MiB (a larger group goes through ForecastGroupStream).
+	// ahead of the answers; 60 s with no record received and no answer taken end the stream;
+	// trailers yardstick-records, yardstick-ok and yardstick-failed once every record is answered.
+	// A record of at most 1 MiB (a larger group goes through ForecastGroupStream).
 	ForecastBatch(grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]) error
 	// A group forecast of any number of students in constant memory, one student a message.
 	//

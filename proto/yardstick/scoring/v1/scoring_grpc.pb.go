@@ -126,10 +126,12 @@ type ScoringServiceClient interface {
 	// scoring rpc by the request it sets and is answered exactly as a unary call of that rpc with
 	// the stream's token: its response, or the status that call would have ended with. Answers
 	// leave while records still arrive; at most 16 records are read ahead of the answers (a caller
-	// that stops reading stops the stream's reading). A stream that sends nothing, or takes no
-	// answer, for 60 s is ended (DEADLINE_EXCEEDED). The stream ends OK once every record is
-	// answered, with trailers yardstick-records, yardstick-ok and yardstick-failed. A record of at
-	// most 1 MiB.
+	// that stops reading stops the stream's reading). 60 s with no record received and no answer
+	// taken end the stream (DEADLINE_EXCEEDED; a caller blocking the answers sees CANCELLED). The
+	// stream ends OK once every record is answered, with trailers yardstick-records, yardstick-ok
+	// and yardstick-failed. A record of at most 1 MiB; one the server cannot read (over the limit,
+	// not protobuf, a field it does not know) ends the stream with the status a unary call would
+	// get.
 	ScoreBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ScoreBatchRecord, ScoreBatchAnswer], error)
 }
 
@@ -357,10 +359,12 @@ type ScoringServiceServer interface {
 	// scoring rpc by the request it sets and is answered exactly as a unary call of that rpc with
 	// the stream's token: its response, or the status that call would have ended with. Answers
 	// leave while records still arrive; at most 16 records are read ahead of the answers (a caller
-	// that stops reading stops the stream's reading). A stream that sends nothing, or takes no
-	// answer, for 60 s is ended (DEADLINE_EXCEEDED). The stream ends OK once every record is
-	// answered, with trailers yardstick-records, yardstick-ok and yardstick-failed. A record of at
-	// most 1 MiB.
+	// that stops reading stops the stream's reading). 60 s with no record received and no answer
+	// taken end the stream (DEADLINE_EXCEEDED; a caller blocking the answers sees CANCELLED). The
+	// stream ends OK once every record is answered, with trailers yardstick-records, yardstick-ok
+	// and yardstick-failed. A record of at most 1 MiB; one the server cannot read (over the limit,
+	// not protobuf, a field it does not know) ends the stream with the status a unary call would
+	// get.
 	ScoreBatch(grpc.BidiStreamingServer[ScoreBatchRecord, ScoreBatchAnswer]) error
 	mustEmbedUnimplementedScoringServiceServer()
 }
