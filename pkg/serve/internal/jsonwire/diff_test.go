@@ -317,3 +317,24 @@ func TestNoNegativeZero(t *testing.T) {
 		})
 	}
 }
+
+// TestWholeNumber: a number written with a fraction or an exponent is whole only if it is an
+// integer exactly, not if it merely rounds to one as a float64 (protojson's rule); both sides of
+// each edge.
+func TestWholeNumber(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		text  string
+		whole bool
+	}{
+		{"2.0", true}, {"1e2", true}, {"-0.0", true}, {"0.000", true}, {"5e0", true}, {"1.5e1", true},
+		{"100e-2", true}, {"150e-2", false}, {"12e-1", false}, {"1.25e1", false}, {"1.2e1", true},
+		{"1e-700", false}, {"0e-700", true}, {"100000000000000000e-700", false},
+		{"1.0000000000000000001", false}, {"1.0000000000000000000", true},
+		{"1e99999999999999999999", true}, {"1e-99999999999999999999", false}, {"0e-99999999999999999999", true},
+	} {
+		if got := wholeNumber([]byte(tc.text)); got != tc.whole {
+			t.Errorf("wholeNumber(%s) = %v; want %v", tc.text, got, tc.whole)
+		}
+	}
+}

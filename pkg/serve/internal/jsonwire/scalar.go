@@ -1,6 +1,7 @@
 package jsonwire
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -161,10 +162,11 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(text), 10, 64)
 	if err != nil {
-		// 2.0 and 1e2 are whole numbers written another way.
+		// 2.0 and 1e2 are whole numbers written another way; 1e-700 and 1.0000000000000000001
+		// are not, though each rounds to one as a float64.
 		f, ferr := strconv.ParseFloat(string(text), 64)
-		whole := ferr == nil && f == math.Trunc(f)
-		if !whole || f < float64(lo) || f > float64(hi) {
+		whole := wholeNumber(text)
+		if !whole || ferr != nil || f < float64(lo) || f > float64(hi) {
 			if whole {
 				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
 			} else {
@@ -179,6 +181,42 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// wholeNumber reports whether the JSON number b (checked by jsonNumber) is an integer exactly:
+// once its point is moved by its exponent, no digit after the point is other than 0.
+func wholeNumber(b []byte) bool {
+	b = bytes.TrimPrefix(b, []byte("-"))
+	mant, exp := b, 0
+	if i := bytes.IndexAny(b, "eE"); i >= 0 {
+		mant = b[:i]
+		e, err := strconv.Atoi(string(b[i+1:]))
+		switch {
+		case err != nil && b[i+1] != '-':
+			return true // a huge positive exponent: whole, and out of every range
+		case err != nil:
+			e = -len(mant) - 1 // a huge negative one: every digit goes after the point
+		}
+		exp = e
+	}
+	intPart, frac := mant, []byte(nil)
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	if exp >= 0 {
+		return exp >= len(frac) || allZero(frac[exp:])
+	}
+	k := min(-exp, len(intPart)) // the integer part's last k digits go after the point
+	return allZero(intPart[len(intPart)-k:]) && allZero(frac)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != '0' {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonNumber reports whether b is a number in JSON's grammar (for quoted numbers, which the
