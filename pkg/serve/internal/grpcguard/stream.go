@@ -165,14 +165,18 @@ func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grp
 	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream,
 		records: rt != nil && rt.Records, idle: g.idleOf(info.FullMethod)}
 	if c := callFrom(ctx); c != nil && c.cancel != nil {
-		// First the handler's context, which a batch's engine watches: it returns at once and the
-		// caller learns why. Then, if the handler is still blocked (in a read), the call.
+		// A batch stream: first the handler's context, which its engine watches: it returns at
+		// once and the caller learns why. Then, if the handler is still blocked, the call.
 		var mu sync.Mutex
 		var hard *time.Timer
 		ended := false
 		gs.quiet = time.AfterFunc(gs.idle-time.Since(c.start), func() {
 			c.timedOut.Store(true)
 			soft(errIdle)
+			if !gs.records {
+				c.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+				return
+			}
 			mu.Lock()
 			if !ended {
 				hard = time.AfterFunc(idleGrace, c.cancel)
