@@ -20,7 +20,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
-	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
 // The gRPC batch stream (ScoringService.ScoreBatch, ForecastService.ForecastBatch: issue 21),
@@ -135,9 +134,7 @@ func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Mess
 
 // setError sets the answer's error to the status a unary call ending with err gets.
 func (st *recordStream) setError(a protoreflect.Message, err error) {
-	p := status.Convert(err).Proto()
-	e := &batchv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: p.GetDetails()}
-	a.Set(st.sh.ErrField, protoreflect.ValueOfMessage(e.ProtoReflect()))
+	a.Set(st.sh.ErrField, protoreflect.ValueOfMessage(rpcerr.Record(err).ProtoReflect()))
 }
 
 // run runs the record's request as a unary call of its rpc with the stream's token: the rpc's

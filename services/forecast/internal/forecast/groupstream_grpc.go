@@ -6,10 +6,8 @@ import (
 	"io"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -49,9 +47,7 @@ func (s *Server) ForecastGroupStream(st grpc.BidiStreamingServer[forecastv1.Fore
 			err = g.add(d, &entry)
 		}
 		if err != nil {
-			p := status.Convert(err).Proto()
-			out.Answer = &forecastv1.ForecastGroupStreamResponse_Invalid{Invalid: &forecastv1.InvalidStudent{
-				Message: n, Status: &batchv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: p.GetDetails()}}}
+			out.Answer = &forecastv1.ForecastGroupStreamResponse_Invalid{Invalid: &forecastv1.InvalidStudent{Message: n, Status: rpcerr.Record(err)}}
 		} else {
 			students++
 			out.Answer = &forecastv1.ForecastGroupStreamResponse_Student{Student: &entry}
