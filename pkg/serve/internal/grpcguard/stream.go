@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
@@ -32,8 +31,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
-	md, _ := metadata.FromIncomingContext(ctx)
-	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(first(md.Get(telemetry.RequestIDHeader))), Route: info.FullMethod}
+	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
 	defer func() {
 		if p := recover(); p != nil {
 			g.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
@@ -78,13 +76,6 @@ var errIdle = errors.New("the stream was idle for its limit")
 // return with DEADLINE_EXCEEDED before the call itself is cancelled (a handler blocked in a read
 // sees only that: the caller then gets CANCELLED).
 const idleGrace = time.Second
-
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
-}
 
 // idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
 // the read timeout.
