@@ -174,6 +174,7 @@ func (s *Server) buildGRPC(svc Service) error {
 			return err
 		}
 		registrar = records.Registrar{Srv: registrar, Full: svc.BatchRPC, Serve: s.serveRecords(shape)}
+		s.guard.DecodeRecords(shape)
 	}
 	svc.Register(registrar)
 	s.recordMethods = httpfront.RecordMethodsOf(svc.Register)

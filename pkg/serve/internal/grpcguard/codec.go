@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -44,11 +45,11 @@ type codec struct {
 	// limits are the largest and smallest message each request type's methods take; set before
 	// serving.
 	limits map[protoreflect.FullName]typeLimits
-	// envelopes are the batch streams' record types, whose requests the fast decoder takes
+	// batchRecords are the batch streams' record types, whose requests the fast decoder takes
 	// through decodeRecord (records.go); set before serving.
-	envelopes map[protoreflect.FullName]*recordEnvelope
-	records   sync.Map     // weak.Pointer[byte] of the message -> received
-	waiting   atomic.Int64 // records stored and neither taken nor collected
+	batchRecords map[protoreflect.FullName]*records.Shape
+	records      sync.Map     // weak.Pointer[byte] of the message -> received
+	waiting      atomic.Int64 // records stored and neither taken nor collected
 }
 
 // typeLimits are what the codec knows of a request type's methods: the largest and smallest
@@ -108,7 +109,7 @@ func (c *codec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
 		return
 	}
-	if e := c.envelopes[m.ProtoReflect().Descriptor().FullName()]; e != nil && c.decodeRecord(e, buf.ReadOnlyData(), m) {
+	if sh := c.batchRecords[m.ProtoReflect().Descriptor().FullName()]; sh != nil && c.decodeRecord(sh, buf.ReadOnlyData(), m) {
 		return
 	}
 	r.general = true

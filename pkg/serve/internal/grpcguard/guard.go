@@ -163,19 +163,11 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) er
 	g.routes, g.budget = t, b
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
 	types := map[protoreflect.FullName]typeLimits{}
-	envelopes := map[protoreflect.FullName]*recordEnvelope{}
 	for full, r := range t.ByMethod {
 		svcName, name, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
 		in, ok := inputType(svcName, name)
 		if !ok {
 			continue
-		}
-		if r.Records {
-			if d, err := protoregistry.GlobalFiles.FindDescriptorByName(in); err == nil {
-				if e, ok := envelopeOf(d.(protoreflect.MessageDescriptor)); ok {
-					envelopes[in] = e
-				}
-			}
 		}
 		lim, from := r.MessageLimit, admission.SizedFrom(r.Group)
 		tl, seen := types[in]
@@ -186,7 +178,7 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) er
 		tl.recordFrom = min(tl.recordFrom, tl.smallest+1) // over the smallest limit: held to its method's
 		types[in] = tl
 	}
-	g.codec.limits, g.codec.envelopes = types, envelopes
+	g.codec.limits = types
 	return nil
 }
 

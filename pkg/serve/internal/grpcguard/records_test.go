@@ -12,24 +12,23 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// recordCodec is a codec that knows the two batch record types' envelopes.
+// recordCodec is a codec that reads the two batch rpcs' records by decodeRecord.
 func recordCodec(t testing.TB) *codec {
 	t.Helper()
-	c := newCodec(jsonwire.New(jsonwire.Options{}))
-	c.envelopes = map[protoreflect.FullName]*recordEnvelope{}
-	for _, m := range []proto.Message{&scoringv1.ScoreBatchRecord{}, &forecastv1.ForecastBatchRecord{}} {
-		d := m.ProtoReflect().Descriptor()
-		e, ok := envelopeOf(d)
-		if !ok {
-			t.Fatalf("%s is not read as a record", d.FullName())
+	g := &Guard{codec: newCodec(jsonwire.New(jsonwire.Options{}))}
+	for _, full := range []string{scoringv1.ScoringService_ScoreBatch_FullMethodName, forecastv1.ForecastService_ForecastBatch_FullMethodName} {
+		sh, err := records.Read(full)
+		if err != nil {
+			t.Fatal(err)
 		}
-		c.envelopes[d.FullName()] = e
+		g.DecodeRecords(sh)
 	}
-	return c
+	return g.codec
 }
 
 // randomRecord is the wire bytes of a ScoreBatchRecord or ForecastBatchRecord with a random
@@ -109,7 +108,7 @@ func TestRecordsDecodeAsProtobufGo(t *testing.T) {
 	for i := range 20000 {
 		b, m, damaged := randomRecord(r)
 		checkRecordDecode(t, c, b, m, i)
-		if c.decodeRecord(c.envelopes[m.ProtoReflect().Descriptor().FullName()], b, m) {
+		if c.decodeRecord(c.batchRecords[m.ProtoReflect().Descriptor().FullName()], b, m) {
 			taken++
 		} else {
 			declined++
@@ -126,7 +125,7 @@ func TestRecordsDecodeAsProtobufGo(t *testing.T) {
 
 func checkRecordDecode(t *testing.T, c *codec, b []byte, m proto.Message, i int) {
 	t.Helper()
-	e := c.envelopes[m.ProtoReflect().Descriptor().FullName()]
+	e := c.batchRecords[m.ProtoReflect().Descriptor().FullName()]
 	if !c.decodeRecord(e, b, m) {
 		return
 	}
