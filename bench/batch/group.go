@@ -9,11 +9,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"time"
-
-	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 )
 
 const (
@@ -106,18 +103,11 @@ func maxRelDiff(got, want groupAnswer) (float64, error) {
 
 // measureGroup streams o.students students to a fresh forecast process and checks the answer.
 func measureGroup(ctx context.Context, o options, f *figures) error {
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
-	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	forecast, err := procs.Start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
+	forecast, err := startService(ctx, o.bin, "forecast")
 	if err != nil {
 		return err
 	}
 	defer forecast.Stop()
-	tok, err := token(httpAddr)
-	if err != nil {
-		return err
-	}
 	// The unary group of the first students: their expected answer lines.
 	var unaryBody []byte
 	unaryBody = append(unaryBody, `{"studentData":[`...)
@@ -131,7 +121,7 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 		unaryBody = append(unaryBody, bytes.TrimSuffix(line, []byte("\n"))...)
 	}
 	unaryBody = append(unaryBody, `],"testUncertainty":32.5,"cutLevels":[500,650,800]}`...)
-	b, err := post(ctx, "http://"+httpAddr+"/api/forecast/reading/group", "application/json", unaryBody, tok)
+	b, err := post(ctx, "http://"+forecast.httpAddr+"/api/forecast/reading/group", "application/json", unaryBody, forecast.tok)
 	if err != nil {
 		return err
 	}
@@ -147,14 +137,14 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 		return fmt.Errorf("the unary group answered %d students, want %d", len(unary.Forecasts.Students), sampled)
 	}
 	// A small stream first: its code paths warmed up before the idle reading.
-	if _, _, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, min(sampled, o.students), nil); err != nil {
+	if _, _, err := streamGroup(ctx, forecast.httpAddr, forecast.tok, unary.Forecasts.Students, min(sampled, o.students), nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	idle, err := forecast.Memory("VmHWM")
 	if err != nil {
 		return err
 	}
-	elapsed, d, err := streamGroup(ctx, httpAddr, tok, unary.Forecasts.Students, o.students, func() {
+	elapsed, d, err := streamGroup(ctx, forecast.httpAddr, forecast.tok, unary.Forecasts.Students, o.students, func() {
 		if rss, err := forecast.Memory("VmRSS"); err == nil {
 			f.groupTrail = append(f.groupTrail, (rss-idle)/mib)
 		}

@@ -5,17 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -88,25 +83,17 @@ func measureGRPCBatch(ctx context.Context, o options, f *figures) error {
 		return err
 	}
 	bundle := measure.Demo()
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
-	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	scoring, err := procs.Start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
+	scoring, err := startService(ctx, o.bin, "scoring")
 	if err != nil {
 		return err
 	}
 	defer scoring.Stop()
-	tok, err := token(httpAddr)
-	if err != nil {
-		return err
-	}
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, ctx, err := scoring.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	client := scoringv1.NewScoringServiceClient(conn)
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	unary := make([]*scoringv1.Measure, variants)
 	for k, r := range reqs {
 		if unary[k], err = client.ScoreDifficultiesBayes(ctx, r); err != nil {

@@ -6,15 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"path/filepath"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -39,25 +34,17 @@ func groupStreamSettings() *forecastv1.ForecastGroupStreamRequest {
 // measureGRPCGroup streams o.students students over ForecastGroupStream to a fresh forecast
 // process and checks the answers.
 func measureGRPCGroup(ctx context.Context, o options, f *figures) error {
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
-	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	forecast, err := procs.Start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
+	forecast, err := startService(ctx, o.bin, "forecast")
 	if err != nil {
 		return err
 	}
 	defer forecast.Stop()
-	tok, err := token(httpAddr)
-	if err != nil {
-		return err
-	}
-	conn, err := grpc.NewClient(grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, ctx, err := forecast.dial(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	client := forecastv1.NewForecastServiceClient(conn)
-	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	r := rand.New(rand.NewPCG(7, 11))
 	req := &forecastv1.GroupForecastRequest{TestUncertainty: proto.Float64(32.5), CutLevels: []float64{500, 650, 800}}
 	for range sampled {

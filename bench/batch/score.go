@@ -8,14 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/yardstick-dev/yardstick/bench/internal/procs"
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
@@ -113,23 +111,16 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	bodies := scoreBodies()
 	bundle := measure.Demo()
 
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
-	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
-	scoring, err := procs.Start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
+	scoring, err := startService(ctx, o.bin, "scoring")
 	if err != nil {
 		return err
 	}
 	defer scoring.Stop()
-	tok, err := token(httpAddr)
-	if err != nil {
-		return err
-	}
 	// The unary answers, the reference's checked against them (the same work), and each
 	// record's expected answer line built from them.
 	unary := make([][]byte, variants)
 	for k, body := range bodies {
-		if unary[k], err = post(ctx, "http://"+httpAddr+scorePath, "application/json", body, tok); err != nil {
+		if unary[k], err = post(ctx, "http://"+scoring.httpAddr+scorePath, "application/json", body, scoring.tok); err != nil {
 			return err
 		}
 		unary[k] = bytes.TrimRight(unary[k], "\n")
@@ -142,7 +133,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 		}
 	}
 	// A small batch first: the stream's code paths warmed up before the idle reading.
-	if _, err := streamBatch(ctx, httpAddr, tok, bodies, unary, 1000, nil); err != nil {
+	if _, err := streamBatch(ctx, scoring.httpAddr, scoring.tok, bodies, unary, 1000, nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	idle, err := scoring.Memory("VmHWM")
@@ -159,7 +150,7 @@ func measureBatch(ctx context.Context, o options, f *figures) error {
 	if err != nil {
 		return err
 	}
-	elapsed, err := streamBatch(ctx, httpAddr, tok, bodies, unary, o.records, func() {
+	elapsed, err := streamBatch(ctx, scoring.httpAddr, scoring.tok, bodies, unary, o.records, func() {
 		if rss, err := scoring.Memory("VmRSS"); err == nil {
 			f.batchTrail = append(f.batchTrail, (rss-idle)/mib)
 		}
