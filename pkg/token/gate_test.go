@@ -52,8 +52,15 @@ func TestGateQueueDeadline(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond {
 		t.Errorf("busy after %v; want after the 30ms queue wait", waited)
 	}
-	go func() { time.Sleep(5 * time.Millisecond); g.leave() }()
-	if !g.enter() {
+	// A slot freed within the wait is taken. The wait is long here so that a loaded machine (the
+	// race detector, parallel packages) cannot make the freeing goroutine miss it: a 30 ms wait
+	// once did in CI.
+	long := newGate(1, 10*time.Second)
+	if !long.enter() {
+		t.Fatal("first enter: got busy; want the free slot")
+	}
+	go func() { time.Sleep(5 * time.Millisecond); long.leave() }()
+	if !long.enter() {
 		t.Error("enter while the slot frees within the wait: got busy; want the slot")
 	}
 }
