@@ -48,11 +48,17 @@ type AdaptiveRequest struct {
 	Stop StopRules
 }
 
-// Response is an answered item: its id and whether the answer was right.
+// Response is an answered item: its id and its score, Score points out of the item's MaxScore.
+// Correct is the dichotomous form of the same answer (Correct with Score 0 counts as 1 point),
+// so a caller may set either; see Points.
 type Response struct {
 	ID      string
 	Correct bool
+	Score   int
 }
+
+// Points is the response's score: Score when it is not 0, else 1 if Correct, else 0.
+func (r Response) Points() int { return points(r.Score, r.Correct) }
 
 // StopRules are the session's stop rules (§11); nil fields take their defaults, and the rules
 // without a default are off.

@@ -72,7 +72,7 @@ func TestBayesReviewerCases(t *testing.T) {
 		r     int
 		prior Normal
 	}{
-		{"5000 items at 0 in one block, all wrong, prior 3000±300", []Difficulty{{0, 5000}}, 0, Normal{3000, 300}},
+		{"5000 items at 0 in one block, all wrong, prior 3000±300", []Difficulty{{Measure: 0, Count: 5000}}, 0, Normal{3000, 300}},
 		{"150 demo items all wrong, prior 1800±300", demoItems(t, "L", 150), 0, Normal{1800, 300}},
 		{"all 2000 lexile demo items wrong, prior 1800±300", append(demoItems(t, "L", 1600), demoItems(t, "S", 400)...), 0, Normal{1800, 300}},
 		{"5000 items i%400 all wrong, prior 3000±300", mod400, 0, Normal{3000, 300}},
@@ -101,11 +101,11 @@ func TestBayesExtremes(t *testing.T) {
 		{"150 items", cycle(150, 150, -300, 1500)},
 		{"2000 items", cycle(2000, 50, -400, 1800)},
 		{"5000 items", cycle(5000, 50, 0, 399)},
-		{"5000 in one block", []Difficulty{{500, 5000}}},
+		{"5000 in one block", []Difficulty{{Measure: 500, Count: 5000}}},
 		{"40 items at +10000", cycle(40, 1, 10000, 10000)},
 		{"40 items at -10000", cycle(40, 1, -10000, -10000)},
 		{"40 items at ±10000", cycle(40, 2, -10000, 10000)},
-		{"2000 in blocks at ±10000", []Difficulty{{-10000, 1000}, {10000, 1000}}},
+		{"2000 in blocks at ±10000", []Difficulty{{Measure: -10000, Count: 1000}, {Measure: 10000, Count: 1000}}},
 	}
 	for _, set := range sets {
 		n := 0
@@ -144,7 +144,7 @@ func TestModeIsRoot(t *testing.T) {
 		r     int
 		prior Normal
 	}{
-		{"block of 5000, all wrong, prior 3000±300", []Difficulty{{0, 5000}}, 0, Normal{3000, 300}},
+		{"block of 5000, all wrong, prior 3000±300", []Difficulty{{Measure: 0, Count: 5000}}, 0, Normal{3000, 300}},
 		{"5000 i%400, all wrong, prior 3000±300", mod400, 0, Normal{3000, 300}},
 		{"5000 i%400, all right, prior -3000±300", mod400, 5000, Normal{-3000, 300}},
 		{"5000 i%400, all wrong, prior 3000±1", mod400, 0, Normal{3000, 1}},

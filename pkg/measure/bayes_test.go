@@ -26,7 +26,7 @@ func TestBayesMatchesDenseGrid(t *testing.T) {
 		{"prior far above the test", "lexile", spread(10, 500, 200), 0, Normal{1100, 300}},
 		{"prior far below, all right", "lexile", spread(10, 500, 200), 10, Normal{-100, 300}},
 		{"strand-sized", "quantile", spread(4, 700, 150), 3, Normal{650, 100}},
-		{"counts", "lexile", []Difficulty{{200, 30}, {900, 20}}, 31, Normal{600, 250}},
+		{"counts", "lexile", []Difficulty{{Measure: 200, Count: 30}, {Measure: 900, Count: 20}}, 31, Normal{600, 250}},
 		{"tight prior", "lexile", spread(100, 800, 500), 64, Normal{800, 5}},
 		{"200 items", "quantile", spread(200, 800, 700), 111, Normal{700, 200}},
 	}

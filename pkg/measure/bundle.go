@@ -11,7 +11,20 @@ import (
 type Item struct {
 	ID, Framework, Strand string
 	Difficulty            float64
+	Steps                 []float64 // step difficulties (measure units) of a polytomous item; nil for a dichotomous one
 }
+
+// MaxScore is the item's highest score: len(Steps) for a polytomous item (scored 0 … len(Steps)
+// by a rubric, whose Difficulty is its location, the mean of its steps), 1 for a dichotomous one.
+func (it Item) MaxScore() int {
+	if len(it.Steps) > 0 {
+		return len(it.Steps)
+	}
+	return 1
+}
+
+// Polytomous reports whether the item is scored in more than two categories (two or more steps).
+func (it Item) Polytomous() bool { return len(it.Steps) >= 2 }
 
 // Form is a fixed test form: its items in order.
 type Form struct {

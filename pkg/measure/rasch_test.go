@@ -102,9 +102,9 @@ func TestStandardMatchesBisection(t *testing.T) {
 		{"one item wrong", spread(1, 500, 0), 0},
 		{"40 items half", spread(40, 700, 360), 20},
 		{"40 items 39", spread(40, 700, 360), 39},
-		{"clustered counts", []Difficulty{{100, 50}, {1500, 50}}, 51},
+		{"clustered counts", []Difficulty{{Measure: 100, Count: 50}, {Measure: 1500, Count: 50}}, 51},
 		{"1000 items", spread(1000, 300, 1000), 777},
-		{"wide spread", []Difficulty{{-5000, 1}, {8000, 1}, {300, 2}}, 2},
+		{"wide spread", []Difficulty{{Measure: -5000, Count: 1}, {Measure: 8000, Count: 1}, {Measure: 300, Count: 2}}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestSufficiency(t *testing.T) {
 		{false, true, false, false, true},
 	}
 	prior := Normal{Mean: 650, SD: 150}
-	collapsed := Test{Items: []Difficulty{{1100, 1}, {500, 2}, {300, 1}, {800, 1}}, Correct: 2}
+	collapsed := Test{Items: []Difficulty{{Measure: 1100, Count: 1}, {Measure: 500, Count: 2}, {Measure: 300, Count: 1}, {Measure: 800, Count: 1}}, Correct: 2}
 	wantStd, err := f.Standard(collapsed)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func close(a, b Estimate, tol float64) bool {
 func TestEstimatorErrors(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
-	ok := []Difficulty{{500, 1}}
+	ok := []Difficulty{{Measure: 500, Count: 1}}
 	cases := []struct {
 		name  string
 		test  Test
@@ -221,11 +221,11 @@ func TestEstimatorErrors(t *testing.T) {
 		{"empty", Test{}, Normal{500, 100}, "no items"},
 		{"negative score", Test{Items: ok, Correct: -1}, Normal{500, 100}, "raw score -1 is outside [0, 1]"},
 		{"score above n", Test{Items: ok, Correct: 2}, Normal{500, 100}, "raw score 2 is outside [0, 1]"},
-		{"NaN difficulty", Test{Items: []Difficulty{{math.NaN(), 1}}}, Normal{500, 100}, "not finite"},
-		{"infinite difficulty", Test{Items: []Difficulty{{math.Inf(1), 1}}}, Normal{500, 100}, "not finite"},
-		{"zero count", Test{Items: []Difficulty{{500, 0}}}, Normal{500, 100}, "count 0 is below 1"},
-		{"absurd count", Test{Items: []Difficulty{{500, math.MaxInt32}, {600, 5}}}, Normal{500, 100}, "more than 2^31 items"},
-		{"absurd spread", Test{Items: []Difficulty{{-1e300, 1}, {1e300, 1}}, Correct: 1}, Normal{500, 100}, "at most 400 logits"},
+		{"NaN difficulty", Test{Items: []Difficulty{{Measure: math.NaN(), Count: 1}}}, Normal{500, 100}, "not finite"},
+		{"infinite difficulty", Test{Items: []Difficulty{{Measure: math.Inf(1), Count: 1}}}, Normal{500, 100}, "not finite"},
+		{"zero count", Test{Items: []Difficulty{{Measure: 500, Count: 0}}}, Normal{500, 100}, "count 0 is below 1"},
+		{"absurd count", Test{Items: []Difficulty{{Measure: 500, Count: math.MaxInt32}, {Measure: 600, Count: 5}}}, Normal{500, 100}, "more than 2^31 items"},
+		{"absurd spread", Test{Items: []Difficulty{{Measure: -1e300, Count: 1}, {Measure: 1e300, Count: 1}}, Correct: 1}, Normal{500, 100}, "at most 400 logits"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -311,15 +311,15 @@ func TestStandardExtremes(t *testing.T) {
 		{"1000 items over ±10000, r=333", spread(1000, 0, 10000), 333, math.NaN()},
 		{"1000 items over ±10000, r=999", spread(1000, 0, 10000), 999, math.NaN()},
 		{"1000 items over ±10000, r=1000", spread(1000, 0, 10000), 1000, math.NaN()},
-		{"one item at 10000, right", []Difficulty{{10000, 1}}, 1, math.NaN()},
+		{"one item at 10000, right", []Difficulty{{Measure: 10000, Count: 1}}, 1, math.NaN()},
 		{"20 and 20 at ±10000, r=0", cycle(40, 2, -10000, 10000), 0, math.NaN()},
 		{"20 and 20 at ±10000, r=20", cycle(40, 2, -10000, 10000), 20, closed(20, 20)},
 		{"20 and 20 at ±10000, r=40", cycle(40, 2, -10000, 10000), 40, math.NaN()},
-		{"500 and 500 at ±10000, r=500", []Difficulty{{-10000, 500}, {10000, 500}}, 500, closed(500, 500)},
-		{"1 and 999 at ±10000, r=1", []Difficulty{{-10000, 1}, {10000, 999}}, 1, closed(1, 999)},
-		{"999 and 1 at ±10000, r=999", []Difficulty{{-10000, 999}, {10000, 1}}, 999, closed(999, 1)},
-		{"-10000, 0, 10000, r=1", []Difficulty{{-10000, 1}, {0, 1}, {10000, 1}}, 1, -5000 - s*lambda},
-		{"-10000, 0, 10000, r=2", []Difficulty{{-10000, 1}, {0, 1}, {10000, 1}}, 2, 5000 - s*lambda},
+		{"500 and 500 at ±10000, r=500", []Difficulty{{Measure: -10000, Count: 500}, {Measure: 10000, Count: 500}}, 500, closed(500, 500)},
+		{"1 and 999 at ±10000, r=1", []Difficulty{{Measure: -10000, Count: 1}, {Measure: 10000, Count: 999}}, 1, closed(1, 999)},
+		{"999 and 1 at ±10000, r=999", []Difficulty{{Measure: -10000, Count: 999}, {Measure: 10000, Count: 1}}, 999, closed(999, 1)},
+		{"-10000, 0, 10000, r=1", []Difficulty{{Measure: -10000, Count: 1}, {Measure: 0, Count: 1}, {Measure: 10000, Count: 1}}, 1, -5000 - s*lambda},
+		{"-10000, 0, 10000, r=2", []Difficulty{{Measure: -10000, Count: 1}, {Measure: 0, Count: 1}, {Measure: 10000, Count: 1}}, 2, 5000 - s*lambda},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,12 +12,12 @@ func TestStrands(t *testing.T) {
 		return Item{ID: id, Framework: "lexile", Strand: strand, Difficulty: d}
 	}
 	answers := []Answer{
-		{item("1", "Vocabulary", 400), true},
-		{item("2", "Key Ideas", 500), false},
-		{item("3", "Vocabulary", 600), true},
-		{item("4", "Craft", 900), false},
-		{item("5", "Key Ideas", 700), false},
-		{item("6", "Vocabulary", 800), true},
+		{Item: item("1", "Vocabulary", 400), Correct: true},
+		{Item: item("2", "Key Ideas", 500), Correct: false},
+		{Item: item("3", "Vocabulary", 600), Correct: true},
+		{Item: item("4", "Craft", 900), Correct: false},
+		{Item: item("5", "Key Ideas", 700), Correct: false},
+		{Item: item("6", "Vocabulary", 800), Correct: true},
 	}
 	bench := Benchmark{Lower: 450, Upper: 650}
 	got := f.Strands(answers, 560, bench)
@@ -56,7 +56,7 @@ func TestStrands(t *testing.T) {
 		t.Errorf("no answers: want no strands")
 	}
 	// A strand that cannot be scored keeps the overall ability and the prior spread.
-	bad := f.Strands([]Answer{{item("x", "S", math.NaN()), true}}, 500, bench)
+	bad := f.Strands([]Answer{{Item: item("x", "S", math.NaN()), Correct: true}}, 500, bench)
 	if len(bad) != 1 || bad[0].Ability != 500 || bad[0].Uncertainty != f.StrandSpread || bad[0].Category != 2 {
 		t.Errorf("unscorable strand = %+v; want the overall 500 ± %v, category 2", bad, f.StrandSpread)
 	}

@@ -3,17 +3,49 @@ package measure
 import "math"
 
 // Difficulty is a block of Count items of one difficulty (measure units). Count >= 1.
+//
+// With two or more Steps the items are polytomous (partial credit, METHOD §13): each is scored
+// 0 … len(Steps) and Steps are its step difficulties (measure units, in any order: disordered
+// steps are legal); Measure is then not used. One step is the dichotomous item of difficulty
+// Steps[0] (Measure is then not used either), so a caller may pass every item as steps.
 type Difficulty struct {
 	Measure float64
 	Count   int
+	Steps   []float64
+}
+
+// MaxScore is the highest score of one of the block's items: len(Steps), or 1 without steps.
+func (d Difficulty) MaxScore() int {
+	if len(d.Steps) > 0 {
+		return len(d.Steps)
+	}
+	return 1
 }
 
 // Test is what the estimators need from a scored test: the items' difficulties and the raw
-// score r = Correct. Under the Rasch model r is sufficient, so a response pattern and its number
-// correct give the same estimate (see the package documentation).
+// score r = Correct, the total of score points (the number correct when every item is
+// dichotomous). Under the Rasch model and the partial credit model r is sufficient, so a response
+// pattern and its raw score give the same estimate (see the package documentation).
 type Test struct {
 	Items   []Difficulty
 	Correct int
+}
+
+// MaxScore is the test's highest raw score: Σ Count·MaxScore over its items (n when every item
+// is dichotomous). It saturates at math.MaxInt rather than overflow.
+func (t Test) MaxScore() int {
+	total := 0
+	for _, d := range t.Items {
+		if d.Count <= 0 {
+			continue
+		}
+		m := d.MaxScore()
+		if d.Count > (math.MaxInt-total)/m {
+			return math.MaxInt
+		}
+		total += d.Count * m
+	}
+	return total
 }
 
 // Normal is a normal distribution in measure units.
@@ -41,20 +73,35 @@ func Update(prior, obs Normal) Normal {
 	}
 }
 
-// Answer is one scored response to a bank item.
+// Answer is one scored response to a bank item: Score points out of Item.MaxScore(). Correct is
+// the dichotomous form of the same answer (Correct with Score 0 counts as 1 point), so a caller
+// may set either; see Points.
 type Answer struct {
 	Item    Item
 	Correct bool
+	Score   int
 }
 
-// TestOf turns scored answers into a Test (one Difficulty per answer, Correct = number right).
+// Points is the answer's score: Score when it is not 0, else 1 if Correct, else 0.
+func (a Answer) Points() int { return points(a.Score, a.Correct) }
+
+func points(score int, correct bool) int {
+	if score == 0 && correct {
+		return 1
+	}
+	return score
+}
+
+// TestOf turns scored answers into a Test (one Difficulty per answer, with the item's steps when
+// it is polytomous; Correct = the total of the answers' points).
 func TestOf(answers []Answer) Test {
 	t := Test{Items: make([]Difficulty, len(answers))}
 	for i, a := range answers {
 		t.Items[i] = Difficulty{Measure: a.Item.Difficulty, Count: 1}
-		if a.Correct {
-			t.Correct++
+		if a.Item.Polytomous() {
+			t.Items[i].Steps = a.Item.Steps
 		}
+		t.Correct += a.Points()
 	}
 	return t
 }

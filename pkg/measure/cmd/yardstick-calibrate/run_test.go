@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func TestRunWithTargetMean(t *testing.T) {
 	for i, it := range r.Items {
 		got, ok := b.Item(it.ID)
 		want := measure.Item{ID: it.ID, Framework: "quantile", Strand: []string{"Number", "Geometry"}[(i+1)%2], Difficulty: math.Round(it.Difficulty*100) / 100}
-		if !ok || got != want {
+		if !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("bundle item %s: %+v; want %+v", it.ID, got, want)
 		}
 	}
