@@ -113,7 +113,8 @@ func (it *items) mode(mu, tau float64) (x, curv float64) {
 	x = mu
 	// The lengths of the last two steps; the first Newton step is always allowed.
 	last, before := hi-lo, math.Inf(1)
-	narrowed := false
+	// narrow's bounds hold for dichotomous items only; with polytomous ones the search bisects.
+	narrowed := it.poly != nil
 	for iter := 0; iter < maxModeIter; iter++ {
 		d := g - (x-mu)*prec
 		curv = info + prec
@@ -199,6 +200,9 @@ func (it *items) narrow(lo, hi, mu, prec float64) (float64, float64) {
 func (it *items) logPost(x, mu, tau float64) float64 {
 	d := (x - mu) / tau
 	base := -(it.n-it.r)*x - 0.5*d*d
+	if it.poly != nil {
+		base -= it.logNormPoly(x)
+	}
 	if it.unit && math.Abs(x)+it.reach <= 330 {
 		return base - it.logProduct(math.Exp(-x))
 	}

@@ -24,6 +24,7 @@ type items struct {
 	dmin, dmax  float64   // min and max δ_i
 	mean, reach float64   // count-weighted mean δ_i; max |δ_i| + |λ|
 	lambda, s   float64
+	poly        *polyPart // the polytomous items (METHOD §13); nil when every item is dichotomous
 }
 
 // prepare validates t and fills it into buf (2·len(t.Items) floats, or more if buf is too short).
@@ -35,9 +36,26 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
+	poly := 0 // blocks with two or more steps
 	for i, d := range t.Items {
-		if !finite(d.Measure) {
-			return it, fmt.Errorf("item %d: difficulty %v is not finite", i, d.Measure)
+		if len(d.Steps) >= 2 {
+			if err := checkSteps(i, d, n); err != nil {
+				return it, err
+			}
+			for _, step := range d.Steps {
+				lo = math.Min(lo, step)
+				hi = math.Max(hi, step)
+			}
+			n += d.Count * len(d.Steps)
+			poly++
+			continue
+		}
+		measure := d.Measure
+		if len(d.Steps) == 1 {
+			measure = d.Steps[0]
+		}
+		if !finite(measure) {
+			return it, fmt.Errorf("item %d: difficulty %v is not finite", i, measure)
 		}
 		if d.Count < 1 {
 			return it, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
@@ -46,8 +64,8 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 			return it, errors.New("test has more than 2^31 items")
 		}
 		n += d.Count
-		lo = math.Min(lo, d.Measure)
-		hi = math.Max(hi, d.Measure)
+		lo = math.Min(lo, measure)
+		hi = math.Max(hi, measure)
 	}
 	if t.Correct < 0 || t.Correct > n {
 		return it, fmt.Errorf("raw score %d is outside [0, %d]", t.Correct, n)
@@ -56,6 +74,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 		return it, fmt.Errorf("difficulties span %v units (%.0f logits); at most %d logits can be scored",
 			hi-lo, (hi-lo)*p.invS, maxSpreadLogits)
 	}
+	m -= poly
 	if cap(buf) < 2*m {
 		buf = make([]float64, 2*m)
 	}
@@ -64,12 +83,25 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	it.dmin, it.dmax = (lo-it.centre)*p.invS, (hi-it.centre)*p.invS
 	it.unit = true
 	sum := 0.0
-	for i, d := range t.Items {
-		delta := (d.Measure - it.centre) * p.invS
+	if poly > 0 {
+		sum = p.preparePoly(&it, t)
+	}
+	i := 0
+	for _, d := range t.Items {
+		measure := d.Measure
+		switch len(d.Steps) {
+		case 0:
+		case 1:
+			measure = d.Steps[0]
+		default:
+			continue
+		}
+		delta := (measure - it.centre) * p.invS
 		it.k[i] = math.Exp(delta - p.lambda)
 		it.w[i] = float64(d.Count)
 		it.unit = it.unit && d.Count == 1
 		sum += it.w[i] * delta
+		i++
 	}
 	it.n, it.r = float64(n), float64(t.Correct)
 	it.mean = sum / it.n
@@ -84,6 +116,9 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 // Far from the items, where P_i rounds to 0 or 1, the excess then keeps the tails that decide
 // where it changes sign, and the information stays positive.
 func (it *items) score(x, r float64) (excess, info float64) {
+	if it.poly != nil {
+		return it.scorePoly(x, r)
+	}
 	e := math.Exp(-x)
 	var low, high, count float64
 	for i, k := range it.k {
@@ -124,7 +159,12 @@ func (f *Framework) Standard(t Test) (Estimate, error) {
 	case it.n:
 		r = it.n - f.ExtremeAdjust
 	}
-	x := it.mle(r)
+	var x float64
+	if it.poly != nil {
+		x = it.mlePoly(r)
+	} else {
+		x = it.mle(r)
+	}
 	_, info := it.score(x, r)
 	return Estimate{Ability: it.centre + p.s*x, Uncertainty: p.s / math.Sqrt(info)}, nil
 }
@@ -142,6 +182,11 @@ func (it *items) mle(r float64) float64 {
 	if !(x > lo && x < hi) {
 		x = 0.5 * (lo + hi)
 	}
+	return it.newton(lo, hi, x, r)
+}
+
+// newton is mle's search for the root of the score from x inside the bracket [lo, hi].
+func (it *items) newton(lo, hi, x, r float64) float64 {
 	last, before := hi-lo, math.Inf(1)
 	for iter := 0; iter < maxModeIter; iter++ {
 		g, info := it.score(x, r)
@@ -169,4 +214,21 @@ func (it *items) mle(r float64) float64 {
 		}
 	}
 	return x
+}
+
+// checkSteps validates block i of a test, a polytomous one: finite steps, a count of at least 1,
+// and a total score (n so far) that stays below 2^31.
+func checkSteps(i int, d Difficulty, n int) error {
+	for k, step := range d.Steps {
+		if !finite(step) {
+			return fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
+		}
+	}
+	if d.Count < 1 {
+		return fmt.Errorf("item %d: count %d is below 1", i, d.Count)
+	}
+	if d.Count > (math.MaxInt32-n)/len(d.Steps) {
+		return errors.New("test has a maximum score above 2^31")
+	}
+	return nil
 }
