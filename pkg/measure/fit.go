@@ -90,8 +90,11 @@ func FitFlag(infitZ, outfitZ float64) string {
 }
 
 // PersonFit judges the answers' pattern at ability (measure units; the unrounded estimate the
-// answer reports: the MLE of Standard or the EAP of Bayes). A zero or perfect score returns
-// ErrExtremeScore; no answers, a non-finite ability or difficulty return an error.
+// answer reports: the MLE of Standard or the EAP of Bayes). A polytomous answer (METHOD §13)
+// counts with W = V and C = Σ (x − E)⁴·P(X = x) of its item, a dichotomous one with §12's
+// P(1 − P) and P(1 − P)⁴ + (1 − P)P⁴ (the same numbers for one step). A zero or perfect score (no
+// points, or every item's maximum) returns ErrExtremeScore; no answers, a non-finite ability,
+// difficulty or step, or points outside 0 … the item's maximum return an error.
 func (f *Framework) PersonFit(ability float64, answers []Answer) (PersonFit, error) {
 	p, err := f.prepared()
 	if err != nil {
@@ -103,25 +106,50 @@ func (f *Framework) PersonFit(ability float64, answers []Answer) (PersonFit, err
 	if !finite(ability) {
 		return PersonFit{}, fmt.Errorf("person fit: ability %v is not finite", ability)
 	}
-	right := 0
+	points, most := 0, 0
 	for i, a := range answers {
 		if !finite(a.Item.Difficulty) {
 			return PersonFit{}, fmt.Errorf("person fit: answer %d: difficulty %v is not finite", i, a.Item.Difficulty)
 		}
-		if a.Correct {
-			right++
+		for k, d := range a.Item.Steps {
+			if !finite(d) {
+				return PersonFit{}, fmt.Errorf("person fit: answer %d: step %d: %v is not finite", i, k+1, d)
+			}
 		}
+		x, m := a.Points(), a.Item.MaxScore()
+		if x < 0 || x > m {
+			return PersonFit{}, fmt.Errorf("person fit: answer %d: score %d is outside 0 … %d", i, x, m)
+		}
+		points += x
+		most += m
 	}
-	if right == 0 || right == len(answers) {
+	if points == 0 || points == most {
 		return PersonFit{}, ErrExtremeScore
 	}
 	var s fitSums
 	for _, a := range answers {
-		s.add(a.Correct, math.Exp((a.Item.Difficulty-ability)*p.invS-p.lambda))
+		if !a.Item.Polytomous() {
+			s.add(a.Points() == 1, math.Exp((a.Item.Difficulty-ability)*p.invS-p.lambda))
+			continue
+		}
+		e, v, c, _ := p.itemMoments(ability, a.Item.Steps)
+		s.addScore(float64(a.Points()), e, v, c)
 	}
 	var pf PersonFit
 	pf.Infit, pf.Outfit = s.meanSquares()
 	pf.InfitZ, pf.OutfitZ = s.zs()
 	pf.Flag = FitFlag(pf.InfitZ, pf.OutfitZ)
 	return pf, nil
+}
+
+// addScore counts a polytomous response of x points whose item has expected score e, variance
+// w and fourth central moment c at the ability (eRm's Emat, Vmat and Cmat).
+func (s *fitSums) addScore(x, e, w, c float64) {
+	res := x - e
+	s.n++
+	s.std += res * res / w
+	s.sq += res * res
+	s.w += w
+	s.cw2 += c / (w * w)
+	s.cmw += c - w*w
 }
