@@ -98,6 +98,7 @@ type session struct {
 	test      Test    // their difficulties and raw score
 	used      []int32 // positions answered or excluded, ascending
 	pool      []int32 // positions of the pool's items, ascending (nil: the whole bank)
+	poolPoly  []int32 // the polytomous ones among them
 	items     []Response
 	prior     Normal
 	shares    map[string]float64 // normalised target shares (nil: no balancing)
@@ -177,7 +178,8 @@ func (bk *Bank) choose(s *session, theta float64) (Item, bool) {
 	var buf [8]candidate
 	var best []candidate
 	for _, strand := range bk.strandOrder(s) {
-		best = sel.best(bk.all, bk.candidates(s, strand), s.used, s.k, buf[:0])
+		list, poly := bk.candidates(s, strand)
+		best = sel.best(bk.all, list, poly, s.used, s.k, buf[:0])
 		if len(best) > 0 {
 			break
 		}
@@ -189,23 +191,26 @@ func (bk *Bank) choose(s *session, theta float64) (Item, bool) {
 }
 
 // candidates is the list the selection walks: the pool's or the bank's positions, of one strand
-// when strand is not "" (content balancing).
-func (bk *Bank) candidates(s *session, strand string) []int32 {
+// when strand is not "" (content balancing), and the polytomous items among them.
+func (bk *Bank) candidates(s *session, strand string) (list, poly []int32) {
 	switch {
 	case s.pool != nil && strand == "":
-		return s.pool
+		return s.pool, s.poolPoly
 	case s.pool != nil:
-		var of []int32
+		var of, ofPoly []int32
 		for _, p := range s.pool {
 			if bk.all[p].Strand == strand {
 				of = append(of, p)
+				if bk.all[p].Polytomous() {
+					ofPoly = append(ofPoly, p)
+				}
 			}
 		}
-		return of
+		return of, ofPoly
 	case strand == "":
-		return bk.order
+		return bk.order, bk.poly
 	}
-	return bk.strands[strand]
+	return bk.strands[strand], bk.polyStrands[strand]
 }
 
 // strandOrder is the order in which content balancing tries strands (§11): by how far the
@@ -277,11 +282,12 @@ func (s *session) pick(bk *Bank, best []candidate) int {
 	h.str(s.framework)
 	for _, r := range s.items {
 		h.str(r.ID)
-		if r.Correct {
-			h.byte(1)
-		} else {
-			h.byte(0)
+		// The points as a varint: one byte, 0 or 1, for a dichotomous answer, as it always was.
+		x := uint(r.Points())
+		for ; x >= 0x80; x >>= 7 {
+			h.byte(byte(x) | 0x80)
 		}
+		h.byte(byte(x))
 	}
 	for _, c := range best {
 		h.str(bk.all[c.pos].ID)

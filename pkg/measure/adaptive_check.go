@@ -28,9 +28,16 @@ func (bk *Bank) resolve(req *AdaptiveRequest, problem func(field, format string,
 			continue
 		}
 		s.answered = append(s.answered, p)
-		s.test.Items = append(s.test.Items, Difficulty{Measure: bk.all[p].Difficulty, Count: 1})
-		if r.Correct {
-			s.test.Correct++
+		item := &bk.all[p]
+		d := Difficulty{Measure: item.Difficulty, Count: 1}
+		if item.Polytomous() {
+			d.Steps = item.Steps
+		}
+		s.test.Items = append(s.test.Items, d)
+		if x, most := r.Points(), item.MaxScore(); x < 0 || x > most {
+			bad(elementPath("items", i, ".result"), "must be 0 … %d (the maximum score of item %q), got %d", most, clip(r.ID), x)
+		} else {
+			s.test.Correct += x
 		}
 	}
 	s.used = make([]int32, len(s.answered), len(s.answered)+len(req.Exclude))
@@ -53,6 +60,13 @@ func (bk *Bank) resolve(req *AdaptiveRequest, problem func(field, format string,
 		}
 		slices.Sort(s.pool)
 		s.pool = slices.Compact(s.pool)
+		if len(bk.poly) > 0 {
+			for _, p := range s.pool {
+				if bk.all[p].Polytomous() {
+					s.poolPoly = append(s.poolPoly, p)
+				}
+			}
+		}
 	}
 	for i, id := range req.Exclude {
 		if p, good := bk.item("exclude", i, "", id, bad); good {

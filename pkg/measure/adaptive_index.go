@@ -27,14 +27,19 @@ type Bank struct {
 	order   []int32            // 0, 1, …, len(all) − 1: the walk's list for the whole bank
 	pos     map[string]int32   // id → position in all
 	strands map[string][]int32 // each strand's positions, ascending
-	median  float64            // median difficulty of all (the prior of last resort)
+	// The polytomous items (METHOD §13), also in order and strands: their information has no
+	// single peak in difficulty, so the selection scans them instead of walking to them (a bank
+	// holds few). poly and polyStrands are nil and empty when every item is dichotomous.
+	poly        []int32
+	polyStrands map[string][]int32
+	median      float64 // median difficulty of all (the prior of last resort)
 	// lookup finds any id the content knows, of every framework, so that an id of the other
 	// framework is told apart from an unknown one.
 	lookup func(id string) (Item, bool)
 }
 
 // NewBank indexes items, which must all be of fw's framework, have distinct ids and finite
-// difficulties. At least one item is needed. fw must be prepared (Prepare) or valid.
+// difficulties and steps. At least one item is needed. fw must be prepared (Prepare) or valid.
 func NewBank(fw *Framework, items []Item) (*Bank, error) {
 	if _, err := fw.prepared(); err != nil {
 		return nil, fmt.Errorf("bank: %w", err)
@@ -52,6 +57,11 @@ func NewBank(fw *Framework, items []Item) (*Bank, error) {
 		case !finite(it.Difficulty):
 			return nil, fmt.Errorf("bank: item %q: difficulty %v is not finite", it.ID, it.Difficulty)
 		}
+		for k, d := range it.Steps {
+			if !finite(d) {
+				return nil, fmt.Errorf("bank: item %q: step %d: %v is not finite", it.ID, k+1, d)
+			}
+		}
 		if _, dup := byID[it.ID]; dup {
 			return nil, fmt.Errorf("bank: item id %q appears twice", it.ID)
 		}
@@ -68,11 +78,15 @@ func newBank(fw *Framework, items []Item, lookup func(string) (Item, bool)) *Ban
 	all := slices.Clone(items)
 	slices.SortFunc(all, byDifficulty)
 	bk := &Bank{fw: fw, all: all, order: make([]int32, len(all)), pos: make(map[string]int32, len(all)),
-		strands: map[string][]int32{}, lookup: lookup}
+		strands: map[string][]int32{}, polyStrands: map[string][]int32{}, lookup: lookup}
 	for i, it := range all {
 		bk.order[i] = int32(i)
 		bk.pos[it.ID] = int32(i)
 		bk.strands[it.Strand] = append(bk.strands[it.Strand], int32(i))
+		if it.Polytomous() {
+			bk.poly = append(bk.poly, int32(i))
+			bk.polyStrands[it.Strand] = append(bk.polyStrands[it.Strand], int32(i))
+		}
 	}
 	bk.median = medianDifficulty(all)
 	return bk
@@ -155,6 +169,16 @@ func (sel *selector) prob(d float64) float64 {
 	return 1 / (1 + math.Exp(-((sel.theta-d)/sel.s + sel.lambda)))
 }
 
+// polyKey is key for a polytomous item: its information V (times s², as key's P(1 − P)) under
+// maximum information, or |E/m − target| under a target (METHOD §13).
+func (sel *selector) polyKey(steps []float64) float64 {
+	e, v := scoreMoments(sel.theta, steps, sel.s, sel.lambda)
+	if sel.target == 0 {
+		return v
+	}
+	return math.Abs(e/float64(len(steps)) - sel.target)
+}
+
 // key is the item's information P(1 − P) (times s², a constant) under maximum information, or
 // |P − target| under a target.
 func (sel *selector) key(d float64) float64 {
@@ -201,26 +225,29 @@ type candidate struct {
 
 // best appends to out the k best items of list (ascending positions in all, so in order of
 // difficulty) that are not in used (ascending positions), best first, ties by the lower id; fewer
-// when fewer are left. It walks outwards from the peak: the next item taken is the better of the
-// two ends of the walk, and the walk ends once k are taken and both ends are clearly worse than
-// the last one taken, so items tied with it are still compared by id.
-func (sel *selector) best(all []Item, list, used []int32, k int, out []candidate) []candidate {
+// when fewer are left. poly holds list's polytomous items (ascending). It walks outwards from the
+// peak over the dichotomous items: the next item taken is the better of the two ends of the walk,
+// and the walk ends once k are taken and both ends are clearly worse than the last one taken, so
+// items tied with it are still compared by id. The polytomous items are then scanned, and the
+// k best of both kept.
+func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []candidate) []candidate {
 	start := len(out)
 	peak := sel.peak()
 	i := sort.Search(len(list), func(j int) bool { return all[list[j]].Difficulty >= peak })
 	lo, hi := i-1, i
+	skip := func(p int32) bool { return contains(used, p) || len(poly) > 0 && all[p].Polytomous() }
 	for {
-		for lo >= 0 && contains(used, list[lo]) {
+		for lo >= 0 && skip(list[lo]) {
 			lo--
 		}
-		for hi < len(list) && contains(used, list[hi]) {
+		for hi < len(list) && skip(list[hi]) {
 			hi++
 		}
 		var next candidate
 		fromLo := false
 		switch {
 		case lo < 0 && hi >= len(list):
-			return sortCandidates(sel, all, out, start, k)
+			return sortCandidates(sel, all, sel.scan(all, poly, used, out), start, k)
 		case lo < 0:
 			next = candidate{list[hi], sel.key(all[list[hi]].Difficulty)}
 		case hi >= len(list):
@@ -232,7 +259,7 @@ func (sel *selector) best(all []Item, list, used []int32, k int, out []candidate
 			}
 		}
 		if len(out)-start >= k && sel.clearlyWorse(next.key, out[len(out)-1].key) {
-			return sortCandidates(sel, all, out, start, k)
+			return sortCandidates(sel, all, sel.scan(all, poly, used, out), start, k)
 		}
 		out = append(out, next)
 		if fromLo {
@@ -241,6 +268,16 @@ func (sel *selector) best(all []Item, list, used []int32, k int, out []candidate
 			hi++
 		}
 	}
+}
+
+// scan appends poly's items not in used, with their keys, to out.
+func (sel *selector) scan(all []Item, poly, used []int32, out []candidate) []candidate {
+	for _, p := range poly {
+		if !contains(used, p) {
+			out = append(out, candidate{p, sel.polyKey(all[p].Steps)})
+		}
+	}
+	return out
 }
 
 // contains reports whether the ascending positions hold p.

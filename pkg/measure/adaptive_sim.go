@@ -10,7 +10,8 @@ import (
 
 // Simulation describes a seeded simulation of adaptive sessions (§11): Students simulated
 // students with true abilities drawn from Population answer, item after item, with the model's
-// probability (§1), until the stop rules end their session. Every session takes its settings
+// probability (§1; a polytomous item's score is drawn from its partial credit categories), until
+// the stop rules end their session. Every session takes its settings
 // (pool, exclude, strands, randomesque, targetSuccess, stop rules, prior) from Settings; its
 // items are filled in as the session goes, and with randomesque each student gets its own seed
 // (a function of Seed and the student's number), so a run is reproducible.
@@ -131,9 +132,28 @@ func (bk *Bank) session(ctx context.Context, req *AdaptiveRequest, theta float64
 		}
 		answered[item.ID] = true
 		exposure[item.ID]++
+		if item.Polytomous() {
+			req.Items = append(req.Items, Response{ID: item.ID, Score: bk.drawScore(theta, item.Steps, rng.Float64())})
+			continue
+		}
 		correct := rng.Float64() < bk.fw.Probability(theta, item.Difficulty)
 		req.Items = append(req.Items, Response{ID: item.ID, Correct: correct})
 	}
+}
+
+// drawScore is the score 0 … m that a student at theta gets on an item with these steps when
+// the uniform draw is u: the first category whose cumulative probability exceeds u.
+func (bk *Bank) drawScore(theta float64, steps []float64, u float64) int {
+	var buf [16]float64
+	p, _ := bk.fw.prepared() // NewBank checked that it builds
+	cats := p.categories(theta, steps, buf[:0])
+	acc := 0.0
+	for x, q := range cats[:len(cats)-1] {
+		if acc += q; u < acc {
+			return x
+		}
+	}
+	return len(cats) - 1
 }
 
 // randomFrom is the list random selection draws from: the bank's items, or the pool's, less

@@ -41,8 +41,9 @@ func mustNext(t *testing.T, bk *Bank, req *AdaptiveRequest) Step {
 
 // scanBest is the independent check of the selection rule: it scans every item of the bundle,
 // keeps the candidates (the framework's, not answered, not excluded, in the pool when given) and
-// returns the one with the largest information P(1 − P)/s² at theta — or, with a target, the
-// one whose P is nearest it — ties by the lower id. P is computed here from s and m.
+// returns the one with the largest information P(1 − P)/s² at theta (V/s² for a polytomous item)
+// — or, with a target, the one whose P (E/m) is nearest it — ties by the lower id. P is computed
+// here from s and m, E and V by the test's own partial credit reference.
 func scanBest(f *Framework, items []Item, theta float64, target float64, req *AdaptiveRequest) (Item, float64, bool) {
 	lambda := math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch))
 	s := f.UnitsPerLogit
@@ -70,6 +71,12 @@ func scanBest(f *Framework, items []Item, theta float64, target float64, req *Ad
 		}
 		p := 1 / (1 + math.Exp(-((theta-it.Difficulty)/s + lambda)))
 		key := p * (1 - p) / (s * s)
+		if it.Polytomous() { // METHOD §13: information V/s², success rate E/m
+			var v float64
+			p, v, _, _ = newPCMRef(f).moments(theta, it.Steps)
+			p /= float64(len(it.Steps))
+			key = v / (s * s)
+		}
 		better := func(a, b float64) bool { return a > b }
 		if target > 0 {
 			key = math.Abs(p - target)

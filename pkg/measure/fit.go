@@ -132,7 +132,7 @@ func (f *Framework) PersonFit(ability float64, answers []Answer) (PersonFit, err
 			s.add(a.Points() == 1, math.Exp((a.Item.Difficulty-ability)*p.invS-p.lambda))
 			continue
 		}
-		e, v, c, _ := p.itemMoments(ability, a.Item.Steps)
+		e, v, c := p.itemMoments(ability, a.Item.Steps)
 		s.addScore(float64(a.Points()), e, v, c)
 	}
 	var pf PersonFit

@@ -210,9 +210,9 @@ func (p *prepared) categories(theta float64, steps []float64, out []float64) []f
 // itemMoments returns E, V and the fourth central moment C of the score of an item with these
 // steps (measure units) at θ, from its category probabilities (the two-pass sums, so C does not
 // cancel).
-func (p *prepared) itemMoments(theta float64, steps []float64) (e, v, c float64, cats []float64) {
+func (p *prepared) itemMoments(theta float64, steps []float64) (e, v, c float64) {
 	var buf [16]float64
-	cats = p.categories(theta, steps, buf[:0])
+	cats := p.categories(theta, steps, buf[:0])
 	for j, q := range cats {
 		e += float64(j) * q
 	}
@@ -221,5 +221,31 @@ func (p *prepared) itemMoments(theta float64, steps []float64) (e, v, c float64,
 		v += d * d * q
 		c += d * d * d * d * q
 	}
-	return e, v, c, cats
+	return e, v, c
+}
+
+// scoreMoments returns E and V of the score of an item with these steps (measure units) at θ,
+// for units per logit s and §1's λ, in log space and relative to the modal category (as
+// polyItem.moments): the selection's key for a polytomous item.
+func scoreMoments(theta float64, steps []float64, s, lambda float64) (e, v float64) {
+	var buf [16]float64
+	logs := append(buf[:0], 0)
+	c, top, mode := 0.0, 0.0, 0
+	for k, d := range steps {
+		c += (theta-d)/s + lambda
+		logs = append(logs, c)
+		if c > top {
+			top, mode = c, k+1
+		}
+	}
+	var s0, s1, s2 float64
+	for j, l := range logs {
+		p := math.Exp(l - top)
+		d := float64(j - mode)
+		s0 += p
+		s1 += d * p
+		s2 += d * d * p
+	}
+	dE := s1 / s0
+	return float64(mode) + dE, math.Max(s2/s0-dE*dE, 0)
 }
