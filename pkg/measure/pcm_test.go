@@ -495,3 +495,55 @@ func TestStrandsPolytomous(t *testing.T) {
 		t.Errorf("score 3: strands %+v; want A above %v and B unchanged %+v", higher, got[0].Ability, got[1])
 	}
 }
+
+// TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
+// (E − mode to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term
+// could leave e^±340.
+func TestPCMFastSums(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	p, _ := f.prepared()
+	for _, tc := range pcmTests() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hasPoly := false
+			for _, d := range tc.items {
+				hasPoly = hasPoly || len(d.Steps) >= 2
+			}
+			if !hasPoly {
+				return
+			}
+			it, err := p.prepare(Test{Items: tc.items, Correct: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp := it.poly
+			used := 0
+			for x := -60.0; x <= 60; x += 0.37 {
+				if !pp.fast(x) {
+					if pp.reach+float64(pp.top)*math.Abs(x) <= fastReach {
+						t.Fatalf("x=%v: not fast within the bound", x)
+					}
+					continue
+				}
+				used++
+				var slow float64
+				for i := range pp.items {
+					pi := &pp.items[i]
+					h1, e1, v1 := pi.moments(x)
+					h2, e2, v2 := pi.fastMoments(math.Exp(x))
+					if h1 != h2 || math.Abs(e1-e2) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
+						t.Errorf("x=%v item %d: fast (%d, %v, %v); log space (%d, %v, %v)", x, i, h2, e2, v2, h1, e1, v1)
+					}
+					slow += pi.w * pi.logNorm(x)
+				}
+				if fast := it.logNormPoly(x); math.Abs(fast-slow) > 1e-12*math.Max(1, math.Abs(slow)) {
+					t.Errorf("x=%v: log normaliser fast %v; log space %v", x, fast, slow)
+				}
+			}
+			if used == 0 {
+				t.Error("the fast sums were never used")
+			}
+		})
+	}
+}
