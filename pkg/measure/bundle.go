@@ -11,6 +11,7 @@ import (
 type Item struct {
 	ID, Framework, Strand string
 	Difficulty            float64
+	Steps                 []float64 // step difficulties (measure units) of a polytomous item; nil for a dichotomous one
 }
 
 // Form is a fixed test form: its items in order.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure/internal/democontent"
@@ -143,7 +144,7 @@ func TestLoadDirMatchesDemo(t *testing.T) {
 		t.Fatalf("LoadDir stats %v; want %v", got.Stats(), want.Stats())
 	}
 	for id, it := range want.items {
-		if got.items[id] != it {
+		if !reflect.DeepEqual(got.items[id], it) {
 			t.Errorf("item %s = %+v; want %+v", id, got.items[id], it)
 		}
 	}

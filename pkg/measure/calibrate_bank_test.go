@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -150,7 +151,7 @@ func TestExtendBundle(t *testing.T) {
 		{ID: "N2", Framework: "quantile", Strand: "Geometry, solid", Difficulty: -20},
 		{ID: "N3", Framework: "lexile", Strand: "Vocabulary", Difficulty: 900.01},
 	} {
-		if got, ok := b.Item(want.ID); !ok || got != want {
+		if got, ok := b.Item(want.ID); !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("item %s: got %+v; want %+v", want.ID, got, want)
 		}
 	}
