@@ -3,7 +3,7 @@
 # (Debian: apt-get install r-base-core r-cran-erm).
 #
 # Regenerate from pkg/measure/testdata/calibrate:
-#   Rscript erm_pcm.R
+#   Rscript erm_pcm.R [NAME …]     (no names: every set)
 # For each data set NAME it writes NAME.csv (the response matrix in yardstick-calibrate's input
 # format: person,<item id>,…; cells 0 … m, blanks for items not administered) and, for each model
 # fitted (pcm, rsm), NAME.MODEL.erm.csv (eRm's thresholds, with their standard errors and each
@@ -92,7 +92,7 @@ sets <- list(
   # 20 items of 3, 4 and 5 categories in 4 overlapping booklets of 10, plus 1% random blanks.
   pcm_mixed = list(x = simulate(31, 1200, mixed_steps, cyclic_booklets(4), extra_blank = 0.01), models = "pcm"),
   # 12 rating-scale items of 4 categories (the steps disordered), 30% of the cells blank at random.
-  rating4 = list(x = simulate(32, 400, rating_steps(seq(-1.2, 1.3, length.out = 12), c(-0.4, -0.7, 1.1)), mcar(0.3),
+  rating4 = list(x = simulate(32, 300, rating_steps(seq(-1.2, 1.3, length.out = 12), c(-0.4, -0.7, 1.1)), mcar(0.3),
                               theta_sd = 1.2), models = c("pcm", "rsm")),
   # 30 items of 5 categories in 3 overlapping booklets of 20, 3,000 persons.
   rating5 = list(x = simulate(33, 3000, wide_steps, cyclic_booklets(3), theta_mean = 0.3, theta_sd = 1.3), models = c("pcm", "rsm"))
@@ -110,7 +110,8 @@ check_bug_free <- function(name, x, model, fit) {
 }
 
 use_fitcml(patched_fitcml)
-for (name in names(sets)) {
+only <- commandArgs(trailingOnly = TRUE)
+for (name in if (length(only) > 0) only else names(sets)) {
   x <- sets[[name]]$x
   cat(sprintf("%s: %d persons x %d items, %.1f%% blank, categories %s\n", name, nrow(x), ncol(x), 100 * mean(is.na(x)),
               paste(apply(x, 2, max, na.rm = TRUE) + 1, collapse = " ")))
