@@ -45,9 +45,9 @@ var errUsage = errors.New("usage")
 
 type options struct {
 	framework, anchors, strands, out, report, responses, model string
-	mean                                                float64
-	hasMean                                             bool
-	progress                                            time.Duration
+	mean                                                       float64
+	hasMean                                                    bool
+	progress                                                   time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {

@@ -81,21 +81,23 @@ set.seed(20)
 mixed_steps <- lapply(1:20, function(i) {
   m <- c(2, 3, 4)[(i - 1) %% 3 + 1]
   loc <- -1.6 + 3.2 * (i - 1) / 19
-  sort(rnorm(m, 0, 0.9)) + loc
+  loc + seq(-1, 1, length.out = m) * (0.3 + 0.3 * m) + rnorm(m, 0, 0.2)
 })
 mixed_steps[[5]] <- rev(mixed_steps[[5]]) # disordered steps are legal
 rating_steps <- function(locs, tau) lapply(locs, function(l) l + tau)
 set.seed(21)
 wide_steps <- lapply(seq(-1.5, 1.5, length.out = 30), function(l) l + c(-1.4, -0.5, 0.4, 1.5) + rnorm(4, 0, 0.25))
 
+# Each set simulated on demand (a rerun of one set does not simulate the others).
 sets <- list(
   # 20 items of 3, 4 and 5 categories in 4 overlapping booklets of 10, plus 1% random blanks.
-  pcm_mixed = list(x = simulate(31, 1200, mixed_steps, cyclic_booklets(4), extra_blank = 0.01), models = "pcm"),
+  pcm_mixed = list(x = function() simulate(31, 1200, mixed_steps, cyclic_booklets(4), extra_blank = 0.01), models = "pcm"),
   # 12 rating-scale items of 4 categories (the steps disordered), 30% of the cells blank at random.
-  rating4 = list(x = simulate(32, 300, rating_steps(seq(-1.2, 1.3, length.out = 12), c(-0.4, -0.7, 1.1)), mcar(0.3),
-                              theta_sd = 1.2), models = c("pcm", "rsm")),
+  rating4 = list(x = function() simulate(32, 300, rating_steps(seq(-1.2, 1.3, length.out = 12), c(-0.4, -0.7, 1.1)), mcar(0.3),
+                                         theta_sd = 1.2), models = c("pcm", "rsm")),
   # 30 items of 5 categories in 3 overlapping booklets of 20, 3,000 persons.
-  rating5 = list(x = simulate(33, 3000, wide_steps, cyclic_booklets(3), theta_mean = 0.3, theta_sd = 1.3), models = c("pcm", "rsm"))
+  rating5 = list(x = function() simulate(33, 3000, wide_steps, cyclic_booklets(3), theta_mean = 0.3, theta_sd = 1.3),
+                 models = c("pcm", "rsm"))
 )
 
 fitted <- function(x, model) if (model == "pcm") PCM(x, sum0 = TRUE) else RSM(x, sum0 = TRUE)
@@ -112,7 +114,7 @@ check_bug_free <- function(name, x, model, fit) {
 use_fitcml(patched_fitcml)
 only <- commandArgs(trailingOnly = TRUE)
 for (name in if (length(only) > 0) only else names(sets)) {
-  x <- sets[[name]]$x
+  x <- sets[[name]]$x()
   cat(sprintf("%s: %d persons x %d items, %.1f%% blank, categories %s\n", name, nrow(x), ncol(x), 100 * mean(is.na(x)),
               paste(apply(x, 2, max, na.rm = TRUE) + 1, collapse = " ")))
   out <- data.frame(person = sprintf("P%04d", seq_len(nrow(x))), x, check.names = FALSE)
