@@ -3,7 +3,7 @@
 # (Debian: apt-get install r-base-core r-cran-erm).
 #
 # Regenerate from pkg/measure/testdata/calibrate:
-#   Rscript erm_pcm.R [NAME …]     (no names: every set)
+#   Rscript erm_pcm.R [NAME[:MODEL] …]     (no names: every set and model)
 # For each data set NAME it writes NAME.csv (the response matrix in yardstick-calibrate's input
 # format: person,<item id>,…; cells 0 … m, blanks for items not administered) and, for each model
 # fitted (pcm, rsm), NAME.MODEL.erm.csv (eRm's thresholds, with their standard errors and each
@@ -113,13 +113,15 @@ check_bug_free <- function(name, x, model, fit) {
 
 use_fitcml(patched_fitcml)
 only <- commandArgs(trailingOnly = TRUE)
-for (name in if (length(only) > 0) only else names(sets)) {
+if (length(only) == 0) only <- names(sets)
+for (name in unique(sub(":.*", "", only))) {
   x <- sets[[name]]$x()
   cat(sprintf("%s: %d persons x %d items, %.1f%% blank, categories %s\n", name, nrow(x), ncol(x), 100 * mean(is.na(x)),
               paste(apply(x, 2, max, na.rm = TRUE) + 1, collapse = " ")))
   out <- data.frame(person = sprintf("P%04d", seq_len(nrow(x))), x, check.names = FALSE)
   write.csv(out, paste0(name, ".csv"), row.names = FALSE, quote = FALSE, na = "")
-  for (model in sets[[name]]$models) {
+  asked <- sub(".*:", "", only[startsWith(only, paste0(name, ":"))])
+  for (model in if (length(asked) > 0) asked else sets[[name]]$models) {
     started <- Sys.time()
     fit <- fitted(x, model)
     cat(sprintf("  %s: nlm code %d after %d iterations, log L %.8f (%.0f s)\n", model, fit$convergence, fit$iter, fit$loglik,
