@@ -61,8 +61,8 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not a number", it.ID, it.Difficulty))
 		case !Finite(it.Steps...):
 			errs = append(errs, fmt.Errorf("item %s: steps %v are not all numbers", it.ID, it.Steps))
-		case len(it.Steps) > 0 && math.Abs(mean(it.Steps)-it.Difficulty) > maxStepsMeanGap:
-			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not the mean of its steps %v (%v, within %v)", it.ID, it.Difficulty, it.Steps, mean(it.Steps), maxStepsMeanGap))
+		case len(it.Steps) > 0 && math.Abs(stepMean(it.Steps)-it.Difficulty) > maxStepsMeanGap:
+			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not the mean of its steps %v (%v, within %v)", it.ID, it.Difficulty, it.Steps, stepMean(it.Steps), maxStepsMeanGap))
 		default:
 			if !slices.Contains(f.StrandNames, it.Strand) && !slices.Contains(newStrands[it.Framework], it.Strand) {
 				newStrands[it.Framework] = append(newStrands[it.Framework], it.Strand)
@@ -96,7 +96,8 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 // a bundle's loader allows: the steps are rounded as they are written.
 const maxStepsMeanGap = 0.5
 
-func mean(v []float64) float64 {
+// stepMean is the mean of an item's steps: its location.
+func stepMean(v []float64) float64 {
 	s := 0.0
 	for _, x := range v {
 		s += x

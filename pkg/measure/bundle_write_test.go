@@ -64,7 +64,7 @@ func TestExtendItemsSteps(t *testing.T) {
 	}
 	header, difficulty, steps := readStepsColumn(t, got)
 	if !reflect.DeepEqual(header, append(append([]string(nil), itemsHeader...), "steps")) ||
-		!reflect.DeepEqual(steps, map[string][]float64{"P1": {410, 520, 630.01}}) || math.Abs(difficulty["P1"]-mean(steps["P1"])) > 0.5 {
+		!reflect.DeepEqual(steps, map[string][]float64{"P1": {410, 520, 630.01}}) || math.Abs(difficulty["P1"]-stepMean(steps["P1"])) > 0.5 {
 		t.Errorf("read back: header %v, steps %v, difficulties %v", header, steps, difficulty)
 	}
 	// CRLF and a header that has the column already.

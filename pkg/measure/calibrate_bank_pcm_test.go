@@ -106,7 +106,7 @@ func TestCalibrateBankPolytomousAnchors(t *testing.T) {
 	bankSteps := map[string][]float64{"A01": {300, 500}, "A02": {420, 560, 700}, "A03": {480, 640}}
 	var anchors []Item
 	for _, id := range []string{"A01", "A02", "A03"} {
-		anchors = append(anchors, Item{ID: id, Framework: "quantile", Strand: "Number", Difficulty: mean(bankSteps[id]), Steps: bankSteps[id]})
+		anchors = append(anchors, Item{ID: id, Framework: "quantile", Strand: "Number", Difficulty: stepMean(bankSteps[id]), Steps: bankSteps[id]})
 	}
 	base := withItems(Demo(), anchors...)
 	rep, items, err := CalibrateBank(context.Background(), BankJob{Responses: pcmBankData(ids), Framework: "quantile", Base: base, Anchored: true})
@@ -119,8 +119,8 @@ func TestCalibrateBankPolytomousAnchors(t *testing.T) {
 	bankMean := (400 + 560 + 560) / 3.0
 	calMean, logitMean := 0.0, 0.0
 	for k, a := range rep.Anchors {
-		if a.ID != ids[k] || a.Bank != mean(bankSteps[a.ID]) || a.Calibrated != rep.Items[k].Difficulty {
-			t.Errorf("anchor %+v; want %s at bank %v", a, ids[k], mean(bankSteps[a.ID]))
+		if a.ID != ids[k] || a.Bank != stepMean(bankSteps[a.ID]) || a.Calibrated != rep.Items[k].Difficulty {
+			t.Errorf("anchor %+v; want %s at bank %v", a, ids[k], stepMean(bankSteps[a.ID]))
 		}
 		calMean += a.Calibrated / 3
 		logitMean += rep.Items[k].Logit / 3

@@ -255,7 +255,7 @@ func TestCalibratePolytomousRecovery(t *testing.T) {
 						truth = append(truth, st[k])
 						est = append(est, cal.Items[i].Steps[k].Logit)
 					}
-					trueLoc[i] = mean(st)
+					trueLoc[i] = stepMean(st)
 				}
 				centreOn(truth, b)
 				centreOn(est, b)
