@@ -26,8 +26,11 @@ func DemoFiles() fs.FS {
 // ExtendBundle writes to dir a complete content bundle: the CSV files of the bundle in base, with
 // items appended to items.csv and every strand they name that base does not declare appended to
 // strands.csv. An item whose id is already in base (or twice in items), of a framework base does
-// not have, or with a difficulty that is not a number is an error. Difficulties are written to
-// 0.01 units.
+// not have, with a difficulty or a step that is not a number, or with steps whose mean is not its
+// difficulty (within 0.5) is an error. Difficulties and steps are written to 0.01 units; a
+// polytomous item's steps go to the column `steps` (`410;520;655`), which is added to the header
+// of items.csv if base has none (its rows, and the rows of items without steps, are written for
+// the four columns as before: a row may leave the last column out).
 //
 // dir must not exist or be empty. The bundle is written into a new directory beside dir, loaded
 // back (so what is written is known to load), and only then renamed to dir: on any error nothing
@@ -56,6 +59,10 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 			errs = append(errs, fmt.Errorf("item %q: id and strand must be non-empty without surrounding spaces (strand %q)", it.ID, it.Strand))
 		case !finite(it.Difficulty):
 			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not a number", it.ID, it.Difficulty))
+		case !Finite(it.Steps...):
+			errs = append(errs, fmt.Errorf("item %s: steps %v are not all numbers", it.ID, it.Steps))
+		case len(it.Steps) > 0 && math.Abs(stepMean(it.Steps)-it.Difficulty) > maxStepsMeanGap:
+			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not the mean of its steps %v (%v, within %v)", it.ID, it.Difficulty, it.Steps, stepMean(it.Steps), maxStepsMeanGap))
 		default:
 			if !slices.Contains(f.StrandNames, it.Strand) && !slices.Contains(newStrands[it.Framework], it.Strand) {
 				newStrands[it.Framework] = append(newStrands[it.Framework], it.Strand)
@@ -70,12 +77,9 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 	if err != nil {
 		return err
 	}
-	files["items.csv"] = appendRows(files["items.csv"], fmt.Sprintf("# %d items added by calibration", len(items)), func(w *csv.Writer) {
-		for _, it := range items {
-			d := strconv.FormatFloat(math.Round(it.Difficulty*100)/100, 'f', -1, 64)
-			_ = w.Write([]string{it.ID, it.Framework, it.Strand, d})
-		}
-	})
+	if files["items.csv"], err = extendItems(files["items.csv"], items); err != nil {
+		return err
+	}
 	if len(newStrands) > 0 {
 		files["strands.csv"] = appendRows(files["strands.csv"], "# strands of the calibrated items", func(w *csv.Writer) {
 			for _, fw := range sortedKeys(newStrands) {
@@ -86,6 +90,87 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 		})
 	}
 	return writeBundleDir(dir, files)
+}
+
+// maxStepsMeanGap is how far an item's difficulty may be from the mean of its steps (units), as
+// a bundle's loader allows: the steps are rounded as they are written.
+const maxStepsMeanGap = 0.5
+
+// stepMean is the mean of an item's steps: its location.
+func stepMean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+// extendItems appends items to the items.csv data, adding the steps column to its header when an
+// item has steps and the header lacks it.
+func extendItems(data []byte, items []Item) ([]byte, error) {
+	hasSteps, polytomous := false, false
+	for _, it := range items {
+		polytomous = polytomous || len(it.Steps) > 0
+	}
+	if polytomous {
+		var err error
+		if data, hasSteps, err = withStepsColumn(data); err != nil {
+			return nil, err
+		}
+	}
+	return appendRows(data, fmt.Sprintf("# %d items added by calibration", len(items)), func(w *csv.Writer) {
+		for _, it := range items {
+			row := []string{it.ID, it.Framework, it.Strand, units(it.Difficulty)}
+			if len(it.Steps) > 0 && hasSteps {
+				steps := make([]string, len(it.Steps))
+				for h, st := range it.Steps {
+					steps[h] = units(st)
+				}
+				row = append(row, strings.Join(steps, ";"))
+			}
+			_ = w.Write(row)
+		}
+	}), nil
+}
+
+// units formats a measure to 0.01 units, as a bundle stores it.
+func units(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
+
+// withStepsColumn returns items.csv data whose header ends with the steps column: data itself if
+// it does, else data with ",steps" added to the header line (the header is the first line that is
+// not a comment; the rows stay as they are). It reports whether the header has the column.
+func withStepsColumn(data []byte) ([]byte, bool, error) {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		return nil, false, fmt.Errorf("items.csv of the base bundle: %w", err)
+	}
+	head = trimAll(head)
+	if len(head) == len(itemsHeader)+1 && head[len(itemsHeader)] == "steps" {
+		return data, true, nil
+	}
+	if strings.Join(head, ",") != strings.Join(itemsHeader, ",") {
+		return nil, false, fmt.Errorf("items.csv of the base bundle: header %q; want %q", strings.Join(head, ","), strings.Join(itemsHeader, ","))
+	}
+	line, _ := cr.FieldPos(0)
+	start := 0
+	for range line - 1 {
+		start += bytes.IndexByte(data[start:], '\n') + 1
+	}
+	end := len(data)
+	if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
+		end = start + nl
+	}
+	if end > start && data[end-1] == '\r' {
+		end--
+	}
+	out := make([]byte, 0, len(data)+len(",steps"))
+	out = append(out, data[:end]...)
+	out = append(out, ",steps"...)
+	out = append(out, data[end:]...)
+	return out, true, nil
 }
 
 // bundleCSVs reads the bundle files of base as LoadFS sees them (hidden names and non-CSV files

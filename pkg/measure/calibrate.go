@@ -10,18 +10,39 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// CalibratedItem is one item's Rasch calibration (§10), in logits.
+// CalibratedItem is one item's Rasch calibration (§10), or partial credit or rating scale
+// calibration (§13), in logits.
 type CalibratedItem struct {
 	ID string
-	// Logit is the CML difficulty, identified by sum zero over the calibrated items; SE is its
-	// standard error (square root of the diagonal of the pseudo-inverse of the information).
+	// Logit is the CML difficulty (for an item scored 0 … m with m > 1, its location: the mean
+	// of its steps), identified by sum zero over the calibrated items; SE is its standard error
+	// (square root of the diagonal of the pseudo-inverse of the information; of the locations'
+	// covariance under their sum-zero identification).
 	Logit, SE float64
+	// Steps are the step difficulties δ_ik (logits, the θ at which categories k − 1 and k are
+	// equally likely; on Logit's identification) of an item scored 0 … m, m > 1; nil for an
+	// item scored 0/1.
+	Steps []CalibratedStep
 	// Infit and Outfit are the information-weighted and unweighted mean squares of the
 	// standardised residuals against each person's MLE (Wright and Masters 1982); 1 is the
 	// model's expectation.
 	Infit, Outfit float64
 	N             int // persons used who answered the item
 }
+
+// CalibratedStep is one step of a polytomous item. SE is eRm's thresholds()$se.thresh: the
+// standard error under eRm's own constraint on the thresholds (METHOD §13), bᵀδ = 0 with
+// b_ik = m_i − k + 1 (partial credit) or [k = 1] (rating scale), which a step's SE depends on.
+type CalibratedStep struct {
+	Logit, SE float64
+}
+
+// Models of Calibrate.
+const (
+	ModelRasch = "rasch" // the Rasch model: every cell 0/1 (§10)
+	ModelPCM   = "pcm"   // the partial credit model: item i scored 0 … m_i (§13)
+	ModelRSM   = "rsm"   // the rating scale model: every item scored 0 … m, one step structure (§13)
+)
 
 // DroppedItem is an item without a finite estimate, and why.
 type DroppedItem struct {
@@ -31,12 +52,15 @@ type DroppedItem struct {
 
 // Calibration is the result of Calibrate.
 type Calibration struct {
+	Model      string           // ModelRasch, ModelPCM or ModelRSM
 	Items      []CalibratedItem // in column order, dropped items left out
 	Dropped    []DroppedItem    // in the order they were found
 	Persons    int              // persons used: those with neither a zero nor a perfect score on the kept items
 	Iterations int              // Newton iterations
 	// Cov is the covariance of the logits (Items order, row-major): the Moore–Penrose
-	// pseudo-inverse of the information matrix, of rank len(Items) − 1.
+	// pseudo-inverse of the information matrix, of rank len(Items) − 1. For a polytomous model,
+	// that of the locations under their sum-zero identification (the same matrix for items
+	// scored 0/1).
 	Cov []float64
 }
 
@@ -48,6 +72,9 @@ type CalibrateProgress struct {
 
 // CalibrateOptions tunes Calibrate; the zero value is the default.
 type CalibrateOptions struct {
+	// Model is ModelRasch, ModelPCM or ModelRSM; "" is ModelRasch when every cell is 0, 1 or
+	// Missing, else ModelPCM.
+	Model string
 	// Progress, when set, is called after every Newton iteration (on the calling goroutine).
 	Progress func(CalibrateProgress)
 }
@@ -65,9 +92,20 @@ const (
 // until stable); a booklet design that does not connect, or data that fail Fischer's existence
 // condition, return a *DesignError naming the item groups. The difficulties sum to zero; use
 // Calibration.OnScale to put them on a framework's scale.
+//
+// Cells above 1 are scores of items in more than two categories: the partial credit or rating
+// scale model (§13, calibratePolytomous); a file of 0/1 cells takes the Rasch path below, as it
+// always has.
 func Calibrate(ctx context.Context, resp *Responses, opts CalibrateOptions) (*Calibration, error) {
 	if err := resp.validate(); err != nil {
 		return nil, err
+	}
+	model, err := resp.model(opts.Model)
+	if err != nil {
+		return nil, err
+	}
+	if model != ModelRasch {
+		return calibratePolytomous(ctx, resp, model, opts)
 	}
 	d := prune(resp)
 	kept := d.keptItems()
@@ -88,7 +126,7 @@ func Calibrate(ctx context.Context, resp *Responses, opts CalibrateOptions) (*Ca
 		return nil, err
 	}
 	m := len(kept)
-	cal := &Calibration{Dropped: d.dropped, Persons: est.persons, Iterations: iters, Cov: cov}
+	cal := &Calibration{Model: ModelRasch, Dropped: d.dropped, Persons: est.persons, Iterations: iters, Cov: cov}
 	infit, outfit, n := est.fit()
 	for k, i := range kept {
 		cal.Items = append(cal.Items, CalibratedItem{
@@ -108,8 +146,8 @@ func (r *Responses) validate() error {
 			return fmt.Errorf("calibrate: person %d has %d cells; want %d (one per item)", p, len(row), len(r.Items))
 		}
 		for i, x := range row {
-			if x != 0 && x != 1 && x != Missing {
-				return fmt.Errorf("calibrate: person %d item %s: response %d is not 1, 0 or Missing", p, r.Items[i], x)
+			if x != Missing && (x < 0 || x > MaxCellScore) {
+				return fmt.Errorf("calibrate: person %d item %s: response %d is not a score 0 … %d or Missing", p, r.Items[i], x, MaxCellScore)
 			}
 		}
 	}
@@ -117,6 +155,43 @@ func (r *Responses) validate() error {
 		return fmt.Errorf("calibrate: %d person ids for %d rows", len(r.Persons), len(r.Cells))
 	}
 	return nil
+}
+
+// model resolves the model asked for ("" chooses by the cells); the Rasch model refuses a cell
+// above 1, naming the first.
+func (r *Responses) model(asked string) (string, error) {
+	high, firstP, firstI := int8(0), 0, 0 // the highest cell, and where the first above 1 is
+	for p, row := range r.Cells {
+		for i, x := range row {
+			if x > 1 && high <= 1 {
+				firstP, firstI = p, i
+			}
+			high = max(high, x)
+		}
+	}
+	switch asked {
+	case "":
+		if high > 1 {
+			return ModelPCM, nil
+		}
+		return ModelRasch, nil
+	case ModelRasch:
+		if high > 1 {
+			return "", fmt.Errorf("calibrate: the Rasch model takes 0/1 responses, and %s scored %d on item %s; use the partial credit (pcm) or rating scale (rsm) model",
+				r.personName(firstP), r.Cells[firstP][firstI], r.Items[firstI])
+		}
+		return ModelRasch, nil
+	case ModelPCM, ModelRSM:
+		return asked, nil
+	}
+	return "", fmt.Errorf("calibrate: model %q; want %s, %s or %s", asked, ModelRasch, ModelPCM, ModelRSM)
+}
+
+func (r *Responses) personName(p int) string {
+	if len(r.Persons) > p {
+		return "person " + r.Persons[p]
+	}
+	return fmt.Sprintf("person %d", p)
 }
 
 func droppedSummary(ds []DroppedItem) string {

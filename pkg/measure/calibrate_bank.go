@@ -27,6 +27,9 @@ type BankJob struct {
 
 // BankReport is the calibration report (JSON as written by yardstick-calibrate -report).
 type BankReport struct {
+	// Model is "pcm" or "rsm" for a polytomous calibration; absent for the Rasch model, whose
+	// report is as it always was.
+	Model      string        `json:"model,omitempty"`
 	Items      []ReportItem  `json:"items"`
 	Dropped    []DroppedItem `json:"dropped"`
 	Anchors    []Anchor      `json:"anchors"`
@@ -34,15 +37,25 @@ type BankReport struct {
 	Iterations int           `json:"iterations"`
 }
 
-// ReportItem is one calibrated item of a BankReport: logit and se in logits (sum-zero CML), the
-// fit mean squares, the persons used who answered it, and difficulty on the framework's scale.
+// ReportItem is one calibrated item of a BankReport: logit and se in logits (sum-zero CML; a
+// polytomous item's location), the fit mean squares, the persons used who answered it, and
+// difficulty on the framework's scale; a polytomous item's steps beside them.
 type ReportItem struct {
-	ID         string  `json:"id"`
+	ID         string       `json:"id"`
+	Logit      float64      `json:"logit"`
+	SE         float64      `json:"se"`
+	Steps      []ReportStep `json:"steps,omitempty"`
+	Infit      float64      `json:"infitMnsq"`
+	Outfit     float64      `json:"outfitMnsq"`
+	N          int          `json:"n"`
+	Difficulty float64      `json:"difficulty"`
+}
+
+// ReportStep is one step of a polytomous item: logit on the item's identification, se as eRm's
+// se.thresh (METHOD §13), difficulty on the framework's scale.
+type ReportStep struct {
 	Logit      float64 `json:"logit"`
 	SE         float64 `json:"se"`
-	Infit      float64 `json:"infitMnsq"`
-	Outfit     float64 `json:"outfitMnsq"`
-	N          int     `json:"n"`
 	Difficulty float64 `json:"difficulty"`
 }
 
@@ -121,7 +134,13 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 	} else if sc, err = cal.OnScaleMean(f, job.Mean); err != nil {
 		return nil, nil, err
 	}
+	if err := checkAnchorSteps(job.Base, cal, bank); err != nil {
+		return nil, nil, err
+	}
 	rep := &BankReport{Items: []ReportItem{}, Dropped: cal.Dropped, Anchors: sc.Anchors, Persons: cal.Persons, Iterations: cal.Iterations}
+	if cal.Model != ModelRasch {
+		rep.Model = cal.Model
+	}
 	if rep.Dropped == nil {
 		rep.Dropped = []DroppedItem{}
 	}
@@ -130,8 +149,16 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 	}
 	var items []Item
 	for k, it := range cal.Items {
-		rep.Items = append(rep.Items, ReportItem{ID: it.ID, Logit: it.Logit, SE: it.SE, Infit: it.Infit,
-			Outfit: it.Outfit, N: it.N, Difficulty: sc.Difficulty[k]})
+		ri := ReportItem{ID: it.ID, Logit: it.Logit, SE: it.SE, Infit: it.Infit,
+			Outfit: it.Outfit, N: it.N, Difficulty: sc.Difficulty[k]}
+		var steps []float64
+		if it.Steps != nil {
+			steps = sc.Steps[k]
+			for h, st := range it.Steps {
+				ri.Steps = append(ri.Steps, ReportStep{Logit: st.Logit, SE: st.SE, Difficulty: steps[h]})
+			}
+		}
+		rep.Items = append(rep.Items, ri)
 		if _, anchor := bank[it.ID]; anchor {
 			continue
 		}
@@ -139,9 +166,27 @@ func CalibrateBank(ctx context.Context, job BankJob) (*BankReport, []Item, error
 		if job.Strands != nil {
 			strand = job.Strands[it.ID]
 		}
-		items = append(items, Item{ID: it.ID, Framework: job.Framework, Strand: strand, Difficulty: sc.Difficulty[k]})
+		items = append(items, Item{ID: it.ID, Framework: job.Framework, Strand: strand, Difficulty: sc.Difficulty[k], Steps: steps})
 	}
 	return rep, items, nil
+}
+
+// checkAnchorSteps refuses anchors scored differently in the bank and in the data: a location
+// (the mean of the steps) of an item scored 0–3 is not comparable with one of the same item
+// calibrated 0–2 because nobody in the data scored 3, so mean-mean linking on it would be wrong.
+func checkAnchorSteps(base *Bundle, cal *Calibration, bank map[string]float64) error {
+	var errs []error
+	for _, it := range cal.Items {
+		if _, anchor := bank[it.ID]; !anchor {
+			continue
+		}
+		held, _ := base.Item(it.ID)
+		inBank, inData := max(len(held.Steps), 1), max(len(it.Steps), 1)
+		if inBank != inData {
+			errs = append(errs, fmt.Errorf("anchor %s is scored 0–%d in the bank but 0–%d in the data (its highest score there): its location is not comparable; take it out of the data or give it a new id", it.ID, inBank, inData))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // idList shows up to 10 ids, then how many more.

@@ -86,3 +86,41 @@ func BenchmarkCalibrateRandomBlanks(b *testing.B) {
 		}
 	}
 }
+
+// pcmBenchData is the partial credit case: 2,000 persons × 30 items scored 0–3 (steps
+// spread over ±2.5 logits), every cell answered when blank is 0, else that share of the cells
+// blank at random (nearly every person a booklet of their own).
+func pcmBenchData(blank float64) *Responses {
+	rng := rand.New(rand.NewPCG(30, 2000))
+	steps := make([][]float64, 30)
+	for i := range steps {
+		loc := -1.5 + 3*float64(i)/29
+		steps[i] = []float64{loc - 1, loc, loc + 1}
+	}
+	return simulatePCM(rng, 2000, steps, 0, 1.2, func(p, i int) bool { return rng.Float64() >= blank })
+}
+
+// BenchmarkCalibratePCM: Calibrate (CML, step and location SEs, item fit) by the partial credit
+// model on 2,000 persons × 30 items of 4 categories, complete, and with 20% of the cells blank at
+// random. Run it on one core:
+// go test -run '^$' -bench CalibratePCM -cpu 1 -benchtime 3x ./pkg/measure/
+func BenchmarkCalibratePCM(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		blank float64
+	}{{"complete", 0}, {"blank20", 0.2}} {
+		b.Run(c.name, func(b *testing.B) {
+			resp := pcmBenchData(c.blank)
+			b.ReportAllocs()
+			for b.Loop() {
+				cal, err := Calibrate(context.Background(), resp, CalibrateOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(cal.Items) != 30 || cal.Model != ModelPCM {
+					b.Fatalf("%d items calibrated by %s; want 30 by pcm", len(cal.Items), cal.Model)
+				}
+			}
+		})
+	}
+}

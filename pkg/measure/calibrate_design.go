@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,89 +24,72 @@ func (e *DesignError) Error() string {
 
 // design is the response matrix reduced to what CML can estimate: the items and persons that
 // remain after items answered all alike and persons with zero or perfect scores are removed,
-// repeatedly, until nothing changes (§10, Fischer's existence condition).
+// repeatedly, until nothing changes (§10, Fischer's existence condition). A polytomous item also
+// needs each of its categories observed (§13).
 type design struct {
 	resp       *Responses
+	top        []int // highest score of each response column (nil: 1 for every item, the Rasch model)
+	rsm        bool  // the rating scale model: top is the file's highest score for every item
 	keepItem   []bool
 	keepPerson []bool
 	dropped    []DroppedItem
 }
 
+// topOf is the highest score of response column i.
+func (d *design) topOf(i int) int {
+	if d.top == nil {
+		return 1
+	}
+	return d.top[i]
+}
+
 // prune removes, until stable, persons whose score on the kept items is zero or perfect (they
 // carry no information about item differences) and items that the remaining persons answered
 // all alike (their CML estimate is infinite). Every dropped item is named with its reason.
-func prune(resp *Responses) *design {
+func prune(resp *Responses) *design { return pruneScores(resp, nil, false) }
+
+// pruneScores is prune for items scored 0 … top[i] (nil: 0/1 items): a perfect score is the
+// total of the tops of the items a person answered, and an item whose categories the remaining
+// persons do not all use is dropped too (a step between categories of which one is empty has no
+// finite estimate). rsm only changes the reasons' wording.
+func pruneScores(resp *Responses, top []int, rsm bool) *design {
 	nItems := len(resp.Items)
-	d := &design{resp: resp, keepItem: make([]bool, nItems), keepPerson: make([]bool, len(resp.Cells))}
-	rawRight := make([]int, nItems)
-	rawN := make([]int, nItems)
-	for _, row := range resp.Cells {
-		for i, x := range row {
-			if x != Missing {
-				rawN[i]++
-				rawRight[i] += int(x)
-			}
-		}
-	}
+	d := &design{resp: resp, top: top, rsm: rsm, keepItem: make([]bool, nItems), keepPerson: make([]bool, len(resp.Cells))}
+	rawCount := d.categoryCounts(nil)
 	for i := range d.keepItem {
 		d.keepItem[i] = true
-		if rawN[i] == 0 {
+		if total(rawCount[i]) == 0 {
 			d.drop(i, "not answered by anyone")
 		}
 	}
 	for p := range d.keepPerson {
 		d.keepPerson[p] = true
 	}
-	right := make([]int, nItems)
-	n := make([]int, nItems)
 	for changed := true; changed; {
 		changed = false
 		for p, row := range resp.Cells {
 			if !d.keepPerson[p] {
 				continue
 			}
-			score, answered := 0, 0
+			score, most := 0, 0
 			for i, x := range row {
 				if x != Missing && d.keepItem[i] {
-					answered++
+					most += d.topOf(i)
 					score += int(x)
 				}
 			}
-			if score == 0 || score == answered {
+			if score == 0 || score == most {
 				d.keepPerson[p] = false
 				changed = true
 			}
 		}
-		clear(right)
-		clear(n)
-		for p, row := range resp.Cells {
-			if !d.keepPerson[p] {
-				continue
-			}
-			for i, x := range row {
-				if x != Missing {
-					n[i]++
-					right[i] += int(x)
-				}
-			}
-		}
+		count := d.categoryCounts(d.keepPerson)
 		for i := range d.keepItem {
 			if !d.keepItem[i] {
 				continue
 			}
-			var reason string
-			switch {
-			case rawRight[i] == rawN[i]:
-				reason = fmt.Sprintf("answered correctly by all %d persons who took it", rawN[i])
-			case rawRight[i] == 0:
-				reason = fmt.Sprintf("answered wrongly by all %d persons who took it", rawN[i])
-			case n[i] == 0:
-				reason = "answered only by persons with zero or perfect scores"
-			case right[i] == n[i]:
-				reason = fmt.Sprintf("answered correctly by all %d persons who took it once those with zero or perfect scores are left out", n[i])
-			case right[i] == 0:
-				reason = fmt.Sprintf("answered wrongly by all %d persons who took it once those with zero or perfect scores are left out", n[i])
-			default:
+			reason := d.noEstimate(i, rawCount[i], count[i])
+			if reason == "" {
 				continue
 			}
 			d.drop(i, reason)
@@ -113,6 +97,88 @@ func prune(resp *Responses) *design {
 		}
 	}
 	return d
+}
+
+// categoryCounts counts, per response column, the answers in each category 0 … top of the
+// persons in keep (nil: every person).
+func (d *design) categoryCounts(keep []bool) [][]int {
+	count := make([][]int, len(d.resp.Items))
+	for i := range count {
+		count[i] = make([]int, d.topOf(i)+1)
+	}
+	for p, row := range d.resp.Cells {
+		if keep != nil && !keep[p] {
+			continue
+		}
+		for i, x := range row {
+			if x != Missing {
+				count[i][x]++
+			}
+		}
+	}
+	return count
+}
+
+func total(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// noEstimate says why item i has no finite estimate, from its category counts over every person
+// (raw) and over the persons kept (count); "" if it has one.
+func (d *design) noEstimate(i int, raw, count []int) string {
+	rawN, n := total(raw), total(count)
+	top := d.topOf(i)
+	if top == 1 {
+		rawRight, right := raw[1], count[1]
+		switch {
+		case rawRight == rawN:
+			return fmt.Sprintf("answered correctly by all %d persons who took it", rawN)
+		case rawRight == 0:
+			return fmt.Sprintf("answered wrongly by all %d persons who took it", rawN)
+		case n == 0:
+			return "answered only by persons with zero or perfect scores"
+		case right == n:
+			return fmt.Sprintf("answered correctly by all %d persons who took it once those with zero or perfect scores are left out", n)
+		case right == 0:
+			return fmt.Sprintf("answered wrongly by all %d persons who took it once those with zero or perfect scores are left out", n)
+		}
+		return ""
+	}
+	needs := fmt.Sprintf("an item scored 0–%d needs every category observed", top)
+	if d.rsm {
+		needs = fmt.Sprintf("the rating scale model scores every item of the file 0–%d and needs every category observed", top)
+	}
+	if unseen := unobserved(raw); unseen != "" {
+		return fmt.Sprintf("%s never observed in the %d persons who took it (%s)", unseen, rawN, needs)
+	}
+	if n == 0 {
+		return "answered only by persons with zero or perfect scores"
+	}
+	if unseen := unobserved(count); unseen != "" {
+		return fmt.Sprintf("%s not observed once those with zero or perfect scores are left out (%d persons; %s)", unseen, n, needs)
+	}
+	return ""
+}
+
+// unobserved names the categories with no answers: "score 2", "scores 0 and 3", "scores 1, 2 and 4".
+func unobserved(counts []int) string {
+	var none []string
+	for c, n := range counts {
+		if n == 0 {
+			none = append(none, strconv.Itoa(c))
+		}
+	}
+	switch len(none) {
+	case 0:
+		return ""
+	case 1:
+		return "score " + none[0]
+	}
+	return "scores " + strings.Join(none[:len(none)-1], ", ") + " and " + none[len(none)-1]
 }
 
 func (d *design) drop(i int, reason string) {
@@ -123,7 +189,9 @@ func (d *design) drop(i int, reason string) {
 // check returns a *DesignError if the kept data cannot be put on one scale: first the booklet
 // design (items linked by the persons who answered both), then Fischer's condition (the directed
 // graph with an edge i → j whenever some person answered i right and j wrong must be strongly
-// connected, else the difficulties of one part can move without bound against the rest).
+// connected, else the difficulties of one part can move without bound against the rest). For
+// items scored 0 … m, "right" is a score above 0 and "wrong" one below m: a person scoring
+// between the two is both, and some person could trade a point of i for one of j.
 func (d *design) check() error {
 	kept := d.keptItems()
 	index := make([]int, len(d.resp.Items))
@@ -157,9 +225,10 @@ func (d *design) check() error {
 			if x == Missing || !d.keepItem[i] {
 				continue
 			}
-			if x == 1 {
+			if x >= 1 {
 				rights = append(rights, index[i])
-			} else {
+			}
+			if int(x) < d.topOf(i) {
 				wrongs = append(wrongs, index[i])
 			}
 		}

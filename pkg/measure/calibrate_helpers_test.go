@@ -33,6 +33,44 @@ func simulate(rng *rand.Rand, persons int, beta []float64, mean, sd float64, ans
 	return r
 }
 
+// simulatePCM draws partial credit responses: persons with logit abilities from N(mean, sd²),
+// item i with the step logits steps[i] (scored 0 … len(steps[i])); answered(p, i) says whether
+// person p took item i (else Missing).
+func simulatePCM(rng *rand.Rand, persons int, steps [][]float64, mean, sd float64, answered func(p, i int) bool) *Responses {
+	r := &Responses{Items: make([]string, len(steps))}
+	for i := range steps {
+		r.Items[i] = fmt.Sprintf("X%03d", i+1)
+	}
+	for p := 0; p < persons; p++ {
+		theta := mean + sd*rng.NormFloat64()
+		row := make([]int8, len(steps))
+		for i, st := range steps {
+			if !answered(p, i) {
+				row[i] = Missing
+				continue
+			}
+			weights := make([]float64, len(st)+1)
+			cum, sum := 0.0, 1.0
+			weights[0] = 1
+			for k, d := range st {
+				cum += theta - d
+				weights[k+1] = math.Exp(cum)
+				sum += weights[k+1]
+			}
+			u := rng.Float64() * sum
+			x := 0
+			for x < len(st) && u > weights[x] {
+				u -= weights[x]
+				x++
+			}
+			row[i] = int8(x)
+		}
+		r.Persons = append(r.Persons, fmt.Sprintf("P%05d", p+1))
+		r.Cells = append(r.Cells, row)
+	}
+	return r
+}
+
 // cyclicBooklets: nBooklets booklets over nBooklets equal blocks of items; booklet b (person p
 // takes booklet p mod nBooklets) holds blocks b and b+1 (cyclically), so neighbouring booklets
 // share a block and the design connects.

@@ -10,8 +10,11 @@ import (
 // difficulty = s·(logit + ln(m/(1 − m))) + Shift, in measure units.
 type Scaled struct {
 	Shift      float64
-	Difficulty []float64 // parallel to Calibration.Items
-	Anchors    []Anchor  // with mean-mean linking, in Calibration.Items order
+	Difficulty []float64 // parallel to Calibration.Items (a polytomous item's location)
+	// Steps are the step difficulties of each polytomous item, on the same scale (§13:
+	// d_ik = s·(δ_ik + λ) + Shift, their mean the item's Difficulty); nil for an item scored 0/1.
+	Steps   [][]float64
+	Anchors []Anchor // with mean-mean linking, in Calibration.Items order
 }
 
 // Anchor is a bank item calibrated again from the data: Displacement = Calibrated − Bank, in
@@ -37,8 +40,9 @@ func (c *Calibration) OnScaleMean(f *Framework, mean float64) (*Scaled, error) {
 }
 
 // OnScaleAnchors links the calibration to a bank by mean-mean linking: bank maps the ids of
-// anchor items to their bank difficulties (measure units); the calibrated items among them fix
-// the shift so that their calibrated mean equals their bank mean. Ids in bank that were not
+// anchor items to their bank difficulties (measure units; a polytomous item's location, the mean
+// of its steps); the calibrated items among them fix the shift so that their calibrated mean
+// equals their bank mean. Ids in bank that were not
 // calibrated are ignored; at least one must be.
 func (c *Calibration) OnScaleAnchors(f *Framework, bank map[string]float64) (*Scaled, error) {
 	p, err := f.prepared()
@@ -81,6 +85,16 @@ func (c *Calibration) scaled(p *prepared, shift float64) *Scaled {
 	sc := &Scaled{Shift: shift, Difficulty: make([]float64, len(c.Items))}
 	for k, it := range c.Items {
 		sc.Difficulty[k] = p.s*(it.Logit+p.lambda) + shift
+		if it.Steps == nil {
+			continue
+		}
+		if sc.Steps == nil {
+			sc.Steps = make([][]float64, len(c.Items))
+		}
+		sc.Steps[k] = make([]float64, len(it.Steps))
+		for h, st := range it.Steps {
+			sc.Steps[k][h] = p.s*(st.Logit+p.lambda) + shift
+		}
 	}
 	return sc
 }

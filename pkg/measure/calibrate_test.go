@@ -392,7 +392,8 @@ func TestCalibrateRejectsBadMatrix(t *testing.T) {
 		{"nil", nil, "at least 2 items"},
 		{"one item", fromRows([]string{"A"}, "1", "0"), "at least 2 items"},
 		{"short row", &Responses{Items: []string{"A", "B"}, Cells: [][]int8{{1}}}, "person 0 has 1 cells; want 2"},
-		{"bad cell", &Responses{Items: []string{"A", "B"}, Cells: [][]int8{{1, 2}}}, "item B: response 2"},
+		{"cell above the highest score", &Responses{Items: []string{"A", "B"}, Cells: [][]int8{{1, 101}}}, "item B: response 101 is not a score 0 … 100 or Missing"},
+		{"negative cell", &Responses{Items: []string{"A", "B"}, Cells: [][]int8{{-2, 1}}}, "item A: response -2 is not a score 0 … 100 or Missing"},
 		{"ids", &Responses{Items: []string{"A", "B"}, Persons: []string{"x"}, Cells: [][]int8{{1, 0}, {0, 1}}}, "1 person ids for 2 rows"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,15 +12,22 @@ import (
 // person takes some of the items, are the normal case for calibration data.
 const Missing int8 = -1
 
-// Responses is a persons × items response matrix: the input of Calibrate (§10).
+// MaxCellScore is the highest score a cell may hold: an item scored 0 … 100 is already far beyond
+// any rubric or rating scale, and the cost of a calibration grows with the total of the scores.
+const MaxCellScore int8 = 100
+
+// Responses is a persons × items response matrix: the input of Calibrate (§10, §13).
 type Responses struct {
 	Items   []string // item ids, in column order
 	Persons []string // person ids, in row order
-	Cells   [][]int8 // Cells[person][item]: 1 right, 0 wrong, Missing not administered
+	// Cells[person][item]: the score 0 … MaxCellScore (1 right and 0 wrong for a dichotomous item),
+	// or Missing (not administered).
+	Cells [][]int8
 }
 
 // ReadResponses reads a response matrix in CSV: a header `person,<item id>,…`, then one row per
-// person whose cells are 1, 0 or empty (not administered). Fields are trimmed; lines starting
+// person whose cells are scores (whole numbers 0 … MaxCellScore: 1 or 0 for a dichotomous item) or
+// empty (not administered). Fields are trimmed; lines starting
 // with # are comments; a UTF-8 byte-order mark is skipped. name labels the problems, each reported
 // as "name:line:column: reason" (up to 50, joined); on any problem no Responses is returned.
 func ReadResponses(r io.Reader, name string) (*Responses, error) {
@@ -87,17 +94,12 @@ func ReadResponses(r io.Reader, name string) (*Responses, error) {
 		}
 		cells := make([]int8, len(res.Items))
 		for i, v := range rec[1:] {
-			switch strings.TrimSpace(v) {
-			case "1":
-				cells[i] = 1
-			case "0":
-				cells[i] = 0
-			case "":
-				cells[i] = Missing
-			default:
+			x, ok := parseScore(strings.TrimSpace(v))
+			if !ok {
 				l, c := cr.FieldPos(i + 1)
-				at(l, c, "response %q to item %s is not 1, 0 or empty", v, res.Items[i])
+				at(l, c, "response %q to item %s is not a score 0 … %d or empty", v, res.Items[i], MaxCellScore)
 			}
+			cells[i] = x
 		}
 		res.Persons = append(res.Persons, id)
 		res.Cells = append(res.Cells, cells)
@@ -111,7 +113,33 @@ func ReadResponses(r io.Reader, name string) (*Responses, error) {
 	return res, nil
 }
 
-// csvProblem renders an encoding/csv error as "name:line:column: reason".
+// parseScore reads a cell: "" is Missing, else digits only (no sign, point or exponent: a score
+// is counted, never measured) with a value of at most MaxCellScore.
+func parseScore(v string) (int8, bool) {
+	switch v {
+	case "":
+		return Missing, true
+	case "0": // the dichotomous cells, without the loop
+		return 0, true
+	case "1":
+		return 1, true
+	}
+	if len(v) > 3 {
+		return 0, false
+	}
+	x := 0
+	for _, c := range []byte(v) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		x = 10*x + int(c-'0')
+	}
+	if x > int(MaxCellScore) {
+		return 0, false
+	}
+	return int8(x), true
+}
+
 // csvHeader reads an operator CSV's header row (a byte-order mark dropped); want says which header,
 // for the message about an empty file.
 func csvHeader(cr *csv.Reader, name, want string) ([]string, error) {
@@ -128,6 +156,7 @@ func csvHeader(cr *csv.Reader, name, want string) ([]string, error) {
 	return head, nil
 }
 
+// csvProblem renders an encoding/csv error as "name:line:column: reason".
 func csvProblem(name string, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -33,9 +34,9 @@ func TestReadResponsesProblems(t *testing.T) {
 			"r.csv:1:10: item id in header column 3 is empty",
 			`r.csv:1:11: duplicate item id "A" (first in column 2)`,
 		}},
-		{"cells", "person,A,B\np1,1,2\np2,x,0\np3,1\n,0,1\np1,0,1\n", []string{
-			`r.csv:2:6: response "2" to item B is not 1, 0 or empty`,
-			`r.csv:3:4: response "x" to item A is not 1, 0 or empty`,
+		{"cells", "person,A,B\np1,1,101\np2,x,0\np3,1\n,0,1\np1,0,1\n", []string{
+			`r.csv:2:6: response "101" to item B is not a score 0 … 100 or empty`,
+			`r.csv:3:4: response "x" to item A is not a score 0 … 100 or empty`,
 			"r.csv:4:1: 2 fields; want 3 (person and 2 items, as the header)",
 			"r.csv:5:1: person id is empty",
 			`r.csv:6:1: duplicate person "p1" (first at line 2)`,
@@ -51,6 +52,30 @@ func TestReadResponsesProblems(t *testing.T) {
 			}
 			if lines := strings.Split(err.Error(), "\n"); !reflect.DeepEqual(lines, c.want) {
 				t.Errorf("got\n%s\nwant\n%s", err, strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestReadResponsesScores: a cell is a whole number 0 … MaxCellScore written with digits only; both
+// sides of the bound, and every other spelling of a number, refused with its position.
+func TestReadResponsesScores(t *testing.T) {
+	t.Parallel()
+	got, err := ReadResponses(strings.NewReader("person,A,B,C\np1,2,100,\np2,0, 3 ,007\n"), "r.csv")
+	want := &Responses{Items: []string{"A", "B", "C"}, Persons: []string{"p1", "p2"},
+		Cells: [][]int8{{2, 100, Missing}, {0, 3, 7}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, %v; want %+v", got, err, want)
+	}
+	if MaxCellScore != 100 {
+		t.Errorf("MaxCellScore = %d; want 100 (the documented bound)", MaxCellScore)
+	}
+	for _, cell := range []string{"101", "1000", "-1", "+1", "1.0", "2e0", "0x1", "½", "1 2"} {
+		t.Run(cell, func(t *testing.T) {
+			t.Parallel()
+			_, err := ReadResponses(strings.NewReader("person,A,B\np1,1,"+cell+"\n"), "r.csv")
+			if want := fmt.Sprintf("r.csv:2:6: response %q to item B is not a score 0 … 100 or empty", cell); err == nil || err.Error() != want {
+				t.Errorf("got %v; want %q", err, want)
 			}
 		})
 	}

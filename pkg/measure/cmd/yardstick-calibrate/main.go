@@ -1,7 +1,7 @@
 // Command yardstick-calibrate is the operator tool of pkg/measure's calibration: from a response
-// file it estimates Rasch item difficulties by conditional maximum likelihood, puts them on a
-// framework's scale and writes a content bundle with the new items and a JSON report. See
-// pkg/measure/README.md, "Calibration".
+// file it estimates Rasch item difficulties (or partial credit or rating scale steps) by
+// conditional maximum likelihood, puts them on a framework's scale and writes a content bundle
+// with the new items and a JSON report. See pkg/measure/README.md, "Calibration".
 package main
 
 import (

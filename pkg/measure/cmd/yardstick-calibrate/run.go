@@ -17,10 +17,14 @@ import (
 
 const usage = `usage:
   yardstick-calibrate -framework lexile|quantile (-anchors BUNDLE_DIR | -mean M)
-                      [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
+                      [-model rasch|pcm|rsm] [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
   yardstick-calibrate norms [-percentiles LIST] -out FILE MEASURES.csv
 
-RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered).
+RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered),
+  or scores 0 … 100 of items in more than two categories (rubrics, rating scales).
+  -model               rasch (cells 0/1), pcm (partial credit: item i scored 0 … its highest score) or
+                       rsm (rating scale: every item 0 … the file's highest, one step structure);
+                       default rasch when every cell is 0/1, else pcm
   -anchors BUNDLE_DIR  the items of the data that this bundle holds fix the scale (mean-mean linking);
                        the new bundle is a copy of it plus the new items
   -mean M              instead: the calibrated items' mean difficulty on the framework scale; the new
@@ -40,10 +44,10 @@ MEASURES.csv: header framework,grade,time_of_year,measure; one row per student m
 var errUsage = errors.New("usage")
 
 type options struct {
-	framework, anchors, strands, out, report, responses string
-	mean                                                float64
-	hasMean                                             bool
-	progress                                            time.Duration
+	framework, anchors, strands, out, report, responses, model string
+	mean                                                       float64
+	hasMean                                                    bool
+	progress                                                   time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -55,6 +59,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.strands, "strands", "", "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.report, "report", "", "")
+	fs.Func("model", "", func(s string) error {
+		if s != measure.ModelRasch && s != measure.ModelPCM && s != measure.ModelRSM {
+			return fmt.Errorf("%q; want rasch, pcm or rsm", s)
+		}
+		o.model = s
+		return nil
+	})
 	fs.DurationVar(&o.progress, "progress", time.Second, "")
 	fs.Func("mean", "", func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
@@ -120,6 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	job.Options.Model = o.model
 	job.Options.Progress = func(p measure.CalibrateProgress) {
 		if time.Since(start) >= o.progress {
 			fmt.Fprintf(stderr, "yardstick-calibrate: iteration %d, largest change %.2g logits (%s)\n",
@@ -143,8 +155,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := writeReport(o.report, body, stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "yardstick-calibrate: %d items calibrated (%d new, %d anchors, %d dropped) from %d persons in %d iterations, %s\n",
-		len(rep.Items), len(items), len(rep.Anchors), len(rep.Dropped), rep.Persons, rep.Iterations, time.Since(start).Round(time.Millisecond))
+	by := ""
+	if rep.Model != "" {
+		by = " by " + map[string]string{measure.ModelPCM: "the partial credit model", measure.ModelRSM: "the rating scale model"}[rep.Model]
+	}
+	fmt.Fprintf(stderr, "yardstick-calibrate: %d items calibrated%s (%d new, %d anchors, %d dropped) from %d persons in %d iterations, %s\n",
+		len(rep.Items), by, len(items), len(rep.Anchors), len(rep.Dropped), rep.Persons, rep.Iterations, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

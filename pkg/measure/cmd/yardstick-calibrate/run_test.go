@@ -209,7 +209,7 @@ func TestRunWritesNothingOnError(t *testing.T) {
 		extra      []string
 		want       string
 	}{
-		{"bad cell", "person,A,B\np1,1,0\np2,0,yes\n", nil, `resp.csv:3:6: response "yes" to item B is not 1, 0 or empty`},
+		{"bad cell", "person,A,B\np1,1,0\np2,0,yes\n", nil, `resp.csv:3:6: response "yes" to item B is not a score 0 … 100 or empty`},
 		{"disconnected", "person,A,B,C,D\np1,1,0,,\np2,0,1,,\np3,,,1,0\np4,,,0,1\n", nil,
 			"the booklet design does not connect: no person links these 2 groups of items, so they cannot be put on one scale: {A, B}; {C, D}"},
 		{"collision", "person,Q000001,B\np1,1,0\np2,0,1\n", nil, "1 item ids of the data are already in the bundle: Q000001"},

@@ -1,0 +1,297 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+)
+
+// pesfWork is the scratch space of one booklet's evaluation under the partial credit model,
+// reused across booklets. The booklet's items l = 0 … k−1 have m_l steps; item l contributes
+// the polynomial f_l(z) = Σ_h ε'_lh z^h, ε'_lh = exp(−Σ_{s≤h} (δ_ls − c)) (ε'_l0 = 1), c the
+// mean threshold of the booklet, and the elementary symmetric functions γ'_r are the coefficients
+// of Π f_l: γ'_0 = γ'_M = 1, every γ'_r > 0, and γ_r = γ'_r·e^(−rc). A person's raw score r
+// is sufficient for θ, so P(x | r) = Π ε_{l,x_l} / γ_r.
+type pesfWork struct {
+	deg    []int       // deg[l] = D_l = m_0 + … + m_{l−1}; deg[k] = M, the booklet's maximum score
+	eps    [][]float64 // eps[l][h] = ε'_lh
+	prefix [][]float64 // prefix[l]: coefficients of f_0 ⋯ f_{l−1} (degree D_l)
+	suffix [][]float64 // suffix[l]: coefficients of f_l ⋯ f_{k−1} (degree M − D_l)
+	scores []int       // the raw scores r with n_r > 0
+	p      []float64   // p[ri·M + D_l + h − 1] = P(x_l = h | r = scores[ri])
+	e      []float64   // Σ_r n_r P(x_l = h | r), at D_l + h − 1
+	h      []float64   // the booklet's M × M block of the information in category indicators
+	c      []float64   // c_s = n_s/γ'_s: the functional L(p) = Σ_s c_s p_s
+	u      []float64
+	alpha  [][]float64
+	q, w   []float64
+}
+
+// setup fills deg, eps (centred on the booklet's mean threshold c, returned) and the prefix and
+// suffix products for the booklet's items at thresholds delta.
+func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
+	k := len(b.items)
+	w.deg = resize(w.deg, k+1)
+	w.deg[0] = 0
+	sum := 0.0
+	for l, i := range b.items {
+		w.deg[l+1] = w.deg[l] + top[i]
+		for s := 0; s < top[i]; s++ {
+			sum += delta[off[i]+s]
+		}
+	}
+	total := w.deg[k]
+	c := sum / float64(total)
+	if len(w.eps) < k {
+		w.eps = make([][]float64, k)
+	}
+	for l, i := range b.items {
+		m := top[i]
+		w.eps[l] = resize(w.eps[l], m+1)
+		w.eps[l][0] = 1
+		cum := 0.0
+		for h := 1; h <= m; h++ {
+			cum += delta[off[i]+h-1] - c
+			w.eps[l][h] = math.Exp(-cum)
+		}
+	}
+	if len(w.prefix) < k+1 {
+		w.prefix = make([][]float64, k+1)
+		w.suffix = make([][]float64, k+1)
+	}
+	w.prefix[0] = resize(w.prefix[0], 1)
+	w.prefix[0][0] = 1
+	for l := 0; l < k; l++ {
+		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:w.deg[l]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+	}
+	w.suffix[k] = resize(w.suffix[k], 1)
+	w.suffix[k][0] = 1
+	for l := k - 1; l >= 0; l-- {
+		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+	}
+	return c
+}
+
+// multiply sets dst (grown as needed) to the product of the polynomials a and b.
+func multiply(dst, a, b []float64) []float64 {
+	dst = resize(dst, len(a)+len(b)-1)
+	clear(dst)
+	for i, x := range a {
+		for j, y := range b {
+			dst[i+j] += x * y
+		}
+	}
+	return dst
+}
+
+// resize returns s resliced to n elements, reallocated (contents lost) if its capacity is smaller.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// loglik returns Σ_r n_r log γ_r of booklet b at thresholds delta: the booklet's part of
+// −(conditional log-likelihood) beyond Σ δ_ik·S_ik.
+func (w *pesfWork) loglik(b *booklet, delta []float64, top, off []int) (float64, error) {
+	c := w.setup(b, delta, top, off)
+	k := len(b.items)
+	g := w.prefix[k]
+	sum := 0.0
+	for r, n := range b.n {
+		if n > 0 {
+			sum += n * (math.Log(g[r]) - float64(r)*c)
+		}
+	}
+	if !finite(sum) {
+		return 0, w.overflow(k)
+	}
+	return sum, nil
+}
+
+// accumulate adds booklet b's part of the expected category counts (e, at off[i] + h − 1 for
+// item i's category h ≥ 1) and of the information in the category indicators 1[x_i = h]
+// (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r)) at thresholds delta, and
+// returns its part of Σ_r n_r log γ_r.
+//
+// With Γ^(l) the ESFs without item l and Γ^(l,j) without l and j,
+// P(x_l = h | r) = ε'_lh·Γ^(l)_{r−h}/γ'_r and P(x_l = h, x_j = g | r) = ε'_lh·ε'_jg·Γ^(l,j)_{r−h−g}/γ'_r.
+// Γ^(l) is prefix[l]·suffix[l+1]; the joint terms, summed over r with weights n_r, are the
+// functional L(p) = Σ_s (n_s/γ'_s)·p_s applied to z^(h+g)·prefix[l]·(f_{l+1} ⋯ f_{j−1})·suffix[j+1],
+// obtained for all pairs at once by carrying L's weights backwards through the products (an
+// adjoint pass). Every quantity is a sum of products of positive numbers: nothing cancels but
+// the covariance's own P(joint) − P·P.
+func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, info []float64, size int) (float64, error) {
+	c := w.setup(b, delta, top, off)
+	k := len(b.items)
+	total := w.deg[k]
+	g := w.prefix[k]
+	ll := 0.0
+	w.scores = w.scores[:0]
+	for r, n := range b.n {
+		if n > 0 {
+			ll += n * (math.Log(g[r]) - float64(r)*c)
+			w.scores = append(w.scores, r)
+		}
+	}
+	if !finite(ll) {
+		return 0, w.overflow(k)
+	}
+	// P(x_l = h | r) for the scores present.
+	w.p = resize(w.p, len(w.scores)*total)
+	for ri, r := range w.scores {
+		row := w.p[ri*total : (ri+1)*total]
+		for l := 0; l < k; l++ {
+			pre, suf := w.prefix[l][:w.deg[l]+1], w.suffix[l+1][:total-w.deg[l+1]+1]
+			m := w.deg[l+1] - w.deg[l]
+			for h := 1; h <= m; h++ {
+				t := r - h // the coefficient of Γ^(l) wanted
+				s := 0.0
+				for a := max(0, t-(len(suf)-1)); a <= min(t, len(pre)-1); a++ {
+					s += pre[a] * suf[t-a]
+				}
+				row[w.deg[l]+h-1] = w.eps[l][h] * s / g[r]
+			}
+		}
+	}
+	// Expected counts and −Σ_r n_r p pᵀ + diag(E): the whole block but the joint terms of
+	// different items (those of one item are 0: an item has one score).
+	w.e = resize(w.e, total)
+	clear(w.e)
+	w.h = resize(w.h, total*total)
+	clear(w.h)
+	for ri, r := range w.scores {
+		n := b.n[r]
+		row := w.p[ri*total : (ri+1)*total]
+		for a, pa := range row {
+			if pa == 0 {
+				continue
+			}
+			w.e[a] += n * pa
+			np := n * pa
+			ha := w.h[a*total : (a+1)*total]
+			for bb := a; bb < total; bb++ {
+				ha[bb] -= np * row[bb]
+			}
+		}
+	}
+	for a := range total {
+		w.h[a*total+a] += w.e[a]
+	}
+	w.joint(b, total)
+	// Scatter to the item bank's indices.
+	for l, i := range b.items {
+		for h := 1; h <= top[i]; h++ {
+			a := w.deg[l] + h - 1
+			ga := off[i] + h - 1
+			e[ga] += w.e[a]
+			for j := l; j < k; j++ {
+				gj := b.items[j]
+				for hh := 1; hh <= top[gj]; hh++ {
+					bb := w.deg[j] + hh - 1
+					if bb < a {
+						continue
+					}
+					v := w.h[a*total+bb]
+					gb := off[gj] + hh - 1
+					info[ga*size+gb] += v
+					if gb != ga {
+						info[gb*size+ga] += v
+					}
+				}
+			}
+		}
+	}
+	return ll, nil
+}
+
+// joint adds to the upper triangle of w.h the joint probabilities Σ_r n_r P(x_i = h, x_j = g | r)
+// of every pair of items i < j of the booklet.
+func (w *pesfWork) joint(b *booklet, total int) {
+	k := len(b.items)
+	// The functional's weights; entries past M stay 0, so the shifted reads below need no bounds.
+	maxm := 0
+	for l := 0; l < k; l++ {
+		maxm = max(maxm, w.deg[l+1]-w.deg[l])
+	}
+	width := total + 2*maxm + 1
+	w.u = resize(w.u, width)
+	clear(w.u)
+	for s := 0; s <= total; s++ {
+		if n := b.n[s]; n > 0 {
+			w.u[s] = n / w.prefix[k][s]
+		}
+	}
+	if len(w.alpha) < k {
+		w.alpha = make([][]float64, k)
+	}
+	for j := range k {
+		w.alpha[j] = resize(w.alpha[j], width)
+	}
+	w.q = resize(w.q, total+1)
+	w.w = resize(w.w, 2*maxm+1)
+	for i := 0; i+1 < k; i++ {
+		mi := w.deg[i+1] - w.deg[i]
+		// u holds the weights of p ↦ L(prefix[i]·p), valid for degrees up to M − D_i.
+		// alpha[j] holds those of p ↦ L(prefix[i]·p·suffix[j+1]); it is read at t + a with
+		// t ≤ D_j − D_{i+1} (the degree of q) and a ≤ m_i + m_j.
+		last := w.alpha[k-1]
+		copy(last, w.u)
+		for j := k - 1; j > i+1; j-- {
+			src, dst := w.alpha[j], w.alpha[j-1]
+			mj := w.deg[j+1] - w.deg[j]
+			n := w.deg[j] - w.deg[i+1] + mi + 1 // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
+			ej := w.eps[j]
+			for t := 0; t < n; t++ {
+				s := 0.0
+				for h := 0; h <= mj; h++ {
+					s += ej[h] * src[t+h]
+				}
+				dst[t] = s
+			}
+		}
+		q := w.q
+		q[0] = 1
+		dq := 0
+		ei := w.eps[i]
+		for j := i + 1; j < k; j++ {
+			mj := w.deg[j+1] - w.deg[j]
+			a := w.alpha[j]
+			for s := 2; s <= mi+mj; s++ {
+				v := 0.0
+				for t := 0; t <= dq; t++ {
+					v += q[t] * a[t+s]
+				}
+				w.w[s] = v
+			}
+			ej := w.eps[j]
+			for h := 1; h <= mi; h++ {
+				row := w.h[(w.deg[i]+h-1)*total+w.deg[j]-1:]
+				for gg := 1; gg <= mj; gg++ {
+					row[gg] += ei[h] * ej[gg] * w.w[h+gg]
+				}
+			}
+			// q ← q·f_j
+			for t := dq + mj; t >= 0; t-- {
+				s := 0.0
+				for h := max(0, t-dq); h <= min(mj, t); h++ {
+					s += ej[h] * q[t-h]
+				}
+				q[t] = s
+			}
+			dq += mj
+		}
+		// u ← u ∘ (· f_i): u[t] = Σ_h ε'_ih u[t+h], in place reading ahead before writing.
+		for t := 0; t+mi < width; t++ {
+			s := 0.0
+			for h := 0; h <= mi; h++ {
+				s += ei[h] * w.u[t+h]
+			}
+			w.u[t] = s
+		}
+	}
+}
+
+func (w *pesfWork) overflow(k int) error {
+	return fmt.Errorf("the symmetric functions of a booklet of %d items overflow: its thresholds are too far apart for one booklet", k)
+}
