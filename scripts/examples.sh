@@ -33,6 +33,7 @@ ldflags="-X github.com/yardstick-dev/yardstick/pkg/serve.Version=$version"
 go build -ldflags "$ldflags" -o "$work/scoring" github.com/yardstick-dev/yardstick/services/scoring/cmd/scoring
 go build -ldflags "$ldflags" -o "$work/forecast" github.com/yardstick-dev/yardstick/services/forecast/cmd/forecast
 go build -o "$work/prettyjson" ./scripts/prettyjson
+go build -o "$work/planchart" ./scripts/planchart
 
 # Both services on free loopback ports, started here (not inside $(…), whose subshell would keep
 # the pids from cleanup); the watchdog stops them should this script be killed.
@@ -78,6 +79,7 @@ done
 # example TITLE SERVICE PATH BODY [CONTENT-TYPE] [AUTH: yes|no]
 example() {
 	local title=$1 service=$2 path=$3 body=$4 ctype=${5:-application/json} auth=${6:-yes}
+	last_body=$body
 	local base=SCORING token=SCORING_TOKEN
 	[[ $service == forecast ]] && base=FORECAST token=FORECAST_TOKEN
 	local cmd="curl -s -X POST \"\$$base$path\""
@@ -110,6 +112,20 @@ example() {
 				-e 's/"apiVersion": "[^"]*"/"apiVersion": "<version>"/'
 		fi
 		echo '```'
+		echo
+	} >>"$work/examples.md"
+}
+
+# chart TITLE FILE: draws the last example's answer (a growth plan) as an SVG beside the output
+# file, with scripts/planchart, and shows it under that example: the picture partners draw.
+chart() {
+	local title=$1 file=$2
+	printf '%s' "$last_body" >"$work/plan-request.json"
+	"$work/planchart" -request "$work/plan-request.json" -answer "$work/body" -o "$(dirname "$out")/$file"
+	{
+		echo "The same answer drawn as a chart by \`scripts/planchart\` (\`make docs\` redraws it):"
+		echo
+		echo "![$title: the expected measure at each school time with its 80% band, the target and the day it is reached]($file)"
 		echo
 	} >>"$work/examples.md"
 }

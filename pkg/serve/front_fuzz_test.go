@@ -28,7 +28,7 @@ var fuzzRoutes = []string{
 	"/api/score/items/idsWithResults/bayes", "/api/score/items/ids/bayes", "/api/score/scale/bayes",
 	"/api/score/items/idsWithResults/bayes/strands", "/api/score/form/id/standard",
 	"/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math", "/api/forecast/math/group",
-	"/api/forecast/comprehension",
+	"/api/forecast/comprehension", "/api/forecast/plan",
 	"/api/nothing/here",
 	"/api/score/adaptive/next",
 }

@@ -14,6 +14,7 @@ func TestRoutes(t *testing.T) {
 		"/api/forecast/reading/group":                   "/yardstick.forecast.v1.ForecastService/ForecastReadingGroup",
 		"/api/forecast/comprehension":                   "/yardstick.forecast.v1.ForecastService/ForecastComprehension",
 		"/api/score/adaptive/next":                      "/yardstick.scoring.v1.ScoringService/NextItem",
+		"/api/forecast/plan":                            "/yardstick.forecast.v1.ForecastService/Plan",
 	}
 	got := map[string]string{}
 	for _, r := range routes {
@@ -22,8 +23,8 @@ func TestRoutes(t *testing.T) {
 		}
 		got[r.Path] = r.FullMethod
 	}
-	if len(routes) != 17 {
-		t.Errorf("got %d routes; want 17 (1 token, 11 scoring, 5 forecast)", len(routes))
+	if len(routes) != 18 {
+		t.Errorf("got %d routes; want 18 (1 token, 11 scoring, 6 forecast)", len(routes))
 	}
 	for path, method := range want {
 		if got[path] != method {

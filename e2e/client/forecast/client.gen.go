@@ -229,6 +229,81 @@ func (e V1GroupForecastResponseFramework) Valid() bool {
 	}
 }
 
+// Defines values for V1PlanPointTimeOfYear.
+const (
+	V1PlanPointTimeOfYearEOY V1PlanPointTimeOfYear = "EOY"
+	V1PlanPointTimeOfYearMOY V1PlanPointTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1PlanPointTimeOfYear enum.
+func (e V1PlanPointTimeOfYear) Valid() bool {
+	switch e {
+	case V1PlanPointTimeOfYearEOY:
+		return true
+	case V1PlanPointTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1PlanRequestFramework.
+const (
+	V1PlanRequestFrameworkLexile   V1PlanRequestFramework = "lexile"
+	V1PlanRequestFrameworkQuantile V1PlanRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1PlanRequestFramework enum.
+func (e V1PlanRequestFramework) Valid() bool {
+	switch e {
+	case V1PlanRequestFrameworkLexile:
+		return true
+	case V1PlanRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1PlanRequestTimeOfYear.
+const (
+	V1PlanRequestTimeOfYearBOY V1PlanRequestTimeOfYear = "BOY"
+	V1PlanRequestTimeOfYearEOY V1PlanRequestTimeOfYear = "EOY"
+	V1PlanRequestTimeOfYearMOY V1PlanRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the V1PlanRequestTimeOfYear enum.
+func (e V1PlanRequestTimeOfYear) Valid() bool {
+	switch e {
+	case V1PlanRequestTimeOfYearBOY:
+		return true
+	case V1PlanRequestTimeOfYearEOY:
+		return true
+	case V1PlanRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for V1PlanResponseFramework.
+const (
+	V1PlanResponseFrameworkLexile   V1PlanResponseFramework = "lexile"
+	V1PlanResponseFrameworkQuantile V1PlanResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the V1PlanResponseFramework enum.
+func (e V1PlanResponseFramework) Valid() bool {
+	switch e {
+	case V1PlanResponseFrameworkLexile:
+		return true
+	case V1PlanResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Error The body of every non-2xx answer.
 type Error struct {
 	// AdditionalInfo Further text.
@@ -516,6 +591,119 @@ type V1IssueTokenResponse struct {
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
+// V1PlanPoint The forecast at one school time of a plan.
+type V1PlanPoint struct {
+	// Ability The forecast measure then.
+	Ability float64 `json:"ability"`
+
+	// AbilityDisplay The forecast measure as shown, e.g. "850L".
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ElapsedDays Days from the measure to that school time (365.25 a year, not rounded).
+	ElapsedDays float64 `json:"elapsedDays"`
+
+	// Grade The grade of that school time, 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// Probability The probability of being at or above the target then.
+	Probability float64 `json:"probability"`
+
+	// TimeOfYear "MOY" or "EOY" (the beginning of a year is the end of the one before).
+	TimeOfYear V1PlanPointTimeOfYear `json:"timeOfYear"`
+
+	// Uncertainty Its uncertainty.
+	Uncertainty float64 `json:"uncertainty"`
+}
+
+// V1PlanPointTimeOfYear "MOY" or "EOY" (the beginning of a year is the end of the one before).
+type V1PlanPointTimeOfYear string
+
+// V1PlanReach The first day a plan's target is reached.
+type V1PlanReach struct {
+	// Ability The forecast measure that day.
+	Ability float64 `json:"ability"`
+
+	// AbilityDisplay The forecast measure as shown.
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ElapsedDays Whole days from the measure.
+	ElapsedDays float64 `json:"elapsedDays"`
+
+	// Probability The probability of being at or above the target that day (at least the one asked).
+	Probability float64 `json:"probability"`
+
+	// Uncertainty Its uncertainty.
+	Uncertainty float64 `json:"uncertainty"`
+}
+
+// V1PlanRequest A student's measure, when it was taken, and the target to plan for.
+type V1PlanRequest struct {
+	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
+	//
+	// Any case is accepted.
+	Framework V1PlanRequestFramework `json:"framework"`
+
+	// Grade Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// HorizonDays Optional, 1 to 3,653: the days searched. Default: the days to the end of grade 12 (rounded
+	// up), at most 3,653.
+	HorizonDays *int32 `json:"horizonDays,omitempty"`
+
+	// PriorAbility Required. The student's latest measure, -10,000 to 10,000.
+	PriorAbility float64 `json:"priorAbility"`
+
+	// PriorUncertainty Required. Its uncertainty, greater than 0 and at most 10,000.
+	PriorUncertainty float64 `json:"priorUncertainty"`
+
+	// Probability Optional, strictly between 0 and 1 (default 0.5): the probability of being at or above the
+	// target that counts as reaching it.
+	Probability *float64 `json:"probability,omitempty"`
+
+	// Target Required. The measure to reach, -10,000 to 10,000.
+	Target float64 `json:"target"`
+
+	// TestUncertainty Optional, 0 to 10,000 (default 0): the uncertainty of the future test, as on a forecast.
+	TestUncertainty *float64 `json:"testUncertainty,omitempty"`
+
+	// TimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	//
+	// Any case is accepted.
+	TimeOfYear V1PlanRequestTimeOfYear `json:"timeOfYear"`
+}
+
+// V1PlanRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
+//
+// Any case is accepted.
+type V1PlanRequestFramework string
+
+// V1PlanRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+//
+// Any case is accepted.
+type V1PlanRequestTimeOfYear string
+
+// V1PlanResponse A growth plan: the road and the day the target is reached.
+type V1PlanResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework V1PlanResponseFramework `json:"framework"`
+
+	// Reach The first day a plan's target is reached.
+	Reach *V1PlanReach `json:"reach,omitempty"`
+
+	// Trajectory One point at every later MOY and EOY up to the horizon, in time order.
+	Trajectory []V1PlanPoint `json:"trajectory"`
+}
+
+// V1PlanResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type V1PlanResponseFramework string
+
 // V1StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].
 type V1StudentData struct {
@@ -602,6 +790,9 @@ type ForecastServiceForecastMathJSONRequestBody = V1ForecastRequest
 
 // ForecastServiceForecastMathGroupJSONRequestBody defines body for ForecastServiceForecastMathGroup for application/json ContentType.
 type ForecastServiceForecastMathGroupJSONRequestBody = V1GroupForecastRequest
+
+// ForecastServicePlanJSONRequestBody defines body for ForecastServicePlan for application/json ContentType.
+type ForecastServicePlanJSONRequestBody = V1PlanRequest
 
 // ForecastServiceForecastReadingJSONRequestBody defines body for ForecastServiceForecastReading for application/json ContentType.
 type ForecastServiceForecastReadingJSONRequestBody = V1ForecastRequest
@@ -1134,6 +1325,34 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForecastServicePlanWithBody A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+	ForecastServicePlanWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForecastServicePlan A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+	ForecastServicePlan(ctx context.Context, body ForecastServicePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
 	//
 	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -1320,6 +1539,54 @@ func (c *Client) ForecastServiceForecastMathGroupWithBody(ctx context.Context, c
 // Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewForecastServiceForecastMathGroupRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServicePlanWithBody A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// target, and the first day the target is reached with the probability asked.
+//
+// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+// (null when none does).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+func (c *Client) ForecastServicePlanWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServicePlanRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServicePlan A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// target, and the first day the target is reached with the probability asked.
+//
+// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+// (null when none does).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+func (c *Client) ForecastServicePlan(ctx context.Context, body ForecastServicePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServicePlanRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1591,6 +1858,46 @@ func NewForecastServiceForecastMathGroupRequestWithBody(server string, contentTy
 	return req, nil
 }
 
+// NewForecastServicePlanRequest calls the generic ForecastServicePlan builder with application/json body
+func NewForecastServicePlanRequest(server string, body ForecastServicePlanJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewForecastServicePlanRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewForecastServicePlanRequestWithBody constructs an http.Request for the ForecastServicePlan method, with any body, and a specified content type
+func NewForecastServicePlanRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/plan")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewForecastServiceForecastReadingRequest calls the generic ForecastServiceForecastReading builder with application/json body
 func NewForecastServiceForecastReadingRequest(server string, body ForecastServiceForecastReadingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1829,6 +2136,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
+
+	// ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+	ForecastServicePlanWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServicePlanResponse, error)
+
+	// ForecastServicePlanWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+	ForecastServicePlanWithResponse(ctx context.Context, body ForecastServicePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServicePlanResponse, error)
 
 	// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
 	//
@@ -2250,6 +2585,124 @@ func (r ForecastServiceForecastMathGroupResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ForecastServiceForecastMathGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ForecastServicePlanResponse401Headers the declared response headers of an HTTP 401 response for ForecastServicePlan
+type ForecastServicePlanResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServicePlanResponse429Headers the declared response headers of an HTTP 429 response for ForecastServicePlan
+type ForecastServicePlanResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServicePlanResponse503Headers the declared response headers of an HTTP 503 response for ForecastServicePlan
+type ForecastServicePlanResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServicePlanResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *V1PlanResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServicePlanResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServicePlanResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServicePlanResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON200() *V1PlanResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServicePlanResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServicePlanResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServicePlanResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServicePlanResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServicePlanResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2710,6 +3163,46 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 	return ParseForecastServiceForecastMathGroupResponse(rsp)
 }
 
+// ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// target, and the first day the target is reached with the probability asked.
+//
+// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+// (null when none does).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+func (c *ClientWithResponses) ForecastServicePlanWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServicePlanResponse, error) {
+	rsp, err := c.ForecastServicePlanWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServicePlanResponse(rsp)
+}
+
+// ForecastServicePlanWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// target, and the first day the target is reached with the probability asked.
+//
+// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+// (null when none does).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
+func (c *ClientWithResponses) ForecastServicePlanWithResponse(ctx context.Context, body ForecastServicePlanJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServicePlanResponse, error) {
+	rsp, err := c.ForecastServicePlan(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServicePlanResponse(rsp)
+}
+
 // ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
 //
 // POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -3155,6 +3648,121 @@ func ParseForecastServiceForecastMathGroupResponse(rsp *http.Response) (*Forecas
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ForecastServiceForecastMathGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForecastServicePlanResponse parses an HTTP response from a ForecastServicePlanWithResponse call
+func ParseForecastServicePlanResponse(rsp *http.Response) (*ForecastServicePlanResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServicePlanResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest V1PlanResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServicePlanResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServicePlanResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServicePlanResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -779,6 +779,382 @@ func (x *ComprehensionResponse) GetApiVersion() string {
 	return ""
 }
 
+// A student's measure, when it was taken, and the target to plan for.
+type PlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: "lexile" (reading) or "quantile" (math), any case.
+	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Required. The student's latest measure, -10,000 to 10,000.
+	PriorAbility *float64 `protobuf:"fixed64,2,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
+	// Required. Its uncertainty, greater than 0 and at most 10,000.
+	PriorUncertainty *float64 `protobuf:"fixed64,3,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
+	// Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
+	Grade *int32 `protobuf:"varint,4,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Required. The measure to reach, -10,000 to 10,000.
+	Target *float64 `protobuf:"fixed64,6,opt,name=target,proto3,oneof" json:"target,omitempty"`
+	// Optional, strictly between 0 and 1 (default 0.5): the probability of being at or above the
+	// target that counts as reaching it.
+	Probability *float64 `protobuf:"fixed64,7,opt,name=probability,proto3,oneof" json:"probability,omitempty"`
+	// Optional, 0 to 10,000 (default 0): the uncertainty of the future test, as on a forecast.
+	TestUncertainty *float64 `protobuf:"fixed64,8,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof" json:"test_uncertainty,omitempty"`
+	// Optional, 1 to 3,653: the days searched. Default: the days to the end of grade 12 (rounded
+	// up), at most 3,653.
+	HorizonDays   *int32 `protobuf:"varint,9,opt,name=horizon_days,json=horizonDays,proto3,oneof" json:"horizon_days,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRequest) Reset() {
+	*x = PlanRequest{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRequest) ProtoMessage() {}
+
+func (x *PlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRequest.ProtoReflect.Descriptor instead.
+func (*PlanRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PlanRequest) GetFramework() string {
+	if x != nil && x.Framework != nil {
+		return *x.Framework
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetPriorAbility() float64 {
+	if x != nil && x.PriorAbility != nil {
+		return *x.PriorAbility
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetPriorUncertainty() float64 {
+	if x != nil && x.PriorUncertainty != nil {
+		return *x.PriorUncertainty
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetTarget() float64 {
+	if x != nil && x.Target != nil {
+		return *x.Target
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetProbability() float64 {
+	if x != nil && x.Probability != nil {
+		return *x.Probability
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetTestUncertainty() float64 {
+	if x != nil && x.TestUncertainty != nil {
+		return *x.TestUncertainty
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetHorizonDays() int32 {
+	if x != nil && x.HorizonDays != nil {
+		return *x.HorizonDays
+	}
+	return 0
+}
+
+// The forecast at one school time of a plan.
+type PlanPoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grade of that school time, 0 (Kindergarten) to 12.
+	Grade int32 `protobuf:"varint,1,opt,name=grade,proto3" json:"grade,omitempty"`
+	// "MOY" or "EOY" (the beginning of a year is the end of the one before).
+	TimeOfYear string `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3" json:"time_of_year,omitempty"`
+	// Days from the measure to that school time (365.25 a year, not rounded).
+	ElapsedDays float64 `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3" json:"elapsed_days,omitempty"`
+	// The forecast measure then.
+	Ability float64 `protobuf:"fixed64,4,opt,name=ability,proto3" json:"ability,omitempty"`
+	// The forecast measure as shown, e.g. "850L".
+	AbilityDisplay string `protobuf:"bytes,5,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Its uncertainty.
+	Uncertainty float64 `protobuf:"fixed64,6,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// The probability of being at or above the target then.
+	Probability   float64 `protobuf:"fixed64,7,opt,name=probability,proto3" json:"probability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanPoint) Reset() {
+	*x = PlanPoint{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanPoint) ProtoMessage() {}
+
+func (x *PlanPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanPoint.ProtoReflect.Descriptor instead.
+func (*PlanPoint) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *PlanPoint) GetGrade() int32 {
+	if x != nil {
+		return x.Grade
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetTimeOfYear() string {
+	if x != nil {
+		return x.TimeOfYear
+	}
+	return ""
+}
+
+func (x *PlanPoint) GetElapsedDays() float64 {
+	if x != nil {
+		return x.ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetAbility() float64 {
+	if x != nil {
+		return x.Ability
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetAbilityDisplay() string {
+	if x != nil {
+		return x.AbilityDisplay
+	}
+	return ""
+}
+
+func (x *PlanPoint) GetUncertainty() float64 {
+	if x != nil {
+		return x.Uncertainty
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetProbability() float64 {
+	if x != nil {
+		return x.Probability
+	}
+	return 0
+}
+
+// The first day a plan's target is reached.
+type PlanReach struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whole days from the measure.
+	ElapsedDays float64 `protobuf:"fixed64,1,opt,name=elapsed_days,json=elapsedDays,proto3" json:"elapsed_days,omitempty"`
+	// The forecast measure that day.
+	Ability float64 `protobuf:"fixed64,2,opt,name=ability,proto3" json:"ability,omitempty"`
+	// The forecast measure as shown.
+	AbilityDisplay string `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	// Its uncertainty.
+	Uncertainty float64 `protobuf:"fixed64,4,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
+	// The probability of being at or above the target that day (at least the one asked).
+	Probability   float64 `protobuf:"fixed64,5,opt,name=probability,proto3" json:"probability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanReach) Reset() {
+	*x = PlanReach{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanReach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanReach) ProtoMessage() {}
+
+func (x *PlanReach) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanReach.ProtoReflect.Descriptor instead.
+func (*PlanReach) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *PlanReach) GetElapsedDays() float64 {
+	if x != nil {
+		return x.ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanReach) GetAbility() float64 {
+	if x != nil {
+		return x.Ability
+	}
+	return 0
+}
+
+func (x *PlanReach) GetAbilityDisplay() string {
+	if x != nil {
+		return x.AbilityDisplay
+	}
+	return ""
+}
+
+func (x *PlanReach) GetUncertainty() float64 {
+	if x != nil {
+		return x.Uncertainty
+	}
+	return 0
+}
+
+func (x *PlanReach) GetProbability() float64 {
+	if x != nil {
+		return x.Probability
+	}
+	return 0
+}
+
+// A growth plan: the road and the day the target is reached.
+type PlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One point at every later MOY and EOY up to the horizon, in time order.
+	Trajectory []*PlanPoint `protobuf:"bytes,1,rep,name=trajectory,proto3" json:"trajectory,omitempty"`
+	// The first whole day the target is reached with the probability asked; null when no day of
+	// the horizon does.
+	Reach *PlanReach `protobuf:"bytes,2,opt,name=reach,proto3" json:"reach,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion    string `protobuf:"bytes,4,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanResponse) Reset() {
+	*x = PlanResponse{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanResponse) ProtoMessage() {}
+
+func (x *PlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
+func (*PlanResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PlanResponse) GetTrajectory() []*PlanPoint {
+	if x != nil {
+		return x.Trajectory
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetReach() *PlanReach {
+	if x != nil {
+		return x.Reach
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
+func (x *PlanResponse) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
 // One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
 // the field set.
 type ForecastBatchRecord struct {
@@ -795,6 +1171,7 @@ type ForecastBatchRecord struct {
 	//	*ForecastBatchRecord_ForecastMath
 	//	*ForecastBatchRecord_ForecastMathGroup
 	//	*ForecastBatchRecord_ForecastComprehension
+	//	*ForecastBatchRecord_Plan
 	Request       isForecastBatchRecord_Request `protobuf_oneof:"request"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -802,7 +1179,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +1191,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +1204,7 @@ func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchRecord.ProtoReflect.Descriptor instead.
 func (*ForecastBatchRecord) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{10}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ForecastBatchRecord) GetId() string {
@@ -889,6 +1266,15 @@ func (x *ForecastBatchRecord) GetForecastComprehension() *ComprehensionRequest {
 	return nil
 }
 
+func (x *ForecastBatchRecord) GetPlan() *PlanRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_Plan); ok {
+			return x.Plan
+		}
+	}
+	return nil
+}
+
 type isForecastBatchRecord_Request interface {
 	isForecastBatchRecord_Request()
 }
@@ -913,6 +1299,10 @@ type ForecastBatchRecord_ForecastComprehension struct {
 	ForecastComprehension *ComprehensionRequest `protobuf:"bytes,6,opt,name=forecast_comprehension,json=forecastComprehension,proto3,oneof"`
 }
 
+type ForecastBatchRecord_Plan struct {
+	Plan *PlanRequest `protobuf:"bytes,7,opt,name=plan,proto3,oneof"`
+}
+
 func (*ForecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
 
 func (*ForecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
@@ -922,6 +1312,8 @@ func (*ForecastBatchRecord_ForecastMath) isForecastBatchRecord_Request() {}
 func (*ForecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
 
 func (*ForecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_Plan) isForecastBatchRecord_Request() {}
 
 // The answer to one ForecastBatch record, in the record's place: the rpc's response or its
 // error.
@@ -937,6 +1329,7 @@ type ForecastBatchAnswer struct {
 	//	*ForecastBatchAnswer_Group
 	//	*ForecastBatchAnswer_Comprehension
 	//	*ForecastBatchAnswer_Error
+	//	*ForecastBatchAnswer_Plan
 	Answer        isForecastBatchAnswer_Answer `protobuf_oneof:"answer"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -944,7 +1337,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1349,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1362,7 @@ func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchAnswer.ProtoReflect.Descriptor instead.
 func (*ForecastBatchAnswer) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{11}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ForecastBatchAnswer) GetId() string {
@@ -1022,6 +1415,15 @@ func (x *ForecastBatchAnswer) GetError() *v1.Status {
 	return nil
 }
 
+func (x *ForecastBatchAnswer) GetPlan() *PlanResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Plan); ok {
+			return x.Plan
+		}
+	}
+	return nil
+}
+
 type isForecastBatchAnswer_Answer interface {
 	isForecastBatchAnswer_Answer()
 }
@@ -1042,6 +1444,10 @@ type ForecastBatchAnswer_Error struct {
 	Error *v1.Status `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
 }
 
+type ForecastBatchAnswer_Plan struct {
+	Plan *PlanResponse `protobuf:"bytes,6,opt,name=plan,proto3,oneof"`
+}
+
 func (*ForecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
 
 func (*ForecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
@@ -1049,6 +1455,8 @@ func (*ForecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
 func (*ForecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
 
 func (*ForecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
+
+func (*ForecastBatchAnswer_Plan) isForecastBatchAnswer_Answer() {}
 
 // A group stream's settings: the unary group request without its students, and which group.
 type GroupStreamSettings struct {
@@ -1070,7 +1478,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1490,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1503,7 @@ func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamSettings.ProtoReflect.Descriptor instead.
 func (*GroupStreamSettings) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{12}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GroupStreamSettings) GetSubject() string {
@@ -1147,7 +1555,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1567,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1580,7 @@ func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamRequest.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamRequest) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ForecastGroupStreamRequest) GetMessage() isForecastGroupStreamRequest_Message {
@@ -1232,7 +1640,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1652,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1665,7 @@ func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidStudent.ProtoReflect.Descriptor instead.
 func (*InvalidStudent) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *InvalidStudent) GetMessage() int64 {
@@ -1288,7 +1696,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1708,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1721,7 @@ func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamResult.ProtoReflect.Descriptor instead.
 func (*GroupStreamResult) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
@@ -1345,7 +1753,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1765,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1778,7 @@ func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamResponse.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ForecastGroupStreamResponse) GetAnswer() isForecastGroupStreamResponse_Answer {
@@ -1516,21 +1924,67 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05rates\x18\x01 \x03(\x01R\x05rates\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x03 \x01(\tR\n" +
-	"apiVersion\"\xfe\x03\n" +
+	"apiVersion\"\xfc\x03\n" +
+	"\vPlanRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12(\n" +
+	"\rprior_ability\x18\x02 \x01(\x01H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x03 \x01(\x01H\x02R\x10priorUncertainty\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x03R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x04R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1b\n" +
+	"\x06target\x18\x06 \x01(\x01H\x05R\x06target\x88\x01\x01\x12%\n" +
+	"\vprobability\x18\a \x01(\x01H\x06R\vprobability\x88\x01\x01\x12.\n" +
+	"\x10test_uncertainty\x18\b \x01(\x01H\aR\x0ftestUncertainty\x88\x01\x01\x12&\n" +
+	"\fhorizon_days\x18\t \x01(\x05H\bR\vhorizonDays\x88\x01\x01B\f\n" +
+	"\n" +
+	"_frameworkB\x10\n" +
+	"\x0e_prior_abilityB\x14\n" +
+	"\x12_prior_uncertaintyB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\t\n" +
+	"\a_targetB\x0e\n" +
+	"\f_probabilityB\x13\n" +
+	"\x11_test_uncertaintyB\x0f\n" +
+	"\r_horizon_days\"\xed\x01\n" +
+	"\tPlanPoint\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\x05R\x05grade\x12 \n" +
+	"\ftime_of_year\x18\x02 \x01(\tR\n" +
+	"timeOfYear\x12!\n" +
+	"\felapsed_days\x18\x03 \x01(\x01R\velapsedDays\x12\x18\n" +
+	"\aability\x18\x04 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x05 \x01(\tR\x0eabilityDisplay\x12 \n" +
+	"\vuncertainty\x18\x06 \x01(\x01R\vuncertainty\x12 \n" +
+	"\vprobability\x18\a \x01(\x01R\vprobability\"\xb5\x01\n" +
+	"\tPlanReach\x12!\n" +
+	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12\x18\n" +
+	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
+	"\vuncertainty\x18\x04 \x01(\x01R\vuncertainty\x12 \n" +
+	"\vprobability\x18\x05 \x01(\x01R\vprobability\"\xc7\x01\n" +
+	"\fPlanResponse\x12@\n" +
+	"\n" +
+	"trajectory\x18\x01 \x03(\v2 .yardstick.forecast.v1.PlanPointR\n" +
+	"trajectory\x126\n" +
+	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
+	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\x04 \x01(\tR\n" +
+	"apiVersion\"\xb8\x04\n" +
 	"\x13ForecastBatchRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12S\n" +
 	"\x10forecast_reading\x18\x02 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12c\n" +
 	"\x16forecast_reading_group\x18\x03 \x01(\v2+.yardstick.forecast.v1.GroupForecastRequestH\x00R\x14forecastReadingGroup\x12M\n" +
 	"\rforecast_math\x18\x04 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12]\n" +
 	"\x13forecast_math_group\x18\x05 \x01(\v2+.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12d\n" +
-	"\x16forecast_comprehension\x18\x06 \x01(\v2+.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehensionB\t\n" +
-	"\arequest\"\xbe\x02\n" +
+	"\x16forecast_comprehension\x18\x06 \x01(\v2+.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehension\x128\n" +
+	"\x04plan\x18\a \x01(\v2\".yardstick.forecast.v1.PlanRequestH\x00R\x04planB\t\n" +
+	"\arequest\"\xf9\x02\n" +
 	"\x13ForecastBatchAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12=\n" +
 	"\bforecast\x18\x02 \x01(\v2\x1f.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12D\n" +
 	"\x05group\x18\x03 \x01(\v2,.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12T\n" +
 	"\rcomprehension\x18\x04 \x01(\v2,.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
-	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05error\x129\n" +
+	"\x04plan\x18\x06 \x01(\v2#.yardstick.forecast.v1.PlanResponseH\x00R\x04planB\b\n" +
 	"\x06answer\"\xf0\x01\n" +
 	"\x13GroupStreamSettings\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
@@ -1557,13 +2011,14 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2&.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12A\n" +
 	"\ainvalid\x18\x02 \x01(\v2%.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12@\n" +
 	"\x05group\x18\x03 \x01(\v2(.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\xb4\a\n" +
+	"\x06answer2\x9b\b\n" +
 	"\x0fForecastService\x12p\n" +
 	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x85\x01\n" +
 	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12m\n" +
 	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x82\x01\n" +
 	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x88\x01\n" +
-	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x7f\n" +
+	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12e\n" +
+	"\x04Plan\x12\".yardstick.forecast.v1.PlanRequest\x1a#.yardstick.forecast.v1.PlanResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x7f\n" +
 	"\rForecastBatch\x12*.yardstick.forecast.v1.ForecastBatchRecord\x1a*.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xa6\x01\n" +
 	"\x13ForecastGroupStream\x121.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a2.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01BKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
 
@@ -1579,7 +2034,7 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: yardstick.forecast.v1.StudentData
@@ -1591,55 +2046,65 @@ var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*GroupForecastResponse)(nil),       // 7: yardstick.forecast.v1.GroupForecastResponse
 	(*ComprehensionRequest)(nil),        // 8: yardstick.forecast.v1.ComprehensionRequest
 	(*ComprehensionResponse)(nil),       // 9: yardstick.forecast.v1.ComprehensionResponse
-	(*ForecastBatchRecord)(nil),         // 10: yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 11: yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 12: yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 13: yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 14: yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 15: yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 16: yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 17: yardstick.batch.v1.Status
+	(*PlanRequest)(nil),                 // 10: yardstick.forecast.v1.PlanRequest
+	(*PlanPoint)(nil),                   // 11: yardstick.forecast.v1.PlanPoint
+	(*PlanReach)(nil),                   // 12: yardstick.forecast.v1.PlanReach
+	(*PlanResponse)(nil),                // 13: yardstick.forecast.v1.PlanResponse
+	(*ForecastBatchRecord)(nil),         // 14: yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 15: yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 16: yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 17: yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 18: yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 19: yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 20: yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 21: yardstick.batch.v1.Status
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
 	4,  // 1: yardstick.forecast.v1.GroupForecasts.students:type_name -> yardstick.forecast.v1.StudentForecast
 	5,  // 2: yardstick.forecast.v1.GroupForecasts.group:type_name -> yardstick.forecast.v1.GroupAggregate
 	6,  // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
-	0,  // 4: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 5: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 6: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
-	3,  // 9: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
-	7,  // 10: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 11: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
-	17, // 12: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	12, // 13: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
-	1,  // 14: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
-	17, // 15: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 16: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
-	4,  // 17: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
-	14, // 18: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
-	15, // 19: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
-	0,  // 20: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 21: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 22: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 23: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 24: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 25: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
-	13, // 26: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 27: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 28: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3,  // 29: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 30: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 31: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
-	11, // 32: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
-	16, // 33: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
-	27, // [27:34] is the sub-list for method output_type
-	20, // [20:27] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	11, // 4: yardstick.forecast.v1.PlanResponse.trajectory:type_name -> yardstick.forecast.v1.PlanPoint
+	12, // 5: yardstick.forecast.v1.PlanResponse.reach:type_name -> yardstick.forecast.v1.PlanReach
+	0,  // 6: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 11: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
+	3,  // 12: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
+	7,  // 13: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 14: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
+	21, // 15: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	13, // 16: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
+	16, // 17: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
+	1,  // 18: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
+	21, // 19: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 20: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
+	4,  // 21: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
+	18, // 22: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
+	19, // 23: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
+	0,  // 24: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 25: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 26: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 27: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 28: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 29: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
+	14, // 30: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
+	17, // 31: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 32: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 33: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3,  // 34: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 35: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 36: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	13, // 37: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
+	15, // 38: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
+	20, // 39: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_forecast_v1_forecast_proto_init() }
@@ -1653,25 +2118,28 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[3].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{
 		(*ForecastBatchRecord_ForecastReading)(nil),
 		(*ForecastBatchRecord_ForecastReadingGroup)(nil),
 		(*ForecastBatchRecord_ForecastMath)(nil),
 		(*ForecastBatchRecord_ForecastMathGroup)(nil),
 		(*ForecastBatchRecord_ForecastComprehension)(nil),
+		(*ForecastBatchRecord_Plan)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[11].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
 		(*ForecastBatchAnswer_Forecast)(nil),
 		(*ForecastBatchAnswer_Group)(nil),
 		(*ForecastBatchAnswer_Comprehension)(nil),
 		(*ForecastBatchAnswer_Error)(nil),
+		(*ForecastBatchAnswer_Plan)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[13].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{
 		(*ForecastGroupStreamRequest_Settings)(nil),
 		(*ForecastGroupStreamRequest_Student)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*ForecastGroupStreamResponse_Student)(nil),
 		(*ForecastGroupStreamResponse_Invalid)(nil),
 		(*ForecastGroupStreamResponse_Group)(nil),
@@ -1682,7 +2150,7 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const (
 	ForecastService_ForecastMath_FullMethodName          = "/yardstick.forecast.v1.ForecastService/ForecastMath"
 	ForecastService_ForecastMathGroup_FullMethodName     = "/yardstick.forecast.v1.ForecastService/ForecastMathGroup"
 	ForecastService_ForecastComprehension_FullMethodName = "/yardstick.forecast.v1.ForecastService/ForecastComprehension"
+	ForecastService_Plan_FullMethodName                  = "/yardstick.forecast.v1.ForecastService/Plan"
 	ForecastService_ForecastBatch_FullMethodName         = "/yardstick.forecast.v1.ForecastService/ForecastBatch"
 	ForecastService_ForecastGroupStream_FullMethodName   = "/yardstick.forecast.v1.ForecastService/ForecastGroupStream"
 )
@@ -75,6 +76,15 @@ type ForecastServiceClient interface {
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error)
+	// A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
 	// Batch forecasting at district scale: a stream of records in, their answers out, in input
 	// order.
 	//
@@ -154,6 +164,16 @@ func (c *forecastServiceClient) ForecastComprehension(ctx context.Context, in *C
 	return out, nil
 }
 
+func (c *forecastServiceClient) Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanResponse)
+	err := c.cc.Invoke(ctx, ForecastService_Plan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *forecastServiceClient) ForecastBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ForecastService_ServiceDesc.Streams[0], ForecastService_ForecastBatch_FullMethodName, cOpts...)
@@ -227,6 +247,15 @@ type ForecastServiceServer interface {
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error)
+	// A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// target, and the first day the target is reached with the probability asked.
+	//
+	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
+	// end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
+	// elapsedDays with the target as the one cut level: its probability is P(measure ≥ target)),
+	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
+	// (null when none does).
+	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
 	// Batch forecasting at district scale: a stream of records in, their answers out, in input
 	// order.
 	//
@@ -270,6 +299,9 @@ func (UnimplementedForecastServiceServer) ForecastMathGroup(context.Context, *Gr
 }
 func (UnimplementedForecastServiceServer) ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ForecastComprehension not implemented")
+}
+func (UnimplementedForecastServiceServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
 }
 func (UnimplementedForecastServiceServer) ForecastBatch(grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]) error {
 	return status.Error(codes.Unimplemented, "method ForecastBatch not implemented")
@@ -388,6 +420,24 @@ func _ForecastService_ForecastComprehension_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ForecastService_Plan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ForecastServiceServer).Plan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ForecastService_Plan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ForecastServiceServer).Plan(ctx, req.(*PlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ForecastService_ForecastBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ForecastServiceServer).ForecastBatch(&grpc.GenericServerStream[ForecastBatchRecord, ForecastBatchAnswer]{ServerStream: stream})
 }
@@ -428,6 +478,10 @@ var ForecastService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ForecastComprehension",
 			Handler:    _ForecastService_ForecastComprehension_Handler,
+		},
+		{
+			MethodName: "Plan",
+			Handler:    _ForecastService_Plan_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

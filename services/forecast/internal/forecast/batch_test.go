@@ -18,6 +18,10 @@ var forecastSeeds = map[string][]string{
 	"/api/forecast/math":          {`{"priorAbility":640,"priorUncertainty":70,"testUncertainty":32.5,"elapsedDays":180,"cutLevels":[500,650,800]}`},
 	"/api/forecast/math/group":    {`{"studentData":[[640,70,180],[420,55,90]],"testUncertainty":32.5,"cutLevels":[500,650,800]}`},
 	"/api/forecast/comprehension": {`{"framework":"lexile","readerAbility":850,"textMeasures":[600,850,1100]}`},
+	"/api/forecast/plan": {
+		`{"framework":"lexile","priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":900,"testUncertainty":32.5}`,
+		`{"framework":"quantile","priorAbility":600,"priorUncertainty":45,"grade":4,"timeOfYear":"BOY","target":760,"probability":0.6,"horizonDays":400}`,
+	},
 }
 
 // notForecast are paths a forecast batch answers 404.

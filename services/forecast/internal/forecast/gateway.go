@@ -33,3 +33,7 @@ func (g gateway) ForecastMathGroup(ctx context.Context, r *forecastv1.GroupForec
 func (g gateway) ForecastComprehension(ctx context.Context, r *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
 	return serve.Invoke(ctx, r, g.s.ForecastComprehension)
 }
+
+func (g gateway) Plan(ctx context.Context, r *forecastv1.PlanRequest) (*forecastv1.PlanResponse, error) {
+	return serve.Invoke(ctx, r, g.s.Plan)
+}

@@ -1403,6 +1403,725 @@ func (b0 ComprehensionResponse_builder) Build() *ComprehensionResponse {
 	return m0
 }
 
+// A student's measure, when it was taken, and the target to plan for.
+type PlanRequest struct {
+	state                       protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Framework        *string                `protobuf:"bytes,1,opt,name=framework,proto3,oneof"`
+	xxx_hidden_PriorAbility     float64                `protobuf:"fixed64,2,opt,name=prior_ability,json=priorAbility,proto3,oneof"`
+	xxx_hidden_PriorUncertainty float64                `protobuf:"fixed64,3,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof"`
+	xxx_hidden_Grade            int32                  `protobuf:"varint,4,opt,name=grade,proto3,oneof"`
+	xxx_hidden_TimeOfYear       *string                `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof"`
+	xxx_hidden_Target           float64                `protobuf:"fixed64,6,opt,name=target,proto3,oneof"`
+	xxx_hidden_Probability      float64                `protobuf:"fixed64,7,opt,name=probability,proto3,oneof"`
+	xxx_hidden_TestUncertainty  float64                `protobuf:"fixed64,8,opt,name=test_uncertainty,json=testUncertainty,proto3,oneof"`
+	xxx_hidden_HorizonDays      int32                  `protobuf:"varint,9,opt,name=horizon_days,json=horizonDays,proto3,oneof"`
+	XXX_raceDetectHookData      protoimpl.RaceDetectHookData
+	XXX_presence                [1]uint32
+	unknownFields               protoimpl.UnknownFields
+	sizeCache                   protoimpl.SizeCache
+}
+
+func (x *PlanRequest) Reset() {
+	*x = PlanRequest{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRequest) ProtoMessage() {}
+
+func (x *PlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *PlanRequest) GetFramework() string {
+	if x != nil {
+		if x.xxx_hidden_Framework != nil {
+			return *x.xxx_hidden_Framework
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetPriorAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_PriorAbility
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetPriorUncertainty() float64 {
+	if x != nil {
+		return x.xxx_hidden_PriorUncertainty
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetTimeOfYear() string {
+	if x != nil {
+		if x.xxx_hidden_TimeOfYear != nil {
+			return *x.xxx_hidden_TimeOfYear
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *PlanRequest) GetTarget() float64 {
+	if x != nil {
+		return x.xxx_hidden_Target
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetProbability() float64 {
+	if x != nil {
+		return x.xxx_hidden_Probability
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetTestUncertainty() float64 {
+	if x != nil {
+		return x.xxx_hidden_TestUncertainty
+	}
+	return 0
+}
+
+func (x *PlanRequest) GetHorizonDays() int32 {
+	if x != nil {
+		return x.xxx_hidden_HorizonDays
+	}
+	return 0
+}
+
+func (x *PlanRequest) SetFramework(v string) {
+	x.xxx_hidden_Framework = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 9)
+}
+
+func (x *PlanRequest) SetPriorAbility(v float64) {
+	x.xxx_hidden_PriorAbility = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 9)
+}
+
+func (x *PlanRequest) SetPriorUncertainty(v float64) {
+	x.xxx_hidden_PriorUncertainty = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 2, 9)
+}
+
+func (x *PlanRequest) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 9)
+}
+
+func (x *PlanRequest) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 9)
+}
+
+func (x *PlanRequest) SetTarget(v float64) {
+	x.xxx_hidden_Target = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 9)
+}
+
+func (x *PlanRequest) SetProbability(v float64) {
+	x.xxx_hidden_Probability = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 6, 9)
+}
+
+func (x *PlanRequest) SetTestUncertainty(v float64) {
+	x.xxx_hidden_TestUncertainty = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 7, 9)
+}
+
+func (x *PlanRequest) SetHorizonDays(v int32) {
+	x.xxx_hidden_HorizonDays = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 8, 9)
+}
+
+func (x *PlanRequest) HasFramework() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 0)
+}
+
+func (x *PlanRequest) HasPriorAbility() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 1)
+}
+
+func (x *PlanRequest) HasPriorUncertainty() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 2)
+}
+
+func (x *PlanRequest) HasGrade() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 3)
+}
+
+func (x *PlanRequest) HasTimeOfYear() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 4)
+}
+
+func (x *PlanRequest) HasTarget() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 5)
+}
+
+func (x *PlanRequest) HasProbability() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 6)
+}
+
+func (x *PlanRequest) HasTestUncertainty() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 7)
+}
+
+func (x *PlanRequest) HasHorizonDays() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 8)
+}
+
+func (x *PlanRequest) ClearFramework() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 0)
+	x.xxx_hidden_Framework = nil
+}
+
+func (x *PlanRequest) ClearPriorAbility() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 1)
+	x.xxx_hidden_PriorAbility = 0
+}
+
+func (x *PlanRequest) ClearPriorUncertainty() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 2)
+	x.xxx_hidden_PriorUncertainty = 0
+}
+
+func (x *PlanRequest) ClearGrade() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 3)
+	x.xxx_hidden_Grade = 0
+}
+
+func (x *PlanRequest) ClearTimeOfYear() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 4)
+	x.xxx_hidden_TimeOfYear = nil
+}
+
+func (x *PlanRequest) ClearTarget() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 5)
+	x.xxx_hidden_Target = 0
+}
+
+func (x *PlanRequest) ClearProbability() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 6)
+	x.xxx_hidden_Probability = 0
+}
+
+func (x *PlanRequest) ClearTestUncertainty() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 7)
+	x.xxx_hidden_TestUncertainty = 0
+}
+
+func (x *PlanRequest) ClearHorizonDays() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 8)
+	x.xxx_hidden_HorizonDays = 0
+}
+
+type PlanRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Required: "lexile" (reading) or "quantile" (math), any case.
+	Framework *string
+	// Required. The student's latest measure, -10,000 to 10,000.
+	PriorAbility *float64
+	// Required. Its uncertainty, greater than 0 and at most 10,000.
+	PriorUncertainty *float64
+	// Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
+	Grade *int32
+	// Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string
+	// Required. The measure to reach, -10,000 to 10,000.
+	Target *float64
+	// Optional, strictly between 0 and 1 (default 0.5): the probability of being at or above the
+	// target that counts as reaching it.
+	Probability *float64
+	// Optional, 0 to 10,000 (default 0): the uncertainty of the future test, as on a forecast.
+	TestUncertainty *float64
+	// Optional, 1 to 3,653: the days searched. Default: the days to the end of grade 12 (rounded
+	// up), at most 3,653.
+	HorizonDays *int32
+}
+
+func (b0 PlanRequest_builder) Build() *PlanRequest {
+	m0 := &PlanRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	if b.Framework != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 9)
+		x.xxx_hidden_Framework = b.Framework
+	}
+	if b.PriorAbility != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 9)
+		x.xxx_hidden_PriorAbility = *b.PriorAbility
+	}
+	if b.PriorUncertainty != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 2, 9)
+		x.xxx_hidden_PriorUncertainty = *b.PriorUncertainty
+	}
+	if b.Grade != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 9)
+		x.xxx_hidden_Grade = *b.Grade
+	}
+	if b.TimeOfYear != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 9)
+		x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	}
+	if b.Target != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 9)
+		x.xxx_hidden_Target = *b.Target
+	}
+	if b.Probability != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 6, 9)
+		x.xxx_hidden_Probability = *b.Probability
+	}
+	if b.TestUncertainty != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 7, 9)
+		x.xxx_hidden_TestUncertainty = *b.TestUncertainty
+	}
+	if b.HorizonDays != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 8, 9)
+		x.xxx_hidden_HorizonDays = *b.HorizonDays
+	}
+	return m0
+}
+
+// The forecast at one school time of a plan.
+type PlanPoint struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Grade          int32                  `protobuf:"varint,1,opt,name=grade,proto3"`
+	xxx_hidden_TimeOfYear     string                 `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3"`
+	xxx_hidden_ElapsedDays    float64                `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3"`
+	xxx_hidden_Ability        float64                `protobuf:"fixed64,4,opt,name=ability,proto3"`
+	xxx_hidden_AbilityDisplay string                 `protobuf:"bytes,5,opt,name=ability_display,json=abilityDisplay,proto3"`
+	xxx_hidden_Uncertainty    float64                `protobuf:"fixed64,6,opt,name=uncertainty,proto3"`
+	xxx_hidden_Probability    float64                `protobuf:"fixed64,7,opt,name=probability,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *PlanPoint) Reset() {
+	*x = PlanPoint{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanPoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanPoint) ProtoMessage() {}
+
+func (x *PlanPoint) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *PlanPoint) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetTimeOfYear() string {
+	if x != nil {
+		return x.xxx_hidden_TimeOfYear
+	}
+	return ""
+}
+
+func (x *PlanPoint) GetElapsedDays() float64 {
+	if x != nil {
+		return x.xxx_hidden_ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_Ability
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetAbilityDisplay() string {
+	if x != nil {
+		return x.xxx_hidden_AbilityDisplay
+	}
+	return ""
+}
+
+func (x *PlanPoint) GetUncertainty() float64 {
+	if x != nil {
+		return x.xxx_hidden_Uncertainty
+	}
+	return 0
+}
+
+func (x *PlanPoint) GetProbability() float64 {
+	if x != nil {
+		return x.xxx_hidden_Probability
+	}
+	return 0
+}
+
+func (x *PlanPoint) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+}
+
+func (x *PlanPoint) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = v
+}
+
+func (x *PlanPoint) SetElapsedDays(v float64) {
+	x.xxx_hidden_ElapsedDays = v
+}
+
+func (x *PlanPoint) SetAbility(v float64) {
+	x.xxx_hidden_Ability = v
+}
+
+func (x *PlanPoint) SetAbilityDisplay(v string) {
+	x.xxx_hidden_AbilityDisplay = v
+}
+
+func (x *PlanPoint) SetUncertainty(v float64) {
+	x.xxx_hidden_Uncertainty = v
+}
+
+func (x *PlanPoint) SetProbability(v float64) {
+	x.xxx_hidden_Probability = v
+}
+
+type PlanPoint_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The grade of that school time, 0 (Kindergarten) to 12.
+	Grade int32
+	// "MOY" or "EOY" (the beginning of a year is the end of the one before).
+	TimeOfYear string
+	// Days from the measure to that school time (365.25 a year, not rounded).
+	ElapsedDays float64
+	// The forecast measure then.
+	Ability float64
+	// The forecast measure as shown, e.g. "850L".
+	AbilityDisplay string
+	// Its uncertainty.
+	Uncertainty float64
+	// The probability of being at or above the target then.
+	Probability float64
+}
+
+func (b0 PlanPoint_builder) Build() *PlanPoint {
+	m0 := &PlanPoint{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Grade = b.Grade
+	x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	x.xxx_hidden_ElapsedDays = b.ElapsedDays
+	x.xxx_hidden_Ability = b.Ability
+	x.xxx_hidden_AbilityDisplay = b.AbilityDisplay
+	x.xxx_hidden_Uncertainty = b.Uncertainty
+	x.xxx_hidden_Probability = b.Probability
+	return m0
+}
+
+// The first day a plan's target is reached.
+type PlanReach struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_ElapsedDays    float64                `protobuf:"fixed64,1,opt,name=elapsed_days,json=elapsedDays,proto3"`
+	xxx_hidden_Ability        float64                `protobuf:"fixed64,2,opt,name=ability,proto3"`
+	xxx_hidden_AbilityDisplay string                 `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3"`
+	xxx_hidden_Uncertainty    float64                `protobuf:"fixed64,4,opt,name=uncertainty,proto3"`
+	xxx_hidden_Probability    float64                `protobuf:"fixed64,5,opt,name=probability,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *PlanReach) Reset() {
+	*x = PlanReach{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanReach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanReach) ProtoMessage() {}
+
+func (x *PlanReach) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *PlanReach) GetElapsedDays() float64 {
+	if x != nil {
+		return x.xxx_hidden_ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanReach) GetAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_Ability
+	}
+	return 0
+}
+
+func (x *PlanReach) GetAbilityDisplay() string {
+	if x != nil {
+		return x.xxx_hidden_AbilityDisplay
+	}
+	return ""
+}
+
+func (x *PlanReach) GetUncertainty() float64 {
+	if x != nil {
+		return x.xxx_hidden_Uncertainty
+	}
+	return 0
+}
+
+func (x *PlanReach) GetProbability() float64 {
+	if x != nil {
+		return x.xxx_hidden_Probability
+	}
+	return 0
+}
+
+func (x *PlanReach) SetElapsedDays(v float64) {
+	x.xxx_hidden_ElapsedDays = v
+}
+
+func (x *PlanReach) SetAbility(v float64) {
+	x.xxx_hidden_Ability = v
+}
+
+func (x *PlanReach) SetAbilityDisplay(v string) {
+	x.xxx_hidden_AbilityDisplay = v
+}
+
+func (x *PlanReach) SetUncertainty(v float64) {
+	x.xxx_hidden_Uncertainty = v
+}
+
+func (x *PlanReach) SetProbability(v float64) {
+	x.xxx_hidden_Probability = v
+}
+
+type PlanReach_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Whole days from the measure.
+	ElapsedDays float64
+	// The forecast measure that day.
+	Ability float64
+	// The forecast measure as shown.
+	AbilityDisplay string
+	// Its uncertainty.
+	Uncertainty float64
+	// The probability of being at or above the target that day (at least the one asked).
+	Probability float64
+}
+
+func (b0 PlanReach_builder) Build() *PlanReach {
+	m0 := &PlanReach{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_ElapsedDays = b.ElapsedDays
+	x.xxx_hidden_Ability = b.Ability
+	x.xxx_hidden_AbilityDisplay = b.AbilityDisplay
+	x.xxx_hidden_Uncertainty = b.Uncertainty
+	x.xxx_hidden_Probability = b.Probability
+	return m0
+}
+
+// A growth plan: the road and the day the target is reached.
+type PlanResponse struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Trajectory *[]*PlanPoint          `protobuf:"bytes,1,rep,name=trajectory,proto3"`
+	xxx_hidden_Reach      *PlanReach             `protobuf:"bytes,2,opt,name=reach,proto3"`
+	xxx_hidden_Framework  string                 `protobuf:"bytes,3,opt,name=framework,proto3"`
+	xxx_hidden_ApiVersion string                 `protobuf:"bytes,4,opt,name=api_version,json=apiVersion,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *PlanResponse) Reset() {
+	*x = PlanResponse{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanResponse) ProtoMessage() {}
+
+func (x *PlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *PlanResponse) GetTrajectory() []*PlanPoint {
+	if x != nil {
+		if x.xxx_hidden_Trajectory != nil {
+			return *x.xxx_hidden_Trajectory
+		}
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetReach() *PlanReach {
+	if x != nil {
+		return x.xxx_hidden_Reach
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetFramework() string {
+	if x != nil {
+		return x.xxx_hidden_Framework
+	}
+	return ""
+}
+
+func (x *PlanResponse) GetApiVersion() string {
+	if x != nil {
+		return x.xxx_hidden_ApiVersion
+	}
+	return ""
+}
+
+func (x *PlanResponse) SetTrajectory(v []*PlanPoint) {
+	x.xxx_hidden_Trajectory = &v
+}
+
+func (x *PlanResponse) SetReach(v *PlanReach) {
+	x.xxx_hidden_Reach = v
+}
+
+func (x *PlanResponse) SetFramework(v string) {
+	x.xxx_hidden_Framework = v
+}
+
+func (x *PlanResponse) SetApiVersion(v string) {
+	x.xxx_hidden_ApiVersion = v
+}
+
+func (x *PlanResponse) HasReach() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Reach != nil
+}
+
+func (x *PlanResponse) ClearReach() {
+	x.xxx_hidden_Reach = nil
+}
+
+type PlanResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// One point at every later MOY and EOY up to the horizon, in time order.
+	Trajectory []*PlanPoint
+	// The first whole day the target is reached with the probability asked; null when no day of
+	// the horizon does.
+	Reach *PlanReach
+	// "lexile" or "quantile".
+	Framework string
+	// Build version of the service.
+	ApiVersion string
+}
+
+func (b0 PlanResponse_builder) Build() *PlanResponse {
+	m0 := &PlanResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Trajectory = &b.Trajectory
+	x.xxx_hidden_Reach = b.Reach
+	x.xxx_hidden_Framework = b.Framework
+	x.xxx_hidden_ApiVersion = b.ApiVersion
+	return m0
+}
+
 // One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
 // the field set.
 type ForecastBatchRecord struct {
@@ -1415,7 +2134,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +2146,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,6 +2209,15 @@ func (x *ForecastBatchRecord) GetForecastComprehension() *ComprehensionRequest {
 	return nil
 }
 
+func (x *ForecastBatchRecord) GetPlan() *PlanRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Plan); ok {
+			return x.Plan
+		}
+	}
+	return nil
+}
+
 func (x *ForecastBatchRecord) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -1532,6 +2260,14 @@ func (x *ForecastBatchRecord) SetForecastComprehension(v *ComprehensionRequest) 
 		return
 	}
 	x.xxx_hidden_Request = &forecastBatchRecord_ForecastComprehension{v}
+}
+
+func (x *ForecastBatchRecord) SetPlan(v *PlanRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_Plan{v}
 }
 
 func (x *ForecastBatchRecord) HasRequest() bool {
@@ -1581,6 +2317,14 @@ func (x *ForecastBatchRecord) HasForecastComprehension() bool {
 	return ok
 }
 
+func (x *ForecastBatchRecord) HasPlan() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Plan)
+	return ok
+}
+
 func (x *ForecastBatchRecord) ClearRequest() {
 	x.xxx_hidden_Request = nil
 }
@@ -1615,12 +2359,19 @@ func (x *ForecastBatchRecord) ClearForecastComprehension() {
 	}
 }
 
+func (x *ForecastBatchRecord) ClearPlan() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Plan); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
 const ForecastBatchRecord_Request_not_set_case case_ForecastBatchRecord_Request = 0
 const ForecastBatchRecord_ForecastReading_case case_ForecastBatchRecord_Request = 2
 const ForecastBatchRecord_ForecastReadingGroup_case case_ForecastBatchRecord_Request = 3
 const ForecastBatchRecord_ForecastMath_case case_ForecastBatchRecord_Request = 4
 const ForecastBatchRecord_ForecastMathGroup_case case_ForecastBatchRecord_Request = 5
 const ForecastBatchRecord_ForecastComprehension_case case_ForecastBatchRecord_Request = 6
+const ForecastBatchRecord_Plan_case case_ForecastBatchRecord_Request = 7
 
 func (x *ForecastBatchRecord) WhichRequest() case_ForecastBatchRecord_Request {
 	if x == nil {
@@ -1637,6 +2388,8 @@ func (x *ForecastBatchRecord) WhichRequest() case_ForecastBatchRecord_Request {
 		return ForecastBatchRecord_ForecastMathGroup_case
 	case *forecastBatchRecord_ForecastComprehension:
 		return ForecastBatchRecord_ForecastComprehension_case
+	case *forecastBatchRecord_Plan:
+		return ForecastBatchRecord_Plan_case
 	default:
 		return ForecastBatchRecord_Request_not_set_case
 	}
@@ -1656,6 +2409,7 @@ type ForecastBatchRecord_builder struct {
 	ForecastMath          *ForecastRequest
 	ForecastMathGroup     *GroupForecastRequest
 	ForecastComprehension *ComprehensionRequest
+	Plan                  *PlanRequest
 	// -- end of xxx_hidden_Request
 }
 
@@ -1679,13 +2433,16 @@ func (b0 ForecastBatchRecord_builder) Build() *ForecastBatchRecord {
 	if b.ForecastComprehension != nil {
 		x.xxx_hidden_Request = &forecastBatchRecord_ForecastComprehension{b.ForecastComprehension}
 	}
+	if b.Plan != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_Plan{b.Plan}
+	}
 	return m0
 }
 
 type case_ForecastBatchRecord_Request protoreflect.FieldNumber
 
 func (x case_ForecastBatchRecord_Request) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -1716,6 +2473,10 @@ type forecastBatchRecord_ForecastComprehension struct {
 	ForecastComprehension *ComprehensionRequest `protobuf:"bytes,6,opt,name=forecast_comprehension,json=forecastComprehension,proto3,oneof"`
 }
 
+type forecastBatchRecord_Plan struct {
+	Plan *PlanRequest `protobuf:"bytes,7,opt,name=plan,proto3,oneof"`
+}
+
 func (*forecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
 
 func (*forecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
@@ -1725,6 +2486,8 @@ func (*forecastBatchRecord_ForecastMath) isForecastBatchRecord_Request() {}
 func (*forecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
 
 func (*forecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_Plan) isForecastBatchRecord_Request() {}
 
 // The answer to one ForecastBatch record, in the record's place: the rpc's response or its
 // error.
@@ -1738,7 +2501,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1750,7 +2513,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,6 +2567,15 @@ func (x *ForecastBatchAnswer) GetError() *v1.Status {
 	return nil
 }
 
+func (x *ForecastBatchAnswer) GetPlan() *PlanResponse {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Plan); ok {
+			return x.Plan
+		}
+	}
+	return nil
+}
+
 func (x *ForecastBatchAnswer) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -1838,6 +2610,14 @@ func (x *ForecastBatchAnswer) SetError(v *v1.Status) {
 		return
 	}
 	x.xxx_hidden_Answer = &forecastBatchAnswer_Error{v}
+}
+
+func (x *ForecastBatchAnswer) SetPlan(v *PlanResponse) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Plan{v}
 }
 
 func (x *ForecastBatchAnswer) HasAnswer() bool {
@@ -1879,6 +2659,14 @@ func (x *ForecastBatchAnswer) HasError() bool {
 	return ok
 }
 
+func (x *ForecastBatchAnswer) HasPlan() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Plan)
+	return ok
+}
+
 func (x *ForecastBatchAnswer) ClearAnswer() {
 	x.xxx_hidden_Answer = nil
 }
@@ -1907,11 +2695,18 @@ func (x *ForecastBatchAnswer) ClearError() {
 	}
 }
 
+func (x *ForecastBatchAnswer) ClearPlan() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Plan); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
 const ForecastBatchAnswer_Answer_not_set_case case_ForecastBatchAnswer_Answer = 0
 const ForecastBatchAnswer_Forecast_case case_ForecastBatchAnswer_Answer = 2
 const ForecastBatchAnswer_Group_case case_ForecastBatchAnswer_Answer = 3
 const ForecastBatchAnswer_Comprehension_case case_ForecastBatchAnswer_Answer = 4
 const ForecastBatchAnswer_Error_case case_ForecastBatchAnswer_Answer = 5
+const ForecastBatchAnswer_Plan_case case_ForecastBatchAnswer_Answer = 6
 
 func (x *ForecastBatchAnswer) WhichAnswer() case_ForecastBatchAnswer_Answer {
 	if x == nil {
@@ -1926,6 +2721,8 @@ func (x *ForecastBatchAnswer) WhichAnswer() case_ForecastBatchAnswer_Answer {
 		return ForecastBatchAnswer_Comprehension_case
 	case *forecastBatchAnswer_Error:
 		return ForecastBatchAnswer_Error_case
+	case *forecastBatchAnswer_Plan:
+		return ForecastBatchAnswer_Plan_case
 	default:
 		return ForecastBatchAnswer_Answer_not_set_case
 	}
@@ -1943,6 +2740,7 @@ type ForecastBatchAnswer_builder struct {
 	Group         *GroupForecastResponse
 	Comprehension *ComprehensionResponse
 	Error         *v1.Status
+	Plan          *PlanResponse
 	// -- end of xxx_hidden_Answer
 }
 
@@ -1963,13 +2761,16 @@ func (b0 ForecastBatchAnswer_builder) Build() *ForecastBatchAnswer {
 	if b.Error != nil {
 		x.xxx_hidden_Answer = &forecastBatchAnswer_Error{b.Error}
 	}
+	if b.Plan != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Plan{b.Plan}
+	}
 	return m0
 }
 
 type case_ForecastBatchAnswer_Answer protoreflect.FieldNumber
 
 func (x case_ForecastBatchAnswer_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -1996,6 +2797,10 @@ type forecastBatchAnswer_Error struct {
 	Error *v1.Status `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
 }
 
+type forecastBatchAnswer_Plan struct {
+	Plan *PlanResponse `protobuf:"bytes,6,opt,name=plan,proto3,oneof"`
+}
+
 func (*forecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
 
 func (*forecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
@@ -2003,6 +2808,8 @@ func (*forecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
 func (*forecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
 
 func (*forecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
+
+func (*forecastBatchAnswer_Plan) isForecastBatchAnswer_Answer() {}
 
 // A group stream's settings: the unary group request without its students, and which group.
 type GroupStreamSettings struct {
@@ -2020,7 +2827,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2839,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2994,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2199,7 +3006,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2328,7 +3135,7 @@ func (b0 ForecastGroupStreamRequest_builder) Build() *ForecastGroupStreamRequest
 type case_ForecastGroupStreamRequest_Message protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamRequest_Message) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -2364,7 +3171,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +3183,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2450,7 +3257,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +3269,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +3342,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2547,7 +3354,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2715,7 +3522,7 @@ func (b0 ForecastGroupStreamResponse_builder) Build() *ForecastGroupStreamRespon
 type case_ForecastGroupStreamResponse_Answer protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamResponse_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -2831,21 +3638,67 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05rates\x18\x01 \x03(\x01R\x05rates\x12\x1c\n" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x03 \x01(\tR\n" +
-	"apiVersion\"\xa1\x04\n" +
+	"apiVersion\"\xfc\x03\n" +
+	"\vPlanRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12(\n" +
+	"\rprior_ability\x18\x02 \x01(\x01H\x01R\fpriorAbility\x88\x01\x01\x120\n" +
+	"\x11prior_uncertainty\x18\x03 \x01(\x01H\x02R\x10priorUncertainty\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x04 \x01(\x05H\x03R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x05 \x01(\tH\x04R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1b\n" +
+	"\x06target\x18\x06 \x01(\x01H\x05R\x06target\x88\x01\x01\x12%\n" +
+	"\vprobability\x18\a \x01(\x01H\x06R\vprobability\x88\x01\x01\x12.\n" +
+	"\x10test_uncertainty\x18\b \x01(\x01H\aR\x0ftestUncertainty\x88\x01\x01\x12&\n" +
+	"\fhorizon_days\x18\t \x01(\x05H\bR\vhorizonDays\x88\x01\x01B\f\n" +
+	"\n" +
+	"_frameworkB\x10\n" +
+	"\x0e_prior_abilityB\x14\n" +
+	"\x12_prior_uncertaintyB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\t\n" +
+	"\a_targetB\x0e\n" +
+	"\f_probabilityB\x13\n" +
+	"\x11_test_uncertaintyB\x0f\n" +
+	"\r_horizon_days\"\xed\x01\n" +
+	"\tPlanPoint\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\x05R\x05grade\x12 \n" +
+	"\ftime_of_year\x18\x02 \x01(\tR\n" +
+	"timeOfYear\x12!\n" +
+	"\felapsed_days\x18\x03 \x01(\x01R\velapsedDays\x12\x18\n" +
+	"\aability\x18\x04 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x05 \x01(\tR\x0eabilityDisplay\x12 \n" +
+	"\vuncertainty\x18\x06 \x01(\x01R\vuncertainty\x12 \n" +
+	"\vprobability\x18\a \x01(\x01R\vprobability\"\xb5\x01\n" +
+	"\tPlanReach\x12!\n" +
+	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12\x18\n" +
+	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
+	"\vuncertainty\x18\x04 \x01(\x01R\vuncertainty\x12 \n" +
+	"\vprobability\x18\x05 \x01(\x01R\vprobability\"\xd5\x01\n" +
+	"\fPlanResponse\x12G\n" +
+	"\n" +
+	"trajectory\x18\x01 \x03(\v2'.opaque.yardstick.forecast.v1.PlanPointR\n" +
+	"trajectory\x12=\n" +
+	"\x05reach\x18\x02 \x01(\v2'.opaque.yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
+	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\x04 \x01(\tR\n" +
+	"apiVersion\"\xe2\x04\n" +
 	"\x13ForecastBatchRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12Z\n" +
 	"\x10forecast_reading\x18\x02 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12j\n" +
 	"\x16forecast_reading_group\x18\x03 \x01(\v22.opaque.yardstick.forecast.v1.GroupForecastRequestH\x00R\x14forecastReadingGroup\x12T\n" +
 	"\rforecast_math\x18\x04 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12d\n" +
 	"\x13forecast_math_group\x18\x05 \x01(\v22.opaque.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12k\n" +
-	"\x16forecast_comprehension\x18\x06 \x01(\v22.opaque.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehensionB\t\n" +
-	"\arequest\"\xd3\x02\n" +
+	"\x16forecast_comprehension\x18\x06 \x01(\v22.opaque.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehension\x12?\n" +
+	"\x04plan\x18\a \x01(\v2).opaque.yardstick.forecast.v1.PlanRequestH\x00R\x04planB\t\n" +
+	"\arequest\"\x95\x03\n" +
 	"\x13ForecastBatchAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12D\n" +
 	"\bforecast\x18\x02 \x01(\v2&.opaque.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12K\n" +
 	"\x05group\x18\x03 \x01(\v23.opaque.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12[\n" +
 	"\rcomprehension\x18\x04 \x01(\v23.opaque.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
-	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
+	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05error\x12@\n" +
+	"\x04plan\x18\x06 \x01(\v2*.opaque.yardstick.forecast.v1.PlanResponseH\x00R\x04planB\b\n" +
 	"\x06answer\"\xf0\x01\n" +
 	"\x13GroupStreamSettings\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
@@ -2872,17 +3725,18 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2-.opaque.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12H\n" +
 	"\ainvalid\x18\x02 \x01(\v2,.opaque.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12G\n" +
 	"\x05group\x18\x03 \x01(\v2/.opaque.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\x97\b\n" +
+	"\x06answer2\x8c\t\n" +
 	"\x0fForecastService\x12~\n" +
 	"\x0fForecastReading\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x93\x01\n" +
 	"\x14ForecastReadingGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12{\n" +
 	"\fForecastMath\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x90\x01\n" +
 	"\x11ForecastMathGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x96\x01\n" +
-	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x8d\x01\n" +
+	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12s\n" +
+	"\x04Plan\x12).opaque.yardstick.forecast.v1.PlanRequest\x1a*.opaque.yardstick.forecast.v1.PlanResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x8d\x01\n" +
 	"\rForecastBatch\x121.opaque.yardstick.forecast.v1.ForecastBatchRecord\x1a1.opaque.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xb4\x01\n" +
 	"\x13ForecastGroupStream\x128.opaque.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a9.opaque.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01B[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
 
-var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: opaque.yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: opaque.yardstick.forecast.v1.StudentData
@@ -2894,55 +3748,65 @@ var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*GroupForecastResponse)(nil),       // 7: opaque.yardstick.forecast.v1.GroupForecastResponse
 	(*ComprehensionRequest)(nil),        // 8: opaque.yardstick.forecast.v1.ComprehensionRequest
 	(*ComprehensionResponse)(nil),       // 9: opaque.yardstick.forecast.v1.ComprehensionResponse
-	(*ForecastBatchRecord)(nil),         // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 11: opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 12: opaque.yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 13: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 14: opaque.yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 15: opaque.yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 16: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 17: yardstick.batch.v1.Status
+	(*PlanRequest)(nil),                 // 10: opaque.yardstick.forecast.v1.PlanRequest
+	(*PlanPoint)(nil),                   // 11: opaque.yardstick.forecast.v1.PlanPoint
+	(*PlanReach)(nil),                   // 12: opaque.yardstick.forecast.v1.PlanReach
+	(*PlanResponse)(nil),                // 13: opaque.yardstick.forecast.v1.PlanResponse
+	(*ForecastBatchRecord)(nil),         // 14: opaque.yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 15: opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 16: opaque.yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 18: opaque.yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 19: opaque.yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 20: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 21: yardstick.batch.v1.Status
 }
 var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: opaque.yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> opaque.yardstick.forecast.v1.StudentData
 	4,  // 1: opaque.yardstick.forecast.v1.GroupForecasts.students:type_name -> opaque.yardstick.forecast.v1.StudentForecast
 	5,  // 2: opaque.yardstick.forecast.v1.GroupForecasts.group:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
 	6,  // 3: opaque.yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> opaque.yardstick.forecast.v1.GroupForecasts
-	0,  // 4: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 5: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 6: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 7: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 8: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	3,  // 9: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 10: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 11: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	17, // 12: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	12, // 13: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
-	1,  // 14: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
-	17, // 15: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 16: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
-	4,  // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
-	14, // 18: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
-	15, // 19: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
-	0,  // 20: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 21: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 22: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 23: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 24: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	10, // 25: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
-	13, // 26: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 27: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 28: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	3,  // 29: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	11, // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	16, // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	27, // [27:34] is the sub-list for method output_type
-	20, // [20:27] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	11, // 4: opaque.yardstick.forecast.v1.PlanResponse.trajectory:type_name -> opaque.yardstick.forecast.v1.PlanPoint
+	12, // 5: opaque.yardstick.forecast.v1.PlanResponse.reach:type_name -> opaque.yardstick.forecast.v1.PlanReach
+	0,  // 6: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 7: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 8: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 9: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 11: opaque.yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> opaque.yardstick.forecast.v1.PlanRequest
+	3,  // 12: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 13: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 14: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	21, // 15: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	13, // 16: opaque.yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> opaque.yardstick.forecast.v1.PlanResponse
+	16, // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
+	1,  // 18: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
+	21, // 19: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 20: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
+	4,  // 21: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
+	18, // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
+	19, // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
+	0,  // 24: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 25: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 26: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 27: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 28: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 29: opaque.yardstick.forecast.v1.ForecastService.Plan:input_type -> opaque.yardstick.forecast.v1.PlanRequest
+	14, // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
+	17, // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	3,  // 34: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 35: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 36: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	13, // 37: opaque.yardstick.forecast.v1.ForecastService.Plan:output_type -> opaque.yardstick.forecast.v1.PlanResponse
+	15, // 38: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	20, // 39: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_forecast_v1_forecast_proto_init() }
@@ -2956,25 +3820,28 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[3].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{
 		(*forecastBatchRecord_ForecastReading)(nil),
 		(*forecastBatchRecord_ForecastReadingGroup)(nil),
 		(*forecastBatchRecord_ForecastMath)(nil),
 		(*forecastBatchRecord_ForecastMathGroup)(nil),
 		(*forecastBatchRecord_ForecastComprehension)(nil),
+		(*forecastBatchRecord_Plan)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[11].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
 		(*forecastBatchAnswer_Forecast)(nil),
 		(*forecastBatchAnswer_Group)(nil),
 		(*forecastBatchAnswer_Comprehension)(nil),
 		(*forecastBatchAnswer_Error)(nil),
+		(*forecastBatchAnswer_Plan)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{
 		(*forecastGroupStreamRequest_Settings)(nil),
 		(*forecastGroupStreamRequest_Student)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*forecastGroupStreamResponse_Student)(nil),
 		(*forecastGroupStreamResponse_Invalid)(nil),
 		(*forecastGroupStreamResponse_Group)(nil),
@@ -2985,7 +3852,7 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
