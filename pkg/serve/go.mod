@@ -51,7 +51,7 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
