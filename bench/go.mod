@@ -3,6 +3,7 @@ module github.com/yardstick-dev/yardstick/bench
 go 1.26.0
 
 require (
+	github.com/yardstick-dev/yardstick/internal v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/token v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
@@ -27,6 +28,8 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+replace github.com/yardstick-dev/yardstick/internal => ../internal
 
 replace github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
 

@@ -22,6 +22,8 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
+replace github.com/yardstick-dev/yardstick/internal => ../internal
+
 replace github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
 
 replace github.com/yardstick-dev/yardstick/pkg/serve => ../pkg/serve

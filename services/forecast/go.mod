@@ -31,6 +31,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
+	github.com/yardstick-dev/yardstick/internal v0.0.0 // indirect
 	github.com/yardstick-dev/yardstick/pkg/token v0.0.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect
@@ -61,3 +62,5 @@ replace github.com/yardstick-dev/yardstick/pkg/token => ../../pkg/token
 replace github.com/yardstick-dev/yardstick/pkg/serve => ../../pkg/serve
 
 replace github.com/yardstick-dev/yardstick/proto => ../../proto
+
+replace github.com/yardstick-dev/yardstick/internal => ../../internal
