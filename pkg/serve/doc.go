@@ -4,7 +4,8 @@
 // registration, its gateway routes on the in-process channel, its reload), New and Server (the
 // gRPC server, the JSON front, health, metrics, documents, periodic reload and the drain on
 // SIGTERM), and RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr;
-// clients read NDJSON batch lines by the engine's rules with serve/ndjson.
+// clients read NDJSON batch lines by the engine's rules with serve/ndjson; tests compare gRPC
+// statuses with serve/statustest.
 //
 // A call reaches its handler by one of two doors: grpc-go's server on the gRPC port, or the
 // in-process channel (internal/inproc), which the JSON front's gateway and the batch records
@@ -23,8 +24,7 @@
 //   - batch: the NDJSON batch and group stream engines, and Ordered for gRPC batches;
 //   - records: a gRPC batch rpc's record and answer, read from the contract;
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
-//   - reqinfo: a request's facts in its context; apidocs: Swagger UI;
-//   - statustest: gRPC statuses compared as a caller sees them, for tests.
+//   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
 // The interceptor chain is chain.go; the drain after SIGTERM is drain.go. docs/architecture.md
 // traces a JSON and a gRPC request through these files; TestImportGraph holds its import graph,

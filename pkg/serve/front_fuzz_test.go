@@ -15,22 +15,23 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// fuzzRoutes are the paths the fuzz target posts to: every route of both services, the token
-// endpoint and a path that does not exist.
-var fuzzRoutes = []string{
-	"/authToken",
-	"/api/score/items/idsWithResults/standard", "/api/score/items/ids/standard", "/api/score/scale/standard",
-	"/api/score/items/idsWithResults/standard/strands", "/api/score/items/difficulties/bayes",
-	"/api/score/items/idsWithResults/bayes", "/api/score/items/ids/bayes", "/api/score/scale/bayes",
-	"/api/score/items/idsWithResults/bayes/strands", "/api/score/form/id/standard",
-	"/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math", "/api/forecast/math/group",
-	"/api/forecast/comprehension",
-	"/api/nothing/here",
-	"/api/score/adaptive/next",
-}
+// fuzzRoutes are the paths the fuzz target posts to: every route of the contract (http.yaml),
+// the token endpoint among them, and a path that does not exist.
+var fuzzRoutes = func() []string {
+	contract, err := yardstick.Routes()
+	if err != nil {
+		panic(err)
+	}
+	var paths []string
+	for _, r := range contract {
+		paths = append(paths, r.Path)
+	}
+	return append(paths, "/api/nothing/here")
+}()
 
 // documentedStatus are the statuses docs/api.md lists for the API.
 var documentedStatus = map[int]bool{200: true, 400: true, 401: true, 403: true, 404: true, 405: true, 413: true, 415: true, 429: true, 503: true}

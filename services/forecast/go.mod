@@ -7,6 +7,7 @@ require (
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
+	github.com/yardstick-dev/yardstick/services/servetest v0.0.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -64,3 +65,5 @@ replace github.com/yardstick-dev/yardstick/pkg/serve => ../../pkg/serve
 replace github.com/yardstick-dev/yardstick/proto => ../../proto
 
 replace github.com/yardstick-dev/yardstick/internal => ../../internal
+
+replace github.com/yardstick-dev/yardstick/services/servetest => ../servetest
