@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
@@ -43,10 +42,8 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	}
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
-		},
+		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		Gateway:   scoringGateway,
 		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
 		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})

@@ -35,12 +35,33 @@ func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }
 
-type claimsKey struct{}
+type grantKey struct{}
+
+// grant is what Permit put in a call's context: the verified claims, and the method they were
+// checked against.
+type grant struct {
+	claims token.Claims
+	method string
+}
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
-	c, ok := ctx.Value(claimsKey{}).(token.Claims)
-	return c, ok
+	g, ok := ctx.Value(grantKey{}).(grant)
+	return g.claims, ok
+}
+
+// Granted reports whether ctx carries a verdict for method itself (Authorize or Permit found
+// the token good for it): whichever door reached it on the call's headers (the JSON front, the
+// gRPC tap handle, a batch for its record), it stands, and the chain does not check the token a
+// second time. It notes the client for the request's log line, which may have been made after
+// the verdict.
+func Granted(ctx context.Context, method string) bool {
+	g, ok := ctx.Value(grantKey{}).(grant)
+	if !ok || g.method != method {
+		return false
+	}
+	NoteClient(ctx, g.claims.ClientID)
+	return true
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
@@ -89,7 +110,7 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 				fmt.Sprintf("The client lacks the %q permission this endpoint needs.", p))
 		}
 	}
-	return context.WithValue(ctx, claimsKey{}, claims), nil
+	return context.WithValue(ctx, grantKey{}, grant{claims: claims, method: r.Method}), nil
 }
 
 // Bearer reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.

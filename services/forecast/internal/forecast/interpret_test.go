@@ -18,8 +18,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 func ptr[T any](v T) *T { return &v }

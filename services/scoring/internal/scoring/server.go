@@ -32,8 +32,9 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 func (s *Server) Service() serve.Service {
 	return serve.Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, s) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
+		// The JSON routes: the gateway's on a client of the frame's in-process channel.
+		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+			return scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn))
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,

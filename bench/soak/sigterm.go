@@ -81,16 +81,7 @@ func sigtermOnce(ctx context.Context, bin string, pin bool) (sigtermRound, error
 	if err != nil {
 		return r, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- srv.cmd.Wait() }()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			_ = srv.cmd.Process.Kill()
-			<-exited
-		}
-	}()
+	defer func() { _ = srv.Stop(0) }() // killed at once unless it has exited
 	tok, err := login(srv.base, client{"demo", "demo-secret"})
 	if err != nil {
 		return r, err
@@ -98,7 +89,7 @@ func sigtermOnce(ctx context.Context, bin string, pin bool) (sigtermRound, error
 	addr := strings.TrimPrefix(srv.base, "http://")
 
 	sigterm := time.Now()
-	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := srv.Signal(syscall.SIGTERM); err != nil {
 		return r, err
 	}
 	time.Sleep(sigtermDelay / 3)
@@ -139,9 +130,8 @@ func sigtermOnce(ctx context.Context, bin string, pin bool) (sigtermRound, error
 		}
 	}
 	select {
-	case r.exitErr = <-exited:
-		r.exitAfter = time.Since(sigterm)
-		exited <- r.exitErr // for the deferred check
+	case <-srv.Exited():
+		r.exitErr, r.exitAfter = srv.ExitErr(), time.Since(sigterm)
 	case <-time.After(30 * time.Second):
 		return r, errors.New("the process did not exit within 30 s of the requests")
 	}

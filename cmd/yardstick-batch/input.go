@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/ndjson"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -62,21 +62,21 @@ func newJob(line int) *job { return &job{line: line, done: make(chan struct{})} 
 // when the engine would refuse the line: it would answer it by a line number that means
 // nothing to the caller of a resumed or parallel stream.
 func (j *job) check(rec []byte) {
-	if len(rec) > batch.DefaultMaxLine {
-		j.local, j.status, j.body = true, http.StatusRequestEntityTooLarge, batch.TooLargeAnswer()
+	if len(rec) > ndjson.DefaultMaxLine {
+		j.local, j.status, j.body = true, http.StatusRequestEntityTooLarge, ndjson.TooLargeAnswer()
 		return
 	}
-	r, err := batch.ParseRecord(rec)
+	r, err := ndjson.ParseRecord(rec)
 	if err != nil {
 		j.local = true
-		j.status, j.body = batch.ErrorAnswer(err)
+		j.status, j.body = ndjson.ErrorAnswer(err)
 		return
 	}
 	j.id, j.send = r.ID, bytes.Clone(rec)
 }
 
 func readNDJSON(ctx context.Context, in io.Reader, emit func(*job) error, st *stats) error {
-	lr := batch.NewLineReader(in, batch.DefaultMaxLine)
+	lr := ndjson.NewLineReader(in, ndjson.DefaultMaxLine)
 	for {
 		line, num, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -85,12 +85,12 @@ func readNDJSON(ctx context.Context, in io.Reader, emit func(*job) error, st *st
 		if err != nil {
 			return fmt.Errorf("reading the records: %w", err)
 		}
-		if !tooLong && batch.Blank(line) {
+		if !tooLong && ndjson.Blank(line) {
 			continue
 		}
 		j := newJob(num)
 		if tooLong {
-			j.local, j.status, j.body = true, http.StatusRequestEntityTooLarge, batch.TooLargeAnswer()
+			j.local, j.status, j.body = true, http.StatusRequestEntityTooLarge, ndjson.TooLargeAnswer()
 		} else {
 			j.check(line)
 		}
@@ -146,7 +146,7 @@ func readCSV(ctx context.Context, c config, in io.Reader, emit func(*job) error,
 		switch {
 		case errors.As(err, &perr) && errors.Is(perr.Err, csv.ErrFieldCount):
 			j.local = true
-			j.status, j.body = batch.ErrorAnswer(rpcerr.Invalid("", "the row has %d fields; the header has %d", len(row), len(header)))
+			j.status, j.body = ndjson.ErrorAnswer(rpcerr.Invalid("", "the row has %d fields; the header has %d", len(row), len(header)))
 			j.line = perr.StartLine
 		case err != nil:
 			return fmt.Errorf("reading the CSV: %w", err)

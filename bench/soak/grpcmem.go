@@ -57,7 +57,7 @@ func grpcMemory(bin string, out io.Writer) (int, error) {
 		return 0, err
 	}
 	defer conn.Close()
-	pid := srv.cmd.Process.Pid
+	pid := srv.Pid()
 
 	// Settle: one login and one refused call, so the idle figure includes what any call costs.
 	login := authv1.NewTokenServiceClient(conn)

@@ -1,5 +1,5 @@
 // Package statustest compares gRPC statuses as a caller sees them, for the tests of the batch
-// streams on both sides of pkg/serve (servetest re-exports it for the services).
+// streams on both sides of pkg/serve: the frame's own and the services' (through servetest).
 package statustest
 
 import (

@@ -21,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // Targets of issue 19 ("Must be shown").
@@ -136,7 +138,7 @@ func startPod(ctx context.Context, e *attackEnv, bin string, clientsFile string,
 	env := append([]string{"GOMEMLIMIT=" + attackGoMemLimit, "YARDSTICK_MEMORY_BUDGET=" + strconv.Itoa(attackBudget)}, settings...)
 	p := &pod{logs: &logCounter{causes: tally{}}}
 	if hasSetting(bin, "YARDSTICK_PROBE_ADDR") {
-		addr, err := freePort()
+		addr, err := proc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -164,11 +166,11 @@ func hasSetting(bin, env string) bool {
 // settle records the pod's idle peak: after start and whatever warm-up the attack did.
 func (p *pod) settle() error {
 	var err error
-	p.idle, err = vmHWM(p.cmd.Process.Pid)
+	p.idle, err = vmHWM(p.Pid())
 	return err
 }
 
-func (p *pod) peak() (int64, error) { return vmHWM(p.cmd.Process.Pid) }
+func (p *pod) peak() (int64, error) { return vmHWM(p.Pid()) }
 
 // watch samples the server's goroutine count (its /metrics) every 250 ms until ctx ends; the
 // returned function stops it and gives the largest count seen (0: none read).

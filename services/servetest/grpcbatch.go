@@ -20,8 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/statustest"
+	"github.com/yardstick-dev/yardstick/pkg/serve/statustest"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
@@ -99,7 +98,7 @@ func RecordOf(t testing.TB, batchMethod, id string, rec GRPCRecord) proto.Messag
 	m.Set(md.Input().Fields().ByName("id"), protoreflect.ValueOfString(id))
 	if rec.Method != "" {
 		_, name, _ := strings.Cut(strings.TrimPrefix(rec.Method, "/"), "/")
-		f := md.Input().Fields().ByName(protoreflect.Name(records.Field(name)))
+		f := md.Input().Fields().ByName(protoreflect.Name(yardstick.RecordField(name)))
 		if f == nil {
 			t.Fatalf("%s has no field for %s", md.Input().FullName(), name)
 		}

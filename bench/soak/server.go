@@ -2,18 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -53,19 +50,9 @@ func clients(dir string, good, attacked int) (path string, goods, targets []clie
 	return path, goods, targets, argon, os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
-// freePort asks the kernel for a free loopback port (port 0) and releases it for the server.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 // server is the scoring binary under test.
 type server struct {
-	cmd  *exec.Cmd
+	*proc.Proc
 	base string
 	grpc string // host:port of its gRPC listener
 }
@@ -79,51 +66,44 @@ func startServer(ctx context.Context, bin, clientsFile string, pin bool, env ...
 // startServerLogging is startServer with the server's standard output and error written to logs
 // (nil: dropped).
 func startServerLogging(ctx context.Context, bin, clientsFile string, pin bool, logs io.Writer, env ...string) (*server, error) {
-	httpAddr, err := freePort()
+	addrs, err := proc.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	grpcAddr, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{bin}
+	httpAddr, grpcAddr := addrs[0], addrs[1]
+	o := proc.Options{Output: logs} // logs stay on (their cost is part of the measure); nil drops them
 	if pin {
-		args = append([]string{"taskset", "-c", "0"}, args...)
+		o.Core = "0"
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "YARDSTICK_DEV=true", "YARDSTICK_CLIENTS_FILE="+clientsFile,
+	o.Env = append(os.Environ(), "YARDSTICK_DEV=true", "YARDSTICK_CLIENTS_FILE="+clientsFile,
 		"YARDSTICK_HTTP_ADDR="+httpAddr, "YARDSTICK_GRPC_ADDR="+grpcAddr, "YARDSTICK_RELOAD_INTERVAL=0")
-	cmd.Env = append(cmd.Env, env...)
-	cmd.Stdout, cmd.Stderr = logs, logs // logs stay on (their cost is part of the measure); nil drops them
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	o.Env = append(o.Env, env...)
+	p, err := proc.Start(bin, nil, o)
+	if err != nil {
+		return nil, err
 	}
-	s := &server{cmd: cmd, base: "http://" + httpAddr, grpc: grpcAddr}
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		resp, err := http.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s, nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	s := &server{Proc: p, base: "http://" + httpAddr, grpc: grpcAddr}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := p.WaitReady(ctx, 50*time.Millisecond, s.ready); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("the server did not become ready within 15s: %w", err)
 	}
-	s.stop()
-	return nil, errors.New("the server did not become ready within 15s")
+	return s, nil
+}
+
+// ready is nil once GET /readyz answers 200.
+func (s *server) ready(context.Context) error {
+	resp, err := http.Get(s.base + "/readyz")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/readyz: %s", resp.Status)
+	}
+	return nil
 }
 
 // stop sends SIGTERM and waits (the server drains in well under its grace period).
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
+func (s *server) stop() { _ = s.Stop(10 * time.Second) }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/ndjson"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -69,7 +69,7 @@ func (s *service) start(t *testing.T) *httptest.Server {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		var mine atomic.Int64
-		d := batch.DispatcherFunc(func(ctx context.Context, path string, body []byte) (int, []byte) {
+		d := ndjson.DispatcherFunc(func(ctx context.Context, path string, body []byte) (int, []byte) {
 			s.calls.Add(1)
 			if k := mine.Add(1); n == 1 && s.dropAfter > 0 && k >= s.dropAfter {
 				cancel()
@@ -81,11 +81,11 @@ func (s *service) start(t *testing.T) *httptest.Server {
 			_ = json.Unmarshal(body, &b)
 			time.Sleep(time.Duration(b.MS) * time.Millisecond)
 			if path == "/bad" {
-				return batch.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
+				return ndjson.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
 			}
 			return 200, []byte(`{"path":"` + path + `","echo":` + string(body) + `}`)
 		})
-		_, err := batch.Serve(ctx, w, r.Body, d, batch.Options{Log: slog.New(slog.DiscardHandler)})
+		_, err := ndjson.Serve(ctx, w, r.Body, d, ndjson.Options{Log: slog.New(slog.DiscardHandler)})
 		if err != nil && n == 1 && s.dropAfter > 0 {
 			panic(http.ErrAbortHandler) // the connection drops mid-stream
 		}
@@ -129,12 +129,12 @@ func TestNDJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-	_, bad := batch.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
+	_, bad := ndjson.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
 	want := []string{
 		`{"id":"a","status":200,"body":{"path":"/echo","echo":{"x":1}}}`,
 		`{"line":3,"status":400,`,
 		`{"id":"b","status":400,"body":` + string(bad) + `}`,
-		`{"line":5,"status":413,"body":` + string(batch.TooLargeAnswer()) + `}`,
+		`{"line":5,"status":413,"body":` + string(ndjson.TooLargeAnswer()) + `}`,
 		`{"id":"d","status":200,"body":{"path":"/echo","echo":{}}}`,
 		`{"summary":{"records":5,"ok":2,"failed":3}}`,
 	}

@@ -47,7 +47,7 @@ func soakBudget(bin string, out io.Writer) (int, error) {
 	if status, _, err := postGroup(srv.base, tok, small); err != nil || status != http.StatusOK {
 		return 0, fmt.Errorf("warm-up: status %d, %v", status, err)
 	}
-	baseline, err := vmHWM(srv.cmd.Process.Pid)
+	baseline, err := vmHWM(srv.Pid())
 	if err != nil {
 		return 0, err
 	}
@@ -92,7 +92,7 @@ func soakBudget(bin string, out io.Writer) (int, error) {
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	peak, err := vmHWM(srv.cmd.Process.Pid)
+	peak, err := vmHWM(srv.Pid())
 	if err != nil {
 		return 0, err
 	}
