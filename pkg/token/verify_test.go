@@ -193,8 +193,35 @@ func TestVerifyRejects(t *testing.T) {
 			if claims.ClientID != "" || claims.Scope != nil {
 				t.Errorf("got claims %+v with the error; want none", claims)
 			}
+			want := kindOfReason[tc.reason]
+			for _, kind := range []error{ErrTokenExpired, ErrTokenOtherService, ErrTokenRevoked, ErrTokenUnreadable} {
+				if got := errors.Is(err, kind); got != (kind == want) {
+					t.Errorf("errors.Is(%q, %q) = %t; want %t (the kind of %q is %q)", err, kind, got, kind == want, tc.reason, want)
+				}
+			}
 		})
 	}
+}
+
+// kindOfReason is the kind a caller acts on, for every reason Verify gives.
+var kindOfReason = map[string]error{
+	"token expired":                  ErrTokenExpired,
+	"token is for another service":   ErrTokenOtherService,
+	"client secret changed":          ErrTokenRevoked,
+	"client no longer registered":    ErrTokenRevoked,
+	"no token":                       ErrTokenUnreadable,
+	"token too long":                 ErrTokenUnreadable,
+	"unknown service":                ErrTokenUnreadable,
+	"malformed token":                ErrTokenUnreadable,
+	"invalid signature or algorithm": ErrTokenUnreadable,
+	"invalid token":                  ErrTokenUnreadable,
+	"unknown key id":                 ErrTokenUnreadable,
+	"no key id":                      ErrTokenUnreadable,
+	"token not valid yet":            ErrTokenUnreadable,
+	"token issued in the future":     ErrTokenUnreadable,
+	"wrong issuer":                   ErrTokenUnreadable,
+	"missing claim":                  ErrTokenUnreadable,
+	"unsupported critical header":    ErrTokenUnreadable,
 }
 
 // TestVerifyAccepts holds the forger honest: its base claims verify, and the leeway and both
