@@ -16,6 +16,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ComprehensionRequestFramework.
+const (
+	ComprehensionRequestFrameworkLexile   ComprehensionRequestFramework = "lexile"
+	ComprehensionRequestFrameworkQuantile ComprehensionRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ComprehensionRequestFramework enum.
+func (e ComprehensionRequestFramework) Valid() bool {
+	switch e {
+	case ComprehensionRequestFrameworkLexile:
+		return true
+	case ComprehensionRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ComprehensionResponseFramework.
+const (
+	ComprehensionResponseFrameworkLexile   ComprehensionResponseFramework = "lexile"
+	ComprehensionResponseFrameworkQuantile ComprehensionResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ComprehensionResponseFramework enum.
+func (e ComprehensionResponseFramework) Valid() bool {
+	switch e {
+	case ComprehensionResponseFrameworkLexile:
+		return true
+	case ComprehensionResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -49,6 +85,84 @@ func (e ErrorExceptionType) Valid() bool {
 	case ErrorExceptionTypeUnsupportedMediaType:
 		return true
 	case ErrorExceptionTypeValidationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ForecastFramework.
+const (
+	ForecastFrameworkLexile   ForecastFramework = "lexile"
+	ForecastFrameworkQuantile ForecastFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ForecastFramework enum.
+func (e ForecastFramework) Valid() bool {
+	switch e {
+	case ForecastFrameworkLexile:
+		return true
+	case ForecastFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ForecastRequestTimeOfYear.
+const (
+	ForecastRequestTimeOfYearBOY ForecastRequestTimeOfYear = "BOY"
+	ForecastRequestTimeOfYearEOY ForecastRequestTimeOfYear = "EOY"
+	ForecastRequestTimeOfYearMOY ForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ForecastRequestTimeOfYear enum.
+func (e ForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ForecastRequestTimeOfYearBOY:
+		return true
+	case ForecastRequestTimeOfYearEOY:
+		return true
+	case ForecastRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupForecastRequestTimeOfYear.
+const (
+	GroupForecastRequestTimeOfYearBOY GroupForecastRequestTimeOfYear = "BOY"
+	GroupForecastRequestTimeOfYearEOY GroupForecastRequestTimeOfYear = "EOY"
+	GroupForecastRequestTimeOfYearMOY GroupForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GroupForecastRequestTimeOfYear enum.
+func (e GroupForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case GroupForecastRequestTimeOfYearBOY:
+		return true
+	case GroupForecastRequestTimeOfYearEOY:
+		return true
+	case GroupForecastRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupForecastResponseFramework.
+const (
+	GroupForecastResponseFrameworkLexile   GroupForecastResponseFramework = "lexile"
+	GroupForecastResponseFrameworkQuantile GroupForecastResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the GroupForecastResponseFramework enum.
+func (e GroupForecastResponseFramework) Valid() bool {
+	switch e {
+	case GroupForecastResponseFrameworkLexile:
+		return true
+	case GroupForecastResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -115,119 +229,46 @@ func (e TokenFormGrantType) Valid() bool {
 	}
 }
 
-// Defines values for V1ComprehensionRequestFramework.
-const (
-	V1ComprehensionRequestFrameworkLexile   V1ComprehensionRequestFramework = "lexile"
-	V1ComprehensionRequestFrameworkQuantile V1ComprehensionRequestFramework = "quantile"
-)
+// ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
+type ComprehensionRequest struct {
+	// Framework Required: "lexile" or "quantile" (any case).
+	//
+	// Any case is accepted.
+	Framework ComprehensionRequestFramework `json:"framework"`
 
-// Valid indicates whether the value is a known member of the V1ComprehensionRequestFramework enum.
-func (e V1ComprehensionRequestFramework) Valid() bool {
-	switch e {
-	case V1ComprehensionRequestFrameworkLexile:
-		return true
-	case V1ComprehensionRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
+	ReaderAbility float64 `json:"readerAbility"`
+
+	// TextMeasures Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+	TextMeasures []float64 `json:"textMeasures"`
 }
 
-// Defines values for V1ComprehensionResponseFramework.
-const (
-	V1ComprehensionResponseFrameworkLexile   V1ComprehensionResponseFramework = "lexile"
-	V1ComprehensionResponseFrameworkQuantile V1ComprehensionResponseFramework = "quantile"
-)
+// ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
+//
+// Any case is accepted.
+type ComprehensionRequestFramework string
 
-// Valid indicates whether the value is a known member of the V1ComprehensionResponseFramework enum.
-func (e V1ComprehensionResponseFramework) Valid() bool {
-	switch e {
-	case V1ComprehensionResponseFrameworkLexile:
-		return true
-	case V1ComprehensionResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+// ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
+type ComprehensionResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework ComprehensionResponseFramework `json:"framework"`
+
+	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
+	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
+	Rates []float64 `json:"rates"`
 }
 
-// Defines values for V1ForecastFramework.
-const (
-	V1ForecastFrameworkLexile   V1ForecastFramework = "lexile"
-	V1ForecastFrameworkQuantile V1ForecastFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ForecastFramework enum.
-func (e V1ForecastFramework) Valid() bool {
-	switch e {
-	case V1ForecastFrameworkLexile:
-		return true
-	case V1ForecastFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ForecastRequestTimeOfYear.
-const (
-	V1ForecastRequestTimeOfYearBOY V1ForecastRequestTimeOfYear = "BOY"
-	V1ForecastRequestTimeOfYearEOY V1ForecastRequestTimeOfYear = "EOY"
-	V1ForecastRequestTimeOfYearMOY V1ForecastRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ForecastRequestTimeOfYear enum.
-func (e V1ForecastRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ForecastRequestTimeOfYearBOY:
-		return true
-	case V1ForecastRequestTimeOfYearEOY:
-		return true
-	case V1ForecastRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1GroupForecastRequestTimeOfYear.
-const (
-	V1GroupForecastRequestTimeOfYearBOY V1GroupForecastRequestTimeOfYear = "BOY"
-	V1GroupForecastRequestTimeOfYearEOY V1GroupForecastRequestTimeOfYear = "EOY"
-	V1GroupForecastRequestTimeOfYearMOY V1GroupForecastRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1GroupForecastRequestTimeOfYear enum.
-func (e V1GroupForecastRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1GroupForecastRequestTimeOfYearBOY:
-		return true
-	case V1GroupForecastRequestTimeOfYearEOY:
-		return true
-	case V1GroupForecastRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1GroupForecastResponseFramework.
-const (
-	V1GroupForecastResponseFrameworkLexile   V1GroupForecastResponseFramework = "lexile"
-	V1GroupForecastResponseFrameworkQuantile V1GroupForecastResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1GroupForecastResponseFramework enum.
-func (e V1GroupForecastResponseFramework) Valid() bool {
-	switch e {
-	case V1GroupForecastResponseFrameworkLexile:
-		return true
-	case V1GroupForecastResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
+// ComprehensionResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type ComprehensionResponseFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -265,94 +306,8 @@ type Error_ValidationErrors struct {
 	AdditionalProperties map[string][]string `json:"-"`
 }
 
-// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
-type OAuth2Error struct {
-	Error            OAuth2ErrorError `json:"error"`
-	ErrorDescription *string          `json:"error_description,omitempty"`
-}
-
-// OAuth2ErrorError defines model for OAuth2Error.Error.
-type OAuth2ErrorError string
-
-// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
-type OAuth2Token struct {
-	// AccessToken Bearer token for the Authorization header.
-	AccessToken string `json:"access_token"`
-
-	// ExpiresIn Lifetime of the token in seconds.
-	ExpiresIn int                  `json:"expires_in"`
-	TokenType OAuth2TokenTokenType `json:"token_type"`
-}
-
-// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
-type OAuth2TokenTokenType string
-
-// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
-type TokenForm struct {
-	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
-	// HTTP, Unauthenticated over gRPC).
-	ClientId *string `json:"clientId,omitempty"`
-
-	// ClientSecret Required. Shared secret of the client.
-	ClientSecret *string `json:"clientSecret,omitempty"`
-
-	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
-	OAuth2ClientID *string `json:"client_id,omitempty"`
-
-	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
-	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
-
-	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
-}
-
-// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-type TokenFormGrantType string
-
-// V1ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
-type V1ComprehensionRequest struct {
-	// Framework Required: "lexile" or "quantile" (any case).
-	//
-	// Any case is accepted.
-	Framework V1ComprehensionRequestFramework `json:"framework"`
-
-	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
-	ReaderAbility float64 `json:"readerAbility"`
-
-	// TextMeasures Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
-	//
-	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	TextMeasures []float64 `json:"textMeasures"`
-}
-
-// V1ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type V1ComprehensionRequestFramework string
-
-// V1ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
-type V1ComprehensionResponse struct {
-	// ApiVersion Build version of the service.
-	ApiVersion string `json:"apiVersion"`
-
-	// Framework "lexile" or "quantile".
-	//
-	// Always lower-case.
-	Framework V1ComprehensionResponseFramework `json:"framework"`
-
-	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
-	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
-	Rates []float64 `json:"rates"`
-}
-
-// V1ComprehensionResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type V1ComprehensionResponseFramework string
-
-// V1Forecast The forecast of one student.
-type V1Forecast struct {
+// Forecast The forecast of one student.
+type Forecast struct {
 	// Ability Forecasted ability (mean of the forecast distribution), a measure, not rounded.
 	Ability float64 `json:"ability"`
 
@@ -365,7 +320,7 @@ type V1Forecast struct {
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
 	// Always lower-case.
-	Framework V1ForecastFramework `json:"framework"`
+	Framework ForecastFramework `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
@@ -379,13 +334,13 @@ type V1Forecast struct {
 	Uncertainty float64 `json:"uncertainty"`
 }
 
-// V1ForecastFramework "lexile" (reading) or "quantile" (math).
+// ForecastFramework "lexile" (reading) or "quantile" (math).
 //
 // Always lower-case.
-type V1ForecastFramework string
+type ForecastFramework string
 
-// V1ForecastRequest defines model for v1ForecastRequest.
-type V1ForecastRequest struct {
+// ForecastRequest defines model for ForecastRequest.
+type ForecastRequest struct {
 	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending, e.g. [600, 800, 1000].
 	//
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
@@ -412,14 +367,14 @@ type V1ForecastRequest struct {
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ForecastRequestTimeOfYear string
+// ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ForecastRequestTimeOfYear string
 
-// V1GroupAggregate The group's aggregate forecast.
-type V1GroupAggregate struct {
+// GroupAggregate The group's aggregate forecast.
+type GroupAggregate struct {
 	// GroupProportionPerLevel Expected share of the group in each band (capital G on the wire, as the original API has it).
 	GroupProportionPerLevel []float64 `json:"GroupProportionPerLevel"`
 
@@ -433,8 +388,8 @@ type V1GroupAggregate struct {
 	GroupUncertainty float64 `json:"groupUncertainty"`
 }
 
-// V1GroupForecastRequest defines model for v1GroupForecastRequest.
-type V1GroupForecastRequest struct {
+// GroupForecastRequest defines model for GroupForecastRequest.
+type GroupForecastRequest struct {
 	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending.
 	//
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
@@ -448,56 +403,56 @@ type V1GroupForecastRequest struct {
 	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
 	//
 	// The limit of 100,000 is the default of YARDSTICK_MAX_STUDENTS. An entry is an object or an array of its three numbers in order.
-	StudentData []V1GroupForecastRequest_StudentData_Item `json:"studentData"`
+	StudentData []GroupForecastRequest_StudentData_Item `json:"studentData"`
 
 	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
-type V1GroupForecastRequestStudentData1 = []float64
+// GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
+type GroupForecastRequestStudentData1 = []float64
 
-// V1GroupForecastRequest_StudentData_Item defines model for v1GroupForecastRequest.studentData.Item.
-type V1GroupForecastRequest_StudentData_Item struct {
+// GroupForecastRequest_StudentData_Item defines model for GroupForecastRequest.studentData.Item.
+type GroupForecastRequest_StudentData_Item struct {
 	union json.RawMessage
 }
 
-// V1GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1GroupForecastRequestTimeOfYear string
+// GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type GroupForecastRequestTimeOfYear string
 
-// V1GroupForecastResponse The answer of a group forecast.
-type V1GroupForecastResponse struct {
+// GroupForecastResponse The answer of a group forecast.
+type GroupForecastResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
 	// Forecasts The students' forecasts and the group's aggregate.
-	Forecasts V1GroupForecasts `json:"forecasts"`
+	Forecasts GroupForecasts `json:"forecasts"`
 
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
 	// Always lower-case.
-	Framework V1GroupForecastResponseFramework `json:"framework"`
+	Framework GroupForecastResponseFramework `json:"framework"`
 }
 
-// V1GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
+// GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
 //
 // Always lower-case.
-type V1GroupForecastResponseFramework string
+type GroupForecastResponseFramework string
 
-// V1GroupForecasts The students' forecasts and the group's aggregate.
-type V1GroupForecasts struct {
+// GroupForecasts The students' forecasts and the group's aggregate.
+type GroupForecasts struct {
 	// Group The group's aggregate forecast.
-	Group V1GroupAggregate `json:"group"`
+	Group GroupAggregate `json:"group"`
 
 	// Students One entry per input student, in input order.
-	Students []V1StudentForecast `json:"students"`
+	Students []StudentForecast `json:"students"`
 }
 
-// V1IssueTokenRequest defines model for v1IssueTokenRequest.
-type V1IssueTokenRequest struct {
+// IssueTokenRequest defines model for IssueTokenRequest.
+type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
 	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
 	// HTTP, Unauthenticated over gRPC).
@@ -507,8 +462,8 @@ type V1IssueTokenRequest struct {
 	ClientSecret string `json:"clientSecret"`
 }
 
-// V1IssueTokenResponse defines model for v1IssueTokenResponse.
-type V1IssueTokenResponse struct {
+// IssueTokenResponse defines model for IssueTokenResponse.
+type IssueTokenResponse struct {
 	// AccessToken Bearer token for the Authorization header.
 	AccessToken string `json:"accessToken"`
 
@@ -516,9 +471,31 @@ type V1IssueTokenResponse struct {
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
-// V1StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
+// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
+type OAuth2Error struct {
+	Error            OAuth2ErrorError `json:"error"`
+	ErrorDescription *string          `json:"error_description,omitempty"`
+}
+
+// OAuth2ErrorError defines model for OAuth2Error.Error.
+type OAuth2ErrorError string
+
+// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
+type OAuth2Token struct {
+	// AccessToken Bearer token for the Authorization header.
+	AccessToken string `json:"access_token"`
+
+	// ExpiresIn Lifetime of the token in seconds.
+	ExpiresIn int                  `json:"expires_in"`
+	TokenType OAuth2TokenTokenType `json:"token_type"`
+}
+
+// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
+type OAuth2TokenTokenType string
+
+// StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].
-type V1StudentData struct {
+type StudentData struct {
 	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
@@ -531,8 +508,8 @@ type V1StudentData struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
-// V1StudentForecast A student's forecast inside a group forecast.
-type V1StudentForecast struct {
+// StudentForecast A student's forecast inside a group forecast.
+type StudentForecast struct {
 	// Ability Forecasted ability, a measure.
 	Ability float64 `json:"ability"`
 
@@ -549,6 +526,29 @@ type V1StudentForecast struct {
 	// Uncertainty Standard deviation of the forecast distribution.
 	Uncertainty float64 `json:"uncertainty"`
 }
+
+// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
+type TokenForm struct {
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
+	ClientId *string `json:"clientId,omitempty"`
+
+	// ClientSecret Required. Shared secret of the client.
+	ClientSecret *string `json:"clientSecret,omitempty"`
+
+	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
+	OAuth2ClientID *string `json:"client_id,omitempty"`
+
+	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
+	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
+
+	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
+}
+
+// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+type TokenFormGrantType string
 
 // BadRequest The body of every non-2xx answer.
 type BadRequest = Error
@@ -595,22 +595,22 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 }
 
 // ForecastServiceForecastComprehensionJSONRequestBody defines body for ForecastServiceForecastComprehension for application/json ContentType.
-type ForecastServiceForecastComprehensionJSONRequestBody = V1ComprehensionRequest
+type ForecastServiceForecastComprehensionJSONRequestBody = ComprehensionRequest
 
 // ForecastServiceForecastMathJSONRequestBody defines body for ForecastServiceForecastMath for application/json ContentType.
-type ForecastServiceForecastMathJSONRequestBody = V1ForecastRequest
+type ForecastServiceForecastMathJSONRequestBody = ForecastRequest
 
 // ForecastServiceForecastMathGroupJSONRequestBody defines body for ForecastServiceForecastMathGroup for application/json ContentType.
-type ForecastServiceForecastMathGroupJSONRequestBody = V1GroupForecastRequest
+type ForecastServiceForecastMathGroupJSONRequestBody = GroupForecastRequest
 
 // ForecastServiceForecastReadingJSONRequestBody defines body for ForecastServiceForecastReading for application/json ContentType.
-type ForecastServiceForecastReadingJSONRequestBody = V1ForecastRequest
+type ForecastServiceForecastReadingJSONRequestBody = ForecastRequest
 
 // ForecastServiceForecastReadingGroupJSONRequestBody defines body for ForecastServiceForecastReadingGroup for application/json ContentType.
-type ForecastServiceForecastReadingGroupJSONRequestBody = V1GroupForecastRequest
+type ForecastServiceForecastReadingGroupJSONRequestBody = GroupForecastRequest
 
 // TokenServiceIssueTokenJSONRequestBody defines body for TokenServiceIssueToken for application/json ContentType.
-type TokenServiceIssueTokenJSONRequestBody = V1IssueTokenRequest
+type TokenServiceIssueTokenJSONRequestBody = IssueTokenRequest
 
 // TokenServiceIssueTokenFormdataRequestBody defines body for TokenServiceIssueToken for application/x-www-form-urlencoded ContentType.
 type TokenServiceIssueTokenFormdataRequestBody = TokenForm
@@ -686,22 +686,22 @@ func (a Error_ValidationErrors) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
-// AsV1StudentData returns the union data inside the V1GroupForecastRequest_StudentData_Item as a V1StudentData
-func (t V1GroupForecastRequest_StudentData_Item) AsV1StudentData() (V1StudentData, error) {
-	var body V1StudentData
+// AsStudentData returns the union data inside the GroupForecastRequest_StudentData_Item as a StudentData
+func (t GroupForecastRequest_StudentData_Item) AsStudentData() (StudentData, error) {
+	var body StudentData
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1StudentData overwrites any union data inside the V1GroupForecastRequest_StudentData_Item as the provided V1StudentData
-func (t *V1GroupForecastRequest_StudentData_Item) FromV1StudentData(v V1StudentData) error {
+// FromStudentData overwrites any union data inside the GroupForecastRequest_StudentData_Item as the provided StudentData
+func (t *GroupForecastRequest_StudentData_Item) FromStudentData(v StudentData) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1StudentData performs a merge with any union data inside the V1GroupForecastRequest_StudentData_Item, using the provided V1StudentData
-func (t *V1GroupForecastRequest_StudentData_Item) MergeV1StudentData(v V1StudentData) error {
+// MergeStudentData performs a merge with any union data inside the GroupForecastRequest_StudentData_Item, using the provided StudentData
+func (t *GroupForecastRequest_StudentData_Item) MergeStudentData(v StudentData) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -712,22 +712,22 @@ func (t *V1GroupForecastRequest_StudentData_Item) MergeV1StudentData(v V1Student
 	return err
 }
 
-// AsV1GroupForecastRequestStudentData1 returns the union data inside the V1GroupForecastRequest_StudentData_Item as a V1GroupForecastRequestStudentData1
-func (t V1GroupForecastRequest_StudentData_Item) AsV1GroupForecastRequestStudentData1() (V1GroupForecastRequestStudentData1, error) {
-	var body V1GroupForecastRequestStudentData1
+// AsGroupForecastRequestStudentData1 returns the union data inside the GroupForecastRequest_StudentData_Item as a GroupForecastRequestStudentData1
+func (t GroupForecastRequest_StudentData_Item) AsGroupForecastRequestStudentData1() (GroupForecastRequestStudentData1, error) {
+	var body GroupForecastRequestStudentData1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1GroupForecastRequestStudentData1 overwrites any union data inside the V1GroupForecastRequest_StudentData_Item as the provided V1GroupForecastRequestStudentData1
-func (t *V1GroupForecastRequest_StudentData_Item) FromV1GroupForecastRequestStudentData1(v V1GroupForecastRequestStudentData1) error {
+// FromGroupForecastRequestStudentData1 overwrites any union data inside the GroupForecastRequest_StudentData_Item as the provided GroupForecastRequestStudentData1
+func (t *GroupForecastRequest_StudentData_Item) FromGroupForecastRequestStudentData1(v GroupForecastRequestStudentData1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1GroupForecastRequestStudentData1 performs a merge with any union data inside the V1GroupForecastRequest_StudentData_Item, using the provided V1GroupForecastRequestStudentData1
-func (t *V1GroupForecastRequest_StudentData_Item) MergeV1GroupForecastRequestStudentData1(v V1GroupForecastRequestStudentData1) error {
+// MergeGroupForecastRequestStudentData1 performs a merge with any union data inside the GroupForecastRequest_StudentData_Item, using the provided GroupForecastRequestStudentData1
+func (t *GroupForecastRequest_StudentData_Item) MergeGroupForecastRequestStudentData1(v GroupForecastRequestStudentData1) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -738,32 +738,32 @@ func (t *V1GroupForecastRequest_StudentData_Item) MergeV1GroupForecastRequestStu
 	return err
 }
 
-func (t V1GroupForecastRequest_StudentData_Item) MarshalJSON() ([]byte, error) {
+func (t GroupForecastRequest_StudentData_Item) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *V1GroupForecastRequest_StudentData_Item) UnmarshalJSON(b []byte) error {
+func (t *GroupForecastRequest_StudentData_Item) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsV1IssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a V1IssueTokenResponse
-func (t TokenServiceIssueToken200JSONResponseBody) AsV1IssueTokenResponse() (V1IssueTokenResponse, error) {
-	var body V1IssueTokenResponse
+// AsIssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a IssueTokenResponse
+func (t TokenServiceIssueToken200JSONResponseBody) AsIssueTokenResponse() (IssueTokenResponse, error) {
+	var body IssueTokenResponse
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1IssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) FromV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// FromIssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) FromIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1IssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) MergeV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// MergeIssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) MergeIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1921,7 +1921,7 @@ type ForecastServiceForecastComprehensionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1ComprehensionResponse
+	JSON200 *ComprehensionResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -1947,7 +1947,7 @@ type ForecastServiceForecastComprehensionResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastComprehensionResponse) GetJSON200() *V1ComprehensionResponse {
+func (r ForecastServiceForecastComprehensionResponse) GetJSON200() *ComprehensionResponse {
 	return r.JSON200
 }
 
@@ -2039,7 +2039,7 @@ type ForecastServiceForecastMathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Forecast
+	JSON200 *Forecast
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2065,7 +2065,7 @@ type ForecastServiceForecastMathResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastMathResponse) GetJSON200() *V1Forecast {
+func (r ForecastServiceForecastMathResponse) GetJSON200() *Forecast {
 	return r.JSON200
 }
 
@@ -2157,7 +2157,7 @@ type ForecastServiceForecastMathGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1GroupForecastResponse
+	JSON200 *GroupForecastResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2183,7 +2183,7 @@ type ForecastServiceForecastMathGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastMathGroupResponse) GetJSON200() *V1GroupForecastResponse {
+func (r ForecastServiceForecastMathGroupResponse) GetJSON200() *GroupForecastResponse {
 	return r.JSON200
 }
 
@@ -2275,7 +2275,7 @@ type ForecastServiceForecastReadingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Forecast
+	JSON200 *Forecast
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2301,7 +2301,7 @@ type ForecastServiceForecastReadingResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastReadingResponse) GetJSON200() *V1Forecast {
+func (r ForecastServiceForecastReadingResponse) GetJSON200() *Forecast {
 	return r.JSON200
 }
 
@@ -2393,7 +2393,7 @@ type ForecastServiceForecastReadingGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1GroupForecastResponse
+	JSON200 *GroupForecastResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2419,7 +2419,7 @@ type ForecastServiceForecastReadingGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastReadingGroupResponse) GetJSON200() *V1GroupForecastResponse {
+func (r ForecastServiceForecastReadingGroupResponse) GetJSON200() *GroupForecastResponse {
 	return r.JSON200
 }
 
@@ -2838,7 +2838,7 @@ func ParseForecastServiceForecastComprehensionResponse(rsp *http.Response) (*For
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1ComprehensionResponse
+		var dest ComprehensionResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -2953,7 +2953,7 @@ func ParseForecastServiceForecastMathResponse(rsp *http.Response) (*ForecastServ
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Forecast
+		var dest Forecast
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3068,7 +3068,7 @@ func ParseForecastServiceForecastMathGroupResponse(rsp *http.Response) (*Forecas
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1GroupForecastResponse
+		var dest GroupForecastResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3183,7 +3183,7 @@ func ParseForecastServiceForecastReadingResponse(rsp *http.Response) (*ForecastS
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Forecast
+		var dest Forecast
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3298,7 +3298,7 @@ func ParseForecastServiceForecastReadingGroupResponse(rsp *http.Response) (*Fore
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1GroupForecastResponse
+		var dest GroupForecastResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -215,7 +215,7 @@ func TestTokenEndpoint(t *testing.T) {
 		t.Errorf("grant_type enum: got %v; want [client_credentials]", got)
 	}
 	ok := op.Responses.Status(200).Value.Content.Get("application/json").Schema
-	for _, ref := range []string{"#/components/schemas/v1IssueTokenResponse", "#/components/schemas/OAuth2Token"} {
+	for _, ref := range []string{"#/components/schemas/IssueTokenResponse", "#/components/schemas/OAuth2Token"} {
 		if !refersTo(ok, ref) {
 			t.Errorf("200 lacks %s", ref)
 		}
@@ -235,23 +235,23 @@ func TestTokenEndpoint(t *testing.T) {
 func TestRequiredFields(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ service, schema, required string }{
-		{"scoring", "v1IssueTokenRequest", "clientId clientSecret"},
-		{"scoring", "v1ScoreItemResultsRequest", "items"},
-		{"scoring", "v1ScoreItemIdsRequest", "items numberCorrect"},
-		{"scoring", "v1ScoreScaleRequest", "linkId scaleScore scaleSem"},
-		{"scoring", "v1ScoreItemResultsStrandsRequest", "grade timeOfYear items"},
-		{"scoring", "v1ScoreDifficultiesBayesRequest", "items numberCorrect framework priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreItemResultsBayesRequest", "priorAbility priorUncertainty elapsedDays items"},
-		{"scoring", "v1ScoreItemIdsBayesRequest", "items numberCorrect priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
-		{"scoring", "v1ItemResult", "id result"},
-		{"scoring", "v1ItemDifficulty", "difficulty"},
-		{"scoring", "v1Measure", "ability abilityDisplay uncertainty framework apiVersion"},
-		{"forecast", "v1ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
-		{"forecast", "v1GroupForecastRequest", "studentData testUncertainty cutLevels"},
-		{"forecast", "v1StudentData", "priorAbility priorUncertainty elapsedDays"},
-		{"forecast", "v1GroupAggregate", "groupAbility groupUncertainty GroupProportionPerLevel groupStderrPerLevel"},
+		{"scoring", "IssueTokenRequest", "clientId clientSecret"},
+		{"scoring", "ScoreItemResultsRequest", "items"},
+		{"scoring", "ScoreItemIdsRequest", "items numberCorrect"},
+		{"scoring", "ScoreScaleRequest", "linkId scaleScore scaleSem"},
+		{"scoring", "ScoreItemResultsStrandsRequest", "grade timeOfYear items"},
+		{"scoring", "ScoreDifficultiesBayesRequest", "items numberCorrect framework priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreItemResultsBayesRequest", "priorAbility priorUncertainty elapsedDays items"},
+		{"scoring", "ScoreItemIdsBayesRequest", "items numberCorrect priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
+		{"scoring", "ItemResult", "id result"},
+		{"scoring", "ItemDifficulty", "difficulty"},
+		{"scoring", "Measure", "ability abilityDisplay uncertainty framework apiVersion"},
+		{"forecast", "ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
+		{"forecast", "GroupForecastRequest", "studentData testUncertainty cutLevels"},
+		{"forecast", "StudentData", "priorAbility priorUncertainty elapsedDays"},
+		{"forecast", "GroupAggregate", "groupAbility groupUncertainty GroupProportionPerLevel groupStderrPerLevel"},
 	}
 	docs := map[string]*openapi3.T{"scoring": load(t, "scoring"), "forecast": load(t, "forecast")}
 	for _, c := range cases {
@@ -281,11 +281,11 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		}
 		return s.Value.Properties[name].Value
 	}
-	framework := prop(scoring, "v1ScoreDifficultiesBayesRequest", "framework")
+	framework := prop(scoring, "ScoreDifficultiesBayesRequest", "framework")
 	if !slices.Equal(framework.Enum, []any{"lexile", "quantile"}) || !strings.Contains(framework.Description, "any case") {
 		t.Errorf("framework: enum %v, description %q; want lexile, quantile and a case-insensitive note", framework.Enum, framework.Description)
 	}
-	if got := prop(scoring, "v1ScoreItemResultsStrandsRequest", "timeOfYear").Enum; !slices.Equal(got, []any{"BOY", "MOY", "EOY"}) {
+	if got := prop(scoring, "ScoreItemResultsStrandsRequest", "timeOfYear").Enum; !slices.Equal(got, []any{"BOY", "MOY", "EOY"}) {
 		t.Errorf("timeOfYear enum: got %v; want [BOY MOY EOY]", got)
 	}
 	ranges := []struct {
@@ -294,13 +294,13 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		min, max         float64
 		exclusiveMinimum bool
 	}{
-		{scoring, "v1ScoreItemResultsBayesRequest", "priorAbility", -10000, 10000, false},
-		{scoring, "v1ScoreItemResultsBayesRequest", "priorUncertainty", 0, 10000, true},
-		{scoring, "v1ScoreItemResultsBayesRequest", "elapsedDays", 0, 3653, false},
-		{scoring, "v1ItemDifficulty", "difficulty", -10000, 10000, false},
-		{scoring, "v1ScoreItemResultsStrandsRequest", "grade", 0, 12, false},
-		{forecast, "v1ForecastRequest", "testUncertainty", 0, 10000, false},
-		{forecast, "v1StudentData", "elapsedDays", 0, 3653, false},
+		{scoring, "ScoreItemResultsBayesRequest", "priorAbility", -10000, 10000, false},
+		{scoring, "ScoreItemResultsBayesRequest", "priorUncertainty", 0, 10000, true},
+		{scoring, "ScoreItemResultsBayesRequest", "elapsedDays", 0, 3653, false},
+		{scoring, "ItemDifficulty", "difficulty", -10000, 10000, false},
+		{scoring, "ScoreItemResultsStrandsRequest", "grade", 0, 12, false},
+		{forecast, "ForecastRequest", "testUncertainty", 0, 10000, false},
+		{forecast, "StudentData", "elapsedDays", 0, 3653, false},
 	}
 	for _, r := range ranges {
 		p := prop(r.doc, r.schema, r.name)
@@ -313,9 +313,9 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		schema, name string
 		max          uint64
 	}{
-		{scoring, "v1ScoreItemResultsRequest", "items", 5000},
-		{forecast, "v1GroupForecastRequest", "studentData", 100000},
-		{forecast, "v1ForecastRequest", "cutLevels", 20},
+		{scoring, "ScoreItemResultsRequest", "items", 5000},
+		{forecast, "GroupForecastRequest", "studentData", 100000},
+		{forecast, "ForecastRequest", "cutLevels", 20},
 	}
 	for _, l := range limits {
 		p := prop(l.doc, l.schema, l.name)
@@ -323,8 +323,8 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 			t.Errorf("%s.%s: got items [%d, %v]; want [1, %d]", l.schema, l.name, p.MinItems, p.MaxItems, l.max)
 		}
 	}
-	entry := prop(forecast, "v1GroupForecastRequest", "studentData").Items.Value
-	if len(entry.OneOf) != 2 || entry.OneOf[0].Ref != "#/components/schemas/v1StudentData" {
+	entry := prop(forecast, "GroupForecastRequest", "studentData").Items.Value
+	if len(entry.OneOf) != 2 || entry.OneOf[0].Ref != "#/components/schemas/StudentData" {
 		t.Fatalf("studentData entry: got %d shapes; want the object and the array", len(entry.OneOf))
 	}
 	tuple := entry.OneOf[1].Value
@@ -332,7 +332,7 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		t.Errorf("studentData array shape: got %+v; want an array of exactly 3", tuple)
 	}
 	// The array's numbers have the type the generator gives the object's fields.
-	if got, want := tuple.Items.Value.Type, prop(forecast, "v1StudentData", "priorAbility").Type; !slices.Equal(got.Slice(), want.Slice()) {
+	if got, want := tuple.Items.Value.Type, prop(forecast, "StudentData", "priorAbility").Type; !slices.Equal(got.Slice(), want.Slice()) {
 		t.Errorf("studentData array items: got %v; want %v", got, want)
 	}
 }
