@@ -169,6 +169,45 @@ func (e GroupForecastResponseFramework) Valid() bool {
 	}
 }
 
+// Defines values for GroupStreamSettingsTimeOfYear.
+const (
+	GroupStreamSettingsTimeOfYearBOY GroupStreamSettingsTimeOfYear = "BOY"
+	GroupStreamSettingsTimeOfYearEOY GroupStreamSettingsTimeOfYear = "EOY"
+	GroupStreamSettingsTimeOfYearMOY GroupStreamSettingsTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GroupStreamSettingsTimeOfYear enum.
+func (e GroupStreamSettingsTimeOfYear) Valid() bool {
+	switch e {
+	case GroupStreamSettingsTimeOfYearBOY:
+		return true
+	case GroupStreamSettingsTimeOfYearEOY:
+		return true
+	case GroupStreamSettingsTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LineErrorStatus.
+const (
+	N400 LineErrorStatus = 400
+	N413 LineErrorStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the LineErrorStatus enum.
+func (e LineErrorStatus) Valid() bool {
+	switch e {
+	case N400:
+		return true
+	case N413:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OAuth2ErrorError.
 const (
 	InvalidClient        OAuth2ErrorError = "invalid_client"
@@ -227,6 +266,50 @@ func (e TokenFormGrantType) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// BatchAnswer The answer to one record.
+type BatchAnswer struct {
+	// Body Exactly the path's answer, or its error body (Error) when status is not 200.
+	Body map[string]interface{} `json:"body"`
+
+	// Id The record's id, as it was sent.
+	Id string `json:"id"`
+
+	// Status The status the record's path answered (200, 400, 403, 404, 413).
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BatchRecord One line of a batch's body.
+type BatchRecord struct {
+	// Body That path's request, exactly as it would be sent to the path.
+	Body map[string]interface{} `json:"body"`
+
+	// Id Your id for the record, echoed unchanged in its answer (it need not be unique).
+	//
+	// Example: s1
+	Id string `json:"id"`
+
+	// Path A path of this service that takes one request (not /authToken, not a stream).
+	//
+	// Example: /api/score/items/idsWithResults/standard
+	Path string `json:"path"`
+}
+
+// BatchSummary The last line of a batch that ran to its end.
+type BatchSummary struct {
+	Summary struct {
+		// Failed The others (records - ok).
+		Failed int `json:"failed"`
+
+		// Ok Those answered 200.
+		Ok int `json:"ok"`
+
+		// Records Answer lines before this one (records and broken lines).
+		Records int `json:"records"`
+	} `json:"summary"`
 }
 
 // ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
@@ -451,6 +534,33 @@ type GroupForecasts struct {
 	Students []StudentForecast `json:"students"`
 }
 
+// GroupStreamAggregate The last line of a group stream that ran to its end.
+type GroupStreamAggregate struct {
+	// Group The group answer's aggregate of the valid students; null when there are none.
+	Group *GroupAggregate `json:"group"`
+}
+
+// GroupStreamSettings Line 1 of a group stream, the group request without studentData.
+type GroupStreamSettings struct {
+	// CutLevels The performance bands' cut points, strictly ascending.
+	CutLevels []float64 `json:"cutLevels"`
+
+	// Framework Ignored, as on the group paths (the path gives the framework).
+	Framework *string `json:"framework,omitempty"`
+
+	// Grade With timeOfYear, adds each student's percentile.
+	Grade *int32 `json:"grade,omitempty"`
+
+	// TestUncertainty The standard error of the test to come, in scale units.
+	TestUncertainty float64 `json:"testUncertainty"`
+
+	// TimeOfYear With grade, adds each student's percentile (any case is accepted).
+	TimeOfYear *GroupStreamSettingsTimeOfYear `json:"timeOfYear,omitempty"`
+}
+
+// GroupStreamSettingsTimeOfYear With grade, adds each student's percentile (any case is accepted).
+type GroupStreamSettingsTimeOfYear string
+
 // IssueTokenRequest defines model for IssueTokenRequest.
 type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
@@ -470,6 +580,21 @@ type IssueTokenResponse struct {
 	// ExpiresIn Lifetime of the token in seconds (86,400 by default).
 	ExpiresIn int32 `json:"expiresIn"`
 }
+
+// LineError The answer to a line that is not a record, student or settings the path can read.
+type LineError struct {
+	// Body The body of every non-2xx answer.
+	Body Error `json:"body"`
+
+	// Line The line's number in the body, 1-based, blank lines counted.
+	Line int `json:"line"`
+
+	// Status 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+	Status LineErrorStatus `json:"status"`
+}
+
+// LineErrorStatus 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+type LineErrorStatus int
 
 // OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
 type OAuth2Error struct {
@@ -526,6 +651,9 @@ type StudentForecast struct {
 	// Uncertainty Standard deviation of the forecast distribution.
 	Uncertainty float64 `json:"uncertainty"`
 }
+
+// StudentTuple A student as the array [priorAbility, priorUncertainty, elapsedDays].
+type StudentTuple = []float64
 
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
@@ -1070,6 +1198,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+	ForecastServiceForecastBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
 	//
@@ -1134,6 +1271,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+	ForecastServiceForecastMathGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
 	//
 	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -1178,6 +1324,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroup(ctx context.Context, body ForecastServiceForecastReadingGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+	ForecastServiceForecastReadingGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TokenServiceIssueTokenWithBody IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 	//
 	// Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -1204,6 +1359,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+func (c *Client) ForecastServiceForecastBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastBatchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
@@ -1330,6 +1504,25 @@ func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body Fore
 	return c.Client.Do(req)
 }
 
+// ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+func (c *Client) ForecastServiceForecastMathGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastMathGroupStreamRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ForecastServiceForecastReadingWithBody Forecast of one student's reading measure (lexile).
 //
 // POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -1414,6 +1607,25 @@ func (c *Client) ForecastServiceForecastReadingGroup(ctx context.Context, body F
 	return c.Client.Do(req)
 }
 
+// ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+func (c *Client) ForecastServiceForecastReadingGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastReadingGroupStreamRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // TokenServiceIssueTokenWithBody IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 //
 // Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -1469,6 +1681,35 @@ func (c *Client) TokenServiceIssueTokenWithFormdataBody(ctx context.Context, bod
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewForecastServiceForecastBatchRequestWithBody constructs an http.Request for the ForecastServiceForecastBatch method, with any body, and a specified content type
+func NewForecastServiceForecastBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/batch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewForecastServiceForecastComprehensionRequest calls the generic ForecastServiceForecastComprehension builder with application/json body
@@ -1591,6 +1832,35 @@ func NewForecastServiceForecastMathGroupRequestWithBody(server string, contentTy
 	return req, nil
 }
 
+// NewForecastServiceForecastMathGroupStreamRequestWithBody constructs an http.Request for the ForecastServiceForecastMathGroupStream method, with any body, and a specified content type
+func NewForecastServiceForecastMathGroupStreamRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/math/group/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewForecastServiceForecastReadingRequest calls the generic ForecastServiceForecastReading builder with application/json body
 func NewForecastServiceForecastReadingRequest(server string, body ForecastServiceForecastReadingJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1652,6 +1922,35 @@ func NewForecastServiceForecastReadingGroupRequestWithBody(server string, conten
 	}
 
 	operationPath := fmt.Sprintf("/api/forecast/reading/group")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewForecastServiceForecastReadingGroupStreamRequestWithBody constructs an http.Request for the ForecastServiceForecastReadingGroupStream method, with any body, and a specified content type
+func NewForecastServiceForecastReadingGroupStreamRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/reading/group/stream")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1766,6 +2065,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+	ForecastServiceForecastBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastBatchResponse, error)
+
 	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
 	//
@@ -1830,6 +2138,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
 
+	// ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+	ForecastServiceForecastMathGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupStreamResponse, error)
+
 	// ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
 	//
 	// POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -1874,6 +2191,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroupWithResponse(ctx context.Context, body ForecastServiceForecastReadingGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupResponse, error)
 
+	// ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+	ForecastServiceForecastReadingGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupStreamResponse, error)
+
 	// TokenServiceIssueTokenWithBodyWithResponse IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 	//
 	// Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -1900,6 +2226,117 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*TokenServiceIssueTokenResponse, error)
+}
+
+// ForecastServiceForecastBatchResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastBatchResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastBatchResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastBatchResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastBatchResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ForecastServiceForecastComprehensionResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastComprehension
@@ -2256,6 +2693,117 @@ func (r ForecastServiceForecastMathGroupResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastMathGroupStreamResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastMathGroupStreamResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastMathGroupStreamResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastMathGroupStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastMathGroupStreamResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastMathGroupStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastMathGroupStreamResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastMathGroupStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastMathGroupStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastMathGroupStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastMathGroupStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ForecastServiceForecastReadingResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastReading
 type ForecastServiceForecastReadingResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2492,6 +3040,117 @@ func (r ForecastServiceForecastReadingGroupResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastReadingGroupStreamResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastReadingGroupStreamResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastReadingGroupStreamResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastReadingGroupStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastReadingGroupStreamResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastReadingGroupStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastReadingGroupStreamResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastReadingGroupStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastReadingGroupStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastReadingGroupStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TokenServiceIssueTokenResponse401Headers the declared response headers of an HTTP 401 response for TokenServiceIssueToken
 type TokenServiceIssueTokenResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2610,6 +3269,21 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastBatchResponse, error) {
+	rsp, err := c.ForecastServiceForecastBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastBatchResponse(rsp)
+}
+
 // ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
 //
@@ -2710,6 +3384,21 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 	return ParseForecastServiceForecastMathGroupResponse(rsp)
 }
 
+// ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastMathGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupStreamResponse, error) {
+	rsp, err := c.ForecastServiceForecastMathGroupStreamWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastMathGroupStreamResponse(rsp)
+}
+
 // ForecastServiceForecastReadingWithBodyWithResponse Forecast of one student's reading measure (lexile).
 //
 // POST /api/forecast/reading, permission forecast:reading. From the student's latest measure, its
@@ -2778,6 +3467,21 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithResponse(ct
 	return ParseForecastServiceForecastReadingGroupResponse(rsp)
 }
 
+// ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastReadingGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupStreamResponse, error) {
+	rsp, err := c.ForecastServiceForecastReadingGroupStreamWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastReadingGroupStreamResponse(rsp)
+}
+
 // TokenServiceIssueTokenWithBodyWithResponse IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 //
 // Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -2821,6 +3525,114 @@ func (c *ClientWithResponses) TokenServiceIssueTokenWithFormdataBodyWithResponse
 		return nil, err
 	}
 	return ParseTokenServiceIssueTokenResponse(rsp)
+}
+
+// ParseForecastServiceForecastBatchResponse parses an HTTP response from a ForecastServiceForecastBatchWithResponse call
+func ParseForecastServiceForecastBatchResponse(rsp *http.Response) (*ForecastServiceForecastBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastBatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseForecastServiceForecastComprehensionResponse parses an HTTP response from a ForecastServiceForecastComprehensionWithResponse call
@@ -3168,6 +3980,114 @@ func ParseForecastServiceForecastMathGroupResponse(rsp *http.Response) (*Forecas
 	return response, nil
 }
 
+// ParseForecastServiceForecastMathGroupStreamResponse parses an HTTP response from a ForecastServiceForecastMathGroupStreamWithResponse call
+func ParseForecastServiceForecastMathGroupStreamResponse(rsp *http.Response) (*ForecastServiceForecastMathGroupStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastMathGroupStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastMathGroupStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastMathGroupStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastMathGroupStreamResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseForecastServiceForecastReadingResponse parses an HTTP response from a ForecastServiceForecastReadingWithResponse call
 func ParseForecastServiceForecastReadingResponse(rsp *http.Response) (*ForecastServiceForecastReadingResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3385,6 +4305,114 @@ func ParseForecastServiceForecastReadingGroupResponse(rsp *http.Response) (*Fore
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ForecastServiceForecastReadingGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForecastServiceForecastReadingGroupStreamResponse parses an HTTP response from a ForecastServiceForecastReadingGroupStreamWithResponse call
+func ParseForecastServiceForecastReadingGroupStreamResponse(rsp *http.Response) (*ForecastServiceForecastReadingGroupStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastReadingGroupStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastReadingGroupStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastReadingGroupStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastReadingGroupStreamResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

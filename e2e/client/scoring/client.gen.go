@@ -73,6 +73,24 @@ func (e ErrorExceptionType) Valid() bool {
 	}
 }
 
+// Defines values for LineErrorStatus.
+const (
+	N400 LineErrorStatus = 400
+	N413 LineErrorStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the LineErrorStatus enum.
+func (e LineErrorStatus) Valid() bool {
+	switch e {
+	case N400:
+		return true
+	case N413:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MeasureFramework.
 const (
 	MeasureFrameworkLexile   MeasureFramework = "lexile"
@@ -619,6 +637,50 @@ type AdaptiveItem struct {
 	Strand string `json:"strand"`
 }
 
+// BatchAnswer The answer to one record.
+type BatchAnswer struct {
+	// Body Exactly the path's answer, or its error body (Error) when status is not 200.
+	Body map[string]interface{} `json:"body"`
+
+	// Id The record's id, as it was sent.
+	Id string `json:"id"`
+
+	// Status The status the record's path answered (200, 400, 403, 404, 413).
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BatchRecord One line of a batch's body.
+type BatchRecord struct {
+	// Body That path's request, exactly as it would be sent to the path.
+	Body map[string]interface{} `json:"body"`
+
+	// Id Your id for the record, echoed unchanged in its answer (it need not be unique).
+	//
+	// Example: s1
+	Id string `json:"id"`
+
+	// Path A path of this service that takes one request (not /authToken, not a stream).
+	//
+	// Example: /api/score/items/idsWithResults/standard
+	Path string `json:"path"`
+}
+
+// BatchSummary The last line of a batch that ran to its end.
+type BatchSummary struct {
+	Summary struct {
+		// Failed The others (records - ok).
+		Failed int `json:"failed"`
+
+		// Ok Those answered 200.
+		Ok int `json:"ok"`
+
+		// Records Answer lines before this one (records and broken lines).
+		Records int `json:"records"`
+	} `json:"summary"`
+}
+
 // BayesStrand A strand of the Bayes strand endpoint.
 type BayesStrand struct {
 	// Ability Strand ability, a measure rounded to a whole number.
@@ -756,6 +818,21 @@ type ItemResult struct {
 	// Result Required. 1 for a correct answer, 0 for an incorrect one.
 	Result int32 `json:"result"`
 }
+
+// LineError The answer to a line that is not a record, student or settings the path can read.
+type LineError struct {
+	// Body The body of every non-2xx answer.
+	Body Error `json:"body"`
+
+	// Line The line's number in the body, 1-based, blank lines counted.
+	Line int `json:"line"`
+
+	// Status 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+	Status LineErrorStatus `json:"status"`
+}
+
+// LineErrorStatus 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+type LineErrorStatus int
 
 // Measure The measure result of every scoring endpoint without strands.
 type Measure struct {
@@ -2004,6 +2081,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 	ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+	ScoringServiceScoreBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
 	//
 	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -2286,6 +2372,25 @@ func (c *Client) ScoringServiceNextItemWithBody(ctx context.Context, contentType
 // Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewScoringServiceNextItemRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+func (c *Client) ScoringServiceScoreBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScoringServiceScoreBatchRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2792,6 +2897,35 @@ func NewScoringServiceNextItemRequestWithBody(server string, contentType string,
 	}
 
 	operationPath := fmt.Sprintf("/api/score/adaptive/next")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScoringServiceScoreBatchRequestWithBody constructs an http.Request for the ScoringServiceScoreBatch method, with any body, and a specified content type
+func NewScoringServiceScoreBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/score/batch")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3332,6 +3466,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 	ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
 
+	// ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+	ScoringServiceScoreBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreBatchResponse, error)
+
 	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 	//
 	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -3690,6 +3833,117 @@ func (r ScoringServiceNextItemResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ScoringServiceNextItemResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ScoringServiceScoreBatchResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ScoringServiceScoreBatchResponse429Headers the declared response headers of an HTTP 429 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ScoringServiceScoreBatchResponse503Headers the declared response headers of an HTTP 503 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ScoringServiceScoreBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ScoringServiceScoreBatchResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ScoringServiceScoreBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ScoringServiceScoreBatchResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ScoringServiceScoreBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScoringServiceScoreBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScoringServiceScoreBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScoringServiceScoreBatchResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5032,6 +5286,21 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Con
 	return ParseScoringServiceNextItemResponse(rsp)
 }
 
+// ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+func (c *ClientWithResponses) ScoringServiceScoreBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreBatchResponse, error) {
+	rsp, err := c.ScoringServiceScoreBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScoringServiceScoreBatchResponse(rsp)
+}
+
 // ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 //
 // POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -5517,6 +5786,114 @@ func ParseScoringServiceNextItemResponse(rsp *http.Response) (*ScoringServiceNex
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ScoringServiceNextItemResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseScoringServiceScoreBatchResponse parses an HTTP response from a ScoringServiceScoreBatchWithResponse call
+func ParseScoringServiceScoreBatchResponse(rsp *http.Response) (*ScoringServiceScoreBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScoringServiceScoreBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ScoringServiceScoreBatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ScoringServiceScoreBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ScoringServiceScoreBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -57,8 +57,15 @@ func TestDocumentIsValidOpenAPI3WithTheBuildVersion(t *testing.T) {
 	}
 }
 
-// TestPathsAreTheRoutes: every gateway route of the service is in its document, and every path
-// of the document is one of its routes or /authToken.
+// streamPaths are the NDJSON paths of each service: the gateway has no route for a stream, and
+// the documents describe them from the overlay.
+var streamPaths = map[string][]string{
+	"scoring":  {"/api/score/batch"},
+	"forecast": {"/api/forecast/batch", "/api/forecast/reading/group/stream", "/api/forecast/math/group/stream"},
+}
+
+// TestPathsAreTheRoutes: every gateway route of the service and every NDJSON stream is in its
+// document, and every path of the document is one of them or /authToken.
 func TestPathsAreTheRoutes(t *testing.T) {
 	t.Parallel()
 	routes, err := yardstick.Routes()
@@ -74,6 +81,9 @@ func TestPathsAreTheRoutes(t *testing.T) {
 				if strings.HasPrefix(r.FullMethod, prefix) || r.Path == "/authToken" {
 					want = append(want, r.Method+" "+r.Path)
 				}
+			}
+			for _, p := range streamPaths[service] {
+				want = append(want, "POST "+p)
 			}
 			got := []string{}
 			for path, item := range doc.Paths.Map() {
@@ -126,9 +136,102 @@ func TestSecurity(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Errorf("%s %s security: got %v; want %v", method, path, got, want)
 					}
+					// Every scope an operation needs is a scope of the flow, with a description.
+					for _, req := range *op.Security {
+						for _, scope := range req["oauth2"] {
+							if o.Value.Flows.ClientCredentials.Scopes[scope] == "" {
+								t.Errorf("%s %s needs scope %q, which the oauth2 flow does not describe", method, path, scope)
+							}
+						}
+					}
 				}
 			}
+			if o.Value.Flows.ClientCredentials.Scopes["*"] == "" {
+				t.Errorf("the oauth2 flow has no scope \"*\" (every permission)")
+			}
 		})
+	}
+}
+
+// TestScopes: each operation's OAuth2 requirement is the permissions the contract's method
+// options give its rpc (the group streams both of theirs), bearerAuth none; each document's flow
+// lists its own service's permissions and "*", and no other service's.
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ service, path, want string }{
+		{"scoring", "/api/score/items/idsWithResults/standard", "score:standard"},
+		{"scoring", "/api/score/form/id/standard", "score:standard"},
+		{"scoring", "/api/score/items/difficulties/bayes", "score:bayes"},
+		{"scoring", "/api/score/scale/bayes", "score:scale"},
+		{"scoring", "/api/score/items/idsWithResults/bayes/strands", "score:strands"},
+		{"scoring", "/api/score/adaptive/next", "score:adaptive"},
+		{"scoring", "/api/score/batch", "score:batch"},
+		{"forecast", "/api/forecast/reading", "forecast:reading"},
+		{"forecast", "/api/forecast/comprehension", "forecast:reading"},
+		{"forecast", "/api/forecast/math/group", "forecast:group"},
+		{"forecast", "/api/forecast/batch", "forecast:batch"},
+		{"forecast", "/api/forecast/reading/group/stream", "forecast:batch forecast:group"},
+		{"forecast", "/api/forecast/math/group/stream", "forecast:batch forecast:group"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			op := load(t, tc.service).Paths.Find(tc.path).Post
+			got := map[string]string{}
+			for _, req := range *op.Security {
+				for name, scopes := range req {
+					got[name] = strings.Join(scopes, " ")
+				}
+			}
+			if got["oauth2"] != tc.want || got["bearerAuth"] != "" || len(got) != 2 {
+				t.Errorf("security: got %v; want oauth2 [%s] and bearerAuth []", got, tc.want)
+			}
+		})
+	}
+	for service, prefix := range map[string]string{"scoring": "score:", "forecast": "forecast:"} {
+		scopes := load(t, service).Components.SecuritySchemes["oauth2"].Value.Flows.ClientCredentials.Scopes
+		for scope := range scopes {
+			if scope != "*" && !strings.HasPrefix(scope, prefix) {
+				t.Errorf("%s: scope %q is another service's", service, scope)
+			}
+		}
+		if len(scopes) < 4 {
+			t.Errorf("%s: got scopes %v; want its permissions and *", service, scopes)
+		}
+	}
+}
+
+// TestServersAndStreams: the relative server first (Swagger UI calls the service that served
+// the page), then make run's address and a deployment's; each NDJSON path takes and answers
+// application/x-ndjson with its line schemas as components.
+func TestServersAndStreams(t *testing.T) {
+	t.Parallel()
+	for service, port := range map[string]string{"scoring": "8080", "forecast": "8081"} {
+		doc := load(t, service)
+		var urls []string
+		for _, s := range doc.Servers {
+			urls = append(urls, s.URL)
+		}
+		if want := []string{"/", "http://127.0.0.1:" + port, "https://{host}"}; !slices.Equal(urls, want) {
+			t.Errorf("%s servers: got %v; want %v", service, urls, want)
+		}
+		for _, p := range streamPaths[service] {
+			op := doc.Paths.Find(p).Post
+			in := op.RequestBody.Value.Content.Get("application/x-ndjson")
+			out := op.Responses.Status(200).Value.Content.Get("application/x-ndjson")
+			if in == nil || out == nil || len(op.RequestBody.Value.Content) != 1 {
+				t.Errorf("%s: got request %v, answer %v; want application/x-ndjson both ways, only", p, op.RequestBody.Value.Content, op.Responses.Status(200).Value.Content)
+				continue
+			}
+			for _, s := range append(in.Schema.Value.OneOf, out.Schema.Value.OneOf...) {
+				if s.Ref == "" {
+					t.Errorf("%s: a line schema is written in place; want a component", p)
+				}
+			}
+		}
+	}
+	batch := load(t, "scoring").Components.Schemas["BatchRecord"]
+	if batch == nil || !slices.Equal(batch.Value.Required, []string{"id", "path", "body"}) {
+		t.Errorf("BatchRecord: got %v; want a component requiring id, path and body", batch)
 	}
 }
 
