@@ -67,10 +67,10 @@ func TestBatchRefusals(t *testing.T) {
 		wantIn            string
 	}{
 		{"no token", ndjson, "", 401, "Missing bearer token"},
-		{"bad token", ndjson, "Bearer nope", 401, "invalid, expired"},
+		{"bad token", ndjson, "Bearer nope", 401, "The token could not be read"},
 		{"no score:batch", ndjson, standard, 403, `\"score:batch\"`},
-		{"json", "application/json", batcher, 415, "Unsupported media type"},
-		{"no type", "", batcher, 415, "Unsupported media type"},
+		{"json", "application/json", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
+		{"no type", "", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
 		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
 		{"admitted", ndjson, batcher, 200, `{"summary":{"records":1,"ok":1,"failed":0}}`},
 		{"GET", "", batcher, 405, `"Method not allowed."`},

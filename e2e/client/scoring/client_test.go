@@ -22,14 +22,14 @@ func TestGeneratedClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	login, err := c.TokenServiceIssueTokenWithResponse(ctx, scoring.V1IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
+	login, err := c.TokenServiceIssueTokenWithResponse(ctx, scoring.IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if login.StatusCode() != http.StatusOK || login.JSON200 == nil {
 		t.Fatalf("authToken: got %d %s; want 200", login.StatusCode(), login.Body)
 	}
-	tok, err := login.JSON200.AsV1IssueTokenResponse()
+	tok, err := login.JSON200.AsIssueTokenResponse()
 	if err != nil || tok.AccessToken == "" || tok.ExpiresIn != 86400 {
 		t.Fatalf("authToken answer: got %+v (%v); want a token for 86400 s", tok, err)
 	}
@@ -43,8 +43,8 @@ func TestGeneratedClient(t *testing.T) {
 	}
 
 	t.Run("score", func(t *testing.T) {
-		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 1}, {Id: "L000200", Result: 0}, {Id: "L000300", Result: 1}},
+		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 1}, {Id: "L000200", Result: 0}, {Id: "L000300", Result: 1}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatalf("got %d %s; want 200", res.StatusCode(), res.Body)
 		}
 		m := res.JSON200
-		if m.Framework != scoring.V1MeasureFrameworkLexile || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
+		if m.Framework != scoring.MeasureFrameworkLexile || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
 			t.Errorf("measure: got %+v; want a lexile measure of version %s", m, live.Version)
 		}
 	})
@@ -61,16 +61,16 @@ func TestGeneratedClient(t *testing.T) {
 	t.Run("person fit", func(t *testing.T) {
 		// A mixed score has fit (the misfit pattern of docs/examples.md); a perfect one has a note
 		// instead; without fit: true, neither.
-		var mixed, perfect []scoring.V1ItemResult
+		var mixed, perfect []scoring.ItemResult
 		for i, r := range "1101011010110010" {
 			id := fmt.Sprintf("L%06d", i+1)
-			mixed = append(mixed, scoring.V1ItemResult{Id: id, Result: int32(r - '0')})
-			perfect = append(perfect, scoring.V1ItemResult{Id: id, Result: 1})
+			mixed = append(mixed, scoring.ItemResult{Id: id, Result: int32(r - '0')})
+			perfect = append(perfect, scoring.ItemResult{Id: id, Result: 1})
 		}
 		yes := true
 		for _, c := range []struct {
 			name       string
-			items      []scoring.V1ItemResult
+			items      []scoring.ItemResult
 			fit        *bool
 			fitAndNote [2]bool
 		}{
@@ -78,7 +78,7 @@ func TestGeneratedClient(t *testing.T) {
 			{"perfect", perfect, &yes, [2]bool{false, true}},
 			{"not asked", mixed, nil, [2]bool{false, false}},
 		} {
-			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{Items: c.items, Fit: c.fit})
+			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{Items: c.items, Fit: c.fit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,15 +89,15 @@ func TestGeneratedClient(t *testing.T) {
 			if got := [2]bool{m.Fit != nil, m.FitNote != nil}; got != c.fitAndNote {
 				t.Errorf("%s: got %s; want fit, fitNote present: %v", c.name, res.Body, c.fitAndNote)
 			}
-			if m.Fit != nil && (m.Fit.Flag != scoring.V1PersonFitFlagMisfit || m.Fit.Infit <= 1 || m.Fit.Outfit <= 1 || m.Fit.InfitZ <= 1.96) {
+			if m.Fit != nil && (m.Fit.Flag != scoring.PersonFitFlagMisfit || m.Fit.Infit <= 1 || m.Fit.Outfit <= 1 || m.Fit.InfitZ <= 1.96) {
 				t.Errorf("%s: got fit %+v; want a misfit with both mean squares above 1", c.name, *m.Fit)
 			}
 		}
 	})
 
 	t.Run("invalid input is the documented 400", func(t *testing.T) {
-		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 7}},
+		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 7}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +113,8 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("no token is the documented 401", func(t *testing.T) {
-		res, err := c.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 1}},
+		res, err := c.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 1}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -127,12 +127,12 @@ func TestGeneratedClient(t *testing.T) {
 	t.Run("adaptive session", func(t *testing.T) {
 		// Answer every item right until maxItems: each step names a new item until the last,
 		// which names none and says why.
-		var items []scoring.V1ItemResult
+		var items []scoring.ItemResult
 		maxItems := int32(4)
 		seen := map[string]bool{}
 		for step := int32(0); ; step++ {
-			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.V1NextItemRequest{
-				Framework: scoring.V1NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.V1StopRules{MaxItems: &maxItems},
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{
+				Framework: scoring.NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.StopRules{MaxItems: &maxItems},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -141,11 +141,11 @@ func TestGeneratedClient(t *testing.T) {
 				t.Fatalf("step %d: got %d %s; want 200", step, res.StatusCode(), res.Body)
 			}
 			a := res.JSON200
-			if a.ItemsAnswered != step || a.Framework != scoring.V1NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
+			if a.ItemsAnswered != step || a.Framework != scoring.NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
 				t.Fatalf("step %d: got %s", step, res.Body)
 			}
 			if step == maxItems {
-				if a.Next != nil || a.StopReason != scoring.V1NextItemResponseStopReasonMaxItems || !strings.Contains(string(res.Body), `"next":null`) {
+				if a.Next != nil || a.StopReason != scoring.NextItemResponseStopReasonMaxItems || !strings.Contains(string(res.Body), `"next":null`) {
 					t.Errorf("last step: got %s; want next null and stopReason maxItems", res.Body)
 				}
 				return
@@ -154,7 +154,7 @@ func TestGeneratedClient(t *testing.T) {
 				t.Fatalf("step %d: got %s; want a new quantile item", step, res.Body)
 			}
 			seen[a.Next.Id] = true
-			items = append(items, scoring.V1ItemResult{Id: a.Next.Id, Result: 1})
+			items = append(items, scoring.ItemResult{Id: a.Next.Id, Result: 1})
 		}
 	})
 
@@ -167,7 +167,7 @@ func TestGeneratedClient(t *testing.T) {
 		if res.StatusCode() != http.StatusOK || res.JSON200 == nil {
 			t.Fatalf("got %d %s; want 200", res.StatusCode(), res.Body)
 		}
-		if tok, err := res.JSON200.AsV1IssueTokenResponse(); err != nil || tok.AccessToken == "" {
+		if tok, err := res.JSON200.AsIssueTokenResponse(); err != nil || tok.AccessToken == "" {
 			t.Errorf("form login answer: got %s; want {accessToken, expiresIn}", res.Body)
 		}
 	})

@@ -8,6 +8,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -83,11 +84,28 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 	claims, err := a.issuer.Verify(bearer, a.service)
 	if err != nil {
 		a.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", reqinfo.ID(ctx))
-		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
-			fmt.Sprintf("The token is invalid, expired or not for the %s service; get a new one from POST /authToken.", a.service))
+		return ctx, a.refused(err)
 	}
 	NoteClient(ctx, claims.ClientID)
 	return Permit(ctx, r, claims)
+}
+
+// refused is the answer for a token Verify refused: what happened to it, and what to do, without
+// a word of the token itself.
+func (a *Authorizer) refused(err error) error {
+	reason, info := rpcerr.ReasonTokenInvalid,
+		"The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
+	switch {
+	case errors.Is(err, token.ErrTokenExpired):
+		reason, info = rpcerr.ReasonTokenExpired, "The token has expired; get a new one from POST /authToken."
+	case errors.Is(err, token.ErrTokenOtherService):
+		reason, info = rpcerr.ReasonTokenOtherService,
+			fmt.Sprintf("The token is for another service; a token works only on the service that issued it: get one from this (%s) service's POST /authToken.", a.service)
+	case errors.Is(err, token.ErrTokenRevoked):
+		reason, info = rpcerr.ReasonTokenRevoked,
+			"The token was revoked: its client has since been removed, registered again or given a new secret; get a new one from POST /authToken."
+	}
+	return rpcerr.InvalidToken(reason, "Authentication failed.", info)
 }
 
 // Permit checks claims already verified (a stream's token, verified once by Authorize for the

@@ -190,7 +190,7 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		dropBody(w, r)
-		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+		rpcerr.Write(w, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
 	adm, err := f.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
@@ -220,7 +220,7 @@ func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+		rpcerr.Write(w, rpcerr.TooLarge(tooLarge.Limit))
 	case errors.Is(err, errSlowBody):
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusRequestTimeout)

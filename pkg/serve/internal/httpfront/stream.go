@@ -53,9 +53,9 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		writeUnsupportedEncoding(w)
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-ndjson" {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
 		dropBody(w, r)
-		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
+		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
 	}
 	adm, ok := f.budget.AdmitStream("http")
@@ -104,9 +104,6 @@ func DecodeProblems(err error) error { return decodeProblems(err) }
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
 
-// tooLargeBody is the 413 of a record over its path's body limit, as the unary front answers it.
-var tooLargeBody = batch.StatusAnswer(http.StatusRequestEntityTooLarge)
-
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
 	f      *Handler
@@ -134,7 +131,8 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err)
 	}
 	if int64(len(body)) > rt.BodyLimit {
-		return http.StatusRequestEntityTooLarge, tooLargeBody
+		// A line under the stream's limit but over its path's: the unary front's answer.
+		return http.StatusRequestEntityTooLarge, batch.ErrorBody(rpcerr.TooLarge(rt.BodyLimit))
 	}
 	cost := f.budget.Cost(false, int64(len(body)), true)
 	if rt.Group {

@@ -188,14 +188,14 @@ func gradeAndTime(p *rpcerr.Problems, grade *int32, timeOfYear *string) (int, st
 	default:
 		g = int(*grade)
 	}
-	t := ""
+	t, ok := "", false
 	switch {
 	case timeOfYear == nil:
 		p.Add("timeOfYear", "is required (BOY, MOY or EOY)")
-	case *timeOfYear != "BOY" && *timeOfYear != "MOY" && *timeOfYear != "EOY":
-		p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
 	default:
-		t = *timeOfYear
+		if t, ok = measure.TimeOfYear(*timeOfYear); !ok {
+			p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
+		}
 	}
 	return g, t
 }
