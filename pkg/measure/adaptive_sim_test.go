@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestAdaptiveSimulation is §11's seeded simulation on the demo lexile bank (2,000 items from
-// BR400L to 1800L): simulated students with true abilities from N(bank median, P) answer with the
+// TestAdaptiveSimulation is §11's seeded simulation on the demo lexile bank's 2,000 dichotomous
+// items (from BR400L to 1800L): simulated students with true abilities from N(bank median, P) answer with the
 // model's probability until the posterior SD is at most 60 (maxItems raised to 400 so that the
 // random reference is not cut short). Maximum information must need at least 40% fewer items on
 // average than random selection; the mean reported SD must lie within 10% of the empirical RMSE;
@@ -23,7 +23,15 @@ func TestAdaptiveSimulation(t *testing.T) {
 	}
 	pop := Normal{Mean: bk.Median(), SD: bk.Framework().PopulationSD}
 	target, maxItems := 60.0, 400
-	settings := AdaptiveRequest{Stop: StopRules{TargetUncertainty: &target, MaxItems: &maxItems}}
+	// The dichotomous items only, in the bank's order (the random reference draws from the pool
+	// in its order): the bank of §11's study; TestAdaptivePolytomousFewerItems adds partial credit.
+	var dichotomous []string
+	for _, it := range bk.all {
+		if !it.Polytomous() {
+			dichotomous = append(dichotomous, it.ID)
+		}
+	}
+	settings := AdaptiveRequest{Pool: dichotomous, Stop: StopRules{TargetUncertainty: &target, MaxItems: &maxItems}}
 	run := func(name string, sim Simulation) SimulationReport {
 		t.Helper()
 		sim.Students, sim.Seed, sim.Population = 2000, 2026, pop

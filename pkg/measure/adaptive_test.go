@@ -96,8 +96,8 @@ func allDemoItems(t testing.TB) []Item {
 	for _, it := range Demo().items {
 		items = append(items, it)
 	}
-	if len(items) != 3500 {
-		t.Fatalf("demo bundle: %d items; want 3500", len(items))
+	if len(items) != 3540 {
+		t.Fatalf("demo bundle: %d items; want 3540", len(items))
 	}
 	return items
 }
@@ -615,7 +615,7 @@ func TestNewBank(t *testing.T) {
 	if _, ok := Demo().Bank("nope"); ok {
 		t.Error("Bank(nope): found")
 	}
-	if l := demoBank(t, "lexile").Len(); l != 2000 {
-		t.Errorf("demo lexile bank: %d items; want 2000", l)
+	if l := demoBank(t, "lexile").Len(); l != 2020 {
+		t.Errorf("demo lexile bank: %d items; want 2020", l)
 	}
 }

@@ -32,7 +32,7 @@ func TestDemoLoads(t *testing.T) {
 	if s.Links < 4 || s.Forms < 2 {
 		t.Errorf("demo has %d links and %d forms; want >= 4 and >= 2", s.Links, s.Forms)
 	}
-	if got, want := s.String(), "lexile: 2000 items, 5 strands; quantile: 1500 items, 5 strands; 4 links, 4 forms"; got != want {
+	if got, want := s.String(), "lexile: 2020 items, 5 strands; quantile: 1520 items, 5 strands; 4 links, 6 forms"; got != want {
 		t.Errorf("Stats().String() = %q; want %q", got, want)
 	}
 }

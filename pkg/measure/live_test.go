@@ -65,6 +65,18 @@ func TestLive(t *testing.T) {
 		t.Errorf("a failed reload replaced the bundle, or its version (%q; want %q)", live.Version(), v0)
 	}
 
+	// A polytomous item whose difficulty is not its steps' mean is refused the same way.
+	if err := os.WriteFile(items, append(good, []byte("L999999,lexile,Key Ideas,512,400;700\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, err = live.Reload()
+	if err == nil || changed || !strings.Contains(err.Error(), "items.csv:3543: difficulty 512 is not the mean of the steps (550) within 0.5") {
+		t.Fatalf("reload of a bad steps column: got %v; want the items.csv:line error", err)
+	}
+	if live.Bundle() != first || live.Version() != v0 {
+		t.Errorf("a failed reload replaced the bundle, or its version (%q; want %q)", live.Version(), v0)
+	}
+
 	// A good change is taken.
 	if err := os.WriteFile(items, append(good, []byte("L999999,lexile,Key Ideas,512\n")...), 0o644); err != nil {
 		t.Fatal(err)
@@ -221,7 +233,7 @@ func TestLiveKeysOnContent(t *testing.T) {
 	if it.Difficulty != 616 {
 		t.Fatalf("setup: L000002 has difficulty %v; want 616", it.Difficulty)
 	}
-	data = bytes.Replace(data, []byte("L000002,lexile,Key Ideas,616\n"), []byte("L000002,lexile,Key Ideas,617\n"), 1)
+	data = bytes.Replace(data, []byte("L000002,lexile,Key Ideas,616,\n"), []byte("L000002,lexile,Key Ideas,617,\n"), 1)
 	if err := os.WriteFile(items, data, 0o644); err != nil {
 		t.Fatal(err)
 	}

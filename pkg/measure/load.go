@@ -3,9 +3,11 @@ package measure
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -23,19 +25,23 @@ var (
 	normsHeader      = []string{"framework", "grade", "time_of_year", "percentile", "measure"}
 )
 
+// itemsOptional are the optional last columns of items.csv: a polytomous item's steps.
+var itemsOptional = []string{"steps"}
+
 var bundleFiles = map[string]struct {
 	header   []string
 	required bool
+	optional []string // columns the header may end with
 }{
-	"frameworks.csv":  {frameworksHeader, true},
-	"grades.csv":      {gradesHeader, true},
-	"strands.csv":     {strandsHeader, true},
-	"items.csv":       {itemsHeader, true},
-	"benchmarks.csv":  {benchmarksHeader, true},
-	"links.csv":       {linksHeader, false},
-	"link_points.csv": {linkPointsHeader, false},
-	"forms.csv":       {formsHeader, false},
-	"norms.csv":       {normsHeader, false},
+	"frameworks.csv":  {frameworksHeader, true, nil},
+	"grades.csv":      {gradesHeader, true, nil},
+	"strands.csv":     {strandsHeader, true, nil},
+	"items.csv":       {itemsHeader, true, itemsOptional},
+	"benchmarks.csv":  {benchmarksHeader, true, nil},
+	"links.csv":       {linksHeader, false, nil},
+	"link_points.csv": {linkPointsHeader, false, nil},
+	"forms.csv":       {formsHeader, false, nil},
+	"norms.csv":       {normsHeader, false, nil},
 }
 
 // maxBundleFileBytes bounds each file of a content dir, so that a mistaken mount (a disk image,
@@ -108,7 +114,7 @@ func loadBundle(entries []fs.DirEntry, read func(name string) ([]byte, error)) (
 			p.add(name, 0, "%v", err)
 			continue
 		}
-		tables[name] = readTable(&p, name, data, spec.header)
+		tables[name] = readTableWith(&p, name, data, spec.header, spec.optional)
 	}
 	for _, name := range knownFiles() {
 		if _, ok := tables[name]; !ok && bundleFiles[name].required {
@@ -271,7 +277,8 @@ func (l *loader) itemBank(rows []row) {
 			l.p.at(r, "strand %q is not declared for %s in strands.csv", strand, f.Name)
 			fok = false
 		}
-		if !idok || !fok || !dok {
+		steps, sok := l.steps(r, d, dok)
+		if !idok || !fok || !dok || !sok {
 			continue
 		}
 		if line, dup := first[id]; dup {
@@ -279,8 +286,58 @@ func (l *loader) itemBank(rows []row) {
 			continue
 		}
 		first[id] = r.line
-		l.b.items[id] = Item{ID: id, Framework: f.Name, Strand: strand, Difficulty: d}
+		l.b.items[id] = Item{ID: id, Framework: f.Name, Strand: strand, Difficulty: d, Steps: steps}
 	}
+}
+
+// maxLocationGap is how far an item's difficulty may be from the mean of its steps (units): the
+// difficulty is the location shown for a polytomous item, so it must be that mean, rounded.
+const maxLocationGap = 0.5
+
+// steps reads the optional steps column of an items.csv row (`410;520;655`): nil when empty or
+// absent (a dichotomous item), else the step difficulties of a polytomous item, whose difficulty
+// d (checked when dok) must be their mean within maxLocationGap. A single step is the
+// dichotomous item of that difficulty: it must equal d and gives nil.
+func (l *loader) steps(r row, d float64, dok bool) ([]float64, bool) {
+	v := r.fields["steps"]
+	if v == "" {
+		return nil, true
+	}
+	parts := strings.Split(v, ";")
+	steps := make([]float64, len(parts))
+	ok := true
+	for k, part := range parts {
+		part = strings.TrimSpace(part)
+		x, err := strconv.ParseFloat(part, 64)
+		switch {
+		case err != nil:
+			l.p.at(r, "steps: step %d %q is not a number (steps are numbers separated by ;)", k+1, part)
+			ok = false
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			l.p.at(r, "steps: step %d %q is not a finite number", k+1, part)
+			ok = false
+		}
+		steps[k] = x
+	}
+	if !ok || !dok {
+		return nil, ok
+	}
+	if len(steps) == 1 {
+		if steps[0] != d {
+			l.p.at(r, "steps: a single step %v differs from difficulty %v (one step is a dichotomous item of that difficulty)", steps[0], d)
+			return nil, false
+		}
+		return nil, true
+	}
+	sum := 0.0
+	for _, x := range steps {
+		sum += x
+	}
+	if mean := sum / float64(len(steps)); !(math.Abs(d-mean) <= maxLocationGap) {
+		l.p.at(r, "difficulty %v is not the mean of the steps (%v) within %v", d, mean, maxLocationGap)
+		return nil, false
+	}
+	return steps, true
 }
 
 func (l *loader) linkTables(links, points []row) {

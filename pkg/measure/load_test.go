@@ -3,6 +3,7 @@ package measure
 import (
 	"errors"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -52,13 +53,29 @@ func TestLoadRejectsBadContent(t *testing.T) {
 		{"empty id", func(m fstest.MapFS) { setLine(m, "items.csv", 3, ",lexile,Vocabulary,100") },
 			`items.csv:3: id is empty`},
 		{"missing column", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,100") },
-			`items.csv:9: 3 columns; want 4 (id,framework,strand,difficulty)`},
-		{"extra column", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,100,x") },
-			`items.csv:9: 5 columns; want 4 (id,framework,strand,difficulty)`},
+			`items.csv:9: 3 columns; want 4 to 5 (id,framework,strand,difficulty,steps)`},
+		{"extra column", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,100,,x") },
+			`items.csv:9: 6 columns; want 4 to 5 (id,framework,strand,difficulty,steps)`},
+		{"extra column without steps", func(m fstest.MapFS) {
+			setLine(m, "items.csv", 2, "id,framework,strand,difficulty")
+			setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,100,410")
+		}, `items.csv:9: 5 columns; want 4 (id,framework,strand,difficulty)`},
+		{"step not a number", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,500,410;x;590") },
+			`items.csv:9: steps: step 2 "x" is not a number (steps are numbers separated by ;)`},
+		{"step empty", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,500,410;;590") },
+			`items.csv:9: steps: step 2 "" is not a number (steps are numbers separated by ;)`},
+		{"step infinite", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,500,410;Inf") },
+			`items.csv:9: steps: step 2 "Inf" is not a finite number`},
+		{"difficulty not the steps' mean", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,500,410;520;655") },
+			`items.csv:9: difficulty 500 is not the mean of the steps (528.3333333333334) within 0.5`},
+		{"difficulty just beyond 0.5 of the mean", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,501.01,400;601") },
+			`items.csv:9: difficulty 501.01 is not the mean of the steps (500.5) within 0.5`},
+		{"single step differs", func(m fstest.MapFS) { setLine(m, "items.csv", 9, "L000007,lexile,Vocabulary,500,501") },
+			`items.csv:9: steps: a single step 501 differs from difficulty 500 (one step is a dichotomous item of that difficulty)`},
 		{"bad quoting", func(m fstest.MapFS) { setLine(m, "items.csv", 9, `L000007,lexile,Voc"abulary,100`) },
 			`items.csv:9: bare " in non-quoted-field`},
 		{"wrong header", func(m fstest.MapFS) { setLine(m, "items.csv", 2, "id,framework,difficulty,strand") },
-			`items.csv:2: header "id,framework,difficulty,strand"; want "id,framework,strand,difficulty"`},
+			`items.csv:2: header "id,framework,difficulty,strand"; want "id,framework,strand,difficulty,steps" (the last 1 optional)`},
 		{"empty file", func(m fstest.MapFS) { m["items.csv"] = &fstest.MapFile{} },
 			`items.csv: empty file; want the header "id,framework,strand,difficulty"`},
 		{"missing file", func(m fstest.MapFS) { delete(m, "strands.csv") },
@@ -222,5 +239,80 @@ func TestLoadFSReadError(t *testing.T) {
 	t.Parallel()
 	if _, err := LoadFS(failingFS{}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("LoadFS on a failing FS: %v; want the cause", err)
+	}
+}
+
+// TestLoadSteps: the steps column makes a polytomous item (disordered steps are legal, fractional
+// ones too, the difficulty within 0.5 of their mean on both sides); a single step equal to the
+// difficulty, an empty field, a row without the column and a file without the column are
+// dichotomous items.
+func TestLoadSteps(t *testing.T) {
+	t.Parallel()
+	m := demoFS()
+	setLine(m, "items.csv", 3, "L000001,lexile,Key Ideas,501,400;601")
+	setLine(m, "items.csv", 4, "L000002,lexile,Key Ideas,499.5,601;398;500.5")
+	setLine(m, "items.csv", 5, "L000003,lexile,Craft and Structure,-290,-290")
+	setLine(m, "items.csv", 6, "L000004,lexile,Craft and Structure,100")
+	b, err := LoadFS(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id    string
+		d     float64
+		steps []float64
+	}{
+		{"L000001", 501, []float64{400, 601}},
+		{"L000002", 499.5, []float64{601, 398, 500.5}},
+		{"L000003", -290, nil},
+		{"L000004", 100, nil},
+		{"L000005", -298, nil},
+		{"PL00006", 1501, []float64{1302, 1501, 1700}},
+	} {
+		it, ok := b.Item(tc.id)
+		if !ok || it.Difficulty != tc.d || !slices.Equal(it.Steps, tc.steps) || it.MaxScore() != max(1, len(tc.steps)) {
+			t.Errorf("%s: got %+v (max %d), %v; want difficulty %v, steps %v", tc.id, it, it.MaxScore(), ok, tc.d, tc.steps)
+		}
+	}
+	// The demo's partial credit items: 0–2 and 0–3 in both frameworks, in every strand.
+	kinds := map[string]map[int]bool{}
+	for _, it := range Demo().items {
+		if !it.Polytomous() {
+			continue
+		}
+		key := it.Framework + "/" + it.Strand
+		if kinds[key] == nil {
+			kinds[key] = map[int]bool{}
+		}
+		kinds[key][it.MaxScore()] = true
+	}
+	for _, fw := range []string{"lexile", "quantile"} {
+		f, _ := Demo().Framework(fw)
+		for _, strand := range f.StrandNames {
+			if k := kinds[fw+"/"+strand]; !k[2] || !k[3] {
+				t.Errorf("%s %s: partial credit items scored %v; want 0–2 and 0–3", fw, strand, k)
+			}
+		}
+	}
+	// Without the column every item is dichotomous.
+	plain := demoFS()
+	lines := strings.Split(string(plain["items.csv"].Data), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "L") || strings.HasPrefix(l, "S") || strings.HasPrefix(l, "Q") {
+			lines[i] = strings.TrimSuffix(l, ",")
+		}
+		if strings.HasPrefix(l, "P") {
+			lines[i] = ""
+		}
+	}
+	lines[1] = "id,framework,strand,difficulty"
+	plain["items.csv"] = &fstest.MapFile{Data: []byte(strings.Join(lines, "\n"))}
+	delete(plain, "forms.csv")
+	b, err = LoadFS(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := b.Stats().String(); s != "lexile: 2000 items, 5 strands; quantile: 1500 items, 5 strands; 4 links, 0 forms" {
+		t.Errorf("without steps: %s", s)
 	}
 }

@@ -464,3 +464,34 @@ func TestPCMSimulation(t *testing.T) {
 		t.Errorf("EAP RMSE %.2f is not below the MLE's %.2f", math.Sqrt(seEAP/students), math.Sqrt(seMLE/students))
 	}
 }
+
+// TestStrandsPolytomous: a strand's estimate is §3's EAP of its own answers, polytomous ones
+// counted by points, under N(overall, strandSpread²) (§6), and scoring a 0–3 item 3 instead of 0
+// raises its strand only.
+func TestStrandsPolytomous(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	a := []Answer{
+		{Item: Item{ID: "1", Strand: "A", Difficulty: 500, Steps: []float64{400, 500, 600}}, Score: 2},
+		{Item: Item{ID: "2", Strand: "B", Difficulty: 450}, Correct: true},
+		{Item: Item{ID: "3", Strand: "A", Difficulty: 700}},
+		{Item: Item{ID: "4", Strand: "B", Difficulty: 650, Steps: []float64{700, 600}}, Score: 1},
+	}
+	bench := Benchmark{Lower: 450, Upper: 650}
+	got := f.Strands(a, 550, bench)
+	prior := Normal{Mean: 550, SD: f.StrandSpread}
+	for i, want := range [][]Answer{{a[0], a[2]}, {a[1], a[3]}} {
+		est, err := f.Bayes(TestOf(want), prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[i].Ability != est.Ability || got[i].Uncertainty != est.Uncertainty {
+			t.Errorf("strand %s: got %v ± %v; want %v ± %v", got[i].Name, got[i].Ability, got[i].Uncertainty, est.Ability, est.Uncertainty)
+		}
+	}
+	a[0].Score = 3
+	higher := f.Strands(a, 550, bench)
+	if !(higher[0].Ability > got[0].Ability) || higher[1] != got[1] {
+		t.Errorf("score 3: strands %+v; want A above %v and B unchanged %+v", higher, got[0].Ability, got[1])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -54,6 +55,15 @@ func (p *problems) err() error {
 // starting with # are comments. It reports header and column-count problems itself and returns
 // the rows that have the right number of columns.
 func readTable(p *problems, file string, data []byte, header []string) []row {
+	return readTableWith(p, file, data, header, nil)
+}
+
+// readTableWith is readTable for a file whose header may also end with the optional columns
+// (all of them, in order). Under such a header a row may leave out optional columns at its end
+// (a row written for the shorter header still reads); a field left out, or of an optional column
+// the header does not have, is "".
+func readTableWith(p *problems, file string, data []byte, header, optional []string) []row {
+	least := len(header)
 	r := csv.NewReader(strings.NewReader(string(data)))
 	r.Comment = '#'
 	r.FieldsPerRecord = -1
@@ -68,7 +78,15 @@ func readTable(p *problems, file string, data []byte, header []string) []row {
 		return nil
 	}
 	line, _ := r.FieldPos(0)
-	if strings.Join(trimAll(head), ",") != strings.Join(header, ",") {
+	all := append(slices.Clip(header), optional...)
+	switch got := strings.Join(trimAll(head), ","); {
+	case got == strings.Join(header, ","):
+	case len(optional) > 0 && got == strings.Join(all, ","):
+		header = all
+	case len(optional) > 0:
+		p.add(file, line, "header %q; want %q (the last %d optional)", strings.Join(head, ","), strings.Join(all, ","), len(optional))
+		return nil
+	default:
 		p.add(file, line, "header %q; want %q", strings.Join(head, ","), strings.Join(header, ","))
 		return nil
 	}
@@ -88,13 +106,21 @@ func readTable(p *problems, file string, data []byte, header []string) []row {
 			return rows
 		}
 		line, _ := r.FieldPos(0)
-		if len(rec) != len(header) {
+		switch {
+		case len(rec) == len(header):
+		case least < len(header) && len(rec) >= least && len(rec) < len(header):
+		case least < len(header):
+			p.add(file, line, "%d columns; want %d to %d (%s)", len(rec), least, len(header), strings.Join(header, ","))
+			continue
+		default:
 			p.add(file, line, "%d columns; want %d (%s)", len(rec), len(header), strings.Join(header, ","))
 			continue
 		}
 		fields := make(map[string]string, len(header))
 		for i, h := range header {
-			fields[h] = strings.TrimSpace(rec[i])
+			if i < len(rec) {
+				fields[h] = strings.TrimSpace(rec[i])
+			}
 		}
 		rows = append(rows, row{file: file, line: line, fields: fields})
 	}

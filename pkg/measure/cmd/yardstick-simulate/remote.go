@@ -115,9 +115,7 @@ func toWire(framework string, r *measure.AdaptiveRequest) wireRequest {
 	}
 	for i, it := range r.Items {
 		w.Items[i].ID = it.ID
-		if it.Correct {
-			w.Items[i].Result = 1
-		}
+		w.Items[i].Result = it.Points()
 	}
 	if s := r.Stop; s != (measure.StopRules{}) {
 		w.Stop = &wireStop{s.MaxItems, s.MinItems, s.TargetUncertainty, s.Cut, s.Confidence}

@@ -86,7 +86,7 @@ func TestRunPrintsTheLibrarysFigures(t *testing.T) {
 				{"bias", fmt.Sprintf("%+.2f", rep.Bias)},
 				{"95% coverage", fmt.Sprintf("%.4f", rep.Coverage)},
 				{"max exposure", fmt.Sprintf("%.4f", rep.MaxExposure)},
-				{"items used", fmt.Sprintf("%d of 1500", len(rep.Exposure))},
+				{"items used", fmt.Sprintf("%d of %d", len(rep.Exposure), bk.Len())},
 			} {
 				if got := line(t, out, w.label); got != w.want {
 					t.Errorf("%s: got %q; want %q", w.label, got, w.want)
@@ -161,7 +161,7 @@ func TestRunThroughService(t *testing.T) {
 		}
 		lib := measure.AdaptiveRequest{Stop: measure.StopRules{TargetUncertainty: req.Stop.TargetUncertainty}}
 		for _, it := range req.Items {
-			lib.Items = append(lib.Items, measure.Response{ID: it.ID, Correct: it.Result == 1})
+			lib.Items = append(lib.Items, measure.Response{ID: it.ID, Score: it.Result})
 		}
 		step, err := bk.Next(&lib)
 		if err != nil {
