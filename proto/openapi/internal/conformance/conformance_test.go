@@ -246,7 +246,8 @@ func TestRequiredFields(t *testing.T) {
 		{"scoring", "v1ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
 		{"scoring", "v1ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
 		{"scoring", "v1ItemResult", "id result"},
-		{"scoring", "v1ItemDifficulty", "difficulty"},
+		{"scoring", "v1ItemDifficulty", ""}, // difficulty or steps (partial credit), one of them: the server's 400
+		{"scoring", "v1AdaptiveItem", "id strand maxScore"},
 		{"scoring", "v1Measure", "ability abilityDisplay uncertainty framework apiVersion"},
 		{"forecast", "v1ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
 		{"forecast", "v1GroupForecastRequest", "studentData testUncertainty cutLevels"},
