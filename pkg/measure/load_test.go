@@ -267,7 +267,7 @@ func TestLoadSteps(t *testing.T) {
 		{"L000003", -290, nil},
 		{"L000004", 100, nil},
 		{"L000005", -298, nil},
-		{"PL00006", 1501, []float64{1302, 1501, 1700}},
+		{"PL00006", 1703, []float64{1563, 1703, 1842}},
 	} {
 		it, ok := b.Item(tc.id)
 		if !ok || it.Difficulty != tc.d || !slices.Equal(it.Steps, tc.steps) || it.MaxScore() != max(1, len(tc.steps)) {

@@ -251,11 +251,19 @@ func (g *generator) items() []string {
 // each strand, alternately scored 0–2 and 0–3, ids PL… (lexile) and PQ… (quantile).
 const polyPerStrand = 4
 
+// polyClear keeps the polytomous items this far (units) from the bank's median difficulty. An
+// item scored 0–2 or 0–3 carries more information than any dichotomous one over a wide range of
+// abilities, so adaptive sessions in the middle of the scale would take them first; out here
+// the demonstration's existing sessions, which stay near the middle, choose what they chose
+// before the items were added.
+const polyClear = 750
+
 // polyItems draws the polytomous items: a location uniform over the framework's spread below
-// the dichotomous bank's median (even items) or above it (odd ones), steps 60–200 units apart
-// around it (every fifth item's steps disordered: the second step easier than the first), whole
-// units; the difficulty is the steps' mean rounded to a whole unit. Half below and half above
-// keep the bank's median difficulty, the adaptive prior of last resort, what it was.
+// the dichotomous bank's median less polyClear (even items) or above it plus polyClear (odd
+// ones), steps 60–140 units apart around it (every fifth item's steps disordered: the second
+// step easier than the first), whole units; the difficulty is the steps' mean rounded to a whole
+// unit. Half below and half above keep the bank's median difficulty, the adaptive prior of last
+// resort, what it was.
 func (g *generator) polyItems() []string {
 	var rows []string
 	for _, f := range frameworks {
@@ -270,8 +278,9 @@ func (g *generator) polyItems() []string {
 			}
 		}
 		sort.Float64s(ds)
-		// The difficulty, the steps' rounded mean, is within 1 unit of the location.
-		below, above := ds[(len(ds)-1)/2]-1, ds[len(ds)/2]+1
+		// The difficulty, the steps' rounded mean, is within 1 unit of the location; the
+		// locations keep polyClear units from the median on either side.
+		below, above := ds[(len(ds)-1)/2]-polyClear, ds[len(ds)/2]+polyClear
 		n := polyPerStrand * len(f.strands)
 		for i := 0; i < n; i++ {
 			m := 2 + (i/len(f.strands))%2
@@ -279,7 +288,7 @@ func (g *generator) polyItems() []string {
 			if i%2 == 1 {
 				loc = above + (f.hi-above)*g.rng.float()
 			}
-			gap := 60 + 140*g.rng.float()
+			gap := 60 + 80*g.rng.float()
 			steps := make([]float64, m)
 			sum := 0.0
 			for k := range steps {
