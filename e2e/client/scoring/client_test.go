@@ -9,6 +9,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/e2e/client/scoring"
 	"github.com/yardstick-dev/yardstick/e2e/internal/live"
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
 // TestGeneratedClient: the client oapi-codegen generates from scoring.openapi.json logs in at
@@ -159,8 +160,8 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("partial credit", func(t *testing.T) {
-		// PL00006 is the demo bundle's lexile item scored 0–3 (steps 1302, 1501, 1700): a result
-		// of 3 is a perfect score of points, 4 is refused naming items[0].result and the maximum.
+		// PL00006 is the demo bundle's lexile item scored 0–3: a result of 3 is a perfect score of
+		// points, 4 is refused naming items[0].result and the maximum.
 		for _, c := range []struct {
 			result int32
 			status int
@@ -180,7 +181,11 @@ func TestGeneratedClient(t *testing.T) {
 			}
 		}
 		// The same item as steps on the difficulties path answers as the bank's item.
-		steps := []float64{1302, 1501, 1700}
+		item, ok := measure.Demo().Item("PL00006")
+		if !ok || item.MaxScore() != 3 {
+			t.Fatalf("the demo bundle's PL00006 is not an item scored 0–3: %+v", item)
+		}
+		steps := item.Steps
 		diff, err := authed.ScoringServiceScoreDifficultiesBayesWithResponse(ctx, scoring.V1ScoreDifficultiesBayesRequest{
 			Items: []scoring.V1ItemDifficulty{{Steps: &steps}}, NumberCorrect: 2, Framework: scoring.V1ScoreDifficultiesBayesRequestFrameworkLexile,
 			PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,

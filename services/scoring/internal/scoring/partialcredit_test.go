@@ -23,8 +23,8 @@ import (
 )
 
 // Partial credit on the wire (METHOD §13, docs/api.md): the demonstration bundle's polytomous
-// items PL00006 (lexile, steps 1302;1501;1700: scored 0–3), PL00001 (lexile, 0–2) and PQ00006
-// (quantile, 0–3) on every item path, on both fronts.
+// items PL00006 (lexile, scored 0–3), PL00001 (lexile, 0–2) and PQ00006 (quantile, 0–3) on every
+// item path, on both fronts. TestPartialCreditAnswers checks that they are still scored so.
 
 const (
 	pathStandard      = "/api/score/items/idsWithResults/standard"
