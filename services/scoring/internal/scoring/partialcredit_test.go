@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -548,6 +553,66 @@ func TestPartialCreditBatches(t *testing.T) {
 		}
 		if (wantErr == nil) != (unary[i].Status == http.StatusOK) {
 			t.Errorf("record %d: gRPC %v, JSON %d", i, wantErr, unary[i].Status)
+		}
+	}
+}
+
+// TestPartialCreditIDsBayes: /api/score/items/ids/bayes takes ids starting with Q, L or S only,
+// which the demonstration bundle's partial credit items (PL…, PQ…) do not; a bundle whose partial
+// credit items have such ids scores them there like the other item paths: the points are the
+// number correct, up to the items' maximum score, on both fronts.
+func TestPartialCreditIDsBayes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, measure.DemoFiles()); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "items.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("L900001,lexile,Vocabulary,700,600;700;800\nS900001,lexile,Key Ideas,900,850;950\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+		content, err := measure.OpenLive(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+	}, nil)
+	const prior = `"priorAbility":800,"priorUncertainty":120,"elapsedDays":30`
+	c := scoringv1.NewScoringServiceClient(s.Conn)
+	// L900001 (0–3) + S900001 (0–2) + L000001 (0–1): 6 points.
+	for n := -1; n <= 7; n++ {
+		body := fmt.Sprintf(`{"items":[{"id":"L900001"},{"id":"S900001"},{"id":"L000001"}],"numberCorrect":%d,%s}`, n, prior)
+		var want *problem
+		switch {
+		case n < 0:
+			want = &problem{"numberCorrect", "must be 0 or more, got -1"}
+		case n > 6:
+			want = &problem{"", fmt.Sprintf("numberCorrect (%d) is more than the items' maximum score (6 points)", n)}
+		}
+		r := s.Post("/api/score/items/ids/bayes", body)
+		checkJSONAnswer(t, r, want)
+		req := new(scoringv1.ScoreItemIdsBayesRequest)
+		if err := jsonToProto(body, req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.ScoreItemIdsBayes(s.Authed(context.Background()), req)
+		checkGRPCAnswer(t, resp, err, want)
+		if want != nil {
+			continue
+		}
+		servetest.SameBytesAsProtojson(t, withVersion(resp, r.Body), r.Body)
+		r3, r2 := min(n, 3), min(max(n-3, 0), 2)
+		results := fmt.Sprintf(`{"items":[{"id":"L900001","result":%d},{"id":"S900001","result":%d},{"id":"L000001","result":%d}],%s}`, r3, r2, max(n-5, 0), prior)
+		if a := s.Post(pathBayes, results); a.Status != http.StatusOK || !bytes.Equal(a.Body, r.Body) {
+			t.Errorf("%d points: ids %s; results %d %s; want the same answer", n, r.Body, a.Status, a.Body)
 		}
 	}
 }
