@@ -139,8 +139,9 @@ type ItemDifficulty struct {
 	Count *int32 `protobuf:"varint,2,opt,name=count,proto3,oneof" json:"count,omitempty"`
 	// Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
 	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
-	// [410, 520, 655] for an item scored 0 to 3. One step is the item scored
-	// right or wrong of that difficulty. Empty: not given.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
 	Steps         []float64 `protobuf:"fixed64,3,rep,packed,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

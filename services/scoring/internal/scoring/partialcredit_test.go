@@ -141,6 +141,8 @@ func TestPartialCreditBoundaries(t *testing.T) {
 		{"a step not a number", `{"steps":[600,"NaN"]}`, 1, &problem{"items[0].steps[1]", "must be a number between -10000 and 10000, got NaN"}},
 		{"an infinite step", `{"steps":["-Infinity",600]}`, 1, &problem{"items[0].steps[0]", "must be a number between -10000 and 10000, got -Inf"}},
 		{"count 0 with steps", `{"steps":[600,800],"count":0}`, 0, &problem{"items[0].count", "must be 1 or more, got 0"}},
+		{"5,000 steps in all", manySteps(50, 100, 0), 0, nil},
+		{"5,001 steps in all", manySteps(50, 100, 1), 0, &problem{"items", "hold 5001 steps in all; the limit is 5000"}},
 	} {
 		cases = append(cases, pcCase{name: "difficulties " + c.name, path: pathDifficulties, body: diff(c.items, c.n), want: c.want})
 	}
@@ -171,6 +173,21 @@ func TestPartialCreditBoundaries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manySteps is n item objects of m steps each, and one more step on the last when extra is 1:
+// the default item limit (5,000) holds the steps of a request too.
+func manySteps(n, m, extra int) string {
+	steps := make([]string, m)
+	for k := range steps {
+		steps[k] = strconv.Itoa(100 + 10*k)
+	}
+	one := `{"steps":[` + strings.Join(steps, ",") + `]}`
+	items := strings.Repeat(one+",", n-1) + one
+	if extra == 1 {
+		items = strings.TrimSuffix(items, "]}") + ",2000]}"
+	}
+	return items
 }
 
 // checkJSONAnswer holds a JSON answer to want: 200, or a 400 whose validationErrors hold the

@@ -187,8 +187,10 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	case len(items) > s.limits.MaxItems:
 		p.Add("items", "holds %d entries; the limit is %d", len(items), s.limits.MaxItems)
 	}
-	most := 0 // the items' maximum score: n when every item is dichotomous
+	most := 0  // the items' maximum score: n when every item is dichotomous
+	steps := 0 // the steps sent, held to the item limit: each costs the estimate what an item does
 	for i, it := range items {
+		steps += len(it.GetSteps())
 		count := int32(1)
 		if it.Count != nil {
 			count = *it.Count
@@ -207,6 +209,9 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	}
 	if n > s.limits.MaxItems {
 		p.Add("items", "count %d items in all; the limit is %d", n, s.limits.MaxItems)
+	}
+	if steps > s.limits.MaxItems {
+		p.Add("items", "hold %d steps in all; the limit is %d", steps, s.limits.MaxItems)
 	}
 	test.Correct = numberCorrect(&p, req.NumberCorrect, n, most)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)

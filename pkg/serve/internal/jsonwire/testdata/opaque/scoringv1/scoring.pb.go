@@ -324,8 +324,9 @@ type ItemDifficulty_builder struct {
 	Count *int32
 	// Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
 	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
-	// [410, 520, 655] for an item scored 0 to 3. One step is the item scored
-	// right or wrong of that difficulty. Empty: not given.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
 	Steps []float64
 }
 
