@@ -78,3 +78,45 @@ func BenchmarkGroup(b *testing.B) {
 		})
 	}
 }
+
+// pcmBenchTest is n items over ±2 logits with steps of a partial credit item each (steps = 1: the
+// dichotomous items of benchTest), about two thirds of the points scored.
+func pcmBenchTest(f *Framework, n, steps int) Test {
+	if steps == 1 {
+		return benchTest(f, n)
+	}
+	items := spread(n, 700, 2*f.UnitsPerLogit)
+	for i := range items {
+		c := items[i].Measure
+		for k := 0; k < steps; k++ {
+			items[i].Steps = append(items[i].Steps, c+0.8*f.UnitsPerLogit*(float64(k)-float64(steps-1)/2))
+		}
+	}
+	return Test{Items: items, Correct: 2 * n * steps / 3}
+}
+
+// BenchmarkPCM is the cost of partial credit: 40 items scored 0–1 (the dichotomous path), 0–2
+// and 0–3, on both estimators (docs/performance.md reports the ratios).
+func BenchmarkPCM(b *testing.B) {
+	f := testFramework(b, "lexile")
+	prior := Normal{Mean: 650, SD: 150}
+	for _, steps := range []int{1, 2, 3} {
+		tt := pcmBenchTest(f, 40, steps)
+		b.Run(fmt.Sprintf("standard/items=40/steps=%d", steps), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Standard(tt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bayes/items=40/steps=%d", steps), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Bayes(tt, prior); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

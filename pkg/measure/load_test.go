@@ -267,7 +267,7 @@ func TestLoadSteps(t *testing.T) {
 		{"L000003", -290, nil},
 		{"L000004", 100, nil},
 		{"L000005", -298, nil},
-		{"PL00006", 1703, []float64{1563, 1703, 1842}},
+		{"PL00006", 1751, []float64{1612, 1751, 1891}},
 	} {
 		it, ok := b.Item(tc.id)
 		if !ok || it.Difficulty != tc.d || !slices.Equal(it.Steps, tc.steps) || it.MaxScore() != max(1, len(tc.steps)) {

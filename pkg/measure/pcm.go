@@ -17,15 +17,59 @@ import (
 // the largest c_h (log-sum-exp): no exp can overflow, and a category many logits below the
 // modal one keeps its own small probability instead of rounding against 1.
 
-// polyItem is one block of polytomous items: a_0 … a_m and the block's count.
+// polyItem is one block of polytomous items: a_0 … a_m, their exponentials e^(a_h) and the
+// block's count.
 type polyItem struct {
-	a []float64
-	w float64
+	a, ea []float64
+	w     float64
 }
 
 // polyPart holds a test's polytomous items (its dichotomous ones stay in items.k and items.w).
 type polyPart struct {
 	items []polyItem
+	// reach is max |a_h| over every item and top the largest m. While reach + top·|x| <=
+	// fastReach every term e^(a_h)·e^(h·x) lies within e^±fastReach, and the sums are formed from
+	// e^x and the stored e^(a_h) by multiplication alone (one exp per evaluation, not one per
+	// category); beyond it each term is its own exp, relative to the largest.
+	reach float64
+	top   int
+}
+
+// fastReach bounds the terms of the multiplicative sums (see polyPart): a category's term is at
+// most e^340 and each item's sum at most (m + 1)·e^340, so a product of sums renormalised below
+// 1e150 (logNormPoly) stays below 1e300.
+const fastReach = 340
+
+// fastMaxSteps is the most steps an item may have for the multiplicative sums (their terms are
+// kept on the stack).
+const fastMaxSteps = 15
+
+// fast reports whether the multiplicative sums may be used at x.
+func (pp *polyPart) fast(x float64) bool {
+	return pp.top <= fastMaxSteps && pp.reach+float64(pp.top)*math.Abs(x) <= fastReach
+}
+
+// fastMoments is moments from the terms t_h = e^(a_h)·y^h, y = e^x (no exp).
+func (pi *polyItem) fastMoments(y float64) (h int, dE, v float64) {
+	var t [fastMaxSteps + 1]float64
+	ea := pi.ea
+	pow, best := 1.0, 0.0
+	for j := range ea {
+		t[j] = ea[j] * pow
+		if t[j] > best {
+			best, h = t[j], j
+		}
+		pow *= y
+	}
+	var s0, s1, s2 float64
+	for j := range ea {
+		d := float64(j - h)
+		s0 += t[j]
+		s1 += d * t[j]
+		s2 += d * d * t[j]
+	}
+	dE = s1 / s0
+	return h, dE, math.Max(s2/s0-dE*dE, 0)
 }
 
 // moments returns, at x, the item's modal category h, E − h and the variance V of its score.
@@ -91,8 +135,20 @@ func (it *items) scorePoly(x, r float64) (excess, info float64) {
 		info += w * q * c
 	}
 	var frac float64
-	for i := range it.poly.items {
-		pi := &it.poly.items[i]
+	pp := it.poly
+	if pp.fast(x) {
+		y := math.Exp(x)
+		for i := range pp.items {
+			pi := &pp.items[i]
+			h, dE, v := pi.fastMoments(y)
+			count += pi.w * float64(h)
+			frac += pi.w * dE
+			info += pi.w * v
+		}
+		return (count - r) + (low - high + frac), info
+	}
+	for i := range pp.items {
+		pi := &pp.items[i]
 		h, dE, v := pi.moments(x)
 		count += pi.w * float64(h)
 		frac += pi.w * dE
@@ -101,14 +157,39 @@ func (it *items) scorePoly(x, r float64) (excess, info float64) {
 	return (count - r) + (low - high + frac), info
 }
 
-// logNormPoly is Σ w·logNorm over the polytomous blocks.
+// logNormPoly is Σ w·logNorm over the polytomous blocks. Where the sums may be formed by
+// multiplication (polyPart.fast) it is Σ w·log Σ_h e^(a_h)·y^h − M·x with y = e^x, the logs of
+// unit blocks taken together as the log of their product, renormalised below 1e150.
 func (it *items) logNormPoly(x float64) float64 {
+	pp := it.poly
 	sum := 0.0
-	for i := range it.poly.items {
-		pi := &it.poly.items[i]
-		sum += pi.w * pi.logNorm(x)
+	if !pp.fast(x) {
+		for i := range pp.items {
+			pi := &pp.items[i]
+			sum += pi.w * pi.logNorm(x)
+		}
+		return sum
 	}
-	return sum
+	y := math.Exp(x)
+	prod, most := 1.0, 0.0
+	for i := range pp.items {
+		pi := &pp.items[i]
+		norm, pow := 0.0, 1.0
+		for _, e := range pi.ea {
+			norm += e * pow
+			pow *= y
+		}
+		most += pi.w * float64(len(pi.ea)-1)
+		if pi.w != 1 {
+			sum += pi.w * math.Log(norm)
+			continue
+		}
+		if prod *= norm; prod > 1e150 || prod < 1e-150 {
+			sum += math.Log(prod)
+			prod = 1
+		}
+	}
+	return sum + math.Log(prod) - most*x
 }
 
 // mlePoly solves Σ E_i(x) = r for 0 < r < n (n the test's maximum score) on a test with
@@ -117,27 +198,30 @@ func (it *items) logNormPoly(x float64) float64 {
 func (it *items) mlePoly(r float64) float64 {
 	x := it.mean - it.lambda + math.Log(r/(it.n-r))
 	lo, hi := x, x
-	for step := 1.0; ; step *= 2 {
-		if g, _ := it.score(lo, r); g <= 0 || step > 1e6 {
-			break
+	g, _ := it.score(x, r)
+	switch {
+	case g > 0:
+		for step := 1.0; g > 0 && step < 1e6; step *= 2 {
+			hi, lo = lo, lo-step
+			g, _ = it.score(lo, r)
 		}
-		hi, lo = lo, lo-step
-	}
-	for step := 1.0; ; step *= 2 {
-		if g, _ := it.score(hi, r); g >= 0 || step > 1e6 {
-			break
+	case g < 0:
+		for step := 1.0; g < 0 && step < 1e6; step *= 2 {
+			lo, hi = hi, hi+step
+			g, _ = it.score(hi, r)
 		}
-		lo, hi = hi, hi+step
+	default:
+		return x
 	}
-	if lo == hi {
-		return lo
+	if !(x > lo && x < hi) {
+		x = 0.5 * (lo + hi)
 	}
-	return it.newton(lo, hi, 0.5*(lo+hi), r)
+	return it.newton(lo, hi, x, r)
 }
 
 // preparePoly fills the polytomous blocks of t (those with two or more steps) into it.poly, in
 // logits relative to it.centre, and returns the sum of their count-weighted steps (logits).
-func (p *prepared) preparePoly(it *items, t Test) float64 {
+func (p *prepared) preparePoly(it *items, t Test, poly int) float64 {
 	var flat []float64
 	size, sum := 0, 0.0
 	for _, d := range t.Items {
@@ -146,7 +230,9 @@ func (p *prepared) preparePoly(it *items, t Test) float64 {
 		}
 	}
 	flat = make([]float64, 0, size)
-	it.poly = &polyPart{}
+	exps := make([]float64, size)
+	pp := &polyPart{items: make([]polyItem, 0, poly)}
+	it.poly = pp
 	for _, d := range t.Items {
 		if len(d.Steps) < 2 {
 			continue
@@ -156,9 +242,17 @@ func (p *prepared) preparePoly(it *items, t Test) float64 {
 		flat = append(flat, 0)
 		for k, step := range d.Steps {
 			acc += (step - it.centre) * p.invS
-			flat = append(flat, float64(k+1)*p.lambda-acc)
+			a := float64(k+1)*p.lambda - acc
+			flat = append(flat, a)
+			pp.reach = math.Max(pp.reach, math.Abs(a))
 		}
-		it.poly.items = append(it.poly.items, polyItem{a: flat[start:len(flat):len(flat)], w: float64(d.Count)})
+		a := flat[start:len(flat):len(flat)]
+		ea := exps[start:len(flat):len(flat)]
+		for j, v := range a {
+			ea[j] = math.Exp(v)
+		}
+		pp.items = append(pp.items, polyItem{a: a, ea: ea, w: float64(d.Count)})
+		pp.top = max(pp.top, len(d.Steps))
 		sum += float64(d.Count) * acc
 	}
 	return sum

@@ -388,8 +388,27 @@ func TestPointsAndMaxScore(t *testing.T) {
 		}
 	}
 	tt := TestOf([]Answer{{Item: poly, Score: 2}, {Item: dich, Correct: true}, {Item: one}})
-	if tt.Correct != 3 || len(tt.Items[0].Steps) != 3 || tt.Items[1].Steps != nil || tt.Items[2].Steps != nil || tt.MaxScore() != 5 {
-		t.Errorf("TestOf got %+v (max %d); want Correct 3, steps on the first item only, max 5", tt, tt.MaxScore())
+	if tt.Correct != 3 || len(tt.Items[0].Steps) != 3 || tt.Items[1].Steps != nil || len(tt.Items[2].Steps) != 1 || tt.MaxScore() != 5 {
+		t.Errorf("TestOf got %+v (max %d); want Correct 3, the items' steps, max 5", tt, tt.MaxScore())
+	}
+	// An item given by its one step alone (no Difficulty) is the dichotomous item of that
+	// difficulty on every path.
+	f := testFramework(t, "lexile")
+	bare := []Answer{{Item: Item{Steps: []float64{300}}, Correct: true}, {Item: Item{Steps: []float64{700}}}}
+	full := []Answer{{Item: Item{Difficulty: 300}, Correct: true}, {Item: Item{Difficulty: 700}}}
+	a, errA := f.Standard(TestOf(bare))
+	b, errB := f.Standard(TestOf(full))
+	if errA != nil || errB != nil || a != b {
+		t.Errorf("standard: one step alone got %v (%v); want %v (%v)", a, errA, b, errB)
+	}
+	fa, errA := f.PersonFit(a.Ability, bare)
+	fb, errB := f.PersonFit(a.Ability, full)
+	if errA != nil || errB != nil || fa != fb {
+		t.Errorf("fit: one step alone got %+v (%v); want %+v (%v)", fa, errA, fb, errB)
+	}
+	if _, err := NewBank(f, []Item{{ID: "X", Framework: "lexile", Difficulty: 500, Steps: []float64{501}}}); err == nil ||
+		!strings.Contains(err.Error(), `item "X": its single step 501 is not its difficulty 500`) {
+		t.Errorf("NewBank with a single step off the difficulty: got %v; want an error", err)
 	}
 }
 
@@ -493,5 +512,57 @@ func TestStrandsPolytomous(t *testing.T) {
 	higher := f.Strands(a, 550, bench)
 	if !(higher[0].Ability > got[0].Ability) || higher[1] != got[1] {
 		t.Errorf("score 3: strands %+v; want A above %v and B unchanged %+v", higher, got[0].Ability, got[1])
+	}
+}
+
+// TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
+// (E − mode to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term
+// could leave e^±340.
+func TestPCMFastSums(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	p, _ := f.prepared()
+	for _, tc := range pcmTests() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hasPoly := false
+			for _, d := range tc.items {
+				hasPoly = hasPoly || len(d.Steps) >= 2
+			}
+			if !hasPoly {
+				return
+			}
+			it, err := p.prepare(Test{Items: tc.items, Correct: 1}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp := it.poly
+			used := 0
+			for x := -60.0; x <= 60; x += 0.37 {
+				if !pp.fast(x) {
+					if pp.reach+float64(pp.top)*math.Abs(x) <= fastReach {
+						t.Fatalf("x=%v: not fast within the bound", x)
+					}
+					continue
+				}
+				used++
+				var slow float64
+				for i := range pp.items {
+					pi := &pp.items[i]
+					h1, e1, v1 := pi.moments(x)
+					h2, e2, v2 := pi.fastMoments(math.Exp(x))
+					if h1 != h2 || math.Abs(e1-e2) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
+						t.Errorf("x=%v item %d: fast (%d, %v, %v); log space (%d, %v, %v)", x, i, h2, e2, v2, h1, e1, v1)
+					}
+					slow += pi.w * pi.logNorm(x)
+				}
+				if fast := it.logNormPoly(x); math.Abs(fast-slow) > 1e-12*math.Max(1, math.Abs(slow)) {
+					t.Errorf("x=%v: log normaliser fast %v; log space %v", x, fast, slow)
+				}
+			}
+			if used == 0 {
+				t.Error("the fast sums were never used")
+			}
+		})
 	}
 }

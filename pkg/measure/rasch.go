@@ -84,7 +84,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	it.unit = true
 	sum := 0.0
 	if poly > 0 {
-		sum = p.preparePoly(&it, t)
+		sum = p.preparePoly(&it, t, poly)
 	}
 	i := 0
 	for _, d := range t.Items {

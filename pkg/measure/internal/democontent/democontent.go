@@ -119,6 +119,7 @@ type framework struct {
 	strands                []string
 	moy                    [][2]float64 // MOY benchmark (lower, upper) by grade
 	lo, hi                 float64      // spread of item difficulties
+	polyBelow, polyAbove   float64      // the partial credit items' locations: below the one, above the other
 }
 
 var frameworks = []framework{
@@ -130,7 +131,7 @@ var frameworks = []framework{
 		strands:  []string{"Vocabulary", "Key Ideas", "Craft and Structure", "Integration of Knowledge", "Foundational Skills"},
 		moy: [][2]float64{{-250, 130}, {-50, 300}, {140, 500}, {330, 700}, {445, 810}, {565, 910}, {665, 1000},
 			{735, 1065}, {805, 1100}, {855, 1165}, {905, 1195}, {940, 1210}, {940, 1210}},
-		lo: -400, hi: 1800,
+		lo: -400, hi: 1800, polyBelow: -50, polyAbove: 1620,
 	},
 	{
 		name: "quantile", label: "Q", prefix: "EM", s: 180, m: 0.5,
@@ -140,7 +141,7 @@ var frameworks = []framework{
 		strands:  []string{"Number and Operations", "Algebraic Thinking", "Geometry", "Measurement and Data", "Statistics and Probability"},
 		moy: [][2]float64{{-270, 10}, {15, 260}, {175, 405}, {375, 605}, {480, 720}, {550, 815}, {645, 895},
 			{665, 995}, {730, 1020}, {760, 1065}, {810, 1115}, {890, 1240}, {890, 1240}},
-		lo: -400, hi: 1650,
+		lo: -400, hi: 1650, polyBelow: -100, polyAbove: 1420,
 	},
 }
 
@@ -251,19 +252,17 @@ func (g *generator) items() []string {
 // each strand, alternately scored 0–2 and 0–3, ids PL… (lexile) and PQ… (quantile).
 const polyPerStrand = 4
 
-// polyClear keeps the polytomous items this far (units) from the bank's median difficulty. An
-// item scored 0–2 or 0–3 carries more information than any dichotomous one over a wide range of
-// abilities, so adaptive sessions in the middle of the scale would take them first; out here
-// the demonstration's existing sessions, which stay near the middle, choose what they chose
-// before the items were added.
-const polyClear = 750
-
 // polyItems draws the polytomous items: a location uniform over the framework's spread below
-// the dichotomous bank's median less polyClear (even items) or above it plus polyClear (odd
-// ones), steps 60–140 units apart around it (every fifth item's steps disordered: the second
-// step easier than the first), whole units; the difficulty is the steps' mean rounded to a whole
-// unit. Half below and half above keep the bank's median difficulty, the adaptive prior of last
-// resort, what it was.
+// polyBelow (even items) or above polyAbove (odd ones), steps 60–140 units apart around it
+// (every fifth item's steps disordered: the second step easier than the first), whole units; the
+// difficulty is the steps' mean rounded to a whole unit. Half below and half above the bank's
+// median keep its median difficulty, the adaptive prior of last resort, what it was.
+//
+// The two bands are at the ends of the scale because an item scored 0–2 or 0–3 carries more
+// information than any dichotomous one over a wide range of abilities (about 300 units on either
+// side of its steps): in the middle of the scale, adaptive sessions would take them first, and
+// the demonstration's existing sessions would no longer choose what they chose before the items
+// were added.
 func (g *generator) polyItems() []string {
 	var rows []string
 	for _, f := range frameworks {
@@ -271,16 +270,7 @@ func (g *generator) polyItems() []string {
 		if f.name == "quantile" {
 			prefix = "PQ"
 		}
-		var ds []float64
-		for _, it := range g.bank {
-			if it.framework == f.name {
-				ds = append(ds, it.difficulty)
-			}
-		}
-		sort.Float64s(ds)
-		// The difficulty, the steps' rounded mean, is within 1 unit of the location; the
-		// locations keep polyClear units from the median on either side.
-		below, above := ds[(len(ds)-1)/2]-polyClear, ds[len(ds)/2]+polyClear
+		below, above := f.polyBelow, f.polyAbove
 		n := polyPerStrand * len(f.strands)
 		for i := 0; i < n; i++ {
 			m := 2 + (i/len(f.strands))%2
