@@ -105,14 +105,18 @@ func TestPartialCreditBoundaries(t *testing.T) {
 	} {
 		cases = append(cases, pcCase{name: fmt.Sprintf("ids numberCorrect %d", c.n), path: pathIDs, body: fmt.Sprintf(`{%s,"numberCorrect":%d}`, ids, c.n), want: c.want})
 	}
-	// The form FORM-READ-G5-PC: 20 dichotomous items and 5 polytomous (PL00001 0–2, PL00008 0–3,
-	// PL00016 0–3, PL00002 0–2, PL00020 0–3): 33 points.
+	// The form FORM-READ-G5-PC mixes dichotomous and polytomous items: its maximum is more than
+	// its number of items.
+	formItems, formMax := formScores(t, "FORM-READ-G5-PC")
+	if formMax <= formItems {
+		t.Fatalf("FORM-READ-G5-PC: %d items, %d points; want a form with partial credit items", formItems, formMax)
+	}
 	for _, c := range []struct {
 		n    int
 		want *problem
 	}{
-		{0, nil}, {25, nil}, {33, nil},
-		{34, &problem{"", "numberCorrect (34) is more than the items' maximum score (33 points)"}},
+		{0, nil}, {formItems, nil}, {formMax, nil},
+		{formMax + 1, &problem{"", fmt.Sprintf("numberCorrect (%d) is more than the items' maximum score (%d points)", formMax+1, formMax)}},
 		{-1, &problem{"numberCorrect", "must be 0 or more, got -1"}},
 	} {
 		cases = append(cases, pcCase{name: fmt.Sprintf("form numberCorrect %d", c.n), path: pathForm, body: fmt.Sprintf(`{"formId":"FORM-READ-G5-PC","numberCorrect":%d}`, c.n), want: c.want})
@@ -173,6 +177,24 @@ func TestPartialCreditBoundaries(t *testing.T) {
 			}
 		})
 	}
+}
+
+// formScores is the number of items of a demo form and its maximum score.
+func formScores(t *testing.T, id string) (items, most int) {
+	t.Helper()
+	b := measure.Demo()
+	form, ok := b.Form(id)
+	if !ok {
+		t.Fatalf("no demo form %s", id)
+	}
+	for _, item := range form.Items {
+		it, ok := b.Item(item)
+		if !ok {
+			t.Fatalf("form %s: no item %s", id, item)
+		}
+		most += it.MaxScore()
+	}
+	return len(form.Items), most
 }
 
 // manySteps is n item objects of m steps each, and one more step on the last when extra is 1:
@@ -393,7 +415,8 @@ func TestPartialCreditAnswers(t *testing.T) {
 			}
 			items = append(items, d)
 		}
-		for _, n := range []int{0, 1, 17, 32, 33} {
+		_, most := formScores(t, "FORM-READ-G5-PC")
+		for _, n := range []int{0, 1, 17, most - 1, most} {
 			want, err := fw.Standard(measure.Test{Items: items, Correct: n})
 			if err != nil {
 				t.Fatal(err)
@@ -520,7 +543,8 @@ func TestPartialCreditBatches(t *testing.T) {
 			reqs = append(reqs, servetest.Request{Path: path, Body: []byte(pcBody(path, r))})
 		}
 	}
-	for _, n := range []int{0, 33, 34} {
+	_, formMax := formScores(t, "FORM-READ-G5-PC")
+	for _, n := range []int{0, formMax, formMax + 1} {
 		reqs = append(reqs, servetest.Request{Path: pathForm, Body: fmt.Appendf(nil, `{"formId":"FORM-READ-G5-PC","numberCorrect":%d}`, n)})
 		reqs = append(reqs, servetest.Request{Path: pathDifficulties, Body: fmt.Appendf(nil, `{"items":[%s],"numberCorrect":%d,"framework":"lexile",%s}`, pcDifficultyItems, n%9, pcPrior)})
 		reqs = append(reqs, servetest.Request{Path: pathIDs, Body: fmt.Appendf(nil, `{"items":[{"id":"PQ00006"},{"id":"Q000001"}],"numberCorrect":%d}`, n%6)})
