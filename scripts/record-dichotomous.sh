@@ -38,6 +38,10 @@ done
 http=$(sed -nE 's/.*"http":"([^"]+)".*/\1/p' <<<"$line")
 grpc=$(sed -nE 's/.*"grpc":"([^"]+)".*/\1/p' <<<"$line")
 
-go test -count=1 -run '^TestDichotomousDifferential$' -v ./services/scoring/internal/scoring/ \
-	-args -record-http "http://$http" -record-grpc "$grpc" | grep -E 'recorded|FAIL|ok' || true
+if ! go test -count=1 -run '^TestDichotomousDifferential$' -v ./services/scoring/internal/scoring/ \
+	-args -record-http "http://$http" -record-grpc "$grpc" >"$work/test.log" 2>&1; then
+	cat "$work/test.log" >&2
+	exit 1
+fi
+grep -E 'recorded' "$work/test.log"
 ls -l services/scoring/internal/scoring/testdata/dichotomous.ndjson.gz

@@ -65,7 +65,8 @@ type corpusEntry struct {
 	Status int             `json:"status"`
 	Answer json.RawMessage `json:"answer"`
 	// GRPC is the gRPC response's deterministic protobuf encoding with apiVersion cleared, or
-	// GRPCStatus the status (google.rpc.Status's encoding); neither when protojson cannot read
+	// GRPCStatus the status (google.rpc.Status's deterministic encoding, details included);
+	// neither when protojson cannot read
 	// the body (JSON-front spellings such as itemid).
 	GRPC       []byte `json:"grpc,omitempty"`
 	GRPCStatus []byte `json:"grpcStatus,omitempty"`
@@ -350,9 +351,7 @@ func recordCorpus(t *testing.T) {
 		if m := requestOf(t, methods[q.Path], q.Body); m != nil {
 			r := newResponse(t, methods[q.Path])
 			if err := conn.Invoke(ctx, methods[q.Path], m, r); err != nil {
-				if e.GRPCStatus, err = proto.Marshal(status.Convert(err).Proto()); err != nil {
-					t.Fatal(err)
-				}
+				e.GRPCStatus = deterministicStatus(t, err)
 			} else {
 				e.GRPC = deterministic(t, r)
 			}
@@ -368,6 +367,29 @@ func recordCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("recorded %s: statuses %v", filepath.Base(corpusFile), statuses)
+}
+
+// deterministicStatus is err's status encoded with each detail re-encoded deterministically
+// (ErrorInfo's metadata is a map, written in any order), so that recording twice writes the same
+// file.
+func deterministicStatus(t *testing.T, err error) []byte {
+	t.Helper()
+	st := status.Convert(err).Proto()
+	det := proto.MarshalOptions{Deterministic: true}
+	for _, d := range st.GetDetails() {
+		m, err := d.UnmarshalNew()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Value, err = det.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := det.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func recordToken(t *testing.T, base string) string {
