@@ -66,8 +66,7 @@ type corpusEntry struct {
 	Answer json.RawMessage `json:"answer"`
 	// GRPC is the gRPC response's deterministic protobuf encoding with apiVersion cleared, or
 	// GRPCStatus the status (google.rpc.Status's deterministic encoding, details included);
-	// neither when protojson cannot read
-	// the body (JSON-front spellings such as itemid).
+	// neither when protojson cannot read the body (JSON-front spellings such as itemid).
 	GRPC       []byte `json:"grpc,omitempty"`
 	GRPCStatus []byte `json:"grpcStatus,omitempty"`
 }
