@@ -396,6 +396,21 @@ func TestPartialCreditAnswers(t *testing.T) {
 				if a.Status != http.StatusOK || !bytes.Equal(a.Body, c.Body) {
 					t.Errorf("step %s, %d correct: %d %s; difficulty: %d %s", d, n, a.Status, a.Body, c.Status, c.Body)
 				}
+				// And over gRPC: the same response, field for field.
+				var answers [2]*scoringv1.Measure
+				for k, body := range []string{one, plain} {
+					req := new(scoringv1.ScoreDifficultiesBayesRequest)
+					if err := jsonToProto(body, req); err != nil {
+						t.Fatal(err)
+					}
+					var err error
+					if answers[k], err = scoringv1.NewScoringServiceClient(s.Conn).ScoreDifficultiesBayes(s.Authed(context.Background()), req); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !proto.Equal(answers[0], answers[1]) {
+					t.Errorf("gRPC, step %s, %d correct: %v; difficulty: %v", d, n, answers[0], answers[1])
+				}
 			}
 		}
 	})
