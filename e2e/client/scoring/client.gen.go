@@ -633,6 +633,10 @@ type AdaptiveItem struct {
 	// Id Item identifier from the bank.
 	Id string `json:"id"`
 
+	// MaxScore The item's maximum score: 1 for an item scored right or wrong, else its number of steps (the
+	// answer's result is 0 to this).
+	MaxScore int32 `json:"maxScore"`
+
 	// Strand The item's strand (skill area).
 	Strand string `json:"strand"`
 }
@@ -793,13 +797,22 @@ type IssueTokenResponse struct {
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
-// ItemDifficulty A difficulty shared by count items.
+// ItemDifficulty A difficulty shared by count items: one difficulty for items scored right or wrong, or the
+// step difficulties of items scored in more than two categories (partial credit).
 type ItemDifficulty struct {
-	// Count Number of items with this difficulty, at least 1; 1 when omitted.
+	// Count Number of items with this difficulty (or these steps), at least 1; 1 when omitted.
 	Count *int32 `json:"count,omitempty"`
 
-	// Difficulty Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
-	Difficulty float64 `json:"difficulty"`
+	// Difficulty Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5. Required unless steps is
+	// given; not with steps.
+	Difficulty *float64 `json:"difficulty,omitempty"`
+
+	// Steps Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
+	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
+	Steps *[]float64 `json:"steps,omitempty"`
 }
 
 // ItemId An item identifier without a result (number-correct endpoints).
@@ -815,7 +828,11 @@ type ItemResult struct {
 	// accepts the spelling `itemid`.
 	Id string `json:"id"`
 
-	// Result Required. 1 for a correct answer, 0 for an incorrect one.
+	// Result Required. The student's score on the item: 1 for a correct answer, 0 for an incorrect one;
+	// for an item scored in more than two categories (partial credit), its score 0 to the item's
+	// maximum (e.g. 0 to 3 for an item with three steps).
+	//
+	// At most 1 for an item scored right or wrong, at most its number of steps for a partial credit item.
 	Result int32 `json:"result"`
 }
 
@@ -924,7 +941,8 @@ type NextItemRequest struct {
 	Strands *map[string]float64 `json:"strands,omitempty"`
 
 	// TargetSuccess Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
-	// (both excluded), instead of the most informative item (chance 0.5).
+	// (both excluded), instead of the most informative item (chance 0.5). For an item scored in more
+	// than two categories the expected score as a share of its maximum takes the chance's place.
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
@@ -1041,7 +1059,9 @@ type ScoreDifficultiesBayesRequest struct {
 	// Their counts add up to at most 5,000 items, the default of YARDSTICK_MAX_ITEMS.
 	Items []ItemDifficulty `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
+	// entries have steps.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
@@ -1072,7 +1092,9 @@ type ScoreFormRequest struct {
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
-	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form.
+	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form: the
+	// total of score points, 0 to the sum of the items' maximum scores, when the form has items
+	// scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
@@ -1100,7 +1122,8 @@ type ScoreItemIdsBayesRequest struct {
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []ItemId `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
@@ -1136,7 +1159,8 @@ type ScoreItemIdsRequest struct {
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Items []ItemId `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
@@ -2223,8 +2247,9 @@ type ClientInterface interface {
 	// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2234,8 +2259,9 @@ type ClientInterface interface {
 	// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2654,8 +2680,9 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrands(ctx context.Context,
 // ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2675,8 +2702,9 @@ func (c *Client) ScoringServiceScoreItemResultsWithBody(ctx context.Context, con
 // ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3608,8 +3636,9 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3619,8 +3648,9 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5506,8 +5536,9 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithResp
 // ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5523,8 +5554,9 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithBodyWithResponse
 // ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

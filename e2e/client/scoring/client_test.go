@@ -9,6 +9,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/e2e/client/scoring"
 	"github.com/yardstick-dev/yardstick/e2e/internal/live"
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
 // TestGeneratedClient: the client oapi-codegen generates from scoring.openapi.json logs in at
@@ -125,8 +126,8 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("adaptive session", func(t *testing.T) {
-		// Answer every item right until maxItems: each step names a new item until the last,
-		// which names none and says why.
+		// Answer every item right (a partial credit item at its maximum score, next.maxScore)
+		// until maxItems: each step names a new item until the last, which names none and says why.
 		var items []scoring.ItemResult
 		maxItems := int32(4)
 		seen := map[string]bool{}
@@ -150,11 +151,70 @@ func TestGeneratedClient(t *testing.T) {
 				}
 				return
 			}
-			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(a.Next.Id, "Q") {
+			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(strings.TrimPrefix(a.Next.Id, "P"), "Q") || a.Next.MaxScore < 1 {
 				t.Fatalf("step %d: got %s; want a new quantile item", step, res.Body)
 			}
 			seen[a.Next.Id] = true
-			items = append(items, scoring.ItemResult{Id: a.Next.Id, Result: 1})
+			items = append(items, scoring.ItemResult{Id: a.Next.Id, Result: a.Next.MaxScore})
+		}
+	})
+
+	t.Run("partial credit", func(t *testing.T) {
+		// PL00006 is the demo bundle's lexile item scored 0–3: a result of 3 is a perfect score of
+		// points, 4 is refused naming items[0].result and the maximum.
+		for _, c := range []struct {
+			result int32
+			status int
+		}{{0, http.StatusOK}, {3, http.StatusOK}, {4, http.StatusBadRequest}, {-1, http.StatusBadRequest}} {
+			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+				Items: []scoring.ItemResult{{Id: "PL00006", Result: c.result}, {Id: "L000100", Result: 1}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != c.status {
+				t.Fatalf("result %d: got %d %s; want %d", c.result, res.StatusCode(), res.Body, c.status)
+			}
+			want := fmt.Sprintf(`items[0].result: must be 0 … 3 (the maximum score of item \"PL00006\"), got %d`, c.result)
+			if c.status == http.StatusBadRequest && (res.JSON400 == nil || !strings.Contains(string(res.Body), want)) {
+				t.Errorf("result %d: got %s; want %s", c.result, res.Body, want)
+			}
+		}
+		// The same item as steps on the difficulties path answers as the bank's item.
+		item, ok := measure.Demo().Item("PL00006")
+		if !ok || item.MaxScore() != 3 {
+			t.Fatalf("the demo bundle's PL00006 is not an item scored 0–3: %+v", item)
+		}
+		steps := item.Steps
+		diff, err := authed.ScoringServiceScoreDifficultiesBayesWithResponse(ctx, scoring.ScoreDifficultiesBayesRequest{
+			Items: []scoring.ItemDifficulty{{Steps: &steps}}, NumberCorrect: 2, Framework: scoring.ScoreDifficultiesBayesRequestFrameworkLexile,
+			PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := authed.ScoringServiceScoreItemResultsBayesWithResponse(ctx, scoring.ScoreItemResultsBayesRequest{
+			Items: []scoring.ItemResult{{Id: "PL00006", Result: 2}}, PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff.StatusCode() != http.StatusOK || ids.StatusCode() != http.StatusOK || string(diff.Body) != string(ids.Body) {
+			t.Errorf("steps: got %d %s; the item's results: %d %s; want the same answer", diff.StatusCode(), diff.Body, ids.StatusCode(), ids.Body)
+		}
+		// The adaptive answer's next carries the item's maximum score.
+		for _, c := range []struct {
+			id       string
+			maxScore int32
+		}{{"PL00006", 3}, {"PL00001", 2}, {"L000100", 1}} {
+			pool := []string{c.id}
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{Framework: scoring.NextItemRequestFrameworkLexile, Pool: &pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != http.StatusOK || res.JSON200 == nil || res.JSON200.Next == nil || res.JSON200.Next.Id != c.id || res.JSON200.Next.MaxScore != c.maxScore {
+				t.Errorf("pool %s: got %d %s; want next %s with maxScore %d", c.id, res.StatusCode(), res.Body, c.id, c.maxScore)
+			}
 		}
 	})
 

@@ -189,8 +189,9 @@ export type paths = {
         /**
          * Standard (maximum likelihood) measure from item results.
          * @description POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-         *     items a student answered, each right (1) or wrong (0), without prior information: ability, its
-         *     uncertainty, the ability's display and the framework of the items.
+         *     items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+         *     scored in more than two categories), without prior information: ability, its uncertainty, the
+         *     ability's display and the framework of the items.
          */
         post: operations["ScoringService_ScoreItemResults"];
         delete?: never;
@@ -293,6 +294,12 @@ export type components = {
         AdaptiveItem: {
             /** @description Item identifier from the bank. */
             id: string;
+            /**
+             * Format: int32
+             * @description The item's maximum score: 1 for an item scored right or wrong, else its number of steps (the
+             *     answer's result is 0 to this).
+             */
+            maxScore: number;
             /** @description The item's strand (skill area). */
             strand: string;
         };
@@ -446,19 +453,31 @@ export type components = {
              */
             expiresIn: number;
         };
-        /** @description A difficulty shared by count items. */
+        /**
+         * @description A difficulty shared by count items: one difficulty for items scored right or wrong, or the
+         *     step difficulties of items scored in more than two categories (partial credit).
+         */
         ItemDifficulty: {
             /**
              * Format: int32
-             * @description Number of items with this difficulty, at least 1; 1 when omitted.
+             * @description Number of items with this difficulty (or these steps), at least 1; 1 when omitted.
              * @default 1
              */
             count: number;
             /**
              * Format: double
-             * @description Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
+             * @description Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5. Required unless steps is
+             *     given; not with steps.
              */
-            difficulty: number;
+            difficulty?: number;
+            /**
+             * @description Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
+             *     (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
+             *     [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+             *     (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+             *     given.
+             */
+            steps?: number[];
         };
         /** @description An item identifier without a result (number-correct endpoints). */
         ItemId: {
@@ -477,7 +496,11 @@ export type components = {
             id: string;
             /**
              * Format: int32
-             * @description Required. 1 for a correct answer, 0 for an incorrect one.
+             * @description Required. The student's score on the item: 1 for a correct answer, 0 for an incorrect one;
+             *     for an item scored in more than two categories (partial credit), its score 0 to the item's
+             *     maximum (e.g. 0 to 3 for an item with three steps).
+             *
+             *     At most 1 for an item scored right or wrong, at most its number of steps for a partial credit item.
              */
             result: number;
         };
@@ -597,7 +620,8 @@ export type components = {
             /**
              * Format: double
              * @description Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
-             *     (both excluded), instead of the most informative item (chance 0.5).
+             *     (both excluded), instead of the most informative item (chance 0.5). For an item scored in more
+             *     than two categories the expected score as a share of its maximum takes the chance's place.
              */
             targetSuccess?: number;
             /**
@@ -717,7 +741,9 @@ export type components = {
             items: components["schemas"]["ItemDifficulty"][];
             /**
              * Format: int32
-             * @description Required. Items answered correctly, 0 to the number of items.
+             * @description Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+             *     the sum of count times the number of steps (1 for an entry with a difficulty), when some
+             *     entries have steps.
              */
             numberCorrect: number;
             /**
@@ -750,7 +776,9 @@ export type components = {
             grade?: number;
             /**
              * Format: int32
-             * @description Required. Items of the form answered correctly, 0 to the number of items of the form.
+             * @description Required. Items of the form answered correctly, 0 to the number of items of the form: the
+             *     total of score points, 0 to the sum of the items' maximum scores, when the form has items
+             *     scored in more than two categories.
              */
             numberCorrect: number;
             /**
@@ -785,7 +813,8 @@ export type components = {
             items: components["schemas"]["ItemId"][];
             /**
              * Format: int32
-             * @description Required. Items answered correctly, 0 to the number of items.
+             * @description Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+             *     the sum of the items' maximum scores, when some items are scored in more than two categories.
              */
             numberCorrect: number;
             /**
@@ -827,7 +856,8 @@ export type components = {
             items: components["schemas"]["ItemId"][];
             /**
              * Format: int32
-             * @description Required. Items answered correctly, 0 to the number of items.
+             * @description Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+             *     the sum of the items' maximum scores, when some items are scored in more than two categories.
              */
             numberCorrect: number;
             /**

@@ -349,7 +349,8 @@ func TestRequiredFields(t *testing.T) {
 		{"scoring", "ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
 		{"scoring", "ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
 		{"scoring", "ItemResult", "id result"},
-		{"scoring", "ItemDifficulty", "difficulty"},
+		{"scoring", "ItemDifficulty", ""}, // difficulty or steps (partial credit), one of them: the server's 400
+		{"scoring", "AdaptiveItem", "id strand maxScore"},
 		{"scoring", "Measure", "ability abilityDisplay uncertainty framework apiVersion"},
 		{"forecast", "ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
 		{"forecast", "GroupForecastRequest", "studentData testUncertainty cutLevels"},
