@@ -75,7 +75,7 @@ func readERmSteps(t *testing.T, name, model string) ([]ermStep, float64) {
 func TestCalibratePolytomousMatchesERm(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ name, model string }{
-		{"pcm_mixed", ModelPCM}, {"rating4", ModelPCM}, {"rating4", ModelRSM}, {"rating5", ModelPCM},
+		{"pcm_mixed", ModelPCM}, {"rating4", ModelPCM}, {"rating4", ModelRSM}, {"rating5", ModelPCM}, {"rating5", ModelRSM},
 	} {
 		t.Run(c.name+"/"+c.model, func(t *testing.T) {
 			t.Parallel()
