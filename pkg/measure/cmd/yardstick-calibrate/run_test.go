@@ -12,7 +12,9 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
@@ -385,5 +387,34 @@ func TestRunUsage(t *testing.T) {
 	}
 	if _, _, err := call(t, "-framework", "lexile", "-mean", "1", "-report", "-", "no-such.csv"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: got %v; want not exist", err)
+	}
+}
+
+// TestWriteReportToPipe: a report path that is a named pipe (or a device such as /dev/null) is
+// written to and stays what it is; the rename that protects a regular file would replace it.
+func TestWriteReportToPipe(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "report.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		data, _ := os.ReadFile(fifo) // blocks until the writer opens the pipe, reads to its close
+		got <- data
+	}()
+	if err := writeReport(fifo, []byte("{}\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case data := <-got:
+		if string(data) != "{}\n" {
+			t.Errorf("the reader got %q; want the report", data)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the reader got nothing in 10 s: the report did not go through the pipe")
+	}
+	if fi, err := os.Stat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("after the write: %v, %v; want the named pipe still there", fi.Mode(), err)
 	}
 }
