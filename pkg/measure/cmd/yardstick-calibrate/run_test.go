@@ -352,6 +352,52 @@ func TestRunPolytomous(t *testing.T) {
 	}
 }
 
+// TestRunDichotomousAsBefore: for 0/1 response files the report, the rows appended to the
+// bundle's items.csv and the summary line are byte for byte those of the build before items
+// scored in more than two categories (testdata/asbefore, its README).
+func TestRunDichotomousAsBefore(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, framework, mean string }{
+		{"booklets", "quantile", "700"}, {"random", "lexile", "600"}, {"wide", "quantile", "700"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out, rep := filepath.Join(dir, "bundle"), filepath.Join(dir, "report.json")
+			data := filepath.Join("..", "..", "testdata", "calibrate", c.name+".csv")
+			_, stderr, err := call(t, "-framework", c.framework, "-mean", c.mean, "-report", rep, "-out", out, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := func(ext string) string {
+				b, err := os.ReadFile(filepath.Join("testdata", "asbefore", c.name+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			report, err := os.ReadFile(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := golden(".report.json"); string(report) != want {
+				t.Errorf("report differs from the previous build's:\n got %.300s…\nwant %.300s…", report, want)
+			}
+			items, err := os.ReadFile(filepath.Join(out, "items.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			added := string(items[strings.LastIndex(string(items), "\n# ")+1:]) // the last comment is the command's
+			if want := golden(".items.csv"); added != want {
+				t.Errorf("items.csv rows differ from the previous build's:\n got %.300s…\nwant %.300s…", added, want)
+			}
+			if i := strings.LastIndex(stderr, ", "); i < 0 || stderr[:i]+"\n" != golden(".stderr") {
+				t.Errorf("summary %q; want %q and a duration", stderr, golden(".stderr"))
+			}
+		})
+	}
+}
+
 func TestRunUsage(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
