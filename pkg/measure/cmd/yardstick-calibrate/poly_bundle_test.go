@@ -1,7 +1,3 @@
-// After the merge of the bundle loader's steps column (branch pc-measure), move this file to
-// ../poly_bundle_test.go: it passes on a merge of pc-calib and pc-measure, and fails before it
-// (the loader of this branch refuses items.csv with a steps column, so -out refuses to write).
-
 package main
 
 import (
