@@ -2051,7 +2051,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
@@ -2062,7 +2063,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2365,7 +2367,8 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 // ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
@@ -2386,7 +2389,8 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 // ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
@@ -3383,7 +3387,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3394,7 +3399,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5097,7 +5103,8 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 // ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5114,7 +5121,8 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 // ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
