@@ -2137,7 +2137,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
@@ -2148,7 +2149,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2470,7 +2472,8 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 // ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
@@ -2491,7 +2494,8 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 // ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
@@ -3526,7 +3530,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3537,7 +3542,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5366,7 +5372,8 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 // ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -5383,7 +5390,8 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 // ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
