@@ -21,7 +21,7 @@ func TestRead(t *testing.T) {
 		answers int
 	}{
 		{scoringv1.ScoringService_ScoreBatch_FullMethodName, 11, 4},
-		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 5, 3},
+		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 6, 4},
 	} {
 		sh, err := Read(tc.full)
 		if err != nil {
