@@ -28,7 +28,10 @@ type Route struct {
 	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
 	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
-	Records      bool
+	Records bool
+	// Record marks a unary rpc a batch record may name (the contract's method option
+	// yardstick.batch.v1.record): an NDJSON record by its path, a gRPC record by its field.
+	Record       bool
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
@@ -115,6 +118,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
+	recordable := readRecordable(info)
 	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
 	for _, p := range operationalPaths {
 		t.labels[p] = true
@@ -125,6 +129,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 			rule, ruled := rules[full]
 			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
+				Record:    recordable[full] && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}
