@@ -62,3 +62,14 @@ func TestFieldAndCamelAreInverse(t *testing.T) {
 }
 
 func protoName(s string) protoreflect.Name { return protoreflect.Name(s) }
+
+// TestRecordable: the contract's option, on unary rpcs only.
+func TestRecordable(t *testing.T) {
+	t.Parallel()
+	sd := scoringv1.File_yardstick_scoring_v1_scoring_proto.Services().Get(0)
+	for name, want := range map[string]bool{"ScoreItemIds": true, "NextItem": true, "ScoreBatch": false} {
+		if got := Recordable(sd.Methods().ByName(protoName(name))); got != want {
+			t.Errorf("%s: got %v; want %v", name, got, want)
+		}
+	}
+}
