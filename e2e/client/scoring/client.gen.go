@@ -928,6 +928,8 @@ type NextItemRequest struct {
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -935,6 +937,8 @@ type NextItemRequest struct {
 type NextItemRequestFramework string
 
 // NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+//
+// Any case is accepted (moy is MOY).
 type NextItemRequestTimeOfYear string
 
 // NextItemResponse The answer of the adaptive path.
@@ -1053,6 +1057,8 @@ type ScoreDifficultiesBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1060,6 +1066,8 @@ type ScoreDifficultiesBayesRequest struct {
 type ScoreDifficultiesBayesRequestFramework string
 
 // ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreDifficultiesBayesRequestTimeOfYear string
 
 // ScoreFormRequest defines model for ScoreFormRequest.
@@ -1076,10 +1084,14 @@ type ScoreFormRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreFormRequestTimeOfYear string
 
 // ScoreItemIdsBayesRequest defines model for ScoreItemIdsBayesRequest.
@@ -1112,6 +1124,8 @@ type ScoreItemIdsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1119,6 +1133,8 @@ type ScoreItemIdsBayesRequest struct {
 type ScoreItemIdsBayesRequestFramework string
 
 // ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsBayesRequestTimeOfYear string
 
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
@@ -1140,6 +1156,8 @@ type ScoreItemIdsRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1147,6 +1165,8 @@ type ScoreItemIdsRequest struct {
 type ScoreItemIdsRequestFramework string
 
 // ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsRequestTimeOfYear string
 
 // ScoreItemResultsBayesRequest defines model for ScoreItemResultsBayesRequest.
@@ -1180,6 +1200,8 @@ type ScoreItemResultsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1187,6 +1209,8 @@ type ScoreItemResultsBayesRequest struct {
 type ScoreItemResultsBayesRequestFramework string
 
 // ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesRequestTimeOfYear string
 
 // ScoreItemResultsBayesStrandsRequest defines model for ScoreItemResultsBayesStrandsRequest.
@@ -1218,6 +1242,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1225,6 +1251,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 type ScoreItemResultsBayesStrandsRequestFramework string
 
 // ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
 // ScoreItemResultsRequest defines model for ScoreItemResultsRequest.
@@ -1247,6 +1275,8 @@ type ScoreItemResultsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1254,6 +1284,8 @@ type ScoreItemResultsRequest struct {
 type ScoreItemResultsRequestFramework string
 
 // ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsRequestTimeOfYear string
 
 // ScoreItemResultsStrandsRequest defines model for ScoreItemResultsStrandsRequest.
@@ -1274,6 +1306,8 @@ type ScoreItemResultsStrandsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1281,6 +1315,8 @@ type ScoreItemResultsStrandsRequest struct {
 type ScoreItemResultsStrandsRequestFramework string
 
 // ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsStrandsRequestTimeOfYear string
 
 // ScoreScaleBayesRequest defines model for ScoreScaleBayesRequest.
@@ -1311,6 +1347,8 @@ type ScoreScaleBayesRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1326,6 +1364,8 @@ type ScoreScaleBayesRequest_ScaleScore struct {
 }
 
 // ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleBayesRequestTimeOfYear string
 
 // ScoreScaleRequest defines model for ScoreScaleRequest.
@@ -1347,6 +1387,8 @@ type ScoreScaleRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1363,6 +1405,8 @@ type ScoreScaleRequest_ScaleScore struct {
 }
 
 // ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleRequestTimeOfYear string
 
 // StopRules When an adaptive session stops: the first rule that holds, in this order.

@@ -384,6 +384,8 @@ export type components = {
             testUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -432,6 +434,8 @@ export type components = {
             testUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";

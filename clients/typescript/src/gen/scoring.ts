@@ -602,6 +602,8 @@ export type components = {
             targetSuccess?: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -734,6 +736,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -755,6 +759,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -802,6 +808,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -832,6 +840,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -879,6 +889,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -924,6 +936,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -954,6 +968,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -982,6 +998,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -1022,6 +1040,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1049,6 +1069,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
