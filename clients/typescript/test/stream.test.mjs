@@ -27,9 +27,10 @@ before(async () => {
 });
 after(() => scoring?.stop());
 
-const items = Array.from({ length: 24 }, (_, i) => ({ id: `L${String(i + 1).padStart(6, "0")}`, result: i % 3 === 0 ? 0 : 1 }));
+const items = Array.from({ length: 48 }, (_, i) => ({ id: `L${String(i + 1).padStart(6, "0")}`, result: i % 3 === 0 ? 0 : 1 }));
+const recordBytes = JSON.stringify({ id: "r99999", path: "/api/score/items/idsWithResults/standard", body: { items } }).length + 1;
 
-/** n records of about 1 KiB each, made as they are read. */
+/** n records of about 1.4 KiB each, made as they are read. */
 function* records(n, made) {
   for (let i = 0; i < n; i++) {
     made.count = i + 1;
@@ -70,17 +71,17 @@ test("100,000 records in input order, in bounded memory", async () => {
   const seconds = (Date.now() - started) / 1000;
   const limit = v8.getHeapStatistics().heap_size_limit;
   console.log(
-    `# heap limit ${mib(limit)} MiB; ${n} records (${mib(n * 1030)} MiB of body) in ${seconds.toFixed(1)} s (${Math.round(n / seconds)}/s); ` +
+    `# heap limit ${mib(limit)} MiB; ${n} records (${mib(n * recordBytes)} MiB of body) in ${seconds.toFixed(1)} s (${Math.round(n / seconds)}/s); ` +
       `node RSS ${mib(base)} MiB before, peak ${mib(peak)} MiB (+${mib(peak - base)} MiB); live heap at most ${mib(peakLive)} MiB`,
   );
   assert.equal(next, n);
   assert.deepStrictEqual(summary, { records: n, ok: n, failed: 0 });
-  // The body is about 1 KiB a record (98 MiB in all), the answers about 100 bytes a record
+  // The body is about 1.4 KiB a record (136 MiB in all), the answers about 100 bytes a record
   // (10 MiB): a client that held the body whole, or a copy of the lines sent, would go past both
   // bounds (and past npm test's heap limit of 64 MiB, which keeps RSS near what is held rather
   // than what the collector has not yet freed).
   assert.ok(peakLive < 32 * (1 << 20), `live heap reached ${mib(peakLive)} MiB; want under 32 MiB`);
-  assert.ok(peak - base < 96 * (1 << 20), `RSS grew ${mib(peak - base)} MiB; want under 96 MiB, less than the body`);
+  assert.ok(peak - base < 128 * (1 << 20), `RSS grew ${mib(peak - base)} MiB; want under 128 MiB, less than the body`);
 });
 
 test("a caller that stops reading stops the reading of its input", async () => {
@@ -90,9 +91,15 @@ test("a caller that stops reading stops the reading of its input", async () => {
     const { value } = await answers.next();
     assert.equal(value.id, `r${i}`);
   }
-  await new Promise((r) => setTimeout(r, 1500));
-  const stalled = made.count;
-  await new Promise((r) => setTimeout(r, 1000));
+  // The service goes on reading what is in flight for a while (longer on a loaded machine):
+  // wait until the reading stops, for up to 15 s, then check it stays stopped.
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  let stalled = -1;
+  for (let waited = 0; waited < 15_000 && made.count !== stalled; waited += 500) {
+    stalled = made.count;
+    await sleep(500);
+  }
+  await sleep(1000);
   // The service holds a bounded number of records in flight and the sockets' buffers fill:
   // then the input is read no further.
   assert.equal(made.count, stalled, "records still read while no answer is taken");
