@@ -946,6 +946,8 @@ type NextItemRequest struct {
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -953,6 +955,8 @@ type NextItemRequest struct {
 type NextItemRequestFramework string
 
 // NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+//
+// Any case is accepted (moy is MOY).
 type NextItemRequestTimeOfYear string
 
 // NextItemResponse The answer of the adaptive path.
@@ -1073,6 +1077,8 @@ type ScoreDifficultiesBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1080,6 +1086,8 @@ type ScoreDifficultiesBayesRequest struct {
 type ScoreDifficultiesBayesRequestFramework string
 
 // ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreDifficultiesBayesRequestTimeOfYear string
 
 // ScoreFormRequest defines model for ScoreFormRequest.
@@ -1098,10 +1106,14 @@ type ScoreFormRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreFormRequestTimeOfYear string
 
 // ScoreItemIdsBayesRequest defines model for ScoreItemIdsBayesRequest.
@@ -1135,6 +1147,8 @@ type ScoreItemIdsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1142,6 +1156,8 @@ type ScoreItemIdsBayesRequest struct {
 type ScoreItemIdsBayesRequestFramework string
 
 // ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsBayesRequestTimeOfYear string
 
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
@@ -1164,6 +1180,8 @@ type ScoreItemIdsRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1171,6 +1189,8 @@ type ScoreItemIdsRequest struct {
 type ScoreItemIdsRequestFramework string
 
 // ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsRequestTimeOfYear string
 
 // ScoreItemResultsBayesRequest defines model for ScoreItemResultsBayesRequest.
@@ -1204,6 +1224,8 @@ type ScoreItemResultsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1211,6 +1233,8 @@ type ScoreItemResultsBayesRequest struct {
 type ScoreItemResultsBayesRequestFramework string
 
 // ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesRequestTimeOfYear string
 
 // ScoreItemResultsBayesStrandsRequest defines model for ScoreItemResultsBayesStrandsRequest.
@@ -1242,6 +1266,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1249,6 +1275,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 type ScoreItemResultsBayesStrandsRequestFramework string
 
 // ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
 // ScoreItemResultsRequest defines model for ScoreItemResultsRequest.
@@ -1271,6 +1299,8 @@ type ScoreItemResultsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1278,6 +1308,8 @@ type ScoreItemResultsRequest struct {
 type ScoreItemResultsRequestFramework string
 
 // ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsRequestTimeOfYear string
 
 // ScoreItemResultsStrandsRequest defines model for ScoreItemResultsStrandsRequest.
@@ -1298,6 +1330,8 @@ type ScoreItemResultsStrandsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1305,6 +1339,8 @@ type ScoreItemResultsStrandsRequest struct {
 type ScoreItemResultsStrandsRequestFramework string
 
 // ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsStrandsRequestTimeOfYear string
 
 // ScoreScaleBayesRequest defines model for ScoreScaleBayesRequest.
@@ -1335,6 +1371,8 @@ type ScoreScaleBayesRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1350,6 +1388,8 @@ type ScoreScaleBayesRequest_ScaleScore struct {
 }
 
 // ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleBayesRequestTimeOfYear string
 
 // ScoreScaleRequest defines model for ScoreScaleRequest.
@@ -1371,6 +1411,8 @@ type ScoreScaleRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1387,6 +1429,8 @@ type ScoreScaleRequest_ScaleScore struct {
 }
 
 // ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleRequestTimeOfYear string
 
 // StopRules When an adaptive session stops: the first rule that holds, in this order.

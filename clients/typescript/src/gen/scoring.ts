@@ -626,6 +626,8 @@ export type components = {
             targetSuccess?: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -760,6 +762,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -783,6 +787,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -831,6 +837,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -862,6 +870,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -909,6 +919,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -954,6 +966,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -984,6 +998,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1012,6 +1028,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -1052,6 +1070,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1079,6 +1099,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
