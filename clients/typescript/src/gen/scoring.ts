@@ -79,7 +79,8 @@ export type paths = {
         /**
          * Bayes (EAP) measure from item difficulties, a number correct and a prior.
          * @description POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-         *     known only by their difficulties (with a count each) and the number answered correctly,
+         *     known only by their difficulties, or their steps for items scored in more than two
+         *     categories (with a count each), and the number answered correctly (the points scored),
          *     combined with the student's prior measure grown over the elapsed days.
          */
         post: operations["ScoringService_ScoreDifficultiesBayes"];
