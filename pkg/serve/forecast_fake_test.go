@@ -142,6 +142,10 @@ func (f *fakeForecast) ForecastComprehension(context.Context, *forecastv1.Compre
 	return &forecastv1.ComprehensionResponse{ApiVersion: Version}, nil
 }
 
+func (f *fakeForecast) Plan(context.Context, *forecastv1.PlanRequest) (*forecastv1.PlanResponse, error) {
+	return &forecastv1.PlanResponse{ApiVersion: Version}, nil
+}
+
 // forecastGateway registers the forecast contract's JSON routes on a client of the in-process
 // channel, as the forecast service does.
 func forecastGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
