@@ -7,7 +7,7 @@ MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 # Every Go package of the workspace (go.work); works from the repository root.
 PKGS := github.com/yardstick-dev/yardstick/...
 # Modules of the workspace, for per-module commands (go mod tidy, GOWORK=off builds).
-MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy bench scripts e2e
+MODULES := proto pkg/measure pkg/token pkg/serve services/scoring services/forecast deploy bench cmd internal services/servetest scripts e2e
 # Packages whose statement coverage is held to a floor (issue 2 and 3: at least 85%).
 COVER_FLOOR := 85
 COVERED := pkg/measure pkg/token
@@ -49,7 +49,7 @@ build: ## Build bin/scoring, bin/forecast and bin/yardstick-batch (version from 
 	@[[ -x bin/scoring && -x bin/forecast ]] || echo "Building bin/scoring and bin/forecast. The first build compiles every dependency (gRPC, protobuf, the gateway, gonum) and takes 2-4 minutes on 2 cores; later builds take seconds. Packages are listed as they compile." >&2
 	go build -v -trimpath -ldflags "$(LDFLAGS)" -o bin/scoring github.com/yardstick-dev/yardstick/services/scoring/cmd/scoring
 	go build -v -trimpath -ldflags "$(LDFLAGS)" -o bin/forecast github.com/yardstick-dev/yardstick/services/forecast/cmd/forecast
-	go build -v -trimpath -o bin/yardstick-batch github.com/yardstick-dev/yardstick/pkg/serve/cmd/yardstick-batch
+	go build -v -trimpath -o bin/yardstick-batch github.com/yardstick-dev/yardstick/cmd/yardstick-batch
 
 .PHONY: run
 run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.
@@ -163,23 +163,23 @@ soak: soak-logins soak-grpc soak-budget soak-sigterm soak-attacks ## Long runs u
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
-	go run ./pkg/serve/internal/soak -bin bin/scoring
+	go run ./bench/soak -bin bin/scoring
 
 .PHONY: soak-grpc
 soak-grpc: build ## gRPC memory: forecast's peak RSS under 20 concurrent token-less calls just under its receive limit (docs/operations.md, Limits and protection).
-	go run ./pkg/serve/internal/soak -scenario grpc-memory -bin bin/forecast
+	go run ./bench/soak -scenario grpc-memory -bin bin/forecast
 
 .PHONY: soak-budget
 soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecasts; peak VmHWM, 503 with Retry-After (docs/operations.md, Memory budget).
-	go run ./pkg/serve/internal/soak -scenario budget -bin bin/forecast
+	go run ./bench/soak -scenario budget -bin bin/forecast
 
 .PHONY: soak-sigterm
 soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay, first request 0.1 s after the listener closed: 0 EOF.
-	go run ./pkg/serve/internal/soak -scenario sigterm -bin bin/scoring
+	go run ./bench/soak -scenario sigterm -bin bin/scoring
 
 .PHONY: soak-attacks
 soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset, a client removed past a named pipe, 429 after throttle churn (about 4 minutes; -only N runs one).
-	go run ./pkg/serve/internal/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
+	go run ./bench/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
 
 .PHONY: docs
 docs: ## Rewrite docs/examples.md (and docs/plan.svg) from the running services.

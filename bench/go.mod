@@ -3,23 +3,36 @@ module github.com/yardstick-dev/yardstick/bench
 go 1.26.0
 
 require (
+	github.com/yardstick-dev/yardstick/internal v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
+	github.com/yardstick-dev/yardstick/pkg/token v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
 	go.opentelemetry.io/proto/otlp v1.11.1
+	golang.org/x/net v0.61.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
 
 require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
-	golang.org/x/net v0.61.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
+replace github.com/yardstick-dev/yardstick/internal => ../internal
+
 replace github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
+
+replace github.com/yardstick-dev/yardstick/pkg/token => ../pkg/token
 
 replace github.com/yardstick-dev/yardstick/proto => ../proto

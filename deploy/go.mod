@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/moby/buildkit v0.31.2
 	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
+	github.com/yardstick-dev/yardstick/internal v0.0.0
 	golang.org/x/crypto v0.57.0
 	google.golang.org/grpc v1.85.0
 	k8s.io/api v0.37.2
@@ -65,3 +66,5 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+replace github.com/yardstick-dev/yardstick/internal => ../internal

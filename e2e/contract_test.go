@@ -38,6 +38,7 @@ func TestDocumentedLimitsAreEnforcedOnes(t *testing.T) {
 				"readerAbility":    {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"textMeasures[]":   {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"difficulty":       {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
+				"steps[]":          {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"cutLevels[]":      {-measure.MaxAbsMeasure, measure.MaxAbsMeasure},
 				"priorUncertainty": {0, measure.MaxUncertainty},
 				"scaleSem":         {0, measure.MaxUncertainty},

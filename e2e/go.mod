@@ -6,6 +6,7 @@ require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/oapi-codegen/runtime v1.8.0
+	github.com/yardstick-dev/yardstick/internal v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
@@ -60,6 +61,7 @@ require (
 )
 
 replace (
+	github.com/yardstick-dev/yardstick/internal => ../internal
 	github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
 	github.com/yardstick-dev/yardstick/pkg/serve => ../pkg/serve
 	github.com/yardstick-dev/yardstick/pkg/token => ../pkg/token

@@ -35,7 +35,22 @@ func TestWhatTheJSONFrontAccepts(t *testing.T) {
 		{"text/plain", scoring.Base, sTok, bayes, "text/plain", good, 415, "UnsupportedMediaType"},
 		{"multipart", scoring.Base, sTok, bayes, "multipart/form-data; boundary=x", good, 415, "UnsupportedMediaType"},
 		{"xml", scoring.Base, sTok, bayes, "application/xml", good, 415, "UnsupportedMediaType"},
-		{"octet-stream", scoring.Base, sTok, bayes, "application/octet-stream", good, 415, "UnsupportedMediaType"},
+		{"octet-stream", scoring.Base, sTok, bayes, "application/octet-stream", good, 415, `"additionalInfo":"Send Content-Type: application/json."`},
+		{"JSON to a batch path", scoring.Base, sTok, "/api/score/batch", "application/json", good, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
+		{"JSON to a group stream", forecast.Base, fTok, "/api/forecast/math/group/stream", "application/json", good, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
+		{"text to /authToken", scoring.Base, "", "/authToken", "text/plain", "clientId=demo", 415,
+			`"additionalInfo":"Send Content-Type: application/json, application/x-www-form-urlencoded or multipart/form-data."`},
+
+		// Field names: the contract's snake_case names are read as the camelCase ones; one field
+		// under both names is a 400.
+		{"snake_case names", scoring.Base, sTok, bayes, "application/json",
+			`{"items":[{"difficulty":700},{"difficulty":720}],"number_correct":1,"framework":"lexile","prior_ability":600,"prior_uncertainty":200,"elapsed_days":30}`, 200, `"ability":575`},
+		{"snake_case names on a forecast", forecast.Base, fTok, "/api/forecast/reading", "application/json",
+			`{"prior_ability":640,"prior_uncertainty":70,"test_uncertainty":32.5,"elapsed_days":180,"cut_levels":[500,650,800],"grade":4,"time_of_year":"eoy"}`, 200, `"percentile":`},
+		{"both names of one field", scoring.Base, sTok, bayes, "application/json",
+			`{"items":[{"difficulty":700}],"numberCorrect":1,"number_correct":1,"framework":"lexile","priorAbility":600,"priorUncertainty":200,"elapsedDays":30}`, 400, `"numberCorrect":["appears more than once"]`},
+		{"timeOfYear in any case", forecast.Base, fTok, "/api/forecast/reading", "application/json",
+			`{"priorAbility":640,"priorUncertainty":70,"testUncertainty":32.5,"elapsedDays":180,"cutLevels":[500,650,800],"grade":4,"timeOfYear":"Eoy"}`, 200, `"percentile":`},
 
 		// Numbers as strings: the same answer as the numbers.
 		{"numbers as strings", scoring.Base, sTok, bayes, "application/json",
@@ -70,7 +85,9 @@ func TestWhatTheJSONFrontAccepts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req.Header.Set("Authorization", "Bearer "+c.tok)
+			if c.tok != "" {
+				req.Header.Set("Authorization", "Bearer "+c.tok)
+			}
 			if c.contentType != "" {
 				req.Header.Set("Content-Type", c.contentType)
 			}
@@ -102,4 +119,57 @@ func token(t *testing.T, base string) string {
 		t.Fatalf("authToken at %s: status %d, %v", base, res.StatusCode, err)
 	}
 	return tok.AccessToken
+}
+
+// TestTokenRefusalsSayWhy: each built service tells a caller why its token was refused, in the
+// body and in RFC 6750's challenge, without echoing the token: the other service's token (each
+// dev-mode service signs with its own key), a token cut short, and none at all (the plain
+// challenge).
+func TestTokenRefusalsSayWhy(t *testing.T) {
+	t.Parallel()
+	scoring, forecast := live.Start(t, "scoring"), live.Start(t, "forecast")
+	sTok, fTok := token(t, scoring.Base), token(t, forecast.Base)
+	const unreadable = "The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
+	for _, c := range []struct {
+		name, base, path, tok, challenge, info string
+	}{
+		{"forecast's token at scoring", scoring.Base, "/api/score/items/idsWithResults/standard", fTok,
+			`Bearer realm="yardstick", error="invalid_token", error_description="The token is for another service; a token works only on the service that issued it: get one from this (scoring) service's POST /authToken."`,
+			"The token is for another service; a token works only on the service that issued it: get one from this (scoring) service's POST /authToken."},
+		{"scoring's token at forecast", forecast.Base, "/api/forecast/reading", sTok,
+			`Bearer realm="yardstick", error="invalid_token", error_description="The token is for another service; a token works only on the service that issued it: get one from this (forecast) service's POST /authToken."`,
+			"The token is for another service; a token works only on the service that issued it: get one from this (forecast) service's POST /authToken."},
+		{"a token cut short", scoring.Base, "/api/score/batch", sTok[:len(sTok)-4],
+			`Bearer realm="yardstick", error="invalid_token", error_description="` + unreadable + `"`, unreadable},
+		{"no token", forecast.Base, "/api/forecast/reading", "", `Bearer realm="yardstick"`,
+			"Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodPost, c.base+c.path, strings.NewReader(`{}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.tok != "" {
+				req.Header.Set("Authorization", "Bearer "+c.tok)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			var e struct{ ExceptionType, AdditionalInfo string }
+			_ = json.Unmarshal(body, &e)
+			if got := res.Header.Get("WWW-Authenticate"); res.StatusCode != 401 || got != c.challenge {
+				t.Errorf("got %d with WWW-Authenticate %q; want 401 with %q", res.StatusCode, got, c.challenge)
+			}
+			if e.ExceptionType != "NotAuthenticated" || e.AdditionalInfo != c.info {
+				t.Errorf("got body %s; want NotAuthenticated saying %q", body, c.info)
+			}
+			if c.tok != "" && strings.Contains(string(body), c.tok[20:]) {
+				t.Errorf("the body echoes the token: %s", body)
+			}
+		})
+	}
 }

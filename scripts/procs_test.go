@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	harness "github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // root is the repository root (this package is scripts/).
@@ -67,44 +69,13 @@ func marked(mark string) []proc {
 	return out
 }
 
-// freePorts returns n loopback ports that were free a moment ago, chosen below the kernel's
-// ephemeral range: a port the kernel hands out for port 0 may be taken, between this check and
-// the service's listen, by any test's outgoing connection (make run once failed "address already
-// in use" that way), while ports below the range are only ever taken on purpose.
+// freePorts returns n loopback ports that were free a moment ago (internal/proc.FreePorts:
+// below the kernel's ephemeral range, where an outgoing connection cannot take one first).
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	low := 32768 // Linux's default ip_local_port_range starts here
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil {
-				low = v
-			}
-		}
-	}
-	const from = 10000
-	if low <= from+1000 {
-		t.Fatalf("ephemeral ports start at %d: no room below for the services' ports", low)
-	}
-	var addrs []string
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var r [2]byte
-	for tries := 0; len(addrs) < n; tries++ {
-		if tries == 1000 {
-			t.Fatalf("no %d free ports between %d and %d", n, from, low)
-		}
-		_, _ = rand.Read(r[:])
-		port := from + (int(r[0])<<8|int(r[1]))%(low-from)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue // in use
-		}
-		ls = append(ls, l)
-		addrs = append(addrs, l.Addr().String())
+	addrs, err := harness.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return addrs
 }

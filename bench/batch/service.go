@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/yardstick-dev/yardstick/bench/internal/procs"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // service is a service binary started for one stream (a fresh process, so that its VmHWM is the
@@ -21,8 +22,8 @@ type service struct {
 // startService starts bin/name ("scoring" or "forecast") in dev mode on free loopback ports,
 // waits until it is ready and logs in.
 func startService(ctx context.Context, bin, name string) (*service, error) {
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
+	httpAddr, _ := proc.FreePort()
+	grpcAddr, _ := proc.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
 	p, err := procs.Start(ctx, filepath.Join(bin, name), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {

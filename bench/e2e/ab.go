@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/yardstick-dev/yardstick/bench/internal/procs"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -43,8 +44,8 @@ func (s *spanSink) Export(_ context.Context, req *collectortrace.ExportTraceServ
 
 // startScoring starts a scoring binary in dev mode with env and returns it with its token.
 func startScoring(ctx context.Context, bin string, env []string) (p *procs.Proc, httpAddr, grpcAddr, tok string, err error) {
-	httpAddr, _ = procs.FreePort()
-	grpcAddr, _ = procs.FreePort()
+	httpAddr, _ = proc.FreePort()
+	grpcAddr, _ = proc.FreePort()
 	env = append([]string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}, env...)
 	if p, err = procs.Start(ctx, bin, nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz")); err != nil {
 		return nil, "", "", "", err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yardstick-dev/yardstick/bench/internal/procs"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
@@ -94,8 +95,8 @@ func measureGroup(ctx context.Context, o options, f *figures) error {
 	}
 	f.groupRef = median(refs)
 
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
+	httpAddr, _ := proc.FreePort()
+	grpcAddr, _ := proc.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
 	forecast, err := procs.Start(ctx, filepath.Join(o.bin, "forecast"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/yardstick-dev/yardstick/bench/internal/procs"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -149,7 +150,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 	var f figures
 	body, grpcReq := scoreBody()
 
-	bareAddr, err := procs.FreePort()
+	bareAddr, err := proc.FreePort()
 	if err != nil {
 		return f, err
 	}
@@ -163,8 +164,8 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return f, fmt.Errorf("bare handler: %w", err)
 	}
 
-	httpAddr, _ := procs.FreePort()
-	grpcAddr, _ := procs.FreePort()
+	httpAddr, _ := proc.FreePort()
+	grpcAddr, _ := proc.FreePort()
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=" + httpAddr, "YARDSTICK_GRPC_ADDR=" + grpcAddr}
 	scoring, err := procs.Start(ctx, filepath.Join(o.bin, "scoring"), nil, env, httpAddr, procs.HTTPReady("http://"+httpAddr+"/readyz"))
 	if err != nil {
@@ -183,7 +184,7 @@ func measureRun(ctx context.Context, o options) (figures, error) {
 		return f, err
 	}
 
-	plainAddr, err := procs.FreePort()
+	plainAddr, err := proc.FreePort()
 	if err != nil {
 		return f, err
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/yardstick-dev/yardstick/e2e/internal/live"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -143,48 +143,43 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freePort(t)
-	cmd := exec.Command(bin,
-		"--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr,
-		"--log.level=warn")
+	addr, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := &bytes.Buffer{}
 	var outMu sync.Mutex
-	cmd.Stdout, cmd.Stderr = lockedWriter{&outMu, out}, lockedWriter{&outMu, out}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start prometheus: %v", err)
+	args := []string{"--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr,
+		"--log.level=warn"}
+	pp, err := proc.Start(bin, args, proc.Options{Env: os.Environ(), Output: lockedWriter{&outMu, out}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("prometheus did not stop within 10s of SIGTERM")
+		if err := pp.Stop(10 * time.Second); errors.Is(err, proc.ErrKilled) {
+			t.Errorf("prometheus: %v", err)
 		}
 	})
 	p := &prometheus{base: "http://" + addr, out: out}
-	for {
-		select {
-		case err := <-exited:
-			outMu.Lock()
-			defer outMu.Unlock()
-			t.Fatalf("prometheus exited before it was ready (%v):\n%s", err, out)
-		case <-ctx.Done():
-			t.Fatalf("prometheus was not ready in time")
-		case <-time.After(100 * time.Millisecond):
+	ready := func(context.Context) error {
+		resp, err := http.Get(p.base + "/-/ready")
+		if err != nil {
+			return err
 		}
-		if resp, err := http.Get(p.base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/-/ready: %s", resp.Status)
 		}
+		return nil
 	}
+	if err := pp.WaitReady(ctx, 100*time.Millisecond, ready); err != nil {
+		outMu.Lock()
+		defer outMu.Unlock()
+		t.Fatalf("prometheus: %v:\n%s", err, out)
+	}
+	return p
 }
 
 type lockedWriter struct {
@@ -196,17 +191,6 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-// freePort is a loopback address no process listens on at the moment.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // ruleFile is the PrometheusRule's spec as a plain rule file, as the Operator (and make

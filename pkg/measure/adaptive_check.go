@@ -269,7 +269,8 @@ func (bk *Bank) prior(req *AdaptiveRequest, pool []int32, bad func(field, format
 	}
 	offset := 0.5 // MOY
 	if t := req.TimeOfYear; t != nil {
-		switch *t {
+		canonical, _ := TimeOfYear(*t)
+		switch canonical {
 		case "BOY":
 			offset = 0
 		case "MOY":

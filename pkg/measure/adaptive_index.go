@@ -62,6 +62,9 @@ func NewBank(fw *Framework, items []Item) (*Bank, error) {
 				return nil, fmt.Errorf("bank: item %q: step %d: %v is not finite", it.ID, k+1, d)
 			}
 		}
+		if len(it.Steps) == 1 && it.Steps[0] != it.Difficulty {
+			return nil, fmt.Errorf("bank: item %q: its single step %v is not its difficulty %v", it.ID, it.Steps[0], it.Difficulty)
+		}
 		if _, dup := byID[it.ID]; dup {
 			return nil, fmt.Errorf("bank: item id %q appears twice", it.ID)
 		}

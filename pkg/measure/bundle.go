@@ -38,6 +38,17 @@ type Benchmark struct{ Lower, Upper float64 }
 // Times of year for benchmarks.
 var timesOfYear = []string{"BOY", "MOY", "EOY"}
 
+// TimeOfYear is the time of year s names, matched without regard to case as framework names are
+// ("moy" is MOY), in its upper-case form; ok is false for anything but BOY, MOY and EOY.
+func TimeOfYear(s string) (canonical string, ok bool) {
+	for _, t := range timesOfYear {
+		if strings.EqualFold(s, t) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
 // Bundle is a complete, validated content bundle: frameworks, item bank, link tables, forms and
 // strand benchmarks, and norms where the bundle has them. It is immutable and safe for concurrent use.
 type Bundle struct {

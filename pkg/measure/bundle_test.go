@@ -169,3 +169,22 @@ func TestLoadDirMatchesDemo(t *testing.T) {
 		t.Errorf("LoadDir(absent dir) = nil error; want one")
 	}
 }
+
+// TestTimeOfYear: the three times of year in any case, in their upper-case form; nothing else.
+func TestTimeOfYear(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"BOY", "BOY", true}, {"boy", "BOY", true}, {"Moy", "MOY", true}, {"eOy", "EOY", true},
+		{"", "", false}, {"BOYS", "", false}, {" MOY", "", false}, {"fall", "", false}, {"ＭＯＹ", "", false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			t.Parallel()
+			if got, ok := TimeOfYear(tc.in); got != tc.want || ok != tc.ok {
+				t.Errorf("TimeOfYear(%q) = %q, %t; want %q, %t", tc.in, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -22,10 +22,18 @@
 // content balancing and seeded randomesque exposure control; Bank.Simulate runs seeded simulated
 // students through it (or through a service) for the yardstick-simulate command.
 //
+// Partial credit (§13): an item scored 0 … m by a rubric carries its m step difficulties (Item.Steps,
+// Difficulty.Steps; the bundle's optional steps column) and is measured with the partial credit
+// model, whose probabilities, expected score and variance are computed in log space; Standard,
+// Bayes, Strands, PersonFit and Bank.Next take any mix of dichotomous and partial credit items,
+// with the raw score in points (Test.Correct, Answer.Score, Response.Score). A dichotomous item is
+// the one-step case, and a test without partial credit items runs the dichotomous code unchanged.
+//
 // Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
 // in logits internally (θ/s) and convert at the edges.
 //
-// Sufficiency: under the Rasch model the raw score r is a sufficient statistic for ability, so
+// Sufficiency: under the Rasch model (and the partial credit model, with r the total of points)
+// the raw score r is a sufficient statistic for ability, so
 // every response pattern with raw score r has the same likelihood up to a constant, the same MLE
 // and the same posterior. A Test therefore carries only difficulties and r, and serves the
 // result-pattern endpoints (TestOf) and the number-correct endpoints alike.
@@ -46,7 +54,8 @@
 // matrix; its per-booklet sums are our own loops.
 //
 // Errors: Standard, Bayes and Link.Measure return an error, never a panic or a NaN, for input
-// they cannot handle (no items, a raw score outside [0, n], non-finite values, difficulties more
+// they cannot handle (no items, a raw score outside [0, n] (n the maximum points), non-finite values
+// or steps, difficulties more
 // than 400 logits apart, a prior more than 100,000 logits away). Loading reports every content
 // problem as "file:line: reason" and never returns a half-loaded bundle.
 package measure

@@ -129,7 +129,11 @@ func (f *Framework) PersonFit(ability float64, answers []Answer) (PersonFit, err
 	var s fitSums
 	for _, a := range answers {
 		if !a.Item.Polytomous() {
-			s.add(a.Points() == 1, math.Exp((a.Item.Difficulty-ability)*p.invS-p.lambda))
+			d := a.Item.Difficulty
+			if len(a.Item.Steps) == 1 { // one step is the dichotomous item of that difficulty
+				d = a.Item.Steps[0]
+			}
+			s.add(a.Points() == 1, math.Exp((d-ability)*p.invS-p.lambda))
 			continue
 		}
 		e, v, c := p.itemMoments(ability, a.Item.Steps)

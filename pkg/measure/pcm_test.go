@@ -388,8 +388,27 @@ func TestPointsAndMaxScore(t *testing.T) {
 		}
 	}
 	tt := TestOf([]Answer{{Item: poly, Score: 2}, {Item: dich, Correct: true}, {Item: one}})
-	if tt.Correct != 3 || len(tt.Items[0].Steps) != 3 || tt.Items[1].Steps != nil || tt.Items[2].Steps != nil || tt.MaxScore() != 5 {
-		t.Errorf("TestOf got %+v (max %d); want Correct 3, steps on the first item only, max 5", tt, tt.MaxScore())
+	if tt.Correct != 3 || len(tt.Items[0].Steps) != 3 || tt.Items[1].Steps != nil || len(tt.Items[2].Steps) != 1 || tt.MaxScore() != 5 {
+		t.Errorf("TestOf got %+v (max %d); want Correct 3, the items' steps, max 5", tt, tt.MaxScore())
+	}
+	// An item given by its one step alone (no Difficulty) is the dichotomous item of that
+	// difficulty on every path.
+	f := testFramework(t, "lexile")
+	bare := []Answer{{Item: Item{Steps: []float64{300}}, Correct: true}, {Item: Item{Steps: []float64{700}}}}
+	full := []Answer{{Item: Item{Difficulty: 300}, Correct: true}, {Item: Item{Difficulty: 700}}}
+	a, errA := f.Standard(TestOf(bare))
+	b, errB := f.Standard(TestOf(full))
+	if errA != nil || errB != nil || a != b {
+		t.Errorf("standard: one step alone got %v (%v); want %v (%v)", a, errA, b, errB)
+	}
+	fa, errA := f.PersonFit(a.Ability, bare)
+	fb, errB := f.PersonFit(a.Ability, full)
+	if errA != nil || errB != nil || fa != fb {
+		t.Errorf("fit: one step alone got %+v (%v); want %+v (%v)", fa, errA, fb, errB)
+	}
+	if _, err := NewBank(f, []Item{{ID: "X", Framework: "lexile", Difficulty: 500, Steps: []float64{501}}}); err == nil ||
+		!strings.Contains(err.Error(), `item "X": its single step 501 is not its difficulty 500`) {
+		t.Errorf("NewBank with a single step off the difficulty: got %v; want an error", err)
 	}
 }
 

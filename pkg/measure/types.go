@@ -93,14 +93,12 @@ func points(score int, correct bool) int {
 }
 
 // TestOf turns scored answers into a Test (one Difficulty per answer, with the item's steps when
-// it is polytomous; Correct = the total of the answers' points).
+// it has any — one step is the dichotomous item of that difficulty; Correct = the total of the
+// answers' points).
 func TestOf(answers []Answer) Test {
 	t := Test{Items: make([]Difficulty, len(answers))}
 	for i, a := range answers {
-		t.Items[i] = Difficulty{Measure: a.Item.Difficulty, Count: 1}
-		if a.Item.Polytomous() {
-			t.Items[i].Steps = a.Item.Steps
-		}
+		t.Items[i] = Difficulty{Measure: a.Item.Difficulty, Count: 1, Steps: a.Item.Steps}
 		t.Correct += a.Points()
 	}
 	return t

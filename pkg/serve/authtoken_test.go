@@ -197,6 +197,18 @@ func TestAuthTokenShapes(t *testing.T) {
 			t.Errorf("got %d, scope %v; want 200 and the scope granted, \"*\"", r.status, got)
 		}
 	})
+	t.Run("415 and 413 say what /authToken takes", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct{ name, ctype, body, info string }{
+			{"text", "text/plain", demoForm, "Send Content-Type: application/json, application/x-www-form-urlencoded or multipart/form-data."},
+			{"unparsable type", "a/b;;", demoForm, "Send Content-Type: application/json, application/x-www-form-urlencoded or multipart/form-data."},
+			{"64 KiB + 1", jsonCT, `{"clientId":"` + strings.Repeat("x", routes.AuthTokenBodyLimit) + `"}`, "The request body exceeds the size limit of 65536 bytes (64 KiB)."},
+		} {
+			if b := errorBody(t, h.do(http.MethodPost, "/authToken", tc.ctype, tc.body)); b.AdditionalInfo != tc.info {
+				t.Errorf("%s: got %q; want %q", tc.name, b.AdditionalInfo, tc.info)
+			}
+		}
+	})
 	t.Run("missing credentials say what is missing", func(t *testing.T) {
 		t.Parallel()
 		if b := errorBody(t, h.post("/authToken", `{}`)); b.AdditionalInfo != "clientId and clientSecret are both required." {

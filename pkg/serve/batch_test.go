@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
@@ -43,10 +42,8 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	}
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
-		},
+		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		Gateway:   scoringGateway,
 		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
 		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})
@@ -70,10 +67,10 @@ func TestBatchRefusals(t *testing.T) {
 		wantIn            string
 	}{
 		{"no token", ndjson, "", 401, "Missing bearer token"},
-		{"bad token", ndjson, "Bearer nope", 401, "invalid, expired"},
+		{"bad token", ndjson, "Bearer nope", 401, "The token could not be read"},
 		{"no score:batch", ndjson, standard, 403, `\"score:batch\"`},
-		{"json", "application/json", batcher, 415, "Unsupported media type"},
-		{"no type", "", batcher, 415, "Unsupported media type"},
+		{"json", "application/json", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
+		{"no type", "", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
 		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
 		{"admitted", ndjson, batcher, 200, `{"summary":{"records":1,"ok":1,"failed":0}}`},
 		{"GET", "", batcher, 405, `"Method not allowed."`},

@@ -1,11 +1,14 @@
 package serve
 
-// The interceptor chain of every unary call, one concern each, outermost first. A gRPC call enters
-// it through grpc.ChainUnaryInterceptor (New); a JSON call through Invoke (gateway.go), which the
-// service's gateway adapter calls, so both fronts pass the very same chain. What each step needs
-// of the call it finds in the context: the JSON front's httpfront.Call, the gRPC tap handle's call
-// (asked through grpcguard) and the request's reqinfo.Info. A new step (a tracing span, say) is
-// one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
+// The interceptor chain of every unary call, one concern each, outermost first, and the two doors
+// a call comes in by. A call on the gRPC port passes the gRPC door's steps (grpcDoor: what only
+// a call read off the wire needs) and then the chain; every other call (the JSON front through
+// grpc-gateway, an NDJSON or gRPC batch record) comes in through the in-process channel
+// (internal/inproc), which runs the chain alone: the JSON front did the door's work in HTTP's
+// terms before the gateway decoded the body (telemetry.ObserveHTTP, httpfront), and a record's
+// stream did it once for all its records. No step asks which door a call came by: what a door
+// decided (the verdict on the token) is in the call's context. A new step (a tracing span, say)
+// is one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
 
 import (
 	"context"
@@ -18,34 +21,43 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// unaryChain lists the chain. TestUnaryChain keeps docs/architecture.md's list of it true.
-func (s *Server) unaryChain() []namedInterceptor {
+// grpcDoor lists the steps of a call on the gRPC port before the chain. TestUnaryChain keeps
+// docs/architecture.md's list of it true.
+func (s *Server) grpcDoor() []namedInterceptor {
 	return []namedInterceptor{
-		// The request id (the caller's x-request-id when sane) and the request's facts; a direct
-		// call is told its id in a header.
+		// The request id (the caller's x-request-id when sane) and the request's facts; the
+		// caller is told its id in a header.
 		{"requestID", s.requestIDStep},
-		// One log line and the metrics of a direct gRPC call; the JSON front writes its own
+		// One log line and the metrics of the call; the JSON front writes its own
 		// (telemetry.ObserveHTTP), with the HTTP status.
 		{"observe", s.observeStep},
-		// A panic becomes Internal, logged with its stack, inside the log line's step so that
-		// the line says what the caller got.
+		// A panic in the message step becomes Internal, inside the log line's step.
 		{"recover", s.recoverStep},
-		// The token: the verdict the front or the tap handle reached on the headers, before the
-		// body was read, or else authorize now.
-		{"authenticate", s.authenticateStep},
-		// A direct call's message: its size against the method's limit, the budget's admission
-		// of its decoding, the decoding itself, and no unknown fields. The JSON front did all
-		// of this before and while it read the body.
+		// The message: its size against the method's limit, the budget's admission of its
+		// decoding, the decoding itself, and no unknown fields. The JSON front did all of this
+		// before and while it read the body. The tap handle authorized the call on its headers
+		// before a byte of it was read; the chain's authenticate step takes that verdict.
 		{"message", s.messageStep},
+	}
+}
+
+// unaryChain lists the chain every unary call runs, whichever door it came by. TestUnaryChain
+// keeps docs/architecture.md's list of it true.
+func (s *Server) unaryChain() []namedInterceptor {
+	return []namedInterceptor{
+		// A panic becomes Internal, logged with its stack: the caller gets the documented error.
+		{"recover", s.recoverStep},
+		// The token: the verdict the door reached on the call's headers, before its body or
+		// message was read (authz.Granted), or else authorize now.
+		{"authenticate", s.authenticateStep},
 		// The call's phases as events on its server span, when tracing is on: the message read,
-		// admitted and decoded (either front did so by now), then the handler's answer; the
+		// admitted and decoded (either door did so by now), then the handler's answer; the
 		// span's end is the answer encoded and sent.
 		{"phases", phasesStep},
 	}
@@ -89,9 +101,6 @@ func (c *chainCall) next(ctx context.Context, req any) (any, error) {
 }
 
 func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if httpfront.CallFrom(ctx) != nil {
-		return next(ctx, req) // the front made the request's facts (telemetry.ObserveHTTP)
-	}
 	id := grpcguard.Header(ctx, telemetry.RequestIDHeader)
 	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: info.FullMethod}
 	ctx = reqinfo.With(ctx, ri)
@@ -101,9 +110,6 @@ func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnarySer
 }
 
 func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if httpfront.CallFrom(ctx) != nil {
-		return next(ctx, req)
-	}
 	start := time.Now()
 	inFlight := s.telemetry.InFlight(telemetry.FrontGRPC)
 	inFlight.Inc()
@@ -127,16 +133,9 @@ func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServe
 }
 
 func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if fc := httpfront.CallFrom(ctx); fc != nil {
-		if authorized := fc.Authorized(info.FullMethod); authorized != nil {
-			// The front authorized this very call before it read the body (same rule, same
-			// function); its verdict stands.
-			return next(authorized, req)
-		}
-	}
-	if grpcguard.TapAuthorized(ctx, info.FullMethod) {
-		// The tap handle authorized this very call before a byte of its message was read
-		// (internal/grpcguard); its claims are in ctx.
+	if authz.Granted(ctx, info.FullMethod) {
+		// The door authorized this very call before it read a byte of it (same rule, same
+		// function: authz.Authorize); its claims are in ctx.
 		return next(ctx, req)
 	}
 	ctx, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
@@ -147,9 +146,6 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 }
 
 func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if httpfront.CallFrom(ctx) != nil {
-		return next(ctx, req)
-	}
 	release, err := s.guard.Receive(ctx, info.FullMethod, req)
 	if err != nil {
 		return nil, err

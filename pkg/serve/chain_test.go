@@ -13,26 +13,32 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// TestUnaryChain: the chain is the one docs/architecture.md lists, in its order.
+// TestUnaryChain: the chain and the gRPC door's steps are the ones docs/architecture.md lists,
+// in their order.
 func TestUnaryChain(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("../../docs/architecture.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var listed string
-	for _, line := range strings.Split(string(doc), "\n") {
-		if rest, ok := strings.CutPrefix(line, "chain: "); ok {
-			listed = rest
-		}
-	}
 	s := &Server{}
-	var names []string
-	for _, step := range s.unaryChain() {
-		names = append(names, step.name)
-	}
-	if got := strings.Join(names, " → "); got != listed {
-		t.Errorf("chain: got %q; docs/architecture.md lists %q", got, listed)
+	for _, tc := range []struct {
+		prefix string
+		steps  []namedInterceptor
+	}{{"chain: ", s.unaryChain()}, {"gRPC door: ", s.grpcDoor()}} {
+		var listed string
+		for _, line := range strings.Split(string(doc), "\n") {
+			if rest, ok := strings.CutPrefix(line, tc.prefix); ok {
+				listed = rest
+			}
+		}
+		var names []string
+		for _, step := range tc.steps {
+			names = append(names, step.name)
+		}
+		if got := strings.Join(names, " → "); got != listed {
+			t.Errorf("%sgot %q; docs/architecture.md lists %q", tc.prefix, got, listed)
+		}
 	}
 }
 

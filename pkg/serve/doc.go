@@ -1,24 +1,34 @@
 // Package serve is the serving frame both Yardstick services run in, and its public surface:
 // Main (configuration, logger, the service's build, then serving until the context ends), Config
 // and LoadConfig (YARDSTICK_* settings and flags), Service (what a service brings: its gRPC
-// registration, its gateway routes, its reload), New and Server (the gRPC server, the JSON front,
-// health, metrics, documents, periodic reload and the drain on SIGTERM), Invoke (which a service's
-// gateway adapter calls, so a JSON call passes the very interceptor chain a gRPC call does) and
-// RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr.
+// registration, its gateway routes on the in-process channel, its reload), New and Server (the
+// gRPC server, the JSON front, health, metrics, documents, periodic reload and the drain on
+// SIGTERM), and RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr;
+// clients read NDJSON batch lines by the engine's rules with serve/ndjson; tests compare gRPC
+// statuses with serve/statustest.
+//
+// A call reaches its handler by one of two doors: grpc-go's server on the gRPC port, or the
+// in-process channel (internal/inproc), which the JSON front's gateway and the batch records
+// call through. Both run the same interceptor chain (chain.go).
 //
 // The frame wires packages of one concern each, under internal/:
 //
 //   - routes: the route table (path, rpc, access rule, body and message limits), read once;
 //   - authz: token checks (one Authorize for every way in), logins, the caller's address;
 //   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
+//   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain;
 //   - grpcguard: the gRPC side's limits, slots, codec and connection watch;
 //   - admission: the memory budget, its cost model and the gRPC read pool;
 //   - telemetry: metrics, the logger, request ids and the one writer of request lines;
+//   - tracing: OpenTelemetry from the OTEL_* variables, off without an endpoint;
+//   - batch: the NDJSON batch and group stream engines, and Ordered for gRPC batches;
+//   - records: a gRPC batch rpc's record and answer, read from the contract;
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
 // The interceptor chain is chain.go; the drain after SIGTERM is drain.go. docs/architecture.md
-// traces a JSON and a gRPC request through these files.
+// traces a JSON and a gRPC request through these files; TestImportGraph holds its import graph,
+// and this list, to the code.
 //
 // Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from
 // the contract's routes file), prometheus/client_golang for metrics, google.golang.org/genproto

@@ -45,9 +45,7 @@ func newFakeForecast(t testing.TB, limits Limits) *fakeForecast {
 func (f *fakeForecast) service() Service {
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, f) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, forecastGateway{f: f})
-		},
+		Gateway:  forecastGateway,
 	}
 }
 
@@ -144,30 +142,10 @@ func (f *fakeForecast) ForecastComprehension(context.Context, *forecastv1.Compre
 	return &forecastv1.ComprehensionResponse{ApiVersion: Version}, nil
 }
 
-// forecastGateway is the fake's gateway adapter, as the services write theirs.
-type forecastGateway struct {
-	forecastv1.UnimplementedForecastServiceServer
-	f *fakeForecast
-}
-
-func (g forecastGateway) ForecastReading(ctx context.Context, r *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
-	return Invoke(ctx, r, g.f.ForecastReading)
-}
-
-func (g forecastGateway) ForecastMath(ctx context.Context, r *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
-	return Invoke(ctx, r, g.f.ForecastMath)
-}
-
-func (g forecastGateway) ForecastReadingGroup(ctx context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	return Invoke(ctx, r, g.f.ForecastReadingGroup)
-}
-
-func (g forecastGateway) ForecastMathGroup(ctx context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	return Invoke(ctx, r, g.f.ForecastMathGroup)
-}
-
-func (g forecastGateway) ForecastComprehension(ctx context.Context, r *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
-	return Invoke(ctx, r, g.f.ForecastComprehension)
+// forecastGateway registers the forecast contract's JSON routes on a client of the in-process
+// channel, as the forecast service does.
+func forecastGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	return forecastv1.RegisterForecastServiceHandlerClient(ctx, mux, forecastv1.NewForecastServiceClient(conn))
 }
 
 // forecastConfig is the test configuration of a forecast server.

@@ -13,25 +13,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// fuzzRoutes are the paths the fuzz target posts to: every route of both services, the token
-// endpoint and a path that does not exist.
-var fuzzRoutes = []string{
-	"/authToken",
-	"/api/score/items/idsWithResults/standard", "/api/score/items/ids/standard", "/api/score/scale/standard",
-	"/api/score/items/idsWithResults/standard/strands", "/api/score/items/difficulties/bayes",
-	"/api/score/items/idsWithResults/bayes", "/api/score/items/ids/bayes", "/api/score/scale/bayes",
-	"/api/score/items/idsWithResults/bayes/strands", "/api/score/form/id/standard",
-	"/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math", "/api/forecast/math/group",
-	"/api/forecast/comprehension", "/api/forecast/plan",
-	"/api/nothing/here",
-	"/api/score/adaptive/next",
-}
+// fuzzRoutes are the paths the fuzz target posts to: every route of the contract (http.yaml),
+// the token endpoint among them, and a path that does not exist.
+var fuzzRoutes = func() []string {
+	contract, err := yardstick.Routes()
+	if err != nil {
+		panic(err)
+	}
+	var paths []string
+	for _, r := range contract {
+		paths = append(paths, r.Path)
+	}
+	return append(paths, "/api/nothing/here")
+}()
 
 // documentedStatus are the statuses docs/api.md lists for the API.
 var documentedStatus = map[int]bool{200: true, 400: true, 401: true, 403: true, 404: true, 405: true, 413: true, 415: true, 429: true, 503: true}
@@ -92,46 +92,6 @@ func (fuzzScoring) NextItem(context.Context, *scoringv1.NextItemRequest) (*scori
 	return &scoringv1.NextItemResponse{}, nil
 }
 
-// fuzzScoringGateway passes every JSON call through Invoke, as the services' adapters do.
-type fuzzScoringGateway struct {
-	scoringv1.UnimplementedScoringServiceServer
-	s fuzzScoring
-}
-
-func (g fuzzScoringGateway) ScoreItemResults(ctx context.Context, r *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemResults)
-}
-func (g fuzzScoringGateway) ScoreItemIds(ctx context.Context, r *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemIds)
-}
-func (g fuzzScoringGateway) ScoreScale(ctx context.Context, r *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreScale)
-}
-func (g fuzzScoringGateway) ScoreItemResultsStrands(ctx context.Context, r *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemResultsStrands)
-}
-func (g fuzzScoringGateway) ScoreDifficultiesBayes(ctx context.Context, r *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreDifficultiesBayes)
-}
-func (g fuzzScoringGateway) ScoreItemResultsBayes(ctx context.Context, r *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemResultsBayes)
-}
-func (g fuzzScoringGateway) ScoreItemIdsBayes(ctx context.Context, r *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemIdsBayes)
-}
-func (g fuzzScoringGateway) ScoreScaleBayes(ctx context.Context, r *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreScaleBayes)
-}
-func (g fuzzScoringGateway) ScoreItemResultsBayesStrands(ctx context.Context, r *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
-	return Invoke(ctx, r, g.s.ScoreItemResultsBayesStrands)
-}
-func (g fuzzScoringGateway) ScoreForm(ctx context.Context, r *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.s.ScoreForm)
-}
-func (g fuzzScoringGateway) NextItem(ctx context.Context, r *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
-	return Invoke(ctx, r, g.s.NextItem)
-}
-
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
 func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Handler, string) {
 	t.Helper()
@@ -164,9 +124,7 @@ func FuzzFront(f *testing.F) {
 	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service {
 		return Service{
 			Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fuzzScoring{}) },
-			RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-				return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fuzzScoringGateway{})
-			},
+			Gateway:  scoringGateway,
 		}
 	})
 	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -10,8 +12,12 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 const scorePath = "/api/score/items/idsWithResults/standard"
@@ -75,23 +81,40 @@ func TestAuthMatrix(t *testing.T) {
 	fresh := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
 		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x2", "cfp": cfpOf(t, demo)})
 
+	// A secret changed since the token was issued: its fingerprint is not the client's.
+	revoked := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "scoring", "sub": "demo", "scope": "*",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x4", "cfp": "AAAAAAAAAAAAAAAA"})
+
+	// The challenges of RFC 6750 §3: plain without a token, invalid_token saying why with one.
+	const plain = `Bearer realm="yardstick"`
+	invalid := func(desc string) string {
+		return `Bearer realm="yardstick", error="invalid_token", error_description="` + desc + `"`
+	}
+	const (
+		unreadable = "The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
+		expiredMsg = "The token has expired; get a new one from POST /authToken."
+		otherMsg   = "The token is for another service; a token works only on the service that issued it: get one from this (scoring) service's POST /authToken."
+		revokedMsg = "The token was revoked: its client has since been removed, registered again or given a new secret; get a new one from POST /authToken."
+	)
 	body := `{"items":[{"id":"ok","result":1}]}`
 	for _, tc := range []struct {
 		name, path, auth string
 		status           int
 		exception        string
+		challenge        string
 	}{
-		{"no token", scorePath, "", 401, rpcerr.ExceptionNotAuthenticated},
-		{"garbage", scorePath, "Bearer not.a.jwt", 401, rpcerr.ExceptionNotAuthenticated},
-		{"wrong scheme", scorePath, "Basic " + demo, 401, rpcerr.ExceptionNotAuthenticated},
-		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, rpcerr.ExceptionNotAuthenticated},
-		{"other service's token", scorePath, "Bearer " + otherService, 401, rpcerr.ExceptionNotAuthenticated},
-		{"expired", scorePath, "Bearer " + expired, 401, rpcerr.ExceptionNotAuthenticated},
-		{"signed by our key, not expired", scorePath, "Bearer " + fresh, 200, ""},
-		{"valid", scorePath, "Bearer " + demo, 200, ""},
-		{"lower-case scheme", scorePath, "bearer " + demo, 200, ""},
-		{"permission granted", scorePath, "Bearer " + limited, 200, ""},
-		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, rpcerr.ExceptionPermissionDenied},
+		{"no token", scorePath, "", 401, rpcerr.ExceptionNotAuthenticated, plain},
+		{"garbage", scorePath, "Bearer not.a.jwt", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
+		{"wrong scheme", scorePath, "Basic " + demo, 401, rpcerr.ExceptionNotAuthenticated, plain},
+		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
+		{"other service's token", scorePath, "Bearer " + otherService, 401, rpcerr.ExceptionNotAuthenticated, invalid(otherMsg)},
+		{"expired", scorePath, "Bearer " + expired, 401, rpcerr.ExceptionNotAuthenticated, invalid(expiredMsg)},
+		{"revoked", scorePath, "Bearer " + revoked, 401, rpcerr.ExceptionNotAuthenticated, invalid(revokedMsg)},
+		{"signed by our key, not expired", scorePath, "Bearer " + fresh, 200, "", ""},
+		{"valid", scorePath, "Bearer " + demo, 200, "", ""},
+		{"lower-case scheme", scorePath, "bearer " + demo, 200, "", ""},
+		{"permission granted", scorePath, "Bearer " + limited, 200, "", ""},
+		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, rpcerr.ExceptionPermissionDenied, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
@@ -107,9 +130,35 @@ func TestAuthMatrix(t *testing.T) {
 					t.Errorf("exceptionType: got %q; want %q", got, tc.exception)
 				}
 			}
+			if got := r.header.Get("WWW-Authenticate"); got != tc.challenge {
+				t.Errorf("WWW-Authenticate: got %q; want %q", got, tc.challenge)
+			}
+			if tok := strings.TrimPrefix(tc.auth, "Bearer "); tc.status == 401 && len(tok) > 8 && (strings.Contains(string(r.body), tok) || strings.Contains(r.header.Get("WWW-Authenticate"), tok)) {
+				t.Errorf("the answer echoes the token: %s", r.body)
+			}
 		})
 	}
 
+	t.Run("gRPC tells the same refusals apart by ErrorInfo reason", func(t *testing.T) {
+		client := scoringv1.NewScoringServiceClient(h.grpc)
+		for _, tc := range []struct{ name, auth, reason, info string }{
+			{"no token", "", "NOT_AUTHENTICATED", "Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken."},
+			{"garbage", "Bearer not.a.jwt", "TOKEN_INVALID", unreadable},
+			{"other service's token", "Bearer " + otherService, "TOKEN_OTHER_SERVICE", otherMsg},
+			{"expired", "Bearer " + expired, "TOKEN_EXPIRED", expiredMsg},
+			{"revoked", "Bearer " + revoked, "TOKEN_REVOKED", revokedMsg},
+		} {
+			ctx := context.Background()
+			if tc.auth != "" {
+				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", tc.auth)
+			}
+			_, err := client.ScoreItemResults(ctx, &scoringv1.ScoreItemResultsRequest{})
+			info := errorInfoOf(err)
+			if status.Code(err) != codes.Unauthenticated || info.GetReason() != tc.reason || info.GetMetadata()[rpcerr.InfoKey] != tc.info {
+				t.Errorf("%s: got %v, ErrorInfo %v; want Unauthenticated, reason %s, additionalInfo %q", tc.name, err, info, tc.reason, tc.info)
+			}
+		}
+	})
 	t.Run("error text is not HTML-escaped", func(t *testing.T) {
 		r := h.post(scorePath, body)
 		if !strings.Contains(string(r.body), "<accessToken>") || strings.HasSuffix(string(r.body), "\n") {
@@ -165,6 +214,46 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 			}
 			if tc.allow != "" && r.header.Get("Allow") != tc.allow {
 				t.Errorf("Allow: got %q; want %q", r.header.Get("Allow"), tc.allow)
+			}
+		})
+	}
+
+	// The limit is stated whether the body announced its length or came chunked; a body of
+	// exactly the limit is read.
+	const stated = "The request body exceeds the size limit of 2048 bytes (2 KiB)."
+	padded := func(n int) string { return `{"items":[]` + strings.Repeat(" ", n-len(`{"items":[]}`)) + "}" }
+	for _, tc := range []struct {
+		name    string
+		body    string
+		chunked bool
+		status  int
+	}{
+		{"2048 bytes, announced", padded(2048), false, 200},
+		{"2049 bytes, announced", padded(2049), false, 413},
+		{"2048 bytes, chunked", padded(2048), true, 200},
+		{"2049 bytes, chunked", padded(2049), true, 413},
+	} {
+		t.Run("413 states the limit: "+tc.name, func(t *testing.T) {
+			var body io.Reader = strings.NewReader(tc.body)
+			if tc.chunked {
+				body = io.MultiReader(body) // no length known: sent chunked
+			}
+			req, err := http.NewRequest(http.MethodPost, h.base+scorePath, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", tok)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			var e rpcerr.ErrorBody
+			_ = json.Unmarshal(b, &e)
+			if resp.StatusCode != tc.status || (tc.status == 413 && e.AdditionalInfo != stated) {
+				t.Errorf("got %d %s; want %d (a 413 saying %q)", resp.StatusCode, b, tc.status, stated)
 			}
 		})
 	}

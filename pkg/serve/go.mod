@@ -32,6 +32,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/yardstick-dev/yardstick/internal v0.0.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -51,7 +52,7 @@ require (
 	github.com/segmentio/asm v1.2.1 // indirect
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.61.0
+	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
@@ -63,3 +64,5 @@ replace github.com/yardstick-dev/yardstick/pkg/token => ../token
 replace github.com/yardstick-dev/yardstick/proto => ../../proto
 
 replace github.com/yardstick-dev/yardstick/pkg/measure => ../measure
+
+replace github.com/yardstick-dev/yardstick/internal => ../../internal

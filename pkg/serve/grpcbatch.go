@@ -15,7 +15,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -138,8 +137,8 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 }
 
 // run runs the record's request as a unary call of its rpc with the stream's token: the rpc's
-// permission, the budget (waited for, never refused), then the chain and the handler, which
-// find the call marked as one whose checks are done (httpfront.Call).
+// permission, the budget (waited for, never refused), then the rpc called by name on the
+// in-process channel (the chain, which takes the record's verdict, and the handler).
 func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
 	r, fd := rec.m.ProtoReflect(), rec.rpc
 	if fd == nil {
@@ -165,17 +164,7 @@ func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, er
 		}
 		defer grant.Release()
 	}
-	m, ok := s.recordMethods[full]
-	if !ok {
-		return nil, rpcerr.Internal()
-	}
-	ctx = httpfront.WithCall(authorized, s.unary, full)
-	// The generated handler decodes into a message of its own and calls the interceptor with it:
-	// the record's request goes to the chain instead (nothing to decode, nothing copied).
-	resp, err := m.Handler(m.Impl, ctx, func(any) error { return nil },
-		func(ctx context.Context, _ any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			return s.unary(ctx, req, info, h)
-		})
+	resp, err := s.channel.Call(authorized, full, req)
 	if err != nil {
 		return nil, err
 	}

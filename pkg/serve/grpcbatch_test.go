@@ -17,7 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/statustest"
+	"github.com/yardstick-dev/yardstick/pkg/serve/statustest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 

@@ -138,7 +138,7 @@ func guardService() Service {
 			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
 			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
 		},
-		RegisterGateway: func(context.Context, *runtime.ServeMux) error { return nil },
+		Gateway: func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 	}
 }
 

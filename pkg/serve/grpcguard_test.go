@@ -108,8 +108,8 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 		exception string
 	}{
 		{"no token", func(*guardHarness, *testing.T) string { return "" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
-		{"garbage token", func(*guardHarness, *testing.T) string { return "Bearer not.a.jwt" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
-		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "NOT_AUTHENTICATED", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
+		{"garbage token", func(*guardHarness, *testing.T) string { return "Bearer not.a.jwt" }, codes.Unauthenticated, "TOKEN_INVALID", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
+		{"tampered token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token[:len(h.token)-2] + "xx" }, codes.Unauthenticated, "TOKEN_INVALID", 256 << 10, 0, rpcerr.ExceptionNotAuthenticated},
 		{"no permission", func(h *guardHarness, t *testing.T) string { return "Bearer " + h.issue(t, "reader", readerSecret) }, codes.PermissionDenied, "PERMISSION_DENIED", 256 << 10, 0, rpcerr.ExceptionPermissionDenied},
 		// The control: the same call with a valid token is read whole.
 		{"valid token", func(h *guardHarness, _ *testing.T) string { return "Bearer " + h.token }, codes.OK, "", 1 << 40, groupLimit, ""},

@@ -67,18 +67,10 @@ func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.Score
 	return &scoringv1.Measure{Ability: 500, AbilityDisplay: "500L", Uncertainty: 0, Framework: "lexile", ApiVersion: client.ClientID}, nil
 }
 
-// fakeGateway is the fake's gateway adapter, as the services write theirs.
-type fakeGateway struct {
-	scoringv1.UnimplementedScoringServiceServer
-	f *fakeScoring
-}
-
-func (g fakeGateway) ScoreItemResults(ctx context.Context, r *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.f.ScoreItemResults)
-}
-
-func (g fakeGateway) ScoreScale(ctx context.Context, r *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
-	return Invoke(ctx, r, g.f.ScoreScale)
+// scoringGateway registers the scoring contract's JSON routes on a client of the in-process
+// channel, as the scoring service does.
+func scoringGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	return scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn))
 }
 
 func (f *fakeScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
@@ -134,9 +126,7 @@ func start(t testing.TB, cfg Config) *harness {
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
-		},
+		Gateway:  scoringGateway,
 	})
 	h.fake = fake
 	return h

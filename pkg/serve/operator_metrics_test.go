@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -83,11 +81,9 @@ func TestOperatorSeries(t *testing.T) {
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
-		},
-		Reload:  func() (bool, error) { mu.Lock(); defer mu.Unlock(); return content.err == nil, content.err },
-		Version: func() string { mu.Lock(); defer mu.Unlock(); return content.version },
+		Gateway:  scoringGateway,
+		Reload:   func() (bool, error) { mu.Lock(); defer mu.Unlock(); return content.err == nil, content.err },
+		Version:  func() string { mu.Lock(); defer mu.Unlock(); return content.version },
 	})
 	tok := h.token("demo", "demo-secret")
 

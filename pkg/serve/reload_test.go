@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -48,10 +46,8 @@ func TestReloadLogs(t *testing.T) {
 	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, fakeGateway{f: fake})
-		},
-		Reload: func() (bool, error) { return content.changed, content.err },
+		Gateway:  scoringGateway,
+		Reload:   func() (bool, error) { return content.changed, content.err },
 	})
 	rl := &reloadLog{h: h}
 	reload := func() []map[string]any { t.Helper(); return rl.reload(t) }

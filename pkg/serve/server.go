@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
@@ -26,6 +28,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -40,15 +43,13 @@ import (
 // Service is what a service brings to the frame.
 type Service struct {
 	// Register adds the service's gRPC implementations to the registrar (the generated
-	// Register…Server functions take it). It is called twice: first on a probe server that is
-	// never served (the receive limit depends on the methods served), then on the frame's
-	// registrar, which puts the read admission in front of each method (grpcguard, Registrar);
-	// and a third time on one that notes the methods, which batch records run (streams.go).
+	// Register…Server functions take it), once: the frame's in-process channel
+	// (internal/inproc), which then hands them to the gRPC server too.
 	Register func(grpc.ServiceRegistrar)
-	// RegisterGateway adds the service's JSON routes in-process: the generated
-	// Register…HandlerServer with an adapter whose methods each call Invoke, so JSON calls pass
-	// the same interceptor as gRPC calls.
-	RegisterGateway func(ctx context.Context, mux *runtime.ServeMux) error
+	// Gateway registers the service's JSON routes: the generated Register…HandlerClient with a
+	// client of conn, the in-process channel, so that a JSON call runs the same chain and
+	// handler as a gRPC call.
+	Gateway func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
@@ -78,12 +79,11 @@ type Server struct {
 	authz     *authz.Authorizer           // token checks and logins (internal/authz)
 	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
 	routes    *routes.Table               // every rpc served, with its path, rule and limits (internal/routes)
-	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both fronts (chain.go)
+	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both doors (chain.go)
+	channel   *inproc.Channel             // the in-process door: the gateway, batch records (internal/inproc)
 	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
-	// recordMethods are the service's unary methods, which batch records of both fronts run.
-	recordMethods httpfront.RecordMethods
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
@@ -142,31 +142,42 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// buildGRPC builds the gRPC side: the guard and its server options, the server with the chain,
-// the services, health and reflection, then the route table (from what is registered) and the
-// memory budget the guard admits reads and decodings against.
+// buildGRPC builds both doors to the handlers: the in-process channel with every service on it
+// (registered once), the route table read from them and the contract, then the gRPC server
+// with the guard, the gRPC door's steps and the chain, serving what the channel holds, health
+// and reflection; and the memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
-	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Limits: cfg.Limits.routes(), Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
-	guard, opts, err := grpcguard.New(guardOpts, svc.Register) // tap handle, receive limit, codec
-	if err != nil {
-		return fmt.Errorf("grpc guard: %w", err)
-	}
-	s.guard = guard
 	s.unary = chain(s.unaryChain())
+	s.channel = inproc.New(s.unary)
+	authv1.RegisterTokenServiceServer(s.channel, s.authz.TokenService())
+	svc.Register(s.channel)
+	info := s.channel.ServiceInfo()
+	info[healthpb.Health_ServiceDesc.ServiceName] = inproc.Describe(&healthpb.Health_ServiceDesc)
+	if cfg.ReflectionOn() {
+		for _, d := range reflectionServices {
+			info[d.ServiceName] = inproc.Describe(d)
+		}
+	}
+	var err error
+	if s.routes, err = routes.Build(info, cfg.Limits.routes()); err != nil {
+		return fmt.Errorf("routes: %w", err)
+	}
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
+		Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
+	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
+	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
 		opts = append(opts, grpc.StatsHandler(h)) // only when tracing is on: a stats handler costs every call
 	}
 	s.grpc = grpc.NewServer(append(opts,
-		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
+		grpc.ChainUnaryInterceptor(chain(append(s.grpcDoor(), s.unaryChain()...))), // composed once (chain.go)
 		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
-	authv1.RegisterTokenServiceServer(s.grpc, s.authz.TokenService())
 	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
 	if svc.BatchRPC != "" {
 		shape, err := records.Read(svc.BatchRPC)
@@ -176,8 +187,9 @@ func (s *Server) buildGRPC(svc Service) error {
 		registrar = records.Registrar{Srv: registrar, Full: svc.BatchRPC, Serve: s.serveRecords(shape)}
 		s.guard.DecodeRecords(shape)
 	}
-	svc.Register(registrar)
-	s.recordMethods = httpfront.RecordMethodsOf(svc.Register)
+	for _, rs := range s.channel.Services() {
+		registrar.RegisterService(rs.Desc, rs.Impl)
+	}
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
@@ -185,30 +197,48 @@ func (s *Server) buildGRPC(svc Service) error {
 		reflection.Register(s.grpc)
 	}
 	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
-	if s.routes, err = routes.Build(s.grpc.GetServiceInfo(), cfg.Limits.routes()); err != nil {
-		return fmt.Errorf("routes: %w", err)
-	}
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
-	if err := s.guard.Bind(s.routes, s.budget, budgetBytes); err != nil {
-		return fmt.Errorf("grpc guard: %w", err)
-	}
+	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
 	return nil
 }
 
+// reflectionServices are the services reflection.Register adds, for the route table, which is
+// read before the gRPC server exists (its receive limit comes from the table).
+var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
+
 // buildHTTP builds the HTTP side: the gateway's mux with the token route and the service's
-// routes, the JSON front before it, and the handlers around it, outermost first.
+// routes, each on a client of the in-process channel, the JSON front before it, and the
+// handlers around it, outermost first.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
-	if err := authv1.RegisterTokenServiceHandlerServer(ctx, gw.ServeMux, tokenGateway{t: s.authz.TokenService()}); err != nil {
-		return fmt.Errorf("register token route: %w", err)
+	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
+	tokenRoutes := func(mux *runtime.ServeMux) error {
+		return authv1.RegisterTokenServiceHandlerClient(ctx, mux, authv1.NewTokenServiceClient(s.channel))
 	}
-	if err := svc.RegisterGateway(ctx, gw.ServeMux); err != nil {
-		return fmt.Errorf("register routes: %w", err)
+	serviceRoutes := func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) }
+	var names []string
+	for _, rs := range s.channel.Services()[1:] { // [0] is the token service
+		names = append(names, rs.Desc.ServiceName)
 	}
-	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
+	for _, reg := range []struct {
+		register func(*runtime.ServeMux) error
+		services []string
+	}{{tokenRoutes, []string{authv1.TokenService_ServiceDesc.ServiceName}}, {serviceRoutes, names}} {
+		handlers, err := gw.Register(reg.register)
+		if err != nil {
+			return fmt.Errorf("register the routes of %v: %w", reg.services, err)
+		}
+		paths, err := routes.PathsOf(reg.services...)
+		if err != nil {
+			return err
+		}
+		if !front.Direct(paths, handlers) {
+			s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", reg.services, "paths", len(paths), "handlers", len(handlers))
+		}
+	}
 	s.addStreams(svc, front)
 	s.http = &http.Server{
 		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),

@@ -31,9 +31,8 @@ func (s *Server) addStreams(svc Service, front *httpfront.Handler) {
 	for path := range svc.GroupStreams {
 		s.routes.AddStream(path, routes.GroupStream, routes.Rule{Permission: svc.BatchPermission, Also: svc.GroupPermission})
 	}
-	// Records run as the gateway runs a call, on the methods the service registers (noted by a
-	// third call of Register, in buildGRPC).
-	front.Streams(svc.GroupStreams, batch.Options{Log: s.log, Trusted: true}, s.recordMethods, s.codec)
+	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
+	front.Streams(svc.GroupStreams, batch.Options{Log: s.log, Trusted: true}, s.codec)
 }
 
 // Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a

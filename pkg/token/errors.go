@@ -52,8 +52,36 @@ func retrySeconds(d time.Duration) int64 {
 	return max(s, 1)
 }
 
-// notAuthenticated wraps ErrNotAuthenticated with a fixed reason; callers pass constants only,
+// What a caller holding a refused token should do differs by cause (get a new token; ask the
+// other service; fix the client), so Verify's error also matches exactly one of these with
+// errors.Is. Each says what happened to the token, never anything read from it.
+var (
+	// ErrTokenExpired: the token's lifetime is over.
+	ErrTokenExpired = errors.New("token expired")
+	// ErrTokenOtherService: a well-formed token of this issuer for the other service.
+	ErrTokenOtherService = errors.New("token is for another service")
+	// ErrTokenRevoked: a token that was good, whose client has since been removed, given a new
+	// secret or registered again.
+	ErrTokenRevoked = errors.New("token revoked")
+	// ErrTokenUnreadable: anything else (not a JWT, wrongly signed, another issuer's, not valid
+	// yet, a claim missing).
+	ErrTokenUnreadable = errors.New("token could not be read")
+)
+
+// tokenError is Verify's refusal: ErrNotAuthenticated with its kind (one of the ErrToken*
+// errors) and a fixed reason for the logs.
+type tokenError struct {
+	kind   error
+	reason string
+}
+
+func (e *tokenError) Error() string { return ErrNotAuthenticated.Error() + ": " + e.reason }
+
+// Is makes errors.Is true for ErrNotAuthenticated and for the error's kind.
+func (e *tokenError) Is(target error) bool { return target == ErrNotAuthenticated || target == e.kind }
+
+// notAuthenticated is a token refused for kind, with a fixed reason; callers pass constants only,
 // never anything taken from the token.
-func notAuthenticated(reason string) error {
-	return fmt.Errorf("%w: %s", ErrNotAuthenticated, reason)
+func notAuthenticated(kind error, reason string) error {
+	return &tokenError{kind: kind, reason: reason}
 }

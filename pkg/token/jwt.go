@@ -156,24 +156,30 @@ func (ks *keySet) publicKey(t *jwt.Token) (any, error) {
 func (i *Issuer) Verify(token, service string) (Claims, error) {
 	switch {
 	case token == "":
-		return Claims{}, notAuthenticated("no token")
+		return Claims{}, notAuthenticated(ErrTokenUnreadable, "no token")
 	case len(token) > MaxTokenLen:
-		return Claims{}, notAuthenticated("token too long")
+		return Claims{}, notAuthenticated(ErrTokenUnreadable, "token too long")
 	case !knownService(service):
-		return Claims{}, notAuthenticated("unknown service")
+		return Claims{}, notAuthenticated(ErrTokenUnreadable, "unknown service")
 	}
 	st := i.state.Load()
 	ks := st.keys
 	key := verifiedKey{issuer: i.opts.Issuer, service: service, token: token}
 	if claims, ok := ks.verified.get(key); ok {
 		if !stillValid(claims, i.opts.Now(), i.opts.Leeway) {
-			return Claims{}, notAuthenticated("token expired")
+			return Claims{}, notAuthenticated(ErrTokenExpired, "token expired")
 		}
 		return st.clients.current(claims)
 	}
 	var c jwtClaims
 	if _, err := i.parsers[service].ParseWithClaims(token, &c, ks.publicKey); err != nil {
-		return Claims{}, notAuthenticated(reason(err))
+		kind, why := reason(err)
+		if errors.Is(err, errUnknownKid) && i.forOtherService(token, service) {
+			// Services that do not share their keys (dev mode: each makes its own) cannot verify
+			// each other's tokens; the payload still says which service it was meant for.
+			kind, why = ErrTokenOtherService, "unknown key id; the unverified aud names another service"
+		}
+		return Claims{}, notAuthenticated(kind, why)
 	}
 	claims := Claims{
 		ClientID:    c.Subject,
@@ -194,12 +200,12 @@ func (reg *registry) current(claims Claims) (Claims, error) {
 	c := reg.byID[claims.ClientID]
 	switch {
 	case c == nil:
-		return Claims{}, notAuthenticated("client no longer registered")
+		return Claims{}, notAuthenticated(ErrTokenRevoked, "client no longer registered")
 	case c.fingerprint != claims.fingerprint:
-		return Claims{}, notAuthenticated("client secret changed")
+		return Claims{}, notAuthenticated(ErrTokenRevoked, "client secret changed")
 	case claims.IssuedAt.Before(reg.since[c.id].Truncate(time.Second)):
 		// iat has whole seconds: a token of the same second as the re-registration stands.
-		return Claims{}, notAuthenticated("token predates the client's registration")
+		return Claims{}, notAuthenticated(ErrTokenRevoked, "token predates the client's registration")
 	}
 	claims.Scope = narrow(claims.Scope, c.scopes[claims.Service])
 	return claims, nil
@@ -233,27 +239,41 @@ func narrow(scope, now []string) []string {
 	return out
 }
 
-// reason maps a parse error to a fixed phrase; jwt's own messages may quote the input.
-func reason(err error) string {
+// forOtherService reports whether token, which could not be verified, says (unverified) that this
+// issuer issued it for a service other than service. It only chooses the words of a refusal:
+// nothing is granted on what it reads.
+func (i *Issuer) forOtherService(token, service string) bool {
+	var c jwtClaims
+	if _, _, err := jwt.NewParser().ParseUnverified(token, &c); err != nil || c.Issuer != i.opts.Issuer || len(c.Audience) != 1 {
+		return false
+	}
+	aud := c.Audience[0]
+	return aud != service && knownService(aud)
+}
+
+// reason maps a parse error to its kind and a fixed phrase; jwt's own messages may quote the
+// input. An error that is several at once (jwt joins the claims' failures) takes the first row's.
+func reason(err error) (error, string) {
 	for _, r := range []struct {
 		err    error
+		kind   error
 		reason string
 	}{
-		{errNoKid, "no key id"},
-		{errUnknownKid, "unknown key id"},
-		{errCrit, "unsupported critical header"},
-		{jwt.ErrTokenMalformed, "malformed token"},
-		{jwt.ErrTokenSignatureInvalid, "invalid signature or algorithm"},
-		{jwt.ErrTokenExpired, "token expired"},
-		{jwt.ErrTokenNotValidYet, "token not valid yet"},
-		{jwt.ErrTokenUsedBeforeIssued, "token issued in the future"},
-		{jwt.ErrTokenInvalidAudience, "token is for another service"},
-		{jwt.ErrTokenInvalidIssuer, "wrong issuer"},
-		{jwt.ErrTokenRequiredClaimMissing, "missing claim"},
+		{errNoKid, ErrTokenUnreadable, "no key id"},
+		{errUnknownKid, ErrTokenUnreadable, "unknown key id"},
+		{errCrit, ErrTokenUnreadable, "unsupported critical header"},
+		{jwt.ErrTokenMalformed, ErrTokenUnreadable, "malformed token"},
+		{jwt.ErrTokenSignatureInvalid, ErrTokenUnreadable, "invalid signature or algorithm"},
+		{jwt.ErrTokenExpired, ErrTokenExpired, "token expired"},
+		{jwt.ErrTokenNotValidYet, ErrTokenUnreadable, "token not valid yet"},
+		{jwt.ErrTokenUsedBeforeIssued, ErrTokenUnreadable, "token issued in the future"},
+		{jwt.ErrTokenInvalidAudience, ErrTokenOtherService, "token is for another service"},
+		{jwt.ErrTokenInvalidIssuer, ErrTokenUnreadable, "wrong issuer"},
+		{jwt.ErrTokenRequiredClaimMissing, ErrTokenUnreadable, "missing claim"},
 	} {
 		if errors.Is(err, r.err) {
-			return r.reason
+			return r.kind, r.reason
 		}
 	}
-	return "invalid token"
+	return ErrTokenUnreadable, "invalid token"
 }

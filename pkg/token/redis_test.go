@@ -4,17 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	mrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // redisServer is a real redis-server on a loopback port, started by the test and stopped at
@@ -53,33 +53,21 @@ func startRedis(t *testing.T) *redisServer {
 	return s
 }
 
-// freePort picks a free loopback port below the kernel's ephemeral range: a port 0 picked and
-// released could be taken by any parallel test's outgoing connection before redis-server binds
-// it, or between a kill and the restart on the same port.
+// freePort picks a free loopback port (internal/proc.FreePorts: below the kernel's ephemeral
+// range, so that no parallel test's outgoing connection takes it before redis-server binds it,
+// or between a kill and the restart on the same port).
 func freePort(t *testing.T) int {
 	t.Helper()
-	low := 32768 // Linux's default ip_local_port_range starts here
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if v, err := strconv.Atoi(f[0]); err == nil {
-				low = v
-			}
-		}
+	addr, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
 	}
-	const from = 10000
-	if low <= from+1000 {
-		t.Fatalf("ephemeral ports start at %d: no room below for redis-server", low)
+	_, port, _ := net.SplitHostPort(addr)
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for range 1000 {
-		port := from + mrand.IntN(low-from)
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
-	t.Fatalf("no free port between %d and %d", from, low)
-	return 0
+	return n
 }
 
 // start runs redis-server on s.port and waits until it answers PING.

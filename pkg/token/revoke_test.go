@@ -107,8 +107,8 @@ func TestRevocation(t *testing.T) {
 				c, err := f.Verify(tok.AccessToken, ServiceScoring)
 				switch {
 				case tc.want.err != "":
-					if err == nil || err.Error() != tc.want.err || !errors.Is(err, ErrNotAuthenticated) {
-						t.Errorf("%s: got %+v, %v; want %q", pass, c, err, tc.want.err)
+					if err == nil || err.Error() != tc.want.err || !errors.Is(err, ErrNotAuthenticated) || !errors.Is(err, ErrTokenRevoked) {
+						t.Errorf("%s: got %+v, %v; want %q, of kind ErrTokenRevoked", pass, c, err, tc.want.err)
 					}
 				case err != nil:
 					t.Errorf("%s: got %v; want accepted", pass, err)

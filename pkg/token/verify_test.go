@@ -150,6 +150,12 @@ func TestVerifyRejects(t *testing.T) {
 		{"alg header removed", replaceSegment(good, 0, []byte(`{"kid":"k1","typ":"JWT"}`)), ServiceScoring, "invalid token"},
 		{"EdDSA by another key under a known kid", g.sign(jwt.SigningMethodEdDSA, stranger, "k1", g.claims(nil)), ServiceScoring, "invalid signature or algorithm"},
 		{"unknown kid", g.sign(jwt.SigningMethodEdDSA, stranger, "k9", g.claims(nil)), ServiceScoring, "unknown key id"},
+		// Another process's key (dev mode: each service makes its own): the payload's aud tells a
+		// token of the other service from one that could not be read.
+		{"unknown kid, aud the other service", g.sign(jwt.SigningMethodEdDSA, stranger, "k9", g.claims(map[string]any{"aud": ServiceForecast})), ServiceScoring, "unknown key id; the unverified aud names another service"},
+		{"unknown kid, aud the other service, another issuer", g.sign(jwt.SigningMethodEdDSA, stranger, "k9", g.claims(map[string]any{"aud": ServiceForecast, "iss": "someone-else"})), ServiceScoring, "unknown key id"},
+		{"unknown kid, aud both services", g.sign(jwt.SigningMethodEdDSA, stranger, "k9", g.claims(map[string]any{"aud": []string{ServiceForecast, ServiceScoring}})), ServiceScoring, "unknown key id"},
+		{"unknown kid, aud not a service", g.sign(jwt.SigningMethodEdDSA, stranger, "k9", g.claims(map[string]any{"aud": "billing"})), ServiceScoring, "unknown key id"},
 		{"missing kid", g.sign(jwt.SigningMethodEdDSA, g.key, nil, g.claims(nil)), ServiceScoring, "no key id"},
 		{"kid not a string", g.sign(jwt.SigningMethodEdDSA, g.key, 1, g.claims(nil)), ServiceScoring, "no key id"},
 		{"tampered header", replaceSegment(good, 0, []byte(`{"alg":"EdDSA","kid":"k1","typ":"JWT","x":1}`)), ServiceScoring, "invalid signature or algorithm"},
@@ -193,8 +199,36 @@ func TestVerifyRejects(t *testing.T) {
 			if claims.ClientID != "" || claims.Scope != nil {
 				t.Errorf("got claims %+v with the error; want none", claims)
 			}
+			want := kindOfReason[tc.reason]
+			for _, kind := range []error{ErrTokenExpired, ErrTokenOtherService, ErrTokenRevoked, ErrTokenUnreadable} {
+				if got := errors.Is(err, kind); got != (kind == want) {
+					t.Errorf("errors.Is(%q, %q) = %t; want %t (the kind of %q is %q)", err, kind, got, kind == want, tc.reason, want)
+				}
+			}
 		})
 	}
+}
+
+// kindOfReason is the kind a caller acts on, for every reason Verify gives.
+var kindOfReason = map[string]error{
+	"token expired":                ErrTokenExpired,
+	"token is for another service": ErrTokenOtherService,
+	"unknown key id; the unverified aud names another service": ErrTokenOtherService,
+	"client secret changed":          ErrTokenRevoked,
+	"client no longer registered":    ErrTokenRevoked,
+	"no token":                       ErrTokenUnreadable,
+	"token too long":                 ErrTokenUnreadable,
+	"unknown service":                ErrTokenUnreadable,
+	"malformed token":                ErrTokenUnreadable,
+	"invalid signature or algorithm": ErrTokenUnreadable,
+	"invalid token":                  ErrTokenUnreadable,
+	"unknown key id":                 ErrTokenUnreadable,
+	"no key id":                      ErrTokenUnreadable,
+	"token not valid yet":            ErrTokenUnreadable,
+	"token issued in the future":     ErrTokenUnreadable,
+	"wrong issuer":                   ErrTokenUnreadable,
+	"missing claim":                  ErrTokenUnreadable,
+	"unsupported critical header":    ErrTokenUnreadable,
 }
 
 // TestVerifyAccepts holds the forger honest: its base claims verify, and the leeway and both

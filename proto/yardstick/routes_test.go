@@ -32,3 +32,17 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordField(t *testing.T) {
+	t.Parallel()
+	for rpc, want := range map[string]string{
+		"ScoreItemIds":                 "score_item_ids",
+		"ScoreItemResultsBayesStrands": "score_item_results_bayes_strands",
+		"NextItem":                     "next_item",
+		"Forecast":                     "forecast",
+	} {
+		if got := RecordField(rpc); got != want {
+			t.Errorf("RecordField(%q): got %q; want %q", rpc, got, want)
+		}
+	}
+}

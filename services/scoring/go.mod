@@ -7,6 +7,7 @@ require (
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
+	github.com/yardstick-dev/yardstick/services/servetest v0.0.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
@@ -31,6 +32,7 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
+	github.com/yardstick-dev/yardstick/internal v0.0.0 // indirect
 	github.com/yardstick-dev/yardstick/pkg/token v0.0.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect
@@ -61,3 +63,7 @@ replace github.com/yardstick-dev/yardstick/pkg/token => ../../pkg/token
 replace github.com/yardstick-dev/yardstick/pkg/serve => ../../pkg/serve
 
 replace github.com/yardstick-dev/yardstick/proto => ../../proto
+
+replace github.com/yardstick-dev/yardstick/internal => ../../internal
+
+replace github.com/yardstick-dev/yardstick/services/servetest => ../servetest

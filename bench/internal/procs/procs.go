@@ -1,84 +1,69 @@
 // Package procs starts the built binaries a benchmark measures, pinned to core 0 with taskset
 // when it is installed, and reads their CPU time, memory and allocations from /proc and /metrics:
-// the part bench-e2e and bench-batch share.
+// the part bench-e2e and bench-batch share, on internal/proc's start, wait and stop.
 package procs
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // Proc is a server under measurement.
 type Proc struct {
-	cmd    *exec.Cmd
-	http   string // host:port
-	grpc   string
-	out    *os.File      // its standard output and error, shown when it fails to start
-	tail   string        // the end of that output, once stopped
-	exited chan struct{} // closed when the process has ended
-	once   sync.Once
+	*proc.Proc
+	bin  string
+	http string   // host:port
+	out  *os.File // its standard output and error, shown when it fails to start
+	tail string   // the end of that output, once stopped
+	once sync.Once
 }
 
-func Pinned() bool { _, err := exec.LookPath("taskset"); return err == nil }
-
-// FreePort asks the kernel for a free loopback port.
-func FreePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// Pinned reports whether the servers run pinned to core 0.
+func Pinned() bool { return proc.Pinned() }
 
 // Start runs a binary pinned to core 0 and waits until ready says so. Its output goes to a file
 // (a pipe would cost the load generator's core): shown if it does not become ready.
 func Start(ctx context.Context, bin string, args, env []string, httpAddr string, ready func() bool) (*Proc, error) {
-	name, argv := bin, args
-	if Pinned() {
-		name, argv = "taskset", append([]string{"-c", "0", bin}, args...)
-	}
 	out, err := os.CreateTemp("", filepath.Base(bin)+"-*.log")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, name, argv...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the bench
-	if err := cmd.Start(); err != nil {
+	pp, err := proc.Start(bin, args, proc.Options{Env: append(os.Environ(), env...), Output: out, Core: "0"})
+	if err != nil {
 		out.Close()
 		os.Remove(out.Name())
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+		return nil, err
 	}
-	p := &Proc{cmd: cmd, http: httpAddr, out: out, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	deadline := time.After(30 * time.Second)
-	for !ready() {
-		select {
-		case <-p.exited:
-			p.Stop()
-			return nil, fmt.Errorf("%s exited before it was ready (%s); its output ended:\n%s", bin, cmd.ProcessState, p.tail)
-		case <-deadline:
-			p.Stop()
-			return nil, fmt.Errorf("%s did not become ready within 30 s; its output ended:\n%s", bin, p.tail)
-		case <-time.After(50 * time.Millisecond):
+	p := &Proc{Proc: pp, bin: bin, http: httpAddr, out: out}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = pp.WaitReady(ctx, 50*time.Millisecond, func(context.Context) error {
+		if ready() {
+			return nil
 		}
+		return errNotReady
+	})
+	if err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%s: %w; its output ended:\n%s", bin, err, p.tail)
 	}
 	return p, nil
 }
+
+var errNotReady = errors.New("not ready yet")
 
 // HTTPReady is ready when GET url answers below 500.
 func HTTPReady(url string) func() bool {
@@ -107,13 +92,7 @@ func DialReady(addr string) func() bool {
 // Stop ends the process (SIGTERM, then SIGKILL after 10 s) and keeps the end of its output; once.
 func (p *Proc) Stop() {
 	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.exited
-		}
+		_ = p.Proc.Stop(10 * time.Second)
 		if b, err := os.ReadFile(p.out.Name()); err == nil {
 			p.tail = string(b[max(0, len(b)-2048):])
 		}
@@ -124,7 +103,7 @@ func (p *Proc) Stop() {
 
 // CPUSeconds is the process's user + system CPU time (/proc/PID/stat, clock ticks of 1/100 s).
 func (p *Proc) CPUSeconds() (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
@@ -141,7 +120,7 @@ func (p *Proc) CPUSeconds() (float64, error) {
 // Memory is a /proc/PID/status figure (VmRSS, VmHWM) in bytes. taskset execs the binary, so the
 // pid is the server's own.
 func (p *Proc) Memory(field string) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.Pid()))
 	if err != nil {
 		return 0, err
 	}
@@ -153,7 +132,7 @@ func (p *Proc) Memory(field string) (float64, error) {
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("%s not in /proc/%d/status", field, p.cmd.Process.Pid)
+	return 0, fmt.Errorf("%s not in /proc/%d/status", field, p.Pid())
 }
 
 // Mallocs reads the Go runtime's cumulative allocation count from the service's /metrics.

@@ -9,30 +9,25 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/yardstick-dev/yardstick/deploy/internal/manifest"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // portMap maps each declared container port to the loopback port standing in for it.
 type portMap map[int32]int
 
-// freePorts reserves a distinct free loopback port for every declared container port. All
-// listeners stay open until every port is chosen, so no two stand-ins coincide; they are closed
-// before the binary starts, and should another process take one in that window the binary fails
-// to listen — loudly, never silently.
+// freePorts reserves a distinct free loopback port for every declared container port
+// (internal/proc.FreePorts: all held until every one is chosen, so no two stand-ins coincide;
+// should another process take one before the binary listens, the binary fails to listen — loudly,
+// never silently).
 func freePorts(c *corev1.Container) (portMap, error) {
+	addrs, err := proc.FreePorts(len(c.Ports))
+	if err != nil {
+		return nil, fmt.Errorf("reserve loopback ports: %w", err)
+	}
 	pm := portMap{}
-	var held []net.Listener
-	defer func() {
-		for _, l := range held {
-			_ = l.Close()
-		}
-	}()
-	for _, p := range c.Ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("reserve a loopback port for %s: %w", p.Name, err)
-		}
-		held = append(held, l)
-		pm[p.ContainerPort] = l.Addr().(*net.TCPAddr).Port
+	for i, p := range c.Ports {
+		_, port, _ := net.SplitHostPort(addrs[i])
+		pm[p.ContainerPort], _ = strconv.Atoi(port)
 	}
 	return pm, nil
 }

@@ -166,7 +166,7 @@ func shellDeployment(script string, graceSeconds int64) *manifest.Set {
 
 func exited(in *Instance) bool {
 	select {
-	case <-in.done:
+	case <-in.p.Exited():
 		return true
 	default:
 		return false

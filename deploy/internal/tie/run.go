@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/yardstick-dev/yardstick/deploy/internal/manifest"
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // Options configure one run of a Deployment's binary.
@@ -35,10 +35,8 @@ type Instance struct {
 	ports      portMap
 	grace      time.Duration
 	root       string
-	cmd        *exec.Cmd
+	p          *proc.Proc
 	out        *tail
-	done       chan struct{}
-	waitErr    error
 	stopOnce   sync.Once
 	stopErr    error
 }
@@ -75,7 +73,7 @@ func Start(s *manifest.Set, deployment string, opts Options) (*Instance, error) 
 	if len(c.Command) > 0 {
 		return nil, fmt.Errorf("tie %s: command %v replaces the image's binary; it is not reproduced", deployment, c.Command)
 	}
-	in := &Instance{Deployment: deployment, c: c, grace: 30 * time.Second, out: &tail{}, done: make(chan struct{})}
+	in := &Instance{Deployment: deployment, c: c, grace: 30 * time.Second, out: &tail{}}
 	if pod.TerminationGracePeriodSeconds != nil {
 		in.grace = time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
 	}
@@ -107,22 +105,13 @@ func (in *Instance) launch(s *manifest.Set, pod *corev1.PodSpec, opts Options) e
 	if err != nil {
 		return err
 	}
-	in.cmd = exec.Command(opts.Binary, args...)
-	in.cmd.Env = env // exactly the manifest's: nothing of the test's environment leaks in
-	in.cmd.Dir = root
 	var w io.Writer = in.out
 	if opts.Log != nil {
 		w = io.MultiWriter(in.out, opts.Log)
 	}
-	in.cmd.Stdout, in.cmd.Stderr = w, w
-	if err := in.cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", opts.Binary, err)
-	}
-	go func() {
-		in.waitErr = in.cmd.Wait()
-		close(in.done)
-	}()
-	return nil
+	// The environment is exactly the manifest's: nothing of the test's leaks in.
+	in.p, err = proc.Start(opts.Binary, args, proc.Options{Env: env, Dir: root, Output: w})
+	return err
 }
 
 // startBudget is how long the kubelet would wait for the container to come up: the longest of
@@ -164,8 +153,8 @@ func (in *Instance) WaitReady(ctx context.Context) error {
 			return fmt.Errorf("tie %s: readinessProbe: %w; output:\n%s", in.Deployment, last, in.out)
 		}
 		select {
-		case <-in.done:
-			return fmt.Errorf("tie %s: the binary exited before it was ready (%v); its output:\n%s", in.Deployment, in.waitErr, in.out)
+		case <-in.p.Exited():
+			return fmt.Errorf("tie %s: the binary exited before it was ready (%v); its output:\n%s", in.Deployment, in.p.ExitErr(), in.out)
 		case <-ctx.Done():
 			return fmt.Errorf("tie %s: readinessProbe never passed within the manifest's start-up budget (%s): %v; output:\n%s",
 				in.Deployment, startBudget(in.c), last, in.out)
@@ -231,21 +220,21 @@ func (in *Instance) Stop() error {
 	in.stopOnce.Do(func() {
 		defer in.cleanup()
 		select {
-		case <-in.done:
-			in.stopErr = fmt.Errorf("tie %s: the binary had already exited (%v); output:\n%s", in.Deployment, in.waitErr, in.out)
+		case <-in.p.Exited():
+			in.stopErr = fmt.Errorf("tie %s: the binary had already exited (%v); output:\n%s", in.Deployment, in.p.ExitErr(), in.out)
 			return
 		default:
 		}
-		if err := in.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		if err := in.p.Signal(syscall.SIGTERM); err != nil {
 			in.stopErr = fmt.Errorf("tie %s: SIGTERM: %w", in.Deployment, err)
 			return
 		}
 		timer := time.NewTimer(in.grace)
 		defer timer.Stop()
 		select {
-		case <-in.done:
-			if in.waitErr != nil {
-				in.stopErr = fmt.Errorf("tie %s: after SIGTERM the binary exited with %v; output:\n%s", in.Deployment, in.waitErr, in.out)
+		case <-in.p.Exited():
+			if err := in.p.ExitErr(); err != nil {
+				in.stopErr = fmt.Errorf("tie %s: after SIGTERM the binary exited with %v; output:\n%s", in.Deployment, err, in.out)
 			}
 		case <-timer.C:
 			in.stopErr = fmt.Errorf("tie %s: the binary was still running terminationGracePeriodSeconds (%s) after SIGTERM; the kubelet would SIGKILL it", in.Deployment, in.grace)
@@ -262,13 +251,8 @@ func (in *Instance) Close() {
 
 // cleanup kills the binary if it still runs and removes its files.
 func (in *Instance) cleanup() {
-	if in.cmd != nil && in.cmd.Process != nil {
-		select {
-		case <-in.done:
-		default:
-			_ = in.cmd.Process.Kill()
-			<-in.done
-		}
+	if in.p != nil {
+		_ = in.p.Stop(0) // killed at once unless it has exited
 	}
 	if in.root != "" {
 		_ = os.RemoveAll(in.root)

@@ -16,6 +16,42 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ComprehensionRequestFramework.
+const (
+	ComprehensionRequestFrameworkLexile   ComprehensionRequestFramework = "lexile"
+	ComprehensionRequestFrameworkQuantile ComprehensionRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ComprehensionRequestFramework enum.
+func (e ComprehensionRequestFramework) Valid() bool {
+	switch e {
+	case ComprehensionRequestFrameworkLexile:
+		return true
+	case ComprehensionRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ComprehensionResponseFramework.
+const (
+	ComprehensionResponseFrameworkLexile   ComprehensionResponseFramework = "lexile"
+	ComprehensionResponseFrameworkQuantile ComprehensionResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ComprehensionResponseFramework enum.
+func (e ComprehensionResponseFramework) Valid() bool {
+	switch e {
+	case ComprehensionResponseFrameworkLexile:
+		return true
+	case ComprehensionResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -49,6 +85,123 @@ func (e ErrorExceptionType) Valid() bool {
 	case ErrorExceptionTypeUnsupportedMediaType:
 		return true
 	case ErrorExceptionTypeValidationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ForecastFramework.
+const (
+	ForecastFrameworkLexile   ForecastFramework = "lexile"
+	ForecastFrameworkQuantile ForecastFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ForecastFramework enum.
+func (e ForecastFramework) Valid() bool {
+	switch e {
+	case ForecastFrameworkLexile:
+		return true
+	case ForecastFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ForecastRequestTimeOfYear.
+const (
+	ForecastRequestTimeOfYearBOY ForecastRequestTimeOfYear = "BOY"
+	ForecastRequestTimeOfYearEOY ForecastRequestTimeOfYear = "EOY"
+	ForecastRequestTimeOfYearMOY ForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ForecastRequestTimeOfYear enum.
+func (e ForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ForecastRequestTimeOfYearBOY:
+		return true
+	case ForecastRequestTimeOfYearEOY:
+		return true
+	case ForecastRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupForecastRequestTimeOfYear.
+const (
+	GroupForecastRequestTimeOfYearBOY GroupForecastRequestTimeOfYear = "BOY"
+	GroupForecastRequestTimeOfYearEOY GroupForecastRequestTimeOfYear = "EOY"
+	GroupForecastRequestTimeOfYearMOY GroupForecastRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GroupForecastRequestTimeOfYear enum.
+func (e GroupForecastRequestTimeOfYear) Valid() bool {
+	switch e {
+	case GroupForecastRequestTimeOfYearBOY:
+		return true
+	case GroupForecastRequestTimeOfYearEOY:
+		return true
+	case GroupForecastRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupForecastResponseFramework.
+const (
+	GroupForecastResponseFrameworkLexile   GroupForecastResponseFramework = "lexile"
+	GroupForecastResponseFrameworkQuantile GroupForecastResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the GroupForecastResponseFramework enum.
+func (e GroupForecastResponseFramework) Valid() bool {
+	switch e {
+	case GroupForecastResponseFrameworkLexile:
+		return true
+	case GroupForecastResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupStreamSettingsTimeOfYear.
+const (
+	GroupStreamSettingsTimeOfYearBOY GroupStreamSettingsTimeOfYear = "BOY"
+	GroupStreamSettingsTimeOfYearEOY GroupStreamSettingsTimeOfYear = "EOY"
+	GroupStreamSettingsTimeOfYearMOY GroupStreamSettingsTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GroupStreamSettingsTimeOfYear enum.
+func (e GroupStreamSettingsTimeOfYear) Valid() bool {
+	switch e {
+	case GroupStreamSettingsTimeOfYearBOY:
+		return true
+	case GroupStreamSettingsTimeOfYearEOY:
+		return true
+	case GroupStreamSettingsTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LineErrorStatus.
+const (
+	N400 LineErrorStatus = 400
+	N413 LineErrorStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the LineErrorStatus enum.
+func (e LineErrorStatus) Valid() bool {
+	switch e {
+	case N400:
+		return true
+	case N413:
 		return true
 	default:
 		return false
@@ -100,6 +253,81 @@ func (e OAuth2TokenTokenType) Valid() bool {
 	}
 }
 
+// Defines values for PlanPointTimeOfYear.
+const (
+	PlanPointTimeOfYearEOY PlanPointTimeOfYear = "EOY"
+	PlanPointTimeOfYearMOY PlanPointTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the PlanPointTimeOfYear enum.
+func (e PlanPointTimeOfYear) Valid() bool {
+	switch e {
+	case PlanPointTimeOfYearEOY:
+		return true
+	case PlanPointTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlanRequestFramework.
+const (
+	PlanRequestFrameworkLexile   PlanRequestFramework = "lexile"
+	PlanRequestFrameworkQuantile PlanRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the PlanRequestFramework enum.
+func (e PlanRequestFramework) Valid() bool {
+	switch e {
+	case PlanRequestFrameworkLexile:
+		return true
+	case PlanRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlanRequestTimeOfYear.
+const (
+	PlanRequestTimeOfYearBOY PlanRequestTimeOfYear = "BOY"
+	PlanRequestTimeOfYearEOY PlanRequestTimeOfYear = "EOY"
+	PlanRequestTimeOfYearMOY PlanRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the PlanRequestTimeOfYear enum.
+func (e PlanRequestTimeOfYear) Valid() bool {
+	switch e {
+	case PlanRequestTimeOfYearBOY:
+		return true
+	case PlanRequestTimeOfYearEOY:
+		return true
+	case PlanRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PlanResponseFramework.
+const (
+	PlanResponseFrameworkLexile   PlanResponseFramework = "lexile"
+	PlanResponseFrameworkQuantile PlanResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the PlanResponseFramework enum.
+func (e PlanResponseFramework) Valid() bool {
+	switch e {
+	case PlanResponseFrameworkLexile:
+		return true
+	case PlanResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenFormGrantType.
 const (
 	ClientCredentials TokenFormGrantType = "client_credentials"
@@ -115,194 +343,90 @@ func (e TokenFormGrantType) Valid() bool {
 	}
 }
 
-// Defines values for V1ComprehensionRequestFramework.
-const (
-	V1ComprehensionRequestFrameworkLexile   V1ComprehensionRequestFramework = "lexile"
-	V1ComprehensionRequestFrameworkQuantile V1ComprehensionRequestFramework = "quantile"
-)
+// BatchAnswer The answer to one record.
+type BatchAnswer struct {
+	// Body Exactly the path's answer, or its error body (Error) when status is not 200.
+	Body map[string]interface{} `json:"body"`
 
-// Valid indicates whether the value is a known member of the V1ComprehensionRequestFramework enum.
-func (e V1ComprehensionRequestFramework) Valid() bool {
-	switch e {
-	case V1ComprehensionRequestFrameworkLexile:
-		return true
-	case V1ComprehensionRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// Id The record's id, as it was sent.
+	Id string `json:"id"`
+
+	// Status The status the record's path answered (200, 400, 403, 404, 413).
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
-// Defines values for V1ComprehensionResponseFramework.
-const (
-	V1ComprehensionResponseFrameworkLexile   V1ComprehensionResponseFramework = "lexile"
-	V1ComprehensionResponseFrameworkQuantile V1ComprehensionResponseFramework = "quantile"
-)
+// BatchRecord One line of a batch's body.
+type BatchRecord struct {
+	// Body That path's request, exactly as it would be sent to the path.
+	Body map[string]interface{} `json:"body"`
 
-// Valid indicates whether the value is a known member of the V1ComprehensionResponseFramework enum.
-func (e V1ComprehensionResponseFramework) Valid() bool {
-	switch e {
-	case V1ComprehensionResponseFrameworkLexile:
-		return true
-	case V1ComprehensionResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// Id Your id for the record, echoed unchanged in its answer (it need not be unique).
+	//
+	// Example: s1
+	Id string `json:"id"`
+
+	// Path A path of this service that takes one request (not /authToken, not a stream).
+	//
+	// Example: /api/score/items/idsWithResults/standard
+	Path string `json:"path"`
 }
 
-// Defines values for V1ForecastFramework.
-const (
-	V1ForecastFrameworkLexile   V1ForecastFramework = "lexile"
-	V1ForecastFrameworkQuantile V1ForecastFramework = "quantile"
-)
+// BatchSummary The last line of a batch that ran to its end.
+type BatchSummary struct {
+	Summary struct {
+		// Failed The others (records - ok).
+		Failed int `json:"failed"`
 
-// Valid indicates whether the value is a known member of the V1ForecastFramework enum.
-func (e V1ForecastFramework) Valid() bool {
-	switch e {
-	case V1ForecastFrameworkLexile:
-		return true
-	case V1ForecastFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+		// Ok Those answered 200.
+		Ok int `json:"ok"`
+
+		// Records Answer lines before this one (records and broken lines).
+		Records int `json:"records"`
+	} `json:"summary"`
 }
 
-// Defines values for V1ForecastRequestTimeOfYear.
-const (
-	V1ForecastRequestTimeOfYearBOY V1ForecastRequestTimeOfYear = "BOY"
-	V1ForecastRequestTimeOfYearEOY V1ForecastRequestTimeOfYear = "EOY"
-	V1ForecastRequestTimeOfYearMOY V1ForecastRequestTimeOfYear = "MOY"
-)
+// ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
+type ComprehensionRequest struct {
+	// Framework Required: "lexile" or "quantile" (any case).
+	//
+	// Any case is accepted.
+	Framework ComprehensionRequestFramework `json:"framework"`
 
-// Valid indicates whether the value is a known member of the V1ForecastRequestTimeOfYear enum.
-func (e V1ForecastRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ForecastRequestTimeOfYearBOY:
-		return true
-	case V1ForecastRequestTimeOfYearEOY:
-		return true
-	case V1ForecastRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
+	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
+	ReaderAbility float64 `json:"readerAbility"`
+
+	// TextMeasures Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+	TextMeasures []float64 `json:"textMeasures"`
 }
 
-// Defines values for V1GroupForecastRequestTimeOfYear.
-const (
-	V1GroupForecastRequestTimeOfYearBOY V1GroupForecastRequestTimeOfYear = "BOY"
-	V1GroupForecastRequestTimeOfYearEOY V1GroupForecastRequestTimeOfYear = "EOY"
-	V1GroupForecastRequestTimeOfYearMOY V1GroupForecastRequestTimeOfYear = "MOY"
-)
+// ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
+//
+// Any case is accepted.
+type ComprehensionRequestFramework string
 
-// Valid indicates whether the value is a known member of the V1GroupForecastRequestTimeOfYear enum.
-func (e V1GroupForecastRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1GroupForecastRequestTimeOfYearBOY:
-		return true
-	case V1GroupForecastRequestTimeOfYearEOY:
-		return true
-	case V1GroupForecastRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
+// ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
+type ComprehensionResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework ComprehensionResponseFramework `json:"framework"`
+
+	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
+	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
+	Rates []float64 `json:"rates"`
 }
 
-// Defines values for V1GroupForecastResponseFramework.
-const (
-	V1GroupForecastResponseFrameworkLexile   V1GroupForecastResponseFramework = "lexile"
-	V1GroupForecastResponseFrameworkQuantile V1GroupForecastResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1GroupForecastResponseFramework enum.
-func (e V1GroupForecastResponseFramework) Valid() bool {
-	switch e {
-	case V1GroupForecastResponseFrameworkLexile:
-		return true
-	case V1GroupForecastResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1PlanPointTimeOfYear.
-const (
-	V1PlanPointTimeOfYearEOY V1PlanPointTimeOfYear = "EOY"
-	V1PlanPointTimeOfYearMOY V1PlanPointTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1PlanPointTimeOfYear enum.
-func (e V1PlanPointTimeOfYear) Valid() bool {
-	switch e {
-	case V1PlanPointTimeOfYearEOY:
-		return true
-	case V1PlanPointTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1PlanRequestFramework.
-const (
-	V1PlanRequestFrameworkLexile   V1PlanRequestFramework = "lexile"
-	V1PlanRequestFrameworkQuantile V1PlanRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1PlanRequestFramework enum.
-func (e V1PlanRequestFramework) Valid() bool {
-	switch e {
-	case V1PlanRequestFrameworkLexile:
-		return true
-	case V1PlanRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1PlanRequestTimeOfYear.
-const (
-	V1PlanRequestTimeOfYearBOY V1PlanRequestTimeOfYear = "BOY"
-	V1PlanRequestTimeOfYearEOY V1PlanRequestTimeOfYear = "EOY"
-	V1PlanRequestTimeOfYearMOY V1PlanRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1PlanRequestTimeOfYear enum.
-func (e V1PlanRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1PlanRequestTimeOfYearBOY:
-		return true
-	case V1PlanRequestTimeOfYearEOY:
-		return true
-	case V1PlanRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1PlanResponseFramework.
-const (
-	V1PlanResponseFrameworkLexile   V1PlanResponseFramework = "lexile"
-	V1PlanResponseFrameworkQuantile V1PlanResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1PlanResponseFramework enum.
-func (e V1PlanResponseFramework) Valid() bool {
-	switch e {
-	case V1PlanResponseFrameworkLexile:
-		return true
-	case V1PlanResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
+// ComprehensionResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type ComprehensionResponseFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -340,94 +464,8 @@ type Error_ValidationErrors struct {
 	AdditionalProperties map[string][]string `json:"-"`
 }
 
-// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
-type OAuth2Error struct {
-	Error            OAuth2ErrorError `json:"error"`
-	ErrorDescription *string          `json:"error_description,omitempty"`
-}
-
-// OAuth2ErrorError defines model for OAuth2Error.Error.
-type OAuth2ErrorError string
-
-// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
-type OAuth2Token struct {
-	// AccessToken Bearer token for the Authorization header.
-	AccessToken string `json:"access_token"`
-
-	// ExpiresIn Lifetime of the token in seconds.
-	ExpiresIn int                  `json:"expires_in"`
-	TokenType OAuth2TokenTokenType `json:"token_type"`
-}
-
-// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
-type OAuth2TokenTokenType string
-
-// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
-type TokenForm struct {
-	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
-	// HTTP, Unauthenticated over gRPC).
-	ClientId *string `json:"clientId,omitempty"`
-
-	// ClientSecret Required. Shared secret of the client.
-	ClientSecret *string `json:"clientSecret,omitempty"`
-
-	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
-	OAuth2ClientID *string `json:"client_id,omitempty"`
-
-	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
-	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
-
-	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
-}
-
-// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-type TokenFormGrantType string
-
-// V1ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
-type V1ComprehensionRequest struct {
-	// Framework Required: "lexile" or "quantile" (any case).
-	//
-	// Any case is accepted.
-	Framework V1ComprehensionRequestFramework `json:"framework"`
-
-	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
-	ReaderAbility float64 `json:"readerAbility"`
-
-	// TextMeasures Required, 1 to 5,000 text or item measures, each -10,000 to 10,000.
-	//
-	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	TextMeasures []float64 `json:"textMeasures"`
-}
-
-// V1ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type V1ComprehensionRequestFramework string
-
-// V1ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
-type V1ComprehensionResponse struct {
-	// ApiVersion Build version of the service.
-	ApiVersion string `json:"apiVersion"`
-
-	// Framework "lexile" or "quantile".
-	//
-	// Always lower-case.
-	Framework V1ComprehensionResponseFramework `json:"framework"`
-
-	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
-	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
-	Rates []float64 `json:"rates"`
-}
-
-// V1ComprehensionResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type V1ComprehensionResponseFramework string
-
-// V1Forecast The forecast of one student.
-type V1Forecast struct {
+// Forecast The forecast of one student.
+type Forecast struct {
 	// Ability Forecasted ability (mean of the forecast distribution), a measure, not rounded.
 	Ability float64 `json:"ability"`
 
@@ -440,7 +478,7 @@ type V1Forecast struct {
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
 	// Always lower-case.
-	Framework V1ForecastFramework `json:"framework"`
+	Framework ForecastFramework `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
@@ -454,13 +492,13 @@ type V1Forecast struct {
 	Uncertainty float64 `json:"uncertainty"`
 }
 
-// V1ForecastFramework "lexile" (reading) or "quantile" (math).
+// ForecastFramework "lexile" (reading) or "quantile" (math).
 //
 // Always lower-case.
-type V1ForecastFramework string
+type ForecastFramework string
 
-// V1ForecastRequest defines model for v1ForecastRequest.
-type V1ForecastRequest struct {
+// ForecastRequest defines model for ForecastRequest.
+type ForecastRequest struct {
 	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending, e.g. [600, 800, 1000].
 	//
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
@@ -487,14 +525,14 @@ type V1ForecastRequest struct {
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ForecastRequestTimeOfYear string
+// ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ForecastRequestTimeOfYear string
 
-// V1GroupAggregate The group's aggregate forecast.
-type V1GroupAggregate struct {
+// GroupAggregate The group's aggregate forecast.
+type GroupAggregate struct {
 	// GroupProportionPerLevel Expected share of the group in each band (capital G on the wire, as the original API has it).
 	GroupProportionPerLevel []float64 `json:"GroupProportionPerLevel"`
 
@@ -508,8 +546,8 @@ type V1GroupAggregate struct {
 	GroupUncertainty float64 `json:"groupUncertainty"`
 }
 
-// V1GroupForecastRequest defines model for v1GroupForecastRequest.
-type V1GroupForecastRequest struct {
+// GroupForecastRequest defines model for GroupForecastRequest.
+type GroupForecastRequest struct {
 	// CutLevels Required. Performance milestones: 1 to 20 measures, strictly ascending.
 	//
 	// The limit of 20 is the default of YARDSTICK_MAX_CUT_LEVELS.
@@ -523,56 +561,83 @@ type V1GroupForecastRequest struct {
 	// StudentData Required. 1 to 100,000 students; the answer keeps their order.
 	//
 	// The limit of 100,000 is the default of YARDSTICK_MAX_STUDENTS. An entry is an object or an array of its three numbers in order.
-	StudentData []V1GroupForecastRequest_StudentData_Item `json:"studentData"`
+	StudentData []GroupForecastRequest_StudentData_Item `json:"studentData"`
 
 	// TestUncertainty Required. Uncertainty of the difficulty of the future test, 0 to 10,000.
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
-type V1GroupForecastRequestStudentData1 = []float64
+// GroupForecastRequestStudentData1 The same values as an array, in this order: priorAbility, priorUncertainty, elapsedDays.
+type GroupForecastRequestStudentData1 = []float64
 
-// V1GroupForecastRequest_StudentData_Item defines model for v1GroupForecastRequest.studentData.Item.
-type V1GroupForecastRequest_StudentData_Item struct {
+// GroupForecastRequest_StudentData_Item defines model for GroupForecastRequest.studentData.Item.
+type GroupForecastRequest_StudentData_Item struct {
 	union json.RawMessage
 }
 
-// V1GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1GroupForecastRequestTimeOfYear string
+// GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type GroupForecastRequestTimeOfYear string
 
-// V1GroupForecastResponse The answer of a group forecast.
-type V1GroupForecastResponse struct {
+// GroupForecastResponse The answer of a group forecast.
+type GroupForecastResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
 	// Forecasts The students' forecasts and the group's aggregate.
-	Forecasts V1GroupForecasts `json:"forecasts"`
+	Forecasts GroupForecasts `json:"forecasts"`
 
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
 	// Always lower-case.
-	Framework V1GroupForecastResponseFramework `json:"framework"`
+	Framework GroupForecastResponseFramework `json:"framework"`
 }
 
-// V1GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
+// GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
 //
 // Always lower-case.
-type V1GroupForecastResponseFramework string
+type GroupForecastResponseFramework string
 
-// V1GroupForecasts The students' forecasts and the group's aggregate.
-type V1GroupForecasts struct {
+// GroupForecasts The students' forecasts and the group's aggregate.
+type GroupForecasts struct {
 	// Group The group's aggregate forecast.
-	Group V1GroupAggregate `json:"group"`
+	Group GroupAggregate `json:"group"`
 
 	// Students One entry per input student, in input order.
-	Students []V1StudentForecast `json:"students"`
+	Students []StudentForecast `json:"students"`
 }
 
-// V1IssueTokenRequest defines model for v1IssueTokenRequest.
-type V1IssueTokenRequest struct {
+// GroupStreamAggregate The last line of a group stream that ran to its end.
+type GroupStreamAggregate struct {
+	// Group The group answer's aggregate of the valid students; null when there are none.
+	Group *GroupAggregate `json:"group"`
+}
+
+// GroupStreamSettings Line 1 of a group stream, the group request without studentData.
+type GroupStreamSettings struct {
+	// CutLevels The performance bands' cut points, strictly ascending.
+	CutLevels []float64 `json:"cutLevels"`
+
+	// Framework Ignored, as on the group paths (the path gives the framework).
+	Framework *string `json:"framework,omitempty"`
+
+	// Grade With timeOfYear, adds each student's percentile.
+	Grade *int32 `json:"grade,omitempty"`
+
+	// TestUncertainty The standard error of the test to come, in scale units.
+	TestUncertainty float64 `json:"testUncertainty"`
+
+	// TimeOfYear With grade, adds each student's percentile (any case is accepted).
+	TimeOfYear *GroupStreamSettingsTimeOfYear `json:"timeOfYear,omitempty"`
+}
+
+// GroupStreamSettingsTimeOfYear With grade, adds each student's percentile (any case is accepted).
+type GroupStreamSettingsTimeOfYear string
+
+// IssueTokenRequest defines model for IssueTokenRequest.
+type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
 	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
 	// HTTP, Unauthenticated over gRPC).
@@ -582,8 +647,8 @@ type V1IssueTokenRequest struct {
 	ClientSecret string `json:"clientSecret"`
 }
 
-// V1IssueTokenResponse defines model for v1IssueTokenResponse.
-type V1IssueTokenResponse struct {
+// IssueTokenResponse defines model for IssueTokenResponse.
+type IssueTokenResponse struct {
 	// AccessToken Bearer token for the Authorization header.
 	AccessToken string `json:"accessToken"`
 
@@ -591,8 +656,45 @@ type V1IssueTokenResponse struct {
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
-// V1PlanPoint The forecast at one school time of a plan.
-type V1PlanPoint struct {
+// LineError The answer to a line that is not a record, student or settings the path can read.
+type LineError struct {
+	// Body The body of every non-2xx answer.
+	Body Error `json:"body"`
+
+	// Line The line's number in the body, 1-based, blank lines counted.
+	Line int `json:"line"`
+
+	// Status 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+	Status LineErrorStatus `json:"status"`
+}
+
+// LineErrorStatus 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+type LineErrorStatus int
+
+// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
+type OAuth2Error struct {
+	Error            OAuth2ErrorError `json:"error"`
+	ErrorDescription *string          `json:"error_description,omitempty"`
+}
+
+// OAuth2ErrorError defines model for OAuth2Error.Error.
+type OAuth2ErrorError string
+
+// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
+type OAuth2Token struct {
+	// AccessToken Bearer token for the Authorization header.
+	AccessToken string `json:"access_token"`
+
+	// ExpiresIn Lifetime of the token in seconds.
+	ExpiresIn int                  `json:"expires_in"`
+	TokenType OAuth2TokenTokenType `json:"token_type"`
+}
+
+// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
+type OAuth2TokenTokenType string
+
+// PlanPoint The forecast at one school time of a plan.
+type PlanPoint struct {
 	// Ability The forecast measure then.
 	Ability float64 `json:"ability"`
 
@@ -609,17 +711,17 @@ type V1PlanPoint struct {
 	Probability float64 `json:"probability"`
 
 	// TimeOfYear "MOY" or "EOY" (the beginning of a year is the end of the one before).
-	TimeOfYear V1PlanPointTimeOfYear `json:"timeOfYear"`
+	TimeOfYear PlanPointTimeOfYear `json:"timeOfYear"`
 
 	// Uncertainty Its uncertainty.
 	Uncertainty float64 `json:"uncertainty"`
 }
 
-// V1PlanPointTimeOfYear "MOY" or "EOY" (the beginning of a year is the end of the one before).
-type V1PlanPointTimeOfYear string
+// PlanPointTimeOfYear "MOY" or "EOY" (the beginning of a year is the end of the one before).
+type PlanPointTimeOfYear string
 
-// V1PlanReach The first day a plan's target is reached.
-type V1PlanReach struct {
+// PlanReach The first day a plan's target is reached.
+type PlanReach struct {
 	// Ability The forecast measure that day.
 	Ability float64 `json:"ability"`
 
@@ -636,12 +738,12 @@ type V1PlanReach struct {
 	Uncertainty float64 `json:"uncertainty"`
 }
 
-// V1PlanRequest A student's measure, when it was taken, and the target to plan for.
-type V1PlanRequest struct {
+// PlanRequest A student's measure, when it was taken, and the target to plan for.
+type PlanRequest struct {
 	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
 	//
 	// Any case is accepted.
-	Framework V1PlanRequestFramework `json:"framework"`
+	Framework PlanRequestFramework `json:"framework"`
 
 	// Grade Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -669,44 +771,44 @@ type V1PlanRequest struct {
 	// TimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
 	//
 	// Any case is accepted.
-	TimeOfYear V1PlanRequestTimeOfYear `json:"timeOfYear"`
+	TimeOfYear PlanRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// V1PlanRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
+// PlanRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
 //
 // Any case is accepted.
-type V1PlanRequestFramework string
+type PlanRequestFramework string
 
-// V1PlanRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+// PlanRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
 //
 // Any case is accepted.
-type V1PlanRequestTimeOfYear string
+type PlanRequestTimeOfYear string
 
-// V1PlanResponse A growth plan: the road and the day the target is reached.
-type V1PlanResponse struct {
+// PlanResponse A growth plan: the road and the day the target is reached.
+type PlanResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
 	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
-	Framework V1PlanResponseFramework `json:"framework"`
+	Framework PlanResponseFramework `json:"framework"`
 
 	// Reach The first day a plan's target is reached.
-	Reach *V1PlanReach `json:"reach,omitempty"`
+	Reach *PlanReach `json:"reach,omitempty"`
 
 	// Trajectory One point at every later MOY and EOY up to the horizon, in time order.
-	Trajectory []V1PlanPoint `json:"trajectory"`
+	Trajectory []PlanPoint `json:"trajectory"`
 }
 
-// V1PlanResponseFramework "lexile" or "quantile".
+// PlanResponseFramework "lexile" or "quantile".
 //
 // Always lower-case.
-type V1PlanResponseFramework string
+type PlanResponseFramework string
 
-// V1StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
+// StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].
-type V1StudentData struct {
+type StudentData struct {
 	// ElapsedDays Required. Days from the prior measure to the future test, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
@@ -719,8 +821,8 @@ type V1StudentData struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 }
 
-// V1StudentForecast A student's forecast inside a group forecast.
-type V1StudentForecast struct {
+// StudentForecast A student's forecast inside a group forecast.
+type StudentForecast struct {
 	// Ability Forecasted ability, a measure.
 	Ability float64 `json:"ability"`
 
@@ -737,6 +839,32 @@ type V1StudentForecast struct {
 	// Uncertainty Standard deviation of the forecast distribution.
 	Uncertainty float64 `json:"uncertainty"`
 }
+
+// StudentTuple A student as the array [priorAbility, priorUncertainty, elapsedDays].
+type StudentTuple = []float64
+
+// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
+type TokenForm struct {
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
+	ClientId *string `json:"clientId,omitempty"`
+
+	// ClientSecret Required. Shared secret of the client.
+	ClientSecret *string `json:"clientSecret,omitempty"`
+
+	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
+	OAuth2ClientID *string `json:"client_id,omitempty"`
+
+	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
+	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
+
+	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
+}
+
+// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+type TokenFormGrantType string
 
 // BadRequest The body of every non-2xx answer.
 type BadRequest = Error
@@ -783,25 +911,25 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 }
 
 // ForecastServiceForecastComprehensionJSONRequestBody defines body for ForecastServiceForecastComprehension for application/json ContentType.
-type ForecastServiceForecastComprehensionJSONRequestBody = V1ComprehensionRequest
+type ForecastServiceForecastComprehensionJSONRequestBody = ComprehensionRequest
 
 // ForecastServiceForecastMathJSONRequestBody defines body for ForecastServiceForecastMath for application/json ContentType.
-type ForecastServiceForecastMathJSONRequestBody = V1ForecastRequest
+type ForecastServiceForecastMathJSONRequestBody = ForecastRequest
 
 // ForecastServiceForecastMathGroupJSONRequestBody defines body for ForecastServiceForecastMathGroup for application/json ContentType.
-type ForecastServiceForecastMathGroupJSONRequestBody = V1GroupForecastRequest
+type ForecastServiceForecastMathGroupJSONRequestBody = GroupForecastRequest
 
 // ForecastServicePlanJSONRequestBody defines body for ForecastServicePlan for application/json ContentType.
-type ForecastServicePlanJSONRequestBody = V1PlanRequest
+type ForecastServicePlanJSONRequestBody = PlanRequest
 
 // ForecastServiceForecastReadingJSONRequestBody defines body for ForecastServiceForecastReading for application/json ContentType.
-type ForecastServiceForecastReadingJSONRequestBody = V1ForecastRequest
+type ForecastServiceForecastReadingJSONRequestBody = ForecastRequest
 
 // ForecastServiceForecastReadingGroupJSONRequestBody defines body for ForecastServiceForecastReadingGroup for application/json ContentType.
-type ForecastServiceForecastReadingGroupJSONRequestBody = V1GroupForecastRequest
+type ForecastServiceForecastReadingGroupJSONRequestBody = GroupForecastRequest
 
 // TokenServiceIssueTokenJSONRequestBody defines body for TokenServiceIssueToken for application/json ContentType.
-type TokenServiceIssueTokenJSONRequestBody = V1IssueTokenRequest
+type TokenServiceIssueTokenJSONRequestBody = IssueTokenRequest
 
 // TokenServiceIssueTokenFormdataRequestBody defines body for TokenServiceIssueToken for application/x-www-form-urlencoded ContentType.
 type TokenServiceIssueTokenFormdataRequestBody = TokenForm
@@ -877,22 +1005,22 @@ func (a Error_ValidationErrors) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
-// AsV1StudentData returns the union data inside the V1GroupForecastRequest_StudentData_Item as a V1StudentData
-func (t V1GroupForecastRequest_StudentData_Item) AsV1StudentData() (V1StudentData, error) {
-	var body V1StudentData
+// AsStudentData returns the union data inside the GroupForecastRequest_StudentData_Item as a StudentData
+func (t GroupForecastRequest_StudentData_Item) AsStudentData() (StudentData, error) {
+	var body StudentData
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1StudentData overwrites any union data inside the V1GroupForecastRequest_StudentData_Item as the provided V1StudentData
-func (t *V1GroupForecastRequest_StudentData_Item) FromV1StudentData(v V1StudentData) error {
+// FromStudentData overwrites any union data inside the GroupForecastRequest_StudentData_Item as the provided StudentData
+func (t *GroupForecastRequest_StudentData_Item) FromStudentData(v StudentData) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1StudentData performs a merge with any union data inside the V1GroupForecastRequest_StudentData_Item, using the provided V1StudentData
-func (t *V1GroupForecastRequest_StudentData_Item) MergeV1StudentData(v V1StudentData) error {
+// MergeStudentData performs a merge with any union data inside the GroupForecastRequest_StudentData_Item, using the provided StudentData
+func (t *GroupForecastRequest_StudentData_Item) MergeStudentData(v StudentData) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -903,22 +1031,22 @@ func (t *V1GroupForecastRequest_StudentData_Item) MergeV1StudentData(v V1Student
 	return err
 }
 
-// AsV1GroupForecastRequestStudentData1 returns the union data inside the V1GroupForecastRequest_StudentData_Item as a V1GroupForecastRequestStudentData1
-func (t V1GroupForecastRequest_StudentData_Item) AsV1GroupForecastRequestStudentData1() (V1GroupForecastRequestStudentData1, error) {
-	var body V1GroupForecastRequestStudentData1
+// AsGroupForecastRequestStudentData1 returns the union data inside the GroupForecastRequest_StudentData_Item as a GroupForecastRequestStudentData1
+func (t GroupForecastRequest_StudentData_Item) AsGroupForecastRequestStudentData1() (GroupForecastRequestStudentData1, error) {
+	var body GroupForecastRequestStudentData1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1GroupForecastRequestStudentData1 overwrites any union data inside the V1GroupForecastRequest_StudentData_Item as the provided V1GroupForecastRequestStudentData1
-func (t *V1GroupForecastRequest_StudentData_Item) FromV1GroupForecastRequestStudentData1(v V1GroupForecastRequestStudentData1) error {
+// FromGroupForecastRequestStudentData1 overwrites any union data inside the GroupForecastRequest_StudentData_Item as the provided GroupForecastRequestStudentData1
+func (t *GroupForecastRequest_StudentData_Item) FromGroupForecastRequestStudentData1(v GroupForecastRequestStudentData1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1GroupForecastRequestStudentData1 performs a merge with any union data inside the V1GroupForecastRequest_StudentData_Item, using the provided V1GroupForecastRequestStudentData1
-func (t *V1GroupForecastRequest_StudentData_Item) MergeV1GroupForecastRequestStudentData1(v V1GroupForecastRequestStudentData1) error {
+// MergeGroupForecastRequestStudentData1 performs a merge with any union data inside the GroupForecastRequest_StudentData_Item, using the provided GroupForecastRequestStudentData1
+func (t *GroupForecastRequest_StudentData_Item) MergeGroupForecastRequestStudentData1(v GroupForecastRequestStudentData1) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -929,32 +1057,32 @@ func (t *V1GroupForecastRequest_StudentData_Item) MergeV1GroupForecastRequestStu
 	return err
 }
 
-func (t V1GroupForecastRequest_StudentData_Item) MarshalJSON() ([]byte, error) {
+func (t GroupForecastRequest_StudentData_Item) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *V1GroupForecastRequest_StudentData_Item) UnmarshalJSON(b []byte) error {
+func (t *GroupForecastRequest_StudentData_Item) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsV1IssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a V1IssueTokenResponse
-func (t TokenServiceIssueToken200JSONResponseBody) AsV1IssueTokenResponse() (V1IssueTokenResponse, error) {
-	var body V1IssueTokenResponse
+// AsIssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a IssueTokenResponse
+func (t TokenServiceIssueToken200JSONResponseBody) AsIssueTokenResponse() (IssueTokenResponse, error) {
+	var body IssueTokenResponse
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1IssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) FromV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// FromIssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) FromIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1IssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) MergeV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// MergeIssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) MergeIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1261,6 +1389,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+	ForecastServiceForecastBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
 	//
@@ -1324,6 +1461,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+	ForecastServiceForecastMathGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServicePlanWithBody A growth plan (extension; lexile or quantile): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
@@ -1397,6 +1543,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroup(ctx context.Context, body ForecastServiceForecastReadingGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+	ForecastServiceForecastReadingGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TokenServiceIssueTokenWithBody IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 	//
 	// Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -1423,6 +1578,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+func (c *Client) ForecastServiceForecastBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastBatchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
@@ -1539,6 +1713,25 @@ func (c *Client) ForecastServiceForecastMathGroupWithBody(ctx context.Context, c
 // Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewForecastServiceForecastMathGroupRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+func (c *Client) ForecastServiceForecastMathGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastMathGroupStreamRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1681,6 +1874,25 @@ func (c *Client) ForecastServiceForecastReadingGroup(ctx context.Context, body F
 	return c.Client.Do(req)
 }
 
+// ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+func (c *Client) ForecastServiceForecastReadingGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceForecastReadingGroupStreamRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // TokenServiceIssueTokenWithBody IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 //
 // Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -1736,6 +1948,35 @@ func (c *Client) TokenServiceIssueTokenWithFormdataBody(ctx context.Context, bod
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewForecastServiceForecastBatchRequestWithBody constructs an http.Request for the ForecastServiceForecastBatch method, with any body, and a specified content type
+func NewForecastServiceForecastBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/batch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewForecastServiceForecastComprehensionRequest calls the generic ForecastServiceForecastComprehension builder with application/json body
@@ -1839,6 +2080,35 @@ func NewForecastServiceForecastMathGroupRequestWithBody(server string, contentTy
 	}
 
 	operationPath := fmt.Sprintf("/api/forecast/math/group")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewForecastServiceForecastMathGroupStreamRequestWithBody constructs an http.Request for the ForecastServiceForecastMathGroupStream method, with any body, and a specified content type
+func NewForecastServiceForecastMathGroupStreamRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/math/group/stream")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -1978,6 +2248,35 @@ func NewForecastServiceForecastReadingGroupRequestWithBody(server string, conten
 	return req, nil
 }
 
+// NewForecastServiceForecastReadingGroupStreamRequestWithBody constructs an http.Request for the ForecastServiceForecastReadingGroupStream method, with any body, and a specified content type
+func NewForecastServiceForecastReadingGroupStreamRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/reading/group/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewTokenServiceIssueTokenRequest calls the generic TokenServiceIssueToken builder with application/json body
 func NewTokenServiceIssueTokenRequest(server string, body TokenServiceIssueTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2073,6 +2372,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+	ForecastServiceForecastBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastBatchResponse, error)
+
 	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 	// (extension; lexile or quantile).
 	//
@@ -2136,6 +2444,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/forecast/math/group (the `ForecastServiceForecastMathGroup` operationId).
 	ForecastServiceForecastMathGroupWithResponse(ctx context.Context, body ForecastServiceForecastMathGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupResponse, error)
+
+	// ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+	ForecastServiceForecastMathGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupStreamResponse, error)
 
 	// ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
@@ -2209,6 +2526,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/reading/group (the `ForecastServiceForecastReadingGroup` operationId).
 	ForecastServiceForecastReadingGroupWithResponse(ctx context.Context, body ForecastServiceForecastReadingGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupResponse, error)
 
+	// ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
+	//
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+	ForecastServiceForecastReadingGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupStreamResponse, error)
+
 	// TokenServiceIssueTokenWithBodyWithResponse IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 	//
 	// Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -2237,6 +2563,117 @@ type ClientWithResponsesInterface interface {
 	TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*TokenServiceIssueTokenResponse, error)
 }
 
+// ForecastServiceForecastBatchResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastBatchResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastBatchResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastBatch
+type ForecastServiceForecastBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastBatchResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastBatchResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ForecastServiceForecastComprehensionResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastComprehension
 type ForecastServiceForecastComprehensionResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2256,7 +2693,7 @@ type ForecastServiceForecastComprehensionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1ComprehensionResponse
+	JSON200 *ComprehensionResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2282,7 +2719,7 @@ type ForecastServiceForecastComprehensionResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastComprehensionResponse) GetJSON200() *V1ComprehensionResponse {
+func (r ForecastServiceForecastComprehensionResponse) GetJSON200() *ComprehensionResponse {
 	return r.JSON200
 }
 
@@ -2374,7 +2811,7 @@ type ForecastServiceForecastMathResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Forecast
+	JSON200 *Forecast
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2400,7 +2837,7 @@ type ForecastServiceForecastMathResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastMathResponse) GetJSON200() *V1Forecast {
+func (r ForecastServiceForecastMathResponse) GetJSON200() *Forecast {
 	return r.JSON200
 }
 
@@ -2492,7 +2929,7 @@ type ForecastServiceForecastMathGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1GroupForecastResponse
+	JSON200 *GroupForecastResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2518,7 +2955,7 @@ type ForecastServiceForecastMathGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastMathGroupResponse) GetJSON200() *V1GroupForecastResponse {
+func (r ForecastServiceForecastMathGroupResponse) GetJSON200() *GroupForecastResponse {
 	return r.JSON200
 }
 
@@ -2591,6 +3028,117 @@ func (r ForecastServiceForecastMathGroupResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastMathGroupStreamResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastMathGroupStreamResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastMathGroupStreamResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastMathGroupStream
+type ForecastServiceForecastMathGroupStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastMathGroupStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastMathGroupStreamResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastMathGroupStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastMathGroupStreamResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastMathGroupStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastMathGroupStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastMathGroupStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastMathGroupStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastMathGroupStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ForecastServicePlanResponse401Headers the declared response headers of an HTTP 401 response for ForecastServicePlan
 type ForecastServicePlanResponse401Headers struct {
 	WWWAuthenticate *string
@@ -2610,7 +3158,7 @@ type ForecastServicePlanResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1PlanResponse
+	JSON200 *PlanResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2636,7 +3184,7 @@ type ForecastServicePlanResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServicePlanResponse) GetJSON200() *V1PlanResponse {
+func (r ForecastServicePlanResponse) GetJSON200() *PlanResponse {
 	return r.JSON200
 }
 
@@ -2728,7 +3276,7 @@ type ForecastServiceForecastReadingResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Forecast
+	JSON200 *Forecast
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2754,7 +3302,7 @@ type ForecastServiceForecastReadingResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastReadingResponse) GetJSON200() *V1Forecast {
+func (r ForecastServiceForecastReadingResponse) GetJSON200() *Forecast {
 	return r.JSON200
 }
 
@@ -2846,7 +3394,7 @@ type ForecastServiceForecastReadingGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1GroupForecastResponse
+	JSON200 *GroupForecastResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -2872,7 +3420,7 @@ type ForecastServiceForecastReadingGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ForecastServiceForecastReadingGroupResponse) GetJSON200() *V1GroupForecastResponse {
+func (r ForecastServiceForecastReadingGroupResponse) GetJSON200() *GroupForecastResponse {
 	return r.JSON200
 }
 
@@ -2939,6 +3487,117 @@ func (r ForecastServiceForecastReadingGroupResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ForecastServiceForecastReadingGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ForecastServiceForecastReadingGroupStreamResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceForecastReadingGroupStreamResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceForecastReadingGroupStreamResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceForecastReadingGroupStream
+type ForecastServiceForecastReadingGroupStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceForecastReadingGroupStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceForecastReadingGroupStreamResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceForecastReadingGroupStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceForecastReadingGroupStreamResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceForecastReadingGroupStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceForecastReadingGroupStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceForecastReadingGroupStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceForecastReadingGroupStreamResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3063,6 +3722,21 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/batch (the `ForecastServiceForecastBatch` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastBatchResponse, error) {
+	rsp, err := c.ForecastServiceForecastBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastBatchResponse(rsp)
+}
+
 // ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
 // (extension; lexile or quantile).
 //
@@ -3161,6 +3835,21 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 		return nil, err
 	}
 	return ParseForecastServiceForecastMathGroupResponse(rsp)
+}
+
+// ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastMathGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupStreamResponse, error) {
+	rsp, err := c.ForecastServiceForecastMathGroupStreamWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastMathGroupStreamResponse(rsp)
 }
 
 // ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
@@ -3271,6 +3960,21 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithResponse(ct
 	return ParseForecastServiceForecastReadingGroupResponse(rsp)
 }
 
+// ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
+//
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/reading/group/stream (the `ForecastServiceForecastReadingGroupStream` operationId).
+func (c *ClientWithResponses) ForecastServiceForecastReadingGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastReadingGroupStreamResponse, error) {
+	rsp, err := c.ForecastServiceForecastReadingGroupStreamWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceForecastReadingGroupStreamResponse(rsp)
+}
+
 // TokenServiceIssueTokenWithBodyWithResponse IssueToken exchanges a client's credentials for a bearer token scoped to the service called.
 //
 // Takes JSON, application/x-www-form-urlencoded or multipart/form-data. A SPEC-style request (clientId, clientSecret) answers {accessToken, expiresIn}; missing or wrong credentials are 401 NotAuthenticated, a client without a right on this service 403 PermissionDenied. A request with grant_type=client_credentials answers {access_token, token_type, expires_in} and RFC 6749 §5.2 errors. Failed attempts are rate limited per client id and per address (429 with Retry-After).
@@ -3316,6 +4020,114 @@ func (c *ClientWithResponses) TokenServiceIssueTokenWithFormdataBodyWithResponse
 	return ParseTokenServiceIssueTokenResponse(rsp)
 }
 
+// ParseForecastServiceForecastBatchResponse parses an HTTP response from a ForecastServiceForecastBatchWithResponse call
+func ParseForecastServiceForecastBatchResponse(rsp *http.Response) (*ForecastServiceForecastBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastBatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseForecastServiceForecastComprehensionResponse parses an HTTP response from a ForecastServiceForecastComprehensionWithResponse call
 func ParseForecastServiceForecastComprehensionResponse(rsp *http.Response) (*ForecastServiceForecastComprehensionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3331,7 +4143,7 @@ func ParseForecastServiceForecastComprehensionResponse(rsp *http.Response) (*For
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1ComprehensionResponse
+		var dest ComprehensionResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3446,7 +4258,7 @@ func ParseForecastServiceForecastMathResponse(rsp *http.Response) (*ForecastServ
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Forecast
+		var dest Forecast
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3561,7 +4373,7 @@ func ParseForecastServiceForecastMathGroupResponse(rsp *http.Response) (*Forecas
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1GroupForecastResponse
+		var dest GroupForecastResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3661,6 +4473,114 @@ func ParseForecastServiceForecastMathGroupResponse(rsp *http.Response) (*Forecas
 	return response, nil
 }
 
+// ParseForecastServiceForecastMathGroupStreamResponse parses an HTTP response from a ForecastServiceForecastMathGroupStreamWithResponse call
+func ParseForecastServiceForecastMathGroupStreamResponse(rsp *http.Response) (*ForecastServiceForecastMathGroupStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastMathGroupStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastMathGroupStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastMathGroupStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastMathGroupStreamResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseForecastServicePlanResponse parses an HTTP response from a ForecastServicePlanWithResponse call
 func ParseForecastServicePlanResponse(rsp *http.Response) (*ForecastServicePlanResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3676,7 +4596,7 @@ func ParseForecastServicePlanResponse(rsp *http.Response) (*ForecastServicePlanR
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1PlanResponse
+		var dest PlanResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3791,7 +4711,7 @@ func ParseForecastServiceForecastReadingResponse(rsp *http.Response) (*ForecastS
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Forecast
+		var dest Forecast
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3906,7 +4826,7 @@ func ParseForecastServiceForecastReadingGroupResponse(rsp *http.Response) (*Fore
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1GroupForecastResponse
+		var dest GroupForecastResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -3993,6 +4913,114 @@ func ParseForecastServiceForecastReadingGroupResponse(rsp *http.Response) (*Fore
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ForecastServiceForecastReadingGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForecastServiceForecastReadingGroupStreamResponse parses an HTTP response from a ForecastServiceForecastReadingGroupStreamWithResponse call
+func ParseForecastServiceForecastReadingGroupStreamResponse(rsp *http.Response) (*ForecastServiceForecastReadingGroupStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceForecastReadingGroupStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceForecastReadingGroupStreamResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceForecastReadingGroupStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceForecastReadingGroupStreamResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -20,11 +20,11 @@ func TestGroupForecastBothEntryShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	login, err := c.TokenServiceIssueTokenWithResponse(ctx, forecast.V1IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
+	login, err := c.TokenServiceIssueTokenWithResponse(ctx, forecast.IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
 	if err != nil || login.JSON200 == nil {
 		t.Fatalf("authToken: got %v %s", err, login.Body)
 	}
-	tok, err := login.JSON200.AsV1IssueTokenResponse()
+	tok, err := login.JSON200.AsIssueTokenResponse()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,15 +33,15 @@ func TestGroupForecastBothEntryShapes(t *testing.T) {
 		return nil
 	}
 
-	var asObject, asArray forecast.V1GroupForecastRequest_StudentData_Item
-	if err := asObject.FromV1StudentData(forecast.V1StudentData{PriorAbility: 700, PriorUncertainty: 80, ElapsedDays: 90}); err != nil {
+	var asObject, asArray forecast.GroupForecastRequest_StudentData_Item
+	if err := asObject.FromStudentData(forecast.StudentData{PriorAbility: 700, PriorUncertainty: 80, ElapsedDays: 90}); err != nil {
 		t.Fatal(err)
 	}
-	if err := asArray.FromV1GroupForecastRequestStudentData1([]float64{700, 80, 90}); err != nil {
+	if err := asArray.FromGroupForecastRequestStudentData1([]float64{700, 80, 90}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.ForecastServiceForecastReadingGroupWithResponse(ctx, forecast.V1GroupForecastRequest{
-		StudentData:     []forecast.V1GroupForecastRequest_StudentData_Item{asObject, asArray},
+	res, err := c.ForecastServiceForecastReadingGroupWithResponse(ctx, forecast.GroupForecastRequest{
+		StudentData:     []forecast.GroupForecastRequest_StudentData_Item{asObject, asArray},
 		TestUncertainty: 30,
 		CutLevels:       []float64{600, 800},
 	}, bearer)
@@ -58,7 +58,7 @@ func TestGroupForecastBothEntryShapes(t *testing.T) {
 	if students[0].Ability != students[1].Ability || len(students[0].Probabilities) != 3 {
 		t.Errorf("students: got %+v; want two equal forecasts with 3 band probabilities", students)
 	}
-	if res.JSON200.Framework != forecast.V1GroupForecastResponseFrameworkLexile || res.JSON200.ApiVersion != live.Version {
+	if res.JSON200.Framework != forecast.GroupForecastResponseFrameworkLexile || res.JSON200.ApiVersion != live.Version {
 		t.Errorf("got framework %q version %q; want lexile %s", res.JSON200.Framework, res.JSON200.ApiVersion, live.Version)
 	}
 }

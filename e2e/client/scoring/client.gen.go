@@ -16,6 +16,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BayesStrandsMeasureFramework.
+const (
+	BayesStrandsMeasureFrameworkLexile   BayesStrandsMeasureFramework = "lexile"
+	BayesStrandsMeasureFrameworkQuantile BayesStrandsMeasureFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the BayesStrandsMeasureFramework enum.
+func (e BayesStrandsMeasureFramework) Valid() bool {
+	switch e {
+	case BayesStrandsMeasureFrameworkLexile:
+		return true
+	case BayesStrandsMeasureFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -49,6 +67,126 @@ func (e ErrorExceptionType) Valid() bool {
 	case ErrorExceptionTypeUnsupportedMediaType:
 		return true
 	case ErrorExceptionTypeValidationError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LineErrorStatus.
+const (
+	N400 LineErrorStatus = 400
+	N413 LineErrorStatus = 413
+)
+
+// Valid indicates whether the value is a known member of the LineErrorStatus enum.
+func (e LineErrorStatus) Valid() bool {
+	switch e {
+	case N400:
+		return true
+	case N413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeasureFramework.
+const (
+	MeasureFrameworkLexile   MeasureFramework = "lexile"
+	MeasureFrameworkQuantile MeasureFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the MeasureFramework enum.
+func (e MeasureFramework) Valid() bool {
+	switch e {
+	case MeasureFrameworkLexile:
+		return true
+	case MeasureFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextItemRequestFramework.
+const (
+	NextItemRequestFrameworkLexile   NextItemRequestFramework = "lexile"
+	NextItemRequestFrameworkQuantile NextItemRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the NextItemRequestFramework enum.
+func (e NextItemRequestFramework) Valid() bool {
+	switch e {
+	case NextItemRequestFrameworkLexile:
+		return true
+	case NextItemRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextItemRequestTimeOfYear.
+const (
+	NextItemRequestTimeOfYearBOY NextItemRequestTimeOfYear = "BOY"
+	NextItemRequestTimeOfYearEOY NextItemRequestTimeOfYear = "EOY"
+	NextItemRequestTimeOfYearMOY NextItemRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the NextItemRequestTimeOfYear enum.
+func (e NextItemRequestTimeOfYear) Valid() bool {
+	switch e {
+	case NextItemRequestTimeOfYearBOY:
+		return true
+	case NextItemRequestTimeOfYearEOY:
+		return true
+	case NextItemRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextItemResponseFramework.
+const (
+	NextItemResponseFrameworkLexile   NextItemResponseFramework = "lexile"
+	NextItemResponseFrameworkQuantile NextItemResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the NextItemResponseFramework enum.
+func (e NextItemResponseFramework) Valid() bool {
+	switch e {
+	case NextItemResponseFrameworkLexile:
+		return true
+	case NextItemResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NextItemResponseStopReason.
+const (
+	NextItemResponseStopReasonClassified        NextItemResponseStopReason = "classified"
+	NextItemResponseStopReasonEmpty             NextItemResponseStopReason = ""
+	NextItemResponseStopReasonMaxItems          NextItemResponseStopReason = "maxItems"
+	NextItemResponseStopReasonPoolExhausted     NextItemResponseStopReason = "poolExhausted"
+	NextItemResponseStopReasonTargetUncertainty NextItemResponseStopReason = "targetUncertainty"
+)
+
+// Valid indicates whether the value is a known member of the NextItemResponseStopReason enum.
+func (e NextItemResponseStopReason) Valid() bool {
+	switch e {
+	case NextItemResponseStopReasonClassified:
+		return true
+	case NextItemResponseStopReasonEmpty:
+		return true
+	case NextItemResponseStopReasonMaxItems:
+		return true
+	case NextItemResponseStopReasonPoolExhausted:
+		return true
+	case NextItemResponseStopReasonTargetUncertainty:
 		return true
 	default:
 		return false
@@ -100,6 +238,381 @@ func (e OAuth2TokenTokenType) Valid() bool {
 	}
 }
 
+// Defines values for PersonFitFlag.
+const (
+	PersonFitFlagEmpty   PersonFitFlag = ""
+	PersonFitFlagMisfit  PersonFitFlag = "misfit"
+	PersonFitFlagOverfit PersonFitFlag = "overfit"
+)
+
+// Valid indicates whether the value is a known member of the PersonFitFlag enum.
+func (e PersonFitFlag) Valid() bool {
+	switch e {
+	case PersonFitFlagEmpty:
+		return true
+	case PersonFitFlagMisfit:
+		return true
+	case PersonFitFlagOverfit:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreDifficultiesBayesRequestFramework.
+const (
+	ScoreDifficultiesBayesRequestFrameworkLexile   ScoreDifficultiesBayesRequestFramework = "lexile"
+	ScoreDifficultiesBayesRequestFrameworkQuantile ScoreDifficultiesBayesRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreDifficultiesBayesRequestFramework enum.
+func (e ScoreDifficultiesBayesRequestFramework) Valid() bool {
+	switch e {
+	case ScoreDifficultiesBayesRequestFrameworkLexile:
+		return true
+	case ScoreDifficultiesBayesRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreDifficultiesBayesRequestTimeOfYear.
+const (
+	ScoreDifficultiesBayesRequestTimeOfYearBOY ScoreDifficultiesBayesRequestTimeOfYear = "BOY"
+	ScoreDifficultiesBayesRequestTimeOfYearEOY ScoreDifficultiesBayesRequestTimeOfYear = "EOY"
+	ScoreDifficultiesBayesRequestTimeOfYearMOY ScoreDifficultiesBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreDifficultiesBayesRequestTimeOfYear enum.
+func (e ScoreDifficultiesBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreDifficultiesBayesRequestTimeOfYearBOY:
+		return true
+	case ScoreDifficultiesBayesRequestTimeOfYearEOY:
+		return true
+	case ScoreDifficultiesBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreFormRequestTimeOfYear.
+const (
+	ScoreFormRequestTimeOfYearBOY ScoreFormRequestTimeOfYear = "BOY"
+	ScoreFormRequestTimeOfYearEOY ScoreFormRequestTimeOfYear = "EOY"
+	ScoreFormRequestTimeOfYearMOY ScoreFormRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreFormRequestTimeOfYear enum.
+func (e ScoreFormRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreFormRequestTimeOfYearBOY:
+		return true
+	case ScoreFormRequestTimeOfYearEOY:
+		return true
+	case ScoreFormRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemIdsBayesRequestFramework.
+const (
+	ScoreItemIdsBayesRequestFrameworkLexile   ScoreItemIdsBayesRequestFramework = "lexile"
+	ScoreItemIdsBayesRequestFrameworkQuantile ScoreItemIdsBayesRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemIdsBayesRequestFramework enum.
+func (e ScoreItemIdsBayesRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemIdsBayesRequestFrameworkLexile:
+		return true
+	case ScoreItemIdsBayesRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemIdsBayesRequestTimeOfYear.
+const (
+	ScoreItemIdsBayesRequestTimeOfYearBOY ScoreItemIdsBayesRequestTimeOfYear = "BOY"
+	ScoreItemIdsBayesRequestTimeOfYearEOY ScoreItemIdsBayesRequestTimeOfYear = "EOY"
+	ScoreItemIdsBayesRequestTimeOfYearMOY ScoreItemIdsBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemIdsBayesRequestTimeOfYear enum.
+func (e ScoreItemIdsBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemIdsBayesRequestTimeOfYearBOY:
+		return true
+	case ScoreItemIdsBayesRequestTimeOfYearEOY:
+		return true
+	case ScoreItemIdsBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemIdsRequestFramework.
+const (
+	ScoreItemIdsRequestFrameworkLexile   ScoreItemIdsRequestFramework = "lexile"
+	ScoreItemIdsRequestFrameworkQuantile ScoreItemIdsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemIdsRequestFramework enum.
+func (e ScoreItemIdsRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemIdsRequestFrameworkLexile:
+		return true
+	case ScoreItemIdsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemIdsRequestTimeOfYear.
+const (
+	ScoreItemIdsRequestTimeOfYearBOY ScoreItemIdsRequestTimeOfYear = "BOY"
+	ScoreItemIdsRequestTimeOfYearEOY ScoreItemIdsRequestTimeOfYear = "EOY"
+	ScoreItemIdsRequestTimeOfYearMOY ScoreItemIdsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemIdsRequestTimeOfYear enum.
+func (e ScoreItemIdsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemIdsRequestTimeOfYearBOY:
+		return true
+	case ScoreItemIdsRequestTimeOfYearEOY:
+		return true
+	case ScoreItemIdsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsBayesRequestFramework.
+const (
+	ScoreItemResultsBayesRequestFrameworkLexile   ScoreItemResultsBayesRequestFramework = "lexile"
+	ScoreItemResultsBayesRequestFrameworkQuantile ScoreItemResultsBayesRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsBayesRequestFramework enum.
+func (e ScoreItemResultsBayesRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemResultsBayesRequestFrameworkLexile:
+		return true
+	case ScoreItemResultsBayesRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsBayesRequestTimeOfYear.
+const (
+	ScoreItemResultsBayesRequestTimeOfYearBOY ScoreItemResultsBayesRequestTimeOfYear = "BOY"
+	ScoreItemResultsBayesRequestTimeOfYearEOY ScoreItemResultsBayesRequestTimeOfYear = "EOY"
+	ScoreItemResultsBayesRequestTimeOfYearMOY ScoreItemResultsBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsBayesRequestTimeOfYear enum.
+func (e ScoreItemResultsBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemResultsBayesRequestTimeOfYearBOY:
+		return true
+	case ScoreItemResultsBayesRequestTimeOfYearEOY:
+		return true
+	case ScoreItemResultsBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsBayesStrandsRequestFramework.
+const (
+	ScoreItemResultsBayesStrandsRequestFrameworkLexile   ScoreItemResultsBayesStrandsRequestFramework = "lexile"
+	ScoreItemResultsBayesStrandsRequestFrameworkQuantile ScoreItemResultsBayesStrandsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsBayesStrandsRequestFramework enum.
+func (e ScoreItemResultsBayesStrandsRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemResultsBayesStrandsRequestFrameworkLexile:
+		return true
+	case ScoreItemResultsBayesStrandsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsBayesStrandsRequestTimeOfYear.
+const (
+	ScoreItemResultsBayesStrandsRequestTimeOfYearBOY ScoreItemResultsBayesStrandsRequestTimeOfYear = "BOY"
+	ScoreItemResultsBayesStrandsRequestTimeOfYearEOY ScoreItemResultsBayesStrandsRequestTimeOfYear = "EOY"
+	ScoreItemResultsBayesStrandsRequestTimeOfYearMOY ScoreItemResultsBayesStrandsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsBayesStrandsRequestTimeOfYear enum.
+func (e ScoreItemResultsBayesStrandsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemResultsBayesStrandsRequestTimeOfYearBOY:
+		return true
+	case ScoreItemResultsBayesStrandsRequestTimeOfYearEOY:
+		return true
+	case ScoreItemResultsBayesStrandsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsRequestFramework.
+const (
+	ScoreItemResultsRequestFrameworkLexile   ScoreItemResultsRequestFramework = "lexile"
+	ScoreItemResultsRequestFrameworkQuantile ScoreItemResultsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsRequestFramework enum.
+func (e ScoreItemResultsRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemResultsRequestFrameworkLexile:
+		return true
+	case ScoreItemResultsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsRequestTimeOfYear.
+const (
+	ScoreItemResultsRequestTimeOfYearBOY ScoreItemResultsRequestTimeOfYear = "BOY"
+	ScoreItemResultsRequestTimeOfYearEOY ScoreItemResultsRequestTimeOfYear = "EOY"
+	ScoreItemResultsRequestTimeOfYearMOY ScoreItemResultsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsRequestTimeOfYear enum.
+func (e ScoreItemResultsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemResultsRequestTimeOfYearBOY:
+		return true
+	case ScoreItemResultsRequestTimeOfYearEOY:
+		return true
+	case ScoreItemResultsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsStrandsRequestFramework.
+const (
+	ScoreItemResultsStrandsRequestFrameworkLexile   ScoreItemResultsStrandsRequestFramework = "lexile"
+	ScoreItemResultsStrandsRequestFrameworkQuantile ScoreItemResultsStrandsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsStrandsRequestFramework enum.
+func (e ScoreItemResultsStrandsRequestFramework) Valid() bool {
+	switch e {
+	case ScoreItemResultsStrandsRequestFrameworkLexile:
+		return true
+	case ScoreItemResultsStrandsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreItemResultsStrandsRequestTimeOfYear.
+const (
+	ScoreItemResultsStrandsRequestTimeOfYearBOY ScoreItemResultsStrandsRequestTimeOfYear = "BOY"
+	ScoreItemResultsStrandsRequestTimeOfYearEOY ScoreItemResultsStrandsRequestTimeOfYear = "EOY"
+	ScoreItemResultsStrandsRequestTimeOfYearMOY ScoreItemResultsStrandsRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreItemResultsStrandsRequestTimeOfYear enum.
+func (e ScoreItemResultsStrandsRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreItemResultsStrandsRequestTimeOfYearBOY:
+		return true
+	case ScoreItemResultsStrandsRequestTimeOfYearEOY:
+		return true
+	case ScoreItemResultsStrandsRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreScaleBayesRequestTimeOfYear.
+const (
+	ScoreScaleBayesRequestTimeOfYearBOY ScoreScaleBayesRequestTimeOfYear = "BOY"
+	ScoreScaleBayesRequestTimeOfYearEOY ScoreScaleBayesRequestTimeOfYear = "EOY"
+	ScoreScaleBayesRequestTimeOfYearMOY ScoreScaleBayesRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreScaleBayesRequestTimeOfYear enum.
+func (e ScoreScaleBayesRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreScaleBayesRequestTimeOfYearBOY:
+		return true
+	case ScoreScaleBayesRequestTimeOfYearEOY:
+		return true
+	case ScoreScaleBayesRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScoreScaleRequestTimeOfYear.
+const (
+	ScoreScaleRequestTimeOfYearBOY ScoreScaleRequestTimeOfYear = "BOY"
+	ScoreScaleRequestTimeOfYearEOY ScoreScaleRequestTimeOfYear = "EOY"
+	ScoreScaleRequestTimeOfYearMOY ScoreScaleRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the ScoreScaleRequestTimeOfYear enum.
+func (e ScoreScaleRequestTimeOfYear) Valid() bool {
+	switch e {
+	case ScoreScaleRequestTimeOfYearBOY:
+		return true
+	case ScoreScaleRequestTimeOfYearEOY:
+		return true
+	case ScoreScaleRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StrandsMeasureFramework.
+const (
+	StrandsMeasureFrameworkLexile   StrandsMeasureFramework = "lexile"
+	StrandsMeasureFrameworkQuantile StrandsMeasureFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the StrandsMeasureFramework enum.
+func (e StrandsMeasureFramework) Valid() bool {
+	switch e {
+	case StrandsMeasureFrameworkLexile:
+		return true
+	case StrandsMeasureFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TokenFormGrantType.
 const (
 	ClientCredentials TokenFormGrantType = "client_credentials"
@@ -115,500 +628,118 @@ func (e TokenFormGrantType) Valid() bool {
 	}
 }
 
-// Defines values for V1BayesStrandsMeasureFramework.
-const (
-	V1BayesStrandsMeasureFrameworkLexile   V1BayesStrandsMeasureFramework = "lexile"
-	V1BayesStrandsMeasureFrameworkQuantile V1BayesStrandsMeasureFramework = "quantile"
-)
+// AdaptiveItem The item to give next.
+type AdaptiveItem struct {
+	// Id Item identifier from the bank.
+	Id string `json:"id"`
 
-// Valid indicates whether the value is a known member of the V1BayesStrandsMeasureFramework enum.
-func (e V1BayesStrandsMeasureFramework) Valid() bool {
-	switch e {
-	case V1BayesStrandsMeasureFrameworkLexile:
-		return true
-	case V1BayesStrandsMeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// MaxScore The item's maximum score: 1 for an item scored right or wrong, else its number of steps (the
+	// answer's result is 0 to this).
+	MaxScore int32 `json:"maxScore"`
+
+	// Strand The item's strand (skill area).
+	Strand string `json:"strand"`
 }
 
-// Defines values for V1MeasureFramework.
-const (
-	V1MeasureFrameworkLexile   V1MeasureFramework = "lexile"
-	V1MeasureFrameworkQuantile V1MeasureFramework = "quantile"
-)
+// BatchAnswer The answer to one record.
+type BatchAnswer struct {
+	// Body Exactly the path's answer, or its error body (Error) when status is not 200.
+	Body map[string]interface{} `json:"body"`
 
-// Valid indicates whether the value is a known member of the V1MeasureFramework enum.
-func (e V1MeasureFramework) Valid() bool {
-	switch e {
-	case V1MeasureFrameworkLexile:
-		return true
-	case V1MeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// Id The record's id, as it was sent.
+	Id string `json:"id"`
+
+	// Status The status the record's path answered (200, 400, 403, 404, 413).
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
-// Defines values for V1NextItemRequestFramework.
-const (
-	V1NextItemRequestFrameworkLexile   V1NextItemRequestFramework = "lexile"
-	V1NextItemRequestFrameworkQuantile V1NextItemRequestFramework = "quantile"
-)
+// BatchRecord One line of a batch's body.
+type BatchRecord struct {
+	// Body That path's request, exactly as it would be sent to the path.
+	Body map[string]interface{} `json:"body"`
 
-// Valid indicates whether the value is a known member of the V1NextItemRequestFramework enum.
-func (e V1NextItemRequestFramework) Valid() bool {
-	switch e {
-	case V1NextItemRequestFrameworkLexile:
-		return true
-	case V1NextItemRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// Id Your id for the record, echoed unchanged in its answer (it need not be unique).
+	//
+	// Example: s1
+	Id string `json:"id"`
+
+	// Path A path of this service that takes one request (not /authToken, not a stream).
+	//
+	// Example: /api/score/items/idsWithResults/standard
+	Path string `json:"path"`
 }
 
-// Defines values for V1NextItemRequestTimeOfYear.
-const (
-	V1NextItemRequestTimeOfYearBOY V1NextItemRequestTimeOfYear = "BOY"
-	V1NextItemRequestTimeOfYearEOY V1NextItemRequestTimeOfYear = "EOY"
-	V1NextItemRequestTimeOfYearMOY V1NextItemRequestTimeOfYear = "MOY"
-)
+// BatchSummary The last line of a batch that ran to its end.
+type BatchSummary struct {
+	Summary struct {
+		// Failed The others (records - ok).
+		Failed int `json:"failed"`
 
-// Valid indicates whether the value is a known member of the V1NextItemRequestTimeOfYear enum.
-func (e V1NextItemRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1NextItemRequestTimeOfYearBOY:
-		return true
-	case V1NextItemRequestTimeOfYearEOY:
-		return true
-	case V1NextItemRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
+		// Ok Those answered 200.
+		Ok int `json:"ok"`
+
+		// Records Answer lines before this one (records and broken lines).
+		Records int `json:"records"`
+	} `json:"summary"`
 }
 
-// Defines values for V1NextItemResponseFramework.
-const (
-	V1NextItemResponseFrameworkLexile   V1NextItemResponseFramework = "lexile"
-	V1NextItemResponseFrameworkQuantile V1NextItemResponseFramework = "quantile"
-)
+// BayesStrand A strand of the Bayes strand endpoint.
+type BayesStrand struct {
+	// Ability Strand ability, a measure rounded to a whole number.
+	Ability int32 `json:"ability"`
 
-// Valid indicates whether the value is a known member of the V1NextItemResponseFramework enum.
-func (e V1NextItemResponseFramework) Valid() bool {
-	switch e {
-	case V1NextItemResponseFrameworkLexile:
-		return true
-	case V1NextItemResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
+	// AbilityDisplay Display-ready strand ability (rules of Measure.abilityDisplay).
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
+	Category int32 `json:"category"`
+
+	// Name Strand (skill area) name from the content bundle.
+	Name string `json:"name"`
+
+	// Uncertainty Uncertainty of the strand ability, rounded.
+	Uncertainty int32 `json:"uncertainty"`
 }
 
-// Defines values for V1NextItemResponseStopReason.
-const (
-	V1NextItemResponseStopReasonClassified        V1NextItemResponseStopReason = "classified"
-	V1NextItemResponseStopReasonEmpty             V1NextItemResponseStopReason = ""
-	V1NextItemResponseStopReasonMaxItems          V1NextItemResponseStopReason = "maxItems"
-	V1NextItemResponseStopReasonPoolExhausted     V1NextItemResponseStopReason = "poolExhausted"
-	V1NextItemResponseStopReasonTargetUncertainty V1NextItemResponseStopReason = "targetUncertainty"
-)
+// BayesStrandsMeasure The Bayes measure with a measure and category per strand.
+type BayesStrandsMeasure struct {
+	// Ability As Measure.ability.
+	Ability int32 `json:"ability"`
 
-// Valid indicates whether the value is a known member of the V1NextItemResponseStopReason enum.
-func (e V1NextItemResponseStopReason) Valid() bool {
-	switch e {
-	case V1NextItemResponseStopReasonClassified:
-		return true
-	case V1NextItemResponseStopReasonEmpty:
-		return true
-	case V1NextItemResponseStopReasonMaxItems:
-		return true
-	case V1NextItemResponseStopReasonPoolExhausted:
-		return true
-	case V1NextItemResponseStopReasonTargetUncertainty:
-		return true
-	default:
-		return false
-	}
+	// AbilityDisplay As Measure.abilityDisplay.
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
+	// reports. All four figures at full precision. In an answer only when the request asked for it
+	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
+	Fit *PersonFit `json:"fit,omitempty"`
+
+	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
+	// why. fit is then absent.
+	FitNote *string `json:"fitNote,omitempty"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework BayesStrandsMeasureFramework `json:"framework"`
+
+	// Strands One entry per strand of the framework, in the content bundle's order.
+	Strands []BayesStrand `json:"strands"`
+
+	// Uncertainty As Measure.uncertainty.
+	Uncertainty int32 `json:"uncertainty"`
 }
 
-// Defines values for V1PersonFitFlag.
-const (
-	V1PersonFitFlagEmpty   V1PersonFitFlag = ""
-	V1PersonFitFlagMisfit  V1PersonFitFlag = "misfit"
-	V1PersonFitFlagOverfit V1PersonFitFlag = "overfit"
-)
-
-// Valid indicates whether the value is a known member of the V1PersonFitFlag enum.
-func (e V1PersonFitFlag) Valid() bool {
-	switch e {
-	case V1PersonFitFlagEmpty:
-		return true
-	case V1PersonFitFlagMisfit:
-		return true
-	case V1PersonFitFlagOverfit:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreDifficultiesBayesRequestFramework.
-const (
-	V1ScoreDifficultiesBayesRequestFrameworkLexile   V1ScoreDifficultiesBayesRequestFramework = "lexile"
-	V1ScoreDifficultiesBayesRequestFrameworkQuantile V1ScoreDifficultiesBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreDifficultiesBayesRequestFramework enum.
-func (e V1ScoreDifficultiesBayesRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreDifficultiesBayesRequestFrameworkLexile:
-		return true
-	case V1ScoreDifficultiesBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreDifficultiesBayesRequestTimeOfYear.
-const (
-	V1ScoreDifficultiesBayesRequestTimeOfYearBOY V1ScoreDifficultiesBayesRequestTimeOfYear = "BOY"
-	V1ScoreDifficultiesBayesRequestTimeOfYearEOY V1ScoreDifficultiesBayesRequestTimeOfYear = "EOY"
-	V1ScoreDifficultiesBayesRequestTimeOfYearMOY V1ScoreDifficultiesBayesRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreDifficultiesBayesRequestTimeOfYear enum.
-func (e V1ScoreDifficultiesBayesRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreDifficultiesBayesRequestTimeOfYearBOY:
-		return true
-	case V1ScoreDifficultiesBayesRequestTimeOfYearEOY:
-		return true
-	case V1ScoreDifficultiesBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreFormRequestTimeOfYear.
-const (
-	V1ScoreFormRequestTimeOfYearBOY V1ScoreFormRequestTimeOfYear = "BOY"
-	V1ScoreFormRequestTimeOfYearEOY V1ScoreFormRequestTimeOfYear = "EOY"
-	V1ScoreFormRequestTimeOfYearMOY V1ScoreFormRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreFormRequestTimeOfYear enum.
-func (e V1ScoreFormRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreFormRequestTimeOfYearBOY:
-		return true
-	case V1ScoreFormRequestTimeOfYearEOY:
-		return true
-	case V1ScoreFormRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemIdsBayesRequestFramework.
-const (
-	V1ScoreItemIdsBayesRequestFrameworkLexile   V1ScoreItemIdsBayesRequestFramework = "lexile"
-	V1ScoreItemIdsBayesRequestFrameworkQuantile V1ScoreItemIdsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemIdsBayesRequestFramework enum.
-func (e V1ScoreItemIdsBayesRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemIdsBayesRequestFrameworkLexile:
-		return true
-	case V1ScoreItemIdsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemIdsBayesRequestTimeOfYear.
-const (
-	V1ScoreItemIdsBayesRequestTimeOfYearBOY V1ScoreItemIdsBayesRequestTimeOfYear = "BOY"
-	V1ScoreItemIdsBayesRequestTimeOfYearEOY V1ScoreItemIdsBayesRequestTimeOfYear = "EOY"
-	V1ScoreItemIdsBayesRequestTimeOfYearMOY V1ScoreItemIdsBayesRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemIdsBayesRequestTimeOfYear enum.
-func (e V1ScoreItemIdsBayesRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemIdsBayesRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemIdsBayesRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemIdsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemIdsRequestFramework.
-const (
-	V1ScoreItemIdsRequestFrameworkLexile   V1ScoreItemIdsRequestFramework = "lexile"
-	V1ScoreItemIdsRequestFrameworkQuantile V1ScoreItemIdsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemIdsRequestFramework enum.
-func (e V1ScoreItemIdsRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemIdsRequestFrameworkLexile:
-		return true
-	case V1ScoreItemIdsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemIdsRequestTimeOfYear.
-const (
-	V1ScoreItemIdsRequestTimeOfYearBOY V1ScoreItemIdsRequestTimeOfYear = "BOY"
-	V1ScoreItemIdsRequestTimeOfYearEOY V1ScoreItemIdsRequestTimeOfYear = "EOY"
-	V1ScoreItemIdsRequestTimeOfYearMOY V1ScoreItemIdsRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemIdsRequestTimeOfYear enum.
-func (e V1ScoreItemIdsRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemIdsRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemIdsRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemIdsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsBayesRequestFramework.
-const (
-	V1ScoreItemResultsBayesRequestFrameworkLexile   V1ScoreItemResultsBayesRequestFramework = "lexile"
-	V1ScoreItemResultsBayesRequestFrameworkQuantile V1ScoreItemResultsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsBayesRequestFramework enum.
-func (e V1ScoreItemResultsBayesRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsBayesRequestFrameworkLexile:
-		return true
-	case V1ScoreItemResultsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsBayesRequestTimeOfYear.
-const (
-	V1ScoreItemResultsBayesRequestTimeOfYearBOY V1ScoreItemResultsBayesRequestTimeOfYear = "BOY"
-	V1ScoreItemResultsBayesRequestTimeOfYearEOY V1ScoreItemResultsBayesRequestTimeOfYear = "EOY"
-	V1ScoreItemResultsBayesRequestTimeOfYearMOY V1ScoreItemResultsBayesRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsBayesRequestTimeOfYear enum.
-func (e V1ScoreItemResultsBayesRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsBayesRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemResultsBayesRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemResultsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsBayesStrandsRequestFramework.
-const (
-	V1ScoreItemResultsBayesStrandsRequestFrameworkLexile   V1ScoreItemResultsBayesStrandsRequestFramework = "lexile"
-	V1ScoreItemResultsBayesStrandsRequestFrameworkQuantile V1ScoreItemResultsBayesStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsBayesStrandsRequestFramework enum.
-func (e V1ScoreItemResultsBayesStrandsRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsBayesStrandsRequestFrameworkLexile:
-		return true
-	case V1ScoreItemResultsBayesStrandsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsBayesStrandsRequestTimeOfYear.
-const (
-	V1ScoreItemResultsBayesStrandsRequestTimeOfYearBOY V1ScoreItemResultsBayesStrandsRequestTimeOfYear = "BOY"
-	V1ScoreItemResultsBayesStrandsRequestTimeOfYearEOY V1ScoreItemResultsBayesStrandsRequestTimeOfYear = "EOY"
-	V1ScoreItemResultsBayesStrandsRequestTimeOfYearMOY V1ScoreItemResultsBayesStrandsRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsBayesStrandsRequestTimeOfYear enum.
-func (e V1ScoreItemResultsBayesStrandsRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsBayesStrandsRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemResultsBayesStrandsRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemResultsBayesStrandsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsRequestFramework.
-const (
-	V1ScoreItemResultsRequestFrameworkLexile   V1ScoreItemResultsRequestFramework = "lexile"
-	V1ScoreItemResultsRequestFrameworkQuantile V1ScoreItemResultsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsRequestFramework enum.
-func (e V1ScoreItemResultsRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsRequestFrameworkLexile:
-		return true
-	case V1ScoreItemResultsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsRequestTimeOfYear.
-const (
-	V1ScoreItemResultsRequestTimeOfYearBOY V1ScoreItemResultsRequestTimeOfYear = "BOY"
-	V1ScoreItemResultsRequestTimeOfYearEOY V1ScoreItemResultsRequestTimeOfYear = "EOY"
-	V1ScoreItemResultsRequestTimeOfYearMOY V1ScoreItemResultsRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsRequestTimeOfYear enum.
-func (e V1ScoreItemResultsRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemResultsRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemResultsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsStrandsRequestFramework.
-const (
-	V1ScoreItemResultsStrandsRequestFrameworkLexile   V1ScoreItemResultsStrandsRequestFramework = "lexile"
-	V1ScoreItemResultsStrandsRequestFrameworkQuantile V1ScoreItemResultsStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsStrandsRequestFramework enum.
-func (e V1ScoreItemResultsStrandsRequestFramework) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsStrandsRequestFrameworkLexile:
-		return true
-	case V1ScoreItemResultsStrandsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreItemResultsStrandsRequestTimeOfYear.
-const (
-	V1ScoreItemResultsStrandsRequestTimeOfYearBOY V1ScoreItemResultsStrandsRequestTimeOfYear = "BOY"
-	V1ScoreItemResultsStrandsRequestTimeOfYearEOY V1ScoreItemResultsStrandsRequestTimeOfYear = "EOY"
-	V1ScoreItemResultsStrandsRequestTimeOfYearMOY V1ScoreItemResultsStrandsRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreItemResultsStrandsRequestTimeOfYear enum.
-func (e V1ScoreItemResultsStrandsRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreItemResultsStrandsRequestTimeOfYearBOY:
-		return true
-	case V1ScoreItemResultsStrandsRequestTimeOfYearEOY:
-		return true
-	case V1ScoreItemResultsStrandsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreScaleBayesRequestTimeOfYear.
-const (
-	V1ScoreScaleBayesRequestTimeOfYearBOY V1ScoreScaleBayesRequestTimeOfYear = "BOY"
-	V1ScoreScaleBayesRequestTimeOfYearEOY V1ScoreScaleBayesRequestTimeOfYear = "EOY"
-	V1ScoreScaleBayesRequestTimeOfYearMOY V1ScoreScaleBayesRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreScaleBayesRequestTimeOfYear enum.
-func (e V1ScoreScaleBayesRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreScaleBayesRequestTimeOfYearBOY:
-		return true
-	case V1ScoreScaleBayesRequestTimeOfYearEOY:
-		return true
-	case V1ScoreScaleBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1ScoreScaleRequestTimeOfYear.
-const (
-	V1ScoreScaleRequestTimeOfYearBOY V1ScoreScaleRequestTimeOfYear = "BOY"
-	V1ScoreScaleRequestTimeOfYearEOY V1ScoreScaleRequestTimeOfYear = "EOY"
-	V1ScoreScaleRequestTimeOfYearMOY V1ScoreScaleRequestTimeOfYear = "MOY"
-)
-
-// Valid indicates whether the value is a known member of the V1ScoreScaleRequestTimeOfYear enum.
-func (e V1ScoreScaleRequestTimeOfYear) Valid() bool {
-	switch e {
-	case V1ScoreScaleRequestTimeOfYearBOY:
-		return true
-	case V1ScoreScaleRequestTimeOfYearEOY:
-		return true
-	case V1ScoreScaleRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for V1StrandsMeasureFramework.
-const (
-	V1StrandsMeasureFrameworkLexile   V1StrandsMeasureFramework = "lexile"
-	V1StrandsMeasureFrameworkQuantile V1StrandsMeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the V1StrandsMeasureFramework enum.
-func (e V1StrandsMeasureFramework) Valid() bool {
-	switch e {
-	case V1StrandsMeasureFrameworkLexile:
-		return true
-	case V1StrandsMeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
+// BayesStrandsMeasureFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type BayesStrandsMeasureFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -646,118 +777,8 @@ type Error_ValidationErrors struct {
 	AdditionalProperties map[string][]string `json:"-"`
 }
 
-// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
-type OAuth2Error struct {
-	Error            OAuth2ErrorError `json:"error"`
-	ErrorDescription *string          `json:"error_description,omitempty"`
-}
-
-// OAuth2ErrorError defines model for OAuth2Error.Error.
-type OAuth2ErrorError string
-
-// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
-type OAuth2Token struct {
-	// AccessToken Bearer token for the Authorization header.
-	AccessToken string `json:"access_token"`
-
-	// ExpiresIn Lifetime of the token in seconds.
-	ExpiresIn int                  `json:"expires_in"`
-	TokenType OAuth2TokenTokenType `json:"token_type"`
-}
-
-// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
-type OAuth2TokenTokenType string
-
-// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
-type TokenForm struct {
-	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
-	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
-	// HTTP, Unauthenticated over gRPC).
-	ClientId *string `json:"clientId,omitempty"`
-
-	// ClientSecret Required. Shared secret of the client.
-	ClientSecret *string `json:"clientSecret,omitempty"`
-
-	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
-	OAuth2ClientID *string `json:"client_id,omitempty"`
-
-	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
-	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
-
-	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
-}
-
-// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
-type TokenFormGrantType string
-
-// V1AdaptiveItem The item to give next.
-type V1AdaptiveItem struct {
-	// Id Item identifier from the bank.
-	Id string `json:"id"`
-
-	// Strand The item's strand (skill area).
-	Strand string `json:"strand"`
-}
-
-// V1BayesStrand A strand of the Bayes strand endpoint.
-type V1BayesStrand struct {
-	// Ability Strand ability, a measure rounded to a whole number.
-	Ability int32 `json:"ability"`
-
-	// AbilityDisplay Display-ready strand ability (rules of Measure.abilityDisplay).
-	AbilityDisplay string `json:"abilityDisplay"`
-
-	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
-	Category int32 `json:"category"`
-
-	// Name Strand (skill area) name from the content bundle.
-	Name string `json:"name"`
-
-	// Uncertainty Uncertainty of the strand ability, rounded.
-	Uncertainty int32 `json:"uncertainty"`
-}
-
-// V1BayesStrandsMeasure The Bayes measure with a measure and category per strand.
-type V1BayesStrandsMeasure struct {
-	// Ability As Measure.ability.
-	Ability int32 `json:"ability"`
-
-	// AbilityDisplay As Measure.abilityDisplay.
-	AbilityDisplay string `json:"abilityDisplay"`
-
-	// ApiVersion Build version of the service.
-	ApiVersion string `json:"apiVersion"`
-
-	// Fit Person fit: how well a pattern of right and wrong answers agrees with the model at the
-	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
-	// reports. All four figures at full precision. In an answer only when the request asked for it
-	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
-	Fit *V1PersonFit `json:"fit,omitempty"`
-
-	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
-	// why. fit is then absent.
-	FitNote *string `json:"fitNote,omitempty"`
-
-	// Framework "lexile" or "quantile".
-	//
-	// Always lower-case.
-	Framework V1BayesStrandsMeasureFramework `json:"framework"`
-
-	// Strands One entry per strand of the framework, in the content bundle's order.
-	Strands []V1BayesStrand `json:"strands"`
-
-	// Uncertainty As Measure.uncertainty.
-	Uncertainty int32 `json:"uncertainty"`
-}
-
-// V1BayesStrandsMeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type V1BayesStrandsMeasureFramework string
-
-// V1IssueTokenRequest defines model for v1IssueTokenRequest.
-type V1IssueTokenRequest struct {
+// IssueTokenRequest defines model for IssueTokenRequest.
+type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
 	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
 	// HTTP, Unauthenticated over gRPC).
@@ -767,8 +788,8 @@ type V1IssueTokenRequest struct {
 	ClientSecret string `json:"clientSecret"`
 }
 
-// V1IssueTokenResponse defines model for v1IssueTokenResponse.
-type V1IssueTokenResponse struct {
+// IssueTokenResponse defines model for IssueTokenResponse.
+type IssueTokenResponse struct {
 	// AccessToken Bearer token for the Authorization header.
 	AccessToken string `json:"accessToken"`
 
@@ -776,34 +797,62 @@ type V1IssueTokenResponse struct {
 	ExpiresIn int32 `json:"expiresIn"`
 }
 
-// V1ItemDifficulty A difficulty shared by count items.
-type V1ItemDifficulty struct {
-	// Count Number of items with this difficulty, at least 1; 1 when omitted.
+// ItemDifficulty A difficulty shared by count items: one difficulty for items scored right or wrong, or the
+// step difficulties of items scored in more than two categories (partial credit).
+type ItemDifficulty struct {
+	// Count Number of items with this difficulty (or these steps), at least 1; 1 when omitted.
 	Count *int32 `json:"count,omitempty"`
 
-	// Difficulty Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
-	Difficulty float64 `json:"difficulty"`
+	// Difficulty Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5. Required unless steps is
+	// given; not with steps.
+	Difficulty *float64 `json:"difficulty,omitempty"`
+
+	// Steps Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
+	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
+	Steps *[]float64 `json:"steps,omitempty"`
 }
 
-// V1ItemId An item identifier without a result (number-correct endpoints).
-type V1ItemId struct {
+// ItemId An item identifier without a result (number-correct endpoints).
+type ItemId struct {
 	// Id Required. Item identifier from the provider's item bank, e.g. "Q000100". The JSON front also
 	// accepts the spelling `itemid`.
 	Id string `json:"id"`
 }
 
-// V1ItemResult An item identifier with the student's result on it.
-type V1ItemResult struct {
+// ItemResult An item identifier with the student's result on it.
+type ItemResult struct {
 	// Id Required. Item identifier from the provider's item bank, e.g. "L000100". The JSON front also
 	// accepts the spelling `itemid`.
 	Id string `json:"id"`
 
-	// Result Required. 1 for a correct answer, 0 for an incorrect one.
+	// Result Required. The student's score on the item: 1 for a correct answer, 0 for an incorrect one;
+	// for an item scored in more than two categories (partial credit), its score 0 to the item's
+	// maximum (e.g. 0 to 3 for an item with three steps).
+	//
+	// At most 1 for an item scored right or wrong, at most its number of steps for a partial credit item.
 	Result int32 `json:"result"`
 }
 
-// V1Measure The measure result of every scoring endpoint without strands.
-type V1Measure struct {
+// LineError The answer to a line that is not a record, student or settings the path can read.
+type LineError struct {
+	// Body The body of every non-2xx answer.
+	Body Error `json:"body"`
+
+	// Line The line's number in the body, 1-based, blank lines counted.
+	Line int `json:"line"`
+
+	// Status 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+	Status LineErrorStatus `json:"status"`
+}
+
+// LineErrorStatus 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
+type LineErrorStatus int
+
+// Measure The measure result of every scoring endpoint without strands.
+type Measure struct {
 	// Ability The ability estimate, a measure rounded to a whole number, e.g. 697.
 	Ability int32 `json:"ability"`
 
@@ -819,7 +868,7 @@ type V1Measure struct {
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
 	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
-	Fit *V1PersonFit `json:"fit,omitempty"`
+	Fit *PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
 	// why. fit is then absent.
@@ -828,7 +877,7 @@ type V1Measure struct {
 	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
-	Framework V1MeasureFramework `json:"framework"`
+	Framework MeasureFramework `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
@@ -838,13 +887,13 @@ type V1Measure struct {
 	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1MeasureFramework "lexile" or "quantile".
+// MeasureFramework "lexile" or "quantile".
 //
 // Always lower-case.
-type V1MeasureFramework string
+type MeasureFramework string
 
-// V1NextItemRequest defines model for v1NextItemRequest.
-type V1NextItemRequest struct {
+// NextItemRequest defines model for NextItemRequest.
+type NextItemRequest struct {
 	// ElapsedDays Optional, with a prior: days since it was measured, 0 to 3,653; 0 when absent.
 	ElapsedDays *float64 `json:"elapsedDays,omitempty"`
 
@@ -852,7 +901,7 @@ type V1NextItemRequest struct {
 	Exclude *[]string `json:"exclude,omitempty"`
 
 	// Framework Required: "lexile" or "quantile" (any case); the bank the items come from.
-	Framework V1NextItemRequestFramework `json:"framework"`
+	Framework NextItemRequestFramework `json:"framework"`
 
 	// Grade Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
 	Grade *int32 `json:"grade,omitempty"`
@@ -860,7 +909,7 @@ type V1NextItemRequest struct {
 	// Items The items answered so far, in the order given, 0 to 5,000; no id twice, all of the framework.
 	//
 	// May be empty (the first item). The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items *[]V1ItemResult `json:"items,omitempty"`
+	Items *[]ItemResult `json:"items,omitempty"`
 
 	// Pool Optional: the next item comes only from these ids (the whole bank when empty).
 	Pool *[]string `json:"pool,omitempty"`
@@ -884,7 +933,7 @@ type V1NextItemRequest struct {
 	Seed *int32 `json:"seed,omitempty"`
 
 	// Stop When an adaptive session stops: the first rule that holds, in this order.
-	Stop *V1StopRules `json:"stop,omitempty"`
+	Stop *StopRules `json:"stop,omitempty"`
 
 	// Strands Optional: content balancing, strand name -> target share (greater than 0; normalised to sum
 	// 1). Only the named strands' items are candidates, and the next item comes from the strand
@@ -892,21 +941,22 @@ type V1NextItemRequest struct {
 	Strands *map[string]float64 `json:"strands,omitempty"`
 
 	// TargetSuccess Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
-	// (both excluded), instead of the most informative item (chance 0.5).
+	// (both excluded), instead of the most informative item (chance 0.5). For an item scored in more
+	// than two categories the expected score as a share of its maximum takes the chance's place.
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
-	TimeOfYear *V1NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1NextItemRequestFramework Required: "lexile" or "quantile" (any case); the bank the items come from.
-type V1NextItemRequestFramework string
+// NextItemRequestFramework Required: "lexile" or "quantile" (any case); the bank the items come from.
+type NextItemRequestFramework string
 
-// V1NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
-type V1NextItemRequestTimeOfYear string
+// NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+type NextItemRequestTimeOfYear string
 
-// V1NextItemResponse The answer of the adaptive path.
-type V1NextItemResponse struct {
+// NextItemResponse The answer of the adaptive path.
+type NextItemResponse struct {
 	// Ability The ability after the items answered (the Bayes measure), rounded to a whole number.
 	Ability int32 `json:"ability"`
 
@@ -919,37 +969,59 @@ type V1NextItemResponse struct {
 	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
-	Framework V1NextItemResponseFramework `json:"framework"`
+	Framework NextItemResponseFramework `json:"framework"`
 
 	// ItemsAnswered The number of items sent in the request.
 	ItemsAnswered int32 `json:"itemsAnswered"`
 
 	// Next The item to give next.
-	Next *V1AdaptiveItem `json:"next,omitempty"`
+	Next *AdaptiveItem `json:"next,omitempty"`
 
 	// StopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
-	StopReason V1NextItemResponseStopReason `json:"stopReason"`
+	StopReason NextItemResponseStopReason `json:"stopReason"`
 
 	// Uncertainty Uncertainty of the ability (posterior SD), rounded.
 	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1NextItemResponseFramework "lexile" or "quantile".
+// NextItemResponseFramework "lexile" or "quantile".
 //
 // Always lower-case.
-type V1NextItemResponseFramework string
+type NextItemResponseFramework string
 
-// V1NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
-type V1NextItemResponseStopReason string
+// NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
+type NextItemResponseStopReason string
 
-// V1PersonFit Person fit: how well a pattern of right and wrong answers agrees with the model at the
+// OAuth2Error The error of a `grant_type=client_credentials` request (RFC 6749 §5.2); SPEC-style requests get the `Error` body instead.
+type OAuth2Error struct {
+	Error            OAuth2ErrorError `json:"error"`
+	ErrorDescription *string          `json:"error_description,omitempty"`
+}
+
+// OAuth2ErrorError defines model for OAuth2Error.Error.
+type OAuth2ErrorError string
+
+// OAuth2Token The answer to a `grant_type=client_credentials` request (RFC 6749 §5.1).
+type OAuth2Token struct {
+	// AccessToken Bearer token for the Authorization header.
+	AccessToken string `json:"access_token"`
+
+	// ExpiresIn Lifetime of the token in seconds.
+	ExpiresIn int                  `json:"expires_in"`
+	TokenType OAuth2TokenTokenType `json:"token_type"`
+}
+
+// OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
+type OAuth2TokenTokenType string
+
+// PersonFit Person fit: how well a pattern of right and wrong answers agrees with the model at the
 // student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 // reports. All four figures at full precision. In an answer only when the request asked for it
 // with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
-type V1PersonFit struct {
+type PersonFit struct {
 	// Flag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 	// when either is below -1.96, otherwise "".
-	Flag V1PersonFitFlag `json:"flag"`
+	Flag PersonFitFlag `json:"flag"`
 
 	// Infit Infit mean square (information-weighted): 1 when the answers are as noisy as the model
 	// expects, above 1 noisier (lucky guesses, careless slips), below 1 more predictable.
@@ -965,17 +1037,17 @@ type V1PersonFit struct {
 	OutfitZ float64 `json:"outfitZ"`
 }
 
-// V1PersonFitFlag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
+// PersonFitFlag "misfit" when infitZ or outfitZ is above 1.96 (distrust the measure), otherwise "overfit"
 // when either is below -1.96, otherwise "".
-type V1PersonFitFlag string
+type PersonFitFlag string
 
-// V1ScoreDifficultiesBayesRequest defines model for v1ScoreDifficultiesBayesRequest.
-type V1ScoreDifficultiesBayesRequest struct {
+// ScoreDifficultiesBayesRequest defines model for ScoreDifficultiesBayesRequest.
+type ScoreDifficultiesBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Required: "lexile" or "quantile" (any case).
-	Framework V1ScoreDifficultiesBayesRequestFramework `json:"framework"`
+	Framework ScoreDifficultiesBayesRequestFramework `json:"framework"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -985,9 +1057,11 @@ type V1ScoreDifficultiesBayesRequest struct {
 	// Items Required, 1 to 5,000 entries; their counts add up to the number of items.
 	//
 	// Their counts add up to at most 5,000 items, the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemDifficulty `json:"items"`
+	Items []ItemDifficulty `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
+	// entries have steps.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
@@ -999,17 +1073,17 @@ type V1ScoreDifficultiesBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
-type V1ScoreDifficultiesBayesRequestFramework string
+// ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
+type ScoreDifficultiesBayesRequestFramework string
 
-// V1ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreDifficultiesBayesRequestTimeOfYear string
+// ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreDifficultiesBayesRequestTimeOfYear string
 
-// V1ScoreFormRequest defines model for v1ScoreFormRequest.
-type V1ScoreFormRequest struct {
+// ScoreFormRequest defines model for ScoreFormRequest.
+type ScoreFormRequest struct {
 	// FormId Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId string `json:"formId"`
 
@@ -1018,23 +1092,25 @@ type V1ScoreFormRequest struct {
 	// the grade's cap.
 	Grade *int32 `json:"grade,omitempty"`
 
-	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form.
+	// NumberCorrect Required. Items of the form answered correctly, 0 to the number of items of the form: the
+	// total of score points, 0 to the sum of the items' maximum scores, when the form has items
+	// scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreFormRequestTimeOfYear string
+// ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreFormRequestTimeOfYear string
 
-// V1ScoreItemIdsBayesRequest defines model for v1ScoreItemIdsBayesRequest.
-type V1ScoreItemIdsBayesRequest struct {
+// ScoreItemIdsBayesRequest defines model for ScoreItemIdsBayesRequest.
+type ScoreItemIdsBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1044,9 +1120,10 @@ type V1ScoreItemIdsBayesRequest struct {
 	// Items Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemId `json:"items"`
+	Items []ItemId `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
@@ -1058,19 +1135,19 @@ type V1ScoreItemIdsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemIdsBayesRequestFramework string
+// ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemIdsBayesRequestFramework string
 
-// V1ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreItemIdsBayesRequestTimeOfYear string
+// ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreItemIdsBayesRequestTimeOfYear string
 
-// V1ScoreItemIdsRequest defines model for v1ScoreItemIdsRequest.
-type V1ScoreItemIdsRequest struct {
+// ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
+type ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemIdsRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemIdsRequestFramework `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1080,23 +1157,24 @@ type V1ScoreItemIdsRequest struct {
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemId `json:"items"`
+	Items []ItemId `json:"items"`
 
-	// NumberCorrect Required. Items answered correctly, 0 to the number of items.
+	// NumberCorrect Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemIdsRequestFramework string
+// ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemIdsRequestFramework string
 
-// V1ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreItemIdsRequestTimeOfYear string
+// ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreItemIdsRequestTimeOfYear string
 
-// V1ScoreItemResultsBayesRequest defines model for v1ScoreItemResultsBayesRequest.
-type V1ScoreItemResultsBayesRequest struct {
+// ScoreItemResultsBayesRequest defines model for ScoreItemResultsBayesRequest.
+type ScoreItemResultsBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
@@ -1105,7 +1183,7 @@ type V1ScoreItemResultsBayesRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1115,7 +1193,7 @@ type V1ScoreItemResultsBayesRequest struct {
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemResult `json:"items"`
+	Items []ItemResult `json:"items"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
 	//
@@ -1126,17 +1204,17 @@ type V1ScoreItemResultsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemResultsBayesRequestFramework string
+// ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemResultsBayesRequestFramework string
 
-// V1ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreItemResultsBayesRequestTimeOfYear string
+// ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreItemResultsBayesRequestTimeOfYear string
 
-// V1ScoreItemResultsBayesStrandsRequest defines model for v1ScoreItemResultsBayesStrandsRequest.
-type V1ScoreItemResultsBayesStrandsRequest struct {
+// ScoreItemResultsBayesStrandsRequest defines model for ScoreItemResultsBayesStrandsRequest.
+type ScoreItemResultsBayesStrandsRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
@@ -1145,7 +1223,7 @@ type V1ScoreItemResultsBayesStrandsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1153,7 +1231,7 @@ type V1ScoreItemResultsBayesStrandsRequest struct {
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemResult `json:"items"`
+	Items []ItemResult `json:"items"`
 
 	// PriorAbility Required. Ability before this test, a measure (-10,000 to 10,000).
 	//
@@ -1164,23 +1242,23 @@ type V1ScoreItemResultsBayesStrandsRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
-	TimeOfYear V1ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
+	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// V1ScoreItemResultsBayesStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemResultsBayesStrandsRequestFramework string
+// ScoreItemResultsBayesStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemResultsBayesStrandsRequestFramework string
 
-// V1ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
-type V1ScoreItemResultsBayesStrandsRequestTimeOfYear string
+// ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+type ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
-// V1ScoreItemResultsRequest defines model for v1ScoreItemResultsRequest.
-type V1ScoreItemResultsRequest struct {
+// ScoreItemResultsRequest defines model for ScoreItemResultsRequest.
+type ScoreItemResultsRequest struct {
 	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemResultsRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemResultsRequestFramework `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1190,26 +1268,26 @@ type V1ScoreItemResultsRequest struct {
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemResult `json:"items"`
+	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemResultsRequestFramework string
+// ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemResultsRequestFramework string
 
-// V1ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreItemResultsRequestTimeOfYear string
+// ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreItemResultsRequestTimeOfYear string
 
-// V1ScoreItemResultsStrandsRequest defines model for v1ScoreItemResultsStrandsRequest.
-type V1ScoreItemResultsStrandsRequest struct {
+// ScoreItemResultsStrandsRequest defines model for ScoreItemResultsStrandsRequest.
+type ScoreItemResultsStrandsRequest struct {
 	// Fit Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *V1ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
+	Framework *ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1217,20 +1295,20 @@ type V1ScoreItemResultsStrandsRequest struct {
 	// Items Required, 1 to 5,000 items of one framework, no id twice.
 	//
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
-	Items []V1ItemResult `json:"items"`
+	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
-	TimeOfYear V1ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
+	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// V1ScoreItemResultsStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type V1ScoreItemResultsStrandsRequestFramework string
+// ScoreItemResultsStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+type ScoreItemResultsStrandsRequestFramework string
 
-// V1ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
-type V1ScoreItemResultsStrandsRequestTimeOfYear string
+// ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+type ScoreItemResultsStrandsRequestTimeOfYear string
 
-// V1ScoreScaleBayesRequest defines model for v1ScoreScaleBayesRequest.
-type V1ScoreScaleBayesRequest struct {
+// ScoreScaleBayesRequest defines model for ScoreScaleBayesRequest.
+type ScoreScaleBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
@@ -1251,31 +1329,31 @@ type V1ScoreScaleBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
-	ScaleScore V1ScoreScaleBayesRequest_ScaleScore `json:"scaleScore"`
+	ScaleScore ScoreScaleBayesRequest_ScaleScore `json:"scaleScore"`
 
 	// ScaleSem Required. Standard error of measurement of the external test, greater than 0, at most 10,000.
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreScaleBayesRequestScaleScore0 Example: 512
-type V1ScoreScaleBayesRequestScaleScore0 = string
+// ScoreScaleBayesRequestScaleScore0 Example: 512
+type ScoreScaleBayesRequestScaleScore0 = string
 
-// V1ScoreScaleBayesRequestScaleScore1 defines model for V1ScoreScaleBayesRequest.ScaleScore.1.
-type V1ScoreScaleBayesRequestScaleScore1 = float32
+// ScoreScaleBayesRequestScaleScore1 defines model for ScoreScaleBayesRequest.ScaleScore.1.
+type ScoreScaleBayesRequestScaleScore1 = float32
 
-// V1ScoreScaleBayesRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
-type V1ScoreScaleBayesRequest_ScaleScore struct {
+// ScoreScaleBayesRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5".
+type ScoreScaleBayesRequest_ScaleScore struct {
 	union json.RawMessage
 }
 
-// V1ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreScaleBayesRequestTimeOfYear string
+// ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreScaleBayesRequestTimeOfYear string
 
-// V1ScoreScaleRequest defines model for v1ScoreScaleRequest.
-type V1ScoreScaleRequest struct {
+// ScoreScaleRequest defines model for ScoreScaleRequest.
+type ScoreScaleRequest struct {
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
 	// the grade's cap.
@@ -1286,33 +1364,33 @@ type V1ScoreScaleRequest struct {
 
 	// ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
 	// must lie inside the link table's range. The JSON front also accepts a JSON number.
-	ScaleScore V1ScoreScaleRequest_ScaleScore `json:"scaleScore"`
+	ScaleScore ScoreScaleRequest_ScaleScore `json:"scaleScore"`
 
 	// ScaleSem Required. Standard error of measurement of the external test in its own scale units,
 	// greater than 0 and at most 10,000.
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-	TimeOfYear *V1ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
+	TimeOfYear *ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// V1ScoreScaleRequestScaleScore0 Example: 512
-type V1ScoreScaleRequestScaleScore0 = string
+// ScoreScaleRequestScaleScore0 Example: 512
+type ScoreScaleRequestScaleScore0 = string
 
-// V1ScoreScaleRequestScaleScore1 defines model for V1ScoreScaleRequest.ScaleScore.1.
-type V1ScoreScaleRequestScaleScore1 = float32
+// ScoreScaleRequestScaleScore1 defines model for ScoreScaleRequest.ScaleScore.1.
+type ScoreScaleRequestScaleScore1 = float32
 
-// V1ScoreScaleRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
+// ScoreScaleRequest_ScaleScore Required. Scale score on the external test, a decimal number as a string, e.g. "512.5"; it
 // must lie inside the link table's range. The JSON front also accepts a JSON number.
-type V1ScoreScaleRequest_ScaleScore struct {
+type ScoreScaleRequest_ScaleScore struct {
 	union json.RawMessage
 }
 
-// V1ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
-type V1ScoreScaleRequestTimeOfYear string
+// ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+type ScoreScaleRequestTimeOfYear string
 
-// V1StopRules When an adaptive session stops: the first rule that holds, in this order.
-type V1StopRules struct {
+// StopRules When an adaptive session stops: the first rule that holds, in this order.
+type StopRules struct {
 	// Confidence How clearly, for cut: the confidence of the interval, between 0 and 1 (both excluded); 0.95
 	// when absent.
 	Confidence *float64 `json:"confidence,omitempty"`
@@ -1331,8 +1409,8 @@ type V1StopRules struct {
 	TargetUncertainty *float64 `json:"targetUncertainty,omitempty"`
 }
 
-// V1Strand A strand of the standard strand endpoint.
-type V1Strand struct {
+// Strand A strand of the standard strand endpoint.
+type Strand struct {
 	// Category 1 below the lower benchmark, 2 between, 3 at or above the upper benchmark.
 	Category int32 `json:"category"`
 
@@ -1340,8 +1418,8 @@ type V1Strand struct {
 	Name string `json:"name"`
 }
 
-// V1StrandsMeasure The standard measure with a category per strand.
-type V1StrandsMeasure struct {
+// StrandsMeasure The standard measure with a category per strand.
+type StrandsMeasure struct {
 	// Ability As Measure.ability.
 	Ability int32 `json:"ability"`
 
@@ -1355,7 +1433,7 @@ type V1StrandsMeasure struct {
 	// student's ability (Wright & Masters; docs/method.md §12), at the unrounded estimate the answer
 	// reports. All four figures at full precision. In an answer only when the request asked for it
 	// with fit = true and the score is neither zero nor perfect (fitNote says why it is absent then).
-	Fit *V1PersonFit `json:"fit,omitempty"`
+	Fit *PersonFit `json:"fit,omitempty"`
 
 	// FitNote Present only when fit = true was asked and there is no fit to give (a zero or perfect score):
 	// why. fit is then absent.
@@ -1364,19 +1442,42 @@ type V1StrandsMeasure struct {
 	// Framework "lexile" or "quantile".
 	//
 	// Always lower-case.
-	Framework V1StrandsMeasureFramework `json:"framework"`
+	Framework StrandsMeasureFramework `json:"framework"`
 
 	// Strands One entry per strand of the framework, in the content bundle's order.
-	Strands []V1Strand `json:"strands"`
+	Strands []Strand `json:"strands"`
 
 	// Uncertainty As Measure.uncertainty.
 	Uncertainty int32 `json:"uncertainty"`
 }
 
-// V1StrandsMeasureFramework "lexile" or "quantile".
+// StrandsMeasureFramework "lexile" or "quantile".
 //
 // Always lower-case.
-type V1StrandsMeasureFramework string
+type StrandsMeasureFramework string
+
+// TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
+type TokenForm struct {
+	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
+	// accepts the alias clientID; a missing value is refused as wrong credentials are (401 over
+	// HTTP, Unauthenticated over gRPC).
+	ClientId *string `json:"clientId,omitempty"`
+
+	// ClientSecret Required. Shared secret of the client.
+	ClientSecret *string `json:"clientSecret,omitempty"`
+
+	// OAuth2ClientID OAuth 2.0 client id (or HTTP Basic user).
+	OAuth2ClientID *string `json:"client_id,omitempty"`
+
+	// OAuth2ClientSecret OAuth 2.0 client secret (or HTTP Basic password).
+	OAuth2ClientSecret *string `json:"client_secret,omitempty"`
+
+	// GrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+	GrantType *TokenFormGrantType `json:"grant_type,omitempty"`
+}
+
+// TokenFormGrantType OAuth 2.0 grant type; when present the answer is OAuth2Token and errors OAuth2Error.
+type TokenFormGrantType string
 
 // BadRequest The body of every non-2xx answer.
 type BadRequest = Error
@@ -1423,40 +1524,40 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 }
 
 // ScoringServiceNextItemJSONRequestBody defines body for ScoringServiceNextItem for application/json ContentType.
-type ScoringServiceNextItemJSONRequestBody = V1NextItemRequest
+type ScoringServiceNextItemJSONRequestBody = NextItemRequest
 
 // ScoringServiceScoreFormJSONRequestBody defines body for ScoringServiceScoreForm for application/json ContentType.
-type ScoringServiceScoreFormJSONRequestBody = V1ScoreFormRequest
+type ScoringServiceScoreFormJSONRequestBody = ScoreFormRequest
 
 // ScoringServiceScoreDifficultiesBayesJSONRequestBody defines body for ScoringServiceScoreDifficultiesBayes for application/json ContentType.
-type ScoringServiceScoreDifficultiesBayesJSONRequestBody = V1ScoreDifficultiesBayesRequest
+type ScoringServiceScoreDifficultiesBayesJSONRequestBody = ScoreDifficultiesBayesRequest
 
 // ScoringServiceScoreItemIdsBayesJSONRequestBody defines body for ScoringServiceScoreItemIdsBayes for application/json ContentType.
-type ScoringServiceScoreItemIdsBayesJSONRequestBody = V1ScoreItemIdsBayesRequest
+type ScoringServiceScoreItemIdsBayesJSONRequestBody = ScoreItemIdsBayesRequest
 
 // ScoringServiceScoreItemIdsJSONRequestBody defines body for ScoringServiceScoreItemIds for application/json ContentType.
-type ScoringServiceScoreItemIdsJSONRequestBody = V1ScoreItemIdsRequest
+type ScoringServiceScoreItemIdsJSONRequestBody = ScoreItemIdsRequest
 
 // ScoringServiceScoreItemResultsBayesJSONRequestBody defines body for ScoringServiceScoreItemResultsBayes for application/json ContentType.
-type ScoringServiceScoreItemResultsBayesJSONRequestBody = V1ScoreItemResultsBayesRequest
+type ScoringServiceScoreItemResultsBayesJSONRequestBody = ScoreItemResultsBayesRequest
 
 // ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody defines body for ScoringServiceScoreItemResultsBayesStrands for application/json ContentType.
-type ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody = V1ScoreItemResultsBayesStrandsRequest
+type ScoringServiceScoreItemResultsBayesStrandsJSONRequestBody = ScoreItemResultsBayesStrandsRequest
 
 // ScoringServiceScoreItemResultsJSONRequestBody defines body for ScoringServiceScoreItemResults for application/json ContentType.
-type ScoringServiceScoreItemResultsJSONRequestBody = V1ScoreItemResultsRequest
+type ScoringServiceScoreItemResultsJSONRequestBody = ScoreItemResultsRequest
 
 // ScoringServiceScoreItemResultsStrandsJSONRequestBody defines body for ScoringServiceScoreItemResultsStrands for application/json ContentType.
-type ScoringServiceScoreItemResultsStrandsJSONRequestBody = V1ScoreItemResultsStrandsRequest
+type ScoringServiceScoreItemResultsStrandsJSONRequestBody = ScoreItemResultsStrandsRequest
 
 // ScoringServiceScoreScaleBayesJSONRequestBody defines body for ScoringServiceScoreScaleBayes for application/json ContentType.
-type ScoringServiceScoreScaleBayesJSONRequestBody = V1ScoreScaleBayesRequest
+type ScoringServiceScoreScaleBayesJSONRequestBody = ScoreScaleBayesRequest
 
 // ScoringServiceScoreScaleJSONRequestBody defines body for ScoringServiceScoreScale for application/json ContentType.
-type ScoringServiceScoreScaleJSONRequestBody = V1ScoreScaleRequest
+type ScoringServiceScoreScaleJSONRequestBody = ScoreScaleRequest
 
 // TokenServiceIssueTokenJSONRequestBody defines body for TokenServiceIssueToken for application/json ContentType.
-type TokenServiceIssueTokenJSONRequestBody = V1IssueTokenRequest
+type TokenServiceIssueTokenJSONRequestBody = IssueTokenRequest
 
 // TokenServiceIssueTokenFormdataRequestBody defines body for TokenServiceIssueToken for application/x-www-form-urlencoded ContentType.
 type TokenServiceIssueTokenFormdataRequestBody = TokenForm
@@ -1532,22 +1633,22 @@ func (a Error_ValidationErrors) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
-// AsV1ScoreScaleBayesRequestScaleScore0 returns the union data inside the V1ScoreScaleBayesRequest_ScaleScore as a V1ScoreScaleBayesRequestScaleScore0
-func (t V1ScoreScaleBayesRequest_ScaleScore) AsV1ScoreScaleBayesRequestScaleScore0() (V1ScoreScaleBayesRequestScaleScore0, error) {
-	var body V1ScoreScaleBayesRequestScaleScore0
+// AsScoreScaleBayesRequestScaleScore0 returns the union data inside the ScoreScaleBayesRequest_ScaleScore as a ScoreScaleBayesRequestScaleScore0
+func (t ScoreScaleBayesRequest_ScaleScore) AsScoreScaleBayesRequestScaleScore0() (ScoreScaleBayesRequestScaleScore0, error) {
+	var body ScoreScaleBayesRequestScaleScore0
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1ScoreScaleBayesRequestScaleScore0 overwrites any union data inside the V1ScoreScaleBayesRequest_ScaleScore as the provided V1ScoreScaleBayesRequestScaleScore0
-func (t *V1ScoreScaleBayesRequest_ScaleScore) FromV1ScoreScaleBayesRequestScaleScore0(v V1ScoreScaleBayesRequestScaleScore0) error {
+// FromScoreScaleBayesRequestScaleScore0 overwrites any union data inside the ScoreScaleBayesRequest_ScaleScore as the provided ScoreScaleBayesRequestScaleScore0
+func (t *ScoreScaleBayesRequest_ScaleScore) FromScoreScaleBayesRequestScaleScore0(v ScoreScaleBayesRequestScaleScore0) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1ScoreScaleBayesRequestScaleScore0 performs a merge with any union data inside the V1ScoreScaleBayesRequest_ScaleScore, using the provided V1ScoreScaleBayesRequestScaleScore0
-func (t *V1ScoreScaleBayesRequest_ScaleScore) MergeV1ScoreScaleBayesRequestScaleScore0(v V1ScoreScaleBayesRequestScaleScore0) error {
+// MergeScoreScaleBayesRequestScaleScore0 performs a merge with any union data inside the ScoreScaleBayesRequest_ScaleScore, using the provided ScoreScaleBayesRequestScaleScore0
+func (t *ScoreScaleBayesRequest_ScaleScore) MergeScoreScaleBayesRequestScaleScore0(v ScoreScaleBayesRequestScaleScore0) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1558,22 +1659,22 @@ func (t *V1ScoreScaleBayesRequest_ScaleScore) MergeV1ScoreScaleBayesRequestScale
 	return err
 }
 
-// AsV1ScoreScaleBayesRequestScaleScore1 returns the union data inside the V1ScoreScaleBayesRequest_ScaleScore as a V1ScoreScaleBayesRequestScaleScore1
-func (t V1ScoreScaleBayesRequest_ScaleScore) AsV1ScoreScaleBayesRequestScaleScore1() (V1ScoreScaleBayesRequestScaleScore1, error) {
-	var body V1ScoreScaleBayesRequestScaleScore1
+// AsScoreScaleBayesRequestScaleScore1 returns the union data inside the ScoreScaleBayesRequest_ScaleScore as a ScoreScaleBayesRequestScaleScore1
+func (t ScoreScaleBayesRequest_ScaleScore) AsScoreScaleBayesRequestScaleScore1() (ScoreScaleBayesRequestScaleScore1, error) {
+	var body ScoreScaleBayesRequestScaleScore1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1ScoreScaleBayesRequestScaleScore1 overwrites any union data inside the V1ScoreScaleBayesRequest_ScaleScore as the provided V1ScoreScaleBayesRequestScaleScore1
-func (t *V1ScoreScaleBayesRequest_ScaleScore) FromV1ScoreScaleBayesRequestScaleScore1(v V1ScoreScaleBayesRequestScaleScore1) error {
+// FromScoreScaleBayesRequestScaleScore1 overwrites any union data inside the ScoreScaleBayesRequest_ScaleScore as the provided ScoreScaleBayesRequestScaleScore1
+func (t *ScoreScaleBayesRequest_ScaleScore) FromScoreScaleBayesRequestScaleScore1(v ScoreScaleBayesRequestScaleScore1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1ScoreScaleBayesRequestScaleScore1 performs a merge with any union data inside the V1ScoreScaleBayesRequest_ScaleScore, using the provided V1ScoreScaleBayesRequestScaleScore1
-func (t *V1ScoreScaleBayesRequest_ScaleScore) MergeV1ScoreScaleBayesRequestScaleScore1(v V1ScoreScaleBayesRequestScaleScore1) error {
+// MergeScoreScaleBayesRequestScaleScore1 performs a merge with any union data inside the ScoreScaleBayesRequest_ScaleScore, using the provided ScoreScaleBayesRequestScaleScore1
+func (t *ScoreScaleBayesRequest_ScaleScore) MergeScoreScaleBayesRequestScaleScore1(v ScoreScaleBayesRequestScaleScore1) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1584,32 +1685,32 @@ func (t *V1ScoreScaleBayesRequest_ScaleScore) MergeV1ScoreScaleBayesRequestScale
 	return err
 }
 
-func (t V1ScoreScaleBayesRequest_ScaleScore) MarshalJSON() ([]byte, error) {
+func (t ScoreScaleBayesRequest_ScaleScore) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *V1ScoreScaleBayesRequest_ScaleScore) UnmarshalJSON(b []byte) error {
+func (t *ScoreScaleBayesRequest_ScaleScore) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsV1ScoreScaleRequestScaleScore0 returns the union data inside the V1ScoreScaleRequest_ScaleScore as a V1ScoreScaleRequestScaleScore0
-func (t V1ScoreScaleRequest_ScaleScore) AsV1ScoreScaleRequestScaleScore0() (V1ScoreScaleRequestScaleScore0, error) {
-	var body V1ScoreScaleRequestScaleScore0
+// AsScoreScaleRequestScaleScore0 returns the union data inside the ScoreScaleRequest_ScaleScore as a ScoreScaleRequestScaleScore0
+func (t ScoreScaleRequest_ScaleScore) AsScoreScaleRequestScaleScore0() (ScoreScaleRequestScaleScore0, error) {
+	var body ScoreScaleRequestScaleScore0
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1ScoreScaleRequestScaleScore0 overwrites any union data inside the V1ScoreScaleRequest_ScaleScore as the provided V1ScoreScaleRequestScaleScore0
-func (t *V1ScoreScaleRequest_ScaleScore) FromV1ScoreScaleRequestScaleScore0(v V1ScoreScaleRequestScaleScore0) error {
+// FromScoreScaleRequestScaleScore0 overwrites any union data inside the ScoreScaleRequest_ScaleScore as the provided ScoreScaleRequestScaleScore0
+func (t *ScoreScaleRequest_ScaleScore) FromScoreScaleRequestScaleScore0(v ScoreScaleRequestScaleScore0) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1ScoreScaleRequestScaleScore0 performs a merge with any union data inside the V1ScoreScaleRequest_ScaleScore, using the provided V1ScoreScaleRequestScaleScore0
-func (t *V1ScoreScaleRequest_ScaleScore) MergeV1ScoreScaleRequestScaleScore0(v V1ScoreScaleRequestScaleScore0) error {
+// MergeScoreScaleRequestScaleScore0 performs a merge with any union data inside the ScoreScaleRequest_ScaleScore, using the provided ScoreScaleRequestScaleScore0
+func (t *ScoreScaleRequest_ScaleScore) MergeScoreScaleRequestScaleScore0(v ScoreScaleRequestScaleScore0) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1620,22 +1721,22 @@ func (t *V1ScoreScaleRequest_ScaleScore) MergeV1ScoreScaleRequestScaleScore0(v V
 	return err
 }
 
-// AsV1ScoreScaleRequestScaleScore1 returns the union data inside the V1ScoreScaleRequest_ScaleScore as a V1ScoreScaleRequestScaleScore1
-func (t V1ScoreScaleRequest_ScaleScore) AsV1ScoreScaleRequestScaleScore1() (V1ScoreScaleRequestScaleScore1, error) {
-	var body V1ScoreScaleRequestScaleScore1
+// AsScoreScaleRequestScaleScore1 returns the union data inside the ScoreScaleRequest_ScaleScore as a ScoreScaleRequestScaleScore1
+func (t ScoreScaleRequest_ScaleScore) AsScoreScaleRequestScaleScore1() (ScoreScaleRequestScaleScore1, error) {
+	var body ScoreScaleRequestScaleScore1
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1ScoreScaleRequestScaleScore1 overwrites any union data inside the V1ScoreScaleRequest_ScaleScore as the provided V1ScoreScaleRequestScaleScore1
-func (t *V1ScoreScaleRequest_ScaleScore) FromV1ScoreScaleRequestScaleScore1(v V1ScoreScaleRequestScaleScore1) error {
+// FromScoreScaleRequestScaleScore1 overwrites any union data inside the ScoreScaleRequest_ScaleScore as the provided ScoreScaleRequestScaleScore1
+func (t *ScoreScaleRequest_ScaleScore) FromScoreScaleRequestScaleScore1(v ScoreScaleRequestScaleScore1) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1ScoreScaleRequestScaleScore1 performs a merge with any union data inside the V1ScoreScaleRequest_ScaleScore, using the provided V1ScoreScaleRequestScaleScore1
-func (t *V1ScoreScaleRequest_ScaleScore) MergeV1ScoreScaleRequestScaleScore1(v V1ScoreScaleRequestScaleScore1) error {
+// MergeScoreScaleRequestScaleScore1 performs a merge with any union data inside the ScoreScaleRequest_ScaleScore, using the provided ScoreScaleRequestScaleScore1
+func (t *ScoreScaleRequest_ScaleScore) MergeScoreScaleRequestScaleScore1(v ScoreScaleRequestScaleScore1) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -1646,32 +1747,32 @@ func (t *V1ScoreScaleRequest_ScaleScore) MergeV1ScoreScaleRequestScaleScore1(v V
 	return err
 }
 
-func (t V1ScoreScaleRequest_ScaleScore) MarshalJSON() ([]byte, error) {
+func (t ScoreScaleRequest_ScaleScore) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
 }
 
-func (t *V1ScoreScaleRequest_ScaleScore) UnmarshalJSON(b []byte) error {
+func (t *ScoreScaleRequest_ScaleScore) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
-// AsV1IssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a V1IssueTokenResponse
-func (t TokenServiceIssueToken200JSONResponseBody) AsV1IssueTokenResponse() (V1IssueTokenResponse, error) {
-	var body V1IssueTokenResponse
+// AsIssueTokenResponse returns the union data inside the TokenServiceIssueToken200JSONResponseBody as a IssueTokenResponse
+func (t TokenServiceIssueToken200JSONResponseBody) AsIssueTokenResponse() (IssueTokenResponse, error) {
+	var body IssueTokenResponse
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromV1IssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) FromV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// FromIssueTokenResponse overwrites any union data inside the TokenServiceIssueToken200JSONResponseBody as the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) FromIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeV1IssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided V1IssueTokenResponse
-func (t *TokenServiceIssueToken200JSONResponseBody) MergeV1IssueTokenResponse(v V1IssueTokenResponse) error {
+// MergeIssueTokenResponse performs a merge with any union data inside the TokenServiceIssueToken200JSONResponseBody, using the provided IssueTokenResponse
+func (t *TokenServiceIssueToken200JSONResponseBody) MergeIssueTokenResponse(v IssueTokenResponse) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -2004,6 +2105,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 	ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+	ScoringServiceScoreBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ScoringServiceScoreFormWithBody Standard measure from a form of the content bundle and a number correct (extension).
 	//
 	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -2137,8 +2247,9 @@ type ClientInterface interface {
 	// ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2148,8 +2259,9 @@ type ClientInterface interface {
 	// ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2286,6 +2398,25 @@ func (c *Client) ScoringServiceNextItemWithBody(ctx context.Context, contentType
 // Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewScoringServiceNextItemRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+func (c *Client) ScoringServiceScoreBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewScoringServiceScoreBatchRequestWithBody(c.Server, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2549,8 +2680,9 @@ func (c *Client) ScoringServiceScoreItemResultsBayesStrands(ctx context.Context,
 // ScoringServiceScoreItemResultsWithBody Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2570,8 +2702,9 @@ func (c *Client) ScoringServiceScoreItemResultsWithBody(ctx context.Context, con
 // ScoringServiceScoreItemResults Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2792,6 +2925,35 @@ func NewScoringServiceNextItemRequestWithBody(server string, contentType string,
 	}
 
 	operationPath := fmt.Sprintf("/api/score/adaptive/next")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewScoringServiceScoreBatchRequestWithBody constructs an http.Request for the ScoringServiceScoreBatch method, with any body, and a specified content type
+func NewScoringServiceScoreBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/score/batch")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3332,6 +3494,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/score/adaptive/next (the `ScoringServiceNextItem` operationId).
 	ScoringServiceNextItemWithResponse(ctx context.Context, body ScoringServiceNextItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ScoringServiceNextItemResponse, error)
 
+	// ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
+	//
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+	ScoringServiceScoreBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreBatchResponse, error)
+
 	// ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 	//
 	// POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -3465,8 +3636,9 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3476,8 +3648,9 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3597,7 +3770,7 @@ type ScoringServiceNextItemResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1NextItemResponse
+	JSON200 *NextItemResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -3623,7 +3796,7 @@ type ScoringServiceNextItemResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceNextItemResponse) GetJSON200() *V1NextItemResponse {
+func (r ScoringServiceNextItemResponse) GetJSON200() *NextItemResponse {
 	return r.JSON200
 }
 
@@ -3696,6 +3869,117 @@ func (r ScoringServiceNextItemResponse) ContentType() string {
 	return ""
 }
 
+// ScoringServiceScoreBatchResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ScoringServiceScoreBatchResponse429Headers the declared response headers of an HTTP 429 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ScoringServiceScoreBatchResponse503Headers the declared response headers of an HTTP 503 response for ScoringServiceScoreBatch
+type ScoringServiceScoreBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ScoringServiceScoreBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ScoringServiceScoreBatchResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ScoringServiceScoreBatchResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ScoringServiceScoreBatchResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ScoringServiceScoreBatchResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ScoringServiceScoreBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ScoringServiceScoreBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ScoringServiceScoreBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ScoringServiceScoreBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ScoringServiceScoreFormResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceScoreForm
 type ScoringServiceScoreFormResponse401Headers struct {
 	WWWAuthenticate *string
@@ -3715,7 +3999,7 @@ type ScoringServiceScoreFormResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -3741,7 +4025,7 @@ type ScoringServiceScoreFormResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreFormResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreFormResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -3833,7 +4117,7 @@ type ScoringServiceScoreDifficultiesBayesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -3859,7 +4143,7 @@ type ScoringServiceScoreDifficultiesBayesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreDifficultiesBayesResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreDifficultiesBayesResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -3951,7 +4235,7 @@ type ScoringServiceScoreItemIdsBayesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -3977,7 +4261,7 @@ type ScoringServiceScoreItemIdsBayesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemIdsBayesResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreItemIdsBayesResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -4069,7 +4353,7 @@ type ScoringServiceScoreItemIdsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4095,7 +4379,7 @@ type ScoringServiceScoreItemIdsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemIdsResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreItemIdsResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -4187,7 +4471,7 @@ type ScoringServiceScoreItemResultsBayesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4213,7 +4497,7 @@ type ScoringServiceScoreItemResultsBayesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemResultsBayesResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreItemResultsBayesResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -4305,7 +4589,7 @@ type ScoringServiceScoreItemResultsBayesStrandsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1BayesStrandsMeasure
+	JSON200 *BayesStrandsMeasure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4331,7 +4615,7 @@ type ScoringServiceScoreItemResultsBayesStrandsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemResultsBayesStrandsResponse) GetJSON200() *V1BayesStrandsMeasure {
+func (r ScoringServiceScoreItemResultsBayesStrandsResponse) GetJSON200() *BayesStrandsMeasure {
 	return r.JSON200
 }
 
@@ -4423,7 +4707,7 @@ type ScoringServiceScoreItemResultsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4449,7 +4733,7 @@ type ScoringServiceScoreItemResultsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemResultsResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreItemResultsResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -4541,7 +4825,7 @@ type ScoringServiceScoreItemResultsStrandsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1StrandsMeasure
+	JSON200 *StrandsMeasure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4567,7 +4851,7 @@ type ScoringServiceScoreItemResultsStrandsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreItemResultsStrandsResponse) GetJSON200() *V1StrandsMeasure {
+func (r ScoringServiceScoreItemResultsStrandsResponse) GetJSON200() *StrandsMeasure {
 	return r.JSON200
 }
 
@@ -4659,7 +4943,7 @@ type ScoringServiceScoreScaleBayesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4685,7 +4969,7 @@ type ScoringServiceScoreScaleBayesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreScaleBayesResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreScaleBayesResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -4777,7 +5061,7 @@ type ScoringServiceScoreScaleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *V1Measure
+	JSON200 *Measure
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -4803,7 +5087,7 @@ type ScoringServiceScoreScaleResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ScoringServiceScoreScaleResponse) GetJSON200() *V1Measure {
+func (r ScoringServiceScoreScaleResponse) GetJSON200() *Measure {
 	return r.JSON200
 }
 
@@ -5032,6 +5316,21 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Con
 	return ParseScoringServiceNextItemResponse(rsp)
 }
 
+// ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
+//
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/score/batch (the `ScoringServiceScoreBatch` operationId).
+func (c *ClientWithResponses) ScoringServiceScoreBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ScoringServiceScoreBatchResponse, error) {
+	rsp, err := c.ScoringServiceScoreBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseScoringServiceScoreBatchResponse(rsp)
+}
+
 // ScoringServiceScoreFormWithBodyWithResponse Standard measure from a form of the content bundle and a number correct (extension).
 //
 // POST /api/score/form/id/standard, permission score:standard. A measure from a fixed test form
@@ -5237,8 +5536,9 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsBayesStrandsWithResp
 // ScoringServiceScoreItemResultsWithBodyWithResponse Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5254,8 +5554,9 @@ func (c *ClientWithResponses) ScoringServiceScoreItemResultsWithBodyWithResponse
 // ScoringServiceScoreItemResultsWithResponse Standard (maximum likelihood) measure from item results.
 //
 // POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-// uncertainty, the ability's display and the framework of the items.
+// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+// scored in more than two categories), without prior information: ability, its uncertainty, the
+// ability's display and the framework of the items.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5430,7 +5731,7 @@ func ParseScoringServiceNextItemResponse(rsp *http.Response) (*ScoringServiceNex
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1NextItemResponse
+		var dest NextItemResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5530,6 +5831,114 @@ func ParseScoringServiceNextItemResponse(rsp *http.Response) (*ScoringServiceNex
 	return response, nil
 }
 
+// ParseScoringServiceScoreBatchResponse parses an HTTP response from a ScoringServiceScoreBatchWithResponse call
+func ParseScoringServiceScoreBatchResponse(rsp *http.Response) (*ScoringServiceScoreBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ScoringServiceScoreBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ScoringServiceScoreBatchResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ScoringServiceScoreBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ScoringServiceScoreBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseScoringServiceScoreFormResponse parses an HTTP response from a ScoringServiceScoreFormWithResponse call
 func ParseScoringServiceScoreFormResponse(rsp *http.Response) (*ScoringServiceScoreFormResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -5545,7 +5954,7 @@ func ParseScoringServiceScoreFormResponse(rsp *http.Response) (*ScoringServiceSc
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5660,7 +6069,7 @@ func ParseScoringServiceScoreDifficultiesBayesResponse(rsp *http.Response) (*Sco
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5775,7 +6184,7 @@ func ParseScoringServiceScoreItemIdsBayesResponse(rsp *http.Response) (*ScoringS
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5890,7 +6299,7 @@ func ParseScoringServiceScoreItemIdsResponse(rsp *http.Response) (*ScoringServic
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6005,7 +6414,7 @@ func ParseScoringServiceScoreItemResultsBayesResponse(rsp *http.Response) (*Scor
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6120,7 +6529,7 @@ func ParseScoringServiceScoreItemResultsBayesStrandsResponse(rsp *http.Response)
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1BayesStrandsMeasure
+		var dest BayesStrandsMeasure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6235,7 +6644,7 @@ func ParseScoringServiceScoreItemResultsResponse(rsp *http.Response) (*ScoringSe
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6350,7 +6759,7 @@ func ParseScoringServiceScoreItemResultsStrandsResponse(rsp *http.Response) (*Sc
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1StrandsMeasure
+		var dest StrandsMeasure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6465,7 +6874,7 @@ func ParseScoringServiceScoreScaleBayesResponse(rsp *http.Response) (*ScoringSer
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6580,7 +6989,7 @@ func ParseScoringServiceScoreScaleResponse(rsp *http.Response) (*ScoringServiceS
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest V1Measure
+		var dest Measure
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/e2e/client/scoring"
 	"github.com/yardstick-dev/yardstick/e2e/internal/live"
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
 
 // TestGeneratedClient: the client oapi-codegen generates from scoring.openapi.json logs in at
@@ -22,14 +23,14 @@ func TestGeneratedClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	login, err := c.TokenServiceIssueTokenWithResponse(ctx, scoring.V1IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
+	login, err := c.TokenServiceIssueTokenWithResponse(ctx, scoring.IssueTokenRequest{ClientId: "demo", ClientSecret: "demo-secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if login.StatusCode() != http.StatusOK || login.JSON200 == nil {
 		t.Fatalf("authToken: got %d %s; want 200", login.StatusCode(), login.Body)
 	}
-	tok, err := login.JSON200.AsV1IssueTokenResponse()
+	tok, err := login.JSON200.AsIssueTokenResponse()
 	if err != nil || tok.AccessToken == "" || tok.ExpiresIn != 86400 {
 		t.Fatalf("authToken answer: got %+v (%v); want a token for 86400 s", tok, err)
 	}
@@ -43,8 +44,8 @@ func TestGeneratedClient(t *testing.T) {
 	}
 
 	t.Run("score", func(t *testing.T) {
-		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 1}, {Id: "L000200", Result: 0}, {Id: "L000300", Result: 1}},
+		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 1}, {Id: "L000200", Result: 0}, {Id: "L000300", Result: 1}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +54,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatalf("got %d %s; want 200", res.StatusCode(), res.Body)
 		}
 		m := res.JSON200
-		if m.Framework != scoring.V1MeasureFrameworkLexile || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
+		if m.Framework != scoring.MeasureFrameworkLexile || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
 			t.Errorf("measure: got %+v; want a lexile measure of version %s", m, live.Version)
 		}
 	})
@@ -61,16 +62,16 @@ func TestGeneratedClient(t *testing.T) {
 	t.Run("person fit", func(t *testing.T) {
 		// A mixed score has fit (the misfit pattern of docs/examples.md); a perfect one has a note
 		// instead; without fit: true, neither.
-		var mixed, perfect []scoring.V1ItemResult
+		var mixed, perfect []scoring.ItemResult
 		for i, r := range "1101011010110010" {
 			id := fmt.Sprintf("L%06d", i+1)
-			mixed = append(mixed, scoring.V1ItemResult{Id: id, Result: int32(r - '0')})
-			perfect = append(perfect, scoring.V1ItemResult{Id: id, Result: 1})
+			mixed = append(mixed, scoring.ItemResult{Id: id, Result: int32(r - '0')})
+			perfect = append(perfect, scoring.ItemResult{Id: id, Result: 1})
 		}
 		yes := true
 		for _, c := range []struct {
 			name       string
-			items      []scoring.V1ItemResult
+			items      []scoring.ItemResult
 			fit        *bool
 			fitAndNote [2]bool
 		}{
@@ -78,7 +79,7 @@ func TestGeneratedClient(t *testing.T) {
 			{"perfect", perfect, &yes, [2]bool{false, true}},
 			{"not asked", mixed, nil, [2]bool{false, false}},
 		} {
-			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{Items: c.items, Fit: c.fit})
+			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{Items: c.items, Fit: c.fit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,15 +90,15 @@ func TestGeneratedClient(t *testing.T) {
 			if got := [2]bool{m.Fit != nil, m.FitNote != nil}; got != c.fitAndNote {
 				t.Errorf("%s: got %s; want fit, fitNote present: %v", c.name, res.Body, c.fitAndNote)
 			}
-			if m.Fit != nil && (m.Fit.Flag != scoring.V1PersonFitFlagMisfit || m.Fit.Infit <= 1 || m.Fit.Outfit <= 1 || m.Fit.InfitZ <= 1.96) {
+			if m.Fit != nil && (m.Fit.Flag != scoring.PersonFitFlagMisfit || m.Fit.Infit <= 1 || m.Fit.Outfit <= 1 || m.Fit.InfitZ <= 1.96) {
 				t.Errorf("%s: got fit %+v; want a misfit with both mean squares above 1", c.name, *m.Fit)
 			}
 		}
 	})
 
 	t.Run("invalid input is the documented 400", func(t *testing.T) {
-		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 7}},
+		res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 7}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +114,8 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("no token is the documented 401", func(t *testing.T) {
-		res, err := c.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.V1ScoreItemResultsRequest{
-			Items: []scoring.V1ItemResult{{Id: "L000100", Result: 1}},
+		res, err := c.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+			Items: []scoring.ItemResult{{Id: "L000100", Result: 1}},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -125,14 +126,14 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("adaptive session", func(t *testing.T) {
-		// Answer every item right until maxItems: each step names a new item until the last,
-		// which names none and says why.
-		var items []scoring.V1ItemResult
+		// Answer every item right (a partial credit item at its maximum score, next.maxScore)
+		// until maxItems: each step names a new item until the last, which names none and says why.
+		var items []scoring.ItemResult
 		maxItems := int32(4)
 		seen := map[string]bool{}
 		for step := int32(0); ; step++ {
-			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.V1NextItemRequest{
-				Framework: scoring.V1NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.V1StopRules{MaxItems: &maxItems},
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{
+				Framework: scoring.NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.StopRules{MaxItems: &maxItems},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -141,20 +142,79 @@ func TestGeneratedClient(t *testing.T) {
 				t.Fatalf("step %d: got %d %s; want 200", step, res.StatusCode(), res.Body)
 			}
 			a := res.JSON200
-			if a.ItemsAnswered != step || a.Framework != scoring.V1NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
+			if a.ItemsAnswered != step || a.Framework != scoring.NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
 				t.Fatalf("step %d: got %s", step, res.Body)
 			}
 			if step == maxItems {
-				if a.Next != nil || a.StopReason != scoring.V1NextItemResponseStopReasonMaxItems || !strings.Contains(string(res.Body), `"next":null`) {
+				if a.Next != nil || a.StopReason != scoring.NextItemResponseStopReasonMaxItems || !strings.Contains(string(res.Body), `"next":null`) {
 					t.Errorf("last step: got %s; want next null and stopReason maxItems", res.Body)
 				}
 				return
 			}
-			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(a.Next.Id, "Q") {
+			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(strings.TrimPrefix(a.Next.Id, "P"), "Q") || a.Next.MaxScore < 1 {
 				t.Fatalf("step %d: got %s; want a new quantile item", step, res.Body)
 			}
 			seen[a.Next.Id] = true
-			items = append(items, scoring.V1ItemResult{Id: a.Next.Id, Result: 1})
+			items = append(items, scoring.ItemResult{Id: a.Next.Id, Result: a.Next.MaxScore})
+		}
+	})
+
+	t.Run("partial credit", func(t *testing.T) {
+		// PL00006 is the demo bundle's lexile item scored 0–3: a result of 3 is a perfect score of
+		// points, 4 is refused naming items[0].result and the maximum.
+		for _, c := range []struct {
+			result int32
+			status int
+		}{{0, http.StatusOK}, {3, http.StatusOK}, {4, http.StatusBadRequest}, {-1, http.StatusBadRequest}} {
+			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
+				Items: []scoring.ItemResult{{Id: "PL00006", Result: c.result}, {Id: "L000100", Result: 1}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != c.status {
+				t.Fatalf("result %d: got %d %s; want %d", c.result, res.StatusCode(), res.Body, c.status)
+			}
+			want := fmt.Sprintf(`items[0].result: must be 0 … 3 (the maximum score of item \"PL00006\"), got %d`, c.result)
+			if c.status == http.StatusBadRequest && (res.JSON400 == nil || !strings.Contains(string(res.Body), want)) {
+				t.Errorf("result %d: got %s; want %s", c.result, res.Body, want)
+			}
+		}
+		// The same item as steps on the difficulties path answers as the bank's item.
+		item, ok := measure.Demo().Item("PL00006")
+		if !ok || item.MaxScore() != 3 {
+			t.Fatalf("the demo bundle's PL00006 is not an item scored 0–3: %+v", item)
+		}
+		steps := item.Steps
+		diff, err := authed.ScoringServiceScoreDifficultiesBayesWithResponse(ctx, scoring.ScoreDifficultiesBayesRequest{
+			Items: []scoring.ItemDifficulty{{Steps: &steps}}, NumberCorrect: 2, Framework: scoring.ScoreDifficultiesBayesRequestFrameworkLexile,
+			PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := authed.ScoringServiceScoreItemResultsBayesWithResponse(ctx, scoring.ScoreItemResultsBayesRequest{
+			Items: []scoring.ItemResult{{Id: "PL00006", Result: 2}}, PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff.StatusCode() != http.StatusOK || ids.StatusCode() != http.StatusOK || string(diff.Body) != string(ids.Body) {
+			t.Errorf("steps: got %d %s; the item's results: %d %s; want the same answer", diff.StatusCode(), diff.Body, ids.StatusCode(), ids.Body)
+		}
+		// The adaptive answer's next carries the item's maximum score.
+		for _, c := range []struct {
+			id       string
+			maxScore int32
+		}{{"PL00006", 3}, {"PL00001", 2}, {"L000100", 1}} {
+			pool := []string{c.id}
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{Framework: scoring.NextItemRequestFrameworkLexile, Pool: &pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode() != http.StatusOK || res.JSON200 == nil || res.JSON200.Next == nil || res.JSON200.Next.Id != c.id || res.JSON200.Next.MaxScore != c.maxScore {
+				t.Errorf("pool %s: got %d %s; want next %s with maxScore %d", c.id, res.StatusCode(), res.Body, c.id, c.maxScore)
+			}
 		}
 	})
 
@@ -167,7 +227,7 @@ func TestGeneratedClient(t *testing.T) {
 		if res.StatusCode() != http.StatusOK || res.JSON200 == nil {
 			t.Fatalf("got %d %s; want 200", res.StatusCode(), res.Body)
 		}
-		if tok, err := res.JSON200.AsV1IssueTokenResponse(); err != nil || tok.AccessToken == "" {
+		if tok, err := res.JSON200.AsIssueTokenResponse(); err != nil || tok.AccessToken == "" {
 			t.Errorf("form login answer: got %s; want {accessToken, expiresIn}", res.Body)
 		}
 	})

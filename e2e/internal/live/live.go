@@ -1,7 +1,8 @@
 // Package live runs a Yardstick service as its built binary for tests: built from the
 // workspace with a known link-time version, started in dev mode on loopback port 0, its HTTP
-// address read from its "serving" log line, stopped with SIGTERM when the test ends. Testing
-// the binary, not the handlers, is the point: these tests see what a client sees.
+// address read from its "serving" log line, stopped with SIGTERM when the test ends (started and
+// stopped by internal/proc). Testing the binary, not the handlers, is the point: these tests see
+// what a client sees.
 package live
 
 import (
@@ -14,9 +15,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // Version is the link-time version of the binaries these tests build.
@@ -47,33 +49,22 @@ func Start(t testing.TB, service string) *Service {
 			env = append(env, kv)
 		}
 	}
-	cmd := exec.Command(bin)
-	cmd.Env = env
 	out := &syncBuffer{}
 	addr := make(chan addrs, 1)
-	cmd.Stdout, cmd.Stderr = out, &lineWatcher{out: out, found: addr}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
+	p, err := proc.Start(bin, nil, proc.Options{Env: env, Output: &lineWatcher{out: out, found: addr}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("%s exited with %v after SIGTERM; output:\n%s", service, err, out)
-			}
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("%s did not stop within 15s of SIGTERM", service)
+		if err := p.Stop(15 * time.Second); err != nil {
+			t.Errorf("%s after SIGTERM: %v; output:\n%s", service, err, out)
 		}
 	})
 	select {
 	case a := <-addr:
 		return &Service{Base: "http://" + a.http, GRPC: a.grpc, out: out}
-	case err := <-exited:
-		t.Fatalf("%s exited before serving (%v); output:\n%s", service, err, out)
+	case <-p.Exited():
+		t.Fatalf("%s exited before serving (%v); output:\n%s", service, p.ExitErr(), out)
 	case <-time.After(60 * time.Second):
 		t.Fatalf("%s did not log \"serving\" within 60s; output:\n%s", service, out)
 	}

@@ -97,9 +97,51 @@ func New(code codes.Code, exception, message, info string, extra ...protoadapt.M
 	return withDetails.Err()
 }
 
-// NotAuthenticated is the answer for credentials or a token that cannot be verified.
+// NotAuthenticated is the answer for credentials that cannot be verified, or no token at all.
 func NotAuthenticated(message, info string) error {
 	return New(codes.Unauthenticated, ExceptionNotAuthenticated, message, info)
+}
+
+// ErrorInfo reasons of a token that was sent and refused, one per thing the caller can do about
+// it; the HTTP front answers each with RFC 6750's error="invalid_token". A missing token and
+// bad credentials keep NOT_AUTHENTICATED.
+const (
+	ReasonTokenExpired      = "TOKEN_EXPIRED"       // get a new token
+	ReasonTokenOtherService = "TOKEN_OTHER_SERVICE" // get one from this service
+	ReasonTokenRevoked      = "TOKEN_REVOKED"       // the client changed: log in again
+	ReasonTokenInvalid      = "TOKEN_INVALID"       // not a token of this deployment, or altered
+)
+
+// InvalidToken is the answer for a token that was sent and refused, for the reason given (one of
+// the ReasonToken* constants); info says what to do and becomes the WWW-Authenticate
+// error_description, so it must not quote the token.
+func InvalidToken(reason, message, info string) error {
+	i := Info(ExceptionNotAuthenticated, info)
+	i.Reason = reason
+	st, err := status.New(codes.Unauthenticated, message).WithDetails(i)
+	if err != nil {
+		return status.Error(codes.Unauthenticated, message)
+	}
+	return st.Err()
+}
+
+// tokenReasons are the reasons that answer error="invalid_token".
+var tokenReasons = map[string]bool{ReasonTokenExpired: true, ReasonTokenOtherService: true, ReasonTokenRevoked: true, ReasonTokenInvalid: true}
+
+// bearerChallenge is the WWW-Authenticate of a 401: RFC 6750 §3's plain challenge, or for a
+// token that was refused its error="invalid_token" with the description (§3: printable ASCII
+// without '"' and '\'; anything else becomes a space).
+func bearerChallenge(info *errdetails.ErrorInfo) string {
+	if info == nil || info.Domain != errorDomain || !tokenReasons[info.Reason] {
+		return `Bearer realm="yardstick"`
+	}
+	desc := []byte(info.Metadata[InfoKey])
+	for i, c := range desc {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			desc[i] = ' '
+		}
+	}
+	return `Bearer realm="yardstick", error="invalid_token", error_description="` + string(desc) + `"`
 }
 
 // PermissionDenied is the answer for a client or token without the needed permission.
@@ -127,7 +169,8 @@ func Internal() error {
 type HTTP struct {
 	Status     int
 	Body       ErrorBody
-	RetryAfter int64 // seconds; 0 = no Retry-After header
+	RetryAfter int64  // seconds; 0 = no Retry-After header
+	Challenge  string // a 401's WWW-Authenticate; "" = RFC 6750's plain Bearer challenge
 }
 
 // ToHTTP turns any error of the gRPC side into the HTTP status and body.
@@ -156,6 +199,7 @@ func ToHTTP(err error) HTTP {
 	case codes.Unauthenticated:
 		out.Status = http.StatusUnauthorized
 		out.Body.ExceptionType = ExceptionNotAuthenticated
+		out.Challenge = bearerChallenge(info)
 	case codes.PermissionDenied:
 		out.Status = http.StatusForbidden
 		out.Body.ExceptionType = ExceptionPermissionDenied
@@ -276,7 +320,11 @@ func Write(w http.ResponseWriter, e HTTP) {
 	}
 	if e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		// RFC 6750 §3: a 401 names the scheme the caller should use.
-		h.Set("WWW-Authenticate", `Bearer realm="yardstick"`)
+		challenge := e.Challenge
+		if challenge == "" {
+			challenge = bearerChallenge(nil)
+		}
+		h.Set("WWW-Authenticate", challenge)
 	}
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
@@ -287,6 +335,45 @@ func Write(w http.ResponseWriter, e HTTP) {
 	_ = enc.Encode(e.Body)   // a struct of strings: cannot fail
 	w.WriteHeader(e.Status)
 	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
+}
+
+// Media types a path takes, as its 415 names them.
+const (
+	MediaJSON   = "application/json"
+	MediaNDJSON = "application/x-ndjson"
+	// MediaLogin is what /authToken reads.
+	MediaLogin = "application/json, application/x-www-form-urlencoded or multipart/form-data"
+)
+
+// UnsupportedMediaType is the 415 of a path that takes the media type(s) named: the caller
+// learns what to send, not merely that this was wrong.
+func UnsupportedMediaType(takes string) HTTP {
+	return HTTP{Status: http.StatusUnsupportedMediaType, Body: ErrorBody{Message: "Unsupported media type.",
+		ExceptionType: ExceptionUnsupportedType, AdditionalInfo: "Send Content-Type: " + takes + "."}}
+}
+
+// TooLarge is the 413 of a request body over limit bytes.
+func TooLarge(limit int64) HTTP {
+	return HTTP{Status: http.StatusRequestEntityTooLarge, Body: ErrorBody{Message: "Request too large.",
+		ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request body exceeds the size limit of " + bytesText(limit) + "."}}
+}
+
+// LineTooLarge is the 413 of a stream's line over limit bytes (its newline not counted).
+func LineTooLarge(limit int64) HTTP {
+	return HTTP{Status: http.StatusRequestEntityTooLarge, Body: ErrorBody{Message: "Request too large.",
+		ExceptionType: ExceptionTooLarge, AdditionalInfo: "The line exceeds the size limit of " + bytesText(limit) + "."}}
+}
+
+// bytesText is a limit in bytes, exactly, with its MiB or KiB when it is a whole number of them.
+func bytesText(n int64) string {
+	exact := strconv.FormatInt(n, 10) + " bytes"
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return exact + " (" + strconv.FormatInt(n>>20, 10) + " MiB)"
+	case n > 0 && n%(1<<10) == 0:
+		return exact + " (" + strconv.FormatInt(n>>10, 10) + " KiB)"
+	}
+	return exact
 }
 
 // WriteStatus writes the documented body of an HTTP-level error.

@@ -1,6 +1,7 @@
 package rpcerr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -136,6 +137,92 @@ func TestProblemsClipQuotedInput(t *testing.T) {
 			v := bad.GetFieldViolations()[0]
 			if v.GetField() != tc.wantField || v.GetDescription() != tc.want {
 				t.Errorf("got %q: %.200q; want %q: %.200q", v.GetField(), v.GetDescription(), tc.wantField, tc.want)
+			}
+		})
+	}
+}
+
+// TestInvalidTokenChallenge: a token that was sent and refused answers RFC 6750 §3's
+// error="invalid_token" with what to do as the description, on HTTP, and its reason in ErrorInfo
+// on gRPC; no token (and bad credentials) keep the plain challenge and NOT_AUTHENTICATED.
+func TestInvalidTokenChallenge(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		err        error
+		reason     string
+		challenge  string
+		additional string
+	}{
+		{"expired", InvalidToken(ReasonTokenExpired, "Authentication failed.", "The token has expired."), "TOKEN_EXPIRED",
+			`Bearer realm="yardstick", error="invalid_token", error_description="The token has expired."`, "The token has expired."},
+		{"other service", InvalidToken(ReasonTokenOtherService, "Authentication failed.", "For the other service."), "TOKEN_OTHER_SERVICE",
+			`Bearer realm="yardstick", error="invalid_token", error_description="For the other service."`, "For the other service."},
+		{"revoked", InvalidToken(ReasonTokenRevoked, "Authentication failed.", "Revoked."), "TOKEN_REVOKED",
+			`Bearer realm="yardstick", error="invalid_token", error_description="Revoked."`, "Revoked."},
+		{"unreadable", InvalidToken(ReasonTokenInvalid, "Authentication failed.", "Could not be read."), "TOKEN_INVALID",
+			`Bearer realm="yardstick", error="invalid_token", error_description="Could not be read."`, "Could not be read."},
+		{"a description outside RFC 6750's characters", InvalidToken(ReasonTokenInvalid, "m", "say \"x\" \\ é\n"), "TOKEN_INVALID",
+			`Bearer realm="yardstick", error="invalid_token", error_description="say  x       "`, "say \"x\" \\ é\n"},
+		{"no token", NotAuthenticated("Authentication failed.", "Missing bearer token."), "NOT_AUTHENTICATED",
+			`Bearer realm="yardstick"`, "Missing bearer token."},
+		{"an unknown reason stays plain", New(codes.Unauthenticated, ExceptionNotAuthenticated, "m", "i"), "NOT_AUTHENTICATED",
+			`Bearer realm="yardstick"`, "i"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := status.Convert(tc.err)
+			if st.Code() != codes.Unauthenticated {
+				t.Errorf("got code %v; want Unauthenticated", st.Code())
+			}
+			info, _, _ := detailsOf(st)
+			if info.GetReason() != tc.reason || info.GetMetadata()[ExceptionKey] != ExceptionNotAuthenticated {
+				t.Errorf("got ErrorInfo %v; want reason %s, exceptionType NotAuthenticated", info, tc.reason)
+			}
+			w := httptest.NewRecorder()
+			Write(w, ToHTTP(tc.err))
+			if got := w.Header().Get("WWW-Authenticate"); w.Code != 401 || got != tc.challenge {
+				t.Errorf("got %d with WWW-Authenticate %q; want 401 with %q", w.Code, got, tc.challenge)
+			}
+			var body ErrorBody
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.ExceptionType != ExceptionNotAuthenticated || body.AdditionalInfo != tc.additional {
+				t.Errorf("got body %s (%v); want NotAuthenticated with additionalInfo %q", w.Body, err, tc.additional)
+			}
+		})
+	}
+}
+
+// TestMediaAndSize: a 415 names the media type the path takes; a 413 states its limit in bytes
+// (and in MiB or KiB only when whole).
+func TestMediaAndSize(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		e      HTTP
+		status int
+		info   string
+	}{
+		{"415 JSON", UnsupportedMediaType(MediaJSON), 415, "Send Content-Type: application/json."},
+		{"415 NDJSON", UnsupportedMediaType(MediaNDJSON), 415, "Send Content-Type: application/x-ndjson."},
+		{"415 login", UnsupportedMediaType(MediaLogin), 415, "Send Content-Type: application/json, application/x-www-form-urlencoded or multipart/form-data."},
+		{"413 1 MiB", TooLarge(1 << 20), 413, "The request body exceeds the size limit of 1048576 bytes (1 MiB)."},
+		{"413 16 MiB", TooLarge(16 << 20), 413, "The request body exceeds the size limit of 16777216 bytes (16 MiB)."},
+		{"413 64 KiB", TooLarge(64 << 10), 413, "The request body exceeds the size limit of 65536 bytes (64 KiB)."},
+		{"413 1 MiB + 1", TooLarge(1<<20 + 1), 413, "The request body exceeds the size limit of 1048577 bytes."},
+		{"413 1000 bytes", TooLarge(1000), 413, "The request body exceeds the size limit of 1000 bytes."},
+		{"413 a line", LineTooLarge(1 << 20), 413, "The line exceeds the size limit of 1048576 bytes (1 MiB)."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := httptest.NewRecorder()
+			Write(w, tc.e)
+			var body ErrorBody
+			if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || w.Code != tc.status || body.AdditionalInfo != tc.info {
+				t.Errorf("got %d %s (%v); want %d with additionalInfo %q", w.Code, w.Body, err, tc.status, tc.info)
+			}
+			wantType := map[int]string{413: ExceptionTooLarge, 415: ExceptionUnsupportedType}[tc.status]
+			if body.ExceptionType != wantType {
+				t.Errorf("got exceptionType %q; want %q", body.ExceptionType, wantType)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
@@ -101,7 +102,15 @@ const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
 // writeRequestError answers a SPEC-style request that could not be read: 413 and 415 with their
 // documented bodies, 400 naming the field at fault.
 func writeRequestError(w http.ResponseWriter, rerr *requestError) {
-	if rerr.status != http.StatusBadRequest {
+	switch rerr.status {
+	case http.StatusBadRequest:
+	case http.StatusRequestEntityTooLarge:
+		rpcerr.Write(w, rpcerr.TooLarge(routes.AuthTokenBodyLimit))
+		return
+	case http.StatusUnsupportedMediaType:
+		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaLogin))
+		return
+	default:
 		rpcerr.WriteStatus(w, rerr.status)
 		return
 	}

@@ -8,6 +8,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -35,12 +36,33 @@ func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }
 
-type claimsKey struct{}
+type grantKey struct{}
+
+// grant is what Permit put in a call's context: the verified claims, and the method they were
+// checked against.
+type grant struct {
+	claims token.Claims
+	method string
+}
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
-	c, ok := ctx.Value(claimsKey{}).(token.Claims)
-	return c, ok
+	g, ok := ctx.Value(grantKey{}).(grant)
+	return g.claims, ok
+}
+
+// Granted reports whether ctx carries a verdict for method itself (Authorize or Permit found
+// the token good for it): whichever door reached it on the call's headers (the JSON front, the
+// gRPC tap handle, a batch for its record), it stands, and the chain does not check the token a
+// second time. It notes the client for the request's log line, which may have been made after
+// the verdict.
+func Granted(ctx context.Context, method string) bool {
+	g, ok := ctx.Value(grantKey{}).(grant)
+	if !ok || g.method != method {
+		return false
+	}
+	NoteClient(ctx, g.claims.ClientID)
+	return true
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
@@ -62,11 +84,28 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 	claims, err := a.issuer.Verify(bearer, a.service)
 	if err != nil {
 		a.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", reqinfo.ID(ctx))
-		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
-			fmt.Sprintf("The token is invalid, expired or not for the %s service; get a new one from POST /authToken.", a.service))
+		return ctx, a.refused(err)
 	}
 	NoteClient(ctx, claims.ClientID)
 	return Permit(ctx, r, claims)
+}
+
+// refused is the answer for a token Verify refused: what happened to it, and what to do, without
+// a word of the token itself.
+func (a *Authorizer) refused(err error) error {
+	reason, info := rpcerr.ReasonTokenInvalid,
+		"The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
+	switch {
+	case errors.Is(err, token.ErrTokenExpired):
+		reason, info = rpcerr.ReasonTokenExpired, "The token has expired; get a new one from POST /authToken."
+	case errors.Is(err, token.ErrTokenOtherService):
+		reason, info = rpcerr.ReasonTokenOtherService,
+			fmt.Sprintf("The token is for another service; a token works only on the service that issued it: get one from this (%s) service's POST /authToken.", a.service)
+	case errors.Is(err, token.ErrTokenRevoked):
+		reason, info = rpcerr.ReasonTokenRevoked,
+			"The token was revoked: its client has since been removed, registered again or given a new secret; get a new one from POST /authToken."
+	}
+	return rpcerr.InvalidToken(reason, "Authentication failed.", info)
 }
 
 // Permit checks claims already verified (a stream's token, verified once by Authorize for the
@@ -89,7 +128,7 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 				fmt.Sprintf("The client lacks the %q permission this endpoint needs.", p))
 		}
 	}
-	return context.WithValue(ctx, claimsKey{}, claims), nil
+	return context.WithValue(ctx, grantKey{}, grant{claims: claims, method: r.Method}), nil
 }
 
 // Bearer reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.

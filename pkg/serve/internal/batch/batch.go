@@ -259,6 +259,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 // are ever held, nor more bytes than the budget allows.
 func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, held *budget, jobs, work chan<- *job, lines *atomic.Int64) error {
 	lr := newLineReader(b, max)
+	tooLarge := lineTooLarge(max)
 	for seq := 0; ; seq++ {
 		select {
 		case slots <- struct{}{}:
@@ -287,7 +288,7 @@ func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, held *
 		}
 		j := &job{seq: seq, line: num, done: make(chan struct{})}
 		if tooLong {
-			j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLargeBody
+			j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLarge
 		} else if rec, err := parseRecord(line); err != nil {
 			j.broken = true
 			j.status, j.answer = ErrorAnswer(err)

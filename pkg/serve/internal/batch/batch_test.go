@@ -145,6 +145,30 @@ func TestBrokenLines(t *testing.T) {
 	}
 }
 
+// A 413 states the limit the stream was given, not the default: MaxLine 1000 takes a line of
+// 1000 bytes and answers one of 1001 naming 1000 bytes.
+func TestLineLimitStated(t *testing.T) {
+	t.Parallel()
+	const max = 1000
+	line := func(n int) string {
+		head, tail := `{"id":"a","path":"/echo","body":{"pad":"`, `"}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+	}
+	srv, _ := server(t, &fake{}, Options{MaxLine: max})
+	got := post(t, srv.URL, line(max)+"\n"+line(max+1)+"\n")
+	if len(got) != 3 {
+		t.Fatalf("got %d lines %q; want 2 answers and the summary", len(got), got)
+	}
+	if a := decode(t, got[0]); a.Status != 200 {
+		t.Errorf("a line of %d bytes: got status %d; want 200", max, a.Status)
+	}
+	a := decode(t, got[1])
+	want := `{"message":"Request too large.","exceptionType":"RequestTooLarge","additionalInfo":"The line exceeds the size limit of 1000 bytes."}`
+	if a.Status != 413 || a.Line != 2 || string(a.Body) != want {
+		t.Errorf("a line of %d bytes: got %d at line %d, %s; want 413 at line 2, %s", max+1, a.Status, a.Line, a.Body, want)
+	}
+}
+
 // A line of exactly MaxLine bytes is a record; one byte more is a 413 by line number, skipped to
 // its newline, and the stream goes on. Both line endings, and a last line without one.
 func TestLineLimit(t *testing.T) {
@@ -182,8 +206,8 @@ func TestLineLimit(t *testing.T) {
 				status := strconv.Itoa(a.Status)
 				if a.Status == 413 {
 					status += "@" + strconv.Itoa(a.Line)
-					if !bytes.Equal(a.Body, StatusAnswer(413)) {
-						t.Errorf("413 body %s", a.Body)
+					if want := `{"message":"Request too large.","exceptionType":"RequestTooLarge","additionalInfo":"The line exceeds the size limit of 1048576 bytes (1 MiB)."}`; string(a.Body) != want {
+						t.Errorf("413 body %s; want %s", a.Body, want)
 					}
 				}
 				if status != want {

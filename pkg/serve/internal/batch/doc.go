@@ -70,4 +70,11 @@
 //     messages: Ordered is their engine (ordered.go), the frame's grpcbatch.go their dispatcher,
 //     and gRPC's framing and flow control do what the line reader and the deadlines do here.
 //     ForecastGroupStream is the forecast service's own handler.
+//
+// Kept by hand: the stream's byte budget (budget.go) is a condition variable, not
+// golang.org/x/sync's weighted semaphore, because it is not one: the oldest unanswered record
+// may always go past the bound (answers are written in order, so holding it back would wait for
+// memory only its own answer can free), and a record waits while the stream holds the bound,
+// not until its own size fits. A semaphore would deadlock on the first case and refuse a line
+// larger than the bound on the second.
 package batch

@@ -2,9 +2,9 @@ package batch
 
 import "io"
 
-// What the client (cmd/yardstick-batch) shares with the engine, so that it checks its input by
-// the engine's own rules: a line the engine would refuse is answered the same way without
-// being sent.
+// What the client (cmd/yardstick-batch, through the public package ndjson) shares with the
+// engine, so that it checks its input by the engine's own rules: a line the engine would refuse
+// is answered the same way without being sent.
 
 // LineReader cuts a body into lines exactly as the engine does.
 type LineReader struct{ lr *lineReader }

@@ -78,7 +78,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		case err != nil:
 			return counts, err
 		case tooLong:
-			rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+			rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
 			return counts, nil
 		}
 		if !blank(line) {
@@ -102,6 +102,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		return counts, err
 	}
 	var buf []byte
+	tooLarge := lineTooLarge(o.MaxLine)
 	for {
 		line, num, tooLong, err := lr.next()
 		if errors.Is(err, io.EOF) {
@@ -118,7 +119,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		buf = buf[:0]
 		if tooLong {
 			counts.Invalid++
-			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLargeBody)
+			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLarge)
 		} else if entry, err := g.Student(ctx, line); err != nil {
 			counts.Invalid++
 			status, body := ErrorAnswer(err)

@@ -215,7 +215,7 @@ func TestGroupSettingsRefused(t *testing.T) {
 		{"blank lines only", "\n\n", 400, "first line must be the group's settings"},
 		{"invalid settings", `{"cutLevels": []}` + "\n[500, 50, 0]\n", 400, `"testUncertainty":["is required, >= 0"]`},
 		{"not JSON", "{\n[500, 50, 0]\n", 400, "ValidationError"},
-		{"settings over 1 MiB", `{"cutLevels": [400], "testUncertainty": 3` + strings.Repeat(" ", 1<<20) + "}\n", 413, "RequestTooLarge"},
+		{"settings over 1 MiB", `{"cutLevels": [400], "testUncertainty": 3` + strings.Repeat(" ", 1<<20) + "}\n", 413, `"additionalInfo":"The line exceeds the size limit of 1048576 bytes (1 MiB)."`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -263,8 +263,8 @@ func TestGroupStreamWhileOpen(t *testing.T) {
 		t.Fatalf("first student %s; want %s", got, encodeEntry(one))
 	}
 	d.send(t, "["+strings.Repeat(" ", 64)+"700, 50, 0]\n")
-	if a := decode(t, d.next(t)); a.Line != 3 || a.Status != 413 {
-		t.Fatalf("long line answered %+v; want line 3, 413", a)
+	if a := decode(t, d.next(t)); a.Line != 3 || a.Status != 413 || !strings.Contains(string(a.Body), "size limit of 64 bytes.") {
+		t.Fatalf("long line answered %+v; want line 3, 413 stating the limit of 64 bytes", a)
 	}
 	d.send(t, `{"priorAbility":700,"priorUncertainty":50,"elapsedDays":0}`+"\n")
 	d.send(t, "[700, 50, 0, 1]\n")

@@ -50,8 +50,19 @@ func (c *captured) Header() http.Header {
 func (c *captured) Write(p []byte) (int, error) { return c.body.Write(p) }
 func (c *captured) WriteHeader(int)             {}
 
-// tooLargeBody is the body of a line over the size limit; it never changes.
-var tooLargeBody = StatusAnswer(http.StatusRequestEntityTooLarge)
+// tooLargeBody is the body of a line over the default size limit; it never changes.
+var tooLargeBody = writeErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
+
+// lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
+func lineTooLarge(max int) []byte {
+	if max == DefaultMaxLine {
+		return tooLargeBody
+	}
+	return writeErrorBody(rpcerr.LineTooLarge(int64(max)))
+}
+
+// ErrorBody is the body of e as the engine writes it in an answer line.
+func ErrorBody(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
 
 // record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
 // path and the request body, both to go to the dispatcher.

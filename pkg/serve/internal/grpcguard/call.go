@@ -20,11 +20,10 @@ import (
 // afterwards only that goroutine touches it, except release, logged and the list links (under
 // openCalls' lock).
 type call struct {
-	method        string
-	route         *routes.Route // the method's route (internal/routes)
-	authorizedFor string        // the method the tap handle authorized; "" when it did not
-	clientID      string        // the client the tap handle authenticated, when it did
-	logged        atomic.Bool   // an interceptor logged and counted the call
+	method   string
+	route    *routes.Route // the method's route (internal/routes)
+	clientID string        // the client the tap handle authenticated, when it did
+	logged   atomic.Bool   // an interceptor logged and counted the call
 	// While the call is in openCalls: its context (the tap handle's answer), headers and start.
 	ctx        context.Context
 	header     metadata.MD

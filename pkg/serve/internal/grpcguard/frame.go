@@ -24,13 +24,6 @@ func Header(ctx context.Context, key string) string {
 	return values[0]
 }
 
-// TapAuthorized reports whether the tap handle authorized the direct call of ctx for method (same
-// rule, same function: authz.Authorize); the claims it found are in ctx already. It records the
-// client for the log.
-func TapAuthorized(ctx context.Context, method string) bool {
-	return tapAuthorized(ctx, callFrom(ctx), method)
-}
-
 // Logged records that the chain logs and counts the direct call of ctx: the sweep of ended calls
 // leaves it alone.
 func (g *Guard) Logged(ctx context.Context) { g.markLogged(callFrom(ctx)) }

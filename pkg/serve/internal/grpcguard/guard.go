@@ -30,7 +30,6 @@ package grpcguard
 // interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
 
 import (
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -46,7 +45,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
-	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
 // Calls without a token read at once, across all connections. Each may hold up to the
@@ -108,21 +106,15 @@ type Options struct {
 	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
 	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
 	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
-	Limits      routes.Limits
 	Wire        *jsonwire.Codec
 	Authz       *authz.Authorizer
 	Telemetry   *telemetry.Recorder
 	Log         *slog.Logger
 }
 
-// New makes the guard and the server options it needs. The receive limit must be known before
-// the services are registered, so it is computed from a probe server register is called on first
-// (Service.Register only adds implementations).
-func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.ServerOption, error) {
-	probe := grpc.NewServer()
-	defer probe.Stop()
-	authv1.RegisterTokenServiceServer(probe, authv1.UnimplementedTokenServiceServer{})
-	register(probe)
+// New makes the guard and the server options it needs, with ceiling, the route table's largest
+// message limit, as the server-wide receive limit.
+func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	g := &Guard{
 		logins:      make(chan struct{}, MaxLoginReads),
 		infra:       make(chan struct{}, MaxInfraReads),
@@ -134,11 +126,7 @@ func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.Server
 		telemetry:   o.Telemetry,
 		log:         o.Log,
 	}
-	probed, err := routes.Build(probe.GetServiceInfo(), o.Limits)
-	if err != nil {
-		return nil, nil, err
-	}
-	g.ceiling = probed.Ceiling
+	g.ceiling = ceiling
 	g.streamIdle.Store(int64(o.StreamIdle))
 	g.codec = newCodec(o.Wire)
 	return g, []grpc.ServerOption{
@@ -151,15 +139,12 @@ func New(o Options, register func(grpc.ServiceRegistrar)) (*Guard, []grpc.Server
 		grpc.StaticConnWindowSize(connWindowBytes),
 		grpc.InTapHandle(g.tapHandle),
 		grpc.ForceServerCodecV2(g.codec),
-	}, nil
+	}
 }
 
 // Bind takes the server's route table, once every service is registered, and the memory budget
 // (of budgetBytes): it sets the codec's limits per request type and sizes the read pool.
-func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) error {
-	if t.Ceiling != g.ceiling {
-		return fmt.Errorf("the services registered %d-byte methods but the receive limit was set at %d: Service.Register must register the same services each time", t.Ceiling, g.ceiling)
-	}
+func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.routes, g.budget = t, b
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
 	types := map[protoreflect.FullName]typeLimits{}
@@ -179,7 +164,6 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) er
 		types[in] = tl
 	}
 	g.codec.limits = types
-	return nil
 }
 
 // inputType is the request message of a method, from the descriptors the generated code

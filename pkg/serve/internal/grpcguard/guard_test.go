@@ -38,22 +38,6 @@ func TestTransportLimits(t *testing.T) {
 	}
 }
 
-// TestTapAuthorized: the tap handle's verdict stands for the very method it was reached for, and
-// for no other: the chain then authorizes the call itself.
-func TestTapAuthorized(t *testing.T) {
-	t.Parallel()
-	c := &call{authorizedFor: healthMethod}
-	if tapAuthorized(context.Background(), c, scoreMethod) {
-		t.Error("a verdict for another method: taken; want the chain to authorize")
-	}
-	if tapAuthorized(context.Background(), nil, scoreMethod) {
-		t.Error("no verdict: taken; want the chain to authorize")
-	}
-	if !tapAuthorized(context.Background(), c, healthMethod) {
-		t.Error("a verdict for this method: not taken")
-	}
-}
-
 const (
 	mib          = 1 << 20
 	scoreMethod  = "/yardstick.scoring.v1.ScoringService/ScoreItemResults"

@@ -50,7 +50,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 		c.release(g)
 		return nil, g.refuseOnHeaders(ctx, info, err)
 	}
-	c.authorizedFor, c.clientID = method, authz.ClientID(authorized) // claims on top: found at once
+	c.clientID = authz.ClientID(authorized) // claims on top: found at once
 	c.ctx = authorized
 	g.open.add(c)
 	return authorized, nil
@@ -80,17 +80,6 @@ func (g *Guard) readsBusy() error {
 func tooLarge(size, limit int64) error {
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
 		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
-}
-
-// tapAuthorized reports whether the tap handle authorized the call c (nil: none) for method
-// (same rule, same function: authz.Authorize); the claims it found are in the call's context already.
-// It records the client for the log.
-func tapAuthorized(ctx context.Context, c *call, method string) bool {
-	if c == nil || c.authorizedFor != method {
-		return false
-	}
-	authz.NoteClient(ctx, c.clientID)
-	return true
 }
 
 // markLogged records that an interceptor logs and counts the call c (nil: none): the sweep

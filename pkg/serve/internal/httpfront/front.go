@@ -2,14 +2,13 @@
 // (internal/routes), authorizes its token before it reads a byte (internal/authz), refuses content
 // codings, wrong media types and bodies over the route's limit, admits the request's memory
 // (internal/admission), paces and reads the body, and hands the request to the gateway, whose
-// marshaler (internal/jsonwire) and error handlers it provides. The gateway then calls the
-// service's adapter, which runs the call through the frame's interceptor chain (serve.Invoke,
-// with the Call this front put in the context). A new kind of route (a streaming batch route)
-// gets its case in ServeHTTP.
+// marshaler (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the
+// frame's in-process channel (internal/inproc), which runs the interceptor chain and the
+// handler; the token's verdict travels in the request's context (authz.Granted). A new kind of
+// route (a streaming batch route) gets its case in ServeHTTP.
 package httpfront
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -17,11 +16,11 @@ import (
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -34,38 +33,44 @@ import (
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
 // Handler is the JSON API: it checks credentials before it reads a body, enforces the media type
-// and the body limit, then hands the request to the gateway, which runs it in-process through the
-// same interceptor chain as a gRPC call (serve.Invoke).
+// and the body limit, then hands the request to the gateway, which calls the rpc on the
+// in-process channel: the same interceptor chain and handler as a gRPC call.
 type Handler struct {
 	routes  *routes.Table
 	authz   *authz.Authorizer
 	budget  *admission.Budget
-	chain   grpc.UnaryServerInterceptor // the frame's interceptor chain, which Invoke runs
-	gateway http.Handler                // grpc-gateway's mux (NewMux), the services registered on it
+	channel *inproc.Channel // the in-process door, which batch records call by name
+	gateway http.Handler    // grpc-gateway's mux (NewMux), the services registered on it
 
 	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	streamOpts batch.Options              // the stream engine's options
-	methods    RecordMethods              // the service's unary methods, for batch records
 	marshal    marshaler                  // the gateway's marshaler, for batch records
 
-	// direct is the gateway's handler of each unary path, as its mux would choose it: the
+	// direct is the gateway's handler of each unary path, the one its mux would choose: the
 	// front has found the route, and need not have the mux try each pattern again.
 	direct map[string]runtime.HandlerFunc
 }
 
 // New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
-// requests to gateway, whose calls run through chain.
-func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, chain grpc.UnaryServerInterceptor, gateway http.Handler) *Handler {
-	f := &Handler{routes: t, authz: a, budget: b, chain: chain, gateway: gateway}
-	if g, ok := gateway.(*Gateway); ok {
-		f.direct = map[string]runtime.HandlerFunc{}
-		for path, rt := range t.ByPath {
-			if h := g.handlerOf(path); h != nil && rt.Stream == routes.Unary {
-				f.direct[path] = h
-			}
-		}
+// requests to gateway, whose routes call the rpcs on channel.
+func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, channel *inproc.Channel, gateway http.Handler) *Handler {
+	return &Handler{routes: t, authz: a, budget: b, channel: channel, gateway: gateway, direct: map[string]runtime.HandlerFunc{}}
+}
+
+// Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
+// the handlers it registered (Mux.Register), for the front to call without the mux. Paths and
+// handlers that do not pair up one for one are left to the mux, which serves them all alike;
+// Direct reports whether they paired. A wrong pairing would fail closed: the chain takes the
+// front's verdict for the route's own rpc only (authz.Granted), so another rpc's handler would
+// answer 401.
+func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
+	if len(paths) != len(handlers) {
+		return false
 	}
-	return f
+	for i, p := range paths {
+		f.direct[p] = handlers[i]
+	}
+	return true
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
@@ -104,22 +109,19 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
 // body, in that order, each refusal answered before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	call := &Call{chain: f.chain}
-	ctx := context.WithValue(r.Context(), callKey{}, call)
+	ctx := r.Context()
 	ri := reqinfo.From(ctx)
 	if ri != nil {
 		ri.HTTPRequest = r
 	}
 	// Credentials first: a caller without them learns nothing of the body's schema, and makes
-	// us read no body. The chain takes this verdict (Invoke runs it for the same method).
+	// us read no body. The chain takes this verdict (authz.Granted: it is in the context the
+	// gateway's call runs with).
 	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
 	if err != nil {
 		dropBody(w, r)
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		return
-	}
-	if !rt.Rule.Public {
-		call.authorized, call.method = authorized, rt.Method
 	}
 	form, ok := checkMediaType(w, r)
 	if !ok {
@@ -135,14 +137,13 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	r = r.WithContext(ctx)
-	call.body = frontBody{data: body, info: ri}
-	r.Body = &call.body
+	r = r.WithContext(authorized)
+	r.Body = &frontBody{data: body, info: ri}
 	r.ContentLength = int64(len(body))
-	if call.authorized != nil {
+	if !rt.Rule.Public {
 		// The verdict travels in the context, and everything else the call needs in reqinfo
-		// (which keeps the caller's own request) and the Call: the gateway, which copies every
-		// header it is given into gRPC metadata, is given none but the type.
+		// (which keeps the caller's own request): the gateway, which copies every header it is
+		// given into gRPC metadata, is given none but the type.
 		r.Header = gatewayHeader
 	} else {
 		r.Header.Set("Content-Type", "application/json")
@@ -189,7 +190,7 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		dropBody(w, r)
-		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+		rpcerr.Write(w, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
 	adm, err := f.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
@@ -219,7 +220,7 @@ func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
+		rpcerr.Write(w, rpcerr.TooLarge(tooLarge.Limit))
 	case errors.Is(err, errSlowBody):
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusRequestTimeout)

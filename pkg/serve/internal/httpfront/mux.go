@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
@@ -15,58 +14,46 @@ import (
 
 // NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
 // the error handlers that write the documented error body, and no header of the caller's
-// forwarded into gRPC metadata. The services register their routes on its ServeMux.
-func NewMux(codec *jsonwire.Codec) *Gateway {
-	g := &Gateway{}
-	g.ServeMux = runtime.NewServeMux(
+// forwarded into gRPC metadata. The services register their routes on its ServeMux, through
+// Register.
+func NewMux(codec *jsonwire.Codec) *Mux {
+	m := &Mux{}
+	m.ServeMux = runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
-		runtime.WithMiddlewares(g.probeable),
+		runtime.WithMiddlewares(m.keep),
 	)
-	return g
+	return m
 }
 
-// Gateway is the gateway's mux, able to say which of its handlers serves a path. The mux finds a
+// Mux is the gateway's mux, with each route's handler as it was registered. The mux finds a
 // request's handler by trying each route's pattern in turn (two allocations and a little CPU a
 // pattern that does not match: a dozen allocations a call for a route registered early); the
-// front, which has found the route already, calls the handler the mux would have chosen.
-type Gateway struct {
+// front, which has found the route already, calls the route's handler itself.
+type Mux struct {
 	*runtime.ServeMux
-	probing bool                // set while handlerOf asks the mux, before serving
-	found   runtime.HandlerFunc // the handler the mux chose for the path asked
+	registered []runtime.HandlerFunc // every handler registered, in order (keep)
 }
 
-// probeable wraps each handler the services register: while probing, the handler the mux chose
-// is noted instead of run.
-func (g *Gateway) probeable(h runtime.HandlerFunc) runtime.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if g.probing {
-			g.found = h
-			return
-		}
-		h(w, r, params)
-	}
+// keep notes each handler as the mux registers it (grpc-gateway applies middlewares when a
+// route is registered), and leaves it as it is: nothing is added to a call.
+func (m *Mux) keep(h runtime.HandlerFunc) runtime.HandlerFunc {
+	m.registered = append(m.registered, h)
+	return h
 }
 
-// handlerOf is the handler the mux runs for a POST to path (none of the contract's paths has a
-// variable), or nil. Called before serving: probing is not safe with requests in flight.
-func (g *Gateway) handlerOf(path string) runtime.HandlerFunc {
-	g.probing, g.found = true, nil
-	defer func() { g.probing, g.found = false, nil }()
-	g.ServeHTTP(discard{}, &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, Header: http.Header{}})
-	return g.found
+// Register runs register, the generated Register…HandlerClient of services, on the mux and
+// returns the handlers it registered, in order. The generator registers one handler for each
+// HTTP rule of each method, services and methods in the order the .proto file declares them:
+// routes.Table.PathsOf lists the paths in that order, which Direct pairs them with.
+func (m *Mux) Register(register func(*runtime.ServeMux) error) ([]runtime.HandlerFunc, error) {
+	before := len(m.registered)
+	err := register(m.ServeMux)
+	return m.registered[before:], err
 }
-
-// discard is the writer of a probe, whose answer (a 404 when no handler serves the path) is
-// dropped.
-type discard struct{}
-
-func (discard) Header() http.Header         { return http.Header{} }
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
-func (discard) WriteHeader(int)             {}
 
 // incomingHeader forwards no caller header into the gateway's metadata: the front hands the
 // chain what it needs in the context (request info, caller address, its authorization verdict),

@@ -2,15 +2,12 @@ package httpfront
 
 import (
 	"context"
-
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/url"
-	"sync"
 	"time"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
@@ -26,44 +23,15 @@ import (
 // batch and the group forecast streams. This front owns everything before the engine runs
 // (the token, the media type, the stream's admission) and the stream's one log line (through
 // reqinfo, written by telemetry.ObserveHTTP with the HTTP status); the engine owns the body and
-// the answers. A batch record is run by Dispatch as a unary call of its path in-process: the
-// record's own permission with the stream's token, then the gateway (decoding, the chain, the
-// handler, the error mapping), as serveRoute hands a unary call to it, without the HTTP
-// request's per-call log line or metrics.
+// the answers. A batch record is run by Dispatch as a unary call of its path's rpc, by name on
+// the in-process channel: the record's own permission with the stream's token, its decoding by
+// the front's codec, the chain and the handler, the answer or error encoded as the gateway
+// encodes a unary call's, without the HTTP request's per-call log line or metrics.
 
 // Streams sets what the stream routes need: the service's group streams by path, the engine's
-// options, and the service's unary methods as registered on the gRPC server (by full method;
-// RecordMethods) with the front's codec, through which Dispatch runs a record without the
-// gateway's HTTP machinery.
-func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, methods RecordMethods, codec *jsonwire.Codec) {
-	f.groups, f.streamOpts, f.methods, f.marshal = groups, o, methods, marshaler{codec: codec}
-}
-
-// RecordMethods are a service's unary methods by full method: the generated gRPC handler
-// (decode, then the interceptor chain, then the method) and the implementation it calls. The
-// gateway's adapter calls the same implementation through the same chain (serve.Invoke).
-type RecordMethods map[string]RecordMethod
-
-// RecordMethod is one of them.
-type RecordMethod struct {
-	Impl    any
-	Handler grpc.MethodHandler
-}
-
-// RecordMethodsOf captures the methods a service registers (its Register function is given the
-// returned registrar).
-func RecordMethodsOf(register func(grpc.ServiceRegistrar)) RecordMethods {
-	m := RecordMethods{}
-	register(methodRegistrar(m))
-	return m
-}
-
-type methodRegistrar RecordMethods
-
-func (r methodRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	for _, md := range desc.Methods {
-		r["/"+desc.ServiceName+"/"+md.MethodName] = RecordMethod{Impl: impl, Handler: md.Handler}
-	}
+// options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
+func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, codec *jsonwire.Codec) {
+	f.groups, f.streamOpts, f.marshal = groups, o, marshaler{codec: codec}
 }
 
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
@@ -85,9 +53,9 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		writeUnsupportedEncoding(w)
 		return
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-ndjson" {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
 		dropBody(w, r)
-		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
+		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
 	}
 	adm, ok := f.budget.AdmitStream("http")
@@ -136,9 +104,6 @@ func DecodeProblems(err error) error { return decodeProblems(err) }
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
 
-// tooLargeBody is the 413 of a record over its path's body limit, as the unary front answers it.
-var tooLargeBody = batch.StatusAnswer(http.StatusRequestEntityTooLarge)
-
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
 	f      *Handler
@@ -161,15 +126,13 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	if d.ri != nil {
 		ri.ID, ri.ClientID = d.ri.ID, d.ri.ClientID
 	}
-	call := &Call{chain: f.chain, method: rt.Method}
-	ctx = context.WithValue(reqinfo.With(ctx, ri), callKey{}, call)
-	authorized, err := authz.Permit(ctx, rt, d.claims)
+	ctx, err := authz.Permit(reqinfo.With(ctx, ri), rt, d.claims)
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}
-	call.authorized = authorized
 	if int64(len(body)) > rt.BodyLimit {
-		return http.StatusRequestEntityTooLarge, tooLargeBody
+		// A line under the stream's limit but over its path's: the unary front's answer.
+		return http.StatusRequestEntityTooLarge, batch.ErrorBody(rpcerr.TooLarge(rt.BodyLimit))
 	}
 	cost := f.budget.Cost(false, int64(len(body)), true)
 	if rt.Group {
@@ -180,66 +143,21 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
 	}
 	defer grant.Release()
-	if m, ok := f.methods[rt.Method]; ok {
-		return f.callRecord(ctx, m, body)
-	}
-	req := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path}, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: gatewayHeader, Body: &frontBody{data: body, info: ri}, ContentLength: int64(len(body)), Host: "batch"}
-	rec := recorders.Get().(*recorder)
-	defer recorders.Put(rec)
-	rec.reset()
-	f.gateway.ServeHTTP(rec, req.WithContext(ctx))
-	answer := rec.body
-	rec.body = nil // the engine holds it until it is written
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	return rec.status, answer
-}
-
-// recorder is the ResponseWriter a record's call writes to: it keeps the status and the body,
-// and nothing else of the HTTP front runs for it (no log line, no metrics).
-type recorder struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-var recorders = sync.Pool{New: func() any { return &recorder{h: http.Header{}} }}
-
-func (r *recorder) reset() {
-	clear(r.h)
-	r.status = 0
-	r.body = nil
-}
-
-func (r *recorder) Header() http.Header { return r.h }
-
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	r.body = append(r.body, p...)
-	return len(p), nil
+	return f.callRecord(ctx, rt.Method, body)
 }
 
 // callRecord runs a record as the gateway runs a unary call, without its HTTP machinery: the
-// body decoded by the front's codec (a problem answered as gatewayErrorHandler answers it), the
-// frame's chain (which finds the Call in ctx, as for a JSON call), the method, and the answer
-// encoded by the front's marshaler or the error written by rpcerr.Write.
-func (f *Handler) callRecord(ctx context.Context, m RecordMethod, body []byte) (int, []byte) {
-	resp, err := m.Handler(m.Impl, ctx, func(v any) error {
+// rpc called by name on the in-process channel, the body decoded by the front's codec (a
+// problem answered as gatewayErrorHandler answers it), the chain (which takes the record's
+// verdict, in ctx) and the method, and the answer encoded by the front's marshaler or the error
+// written by rpcerr.Write.
+func (f *Handler) callRecord(ctx context.Context, method string, body []byte) (int, []byte) {
+	resp, err := f.channel.CallDecoding(ctx, method, func(v any) error {
 		if err := f.marshal.Unmarshal(body, v); err != nil {
 			return decodeProblems(err)
 		}
 		return nil
-	}, f.chain)
+	})
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
@@ -135,8 +136,8 @@ func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect
 		if m.IsStreamingClient() || m.IsStreamingServer() {
 			continue
 		}
-		if sh.Request.Fields().ByName(protoreflect.Name(snake(string(m.Name())))) == nil {
-			return fmt.Errorf("the record has no field %s for rpc %s", snake(string(m.Name())), m.Name())
+		if sh.Request.Fields().ByName(protoreflect.Name(yardstick.RecordField(string(m.Name())))) == nil {
+			return fmt.Errorf("the record has no field %s for rpc %s", yardstick.RecordField(string(m.Name())), m.Name())
 		}
 		if sh.Answers[m.Output().FullName()] == nil {
 			return fmt.Errorf("the answer has no field for %s, rpc %s's response", m.Output().FullName(), m.Name())
@@ -152,25 +153,6 @@ func camel(s string) string {
 		if part != "" {
 			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 		}
-	}
-	return b.String()
-}
-
-// Field is the field of a batch record that holds a request of the rpc named name (the
-// method's name, ScoreItemIds): score_item_ids.
-func Field(name string) string { return snake(name) }
-
-// snake is an rpc's name as its record field: ScoreItemIds → score_item_ids.
-func snake(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if 'A' <= r && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -31,8 +32,8 @@ func TestRead(t *testing.T) {
 		}
 		for _, full := range sh.Methods {
 			name := full[strings.LastIndex(full, "/")+1:]
-			if f := sh.Request.Fields().ByName(protoName(Field(name))); f == nil || sh.Methods[f.Number()] != full {
-				t.Errorf("%s: rpc %s is not named by field %s", tc.full, full, Field(name))
+			if f := sh.Request.Fields().ByName(protoName(yardstick.RecordField(name))); f == nil || sh.Methods[f.Number()] != full {
+				t.Errorf("%s: rpc %s is not named by field %s", tc.full, full, yardstick.RecordField(name))
 			}
 		}
 	}
@@ -51,12 +52,12 @@ func TestRead(t *testing.T) {
 func TestFieldAndCamelAreInverse(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"ScoreItemIds", "NextItem", "ForecastReadingGroup", "ScoreItemResultsBayesStrands"} {
-		if got := camel(Field(name)); got != name {
-			t.Errorf("camel(Field(%s)) = %s", name, got)
+		if got := camel(yardstick.RecordField(name)); got != name {
+			t.Errorf("camel(yardstick.RecordField(%s)) = %s", name, got)
 		}
 	}
-	if Field("ScoreItemIds") != "score_item_ids" {
-		t.Errorf("Field(ScoreItemIds) = %s; want score_item_ids", Field("ScoreItemIds"))
+	if yardstick.RecordField("ScoreItemIds") != "score_item_ids" {
+		t.Errorf("yardstick.RecordField(ScoreItemIds) = %s; want score_item_ids", yardstick.RecordField("ScoreItemIds"))
 	}
 }
 

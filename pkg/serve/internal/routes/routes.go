@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
@@ -158,4 +160,34 @@ func (t *Table) Label(path string) string {
 		return path
 	}
 	return "other"
+}
+
+// PathsOf lists the JSON paths of the services' rpcs in the order grpc-gateway's generated
+// Register…HandlerClient registers their handlers: the services as given, each one's methods as
+// its .proto file declares them, each method's rules as the routes file lists them.
+func PathsOf(services ...string) ([]string, error) {
+	contract, err := yardstick.Routes()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, name := range services {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		if err != nil {
+			return nil, fmt.Errorf("descriptor of service %s: %w", name, err)
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a service", name)
+		}
+		for i := range sd.Methods().Len() {
+			full := "/" + name + "/" + string(sd.Methods().Get(i).Name())
+			for _, c := range contract {
+				if c.FullMethod == full {
+					paths = append(paths, c.Path)
+				}
+			}
+		}
+	}
+	return paths, nil
 }

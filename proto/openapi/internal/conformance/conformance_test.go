@@ -57,8 +57,15 @@ func TestDocumentIsValidOpenAPI3WithTheBuildVersion(t *testing.T) {
 	}
 }
 
-// TestPathsAreTheRoutes: every gateway route of the service is in its document, and every path
-// of the document is one of its routes or /authToken.
+// streamPaths are the NDJSON paths of each service: the gateway has no route for a stream, and
+// the documents describe them from the overlay.
+var streamPaths = map[string][]string{
+	"scoring":  {"/api/score/batch"},
+	"forecast": {"/api/forecast/batch", "/api/forecast/reading/group/stream", "/api/forecast/math/group/stream"},
+}
+
+// TestPathsAreTheRoutes: every gateway route of the service and every NDJSON stream is in its
+// document, and every path of the document is one of them or /authToken.
 func TestPathsAreTheRoutes(t *testing.T) {
 	t.Parallel()
 	routes, err := yardstick.Routes()
@@ -74,6 +81,9 @@ func TestPathsAreTheRoutes(t *testing.T) {
 				if strings.HasPrefix(r.FullMethod, prefix) || r.Path == "/authToken" {
 					want = append(want, r.Method+" "+r.Path)
 				}
+			}
+			for _, p := range streamPaths[service] {
+				want = append(want, "POST "+p)
 			}
 			got := []string{}
 			for path, item := range doc.Paths.Map() {
@@ -126,9 +136,102 @@ func TestSecurity(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Errorf("%s %s security: got %v; want %v", method, path, got, want)
 					}
+					// Every scope an operation needs is a scope of the flow, with a description.
+					for _, req := range *op.Security {
+						for _, scope := range req["oauth2"] {
+							if o.Value.Flows.ClientCredentials.Scopes[scope] == "" {
+								t.Errorf("%s %s needs scope %q, which the oauth2 flow does not describe", method, path, scope)
+							}
+						}
+					}
 				}
 			}
+			if o.Value.Flows.ClientCredentials.Scopes["*"] == "" {
+				t.Errorf("the oauth2 flow has no scope \"*\" (every permission)")
+			}
 		})
+	}
+}
+
+// TestScopes: each operation's OAuth2 requirement is the permissions the contract's method
+// options give its rpc (the group streams both of theirs), bearerAuth none; each document's flow
+// lists its own service's permissions and "*", and no other service's.
+func TestScopes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ service, path, want string }{
+		{"scoring", "/api/score/items/idsWithResults/standard", "score:standard"},
+		{"scoring", "/api/score/form/id/standard", "score:standard"},
+		{"scoring", "/api/score/items/difficulties/bayes", "score:bayes"},
+		{"scoring", "/api/score/scale/bayes", "score:scale"},
+		{"scoring", "/api/score/items/idsWithResults/bayes/strands", "score:strands"},
+		{"scoring", "/api/score/adaptive/next", "score:adaptive"},
+		{"scoring", "/api/score/batch", "score:batch"},
+		{"forecast", "/api/forecast/reading", "forecast:reading"},
+		{"forecast", "/api/forecast/comprehension", "forecast:reading"},
+		{"forecast", "/api/forecast/math/group", "forecast:group"},
+		{"forecast", "/api/forecast/batch", "forecast:batch"},
+		{"forecast", "/api/forecast/reading/group/stream", "forecast:batch forecast:group"},
+		{"forecast", "/api/forecast/math/group/stream", "forecast:batch forecast:group"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			t.Parallel()
+			op := load(t, tc.service).Paths.Find(tc.path).Post
+			got := map[string]string{}
+			for _, req := range *op.Security {
+				for name, scopes := range req {
+					got[name] = strings.Join(scopes, " ")
+				}
+			}
+			if got["oauth2"] != tc.want || got["bearerAuth"] != "" || len(got) != 2 {
+				t.Errorf("security: got %v; want oauth2 [%s] and bearerAuth []", got, tc.want)
+			}
+		})
+	}
+	for service, prefix := range map[string]string{"scoring": "score:", "forecast": "forecast:"} {
+		scopes := load(t, service).Components.SecuritySchemes["oauth2"].Value.Flows.ClientCredentials.Scopes
+		for scope := range scopes {
+			if scope != "*" && !strings.HasPrefix(scope, prefix) {
+				t.Errorf("%s: scope %q is another service's", service, scope)
+			}
+		}
+		if len(scopes) < 4 {
+			t.Errorf("%s: got scopes %v; want its permissions and *", service, scopes)
+		}
+	}
+}
+
+// TestServersAndStreams: the relative server first (Swagger UI calls the service that served
+// the page), then make run's address and a deployment's; each NDJSON path takes and answers
+// application/x-ndjson with its line schemas as components.
+func TestServersAndStreams(t *testing.T) {
+	t.Parallel()
+	for service, port := range map[string]string{"scoring": "8080", "forecast": "8081"} {
+		doc := load(t, service)
+		var urls []string
+		for _, s := range doc.Servers {
+			urls = append(urls, s.URL)
+		}
+		if want := []string{"/", "http://127.0.0.1:" + port, "https://{host}"}; !slices.Equal(urls, want) {
+			t.Errorf("%s servers: got %v; want %v", service, urls, want)
+		}
+		for _, p := range streamPaths[service] {
+			op := doc.Paths.Find(p).Post
+			in := op.RequestBody.Value.Content.Get("application/x-ndjson")
+			out := op.Responses.Status(200).Value.Content.Get("application/x-ndjson")
+			if in == nil || out == nil || len(op.RequestBody.Value.Content) != 1 {
+				t.Errorf("%s: got request %v, answer %v; want application/x-ndjson both ways, only", p, op.RequestBody.Value.Content, op.Responses.Status(200).Value.Content)
+				continue
+			}
+			for _, s := range append(in.Schema.Value.OneOf, out.Schema.Value.OneOf...) {
+				if s.Ref == "" {
+					t.Errorf("%s: a line schema is written in place; want a component", p)
+				}
+			}
+		}
+	}
+	batch := load(t, "scoring").Components.Schemas["BatchRecord"]
+	if batch == nil || !slices.Equal(batch.Value.Required, []string{"id", "path", "body"}) {
+		t.Errorf("BatchRecord: got %v; want a component requiring id, path and body", batch)
 	}
 }
 
@@ -215,7 +318,7 @@ func TestTokenEndpoint(t *testing.T) {
 		t.Errorf("grant_type enum: got %v; want [client_credentials]", got)
 	}
 	ok := op.Responses.Status(200).Value.Content.Get("application/json").Schema
-	for _, ref := range []string{"#/components/schemas/v1IssueTokenResponse", "#/components/schemas/OAuth2Token"} {
+	for _, ref := range []string{"#/components/schemas/IssueTokenResponse", "#/components/schemas/OAuth2Token"} {
 		if !refersTo(ok, ref) {
 			t.Errorf("200 lacks %s", ref)
 		}
@@ -235,23 +338,24 @@ func TestTokenEndpoint(t *testing.T) {
 func TestRequiredFields(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ service, schema, required string }{
-		{"scoring", "v1IssueTokenRequest", "clientId clientSecret"},
-		{"scoring", "v1ScoreItemResultsRequest", "items"},
-		{"scoring", "v1ScoreItemIdsRequest", "items numberCorrect"},
-		{"scoring", "v1ScoreScaleRequest", "linkId scaleScore scaleSem"},
-		{"scoring", "v1ScoreItemResultsStrandsRequest", "grade timeOfYear items"},
-		{"scoring", "v1ScoreDifficultiesBayesRequest", "items numberCorrect framework priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreItemResultsBayesRequest", "priorAbility priorUncertainty elapsedDays items"},
-		{"scoring", "v1ScoreItemIdsBayesRequest", "items numberCorrect priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
-		{"scoring", "v1ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
-		{"scoring", "v1ItemResult", "id result"},
-		{"scoring", "v1ItemDifficulty", "difficulty"},
-		{"scoring", "v1Measure", "ability abilityDisplay uncertainty framework apiVersion"},
-		{"forecast", "v1ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
-		{"forecast", "v1GroupForecastRequest", "studentData testUncertainty cutLevels"},
-		{"forecast", "v1StudentData", "priorAbility priorUncertainty elapsedDays"},
-		{"forecast", "v1GroupAggregate", "groupAbility groupUncertainty GroupProportionPerLevel groupStderrPerLevel"},
+		{"scoring", "IssueTokenRequest", "clientId clientSecret"},
+		{"scoring", "ScoreItemResultsRequest", "items"},
+		{"scoring", "ScoreItemIdsRequest", "items numberCorrect"},
+		{"scoring", "ScoreScaleRequest", "linkId scaleScore scaleSem"},
+		{"scoring", "ScoreItemResultsStrandsRequest", "grade timeOfYear items"},
+		{"scoring", "ScoreDifficultiesBayesRequest", "items numberCorrect framework priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreItemResultsBayesRequest", "priorAbility priorUncertainty elapsedDays items"},
+		{"scoring", "ScoreItemIdsBayesRequest", "items numberCorrect priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreScaleBayesRequest", "linkId scaleScore scaleSem priorAbility priorUncertainty elapsedDays"},
+		{"scoring", "ScoreItemResultsBayesStrandsRequest", "priorAbility priorUncertainty elapsedDays grade timeOfYear items"},
+		{"scoring", "ItemResult", "id result"},
+		{"scoring", "ItemDifficulty", ""}, // difficulty or steps (partial credit), one of them: the server's 400
+		{"scoring", "AdaptiveItem", "id strand maxScore"},
+		{"scoring", "Measure", "ability abilityDisplay uncertainty framework apiVersion"},
+		{"forecast", "ForecastRequest", "priorAbility priorUncertainty testUncertainty elapsedDays cutLevels"},
+		{"forecast", "GroupForecastRequest", "studentData testUncertainty cutLevels"},
+		{"forecast", "StudentData", "priorAbility priorUncertainty elapsedDays"},
+		{"forecast", "GroupAggregate", "groupAbility groupUncertainty GroupProportionPerLevel groupStderrPerLevel"},
 	}
 	docs := map[string]*openapi3.T{"scoring": load(t, "scoring"), "forecast": load(t, "forecast")}
 	for _, c := range cases {
@@ -281,11 +385,11 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		}
 		return s.Value.Properties[name].Value
 	}
-	framework := prop(scoring, "v1ScoreDifficultiesBayesRequest", "framework")
+	framework := prop(scoring, "ScoreDifficultiesBayesRequest", "framework")
 	if !slices.Equal(framework.Enum, []any{"lexile", "quantile"}) || !strings.Contains(framework.Description, "any case") {
 		t.Errorf("framework: enum %v, description %q; want lexile, quantile and a case-insensitive note", framework.Enum, framework.Description)
 	}
-	if got := prop(scoring, "v1ScoreItemResultsStrandsRequest", "timeOfYear").Enum; !slices.Equal(got, []any{"BOY", "MOY", "EOY"}) {
+	if got := prop(scoring, "ScoreItemResultsStrandsRequest", "timeOfYear").Enum; !slices.Equal(got, []any{"BOY", "MOY", "EOY"}) {
 		t.Errorf("timeOfYear enum: got %v; want [BOY MOY EOY]", got)
 	}
 	ranges := []struct {
@@ -294,13 +398,13 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		min, max         float64
 		exclusiveMinimum bool
 	}{
-		{scoring, "v1ScoreItemResultsBayesRequest", "priorAbility", -10000, 10000, false},
-		{scoring, "v1ScoreItemResultsBayesRequest", "priorUncertainty", 0, 10000, true},
-		{scoring, "v1ScoreItemResultsBayesRequest", "elapsedDays", 0, 3653, false},
-		{scoring, "v1ItemDifficulty", "difficulty", -10000, 10000, false},
-		{scoring, "v1ScoreItemResultsStrandsRequest", "grade", 0, 12, false},
-		{forecast, "v1ForecastRequest", "testUncertainty", 0, 10000, false},
-		{forecast, "v1StudentData", "elapsedDays", 0, 3653, false},
+		{scoring, "ScoreItemResultsBayesRequest", "priorAbility", -10000, 10000, false},
+		{scoring, "ScoreItemResultsBayesRequest", "priorUncertainty", 0, 10000, true},
+		{scoring, "ScoreItemResultsBayesRequest", "elapsedDays", 0, 3653, false},
+		{scoring, "ItemDifficulty", "difficulty", -10000, 10000, false},
+		{scoring, "ScoreItemResultsStrandsRequest", "grade", 0, 12, false},
+		{forecast, "ForecastRequest", "testUncertainty", 0, 10000, false},
+		{forecast, "StudentData", "elapsedDays", 0, 3653, false},
 	}
 	for _, r := range ranges {
 		p := prop(r.doc, r.schema, r.name)
@@ -313,9 +417,9 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		schema, name string
 		max          uint64
 	}{
-		{scoring, "v1ScoreItemResultsRequest", "items", 5000},
-		{forecast, "v1GroupForecastRequest", "studentData", 100000},
-		{forecast, "v1ForecastRequest", "cutLevels", 20},
+		{scoring, "ScoreItemResultsRequest", "items", 5000},
+		{forecast, "GroupForecastRequest", "studentData", 100000},
+		{forecast, "ForecastRequest", "cutLevels", 20},
 	}
 	for _, l := range limits {
 		p := prop(l.doc, l.schema, l.name)
@@ -323,8 +427,8 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 			t.Errorf("%s.%s: got items [%d, %v]; want [1, %d]", l.schema, l.name, p.MinItems, p.MaxItems, l.max)
 		}
 	}
-	entry := prop(forecast, "v1GroupForecastRequest", "studentData").Items.Value
-	if len(entry.OneOf) != 2 || entry.OneOf[0].Ref != "#/components/schemas/v1StudentData" {
+	entry := prop(forecast, "GroupForecastRequest", "studentData").Items.Value
+	if len(entry.OneOf) != 2 || entry.OneOf[0].Ref != "#/components/schemas/StudentData" {
 		t.Fatalf("studentData entry: got %d shapes; want the object and the array", len(entry.OneOf))
 	}
 	tuple := entry.OneOf[1].Value
@@ -332,7 +436,7 @@ func TestEnumsRangesAndShapes(t *testing.T) {
 		t.Errorf("studentData array shape: got %+v; want an array of exactly 3", tuple)
 	}
 	// The array's numbers have the type the generator gives the object's fields.
-	if got, want := tuple.Items.Value.Type, prop(forecast, "v1StudentData", "priorAbility").Type; !slices.Equal(got.Slice(), want.Slice()) {
+	if got, want := tuple.Items.Value.Type, prop(forecast, "StudentData", "priorAbility").Type; !slices.Equal(got.Slice(), want.Slice()) {
 		t.Errorf("studentData array items: got %v; want %v", got, want)
 	}
 }

@@ -11,7 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
 	"github.com/yardstick-dev/yardstick/proto/openapi/internal/overlay"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	_ "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1" // registers the services read below
+	_ "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 func main() {
@@ -33,6 +40,7 @@ func run(dir string, services []string) error {
 	if err != nil {
 		return err
 	}
+	o.Permissions = permissions()
 	// The committed documents say "dev"; the server puts its build's version in at run time.
 	docs, err := overlay.Build(os.DirFS(dir), o, services, "dev")
 	if err != nil {
@@ -44,4 +52,32 @@ func run(dir string, services []string) error {
 		}
 	}
 	return nil
+}
+
+// permissions reads the contract's permission options: for each rpc, by its operationId
+// (Service_Method), the permission and the second permission (also_permission) a token needs.
+func permissions() func(rpc string) ([]string, bool) {
+	byRPC := map[string][]string{}
+	for _, pkg := range []protoreflect.FullName{"yardstick.auth.v1", "yardstick.scoring.v1", "yardstick.forecast.v1"} {
+		protoregistry.GlobalFiles.RangeFilesByPackage(pkg, func(f protoreflect.FileDescriptor) bool {
+			for i := range f.Services().Len() {
+				svc := f.Services().Get(i)
+				for j := range svc.Methods().Len() {
+					m := svc.Methods().Get(j)
+					var perms []string
+					for _, ext := range []protoreflect.ExtensionType{authv1.E_Permission, authv1.E_AlsoPermission} {
+						if p, _ := proto.GetExtension(m.Options(), ext).(string); p != "" {
+							perms = append(perms, p)
+						}
+					}
+					byRPC[string(svc.Name())+"_"+string(m.Name())] = perms
+				}
+			}
+			return true
+		})
+	}
+	return func(rpc string) ([]string, bool) {
+		perms, ok := byRPC[rpc]
+		return perms, ok
+	}
 }

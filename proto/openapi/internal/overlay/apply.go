@@ -23,9 +23,9 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 		docInfo["license"] = deepCopy(o.License)
 	}
 	doc["info"] = docInfo
-	if len(o.Servers) > 0 {
-		servers := make([]any, len(o.Servers))
-		for i, s := range o.Servers {
+	if all := append(append([]map[string]any(nil), o.Servers...), info.Servers...); len(all) > 0 {
+		servers := make([]any, len(all))
+		for i, s := range all {
 			servers[i] = deepCopy(map[string]any(s))
 		}
 		doc["servers"] = servers
@@ -69,6 +69,18 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 	for _, name := range sortedKeys(o.DerivedSchemas) {
 		errs = append(errs, o.DerivedSchemas[name].apply(name, schemas))
 	}
+	paths, _ := doc["paths"].(map[string]any)
+	if paths == nil {
+		paths = map[string]any{}
+		doc["paths"] = paths
+	}
+	rpcs := map[string]string{} // operationId -> the rpc whose permissions it takes
+	for _, p := range sortedKeys(o.Streams) {
+		if s := o.Streams[p]; s.Service == svc {
+			errs = append(errs, o.addStream(paths, schemas, p, s, seen))
+			rpcs[s.OperationID] = s.RPC
+		}
+	}
 	tags, _ := doc["tags"].([]any)
 	for _, t := range tags {
 		tag, _ := t.(map[string]any)
@@ -81,7 +93,7 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 		seen.tags[name] = true
 		tag["description"] = strings.TrimSpace(text)
 	}
-	paths, _ := doc["paths"].(map[string]any)
+	used := map[string]bool{} // the permissions the document's operations need
 	for _, p := range sortedKeys(paths) {
 		patch, ok := o.Operations[p]
 		if ok {
@@ -93,9 +105,15 @@ func (o *Overlay) apply(doc map[string]any, svc, version string, seen *usage) er
 			if !ok {
 				continue
 			}
-			errs = append(errs, o.patchOperation(op, patch, method+" "+p))
+			id, _ := op["operationId"].(string)
+			rpc := id
+			if r, ok := rpcs[id]; ok {
+				rpc = r
+			}
+			errs = append(errs, o.patchOperation(op, patch, rpc, method+" "+p, used))
 		}
 	}
+	errs = append(errs, o.setScopes(components, used, seen))
 	jsonNames(doc)
 	errs = append(errs, unreferencedComponents(doc))
 	return errors.Join(errs...)
@@ -210,7 +228,17 @@ func unreferencedComponents(doc map[string]any) error {
 	return errors.Join(errs...)
 }
 
-func (o *Overlay) patchOperation(op map[string]any, patch Operation, where string) error {
+func (o *Overlay) patchOperation(op map[string]any, patch Operation, rpc, where string, used map[string]bool) error {
+	var perms []string
+	if o.Permissions != nil && !patch.Public {
+		var known bool
+		if perms, known = o.Permissions(rpc); !known {
+			return fmt.Errorf("%s: the contract has no rpc %q to take its permissions from", where, rpc)
+		}
+		for _, p := range perms {
+			used[p] = true
+		}
+	}
 	if patch.Public {
 		op["security"] = []any{}
 	} else {
@@ -218,6 +246,10 @@ func (o *Overlay) patchOperation(op map[string]any, patch Operation, where strin
 		for i, req := range o.Security {
 			m := map[string]any{}
 			for scheme, scopes := range req {
+				if o.isOAuth2(scheme) && perms != nil {
+					// The scopes of an OAuth2 requirement are the permissions the call needs.
+					scopes = perms
+				}
 				s := make([]any, len(scopes))
 				for j, v := range scopes {
 					s[j] = v
@@ -470,4 +502,86 @@ func containsEqual(list []any, v any) bool {
 		}
 	}
 	return false
+}
+
+// isOAuth2 reports whether the overlay's security scheme name is an OAuth2 one.
+func (o *Overlay) isOAuth2(name string) bool {
+	scheme, _ := o.Components["securitySchemes"][name].(map[string]any)
+	return scheme["type"] == "oauth2"
+}
+
+// setScopes lists, in each OAuth2 flow of the document, the permissions its operations need and
+// "*" (every permission), each with the overlay's description; a permission without one fails.
+func (o *Overlay) setScopes(components map[string]any, used map[string]bool, seen *usage) error {
+	if o.Permissions == nil {
+		return nil
+	}
+	used["*"] = true
+	scopes := map[string]any{}
+	var errs []error
+	for _, p := range sortedKeys(used) {
+		desc, ok := o.Scopes[p]
+		if !ok {
+			errs = append(errs, fmt.Errorf("scopes.%s: an operation needs this permission and the overlay does not describe it", p))
+			continue
+		}
+		seen.scopes[p] = true
+		scopes[p] = strings.TrimSpace(desc)
+	}
+	schemes, _ := components["securitySchemes"].(map[string]any)
+	for _, name := range sortedKeys(schemes) {
+		scheme, _ := schemes[name].(map[string]any)
+		flows, _ := scheme["flows"].(map[string]any)
+		for _, f := range flows {
+			if flow, ok := f.(map[string]any); ok {
+				flow["scopes"] = deepCopy(scopes)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addStream adds the NDJSON path p to the document: a POST whose body and answer are JSON lines
+// of the schemas given, and the line schemas it lists.
+func (o *Overlay) addStream(paths, schemas map[string]any, p string, s Stream, seen *usage) error {
+	if _, dup := paths[p]; dup {
+		return fmt.Errorf("streams.%s: the generator already emits this path", p)
+	}
+	if s.OperationID == "" || s.RPC == "" || s.Request == nil || s.Answer == nil {
+		return fmt.Errorf("streams.%s: operationId, rpc, request and answer are required", p)
+	}
+	var errs []error
+	for _, name := range s.Schemas {
+		def, ok := o.StreamSchemas[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("streams.%s: no streamSchemas.%s", p, name))
+			continue
+		}
+		// Another stream of the document may have added it already; a schema of the generator's
+		// own of that name is a clash.
+		if old, exists := schemas[name]; exists && !reflect.DeepEqual(old, def) {
+			errs = append(errs, fmt.Errorf("streamSchemas.%s: the generator already defines it", name))
+			continue
+		}
+		seen.stream[name] = true
+		schemas[name] = deepCopy(def)
+	}
+	const ndjson = "application/x-ndjson"
+	op := map[string]any{
+		"operationId": s.OperationID,
+		"summary":     strings.TrimSpace(s.Summary),
+		"description": strings.TrimSpace(s.Description),
+		"requestBody": map[string]any{"required": true, "content": map[string]any{
+			ndjson: map[string]any{"schema": deepCopy(s.Request)},
+		}},
+		"responses": map[string]any{"200": map[string]any{
+			"description": strings.TrimSpace(s.AnswerDescription),
+			"content":     map[string]any{ndjson: map[string]any{"schema": deepCopy(s.Answer)}},
+		}},
+	}
+	if s.Tag != "" {
+		op["tags"] = []any{s.Tag}
+	}
+	paths[p] = map[string]any{"post": op}
+	return errors.Join(errs...)
 }

@@ -63,12 +63,48 @@ type Overlay struct {
 	Operations map[string]Operation `yaml:"operations"`
 	// Schemas patches generated schemas, keyed by schema name.
 	Schemas map[string]Schema `yaml:"schemas"`
+	// Scopes describe each permission: the oauth2 scheme's scopes in a document are those its
+	// operations need (and "*"), each with its description here.
+	Scopes map[string]string `yaml:"scopes"`
+	// Streams are the NDJSON paths, keyed by path: the gateway serves no streams, so the
+	// generator never sees them.
+	Streams map[string]Stream `yaml:"streams"`
+	// StreamSchemas are the schemas of the streams' lines, added to a document when one of its
+	// streams lists them.
+	StreamSchemas map[string]any `yaml:"streamSchemas"`
+
+	// Permissions, when set, gives the permissions a token needs to call an rpc (by its
+	// operationId, "ScoringService_ScoreItemResults"), read from the contract's method options:
+	// each operation's oauth2 requirement lists them. ok is false for an rpc it does not know.
+	Permissions func(rpc string) (perms []string, ok bool) `yaml:"-"`
 }
 
 // Info is a document's title and description.
 type Info struct {
 	Title       string `yaml:"title"`
 	Description string `yaml:"description"`
+	// Servers follow the overlay's common servers in this service's document: where the
+	// service runs in each environment, as absolute URLs.
+	Servers []map[string]any `yaml:"servers"`
+}
+
+// Stream is an NDJSON path of one service: its request body and its answer are one JSON value a
+// line.
+type Stream struct {
+	Service     string `yaml:"service"`
+	OperationID string `yaml:"operationId"`
+	// RPC is the operationId of the rpc whose permissions the path takes (a stream's gRPC
+	// twin).
+	RPC         string         `yaml:"rpc"`
+	Tag         string         `yaml:"tag"`
+	Summary     string         `yaml:"summary"`
+	Description string         `yaml:"description"`
+	Request     map[string]any `yaml:"request"` // the schema of one line of the body
+	Answer      map[string]any `yaml:"answer"`  // the schema of one line of the answer
+	// AnswerDescription is the 200's description.
+	AnswerDescription string `yaml:"answerDescription"`
+	// Schemas names the StreamSchemas the lines refer to.
+	Schemas []string `yaml:"schemas"`
 }
 
 // Derived is a schema whose properties are copied from a generated one (types as generated),
@@ -255,10 +291,13 @@ type usage struct {
 	paths      map[string]bool
 	services   map[string]bool
 	tags       map[string]bool
+	scopes     map[string]bool
+	stream     map[string]bool // StreamSchemas added to some document
 }
 
 func newUsage() *usage {
-	return &usage{schemas: map[string]bool{}, properties: map[string]bool{}, paths: map[string]bool{}, services: map[string]bool{}, tags: map[string]bool{}}
+	return &usage{schemas: map[string]bool{}, properties: map[string]bool{}, paths: map[string]bool{}, services: map[string]bool{},
+		tags: map[string]bool{}, scopes: map[string]bool{}, stream: map[string]bool{}}
 }
 
 // unused fails on the overlay entries no document had: they name something that was renamed
@@ -289,6 +328,23 @@ func (u *usage) unused(o *Overlay) error {
 	for _, t := range sortedKeys(o.Tags) {
 		if !u.tags[t] {
 			errs = append(errs, fmt.Errorf("tags.%s: no document has this tag", t))
+		}
+	}
+	if o.Permissions != nil {
+		for _, s := range sortedKeys(o.Scopes) {
+			if !u.scopes[s] {
+				errs = append(errs, fmt.Errorf("scopes.%s: no operation needs this permission", s))
+			}
+		}
+	}
+	for _, s := range sortedKeys(o.StreamSchemas) {
+		if !u.stream[s] {
+			errs = append(errs, fmt.Errorf("streamSchemas.%s: no stream lists it", s))
+		}
+	}
+	for _, p := range sortedKeys(o.Streams) {
+		if !u.services[o.Streams[p].Service] {
+			errs = append(errs, fmt.Errorf("streams.%s: service %q is not a service built", p, o.Streams[p].Service))
 		}
 	}
 	return errors.Join(errs...)

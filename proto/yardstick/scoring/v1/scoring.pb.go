@@ -29,7 +29,9 @@ type ItemResult struct {
 	// Required. Item identifier from the provider's item bank, e.g. "L000100". The JSON front also
 	// accepts the spelling `itemid`.
 	Id *string `protobuf:"bytes,1,opt,name=id,proto3,oneof" json:"id,omitempty"`
-	// Required. 1 for a correct answer, 0 for an incorrect one.
+	// Required. The student's score on the item: 1 for a correct answer, 0 for an incorrect one;
+	// for an item scored in more than two categories (partial credit), its score 0 to the item's
+	// maximum (e.g. 0 to 3 for an item with three steps).
 	Result        *int32 `protobuf:"varint,2,opt,name=result,proto3,oneof" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -126,13 +128,21 @@ func (x *ItemId) GetId() string {
 	return ""
 }
 
-// A difficulty shared by count items.
+// A difficulty shared by count items: one difficulty for items scored right or wrong, or the
+// step difficulties of items scored in more than two categories (partial credit).
 type ItemDifficulty struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
+	// Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5. Required unless steps is
+	// given; not with steps.
 	Difficulty *float64 `protobuf:"fixed64,1,opt,name=difficulty,proto3,oneof" json:"difficulty,omitempty"`
-	// Number of items with this difficulty, at least 1; 1 when omitted.
-	Count         *int32 `protobuf:"varint,2,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	// Number of items with this difficulty (or these steps), at least 1; 1 when omitted.
+	Count *int32 `protobuf:"varint,2,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	// Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
+	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
+	Steps         []float64 `protobuf:"fixed64,3,rep,packed,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -179,6 +189,13 @@ func (x *ItemDifficulty) GetCount() int32 {
 		return *x.Count
 	}
 	return 0
+}
+
+func (x *ItemDifficulty) GetSteps() []float64 {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
 }
 
 type ScoreItemResultsRequest struct {
@@ -269,7 +286,8 @@ type ScoreItemIdsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemId `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
@@ -519,7 +537,9 @@ type ScoreDifficultiesBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 entries; their counts add up to the number of items.
 	Items []*ItemDifficulty `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
+	// entries have steps.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	// Required: "lexile" or "quantile" (any case).
 	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
@@ -740,7 +760,8 @@ type ScoreItemIdsBayesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
 	Items []*ItemId `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	// Required. Ability before this test, a measure (-10,000 to 10,000).
 	PriorAbility *float64 `protobuf:"fixed64,3,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
@@ -1069,7 +1090,9 @@ type ScoreFormRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId *string `protobuf:"bytes,1,opt,name=form_id,json=formId,proto3,oneof" json:"form_id,omitempty"`
-	// Required. Items of the form answered correctly, 0 to the number of items of the form.
+	// Required. Items of the form answered correctly, 0 to the number of items of the form: the
+	// total of score points, 0 to the sum of the items' maximum scores, when the form has items
+	// scored in more than two categories.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -1168,7 +1191,8 @@ type NextItemRequest struct {
 	// request (the same request, the same item); without it the choice is random.
 	Seed *int32 `protobuf:"varint,11,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
 	// Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
-	// (both excluded), instead of the most informative item (chance 0.5).
+	// (both excluded), instead of the most informative item (chance 0.5). For an item scored in more
+	// than two categories the expected score as a share of its maximum takes the chance's place.
 	TargetSuccess *float64 `protobuf:"fixed64,12,opt,name=target_success,json=targetSuccess,proto3,oneof" json:"target_success,omitempty"`
 	// Optional: the stop rules.
 	Stop *StopRules `protobuf:"bytes,13,opt,name=stop,proto3" json:"stop,omitempty"`
@@ -1398,7 +1422,10 @@ type AdaptiveItem struct {
 	// Item identifier from the bank.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// The item's strand (skill area).
-	Strand        string `protobuf:"bytes,2,opt,name=strand,proto3" json:"strand,omitempty"`
+	Strand string `protobuf:"bytes,2,opt,name=strand,proto3" json:"strand,omitempty"`
+	// The item's maximum score: 1 for an item scored right or wrong, else its number of steps (the
+	// answer's result is 0 to this).
+	MaxScore      int32 `protobuf:"varint,3,opt,name=max_score,json=maxScore,proto3" json:"max_score,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1445,6 +1472,13 @@ func (x *AdaptiveItem) GetStrand() string {
 		return x.Strand
 	}
 	return ""
+}
+
+func (x *AdaptiveItem) GetMaxScore() int32 {
+	if x != nil {
+		return x.MaxScore
+	}
+	return 0
 }
 
 // The answer of the adaptive path.
@@ -2511,12 +2545,13 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\a_result\"$\n" +
 	"\x06ItemId\x12\x13\n" +
 	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01B\x05\n" +
-	"\x03_id\"i\n" +
+	"\x03_id\"\x7f\n" +
 	"\x0eItemDifficulty\x12#\n" +
 	"\n" +
 	"difficulty\x18\x01 \x01(\x01H\x00R\n" +
 	"difficulty\x88\x01\x01\x12\x19\n" +
-	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01B\r\n" +
+	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01\x12\x14\n" +
+	"\x05steps\x18\x03 \x03(\x01R\x05stepsB\r\n" +
 	"\v_difficultyB\b\n" +
 	"\x06_count\"\xfe\x01\n" +
 	"\x17ScoreItemResultsRequest\x126\n" +
@@ -2718,10 +2753,11 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"_min_itemsB\x15\n" +
 	"\x13_target_uncertaintyB\x06\n" +
 	"\x04_cutB\r\n" +
-	"\v_confidence\"6\n" +
+	"\v_confidence\"S\n" +
 	"\fAdaptiveItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06strand\x18\x02 \x01(\tR\x06strand\"\xb6\x02\n" +
+	"\x06strand\x18\x02 \x01(\tR\x06strand\x12\x1b\n" +
+	"\tmax_score\x18\x03 \x01(\x05R\bmaxScore\"\xb6\x02\n" +
 	"\x10NextItemResponse\x126\n" +
 	"\x04next\x18\x01 \x01(\v2\".yardstick.scoring.v1.AdaptiveItemR\x04next\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +

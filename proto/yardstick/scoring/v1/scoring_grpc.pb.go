@@ -55,8 +55,9 @@ type ScoringServiceClient interface {
 	// Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	ScoreItemResults(ctx context.Context, in *ScoreItemResultsRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Standard measure from item ids and a number correct.
 	//
@@ -288,8 +289,9 @@ type ScoringServiceServer interface {
 	// Standard (maximum likelihood) measure from item results.
 	//
 	// POST /api/score/items/idsWithResults/standard, permission score:standard. A measure from the
-	// items a student answered, each right (1) or wrong (0), without prior information: ability, its
-	// uncertainty, the ability's display and the framework of the items.
+	// items a student answered, each right (1) or wrong (0) (or scored 0 to its maximum, for an item
+	// scored in more than two categories), without prior information: ability, its uncertainty, the
+	// ability's display and the framework of the items.
 	ScoreItemResults(context.Context, *ScoreItemResultsRequest) (*Measure, error)
 	// Standard measure from item ids and a number correct.
 	//

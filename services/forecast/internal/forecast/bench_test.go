@@ -11,7 +11,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // BenchmarkJSONGroup is one group forecast through the whole JSON front: body rewrite, decoding,

@@ -17,8 +17,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // TestGRPCGroupStreamEqualsUnary: ForecastGroupStream answers each valid student with its entry

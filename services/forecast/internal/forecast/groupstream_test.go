@@ -102,7 +102,7 @@ func TestGroupStreamRefusals(t *testing.T) {
 		{"settings with students", `{"testUncertainty":1,"cutLevels":[500],"studentData":[[1,1,1]]}` + "\n", "application/x-ndjson", 400, `"studentData":["is not part of the settings line`},
 		{"unknown settings field", `{"testUncertainty":1,"cutLevels":[500],"cutLevel":1}` + "\n", "application/x-ndjson", 400, `unknown field`},
 		{"empty body", "", "application/x-ndjson", 400, `the body is empty`},
-		{"json", `{"testUncertainty":1,"cutLevels":[500]}`, "application/json", 415, `Unsupported media type`},
+		{"json", `{"testUncertainty":1,"cutLevels":[500]}`, "application/json", 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
 		{"no students", `{"testUncertainty":1,"cutLevels":[500]}` + "\n\n", "application/x-ndjson", 200, `{"group":null}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

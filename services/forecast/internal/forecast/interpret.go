@@ -36,20 +36,24 @@ func percentileAsked(p *rpcerr.Problems, b *measure.Bundle, framework string, gr
 		p.Add("grade", "must be between 0 (Kindergarten) and 12, got %d", *grade)
 		ok = false
 	}
+	toy := ""
 	switch {
 	case timeOfYear == nil:
 		p.Add("timeOfYear", "is required with grade (BOY, MOY or EOY)")
 		ok = false
-	case *timeOfYear != "BOY" && *timeOfYear != "MOY" && *timeOfYear != "EOY":
-		p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
-		ok = false
+	default:
+		var known bool
+		if toy, known = measure.TimeOfYear(*timeOfYear); !known {
+			p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
+			ok = false
+		}
 	}
 	if !ok {
 		return graded{}
 	}
-	n, found := b.Norms(framework, int(*grade), *timeOfYear)
+	n, found := b.Norms(framework, int(*grade), toy)
 	if !found {
-		p.Add("grade", "the content bundle has no %s norms for grade %d %s, so no percentile can be given", framework, *grade, *timeOfYear)
+		p.Add("grade", "the content bundle has no %s norms for grade %d %s, so no percentile can be given", framework, *grade, toy)
 		return graded{}
 	}
 	return graded{asked: true, grade: int(*grade), norms: n}

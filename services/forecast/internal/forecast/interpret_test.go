@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,8 +19,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -273,4 +274,64 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestForecastTimeOfYearAnyCase: timeOfYear is matched without regard to case, as framework is,
+// on every forecast path that takes it (the group stream's settings too) and on gRPC: "eoy"
+// answers byte for byte as "EOY"; "EOYY" is still a 400 naming timeOfYear.
+func TestForecastTimeOfYearAnyCase(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	for _, path := range []string{"/api/forecast/reading", "/api/forecast/math", "/api/forecast/reading/group", "/api/forecast/math/group"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			body := single
+			if strings.HasSuffix(path, "group") {
+				body = group
+			}
+			with := func(toy string) string { return strings.Replace(body, "{", `{"grade":4,"timeOfYear":"`+toy+`",`, 1) }
+			want := s.Post(path, with("EOY"))
+			if want.Status != 200 {
+				t.Fatalf("EOY: got %d %s; want 200", want.Status, want.Body)
+			}
+			for _, spelt := range []string{"eoy", "Eoy"} {
+				if got := s.Post(path, with(spelt)); got.Status != 200 || !bytes.Equal(got.Body, want.Body) {
+					t.Errorf("%s: got %d %s; want 200 %s", spelt, got.Status, got.Body, want.Body)
+				}
+			}
+			if got := badRequest(t, s.Post(path, with("EOYY"))); len(got["timeOfYear"]) != 1 || got["timeOfYear"][0] != `must be BOY, MOY or EOY, got "EOYY"` {
+				t.Errorf("EOYY: got %v; want timeOfYear refused", got)
+			}
+		})
+	}
+	t.Run("group stream", func(t *testing.T) {
+		t.Parallel()
+		stream := func(toy string) servetest.Response {
+			return s.Do(http.MethodPost, "/api/forecast/reading/group/stream", "application/x-ndjson",
+				`{"grade":4,"timeOfYear":"`+toy+`","testUncertainty":32.5,"cutLevels":[500,650,800]}`+"\n[640,70,180]\n", "Authorization", "Bearer "+s.Token())
+		}
+		want, got := stream("MOY"), stream("moy")
+		if want.Status != 200 || got.Status != 200 || !bytes.Equal(got.Body, want.Body) || !strings.Contains(string(got.Body), "percentile") {
+			t.Errorf("moy: got %d %s; want 200 %s, with a percentile", got.Status, got.Body, want.Body)
+		}
+		if bad := stream("fall"); bad.Status != 400 || !strings.Contains(string(bad.Body), `must be BOY, MOY or EOY, got \"fall\"`) {
+			t.Errorf("fall: got %d %s; want 400 naming timeOfYear", bad.Status, bad.Body)
+		}
+	})
+	t.Run("gRPC", func(t *testing.T) {
+		t.Parallel()
+		client := forecastv1.NewForecastServiceClient(s.Conn)
+		req := func(toy string) *forecastv1.ForecastRequest {
+			return &forecastv1.ForecastRequest{PriorAbility: ptr(640.0), PriorUncertainty: ptr(70.0), TestUncertainty: ptr(32.5), ElapsedDays: ptr(180.0),
+				CutLevels: []float64{500, 650, 800}, Grade: ptr(int32(4)), TimeOfYear: ptr(toy)}
+		}
+		want, err := client.ForecastReading(s.Authed(context.Background()), req("BOY"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.ForecastReading(s.Authed(context.Background()), req("boy"))
+		if err != nil || got.GetPercentile() != want.GetPercentile() || want.Percentile == nil {
+			t.Errorf("boy: got %v, %v; want percentile %v as BOY's", got, err, want.Percentile)
+		}
+	})
 }

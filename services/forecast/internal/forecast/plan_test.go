@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 const planPath = "/api/forecast/plan"

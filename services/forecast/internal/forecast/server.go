@@ -39,8 +39,9 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 func (s *Server) Service() serve.Service {
 	return serve.Service{
 		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, s) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return forecastv1.RegisterForecastServiceHandlerServer(ctx, mux, gateway{s: s})
+		// The JSON routes: the gateway's on a client of the frame's in-process channel.
+		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+			return forecastv1.RegisterForecastServiceHandlerClient(ctx, mux, forecastv1.NewForecastServiceClient(conn))
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,

@@ -31,7 +31,7 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 	if len(items) > s.limits.MaxItems {
 		p.Add("items", "holds %d items; the limit is %d", len(items), s.limits.MaxItems)
 	}
-	lib := adaptiveRequest(&p, req)
+	lib := adaptiveRequest(&p, b, req)
 	if bk != nil {
 		bk.Check(&lib, p.Add)
 	}
@@ -57,14 +57,15 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 		ApiVersion:     serve.Version,
 	}
 	if step.Next != nil {
-		out.Next = &scoringv1.AdaptiveItem{Id: step.Next.ID, Strand: step.Next.Strand}
+		out.Next = &scoringv1.AdaptiveItem{Id: step.Next.ID, Strand: step.Next.Strand, MaxScore: int32(step.Next.MaxScore())}
 	}
 	return out, nil
 }
 
 // adaptiveRequest is the wire request in pkg/measure's terms; it checks what only the wire can
-// get wrong (a missing or non-binary result).
-func adaptiveRequest(p *rpcerr.Problems, req *scoringv1.NextItemRequest) measure.AdaptiveRequest {
+// get wrong (a missing result, or one outside its item's scores: checkResult, as on the other
+// item-result paths, so pkg/measure meets only results it can take).
+func adaptiveRequest(p *rpcerr.Problems, b *measure.Bundle, req *scoringv1.NextItemRequest) measure.AdaptiveRequest {
 	lib := measure.AdaptiveRequest{
 		PriorAbility:     req.PriorAbility,
 		PriorUncertainty: req.PriorUncertainty,
@@ -89,13 +90,10 @@ func adaptiveRequest(p *rpcerr.Problems, req *scoringv1.NextItemRequest) measure
 	}
 	lib.Items = make([]measure.Response, len(req.GetItems()))
 	for i, it := range req.GetItems() {
-		switch {
-		case it.Result == nil:
-			p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
-		case *it.Result != 0 && *it.Result != 1:
-			p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *it.Result)
+		lib.Items[i] = measure.Response{ID: it.GetId()}
+		if checkResult(p, b, i, it.Id, it.Result) {
+			lib.Items[i].Correct, lib.Items[i].Score = *it.Result == 1, int(*it.Result)
 		}
-		lib.Items[i] = measure.Response{ID: it.GetId(), Correct: it.GetResult() == 1}
 	}
 	return lib
 }

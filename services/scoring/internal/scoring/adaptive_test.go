@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 const adaptivePath = "/api/score/adaptive/next"

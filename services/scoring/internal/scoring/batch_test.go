@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // scoringSeeds are valid requests of every unary path of the service (docs/examples.md's).

@@ -3,7 +3,7 @@ package scoring
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 	"reflect"
 	"strings"
 	"testing"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 func benchServer(b testing.TB) *servetest.Server {

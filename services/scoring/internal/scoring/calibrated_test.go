@@ -13,7 +13,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // calibratedBundle does what yardstick-calibrate does (pkg/measure/cmd/yardstick-calibrate runs

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // Answer patterns on the demo items L000001.. (difficulties spread from about -300L to 1800L in

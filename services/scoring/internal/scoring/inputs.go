@@ -18,14 +18,17 @@ type itemRef struct {
 type resolved struct {
 	fw      *measure.Framework
 	answers []measure.Answer
-	correct int
+	// maxScore is the highest raw score of the request's items: the sum of their maximum scores,
+	// an unknown item counting 1, so it is the number of items when every item is dichotomous.
+	maxScore int
 }
 
 // resolveItems checks the items of a request against the bank (docs/api.md): non-empty, within
-// the limit, known ids, no duplicates, results 0 or 1, one framework agreeing with the optional
-// framework field. prefixes, when set, are the id prefixes the endpoint allows.
+// the limit, known ids, no duplicates, results 0 to the item's maximum score (0 or 1 for a
+// dichotomous item), one framework agreeing with the optional framework field. prefixes, when
+// set, are the id prefixes the endpoint allows.
 func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
-	var r resolved
+	r := resolved{maxScore: len(refs)}
 	framework = frameworkName(framework)
 	switch {
 	case len(refs) == 0:
@@ -40,11 +43,12 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 	var order []string
 	r.answers = make([]measure.Answer, 0, len(refs))
 	for i, ref := range refs {
-		ok := !withResults || checkResult(p, i, ref.result)
+		ok := !withResults || checkResult(p, b, i, ref.id, ref.result)
 		item, known := checkItemID(p, b, i, ref.id, prefixes, seen)
 		if !known {
 			continue
 		}
+		r.maxScore += item.MaxScore() - 1
 		if _, counted := frameworks[item.Framework]; !counted {
 			order = append(order, item.Framework)
 		}
@@ -52,11 +56,11 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 		if !ok {
 			continue
 		}
-		correct := withResults && *ref.result == 1
-		r.answers = append(r.answers, measure.Answer{Item: item, Correct: correct})
-		if correct {
-			r.correct++
+		a := measure.Answer{Item: item}
+		if withResults {
+			a.Correct, a.Score = *ref.result == 1, int(*ref.result)
 		}
+		r.answers = append(r.answers, a)
 	}
 	switch {
 	case len(order) > 1:
@@ -70,18 +74,31 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 	return r
 }
 
-// checkResult reports whether items[i]'s result is given and is 0 or 1, and says what is wrong
-// with it in p.
-func checkResult(p *rpcerr.Problems, i int, result *int32) bool {
+// checkResult reports whether items[i]'s result is given and is a score of its item: 0 or 1,
+// or 0 to the item's maximum score for a polytomous item of b (id names the item). It says what
+// is wrong with it in p. The item is looked up only for a result outside 0 … 1, which is every
+// item's range, and a result it cannot judge (no such item) is held to 0 or 1, so a request of
+// dichotomous items is answered exactly as before partial credit.
+func checkResult(p *rpcerr.Problems, b *measure.Bundle, i int, id *string, result *int32) bool {
 	switch {
 	case result == nil:
 		p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
 		return false
-	case *result != 0 && *result != 1:
-		p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *result)
-		return false
+	case *result == 0 || *result == 1:
+		return true
 	}
-	return true
+	if id != nil {
+		if item, known := b.Item(*id); known && item.Polytomous() {
+			most := item.MaxScore()
+			if *result >= 0 && int(*result) <= most {
+				return true
+			}
+			p.Add(itemPath(i, "result"), "must be 0 … %d (the maximum score of item %q), got %d", most, *id, *result)
+			return false
+		}
+	}
+	p.Add(itemPath(i, "result"), "must be 0 or 1, got %d", *result)
+	return false
 }
 
 // checkItemID finds items[i]'s item in b: its id given, starting with one of prefixes (when
@@ -153,16 +170,19 @@ func (s *Server) framework(p *rpcerr.Problems, b *measure.Bundle, itemsFramework
 	return fw
 }
 
-// numberCorrect checks a raw score against the number of items.
-func numberCorrect(p *rpcerr.Problems, v *int32, n int) int {
+// numberCorrect checks a raw score, the total of score points, against the n items' maximum
+// score most (n when every item is dichotomous).
+func numberCorrect(p *rpcerr.Problems, v *int32, n, most int) int {
 	switch {
 	case v == nil:
 		p.Add("numberCorrect", "is required")
 	case *v < 0:
 		p.Add("numberCorrect", "must be 0 or more, got %d", *v)
-	case int(*v) > n:
+	case int(*v) > most && most == n:
 		// A rule across two fields: the original API reports those under nonFieldErrors.
 		p.Add("", "numberCorrect (%d) is more than the number of items (%d)", *v, n)
+	case int(*v) > most:
+		p.Add("", "numberCorrect (%d) is more than the items' maximum score (%d points)", *v, most)
 	default:
 		return int(*v)
 	}
@@ -188,14 +208,14 @@ func gradeAndTime(p *rpcerr.Problems, grade *int32, timeOfYear *string) (int, st
 	default:
 		g = int(*grade)
 	}
-	t := ""
+	t, ok := "", false
 	switch {
 	case timeOfYear == nil:
 		p.Add("timeOfYear", "is required (BOY, MOY or EOY)")
-	case *timeOfYear != "BOY" && *timeOfYear != "MOY" && *timeOfYear != "EOY":
-		p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
 	default:
-		t = *timeOfYear
+		if t, ok = measure.TimeOfYear(*timeOfYear); !ok {
+			p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
+		}
 	}
 	return g, t
 }

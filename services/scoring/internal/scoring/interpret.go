@@ -57,6 +57,10 @@ func (x extras) withFit(asked *bool, answers []measure.Answer) extras {
 const (
 	noFitPerfect = "no fit for a perfect score: all answers right agree with any ability beyond the items, so there is no pattern to judge"
 	noFitZero    = "no fit for a zero score: all answers wrong agree with any ability beyond the items, so there is no pattern to judge"
+	// The same for answers with a polytomous item among them, whose extremes are every item at
+	// its maximum score or at 0.
+	noFitPerfectPoints = "no fit for a perfect score: every item at its maximum score agrees with any ability beyond the items, so there is no pattern to judge"
+	noFitZeroPoints    = "no fit for a zero score: every item at 0 agrees with any ability beyond the items, so there is no pattern to judge"
 )
 
 // personFit is the fit of the answers at ability (the unrounded estimate the answer reports), or
@@ -64,10 +68,7 @@ const (
 func (s *Server) personFit(ctx context.Context, fw *measure.Framework, ability float64, answers []measure.Answer) (*scoringv1.PersonFit, *string, error) {
 	pf, err := fw.PersonFit(ability, answers)
 	if errors.Is(err, measure.ErrExtremeScore) {
-		note := noFitPerfect
-		if !answers[0].Correct {
-			note = noFitZero
-		}
+		note := extremeNote(answers)
 		return nil, &note, nil
 	}
 	if err == nil && !measure.Finite(pf.Infit, pf.Outfit, pf.InfitZ, pf.OutfitZ) {
@@ -77,6 +78,24 @@ func (s *Server) personFit(ctx context.Context, fw *measure.Framework, ability f
 		return nil, nil, rpcerr.Fault(ctx, s.log, "person fit", err)
 	}
 	return &scoringv1.PersonFit{Infit: pf.Infit, Outfit: pf.Outfit, InfitZ: pf.InfitZ, OutfitZ: pf.OutfitZ, Flag: pf.Flag}, nil, nil
+}
+
+// extremeNote says why answers with a zero or perfect score have no fit.
+func extremeNote(answers []measure.Answer) string {
+	poly := false
+	for _, a := range answers {
+		poly = poly || a.Item.Polytomous()
+	}
+	zero := answers[0].Points() == 0
+	switch {
+	case poly && zero:
+		return noFitZeroPoints
+	case poly:
+		return noFitPerfectPoints
+	case zero:
+		return noFitZero
+	}
+	return noFitPerfect
 }
 
 // apply adds what x asks for to a measure answer.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/servetest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"github.com/yardstick-dev/yardstick/services/servetest"
 )
 
 // pattern is items L000001.. with results from a 0/1 string.
@@ -147,7 +147,8 @@ func TestPercentileValidation(t *testing.T) {
 		{"grade below 0", `"grade":-1,"timeOfYear":"MOY"`, map[string]string{"grade": "must be between 0 (Kindergarten) and 12, got -1"}},
 		{"grade 12 is the last", `"grade":12,"timeOfYear":"EOY"`, nil},
 		{"grade 0 is the first", `"grade":0,"timeOfYear":"BOY"`, nil},
-		{"time of year", `"grade":3,"timeOfYear":"moy"`, map[string]string{"timeOfYear": `must be BOY, MOY or EOY, got "moy"`}},
+		{"time of year in lower case", `"grade":3,"timeOfYear":"moy"`, nil},
+		{"time of year", `"grade":3,"timeOfYear":"NOY"`, map[string]string{"timeOfYear": `must be BOY, MOY or EOY, got "NOY"`}},
 		{"with other problems", `"grade":30,"framework":"klingon"`, map[string]string{"grade": "must be between 0 (Kindergarten) and 12, got 30", "timeOfYear": "is required (BOY, MOY or EOY)", "framework": `unknown framework "klingon" (want lexile or quantile)`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,5 +209,61 @@ func TestPercentileWithoutNorms(t *testing.T) {
 	want := `"grade":["the content bundle has no lexile norms for grade 3 MOY, so no percentile can be given"]`
 	if r.Status != 400 || !bytes.Contains(r.Body, []byte(want)) {
 		t.Errorf("got %d %s; want 400 with %s", r.Status, r.Body, want)
+	}
+}
+
+// TestTimeOfYearAnyCase: timeOfYear is matched without regard to case, as framework is, on every
+// path that takes it and on both fronts: "moy" and "Moy" answer byte for byte as "MOY"; a name
+// that is no time of year in any case is still a 400 naming timeOfYear.
+func TestTimeOfYearAnyCase(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	const prior = `"priorAbility":600,"priorUncertainty":90,"elapsedDays":60`
+	items, _ := pattern("1101011010110010")
+	for _, c := range []struct{ path, body string }{
+		{"/api/score/items/idsWithResults/standard", `"items":` + items},
+		{"/api/score/items/ids/standard", `"items":` + ids(6, "L") + `,"numberCorrect":4`},
+		{"/api/score/scale/standard", `"linkId":"STATE-READ-2026","scaleScore":"480","scaleSem":18`},
+		{"/api/score/items/difficulties/bayes", `"items":[{"difficulty":650,"count":4}],"numberCorrect":2,"framework":"lexile",` + prior},
+		{"/api/score/items/idsWithResults/bayes", prior + `,"items":` + items},
+		{"/api/score/items/ids/bayes", `"items":` + ids(6, "L") + `,"numberCorrect":4,` + prior},
+		{"/api/score/scale/bayes", `"linkId":"STATE-READ-2026","scaleScore":"480","scaleSem":18,` + prior},
+		{"/api/score/form/id/standard", `"formId":"FORM-READ-G3","numberCorrect":21`},
+		{"/api/score/items/idsWithResults/standard/strands", `"items":` + items},
+		{"/api/score/items/idsWithResults/bayes/strands", prior + `,"items":` + items},
+		{"/api/score/adaptive/next", `"framework":"lexile","items":[]`},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			t.Parallel()
+			want := s.Post(c.path, `{`+c.body+`,"grade":3,"timeOfYear":"MOY"}`)
+			if want.Status != 200 {
+				t.Fatalf("MOY: got %d %s; want 200", want.Status, want.Body)
+			}
+			for _, spelt := range []string{"moy", "Moy", "mOY"} {
+				got := s.Post(c.path, `{`+c.body+`,"grade":3,"timeOfYear":"`+spelt+`"}`)
+				if got.Status != 200 || !bytes.Equal(got.Body, want.Body) {
+					t.Errorf("%s: got %d %s; want 200 %s", spelt, got.Status, got.Body, want.Body)
+				}
+			}
+			bad := s.Post(c.path, `{`+c.body+`,"grade":3,"timeOfYear":"MOYY"}`)
+			if bad.Status != 400 || !strings.Contains(string(bad.Body), `"timeOfYear":["must be BOY, MOY or EOY, got \"MOYY\""]`) {
+				t.Errorf("MOYY: got %d %s; want 400 naming timeOfYear", bad.Status, bad.Body)
+			}
+		})
+	}
+	client := scoringv1.NewScoringServiceClient(s.Conn)
+	for _, spelt := range []string{"EOY", "eoy"} {
+		resp, err := client.ScoreItemIds(s.Authed(context.Background()), &scoringv1.ScoreItemIdsRequest{
+			Items: []*scoringv1.ItemId{{Id: ptr("L000001")}, {Id: ptr("L000002")}}, NumberCorrect: ptr(int32(1)), Grade: ptr(int32(3)), TimeOfYear: ptr(spelt),
+		})
+		if err != nil || resp.Percentile == nil {
+			t.Errorf("gRPC %s: got %v, %v; want an answer with a percentile", spelt, resp, err)
+		}
+	}
+	_, err := client.ScoreItemIds(s.Authed(context.Background()), &scoringv1.ScoreItemIdsRequest{
+		Items: []*scoringv1.ItemId{{Id: ptr("L000001")}}, NumberCorrect: ptr(int32(1)), Grade: ptr(int32(3)), TimeOfYear: ptr("fall"),
+	})
+	if got := violations(t, err); got["timeOfYear"] != `must be BOY, MOY or EOY, got "fall"` {
+		t.Errorf("gRPC fall: got %v; want timeOfYear refused", got)
 	}
 }

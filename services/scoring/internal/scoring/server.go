@@ -32,8 +32,9 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 func (s *Server) Service() serve.Service {
 	return serve.Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, s) },
-		RegisterGateway: func(ctx context.Context, mux *runtime.ServeMux) error {
-			return scoringv1.RegisterScoringServiceHandlerServer(ctx, mux, gateway{s: s})
+		// The JSON routes: the gateway's on a client of the frame's in-process channel.
+		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+			return scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn))
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
@@ -120,7 +121,7 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "")
-	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
+	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	var p rpcerr.Problems
 	b := s.content.Bundle()
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "QLS")
-	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()))
+	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
@@ -187,33 +188,33 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	case len(items) > s.limits.MaxItems:
 		p.Add("items", "holds %d entries; the limit is %d", len(items), s.limits.MaxItems)
 	}
+	most := 0  // the items' maximum score: n when every item is dichotomous
+	steps := 0 // the steps sent, held to the item limit: each costs the estimate what an item does
 	for i, it := range items {
+		steps += len(it.GetSteps())
 		count := int32(1)
 		if it.Count != nil {
 			count = *it.Count
 		}
-		ok := true
-		switch {
-		case it.Difficulty == nil:
-			p.Add(fmt.Sprintf("items[%d].difficulty", i), "is required")
-			ok = false
-		case !measure.Finite(*it.Difficulty) || math.Abs(*it.Difficulty) > measure.MaxAbsMeasure:
-			p.Add(fmt.Sprintf("items[%d].difficulty", i), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
-			ok = false
-		}
+		d, ok := itemDifficulty(&p, i, it)
 		if count < 1 {
 			p.Add(fmt.Sprintf("items[%d].count", i), "must be 1 or more, got %d", count)
 			ok = false
 		}
 		if ok {
-			n += int(count)
-			test.Items = append(test.Items, measure.Difficulty{Measure: *it.Difficulty, Count: int(count)})
+			d.Count = int(count)
+			n += d.Count
+			most += d.Count * d.MaxScore()
+			test.Items = append(test.Items, d)
 		}
 	}
 	if n > s.limits.MaxItems {
 		p.Add("items", "count %d items in all; the limit is %d", n, s.limits.MaxItems)
 	}
-	test.Correct = numberCorrect(&p, req.NumberCorrect, n)
+	if steps > s.limits.MaxItems {
+		p.Add("items", "hold %d steps in all; the limit is %d", steps, s.limits.MaxItems)
+	}
+	test.Correct = numberCorrect(&p, req.NumberCorrect, n, most)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, b, fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
@@ -304,6 +305,41 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	return out, nil
 }
 
+// itemDifficulty checks items[i] of the difficulties path: a difficulty, or instead the steps
+// of a polytomous item (METHOD §13), each a finite measure within the limit. One step is the
+// dichotomous item of that difficulty, passed on as a difficulty so that its answer is the
+// dichotomous one bit for bit. Count is left to the caller.
+func itemDifficulty(p *rpcerr.Problems, i int, it *scoringv1.ItemDifficulty) (measure.Difficulty, bool) {
+	steps := it.GetSteps()
+	switch {
+	case it.Difficulty != nil && len(steps) > 0:
+		p.Add(fmt.Sprintf("items[%d]", i), "has both difficulty and steps; give one: difficulty for an item scored right or wrong, steps for an item scored 0 … the number of steps")
+		return measure.Difficulty{}, false
+	case len(steps) > 0:
+		ok := true
+		for k, x := range steps {
+			if !measure.Finite(x) || math.Abs(x) > measure.MaxAbsMeasure {
+				p.Add(fmt.Sprintf("items[%d].steps[%d]", i, k), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, x)
+				ok = false
+			}
+		}
+		switch {
+		case !ok:
+			return measure.Difficulty{}, false
+		case len(steps) == 1:
+			return measure.Difficulty{Measure: steps[0]}, true
+		}
+		return measure.Difficulty{Steps: steps}, true
+	case it.Difficulty == nil:
+		p.Add(fmt.Sprintf("items[%d].difficulty", i), "is required (or steps, for an item scored in more than two categories)")
+		return measure.Difficulty{}, false
+	case !measure.Finite(*it.Difficulty) || math.Abs(*it.Difficulty) > measure.MaxAbsMeasure:
+		p.Add(fmt.Sprintf("items[%d].difficulty", i), "must be a number between %d and %d, got %v", -measure.MaxAbsMeasure, measure.MaxAbsMeasure, *it.Difficulty)
+		return measure.Difficulty{}, false
+	}
+	return measure.Difficulty{Measure: *it.Difficulty}, true
+}
+
 // benchmark finds the strand benchmarks of the items' framework for the grade and time of year.
 func benchmark(p *rpcerr.Problems, b *measure.Bundle, fw *measure.Framework, grade int, toy string) measure.Benchmark {
 	if fw == nil || toy == "" {
@@ -367,13 +403,17 @@ func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest)
 			if !ok {
 				return nil, rpcerr.Fault(ctx, s.log, "form item", errUnknownItem(id))
 			}
-			test.Items = append(test.Items, measure.Difficulty{Measure: item.Difficulty, Count: 1})
+			d := measure.Difficulty{Measure: item.Difficulty, Count: 1}
+			if item.Polytomous() {
+				d.Steps = item.Steps
+			}
+			test.Items = append(test.Items, d)
 		}
 		n = len(form.Items)
 	}
 	switch {
 	case fw != nil || req.NumberCorrect == nil:
-		test.Correct = numberCorrect(&p, req.NumberCorrect, n)
+		test.Correct = numberCorrect(&p, req.NumberCorrect, n, test.MaxScore())
 	case req.GetNumberCorrect() < 0:
 		p.Add("numberCorrect", "must be 0 or more, got %d", req.GetNumberCorrect())
 	}

@@ -115,7 +115,9 @@ type ItemResult_builder struct {
 	// Required. Item identifier from the provider's item bank, e.g. "L000100". The JSON front also
 	// accepts the spelling `itemid`.
 	Id *string
-	// Required. 1 for a correct answer, 0 for an incorrect one.
+	// Required. The student's score on the item: 1 for a correct answer, 0 for an incorrect one;
+	// for an item scored in more than two categories (partial credit), its score 0 to the item's
+	// maximum (e.g. 0 to 3 for an item with three steps).
 	Result *int32
 }
 
@@ -215,11 +217,13 @@ func (b0 ItemId_builder) Build() *ItemId {
 	return m0
 }
 
-// A difficulty shared by count items.
+// A difficulty shared by count items: one difficulty for items scored right or wrong, or the
+// step difficulties of items scored in more than two categories (partial credit).
 type ItemDifficulty struct {
 	state                  protoimpl.MessageState `protogen:"opaque.v1"`
 	xxx_hidden_Difficulty  float64                `protobuf:"fixed64,1,opt,name=difficulty,proto3,oneof"`
 	xxx_hidden_Count       int32                  `protobuf:"varint,2,opt,name=count,proto3,oneof"`
+	xxx_hidden_Steps       []float64              `protobuf:"fixed64,3,rep,packed,name=steps,proto3"`
 	XXX_raceDetectHookData protoimpl.RaceDetectHookData
 	XXX_presence           [1]uint32
 	unknownFields          protoimpl.UnknownFields
@@ -265,14 +269,25 @@ func (x *ItemDifficulty) GetCount() int32 {
 	return 0
 }
 
+func (x *ItemDifficulty) GetSteps() []float64 {
+	if x != nil {
+		return x.xxx_hidden_Steps
+	}
+	return nil
+}
+
 func (x *ItemDifficulty) SetDifficulty(v float64) {
 	x.xxx_hidden_Difficulty = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 2)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 3)
 }
 
 func (x *ItemDifficulty) SetCount(v int32) {
 	x.xxx_hidden_Count = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 2)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 3)
+}
+
+func (x *ItemDifficulty) SetSteps(v []float64) {
+	x.xxx_hidden_Steps = v
 }
 
 func (x *ItemDifficulty) HasDifficulty() bool {
@@ -302,10 +317,17 @@ func (x *ItemDifficulty) ClearCount() {
 type ItemDifficulty_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required. Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5.
+	// Difficulty of the item, a measure (-10,000 to 10,000), e.g. 720.5. Required unless steps is
+	// given; not with steps.
 	Difficulty *float64
-	// Number of items with this difficulty, at least 1; 1 when omitted.
+	// Number of items with this difficulty (or these steps), at least 1; 1 when omitted.
 	Count *int32
+	// Instead of difficulty: the step difficulties of an item scored 0 to the number of steps
+	// (partial credit), each a measure (-10,000 to 10,000), in any order, fractional allowed, e.g.
+	// [410, 520, 655] for an item scored 0 to 3; at most 5,000 steps in all the request's items
+	// (the item limit). One step is the item scored right or wrong of that difficulty. Empty: not
+	// given.
+	Steps []float64
 }
 
 func (b0 ItemDifficulty_builder) Build() *ItemDifficulty {
@@ -313,13 +335,14 @@ func (b0 ItemDifficulty_builder) Build() *ItemDifficulty {
 	b, x := &b0, m0
 	_, _ = b, x
 	if b.Difficulty != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 2)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 3)
 		x.xxx_hidden_Difficulty = *b.Difficulty
 	}
 	if b.Count != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 2)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 3)
 		x.xxx_hidden_Count = *b.Count
 	}
+	x.xxx_hidden_Steps = b.Steps
 	return m0
 }
 
@@ -676,7 +699,8 @@ type ScoreItemIdsRequest_builder struct {
 
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemId
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32
 	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
 	Framework *string
@@ -1351,7 +1375,9 @@ type ScoreDifficultiesBayesRequest_builder struct {
 
 	// Required, 1 to 5,000 entries; their counts add up to the number of items.
 	Items []*ItemDifficulty
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
+	// entries have steps.
 	NumberCorrect *int32
 	// Required: "lexile" or "quantile" (any case).
 	Framework *string
@@ -1926,7 +1952,8 @@ type ScoreItemIdsBayesRequest_builder struct {
 
 	// Required, 1 to 5,000 items of one framework; ids start with Q, L or S.
 	Items []*ItemId
-	// Required. Items answered correctly, 0 to the number of items.
+	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
+	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32
 	// Required. Ability before this test, a measure (-10,000 to 10,000).
 	PriorAbility *float64
@@ -2714,7 +2741,9 @@ type ScoreFormRequest_builder struct {
 
 	// Required. Identifier of a form (a fixed list of items) of the content bundle, e.g. "FORM-READ-G3".
 	FormId *string
-	// Required. Items of the form answered correctly, 0 to the number of items of the form.
+	// Required. Items of the form answered correctly, 0 to the number of items of the form: the
+	// total of score points, 0 to the sum of the items' maximum scores, when the form has items
+	// scored in more than two categories.
 	NumberCorrect *int32
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -3114,7 +3143,8 @@ type NextItemRequest_builder struct {
 	// request (the same request, the same item); without it the choice is random.
 	Seed *int32
 	// Optional: choose the item whose chance of a correct answer is nearest this, between 0 and 1
-	// (both excluded), instead of the most informative item (chance 0.5).
+	// (both excluded), instead of the most informative item (chance 0.5). For an item scored in more
+	// than two categories the expected score as a share of its maximum takes the chance's place.
 	TargetSuccess *float64
 	// Optional: the stop rules.
 	Stop *StopRules
@@ -3377,11 +3407,12 @@ func (b0 StopRules_builder) Build() *StopRules {
 
 // The item to give next.
 type AdaptiveItem struct {
-	state             protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Id     string                 `protobuf:"bytes,1,opt,name=id,proto3"`
-	xxx_hidden_Strand string                 `protobuf:"bytes,2,opt,name=strand,proto3"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	state               protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Id       string                 `protobuf:"bytes,1,opt,name=id,proto3"`
+	xxx_hidden_Strand   string                 `protobuf:"bytes,2,opt,name=strand,proto3"`
+	xxx_hidden_MaxScore int32                  `protobuf:"varint,3,opt,name=max_score,json=maxScore,proto3"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *AdaptiveItem) Reset() {
@@ -3423,12 +3454,23 @@ func (x *AdaptiveItem) GetStrand() string {
 	return ""
 }
 
+func (x *AdaptiveItem) GetMaxScore() int32 {
+	if x != nil {
+		return x.xxx_hidden_MaxScore
+	}
+	return 0
+}
+
 func (x *AdaptiveItem) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
 
 func (x *AdaptiveItem) SetStrand(v string) {
 	x.xxx_hidden_Strand = v
+}
+
+func (x *AdaptiveItem) SetMaxScore(v int32) {
+	x.xxx_hidden_MaxScore = v
 }
 
 type AdaptiveItem_builder struct {
@@ -3438,6 +3480,9 @@ type AdaptiveItem_builder struct {
 	Id string
 	// The item's strand (skill area).
 	Strand string
+	// The item's maximum score: 1 for an item scored right or wrong, else its number of steps (the
+	// answer's result is 0 to this).
+	MaxScore int32
 }
 
 func (b0 AdaptiveItem_builder) Build() *AdaptiveItem {
@@ -3446,6 +3491,7 @@ func (b0 AdaptiveItem_builder) Build() *AdaptiveItem {
 	_, _ = b, x
 	x.xxx_hidden_Id = b.Id
 	x.xxx_hidden_Strand = b.Strand
+	x.xxx_hidden_MaxScore = b.MaxScore
 	return m0
 }
 
@@ -5479,12 +5525,13 @@ const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\a_result\"$\n" +
 	"\x06ItemId\x12\x13\n" +
 	"\x02id\x18\x01 \x01(\tH\x00R\x02id\x88\x01\x01B\x05\n" +
-	"\x03_id\"i\n" +
+	"\x03_id\"\x7f\n" +
 	"\x0eItemDifficulty\x12#\n" +
 	"\n" +
 	"difficulty\x18\x01 \x01(\x01H\x00R\n" +
 	"difficulty\x88\x01\x01\x12\x19\n" +
-	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01B\r\n" +
+	"\x05count\x18\x02 \x01(\x05H\x01R\x05count\x88\x01\x01\x12\x14\n" +
+	"\x05steps\x18\x03 \x03(\x01R\x05stepsB\r\n" +
 	"\v_difficultyB\b\n" +
 	"\x06_count\"\x85\x02\n" +
 	"\x17ScoreItemResultsRequest\x12=\n" +
@@ -5686,10 +5733,11 @@ const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"_min_itemsB\x15\n" +
 	"\x13_target_uncertaintyB\x06\n" +
 	"\x04_cutB\r\n" +
-	"\v_confidence\"6\n" +
+	"\v_confidence\"S\n" +
 	"\fAdaptiveItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06strand\x18\x02 \x01(\tR\x06strand\"\xbd\x02\n" +
+	"\x06strand\x18\x02 \x01(\tR\x06strand\x12\x1b\n" +
+	"\tmax_score\x18\x03 \x01(\x05R\bmaxScore\"\xbd\x02\n" +
 	"\x10NextItemResponse\x12=\n" +
 	"\x04next\x18\x01 \x01(\v2).opaque.yardstick.scoring.v1.AdaptiveItemR\x04next\x12\x1f\n" +
 	"\vstop_reason\x18\x02 \x01(\tR\n" +

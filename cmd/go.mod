@@ -1,0 +1,33 @@
+module github.com/yardstick-dev/yardstick/cmd
+
+go 1.26.0
+
+require (
+	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
+	golang.org/x/sync v0.25.0
+)
+
+require (
+	github.com/go-faster/errors v0.7.1 // indirect
+	github.com/go-faster/jx v1.2.0 // indirect
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
+	github.com/segmentio/asm v1.2.1 // indirect
+	github.com/yardstick-dev/yardstick/proto v0.0.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace github.com/yardstick-dev/yardstick/internal => ../internal
+
+replace github.com/yardstick-dev/yardstick/pkg/measure => ../pkg/measure
+
+replace github.com/yardstick-dev/yardstick/pkg/serve => ../pkg/serve
+
+replace github.com/yardstick-dev/yardstick/pkg/token => ../pkg/token
+
+replace github.com/yardstick-dev/yardstick/proto => ../proto

@@ -1,0 +1,7 @@
+// Package internal holds nothing itself: its packages are what several of the workspace's
+// modules share and no one outside it should import. safefile reads an operator's files with
+// a bound on every read (pkg/token's clients and keys, pkg/measure's content); proc starts a
+// built binary on free loopback ports, waits for it and stops it (the benchmarks, the soak
+// runs, the end-to-end tests, the deployment checks). The module needs nothing but the
+// standard library, so importing it adds nothing to pkg/measure's or pkg/token's graph.
+package internal

@@ -1,0 +1,3 @@
+module github.com/yardstick-dev/yardstick/internal
+
+go 1.25.0

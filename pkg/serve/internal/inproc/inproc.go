@@ -1,0 +1,153 @@
+// Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
+// whose every call runs the frame's interceptor chain and then the method's generated handler,
+// as grpc-go's server would, without a network, a codec or a copy of the request. Everything
+// that does not come in on the gRPC port calls through it: the grpc-gateway JSON front (its
+// generated Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch
+// records, which name their rpc. It is the frame's own small channel rather than
+// fullstorydev/grpchan's inprocgrpc, which copies every request and response through a codec
+// so that caller and handler never share a message: here the caller is the frame itself, which
+// never touches a request after handing it over.
+//
+// A service registers on the channel once (it is a grpc.ServiceRegistrar); the frame then
+// registers what the channel holds on the gRPC server, so both doors serve the same handlers.
+package inproc
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Channel is the in-process door. Register every service before the first call; after that it
+// is only read, and safe for concurrent calls.
+type Channel struct {
+	chain    grpc.UnaryServerInterceptor
+	methods  map[string]method
+	services []Service
+}
+
+// Service is a service registered on the channel, as grpc.ServiceRegistrar received it.
+type Service struct {
+	Desc *grpc.ServiceDesc
+	Impl any
+}
+
+type method struct {
+	impl    any
+	handler grpc.MethodHandler // the generated handler: decodes its own message, then the chain
+	// unary and info are what the generated handler hands the chain, taken once (capture): the
+	// call of the method with whatever request it is given, and the method's description.
+	unary grpc.UnaryHandler
+	info  *grpc.UnaryServerInfo
+}
+
+// New is a channel whose calls run through chain.
+func New(chain grpc.UnaryServerInterceptor) *Channel {
+	return &Channel{chain: chain, methods: map[string]method{}}
+}
+
+// RegisterService registers a service's unary methods; its streaming methods are served on the
+// gRPC port only (Services hands them on).
+func (c *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	for _, md := range desc.Methods {
+		m := method{impl: impl, handler: md.Handler}
+		if m.unary, m.info = capture(md.Handler, impl); m.unary == nil {
+			// grpc.ServiceRegistrar's way to refuse a registration it cannot serve.
+			panic(fmt.Sprintf("inproc: the handler of %s/%s does not hand its interceptor the call", desc.ServiceName, md.MethodName))
+		}
+		c.methods["/"+desc.ServiceName+"/"+md.MethodName] = m
+	}
+	c.services = append(c.services, Service{Desc: desc, Impl: impl})
+}
+
+// Services are the services registered, in their order, for the gRPC server.
+func (c *Channel) Services() []Service { return c.services }
+
+// ServiceInfo describes the services registered as grpc.Server's GetServiceInfo does.
+func (c *Channel) ServiceInfo() map[string]grpc.ServiceInfo {
+	info := map[string]grpc.ServiceInfo{}
+	for _, s := range c.services {
+		info[s.Desc.ServiceName] = Describe(s.Desc)
+	}
+	return info
+}
+
+// Describe is d as grpc.Server's GetServiceInfo describes a registered service.
+func Describe(d *grpc.ServiceDesc) grpc.ServiceInfo {
+	si := grpc.ServiceInfo{Metadata: d.Metadata}
+	for _, m := range d.Methods {
+		si.Methods = append(si.Methods, grpc.MethodInfo{Name: m.MethodName})
+	}
+	for _, m := range d.Streams {
+		si.Methods = append(si.Methods, grpc.MethodInfo{Name: m.StreamName, IsClientStream: m.ClientStreams, IsServerStream: m.ServerStreams})
+	}
+	return si
+}
+
+// Call runs the unary method (a full method name) with req, which the handler gets as it is,
+// through the chain; the answer is the handler's own.
+func (c *Channel) Call(ctx context.Context, fullMethod string, req any) (any, error) {
+	m, ok := c.methods[fullMethod]
+	if !ok {
+		return nil, unimplemented(fullMethod)
+	}
+	return c.chain(ctx, req, m.info, m.unary)
+}
+
+// capture is the call of the method a generated handler makes once its message is decoded, and
+// the UnaryServerInfo it describes the method with, taken by running the handler once with an
+// interceptor that keeps them and calls nothing (grpc.MethodHandler hands its interceptor both;
+// the call closes over the implementation alone). A call can then hand its own request to the
+// chain: no message decoded into and dropped, no closure or info made a call.
+func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo) {
+	var unary grpc.UnaryHandler
+	var info *grpc.UnaryServerInfo
+	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, _ any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
+		unary, info = u, i
+		return nil, nil
+	})
+	return unary, info
+}
+
+// CallDecoding runs the unary method with the request dec fills (the generated handler's own
+// message, decoded before the chain runs, as grpc-go decodes a call's message): a batch record
+// given as bytes.
+func (c *Channel) CallDecoding(ctx context.Context, fullMethod string, dec func(any) error) (any, error) {
+	m, ok := c.methods[fullMethod]
+	if !ok {
+		return nil, unimplemented(fullMethod)
+	}
+	return m.handler(m.impl, ctx, dec, c.chain)
+}
+
+// Invoke is grpc.ClientConnInterface's unary call: Call, its answer put in reply. The generated
+// client allocates reply and hands it over; the handler's answer is not used after, so its
+// fields are moved into reply as they are (a shallow copy, no codec): the caller gets exactly
+// the message the handler built.
+func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
+	resp, err := c.Call(ctx, fullMethod, args)
+	if err != nil {
+		return err
+	}
+	dst, src := reflect.ValueOf(reply), reflect.ValueOf(resp)
+	if dst.Kind() != reflect.Pointer || dst.IsNil() || src.Kind() != reflect.Pointer || src.IsNil() || dst.Type() != src.Type() {
+		return status.Error(codes.Internal, fmt.Sprintf("inproc: %s answered %T for a %T reply", fullMethod, resp, reply))
+	}
+	dst.Elem().Set(src.Elem())
+	return nil
+}
+
+// NewStream is grpc.ClientConnInterface's stream: streams are served on the gRPC port only.
+func (c *Channel) NewStream(_ context.Context, _ *grpc.StreamDesc, fullMethod string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, fmt.Sprintf("inproc: %s is a stream, served on the gRPC port only", fullMethod))
+}
+
+func noDecode(any) error { return nil }
+
+func unimplemented(fullMethod string) error {
+	return status.Error(codes.Unimplemented, fmt.Sprintf("inproc: no unary method %s", fullMethod))
+}

@@ -1,0 +1,146 @@
+package inproc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+)
+
+// tokens is a TokenService that answers with the client id it was given, and fails for "bad".
+type tokens struct {
+	authv1.UnimplementedTokenServiceServer
+	got *authv1.IssueTokenRequest // the request the handler was handed
+}
+
+func (s *tokens) IssueToken(_ context.Context, r *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {
+	s.got = r
+	if r.GetClientId() == "bad" {
+		return nil, status.Error(codes.PermissionDenied, "no")
+	}
+	return &authv1.IssueTokenResponse{AccessToken: "token-of-" + r.GetClientId(), ExpiresIn: 60}, nil
+}
+
+// recording is a chain that notes each call's method and request, and may refuse it.
+type recording struct {
+	methods []string
+	refuse  error
+}
+
+func (c *recording) chain(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	c.methods = append(c.methods, info.FullMethod)
+	if c.refuse != nil {
+		return nil, c.refuse
+	}
+	return h(ctx, req)
+}
+
+func newChannel(t *testing.T) (*Channel, *tokens, *recording) {
+	t.Helper()
+	rec := &recording{}
+	ch := New(rec.chain)
+	svc := &tokens{}
+	authv1.RegisterTokenServiceServer(ch, svc)
+	return ch, svc, rec
+}
+
+// TestInvoke: a generated client on the channel reaches the handler through the chain, with
+// the caller's very request, and gets the handler's answer and its error as they are.
+func TestInvoke(t *testing.T) {
+	t.Parallel()
+	ch, svc, rec := newChannel(t)
+	client := authv1.NewTokenServiceClient(ch)
+	req := &authv1.IssueTokenRequest{ClientId: proto.String("demo")}
+	resp, err := client.IssueToken(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&authv1.IssueTokenResponse{AccessToken: "token-of-demo", ExpiresIn: 60}); !proto.Equal(resp, want) {
+		t.Errorf("got %v; want %v", resp, want)
+	}
+	if svc.got != req {
+		t.Error("the handler got a copy of the request; want the caller's own")
+	}
+	if want := []string{authv1.TokenService_IssueToken_FullMethodName}; len(rec.methods) != 1 || rec.methods[0] != want[0] {
+		t.Errorf("chain ran for %v; want once, for %v", rec.methods, want)
+	}
+	_, err = client.IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("bad")})
+	if status.Code(err) != codes.PermissionDenied || status.Convert(err).Message() != "no" {
+		t.Errorf("got %v; want the handler's PermissionDenied as it is", err)
+	}
+}
+
+// TestChainRefuses: a call the chain refuses never reaches the handler.
+func TestChainRefuses(t *testing.T) {
+	t.Parallel()
+	ch, svc, rec := newChannel(t)
+	rec.refuse = status.Error(codes.Unauthenticated, "who?")
+	_, err := authv1.NewTokenServiceClient(ch).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("demo")})
+	if status.Code(err) != codes.Unauthenticated || svc.got != nil {
+		t.Errorf("got %v, handler handed %v; want Unauthenticated and the handler not run", err, svc.got)
+	}
+}
+
+// TestCallDecoding: a request given as bytes is decoded into the handler's own message before
+// the chain; a decoding error ends the call before the chain.
+func TestCallDecoding(t *testing.T) {
+	t.Parallel()
+	ch, svc, rec := newChannel(t)
+	resp, err := ch.CallDecoding(context.Background(), authv1.TokenService_IssueToken_FullMethodName, func(v any) error {
+		v.(*authv1.IssueTokenRequest).ClientId = proto.String("decoded")
+		return nil
+	})
+	if err != nil || resp.(*authv1.IssueTokenResponse).GetAccessToken() != "token-of-decoded" || svc.got.GetClientId() != "decoded" {
+		t.Errorf("got %v, %v; want the decoded request answered", resp, err)
+	}
+	broken := errors.New("broken body")
+	if _, err := ch.CallDecoding(context.Background(), authv1.TokenService_IssueToken_FullMethodName, func(any) error { return broken }); !errors.Is(err, broken) {
+		t.Errorf("got %v; want the decoder's error", err)
+	}
+	if len(rec.methods) != 1 {
+		t.Errorf("chain ran %d times; want once (not for the call whose decoding failed)", len(rec.methods))
+	}
+}
+
+// TestUnknownAndStreams: a method not registered, a stream, and a reply of the wrong type are
+// refused with a status, never a panic.
+func TestUnknownAndStreams(t *testing.T) {
+	t.Parallel()
+	ch, _, _ := newChannel(t)
+	ctx := context.Background()
+	if _, err := ch.Call(ctx, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
+		t.Errorf("unknown method: got %v; want Unimplemented", err)
+	}
+	if _, err := ch.CallDecoding(ctx, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
+		t.Errorf("unknown method decoding: got %v; want Unimplemented", err)
+	}
+	if _, err := ch.NewStream(ctx, &grpc.StreamDesc{}, "/a.B/Stream"); status.Code(err) != codes.Unimplemented {
+		t.Errorf("stream: got %v; want Unimplemented", err)
+	}
+	err := ch.Invoke(ctx, authv1.TokenService_IssueToken_FullMethodName, &authv1.IssueTokenRequest{}, &authv1.IssueTokenRequest{})
+	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "IssueTokenResponse for a *authv1.IssueTokenRequest reply") {
+		t.Errorf("wrong reply type: got %v; want Internal naming both types", err)
+	}
+}
+
+// TestServiceInfo: the channel describes what it holds as grpc.Server does, for the route table,
+// and hands the services on in their order, for the gRPC server.
+func TestServiceInfo(t *testing.T) {
+	t.Parallel()
+	ch, svc, _ := newChannel(t)
+	info := ch.ServiceInfo()
+	si, ok := info[authv1.TokenService_ServiceDesc.ServiceName]
+	if len(info) != 1 || !ok || len(si.Methods) != 1 || si.Methods[0].Name != "IssueToken" {
+		t.Errorf("got %+v; want TokenService with IssueToken", info)
+	}
+	if s := ch.Services(); len(s) != 1 || s[0].Desc != &authv1.TokenService_ServiceDesc || s[0].Impl != svc {
+		t.Errorf("got %+v; want the token service as registered", s)
+	}
+}

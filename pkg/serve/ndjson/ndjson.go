@@ -1,0 +1,37 @@
+// Package ndjson is the NDJSON batch format as the frame's engine (internal/batch) reads and
+// answers it, for what lives outside the frame: the yardstick-batch client checks each line by
+// the engine's own rules, so that a line the service would refuse is answered the same way
+// without being sent, and its tests stand a server up with the engine itself. Every name here
+// is the engine's own, not a copy.
+package ndjson
+
+import "github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+
+// DefaultMaxLine is the longest record line a service takes, in bytes without its newline.
+const DefaultMaxLine = batch.DefaultMaxLine
+
+type (
+	// LineReader cuts a body into lines exactly as the engine does.
+	LineReader = batch.LineReader
+	// Record is a well-formed record line: its id as spelled, its path, its request's bytes.
+	Record = batch.Record
+	// DispatcherFunc answers one record: its status and answer body.
+	DispatcherFunc = batch.DispatcherFunc
+	// Options are a stream's limits; the zero value takes the engine's defaults.
+	Options = batch.Options
+)
+
+var (
+	// NewLineReader reads r in lines of at most max bytes.
+	NewLineReader = batch.NewLineReader
+	// Blank reports whether the engine leaves a line unanswered.
+	Blank = batch.Blank
+	// ParseRecord reads a line as the engine does; its error is what ErrorAnswer answers.
+	ParseRecord = batch.ParseRecord
+	// ErrorAnswer is the status and body the service answers err with.
+	ErrorAnswer = batch.ErrorAnswer
+	// TooLargeAnswer is the body of a line over the limit.
+	TooLargeAnswer = batch.TooLargeAnswer
+	// Serve answers a stream of records with d, as a service's batch route does.
+	Serve = batch.Serve
+)
