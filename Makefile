@@ -128,6 +128,14 @@ OPENAPI_DOCS := proto/openapi/scoring.openapi.json proto/openapi/forecast.openap
 lint-openapi: ## Lint the OpenAPI documents with Spectral (spectral:oas) and Redocly (recommended), pinned in tools/openapi-lint (npm ci): any error or warning fails.
 	tools/openapi-lint/lint.sh $(OPENAPI_DOCS)
 
+.PHONY: ts-client
+ts-client: build ## The TypeScript client (clients/typescript): types current with the OpenAPI documents, type-check, build, its tests against bin/scoring and bin/forecast (npm ci of its lock).
+	clients/typescript/ci.sh
+
+.PHONY: ts-generate
+ts-generate: ## Regenerate the TypeScript client's types from proto/openapi (after make generate changed a document).
+	cd clients/typescript && { cmp -s package-lock.json node_modules/.installed-lock.json || npm ci --no-audit --no-fund --ignore-scripts --loglevel=error; } && npm run --silent generate
+
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
 $(TOOLS)/.stamp: tools/go.mod tools/go.sum
@@ -202,7 +210,7 @@ browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the s
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 
 .PHONY: ci
-ci: lint check-generate lint-openapi breaking test fuzz browser-test cover check-docs check-links image-build-check deploy-score check-alerts soak ## What CI runs (bash .ci/run), in this order:
+ci: lint check-generate lint-openapi breaking test fuzz browser-test ts-client cover check-docs check-links image-build-check deploy-score check-alerts soak ## What CI runs (bash .ci/run), in this order:
 	@echo "make ci: all checks passed"
 
 .PHONY: clean

@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // writeOutput writes each job's answer in input order, waiting for the one whose turn it is.
@@ -15,13 +18,15 @@ import (
 // here (N the input's line), and the summary line last, as the service writes it. CSV: line, id,
 // status, body.
 // An earlier run's answers (before) count in the summary.
-func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job, before done, st *stats) error {
+// tally, once it returns without an error, holds the records answered and those answered 200
+// (an earlier run's included).
+func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job, before done, st *stats, tally *counts) error {
 	w := bufio.NewWriterSize(out, 64<<10)
 	var cw *csv.Writer
 	if c.out == "csv" {
 		cw = csv.NewWriter(w)
 		if !before.header {
-			_ = cw.Write([]string{"line", "id", "status", "body"})
+			_ = cw.Write(csvHeader)
 		}
 	}
 	records, ok := before.records, before.ok
@@ -58,7 +63,7 @@ func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job
 			if j.id != nil {
 				_ = json.Unmarshal(j.id, &id) // the engine's check made it a JSON string
 			}
-			if err := cw.Write([]string{strconv.Itoa(j.line), id, strconv.Itoa(j.status), string(j.body)}); err != nil {
+			if err := cw.Write(csvRow(j.line, id, j.status, j.body)); err != nil {
 				return err
 			}
 			continue
@@ -84,5 +89,60 @@ func writeOutput(ctx context.Context, c config, out io.Writer, order <-chan *job
 			return err
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	tally.records, tally.ok = records, ok
+	return nil
+}
+
+// counts are the records answered and those answered 200.
+type counts struct{ records, ok int }
+
+// csvHeader is the CSV answer's header: the first four columns are the answer as it came; the
+// rest flatten it for a spreadsheet.
+var csvHeader = []string{"line", "id", "status", "body", "ability", "abilityDisplay", "uncertainty", "framework", "percentile", "exceptionType", "error"}
+
+// csvRow is one answer as a CSV row: line, id, status, the body as sent, then the measure's
+// fields (numbers as the service wrote them; empty when the answer has none) and, for a record
+// that failed, its exceptionType and its problems ("field: message; …", else its
+// additionalInfo).
+func csvRow(line int, id string, status int, body []byte) []string {
+	var a struct {
+		Ability, AbilityDisplay, Uncertainty, Framework, Percentile json.RawMessage
+		ExceptionType, AdditionalInfo                               string
+		ValidationErrors                                            map[string][]string
+	}
+	_ = json.Unmarshal(body, &a) // an answer that is not an object leaves every column empty
+	row := []string{strconv.Itoa(line), id, strconv.Itoa(status), string(body),
+		scalar(a.Ability), scalar(a.AbilityDisplay), scalar(a.Uncertainty), scalar(a.Framework), scalar(a.Percentile), "", ""}
+	if status != 200 {
+		row[9] = a.ExceptionType
+		row[10] = a.AdditionalInfo
+		if len(a.ValidationErrors) > 0 {
+			var problems []string
+			for _, field := range slices.Sorted(maps.Keys(a.ValidationErrors)) {
+				for _, msg := range a.ValidationErrors[field] {
+					problems = append(problems, field+": "+msg)
+				}
+			}
+			row[10] = strings.Join(problems, "; ")
+		}
+	}
+	return row
+}
+
+// scalar is a JSON string's text, or a number's as written; anything else (an object, an
+// array, null, nothing) is empty.
+func scalar(raw json.RawMessage) string {
+	var s string
+	switch {
+	case len(raw) == 0:
+		return ""
+	case json.Unmarshal(raw, &s) == nil:
+		return s
+	case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
+		return string(raw)
+	}
+	return ""
 }

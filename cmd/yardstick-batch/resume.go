@@ -74,6 +74,7 @@ func scanDone(f io.Reader, format string) (done, error) {
 	}
 	if format == "csv" && whole.Len() > 0 {
 		cr := csv.NewReader(&whole)
+		cr.FieldsPerRecord = -1 // an earlier version wrote four columns, this one more
 		rows, err := cr.ReadAll()
 		if err != nil {
 			return d, err
@@ -81,7 +82,7 @@ func scanDone(f io.Reader, format string) (done, error) {
 		d.header = true
 		for _, row := range rows[1:] {
 			d.records++
-			if len(row) == 4 && row[2] == strconv.Itoa(200) {
+			if len(row) >= 4 && row[2] == strconv.Itoa(200) {
 				d.ok++
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -16,7 +17,13 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-var errUsage = errors.New("usage")
+var (
+	errUsage = errors.New("usage")
+	// errHelp: -help was asked for, and the usage printed on stdout.
+	errHelp = errors.New("help requested")
+	// errSomeFailed: every record was answered, and some not with 200.
+	errSomeFailed = errors.New("some records failed")
+)
 
 // config is the command line.
 type config struct {
@@ -36,10 +43,11 @@ type config struct {
 	resume       bool   // append to -o after the records an earlier run answered
 }
 
-func parse(args []string, stderr io.Writer) (config, error) {
+func parse(args []string, stdout, stderr io.Writer) (config, error) {
 	c := config{}
 	fs := flag.NewFlagSet("yardstick-batch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	var said bytes.Buffer // the flag package's words: the usage goes to stdout when asked for
+	fs.SetOutput(&said)
 	fs.StringVar(&c.url, "url", "", "the batch endpoint, e.g. http://localhost:8080/api/score/batch")
 	fs.StringVar(&c.token, "token", os.Getenv("YARDSTICK_TOKEN"), "bearer token (default $YARDSTICK_TOKEN)")
 	fs.StringVar(&c.clientID, "client-id", "", "client id, to get a token from the service's /authToken")
@@ -56,9 +64,16 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.resume, "resume", false, "carry on an earlier run cut short: skip the records its -o file answered and append the rest")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: yardstick-batch -url URL [-token T | -client-id ID -client-secret S] [flags] [file]")
+		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		_, _ = stdout.Write(said.Bytes())
+		return c, errHelp
+	case err != nil:
+		_, _ = stderr.Write(said.Bytes())
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
 	switch fs.NArg() {
@@ -80,6 +95,27 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	return c, nil
 }
+
+// usageText is -help's, between the synopsis and the flags.
+const usageText = `
+Sends the records of file (default stdin) to a batch endpoint and writes the answers in input
+order, streaming: any number of records in constant memory.
+
+Input (-in, default from the file's extension): ndjson, one record {"id","path","body"} a line;
+or csv, a header row naming an id column, a path column (or -path for every row) and either a
+body column holding the request's JSON or one column per request field (a cell that is a JSON
+number, boolean, array or object is that value, any other a string; an empty cell is no field).
+
+Output (-out): ndjson, the service's answer lines verbatim and the summary last; or csv, the
+columns line,id,status,body,ability,abilityDisplay,uncertainty,framework,percentile,
+exceptionType,error: body the whole answer, the measure's fields flattened into their columns
+(empty when the answer has none), exceptionType and error (its validation problems, or its
+additionalInfo) for a record that failed.
+
+Exit status: 0 every record answered 200; 1 every record answered, some not 200; 2 the command
+line is wrong; 3 the stream could not run to its end (no token, the service unreachable or
+refusing the stream after -retries, the input unreadable, the output unwritable, interrupted).
+`
 
 // problems lists what is wrong with the command line, every problem at once.
 func (c config) problems() []string {
@@ -113,7 +149,7 @@ func validURL(raw string) bool {
 
 // run is the whole command: read, send over the streams, write in input order.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, err := parse(args, stderr)
+	c, err := parse(args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -136,7 +172,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		defer outFile.Close()
 		if before.complete {
-			return nil // the earlier run finished: its summary is there
+			return failedOf(before.records, before.ok) // the earlier run finished: its summary is there
 		}
 		out = outFile
 	case c.output != "":
@@ -187,7 +223,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return nil
 		}, &st)
 	})
-	g.Go(func() error { return writeOutput(ctx, c, out, order, before, &st) })
+	var tally counts
+	g.Go(func() error { return writeOutput(ctx, c, out, order, before, &st, &tally) })
 	stopProgress := startProgress(c, stderr, &st)
 	err = g.Wait()
 	stopProgress()
@@ -195,7 +232,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	if outFile != nil {
-		return outFile.Close()
+		if err := outFile.Close(); err != nil {
+			return err
+		}
+	}
+	return failedOf(tally.records, tally.ok)
+}
+
+// failedOf is errSomeFailed when not every record answered was answered 200.
+func failedOf(records, ok int) error {
+	if records != ok {
+		return fmt.Errorf("%w: %d of %d records were not answered 200 (see their status in the output)", errSomeFailed, records-ok, records)
 	}
 	return nil
 }

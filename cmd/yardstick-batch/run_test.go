@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,8 +126,8 @@ func TestNDJSON(t *testing.T) {
 		`{"id":"c","path":"/echo","body":{"pad":"` + strings.Repeat("x", 1<<20) + `"}}` + "\n" +
 		`{"id":"d","path":"/echo","body":{}}`
 	got, err := runClient(t, in, "-url", srv.URL+"/api/score/batch", "-token", "tok9")
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, errSomeFailed) || exitCode(err) != 1 {
+		t.Fatalf("got %v (exit %d); want some records failed (exit 1)", err, exitCode(err))
 	}
 	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 	_, bad := ndjson.ErrorAnswer(rpcerr.Invalid("x", "is wrong"))
@@ -160,20 +161,20 @@ func TestCSV(t *testing.T) {
 		"s2,007,EOY,,,\"say \"\"hi\"\"\"\n" +
 		"s3,1,2\n"
 	got, err := runClient(t, in, "-url", srv.URL+"/api/score/batch", "-token", "tok1", "-in", "csv", "-out", "csv", "-path", "/echo")
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, errSomeFailed) {
+		t.Fatalf("got %v; want the row of 3 fields reported failed", err)
 	}
-	want := "line,id,status,body\n" +
-		`2,s1,200,"{""path"":""/echo"",""echo"":{""priorAbility"":500.5,""timeOfYear"":""BOY"",""grade"":3,""items"":[1,2]}}"` + "\n" +
-		`3,s2,200,"{""path"":""/echo"",""echo"":{""priorAbility"":""007"",""timeOfYear"":""EOY"",""note"":""say \""hi\""""}}"` + "\n"
-	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n4,,400,") || !strings.Contains(got, "the row has 3 fields; the header has 6") {
+	want := "line,id,status,body,ability,abilityDisplay,uncertainty,framework,percentile,exceptionType,error\n" +
+		`2,s1,200,"{""path"":""/echo"",""echo"":{""priorAbility"":500.5,""timeOfYear"":""BOY"",""grade"":3,""items"":[1,2]}}",,,,,,,` + "\n" +
+		`3,s2,200,"{""path"":""/echo"",""echo"":{""priorAbility"":""007"",""timeOfYear"":""EOY"",""note"":""say \""hi\""""}}",,,,,,,` + "\n"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n4,,400,") || !strings.Contains(got, ",,,,,ValidationError,nonFieldErrors: the row has 3 fields; the header has 6\n") {
 		t.Errorf("output\n%s\nwant\n%s4,,400,…", got, want)
 	}
 
 	// A body column holds the request; a path column the path.
 	got, err = runClient(t, "path,id,body\n/echo,x,\"{\"\"a\"\": [1]}\"\n/echo,y,[1]\n", "-url", srv.URL+"/api/score/batch", "-token", "tok1", "-in", "csv")
-	if err != nil {
-		t.Fatal(err)
+	if !errors.Is(err, errSomeFailed) {
+		t.Fatalf("got %v; want y's failure reported", err)
 	}
 	lines := strings.Split(got, "\n")
 	if lines[0] != `{"id":"x","status":200,"body":{"path":"/echo","echo":{"a": [1]}}}` ||
@@ -326,8 +327,8 @@ func TestResumeRun(t *testing.T) {
 			args := func(out string, more ...string) []string {
 				return append([]string{"-url", srv.URL + "/api/score/batch", "-token", "tok1", "-out", format, "-o", dir + "/" + out, "-parallel", "3"}, more...)
 			}
-			if _, err := runClient(t, in, args("full")...); err != nil {
-				t.Fatal(err)
+			if _, err := runClient(t, in, args("full")...); !errors.Is(err, errSomeFailed) {
+				t.Fatalf("got %v; want r3's failure reported", err)
 			}
 			full, _ := os.ReadFile(dir + "/full")
 			// Cut after 11 whole lines (the CSV header and 10 rows, or 11 answers), in the
@@ -346,8 +347,8 @@ func TestResumeRun(t *testing.T) {
 				answered = 10
 			}
 			calls := s.calls.Load()
-			if _, err := runClient(t, in, args("cut", "-resume")...); err != nil {
-				t.Fatal(err)
+			if _, err := runClient(t, in, args("cut", "-resume")...); !errors.Is(err, errSomeFailed) {
+				t.Fatalf("got %v; want r3's failure (answered before the cut) reported", err)
 			}
 			got, _ := os.ReadFile(dir + "/cut")
 			if !bytes.Equal(got, full) {
@@ -359,12 +360,92 @@ func TestResumeRun(t *testing.T) {
 			}
 			if format == "ndjson" {
 				calls = s.calls.Load()
-				if _, err := runClient(t, in, args("full", "-resume")...); err != nil || s.calls.Load() != calls {
+				if _, err := runClient(t, in, args("full", "-resume")...); !errors.Is(err, errSomeFailed) || s.calls.Load() != calls {
 					t.Errorf("resuming a finished run: %v, %d records sent; want none", err, s.calls.Load()-calls)
 				}
 				if again, _ := os.ReadFile(dir + "/full"); !bytes.Equal(again, full) {
 					t.Errorf("resuming a finished run changed its file")
 				}
+			}
+		})
+	}
+}
+
+// TestExitStatus: 0 when every record was answered 200, 1 when some were not (the output
+// complete), 2 for a wrong command line, 3 when the stream could not run; -help prints the
+// usage on stdout and exits 0.
+func TestExitStatus(t *testing.T) {
+	t.Parallel()
+	s := &service{}
+	srv := s.start(t)
+	url := srv.URL + "/api/score/batch"
+	ok := `{"id":"a","path":"/echo","body":{}}` + "\n"
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  int
+	}{
+		{"every record 200", ok + ok, []string{"-url", url, "-token", "tok1"}, 0},
+		{"no records", "", []string{"-url", url, "-token", "tok1"}, 0},
+		{"one record 400", ok + `{"id":"b","path":"/bad","body":{}}` + "\n", []string{"-url", url, "-token", "tok1"}, 1},
+		{"one line not a record", ok + "not json\n", []string{"-url", url, "-token", "tok1"}, 1},
+		{"an unknown flag", ok, []string{"-url", url, "-token", "tok1", "-colour"}, 2},
+		{"no url", ok, []string{"-token", "tok1"}, 2},
+		{"the token refused", ok, []string{"-url", url, "-token", "wrong"}, 3},
+		{"the service unreachable", ok, []string{"-url", "http://127.0.0.1:1/api/score/batch", "-token", "tok1", "-retries", "0"}, 3},
+		{"the input unreadable", "", []string{"-url", url, "-token", "tok1", t.TempDir() + "/missing.ndjson"}, 3},
+		{"-help", "", []string{"-help"}, 0},
+		{"-h", "", []string{"-h"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := run(ctx, append([]string{"-backoff", "10ms"}, tc.args...), strings.NewReader(tc.stdin), &out, &errOut)
+			if got := exitCode(err); got != tc.want {
+				t.Errorf("exit %d (%v); want %d", got, err, tc.want)
+			}
+			if strings.HasPrefix(tc.name, "-h") {
+				if !strings.Contains(out.String(), "usage: yardstick-batch") || !strings.Contains(out.String(), "Exit status: 0 every record answered 200") || errOut.Len() != 0 {
+					t.Errorf("stdout %q, stderr %q; want the usage with the exit statuses on stdout only", out.String(), errOut.String())
+				}
+			}
+		})
+	}
+}
+
+// TestCSVMeasureColumns: the CSV answer flattens a measure into its columns (numbers as the
+// service wrote them), and a failed record's problems into exceptionType and error.
+func TestCSVMeasureColumns(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   []string // ability … error
+	}{
+		{"a measure", 200, `{"ability":277,"abilityDisplay":"275L","uncertainty":584,"framework":"lexile","apiVersion":"v"}`,
+			[]string{"277", "275L", "584", "lexile", "", "", ""}},
+		{"a forecast with a percentile", 200, `{"ability":695.301528293557,"abilityDisplay":"695L","uncertainty":93.42549931347037,"probabilities":[0.5,0.5],"framework":"lexile","percentile":61}`,
+			[]string{"695.301528293557", "695L", "93.42549931347037", "lexile", "61", "", ""}},
+		{"a negative ability", 200, `{"ability":-105,"abilityDisplay":"BR105L","uncertainty":224}`, []string{"-105", "BR105L", "224", "", "", "", ""}},
+		{"no measure (a group)", 200, `{"forecasts":{"students":[]},"framework":"lexile"}`, []string{"", "", "", "lexile", "", "", ""}},
+		{"a 400 with problems", 400, `{"message":"Invalid input.","exceptionType":"ValidationError","additionalInfo":"See validationErrors.","validationErrors":{"scaleSem":["is required"],"items":["items[0].id: unknown","items[1].id: unknown"]}}`,
+			[]string{"", "", "", "", "", "ValidationError", "items: items[0].id: unknown; items: items[1].id: unknown; scaleSem: is required"}},
+		{"a 404", 404, `{"message":"Not found.","exceptionType":"NotFound","additionalInfo":"No endpoint has this path."}`,
+			[]string{"", "", "", "", "", "NotFound", "No endpoint has this path."}},
+		{"not JSON", 200, `oops`, []string{"", "", "", "", "", "", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			row := csvRow(7, "r", tc.status, []byte(tc.body))
+			if len(row) != len(csvHeader) || row[0] != "7" || row[1] != "r" || row[3] != tc.body {
+				t.Fatalf("got %q; want line 7, id r, the body as sent, %d columns", row, len(csvHeader))
+			}
+			if got := row[4:]; !slices.Equal(got, tc.want) {
+				t.Errorf("got %q; want %q", got, tc.want)
 			}
 		})
 	}

@@ -250,7 +250,7 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 		fromLo := false
 		switch {
 		case lo < 0 && hi >= len(list):
-			return sortCandidates(sel, all, sel.scan(all, poly, used, out), start, k)
+			return sortCandidates(sel, all, sel.scan(all, poly, used, out, start, k), start, k)
 		case lo < 0:
 			next = candidate{list[hi], sel.key(all[list[hi]].Difficulty)}
 		case hi >= len(list):
@@ -262,7 +262,7 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 			}
 		}
 		if len(out)-start >= k && sel.clearlyWorse(next.key, out[len(out)-1].key) {
-			return sortCandidates(sel, all, sel.scan(all, poly, used, out), start, k)
+			return sortCandidates(sel, all, sel.scan(all, poly, used, out, start, k), start, k)
 		}
 		out = append(out, next)
 		if fromLo {
@@ -273,14 +273,91 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 	}
 }
 
-// scan appends poly's items not in used, with their keys, to out.
-func (sel *selector) scan(all []Item, poly, used []int32, out []candidate) []candidate {
+// scan appends poly's items not in used, with their keys, to out, whose candidates from start on
+// are the walk's. Once the walk has found k, an item whose key surely cannot reach the k-th best
+// of them (hopeless: far from its steps) is left out without summing its categories.
+func (sel *selector) scan(all []Item, poly, used []int32, out []candidate, start, k int) []candidate {
+	if len(poly) == 0 {
+		return out
+	}
+	out = sortCandidates(sel, all, out, start, k)
+	var h *hopeless
+	if len(out)-start == k {
+		h = &hopeless{sel: sel, limit: out[len(out)-1].key}
+	}
 	for _, p := range poly {
-		if !contains(used, p) {
-			out = append(out, candidate{p, sel.polyKey(all[p].Steps)})
+		if contains(used, p) {
+			continue
 		}
+		steps := all[p].Steps
+		if h != nil && h.far(steps) {
+			continue
+		}
+		out = append(out, candidate{p, sel.polyKey(steps)})
 	}
 	return out
+}
+
+// hopeless tells, for one selection, the partial credit items whose key is surely worse than
+// limit, by bounds that need no sum over the categories. With every z_k at most
+// zb = (θ − min d)/s + λ < 0 (the student z = −zb logits below every step),
+// P(X = h) ≤ e^(h·zb)·P(0), so with u = 1/(e^z − 1) both V ≤ E[X²] ≤ m²·u and E/m ≤ u; with every
+// z_k at least za = (θ − max d)/s + λ = z > 0 (above every step), likewise V ≤ m²·u and
+// 1 − E/m ≤ u. Under maximum information the item is hopeless when m²·u is below limit, i.e.
+// z > ln(1 + m²/limit); under a target p when the nearest E/m can come to p (p − u below the
+// steps, 1 − p − u above) is farther than limit, i.e. z > ln(1 + 1/(p − limit)) (1 − p above).
+// Those distances are computed once per side and number of steps. The margins keep an item whose
+// key might tie the limit (ties go by id).
+type hopeless struct {
+	sel   *selector
+	limit float64
+	cut   [2][fastMaxSteps + 1]float64 // by side (0 below, 1 above) and m; 0: not computed yet
+}
+
+// far reports whether the item with these steps is hopeless.
+func (h *hopeless) far(steps []float64) bool {
+	sel := h.sel
+	lo, hi := steps[0], steps[0]
+	for _, d := range steps[1:] {
+		lo, hi = math.Min(lo, d), math.Max(hi, d)
+	}
+	var side int
+	var z float64 // logits beyond the nearest end of the steps
+	if zb := (sel.theta-lo)/sel.s + sel.lambda; zb < 0 {
+		z = -zb
+	} else if za := (sel.theta-hi)/sel.s + sel.lambda; za > 0 {
+		side, z = 1, za
+	} else {
+		return false
+	}
+	m := len(steps)
+	if m > fastMaxSteps {
+		return z > h.cutFor(side, m)
+	}
+	if h.cut[side][m] == 0 {
+		h.cut[side][m] = h.cutFor(side, m)
+	}
+	return z > h.cut[side][m]
+}
+
+// cutFor is the distance beyond which an item of m steps on this side is hopeless (+Inf: never).
+func (h *hopeless) cutFor(side, m int) float64 {
+	if h.sel.target == 0 {
+		limit := h.limit * (1 - 1e-9)
+		if !(limit > 0) {
+			return math.Inf(1)
+		}
+		return math.Log1p(float64(m*m) / limit)
+	}
+	near := h.sel.target
+	if side == 1 {
+		near = 1 - near
+	}
+	v := near - (h.limit*(1+1e-9) + 1e-15)
+	if !(v > 0) {
+		return math.Inf(1)
+	}
+	return math.Log1p(1 / v)
 }
 
 // contains reports whether the ascending positions hold p.

@@ -187,3 +187,53 @@ func TestAdaptivePolytomousFewerItems(t *testing.T) {
 		t.Errorf("with polytomous items %.2f items on average; want fewer than the dichotomized bank's %.2f", reps[0].MeanLength, reps[1].MeanLength)
 	}
 }
+
+// TestBestWithPolytomousIsTheTopK: the selection's k best on a mixed bank — the walk over the
+// dichotomous items, the scan of the partial credit ones and the bounds that skip hopeless ones —
+// are exactly the k best of all the items ranked by the same keys, ties by id, under maximum
+// information and targets, across the scale and beyond it, with items used.
+func TestBestWithPolytomousIsTheTopK(t *testing.T) {
+	t.Parallel()
+	bk, _ := pcmBank(t, false)
+	p, _ := bk.fw.prepared()
+	used := []int32{3, 50, 51, 200}
+	skipped := 0
+	for _, target := range []float64{0, 0.2, 0.5, 0.75, 0.95} {
+		for theta := -2000.0; theta <= 3000; theta += 37 {
+			for _, k := range []int{1, 3, 8} {
+				sel := &selector{theta: theta, s: p.s, lambda: p.lambda, target: target}
+				got := sel.best(bk.all, bk.order, bk.poly, used, k, nil)
+				var all []candidate
+				for pos := range bk.all {
+					if contains(used, int32(pos)) {
+						continue
+					}
+					it := bk.all[pos]
+					key := sel.key(it.Difficulty)
+					if it.Polytomous() {
+						key = sel.polyKey(it.Steps)
+						if h := (&hopeless{sel: sel, limit: got[len(got)-1].key}); len(got) == k && h.far(it.Steps) {
+							skipped++
+						}
+					}
+					all = append(all, candidate{int32(pos), key})
+				}
+				want := sortCandidates(sel, bk.all, all, 0, k)
+				if len(got) != len(want) {
+					t.Fatalf("target %v θ %v k %d: %d candidates; want %d", target, theta, k, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].pos != want[i].pos {
+						t.Errorf("target %v θ %v k %d: #%d is %s (key %v); want %s (key %v)", target, theta, k, i,
+							bk.all[got[i].pos].ID, got[i].key, bk.all[want[i].pos].ID, want[i].key)
+						break
+					}
+				}
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("the bounds never skipped an item; the test does not exercise them")
+	}
+	t.Logf("%d partial credit keys skipped by the bounds", skipped)
+}

@@ -74,7 +74,8 @@ func (b *Bundle) Framework(name string) (*Framework, bool) {
 	return f, ok
 }
 
-// Item returns the bank item with this id.
+// Item returns the bank item with this id. Its Steps are the bundle's own: treat them as
+// read-only.
 func (b *Bundle) Item(id string) (Item, bool) {
 	it, ok := b.items[id]
 	return it, ok

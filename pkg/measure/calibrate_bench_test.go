@@ -103,7 +103,7 @@ func pcmBenchData(blank float64) *Responses {
 // BenchmarkCalibratePCM: Calibrate (CML, step and location SEs, item fit) by the partial credit
 // model on 2,000 persons × 30 items of 4 categories, complete, and with 20% of the cells blank at
 // random. Run it on one core:
-// go test -run '^$' -bench CalibratePCM -cpu 1 -benchtime 3x ./pkg/measure/
+// go test -run '^$' -bench CalibratePCM -cpu 1 -benchtime 3x -benchmem ./pkg/measure/
 func BenchmarkCalibratePCM(b *testing.B) {
 	for _, c := range []struct {
 		name  string

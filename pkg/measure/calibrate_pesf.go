@@ -209,7 +209,7 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 // of every pair of items i < j of the booklet.
 func (w *pesfWork) joint(b *booklet, total int) {
 	k := len(b.items)
-	// The functional's weights; entries past M stay 0, so the shifted reads below need no bounds.
+	// The functional's weights; entries past M stay 0, so the shifted reads of u need no bounds.
 	maxm := 0
 	for l := 0; l < k; l++ {
 		maxm = max(maxm, w.deg[l+1]-w.deg[l])
@@ -230,21 +230,25 @@ func (w *pesfWork) joint(b *booklet, total int) {
 	}
 	w.q = resize(w.q, total+1)
 	w.w = resize(w.w, 2*maxm+1)
+	// Every weight above the highest score present is 0, and so is every weight derived from them
+	// (the products below only move weights to lower degrees): nothing above rmax is computed or
+	// read, which halves the work for a person's own booklet (one score, about M/2).
+	rmax := w.scores[len(w.scores)-1]
 	for i := 0; i+1 < k; i++ {
 		mi := w.deg[i+1] - w.deg[i]
 		// u holds the weights of p ↦ L(prefix[i]·p), valid for degrees up to M − D_i.
 		// alpha[j] holds those of p ↦ L(prefix[i]·p·suffix[j+1]); it is read at t + a with
 		// t ≤ D_j − D_{i+1} (the degree of q) and a ≤ m_i + m_j.
 		last := w.alpha[k-1]
-		copy(last, w.u)
+		copy(last[:rmax+1], w.u[:rmax+1])
 		for j := k - 1; j > i+1; j-- {
 			src, dst := w.alpha[j], w.alpha[j-1]
 			mj := w.deg[j+1] - w.deg[j]
-			n := w.deg[j] - w.deg[i+1] + mi + 1 // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
+			n := min(w.deg[j]-w.deg[i+1]+mi+1, rmax+1) // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
 			ej := w.eps[j]
 			for t := 0; t < n; t++ {
 				s := 0.0
-				for h := 0; h <= mj; h++ {
+				for h := 0; h <= min(mj, rmax-t); h++ {
 					s += ej[h] * src[t+h]
 				}
 				dst[t] = s
@@ -259,7 +263,7 @@ func (w *pesfWork) joint(b *booklet, total int) {
 			a := w.alpha[j]
 			for s := 2; s <= mi+mj; s++ {
 				v := 0.0
-				for t := 0; t <= dq; t++ {
+				for t := 0; t <= min(dq, rmax-s); t++ {
 					v += q[t] * a[t+s]
 				}
 				w.w[s] = v
@@ -271,8 +275,8 @@ func (w *pesfWork) joint(b *booklet, total int) {
 					row[gg] += ei[h] * ej[gg] * w.w[h+gg]
 				}
 			}
-			// q ← q·f_j
-			for t := dq + mj; t >= 0; t-- {
+			// q ← q·f_j, up to degree rmax (its higher coefficients are never read)
+			for t := min(dq+mj, rmax); t >= 0; t-- {
 				s := 0.0
 				for h := max(0, t-dq); h <= min(mj, t); h++ {
 					s += ej[h] * q[t-h]
@@ -282,7 +286,7 @@ func (w *pesfWork) joint(b *booklet, total int) {
 			dq += mj
 		}
 		// u ← u ∘ (· f_i): u[t] = Σ_h ε'_ih u[t+h], in place reading ahead before writing.
-		for t := 0; t+mi < width; t++ {
+		for t := 0; t <= rmax; t++ {
 			s := 0.0
 			for h := 0; h <= mi; h++ {
 				s += ei[h] * w.u[t+h]

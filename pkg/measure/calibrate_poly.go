@@ -240,7 +240,7 @@ func (e *pestimation) delta(eta []float64) []float64 {
 	return delta
 }
 
-// design returns W (P × Q, row-major) with δ = Wη, for RSM.
+// designMatrix returns W (P × Q, row-major) with δ = Wη, for RSM.
 func (e *pestimation) designMatrix() []float64 {
 	n, m := len(e.kept), e.top[0]
 	q := n + m - 1
@@ -444,9 +444,9 @@ func factorAlong(ch *mat.Cholesky, info, v []float64) error {
 }
 
 // thresholdCov returns a covariance of the thresholds (P × P): W·(I + a·vvᵀ)⁻¹·Wᵀ, where
-// (I + a·vvᵀ)⁻¹ is a generalised inverse of the information I in η. It is determined up to
-// adding multiples of 11ᵀ-like terms along the null direction, which every constraint
-// projection below removes.
+// (I + a·vvᵀ)⁻¹ is a generalised inverse of the information I in η. Another generalised
+// inverse gives a matrix that differs only by terms along 1 = W·v (a common shift of every
+// threshold), which the constraint projections below (constrainedSE, locationCov) remove.
 func (e *pestimation) thresholdCov() ([]float64, error) {
 	_, _, info, err := e.derivatives(context.Background(), e.eta)
 	if err != nil {

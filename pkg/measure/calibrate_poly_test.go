@@ -322,3 +322,55 @@ func TestCalibratePolytomousProgressAndCancel(t *testing.T) {
 		t.Errorf("cancelled: got %v; want context.Canceled", err)
 	}
 }
+
+// TestPCMMomentsAndMLE: the fit's expected score and variance equal the definitions (direct
+// sums) for ordered, disordered and far steps, stay finite 40 logits out, and reduce to the
+// Rasch item for one step; the person MLE solves Σ E_i(θ) = r to 1e-10 at every inner score.
+func TestPCMMomentsAndMLE(t *testing.T) {
+	t.Parallel()
+	direct := func(steps []float64, th float64) (float64, float64) {
+		w := []float64{1}
+		cum := 0.0
+		for _, d := range steps {
+			cum += th - d
+			w = append(w, math.Exp(cum))
+		}
+		sum, e, e2 := 0.0, 0.0, 0.0
+		for x, v := range w {
+			sum += v
+			e += float64(x) * v
+			e2 += float64(x*x) * v
+		}
+		e /= sum
+		return e, e2/sum - e*e
+	}
+	for _, steps := range [][]float64{{0.3}, {-1, 0.5}, {1, -1, 0}, {-0.5, 0.2, 0.9, 10}} {
+		for _, th := range []float64{-3, -0.4, 0, 1.7, 5} {
+			e, v, _ := pcmMoments(steps, th)
+			we, wv := direct(steps, th)
+			if math.Abs(e-we) > 1e-12 || math.Abs(v-wv) > 1e-12 {
+				t.Errorf("steps %v at %v: E %v V %v; want %v %v", steps, th, e, v, we, wv)
+			}
+		}
+		for _, th := range []float64{-40, 40} {
+			if e, v, l := pcmMoments(steps, th); !Finite(e, v, l) || !(v > 0) {
+				t.Errorf("steps %v at %v: E %v V %v log norm %v; want finite, V > 0", steps, th, e, v, l)
+			}
+		}
+	}
+	if e, v, _ := pcmMoments([]float64{0.3}, 1.1); math.Abs(e-1/(1+math.Exp(-0.8))) > 1e-15 || math.Abs(v-e*(1-e)) > 1e-15 {
+		t.Errorf("one step: E %v V %v; want the Rasch P and P(1 − P)", e, v)
+	}
+	items := [][]float64{{-1, 0.5}, {1, -1, 0}, {0.3}, {-2, 2}}
+	for r := 1; r < 8; r++ {
+		th := pcmLogitMLE(items, r)
+		sum := 0.0
+		for _, st := range items {
+			e, _, _ := pcmMoments(st, th)
+			sum += e
+		}
+		if math.Abs(sum-float64(r)) > 1e-10 {
+			t.Errorf("r = %d: Σ E(%v) = %v", r, th, sum)
+		}
+	}
+}

@@ -566,3 +566,44 @@ func TestPCMFastSums(t *testing.T) {
 		})
 	}
 }
+
+// TestPCMBayesExtremes: zero and perfect scores under priors far from the items, a vague prior,
+// and a 5,000-count block give a finite EAP with a positive SD, within 1e-6 logits of the
+// reference where its grid reaches, and never an error.
+func TestPCMBayesExtremes(t *testing.T) {
+	t.Parallel()
+	f := testFramework(t, "lexile")
+	ref := newPCMRef(f)
+	ten := pcmTests()[2].items
+	mixed := pcmTests()[3].items
+	block := []Difficulty{{Count: 5000, Steps: []float64{400, 650, 500}}, {Measure: 600, Count: 2}}
+	for _, tc := range []struct {
+		name  string
+		items []Difficulty
+		r     int
+		prior Normal
+		check bool // compare with the reference
+	}{
+		{"ten 0–3, nothing, prior far above", ten, 0, Normal{Mean: 3000, SD: 300}, true},
+		{"ten 0–3, everything, prior far below", ten, 30, Normal{Mean: -3000, SD: 300}, true},
+		{"mixed, nothing, prior 50,000 above", mixed, 0, Normal{Mean: 50000, SD: 100}, false},
+		{"mixed, everything, vague prior", mixed, maxScore(mixed), Normal{Mean: 500, SD: 1e6}, false},
+		{"5,000-count block, nothing, prior above", block, 0, Normal{Mean: 3000, SD: 300}, false},
+		{"5,000-count block, half, prior near", block, 7500, Normal{Mean: 500, SD: 300}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := f.Bayes(Test{Items: tc.items, Correct: tc.r}, tc.prior)
+			if err != nil || !finite(got.Ability) || !(got.Uncertainty > 0) || !finite(got.Uncertainty) {
+				t.Fatalf("got %v, %v; want a finite EAP with a positive SD", got, err)
+			}
+			if !tc.check {
+				return
+			}
+			want := ref.posterior(tc.items, float64(tc.r), tc.prior)
+			if math.Abs(got.Ability-want.Mean) > 1e-6*f.UnitsPerLogit || math.Abs(got.Uncertainty-want.SD) > 1e-6*f.UnitsPerLogit {
+				t.Errorf("got %.8f ± %.8f; want %.8f ± %.8f", got.Ability, got.Uncertainty, want.Mean, want.SD)
+			}
+		})
+	}
+}

@@ -75,7 +75,8 @@ func Update(prior, obs Normal) Normal {
 
 // Answer is one scored response to a bank item: Score points out of Item.MaxScore(). Correct is
 // the dichotomous form of the same answer (Correct with Score 0 counts as 1 point), so a caller
-// may set either; see Points.
+// may set either; see Points. The estimators see only the total of points (TestOf), so a caller
+// checks each answer's points against its item's maximum (PersonFit and Bank.Next check too).
 type Answer struct {
 	Item    Item
 	Correct bool

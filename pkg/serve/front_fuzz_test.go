@@ -129,7 +129,13 @@ func FuzzFront(f *testing.F) {
 	})
 	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })
 
-	for path, bodies := range exampleSeeds(f) {
+	seeds := exampleSeeds(f)
+	for _, path := range fuzzRoutes[:len(fuzzRoutes)-1] { // the last is the path that does not exist
+		if len(seeds[path]) == 0 {
+			f.Errorf("http.yaml routes %s, for which docs/examples.md has no example (scripts/examples.list)", path)
+		}
+	}
+	for path, bodies := range seeds {
 		if strings.HasSuffix(path, "/batch") || strings.HasSuffix(path, "/stream") {
 			continue // issue 21's NDJSON streams need a connection: batch_test.go and internal/batch test them
 		}

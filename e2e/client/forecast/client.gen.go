@@ -525,10 +525,14 @@ type ForecastRequest struct {
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // ForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ForecastRequestTimeOfYear string
 
 // GroupAggregate The group's aggregate forecast.
@@ -567,6 +571,8 @@ type GroupForecastRequest struct {
 	TestUncertainty float64 `json:"testUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *GroupForecastRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -579,6 +585,8 @@ type GroupForecastRequest_StudentData_Item struct {
 }
 
 // GroupForecastRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type GroupForecastRequestTimeOfYear string
 
 // GroupForecastResponse The answer of a group forecast.

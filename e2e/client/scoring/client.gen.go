@@ -1269,6 +1269,8 @@ type NextItemRequest struct {
 	TargetSuccess *float64 `json:"targetSuccess,omitempty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1276,6 +1278,8 @@ type NextItemRequest struct {
 type NextItemRequestFramework string
 
 // NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+//
+// Any case is accepted (moy is MOY).
 type NextItemRequestTimeOfYear string
 
 // NextItemResponse The answer of the adaptive path.
@@ -1396,6 +1400,8 @@ type ScoreDifficultiesBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1403,6 +1409,8 @@ type ScoreDifficultiesBayesRequest struct {
 type ScoreDifficultiesBayesRequestFramework string
 
 // ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreDifficultiesBayesRequestTimeOfYear string
 
 // ScoreFormRequest defines model for ScoreFormRequest.
@@ -1421,10 +1429,14 @@ type ScoreFormRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreFormRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
 // ScoreFormRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreFormRequestTimeOfYear string
 
 // ScoreItemIdsBayesRequest defines model for ScoreItemIdsBayesRequest.
@@ -1458,6 +1470,8 @@ type ScoreItemIdsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1465,6 +1479,8 @@ type ScoreItemIdsBayesRequest struct {
 type ScoreItemIdsBayesRequestFramework string
 
 // ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsBayesRequestTimeOfYear string
 
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
@@ -1487,6 +1503,8 @@ type ScoreItemIdsRequest struct {
 	NumberCorrect int32 `json:"numberCorrect"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1494,6 +1512,8 @@ type ScoreItemIdsRequest struct {
 type ScoreItemIdsRequestFramework string
 
 // ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemIdsRequestTimeOfYear string
 
 // ScoreItemResultsBayesRequest defines model for ScoreItemResultsBayesRequest.
@@ -1527,6 +1547,8 @@ type ScoreItemResultsBayesRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1534,6 +1556,8 @@ type ScoreItemResultsBayesRequest struct {
 type ScoreItemResultsBayesRequestFramework string
 
 // ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesRequestTimeOfYear string
 
 // ScoreItemResultsBayesStrandsRequest defines model for ScoreItemResultsBayesStrandsRequest.
@@ -1565,6 +1589,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	PriorUncertainty float64 `json:"priorUncertainty"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1572,6 +1598,8 @@ type ScoreItemResultsBayesStrandsRequest struct {
 type ScoreItemResultsBayesStrandsRequestFramework string
 
 // ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsBayesStrandsRequestTimeOfYear string
 
 // ScoreItemResultsRequest defines model for ScoreItemResultsRequest.
@@ -1594,6 +1622,8 @@ type ScoreItemResultsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1601,6 +1631,8 @@ type ScoreItemResultsRequest struct {
 type ScoreItemResultsRequestFramework string
 
 // ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsRequestTimeOfYear string
 
 // ScoreItemResultsStrandsRequest defines model for ScoreItemResultsStrandsRequest.
@@ -1621,6 +1653,8 @@ type ScoreItemResultsStrandsRequest struct {
 	Items []ItemResult `json:"items"`
 
 	// TimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
@@ -1628,6 +1662,8 @@ type ScoreItemResultsStrandsRequest struct {
 type ScoreItemResultsStrandsRequestFramework string
 
 // ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreItemResultsStrandsRequestTimeOfYear string
 
 // ScoreScaleBayesRequest defines model for ScoreScaleBayesRequest.
@@ -1658,6 +1694,8 @@ type ScoreScaleBayesRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1673,6 +1711,8 @@ type ScoreScaleBayesRequest_ScaleScore struct {
 }
 
 // ScoreScaleBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleBayesRequestTimeOfYear string
 
 // ScoreScaleRequest defines model for ScoreScaleRequest.
@@ -1694,6 +1734,8 @@ type ScoreScaleRequest struct {
 	ScaleSem float64 `json:"scaleSem"`
 
 	// TimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+	//
+	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreScaleRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
@@ -1710,6 +1752,8 @@ type ScoreScaleRequest_ScaleScore struct {
 }
 
 // ScoreScaleRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
+//
+// Any case is accepted (moy is MOY).
 type ScoreScaleRequestTimeOfYear string
 
 // StopRules When an adaptive session stops: the first rule that holds, in this order.
@@ -2556,7 +2600,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type.
@@ -2567,7 +2612,8 @@ type ClientInterface interface {
 	// ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type.
@@ -3053,7 +3099,8 @@ func (c *Client) ScoringServiceScoreForm(ctx context.Context, body ScoringServic
 // ScoringServiceScoreDifficultiesBayesWithBody Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type.
@@ -3074,7 +3121,8 @@ func (c *Client) ScoringServiceScoreDifficultiesBayesWithBody(ctx context.Contex
 // ScoringServiceScoreDifficultiesBayes Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type.
@@ -4353,7 +4401,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -4364,7 +4413,8 @@ type ClientWithResponsesInterface interface {
 	// ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6797,7 +6847,8 @@ func (c *ClientWithResponses) ScoringServiceScoreFormWithResponse(ctx context.Co
 // ScoringServiceScoreDifficultiesBayesWithBodyWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6814,7 +6865,8 @@ func (c *ClientWithResponses) ScoringServiceScoreDifficultiesBayesWithBodyWithRe
 // ScoringServiceScoreDifficultiesBayesWithResponse Bayes (EAP) measure from item difficulties, a number correct and a prior.
 //
 // POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-// known only by their difficulties (with a count each) and the number answered correctly,
+// known only by their difficulties, or their steps for items scored in more than two
+// categories (with a count each), and the number answered correctly (the points scored),
 // combined with the student's prior measure grown over the elapsed days.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

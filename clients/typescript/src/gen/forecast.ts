@@ -409,6 +409,8 @@ export type components = {
             testUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -457,6 +459,8 @@ export type components = {
             testUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";

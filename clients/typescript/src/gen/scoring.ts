@@ -874,6 +874,8 @@ export type components = {
             targetSuccess?: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1008,6 +1010,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1031,6 +1035,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1079,6 +1085,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1110,6 +1118,8 @@ export type components = {
             numberCorrect: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1157,6 +1167,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1202,6 +1214,8 @@ export type components = {
             priorUncertainty: number;
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -1232,6 +1246,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1260,6 +1276,8 @@ export type components = {
             items: components["schemas"]["ItemResult"][];
             /**
              * @description Required. Time of year of the test: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear: "BOY" | "MOY" | "EOY";
@@ -1300,6 +1318,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
@@ -1327,6 +1347,8 @@ export type components = {
             scaleSem: number;
             /**
              * @description Optional, with grade: "BOY", "MOY" or "EOY".
+             *
+             *     Any case is accepted (moy is MOY).
              * @enum {string}
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";

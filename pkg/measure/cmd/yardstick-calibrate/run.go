@@ -175,7 +175,7 @@ func readFile[T any](path string, read func(io.Reader, string) (T, error)) (T, e
 }
 
 // writeReport writes the report to path ("-": w) through a temporary file and a rename, so that
-// a reader never sees half a report.
+// a reader never sees half a report; a path that is not a regular file is written directly.
 func writeReport(path string, body []byte, w io.Writer) error {
 	switch path {
 	case "":
@@ -183,6 +183,19 @@ func writeReport(path string, body []byte, w io.Writer) error {
 	case "-":
 		_, err := w.Write(body)
 		return err
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A device or a named pipe (-report /dev/stdout, /dev/null) is written to, not replaced by
+		// a regular file through the rename.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		_, werr := f.Write(body)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return fmt.Errorf("write report: %w", err)
+		}
+		return nil
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 	if err != nil {

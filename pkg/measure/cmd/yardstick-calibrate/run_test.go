@@ -12,7 +12,9 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 )
@@ -285,6 +287,117 @@ func TestRunReportToStdout(t *testing.T) {
 	}
 }
 
+// TestRunPolytomous: a file of scores 0 … 4 is calibrated by the partial credit model unless
+// told otherwise; the report names the model and gives each polytomous item's steps; the rating
+// scale model keeps only the items scored 0–4 like the file's highest, naming the others; the
+// Rasch model refuses the file, naming a cell.
+func TestRunPolytomous(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join("..", "..", "testdata", "calibrate", "pcm_mixed.csv")
+	for _, c := range []struct {
+		model, by      string
+		items, dropped int
+	}{{"", "the partial credit model", 20, 0}, {"pcm", "the partial credit model", 20, 0}, {"rsm", "the rating scale model", 6, 14}} {
+		t.Run("model "+c.model, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"-framework", "quantile", "-mean", "650", "-report", "-", "-progress", "0", data}
+			if c.model != "" {
+				args = append([]string{"-model", c.model}, args...)
+			}
+			stdout, stderr, err := call(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				Model string `json:"model"`
+				Items []struct {
+					ID    string
+					Logit float64
+					Steps []struct{ Logit, SE, Difficulty float64 }
+				} `json:"items"`
+				Dropped []measure.DroppedItem `json:"dropped"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+				t.Fatal(err)
+			}
+			want := c.model
+			if want == "" {
+				want = "pcm"
+			}
+			if r.Model != want || len(r.Items) != c.items || len(r.Dropped) != c.dropped {
+				t.Fatalf("model %q, %d items, dropped %v; want %s, %d items, %d dropped", r.Model, len(r.Items), r.Dropped, want, c.items, c.dropped)
+			}
+			for _, it := range r.Items {
+				var n int
+				if _, err := fmt.Sscanf(it.ID, "I%d", &n); err != nil {
+					t.Fatal(err)
+				}
+				if steps := 2 + (n-1)%3; len(it.Steps) != steps {
+					t.Errorf("%s: %d steps; want %d", it.ID, len(it.Steps), steps)
+				}
+			}
+			if c.model == "rsm" && !strings.Contains(r.Dropped[0].Reason, "the rating scale model scores every item of the file 0–4") {
+				t.Errorf("dropped %v; want the rating scale model's reason", r.Dropped[0])
+			}
+			for _, w := range []string{"iteration 1, largest change", fmt.Sprintf("%d items calibrated by %s (%d new, 0 anchors, %d dropped)", c.items, c.by, c.items, c.dropped)} {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q; want it to contain %q", stderr, w)
+				}
+			}
+		})
+	}
+	_, _, err := call(t, "-model", "rasch", "-framework", "quantile", "-mean", "650", "-report", "-", data)
+	if err == nil || !strings.Contains(err.Error(), "the Rasch model takes 0/1 responses, and person P0001 scored 2 on item I01") {
+		t.Errorf("-model rasch: got %v; want the refusal naming the first cell above 1", err)
+	}
+}
+
+// TestRunDichotomousAsBefore: for 0/1 response files the report, the rows appended to the
+// bundle's items.csv and the summary line are byte for byte those of the build before items
+// scored in more than two categories (testdata/asbefore, its README).
+func TestRunDichotomousAsBefore(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, framework, mean string }{
+		{"booklets", "quantile", "700"}, {"random", "lexile", "600"}, {"wide", "quantile", "700"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out, rep := filepath.Join(dir, "bundle"), filepath.Join(dir, "report.json")
+			data := filepath.Join("..", "..", "testdata", "calibrate", c.name+".csv")
+			_, stderr, err := call(t, "-framework", c.framework, "-mean", c.mean, "-report", rep, "-out", out, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := func(ext string) string {
+				b, err := os.ReadFile(filepath.Join("testdata", "asbefore", c.name+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			report, err := os.ReadFile(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := golden(".report.json"); string(report) != want {
+				t.Errorf("report differs from the previous build's:\n got %.300s…\nwant %.300s…", report, want)
+			}
+			items, err := os.ReadFile(filepath.Join(out, "items.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			added := string(items[strings.LastIndex(string(items), "\n# ")+1:]) // the last comment is the command's
+			if want := golden(".items.csv"); added != want {
+				t.Errorf("items.csv rows differ from the previous build's:\n got %.300s…\nwant %.300s…", added, want)
+			}
+			if i := strings.LastIndex(stderr, ", "); i < 0 || stderr[:i]+"\n" != golden(".stderr") {
+				t.Errorf("summary %q; want %q and a duration", stderr, golden(".stderr"))
+			}
+		})
+	}
+}
+
 func TestRunUsage(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -300,6 +413,7 @@ func TestRunUsage(t *testing.T) {
 		{"bad mean", []string{"-framework", "lexile", "-mean", "NaN", "x.csv"}, `invalid value "NaN" for flag -mean: "NaN" is not a number`},
 		{"unknown flag", []string{"-frame", "lexile"}, "flag provided but not defined: -frame"},
 		{"two files", []string{"-framework", "lexile", "-mean", "1", "-report", "-", "a.csv", "b.csv"}, "got 2 arguments"},
+		{"bad model", []string{"-model", "grm", "-framework", "lexile", "-mean", "1", "-report", "-", "x.csv"}, `invalid value "grm" for flag -model: "grm"; want rasch, pcm or rsm`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -319,5 +433,34 @@ func TestRunUsage(t *testing.T) {
 	}
 	if _, _, err := call(t, "-framework", "lexile", "-mean", "1", "-report", "-", "no-such.csv"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: got %v; want not exist", err)
+	}
+}
+
+// TestWriteReportToPipe: a report path that is a named pipe (or a device such as /dev/null) is
+// written to and stays what it is; the rename that protects a regular file would replace it.
+func TestWriteReportToPipe(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "report.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		data, _ := os.ReadFile(fifo) // blocks until the writer opens the pipe, reads to its close
+		got <- data
+	}()
+	if err := writeReport(fifo, []byte("{}\n"), nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case data := <-got:
+		if string(data) != "{}\n" {
+			t.Errorf("the reader got %q; want the report", data)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the reader got nothing in 10 s: the report did not go through the pipe")
+	}
+	if fi, err := os.Stat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("after the write: %v, %v; want the named pipe still there", fi.Mode(), err)
 	}
 }

@@ -114,12 +114,13 @@ type dispatcher struct {
 
 // Dispatch answers one record exactly as serveRoute and the gateway answer a unary call of its
 // path with the stream's token: the same permission check, limit, decoding, chain, handler and
-// error bodies. A path that is not a unary path of the service answers 404; a record whose
-// heavy body does not fit the budget waits for it.
+// error bodies. A path whose rpc a record may not name (the contract's method option
+// yardstick.batch.v1.record) answers 404; a record whose heavy body does not fit the budget
+// waits for it.
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
 	rt := f.routes.ByPath[path]
-	if rt == nil || rt.Stream != routes.Unary || rt.Rule.Public { // Public: /authToken, a login
+	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
 		return http.StatusNotFound, notFoundBody
 	}
 	ri := &reqinfo.Info{Route: path}

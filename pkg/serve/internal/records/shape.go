@@ -1,8 +1,8 @@
 // Package records reads a batch rpc's record and answer messages from the contract (issue 21's
 // gRPC batch streams: ScoringService.ScoreBatch, ForecastService.ForecastBatch), and checks at
-// start-up that a record can name every unary rpc of the service and its answer hold every
-// response: the frame's handler (pkg/serve, grpcbatch.go) then works on any service's batch rpc
-// by that shape alone.
+// start-up that a record can name every rpc the contract lets a record name (the method option
+// yardstick.batch.v1.record) and its answer hold every response: the frame's handler
+// (pkg/serve, grpcbatch.go) then works on any service's batch rpc by that shape alone.
 package records
 
 import (
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -122,6 +123,9 @@ func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.
 		if m == nil || m.IsStreamingClient() || m.IsStreamingServer() || f.Message() == nil || f.Message().FullName() != m.Input().FullName() {
 			return fmt.Errorf("record field %s names no unary rpc of the service taking its type", f.Name())
 		}
+		if !Recordable(m) {
+			return fmt.Errorf("record field %s names rpc %s, which a record may not name (no option yardstick.batch.v1.record)", f.Name(), m.Name())
+		}
 		sh.Methods[f.Number()] = "/" + string(sd.FullName()) + "/" + string(m.Name())
 		names = append(names, string(f.Name()))
 	}
@@ -129,11 +133,11 @@ func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.
 	return nil
 }
 
-// checkComplete checks that every unary rpc of the service has its record field and its answer.
+// checkComplete checks that every rpc a record may name has its record field and its answer.
 func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
-		if m.IsStreamingClient() || m.IsStreamingServer() {
+		if !Recordable(m) {
 			continue
 		}
 		if sh.Request.Fields().ByName(protoreflect.Name(yardstick.RecordField(string(m.Name())))) == nil {
@@ -144,6 +148,12 @@ func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect
 		}
 	}
 	return nil
+}
+
+// Recordable reports whether a batch record may name the rpc m: a unary rpc with the contract's
+// method option yardstick.batch.v1.record.
+func Recordable(m protoreflect.MethodDescriptor) bool {
+	return !m.IsStreamingClient() && !m.IsStreamingServer() && proto.GetExtension(m.Options(), batchv1.E_Record).(bool)
 }
 
 // camel is a field name as its rpc's name: score_item_ids → ScoreItemIds.

@@ -21,7 +21,7 @@ func TestRead(t *testing.T) {
 		answers int
 	}{
 		{scoringv1.ScoringService_ScoreBatch_FullMethodName, 11, 4},
-		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 5, 3},
+		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 6, 4},
 	} {
 		sh, err := Read(tc.full)
 		if err != nil {
@@ -62,3 +62,14 @@ func TestFieldAndCamelAreInverse(t *testing.T) {
 }
 
 func protoName(s string) protoreflect.Name { return protoreflect.Name(s) }
+
+// TestRecordable: the contract's option, on unary rpcs only.
+func TestRecordable(t *testing.T) {
+	t.Parallel()
+	sd := scoringv1.File_yardstick_scoring_v1_scoring_proto.Services().Get(0)
+	for name, want := range map[string]bool{"ScoreItemIds": true, "NextItem": true, "ScoreBatch": false} {
+		if got := Recordable(sd.Methods().ByName(protoName(name))); got != want {
+			t.Errorf("%s: got %v; want %v", name, got, want)
+		}
+	}
+}

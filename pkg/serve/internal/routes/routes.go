@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"strings"
 
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -28,7 +30,10 @@ type Route struct {
 	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
 	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
-	Records      bool
+	Records bool
+	// Record marks a unary rpc a batch record may name (the contract's method option
+	// yardstick.batch.v1.record): an NDJSON record by its path, a gRPC record by its field.
+	Record       bool
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
@@ -107,7 +112,11 @@ func GRPCGroupLimit(l Limits) int64 {
 
 // Build builds the table of the methods in info, the services registered on a server.
 func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
-	contract, err := yardstick.Routes()
+	var names []string
+	for name := range info {
+		names = append(names, name)
+	}
+	contract, err := httpRules(names...)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +124,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
+	recordable := readRecordable(info)
 	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
 	for _, p := range operationalPaths {
 		t.labels[p] = true
@@ -125,6 +135,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 			rule, ruled := rules[full]
 			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
+				Record:    recordable[full] && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}
@@ -166,19 +177,15 @@ func (t *Table) Label(path string) string {
 // Register…HandlerClient registers their handlers: the services as given, each one's methods as
 // its .proto file declares them, each method's rules as the routes file lists them.
 func PathsOf(services ...string) ([]string, error) {
-	contract, err := yardstick.Routes()
+	contract, err := httpRules(services...)
 	if err != nil {
 		return nil, err
 	}
 	var paths []string
 	for _, name := range services {
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		sd, err := serviceDescriptor(name)
 		if err != nil {
-			return nil, fmt.Errorf("descriptor of service %s: %w", name, err)
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a service", name)
+			return nil, err
 		}
 		for i := range sd.Methods().Len() {
 			full := "/" + name + "/" + string(sd.Methods().Get(i).Name())
@@ -190,4 +197,69 @@ func PathsOf(services ...string) ([]string, error) {
 		}
 	}
 	return paths, nil
+}
+
+// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: a
+// method's own google.api.http option, then the routes file's rules (http.yaml, which the
+// contract's services use). An infrastructure service has none.
+func httpRules(services ...string) ([]yardstick.Route, error) {
+	file, err := yardstick.Routes()
+	if err != nil {
+		return nil, err
+	}
+	var rules []yardstick.Route
+	for _, name := range services {
+		if publicServices[name] {
+			continue
+		}
+		sd, err := serviceDescriptor(name)
+		if err != nil {
+			return nil, err
+		}
+		for i := range sd.Methods().Len() {
+			md := sd.Methods().Get(i)
+			full := "/" + name + "/" + string(md.Name())
+			if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
+				if method, path := httpBinding(rule); path != "" {
+					rules = append(rules, yardstick.Route{Method: method, Path: path, FullMethod: full})
+				}
+			}
+			for _, r := range file {
+				if r.FullMethod == full {
+					rules = append(rules, r)
+				}
+			}
+		}
+	}
+	return rules, nil
+}
+
+// httpBinding is a google.api.http rule's method and path ("" when it binds none).
+func httpBinding(r *annotations.HttpRule) (method, path string) {
+	switch {
+	case r.GetPost() != "":
+		return http.MethodPost, r.GetPost()
+	case r.GetGet() != "":
+		return http.MethodGet, r.GetGet()
+	case r.GetPut() != "":
+		return http.MethodPut, r.GetPut()
+	case r.GetPatch() != "":
+		return http.MethodPatch, r.GetPatch()
+	case r.GetDelete() != "":
+		return http.MethodDelete, r.GetDelete()
+	}
+	return "", ""
+}
+
+// serviceDescriptor is the contract's descriptor of the service name.
+func serviceDescriptor(name string) (protoreflect.ServiceDescriptor, error) {
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+	if err != nil {
+		return nil, fmt.Errorf("descriptor of service %s: %w", name, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a service", name)
+	}
+	return sd, nil
 }

@@ -77,11 +77,37 @@ func TestPathsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"/authToken", "/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math",
-		"/api/forecast/math/group", "/api/forecast/comprehension"}
+		"/api/forecast/math/group", "/api/forecast/comprehension", "/api/forecast/plan"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v; want %v", got, want)
 	}
 	if _, err := PathsOf("no.such.Service"); err == nil {
 		t.Error("an unknown service: no error")
+	}
+}
+
+// TestRecordOption: a batch record may name exactly the unary rpcs the contract marks with
+// yardstick.batch.v1.record; not the batch streams, the group stream, health or anything public.
+func TestRecordOption(t *testing.T) {
+	t.Parallel()
+	srv := grpc.NewServer()
+	defer srv.Stop()
+	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, MaxGroupBodyBytes: 16 * mib, MaxStudents: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for method, want := range map[string]bool{
+		forecastv1.ForecastService_ForecastReading_FullMethodName:       true,
+		forecastv1.ForecastService_ForecastMathGroup_FullMethodName:     true,
+		forecastv1.ForecastService_ForecastComprehension_FullMethodName: true,
+		forecastv1.ForecastService_ForecastBatch_FullMethodName:         false,
+		forecastv1.ForecastService_ForecastGroupStream_FullMethodName:   false,
+		"/grpc.health.v1.Health/Check":                                  false,
+	} {
+		if got := table.ByMethod[method].Record; got != want {
+			t.Errorf("%s: Record %v; want %v", method, got, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
+	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
 // Rule is what a method requires of its caller, read from the contract's method options
@@ -29,6 +30,29 @@ var publicServices = map[string]bool{
 // IsPublicService reports whether the gRPC service name is an infrastructure service (health,
 // reflection), open to every caller.
 func IsPublicService(name string) bool { return publicServices[name] }
+
+// readRecordable reads which methods of services a batch record may name, from the method
+// option yardstick.batch.v1.record.
+func readRecordable(services map[string]grpc.ServiceInfo) map[string]bool {
+	out := map[string]bool{}
+	for svcName := range services {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
+		if err != nil {
+			continue // readRules has refused the table already
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			continue
+		}
+		for i := range sd.Methods().Len() {
+			md := sd.Methods().Get(i)
+			if proto.GetExtension(md.Options(), batchv1.E_Record).(bool) {
+				out["/"+svcName+"/"+string(md.Name())] = true
+			}
+		}
+	}
+	return out
+}
 
 // readRules reads the access rule of every method of services from the method options. A method
 // of ours with neither option gets no rule and is refused: a forgotten option fails closed.

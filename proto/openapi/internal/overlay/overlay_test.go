@@ -256,3 +256,127 @@ func TestMissingServiceInfo(t *testing.T) {
 		t.Errorf("got %v; want an error naming services.svc", err)
 	}
 }
+
+// streamsBase is an overlay with an OAuth2 scheme, a stream and the permissions' scopes.
+const streamsBase = `
+services: {svc: {title: T, description: D, servers: [{url: 'http://127.0.0.1:1', description: local}]}}
+servers: [{url: /, description: here}]
+security: [{bearer: []}, {oauth: []}]
+components:
+  securitySchemes:
+    bearer: {type: http, scheme: bearer}
+    oauth: {type: oauth2, flows: {clientCredentials: {tokenUrl: /authToken, scopes: {}}}}
+  schemas: {Error: {type: object, properties: {message: {type: string}}}}
+  responses: {Bad: {description: bad, content: {application/json: {schema: {$ref: '#/components/schemas/Error'}}}}}
+errorResponses: {"400": Bad}
+operations: {/authToken: {public: true}}
+tags: {SvcService: A bad elapsedDays is a 400.}
+scopes: {"*": Everything., "svc:x": X., "svc:batch": Streams.}
+streams:
+  /api/x/stream:
+    service: svc
+    operationId: SvcService_StreamX
+    rpc: SvcService_Stream
+    tag: SvcService
+    summary: X, one a line.
+    answerDescription: One answer a line.
+    request: {$ref: '#/components/schemas/Line'}
+    answer: {oneOf: [{$ref: '#/components/schemas/Line'}, {$ref: '#/components/schemas/Error'}]}
+    schemas: [Line]
+streamSchemas: {Line: {type: object, properties: {n: {type: integer}}}}
+`
+
+// permissionsOf is a contract's permission options for the fixture's rpcs.
+func permissionsOf(rpc string) ([]string, bool) {
+	perms, ok := map[string][]string{"X": {"svc:x"}, "SvcService_Stream": {"svc:batch", "svc:x"}, "IssueToken": nil}[rpc]
+	return perms, ok
+}
+
+func buildWithPermissions(t *testing.T, overlay string) (map[string]any, error) {
+	t.Helper()
+	o, err := Parse([]byte(overlay))
+	if err != nil {
+		return nil, err
+	}
+	o.Permissions = permissionsOf
+	docs, err := Build(swagger("integer"), o, []string{"svc"}, "v7")
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(docs["svc"], &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc, nil
+}
+
+// TestStreamsScopesAndServers: a stream becomes a POST taking and answering NDJSON with its line
+// schemas as components, and the operations' error answers and security like any other; each
+// operation's OAuth2 requirement is its rpc's permissions (bearer's stays empty); the flow lists
+// the permissions used and "*", described; the service's servers follow the common ones.
+func TestStreamsScopesAndServers(t *testing.T) {
+	t.Parallel()
+	doc, err := buildWithPermissions(t, streamsBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := at(t, doc, "paths", "/api/x/stream", "post")
+	if got := at(t, op, "requestBody", "content", "application/x-ndjson", "schema", "$ref"); got != "#/components/schemas/Line" {
+		t.Errorf("stream request: got %v; want the Line component", got)
+	}
+	if got := at(t, op, "responses", "200", "content", "application/x-ndjson", "schema", "oneOf"); len(got.([]any)) != 2 {
+		t.Errorf("stream answer: got %v; want the two line shapes", got)
+	}
+	if got := at(t, op, "responses", "400", "$ref"); got != "#/components/responses/Bad" {
+		t.Errorf("stream 400: got %v; want the Bad response", got)
+	}
+	if got := at(t, op, "operationId"); got != "SvcService_StreamX" {
+		t.Errorf("stream operationId: got %v", got)
+	}
+	if got := at(t, doc, "components", "schemas", "Line", "type"); got != "object" {
+		t.Errorf("Line component: got %v", got)
+	}
+	for path, want := range map[string][]any{"/api/x/stream": {"svc:batch", "svc:x"}, "/api/x": {"svc:x"}} {
+		got := at(t, doc, "paths", path, "post", "security")
+		if !reflect.DeepEqual(got, []any{map[string]any{"bearer": []any{}}, map[string]any{"oauth": want}}) {
+			t.Errorf("%s security: got %v; want bearer [] or oauth %v", path, got, want)
+		}
+	}
+	if got := at(t, doc, "paths", "/authToken", "post", "security"); !reflect.DeepEqual(got, []any{}) {
+		t.Errorf("public security: got %v; want []", got)
+	}
+	scopes := at(t, doc, "components", "securitySchemes", "oauth", "flows", "clientCredentials", "scopes")
+	if want := map[string]any{"*": "Everything.", "svc:x": "X.", "svc:batch": "Streams."}; !reflect.DeepEqual(scopes, want) {
+		t.Errorf("scopes: got %v; want %v", scopes, want)
+	}
+	servers := at(t, doc, "servers")
+	if want := []any{map[string]any{"url": "/", "description": "here"}, map[string]any{"url": "http://127.0.0.1:1", "description": "local"}}; !reflect.DeepEqual(servers, want) {
+		t.Errorf("servers: got %v; want %v", servers, want)
+	}
+}
+
+// TestStreamsAndScopesFailLoudly: an rpc the contract lacks, a permission without its
+// description, a description no operation needs, a line schema no stream lists or one that is
+// missing, and a stream on a path the generator emits, each stop generation.
+func TestStreamsAndScopesFailLoudly(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, from, to, want string }{
+		{"unknown rpc", "rpc: SvcService_Stream", "rpc: SvcService_Gone", `no rpc "SvcService_Gone"`},
+		{"permission undescribed", `"svc:batch": Streams.`, `"svc:other": Other.`, "scopes.svc:batch: an operation needs this permission"},
+		{"description unused", `"svc:batch": Streams.`, `"svc:batch": Streams., "svc:gone": Gone.`, "scopes.svc:gone: no operation needs this permission"},
+		{"line schema unused", "streamSchemas: {Line:", "streamSchemas: {Gone: {type: object}, Line:", "streamSchemas.Gone: no stream lists it"},
+		{"line schema missing", "schemas: [Line]", "schemas: [Line, Nope]", "no streamSchemas.Nope"},
+		{"stream on a generated path", "/api/x/stream:", "/api/x:", "streams./api/x: the generator already emits this path"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.Contains(streamsBase, c.from) {
+				t.Fatalf("the fixture has no %q", c.from)
+			}
+			_, err := buildWithPermissions(t, strings.Replace(streamsBase, c.from, c.to, 1))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got error %v; want one containing %q", err, c.want)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ package batchv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	descriptorpb "google.golang.org/protobuf/types/descriptorpb"
 	anypb "google.golang.org/protobuf/types/known/anypb"
 	reflect "reflect"
 	sync "sync"
@@ -90,15 +91,37 @@ func (x *Status) GetDetails() []*anypb.Any {
 	return nil
 }
 
+var file_yardstick_batch_v1_batch_proto_extTypes = []protoimpl.ExtensionInfo{
+	{
+		ExtendedType:  (*descriptorpb.MethodOptions)(nil),
+		ExtensionType: (*bool)(nil),
+		Field:         51004,
+		Name:          "yardstick.batch.v1.record",
+		Tag:           "varint,51004,opt,name=record",
+		Filename:      "yardstick/batch/v1/batch.proto",
+	},
+}
+
+// Extension fields to descriptorpb.MethodOptions.
+var (
+	// A unary rpc a batch record may name: an NDJSON record by the rpc's path, a gRPC batch record
+	// by its request field (named for the rpc: ScoreItemIds -> score_item_ids), which the service's
+	// record must then have. A record naming any other rpc is answered 404 (NDJSON) or refused.
+	//
+	// optional bool record = 51004;
+	E_Record = &file_yardstick_batch_v1_batch_proto_extTypes[0]
+)
+
 var File_yardstick_batch_v1_batch_proto protoreflect.FileDescriptor
 
 const file_yardstick_batch_v1_batch_proto_rawDesc = "" +
 	"\n" +
-	"\x1eyardstick/batch/v1/batch.proto\x12\x12yardstick.batch.v1\x1a\x19google/protobuf/any.proto\"f\n" +
+	"\x1eyardstick/batch/v1/batch.proto\x12\x12yardstick.batch.v1\x1a\x19google/protobuf/any.proto\x1a google/protobuf/descriptor.proto\"f\n" +
 	"\x06Status\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12.\n" +
-	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetailsBEZCgithub.com/yardstick-dev/yardstick/proto/yardstick/batch/v1;batchv1b\x06proto3"
+	"\adetails\x18\x03 \x03(\v2\x14.google.protobuf.AnyR\adetails:8\n" +
+	"\x06record\x12\x1e.google.protobuf.MethodOptions\x18\xbc\x8e\x03 \x01(\bR\x06recordBEZCgithub.com/yardstick-dev/yardstick/proto/yardstick/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_yardstick_batch_v1_batch_proto_rawDescOnce sync.Once
@@ -114,15 +137,17 @@ func file_yardstick_batch_v1_batch_proto_rawDescGZIP() []byte {
 
 var file_yardstick_batch_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
 var file_yardstick_batch_v1_batch_proto_goTypes = []any{
-	(*Status)(nil),    // 0: yardstick.batch.v1.Status
-	(*anypb.Any)(nil), // 1: google.protobuf.Any
+	(*Status)(nil),                     // 0: yardstick.batch.v1.Status
+	(*anypb.Any)(nil),                  // 1: google.protobuf.Any
+	(*descriptorpb.MethodOptions)(nil), // 2: google.protobuf.MethodOptions
 }
 var file_yardstick_batch_v1_batch_proto_depIdxs = []int32{
 	1, // 0: yardstick.batch.v1.Status.details:type_name -> google.protobuf.Any
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
+	2, // 1: yardstick.batch.v1.record:extendee -> google.protobuf.MethodOptions
+	2, // [2:2] is the sub-list for method output_type
+	2, // [2:2] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	1, // [1:2] is the sub-list for extension extendee
 	0, // [0:1] is the sub-list for field type_name
 }
 
@@ -138,12 +163,13 @@ func file_yardstick_batch_v1_batch_proto_init() {
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_batch_v1_batch_proto_rawDesc), len(file_yardstick_batch_v1_batch_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   1,
-			NumExtensions: 0,
+			NumExtensions: 1,
 			NumServices:   0,
 		},
 		GoTypes:           file_yardstick_batch_v1_batch_proto_goTypes,
 		DependencyIndexes: file_yardstick_batch_v1_batch_proto_depIdxs,
 		MessageInfos:      file_yardstick_batch_v1_batch_proto_msgTypes,
+		ExtensionInfos:    file_yardstick_batch_v1_batch_proto_extTypes,
 	}.Build()
 	File_yardstick_batch_v1_batch_proto = out.File
 	file_yardstick_batch_v1_batch_proto_goTypes = nil

@@ -2011,14 +2011,14 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2&.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12A\n" +
 	"\ainvalid\x18\x02 \x01(\v2%.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12@\n" +
 	"\x05group\x18\x03 \x01(\v2(.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\x9b\b\n" +
-	"\x0fForecastService\x12p\n" +
-	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x85\x01\n" +
-	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12m\n" +
-	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x82\x01\n" +
-	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x88\x01\n" +
-	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12e\n" +
-	"\x04Plan\x12\".yardstick.forecast.v1.PlanRequest\x1a#.yardstick.forecast.v1.PlanResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x7f\n" +
+	"\x06answer2\xb3\b\n" +
+	"\x0fForecastService\x12t\n" +
+	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x89\x01\n" +
+	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12q\n" +
+	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x86\x01\n" +
+	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x8c\x01\n" +
+	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12i\n" +
+	"\x04Plan\x12\".yardstick.forecast.v1.PlanRequest\x1a#.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x7f\n" +
 	"\rForecastBatch\x12*.yardstick.forecast.v1.ForecastBatchRecord\x1a*.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xa6\x01\n" +
 	"\x13ForecastGroupStream\x121.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a2.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01BKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
 

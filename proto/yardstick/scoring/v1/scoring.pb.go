@@ -2847,20 +2847,20 @@ const file_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x15bayes_strands_measure\x18\x04 \x01(\v2).yardstick.scoring.v1.BayesStrandsMeasureH\x00R\x13bayesStrandsMeasure\x12E\n" +
 	"\tnext_item\x18\x05 \x01(\v2&.yardstick.scoring.v1.NextItemResponseH\x00R\bnextItem\x122\n" +
 	"\x05error\x18\x06 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
-	"\x06answer2\xac\v\n" +
-	"\x0eScoringService\x12t\n" +
-	"\x10ScoreItemResults\x12-.yardstick.scoring.v1.ScoreItemResultsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12l\n" +
-	"\fScoreItemIds\x12).yardstick.scoring.v1.ScoreItemIdsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12e\n" +
+	"\x06answer2\xd9\v\n" +
+	"\x0eScoringService\x12x\n" +
+	"\x10ScoreItemResults\x12-.yardstick.scoring.v1.ScoreItemResultsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12p\n" +
+	"\fScoreItemIds\x12).yardstick.scoring.v1.ScoreItemIdsRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12i\n" +
 	"\n" +
-	"ScoreScale\x12'.yardstick.scoring.v1.ScoreScaleRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\x88\x01\n" +
-	"\x17ScoreItemResultsStrands\x124.yardstick.scoring.v1.ScoreItemResultsStrandsRequest\x1a$.yardstick.scoring.v1.StrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12}\n" +
-	"\x16ScoreDifficultiesBayes\x123.yardstick.scoring.v1.ScoreDifficultiesBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12{\n" +
-	"\x15ScoreItemResultsBayes\x122.yardstick.scoring.v1.ScoreItemResultsBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12s\n" +
-	"\x11ScoreItemIdsBayes\x12..yardstick.scoring.v1.ScoreItemIdsBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12o\n" +
-	"\x0fScoreScaleBayes\x12,.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\x97\x01\n" +
-	"\x1cScoreItemResultsBayesStrands\x129.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a).yardstick.scoring.v1.BayesStrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12f\n" +
-	"\tScoreForm\x12&.yardstick.scoring.v1.ScoreFormRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12m\n" +
-	"\bNextItem\x12%.yardstick.scoring.v1.NextItemRequest\x1a&.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptive\x12q\n" +
+	"ScoreScale\x12'.yardstick.scoring.v1.ScoreScaleRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:scale\xe0\xf3\x18\x01\x12\x8c\x01\n" +
+	"\x17ScoreItemResultsStrands\x124.yardstick.scoring.v1.ScoreItemResultsStrandsRequest\x1a$.yardstick.scoring.v1.StrandsMeasure\"\x15\xca\xf3\x18\rscore:strands\xe0\xf3\x18\x01\x12\x81\x01\n" +
+	"\x16ScoreDifficultiesBayes\x123.yardstick.scoring.v1.ScoreDifficultiesBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12\x7f\n" +
+	"\x15ScoreItemResultsBayes\x122.yardstick.scoring.v1.ScoreItemResultsBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12w\n" +
+	"\x11ScoreItemIdsBayes\x12..yardstick.scoring.v1.ScoreItemIdsBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12s\n" +
+	"\x0fScoreScaleBayes\x12,.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:scale\xe0\xf3\x18\x01\x12\x9b\x01\n" +
+	"\x1cScoreItemResultsBayesStrands\x129.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a).yardstick.scoring.v1.BayesStrandsMeasure\"\x15\xca\xf3\x18\rscore:strands\xe0\xf3\x18\x01\x12j\n" +
+	"\tScoreForm\x12&.yardstick.scoring.v1.ScoreFormRequest\x1a\x1d.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12q\n" +
+	"\bNextItem\x12%.yardstick.scoring.v1.NextItemRequest\x1a&.yardstick.scoring.v1.NextItemResponse\"\x16\xca\xf3\x18\x0escore:adaptive\xe0\xf3\x18\x01\x12q\n" +
 	"\n" +
 	"ScoreBatch\x12&.yardstick.scoring.v1.ScoreBatchRecord\x1a&.yardstick.scoring.v1.ScoreBatchAnswer\"\x0f\xca\xf3\x18\vscore:batch(\x010\x01BIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
 

@@ -80,7 +80,8 @@ type ScoringServiceClient interface {
 	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	ScoreDifficultiesBayes(ctx context.Context, in *ScoreDifficultiesBayesRequest, opts ...grpc.CallOption) (*Measure, error)
 	// Bayes measure from item results and a prior.
@@ -314,7 +315,8 @@ type ScoringServiceServer interface {
 	// Bayes (EAP) measure from item difficulties, a number correct and a prior.
 	//
 	// POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-	// known only by their difficulties (with a count each) and the number answered correctly,
+	// known only by their difficulties, or their steps for items scored in more than two
+	// categories (with a count each), and the number answered correctly (the points scored),
 	// combined with the student's prior measure grown over the elapsed days.
 	ScoreDifficultiesBayes(context.Context, *ScoreDifficultiesBayesRequest) (*Measure, error)
 	// Bayes measure from item results and a prior.

@@ -20,6 +20,7 @@ for s in scoring forecast; do
 	sed -e 's/^package yardstick\./package opaque.yardstick./' \
 		-e 's/(yardstick\.auth\.v1\./(.yardstick.auth.v1./' \
 		-e 's/ yardstick\.batch\.v1\./ .yardstick.batch.v1./' \
+		-e 's/(yardstick\.batch\.v1\./(.yardstick.batch.v1./' \
 		-e "s#^option go_package = .*#option go_package = \"github.com/yardstick-dev/yardstick/$out/${s}v1\";#" \
 		"proto/yardstick/$s/v1/$s.proto" >"$tmp/opaque/yardstick/$s/v1/$s.proto"
 done

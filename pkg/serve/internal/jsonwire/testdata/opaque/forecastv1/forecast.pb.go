@@ -3725,14 +3725,14 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2-.opaque.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12H\n" +
 	"\ainvalid\x18\x02 \x01(\v2,.opaque.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12G\n" +
 	"\x05group\x18\x03 \x01(\v2/.opaque.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\x8c\t\n" +
-	"\x0fForecastService\x12~\n" +
-	"\x0fForecastReading\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x93\x01\n" +
-	"\x14ForecastReadingGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12{\n" +
-	"\fForecastMath\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x14\xca\xf3\x18\x10forecast:reading\x12\x90\x01\n" +
-	"\x11ForecastMathGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x12\xca\xf3\x18\x0eforecast:group\x12\x96\x01\n" +
-	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12s\n" +
-	"\x04Plan\x12).opaque.yardstick.forecast.v1.PlanRequest\x1a*.opaque.yardstick.forecast.v1.PlanResponse\"\x14\xca\xf3\x18\x10forecast:reading\x12\x8d\x01\n" +
+	"\x06answer2\xa5\t\n" +
+	"\x0fForecastService\x12\x82\x01\n" +
+	"\x0fForecastReading\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x97\x01\n" +
+	"\x14ForecastReadingGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x7f\n" +
+	"\fForecastMath\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x94\x01\n" +
+	"\x11ForecastMathGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x9a\x01\n" +
+	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12w\n" +
+	"\x04Plan\x12).opaque.yardstick.forecast.v1.PlanRequest\x1a*.opaque.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x8d\x01\n" +
 	"\rForecastBatch\x121.opaque.yardstick.forecast.v1.ForecastBatchRecord\x1a1.opaque.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xb4\x01\n" +
 	"\x13ForecastGroupStream\x128.opaque.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a9.opaque.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01B[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
 

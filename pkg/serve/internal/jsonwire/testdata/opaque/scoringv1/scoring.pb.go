@@ -5827,20 +5827,20 @@ const file_opaque_yardstick_scoring_v1_scoring_proto_rawDesc = "" +
 	"\x15bayes_strands_measure\x18\x04 \x01(\v20.opaque.yardstick.scoring.v1.BayesStrandsMeasureH\x00R\x13bayesStrandsMeasure\x12L\n" +
 	"\tnext_item\x18\x05 \x01(\v2-.opaque.yardstick.scoring.v1.NextItemResponseH\x00R\bnextItem\x122\n" +
 	"\x05error\x18\x06 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05errorB\b\n" +
-	"\x06answer2\xd8\f\n" +
-	"\x0eScoringService\x12\x82\x01\n" +
-	"\x10ScoreItemResults\x124.opaque.yardstick.scoring.v1.ScoreItemResultsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12z\n" +
-	"\fScoreItemIds\x120.opaque.yardstick.scoring.v1.ScoreItemIdsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12s\n" +
+	"\x06answer2\x85\r\n" +
+	"\x0eScoringService\x12\x86\x01\n" +
+	"\x10ScoreItemResults\x124.opaque.yardstick.scoring.v1.ScoreItemResultsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12~\n" +
+	"\fScoreItemIds\x120.opaque.yardstick.scoring.v1.ScoreItemIdsRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12w\n" +
 	"\n" +
-	"ScoreScale\x12..opaque.yardstick.scoring.v1.ScoreScaleRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\x96\x01\n" +
-	"\x17ScoreItemResultsStrands\x12;.opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequest\x1a+.opaque.yardstick.scoring.v1.StrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12\x8b\x01\n" +
-	"\x16ScoreDifficultiesBayes\x12:.opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12\x89\x01\n" +
-	"\x15ScoreItemResultsBayes\x129.opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12\x81\x01\n" +
-	"\x11ScoreItemIdsBayes\x125.opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:bayes\x12}\n" +
-	"\x0fScoreScaleBayes\x123.opaque.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x0f\xca\xf3\x18\vscore:scale\x12\xa5\x01\n" +
-	"\x1cScoreItemResultsBayesStrands\x12@.opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a0.opaque.yardstick.scoring.v1.BayesStrandsMeasure\"\x11\xca\xf3\x18\rscore:strands\x12t\n" +
-	"\tScoreForm\x12-.opaque.yardstick.scoring.v1.ScoreFormRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x12\xca\xf3\x18\x0escore:standard\x12{\n" +
-	"\bNextItem\x12,.opaque.yardstick.scoring.v1.NextItemRequest\x1a-.opaque.yardstick.scoring.v1.NextItemResponse\"\x12\xca\xf3\x18\x0escore:adaptive\x12\x7f\n" +
+	"ScoreScale\x12..opaque.yardstick.scoring.v1.ScoreScaleRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:scale\xe0\xf3\x18\x01\x12\x9a\x01\n" +
+	"\x17ScoreItemResultsStrands\x12;.opaque.yardstick.scoring.v1.ScoreItemResultsStrandsRequest\x1a+.opaque.yardstick.scoring.v1.StrandsMeasure\"\x15\xca\xf3\x18\rscore:strands\xe0\xf3\x18\x01\x12\x8f\x01\n" +
+	"\x16ScoreDifficultiesBayes\x12:.opaque.yardstick.scoring.v1.ScoreDifficultiesBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12\x8d\x01\n" +
+	"\x15ScoreItemResultsBayes\x129.opaque.yardstick.scoring.v1.ScoreItemResultsBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12\x85\x01\n" +
+	"\x11ScoreItemIdsBayes\x125.opaque.yardstick.scoring.v1.ScoreItemIdsBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:bayes\xe0\xf3\x18\x01\x12\x81\x01\n" +
+	"\x0fScoreScaleBayes\x123.opaque.yardstick.scoring.v1.ScoreScaleBayesRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x13\xca\xf3\x18\vscore:scale\xe0\xf3\x18\x01\x12\xa9\x01\n" +
+	"\x1cScoreItemResultsBayesStrands\x12@.opaque.yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest\x1a0.opaque.yardstick.scoring.v1.BayesStrandsMeasure\"\x15\xca\xf3\x18\rscore:strands\xe0\xf3\x18\x01\x12x\n" +
+	"\tScoreForm\x12-.opaque.yardstick.scoring.v1.ScoreFormRequest\x1a$.opaque.yardstick.scoring.v1.Measure\"\x16\xca\xf3\x18\x0escore:standard\xe0\xf3\x18\x01\x12\x7f\n" +
+	"\bNextItem\x12,.opaque.yardstick.scoring.v1.NextItemRequest\x1a-.opaque.yardstick.scoring.v1.NextItemResponse\"\x16\xca\xf3\x18\x0escore:adaptive\xe0\xf3\x18\x01\x12\x7f\n" +
 	"\n" +
 	"ScoreBatch\x12-.opaque.yardstick.scoring.v1.ScoreBatchRecord\x1a-.opaque.yardstick.scoring.v1.ScoreBatchAnswer\"\x0f\xca\xf3\x18\vscore:batch(\x010\x01BZZXgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/scoringv1b\x06proto3"
 
