@@ -888,6 +888,8 @@ type CatalogForm struct {
 	Framework CatalogFormFramework `json:"framework"`
 
 	// Items The form's item ids, in order.
+	//
+	// A form holds at most 5,000 items, the limit of a request.
 	Items []string `json:"items"`
 }
 
@@ -1118,6 +1120,8 @@ type ListItemsResponse struct {
 	Bundle BundleInfo `json:"bundle"`
 
 	// Items The page's items, in id byte order.
+	//
+	// At most pageSize items.
 	Items []CatalogItem `json:"items"`
 
 	// NextPageToken Send as pageToken for the next page; "" on the last page.

@@ -165,7 +165,8 @@ export type paths = {
         /**
          * Bayes (EAP) measure from item difficulties, a number correct and a prior.
          * @description POST /api/score/items/difficulties/bayes, permission score:bayes. A Bayes measure from items
-         *     known only by their difficulties (with a count each) and the number answered correctly,
+         *     known only by their difficulties, or their steps for items scored in more than two
+         *     categories (with a count each), and the number answered correctly (the points scored),
          *     combined with the student's prior measure grown over the elapsed days.
          */
         post: operations["ScoringService_ScoreDifficultiesBayes"];
@@ -506,7 +507,11 @@ export type components = {
              * @enum {string}
              */
             framework: "lexile" | "quantile";
-            /** @description The form's item ids, in order. */
+            /**
+             * @description The form's item ids, in order.
+             *
+             *     A form holds at most 5,000 items, the limit of a request.
+             */
             items: string[];
         };
         /** @description One item of the bank. */
@@ -723,7 +728,11 @@ export type components = {
             /** @description Build version of the service. */
             apiVersion: string;
             bundle: components["schemas"]["BundleInfo"];
-            /** @description The page's items, in id byte order. */
+            /**
+             * @description The page's items, in id byte order.
+             *
+             *     At most pageSize items.
+             */
             items: components["schemas"]["CatalogItem"][];
             /** @description Send as pageToken for the next page; "" on the last page. */
             nextPageToken: string;
