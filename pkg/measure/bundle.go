@@ -59,6 +59,7 @@ type Bundle struct {
 	benchmarks map[benchKey]Benchmark
 	norms      map[benchKey]Norms
 	banks      map[string]*Bank // adaptive-testing index per framework (adaptive_index.go)
+	catalog    []Item           // every item in id byte order, for the content catalog (catalog.go)
 }
 
 type benchKey struct {

@@ -144,6 +144,7 @@ func loadBundle(entries []fs.DirEntry, read func(name string) ([]byte, error)) (
 		return nil, err
 	}
 	b.indexBanks()
+	b.indexCatalog()
 	return b, nil
 }
 

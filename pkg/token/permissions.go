@@ -20,6 +20,7 @@ const (
 	PermForecastGroup   = "forecast:group"
 	PermScoreBatch      = "score:batch"    // the scoring service's NDJSON batch stream (each record needs its own permission too)
 	PermForecastBatch   = "forecast:batch" // the forecast service's batch and group streams
+	PermContentRead     = "content:read"   // the scoring service's content catalog
 	PermAll             = "*"
 )
 
@@ -30,7 +31,7 @@ func Services() []string { return []string{ServiceScoring, ServiceForecast} }
 func Permissions() []string {
 	return []string{
 		PermScoreStandard, PermScoreBayes, PermScoreStrands, PermScoreScale, PermScoreAdaptive,
-		PermScoreBatch, PermForecastReading, PermForecastGroup, PermForecastBatch, PermAll,
+		PermScoreBatch, PermContentRead, PermForecastReading, PermForecastGroup, PermForecastBatch, PermAll,
 	}
 }
 
@@ -48,7 +49,7 @@ func knownPermission(p string) bool {
 // serviceOf is the service a permission belongs to; "" for PermAll, which belongs to all.
 func serviceOf(perm string) string {
 	switch {
-	case strings.HasPrefix(perm, "score:"):
+	case strings.HasPrefix(perm, "score:"), strings.HasPrefix(perm, "content:"):
 		return ServiceScoring
 	case strings.HasPrefix(perm, "forecast:"):
 		return ServiceForecast

@@ -34,6 +34,60 @@ func (e BayesStrandsMeasureFramework) Valid() bool {
 	}
 }
 
+// Defines values for CatalogFormFramework.
+const (
+	CatalogFormFrameworkLexile   CatalogFormFramework = "lexile"
+	CatalogFormFrameworkQuantile CatalogFormFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the CatalogFormFramework enum.
+func (e CatalogFormFramework) Valid() bool {
+	switch e {
+	case CatalogFormFrameworkLexile:
+		return true
+	case CatalogFormFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CatalogItemFramework.
+const (
+	CatalogItemFrameworkLexile   CatalogItemFramework = "lexile"
+	CatalogItemFrameworkQuantile CatalogItemFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the CatalogItemFramework enum.
+func (e CatalogItemFramework) Valid() bool {
+	switch e {
+	case CatalogItemFrameworkLexile:
+		return true
+	case CatalogItemFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CatalogLinkFramework.
+const (
+	CatalogLinkFrameworkLexile   CatalogLinkFramework = "lexile"
+	CatalogLinkFrameworkQuantile CatalogLinkFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the CatalogLinkFramework enum.
+func (e CatalogLinkFramework) Valid() bool {
+	switch e {
+	case CatalogLinkFrameworkLexile:
+		return true
+	case CatalogLinkFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -85,6 +139,78 @@ func (e LineErrorStatus) Valid() bool {
 	case N400:
 		return true
 	case N413:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFormsRequestFramework.
+const (
+	ListFormsRequestFrameworkLexile   ListFormsRequestFramework = "lexile"
+	ListFormsRequestFrameworkQuantile ListFormsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ListFormsRequestFramework enum.
+func (e ListFormsRequestFramework) Valid() bool {
+	switch e {
+	case ListFormsRequestFrameworkLexile:
+		return true
+	case ListFormsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListItemsRequestFramework.
+const (
+	ListItemsRequestFrameworkLexile   ListItemsRequestFramework = "lexile"
+	ListItemsRequestFrameworkQuantile ListItemsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ListItemsRequestFramework enum.
+func (e ListItemsRequestFramework) Valid() bool {
+	switch e {
+	case ListItemsRequestFrameworkLexile:
+		return true
+	case ListItemsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListStrandsRequestFramework.
+const (
+	ListStrandsRequestFrameworkLexile   ListStrandsRequestFramework = "lexile"
+	ListStrandsRequestFrameworkQuantile ListStrandsRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ListStrandsRequestFramework enum.
+func (e ListStrandsRequestFramework) Valid() bool {
+	switch e {
+	case ListStrandsRequestFrameworkLexile:
+		return true
+	case ListStrandsRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListStrandsResponseFramework.
+const (
+	ListStrandsResponseFrameworkLexile   ListStrandsResponseFramework = "lexile"
+	ListStrandsResponseFrameworkQuantile ListStrandsResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the ListStrandsResponseFramework enum.
+func (e ListStrandsResponseFramework) Valid() bool {
+	switch e {
+	case ListStrandsResponseFrameworkLexile:
+		return true
+	case ListStrandsResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -741,6 +867,88 @@ type BayesStrandsMeasure struct {
 // Always lower-case.
 type BayesStrandsMeasureFramework string
 
+// BundleInfo Which content bundle answered.
+type BundleInfo struct {
+	// Hash 12 hex digits naming the bundle's files: the same on every replica serving the same files,
+	// changed by a reload that took new files.
+	Hash string `json:"hash"`
+
+	// Source "embedded demonstration bundle", or the name of the bundle's directory.
+	Source string `json:"source"`
+}
+
+// CatalogForm One fixed form.
+type CatalogForm struct {
+	// Form The form's id, the formId of /api/score/form/id/standard.
+	Form string `json:"form"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework CatalogFormFramework `json:"framework"`
+
+	// Items The form's item ids, in order.
+	//
+	// A form holds at most 5,000 items, the limit of a request.
+	Items []string `json:"items"`
+}
+
+// CatalogFormFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type CatalogFormFramework string
+
+// CatalogItem One item of the bank.
+type CatalogItem struct {
+	// Difficulty The item's difficulty on the framework's scale; for an item scored 0 … m, its location (the
+	// mean of its steps).
+	Difficulty float64 `json:"difficulty"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework CatalogItemFramework `json:"framework"`
+
+	// Id The item's id, e.g. "L000001".
+	Id string `json:"id"`
+
+	// MaxScore The item's highest score: 1 for an item scored right or wrong, m for one scored 0 … m.
+	MaxScore int32 `json:"maxScore"`
+
+	// Steps The step difficulties of an item scored in more than two categories; empty otherwise.
+	Steps *[]float64 `json:"steps,omitempty"`
+
+	// Strand The strand the item belongs to.
+	Strand string `json:"strand"`
+}
+
+// CatalogItemFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type CatalogItemFramework string
+
+// CatalogLink One link table.
+type CatalogLink struct {
+	// Framework The framework of the measures it gives.
+	//
+	// Always lower-case.
+	Framework CatalogLinkFramework `json:"framework"`
+
+	// LinkId The table's id, the linkId of the scale paths.
+	LinkId string `json:"linkId"`
+
+	// MaxScore The highest scale score it accepts.
+	MaxScore float64 `json:"maxScore"`
+
+	// MinScore The lowest scale score it accepts.
+	MinScore float64 `json:"minScore"`
+}
+
+// CatalogLinkFramework The framework of the measures it gives.
+//
+// Always lower-case.
+type CatalogLinkFramework string
+
 // Error The body of every non-2xx answer.
 type Error struct {
 	// AdditionalInfo Further text.
@@ -850,6 +1058,125 @@ type LineError struct {
 
 // LineErrorStatus 400 for a line that cannot be read as one, 413 for a line over 1 MiB.
 type LineErrorStatus int
+
+// ListFormsRequest Which forms to list.
+type ListFormsRequest struct {
+	// Framework Optional: "lexile" or "quantile" (any case); every framework when absent.
+	//
+	// Any case is accepted; every framework when absent.
+	Framework *ListFormsRequestFramework `json:"framework,omitempty"`
+}
+
+// ListFormsRequestFramework Optional: "lexile" or "quantile" (any case); every framework when absent.
+//
+// Any case is accepted; every framework when absent.
+type ListFormsRequestFramework string
+
+// ListFormsResponse The forms.
+type ListFormsResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Forms In form id byte order.
+	Forms []CatalogForm `json:"forms"`
+}
+
+// ListItemsRequest Which items to list.
+type ListItemsRequest struct {
+	// Framework Required: "lexile" or "quantile" (any case).
+	//
+	// Any case is accepted.
+	Framework ListItemsRequestFramework `json:"framework"`
+
+	// Ids Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
+	//
+	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+	Ids *[]string `json:"ids,omitempty"`
+
+	// PageSize Optional, 1 to 5,000 (default 500): the most items on one page.
+	PageSize *int32 `json:"pageSize,omitempty"`
+
+	// PageToken Optional: the nextPageToken of the previous page; absent or "" for the first page.
+	PageToken *string `json:"pageToken,omitempty"`
+
+	// Strand Optional: only the items of this strand (a strand of the framework).
+	Strand *string `json:"strand,omitempty"`
+}
+
+// ListItemsRequestFramework Required: "lexile" or "quantile" (any case).
+//
+// Any case is accepted.
+type ListItemsRequestFramework string
+
+// ListItemsResponse A page of the item bank.
+type ListItemsResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Items The page's items, in id byte order.
+	//
+	// At most pageSize items.
+	Items []CatalogItem `json:"items"`
+
+	// NextPageToken Send as pageToken for the next page; "" on the last page.
+	NextPageToken string `json:"nextPageToken"`
+}
+
+// ListLinksRequest Lists every link table (no fields).
+type ListLinksRequest = map[string]interface{}
+
+// ListLinksResponse The link tables.
+type ListLinksResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Links In link id byte order.
+	Links []CatalogLink `json:"links"`
+}
+
+// ListStrandsRequest Which framework's strands to list.
+type ListStrandsRequest struct {
+	// Framework Required: "lexile" or "quantile" (any case).
+	//
+	// Any case is accepted.
+	Framework ListStrandsRequestFramework `json:"framework"`
+}
+
+// ListStrandsRequestFramework Required: "lexile" or "quantile" (any case).
+//
+// Any case is accepted.
+type ListStrandsRequestFramework string
+
+// ListStrandsResponse A framework's strands.
+type ListStrandsResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework ListStrandsResponseFramework `json:"framework"`
+
+	// Strands The strand names, in byte order.
+	Strands []string `json:"strands"`
+}
+
+// ListStrandsResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type ListStrandsResponseFramework string
 
 // Measure The measure result of every scoring endpoint without strands.
 type Measure struct {
@@ -1567,6 +1894,18 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// ContentServiceListFormsJSONRequestBody defines body for ContentServiceListForms for application/json ContentType.
+type ContentServiceListFormsJSONRequestBody = ListFormsRequest
+
+// ContentServiceListItemsJSONRequestBody defines body for ContentServiceListItems for application/json ContentType.
+type ContentServiceListItemsJSONRequestBody = ListItemsRequest
+
+// ContentServiceListLinksJSONRequestBody defines body for ContentServiceListLinks for application/json ContentType.
+type ContentServiceListLinksJSONRequestBody = ListLinksRequest
+
+// ContentServiceListStrandsJSONRequestBody defines body for ContentServiceListStrands for application/json ContentType.
+type ContentServiceListStrandsJSONRequestBody = ListStrandsRequest
+
 // ScoringServiceNextItemJSONRequestBody defines body for ScoringServiceNextItem for application/json ContentType.
 type ScoringServiceNextItemJSONRequestBody = NextItemRequest
 
@@ -2123,6 +2462,90 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ContentServiceListFormsWithBody The fixed forms, in id order.
+	//
+	// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+	// order, for /api/score/form/id/standard; narrowed to one framework when given.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+	ContentServiceListFormsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListForms The fixed forms, in id order.
+	//
+	// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+	// order, for /api/score/form/id/standard; narrowed to one framework when given.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+	ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListItemsWithBody A page of the item bank of one framework, in id byte order.
+	//
+	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+	// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+	// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+	// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+	ContentServiceListItemsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListItems A page of the item bank of one framework, in id byte order.
+	//
+	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+	// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+	// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+	// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+	ContentServiceListItems(ctx context.Context, body ContentServiceListItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListLinksWithBody The link tables of external tests, in id order.
+	//
+	// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+	// range of scale scores it accepts, for the scale paths.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+	ContentServiceListLinksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListLinks The link tables of external tests, in id order.
+	//
+	// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+	// range of scale scores it accepts, for the scale paths.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+	ContentServiceListLinks(ctx context.Context, body ContentServiceListLinksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListStrandsWithBody The strands of a framework, in byte order.
+	//
+	// POST /api/content/strands, permission content:read. The strand names items belong to and the
+	// strand paths and adaptive content balancing name.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+	ContentServiceListStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListStrands The strands of a framework, in byte order.
+	//
+	// POST /api/content/strands, permission content:read. The strand names items belong to and the
+	// strand paths and adaptive content balancing name.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+	ContentServiceListStrands(ctx context.Context, body ContentServiceListStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
 	//
@@ -2406,6 +2829,170 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBody(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ContentServiceListFormsWithBody The fixed forms, in id order.
+//
+// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+// order, for /api/score/form/id/standard; narrowed to one framework when given.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+func (c *Client) ContentServiceListFormsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFormsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListForms The fixed forms, in id order.
+//
+// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+// order, for /api/score/form/id/standard; narrowed to one framework when given.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+func (c *Client) ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFormsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListItemsWithBody A page of the item bank of one framework, in id byte order.
+//
+// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+func (c *Client) ContentServiceListItemsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListItemsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListItems A page of the item bank of one framework, in id byte order.
+//
+// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+func (c *Client) ContentServiceListItems(ctx context.Context, body ContentServiceListItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListItemsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListLinksWithBody The link tables of external tests, in id order.
+//
+// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+// range of scale scores it accepts, for the scale paths.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+func (c *Client) ContentServiceListLinksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListLinksRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListLinks The link tables of external tests, in id order.
+//
+// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+// range of scale scores it accepts, for the scale paths.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+func (c *Client) ContentServiceListLinks(ctx context.Context, body ContentServiceListLinksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListLinksRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListStrandsWithBody The strands of a framework, in byte order.
+//
+// POST /api/content/strands, permission content:read. The strand names items belong to and the
+// strand paths and adaptive content balancing name.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+func (c *Client) ContentServiceListStrandsWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListStrandsRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListStrands The strands of a framework, in byte order.
+//
+// POST /api/content/strands, permission content:read. The strand names items belong to and the
+// strand paths and adaptive content balancing name.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+func (c *Client) ContentServiceListStrands(ctx context.Context, body ContentServiceListStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListStrandsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ScoringServiceNextItemWithBody Adaptive testing (extension): the next item of a stateless session from the bank, or why to
@@ -2950,6 +3537,166 @@ func (c *Client) TokenServiceIssueTokenWithFormdataBody(ctx context.Context, bod
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewContentServiceListFormsRequest calls the generic ContentServiceListForms builder with application/json body
+func NewContentServiceListFormsRequest(server string, body ContentServiceListFormsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListFormsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListFormsRequestWithBody constructs an http.Request for the ContentServiceListForms method, with any body, and a specified content type
+func NewContentServiceListFormsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/forms")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewContentServiceListItemsRequest calls the generic ContentServiceListItems builder with application/json body
+func NewContentServiceListItemsRequest(server string, body ContentServiceListItemsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListItemsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListItemsRequestWithBody constructs an http.Request for the ContentServiceListItems method, with any body, and a specified content type
+func NewContentServiceListItemsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/items")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewContentServiceListLinksRequest calls the generic ContentServiceListLinks builder with application/json body
+func NewContentServiceListLinksRequest(server string, body ContentServiceListLinksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListLinksRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListLinksRequestWithBody constructs an http.Request for the ContentServiceListLinks method, with any body, and a specified content type
+func NewContentServiceListLinksRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/links")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewContentServiceListStrandsRequest calls the generic ContentServiceListStrands builder with application/json body
+func NewContentServiceListStrandsRequest(server string, body ContentServiceListStrandsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListStrandsRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListStrandsRequestWithBody constructs an http.Request for the ContentServiceListStrands method, with any body, and a specified content type
+func NewContentServiceListStrandsRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/strands")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
 }
 
 // NewScoringServiceNextItemRequest calls the generic ScoringServiceNextItem builder with application/json body
@@ -3516,6 +4263,90 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ContentServiceListFormsWithBodyWithResponse The fixed forms, in id order.
+	//
+	// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+	// order, for /api/score/form/id/standard; narrowed to one framework when given.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+	ContentServiceListFormsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error)
+
+	// ContentServiceListFormsWithResponse The fixed forms, in id order.
+	//
+	// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+	// order, for /api/score/form/id/standard; narrowed to one framework when given.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+	ContentServiceListFormsWithResponse(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error)
+
+	// ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
+	//
+	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+	// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+	// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+	// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+	ContentServiceListItemsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListItemsResponse, error)
+
+	// ContentServiceListItemsWithResponse A page of the item bank of one framework, in id byte order.
+	//
+	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+	// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+	// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+	// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+	ContentServiceListItemsWithResponse(ctx context.Context, body ContentServiceListItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListItemsResponse, error)
+
+	// ContentServiceListLinksWithBodyWithResponse The link tables of external tests, in id order.
+	//
+	// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+	// range of scale scores it accepts, for the scale paths.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+	ContentServiceListLinksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListLinksResponse, error)
+
+	// ContentServiceListLinksWithResponse The link tables of external tests, in id order.
+	//
+	// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+	// range of scale scores it accepts, for the scale paths.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+	ContentServiceListLinksWithResponse(ctx context.Context, body ContentServiceListLinksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListLinksResponse, error)
+
+	// ContentServiceListStrandsWithBodyWithResponse The strands of a framework, in byte order.
+	//
+	// POST /api/content/strands, permission content:read. The strand names items belong to and the
+	// strand paths and adaptive content balancing name.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+	ContentServiceListStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListStrandsResponse, error)
+
+	// ContentServiceListStrandsWithResponse The strands of a framework, in byte order.
+	//
+	// POST /api/content/strands, permission content:read. The strand names items belong to and the
+	// strand paths and adaptive content balancing name.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+	ContentServiceListStrandsWithResponse(ctx context.Context, body ContentServiceListStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListStrandsResponse, error)
+
 	// ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 	// stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
 	//
@@ -3799,6 +4630,478 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /authToken (the `TokenServiceIssueToken` operationId).
 	TokenServiceIssueTokenWithFormdataBodyWithResponse(ctx context.Context, body TokenServiceIssueTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*TokenServiceIssueTokenResponse, error)
+}
+
+// ContentServiceListFormsResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListForms
+type ContentServiceListFormsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListFormsResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListForms
+type ContentServiceListFormsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListFormsResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListForms
+type ContentServiceListFormsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListFormsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListFormsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListFormsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListFormsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListFormsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON200() *ListFormsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListFormsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListFormsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListFormsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListFormsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListFormsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ContentServiceListItemsResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListItems
+type ContentServiceListItemsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListItemsResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListItems
+type ContentServiceListItemsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListItemsResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListItems
+type ContentServiceListItemsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListItemsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListItemsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListItemsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListItemsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON200() *ListItemsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListItemsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ContentServiceListLinksResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListLinks
+type ContentServiceListLinksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListLinksResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListLinks
+type ContentServiceListLinksResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListLinksResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListLinks
+type ContentServiceListLinksResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListLinksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListLinksResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListLinksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListLinksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListLinksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON200() *ListLinksResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListLinksResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListLinksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListLinksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListLinksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListLinksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ContentServiceListStrandsResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListStrands
+type ContentServiceListStrandsResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListStrandsResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListStrands
+type ContentServiceListStrandsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListStrandsResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListStrands
+type ContentServiceListStrandsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListStrandsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListStrandsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListStrandsResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListStrandsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListStrandsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON200() *ListStrandsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListStrandsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListStrandsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListStrandsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListStrandsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListStrandsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ScoringServiceNextItemResponse401Headers the declared response headers of an HTTP 401 response for ScoringServiceNextItem
@@ -5328,6 +6631,138 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 	return ""
 }
 
+// ContentServiceListFormsWithBodyWithResponse The fixed forms, in id order.
+//
+// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+// order, for /api/score/form/id/standard; narrowed to one framework when given.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+func (c *ClientWithResponses) ContentServiceListFormsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error) {
+	rsp, err := c.ContentServiceListFormsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFormsResponse(rsp)
+}
+
+// ContentServiceListFormsWithResponse The fixed forms, in id order.
+//
+// POST /api/content/forms, permission content:read. Each form's id, framework and items in
+// order, for /api/score/form/id/standard; narrowed to one framework when given.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
+func (c *ClientWithResponses) ContentServiceListFormsWithResponse(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error) {
+	rsp, err := c.ContentServiceListForms(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFormsResponse(rsp)
+}
+
+// ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
+//
+// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+func (c *ClientWithResponses) ContentServiceListItemsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListItemsResponse, error) {
+	rsp, err := c.ContentServiceListItemsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListItemsResponse(rsp)
+}
+
+// ContentServiceListItemsWithResponse A page of the item bank of one framework, in id byte order.
+//
+// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+// and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+// its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+// pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/items (the `ContentServiceListItems` operationId).
+func (c *ClientWithResponses) ContentServiceListItemsWithResponse(ctx context.Context, body ContentServiceListItemsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListItemsResponse, error) {
+	rsp, err := c.ContentServiceListItems(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListItemsResponse(rsp)
+}
+
+// ContentServiceListLinksWithBodyWithResponse The link tables of external tests, in id order.
+//
+// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+// range of scale scores it accepts, for the scale paths.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+func (c *ClientWithResponses) ContentServiceListLinksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListLinksResponse, error) {
+	rsp, err := c.ContentServiceListLinksWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListLinksResponse(rsp)
+}
+
+// ContentServiceListLinksWithResponse The link tables of external tests, in id order.
+//
+// POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+// range of scale scores it accepts, for the scale paths.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/links (the `ContentServiceListLinks` operationId).
+func (c *ClientWithResponses) ContentServiceListLinksWithResponse(ctx context.Context, body ContentServiceListLinksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListLinksResponse, error) {
+	rsp, err := c.ContentServiceListLinks(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListLinksResponse(rsp)
+}
+
+// ContentServiceListStrandsWithBodyWithResponse The strands of a framework, in byte order.
+//
+// POST /api/content/strands, permission content:read. The strand names items belong to and the
+// strand paths and adaptive content balancing name.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+func (c *ClientWithResponses) ContentServiceListStrandsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListStrandsResponse, error) {
+	rsp, err := c.ContentServiceListStrandsWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListStrandsResponse(rsp)
+}
+
+// ContentServiceListStrandsWithResponse The strands of a framework, in byte order.
+//
+// POST /api/content/strands, permission content:read. The strand names items belong to and the
+// strand paths and adaptive content balancing name.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/strands (the `ContentServiceListStrands` operationId).
+func (c *ClientWithResponses) ContentServiceListStrandsWithResponse(ctx context.Context, body ContentServiceListStrandsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListStrandsResponse, error) {
+	rsp, err := c.ContentServiceListStrands(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListStrandsResponse(rsp)
+}
+
 // ScoringServiceNextItemWithBodyWithResponse Adaptive testing (extension): the next item of a stateless session from the bank, or why to
 // stop. The ability after the answers is the Bayes (EAP) measure under the session's prior.
 //
@@ -5766,6 +7201,466 @@ func (c *ClientWithResponses) TokenServiceIssueTokenWithFormdataBodyWithResponse
 		return nil, err
 	}
 	return ParseTokenServiceIssueTokenResponse(rsp)
+}
+
+// ParseContentServiceListFormsResponse parses an HTTP response from a ContentServiceListFormsWithResponse call
+func ParseContentServiceListFormsResponse(rsp *http.Response) (*ContentServiceListFormsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListFormsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListFormsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListFormsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListFormsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListFormsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseContentServiceListItemsResponse parses an HTTP response from a ContentServiceListItemsWithResponse call
+func ParseContentServiceListItemsResponse(rsp *http.Response) (*ContentServiceListItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListItemsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListItemsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListItemsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListItemsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseContentServiceListLinksResponse parses an HTTP response from a ContentServiceListLinksWithResponse call
+func ParseContentServiceListLinksResponse(rsp *http.Response) (*ContentServiceListLinksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListLinksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListLinksResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListLinksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListLinksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListLinksResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseContentServiceListStrandsResponse parses an HTTP response from a ContentServiceListStrandsWithResponse call
+func ParseContentServiceListStrandsResponse(rsp *http.Response) (*ContentServiceListStrandsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListStrandsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListStrandsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListStrandsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListStrandsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListStrandsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseScoringServiceNextItemResponse parses an HTTP response from a ScoringServiceNextItemWithResponse call

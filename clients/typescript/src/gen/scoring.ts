@@ -2,6 +2,92 @@
 // Regenerate with: npm run generate (in clients/typescript), or make ts-client.
 
 export type paths = {
+    "/api/content/forms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The fixed forms, in id order.
+         * @description POST /api/content/forms, permission content:read. Each form's id, framework and items in
+         *     order, for /api/score/form/id/standard; narrowed to one framework when given.
+         */
+        post: operations["ContentService_ListForms"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/content/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A page of the item bank of one framework, in id byte order.
+         * @description POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
+         *     and ids when given: id, strand, difficulty (an item scored 0 … m: its location, the mean of
+         *     its steps), maxScore and the steps of an item scored in more than two categories. Pages of
+         *     pageSize (default 500, 1 to 5,000); nextPageToken asks for the next, "" on the last page.
+         */
+        post: operations["ContentService_ListItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/content/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The link tables of external tests, in id order.
+         * @description POST /api/content/links, permission content:read. Each table's linkId, its framework and the
+         *     range of scale scores it accepts, for the scale paths.
+         */
+        post: operations["ContentService_ListLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/content/strands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The strands of a framework, in byte order.
+         * @description POST /api/content/strands, permission content:read. The strand names items belong to and the
+         *     strand paths and adaptive content balancing name.
+         */
+        post: operations["ContentService_ListStrands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/score/adaptive/next": {
         parameters: {
             query?: never;
@@ -400,6 +486,83 @@ export type components = {
              */
             uncertainty: number;
         };
+        /** @description Which content bundle answered. */
+        BundleInfo: {
+            /**
+             * @description 12 hex digits naming the bundle's files: the same on every replica serving the same files,
+             *     changed by a reload that took new files.
+             */
+            hash: string;
+            /** @description "embedded demonstration bundle", or the name of the bundle's directory. */
+            source: string;
+        };
+        /** @description One fixed form. */
+        CatalogForm: {
+            /** @description The form's id, the formId of /api/score/form/id/standard. */
+            form: string;
+            /**
+             * @description "lexile" or "quantile".
+             *
+             *     Always lower-case.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /**
+             * @description The form's item ids, in order.
+             *
+             *     A form holds at most 5,000 items, the limit of a request.
+             */
+            items: string[];
+        };
+        /** @description One item of the bank. */
+        CatalogItem: {
+            /**
+             * Format: double
+             * @description The item's difficulty on the framework's scale; for an item scored 0 … m, its location (the
+             *     mean of its steps).
+             */
+            difficulty: number;
+            /**
+             * @description "lexile" or "quantile".
+             *
+             *     Always lower-case.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /** @description The item's id, e.g. "L000001". */
+            id: string;
+            /**
+             * Format: int32
+             * @description The item's highest score: 1 for an item scored right or wrong, m for one scored 0 … m.
+             */
+            maxScore: number;
+            /** @description The step difficulties of an item scored in more than two categories; empty otherwise. */
+            steps?: number[];
+            /** @description The strand the item belongs to. */
+            strand: string;
+        };
+        /** @description One link table. */
+        CatalogLink: {
+            /**
+             * @description The framework of the measures it gives.
+             *
+             *     Always lower-case.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /** @description The table's id, the linkId of the scale paths. */
+            linkId: string;
+            /**
+             * Format: double
+             * @description The highest scale score it accepts.
+             */
+            maxScore: number;
+            /**
+             * Format: double
+             * @description The lowest scale score it accepts.
+             */
+            minScore: number;
+        };
         /** @description The body of every non-2xx answer. */
         Error: {
             /**
@@ -515,6 +678,99 @@ export type components = {
              * @enum {integer}
              */
             status: 400 | 413;
+        };
+        /** @description Which forms to list. */
+        ListFormsRequest: {
+            /**
+             * @description Optional: "lexile" or "quantile" (any case); every framework when absent.
+             *
+             *     Any case is accepted; every framework when absent.
+             * @enum {string}
+             */
+            framework?: "lexile" | "quantile";
+        };
+        /** @description The forms. */
+        ListFormsResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /** @description In form id byte order. */
+            forms: components["schemas"]["CatalogForm"][];
+        };
+        /** @description Which items to list. */
+        ListItemsRequest: {
+            /**
+             * @description Required: "lexile" or "quantile" (any case).
+             *
+             *     Any case is accepted.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /**
+             * @description Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
+             *
+             *     The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
+             */
+            ids?: string[];
+            /**
+             * Format: int32
+             * @description Optional, 1 to 5,000 (default 500): the most items on one page.
+             * @default 500
+             */
+            pageSize: number;
+            /** @description Optional: the nextPageToken of the previous page; absent or "" for the first page. */
+            pageToken?: string;
+            /** @description Optional: only the items of this strand (a strand of the framework). */
+            strand?: string;
+        };
+        /** @description A page of the item bank. */
+        ListItemsResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /**
+             * @description The page's items, in id byte order.
+             *
+             *     At most pageSize items.
+             */
+            items: components["schemas"]["CatalogItem"][];
+            /** @description Send as pageToken for the next page; "" on the last page. */
+            nextPageToken: string;
+        };
+        /** @description Lists every link table (no fields). */
+        ListLinksRequest: Record<string, never>;
+        /** @description The link tables. */
+        ListLinksResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /** @description In link id byte order. */
+            links: components["schemas"]["CatalogLink"][];
+        };
+        /** @description Which framework's strands to list. */
+        ListStrandsRequest: {
+            /**
+             * @description Required: "lexile" or "quantile" (any case).
+             *
+             *     Any case is accepted.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+        };
+        /** @description A framework's strands. */
+        ListStrandsResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /**
+             * @description "lexile" or "quantile".
+             *
+             *     Always lower-case.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /** @description The strand names, in byte order. */
+            strands: string[];
         };
         /** @description The measure result of every scoring endpoint without strands. */
         Measure: {
@@ -1293,6 +1549,138 @@ export type components = {
 };
 export type $defs = Record<string, never>;
 export interface operations {
+    ContentService_ListForms: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Which forms to list. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListFormsRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListFormsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ContentService_ListItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Which items to list. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListItemsRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListItemsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ContentService_ListLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lists every link table (no fields). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListLinksRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListLinksResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ContentService_ListStrands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Which framework's strands to list. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListStrandsRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListStrandsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     ScoringService_NextItem: {
         parameters: {
             query?: never;

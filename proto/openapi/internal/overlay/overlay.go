@@ -224,11 +224,20 @@ func convert(swagger fs.FS, svc string) (map[string]any, error) {
 	merged := map[string]any{}
 	paths, defs := map[string]any{}, map[string]any{}
 	var tags []any
+	var files []string
 	for _, name := range []string{"auth", svc} {
-		file := path.Join("yardstick", name, "v1", name+".swagger.json")
+		// Every .proto file of the package: a service may be served beside another (the scoring
+		// service's ContentService in content.proto beside scoring.proto).
+		more, err := fs.Glob(swagger, path.Join("yardstick", name, "v1", "*.swagger.json"))
+		if err != nil || len(more) == 0 {
+			return nil, fmt.Errorf("swagger files of %q: none under yardstick/%s/v1 (%v)", name, name, err)
+		}
+		files = append(files, more...)
+	}
+	for _, file := range files {
 		raw, err := fs.ReadFile(swagger, file)
 		if err != nil {
-			return nil, fmt.Errorf("swagger file of %q: %w", name, err)
+			return nil, fmt.Errorf("swagger file %s: %w", file, err)
 		}
 		var doc map[string]any
 		if err := json.Unmarshal(raw, &doc); err != nil {

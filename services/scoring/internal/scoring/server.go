@@ -31,10 +31,17 @@ func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
 // Service is the server as the serving frame takes it.
 func (s *Server) Service() serve.Service {
 	return serve.Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, s) },
+		// The scoring paths, and beside them the content catalog on the same bundle.
+		Register: func(g grpc.ServiceRegistrar) {
+			scoringv1.RegisterScoringServiceServer(g, s)
+			scoringv1.RegisterContentServiceServer(g, &Catalog{content: s.content, limits: s.limits})
+		},
 		// The JSON routes: the gateway's on a client of the frame's in-process channel.
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-			return scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn))
+			if err := scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn)); err != nil {
+				return err
+			}
+			return scoringv1.RegisterContentServiceHandlerClient(ctx, mux, scoringv1.NewContentServiceClient(conn))
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,

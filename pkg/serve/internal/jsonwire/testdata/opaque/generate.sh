@@ -15,14 +15,17 @@ mkdir -p "$tmp/yardstick/auth/v1"
 cp proto/yardstick/auth/v1/auth.proto "$tmp/yardstick/auth/v1/" # imported as it is: its extension is registered once
 mkdir -p "$tmp/yardstick/batch/v1"
 cp proto/yardstick/batch/v1/batch.proto "$tmp/yardstick/batch/v1/"
+# Every .proto file of each service's package (the scoring package also holds ContentService).
 for s in scoring forecast; do
 	mkdir -p "$tmp/opaque/yardstick/$s/v1"
-	sed -e 's/^package yardstick\./package opaque.yardstick./' \
-		-e 's/(yardstick\.auth\.v1\./(.yardstick.auth.v1./' \
-		-e 's/ yardstick\.batch\.v1\./ .yardstick.batch.v1./' \
-		-e 's/(yardstick\.batch\.v1\./(.yardstick.batch.v1./' \
-		-e "s#^option go_package = .*#option go_package = \"github.com/yardstick-dev/yardstick/$out/${s}v1\";#" \
-		"proto/yardstick/$s/v1/$s.proto" >"$tmp/opaque/yardstick/$s/v1/$s.proto"
+	for f in proto/yardstick/$s/v1/*.proto; do
+		sed -e 's/^package yardstick\./package opaque.yardstick./' \
+			-e 's/(yardstick\.auth\.v1\./(.yardstick.auth.v1./' \
+			-e 's/ yardstick\.batch\.v1\./ .yardstick.batch.v1./' \
+			-e 's/(yardstick\.batch\.v1\./(.yardstick.batch.v1./' \
+			-e "s#^option go_package = .*#option go_package = \"github.com/yardstick-dev/yardstick/$out/${s}v1\";#" \
+			"$f" >"$tmp/opaque/yardstick/$s/v1/$(basename "$f")"
+	done
 done
 rm -f "$out"/*/*.pb.go
 bin/tools/buf generate "$tmp" --path "$tmp/opaque" --template '{"version":"v2","plugins":[{"local":"bin/tools/protoc-gen-go","out":".","opt":["module=github.com/yardstick-dev/yardstick","default_api_level=API_OPAQUE"]}]}'

@@ -1,0 +1,162 @@
+package scoring
+
+import (
+	"context"
+	"encoding/base64"
+	"path/filepath"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/measure"
+	"github.com/yardstick-dev/yardstick/pkg/serve"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+)
+
+// Page sizes of the item catalog (docs/api.md, Content catalog).
+const (
+	defaultPageSize = 500
+	maxPageSize     = 5000
+)
+
+// Catalog implements ContentService: what the content bundle in force holds, read at each call
+// from the same measure.Live the scoring paths use, so a reload shows at once.
+type Catalog struct {
+	scoringv1.UnimplementedContentServiceServer
+	content *measure.Live
+	limits  serve.Limits
+}
+
+// pageTokenPrefix marks a page token as one this service wrote; the rest is the last id of the
+// page, so the next page starts after it in id byte order even if the bundle was reloaded.
+const pageTokenPrefix = "after:"
+
+func encodePageToken(lastID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + lastID))
+}
+
+func decodePageToken(tok string) (string, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil || !strings.HasPrefix(string(raw), pageTokenPrefix) {
+		return "", false
+	}
+	return strings.TrimPrefix(string(raw), pageTokenPrefix), true
+}
+
+// bundleInfo names the bundle that answered: where it comes from (a directory by its name only,
+// never its path on the server) and its hash.
+func (c *Catalog) bundleInfo() *scoringv1.BundleInfo {
+	src := c.content.Source()
+	if src != "embedded demonstration bundle" {
+		src = filepath.Base(src)
+	}
+	return &scoringv1.BundleInfo{Source: src, Hash: c.content.Version()}
+}
+
+// framework is a required or optional framework named in any case.
+func framework(p *rpcerr.Problems, b *measure.Bundle, name *string, required bool) string {
+	if name == nil {
+		if required {
+			p.Add("framework", "is required (lexile or quantile)")
+		}
+		return ""
+	}
+	fw := strings.ToLower(strings.TrimSpace(*name))
+	if _, ok := b.Framework(fw); !ok {
+		p.Add("framework", "unknown framework %q (want lexile or quantile)", *name)
+		return ""
+	}
+	return fw
+}
+
+func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) (*scoringv1.ListItemsResponse, error) {
+	var p rpcerr.Problems
+	b := c.content.Bundle()
+	fw := framework(&p, b, req.Framework, true)
+	q := measure.ItemQuery{Framework: fw, Strand: req.GetStrand(), IDs: req.GetIds(), Limit: defaultPageSize}
+	if req.Strand != nil && fw != "" {
+		strands, _ := b.Strands(fw)
+		if !containsString(strands, q.Strand) {
+			p.Add("strand", "unknown %s strand %q (the framework's strands: %s)", fw, q.Strand, strings.Join(strands, ", "))
+		}
+	}
+	if n := len(req.GetIds()); n > c.limits.MaxItems {
+		p.Add("ids", "holds %d ids; the limit is %d", n, c.limits.MaxItems)
+	}
+	if v := req.PageSize; v != nil {
+		if *v < 1 || *v > maxPageSize {
+			p.Add("pageSize", "must be between 1 and %d, got %d", maxPageSize, *v)
+		}
+		q.Limit = int(*v)
+	}
+	if tok := req.GetPageToken(); tok != "" {
+		after, ok := decodePageToken(tok)
+		if !ok {
+			p.Add("pageToken", "is not a page token of this service: send the nextPageToken of the previous page, or none for the first")
+		}
+		q.After = after
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	page := b.Items(q)
+	out := &scoringv1.ListItemsResponse{
+		Items:      make([]*scoringv1.CatalogItem, len(page.Items)),
+		Bundle:     c.bundleInfo(),
+		ApiVersion: serve.Version,
+	}
+	for i, it := range page.Items {
+		ci := &scoringv1.CatalogItem{Id: it.ID, Framework: it.Framework, Strand: it.Strand, Difficulty: it.Difficulty, MaxScore: int32(it.MaxScore())}
+		if it.Polytomous() {
+			ci.Steps = it.Steps
+		}
+		out.Items[i] = ci
+	}
+	if page.More {
+		out.NextPageToken = encodePageToken(page.Items[len(page.Items)-1].ID)
+	}
+	return out, nil
+}
+
+func (c *Catalog) ListForms(_ context.Context, req *scoringv1.ListFormsRequest) (*scoringv1.ListFormsResponse, error) {
+	var p rpcerr.Problems
+	b := c.content.Bundle()
+	fw := framework(&p, b, req.Framework, false)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	forms := b.Forms(fw)
+	out := &scoringv1.ListFormsResponse{Forms: make([]*scoringv1.CatalogForm, len(forms)), Bundle: c.bundleInfo(), ApiVersion: serve.Version}
+	for i, f := range forms {
+		out.Forms[i] = &scoringv1.CatalogForm{Form: f.ID, Framework: f.Framework, Items: f.Items}
+	}
+	return out, nil
+}
+
+func (c *Catalog) ListLinks(context.Context, *scoringv1.ListLinksRequest) (*scoringv1.ListLinksResponse, error) {
+	links := c.content.Bundle().Links()
+	out := &scoringv1.ListLinksResponse{Links: make([]*scoringv1.CatalogLink, len(links)), Bundle: c.bundleInfo(), ApiVersion: serve.Version}
+	for i, l := range links {
+		out.Links[i] = &scoringv1.CatalogLink{LinkId: l.ID, Framework: l.Framework, MinScore: l.Min, MaxScore: l.Max}
+	}
+	return out, nil
+}
+
+func (c *Catalog) ListStrands(_ context.Context, req *scoringv1.ListStrandsRequest) (*scoringv1.ListStrandsResponse, error) {
+	var p rpcerr.Problems
+	b := c.content.Bundle()
+	fw := framework(&p, b, req.Framework, true)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	strands, _ := b.Strands(fw)
+	return &scoringv1.ListStrandsResponse{Strands: strands, Framework: fw, Bundle: c.bundleInfo(), ApiVersion: serve.Version}, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
