@@ -267,7 +267,7 @@ func TestLoadSteps(t *testing.T) {
 		{"L000003", -290, nil},
 		{"L000004", 100, nil},
 		{"L000005", -298, nil},
-		{"PL00006", 1751, []float64{1612, 1751, 1891}},
+		{"LP00006", 1751, []float64{1612, 1751, 1891}},
 	} {
 		it, ok := b.Item(tc.id)
 		if !ok || it.Difficulty != tc.d || !slices.Equal(it.Steps, tc.steps) || it.MaxScore() != max(1, len(tc.steps)) {
@@ -298,11 +298,11 @@ func TestLoadSteps(t *testing.T) {
 	plain := demoFS()
 	lines := strings.Split(string(plain["items.csv"].Data), "\n")
 	for i, l := range lines {
-		if strings.HasPrefix(l, "L") || strings.HasPrefix(l, "S") || strings.HasPrefix(l, "Q") {
-			lines[i] = strings.TrimSuffix(l, ",")
-		}
-		if strings.HasPrefix(l, "P") {
+		switch {
+		case strings.HasPrefix(l, "LP") || strings.HasPrefix(l, "QP"): // the partial credit items
 			lines[i] = ""
+		case strings.HasPrefix(l, "L") || strings.HasPrefix(l, "S") || strings.HasPrefix(l, "Q"):
+			lines[i] = strings.TrimSuffix(l, ",")
 		}
 	}
 	lines[1] = "id,framework,strand,difficulty"

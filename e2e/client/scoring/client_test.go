@@ -151,7 +151,7 @@ func TestGeneratedClient(t *testing.T) {
 				}
 				return
 			}
-			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(strings.TrimPrefix(a.Next.Id, "P"), "Q") || a.Next.MaxScore < 1 {
+			if a.Next == nil || a.StopReason != "" || seen[a.Next.Id] || !strings.HasPrefix(a.Next.Id, "Q") || a.Next.MaxScore < 1 {
 				t.Fatalf("step %d: got %s; want a new quantile item", step, res.Body)
 			}
 			seen[a.Next.Id] = true
@@ -160,14 +160,14 @@ func TestGeneratedClient(t *testing.T) {
 	})
 
 	t.Run("partial credit", func(t *testing.T) {
-		// PL00006 is the demo bundle's lexile item scored 0–3: a result of 3 is a perfect score of
+		// LP00006 is the demo bundle's lexile item scored 0–3: a result of 3 is a perfect score of
 		// points, 4 is refused naming items[0].result and the maximum.
 		for _, c := range []struct {
 			result int32
 			status int
 		}{{0, http.StatusOK}, {3, http.StatusOK}, {4, http.StatusBadRequest}, {-1, http.StatusBadRequest}} {
 			res, err := authed.ScoringServiceScoreItemResultsWithResponse(ctx, scoring.ScoreItemResultsRequest{
-				Items: []scoring.ItemResult{{Id: "PL00006", Result: c.result}, {Id: "L000100", Result: 1}},
+				Items: []scoring.ItemResult{{Id: "LP00006", Result: c.result}, {Id: "L000100", Result: 1}},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -175,15 +175,15 @@ func TestGeneratedClient(t *testing.T) {
 			if res.StatusCode() != c.status {
 				t.Fatalf("result %d: got %d %s; want %d", c.result, res.StatusCode(), res.Body, c.status)
 			}
-			want := fmt.Sprintf(`items[0].result: must be 0 … 3 (the maximum score of item \"PL00006\"), got %d`, c.result)
+			want := fmt.Sprintf(`items[0].result: must be 0 … 3 (the maximum score of item \"LP00006\"), got %d`, c.result)
 			if c.status == http.StatusBadRequest && (res.JSON400 == nil || !strings.Contains(string(res.Body), want)) {
 				t.Errorf("result %d: got %s; want %s", c.result, res.Body, want)
 			}
 		}
 		// The same item as steps on the difficulties path answers as the bank's item.
-		item, ok := measure.Demo().Item("PL00006")
+		item, ok := measure.Demo().Item("LP00006")
 		if !ok || item.MaxScore() != 3 {
-			t.Fatalf("the demo bundle's PL00006 is not an item scored 0–3: %+v", item)
+			t.Fatalf("the demo bundle's LP00006 is not an item scored 0–3: %+v", item)
 		}
 		steps := item.Steps
 		diff, err := authed.ScoringServiceScoreDifficultiesBayesWithResponse(ctx, scoring.ScoreDifficultiesBayesRequest{
@@ -194,7 +194,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids, err := authed.ScoringServiceScoreItemResultsBayesWithResponse(ctx, scoring.ScoreItemResultsBayesRequest{
-			Items: []scoring.ItemResult{{Id: "PL00006", Result: 2}}, PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
+			Items: []scoring.ItemResult{{Id: "LP00006", Result: 2}}, PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -206,7 +206,7 @@ func TestGeneratedClient(t *testing.T) {
 		for _, c := range []struct {
 			id       string
 			maxScore int32
-		}{{"PL00006", 3}, {"PL00001", 2}, {"L000100", 1}} {
+		}{{"LP00006", 3}, {"LP00001", 2}, {"L000100", 1}} {
 			pool := []string{c.id}
 			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{Framework: scoring.NextItemRequestFrameworkLexile, Pool: &pool})
 			if err != nil {

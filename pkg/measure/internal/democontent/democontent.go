@@ -249,7 +249,8 @@ func (g *generator) items() []string {
 }
 
 // The polytomous items (partial credit, docs/method.md): per framework, polyPerStrand items of
-// each strand, alternately scored 0–2 and 0–3, ids PL… (lexile) and PQ… (quantile).
+// each strand, alternately scored 0–2 and 0–3, ids LP… (lexile) and QP… (quantile): they start with the framework's letter like every item of the
+// bank, so the paths that take ids by their first letter (/api/score/items/ids/bayes) take them.
 const polyPerStrand = 4
 
 // polyItems draws the polytomous items: a location uniform over the framework's spread below
@@ -266,9 +267,9 @@ const polyPerStrand = 4
 func (g *generator) polyItems() []string {
 	var rows []string
 	for _, f := range frameworks {
-		prefix := "PL"
+		prefix := "LP"
 		if f.name == "quantile" {
-			prefix = "PQ"
+			prefix = "QP"
 		}
 		below, above := f.polyBelow, f.polyAbove
 		n := polyPerStrand * len(f.strands)
@@ -335,7 +336,7 @@ func (g *generator) mixedForms() []string {
 			it := pick(g.bank, spec.prefix, spec.framework, target)
 			rows = append(rows, fmt.Sprintf("%s,%s,%s", spec.id, it.framework, it.id))
 			if i%4 == 3 && i/4 < spec.poly {
-				p := pick(g.poly, "P", spec.framework, target)
+				p := pick(g.poly, "", spec.framework, target) // the framework's partial credit items
 				rows = append(rows, fmt.Sprintf("%s,%s,%s", spec.id, p.framework, p.id))
 			}
 		}

@@ -135,12 +135,12 @@ func TestCatalogItemsFilters(t *testing.T) {
 			t.Errorf("%s of strand %s in a page of %s", it.ID, it.Strand, strand)
 		}
 	}
-	page = postJSON[catalogItemsBody](t, s, "/api/content/items", `{"framework":"lexile","ids":["PL00006","L000002","Q000001","NOPE"]}`)
-	if len(page.Items) != 2 || page.Items[0].ID != "L000002" || page.Items[1].ID != "PL00006" {
-		t.Fatalf("ids: got %+v; want L000002 and PL00006 (the lexile ids asked, in id order)", page.Items)
+	page = postJSON[catalogItemsBody](t, s, "/api/content/items", `{"framework":"lexile","ids":["LP00006","L000002","Q000001","NOPE"]}`)
+	if len(page.Items) != 2 || page.Items[0].ID != "L000002" || page.Items[1].ID != "LP00006" {
+		t.Fatalf("ids: got %+v; want L000002 and LP00006 (the lexile ids asked, in id order)", page.Items)
 	}
 	if pc := page.Items[1]; pc.MaxScore != 3 || len(pc.Steps) != 3 {
-		t.Errorf("PL00006: maxScore %d, steps %v; want an item scored 0–3 with its 3 steps", pc.MaxScore, pc.Steps)
+		t.Errorf("LP00006: maxScore %d, steps %v; want an item scored 0–3 with its 3 steps", pc.MaxScore, pc.Steps)
 	}
 	if d := page.Items[0]; d.MaxScore != 1 || len(d.Steps) != 0 {
 		t.Errorf("L000002: maxScore %d, steps %v; want 1 and no steps ([])", d.MaxScore, d.Steps)

@@ -28,7 +28,7 @@ import (
 )
 
 // Partial credit on the wire (METHOD §13, docs/api.md): the demonstration bundle's polytomous
-// items PL00006 (lexile, scored 0–3), PL00001 (lexile, 0–2) and PQ00006 (quantile, 0–3) on every
+// items LP00006 (lexile, scored 0–3), LP00001 (lexile, 0–2) and QP00006 (quantile, 0–3) on every
 // item path, on both fronts. TestPartialCreditAnswers checks that they are still scored so.
 
 const (
@@ -41,13 +41,13 @@ const (
 	pathForm          = "/api/score/form/id/standard"
 	pathAdaptive      = "/api/score/adaptive/next"
 	pcPrior           = `"priorAbility":900,"priorUncertainty":150,"elapsedDays":0`
-	pcItems           = `{"id":"L000001","result":1},{"id":"PL00006","result":%d},{"id":"L000002","result":0}`
-	maxPL00006        = 3
-	msgPL00006        = `must be 0 … 3 (the maximum score of item "PL00006"), got %d`
+	pcItems           = `{"id":"L000001","result":1},{"id":"LP00006","result":%d},{"id":"L000002","result":0}`
+	maxLP00006        = 3
+	msgLP00006        = `must be 0 … 3 (the maximum score of item "LP00006"), got %d`
 	pcDifficultyItems = `{"steps":[1302,1501,1700],"count":2},{"difficulty":-131}`
 )
 
-// pcBody is a request of path whose items are pcItems with PL00006's result r.
+// pcBody is a request of path whose items are pcItems with LP00006's result r.
 func pcBody(path string, r int) string {
 	items := fmt.Sprintf(`"items":[`+pcItems+`]`, r)
 	switch path {
@@ -82,19 +82,19 @@ func TestPartialCreditBoundaries(t *testing.T) {
 	var cases []pcCase
 	// result: 0 … the item's maximum on every item-result path; both sides of each end.
 	for _, path := range []string{pathStandard, pathBayes, pathStrands, pathBayesStrands, pathAdaptive} {
-		for _, r := range []int{0, 1, 2, maxPL00006} {
+		for _, r := range []int{0, 1, 2, maxLP00006} {
 			cases = append(cases, pcCase{name: fmt.Sprintf("%s result %d", path, r), path: path, body: pcBody(path, r)})
 		}
-		for _, r := range []int{maxPL00006 + 1, -1, 100} {
+		for _, r := range []int{maxLP00006 + 1, -1, 100} {
 			cases = append(cases, pcCase{name: fmt.Sprintf("%s result %d", path, r), path: path, body: pcBody(path, r),
-				want: &problem{"items[1].result", fmt.Sprintf(msgPL00006, r)}})
+				want: &problem{"items[1].result", fmt.Sprintf(msgLP00006, r)}})
 		}
 		// A dichotomous item keeps its message beside a polytomous one.
 		cases = append(cases, pcCase{name: path + " dichotomous result 2", path: path, body: strings.Replace(pcBody(path, 3), `"L000001","result":1`, `"L000001","result":2`, 1),
 			want: &problem{"items[0].result", "must be 0 or 1, got 2"}})
 	}
-	// numberCorrect counts points: PL00006 (3) + PL00001 (2) + L000001 (1) = 6.
-	ids := `"items":[{"id":"PL00006"},{"id":"PL00001"},{"id":"L000001"}]`
+	// numberCorrect counts points: LP00006 (3) + LP00001 (2) + L000001 (1) = 6.
+	ids := `"items":[{"id":"LP00006"},{"id":"LP00001"},{"id":"L000001"}]`
 	for _, c := range []struct {
 		n    int
 		want *problem
@@ -324,16 +324,16 @@ func TestPartialCreditAnswers(t *testing.T) {
 		}
 		return it
 	}
-	pl6, pl1, l1, l2 := bank("PL00006"), bank("PL00001"), bank("L000001"), bank("L000002")
+	pl6, pl1, l1, l2 := bank("LP00006"), bank("LP00001"), bank("L000001"), bank("L000002")
 	if pl6.MaxScore() != 3 || pl1.MaxScore() != 2 || l1.MaxScore() != 1 {
-		t.Fatalf("demo items changed: PL00006 %v, PL00001 %v", pl6.Steps, pl1.Steps)
+		t.Fatalf("demo items changed: LP00006 %v, LP00001 %v", pl6.Steps, pl1.Steps)
 	}
 
 	t.Run("standard and Bayes are pkg/measure's estimates of the points", func(t *testing.T) {
 		t.Parallel()
 		prior := fw.Grow(measure.Normal{Mean: 900, SD: 150}, 0)
 		last := math.MinInt
-		for r := range maxPL00006 + 1 {
+		for r := range maxLP00006 + 1 {
 			answers := []measure.Answer{{Item: l1, Correct: true}, {Item: pl6, Score: r}, {Item: l2}}
 			std, err := fw.Standard(measure.TestOf(answers))
 			if err != nil {
@@ -349,12 +349,12 @@ func TestPartialCreditAnswers(t *testing.T) {
 			}{{pathStandard, std}, {pathBayes, bay}} {
 				got := decodeMeasure(t, s.Post(c.path, pcBody(c.path, r)))
 				if got.Ability != measure.Round(c.want.Ability) || got.Uncertainty != measure.Round(c.want.Uncertainty) {
-					t.Errorf("%s, PL00006 scored %d: got %d ± %d; want %d ± %d", c.path, r, got.Ability, got.Uncertainty, measure.Round(c.want.Ability), measure.Round(c.want.Uncertainty))
+					t.Errorf("%s, LP00006 scored %d: got %d ± %d; want %d ± %d", c.path, r, got.Ability, got.Uncertainty, measure.Round(c.want.Ability), measure.Round(c.want.Uncertainty))
 				}
 			}
 			got := decodeMeasure(t, s.Post(pathStandard, pcBody(pathStandard, r)))
 			if got.Ability <= last {
-				t.Errorf("PL00006 scored %d: ability %d; want above %d (one point fewer)", r, got.Ability, last)
+				t.Errorf("LP00006 scored %d: ability %d; want above %d (one point fewer)", r, got.Ability, last)
 			}
 			last = got.Ability
 		}
@@ -363,10 +363,10 @@ func TestPartialCreditAnswers(t *testing.T) {
 	t.Run("ids with a number correct answer as results with that many points", func(t *testing.T) {
 		t.Parallel()
 		for total := 0; total <= 6; total++ {
-			// PL00006 takes up to 3 points, then PL00001 up to 2, then L000001.
+			// LP00006 takes up to 3 points, then LP00001 up to 2, then L000001.
 			r6, r1, rl := min(total, 3), min(max(total-3, 0), 2), max(total-5, 0)
-			results := fmt.Sprintf(`{"items":[{"id":"PL00006","result":%d},{"id":"PL00001","result":%d},{"id":"L000001","result":%d}]}`, r6, r1, rl)
-			ids := fmt.Sprintf(`{"items":[{"id":"PL00006"},{"id":"PL00001"},{"id":"L000001"}],"numberCorrect":%d}`, total)
+			results := fmt.Sprintf(`{"items":[{"id":"LP00006","result":%d},{"id":"LP00001","result":%d},{"id":"L000001","result":%d}]}`, r6, r1, rl)
+			ids := fmt.Sprintf(`{"items":[{"id":"LP00006"},{"id":"LP00001"},{"id":"L000001"}],"numberCorrect":%d}`, total)
 			a, c := s.Post(pathStandard, results), s.Post(pathIDs, ids)
 			if a.Status != http.StatusOK || !bytes.Equal(a.Body, c.Body) {
 				t.Errorf("%d points: results %d %s; ids %d %s; want the same answer", total, a.Status, a.Body, c.Status, c.Body)
@@ -377,11 +377,11 @@ func TestPartialCreditAnswers(t *testing.T) {
 	t.Run("steps on the difficulties path answer as the bank's item", func(t *testing.T) {
 		t.Parallel()
 		steps, _ := json.Marshal(pl6.Steps)
-		for r := range maxPL00006 + 1 {
+		for r := range maxLP00006 + 1 {
 			diff := fmt.Sprintf(`{"items":[{"difficulty":%v},{"steps":%s},{"difficulty":%v}],"numberCorrect":%d,"framework":"lexile",%s}`, l1.Difficulty, steps, l2.Difficulty, 1+r, pcPrior)
 			a, c := s.Post(pathDifficulties, diff), s.Post(pathBayes, pcBody(pathBayes, r))
 			if a.Status != http.StatusOK || !bytes.Equal(a.Body, c.Body) {
-				t.Errorf("PL00006 scored %d: difficulties %d %s; results %d %s; want the same answer", r, a.Status, a.Body, c.Status, c.Body)
+				t.Errorf("LP00006 scored %d: difficulties %d %s; results %d %s; want the same answer", r, a.Status, a.Body, c.Status, c.Body)
 			}
 		}
 	})
@@ -445,9 +445,9 @@ func TestPartialCreditAnswers(t *testing.T) {
 
 	t.Run("strands score each strand's points", func(t *testing.T) {
 		t.Parallel()
-		// PL00006 and PL00001 are Vocabulary items: their points move that strand.
+		// LP00006 and LP00001 are Vocabulary items: their points move that strand.
 		body := func(r6, r1 int) string {
-			return fmt.Sprintf(`{%s,"grade":5,"timeOfYear":"MOY","items":[{"id":"PL00006","result":%d},{"id":"PL00001","result":%d},{"id":"L000001","result":1}]}`, pcPrior, r6, r1)
+			return fmt.Sprintf(`{%s,"grade":5,"timeOfYear":"MOY","items":[{"id":"LP00006","result":%d},{"id":"LP00001","result":%d},{"id":"L000001","result":1}]}`, pcPrior, r6, r1)
 		}
 		vocabulary := func(r servetest.Response) int {
 			var m struct {
@@ -476,7 +476,7 @@ func TestPartialCreditAnswers(t *testing.T) {
 	t.Run("person fit of points, and why a perfect score of points has none", func(t *testing.T) {
 		t.Parallel()
 		fitBody := func(r6, r1, rl int) string {
-			return fmt.Sprintf(`{"fit":true,"items":[{"id":"PL00006","result":%d},{"id":"PL00001","result":%d},{"id":"L000001","result":%d},{"id":"L000002","result":%d}]}`, r6, r1, rl, rl)
+			return fmt.Sprintf(`{"fit":true,"items":[{"id":"LP00006","result":%d},{"id":"LP00001","result":%d},{"id":"L000001","result":%d},{"id":"L000002","result":%d}]}`, r6, r1, rl, rl)
 		}
 		m := decodeMeasure(t, s.Post(pathStandard, fitBody(2, 1, 1)))
 		answers := []measure.Answer{{Item: pl6, Score: 2}, {Item: pl1, Score: 1}, {Item: l1, Score: 1}, {Item: l2, Score: 1}}
@@ -512,10 +512,10 @@ func TestPartialCreditAdaptive(t *testing.T) {
 		id         string
 		maxScore   int32
 	}{
-		{"a polytomous item of 3 steps", `{"framework":"lexile","pool":["PL00006"]}`, "PL00006", 3},
-		{"a polytomous item of 2 steps", `{"framework":"quantile","pool":["PQ00001"]}`, "PQ00001", 2},
+		{"a polytomous item of 3 steps", `{"framework":"lexile","pool":["LP00006"]}`, "LP00006", 3},
+		{"a polytomous item of 2 steps", `{"framework":"quantile","pool":["QP00001"]}`, "QP00001", 2},
 		{"a dichotomous item", `{"framework":"lexile","pool":["L000001"]}`, "L000001", 1},
-		{"after a polytomous answer", `{"framework":"lexile","items":[{"id":"PL00006","result":2}],"pool":["PL00006","PL00001"]}`, "PL00001", 2},
+		{"after a polytomous answer", `{"framework":"lexile","items":[{"id":"LP00006","result":2}],"pool":["LP00006","LP00001"]}`, "LP00001", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -554,7 +554,7 @@ func TestPartialCreditBatches(t *testing.T) {
 	s := start(t)
 	var reqs []servetest.Request
 	for _, path := range []string{pathStandard, pathBayes, pathStrands, pathBayesStrands, pathAdaptive} {
-		for _, r := range []int{0, 2, maxPL00006, maxPL00006 + 1, -1} {
+		for _, r := range []int{0, 2, maxLP00006, maxLP00006 + 1, -1} {
 			reqs = append(reqs, servetest.Request{Path: path, Body: []byte(pcBody(path, r))})
 		}
 	}
@@ -562,7 +562,7 @@ func TestPartialCreditBatches(t *testing.T) {
 	for _, n := range []int{0, formMax, formMax + 1} {
 		reqs = append(reqs, servetest.Request{Path: pathForm, Body: fmt.Appendf(nil, `{"formId":"FORM-READ-G5-PC","numberCorrect":%d}`, n)})
 		reqs = append(reqs, servetest.Request{Path: pathDifficulties, Body: fmt.Appendf(nil, `{"items":[%s],"numberCorrect":%d,"framework":"lexile",%s}`, pcDifficultyItems, n%9, pcPrior)})
-		reqs = append(reqs, servetest.Request{Path: pathIDs, Body: fmt.Appendf(nil, `{"items":[{"id":"PQ00006"},{"id":"Q000001"}],"numberCorrect":%d}`, n%6)})
+		reqs = append(reqs, servetest.Request{Path: pathIDs, Body: fmt.Appendf(nil, `{"items":[{"id":"QP00006"},{"id":"Q000001"}],"numberCorrect":%d}`, n%6)})
 	}
 	unary := s.Unary(reqs)
 	statuses := map[int]int{}
@@ -613,10 +613,10 @@ func TestPartialCreditBatches(t *testing.T) {
 	}
 }
 
-// TestPartialCreditIDsBayes: /api/score/items/ids/bayes takes ids starting with Q, L or S only,
-// which the demonstration bundle's partial credit items (PL…, PQ…) do not; a bundle whose partial
-// credit items have such ids scores them there like the other item paths: the points are the
-// number correct, up to the items' maximum score, on both fronts.
+// TestPartialCreditIDsBayes: /api/score/items/ids/bayes takes ids starting with Q, L or S only;
+// a bundle whose partial credit items have such ids (S… here, beside the demonstration bundle's
+// LP…/QP…) scores them there like the other item paths: the points are the number correct, up to
+// the items' maximum score, on both fronts.
 func TestPartialCreditIDsBayes(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
