@@ -107,6 +107,11 @@ func TestBatchRecords(t *testing.T) {
 	unaryOK := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth)
 	unaryInvalid := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"invalid","result":1}]}`, "Authorization", auth)
 	notFound := h.post("/api/score/nope", `{}`, "Authorization", auth)
+	// The other service's path: the unary 404 says whose it is, and so does its record.
+	elsewhere := h.post("/api/forecast/reading", `{}`, "Authorization", auth)
+	if !strings.Contains(string(elsewhere.body), "served by the forecast service") {
+		t.Errorf("unary 404 of the other service's path: got %s; want it named", elsewhere.body)
+	}
 	if unary403.status != 403 || unaryOK.status != 200 || unaryInvalid.status != 400 || notFound.status != 404 {
 		t.Fatalf("unary: %d %d %d %d", unary403.status, unaryOK.status, unaryInvalid.status, notFound.status)
 	}
@@ -132,7 +137,7 @@ not json
 		`{"id":"invalid","status":400,"body":` + trim(unaryInvalid.body) + `}`,
 		`{"id":"self","status":404,"body":` + trim(notFound.body) + `}`,
 		`{"id":"login","status":404,"body":` + trim(notFound.body) + `}`,
-		`{"id":"other","status":404,"body":` + trim(notFound.body) + `}`,
+		`{"id":"other","status":404,"body":` + trim(elsewhere.body) + `}`,
 		`{"id":"health","status":404,"body":` + trim(notFound.body) + `}`,
 	}
 	lines := strings.Split(strings.TrimRight(string(r.body), "\n"), "\n")

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
 // TestAPIDocCoversDocument keeps docs/api.md true to the served contract: every route of each
@@ -218,4 +220,27 @@ func lookup(doc map[string]any, ref string) any {
 		cur = m[strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")]
 	}
 	return cur
+}
+
+// TestAPIDocGRPCTable: docs/api.md's gRPC table names the rpc of every route of the contract
+// (http.yaml), so a new endpoint cannot be left out of it.
+func TestAPIDocGRPCTable(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := yardstick.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) < 20 {
+		t.Fatalf("got %d routes from the contract; want every one (at least 20)", len(routes))
+	}
+	for _, r := range routes {
+		row := fmt.Sprintf("| `%s` | `%s` |", r.Path, strings.TrimPrefix(r.FullMethod, "/"))
+		if !strings.Contains(string(md), row) {
+			t.Errorf("docs/api.md, gRPC: no row %s", row)
+		}
+	}
 }

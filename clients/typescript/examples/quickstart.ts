@@ -1,6 +1,7 @@
 // The README's example, type-checked by `npm run typecheck` (make ts-client): a call, a batch
 // and a group stream, each typed from the OpenAPI documents. Run it against `make run` with
-// node dist/... after building, or paste it into a project that depends on this package.
+// `npm run example` (examples/run-quickstart.ts), or paste it into a project that depends on
+// this package.
 import { createYardstick, YardstickError } from "../src/index.js";
 
 const yardstick = createYardstick({

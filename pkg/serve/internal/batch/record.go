@@ -29,6 +29,9 @@ func StatusAnswer(code int) []byte {
 	return writeErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
 }
 
+// HTTPAnswer is the body of an answer line that carries the front's error e.
+func HTTPAnswer(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
+
 func writeErrorBody(e rpcerr.HTTP) []byte {
 	var c captured
 	rpcerr.Write(&c, e)

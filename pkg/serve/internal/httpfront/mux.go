@@ -85,6 +85,10 @@ func decodeProblems(err error) error {
 }
 
 // routingErrorHandler answers paths and methods the gateway has no route for.
-func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, code int) {
+func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
+	if code == http.StatusNotFound {
+		rpcerr.Write(w, notFound(r.URL.Path))
+		return
+	}
 	rpcerr.WriteStatus(w, code)
 }
