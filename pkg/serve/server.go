@@ -27,6 +27,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -93,6 +94,7 @@ type Server struct {
 	ready    atomic.Bool
 
 	budget   *admission.Budget  // heap of the large requests in progress (internal/admission)
+	limits   *quota.Limiter     // each client's rate and concurrency (internal/quota)
 	reloads  *telemetry.Reloads // what each reload took or refused
 	tracing  *tracing.Tracing   // OpenTelemetry from the OTEL_* variables; off unless an endpoint is set
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
@@ -124,6 +126,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.telemetry.UseTracing(tr)
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
+	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
+		Concurrency: cfg.ClientConcurrency, Replicas: cfg.Replicas, RedisURL: cfg.RedisURL, Limits: issuer.Limits,
+		Clients: issuer.ClientIDs, Log: log}); err != nil {
+		return nil, err
+	}
+	if err := s.limits.Register(s.telemetry.Registry()); err != nil {
+		return nil, fmt.Errorf("client limits: %w", err)
+	}
 	log.Info("token issuer ready", "issuer", issuer.Summary())
 	log.Info("tracing", "enabled", tr.Enabled())
 	if cfg.Dev {
@@ -160,7 +170,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(s.unary), // the chain, composed once (chain.go)
-		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
+		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, s.limits.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
@@ -209,6 +219,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		return fmt.Errorf("register routes: %w", err)
 	}
 	front := httpfront.New(s.routes, s.authz, s.budget, s.unary, gw)
+	front.Limits(s.limits)
 	s.addStreams(svc, front)
 	s.http = &http.Server{
 		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),

@@ -23,6 +23,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -47,6 +48,7 @@ type Handler struct {
 	streamOpts batch.Options              // the stream engine's options
 	methods    RecordMethods              // the service's unary methods, for batch records
 	marshal    marshaler                  // the gateway's marshaler, for batch records
+	limits     *quota.Limiter             // the clients' limits on streams (Limits); nil: none
 
 	// direct is the gateway's handler of each unary path, as its mux would choose it: the
 	// front has found the route, and need not have the mux try each pattern again.

@@ -16,6 +16,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -38,6 +39,10 @@ import (
 func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, methods RecordMethods, codec *jsonwire.Codec) {
 	f.groups, f.streamOpts, f.methods, f.marshal = groups, o, methods, marshaler{codec: codec}
 }
+
+// Limits makes the streams take their client's concurrency and pace their records and
+// students by its rate (internal/quota); without it, streams are not limited.
+func (f *Handler) Limits(l *quota.Limiter) { f.limits = l }
 
 // RecordMethods are a service's unary methods by full method: the generated gRPC handler
 // (decode, then the interceptor chain, then the method) and the implementation it calls. The
@@ -89,6 +94,18 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
+	}
+	if f.limits != nil {
+		var limit quota.Outcome
+		if authorized, limit = f.limits.OpenStream(authorized); limit.Policy != "" {
+			w.Header().Set(quota.PolicyHeader, limit.Policy)
+		}
+		if limit.Err != nil {
+			dropBody(w, r)
+			rpcerr.Write(w, rpcerr.ToHTTP(limit.Err))
+			return
+		}
+		defer limit.Done()
 	}
 	adm, ok := f.budget.AdmitStream("http")
 	if !ok {

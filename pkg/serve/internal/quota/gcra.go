@@ -36,12 +36,16 @@ type decision struct {
 }
 
 // gcra decides one request at now against tat (the time the bucket is full again; zero for a
-// client not seen) and returns the new tat: the generic cell rate algorithm, the same
-// arithmetic as rateScript.
-func gcra(p policy, tat, now time.Time) (decision, time.Time) {
+// client not seen), counted in intervals of was (the interval tat was last moved by), and
+// returns the new tat: the generic cell rate algorithm, the same arithmetic as rateScript. When
+// the client's rate changed since (a reload), the time still owed is rescaled to the new
+// interval: the bucket keeps the share of requests it had, so a raised rate applies at once.
+func gcra(p policy, tat time.Time, was time.Duration, now time.Time) (decision, time.Time) {
 	iv := p.interval()
 	if tat.Before(now) {
 		tat = now
+	} else if was > 0 && was != iv {
+		tat = now.Add(time.Duration(float64(tat.Sub(now)) * float64(iv) / float64(was)))
 	}
 	next := tat.Add(iv)
 	allowAt := next.Add(-time.Duration(p.burst) * iv)
@@ -55,23 +59,30 @@ func gcra(p policy, tat, now time.Time) (decision, time.Time) {
 // file (a token names one), so the map is bounded by it.
 type local struct {
 	mu   sync.Mutex
-	tats map[string]time.Time
+	tats map[string]cell
+}
+
+// cell is one client's bucket: when it is full again, and the interval it was counted in.
+type cell struct {
+	tat time.Time
+	iv  time.Duration
 }
 
 // maxLocal is the size past which full buckets are forgotten.
 const maxLocal = 4096
 
-func newLocal() *local { return &local{tats: map[string]time.Time{}} }
+func newLocal() *local { return &local{tats: map[string]cell{}} }
 
 func (l *local) take(client string, p policy, now time.Time) decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d, tat := gcra(p, l.tats[client], now)
-	l.tats[client] = tat
+	c := l.tats[client]
+	d, tat := gcra(p, c.tat, c.iv, now)
+	l.tats[client] = cell{tat, p.interval()}
 	if len(l.tats) > maxLocal {
 		// A bucket full again is the same as none: forget those (removed clients' among them).
-		for id, t := range l.tats {
-			if !t.After(now) {
+		for id, c := range l.tats {
+			if !c.tat.After(now) {
 				delete(l.tats, id)
 			}
 		}

@@ -88,24 +88,36 @@ func TestGCRA(t *testing.T) {
 	var tat time.Time
 	var d decision
 	for i, want := range []int{2, 1, 0} {
-		if d, tat = gcra(p, tat, now); !d.allowed || d.remaining != want {
+		if d, tat = gcra(p, tat, p.interval(), now); !d.allowed || d.remaining != want {
 			t.Fatalf("request %d of the burst: got allowed=%v remaining %d; want allowed, %d", i+1, d.allowed, d.remaining, want)
 		}
 	}
 	if d.full != 300*time.Millisecond {
 		t.Errorf("after the burst: got full in %s; want 300ms", d.full)
 	}
-	if d, tat = gcra(p, tat, now); d.allowed || d.wait != 100*time.Millisecond || d.full != 300*time.Millisecond {
+	if d, tat = gcra(p, tat, p.interval(), now); d.allowed || d.wait != 100*time.Millisecond || d.full != 300*time.Millisecond {
 		t.Fatalf("past the burst: got %+v; want refused, wait 100ms, full in 300ms", d)
 	}
-	if d, tat = gcra(p, tat, now.Add(99*time.Millisecond)); d.allowed || d.wait != time.Millisecond {
+	if d, tat = gcra(p, tat, p.interval(), now.Add(99*time.Millisecond)); d.allowed || d.wait != time.Millisecond {
 		t.Errorf("1 ms early: got %+v; want refused with 1ms to wait", d)
 	}
-	if d, tat = gcra(p, tat, now.Add(100*time.Millisecond)); !d.allowed || d.remaining != 0 {
+	if d, tat = gcra(p, tat, p.interval(), now.Add(100*time.Millisecond)); !d.allowed || d.remaining != 0 {
 		t.Errorf("after one interval: got %+v; want allowed, 0 remaining", d)
 	}
-	if d, _ = gcra(p, tat, now.Add(time.Hour)); !d.allowed || d.remaining != 2 {
+	if d, _ = gcra(p, tat, p.interval(), now.Add(time.Hour)); !d.allowed || d.remaining != 2 {
 		t.Errorf("after idling: got %+v; want allowed with the burst less one left", d)
+	}
+	// A rate changed by a reload: the time owed is rescaled to the new interval.
+	slow, fast := policy{rate: 1, burst: 1}, policy{rate: 1000, burst: 1000}
+	_, tat = gcra(slow, time.Time{}, 0, now)
+	if d, _ = gcra(slow, tat, slow.interval(), now); d.allowed {
+		t.Fatalf("rate 1, burst 1, a second call at once: got allowed; want refused")
+	}
+	if d, _ = gcra(fast, tat, slow.interval(), now); !d.allowed || d.remaining != 998 {
+		t.Errorf("raised to 1000/s: got %+v; want allowed with 998 left (the 1 s owed is now 1 ms)", d)
+	}
+	if d, _ = gcra(policy{rate: 0.5, burst: 1}, tat, slow.interval(), now); d.allowed || d.wait != 2*time.Second {
+		t.Errorf("lowered to 0.5/s: got %+v; want refused for 2s (the 1 s owed is now 2 s)", d)
 	}
 	if got := (policy{rate: 10, burst: 5}).share(2); got != (policy{rate: 5, burst: 3}) {
 		t.Errorf("share of 2 replicas: got %+v; want rate 5, burst ⌈5/2⌉ = 3", got)

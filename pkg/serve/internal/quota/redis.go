@@ -13,7 +13,8 @@ import (
 )
 
 // RedisKeyPrefix starts every key the limiter writes: yardstick:rate:<service>:<clientId>, a
-// string holding the time (µs, Redis's clock) the client's bucket is full again, expiring then.
+// hash {tat: the time (µs, Redis's clock) the client's bucket is full again, iv: the interval it
+// was counted in}, expiring when the bucket is full.
 const RedisKeyPrefix = "yardstick:rate:"
 
 // As the login throttle's: a call to Redis must not hold a request long when Redis is slow or
@@ -23,24 +24,31 @@ const (
 	redisRetry   = time.Second
 )
 
-// rateScript is gcra (gcra.go) in Redis, on Redis's clock. KEYS[1] the client's key; ARGV the
-// interval (µs) and the burst. Returns {allowed (0/1), remaining, wait µs, full µs}. Lua's
-// doubles hold microseconds since 1970 exactly (2^53 µs is 285 years).
+// rateScript is gcra (gcra.go) in Redis, on Redis's clock. KEYS[1] the client's key, a hash
+// {tat, iv}; ARGV the interval (µs) and the burst. Returns {allowed (0/1), remaining, wait µs,
+// full µs}. Lua's doubles hold microseconds since 1970 exactly (2^53 µs is 285 years).
 var rateScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local iv = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
-local tat = math.max(tonumber(redis.call('GET', KEYS[1])) or 0, now)
+local v = redis.call('HMGET', KEYS[1], 'tat', 'iv')
+local tat = tonumber(v[1]) or 0
+local was = tonumber(v[2]) or iv
+if tat < now then
+  tat = now
+elseif was ~= iv then
+  tat = now + math.floor((tat - now) * iv / was)
+end
 local nxt = tat + iv
 local allow_at = nxt - burst * iv
 if allow_at > now then
   return {0, 0, allow_at - now, tat - now}
 end
-redis.call('SET', KEYS[1], string.format('%.0f', nxt), 'PX', math.floor((nxt - now) / 1000) + 1)
+redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', nxt), 'iv', string.format('%.0f', iv))
+redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
 `)
-
 // shared keeps the buckets in Redis, where every replica sees them.
 type shared struct {
 	client  *redis.Client
