@@ -200,6 +200,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
+	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	if err := s.guard.Bind(s.routes, s.budget, budgetBytes); err != nil {
 		return fmt.Errorf("grpc guard: %w", err)
 	}

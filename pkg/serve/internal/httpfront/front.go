@@ -127,7 +127,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	if !ok {
 		return
 	}
-	body, adm, ok := f.admitAndRead(w, r, rt)
+	body, adm, ok := f.admitAndRead(w, r, rt, authz.ClientID(authorized))
 	if !ok {
 		return
 	}
@@ -187,14 +187,14 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 // admitAndRead holds the body to the route's limit, admits the request's memory before the body
 // is read (heavy requests take their share of the budget), then reads it. The caller releases the
 // grant; on a refusal, answered here, there is none to release.
-func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route) ([]byte, *admission.Grant, bool) {
+func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusRequestEntityTooLarge)
 		return nil, nil, false
 	}
-	adm, err := f.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
+	adm, err := f.budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
 	if err != nil {
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)

@@ -49,6 +49,7 @@ redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', nxt), 'iv', string.form
 redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
 `)
+
 // shared keeps the buckets in Redis, where every replica sees them.
 type shared struct {
 	client  *redis.Client
