@@ -159,7 +159,7 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-grpc soak-budget soak-sigterm soak-attacks ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget soak-sigterm soak-fair soak-attacks ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
@@ -176,6 +176,10 @@ soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecas
 .PHONY: soak-sigterm
 soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay, first request 0.1 s after the listener closed: 0 EOF.
 	go run ./pkg/serve/internal/soak -scenario sigterm -bin bin/scoring
+
+.PHONY: soak-fair
+soak-fair: build ## Fair share: a client flooding at 6x its rate beside a steady one (100% 200, p99 within 3x quiet); 10 group forecasts of a concurrency-2 client, 2 at a time, beside another's one (docs/operations.md, A fair share for every client).
+	go run ./pkg/serve/internal/soak -scenario fair -bin bin/forecast
 
 .PHONY: soak-attacks
 soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset, a client removed past a named pipe, 429 after throttle churn (about 4 minutes; -only N runs one).

@@ -41,9 +41,9 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// body was read, or else authorize now.
 		{"authenticate", s.authenticateStep},
 		// The client's limits (internal/quota): its rate, then its calls in progress; a refusal
-		// is 429 / RESOURCE_EXHAUSTED before the message is decoded. The RateLimit headers go
-		// out as header metadata, which the JSON front writes as HTTP headers. A stream's
-		// records pass: their stream paces them.
+		// is 429 / RESOURCE_EXHAUSTED before the message is decoded, the RateLimit headers go
+		// out as header metadata. The JSON front decided before it read the body (as for the
+		// token), and a stream's records are paced by their stream: both pass.
 		{"limit", s.limits.Step},
 		// A direct call's message: its size against the method's limit, the budget's admission
 		// of its decoding, the decoding itself, and no unknown fields. The JSON front did all
@@ -135,12 +135,7 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 	if fc := httpfront.CallFrom(ctx); fc != nil {
 		if authorized := fc.Authorized(info.FullMethod); authorized != nil {
 			// The front authorized this very call before it read the body (same rule, same
-			// function); its verdict stands. The verdict's context predates the gateway's call:
-			// it gets the gateway's transport stream, so that header metadata a later step sets
-			// (the RateLimit headers) reaches the HTTP answer.
-			if sts := grpc.ServerTransportStreamFromContext(ctx); sts != nil {
-				authorized = grpc.NewContextWithServerTransportStream(authorized, sts)
-			}
+			// function); its verdict stands.
 			return next(authorized, req)
 		}
 	}

@@ -127,6 +127,21 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	if !ok {
 		return
 	}
+	if call.authorized != nil && f.limits != nil {
+		// The client's limits, before the body is read or decoded: a refused call costs nothing.
+		out := f.limits.Admit(authz.ClientID(authorized))
+		if out.Policy != "" {
+			w.Header().Set(quota.PolicyHeader, out.Policy)
+			w.Header().Set(quota.StateHeader, out.State)
+		}
+		if out.Err != nil {
+			dropBody(w, r)
+			rpcerr.Write(w, rpcerr.ToHTTP(out.Err))
+			return
+		}
+		defer out.Done()
+		call.authorized = quota.Decided(call.authorized)
+	}
 	body, adm, ok := f.admitAndRead(w, r, rt, authz.ClientID(authorized))
 	if !ok {
 		return

@@ -9,7 +9,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -24,7 +23,7 @@ func NewMux(codec *jsonwire.Codec) *Gateway {
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
 		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(quota.HTTPHeader), // the RateLimit headers alone
+		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithMiddlewares(g.probeable),
 	)
 	return g
@@ -79,13 +78,6 @@ func incomingHeader(string) (string, bool) { return "", false }
 func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if ri := reqinfo.From(ctx); ri != nil && ri.DecodeErr != nil {
 		err = decodeProblems(ri.DecodeErr)
-	}
-	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
-		for k, vs := range md.HeaderMD { // the RateLimit headers on a refusal too, as on an answer
-			if h, ok := quota.HTTPHeader(k); ok && len(vs) > 0 {
-				w.Header().Set(h, vs[0])
-			}
-		}
 	}
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }

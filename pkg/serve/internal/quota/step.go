@@ -15,26 +15,20 @@ const (
 	stateMD      = "ratelimit"
 )
 
-// HTTPHeader is the HTTP name of a metadata key this package sets ("ratelimit" → "RateLimit"),
-// for the JSON front's outgoing header matcher; ok is false for any other key.
-func HTTPHeader(key string) (string, bool) {
-	switch key {
-	case policyMD:
-		return PolicyHeader, true
-	case stateMD:
-		return StateHeader, true
-	}
-	return "", false
-}
+// Decided is ctx marked as a call whose limits the JSON front applied before it read the body
+// (its slot is the front's to end): the chain's step passes it, as the authenticate step takes
+// the front's verdict on the token.
+func Decided(ctx context.Context) context.Context { return context.WithValue(ctx, decidedKey{}, true) }
 
-// Step is the interceptor chain's step for unary calls of either front: after authenticate (the
-// client is known), before the message is read or decoded for a direct gRPC call. A call without
-// a client (a public method) and a stream's record (paced by its stream instead, never refused)
-// pass through. The headers go out as the call's header metadata: a gRPC caller reads them
-// there, and the JSON front writes them as HTTP headers, on the answer and on an error alike.
+type decidedKey struct{}
+
+// Step is the interceptor chain's step for unary calls: after authenticate (the client is
+// known), before a direct gRPC call's message is decoded. A call without a client (a public
+// method), one the JSON front decided (Decided) and a stream's record (paced by its stream,
+// never refused) pass through. The headers go out as the call's header metadata.
 func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	client := l.cfg.Client(ctx)
-	if client == "" || ctx.Value(paceKey{}) != nil {
+	if client == "" || ctx.Value(paceKey{}) != nil || ctx.Value(decidedKey{}) != nil {
 		return next(ctx, req)
 	}
 	out := l.Admit(client)
