@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,8 @@ type Limiter struct {
 
 	mu      sync.Mutex
 	running map[string]int // calls in progress on this replica, per client with a concurrency limit
+
+	policies sync.Map // policy → its RateLimit-Policy header
 }
 
 // New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not.
@@ -131,21 +134,32 @@ type Outcome struct {
 	Policy string // RateLimit-Policy, e.g. "rate";q=50;w=1
 	State  string // RateLimit, e.g. "rate";r=0;t=1
 	Err    error  // nil when the call may run: a 429 Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo otherwise
-	// Done ends the call's hold on its client's concurrency (nil-safe to call; a no-op when none
-	// was taken or the call was refused).
-	Done func()
+	slot   *slot  // the call's place in its client's concurrency, if it took one
 }
 
-func noop() {}
+// Done ends the call's hold on its client's concurrency: a no-op when it took none (or was
+// refused), and when called again.
+func (o Outcome) Done() {
+	if o.slot != nil && o.slot.held.Swap(false) {
+		o.slot.l.release(o.slot.client)
+	}
+}
+
+// slot is one call's place in its client's concurrency.
+type slot struct {
+	l      *Limiter
+	client string
+	held   atomic.Bool
+}
 
 // Admit decides one unary call of client: its rate first (a refused call spends nothing), then
 // its concurrency on this replica (refused at once, never queued behind the client's own calls).
 func (l *Limiter) Admit(client string) Outcome {
 	p, rated, conc := l.limitsOf(client)
-	out := Outcome{Done: noop}
+	var out Outcome
 	if rated {
 		d := l.take(client, p)
-		out.Policy, out.State = policyHeader(p), stateHeader(d)
+		out.Policy, out.State = l.policyHeader(p), stateHeader(d)
 		if !d.allowed {
 			l.metrics.throttled(client, ReasonRate)
 			out.Err = throttled(p, d.wait, ReasonRate, conc)
@@ -158,9 +172,16 @@ func (l *Limiter) Admit(client string) Outcome {
 			out.Err = throttled(p, time.Second, ReasonConcurrency, conc)
 			return out
 		}
-		out.Done = onceFunc(func() { l.release(client) })
+		out.slot = l.hold(client)
 	}
 	return out
+}
+
+// hold is a held slot of client's concurrency (acquire took it).
+func (l *Limiter) hold(client string) *slot {
+	sl := &slot{l: l, client: client}
+	sl.held.Store(true)
+	return sl
 }
 
 // take decides one request against the client's rate: in Redis when configured and answering,
@@ -220,5 +241,13 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds()))
 }
 
-// onceFunc is sync.OnceFunc: Done may be called by a deferred call and an early path alike.
-var onceFunc = sync.OnceFunc
+// policyHeader is RateLimit-Policy for p, made once per policy: a client's policy changes only
+// with a reload.
+func (l *Limiter) policyHeader(p policy) string {
+	if h, ok := l.policies.Load(p); ok {
+		return h.(string)
+	}
+	h := policyHeader(p)
+	l.policies.Store(p, h)
+	return h
+}

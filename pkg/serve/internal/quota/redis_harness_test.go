@@ -22,7 +22,7 @@ import (
 // redisServer is a real redis-server on a loopback port, started by the test and stopped at
 // its cleanup. Persistence is off: a restart comes back empty, as a Redis without storage does.
 type redisServer struct {
-	t    *testing.T
+	t    testing.TB
 	path string
 	port int
 	cmd  *exec.Cmd
@@ -31,7 +31,7 @@ type redisServer struct {
 
 // startRedis starts redis-server. Without it the test fails under CI=true (.ci/run installs
 // it) and is skipped elsewhere.
-func startRedis(t *testing.T) *redisServer {
+func startRedis(t testing.TB) *redisServer {
 	t.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -58,7 +58,7 @@ func startRedis(t *testing.T) *redisServer {
 // freePort picks a free loopback port below the kernel's ephemeral range: a port 0 picked and
 // released could be taken by any parallel test's outgoing connection before redis-server binds
 // it, or between a kill and the restart on the same port.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	low := 32768 // Linux's default ip_local_port_range starts here
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {

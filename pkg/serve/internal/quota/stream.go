@@ -22,14 +22,14 @@ type pacer struct {
 // opening; out.Policy is the RateLimit-Policy of a client with a rate (no RateLimit: that
 // would cost a decision the opening does not take). out.Done ends the slot.
 func (l *Limiter) OpenStream(ctx context.Context) (context.Context, Outcome) {
-	out := Outcome{Done: noop}
+	var out Outcome
 	client := l.cfg.Client(ctx)
 	if client == "" {
 		return ctx, out
 	}
 	p, rated, conc := l.limitsOf(client)
 	if rated {
-		out.Policy = policyHeader(p)
+		out.Policy = l.policyHeader(p)
 	}
 	if conc > 0 {
 		if !l.acquire(client, conc) {
@@ -37,7 +37,7 @@ func (l *Limiter) OpenStream(ctx context.Context) (context.Context, Outcome) {
 			out.Err = throttled(p, time.Second, ReasonConcurrency, conc)
 			return ctx, out
 		}
-		out.Done = onceFunc(func() { l.release(client) })
+		out.slot = l.hold(client)
 	}
 	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), out
 }
