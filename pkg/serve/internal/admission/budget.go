@@ -1,9 +1,16 @@
 // Package admission is the memory budget: every request whose cost grows with its size takes its
 // estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
-// back when it is answered; a request that does not fit is refused at once with a time to retry.
-// It owns the cost model (bytes of heap per body byte and per student), the budget's size (a share
-// of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC may be
-// reading at once for calls with a token).
+// back when it is answered; a request that does not fit waits in its client's queue, the queues
+// served round-robin by client (fair.go), and is refused with a time to retry when its wait is
+// over. It owns the cost model (bytes of heap per body byte and per student), the budget's size
+// (a share of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC
+// may be reading at once for calls with a token).
+//
+// What was kept hand-written, and why: the fair queues are per-client FIFOs and a ring of
+// clients under the budget's own mutex, not golang.org/x/sync/semaphore (which the read pool
+// uses): a Weighted semaphore is one FIFO for every caller, the very head-of-line blocking by
+// one client that the queues exist to remove, and it cannot take a cost from the budget the
+// streams' records share (stream.go) without a second lock.
 package admission
 
 import (
