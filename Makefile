@@ -112,6 +112,15 @@ bench-tracing: build ## Tracing's cost, A/B in interleaved windows: this build (
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-bin bin/ref; else bin/bench-e2e -bin bin -ab-bin bin/ref; fi
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-tracing; else bin/bench-e2e -bin bin -ab-tracing; fi
 
+.PHONY: bench-limits
+bench-limits: build ## Clients' limits' cost, A/B in interleaved windows: this build without limits against the same with a limit far above the load (JSON target: within 3%); then shared through a redis-server on loopback (reported).
+	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
+	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-limits; else bin/bench-e2e -bin bin -ab-limits; fi
+	@command -v redis-server >/dev/null || { echo "bench-limits: redis-server is missing (apt-get install -y redis-server); the Redis A/B is skipped" >&2; exit 0; }; \
+		dir=$$(mktemp -d); port=16379; redis-server --port $$port --bind 127.0.0.1 --save '' --appendonly no --dir $$dir >$$dir/log 2>&1 & pid=$$!; sleep 0.5; \
+		if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-limits -ab-redis redis://127.0.0.1:$$port/0; else bin/bench-e2e -bin bin -ab-limits -ab-redis redis://127.0.0.1:$$port/0; fi; \
+		status=$$?; kill $$pid; rm -rf $$dir; exit $$status
+
 .PHONY: lint
 lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 	go vet $(PKGS)
