@@ -56,6 +56,12 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// The token: the verdict the door reached on the call's headers, before its body or
 		// message was read (authz.Granted), or else authorize now.
 		{"authenticate", s.authenticateStep},
+		// The client's limits (internal/quota): its rate, then its calls in progress; a refusal
+		// is 429 / RESOURCE_EXHAUSTED before the handler runs, the RateLimit headers go out as
+		// header metadata. The JSON front decided before it read the body, as it does the token
+		// (quota.Decided), and a stream's record is paced by its stream, never refused (its
+		// context carries the stream's pacer through the in-process channel): both pass.
+		{"limit", s.limits.Step},
 		// The call's phases as events on its server span, when tracing is on: the message read,
 		// admitted and decoded (either door did so by now), then the handler's answer; the
 		// span's end is the answer encoded and sent.

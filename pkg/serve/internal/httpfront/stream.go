@@ -13,6 +13,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -32,6 +33,14 @@ import (
 // options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
 func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, codec *jsonwire.Codec) {
 	f.groups, f.streamOpts, f.marshal = groups, o, marshaler{codec: codec}
+}
+
+// Limits makes the streams take their client's concurrency and pace their records and
+// students by its rate (internal/quota); without it, streams are not limited. A record's
+// context is the stream's, pacer included, all the way through the in-process channel: the
+// chain's limit step knows it by that and lets it pass (quota.Step).
+func (f *Handler) Limits(l *quota.Limiter) {
+	f.limits = l
 }
 
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
@@ -57,6 +66,18 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		dropBody(w, r)
 		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
+	}
+	if f.limits != nil {
+		var limit quota.Outcome
+		if authorized, limit = f.limits.OpenStream(authorized); limit.Policy != "" {
+			w.Header().Set(quota.PolicyHeader, limit.Policy)
+		}
+		if limit.Err != nil {
+			dropBody(w, r)
+			rpcerr.Write(w, rpcerr.ToHTTP(limit.Err))
+			return
+		}
+		defer limit.Done()
 	}
 	adm, ok := f.budget.AdmitStream("http")
 	if !ok {
