@@ -3,8 +3,10 @@ package serve
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +223,51 @@ func TestLimitsReload(t *testing.T) {
 	}
 	if r := h.post(standardPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != "" {
 		t.Errorf("limits removed: got %d %q; want 200 with no header", r.status, r.header.Get("RateLimit-Policy"))
+	}
+}
+
+// TestClientLimitsRedisUnreachable: with YARDSTICK_REDIS_URL naming a Redis that does not
+// answer, the service starts and is ready, each client's series is on /metrics at 0 before any
+// call, a client's rate is enforced in memory at rate/N (here 4/s over 2 replicas: a burst of 2),
+// the change is logged once, and the decisions made without Redis are counted.
+func TestClientLimitsRedisUnreachable(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	h := startBatch(t, func(c *Config) {
+		c.RedisURL, c.ClientRate, c.ClientBurst, c.Replicas = "redis://"+addr, 4, 4, 2
+	})
+	metrics := string(h.do("GET", "/metrics", "", "").body)
+	for _, series := range []string{
+		`yardstick_client_throttled_total{client="batcher",reason="rate",service="scoring"} 0`,
+		`yardstick_client_throttled_total{client="standard-only",reason="concurrency",service="scoring"} 0`,
+		`yardstick_client_throttled_total{client="other",reason="stream",service="scoring"} 0`,
+		`yardstick_client_limit_fallbacks_total{service="scoring"} 0`,
+	} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("/metrics before any call: no %s", series)
+		}
+	}
+	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
+	var statuses []int
+	for range 4 {
+		statuses = append(statuses, h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...).status)
+	}
+	if fmt.Sprint(statuses) != "[200 200 429 429]" {
+		t.Errorf("rate 4, burst 4 over 2 replicas without Redis: got %v; want [200 200 429 429] (a burst of 2 here)", statuses)
+	}
+	if n := strings.Count(h.logs.String(), "client limits: Redis unreachable"); n != 1 {
+		t.Errorf("got %d 'client limits: Redis unreachable' lines; want 1", n)
+	}
+	m := regexp.MustCompile(`yardstick_client_limit_fallbacks_total\{service="scoring"\} (\d+)`).FindStringSubmatch(string(h.do("GET", "/metrics", "", "").body))
+	if m == nil || m[1] != "4" {
+		t.Errorf("fallbacks: got %v; want 4 (every call decided without Redis)", m)
+	}
+	if r := h.do("GET", "/readyz", "", ""); r.status != 200 {
+		t.Errorf("/readyz: got %d; want 200", r.status)
 	}
 }
