@@ -48,7 +48,7 @@ type Handler struct {
 	streamOpts batch.Options              // the stream engine's options
 	methods    RecordMethods              // the service's unary methods, for batch records
 	marshal    marshaler                  // the gateway's marshaler, for batch records
-	limits     *quota.Limiter             // the clients' limits on streams (Limits); nil: none
+	limits     *quota.Limiter             // the clients' limits (Limits); nil: none
 
 	// direct is the gateway's handler of each unary path, as its mux would choose it: the
 	// front has found the route, and need not have the mux try each pattern again.

@@ -40,8 +40,9 @@ func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, me
 	f.groups, f.streamOpts, f.methods, f.marshal = groups, o, methods, marshaler{codec: codec}
 }
 
-// Limits makes the streams take their client's concurrency and pace their records and
-// students by its rate (internal/quota); without it, streams are not limited.
+// Limits makes the front apply each client's limits (internal/quota): a unary call's before its
+// body is read (the chain's step takes that verdict), and a stream's concurrency, with its
+// records and students paced by the client's rate. Without it nothing is limited.
 func (f *Handler) Limits(l *quota.Limiter) { f.limits = l }
 
 // RecordMethods are a service's unary methods by full method: the generated gRPC handler
