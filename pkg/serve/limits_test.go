@@ -8,6 +8,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -269,5 +271,68 @@ func TestClientLimitsRedisUnreachable(t *testing.T) {
 	}
 	if r := h.do("GET", "/readyz", "", ""); r.status != 200 {
 		t.Errorf("/readyz: got %d; want 200", r.status)
+	}
+}
+
+// TestLimitsReloadedUnderLoad: a client floods from four connections while its clients file
+// entry is rewritten and reloaded from rate 20 to rate 100: the accepted calls follow, about
+// burst + rate·t in each second (±20%), with no call refused for any other reason.
+func TestLimitsReloadedUnderLoad(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	if err := setLimits(t, h, "{rate: 20, burst: 20}"); err != nil {
+		t.Fatal(err)
+	}
+	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
+	var mu sync.Mutex
+	counts := map[string]map[int]int{"before": {}, "after": {}}
+	phase := atomic.Value{}
+	phase.Store("before")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := phase.Load().(string)
+				r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...)
+				mu.Lock()
+				counts[p][r.status]++
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	if err := setLimits(t, h, "{rate: 100, burst: 100}"); err != nil {
+		t.Fatal(err)
+	}
+	phase.Store("after")
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("before the reload %v, after %v", counts["before"], counts["after"])
+	for _, c := range []struct {
+		phase string
+		want  int
+		why   string
+	}{
+		{"before", 40, "burst 20 + 20 in the second"},
+		// The bucket was empty at the reload; its time owed, rescaled to the new rate, is a
+		// fifth of a second: 80 at once, then 100 in the second.
+		{"after", 180, "80 left of the new burst + 100 in the second"},
+	} {
+		got := counts[c.phase][http.StatusOK]
+		if got < c.want*8/10 || got > c.want*12/10 {
+			t.Errorf("%s the reload: %d answered 200; want %d ± 20%% (%s)", c.phase, got, c.want, c.why)
+		}
+		for status, n := range counts[c.phase] {
+			if status != http.StatusOK && status != http.StatusTooManyRequests {
+				t.Errorf("%s the reload: %d answered %d; want only 200 and 429", c.phase, n, status)
+			}
+		}
 	}
 }
