@@ -3,9 +3,13 @@ package serve
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,5 +225,114 @@ func TestLimitsReload(t *testing.T) {
 	}
 	if r := h.post(standardPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != "" {
 		t.Errorf("limits removed: got %d %q; want 200 with no header", r.status, r.header.Get("RateLimit-Policy"))
+	}
+}
+
+// TestClientLimitsRedisUnreachable: with YARDSTICK_REDIS_URL naming a Redis that does not
+// answer, the service starts and is ready, each client's series is on /metrics at 0 before any
+// call, a client's rate is enforced in memory at rate/N (here 4/s over 2 replicas: a burst of 2),
+// the change is logged once, and the decisions made without Redis are counted.
+func TestClientLimitsRedisUnreachable(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	h := startBatch(t, func(c *Config) {
+		c.RedisURL, c.ClientRate, c.ClientBurst, c.Replicas = "redis://"+addr, 4, 4, 2
+	})
+	metrics := string(h.do("GET", "/metrics", "", "").body)
+	for _, series := range []string{
+		`yardstick_client_throttled_total{client="batcher",reason="rate",service="scoring"} 0`,
+		`yardstick_client_throttled_total{client="standard-only",reason="concurrency",service="scoring"} 0`,
+		`yardstick_client_throttled_total{client="other",reason="stream",service="scoring"} 0`,
+		`yardstick_client_limit_fallbacks_total{service="scoring"} 0`,
+	} {
+		if !strings.Contains(metrics, series) {
+			t.Errorf("/metrics before any call: no %s", series)
+		}
+	}
+	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
+	var statuses []int
+	for range 4 {
+		statuses = append(statuses, h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...).status)
+	}
+	if fmt.Sprint(statuses) != "[200 200 429 429]" {
+		t.Errorf("rate 4, burst 4 over 2 replicas without Redis: got %v; want [200 200 429 429] (a burst of 2 here)", statuses)
+	}
+	if n := strings.Count(h.logs.String(), "client limits: Redis unreachable"); n != 1 {
+		t.Errorf("got %d 'client limits: Redis unreachable' lines; want 1", n)
+	}
+	m := regexp.MustCompile(`yardstick_client_limit_fallbacks_total\{service="scoring"\} (\d+)`).FindStringSubmatch(string(h.do("GET", "/metrics", "", "").body))
+	if m == nil || m[1] != "4" {
+		t.Errorf("fallbacks: got %v; want 4 (every call decided without Redis)", m)
+	}
+	if r := h.do("GET", "/readyz", "", ""); r.status != 200 {
+		t.Errorf("/readyz: got %d; want 200", r.status)
+	}
+}
+
+// TestLimitsReloadedUnderLoad: a client floods from four connections while its clients file
+// entry is rewritten and reloaded from rate 20 to rate 100: the accepted calls follow, about
+// burst + rate·t in each second (±20%), with no call refused for any other reason.
+func TestLimitsReloadedUnderLoad(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	if err := setLimits(t, h, "{rate: 20, burst: 20}"); err != nil {
+		t.Fatal(err)
+	}
+	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
+	var mu sync.Mutex
+	counts := map[string]map[int]int{"before": {}, "after": {}}
+	phase := atomic.Value{}
+	phase.Store("before")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := phase.Load().(string)
+				r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...)
+				mu.Lock()
+				counts[p][r.status]++
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	if err := setLimits(t, h, "{rate: 100, burst: 100}"); err != nil {
+		t.Fatal(err)
+	}
+	phase.Store("after")
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("before the reload %v, after %v", counts["before"], counts["after"])
+	for _, c := range []struct {
+		phase string
+		want  int
+		why   string
+	}{
+		{"before", 40, "burst 20 + 20 in the second"},
+		// The bucket was empty at the reload; its time owed, rescaled to the new rate, is a
+		// fifth of a second: 80 at once, then 100 in the second.
+		{"after", 180, "80 left of the new burst + 100 in the second"},
+	} {
+		got := counts[c.phase][http.StatusOK]
+		if got < c.want*8/10 || got > c.want*12/10 {
+			t.Errorf("%s the reload: %d answered 200; want %d ± 20%% (%s)", c.phase, got, c.want, c.why)
+		}
+		for status, n := range counts[c.phase] {
+			if status != http.StatusOK && status != http.StatusTooManyRequests {
+				t.Errorf("%s the reload: %d answered %d; want only 200 and 429", c.phase, n, status)
+			}
+		}
 	}
 }

@@ -46,7 +46,7 @@ type Handler struct {
 	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	streamOpts batch.Options              // the stream engine's options
 	marshal    marshaler                  // the gateway's marshaler, for batch records
-	limits     *quota.Limiter             // the clients' limits, on unary routes and streams (Limits); nil: none
+	limits     *quota.Limiter             // the clients' limits (Limits); nil: none
 
 	// direct is the gateway's handler of each unary path, the one its mux would choose: the
 	// front has found the route, and need not have the mux try each pattern again.

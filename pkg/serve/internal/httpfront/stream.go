@@ -35,10 +35,11 @@ func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, co
 	f.groups, f.streamOpts, f.marshal = groups, o, marshaler{codec: codec}
 }
 
-// Limits makes the streams take their client's concurrency and pace their records and
-// students by its rate (internal/quota); without it, streams are not limited. A record's
-// context is the stream's, pacer included, all the way through the in-process channel: the
-// chain's limit step knows it by that and lets it pass (quota.Step).
+// Limits makes the front apply each client's limits (internal/quota): a unary call's before its
+// body is read (the chain's step takes that decision, quota.Decided), and a stream's
+// concurrency, with its records and students paced by the client's rate; a record's context is
+// the stream's, pacer included, all the way through the in-process channel, and the chain's
+// step lets it pass by that. Without it nothing is limited.
 func (f *Handler) Limits(l *quota.Limiter) {
 	f.limits = l
 }
