@@ -39,10 +39,12 @@ func decided(ctx context.Context) bool {
 
 type decidedKey struct{}
 
-// Step is the interceptor chain's step for unary calls: after authenticate (the client is
-// known), before a direct gRPC call's message is decoded. A call without a client (a public
-// method), one the JSON front decided (Decided) and a stream's record (paced by its stream,
-// never refused) pass through. The headers go out as the call's header metadata.
+// Step is the interceptor chain's step for unary calls, whichever door they came by: after
+// authenticate (the client is known), before the handler. A call on the gRPC port meets it
+// after the gRPC door's message step, so its message is read and decoded by then. A call
+// without a client (a public method), one the JSON front decided (Decided) and a stream's
+// record (its context, the stream's, carries the pacer: paced by its stream, never refused)
+// pass through. The headers go out as the call's header metadata.
 func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	client := l.cfg.Client(ctx)
 	if client == "" || ctx.Value(paceKey{}) != nil || decided(ctx) {
