@@ -30,10 +30,11 @@
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
 // The interceptor chain is chain.go: the gRPC door's steps (requestID, observe, recover,
-// message), then the chain every unary call runs (recover, authenticate, limit, phases). The
-// limit step counts a call against its client's limits unless its context says it is counted
-// already: the JSON front decided before it read the body (quota.Decided), or the call is a
-// stream's record, paced by its stream and never refused (the stream's pacer, quota.Pace).
+// limit, message), then the chain every unary call runs (recover, authenticate, limit,
+// phases). The limit step counts a call against its client's limits unless its context says it
+// is counted already: a door decided early (quota.Decided: the JSON front before it read the
+// body, the gRPC door's own limit step before the message step), or the call is a stream's
+// record, paced by its stream and never refused (the stream's pacer, quota.Pace).
 // The gRPC stream interceptors are the guard's first, then quota's (a stream's slot and
 // pacing). The drain after SIGTERM is drain.go. docs/architecture.md
 // traces a JSON and a gRPC request through these files; TestImportGraph holds its import graph,

@@ -336,3 +336,41 @@ func TestLimitsReloadedUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCThrottledBeforeItsMessage: on the gRPC port a throttled call is refused by the gRPC
+// door's limit step, before the message step: a message the memory budget counts is neither
+// queued for the budget nor decoded, and the refusal is the rate's (THROTTLED) at once, not the
+// budget's (OVERLOADED) after the admission wait. The chain's own limit step does not count it
+// again: a client with a burst of 2 makes 2 calls.
+func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	if err := setLimits(t, h, "{rate: 0.1, burst: 2}"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
+	client := scoringv1.NewScoringServiceClient(h.grpc)
+	for i := range 2 {
+		if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults()); err != nil {
+			t.Fatalf("call %d of the burst of 2: got %v; want OK", i+1, err)
+		}
+	}
+	full, ok := h.srv.budget.Admit(h.srv.budget.Capacity())
+	if !ok {
+		t.Fatal("could not fill the budget")
+	}
+	defer full.Release()
+	large := scoreOfSize(t, 100<<10) // over 64 KiB: the budget counts its decoding
+	start := time.Now()
+	_, err := client.ScoreItemResults(ctx, large)
+	took := time.Since(start)
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != "THROTTLED" {
+		t.Fatalf("a large call over the rate: got %v; want ResourceExhausted, reason THROTTLED", err)
+	}
+	if took > time.Second {
+		t.Errorf("the refusal took %s; want it at once (the admission wait is %s)", took, h.srv.cfg.AdmissionWait)
+	}
+	if got := h.srv.limits.Throttled("batcher", "rate"); got != 1 {
+		t.Errorf("yardstick_client_throttled_total{client=batcher,reason=rate}: got %d; want 1", got)
+	}
+}

@@ -40,11 +40,12 @@ func decided(ctx context.Context) bool {
 type decidedKey struct{}
 
 // Step is the interceptor chain's step for unary calls, whichever door they came by: after
-// authenticate (the client is known), before the handler. A call on the gRPC port meets it
-// after the gRPC door's message step, so its message is read and decoded by then. A call
-// without a client (a public method), one the JSON front decided (Decided) and a stream's
-// record (its context, the stream's, carries the pacer: paced by its stream, never refused)
-// pass through. The headers go out as the call's header metadata.
+// authenticate (the client is known), before the handler. A call without a client (a public
+// method), one a door decided already (Decided: the JSON front before it read the body, the
+// gRPC door before the message step, which runs this same Step early) and a stream's record
+// (its context, the stream's, carries the pacer: paced by its stream, never refused) pass
+// through. A call it counted goes on marked Decided, so that it is counted once. The headers go
+// out as the call's header metadata.
 func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	client := l.cfg.Client(ctx)
 	if client == "" || ctx.Value(paceKey{}) != nil || decided(ctx) {
@@ -57,6 +58,11 @@ func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, ne
 	if out.Err != nil {
 		return nil, out.Err
 	}
+	if out.Policy == "" && out.slot == nil {
+		// A client without limits: nothing was counted, and a later step finds the same
+		// without a mark (which would cost an allocation where the call has no reqinfo.Info).
+		return next(ctx, req)
+	}
 	defer out.Done()
-	return next(ctx, req)
+	return next(Decided(ctx), req)
 }

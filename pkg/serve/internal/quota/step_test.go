@@ -12,27 +12,29 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// TestStep: the chain's limit step counts a call of a client with a rate once, and lets pass
-// without counting it a call the JSON front decided already (on its request's facts, or
-// without them), a stream's record (its context carries the stream's pacer) and a call without
-// a client; every call passes the step's next exactly once or is refused before it.
+// TestStep: the limit step counts a call of a client with a rate once (the same step met again,
+// as the chain's after the gRPC door's, passes it), and lets pass without counting it a call
+// the JSON front decided already (on its request's facts, or without them), a stream's record
+// (its context carries the stream's pacer) and a call without a client; every call passes the
+// step's next exactly once or is refused before it.
 func TestStep(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		ctx     func(t *testing.T, l *Limiter) context.Context
 		counted bool // the call spends the client's rate (a burst of 1: the second is refused)
+		cfg     *Config
 	}{
-		{"a call of the client", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, true},
+		{"a call of the client", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, true, nil},
 		{"decided by the front, with its facts", func(t *testing.T, _ *Limiter) context.Context {
 			return Decided(reqinfo.With(withClient(t, "acme"), &reqinfo.Info{}))
-		}, false},
+		}, false, nil},
 		{"decided by the front, without facts", func(t *testing.T, _ *Limiter) context.Context {
 			return Decided(withClient(t, "acme"))
-		}, false},
+		}, false, nil},
 		{"another call's facts, not decided", func(t *testing.T, _ *Limiter) context.Context {
 			return reqinfo.With(withClient(t, "acme"), &reqinfo.Info{})
-		}, true},
+		}, true, nil},
 		{"a stream's record", func(t *testing.T, l *Limiter) context.Context {
 			ctx, out := l.OpenStream(withClient(t, "acme"))
 			if out.Err != nil {
@@ -40,20 +42,33 @@ func TestStep(t *testing.T) {
 			}
 			t.Cleanup(out.Done)
 			return ctx
-		}, false},
-		{"no client", func(*testing.T, *Limiter) context.Context { return context.Background() }, false},
+		}, false, nil},
+		{"no client", func(*testing.T, *Limiter) context.Context { return context.Background() }, false, nil},
+		// A slot of a concurrency of 1 is taken once: a second step that took one too would be
+		// refused.
+		{"a client with a concurrency only", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, false,
+			&Config{Concurrency: 1}},
+		{"a client without limits", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, false, &Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l, _ := newLocalLimiter(t, Config{Rate: 1, Burst: 1}, map[string]token.Limits{"acme": {}})
-			ctx := tc.ctx(t, l)
+			cfg := Config{Rate: 1, Burst: 1}
+			if tc.cfg != nil {
+				cfg = *tc.cfg
+			}
+			l, _ := newLocalLimiter(t, cfg, map[string]token.Limits{"acme": {}})
 			info := &grpc.UnaryServerInfo{FullMethod: "/yardstick.scoring.v1.ScoringService/ScoreItemResults"}
 			for i := range 2 {
-				ran := 0
-				_, err := l.Step(ctx, nil, info, func(context.Context, any) (any, error) { ran++; return nil, nil })
+				ran, again := 0, 0
+				_, err := l.Step(tc.ctx(t, l), nil, info, func(ctx context.Context, req any) (any, error) {
+					ran++
+					// The call goes on marked counted: the chain's step, met again, passes it.
+					_, err := l.Step(ctx, req, info, func(context.Context, any) (any, error) { again++; return nil, nil })
+					return nil, err
+				})
 				refused := status.Code(err) == codes.ResourceExhausted
-				if want := tc.counted && i == 1; refused != want || (ran == 1) == want {
-					t.Errorf("call %d: got refused %v, handler run %d times; want refused %v", i+1, refused, ran, want)
+				if want := tc.counted && i == 1; refused != want || (ran == 1) == want || again != ran {
+					t.Errorf("call %d: got refused %v, handler run %d times (%d through a second step); want refused %v", i+1, refused, ran, again, want)
 				}
 			}
 			want := uint64(0)
