@@ -112,6 +112,15 @@ bench-tracing: build ## Tracing's cost, A/B in interleaved windows: this build (
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-bin bin/ref; else bin/bench-e2e -bin bin -ab-bin bin/ref; fi
 	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-tracing; else bin/bench-e2e -bin bin -ab-tracing; fi
 
+.PHONY: bench-limits
+bench-limits: build ## Clients' limits' cost, A/B in interleaved windows: this build without limits against the same with a limit far above the load (JSON target: within 3%); then shared through a redis-server on loopback (reported).
+	go build -trimpath -o bin/bench-e2e github.com/yardstick-dev/yardstick/bench/e2e
+	@if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-limits; else bin/bench-e2e -bin bin -ab-limits; fi
+	@command -v redis-server >/dev/null || { echo "bench-limits: redis-server is missing (apt-get install -y redis-server); the Redis A/B is skipped" >&2; exit 0; }; \
+		dir=$$(mktemp -d); port=16379; redis-server --port $$port --bind 127.0.0.1 --save '' --appendonly no --dir $$dir >$$dir/log 2>&1 & pid=$$!; sleep 0.5; \
+		if command -v taskset >/dev/null; then taskset -c 1 bin/bench-e2e -bin bin -ab-limits -ab-redis redis://127.0.0.1:$$port/0; else bin/bench-e2e -bin bin -ab-limits -ab-redis redis://127.0.0.1:$$port/0; fi; \
+		status=$$?; kill $$pid; rm -rf $$dir; exit $$status
+
 .PHONY: lint
 lint: ## go vet, gofmt, go.mod tidiness and buf lint.
 	go vet $(PKGS)
@@ -167,7 +176,7 @@ baseline: tools ## Record the current contract as the compatibility baseline (on
 	$(TOOLS)/buf build -o proto/baseline.binpb
 
 .PHONY: soak
-soak: soak-logins soak-grpc soak-budget soak-sigterm soak-attacks ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
+soak: soak-logins soak-grpc soak-budget soak-sigterm soak-fair soak-attacks ## Long runs under hostile load (each under a minute); exit non-zero when a target is missed.
 
 .PHONY: soak-logins
 soak-logins: build ## Login flood: scoring p99 and correct logins while other clients fail 100 logins/s (pkg/token/README.md).
@@ -184,6 +193,10 @@ soak-budget: build ## Memory budget: 20 concurrent 100,000-student group forecas
 .PHONY: soak-sigterm
 soak-sigterm: build ## SIGTERM drain: connections opened during the drain delay, first request 0.1 s after the listener closed: 0 EOF.
 	go run ./bench/soak -scenario sigterm -bin bin/scoring
+
+.PHONY: soak-fair
+soak-fair: build ## Fair share: a client flooding at 6x its rate beside a steady one (100% 200, p99 within 3x quiet); 10 group forecasts of a concurrency-2 client, 2 at a time, beside another's one (docs/operations.md, A fair share for every client).
+	go run ./bench/soak -scenario fair -bin bin/forecast
 
 .PHONY: soak-attacks
 soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a slot hog, peak VmHWM, JSON p99 and log lines under a rapid reset, a client removed past a named pipe, 429 after throttle churn (about 4 minutes; -only N runs one).

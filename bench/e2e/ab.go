@@ -66,6 +66,14 @@ func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) 
 		bEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sinkAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 			"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_TRACES_SAMPLER=always_on"}
 	}
+	if o.abLimits {
+		// Far above what 8 connections can send: every call is admitted, and pays for the check.
+		aBin = bBin
+		bEnv = []string{"YARDSTICK_CLIENT_RATE=10000000", "YARDSTICK_CLIENT_CONCURRENCY=100000"}
+		if o.abRedis != "" {
+			bEnv = append(bEnv, "YARDSTICK_REDIS_URL="+o.abRedis)
+		}
+	}
 	type side struct {
 		proc       *procs.Proc
 		json, grpc *window
@@ -151,6 +159,12 @@ func runAB(ctx context.Context, o options) error {
 	if o.abTracing {
 		what = "B (tracing on, every span exported) / A (tracing off)"
 	}
+	if o.abLimits {
+		what = "B (a client limit far above the load) / A (no limits)"
+		if o.abRedis != "" {
+			what = "B (a client limit far above the load, shared through Redis) / A (no limits)"
+		}
+	}
 	if sink != nil {
 		fmt.Printf("spans received: %d\n", sink.spans.Load())
 	}
@@ -161,7 +175,7 @@ func runAB(ctx context.Context, o options) error {
 	}{{"JSON CPU per request, " + what, jsonR}, {"gRPC CPU per request, " + what, grpcR}} {
 		sort.Float64s(r.vs)
 		m := r.vs[len(r.vs)/2]
-		if o.abTracing {
+		if o.abTracing || o.abRedis != "" {
 			fmt.Printf("%-95s %6.3f\n", r.name, m)
 			continue
 		}

@@ -38,6 +38,10 @@ type options struct {
 	// abTracing runs the A/B of -bin's scoring with tracing off against the same with every
 	// span exported to a receiver in this process.
 	abTracing bool
+	// abLimits runs the A/B of -bin's scoring without client limits against the same with a
+	// limit far above the load (issue 30); abRedis shares B's rate through that Redis.
+	abLimits bool
+	abRedis  string
 }
 
 // figures are one run's measurements.
@@ -61,10 +65,12 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.students, "students", 100000, "students in the group forecast")
 	fs.StringVar(&o.abBin, "ab-bin", "", "A/B instead: the directory of a reference scoring binary (A) against -bin's (B), tracing off")
 	fs.BoolVar(&o.abTracing, "ab-tracing", false, "A/B instead: -bin's scoring with tracing off (A) against the same exporting every span (B)")
+	fs.BoolVar(&o.abLimits, "ab-limits", false, "A/B instead: -bin's scoring without client limits (A) against the same with a rate and concurrency far above the load (B)")
+	fs.StringVar(&o.abRedis, "ab-redis", "", "with -ab-limits: B shares its rate through this Redis (redis://host:port)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if o.abBin != "" || o.abTracing {
+	if o.abBin != "" || o.abTracing || o.abLimits {
 		return runAB(ctx, o)
 	}
 	if !procs.Pinned() {

@@ -17,6 +17,10 @@
 // connections opened during its drain delay, whose first request comes after the listener
 // closed, are all answered (none gets EOF).
 //
+// -scenario fair (fair.go) is the fair-share soak against the built forecast binary: a client
+// flooding at 6× its rate beside a steady one, and 10 group forecasts of a client limited to 2
+// at a time beside another client's one.
+//
 // -scenario attacks (attacks.go) re-runs issue 19's attacks on the gRPC door against the built
 // scoring (-bin) and forecast (-forecast-bin) binaries as in a 512 MiB pod; -only 1,5 runs some.
 package main
@@ -40,7 +44,7 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/scoring", "the binary to start (bin/forecast for -scenario grpc-memory and budget)")
-	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go), budget (20 concurrent 100,000-student group forecasts, budget.go), sigterm (connections opened during the drain, sigterm.go) or attacks (issue 19's attacks, attacks.go)")
+	scenario := flag.String("scenario", "logins", "logins (the login flood), grpc-memory (token-less 16 MiB gRPC calls, grpcmem.go), budget (20 concurrent 100,000-student group forecasts, budget.go), sigterm (connections opened during the drain, sigterm.go), fair (clients' limits and fair admission, fair.go) or attacks (issue 19's attacks, attacks.go)")
 	pairs := flag.Int("windows", 10, "quiet/attack window pairs of 1 s each")
 	flood := flag.Int("flood", 100, "failed logins per second during attack windows (target: at least 50)")
 	forecastBin := flag.String("forecast-bin", "", "the forecast binary for -scenario attacks (default: forecast beside -bin)")
@@ -65,6 +69,8 @@ func main() {
 		code, err = soakBudget(*bin, os.Stdout)
 	case "sigterm":
 		code, err = soakSigterm(*bin, os.Stdout)
+	case "fair":
+		code, err = soakFair(*bin, os.Stdout)
 	case "attacks":
 		fb := *forecastBin
 		if fb == "" {
@@ -72,7 +78,7 @@ func main() {
 		}
 		code, err = soakAttacks(*bin, fb, *only, *kubeletOnMain, os.Stdout)
 	default:
-		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory, budget, sigterm or attacks", *scenario)
+		err = fmt.Errorf("unknown scenario %q: want logins, grpc-memory, budget, sigterm, fair or attacks", *scenario)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)

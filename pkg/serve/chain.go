@@ -7,7 +7,9 @@ package serve
 // (internal/inproc), which runs the chain alone: the JSON front did the door's work in HTTP's
 // terms before the gateway decoded the body (telemetry.ObserveHTTP, httpfront), and a record's
 // stream did it once for all its records. No step asks which door a call came by: what a door
-// decided (the verdict on the token) is in the call's context. A new step (a tracing span, say)
+// decided (the verdict on the token, the client's limits applied: quota.Decided) is in the
+// call's context, and so is a stream's pacer, which tells the limit step that a record is paced
+// by its stream, never refused. A new step (a tracing span, say)
 // is one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
 
 import (
@@ -37,8 +39,13 @@ func (s *Server) grpcDoor() []namedInterceptor {
 		// One log line and the metrics of the call; the JSON front writes its own
 		// (telemetry.ObserveHTTP), with the HTTP status.
 		{"observe", s.observeStep},
-		// A panic in the message step becomes Internal, inside the log line's step.
+		// A panic in the door's later steps becomes Internal, inside the log line's step.
 		{"recover", s.recoverStep},
+		// The client's limits, decided before the message is admitted and decoded (a refused
+		// call costs no budget and no decode), as the JSON front decides before it reads the
+		// body: for a call the tap handle authorized, whose client is known. The chain's limit
+		// step takes this decision (quota.Decided), and decides for any other call.
+		{"limit", s.limitEarlyStep},
 		// The message: its size against the method's limit, the budget's admission of its
 		// decoding, the decoding itself, and no unknown fields. The JSON front did all of this
 		// before and while it read the body. The tap handle authorized the call on its headers
@@ -56,6 +63,12 @@ func (s *Server) unaryChain() []namedInterceptor {
 		// The token: the verdict the door reached on the call's headers, before its body or
 		// message was read (authz.Granted), or else authorize now.
 		{"authenticate", s.authenticateStep},
+		// The client's limits (internal/quota): its rate, then its calls in progress; a refusal
+		// is 429 / RESOURCE_EXHAUSTED before the handler runs, the RateLimit headers go out as
+		// header metadata. The JSON front decided before it read the body, as it does the token
+		// (quota.Decided), and a stream's record is paced by its stream, never refused (its
+		// context carries the stream's pacer through the in-process channel): both pass.
+		{"limit", s.limits.Step},
 		// The call's phases as events on its server span, when tracing is on: the message read,
 		// admitted and decoded (either door did so by now), then the handler's answer; the
 		// span's end is the answer encoded and sent.
@@ -143,6 +156,17 @@ func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.Unary
 		return nil, err
 	}
 	return next(ctx, req)
+}
+
+// limitEarlyStep is the gRPC door's decision on the client's limits: the chain's own step,
+// taken before the message step for a call the tap handle authorized for this very method. A
+// call it did not authorize is left to the chain (after authenticate): its client is not known
+// yet, or may not call this method at all, and a call refused 401 or 403 spends none of a rate.
+func (s *Server) limitEarlyStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if !authz.Granted(ctx, info.FullMethod) {
+		return next(ctx, req)
+	}
+	return s.limits.Step(ctx, req, info, next)
 }
 
 func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {

@@ -65,8 +65,22 @@ type Config struct {
 	// controller's pods). The /authToken throttle keys on the rightmost X-Forwarded-For address
 	// that is not one of them, which a client cannot forge; empty means the connection's address.
 	TrustedProxies []netip.Prefix
-	// RedisURL shares the /authToken throttle among replicas through Redis; "" keeps it in memory.
+	// RedisURL shares the /authToken throttle and the clients' rates among replicas through
+	// Redis; "" keeps them in memory.
 	RedisURL string
+
+	// ClientRate, ClientBurst and ClientConcurrency are the limits of a client whose clients
+	// file entry does not set its own (internal/quota); 0 is unset: no rate, a burst of one
+	// second of the rate, no concurrency limit.
+	ClientRate        float64
+	ClientBurst       int
+	ClientConcurrency int
+	// Replicas is how many replicas serve the service: without Redis each enforces a client's
+	// rate/Replicas and burst/Replicas, so together they give about its rate.
+	Replicas int
+	// AdmissionWait is how long a call that does not fit the memory budget waits in its
+	// client's queue (the queues are served round-robin by client) before it is refused 503.
+	AdmissionWait time.Duration
 
 	// MemoryBudget is how many bytes of heap the requests in progress whose cost grows with their
 	// size may hold together (internal/admission); beyond it they are answered 503 / ResourceExhausted.
@@ -176,6 +190,7 @@ func (c Config) Validate() error {
 	c.validateLogs(bad)
 	c.validateLifecycle(bad)
 	c.validateMemory(bad)
+	c.validateClients(bad)
 	c.Limits.validate(bad)
 	return errors.Join(errs...)
 }
@@ -236,6 +251,19 @@ func (c Config) validateMemory(bad func(string, ...any)) {
 	}
 	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
 		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")
+	}
+}
+
+// validateClients checks the clients' limits and how they are shared.
+func (c Config) validateClients(bad func(string, ...any)) {
+	if c.ClientRate < 0 || c.ClientBurst < 0 || c.ClientConcurrency < 0 {
+		bad("YARDSTICK_CLIENT_RATE, _BURST and _CONCURRENCY must be more than 0, or empty for none")
+	}
+	if c.Replicas < 1 || c.Replicas > 1000 {
+		bad("YARDSTICK_REPLICAS %d: want 1 to 1000", c.Replicas)
+	}
+	if c.AdmissionWait < 0 || c.AdmissionWait > time.Minute {
+		bad("YARDSTICK_ADMISSION_WAIT %s: want 0 (refused at once) to 1m", c.AdmissionWait)
 	}
 }
 

@@ -18,7 +18,10 @@
 //   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
 //   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain;
 //   - grpcguard: the gRPC side's limits, slots, codec and connection watch;
-//   - admission: the memory budget, its cost model and the gRPC read pool;
+//   - admission: the memory budget, its cost model, its fair queues by client and the gRPC read
+//     pool;
+//   - quota: each client's limits: its rate (GCRA, one budget through Redis), its calls in
+//     progress, and the pacing of a stream's records and students;
 //   - telemetry: metrics, the logger, request ids and the one writer of request lines;
 //   - tracing: OpenTelemetry from the OTEL_* variables, off without an endpoint;
 //   - batch: the NDJSON batch and group stream engines, and Ordered for gRPC batches;
@@ -26,15 +29,23 @@
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
-// The interceptor chain is chain.go; the drain after SIGTERM is drain.go. docs/architecture.md
+// The interceptor chain is chain.go: the gRPC door's steps (requestID, observe, recover,
+// limit, message), then the chain every unary call runs (recover, authenticate, limit,
+// phases). The limit step counts a call against its client's limits unless its context says it
+// is counted already: a door decided early (quota.Decided: the JSON front before it read the
+// body, the gRPC door's own limit step before the message step), or the call is a stream's
+// record, paced by its stream and never refused (the stream's pacer, quota.Pace).
+// The gRPC stream interceptors are the guard's first, then quota's (a stream's slot and
+// pacing). The drain after SIGTERM is drain.go. docs/architecture.md
 // traces a JSON and a gRPC request through these files; TestImportGraph holds its import graph,
 // and this list, to the code.
 //
 // Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from
 // the contract's routes file), prometheus/client_golang for metrics, google.golang.org/genproto
 // errdetails for status details that gRPC clients already know how to read,
-// KimMachineGun/automemlimit to set GOMEMLIMIT from the container's cgroup memory limit, and
-// golang.org/x/sync's weighted semaphore for the gRPC read pool.
+// KimMachineGun/automemlimit to set GOMEMLIMIT from the container's cgroup memory limit,
+// golang.org/x/sync's weighted semaphore for the gRPC read pool, and redis/go-redis for the
+// clients' rates shared among replicas (internal/quota).
 package serve
 
 // Version is the build's version, set at link time with

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +20,11 @@ import (
 // already on their way in them.
 //
 // Then the HTTP listener stops accepting, taking first what the kernel has already accepted (a
-// connection left in the accept queue would be reset under its request); connections whose
+// connection left in the accept queue would be reset under its request); on Linux its queue is
+// cut to one place, which the drain then fills with a connection of its own before the close
+// (drain_linux.go, plugQueue), so that no client's connection can slip into the queue between
+// the last accept and the close (a client then finds the port closed: refused, its request
+// never sent); connections whose
 // request is on its way get settleDelay to start it. A connection not yet answered once is waited
 // for too, up to firstRequestWait: net/http drops without an answer a request it reads once
 // Shutdown has begun (the client sees EOF, and an HTTP client does not retry a request on a
@@ -41,6 +46,10 @@ const (
 	// answered yet: a client dials just before it sends, so a connection silent this long is not
 	// about to send.
 	firstRequestWait = 2 * time.Second
+	// plugTries and plugWait bound the plugging of the accept queue (plugQueue): a connect to
+	// loopback takes microseconds; one that waits is one whose SYN was dropped.
+	plugTries = 20
+	plugWait  = 50 * time.Millisecond
 )
 
 // closeWhenDraining makes every HTTP answer close its connection once the drain has begun.
@@ -158,7 +167,9 @@ func (d *drainListener) Accept() (net.Conn, error) {
 // socket: later connections are refused, none is left queued to be reset.
 func (d *drainListener) stopAccepting(wait time.Duration) {
 	d.stopping.Store(true)
-	if dl, ok := d.Listener.(interface{ SetDeadline(time.Time) error }); ok {
+	narrowed := narrowBacklog(d.Listener) // one place in the accept queue (drain_linux.go)
+	dl, ok := d.Listener.(interface{ SetDeadline(time.Time) error })
+	if ok {
 		_ = dl.SetDeadline(time.Now().Add(wait))
 	} else {
 		_ = d.Listener.Close()
@@ -167,7 +178,60 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 	case <-d.loopDone:
 	case <-d.closed:
 	}
+	if narrowed && ok {
+		if plug := d.plugQueue(dl); plug != nil {
+			defer plug.Close()
+		}
+	}
 	_ = d.Listener.Close()
+}
+
+// plugQueue fills the accept queue's one place (narrowBacklog) with a connection of the
+// listener's own: while it waits there the kernel drops every new SYN, so the close that follows
+// resets only it. A client's connection found in the place first is taken and handed over, as
+// the accept loop does, and the plug tried again. nil: the place could not be taken (the close
+// may then reset one client's connection, as before).
+func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) net.Conn {
+	addr := dialable(d.Listener.Addr())
+	if addr == "" {
+		return nil
+	}
+	for range plugTries {
+		if c, err := net.DialTimeout("tcp", addr, plugWait); err == nil {
+			return c
+		}
+		// A SYN dropped: the place is a client's. Take that connection.
+		_ = dl.SetDeadline(time.Now().Add(plugWait))
+		c, err := d.Listener.Accept()
+		if err != nil {
+			continue
+		}
+		dc := d.track(c)
+		select {
+		case d.conns <- dc:
+		case <-d.closed:
+			dc.Close()
+			return nil
+		}
+	}
+	return nil
+}
+
+// dialable is the address a connection of the listener's own dials: its own, with the loopback
+// address of its family when it listens on every address.
+func dialable(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	ip := ta.IP
+	switch {
+	case ip == nil || ip.Equal(net.IPv4zero):
+		ip = net.IPv4(127, 0, 0, 1)
+	case ip.Equal(net.IPv6unspecified):
+		ip = net.IPv6loopback
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
 }
 
 // Close ends Accept (http.Server.Shutdown calls it) and closes the socket, unless stopAccepting

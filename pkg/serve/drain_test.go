@@ -237,18 +237,34 @@ func TestShutdownAnswersConnectionsOpenedDuringDrain(t *testing.T) {
 	}
 }
 
-// waitListenerClosed dials addr until the connection is refused and returns when that happened.
-// Each probe that connects is closed at once, as a TCP health check would.
+// waitListenerClosed dials addr until the connection is refused and returns when the listener
+// began to close. Each probe that connects is closed at once, as a TCP health check would. On
+// Linux the drain cuts the accept queue to one place and plugs it just before the close
+// (drain_linux.go): a probe's SYN is then dropped, and the kernel sends it again only a second
+// later, when it is refused; the close began when the first probe that could not connect in
+// probeWait was sent. The function still returns only once the listener refuses.
 func waitListenerClosed(t *testing.T, addr string) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
+	var dropped time.Time // when the first probe whose SYN was dropped was sent
 	for time.Now().Before(deadline) {
-		c, err := net.Dial("tcp", addr)
+		sent := time.Now()
+		c, err := net.DialTimeout("tcp", addr, probeWait)
+		var ne net.Error
+		if err != nil && errors.As(err, &ne) && ne.Timeout() {
+			if dropped.IsZero() {
+				dropped = sent
+			}
+			continue
+		}
 		if err != nil {
 			// A probe that lands in the backlog as the socket closes is reset instead of refused;
 			// either way the listener is gone (and the probe sent no request to lose).
 			if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, syscall.ECONNRESET) {
 				t.Fatalf("probe: %v; want a connection, ECONNREFUSED or ECONNRESET", err)
+			}
+			if !dropped.IsZero() {
+				return dropped
 			}
 			return time.Now()
 		}
@@ -258,6 +274,10 @@ func waitListenerClosed(t *testing.T, addr string) time.Time {
 	t.Fatal("the listener did not close within 5s")
 	return time.Time{}
 }
+
+// probeWait is how long waitListenerClosed's probe waits to connect: a connect on loopback takes
+// microseconds; one that takes longer had its SYN dropped.
+const probeWait = 100 * time.Millisecond
 
 // askOnce sends req on c and reads one answer: it must be 200 with Connection: close.
 func askOnce(c net.Conn, req string) error {

@@ -30,6 +30,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -93,6 +94,7 @@ type Server struct {
 	ready    atomic.Bool
 
 	budget   *admission.Budget  // heap of the large requests in progress (internal/admission)
+	limits   *quota.Limiter     // each client's rate and concurrency (internal/quota)
 	reloads  *telemetry.Reloads // what each reload took or refused
 	tracing  *tracing.Tracing   // OpenTelemetry from the OTEL_* variables; off unless an endpoint is set
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
@@ -124,6 +126,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	s.telemetry.UseTracing(tr)
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
+	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
+		Concurrency: cfg.ClientConcurrency, Replicas: cfg.Replicas, RedisURL: cfg.RedisURL, Limits: issuer.Limits,
+		Clients: issuer.ClientIDs, Log: log}); err != nil {
+		return nil, err
+	}
+	if err := s.limits.Register(s.telemetry.Registry()); err != nil {
+		return nil, fmt.Errorf("client limits: %w", err)
+	}
 	log.Info("token issuer ready", "issuer", issuer.Summary())
 	log.Info("tracing", "enabled", tr.Enabled())
 	if cfg.Dev {
@@ -172,7 +182,9 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.ChainUnaryInterceptor(chain(append(s.grpcDoor(), s.unaryChain()...))), // composed once (chain.go)
-		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor),
+		// The guard first (the token verified, the stream admitted, its log line), then the
+		// client's limits: its concurrency slot, and each message it receives paced by its rate.
+		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, s.limits.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
@@ -199,6 +211,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
+	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
 	return nil
@@ -239,6 +252,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 			s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", reg.services, "paths", len(paths), "handlers", len(handlers))
 		}
 	}
+	front.Limits(s.limits)
 	s.addStreams(svc, front)
 	s.http = &http.Server{
 		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),

@@ -3,6 +3,7 @@ package serve
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -87,6 +88,36 @@ func settings(service string) []setting {
 			return nil
 		}}
 	}
+	// A client limit is unset when empty (no limit, or the rate's second for a burst); set, it
+	// must be a number > 0 (a rate) or a whole number >= 1: 0 is refused, not taken as unset.
+	positive := func(dst func(c *Config) *float64) parser {
+		return parser{"float", func(c *Config, v string) error {
+			if v == "" {
+				*dst(c) = 0
+				return nil
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(f > 0) || math.IsInf(f, 1) {
+				return fmt.Errorf("%q is not a number more than 0 (leave it empty for no limit)", v)
+			}
+			*dst(c) = f
+			return nil
+		}}
+	}
+	atLeastOne := func(dst func(c *Config) *int) parser {
+		return parser{"int", func(c *Config, v string) error {
+			if v == "" {
+				*dst(c) = 0
+				return nil
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a whole number of at least 1 (leave it empty for the default)", v)
+			}
+			*dst(c) = n
+			return nil
+		}}
+	}
 	prefixes := func(dst func(c *Config) *[]netip.Prefix) parser {
 		return parser{"string", func(c *Config, v string) error {
 			var out []netip.Prefix
@@ -127,7 +158,12 @@ func settings(service string) []setting {
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
-		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(func(c *Config) *string { return &c.RedisURL })},
+		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(func(c *Config) *string { return &c.RedisURL })},
+		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(func(c *Config) *float64 { return &c.ClientRate })},
+		{"YARDSTICK_CLIENT_BURST", "client-burst", "most requests at once of a client after it idled, unless its entry sets limits.burst (empty: one second of its rate)", "", atLeastOne(func(c *Config) *int { return &c.ClientBurst })},
+		{"YARDSTICK_CLIENT_CONCURRENCY", "client-concurrency", "most calls of a client in progress at once on one replica, streams included, unless its entry sets limits.concurrency (empty: no limit)", "", atLeastOne(func(c *Config) *int { return &c.ClientConcurrency })},
+		{"YARDSTICK_REPLICAS", "replicas", "replicas of this service: without Redis each enforces rate/N and burst/N of every client", "1", integer(func(c *Config) *int { return &c.Replicas })},
+		{"YARDSTICK_ADMISSION_WAIT", "admission-wait", "how long a call that does not fit the memory budget waits in its client's queue before 503 (0: refused at once)", "2s", dur(func(c *Config) *time.Duration { return &c.AdmissionWait })},
 		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(func(c *Config) *int64 { return &c.MemoryBudget })},
 		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(func(c *Config) *float64 { return &c.MemoryBudgetFraction })},
 		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(func(c *Config) *time.Duration { return &c.BodyGrace })},

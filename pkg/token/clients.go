@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -20,7 +22,8 @@ type client struct {
 	hash        phc
 	services    []string
 	permissions []string
-	line        int // of its entry in the clients file; 0 for the dev-mode demo client
+	limits      Limits // its share of the service; zero fields take the service's defaults
+	line        int    // of its entry in the clients file; 0 for the dev-mode demo client
 	// fingerprint names the secret hash; tokens carry it, so a re-keyed client's old tokens
 	// fail on every replica, and after a restart too.
 	fingerprint string
@@ -184,7 +187,11 @@ func (p *problems) document(root *yaml.Node) []*client {
 	return clients
 }
 
-var clientKeys = []string{"clientId", "secretHash", "services", "permissions"}
+var (
+	clientKeys   = []string{"clientId", "secretHash", "services", "permissions"}
+	optionalKeys = []string{"limits"}
+	limitKeys    = []string{"rate", "burst", "concurrency"}
+)
 
 // client reads one entry; ok is false when it has a problem (already reported). The client
 // may still carry its id, for the check of repeated ids.
@@ -195,7 +202,7 @@ func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 		return nil, false
 	}
 	before := len(p.list)
-	f := p.fields(n, what, clientKeys...)
+	f := p.fields(n, what, append(clientKeys[:len(clientKeys):len(clientKeys)], optionalKeys...)...)
 	for _, k := range clientKeys {
 		if f[k] == nil {
 			p.add(n.Line, "%s: missing %s", what, k)
@@ -232,7 +239,69 @@ func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 			}
 		}
 	}
+	if v := f["limits"]; v != nil {
+		c.limits = p.limits(v, what)
+	}
 	return c, len(p.list) == before
+}
+
+// limits reads a client's limits: a mapping of rate (a number > 0), burst and concurrency
+// (whole numbers >= 1), each optional. A problem is reported at the line of its value.
+func (p *problems) limits(n *yaml.Node, what string) Limits {
+	var l Limits
+	if n.Kind != yaml.MappingNode {
+		p.add(n.Line, "%s: limits must be a mapping with the keys %s", what, strings.Join(limitKeys, ", "))
+		return l
+	}
+	what += ": limits"
+	f := p.fields(n, what, limitKeys...)
+	if v := f["rate"]; v != nil {
+		r, err := strconv.ParseFloat(v.Value, 64)
+		switch {
+		case v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") || err != nil:
+			p.add(v.Line, "%s.rate must be a number of requests per second, got %s", what, quoteNode(v))
+		case !(r > 0) || math.IsInf(r, 1):
+			p.add(v.Line, "%s.rate must be more than 0 and finite, got %s", what, v.Value)
+		default:
+			l.Rate = r
+		}
+	}
+	l.Burst = p.atLeastOne(f["burst"], what+".burst")
+	l.Concurrency = p.atLeastOne(f["concurrency"], what+".concurrency")
+	return l
+}
+
+// atLeastOne reads a whole number >= 1; 0 when n is nil or has a problem (reported).
+func (p *problems) atLeastOne(n *yaml.Node, what string) int {
+	if n == nil {
+		return 0
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 32)
+	switch {
+	case n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int":
+		p.add(n.Line, "%s must be a whole number, got %s", what, quoteNode(n))
+	case err != nil:
+		p.add(n.Line, "%s must be a whole number from 1 to %d, got %s", what, math.MaxInt32, n.Value)
+	case v < 1:
+		p.add(n.Line, "%s must be at least 1, got %d", what, v)
+	default:
+		return int(v)
+	}
+	return 0
+}
+
+// quoteNode shows a value the way the file has it: a scalar quoted, anything else by its kind.
+func quoteNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return strconv.Quote(n.Value)
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	default:
+		return "an alias"
+	}
 }
 
 // fields reports unknown and repeated keys of a mapping and returns the value node of each

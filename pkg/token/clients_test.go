@@ -46,7 +46,7 @@ var fileLine = regexp.MustCompile(`^testdata/clients/[a-z-]+\.yaml:[0-9]+: `)
 func TestReadClientsFileBad(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"empty", "syntax", "top-level-list", "top-level-keys", "clients-not-list",
-		"two-documents", "alias", "entries"} {
+		"two-documents", "alias", "entries", "limits"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join("testdata", "clients", name+".yaml")

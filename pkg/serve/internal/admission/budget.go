@@ -1,13 +1,21 @@
 // Package admission is the memory budget: every request whose cost grows with its size takes its
 // estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
-// back when it is answered; a request that does not fit is refused at once with a time to retry.
-// It owns the cost model (bytes of heap per body byte and per student), the budget's size (a share
-// of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC may be
-// reading at once for calls with a token).
+// back when it is answered; a request that does not fit waits in its client's queue, the queues
+// served round-robin by client (fair.go), and is refused with a time to retry when its wait is
+// over. It owns the cost model (bytes of heap per body byte and per student), the budget's size
+// (a share of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC
+// may be reading at once for calls with a token).
+//
+// What was kept hand-written, and why: the fair queues are per-client FIFOs and a ring of
+// clients under the budget's own mutex, not golang.org/x/sync/semaphore (which the read pool
+// uses): a Weighted semaphore is one FIFO for every caller, the very head-of-line blocking by
+// one client that the queues exist to remove, and it cannot take a cost from the budget the
+// streams' records share (stream.go) without a second lock.
 package admission
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +90,8 @@ type Budget struct {
 	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
 	freed       chan struct{}          // closed when budget is given back, for records waiting (stream.go); nil: none wait
 	streams     int64                  // admitted to streams (stream.go)
+	wait        time.Duration          // how long a call that does not fit waits in its client's queue (fair.go)
+	q           queues                 // the calls waiting, per client (fair.go)
 }
 
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
@@ -131,8 +141,9 @@ type Grant struct {
 	once sync.Once
 }
 
-// Admit takes cost from the budget, or reports that it does not fit. A cost of 0 takes nothing,
-// and its grant is nil (most requests: no allocation).
+// Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
+// in the queues before it: none jumps them). A cost of 0 takes nothing, and its grant is nil
+// (most requests: no allocation).
 func (b *Budget) Admit(cost int64) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
@@ -140,13 +151,11 @@ func (b *Budget) Admit(cost int64) (*Grant, bool) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.used+cost > b.capacity {
+	if b.q.waiting > 0 || b.used+cost > b.capacity {
 		b.refused.Inc()
 		return nil, false
 	}
-	b.used += cost
-	b.inUse.Set(float64(b.used))
-	return &Grant{b: b, cost: cost}, true
+	return b.take(cost), true
 }
 
 // Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
@@ -174,6 +183,7 @@ func (b *Budget) give(n int64) {
 	b.mu.Lock()
 	b.used -= n
 	b.inUse.Set(float64(b.used))
+	b.serve() // the queued calls first, in turn by client (fair.go)
 	if b.freed != nil {
 		close(b.freed)
 		b.freed = nil
@@ -223,14 +233,15 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitJSON admits a JSON front request before its body is read: by its Content-Length, or by the
-// route's limit when it sent none (shrunk once the body is read).
-func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, error) {
+// AdmitJSON admits a JSON front request of client before its body is read: by its
+// Content-Length, or by the route's limit when it sent none (shrunk once the body is read). A
+// request that does not fit waits in its client's queue (fair.go) up to the budget's wait.
+func (b *Budget) AdmitJSON(ctx context.Context, client string, group bool, contentLength, limit int64) (*Grant, error) {
 	n := contentLength
 	if n < 0 {
 		n = limit
 	}
-	a, ok := b.Admit(b.Cost(group, n, true))
+	a, ok := b.AdmitFor(ctx, client, b.Cost(group, n, true))
 	if !ok {
 		b.Refuse("http", CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
@@ -238,10 +249,11 @@ func (b *Budget) AdmitJSON(group bool, contentLength, limit int64) (*Grant, erro
 	return a, nil
 }
 
-// AdmitDecode admits the decoding of a gRPC call's request message by its size, as the codec read
-// it (0 when it is under SizedFrom: the codec noted no size).
-func (b *Budget) AdmitDecode(group bool, size int64) (*Grant, error) {
-	a, ok := b.Admit(b.Cost(group, size, false))
+// AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
+// read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
+// as AdmitJSON does.
+func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
+	a, ok := b.AdmitFor(ctx, client, b.Cost(group, size, false))
 	if !ok {
 		b.Refuse("grpc", CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -285,6 +286,9 @@ func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, held *
 			if tooLong || !blank(line) {
 				break
 			}
+		}
+		if err := quota.Pace(ctx); err != nil { // the client's rate: a record waits, never refused
+			return err
 		}
 		j := &job{seq: seq, line: num, done: make(chan struct{})}
 		if tooLong {

@@ -63,6 +63,11 @@
 //     stream down).
 //   - Admission per stream: a stream takes one admission slot for its whole life (503 before the
 //     head when none is free); heavy records also go through the budget one by one, waiting.
+//   - The client's rate (internal/quota): the stream's context carries its client's pacer, and
+//     Serve and ServeGroup call quota.Pace for each record or student they read, which waits
+//     while the rate is spent (never refuses: no line is answered 429). The record's context,
+//     the stream's, carries the pacer on through the Dispatcher to the chain, whose limit step
+//     lets a record pass by it.
 //   - One log line per stream when Serve returns, with Counts (lines, records, ok, failed,
 //     complete) or GroupCounts, the duration and the error (nil, ErrIdle, a cancelled context,
 //     the caller's connection error); answer lines carry no request id.

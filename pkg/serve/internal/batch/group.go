@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -115,6 +116,9 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		counts.Lines = num
 		if !tooLong && blank(line) {
 			continue
+		}
+		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
+			return counts, err
 		}
 		buf = buf[:0]
 		if tooLong {

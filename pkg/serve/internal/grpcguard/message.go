@@ -3,6 +3,7 @@ package grpcguard
 import (
 	"context"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -34,7 +35,7 @@ func (g *Guard) Receive(ctx context.Context, method string, req any) (release fu
 	if err != nil {
 		return nil, err
 	}
-	adm, err := g.budget.AdmitDecode(g.isGroup(method), got.size)
+	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), g.isGroup(method), got.size)
 	if err != nil {
 		got.free()
 		return nil, err

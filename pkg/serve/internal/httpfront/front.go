@@ -22,6 +22,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -45,6 +46,7 @@ type Handler struct {
 	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	streamOpts batch.Options              // the stream engine's options
 	marshal    marshaler                  // the gateway's marshaler, for batch records
+	limits     *quota.Limiter             // the clients' limits (Limits); nil: none
 
 	// direct is the gateway's handler of each unary path, the one its mux would choose: the
 	// front has found the route, and need not have the mux try each pattern again.
@@ -127,7 +129,25 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	if !ok {
 		return
 	}
-	body, adm, ok := f.admitAndRead(w, r, rt)
+	if !rt.Rule.Public && f.limits != nil {
+		// The client's limits, before the body is read or decoded: a refused call costs nothing,
+		// and the concurrency slot covers the whole call. The chain's limit step takes this
+		// decision (quota.Decided: in the context the gateway's call runs with), as authenticate
+		// takes the token's verdict, so the call is counted once.
+		out := f.limits.Admit(authz.ClientID(authorized))
+		if out.Policy != "" {
+			w.Header().Set(quota.PolicyHeader, out.Policy)
+			w.Header().Set(quota.StateHeader, out.State)
+		}
+		if out.Err != nil {
+			dropBody(w, r)
+			rpcerr.Write(w, rpcerr.ToHTTP(out.Err))
+			return
+		}
+		defer out.Done()
+		authorized = quota.Decided(authorized)
+	}
+	body, adm, ok := f.admitAndRead(w, r, rt, authz.ClientID(authorized))
 	if !ok {
 		return
 	}
@@ -186,14 +206,14 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 // admitAndRead holds the body to the route's limit, admits the request's memory before the body
 // is read (heavy requests take their share of the budget), then reads it. The caller releases the
 // grant; on a refusal, answered here, there is none to release.
-func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route) ([]byte, *admission.Grant, bool) {
+func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		dropBody(w, r)
 		rpcerr.Write(w, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
-	adm, err := f.budget.AdmitJSON(rt.Group, r.ContentLength, limit)
+	adm, err := f.budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
 	if err != nil {
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)

@@ -13,6 +13,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -32,6 +33,15 @@ import (
 // options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
 func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, codec *jsonwire.Codec) {
 	f.groups, f.streamOpts, f.marshal = groups, o, marshaler{codec: codec}
+}
+
+// Limits makes the front apply each client's limits (internal/quota): a unary call's before its
+// body is read (the chain's step takes that decision, quota.Decided), and a stream's
+// concurrency, with its records and students paced by the client's rate; a record's context is
+// the stream's, pacer included, all the way through the in-process channel, and the chain's
+// step lets it pass by that. Without it nothing is limited.
+func (f *Handler) Limits(l *quota.Limiter) {
+	f.limits = l
 }
 
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
@@ -57,6 +67,18 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		dropBody(w, r)
 		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
+	}
+	if f.limits != nil {
+		var limit quota.Outcome
+		if authorized, limit = f.limits.OpenStream(authorized); limit.Policy != "" {
+			w.Header().Set(quota.PolicyHeader, limit.Policy)
+		}
+		if limit.Err != nil {
+			dropBody(w, r)
+			rpcerr.Write(w, rpcerr.ToHTTP(limit.Err))
+			return
+		}
+		defer limit.Done()
 	}
 	adm, ok := f.budget.AdmitStream("http")
 	if !ok {

@@ -10,6 +10,27 @@ import (
 
 // TestLogLimiter: a cause writes a burst of 20 lines, then 5 a second; the first line written
 // after a gap says how many were dropped, and each dropped line is counted. Causes are apart.
+// TestLogLimiterSeriesAtZero: every cause's series is on /metrics from the start, at 0 (the
+// dashboard's panel needed "or … * 0" while they were born at the first suppression).
+func TestLogLimiterSeriesAtZero(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	l := NewLogLimiter(reg, "scoring")
+	if got := testutil.CollectAndCount(reg, "yardstick_log_lines_suppressed_total"); got != 27 {
+		t.Errorf("series before any suppression: got %d; want 27 (16 gRPC codes but OK, 11 HTTP statuses)", got)
+	}
+	for _, c := range [][2]string{{"grpc", "Unauthenticated"}, {"grpc", "ResourceExhausted"}, {"http", "429"}, {"http", "503"}} {
+		if got := testutil.ToFloat64(l.suppressed.WithLabelValues(c[0], c[1])); got != 0 {
+			t.Errorf("%s %s: got %v; want 0", c[0], c[1], got)
+		}
+	}
+	for _, code := range limitedGRPCCodes {
+		if code == "OK" {
+			t.Errorf("OK among the limited codes: answered lines are never limited")
+		}
+	}
+}
+
 func TestLogLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)

@@ -1,0 +1,82 @@
+package serve
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// TestFairAdmissionRoundRobin: with the budget room for one group forecast at a time, a client
+// with four queued behind the one running cannot hold another client's single one behind all
+// four: once the running one ends, the queues are served one call per client in turn.
+func TestFairAdmissionRoundRobin(t *testing.T) {
+	t.Parallel()
+	cfg := forecastConfig(t)
+	cfg.MemoryBudget = 3 << 19 // one group forecast of 900 students at a time
+	cfg.Limits.MaxStudents = 1000
+	cfg.AdmissionWait = time.Minute
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n" +
+		"  - clientId: flood\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n" +
+		"  - clientId: single\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeForecast(t, cfg.Limits)
+	fake.faulty = true // each math group forecast holds until released
+	h := startService(t, cfg, fake.service())
+	toks := map[string]string{"demo": h.token("demo", "demo-secret"), "flood": h.token("flood", clientSecret), "single": h.token("single", clientSecret)}
+	group := groupBody(900, typicalStudent)
+	done := make(chan string, 8)
+	send := func(who string) {
+		go func() {
+			r, err := post(h.base, "/api/forecast/math/group", toks[who], bytes.NewReader(group))
+			if err != nil || r.status != http.StatusOK {
+				t.Errorf("%s: got %d %s %v; want 200", who, r.status, r.body, err)
+			}
+			done <- who
+		}()
+	}
+	waiting := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); h.srv.budget.Waiting() != n; time.Sleep(2 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("queued: got %d; want %d", h.srv.budget.Waiting(), n)
+			}
+		}
+	}
+	send("demo")
+	<-fake.started
+	for i := range 4 {
+		send("flood")
+		waiting(i + 1)
+	}
+	send("single")
+	waiting(5)
+	var order []string
+	for range 6 {
+		fake.release <- struct{}{}
+		order = append(order, <-done)
+		if len(order) < 6 {
+			<-fake.started // the next one admitted is running
+		}
+	}
+	want := []string{"demo", "flood", "single", "flood", "flood", "flood"}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("answered in order %v; want %v (single's one after one of flood's, not after all four)", order, want)
+		}
+	}
+	if got := h.srv.budget.Waiting(); got != 0 {
+		t.Errorf("queued after all: %d; want 0", got)
+	}
+}
