@@ -29,6 +29,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
+// policyKey and stateKey are the RateLimit headers' names as http.Header keys them: set
+// directly, they are not canonicalized again on every answer of a limited client.
+var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.CanonicalHeaderKey(quota.StateHeader)
+
 // gatewayHeader is the request header of every authorized call the front passes to the gateway.
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
@@ -136,8 +140,8 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		// takes the token's verdict, so the call is counted once.
 		out := f.limits.Admit(authz.ClientID(authorized))
 		if out.Policy != "" {
-			w.Header().Set(quota.PolicyHeader, out.Policy)
-			w.Header().Set(quota.StateHeader, out.State)
+			h := w.Header()
+			h[policyKey], h[stateKey] = []string{out.Policy}, []string{out.State}
 		}
 		if out.Err != nil {
 			dropBody(w, r)

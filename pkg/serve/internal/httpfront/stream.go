@@ -71,7 +71,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	if f.limits != nil {
 		var limit quota.Outcome
 		if authorized, limit = f.limits.OpenStream(authorized); limit.Policy != "" {
-			w.Header().Set(quota.PolicyHeader, limit.Policy)
+			w.Header()[policyKey] = []string{limit.Policy}
 		}
 		if limit.Err != nil {
 			dropBody(w, r)

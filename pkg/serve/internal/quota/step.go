@@ -47,8 +47,12 @@ type decidedKey struct{}
 // through. A call it counted goes on marked Decided, so that it is counted once. The headers go
 // out as the call's header metadata.
 func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	// Each check walks the context; the most common pass first: a JSON call the front decided.
+	if decided(ctx) || ctx.Value(paceKey{}) != nil {
+		return next(ctx, req)
+	}
 	client := l.cfg.Client(ctx)
-	if client == "" || ctx.Value(paceKey{}) != nil || decided(ctx) {
+	if client == "" {
 		return next(ctx, req)
 	}
 	out := l.Admit(client)
