@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -75,7 +76,7 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 	q := measure.ItemQuery{Framework: fw, Strand: req.GetStrand(), IDs: req.GetIds(), Limit: defaultPageSize}
 	if req.Strand != nil && fw != "" {
 		strands, _ := b.Strands(fw)
-		if !containsString(strands, q.Strand) {
+		if !slices.Contains(strands, q.Strand) {
 			p.Add("strand", "unknown %s strand %q (the framework's strands: %s)", fw, q.Strand, strings.Join(strands, ", "))
 		}
 	}
@@ -150,13 +151,4 @@ func (c *Catalog) ListStrands(_ context.Context, req *scoringv1.ListStrandsReque
 	}
 	strands, _ := b.Strands(fw)
 	return &scoringv1.ListStrandsResponse{Strands: strands, Framework: fw, Bundle: c.bundleInfo(), ApiVersion: serve.Version}, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
