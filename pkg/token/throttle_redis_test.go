@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
 
 // replicas are n issuers over the same clients, sharing one clock and, when url is set, one Redis.
@@ -279,7 +281,7 @@ func TestRedisURL(t *testing.T) {
 	}
 	var log logBuffer
 	p := newFixture(t, func(o *Options) {
-		o.RedisURL = fmt.Sprintf("redis://:hunter2@127.0.0.1:%d", freePort(t))
+		o.RedisURL = "redis://:hunter2@" + freeAddr(t)
 		o.Throttle = ThrottleConfig{PerClient: Bucket{Burst: 2}}
 		o.Logger = slog.New(slog.NewTextHandler(&log, nil))
 	})
@@ -297,4 +299,14 @@ func TestRedisURL(t *testing.T) {
 	if s := log.String(); strings.Count(s, "Redis unreachable") != 1 || strings.Contains(s, "hunter2") {
 		t.Errorf("got log %q; want one 'Redis unreachable' line, no password", s)
 	}
+}
+
+// freeAddr is a free loopback host:port nothing listens on (internal/proc.FreePort).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	addr, err := proc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
 }
