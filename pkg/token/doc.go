@@ -28,4 +28,7 @@
 //     maintains, released often, with connection pooling, per-call timeouts, redis:// and
 //     rediss:// URLs, and Script (EVALSHA with a fall back to EVAL), which runs the bucket
 //     arithmetic atomically inside Redis: a failure is counted in all three buckets or none.
+//     The connection and its breaker (SharedRedis: short timeouts, no retries, Redis left alone
+//     for a second after a failure) are exported for the serving frame's client limits, which
+//     share the same Redis and must behave the same when it is gone.
 package token

@@ -245,7 +245,7 @@ func (i *Issuer) ThrottleFallbacks() uint64 {
 	if i.throttle.shared == nil {
 		return 0
 	}
-	return i.throttle.shared.fallbacks.Load()
+	return i.throttle.shared.Fallbacks()
 }
 
 // Close releases the connections to Redis, if any. The Issuer must not be used after.
@@ -253,7 +253,7 @@ func (i *Issuer) Close() error {
 	if i.throttle.shared == nil {
 		return nil
 	}
-	return i.throttle.shared.close()
+	return i.throttle.shared.Close()
 }
 
 // JWKS is the JSON Web Key Set of every public key (kty OKP, crv Ed25519, kid, alg EdDSA,

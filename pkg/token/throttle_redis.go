@@ -2,12 +2,8 @@ package token
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,14 +13,6 @@ import (
 // bucket has refilled (a full bucket is the same as none), so Redis holds only the buckets
 // of recent failures.
 const RedisKeyPrefix = "yardstick:throttle:"
-
-// Defaults of the Redis connection when the URL does not set them: a throttle check must not
-// hold a login for long when Redis is slow or gone, and a failed call is not retried (the
-// replica falls back on its own limits instead, and tries Redis again after redisRetry).
-const (
-	redisTimeout = 250 * time.Millisecond
-	redisRetry   = time.Second
-)
 
 // bucketScript reads or counts the buckets KEYS, each a hash {full, last} in microseconds:
 // the same generic cell rate algorithm as fill (throttle.go), in integers, which Lua's doubles
@@ -58,54 +46,21 @@ return longest
 `)
 
 // redisStore keeps the throttle's buckets in Redis, where every replica sees them. When Redis
-// cannot be reached it says so (ok false), and the throttle goes by this replica's own
-// buckets alone; it then leaves Redis alone for redisRetry before trying again, so that a dead
-// Redis costs at most one timeout a second, not one per login.
-type redisStore struct {
-	client *redis.Client
-	log    *slog.Logger
-	retry  time.Duration
-
-	mu      sync.Mutex
-	down    bool      // the last call failed
-	retryAt time.Time // while down: when the next call may try Redis again
-
-	fallbacks atomic.Uint64 // checks and failures decided without Redis
-}
+// cannot be reached it says so (ok false), and the throttle goes by this replica's own buckets
+// alone; SharedRedis's breaker then leaves Redis alone for a second before trying again.
+type redisStore struct{ *SharedRedis }
 
 // newRedisStore connects lazily: an unreachable Redis at start is a fallback, not a start-up
 // error, so the service starts and stays ready. A URL that does not parse is an error.
 func newRedisStore(rawURL string, log *slog.Logger) (*redisStore, error) {
-	o, err := redis.ParseURL(rawURL)
+	s, err := DialRedis(rawURL, log,
+		"login throttle: Redis unreachable; this replica limits failed logins in its own memory until it is back",
+		"login throttle: Redis reachable again; limits shared")
 	if err != nil {
-		return nil, fmt.Errorf("redis URL: %w", err) // go-redis's message does not quote the URL
+		return nil, err
 	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = redisTimeout
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = redisTimeout
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = redisTimeout
-	}
-	if o.PoolTimeout == 0 {
-		o.PoolTimeout = redisTimeout
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = -1
-	}
-	if o.DialerRetries == 0 {
-		o.DialerRetries = 1 // go-redis would dial 5 times, 100 ms apart, before giving up
-	}
-	// go-redis writes a line to stderr for every failed dial, which would be one per login
-	// retry while Redis is down; the throttle logs the change itself, once each way.
-	muteRedisLog.Do(func() { redis.SetLogger(quietLogger{}) })
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log.Info("login throttle: limits shared through Redis", "redis", o.Addr, "keyPrefix", RedisKeyPrefix)
-	return &redisStore{client: redis.NewClient(o), log: log, retry: redisRetry}, nil
+	s.log.Info("login throttle: limits shared through Redis", "redis", s.Addr(), "keyPrefix", RedisKeyPrefix)
+	return &redisStore{s}, nil
 }
 
 // keys are the Redis keys of the three buckets, in the order of ThrottleConfig's fields. The
@@ -131,9 +86,9 @@ func redisArgs(op string, c ThrottleConfig, now time.Time) []any {
 // not answer.
 func (s *redisStore) wait(c ThrottleConfig, clientKey, remoteKey string, now time.Time) (time.Duration, bool) {
 	var us int64
-	err := s.call(func(ctx context.Context) error {
+	err := s.Call(func(ctx context.Context, rc *redis.Client) error {
 		var err error
-		us, err = bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("wait", c, now)...).Int64()
+		us, err = bucketScript.Run(ctx, rc, redisKeys(clientKey, remoteKey), redisArgs("wait", c, now)...).Int64()
 		return err
 	})
 	return time.Duration(us) * time.Microsecond, err == nil
@@ -143,57 +98,10 @@ func (s *redisStore) wait(c ThrottleConfig, clientKey, remoteKey string, now tim
 // emptied any of them (locked).
 func (s *redisStore) take(c ThrottleConfig, clientKey, remoteKey string, now time.Time) (locked, ok bool) {
 	var emptied int64
-	err := s.call(func(ctx context.Context) error {
+	err := s.Call(func(ctx context.Context, rc *redis.Client) error {
 		var err error
-		emptied, err = bucketScript.Run(ctx, s.client, redisKeys(clientKey, remoteKey), redisArgs("take", c, now)...).Int64()
+		emptied, err = bucketScript.Run(ctx, rc, redisKeys(clientKey, remoteKey), redisArgs("take", c, now)...).Int64()
 		return err
 	})
 	return emptied > 0, err == nil
 }
-
-var muteRedisLog sync.Once
-
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}
-
-var errRedisSkipped = errors.New("redis: skipped until the retry time")
-
-// call runs f against Redis unless Redis is down and its retry time has not come; only one
-// caller tries at the retry time. A change between up and down is logged once each way.
-func (s *redisStore) call(f func(context.Context) error) error {
-	s.mu.Lock()
-	if s.down {
-		if time.Now().Before(s.retryAt) {
-			s.mu.Unlock()
-			s.fallbacks.Add(1)
-			return errRedisSkipped
-		}
-		s.retryAt = time.Now().Add(s.retry) // the others skip while this one tries
-	}
-	s.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*redisTimeout)
-	err := f(ctx)
-	cancel()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		s.fallbacks.Add(1)
-		if !s.down {
-			s.down = true
-			s.log.Warn("login throttle: Redis unreachable; this replica limits failed logins in its own memory until it is back",
-				"err", err.Error())
-		}
-		s.retryAt = time.Now().Add(s.retry)
-		return err
-	}
-	if s.down {
-		s.down = false
-		s.log.Info("login throttle: Redis reachable again; limits shared")
-	}
-	return nil
-}
-
-func (s *redisStore) close() error { return s.client.Close() }

@@ -108,7 +108,7 @@ func TestRedisSameWaitsAsMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.close()
+	defer store.Close()
 	rng := rand.New(rand.NewPCG(19, 7))
 	now := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
 	blocked := 0

@@ -105,7 +105,7 @@ func (l *Limiter) Fallbacks() uint64 {
 	if l.shared == nil {
 		return 0
 	}
-	return l.shared.fallbacks.Load()
+	return l.shared.redis.Fallbacks()
 }
 
 // limitsOf is the client's effective limits: its own from the clients file, each missing one
@@ -188,7 +188,7 @@ func (l *Limiter) hold(client string) *slot {
 // else in this replica's memory at its share.
 func (l *Limiter) take(client string, p policy) decision {
 	if l.shared != nil {
-		if d, ok := l.shared.take(client, p, l.cfg.Replicas); ok {
+		if d, ok := l.shared.take(client, p); ok {
 			return d
 		}
 	}

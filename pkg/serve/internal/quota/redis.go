@@ -2,27 +2,19 @@ package quota
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
 // RedisKeyPrefix starts every key the limiter writes: yardstick:rate:<service>:<clientId>, a
 // hash {tat: the time (µs, Redis's clock) the client's bucket is full again, iv: the interval it
 // was counted in}, expiring when the bucket is full.
 const RedisKeyPrefix = "yardstick:rate:"
-
-// As the login throttle's: a call to Redis must not hold a request long when Redis is slow or
-// gone, is not retried, and a Redis found down is left alone for redisRetry.
-const (
-	redisTimeout = 250 * time.Millisecond
-	redisRetry   = time.Second
-)
 
 // rateScript is gcra (gcra.go) in Redis, on Redis's clock. KEYS[1] the client's key, a hash
 // {tat, iv}; ARGV the interval (µs) and the burst. Returns {allowed (0/1), remaining, wait µs,
@@ -50,58 +42,38 @@ redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
 `)
 
-// shared keeps the buckets in Redis, where every replica sees them.
+// shared keeps the buckets in Redis, where every replica sees them, through the connection and
+// breaker the login throttle uses (token.SharedRedis: short timeouts, no retries, Redis left
+// alone for a second after a failure, one WARN and one INFO per outage).
 type shared struct {
-	client  *redis.Client
-	log     *slog.Logger
-	prefix  string
-	retry   time.Duration
-	timeout time.Duration
-
-	mu      sync.Mutex
-	down    bool      // the last call failed
-	retryAt time.Time // while down: when the next call may try Redis again
-
-	fallbacks atomic.Uint64 // decisions made without Redis
+	redis  *token.SharedRedis
+	prefix string
 }
 
 // newShared connects lazily: an unreachable Redis at start is a fallback, not a start-up error.
 func newShared(rawURL, service string, replicas int, log *slog.Logger) (*shared, error) {
-	o, err := redis.ParseURL(rawURL)
+	r, err := token.DialRedis(rawURL, log,
+		"client limits: Redis unreachable; each replica enforces rate/N and burst/N in its own memory until it is back",
+		"client limits: Redis reachable again; rates shared", "replicas", replicas)
 	if err != nil {
-		return nil, fmt.Errorf("redis URL: %w", err)
+		return nil, err
 	}
-	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout} {
-		if *d == 0 {
-			*d = redisTimeout
-		}
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = -1
-	}
-	if o.DialerRetries == 0 {
-		o.DialerRetries = 1
-	}
-	log.Info("client limits: rates shared through Redis", "redis", o.Addr, "key_prefix", RedisKeyPrefix+service+":", "replicas", replicas)
-	return &shared{client: redis.NewClient(o), log: log, prefix: RedisKeyPrefix + service + ":", retry: redisRetry,
-		timeout: 2 * redisTimeout}, nil
+	log.Info("client limits: rates shared through Redis", "redis", r.Addr(), "key_prefix", RedisKeyPrefix+service+":", "replicas", replicas)
+	return &shared{redis: r, prefix: RedisKeyPrefix + service + ":"}, nil
 }
-
-var errSkipped = errors.New("redis: skipped until the retry time")
 
 // take decides one request of client in Redis; ok is false when Redis was not asked or did not
 // answer (the caller then decides locally).
-func (s *shared) take(client string, p policy, replicas int) (d decision, ok bool) {
-	if !s.tryNow() {
-		return d, false
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-	v, err := rateScript.Run(ctx, s.client, []string{s.prefix + client}, p.interval().Microseconds(), p.burst).Int64Slice()
-	cancel()
-	if err == nil && len(v) != 4 {
-		err = fmt.Errorf("rate script answered %d values, want 4", len(v))
-	}
-	s.after(err, replicas)
+func (s *shared) take(client string, p policy) (d decision, ok bool) {
+	var v []int64
+	err := s.redis.Call(func(ctx context.Context, c *redis.Client) error {
+		var err error
+		v, err = rateScript.Run(ctx, c, []string{s.prefix + client}, p.interval().Microseconds(), p.burst).Int64Slice()
+		if err == nil && len(v) != 4 {
+			err = fmt.Errorf("rate script answered %d values, want 4", len(v))
+		}
+		return err
+	})
 	if err != nil {
 		return d, false
 	}
@@ -109,40 +81,4 @@ func (s *shared) take(client string, p policy, replicas int) (d decision, ok boo
 		full: time.Duration(v[3]) * time.Microsecond}, true
 }
 
-// tryNow says whether to ask Redis: always while it answers; once it did not, only one caller
-// at each retry time.
-func (s *shared) tryNow() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.down {
-		return true
-	}
-	if time.Now().Before(s.retryAt) {
-		s.fallbacks.Add(1)
-		return false
-	}
-	s.retryAt = time.Now().Add(s.retry) // the others decide locally while this one tries
-	return true
-}
-
-// after records the outcome of a call, logging a change between up and down once each way.
-func (s *shared) after(err error, replicas int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		s.fallbacks.Add(1)
-		if !s.down {
-			s.down = true
-			s.log.Warn("client limits: Redis unreachable; each replica enforces rate/N and burst/N in its own memory until it is back",
-				"replicas", replicas, "err", err.Error())
-		}
-		s.retryAt = time.Now().Add(s.retry)
-		return
-	}
-	if s.down {
-		s.down = false
-		s.log.Info("client limits: Redis reachable again; rates shared")
-	}
-}
-
-func (s *shared) close() error { return s.client.Close() }
+func (s *shared) close() error { return s.redis.Close() }

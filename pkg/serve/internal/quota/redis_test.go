@@ -95,7 +95,7 @@ func TestRedisDownAndBack(t *testing.T) {
 		t.Errorf("WARN lines: got %d; want one per replica (2):\n%s", n, log.String())
 	}
 	r.restart()
-	time.Sleep(redisRetry + 100*time.Millisecond) // each replica may try Redis again
+	time.Sleep(time.Second + 100*time.Millisecond) // each replica may try Redis again (the breaker waits 1 s)
 	// The first call to find Redis back tries it; the calls meanwhile decide locally.
 	flood(ls, "other", 200*time.Millisecond)
 	before := ls[0].Fallbacks() + ls[1].Fallbacks()
