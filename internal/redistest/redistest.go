@@ -79,7 +79,7 @@ func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
 // start runs redis-server on s.port and waits until it answers PING.
 func (s *Server) start() error {
-	var out logBuffer
+	var out LogBuffer
 	s.cmd = exec.Command(s.path, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", s.t.TempDir())
 	s.cmd.Stdout, s.cmd.Stderr = &out, &out
@@ -157,19 +157,21 @@ func (s *Server) Restart() {
 	s.t.Fatal(err)
 }
 
-// logBuffer collects redis-server's output from its two streams.
-type logBuffer struct {
+// LogBuffer collects what several goroutines write: redis-server's two streams here, the slog
+// lines of the code under test in the tests that run it.
+type LogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
+func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *logBuffer) String() string {
+// String is everything written so far.
+func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()

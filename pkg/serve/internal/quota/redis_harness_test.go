@@ -1,8 +1,6 @@
 package quota
 
 import (
-	"bytes"
-	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -27,19 +25,4 @@ func (s *redisServer) client() *redis.Client {
 }
 
 // logBuffer collects log lines written from several goroutines (the tests' slog handlers).
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = redistest.LogBuffer
