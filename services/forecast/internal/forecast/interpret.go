@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
@@ -78,16 +77,7 @@ func (g graded) percentile(ability float64) *int32 {
 
 func (s *Server) ForecastComprehension(ctx context.Context, req *forecastv1.ComprehensionRequest) (*forecastv1.ComprehensionResponse, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
-	var fw *measure.Framework
-	if req.Framework == nil {
-		p.Add("framework", "is required (lexile or quantile)")
-	} else {
-		var ok bool
-		if fw, ok = b.Framework(strings.ToLower(strings.TrimSpace(req.GetFramework()))); !ok {
-			p.Add("framework", "unknown framework %q (want lexile or quantile)", req.GetFramework())
-		}
-	}
+	fw := requiredFramework(&p, s.content.Bundle(), req.Framework)
 	switch v := req.ReaderAbility; {
 	case v == nil:
 		p.Add("readerAbility", "is required")

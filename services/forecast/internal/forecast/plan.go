@@ -21,7 +21,7 @@ const defaultPlanProbability = 0.5
 // figure on the single forecast's own path.
 func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*forecastv1.PlanResponse, error) {
 	var p rpcerr.Problems
-	fw := s.planFramework(&p, req.Framework)
+	fw := requiredFramework(&p, s.content.Bundle(), req.Framework)
 	measure.CheckPrior(p.Add, "", req.PriorAbility, req.PriorUncertainty, new(0.0))
 	grade, toy := planSchoolTime(&p, req.Grade, req.TimeOfYear)
 	switch v := req.Target; {
@@ -86,13 +86,14 @@ func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*foreca
 	return out, nil
 }
 
-// planFramework is the required framework, by name in any case.
-func (s *Server) planFramework(p *rpcerr.Problems, name *string) *measure.Framework {
+// requiredFramework is a required framework field, its name matched in any case (the
+// comprehension rates and the plan take it).
+func requiredFramework(p *rpcerr.Problems, b *measure.Bundle, name *string) *measure.Framework {
 	if name == nil {
 		p.Add("framework", "is required (lexile or quantile)")
 		return nil
 	}
-	fw, ok := s.content.Bundle().Framework(strings.ToLower(strings.TrimSpace(*name)))
+	fw, ok := b.Framework(strings.ToLower(strings.TrimSpace(*name)))
 	if !ok {
 		p.Add("framework", "unknown framework %q (want lexile or quantile)", *name)
 	}
@@ -100,7 +101,7 @@ func (s *Server) planFramework(p *rpcerr.Problems, name *string) *measure.Framew
 }
 
 // planSchoolTime is the required grade and time of year the measure was taken at; the time of
-// year in any case, as the framework.
+// year in any case (measure.TimeOfYear, as on every path that takes one).
 func planSchoolTime(p *rpcerr.Problems, grade *int32, timeOfYear *string) (int, string) {
 	g := 0
 	switch {
@@ -115,8 +116,8 @@ func planSchoolTime(p *rpcerr.Problems, grade *int32, timeOfYear *string) (int, 
 		p.Add("timeOfYear", "is required (BOY, MOY or EOY): when in the year the measure was taken")
 		return g, ""
 	}
-	toy := strings.ToUpper(strings.TrimSpace(*timeOfYear))
-	if toy != "BOY" && toy != "MOY" && toy != "EOY" {
+	toy, ok := measure.TimeOfYear(*timeOfYear)
+	if !ok {
 		p.Add("timeOfYear", "must be BOY, MOY or EOY, got %q", *timeOfYear)
 	}
 	return g, toy
