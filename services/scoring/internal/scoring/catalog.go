@@ -44,13 +44,9 @@ func decodePageToken(tok string) (string, bool) {
 }
 
 // bundleInfo names the bundle that answered: where it comes from (a directory by its name only,
-// never its path on the server) and its hash.
+// never its path on the server; the embedded bundle's source has no path to cut) and its hash.
 func (c *Catalog) bundleInfo() *scoringv1.BundleInfo {
-	src := c.content.Source()
-	if src != "embedded demonstration bundle" {
-		src = filepath.Base(src)
-	}
-	return &scoringv1.BundleInfo{Source: src, Hash: c.content.Version()}
+	return &scoringv1.BundleInfo{Source: filepath.Base(c.content.Source()), Hash: c.content.Version()}
 }
 
 // framework is a required or optional framework named in any case.
