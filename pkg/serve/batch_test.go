@@ -44,7 +44,7 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	h := startService(t, cfg, Service{
 		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:   scoringGateway,
-		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
+		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
 		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})
 	h.fake = fake
@@ -250,7 +250,7 @@ func TestGroupStreamPermissions(t *testing.T) {
 	cfg := forecastConfig(t)
 	cfg.ClientsFile = clients
 	svc := newFakeForecast(t, cfg.Limits).service()
-	svc.BatchPath, svc.BatchPermission, svc.GroupPermission = "/api/forecast/batch", token.PermForecastBatch, token.PermForecastGroup
+	svc.BatchPath, svc.BatchPermission, svc.GroupPermission = "/api/forecast/batch", "forecast:batch", "forecast:group"
 	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
 	h := startService(t, cfg, svc)
 	body := "{}\n[1,2,3]\n"
@@ -325,7 +325,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	fake := newFakeForecast(t, cfg.Limits)
 	fake.faulty = true
 	svc := fake.service()
-	svc.BatchPath, svc.BatchPermission = "/api/forecast/batch", token.PermForecastBatch
+	svc.BatchPath, svc.BatchPermission = "/api/forecast/batch", "forecast:batch"
 	h := startService(t, cfg, svc)
 	tok := h.token("demo", "demo-secret")
 	group := groupBody(900, typicalStudent)

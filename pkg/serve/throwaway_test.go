@@ -27,15 +27,19 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// The throwaway endpoint: a service of its own, declared the way a .proto file declares one
-// (its rpc, its permission, that a batch record may name it, its HTTP rule), with the handler and
-// the two registrations the generators would write. Nothing of the frame knows it.
+// The throwaway endpoint: a service of its own, declared the way a new .proto file of the
+// scoring service's contract (yardstick/scoring/v1/) declares one: its rpcs, their permissions,
+// that a batch record may name it, its HTTP rule; with the handler and the two registrations the
+// generators would write. Nothing of the frame or of pkg/token knows it: the clients file grants
+// its permissions because the contract declares them, and its package makes them scoring's.
 const (
-	throwawayService = "throwaway.v1.EchoService"
-	throwawayMethod  = "/" + throwawayService + "/Echo"
-	throwawayBatch   = "/" + throwawayService + "/EchoBatch"
-	throwawayPath    = "/api/throwaway/echo"
-	throwawayPerm    = "score:adaptive" // a permission pkg/token knows: the client registry refuses any other
+	throwawayService   = "yardstick.scoring.v1.EchoService"
+	throwawayMethod    = "/" + throwawayService + "/Echo"
+	throwawayBatch     = "/" + throwawayService + "/EchoBatch"
+	throwawayPath      = "/api/throwaway/echo"
+	throwawayBatchPath = "/api/throwaway/batch"
+	throwawayPerm      = "throwaway:echo"
+	throwawayBatchPerm = "throwaway:batch"
 )
 
 var (
@@ -72,20 +76,20 @@ func registerThrowaway(t *testing.T) {
 			return f
 		}
 		record := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchRecord"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("request")}},
-			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo", 2, ".throwaway.v1.EchoRequest", proto.Int32(0))}}
+			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo", 2, ".yardstick.scoring.v1.EchoRequest", proto.Int32(0))}}
 		answer := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchAnswer"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("answer")}},
-			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo_response", 2, ".throwaway.v1.EchoResponse", proto.Int32(0)),
+			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo_response", 2, ".yardstick.scoring.v1.EchoResponse", proto.Int32(0)),
 				field("error", 3, ".yardstick.batch.v1.Status", proto.Int32(0))}}
 		batchOpts := &descriptorpb.MethodOptions{}
-		proto.SetExtension(batchOpts, authv1.E_Permission, token.PermScoreBatch)
+		proto.SetExtension(batchOpts, authv1.E_Permission, throwawayBatchPerm)
 		fdp := &descriptorpb.FileDescriptorProto{
-			Name: proto.String("throwaway/v1/echo.proto"), Package: proto.String("throwaway.v1"), Syntax: proto.String("proto3"),
+			Name: proto.String("yardstick/scoring/v1/echo.proto"), Package: proto.String("yardstick.scoring.v1"), Syntax: proto.String("proto3"),
 			Dependency:  []string{"yardstick/auth/v1/auth.proto", "yardstick/batch/v1/batch.proto", "google/api/annotations.proto"},
 			MessageType: []*descriptorpb.DescriptorProto{text("EchoRequest"), text("EchoResponse"), record, answer},
 			Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("EchoService"), Method: []*descriptorpb.MethodDescriptorProto{{
-				Name: proto.String("Echo"), InputType: proto.String(".throwaway.v1.EchoRequest"), OutputType: proto.String(".throwaway.v1.EchoResponse"), Options: opts,
+				Name: proto.String("Echo"), InputType: proto.String(".yardstick.scoring.v1.EchoRequest"), OutputType: proto.String(".yardstick.scoring.v1.EchoResponse"), Options: opts,
 			}, {
-				Name: proto.String("EchoBatch"), InputType: proto.String(".throwaway.v1.EchoBatchRecord"), OutputType: proto.String(".throwaway.v1.EchoBatchAnswer"),
+				Name: proto.String("EchoBatch"), InputType: proto.String(".yardstick.scoring.v1.EchoBatchRecord"), OutputType: proto.String(".yardstick.scoring.v1.EchoBatchAnswer"),
 				ClientStreaming: proto.Bool(true), ServerStreaming: proto.Bool(true), Options: batchOpts,
 			}}}},
 		}
@@ -136,7 +140,7 @@ func throwawayDesc() *grpc.ServiceDesc {
 		// The batch rpc's stub: the frame serves it in the service's place (Service.BatchRPC).
 		Streams: []grpc.StreamDesc{{StreamName: "EchoBatch", ClientStreams: true, ServerStreams: true,
 			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "served by the frame") }}},
-		Metadata: "throwaway/v1/echo.proto",
+		Metadata: "yardstick/scoring/v1/echo.proto",
 	}
 }
 
@@ -167,7 +171,8 @@ func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.Clie
 
 // TestThrowawayEndpoint: an rpc the frame has never heard of, declared in its own contract with
 // its permission, its batch option and its HTTP rule, and given a handler, is served on both
-// fronts and in an NDJSON batch, with its permission, and nothing of the frame changed for it.
+// fronts and in batches to a client the clients file grants its permission, refused to one
+// without it, and nothing of the frame or of pkg/token changed for it.
 func TestThrowawayEndpoint(t *testing.T) {
 	t.Parallel()
 	registerThrowaway(t)
@@ -175,22 +180,38 @@ func TestThrowawayEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clients := filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n" +
-		"  - clientId: echoer\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\", \"score:batch\"]\n" +
-		"  - clientId: other\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\", \"score:batch\"]\n"
-	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
+	entry := func(id, services string, perms ...string) string {
+		return "  - clientId: " + id + "\n    secretHash: " + hash + "\n    services: [" + services + "]\n" +
+			"    permissions: [\"" + strings.Join(perms, `", "`) + "\"]\n"
 	}
+	clientsFile := func(t *testing.T, entries ...string) string {
+		path := filepath.Join(t.TempDir(), "clients.yaml")
+		if err := os.WriteFile(path, []byte("clients:\n"+strings.Join(entries, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	// The contract's package makes its permissions the scoring service's: a client must list it.
+	t.Run("its permissions are scoring's", func(t *testing.T) {
+		_, err := token.New(token.Options{ClientsFile: clientsFile(t, entry("reader", "forecast", throwawayPerm)), Dev: true})
+		if want := `permission "` + throwawayPerm + `" needs service "scoring"`; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v; want an error with %s", err, want)
+		}
+	})
+
 	cfg := testConfig(t)
-	cfg.ClientsFile = clients
+	cfg.ClientsFile = clientsFile(t,
+		entry("echoer", "scoring", throwawayPerm, throwawayBatchPerm),
+		entry("other", "scoring", "score:standard", throwawayBatchPerm), // the batches, not the rpc
+		entry("unbatched", "scoring", throwawayPerm))                    // the rpc, not the batches
 	h := startService(t, cfg, Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(throwawayDesc(), struct{}{}) },
 		Gateway:   throwawayGateway,
-		BatchPath: "/api/score/batch", BatchPermission: token.PermScoreBatch,
+		BatchPath: throwawayBatchPath, BatchPermission: throwawayBatchPerm,
 		BatchRPC: throwawayBatch,
 	})
-	echoer, other := h.token("echoer", secret), h.token("other", secret)
+	echoer, other, unbatched := h.token("echoer", secret), h.token("other", secret), h.token("unbatched", secret)
 
 	t.Run("JSON", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -241,11 +262,13 @@ func TestThrowawayEndpoint(t *testing.T) {
 	t.Run("gRPC batch", func(t *testing.T) {
 		for _, tc := range []struct {
 			name, tok string
-			want      string // the answer's response text, or "" for an error
-			code      codes.Code
+			stream    codes.Code // the stream's own status: without the batch permission, refused whole
+			want      string     // the answer's response text, or "" for an error
+			code      codes.Code // the answer's error code
 		}{
-			{"answered", echoer, "BATCHED", codes.OK},
-			{"without its permission", other, "", codes.PermissionDenied},
+			{"answered", echoer, codes.OK, "BATCHED", codes.OK},
+			{"without its permission", other, codes.OK, "", codes.PermissionDenied},
+			{"without the batch permission", unbatched, codes.PermissionDenied, "", codes.OK},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tc.tok)
@@ -258,15 +281,18 @@ func TestThrowawayEndpoint(t *testing.T) {
 				rec := dynamicpb.NewMessage(echoRecord)
 				rec.Set(echoRecord.Fields().ByName("id"), protoreflect.ValueOfString("1"))
 				rec.Set(echoRecord.Fields().ByName("echo"), protoreflect.ValueOfMessage(in))
-				if err := st.SendMsg(rec); err != nil {
+				// A refused stream may end before the record is sent; its status comes with RecvMsg.
+				if err := st.SendMsg(rec); err != nil && tc.stream == codes.OK {
 					t.Fatal(err)
 				}
 				if err := st.CloseSend(); err != nil {
 					t.Fatal(err)
 				}
 				ans := dynamicpb.NewMessage(echoAnswer)
-				if err := st.RecvMsg(ans); err != nil {
-					t.Fatalf("answer: %v", err)
+				if err := st.RecvMsg(ans); status.Code(err) != tc.stream {
+					t.Fatalf("answer: got %v; want %v", err, tc.stream)
+				} else if err != nil {
+					return
 				}
 				got := ans.Get(echoAnswer.Fields().ByName("echo_response")).Message().Get(echoOut.Fields().ByName("text")).String()
 				var code codes.Code
@@ -286,15 +312,17 @@ func TestThrowawayEndpoint(t *testing.T) {
 			`{"id":"2","path":"` + throwawayPath + `","body":{}}` + "\n"
 		for _, tc := range []struct {
 			name, tok string
+			status    int
 			want      []string
 		}{
-			{"answered", echoer, []string{`"id":"1","status":200,"body":{"text":"BATCHED"}`, `"id":"2","status":400`}},
-			{"without its permission", other, []string{`"id":"1","status":403`, `"id":"2","status":403`}},
+			{"answered", echoer, http.StatusOK, []string{`"id":"1","status":200,"body":{"text":"BATCHED"}`, `"id":"2","status":400`}},
+			{"without its permission", other, http.StatusOK, []string{`"id":"1","status":403`, `"id":"2","status":403`}},
+			{"without the batch permission", unbatched, http.StatusForbidden, []string{throwawayBatchPerm}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := h.do(http.MethodPost, "/api/score/batch", "application/x-ndjson", body, "Authorization", "Bearer "+tc.tok)
-				if r.status != http.StatusOK {
-					t.Fatalf("got %d %s; want 200", r.status, r.body)
+				r := h.do(http.MethodPost, throwawayBatchPath, "application/x-ndjson", body, "Authorization", "Bearer "+tc.tok)
+				if r.status != tc.status {
+					t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
 				}
 				for _, w := range tc.want {
 					if !strings.Contains(string(r.body), w) {

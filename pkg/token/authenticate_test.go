@@ -16,9 +16,9 @@ func TestAuthenticateIssuesScopedTokens(t *testing.T) {
 		client, secret, service string
 		scope                   []string
 	}{
-		{"acme-reader", "acme-secret", ServiceScoring, []string{PermScoreStandard, PermScoreBayes}},
-		{"acme-reader", "acme-secret", ServiceForecast, []string{PermForecastReading}},
-		{"north", "north-secret", ServiceScoring, []string{PermScoreScale}},
+		{"acme-reader", "acme-secret", ServiceScoring, []string{"score:standard", "score:bayes"}},
+		{"acme-reader", "acme-secret", ServiceForecast, []string{"forecast:reading"}},
+		{"north", "north-secret", ServiceScoring, []string{"score:scale"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.client+"@"+tc.service, func(t *testing.T) {

@@ -30,19 +30,22 @@ type client struct {
 	scopes      map[string][]string // service -> the permissions a token for it may carry now
 }
 
+// newClient builds a client outside a clients file (the dev-mode demo client), whose permissions
+// are PermAll alone: it belongs to every service, so no owners are needed to scope it.
 func newClient(id string, h phc, services, permissions []string, line int) *client {
 	c := &client{id: id, hash: h, services: services, permissions: permissions, line: line}
-	c.derive()
+	c.derive(nil)
 	return c
 }
 
-// derive computes the fingerprint and the scopes from the loaded fields.
-func (c *client) derive() {
+// derive computes the fingerprint and the scopes from the loaded fields and the owners of the
+// known permissions.
+func (c *client) derive(o owners) {
 	sum := sha256.Sum256([]byte(c.hash.String()))
 	c.fingerprint = base64.RawURLEncoding.EncodeToString(sum[:12])
 	c.scopes = map[string][]string{}
 	for _, s := range c.services {
-		c.scopes[s] = scopeFor(c.permissions, s)
+		c.scopes[s] = o.scope(c.permissions, s)
 	}
 }
 
@@ -66,9 +69,14 @@ func readClientsFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// parseClients validates the clients file held in data; name is used in file:line messages.
-// Every problem found is reported (up to maxProblems), joined into one error.
+// parseClients validates the clients file held in data against the services and the contract's
+// permissions; name is used in file:line messages. Every problem found is reported (up to
+// maxProblems), joined into one error.
 func parseClients(name string, data []byte) ([]*client, error) {
+	perms, err := contractOwners()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -84,7 +92,7 @@ func parseClients(name string, data []byte) ([]*client, error) {
 		}
 		return nil, fmt.Errorf("%s:%d: more than one YAML document", name, extra.Line)
 	}
-	p := &problems{file: name}
+	p := &problems{file: name, perms: perms}
 	clients := p.document(doc.Content[0])
 	if err := p.err(); err != nil {
 		return nil, err
@@ -104,8 +112,9 @@ func yamlError(name string, err error) error {
 
 // problems collects file:line messages.
 type problems struct {
-	file string
-	list []problem
+	file  string
+	perms owners // the known permissions
+	list  []problem
 }
 
 type problem struct {
@@ -180,7 +189,7 @@ func (p *problems) document(root *yaml.Node) []*client {
 		}
 		firstLine[c.id] = item.Line
 		if ok {
-			c.derive()
+			c.derive(p.perms)
 			clients = append(clients, c)
 		}
 	}
@@ -231,10 +240,10 @@ func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 		c.services = p.names(v, what, "service", knownService, "scoring or forecast")
 	}
 	if v := f["permissions"]; v != nil {
-		c.permissions = p.names(v, what, "permission", knownPermission, strings.Join(Permissions(), ", "))
+		c.permissions = p.names(v, what, "permission", p.perms.known, p.perms.list())
 		for _, item := range v.Content {
 			perm := item.Value
-			if s := serviceOf(perm); s != "" && knownPermission(perm) && c.services != nil && !slices.Contains(c.services, s) {
+			if s := p.perms[perm]; s != "" && c.services != nil && !slices.Contains(c.services, s) {
 				p.add(item.Line, "%s: permission %q needs service %q, which the client does not list", what, perm, s)
 			}
 		}

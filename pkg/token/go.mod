@@ -6,8 +6,19 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/yardstick-dev/yardstick/internal v0.0.0
+	github.com/yardstick-dev/yardstick/proto v0.0.0
 	golang.org/x/crypto v0.58.0
 	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -20,3 +31,5 @@ require (
 )
 
 replace github.com/yardstick-dev/yardstick/internal => ../../internal
+
+replace github.com/yardstick-dev/yardstick/proto => ../../proto

@@ -84,9 +84,9 @@ func writeKey(t testing.TB, dir, kid string) {
 
 var (
 	acme = testClient{id: "acme-reader", secret: "acme-secret", services: []string{ServiceScoring, ServiceForecast},
-		permissions: []string{PermScoreStandard, PermScoreBayes, PermForecastReading}}
+		permissions: []string{"score:standard", "score:bayes", "forecast:reading"}}
 	north = testClient{id: "north", secret: "north-secret", services: []string{ServiceScoring},
-		permissions: []string{PermScoreScale}}
+		permissions: []string{"score:scale"}}
 )
 
 // fixture is an Issuer over a temp dir with clients acme and north and one key "k1".

@@ -81,7 +81,7 @@ func TestDevMode(t *testing.T) {
 				t.Fatalf("%s: got %v; want a token", svc, err)
 			}
 			c, err := i.Verify(tok.AccessToken, svc)
-			if err != nil || c.ClientID != DevClientID || !c.Allows(PermForecastGroup) || !c.Allows(PermScoreBayes) {
+			if err != nil || c.ClientID != DevClientID || !c.Allows("forecast:group") || !c.Allows("score:bayes") {
 				t.Errorf("%s: got %+v, %v; want the demo client with every permission", svc, c, err)
 			}
 		}

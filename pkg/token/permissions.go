@@ -1,6 +1,13 @@
 package token
 
-import "strings"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
+)
 
 // Services a token can be issued for; the token's aud claim is one of them.
 const (
@@ -8,61 +15,49 @@ const (
 	ServiceForecast = "forecast"
 )
 
-// Permissions name endpoint groups (README, Endpoints). A permission belongs to the service named by its
-// prefix ("score:" to scoring, "forecast:" to forecast); PermAll grants everything on every service.
-const (
-	PermScoreStandard   = "score:standard"
-	PermScoreBayes      = "score:bayes"
-	PermScoreStrands    = "score:strands"
-	PermScoreScale      = "score:scale"
-	PermScoreAdaptive   = "score:adaptive"
-	PermForecastReading = "forecast:reading"
-	PermForecastGroup   = "forecast:group"
-	PermScoreBatch      = "score:batch"    // the scoring service's NDJSON batch stream (each record needs its own permission too)
-	PermForecastBatch   = "forecast:batch" // the forecast service's batch and group streams
-	PermContentRead     = "content:read"   // the scoring service's content catalog
-	PermAll             = "*"
-)
+// PermAll grants every permission on every service. Every other permission is declared in the
+// contract, on the rpcs it opens (README, Endpoints).
+const PermAll = "*"
 
 // Services lists the known services.
 func Services() []string { return []string{ServiceScoring, ServiceForecast} }
 
-// Permissions lists the known permissions, PermAll last.
-func Permissions() []string {
-	return []string{
-		PermScoreStandard, PermScoreBayes, PermScoreStrands, PermScoreScale, PermScoreAdaptive,
-		PermScoreBatch, PermContentRead, PermForecastReading, PermForecastGroup, PermForecastBatch, PermAll,
-	}
-}
-
 func knownService(s string) bool { return s == ServiceScoring || s == ServiceForecast }
 
-func knownPermission(p string) bool {
-	for _, q := range Permissions() {
-		if p == q {
-			return true
-		}
+// owners maps each known permission but PermAll to the service it belongs to.
+type owners map[string]string
+
+// contractOwners reads the known permissions from the contract: the method options
+// yardstick.auth.v1.permission and also_permission of its rpcs, each belonging to the service
+// whose package declares the rpc (proto/yardstick). It is read each time a clients file is, not
+// kept: a clients file is read at start and on a change, and an rpc registered after start (a
+// test's) is then known too.
+func contractOwners() (owners, error) {
+	o, err := yardstick.Permissions()
+	if err != nil {
+		return nil, fmt.Errorf("the contract's permissions: %w", err)
 	}
-	return false
+	return o, nil
 }
 
-// serviceOf is the service a permission belongs to; "" for PermAll, which belongs to all.
-func serviceOf(perm string) string {
-	switch {
-	case strings.HasPrefix(perm, "score:"), strings.HasPrefix(perm, "content:"):
-		return ServiceScoring
-	case strings.HasPrefix(perm, "forecast:"):
-		return ServiceForecast
-	}
-	return ""
+func (o owners) known(perm string) bool {
+	_, ok := o[perm]
+	return ok || perm == PermAll
 }
 
-// scopeFor keeps the permissions that mean something on service: a token is bound to one
-// service by its aud claim, so the other service's permissions would only be noise in it.
-func scopeFor(perms []string, service string) []string {
+// list names the known permissions for the clients file's messages: sorted (the registry they
+// are read from has no order of its own), PermAll last.
+func (o owners) list() string {
+	names := slices.Sorted(maps.Keys(o))
+	return strings.Join(append(names, PermAll), ", ")
+}
+
+// scope keeps the permissions that mean something on service: a token is bound to one service by
+// its aud claim, so the other service's permissions would only be noise in it.
+func (o owners) scope(perms []string, service string) []string {
 	scope := make([]string, 0, len(perms))
 	for _, p := range perms {
-		if s := serviceOf(p); s == "" || s == service {
+		if p == PermAll || o[p] == service {
 			scope = append(scope, p)
 		}
 	}

@@ -54,8 +54,8 @@ func TestRevocation(t *testing.T) {
 	t.Parallel()
 	hash := cheapHash(t, "acme-secret")
 	other := cheapHash(t, "new-secret")
-	full := entry{"acme-reader", hash, []string{ServiceScoring, ServiceForecast}, []string{PermScoreStandard, PermScoreBayes, PermForecastReading}}
-	northE := entry{"north", cheapHash(t, "north-secret"), []string{ServiceScoring}, []string{PermScoreScale}}
+	full := entry{"acme-reader", hash, []string{ServiceScoring, ServiceForecast}, []string{"score:standard", "score:bayes", "forecast:reading"}}
+	northE := entry{"north", cheapHash(t, "north-secret"), []string{ServiceScoring}, []string{"score:scale"}}
 	type check struct {
 		err   string   // "" = accepted
 		scope []string // when accepted
@@ -65,7 +65,7 @@ func TestRevocation(t *testing.T) {
 		steps [][]entry // clients files loaded one after the other, a second apart, after the token
 		want  check
 	}{
-		{"unchanged", [][]entry{{full, northE}}, check{scope: []string{PermScoreStandard, PermScoreBayes}}},
+		{"unchanged", [][]entry{{full, northE}}, check{scope: []string{"score:standard", "score:bayes"}}},
 		{"removed", [][]entry{{northE}}, check{err: "not authenticated: client no longer registered"}},
 		{"re-keyed", [][]entry{{{full.id, other, full.services, full.permissions}, northE}}, check{err: "not authenticated: client secret changed"}},
 		{"same secret hashed again (new salt)", [][]entry{{{full.id, cheapHash(t, "acme-secret"), full.services, full.permissions}}},
@@ -74,12 +74,12 @@ func TestRevocation(t *testing.T) {
 			check{err: "not authenticated: token predates the client's registration"}},
 		{"removed and re-added with the same hash", [][]entry{{northE}, {full, northE}},
 			check{err: "not authenticated: token predates the client's registration"}},
-		{"a permission removed", [][]entry{{{full.id, hash, full.services, []string{PermScoreStandard, PermForecastReading}}}},
-			check{scope: []string{PermScoreStandard}}},
-		{"the service removed", [][]entry{{{full.id, hash, []string{ServiceForecast}, []string{PermForecastReading}}}},
+		{"a permission removed", [][]entry{{{full.id, hash, full.services, []string{"score:standard", "forecast:reading"}}}},
+			check{scope: []string{"score:standard"}}},
+		{"the service removed", [][]entry{{{full.id, hash, []string{ServiceForecast}, []string{"forecast:reading"}}}},
 			check{scope: []string{}}},
 		{"widened to * keeps the token's scope", [][]entry{{{full.id, hash, full.services, []string{PermAll}}}},
-			check{scope: []string{PermScoreStandard, PermScoreBayes}}},
+			check{scope: []string{"score:standard", "score:bayes"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,11 +144,11 @@ func TestNarrowedPermissionIsDenied(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ := f.Verify(tok.AccessToken, ServiceScoring)
-	if err := c.Require(PermScoreBayes); err != nil {
+	if err := c.Require("score:bayes"); err != nil {
 		t.Fatalf("before: got %v; want allowed", err)
 	}
 	writeEntries(t, f.clients, entry{"acme-reader", f.state.Load().clients.byID["acme-reader"].hash.String(),
-		[]string{ServiceScoring}, []string{PermScoreStandard}})
+		[]string{ServiceScoring}, []string{"score:standard"}})
 	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +156,10 @@ func TestNarrowedPermissionIsDenied(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after: got %v; want the token still valid", err)
 	}
-	if err := c.Require(PermScoreBayes); !errors.Is(err, ErrPermissionDenied) {
+	if err := c.Require("score:bayes"); !errors.Is(err, ErrPermissionDenied) {
 		t.Errorf("after: got %v; want ErrPermissionDenied for the cut permission", err)
 	}
-	if err := c.Require(PermScoreStandard); err != nil {
+	if err := c.Require("score:standard"); err != nil {
 		t.Errorf("after: got %v; want the kept permission allowed", err)
 	}
 }
@@ -171,8 +171,8 @@ func TestReaddedTokensOfTheSameSecond(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	reg := f.state.Load().clients
-	e := entry{"acme-reader", reg.byID["acme-reader"].hash.String(), []string{ServiceScoring}, []string{PermScoreStandard}}
-	n := entry{"north", reg.byID["north"].hash.String(), []string{ServiceScoring}, []string{PermScoreScale}}
+	e := entry{"acme-reader", reg.byID["acme-reader"].hash.String(), []string{ServiceScoring}, []string{"score:standard"}}
+	n := entry{"north", reg.byID["north"].hash.String(), []string{ServiceScoring}, []string{"score:scale"}}
 	old, err := f.Authenticate("acme-reader", "acme-secret", ServiceScoring, "10.6.0.3")
 	if err != nil {
 		t.Fatal(err)

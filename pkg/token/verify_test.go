@@ -243,15 +243,15 @@ func TestVerifyAccepts(t *testing.T) {
 		edit  map[string]any
 		scope []string
 	}{
-		{"base claims", nil, []string{PermScoreStandard}},
-		{"expired within the leeway", map[string]any{"exp": g.now.Add(-leeway + time.Second).Unix()}, []string{PermScoreStandard}},
-		{"iat in the future within the leeway", map[string]any{"iat": g.now.Add(leeway - time.Second).Unix()}, []string{PermScoreStandard}},
-		{"nbf in the future within the leeway", map[string]any{"nbf": g.now.Add(leeway - time.Second).Unix()}, []string{PermScoreStandard}},
-		{"aud as a single string", map[string]any{"aud": ServiceScoring}, []string{PermScoreStandard}},
-		{"scope as an array", map[string]any{"scope": []string{PermScoreBayes, PermScoreStandard}}, []string{PermScoreBayes, PermScoreStandard}},
-		{"scope as a spaced string", map[string]any{"scope": " score:bayes  score:standard "}, []string{PermScoreBayes, PermScoreStandard}},
-		{"scope beyond the client's permissions is cut", map[string]any{"scope": "score:scale score:bayes"}, []string{PermScoreBayes}},
-		{"scope * is the client's permissions", map[string]any{"scope": "*"}, []string{PermScoreStandard, PermScoreBayes}},
+		{"base claims", nil, []string{"score:standard"}},
+		{"expired within the leeway", map[string]any{"exp": g.now.Add(-leeway + time.Second).Unix()}, []string{"score:standard"}},
+		{"iat in the future within the leeway", map[string]any{"iat": g.now.Add(leeway - time.Second).Unix()}, []string{"score:standard"}},
+		{"nbf in the future within the leeway", map[string]any{"nbf": g.now.Add(leeway - time.Second).Unix()}, []string{"score:standard"}},
+		{"aud as a single string", map[string]any{"aud": ServiceScoring}, []string{"score:standard"}},
+		{"scope as an array", map[string]any{"scope": []string{"score:bayes", "score:standard"}}, []string{"score:bayes", "score:standard"}},
+		{"scope as a spaced string", map[string]any{"scope": " score:bayes  score:standard "}, []string{"score:bayes", "score:standard"}},
+		{"scope beyond the client's permissions is cut", map[string]any{"scope": "score:scale score:bayes"}, []string{"score:bayes"}},
+		{"scope * is the client's permissions", map[string]any{"scope": "*"}, []string{"score:standard", "score:bayes"}},
 		{"no scope", map[string]any{"scope": nil}, nil},
 	}
 	for _, tc := range cases {
@@ -278,14 +278,14 @@ func TestClaimsAllowsAndRequire(t *testing.T) {
 		perm  string
 		want  bool
 	}{
-		{[]string{PermScoreStandard}, PermScoreStandard, true},
-		{[]string{PermScoreStandard}, PermScoreBayes, false},
-		{[]string{PermAll}, PermForecastGroup, true},
-		{[]string{PermAll}, PermScoreAdaptive, true},
-		{[]string{PermScoreBayes}, PermScoreAdaptive, false},
-		{[]string{PermScoreAdaptive}, PermScoreAdaptive, true},
-		{nil, PermScoreStandard, false},
-		{[]string{"score:*"}, PermScoreStandard, false}, // no wildcards but "*"
+		{[]string{"score:standard"}, "score:standard", true},
+		{[]string{"score:standard"}, "score:bayes", false},
+		{[]string{PermAll}, "forecast:group", true},
+		{[]string{PermAll}, "score:adaptive", true},
+		{[]string{"score:bayes"}, "score:adaptive", false},
+		{[]string{"score:adaptive"}, "score:adaptive", true},
+		{nil, "score:standard", false},
+		{[]string{"score:*"}, "score:standard", false}, // no wildcards but "*"
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.scope, "+")+"/"+tc.perm, func(t *testing.T) {

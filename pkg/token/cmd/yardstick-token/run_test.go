@@ -136,7 +136,7 @@ func TestKeygenAndClient(t *testing.T) {
 		t.Fatalf("authenticate with the printed secret: %v", err)
 	}
 	c, err := iss.Verify(tok.AccessToken, token.ServiceForecast)
-	if err != nil || !c.Allows(token.PermForecastReading) || c.Allows(token.PermForecastGroup) {
+	if err != nil || !c.Allows("forecast:reading") || c.Allows("forecast:group") {
 		t.Errorf("got %+v, %v; want forecast:reading only", c, err)
 	}
 	if want := "1 client, 1 key (signing kid=" + kid + ")"; iss.Summary() != want {
