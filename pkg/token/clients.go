@@ -92,7 +92,7 @@ func parseClients(name string, data []byte) ([]*client, error) {
 		}
 		return nil, fmt.Errorf("%s:%d: more than one YAML document", name, extra.Line)
 	}
-	p := &problems{file: name, perms: perms}
+	p := &problems{file: name, perms: perms, permList: perms.list()}
 	clients := p.document(doc.Content[0])
 	if err := p.err(); err != nil {
 		return nil, err
@@ -112,9 +112,10 @@ func yamlError(name string, err error) error {
 
 // problems collects file:line messages.
 type problems struct {
-	file  string
-	perms owners // the known permissions
-	list  []problem
+	file     string
+	perms    owners // the known permissions
+	permList string // and their names, for the messages
+	list     []problem
 }
 
 type problem struct {
@@ -240,7 +241,7 @@ func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 		c.services = p.names(v, what, "service", knownService, "scoring or forecast")
 	}
 	if v := f["permissions"]; v != nil {
-		c.permissions = p.names(v, what, "permission", p.perms.known, p.perms.list())
+		c.permissions = p.names(v, what, "permission", p.perms.known, p.permList)
 		for _, item := range v.Content {
 			perm := item.Value
 			if s := p.perms[perm]; s != "" && c.services != nil && !slices.Contains(c.services, s) {

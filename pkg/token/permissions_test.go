@@ -1,6 +1,9 @@
 package token
 
 import (
+	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"testing"
 )
@@ -51,5 +54,26 @@ func TestOwnersScope(t *testing.T) {
 	}
 	if got, want := o.list(), "content:read, forecast:reading, score:standard, *"; got != want {
 		t.Errorf("list: got %q; want %q", got, want)
+	}
+}
+
+// TestReadmePermissions holds README.md's table of permissions to the contract: every permission
+// declared there, with its service, and no other.
+func TestReadmePermissions(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := owners{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+:[a-z]+)` \\| ([a-z]+) \\|").FindAllSubmatch(readme, -1) {
+		got[string(m[1])] = string(m[2])
+	}
+	want, err := contractOwners()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("README.md's table: got %v; want the contract's %v", got, want)
 	}
 }

@@ -1,6 +1,8 @@
-// Package yardstick holds the contract's HTTP routes (http.yaml, the file the gateway and OpenAPI
-// generators read) for code that needs them at run time: the serving frame authenticates a JSON
-// request by its rpc before it decodes the body.
+// Package yardstick holds what code needs of the contract at run time, beyond the generated
+// packages: its HTTP routes (http.yaml, the file the gateway and OpenAPI generators read; the
+// serving frame authenticates a JSON request by its rpc before it decodes the body), the name of
+// a batch record's field for an rpc, and the permissions declared on the rpcs with the service
+// each belongs to (pkg/token checks a clients file against them).
 package yardstick
 
 import (
