@@ -17,11 +17,11 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
 	case layout.String, layout.StringPtr:
 		return dc.fastString(f, base)
 	case layout.Int32, layout.Int32Ptr:
-		text, _, err := dc.numberTextOf(t)
+		text, quoted, err := dc.numberTextOf(t)
 		if err != nil || text == nil {
 			return err
 		}
-		if n, ok := dc.integer(f.fd.Kind(), text); ok {
+		if n, ok := dc.integer(f.fd.Kind(), text, quoted); ok {
 			if f.kind == layout.Int32 {
 				*layout.Field[int32](base, f.offset) = int32(n)
 			} else {
@@ -142,9 +142,9 @@ func (dc *decoder) appendFloat(f *fieldPlan, out *[]float64) error {
 
 // appendInt32 reads a whole number onto out; a refused one is reported and left out.
 func (dc *decoder) appendInt32(f *fieldPlan, out *[]int32) error {
-	text, _, err := dc.numberText()
+	text, quoted, err := dc.numberText()
 	if err == nil && text != nil {
-		if v, ok := dc.integer(f.fd.Kind(), text); ok {
+		if v, ok := dc.integer(f.fd.Kind(), text, quoted); ok {
 			*out = append(*out, int32(v))
 		}
 	}

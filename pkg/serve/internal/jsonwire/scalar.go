@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -44,7 +45,7 @@ func (dc *decoder) scalar(f *fieldPlan) (v protoreflect.Value, ok bool, err erro
 		}
 		return protoreflect.ValueOfFloat64(f), true, nil
 	}
-	n, ok := dc.integer(kind, text)
+	n, ok := dc.integer(kind, text, quoted)
 	if !ok {
 		return v, false, nil
 	}
@@ -146,8 +147,9 @@ func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (floa
 	return f, true
 }
 
-func (dc *decoder) integer(kind protoreflect.Kind, text []byte) (int64, bool) {
-	if !jsonNumber(text) {
+// integer reads a whole number for kind from text, quoted (in a string) or as the tokenizer found it.
+func (dc *decoder) integer(kind protoreflect.Kind, text []byte, quoted bool) (int64, bool) {
+	if quoted && !jsonNumber(text) {
 		dc.problem("must be a whole number, got " + quoteInput(text))
 		return 0, false
 	}
@@ -219,60 +221,14 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// jsonNumber reports whether b is a number in JSON's grammar (for quoted numbers, which the
-// tokenizer did not check): an integer part, then an optional fraction and exponent.
+// jsonNumber reports whether b, a quoted number (which the tokenizer did not check), is a number
+// in JSON's grammar: a JSON value that starts with a minus or a digit and ends with a digit (so no
+// white space around it) is one.
 func jsonNumber(b []byte) bool {
-	i, ok := integerPart(b)
-	if !ok {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(b, i+1)
-		if j == i+1 {
-			return false // a fraction needs a digit
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		if i, ok = exponent(b, i+1); !ok {
-			return false
-		}
-	}
-	return i == len(b)
+	return len(b) > 0 && (b[0] == '-' || isDigit(b[0])) && isDigit(b[len(b)-1]) && json.Valid(b)
 }
 
-// integerPart is the index past a number's optional minus and its integer part: 0, or digits
-// without a leading zero.
-func integerPart(b []byte) (int, bool) {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		return i + 1, true
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		return digits(b, i), true
-	}
-	return i, false
-}
-
-// exponent is the index past an exponent's optional sign and its digits, from i (past the e).
-func exponent(b []byte, i int) (int, bool) {
-	if i < len(b) && (b[i] == '+' || b[i] == '-') {
-		i++
-	}
-	j := digits(b, i)
-	return j, j > i // an exponent needs a digit
-}
-
-// digits is the index past the decimal digits of b from i.
-func digits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
-}
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // got names the JSON type found where another was wanted: ", got a string".
 func got(d *jx.Decoder) string {
