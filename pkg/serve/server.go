@@ -228,29 +228,25 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
 	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
-	tokenRoutes := func(mux *runtime.ServeMux) error {
-		return authv1.RegisterTokenServiceHandlerClient(ctx, mux, authv1.NewTokenServiceClient(s.channel))
-	}
-	serviceRoutes := func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) }
-	var names []string
-	for _, rs := range s.channel.Services()[1:] { // [0] is the token service
-		names = append(names, rs.Desc.ServiceName)
-	}
-	for _, reg := range []struct {
-		register func(*runtime.ServeMux) error
-		services []string
-	}{{tokenRoutes, []string{authv1.TokenService_ServiceDesc.ServiceName}}, {serviceRoutes, names}} {
-		handlers, err := gw.Register(reg.register)
-		if err != nil {
-			return fmt.Errorf("register the routes of %v: %w", reg.services, err)
-		}
-		paths, err := routes.PathsOf(reg.services...)
-		if err != nil {
+	handlers, err := gw.Register(func(mux *runtime.ServeMux) error {
+		if err := authv1.RegisterTokenServiceHandlerClient(ctx, mux, authv1.NewTokenServiceClient(s.channel)); err != nil {
 			return err
 		}
-		if !front.Direct(paths, handlers) {
-			s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", reg.services, "paths", len(paths), "handlers", len(handlers))
-		}
+		return svc.Gateway(ctx, mux, s.channel)
+	})
+	if err != nil {
+		return fmt.Errorf("register the gateway's routes: %w", err)
+	}
+	var names []string
+	for _, rs := range s.channel.Services() { // in the order registered: the token service first, as above
+		names = append(names, rs.Desc.ServiceName)
+	}
+	paths, err := routes.PathsOf(names...)
+	if err != nil {
+		return err
+	}
+	if !front.Direct(paths, handlers) {
+		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
 	}
 	front.Limits(s.limits)
 	s.addStreams(svc, front)
@@ -270,6 +266,14 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 
 // Issuer is the server's token issuer (tests mint tokens with it).
 func (s *Server) Issuer() *token.Issuer { return s.issuer }
+
+// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
+// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
+// heap growth of the service's handler, and what capacity planning can read.
+func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
+	r := s.routes.ByMethod[fullMethod]
+	return s.budget.Cost(r != nil && r.Group, n, json)
+}
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.
 func (s *Server) httpRoutes(api http.Handler) http.Handler {
@@ -336,6 +340,13 @@ func (s *Server) Run(ctx context.Context) error {
 		s.ProbeOn(probeLis)
 	}
 	return s.Serve(ctx, httpLis, grpcLis)
+}
+
+// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
+// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
+func (s *Server) ProbeOn(lis net.Listener) {
+	s.probeLis = lis
+	s.probe = grpcguard.NewProbeServer(s.health)
 }
 
 // Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners

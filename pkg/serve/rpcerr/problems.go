@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
@@ -101,15 +100,8 @@ func (p *Problems) Err() error {
 			Description: fmt.Sprintf("%d more problems not listed", p.dropped),
 		})
 	}
-	st := status.New(codes.InvalidArgument, MsgInvalid)
-	withDetails, err := st.WithDetails(
-		&errdetails.BadRequest{FieldViolations: violations},
-		Info(ExceptionValidation, InfoValidation),
-	)
-	if err != nil {
-		return st.Err()
-	}
-	return withDetails.Err()
+	return withDetails(codes.InvalidArgument, MsgInvalid, &errdetails.BadRequest{FieldViolations: violations},
+		errorInfo(ExceptionValidation, InfoValidation))
 }
 
 // Dropped counts n more problems found and not listed (a decoder that stopped listing them).
