@@ -22,11 +22,10 @@ import (
 
 // Route is one rpc the server serves.
 type Route struct {
-	Method       string // the gRPC full method
-	Path         string // its JSON path; "" for an rpc without one (health, reflection)
-	Rule         Rule   // who may call it
-	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
-	ClientStream bool   // the client sends a stream of messages (reflection, the batch streams)
+	Method string // the gRPC full method
+	Path   string // its JSON path; "" for an rpc without one (health, reflection)
+	Rule   Rule   // who may call it
+	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
 	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
 	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
@@ -120,11 +119,10 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules, err := readRules(info)
+	rules, recordable, err := readOptions(info)
 	if err != nil {
 		return nil, fmt.Errorf("access rules: %w", err)
 	}
-	recordable := readRecordable(info)
 	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
 	for _, p := range operationalPaths {
 		t.labels[p] = true
@@ -133,7 +131,7 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
 			rule, ruled := rules[full]
-			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
+			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
 				Record:    recordable[full] && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
