@@ -4,8 +4,7 @@
 // registration, its gateway routes on the in-process channel, its reload), New and Server (the
 // gRPC server, the JSON front, health, metrics, documents, periodic reload and the drain on
 // SIGTERM), and RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr;
-// clients read NDJSON batch lines by the engine's rules with serve/ndjson; tests compare gRPC
-// statuses with serve/statustest.
+// clients read NDJSON batch lines by the engine's rules with serve/ndjson.
 //
 // A call reaches its handler by one of two doors: grpc-go's server on the gRPC port, or the
 // in-process channel (internal/inproc), which the JSON front's gateway and the batch records
