@@ -172,34 +172,23 @@ func (t *Table) Label(path string) string {
 }
 
 // PathsOf lists the JSON paths of the services' rpcs in the order grpc-gateway's generated
-// Register…HandlerClient registers their handlers: the services as given, each one's methods as
-// its .proto file declares them, each method's rules as the routes file lists them.
+// Register…HandlerClient registers their handlers, which is httpRules' order.
 func PathsOf(services ...string) ([]string, error) {
 	contract, err := httpRules(services...)
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, name := range services {
-		sd, err := serviceDescriptor(name)
-		if err != nil {
-			return nil, err
-		}
-		for i := range sd.Methods().Len() {
-			full := "/" + name + "/" + string(sd.Methods().Get(i).Name())
-			for _, c := range contract {
-				if c.FullMethod == full {
-					paths = append(paths, c.Path)
-				}
-			}
-		}
+	paths := make([]string, len(contract))
+	for i, c := range contract {
+		paths[i] = c.Path
 	}
 	return paths, nil
 }
 
-// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: a
-// method's own google.api.http option, then the routes file's rules (http.yaml, which the
-// contract's services use). An infrastructure service has none.
+// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: the
+// services as given, each one's methods as its .proto file declares them, and each method's own
+// google.api.http option, then the routes file's rules (http.yaml, which the contract's services
+// use) in the file's order. An infrastructure service has none.
 func httpRules(services ...string) ([]yardstick.Route, error) {
 	file, err := yardstick.Routes()
 	if err != nil {
