@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Shutdown without lost requests. After SIGTERM, readiness turns false and for ShutdownDelay the
@@ -278,7 +281,7 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body, rawanswers.go). net/http
+// closed (and writes net/http's plain 431 as the JSON error body, asJSON). net/http
 // writes nothing to a connection before it has passed its check for a Shutdown in progress
 // (which drops the request read), so a written connection's first request is answered.
 type drainConn struct {
@@ -298,7 +301,7 @@ func (c *drainConn) Read(p []byte) (int, error) {
 
 func (c *drainConn) Write(p []byte) (int, error) {
 	c.forget()
-	if answer, replaced := asJSON(p); replaced { // rawanswers.go
+	if answer, replaced := asJSON(p); replaced {
 		if _, err := c.Conn.Write(answer); err != nil {
 			return 0, err
 		}
@@ -331,4 +334,30 @@ func (c *drainConn) forget() {
 	case c.d.answered <- struct{}{}:
 	default:
 	}
+}
+
+// net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
+// text, before any handler runs. The connection that answer is written to is the drain
+// listener's (drainConn.Write), which puts the documented error body in its place: every non-2xx answer
+// of the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go
+// wrote it (TestHeaderTooLargeIsJSON says so).
+
+// plainTooLarge is net/http's answer, byte for byte (net/http/server.go, conn.serve).
+const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
+
+var jsonTooLarge = func() []byte {
+	body, _ := json.Marshal(rpcerr.ErrorBody{ // a struct of strings: cannot fail
+		Message: "Request header fields too large.", ExceptionType: rpcerr.ExceptionTooLarge,
+		AdditionalInfo: "The request's header exceeds the size limit (64 KiB).",
+	})
+	return []byte("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n" +
+		"X-Content-Type-Options: nosniff\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + string(body))
+}()
+
+// asJSON is the JSON answer to write in place of p when p is net/http's plain 431.
+func asJSON(p []byte) (answer []byte, replaced bool) {
+	if len(p) == len(plainTooLarge) && string(p) == plainTooLarge {
+		return jsonTooLarge, true
+	}
+	return p, false
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -70,6 +71,12 @@ type Service struct {
 	// the rpc its request field names. Its record and answer follow the contract's shape there.
 	BatchRPC string
 }
+
+// RequestID returns the id of the request being served, for handlers that log.
+func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
+
+// ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
+func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
