@@ -103,9 +103,9 @@ func (c Config) ReflectionOn() bool {
 func LoadConfig(service string, args []string, environ []string, usage io.Writer) (Config, error) {
 	c := Config{Service: service}
 	all := settings(service, &c)
-	known := make(map[string]setting, len(all))
-	for _, s := range all {
-		known[s.env] = s
+	known, names := make(map[string]setting, len(all)), make([]string, len(all))
+	for i, s := range all {
+		known[s.env], names[i] = s, s.env
 		if err := s.set.apply(s.def); err != nil {
 			return Config{}, fmt.Errorf("default of %s: %w", s.env, err)
 		}
@@ -129,7 +129,7 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), knownNames(all)))
+		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(names, ", ")))
 	}
 
 	fs := flag.NewFlagSet(service, flag.ContinueOnError)

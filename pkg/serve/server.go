@@ -271,9 +271,6 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 // for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
-// Issuer is the server's token issuer (tests mint tokens with it).
-func (s *Server) Issuer() *token.Issuer { return s.issuer }
-
 // Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
 // rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
 // heap growth of the service's handler, and what capacity planning can read.

@@ -145,14 +145,6 @@ func settings(service string, c *Config) []setting {
 	}
 }
 
-func knownNames(all []setting) string {
-	names := make([]string, len(all))
-	for i, s := range all {
-		names[i] = s.env
-	}
-	return strings.Join(names, ", ")
-}
-
 // flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
 type flagValue struct{ s setting }
 
