@@ -228,24 +228,21 @@ func (s *Server) buildGRPC(svc Service) error {
 // read before the gRPC server exists (its receive limit comes from the table).
 var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
 
-// buildHTTP builds the HTTP side: the gateway's mux with the token route and the service's
-// routes, each on a client of the in-process channel, the JSON front before it, and the
-// handlers around it, outermost first.
+// buildHTTP builds the HTTP side: the gateway's mux with the service's routes, each on a client
+// of the in-process channel, the JSON front before it, and the handlers around it, outermost
+// first.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
 	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
-	handlers, err := gw.Register(func(mux *runtime.ServeMux) error {
-		if err := authv1.RegisterTokenServiceHandlerClient(ctx, mux, authv1.NewTokenServiceClient(s.channel)); err != nil {
-			return err
-		}
-		return svc.Gateway(ctx, mux, s.channel)
-	})
+	// The token service has no route on the gateway: the front serves /authToken itself
+	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
+	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
 	if err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
 	var names []string
-	for _, rs := range s.channel.Services() { // in the order registered: the token service first, as above
+	for _, rs := range s.channel.Services()[1:] { // [0] is the token service (buildGRPC)
 		names = append(names, rs.Desc.ServiceName)
 	}
 	paths, err := routes.PathsOf(names...)
