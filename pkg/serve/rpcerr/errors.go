@@ -6,6 +6,7 @@ package rpcerr
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -197,9 +198,7 @@ func ToHTTP(err error) HTTP {
 		out.Body.ExceptionType = ExceptionValidation
 		out.Body.ValidationErrors = validationErrors(bad, st.Message())
 		out.Body.Message = MsgInvalid
-		if out.Body.AdditionalInfo == "" {
-			out.Body.AdditionalInfo = InfoValidation
-		}
+		out.Body.AdditionalInfo = cmp.Or(out.Body.AdditionalInfo, InfoValidation)
 	case codes.Unauthenticated:
 		out.Status = http.StatusUnauthorized
 		out.Body.ExceptionType = ExceptionNotAuthenticated
@@ -331,11 +330,7 @@ func Write(w http.ResponseWriter, e HTTP) {
 	}
 	if e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		// RFC 6750 §3: a 401 names the scheme the caller should use.
-		challenge := e.Challenge
-		if challenge == "" {
-			challenge = bearerChallenge(nil)
-		}
-		h.Set("WWW-Authenticate", challenge)
+		h.Set("WWW-Authenticate", cmp.Or(e.Challenge, bearerChallenge(nil)))
 	}
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
