@@ -115,25 +115,25 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 	for name := range info {
 		names = append(names, name)
 	}
-	contract, err := httpRules(names...)
+	contract, err := httpRules(names...) // which also finds each service of ours in the contract
 	if err != nil {
 		return nil, err
-	}
-	rules, recordable, err := readOptions(info)
-	if err != nil {
-		return nil, fmt.Errorf("access rules: %w", err)
 	}
 	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
 	for _, p := range operationalPaths {
 		t.labels[p] = true
 	}
 	for svcName, si := range info {
+		sd, _ := serviceDescriptor(svcName) // read only for a service of ours, found above
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			rule, ruled := rules[full]
+			rule, ruled, recordable := Rule{Public: true}, true, false // an infrastructure service's
+			if !publicServices[svcName] {
+				rule, ruled, recordable = options(sd.Methods().ByName(protoreflect.Name(m.Name)))
+			}
 			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
-				Record:    recordable[full] && !m.IsClientStream && !m.IsServerStream,
+				Record:    recordable && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}

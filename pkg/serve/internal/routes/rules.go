@@ -1,8 +1,8 @@
 package routes
 
 import (
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
@@ -27,35 +27,19 @@ var publicServices = map[string]bool{
 // reflection), open to every caller.
 func IsPublicService(name string) bool { return publicServices[name] }
 
-// readOptions reads from the method options of services every method's access rule, and which
-// a batch record may name (yardstick.batch.v1.record). A method of ours with neither access
-// option gets no rule and is refused: a forgotten option fails closed.
-func readOptions(services map[string]grpc.ServiceInfo) (rules map[string]Rule, recordable map[string]bool, err error) {
-	rules, recordable = map[string]Rule{}, map[string]bool{}
-	for svcName, info := range services {
-		if publicServices[svcName] {
-			for _, m := range info.Methods {
-				rules["/"+svcName+"/"+m.Name] = Rule{Public: true}
-			}
-			continue
-		}
-		sd, err := serviceDescriptor(svcName)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i := range sd.Methods().Len() {
-			md := sd.Methods().Get(i)
-			full, opts := "/"+svcName+"/"+string(md.Name()), md.Options()
-			rule := Rule{
-				Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
-				Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
-				Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
-			}
-			if rule.Public || rule.Permission != "" {
-				rules[full] = rule
-			}
-			recordable[full] = proto.GetExtension(opts, batchv1.E_Record).(bool)
-		}
+// options reads a method's access rule from its options, and whether a batch record may name it
+// (yardstick.batch.v1.record). A method of ours with neither access option gets no rule and is
+// refused: a forgotten option fails closed.
+func options(md protoreflect.MethodDescriptor) (rule Rule, ruled, recordable bool) {
+	opts := md.Options()
+	recordable = proto.GetExtension(opts, batchv1.E_Record).(bool)
+	rule = Rule{
+		Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
+		Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
+		Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
 	}
-	return rules, recordable, nil
+	if !rule.Public && rule.Permission == "" {
+		return Rule{}, false, recordable
+	}
+	return rule, true, recordable
 }
