@@ -357,13 +357,11 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	errc := make(chan error, 3)
 	var wg sync.WaitGroup
 	serve := func(name string, f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
 				errc <- fmt.Errorf("%s: %w", name, err)
 			}
-		}()
+		})
 	}
 	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
 	if s.probe != nil {
