@@ -13,10 +13,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// The settings: each configuration value with its environment variable, its flag, its default
-// and its parser, and -help written from them.
-
-// setting is one configuration value: its environment variable, its flag and where it lands.
+// setting is one configuration value: its environment variable, its flag, its -help text and
+// default, and its parser into its field; -help is written from them.
 type setting struct {
 	env, flag, usage string
 	def              string
