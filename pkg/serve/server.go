@@ -159,10 +159,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// buildGRPC builds both doors to the handlers: the in-process channel with every service on it
-// (registered once), the route table read from them and the contract, then the gRPC server
-// with the guard, the gRPC door's steps and the chain, serving what the channel holds, health
-// and reflection; and the memory budget the guard admits reads and decodings against.
+// buildGRPC builds both doors to the handlers (chain.go), the route table between them, and the
+// memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
 	s.unary = chain(s.unaryChain())
@@ -382,7 +380,6 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	background, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
 	if s.cfg.ReloadInterval > 0 {
-		// A broken file is logged with its file:line and the last good version keeps serving.
 		go every(background, s.cfg.ReloadInterval, s.Reload)
 	}
 	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
