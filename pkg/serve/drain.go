@@ -281,9 +281,9 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body, asJSON). net/http
-// writes nothing to a connection before it has passed its check for a Shutdown in progress
-// (which drops the request read), so a written connection's first request is answered.
+// closed (and writes net/http's plain 431 as the JSON error body, asJSON). net/http writes
+// nothing to a connection before it has passed its check for a Shutdown in progress (which drops
+// the request read), so a written connection's first request is answered.
 type drainConn struct {
 	net.Conn
 	d     *drainListener
@@ -338,9 +338,9 @@ func (c *drainConn) forget() {
 
 // net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
 // text, before any handler runs. The connection that answer is written to is the drain
-// listener's (drainConn.Write), which puts the documented error body in its place: every non-2xx answer
-// of the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go
-// wrote it (TestHeaderTooLargeIsJSON says so).
+// listener's, whose Write puts the documented error body in its place: every non-2xx answer of
+// the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go wrote
+// it (TestHeaderTooLargeIsJSON says so).
 
 // plainTooLarge is net/http's answer, byte for byte (net/http/server.go, conn.serve).
 const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
