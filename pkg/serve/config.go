@@ -32,7 +32,7 @@ type Config struct {
 	// GRPCMaxStreams also bounds the handlers a connection can keep running (grpc-go's HTTP/2
 	// rapid-reset defence).
 	GRPCMaxStreams  int
-	GRPCReadTimeout time.Duration // token or not
+	GRPCReadTimeout time.Duration // with a token or without
 
 	ContentDir  string
 	ClientsFile string
