@@ -9,8 +9,8 @@ package serve
 // stream did it once for all its records. No step asks which door a call came by: what a door
 // decided (the verdict on the token, the client's limits applied: quota.Decided) is in the
 // call's context, and so is a stream's pacer, which tells the limit step that a record is paced
-// by its stream, never refused. A new step (a tracing span, say)
-// is one more entry in unaryChain, and one more name on docs/architecture.md's chain line.
+// by its stream, never refused. A new step (a tracing span, say) is one more entry in
+// unaryChain, and one more name on docs/architecture.md's chain line.
 
 import (
 	"context"
@@ -42,14 +42,11 @@ func (s *Server) grpcDoor() []namedInterceptor {
 		// A panic in the door's later steps becomes Internal, inside the log line's step.
 		{"recover", s.recoverStep},
 		// The client's limits, decided before the message is admitted and decoded (a refused
-		// call costs no budget and no decode), as the JSON front decides before it reads the
-		// body: for a call the tap handle authorized, whose client is known. The chain's limit
-		// step takes this decision (quota.Decided), and decides for any other call.
+		// call costs no budget and no decode), as the JSON front decides before it reads the body.
 		{"limit", s.limitEarlyStep},
 		// The message: its size against the method's limit, the budget's admission of its
 		// decoding, the decoding itself, and no unknown fields. The JSON front did all of this
-		// before and while it read the body. The tap handle authorized the call on its headers
-		// before a byte of it was read; the chain's authenticate step takes that verdict.
+		// before and while it read the body.
 		{"message", s.messageStep},
 	}
 }
@@ -65,9 +62,7 @@ func (s *Server) unaryChain() []namedInterceptor {
 		{"authenticate", s.authenticateStep},
 		// The client's limits (internal/quota): its rate, then its calls in progress; a refusal
 		// is 429 / RESOURCE_EXHAUSTED before the handler runs, the RateLimit headers go out as
-		// header metadata. The JSON front decided before it read the body, as it does the token
-		// (quota.Decided), and a stream's record is paced by its stream, never refused (its
-		// context carries the stream's pacer through the in-process channel): both pass.
+		// header metadata. A call a door decided, or a stream's record, passes (above).
 		{"limit", s.limits.Step},
 		// The call's phases as events on its server span, when tracing is on: the message read,
 		// admitted and decoded (either door did so by now), then the handler's answer; the

@@ -17,81 +17,67 @@ import (
 
 // Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
 // with command-line flags of the same meaning taking precedence; nothing deeper reads the
-// environment.
+// environment. Each field's variable, flag, default and meaning are in settings.go's table, which
+// -help prints; the comments here add only what the table does not say.
 type Config struct {
 	// Service is "scoring" or "forecast": the token audience and the name in logs and metrics.
 	Service string
 
-	HTTPAddr string // JSON front, health, metrics, OpenAPI, JWKS
-	GRPCAddr string // gRPC services, grpc.health.v1, reflection
-	// ProbeAddr, when set, serves grpc.health.v1 alone on its own listener with tiny limits, for
-	// the kubelet's probes: no caller of the main gRPC port can starve it (grpcguard.NewProbeServer).
+	HTTPAddr string
+	GRPCAddr string
+	// ProbeAddr's listener has tiny limits of its own: no caller of the main gRPC port can starve
+	// the kubelet's probes (grpcguard.NewProbeServer).
 	ProbeAddr string
 
-	// GRPCMaxStreams is the most concurrent calls one gRPC connection may have open; it also
-	// bounds the handlers a connection can keep running (grpc-go's HTTP/2 rapid-reset defence).
-	GRPCMaxStreams int
-	// GRPCReadTimeout is how long a gRPC call that sends one message has, from its headers, to
-	// send that message whole, token or not.
-	GRPCReadTimeout time.Duration
+	// GRPCMaxStreams also bounds the handlers a connection can keep running (grpc-go's HTTP/2
+	// rapid-reset defence).
+	GRPCMaxStreams  int
+	GRPCReadTimeout time.Duration // with a token or without
 
-	ContentDir  string // content bundle directory; "" = the embedded demonstration bundle
-	ClientsFile string // clients YAML; required unless Dev
-	KeysDir     string // Ed25519 signing keys; required unless Dev (then an ephemeral key)
-	Dev         bool   // demo client demo/demo-secret; ephemeral key when KeysDir is empty
+	ContentDir  string
+	ClientsFile string
+	KeysDir     string
+	Dev         bool
 
 	TokenTTL time.Duration
-	// KeyLifetime is how long a signing key should be used, from the time in its kid; the
-	// yardstick_signing_key_expiry_timestamp_seconds series (and its alert) warn before it
-	// passes. 0: no date. Keys are never refused for it.
+	// KeyLifetime dates the yardstick_signing_key_expiry_timestamp_seconds series (and its
+	// alert); keys are never refused for it.
 	KeyLifetime time.Duration
 
-	// Reflection is "auto" (on in dev mode only), "true" or "false": the gRPC reflection service
-	// tells any caller the whole contract, which a production endpoint need not volunteer.
+	// Reflection is "auto", "true" or "false": the gRPC reflection service tells any caller the
+	// whole contract, which a production endpoint need not volunteer.
 	Reflection string
 
-	LogFormat string // json or text
-	LogLevel  string // debug, info, warn or error
+	LogFormat string
+	LogLevel  string
 
-	// ShutdownDelay is how long readiness reports "draining" before the listeners stop, so load
-	// balancers take the instance out before connections are refused.
-	ShutdownDelay time.Duration
-	// ShutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
-	ShutdownGrace time.Duration
-	// ReloadInterval is how often the content, clients and keys files are re-read; 0 disables.
+	// ShutdownDelay lets load balancers take the instance out before connections are refused.
+	ShutdownDelay  time.Duration
+	ShutdownGrace  time.Duration
 	ReloadInterval time.Duration
 
-	// TrustedProxies are the addresses of proxies in front of the service (an ingress
-	// controller's pods). The /authToken throttle keys on the rightmost X-Forwarded-For address
-	// that is not one of them, which a client cannot forge; empty means the connection's address.
+	// TrustedProxies: the /authToken throttle keys on the rightmost X-Forwarded-For address that
+	// is not one of them, which a client cannot forge; empty means the connection's address.
 	TrustedProxies []netip.Prefix
-	// RedisURL shares the /authToken throttle and the clients' rates among replicas through
-	// Redis; "" keeps them in memory.
-	RedisURL string
+	RedisURL       string
 
 	// ClientRate, ClientBurst and ClientConcurrency are the limits of a client whose clients
-	// file entry does not set its own (internal/quota); 0 is unset: no rate, a burst of one
-	// second of the rate, no concurrency limit.
+	// file entry does not set its own (internal/quota); 0 is unset.
 	ClientRate        float64
 	ClientBurst       int
 	ClientConcurrency int
-	// Replicas is how many replicas serve the service: without Redis each enforces a client's
-	// rate/Replicas and burst/Replicas, so together they give about its rate.
-	Replicas int
-	// AdmissionWait is how long a call that does not fit the memory budget waits in its
-	// client's queue (the queues are served round-robin by client) before it is refused 503.
-	AdmissionWait time.Duration
+	// Replicas: without Redis each replica enforces a client's rate/Replicas and burst/Replicas,
+	// so together they give about its rate.
+	Replicas      int
+	AdmissionWait time.Duration // the client queues are served round-robin
 
-	// MemoryBudget is how many bytes of heap the requests in progress whose cost grows with their
-	// size may hold together (internal/admission); beyond it they are answered 503 / ResourceExhausted.
-	// 0 derives it: MemoryBudgetFraction of the container's memory limit, DefaultMemoryBudget
-	// when there is none.
+	// MemoryBudget bounds the heap of the requests in progress whose cost grows with their size
+	// (internal/admission). 0 derives it: MemoryBudgetFraction of the container's memory limit,
+	// DefaultMemoryBudget when there is none.
 	MemoryBudget         int64
 	MemoryBudgetFraction float64
-	// BodyGrace and MinBodyRate pace request bodies (httpfront.PaceBodies): after BodyGrace, a body must
-	// have arrived at MinBodyRate bytes per second on average, or it is cut with 408.
-	BodyGrace   time.Duration
-	MinBodyRate int64
+	BodyGrace            time.Duration // httpfront.PaceBodies
+	MinBodyRate          int64
 
 	Limits Limits
 }
@@ -116,11 +102,11 @@ func (c Config) ReflectionOn() bool {
 // a misspelt setting in a manifest fails at start instead of being silently ignored.
 func LoadConfig(service string, args []string, environ []string, usage io.Writer) (Config, error) {
 	c := Config{Service: service}
-	all := settings(service)
-	known := make(map[string]setting, len(all))
-	for _, s := range all {
-		known[s.env] = s
-		if err := s.set.apply(&c, s.def); err != nil {
+	all := settings(service, &c)
+	known, names := make(map[string]setting, len(all)), make([]string, len(all))
+	for i, s := range all {
+		known[s.env], names[i] = s, s.env
+		if err := s.set.apply(s.def); err != nil {
 			return Config{}, fmt.Errorf("default of %s: %w", s.env, err)
 		}
 	}
@@ -137,19 +123,19 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 			unknown = append(unknown, name)
 			continue
 		}
-		if err := s.set.apply(&c, value); err != nil {
+		if err := s.set.apply(value); err != nil {
 			problems = append(problems, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), knownNames(all)))
+		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(names, ", ")))
 	}
 
 	fs := flag.NewFlagSet(service, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	for _, s := range all {
-		fs.Var(&flagValue{s: s, c: &c}, s.flag, s.usage)
+		fs.Var(&flagValue{s}, s.flag, s.usage)
 	}
 	version := fs.Bool("version", false, "")
 	fs.Usage = func() { printUsage(fs, service, all) }
@@ -174,7 +160,7 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	return c, nil
 }
 
-// Validate reports every problem of the configuration at once, checked group by group.
+// Validate reports every problem of the configuration at once.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -182,31 +168,14 @@ func (c Config) Validate() error {
 		bad("service %q: want scoring or forecast", c.Service)
 	}
 	c.validateAddrs(bad)
-	c.validateGRPC(bad)
-	c.validateAuth(bad)
-	if c.Reflection != "auto" && c.Reflection != "true" && c.Reflection != "false" {
-		bad("YARDSTICK_REFLECTION %q: want auto, true or false", c.Reflection)
-	}
-	c.validateLogs(bad)
-	c.validateLifecycle(bad)
-	c.validateMemory(bad)
-	c.validateClients(bad)
-	c.Limits.validate(bad)
-	return errors.Join(errs...)
-}
 
-// validateGRPC checks the gRPC transport's limits.
-func (c Config) validateGRPC(bad func(string, ...any)) {
 	if c.GRPCMaxStreams < 1 || c.GRPCMaxStreams > 10000 {
 		bad("YARDSTICK_GRPC_MAX_STREAMS %d: want 1 to 10000", c.GRPCMaxStreams)
 	}
 	if c.GRPCReadTimeout < 100*time.Millisecond || c.GRPCReadTimeout > 5*time.Minute {
 		bad("YARDSTICK_GRPC_READ_TIMEOUT %s: want 100ms to 5m", c.GRPCReadTimeout)
 	}
-}
 
-// validateAuth checks the clients, keys and tokens.
-func (c Config) validateAuth(bad func(string, ...any)) {
 	if !c.Dev && c.ClientsFile == "" {
 		bad("YARDSTICK_CLIENTS_FILE is required outside dev mode (set YARDSTICK_DEV=true to run with the demo client)")
 	}
@@ -219,30 +188,23 @@ func (c Config) validateAuth(bad func(string, ...any)) {
 	if c.KeyLifetime != 0 && (c.KeyLifetime < 24*time.Hour || c.KeyLifetime > 87600*time.Hour) {
 		bad("YARDSTICK_KEY_LIFETIME %s: want 0 (no date) or between 24h and 87600h (10 years)", c.KeyLifetime)
 	}
-}
+	if c.Reflection != "auto" && c.Reflection != "true" && c.Reflection != "false" {
+		bad("YARDSTICK_REFLECTION %q: want auto, true or false", c.Reflection)
+	}
 
-// validateLogs checks the log format and level.
-func (c Config) validateLogs(bad func(string, ...any)) {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)
 	}
 	if _, err := telemetry.ParseLevel(c.LogLevel); err != nil {
 		bad("YARDSTICK_LOG_LEVEL: %v", err)
 	}
-}
-
-// validateLifecycle checks shutdown and reload.
-func (c Config) validateLifecycle(bad func(string, ...any)) {
 	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {
 		bad("YARDSTICK_SHUTDOWN_DELAY must be >= 0 and YARDSTICK_SHUTDOWN_GRACE > 0")
 	}
 	if c.ReloadInterval < 0 {
 		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")
 	}
-}
 
-// validateMemory checks the memory budget and the pacing of bodies.
-func (c Config) validateMemory(bad func(string, ...any)) {
 	if c.MemoryBudget < 0 || (c.MemoryBudget > 0 && c.MemoryBudget < 1<<20) {
 		bad("YARDSTICK_MEMORY_BUDGET %d: want 0 (derived) or at least 1048576 bytes", c.MemoryBudget)
 	}
@@ -252,10 +214,7 @@ func (c Config) validateMemory(bad func(string, ...any)) {
 	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
 		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")
 	}
-}
 
-// validateClients checks the clients' limits and how they are shared.
-func (c Config) validateClients(bad func(string, ...any)) {
 	if c.ClientRate < 0 || c.ClientBurst < 0 || c.ClientConcurrency < 0 {
 		bad("YARDSTICK_CLIENT_RATE, _BURST and _CONCURRENCY must be more than 0, or empty for none")
 	}
@@ -265,16 +224,15 @@ func (c Config) validateClients(bad func(string, ...any)) {
 	if c.AdmissionWait < 0 || c.AdmissionWait > time.Minute {
 		bad("YARDSTICK_ADMISSION_WAIT %s: want 0 (refused at once) to 1m", c.AdmissionWait)
 	}
-}
 
-// validate checks the limits of one request.
-func (l Limits) validate(bad func(string, ...any)) {
+	l := c.Limits
 	if l.MaxBodyBytes < 1024 || l.MaxGroupBodyBytes < l.MaxBodyBytes {
 		bad("YARDSTICK_MAX_BODY_BYTES must be >= 1024 and YARDSTICK_MAX_GROUP_BODY_BYTES >= it")
 	}
 	if l.MaxItems < 1 || l.MaxStudents < 1 || l.MaxCutLevels < 1 {
 		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
 	}
+	return errors.Join(errs...)
 }
 
 // validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:

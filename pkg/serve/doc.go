@@ -4,12 +4,7 @@
 // registration, its gateway routes on the in-process channel, its reload), New and Server (the
 // gRPC server, the JSON front, health, metrics, documents, periodic reload and the drain on
 // SIGTERM), and RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr;
-// clients read NDJSON batch lines by the engine's rules with serve/ndjson; tests compare gRPC
-// statuses with serve/statustest.
-//
-// A call reaches its handler by one of two doors: grpc-go's server on the gRPC port, or the
-// in-process channel (internal/inproc), which the JSON front's gateway and the batch records
-// call through. Both run the same interceptor chain (chain.go).
+// clients read NDJSON batch lines by the engine's rules with serve/ndjson.
 //
 // The frame wires packages of one concern each, under internal/:
 //
@@ -29,16 +24,10 @@
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
-// The interceptor chain is chain.go: the gRPC door's steps (requestID, observe, recover,
-// limit, message), then the chain every unary call runs (recover, authenticate, limit,
-// phases). The limit step counts a call against its client's limits unless its context says it
-// is counted already: a door decided early (quota.Decided: the JSON front before it read the
-// body, the gRPC door's own limit step before the message step), or the call is a stream's
-// record, paced by its stream and never refused (the stream's pacer, quota.Pace).
-// The gRPC stream interceptors are the guard's first, then quota's (a stream's slot and
-// pacing). The drain after SIGTERM is drain.go. docs/architecture.md
-// traces a JSON and a gRPC request through these files; TestImportGraph holds its import graph,
-// and this list, to the code.
+// The interceptor chain, its steps and the doors' own, is chain.go; the gRPC stream
+// interceptors are the guard's first, then quota's (a stream's slot and pacing). The drain after
+// SIGTERM is drain.go. docs/architecture.md traces a JSON and a gRPC request through these files;
+// TestImportGraph holds its import graph, and this list, to the code.
 //
 // Libraries: grpc-gateway for the JSON front (it maps the original API's routes onto the rpcs from
 // the contract's routes file), prometheus/client_golang for metrics, google.golang.org/genproto

@@ -2,14 +2,16 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Shutdown without lost requests. After SIGTERM, readiness turns false and for ShutdownDelay the
@@ -20,20 +22,16 @@ import (
 // already on their way in them.
 //
 // Then the HTTP listener stops accepting, taking first what the kernel has already accepted (a
-// connection left in the accept queue would be reset under its request); on Linux its queue is
-// cut to one place, which the drain then fills with a connection of its own before the close
-// (drain_linux.go, plugQueue), so that no client's connection can slip into the queue between
-// the last accept and the close (a client then finds the port closed: refused, its request
-// never sent); connections whose
-// request is on its way get settleDelay to start it. A connection not yet answered once is waited
-// for too, up to firstRequestWait: net/http drops without an answer a request it reads once
-// Shutdown has begun (the client sees EOF, and an HTTP client does not retry a request on a
-// fresh connection), and a connection opened during the delay may send its first request after
-// the listener closed. Its first answer shows that net/http has passed that check. One that has
-// sent nothing by the bound is closed. Only then does http.Server.Shutdown close the idle
-// connections and wait for every request in progress (up to ShutdownGrace, which bounds the
-// waits before too). gRPC drains at the same time with GracefulStop (GOAWAY: its clients retry
-// elsewhere).
+// connection left in the accept queue would be reset under its request), and on Linux plugging
+// the queue so that none slips in before the close (plugQueue); connections whose request is on
+// its way get settleDelay to start it. A connection not yet answered once is waited for too, up
+// to firstRequestWait: net/http drops without an answer a request it reads once Shutdown has
+// begun (the client sees EOF, and an HTTP client does not retry a request on a fresh
+// connection), and a connection opened during the delay may send its first request after the
+// listener closed. Its first answer shows that net/http has passed that check. One that has sent
+// nothing by the bound is closed. Only then does http.Server.Shutdown close the idle connections
+// and wait for every request in progress (up to ShutdownGrace, which bounds the waits before
+// too). gRPC drains at the same time with GracefulStop (GOAWAY: its clients retry elsewhere).
 
 const (
 	// acceptDrainWait is how long the listener keeps taking connections the kernel accepted
@@ -62,8 +60,7 @@ func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
 	})
 }
 
-// shutdown drains both fronts (above) and returns when every accepted request is answered or the
-// grace period is over.
+// shutdown drains both fronts (above).
 func (s *Server) shutdown(httpLis *drainListener) {
 	s.ready.Store(false)
 	s.draining.Store(true)
@@ -100,11 +97,9 @@ func (s *Server) shutdown(httpLis *drainListener) {
 	s.log.Info("stopped")
 }
 
-// drainListener accepts in its own loop, so that it can stop accepting on its own schedule: it
-// takes what the kernel has queued before it closes (stopAccepting), and http.Server.Shutdown's
-// Close only ends Serve.
-//
-// It hands out its connections wrapped (drainConn), to know which have not been answered yet.
+// drainListener accepts in its own loop, so that it can stop accepting on its own schedule
+// (stopAccepting): http.Server.Shutdown's Close only ends Serve. It hands out its connections
+// wrapped (drainConn), to know which have not been answered yet.
 type drainListener struct {
 	net.Listener
 	conns    chan net.Conn
@@ -142,14 +137,25 @@ func (d *drainListener) acceptLoop() {
 			continue
 		}
 		backoff = 0
-		// Counted before it is handed over: once the loop has ended, every connection is.
-		dc := d.track(c)
-		select {
-		case d.conns <- dc:
-		case <-d.closed:
-			dc.Close()
+		if !d.handOver(c) {
 			return
 		}
+	}
+}
+
+// handOver counts c as unanswered, then hands it to Accept; false: the listener was closed (and
+// c with it). Counted before it is handed over: once the loop has ended, every connection is.
+func (d *drainListener) handOver(c net.Conn) bool {
+	dc := &drainConn{Conn: c, d: d}
+	d.mu.Lock()
+	d.unanswered[dc] = struct{}{}
+	d.mu.Unlock()
+	select {
+	case d.conns <- dc:
+		return true
+	case <-d.closed:
+		dc.Close()
+		return false
 	}
 }
 
@@ -187,10 +193,9 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 }
 
 // plugQueue fills the accept queue's one place (narrowBacklog) with a connection of the
-// listener's own: while it waits there the kernel drops every new SYN, so the close that follows
-// resets only it. A client's connection found in the place first is taken and handed over, as
-// the accept loop does, and the plug tried again. nil: the place could not be taken (the close
-// may then reset one client's connection, as before).
+// listener's own, so that the close that follows resets only it. A client's connection found in
+// the place first is handed over, and the plug tried again. nil: the place could not be taken
+// (the close may then reset one client's connection).
 func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) net.Conn {
 	addr := dialable(d.Listener.Addr())
 	if addr == "" {
@@ -202,15 +207,7 @@ func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) 
 		}
 		// A SYN dropped: the place is a client's. Take that connection.
 		_ = dl.SetDeadline(time.Now().Add(plugWait))
-		c, err := d.Listener.Accept()
-		if err != nil {
-			continue
-		}
-		dc := d.track(c)
-		select {
-		case d.conns <- dc:
-		case <-d.closed:
-			dc.Close()
+		if c, err := d.Listener.Accept(); err == nil && !d.handOver(c) {
 			return nil
 		}
 	}
@@ -245,15 +242,6 @@ func (d *drainListener) Close() error {
 		return err
 	}
 	return nil
-}
-
-// track wraps c and counts it as unanswered.
-func (d *drainListener) track(c net.Conn) *drainConn {
-	dc := &drainConn{Conn: c, d: d}
-	d.mu.Lock()
-	d.unanswered[dc] = struct{}{}
-	d.mu.Unlock()
-	return dc
 }
 
 // awaitFirstAnswers waits until every connection has been answered once or has closed, for at most
@@ -293,9 +281,9 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body, rawanswers.go). net/http writes nothing to a connection before it has passed its check for a Shutdown
-// in progress (which drops the request read), so a written connection's first request is
-// answered.
+// closed (and writes net/http's plain 431 as the JSON error body, asJSON). net/http writes
+// nothing to a connection before it has passed its check for a Shutdown in progress (which drops
+// the request read), so a written connection's first request is answered.
 type drainConn struct {
 	net.Conn
 	d     *drainListener
@@ -313,7 +301,7 @@ func (c *drainConn) Read(p []byte) (int, error) {
 
 func (c *drainConn) Write(p []byte) (int, error) {
 	c.forget()
-	if answer, replaced := asJSON(p); replaced { // rawanswers.go
+	if answer, replaced := asJSON(p); replaced {
 		if _, err := c.Conn.Write(answer); err != nil {
 			return 0, err
 		}
@@ -325,15 +313,6 @@ func (c *drainConn) Write(p []byte) (int, error) {
 func (c *drainConn) Close() error {
 	c.forget()
 	return c.Conn.Close()
-}
-
-// ReadFrom keeps net/http's sendfile and splice (it looks for an io.ReaderFrom).
-func (c *drainConn) ReadFrom(r io.Reader) (int64, error) {
-	c.forget()
-	if rf, ok := c.Conn.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
 // CloseWrite keeps net/http's half-close before it hangs up on a refused request.
@@ -355,4 +334,30 @@ func (c *drainConn) forget() {
 	case c.d.answered <- struct{}{}:
 	default:
 	}
+}
+
+// net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
+// text, before any handler runs. The connection that answer is written to is the drain
+// listener's, whose Write puts the documented error body in its place: every non-2xx answer of
+// the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go wrote
+// it (TestHeaderTooLargeIsJSON says so).
+
+// plainTooLarge is net/http's answer, byte for byte (net/http/server.go, conn.serve).
+const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
+
+var jsonTooLarge = func() []byte {
+	body, _ := json.Marshal(rpcerr.ErrorBody{ // a struct of strings: cannot fail
+		Message: "Request header fields too large.", ExceptionType: rpcerr.ExceptionTooLarge,
+		AdditionalInfo: "The request's header exceeds the size limit (64 KiB).",
+	})
+	return []byte("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n" +
+		"X-Content-Type-Options: nosniff\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + string(body))
+}()
+
+// asJSON is the JSON answer to write in place of p when p is net/http's plain 431.
+func asJSON(p []byte) (answer []byte, replaced bool) {
+	if len(p) == len(plainTooLarge) && string(p) == plainTooLarge {
+		return jsonTooLarge, true
+	}
+	return p, false
 }

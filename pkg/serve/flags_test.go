@@ -117,7 +117,7 @@ func TestHelpText(t *testing.T) {
 		}
 	}
 	// Every setting is listed once, and -version.
-	if got, want := strings.Count(help, "\n  -"), len(settings("scoring"))+1; got != want {
+	if got, want := strings.Count(help, "\n  -"), len(settings("scoring", &Config{}))+1; got != want {
 		t.Errorf("got %d flags in help; want %d", got, want)
 	}
 }

@@ -22,26 +22,22 @@ func (s *Server) Reload() {
 	if changed {
 		s.log.Info("clients and keys reloaded", "loaded", s.issuer.Summary())
 	}
-	if s.svc.Reload != nil {
-		changed, err := s.svc.Reload()
-		switch {
-		case err != nil:
-			s.log.Error("reload content: keeping the last good bundle", "error", err)
-			s.reloads.Failed(telemetry.SourceContent, err)
-		default:
-			if changed {
-				s.log.Info("content bundle reloaded")
-			}
-			s.reloads.Succeeded(telemetry.SourceContent, s.contentVersion(), time.Now())
-		}
+	if s.svc.Reload == nil {
+		return
 	}
-}
-
-func (s *Server) contentVersion() string {
-	if s.svc.Version == nil {
-		return ""
+	if changed, err = s.svc.Reload(); err != nil {
+		s.log.Error("reload content: keeping the last good bundle", "error", err)
+		s.reloads.Failed(telemetry.SourceContent, err)
+		return
 	}
-	return s.svc.Version()
+	if changed {
+		s.log.Info("content bundle reloaded")
+	}
+	version := ""
+	if s.svc.Version != nil {
+		version = s.svc.Version()
+	}
+	s.reloads.Succeeded(telemetry.SourceContent, version, time.Now())
 }
 
 // registerOperatorSeries registers what an operator asks beside the request series: the login

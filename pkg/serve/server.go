@@ -32,6 +32,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -70,6 +71,12 @@ type Service struct {
 	// the rpc its request field names. Its record and answer follow the contract's shape there.
 	BatchRPC string
 }
+
+// RequestID returns the id of the request being served, for handlers that log.
+func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
+
+// ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
+func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
@@ -152,10 +159,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	return s, nil
 }
 
-// buildGRPC builds both doors to the handlers: the in-process channel with every service on it
-// (registered once), the route table read from them and the contract, then the gRPC server
-// with the guard, the gRPC door's steps and the chain, serving what the channel holds, health
-// and reflection; and the memory budget the guard admits reads and decodings against.
+// buildGRPC builds both doors to the handlers (chain.go), the route table between them, and the
+// memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
 	s.unary = chain(s.unaryChain())
@@ -221,36 +226,29 @@ func (s *Server) buildGRPC(svc Service) error {
 // read before the gRPC server exists (its receive limit comes from the table).
 var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
 
-// buildHTTP builds the HTTP side: the gateway's mux with the token route and the service's
-// routes, each on a client of the in-process channel, the JSON front before it, and the
-// handlers around it, outermost first.
+// buildHTTP builds the HTTP side: the gateway's mux with the service's routes, each on a client
+// of the in-process channel, the JSON front before it, and the handlers around it, outermost
+// first.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
 	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
-	tokenRoutes := func(mux *runtime.ServeMux) error {
-		return authv1.RegisterTokenServiceHandlerClient(ctx, mux, authv1.NewTokenServiceClient(s.channel))
+	// The token service has no route on the gateway: the front serves /authToken itself
+	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
+	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
+	if err != nil {
+		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
-	serviceRoutes := func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) }
 	var names []string
-	for _, rs := range s.channel.Services()[1:] { // [0] is the token service
+	for _, rs := range s.channel.Services()[1:] { // [0] is the token service (buildGRPC)
 		names = append(names, rs.Desc.ServiceName)
 	}
-	for _, reg := range []struct {
-		register func(*runtime.ServeMux) error
-		services []string
-	}{{tokenRoutes, []string{authv1.TokenService_ServiceDesc.ServiceName}}, {serviceRoutes, names}} {
-		handlers, err := gw.Register(reg.register)
-		if err != nil {
-			return fmt.Errorf("register the routes of %v: %w", reg.services, err)
-		}
-		paths, err := routes.PathsOf(reg.services...)
-		if err != nil {
-			return err
-		}
-		if !front.Direct(paths, handlers) {
-			s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", reg.services, "paths", len(paths), "handlers", len(handlers))
-		}
+	paths, err := routes.PathsOf(names...)
+	if err != nil {
+		return err
+	}
+	if !front.Direct(paths, handlers) {
+		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
 	}
 	front.Limits(s.limits)
 	s.addStreams(svc, front)
@@ -268,8 +266,13 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 // for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
-// Issuer is the server's token issuer (tests mint tokens with it).
-func (s *Server) Issuer() *token.Issuer { return s.issuer }
+// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
+// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
+// heap growth of the service's handler, and what capacity planning can read.
+func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
+	r := s.routes.ByMethod[fullMethod]
+	return s.budget.Cost(r != nil && r.Group, n, json)
+}
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.
 func (s *Server) httpRoutes(api http.Handler) http.Handler {
@@ -338,6 +341,13 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, httpLis, grpcLis)
 }
 
+// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
+// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
+func (s *Server) ProbeOn(lis net.Listener) {
+	s.probeLis = lis
+	s.probe = grpcguard.NewProbeServer(s.health)
+}
+
 // Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
 // close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
 // before Serve returns (drain.go).
@@ -345,13 +355,11 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	errc := make(chan error, 3)
 	var wg sync.WaitGroup
 	serve := func(name string, f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
 				errc <- fmt.Errorf("%s: %w", name, err)
 			}
-		}()
+		})
 	}
 	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
 	if s.probe != nil {
@@ -372,7 +380,6 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	background, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
 	if s.cfg.ReloadInterval > 0 {
-		// A broken file is logged with its file:line and the last good version keeps serving.
 		go every(background, s.cfg.ReloadInterval, s.Reload)
 	}
 	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that

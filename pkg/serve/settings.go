@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -12,10 +13,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// The settings: each configuration value with its environment variable, its flag, its default
-// and its parser, and -help written from them.
-
-// setting is one configuration value: its environment variable, its flag and where it lands.
+// setting is one configuration value: its environment variable, its flag, its -help text and
+// default, and its parser into its field; -help is written from them.
 type setting struct {
 	env, flag, usage string
 	def              string
@@ -27,99 +26,67 @@ type setting struct {
 // is given bare (-dev) or as -dev=false.
 type parser struct {
 	kind  string
-	apply func(c *Config, v string) error
+	apply func(v string) error
 }
 
-func settings(service string) []setting {
+// value is the parser of a field of type T: parse's value, or an error saying what the text is
+// not.
+func value[T any](dst *T, kind, notA string, parse func(string) (T, error)) parser {
+	return parser{kind, func(v string) error {
+		x, err := parse(v)
+		if err != nil {
+			return fmt.Errorf("%q is not %s", v, notA)
+		}
+		*dst = x
+		return nil
+	}}
+}
+
+// unsetOr parses a client limit: unset (0) when empty; set, it must be valid: 0 is refused, not
+// taken as unset.
+func unsetOr[T int | float64](parse func(string) (T, error), valid func(T) bool) func(string) (T, error) {
+	return func(v string) (T, error) {
+		if v == "" {
+			return 0, nil
+		}
+		x, err := parse(v)
+		if err == nil && !valid(x) {
+			err = errors.New("out of range")
+		}
+		return x, err
+	}
+}
+
+// settings are the service's settings, each landing in its field of c.
+func settings(service string, c *Config) []setting {
 	httpDef, grpcDef := ":8080", ":9090"
 	if service == "forecast" {
 		httpDef, grpcDef = ":8081", ":9091"
 	}
-	str := func(dst func(c *Config) *string) parser {
-		return parser{"string", func(c *Config, v string) error { *dst(c) = v; return nil }}
+	float := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
+	str := func(dst *string) parser {
+		return value(dst, "string", "", func(v string) (string, error) { return v, nil })
 	}
-	dur := func(dst func(c *Config) *time.Duration) parser {
-		return parser{"duration", func(c *Config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				return fmt.Errorf("%q is not a duration (e.g. 30s, 24h)", v)
-			}
-			*dst(c) = d
-			return nil
-		}}
+	dur := func(dst *time.Duration) parser {
+		return value(dst, "duration", "a duration (e.g. 30s, 24h)", time.ParseDuration)
 	}
-	boolean := func(dst func(c *Config) *bool) parser {
-		return parser{"", func(c *Config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("%q is not true or false", v)
-			}
-			*dst(c) = b
-			return nil
-		}}
+	boolean := func(dst *bool) parser { return value(dst, "", "true or false", strconv.ParseBool) }
+	integer := func(dst *int) parser { return value(dst, "int", "a whole number", strconv.Atoi) }
+	fraction := func(dst *float64) parser { return value(dst, "float", "a number", float) }
+	bytes := func(dst *int64) parser {
+		return value(dst, "int", "a number of bytes", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) })
 	}
-	integer := func(dst func(c *Config) *int) parser {
-		return parser{"int", func(c *Config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%q is not a whole number", v)
-			}
-			*dst(c) = n
-			return nil
-		}}
+	// A client limit: a rate is a number > 0, a burst or a concurrency a whole number >= 1.
+	positive := func(dst *float64) parser {
+		return value(dst, "float", "a number more than 0 (leave it empty for no limit)",
+			unsetOr(float, func(f float64) bool { return f > 0 && !math.IsInf(f, 1) }))
 	}
-	bytes := func(dst func(c *Config) *int64) parser {
-		return parser{"int", func(c *Config, v string) error {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return fmt.Errorf("%q is not a number of bytes", v)
-			}
-			*dst(c) = n
-			return nil
-		}}
+	atLeastOne := func(dst *int) parser {
+		return value(dst, "int", "a whole number of at least 1 (leave it empty for the default)",
+			unsetOr(strconv.Atoi, func(n int) bool { return n >= 1 }))
 	}
-	fraction := func(dst func(c *Config) *float64) parser {
-		return parser{"float", func(c *Config, v string) error {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return fmt.Errorf("%q is not a number", v)
-			}
-			*dst(c) = f
-			return nil
-		}}
-	}
-	// A client limit is unset when empty (no limit, or the rate's second for a burst); set, it
-	// must be a number > 0 (a rate) or a whole number >= 1: 0 is refused, not taken as unset.
-	positive := func(dst func(c *Config) *float64) parser {
-		return parser{"float", func(c *Config, v string) error {
-			if v == "" {
-				*dst(c) = 0
-				return nil
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(f > 0) || math.IsInf(f, 1) {
-				return fmt.Errorf("%q is not a number more than 0 (leave it empty for no limit)", v)
-			}
-			*dst(c) = f
-			return nil
-		}}
-	}
-	atLeastOne := func(dst func(c *Config) *int) parser {
-		return parser{"int", func(c *Config, v string) error {
-			if v == "" {
-				*dst(c) = 0
-				return nil
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fmt.Errorf("%q is not a whole number of at least 1 (leave it empty for the default)", v)
-			}
-			*dst(c) = n
-			return nil
-		}}
-	}
-	prefixes := func(dst func(c *Config) *[]netip.Prefix) parser {
-		return parser{"string", func(c *Config, v string) error {
+	prefixes := func(dst *[]netip.Prefix) parser {
+		return parser{"string", func(v string) error {
 			var out []netip.Prefix
 			for _, f := range strings.Split(v, ",") {
 				if f = strings.TrimSpace(f); f == "" {
@@ -135,62 +102,51 @@ func settings(service string) []setting {
 				}
 				out = append(out, p.Masked())
 			}
-			*dst(c) = out
+			*dst = out
 			return nil
 		}}
 	}
 	return []setting{
-		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(func(c *Config) *string { return &c.HTTPAddr })},
-		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(func(c *Config) *string { return &c.GRPCAddr })},
-		{"YARDSTICK_PROBE_ADDR", "probe-addr", "listen address of a gRPC health service for probes alone (empty: none; the main gRPC port serves health too)", "", str(func(c *Config) *string { return &c.ProbeAddr })},
-		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", integer(func(c *Config) *int { return &c.GRPCMaxStreams })},
-		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(func(c *Config) *time.Duration { return &c.GRPCReadTimeout })},
-		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(func(c *Config) *string { return &c.ContentDir })},
-		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(func(c *Config) *string { return &c.ClientsFile })},
-		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(func(c *Config) *string { return &c.KeysDir })},
-		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(func(c *Config) *bool { return &c.Dev })},
-		{"YARDSTICK_REFLECTION", "reflection", "gRPC server reflection: auto (on in dev mode only), true or false", "auto", str(func(c *Config) *string { return &c.Reflection })},
-		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(func(c *Config) *time.Duration { return &c.TokenTTL })},
-		{"YARDSTICK_KEY_LIFETIME", "key-lifetime", "how long a signing key should be used, from the time in its kid; an alert warns before (0: no date)", "2160h", dur(func(c *Config) *time.Duration { return &c.KeyLifetime })},
-		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(func(c *Config) *string { return &c.LogFormat })},
-		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(func(c *Config) *string { return &c.LogLevel })},
-		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(func(c *Config) *time.Duration { return &c.ShutdownDelay })},
-		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
-		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(func(c *Config) *time.Duration { return &c.ReloadInterval })},
-		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(func(c *Config) *[]netip.Prefix { return &c.TrustedProxies })},
-		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(func(c *Config) *string { return &c.RedisURL })},
-		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(func(c *Config) *float64 { return &c.ClientRate })},
-		{"YARDSTICK_CLIENT_BURST", "client-burst", "most requests at once of a client after it idled, unless its entry sets limits.burst (empty: one second of its rate)", "", atLeastOne(func(c *Config) *int { return &c.ClientBurst })},
-		{"YARDSTICK_CLIENT_CONCURRENCY", "client-concurrency", "most calls of a client in progress at once on one replica, streams included, unless its entry sets limits.concurrency (empty: no limit)", "", atLeastOne(func(c *Config) *int { return &c.ClientConcurrency })},
-		{"YARDSTICK_REPLICAS", "replicas", "replicas of this service: without Redis each enforces rate/N and burst/N of every client", "1", integer(func(c *Config) *int { return &c.Replicas })},
-		{"YARDSTICK_ADMISSION_WAIT", "admission-wait", "how long a call that does not fit the memory budget waits in its client's queue before 503 (0: refused at once)", "2s", dur(func(c *Config) *time.Duration { return &c.AdmissionWait })},
-		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(func(c *Config) *int64 { return &c.MemoryBudget })},
-		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(func(c *Config) *float64 { return &c.MemoryBudgetFraction })},
-		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(func(c *Config) *time.Duration { return &c.BodyGrace })},
-		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", bytes(func(c *Config) *int64 { return &c.MinBodyRate })},
-		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(func(c *Config) *int64 { return &c.Limits.MaxBodyBytes })},
-		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(func(c *Config) *int64 { return &c.Limits.MaxGroupBodyBytes })},
-		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(func(c *Config) *int { return &c.Limits.MaxItems })},
-		{"YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", integer(func(c *Config) *int { return &c.Limits.MaxStudents })},
-		{"YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", integer(func(c *Config) *int { return &c.Limits.MaxCutLevels })},
+		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(&c.HTTPAddr)},
+		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(&c.GRPCAddr)},
+		{"YARDSTICK_PROBE_ADDR", "probe-addr", "listen address of a gRPC health service for probes alone (empty: none; the main gRPC port serves health too)", "", str(&c.ProbeAddr)},
+		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", integer(&c.GRPCMaxStreams)},
+		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(&c.GRPCReadTimeout)},
+		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(&c.ContentDir)},
+		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(&c.ClientsFile)},
+		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(&c.KeysDir)},
+		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(&c.Dev)},
+		{"YARDSTICK_REFLECTION", "reflection", "gRPC server reflection: auto (on in dev mode only), true or false", "auto", str(&c.Reflection)},
+		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(&c.TokenTTL)},
+		{"YARDSTICK_KEY_LIFETIME", "key-lifetime", "how long a signing key should be used, from the time in its kid; an alert warns before (0: no date)", "2160h", dur(&c.KeyLifetime)},
+		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(&c.LogFormat)},
+		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(&c.LogLevel)},
+		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(&c.ShutdownDelay)},
+		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(&c.ShutdownGrace)},
+		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(&c.ReloadInterval)},
+		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(&c.TrustedProxies)},
+		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(&c.RedisURL)},
+		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(&c.ClientRate)},
+		{"YARDSTICK_CLIENT_BURST", "client-burst", "most requests at once of a client after it idled, unless its entry sets limits.burst (empty: one second of its rate)", "", atLeastOne(&c.ClientBurst)},
+		{"YARDSTICK_CLIENT_CONCURRENCY", "client-concurrency", "most calls of a client in progress at once on one replica, streams included, unless its entry sets limits.concurrency (empty: no limit)", "", atLeastOne(&c.ClientConcurrency)},
+		{"YARDSTICK_REPLICAS", "replicas", "replicas of this service: without Redis each enforces rate/N and burst/N of every client", "1", integer(&c.Replicas)},
+		{"YARDSTICK_ADMISSION_WAIT", "admission-wait", "how long a call that does not fit the memory budget waits in its client's queue before 503 (0: refused at once)", "2s", dur(&c.AdmissionWait)},
+		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(&c.MemoryBudget)},
+		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", fraction(&c.MemoryBudgetFraction)},
+		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(&c.BodyGrace)},
+		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", bytes(&c.MinBodyRate)},
+		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(&c.Limits.MaxBodyBytes)},
+		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(&c.Limits.MaxGroupBodyBytes)},
+		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(&c.Limits.MaxItems)},
+		{"YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", integer(&c.Limits.MaxStudents)},
+		{"YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", integer(&c.Limits.MaxCutLevels)},
 	}
-}
-
-func knownNames(all []setting) string {
-	names := make([]string, len(all))
-	for i, s := range all {
-		names[i] = s.env
-	}
-	return strings.Join(names, ", ")
 }
 
 // flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
-type flagValue struct {
-	s setting
-	c *Config
-}
+type flagValue struct{ s setting }
 
-func (v *flagValue) Set(text string) error { return v.s.set.apply(v.c, text) }
+func (v *flagValue) Set(text string) error { return v.s.set.apply(text) }
 func (v *flagValue) String() string {
 	if v == nil {
 		return ""

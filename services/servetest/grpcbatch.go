@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -20,8 +22,8 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve"
-	"github.com/yardstick-dev/yardstick/pkg/serve/statustest"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
+	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
 // The gRPC batch streams' differential test (ScoreBatch, ForecastBatch): the same generated
@@ -251,12 +253,40 @@ func statusText(err error) string {
 	return protojson.Format(status.Convert(err).Proto())
 }
 
-// Status helpers of the batch answers, shared with the frame's own tests (internal/statustest).
-var (
-	// SameStatus reports whether two errors are the same status: code, message and details.
-	SameStatus = statustest.Same
-	// RecordError is a batch answer's error (yardstick.batch.v1.Status) as a status error.
-	RecordError = statustest.RecordError
-	// HasViolation reports whether err's google.rpc.BadRequest names the field at path.
-	HasViolation = statustest.HasViolation
-)
+// SameStatus reports whether two errors are the same status: code, message and details, each
+// detail compared unpacked (a detail's bytes vary with the order its maps were written in).
+func SameStatus(a, b error) bool {
+	pa, pb := status.Convert(a).Proto(), status.Convert(b).Proto()
+	if pa.GetCode() != pb.GetCode() || pa.GetMessage() != pb.GetMessage() || len(pa.GetDetails()) != len(pb.GetDetails()) {
+		return false
+	}
+	for i, da := range pa.GetDetails() {
+		ma, errA := da.UnmarshalNew()
+		mb, errB := pb.GetDetails()[i].UnmarshalNew()
+		if errA != nil || errB != nil || !proto.Equal(ma, mb) {
+			return false
+		}
+	}
+	return true
+}
+
+// RecordError is a batch answer's error (yardstick.batch.v1.Status) as the status error it
+// stands for.
+func RecordError(s *batchv1.Status) error {
+	return status.ErrorProto(&spb.Status{Code: s.GetCode(), Message: s.GetMessage(), Details: s.GetDetails()})
+}
+
+// HasViolation reports whether err's google.rpc.BadRequest has a violation of the field at path
+// (gRPC keys each by its full path: "cutLevels[1]").
+func HasViolation(err error, path string) bool {
+	for _, d := range status.Convert(err).Details() {
+		if br, ok := d.(*errdetails.BadRequest); ok {
+			for _, v := range br.GetFieldViolations() {
+				if v.GetField() == path {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

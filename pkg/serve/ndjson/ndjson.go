@@ -11,10 +11,6 @@ import "github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
 const DefaultMaxLine = batch.DefaultMaxLine
 
 type (
-	// LineReader cuts a body into lines exactly as the engine does.
-	LineReader = batch.LineReader
-	// Record is a well-formed record line: its id as spelled, its path, its request's bytes.
-	Record = batch.Record
 	// DispatcherFunc answers one record: its status and answer body.
 	DispatcherFunc = batch.DispatcherFunc
 	// Options are a stream's limits; the zero value takes the engine's defaults.

@@ -6,6 +6,7 @@ package rpcerr
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
 // Exception types of the error body. On gRPC they travel as a google.rpc.ErrorInfo detail whose
@@ -79,8 +82,8 @@ var reasons = map[string]string{
 	ExceptionAPI:              "API_EXCEPTION",
 }
 
-// Info is the ErrorInfo detail of an exception type.
-func Info(exception, info string) *errdetails.ErrorInfo {
+// errorInfo is the ErrorInfo detail of an exception type.
+func errorInfo(exception, info string) *errdetails.ErrorInfo {
 	return &errdetails.ErrorInfo{
 		Reason: reasons[exception], Domain: errorDomain,
 		Metadata: map[string]string{ExceptionKey: exception, InfoKey: info},
@@ -89,12 +92,22 @@ func Info(exception, info string) *errdetails.ErrorInfo {
 
 // New builds a gRPC status carrying the exception type and the additional info.
 func New(code codes.Code, exception, message, info string, extra ...protoadapt.MessageV1) error {
-	details := append([]protoadapt.MessageV1{Info(exception, info)}, extra...)
-	withDetails, err := status.New(code, message).WithDetails(details...)
+	return withDetails(code, message, append([]protoadapt.MessageV1{errorInfo(exception, info)}, extra...)...)
+}
+
+// withDetails is a status error with details, or without them should one not marshal.
+func withDetails(code codes.Code, message string, details ...protoadapt.MessageV1) error {
+	st, err := status.New(code, message).WithDetails(details...)
 	if err != nil {
 		return status.Error(code, message)
 	}
-	return withDetails.Err()
+	return st.Err()
+}
+
+// retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo.
+func retry(d time.Duration) (int64, *errdetails.RetryInfo) {
+	secs := max(int64(math.Ceil(d.Seconds())), 1)
+	return secs, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}
 }
 
 // NotAuthenticated is the answer for credentials that cannot be verified, or no token at all.
@@ -116,13 +129,9 @@ const (
 // the ReasonToken* constants); info says what to do and becomes the WWW-Authenticate
 // error_description, so it must not quote the token.
 func InvalidToken(reason, message, info string) error {
-	i := Info(ExceptionNotAuthenticated, info)
+	i := errorInfo(ExceptionNotAuthenticated, info)
 	i.Reason = reason
-	st, err := status.New(codes.Unauthenticated, message).WithDetails(i)
-	if err != nil {
-		return status.Error(codes.Unauthenticated, message)
-	}
-	return st.Err()
+	return withDetails(codes.Unauthenticated, message, i)
 }
 
 // tokenReasons are the reasons that answer error="invalid_token".
@@ -151,18 +160,14 @@ func PermissionDenied(message, info string) error {
 
 // Throttled is the answer when failed attempts exhausted a client's or an address's budget.
 func Throttled(retryAfter time.Duration) error {
-	secs := int64(math.Ceil(retryAfter.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	return New(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.",
-		fmt.Sprintf("Retry after %d seconds.", secs),
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+	secs, ri := retry(retryAfter)
+	return New(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.", fmt.Sprintf("Retry after %d seconds.", secs), ri)
 }
 
 // Internal is the answer for a fault of ours; the cause is logged, never sent.
 func Internal() error {
-	return New(codes.Internal, ExceptionAPI, "Internal error.", "The request could not be completed; it has been logged.")
+	b := BodyFor(http.StatusInternalServerError, nil)
+	return New(codes.Internal, b.ExceptionType, b.Message, b.AdditionalInfo)
 }
 
 // HTTP is what an error becomes on the HTTP front.
@@ -193,9 +198,7 @@ func ToHTTP(err error) HTTP {
 		out.Body.ExceptionType = ExceptionValidation
 		out.Body.ValidationErrors = validationErrors(bad, st.Message())
 		out.Body.Message = MsgInvalid
-		if out.Body.AdditionalInfo == "" {
-			out.Body.AdditionalInfo = InfoValidation
-		}
+		out.Body.AdditionalInfo = cmp.Or(out.Body.AdditionalInfo, InfoValidation)
 	case codes.Unauthenticated:
 		out.Status = http.StatusUnauthorized
 		out.Body.ExceptionType = ExceptionNotAuthenticated
@@ -210,12 +213,19 @@ func ToHTTP(err error) HTTP {
 		exhausted(&out, info)
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
 		out.Status = http.StatusServiceUnavailable
-		out.Body = ErrorBody{Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."}
+		out.Body = BodyFor(out.Status, nil)
 	default:
 		out.Status = http.StatusInternalServerError
-		out.Body = ErrorBody{Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."}
+		out.Body = BodyFor(out.Status, nil)
 	}
 	return out
+}
+
+// Record is err as the error of one answer of a gRPC batch or group stream: the status a unary
+// call ending with err would get (code, message, details), as yardstick.batch.v1.Status.
+func Record(err error) *batchv1.Status {
+	p := status.Convert(err).Proto()
+	return &batchv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: p.GetDetails()}
 }
 
 // detailsOf is what ToHTTP reads of a status's details: its ErrorInfo, its BadRequest and its
@@ -320,11 +330,7 @@ func Write(w http.ResponseWriter, e HTTP) {
 	}
 	if e.Status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		// RFC 6750 §3: a 401 names the scheme the caller should use.
-		challenge := e.Challenge
-		if challenge == "" {
-			challenge = bearerChallenge(nil)
-		}
-		h.Set("WWW-Authenticate", challenge)
+		h.Set("WWW-Authenticate", cmp.Or(e.Challenge, bearerChallenge(nil)))
 	}
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
@@ -339,7 +345,6 @@ func Write(w http.ResponseWriter, e HTTP) {
 
 // Media types a path takes, as its 415 names them.
 const (
-	MediaJSON   = "application/json"
 	MediaNDJSON = "application/x-ndjson"
 	// MediaLogin is what /authToken reads.
 	MediaLogin = "application/json, application/x-www-form-urlencoded or multipart/form-data"
@@ -353,15 +358,14 @@ func UnsupportedMediaType(takes string) HTTP {
 }
 
 // TooLarge is the 413 of a request body over limit bytes.
-func TooLarge(limit int64) HTTP {
-	return HTTP{Status: http.StatusRequestEntityTooLarge, Body: ErrorBody{Message: "Request too large.",
-		ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request body exceeds the size limit of " + bytesText(limit) + "."}}
-}
+func TooLarge(limit int64) HTTP { return tooLarge("The request body", limit) }
 
 // LineTooLarge is the 413 of a stream's line over limit bytes (its newline not counted).
-func LineTooLarge(limit int64) HTTP {
+func LineTooLarge(limit int64) HTTP { return tooLarge("The line", limit) }
+
+func tooLarge(what string, limit int64) HTTP {
 	return HTTP{Status: http.StatusRequestEntityTooLarge, Body: ErrorBody{Message: "Request too large.",
-		ExceptionType: ExceptionTooLarge, AdditionalInfo: "The line exceeds the size limit of " + bytesText(limit) + "."}}
+		ExceptionType: ExceptionTooLarge, AdditionalInfo: what + " exceeds the size limit of " + bytesText(limit) + "."}}
 }
 
 // bytesText is a limit in bytes, exactly, with its MiB or KiB when it is a whole number of them.
@@ -385,13 +389,8 @@ func WriteStatus(w http.ResponseWriter, code int) {
 // ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
 // with Retry-After.
 func Overloaded(retryAfter time.Duration) error {
-	secs := max(int64(math.Ceil(retryAfter.Seconds())), 1)
-	info := Info(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
+	secs, ri := retry(retryAfter)
+	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
 	info.Reason = ReasonOverloaded
-	st, err := status.New(codes.ResourceExhausted, "Service busy.").WithDetails(info,
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
-	if err != nil {
-		return status.Error(codes.ResourceExhausted, "Service busy.")
-	}
-	return st.Err()
+	return withDetails(codes.ResourceExhausted, "Service busy.", info, ri)
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
@@ -36,52 +36,30 @@ func (p *Problems) Add(field, format string, args ...any) {
 		p.dropped++
 		return
 	}
+	copied := false
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > jsonwire.MaxQuoted {
+			if !copied {
+				args, copied = slices.Clone(args), true // the caller's slice stays as it was
+			}
+			args[i] = clippedText(s)
+		}
+	}
 	p.violations = append(p.violations, &errdetails.BadRequest_FieldViolation{
 		Field:       strings.ToValidUTF8(field, "\uFFFD"),
-		Description: strings.ToValidUTF8(fmt.Sprintf(format, clipQuoted(format, args)...), "\uFFFD"),
+		Description: strings.ToValidUTF8(fmt.Sprintf(format, args...), "\uFFFD"),
 	})
 }
 
-// clipQuoted returns args with each long string argument of a %q verb clipped. Formats with
-// argument indexes or * widths are left as they are (none of ours has them).
-func clipQuoted(format string, args []any) []any {
-	out, arg, copied := args, 0, false
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' {
-			continue
-		}
-		i++
-		for i < len(format) && strings.IndexByte("+-# 0123456789.", format[i]) >= 0 {
-			i++
-		}
-		if i >= len(format) || format[i] == '[' || format[i] == '*' {
-			return out
-		}
-		if format[i] == '%' {
-			continue
-		}
-		if s, ok := argAt(args, arg).(string); ok && format[i] == 'q' && len(s) > jsonwire.MaxQuoted {
-			if !copied {
-				out, copied = append([]any(nil), args...), true
-			}
-			out[arg] = clippedText(s)
-		}
-		arg++
-	}
-	return out
-}
-
-func argAt(args []any, i int) any {
-	if i < len(args) {
-		return args[i]
-	}
-	return nil
-}
-
-// clippedText is a long input string that %q quotes clipped, followed by the note.
+// clippedText is a long input string: a %q of it is clipped and followed by the note; any other
+// verb prints it whole, as it prints a string.
 type clippedText string
 
-func (c clippedText) Format(f fmt.State, _ rune) {
+func (c clippedText) Format(f fmt.State, verb rune) {
+	if verb != 'q' {
+		_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), string(c))
+		return
+	}
 	shown, note := jsonwire.Clip(string(c))
 	_, _ = io.WriteString(f, strconv.Quote(shown)+note)
 }
@@ -101,15 +79,8 @@ func (p *Problems) Err() error {
 			Description: fmt.Sprintf("%d more problems not listed", p.dropped),
 		})
 	}
-	st := status.New(codes.InvalidArgument, MsgInvalid)
-	withDetails, err := st.WithDetails(
-		&errdetails.BadRequest{FieldViolations: violations},
-		Info(ExceptionValidation, InfoValidation),
-	)
-	if err != nil {
-		return st.Err()
-	}
-	return withDetails.Err()
+	return withDetails(codes.InvalidArgument, MsgInvalid, &errdetails.BadRequest{FieldViolations: violations},
+		errorInfo(ExceptionValidation, InfoValidation))
 }
 
 // Dropped counts n more problems found and not listed (a decoder that stopped listing them).

@@ -202,7 +202,7 @@ func TestMediaAndSize(t *testing.T) {
 		status int
 		info   string
 	}{
-		{"415 JSON", UnsupportedMediaType(MediaJSON), 415, "Send Content-Type: application/json."},
+		{"415 JSON", UnsupportedMediaType("application/json"), 415, "Send Content-Type: application/json."},
 		{"415 NDJSON", UnsupportedMediaType(MediaNDJSON), 415, "Send Content-Type: application/x-ndjson."},
 		{"415 login", UnsupportedMediaType(MediaLogin), 415, "Send Content-Type: application/json, application/x-www-form-urlencoded or multipart/form-data."},
 		{"413 1 MiB", TooLarge(1 << 20), 413, "The request body exceeds the size limit of 1048576 bytes (1 MiB)."},

@@ -15,11 +15,9 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
-	"maps"
 	"mime"
 	"net/http"
 	"path"
-	"slices"
 	"strings"
 	"time"
 )
@@ -92,6 +90,3 @@ func Handler(urlPath string) http.HandlerFunc {
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 	}
 }
-
-// Paths lists every path Handler serves, sorted.
-func Paths() []string { return slices.Sorted(maps.Keys(assets)) }

@@ -33,16 +33,16 @@ type Shape struct {
 	FieldNames string // the request fields, for the error of a record without one
 }
 
-// Read reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract,
-// and checks that the record has a field for every unary rpc of the service and the answer one
-// for each of their response types: a record the frame could not run is found at start-up.
+// Read reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract, and
+// checks that the record has a field for every rpc a record may name and the answer one for each
+// of their response types: a record the frame could not run is found at start-up.
 func Read(full string) (*Shape, error) {
 	sd, md, err := method(full)
 	if err != nil {
 		return nil, fmt.Errorf("batch rpc %s: %w", full, err)
 	}
 	sh := &Shape{Methods: map[protoreflect.FieldNumber]string{}, Answers: map[protoreflect.FullName]protoreflect.FieldDescriptor{}}
-	for _, step := range []func(protoreflect.ServiceDescriptor, protoreflect.MethodDescriptor) error{sh.readEnvelope, sh.readAnswers, sh.readRequests, sh.checkComplete} {
+	for _, step := range []func(protoreflect.ServiceDescriptor, protoreflect.MethodDescriptor) error{sh.readEnvelope, sh.readAnswers, sh.readRequests} {
 		if err := step(sd, md); err != nil {
 			return nil, fmt.Errorf("batch rpc %s: %w", full, err)
 		}
@@ -113,40 +113,34 @@ func (sh *Shape) readAnswers(_ protoreflect.ServiceDescriptor, md protoreflect.M
 	return nil
 }
 
-// readRequests reads the record's request fields, each named for the unary rpc whose request
-// type it holds.
+// readRequests reads the record's request fields: one for each rpc a record may name, named for
+// it (yardstick.RecordField) and holding its request type, whose answer has a field too; and no
+// other.
 func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
-	var names []string
-	for i := range sh.Request.Fields().Len() {
-		f := sh.Request.Fields().Get(i)
-		m := sd.Methods().ByName(protoreflect.Name(camel(string(f.Name()))))
-		if m == nil || m.IsStreamingClient() || m.IsStreamingServer() || f.Message() == nil || f.Message().FullName() != m.Input().FullName() {
-			return fmt.Errorf("record field %s names no unary rpc of the service taking its type", f.Name())
-		}
-		if !Recordable(m) {
-			return fmt.Errorf("record field %s names rpc %s, which a record may not name (no option yardstick.batch.v1.record)", f.Name(), m.Name())
-		}
-		sh.Methods[f.Number()] = "/" + string(sd.FullName()) + "/" + string(m.Name())
-		names = append(names, string(f.Name()))
-	}
-	sh.FieldNames = strings.Join(names, ", ")
-	return nil
-}
-
-// checkComplete checks that every rpc a record may name has its record field and its answer.
-func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
 		if !Recordable(m) {
 			continue
 		}
-		if sh.Request.Fields().ByName(protoreflect.Name(yardstick.RecordField(string(m.Name())))) == nil {
-			return fmt.Errorf("the record has no field %s for rpc %s", yardstick.RecordField(string(m.Name())), m.Name())
+		name := yardstick.RecordField(string(m.Name()))
+		f := sh.Request.Fields().ByName(protoreflect.Name(name))
+		if f == nil || f.Message() == nil || f.Message().FullName() != m.Input().FullName() {
+			return fmt.Errorf("the record has no field %s of type %s for rpc %s", name, m.Input().FullName(), m.Name())
 		}
 		if sh.Answers[m.Output().FullName()] == nil {
 			return fmt.Errorf("the answer has no field for %s, rpc %s's response", m.Output().FullName(), m.Name())
 		}
+		sh.Methods[f.Number()] = "/" + string(sd.FullName()) + "/" + string(m.Name())
 	}
+	var names []string
+	for i := range sh.Request.Fields().Len() {
+		f := sh.Request.Fields().Get(i)
+		if sh.Methods[f.Number()] == "" {
+			return fmt.Errorf("record field %s names no rpc of the service that a record may name (option yardstick.batch.v1.record)", f.Name())
+		}
+		names = append(names, string(f.Name()))
+	}
+	sh.FieldNames = strings.Join(names, ", ")
 	return nil
 }
 
@@ -154,17 +148,6 @@ func (sh *Shape) checkComplete(sd protoreflect.ServiceDescriptor, _ protoreflect
 // method option yardstick.batch.v1.record.
 func Recordable(m protoreflect.MethodDescriptor) bool {
 	return !m.IsStreamingClient() && !m.IsStreamingServer() && proto.GetExtension(m.Options(), batchv1.E_Record).(bool)
-}
-
-// camel is a field name as its rpc's name: score_item_ids → ScoreItemIds.
-func camel(s string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(s, "_") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String()
 }
 
 // Registrar registers the services on Srv with Serve in place of the handler of the batch rpc

@@ -49,18 +49,6 @@ func TestRead(t *testing.T) {
 	}
 }
 
-func TestFieldAndCamelAreInverse(t *testing.T) {
-	t.Parallel()
-	for _, name := range []string{"ScoreItemIds", "NextItem", "ForecastReadingGroup", "ScoreItemResultsBayesStrands"} {
-		if got := camel(yardstick.RecordField(name)); got != name {
-			t.Errorf("camel(yardstick.RecordField(%s)) = %s", name, got)
-		}
-	}
-	if yardstick.RecordField("ScoreItemIds") != "score_item_ids" {
-		t.Errorf("yardstick.RecordField(ScoreItemIds) = %s; want score_item_ids", yardstick.RecordField("ScoreItemIds"))
-	}
-}
-
 func protoName(s string) protoreflect.Name { return protoreflect.Name(s) }
 
 // TestRecordable: the contract's option, on unary rpcs only.

@@ -22,11 +22,10 @@ import (
 
 // Route is one rpc the server serves.
 type Route struct {
-	Method       string // the gRPC full method
-	Path         string // its JSON path; "" for an rpc without one (health, reflection)
-	Rule         Rule   // who may call it
-	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
-	ClientStream bool   // the client sends a stream of messages (reflection, the batch streams)
+	Method string // the gRPC full method
+	Path   string // its JSON path; "" for an rpc without one (health, reflection)
+	Rule   Rule   // who may call it
+	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
 	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
 	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
@@ -116,26 +115,25 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 	for name := range info {
 		names = append(names, name)
 	}
-	contract, err := httpRules(names...)
+	contract, err := httpRules(names...) // which also finds each service of ours in the contract
 	if err != nil {
 		return nil, err
 	}
-	rules, err := readRules(info)
-	if err != nil {
-		return nil, fmt.Errorf("access rules: %w", err)
-	}
-	recordable := readRecordable(info)
 	t := &Table{ByMethod: map[string]*Route{}, ByPath: map[string]*Route{}, labels: map[string]bool{}}
 	for _, p := range operationalPaths {
 		t.labels[p] = true
 	}
 	for svcName, si := range info {
+		sd, _ := serviceDescriptor(svcName) // read only for a service of ours, found above
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			rule, ruled := rules[full]
-			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, ClientStream: m.IsClientStream,
+			rule, ruled, recordable := Rule{Public: true}, true, false // an infrastructure service's
+			if !publicServices[svcName] {
+				rule, ruled, recordable = options(sd.Methods().ByName(protoreflect.Name(m.Name)))
+			}
+			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
-				Record:    recordable[full] && !m.IsClientStream && !m.IsServerStream,
+				Record:    recordable && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}
@@ -174,34 +172,23 @@ func (t *Table) Label(path string) string {
 }
 
 // PathsOf lists the JSON paths of the services' rpcs in the order grpc-gateway's generated
-// Register…HandlerClient registers their handlers: the services as given, each one's methods as
-// its .proto file declares them, each method's rules as the routes file lists them.
+// Register…HandlerClient registers their handlers, which is httpRules' order.
 func PathsOf(services ...string) ([]string, error) {
 	contract, err := httpRules(services...)
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, name := range services {
-		sd, err := serviceDescriptor(name)
-		if err != nil {
-			return nil, err
-		}
-		for i := range sd.Methods().Len() {
-			full := "/" + name + "/" + string(sd.Methods().Get(i).Name())
-			for _, c := range contract {
-				if c.FullMethod == full {
-					paths = append(paths, c.Path)
-				}
-			}
-		}
+	paths := make([]string, len(contract))
+	for i, c := range contract {
+		paths[i] = c.Path
 	}
 	return paths, nil
 }
 
-// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: a
-// method's own google.api.http option, then the routes file's rules (http.yaml, which the
-// contract's services use). An infrastructure service has none.
+// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: the
+// services as given, each one's methods as its .proto file declares them, and each method's own
+// google.api.http option, then the routes file's rules (http.yaml, which the contract's services
+// use) in the file's order. An infrastructure service has none.
 func httpRules(services ...string) ([]yardstick.Route, error) {
 	file, err := yardstick.Routes()
 	if err != nil {

@@ -1,12 +1,8 @@
 package routes
 
 import (
-	"fmt"
-
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
@@ -31,60 +27,19 @@ var publicServices = map[string]bool{
 // reflection), open to every caller.
 func IsPublicService(name string) bool { return publicServices[name] }
 
-// readRecordable reads which methods of services a batch record may name, from the method
-// option yardstick.batch.v1.record.
-func readRecordable(services map[string]grpc.ServiceInfo) map[string]bool {
-	out := map[string]bool{}
-	for svcName := range services {
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
-		if err != nil {
-			continue // readRules has refused the table already
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			continue
-		}
-		for i := range sd.Methods().Len() {
-			md := sd.Methods().Get(i)
-			if proto.GetExtension(md.Options(), batchv1.E_Record).(bool) {
-				out["/"+svcName+"/"+string(md.Name())] = true
-			}
-		}
+// options reads a method's access rule from its options, and whether a batch record may name it
+// (yardstick.batch.v1.record). A method of ours with neither access option gets no rule and is
+// refused: a forgotten option fails closed.
+func options(md protoreflect.MethodDescriptor) (rule Rule, ruled, recordable bool) {
+	opts := md.Options()
+	recordable = proto.GetExtension(opts, batchv1.E_Record).(bool)
+	rule = Rule{
+		Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
+		Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
+		Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
 	}
-	return out
-}
-
-// readRules reads the access rule of every method of services from the method options. A method
-// of ours with neither option gets no rule and is refused: a forgotten option fails closed.
-func readRules(services map[string]grpc.ServiceInfo) (map[string]Rule, error) {
-	rules := map[string]Rule{}
-	for svcName, info := range services {
-		if publicServices[svcName] {
-			for _, m := range info.Methods {
-				rules["/"+svcName+"/"+m.Name] = Rule{Public: true}
-			}
-			continue
-		}
-		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
-		if err != nil {
-			return nil, fmt.Errorf("descriptor of service %s: %w", svcName, err)
-		}
-		sd, ok := d.(protoreflect.ServiceDescriptor)
-		if !ok {
-			return nil, fmt.Errorf("%s is not a service", svcName)
-		}
-		for i := 0; i < sd.Methods().Len(); i++ {
-			md := sd.Methods().Get(i)
-			opts := md.Options()
-			rule := Rule{
-				Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
-				Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
-				Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
-			}
-			if rule.Public || rule.Permission != "" {
-				rules["/"+svcName+"/"+string(md.Name())] = rule
-			}
-		}
+	if !rule.Public && rule.Permission == "" {
+		return Rule{}, false, recordable
 	}
-	return rules, nil
+	return rule, true, recordable
 }
