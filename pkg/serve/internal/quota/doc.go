@@ -19,12 +19,6 @@
 // RateLimit header's t needs in the same call, and it would be a second module pinned for a
 // script of twenty lines. golang.org/x/time/rate is not shared across processes.
 //
-// The frame calls it in four places: the JSON front's Admit before it reads a unary call's
-// body (a refused call costs no read or decode; Decided marks the call counted); Step, in the
-// chain every unary call runs whichever door it came by, and run early by the gRPC door before
-// its message step for a call the tap handle authorized (it counts a call no door counted, and
-// lets pass one a door decided and a stream's record, known by the stream's pacer in its
-// context, which reaches the step through the in-process channel); one hook when a stream opens
-// (its concurrency slot; the stream's context then carries its pacer); and Pace for each record
-// or student a stream reads, which waits instead of refusing.
+// Where the frame calls it (the JSON front's Admit before it reads a body, the chain's Step, a
+// stream's OpenStream and Pace for each record) is told beside the chain, in pkg/serve/chain.go.
 package quota
