@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -113,8 +112,7 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		ri, rec := &o.ri, &o.rec
 		o.id[0] = ri.ID
 		w.Header()["X-Request-Id"] = o.id[:] // as Header().Set, the key canonical already
-		ctx, span := t.tracing.StartHTTP(r)
-		ctx = reqinfo.With(ctx, ri)
+		ctx := reqinfo.With(r.Context(), ri)
 		inFlight := t.metrics.inFlight[0]
 		inFlight.Inc()
 		defer func() {
@@ -133,11 +131,6 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
 				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics", // probes and scrapes every few seconds would drown the log
 				Extra: ri.Stream})
-			spanRoute := ri.Route
-			if spanRoute == "other" { // routes.Label's name for every unknown path
-				spanRoute = "" // an unknown path: the span is named by the method alone
-			}
-			tracing.EndHTTP(span, r.Method, spanRoute, code)
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

@@ -2,7 +2,7 @@
 // registry and the request series (Metrics), the service logger (NewLogger: JSON or text, lines
 // batched, errors written at once), one log line per request written by one function (Recorder's
 // Write), the limit on log lines of refused requests (LogLimiter), request ids and log levels.
-// Both fronts report each request here once; new metrics, and tracing, belong here too.
+// Both fronts report each request here once; new metrics belong here too.
 package telemetry
 
 import (
@@ -19,20 +19,15 @@ import (
 type Recorder struct {
 	log     *slog.Logger
 	metrics *Metrics
-	limiter *LogLimiter      // nil: every line is written
-	tracing *tracing.Tracing // the JSON front's server spans; off unless UseTracing
+	limiter *LogLimiter // nil: every line is written
 }
 
 // NewRecorder makes a server's metrics (a registry of its own) and the limiter of its refusals'
 // log lines, which log writes to.
 func NewRecorder(log *slog.Logger, service string) *Recorder {
 	m := NewMetrics(service)
-	return &Recorder{log: log, metrics: m, limiter: NewLogLimiter(m.registry, service), tracing: tracing.Off()}
+	return &Recorder{log: log, metrics: m, limiter: NewLogLimiter(m.registry, service)}
 }
-
-// UseTracing makes ObserveHTTP start a server span per request with t (internal/tracing); the
-// gRPC side's spans come from t's stats handler. Call it before serving.
-func (t *Recorder) UseTracing(tr *tracing.Tracing) { t.tracing = tr }
 
 // InFlight is the gauge of the requests front ("http" or "grpc") is serving.
 func (t *Recorder) InFlight(front string) prometheus.Gauge { return t.metrics.InFlight(front) }
