@@ -64,7 +64,7 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 // original API's.
 func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if !req.oauth {
-		writeTokenJSON(w, struct {
+		writeJSONValue(w, http.StatusOK, struct {
 			AccessToken string `json:"accessToken"`
 			ExpiresIn   int64  `json:"expiresIn"`
 		}{tok.AccessToken, tok.ExpiresIn})
@@ -74,7 +74,7 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if req.scope != "" {
 		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
 	}
-	writeTokenJSON(w, out)
+	writeJSONValue(w, http.StatusOK, out)
 }
 
 // writeLoginError answers a failed login in the original API's error body; busy keeps its own
@@ -103,15 +103,11 @@ const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
 // documented bodies, 400 naming the field at fault.
 func writeRequestError(w http.ResponseWriter, rerr *requestError) {
 	switch rerr.status {
-	case http.StatusBadRequest:
 	case http.StatusRequestEntityTooLarge:
 		rpcerr.Write(w, rpcerr.TooLarge(routes.AuthTokenBodyLimit))
 		return
 	case http.StatusUnsupportedMediaType:
 		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaLogin))
-		return
-	default:
-		rpcerr.WriteStatus(w, rerr.status)
 		return
 	}
 	key := rerr.field
@@ -158,8 +154,6 @@ func writeOAuthError(w http.ResponseWriter, code int, errCode, description strin
 	}
 	writeJSONValue(w, code, map[string]string{"error": errCode, "error_description": description})
 }
-
-func writeTokenJSON(w http.ResponseWriter, v any) { writeJSONValue(w, http.StatusOK, v) }
 
 // writeJSONValue writes v compactly, without HTML escaping and without a final newline, like
 // every other body of the front.

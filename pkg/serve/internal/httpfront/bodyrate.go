@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Request bodies are paced instead of timed as a whole. A fixed ReadTimeout either cuts a
@@ -88,6 +90,12 @@ func dropBody(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(dropLinger))
+}
+
+// refuse answers e without reading the body (dropBody).
+func refuse(w http.ResponseWriter, r *http.Request, e rpcerr.HTTP) {
+	dropBody(w, r)
+	rpcerr.Write(w, e)
 }
 
 // discardBody sends the answer already written, then reads the rest of the body into nothing (at

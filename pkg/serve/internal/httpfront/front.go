@@ -9,6 +9,7 @@
 package httpfront
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -83,20 +84,17 @@ func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 // gateway, which answers 404 or 405 (routingErrorHandler).
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
-		if r.Method == http.MethodPost && contentEncoded(r.Header) {
-			dropBody(w, r)
-			writeUnsupportedEncoding(w)
-			return
+		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
+			f.authz.ServeAuthToken(w, r)
 		}
-		f.authz.ServeAuthToken(w, r)
 		return
 	}
 	rt, known := f.routes.ByPath[r.URL.Path]
 	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
-		dropBody(w, r)
 		w.Header().Set("Allow", http.MethodPost)
+		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 		return
 	}
@@ -115,18 +113,8 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
 // body, in that order, each refusal answered before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ctx := r.Context()
-	ri := reqinfo.From(ctx)
-	if ri != nil {
-		ri.HTTPRequest = r
-	}
-	// Credentials first: a caller without them learns nothing of the body's schema, and makes
-	// us read no body. The chain takes this verdict (authz.Granted: it is in the context the
-	// gateway's call runs with).
-	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
-	if err != nil {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.ToHTTP(err))
+	authorized, ri, ok := f.authorize(w, r, rt)
+	if !ok {
 		return
 	}
 	form, ok := checkMediaType(w, r)
@@ -144,8 +132,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 			h[policyKey], h[stateKey] = []string{out.Policy}, []string{out.State}
 		}
 		if out.Err != nil {
-			dropBody(w, r)
-			rpcerr.Write(w, rpcerr.ToHTTP(out.Err))
+			refuse(w, r, rpcerr.ToHTTP(out.Err))
 			return
 		}
 		defer out.Done()
@@ -156,7 +143,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		return
 	}
 	defer adm.Release()
-	tracing.EventInt(ctx, "admitted and read", "body.bytes", len(body))
+	tracing.EventInt(r.Context(), "admitted and read", "body.bytes", len(body))
 	if form && !jsonwire.IsObject(body) {
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
@@ -181,15 +168,27 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	f.gateway.ServeHTTP(w, r)
 }
 
-// checkMediaType refuses a content-encoded body and a media type other than JSON (415), and
-// reports whether the body was labelled form-encoded: curl -d labels every body so, and a body
-// that is JSON is then taken as JSON.
-func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
-	if contentEncoded(r.Header) {
-		dropBody(w, r)
-		writeUnsupportedEncoding(w)
-		return false, false
+// authorize checks what a POST's headers decide before its body is read, each refusal answered
+// at once: the token first (401, 403: a caller without one learns nothing of the body's schema,
+// and makes us read no body), then a content coding (415). It returns the context with the
+// token's verdict, which the chain takes (authz.Granted), and the request's facts.
+func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.Route) (context.Context, *reqinfo.Info, bool) {
+	ri := reqinfo.From(r.Context())
+	if ri != nil {
+		ri.HTTPRequest = r
 	}
+	authorized, err := f.authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
+	if err != nil {
+		refuse(w, r, rpcerr.ToHTTP(err))
+		return nil, nil, false
+	}
+	return authorized, ri, !refuseEncoded(w, r)
+}
+
+// checkMediaType refuses a media type other than JSON (415), and reports whether the body was
+// labelled form-encoded: curl -d labels every body so, and a body that is JSON is then taken as
+// JSON.
+func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" || ct == "application/json" {
 		return false, true
@@ -213,8 +212,7 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.TooLarge(limit))
+		refuse(w, r, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
 	adm, err := f.budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
@@ -271,26 +269,22 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 	return append(buf[:n], rest...), err
 }
 
-// contentEncoded reports a body sent with a content coding (gzip, br, ...). The front reads a body
-// as sent: a compressed one is not malformed JSON (400) but a coding it does not take, which
-// RFC 9110 §15.5.16 answers with 415.
-func contentEncoded(h http.Header) bool {
-	for _, v := range h.Values("Content-Encoding") {
+// refuseEncoded refuses a body sent with a content coding (gzip, br, ...), and reports whether it
+// did. The front reads a body as sent: a compressed one is not malformed JSON (400) but a coding
+// it does not take, which RFC 9110 §15.5.16 answers with 415, and §12.5.3 with Accept-Encoding:
+// identity (the codings a request may use).
+func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
+	for _, v := range r.Header.Values("Content-Encoding") {
 		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				w.Header().Set("Accept-Encoding", "identity")
+				refuse(w, r, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
+					Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
+					AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
+				}})
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// writeUnsupportedEncoding answers a content-encoded body: 415 with Accept-Encoding: identity
-// (RFC 9110 §12.5.3: the codings a request may use).
-func writeUnsupportedEncoding(w http.ResponseWriter) {
-	w.Header().Set("Accept-Encoding", "identity")
-	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
-		Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
-		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
-	}})
 }

@@ -22,8 +22,8 @@ func NewMux(codec *jsonwire.Codec) *Mux {
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithIncomingHeaderMatcher(noHeader),
+		runtime.WithOutgoingHeaderMatcher(noHeader),
 		runtime.WithMiddlewares(m.keep),
 	)
 	return m
@@ -55,23 +55,25 @@ func (m *Mux) Register(register func(*runtime.ServeMux) error) ([]runtime.Handle
 	return m.registered[before:], err
 }
 
-// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
-// chain what it needs in the context (request info, caller address, its authorization verdict),
-// and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(string) (string, bool) { return "", false }
+// noHeader forwards no header either way: no caller's into the gateway's metadata (the front
+// hands the chain what it needs in the context: request info, caller address, its authorization
+// verdict; and a caller must not reach the gRPC side's metadata, as Grpc-Metadata-* headers
+// would), and no handler's metadata into the answer.
+func noHeader(string) (string, bool) { return "", false }
 
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
 // JSON front is written as the documented body.
 func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if ri := reqinfo.From(ctx); ri != nil && ri.DecodeErr != nil {
-		err = decodeProblems(ri.DecodeErr)
+		err = DecodeProblems(ri.DecodeErr)
 	}
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
 
-// decodeProblems turns the JSON front's decoding error into the validation error a handler's
-// problems become, so both are keyed and worded alike.
-func decodeProblems(err error) error {
+// DecodeProblems turns the JSON front's decoding error into the validation error a handler's
+// problems become, so both are keyed and worded alike (a group stream's lines, decoded by the
+// service, too).
+func DecodeProblems(err error) error {
 	var wire *jsonwire.Error
 	if !errors.As(err, &wire) {
 		return rpcerr.Invalid("", "request body could not be read: %v", err)

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
@@ -47,25 +45,12 @@ func (f *Handler) Limits(l *quota.Limiter) {
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
 // stream's admission (503 with Retry-After), all before the head; then the engine.
 func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ctx := r.Context()
-	ri := reqinfo.From(ctx)
-	if ri != nil {
-		ri.HTTPRequest = r
-	}
-	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
-	if err != nil {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.ToHTTP(err))
-		return
-	}
-	if contentEncoded(r.Header) {
-		dropBody(w, r)
-		writeUnsupportedEncoding(w)
+	authorized, ri, ok := f.authorize(w, r, rt)
+	if !ok {
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
+		refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
 	}
 	if f.limits != nil {
@@ -74,16 +59,14 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 			w.Header()[policyKey] = []string{limit.Policy}
 		}
 		if limit.Err != nil {
-			dropBody(w, r)
-			rpcerr.Write(w, rpcerr.ToHTTP(limit.Err))
+			refuse(w, r, rpcerr.ToHTTP(limit.Err))
 			return
 		}
 		defer limit.Done()
 	}
 	adm, ok := f.budget.AdmitStream("http")
 	if !ok {
-		dropBody(w, r) // a stream's body has no end to wait for
-		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter)))
+		refuse(w, r, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter))) // a stream's body has no end to wait for
 		return
 	}
 	defer adm.Release()
@@ -93,35 +76,27 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	}
 	start := time.Now()
 	var attrs []slog.Attr
+	var err error
 	switch rt.Stream {
 	case routes.Batch:
 		claims, _ := authz.ClaimsFrom(authorized)
-		d := &dispatcher{f: f, claims: claims, stream: adm, ri: ri}
-		counts, err := batch.Serve(authorized, w, body, d, f.streamOpts)
+		var counts batch.Counts
+		counts, err = batch.Serve(authorized, w, body, &dispatcher{f: f, claims: claims, stream: adm, ri: ri}, f.streamOpts)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
 			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
-		attrs = appendStreamErr(attrs, err)
 	case routes.GroupStream:
-		counts, err := batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
+		var counts batch.GroupCounts
+		counts, err = batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
 			slog.Bool("complete", counts.Complete)}
-		attrs = appendStreamErr(attrs, err)
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("stream_error", err.Error()))
 	}
 	if ri != nil {
 		ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 	}
 }
-
-func appendStreamErr(attrs []slog.Attr, err error) []slog.Attr {
-	if err != nil {
-		attrs = append(attrs, slog.String("stream_error", err.Error()))
-	}
-	return attrs
-}
-
-// DecodeProblems is the 400 a body that jsonwire could not decode gets, keyed and worded as the
-// gateway's error handler answers it (a group stream's lines are decoded by the service).
-func DecodeProblems(err error) error { return decodeProblems(err) }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
@@ -180,21 +155,13 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 func (f *Handler) callRecord(ctx context.Context, method string, body []byte) (int, []byte) {
 	resp, err := f.channel.CallDecoding(ctx, method, func(v any) error {
 		if err := f.marshal.Unmarshal(body, v); err != nil {
-			return decodeProblems(err)
+			return DecodeProblems(err)
 		}
 		return nil
 	})
-	if err != nil {
-		return batch.ErrorAnswer(err)
-	}
-	// The answer goes to the engine, which holds it until it is written: a buffer of its own,
-	// sized for most answers at once (appending from nil grows it several times).
 	var answer []byte
-	if m, ok := resp.(proto.Message); ok {
-		answer, err = f.marshal.codec.Marshal(make([]byte, 0, 512), m)
-	}
-	if answer == nil || err != nil {
-		answer, err = f.marshal.Marshal(resp) // as the gateway: the fallback, and its errors
+	if err == nil {
+		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written
 	}
 	if err != nil {
 		return batch.ErrorAnswer(err)
