@@ -113,7 +113,7 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		o.id[0] = ri.ID
 		w.Header()["X-Request-Id"] = o.id[:] // as Header().Set, the key canonical already
 		ctx := reqinfo.With(r.Context(), ri)
-		inFlight := t.metrics.inFlight[0]
+		inFlight := t.inFlight[0]
 		inFlight.Inc()
 		defer func() {
 			inFlight.Dec()
