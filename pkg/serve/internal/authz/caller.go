@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -18,19 +17,13 @@ import (
 // the trusted proxies in front forwarded.
 func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if ri := reqinfo.From(ctx); ri != nil && ri.HTTPRequest != nil {
-		return httpCaller(ri.HTTPRequest, trusted)
+		return clientOf(ri.HTTPRequest.Header.Values("X-Forwarded-For"), ri.HTTPRequest.RemoteAddr, trusted)
 	}
 	addr := ""
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		addr = p.Addr.String()
 	}
 	return clientOf(metadata.ValueFromIncomingContext(ctx, "x-forwarded-for"), addr, trusted)
-}
-
-// httpCaller is an HTTP caller's address: the rightmost X-Forwarded-For hop that is not a trusted
-// proxy, which a client cannot forge.
-func httpCaller(r *http.Request, trusted []netip.Prefix) string {
-	return clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, trusted)
 }
 
 // clientOf walks a forwarding chain (the X-Forwarded-For values, then the connection's address

@@ -67,14 +67,9 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 		return n, fmt.Errorf("%w: %d bytes in %s (grace %s, then %d bytes/s): %w",
 			errSlowBody, p.read, time.Since(p.start).Round(time.Millisecond), p.grace, p.rate, err)
 	case n > 0:
-		_ = p.rc.SetReadDeadline(p.deadline())
+		_ = p.rc.SetReadDeadline(p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second))))
 	}
 	return n, err
-}
-
-// deadline is when the body falls behind: start + grace + read/rate.
-func (p *pacedBody) deadline() time.Time {
-	return p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second)))
 }
 
 // dropLinger is how long a connection refused before its body was read stays open after the

@@ -24,6 +24,7 @@
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -106,14 +107,9 @@ func settings(getenv func(string) string) (on bool, protocol string, err error) 
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return false, "", nil
 	}
-	protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-	if protocol == "" {
-		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	switch protocol {
-	case "":
-		return true, "http/protobuf", nil
-	case "grpc", "http/protobuf":
+	protocol = cmp.Or(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")),
+		strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")), "http/protobuf")
+	if protocol == "grpc" || protocol == "http/protobuf" {
 		return true, protocol, nil
 	}
 	return false, "", fmt.Errorf("tracing: OTLP protocol %q: want grpc or http/protobuf", protocol)
