@@ -16,11 +16,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// ServeAuthToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
-// multipart/form-data bodies, and credentials in the body or in HTTP Basic. A request with
-// grant_type is OAuth 2.0 client credentials (RFC 6749 §4.4) and is answered in its shape
-// (§5.1, §5.2); any other is answered in the original API's ({"accessToken","expiresIn"} and the error
-// body).
+// ServeAuthToken is POST /authToken on the HTTP front: JSON, form-urlencoded and
+// multipart/form-data bodies, credentials in the body or in HTTP Basic. A request with grant_type
+// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape (§5.1, §5.2); any other
+// in the original API's ({"accessToken","expiresIn"} and the error body).
 func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)

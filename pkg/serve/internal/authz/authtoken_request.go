@@ -217,28 +217,25 @@ func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 // they are joined with ':' and base64-encoded. ok is false when there is no Basic header (a
 // Bearer one on /authToken is ignored); err is for a Basic header that cannot be read.
 func basicCredentials(values []string) (id, secret string, ok bool, err error) {
-	for _, v := range values {
-		scheme, enc, found := strings.Cut(strings.TrimSpace(v), " ")
-		if !found || !strings.EqualFold(scheme, "basic") {
-			continue
-		}
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-		if err != nil {
-			return "", "", true, errors.New("basic credentials are not base64")
-		}
-		rawID, rawSecret, found := strings.Cut(string(raw), ":")
-		if !found {
-			return "", "", true, errors.New("basic credentials lack ':'")
-		}
-		if id, err = url.QueryUnescape(rawID); err != nil {
-			return "", "", true, errors.New("basic client id is not form-urlencoded")
-		}
-		if secret, err = url.QueryUnescape(rawSecret); err != nil {
-			return "", "", true, errors.New("basic client secret is not form-urlencoded")
-		}
-		return id, secret, true, nil
+	enc, ok := authParam(values, "basic")
+	if !ok {
+		return "", "", false, nil
 	}
-	return "", "", false, nil
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", "", true, errors.New("basic credentials are not base64")
+	}
+	rawID, rawSecret, found := strings.Cut(string(raw), ":")
+	if !found {
+		return "", "", true, errors.New("basic credentials lack ':'")
+	}
+	if id, err = url.QueryUnescape(rawID); err != nil {
+		return "", "", true, errors.New("basic client id is not form-urlencoded")
+	}
+	if secret, err = url.QueryUnescape(rawSecret); err != nil {
+		return "", "", true, errors.New("basic client secret is not form-urlencoded")
+	}
+	return id, secret, true, nil
 }
 
 // suggest names the accepted field closest to an unknown one (case, '_' and two edits aside).

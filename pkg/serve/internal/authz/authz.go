@@ -127,15 +127,21 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 	return context.WithValue(ctx, grantKey{}, grant{claims: claims, method: r.Method}), nil
 }
 
-// Bearer reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.
+// Bearer reads "Bearer <token>" from the Authorization values.
 func Bearer(values []string) string {
+	tok, _ := authParam(values, "bearer")
+	return tok
+}
+
+// authParam is the credentials of the first Authorization value of scheme (case-insensitive).
+func authParam(values []string, scheme string) (string, bool) {
 	for _, v := range values {
-		scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
-		if ok && strings.EqualFold(scheme, "bearer") {
-			return strings.TrimSpace(tok)
+		s, param, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if ok && strings.EqualFold(s, scheme) {
+			return strings.TrimSpace(param), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // BearerFromMetadata reads a gRPC call's bearer token (ValueFromIncomingContext: no copy of the

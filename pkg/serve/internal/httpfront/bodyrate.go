@@ -19,11 +19,6 @@ import (
 // (it may take up to 4 min 26 s); a body that falls behind is cut with 408 and the connection
 // closed. The read deadline of the connection is moved as bytes arrive
 // (http.ResponseController), so no goroutine or timer is added per request.
-//
-// A caller the front refuses before reading (no valid token, wrong media type, over the size
-// limit) is not waited for: the answer goes at once with Connection: close, and
-// the connection closes dropLinger (100 ms) later instead of net/http reading up to 256 KiB of the
-// rest at the caller's pace.
 
 // errSlowBody is the error a paced body returns when it fell behind the minimum rate.
 var errSlowBody = errors.New("request body arrived slower than the minimum rate")
@@ -77,8 +72,9 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 // answer in the caller's receive buffer before the caller has read it.
 const dropLinger = 100 * time.Millisecond
 
-// dropBody is for answers given without reading the body: the connection closes after the
-// answer, and no more of the body is waited for than dropLinger.
+// dropBody is for answers given without reading the body (no valid token, wrong media type, over
+// the size limit): the connection closes dropLinger after the answer, instead of net/http reading
+// up to 256 KiB of the rest at the caller's pace.
 func dropBody(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		return

@@ -39,9 +39,7 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
-// Handler is the JSON API: it checks credentials before it reads a body, enforces the media type
-// and the body limit, then hands the request to the gateway, which calls the rpc on the
-// in-process channel: the same interceptor chain and handler as a gRPC call.
+// Handler is the JSON API's front (see the package doc).
 type Handler struct {
 	routes  *routes.Table
 	authz   *authz.Authorizer
@@ -66,11 +64,9 @@ func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, channel *inp
 }
 
 // Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
-// the handlers it registered (Mux.Register), for the front to call without the mux. Paths and
-// handlers that do not pair up one for one are left to the mux, which serves them all alike;
-// Direct reports whether they paired. A wrong pairing would fail closed: the chain takes the
-// front's verdict for the route's own rpc only (authz.Granted), so another rpc's handler would
-// answer 401.
+// the handlers it registered (Mux.Register), for the front to call without the mux, and reports
+// whether they paired one for one (else the mux serves them). A wrong pairing would fail closed:
+// the chain takes the front's verdict for the route's own rpc only (authz.Granted).
 func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 	if len(paths) != len(handlers) {
 		return false
@@ -124,9 +120,8 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	}
 	if !rt.Rule.Public && f.limits != nil {
 		// The client's limits, before the body is read or decoded: a refused call costs nothing,
-		// and the concurrency slot covers the whole call. The chain's limit step takes this
-		// decision (quota.Decided: in the context the gateway's call runs with), as authenticate
-		// takes the token's verdict, so the call is counted once.
+		// and the concurrency slot covers the whole call; the chain's limit step takes this
+		// decision (quota.Decided), so the call is counted once.
 		out := f.limits.Admit(authz.ClientID(authorized))
 		if out.Policy != "" {
 			h := w.Header()
@@ -169,10 +164,9 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	f.gateway.ServeHTTP(w, r)
 }
 
-// authorize checks what a POST's headers decide before its body is read, each refusal answered
-// at once: the token first (401, 403: a caller without one learns nothing of the body's schema,
-// and makes us read no body), then a content coding (415). It returns the context with the
-// token's verdict, which the chain takes (authz.Granted), and the request's facts.
+// authorize checks what a POST's headers decide before its body is read: the token first (401,
+// 403: a caller without one learns nothing of the body's schema, and makes us read no body), then
+// a content coding (415). It returns the context with the token's verdict (authz.Granted).
 func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.Route) (context.Context, *reqinfo.Info, bool) {
 	ri := reqinfo.From(r.Context())
 	if ri != nil {

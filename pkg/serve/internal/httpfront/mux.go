@@ -16,9 +16,7 @@ import (
 )
 
 // NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
-// the error handlers that write the documented error body, and no header of the caller's
-// forwarded into gRPC metadata. The services register their routes on its ServeMux, through
-// Register.
+// the error handlers that write the documented error body, and no header forwarded.
 func NewMux(codec *jsonwire.Codec) *Mux {
 	m := &Mux{}
 	m.ServeMux = runtime.NewServeMux(
@@ -58,10 +56,9 @@ func (m *Mux) Register(register func(*runtime.ServeMux) error) ([]runtime.Handle
 	return m.registered[before:], err
 }
 
-// noHeader forwards no header either way: no caller's into the gateway's metadata (the front
-// hands the chain what it needs in the context: request info, caller address, its authorization
-// verdict; and a caller must not reach the gRPC side's metadata, as Grpc-Metadata-* headers
-// would), and no handler's metadata into the answer.
+// noHeader forwards no header either way: the front hands the chain what it needs in the context
+// (request info, caller address, the token's verdict), and a caller must not reach the gRPC
+// side's metadata, as Grpc-Metadata-* headers would.
 func noHeader(string) (string, bool) { return "", false }
 
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the

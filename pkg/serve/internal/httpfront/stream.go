@@ -19,13 +19,9 @@ import (
 )
 
 // The streams of issue 21 (internal/batch's package doc, "How the frame wires it"): the NDJSON
-// batch and the group forecast streams. This front owns everything before the engine runs
-// (the token, the media type, the stream's admission) and the stream's one log line (through
-// reqinfo, written by telemetry.ObserveHTTP with the HTTP status); the engine owns the body and
-// the answers. A batch record is run by Dispatch as a unary call of its path's rpc, by name on
-// the in-process channel: the record's own permission with the stream's token, its decoding by
-// the front's codec, the chain and the handler, the answer or error encoded as the gateway
-// encodes a unary call's, without the HTTP request's per-call log line or metrics.
+// batch and the group forecast streams. This front owns everything before the engine runs (the
+// token, the media type, the stream's admission) and the stream's counts for its one log line
+// (reqinfo); the engine owns the body and the answers.
 
 // Streams sets what the stream routes need: the service's group streams by path, the engine's
 // options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
@@ -34,10 +30,8 @@ func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, co
 }
 
 // Limits makes the front apply each client's limits (internal/quota): a unary call's before its
-// body is read (the chain's step takes that decision, quota.Decided), and a stream's
-// concurrency, with its records and students paced by the client's rate; a record's context is
-// the stream's, pacer included, all the way through the in-process channel, and the chain's
-// step lets it pass by that. Without it nothing is limited.
+// body is read, and a stream's concurrency, its records and students paced by the client's rate
+// (a record's context carries the stream's pacer through the channel). Without it, none.
 func (f *Handler) Limits(l *quota.Limiter) {
 	f.limits = l
 }
@@ -110,10 +104,10 @@ type dispatcher struct {
 }
 
 // Dispatch answers one record exactly as serveRoute and the gateway answer a unary call of its
-// path with the stream's token: the same permission check, limit, decoding, chain, handler and
-// error bodies. A path whose rpc a record may not name (the contract's method option
-// yardstick.batch.v1.record) answers 404; a record whose heavy body does not fit the budget
-// waits for it.
+// path with the stream's token: its rpc called by name on the in-process channel, with the same
+// permission check, limit, decoding, chain, handler and bodies, without the HTTP request's log
+// line or metrics. A path whose rpc a record may not name (the contract's method option
+// yardstick.batch.v1.record) answers 404; a heavy record waits for budget.
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
 	rt := f.routes.ByPath[path]
@@ -144,18 +138,9 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
 	}
 	defer grant.Release()
-	return f.callRecord(ctx, rt.Method, body)
-}
-
-// callRecord runs a record as the gateway runs a unary call, without its HTTP machinery: the
-// rpc called by name on the in-process channel, the body decoded by the front's codec (a
-// problem answered as gatewayErrorHandler answers it), the chain (which takes the record's
-// verdict, in ctx) and the method, and the answer encoded by the front's marshaler or the error
-// written by rpcerr.Write.
-func (f *Handler) callRecord(ctx context.Context, method string, body []byte) (int, []byte) {
-	resp, err := f.channel.CallDecoding(ctx, method, func(v any) error {
+	resp, err := f.channel.CallDecoding(ctx, rt.Method, func(v any) error {
 		if err := f.marshal.Unmarshal(body, v); err != nil {
-			return DecodeProblems(err)
+			return DecodeProblems(err) // as gatewayErrorHandler answers it
 		}
 		return nil
 	})

@@ -96,9 +96,7 @@ func (r *statusRecorder) Flush() {
 }
 
 // ObserveHTTP wraps the whole HTTP front: request id, panic recovery, one log line and the metrics
-// of every request. It never logs bodies, headers, secrets or tokens.
-//
-// label bounds the route label (a known path, else "other").
+// of every request (never bodies, headers, secrets or tokens); label bounds the route label.
 func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
