@@ -43,10 +43,8 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	remote := clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, a.trusted)
 
 	var tok token.Token
-	var err error
-	if req.basicErr != "" {
-		err = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
-	} else {
+	err := req.basicErr
+	if err == nil {
 		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
 	}
 	switch {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // loginRequest is a /authToken request, whatever its shape.
@@ -27,8 +28,8 @@ type loginRequest struct {
 	oauth    bool
 	grant    string
 	scope    string
-	basic    bool   // the credentials came in an HTTP Basic Authorization header
-	basicErr string // why the Basic header could not be read
+	basic    bool  // the credentials came in an HTTP Basic Authorization header
+	basicErr error // the 401 of a Basic header that could not be read
 }
 
 // requestError is a /authToken request that cannot be read. status is 400, 413 or 415; a 413 and a
@@ -107,7 +108,8 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	id, secret, basic, err := basicCredentials(authorization)
 	switch {
 	case err != nil:
-		req.clientID, req.secret, req.basic, req.basicErr = "", "", true, err.Error()
+		req.clientID, req.secret, req.basic = "", "", true
+		req.basicErr = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+err.Error()+".")
 	case !basic:
 	case req.clientID != "" || req.secret != "":
 		return badRequest("", "credentials are given both in the Authorization header and in the body; use one")

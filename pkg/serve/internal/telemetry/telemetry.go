@@ -91,9 +91,6 @@ func (t *Recorder) Registry() *prometheus.Registry { return t.registry }
 // Limiter limits log lines that are not request lines (a closed connection's, say) like refusals'.
 func (t *Recorder) Limiter() *LogLimiter { return t.limiter }
 
-// Log is the service logger.
-func (t *Recorder) Log() *slog.Logger { return t.log }
-
 // Line is one request's log line and metrics. A new field of every request line is added here
 // and written in Write.
 type Line struct {
