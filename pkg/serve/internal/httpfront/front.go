@@ -9,7 +9,6 @@
 package httpfront
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -247,14 +246,22 @@ func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
-// (io.ReadAll would grow and copy a 16 MiB group body a dozen times).
+// (io.ReadAll would grow and copy a 16 MiB group body a dozen times; bytes.Buffer.ReadFrom would
+// want bytes.MinRead spare, 512 bytes more a call).
 func readBody(r io.Reader, length int64) ([]byte, error) {
-	var buf bytes.Buffer
-	if length > 0 {
-		buf.Grow(int(length) + bytes.MinRead) // ReadFrom grows a buffer with less than MinRead free
+	if length <= 0 {
+		return io.ReadAll(r)
 	}
-	_, err := buf.ReadFrom(r)
-	return buf.Bytes(), err
+	buf := make([]byte, length+1) // one spare byte tells a body longer than announced
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
 }
 
 // refuseEncoded refuses a body sent with a content coding (gzip, br, ...), and reports whether it
