@@ -54,9 +54,6 @@ type Tracing struct {
 	prop propagation.TextMapPropagator
 }
 
-// Off is a Tracing that makes no spans.
-func Off() *Tracing { return &Tracing{} }
-
 // New reads the OTEL_* variables from the environment and returns the service's tracing: off
 // when no endpoint is set (see the package doc), else spans batched to the OTLP endpoint.
 // service names the service when OTEL_SERVICE_NAME does not.
@@ -67,7 +64,7 @@ func New(ctx context.Context, service, version string) (*Tracing, error) {
 func newFrom(ctx context.Context, service, version string, getenv func(string) string) (*Tracing, error) {
 	on, protocol, err := settings(getenv)
 	if err != nil || !on {
-		return Off(), err
+		return &Tracing{}, err
 	}
 	var exp *otlptrace.Exporter
 	switch protocol {
@@ -77,7 +74,7 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
-		return Off(), fmt.Errorf("tracing: OTLP exporter (%s): %w", protocol, err)
+		return &Tracing{}, fmt.Errorf("tracing: OTLP exporter (%s): %w", protocol, err)
 	}
 	res, err := resource.New(ctx,
 		resource.WithSchemaURL(semconv.SchemaURL),
@@ -86,7 +83,7 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		resource.WithFromEnv(), // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME win over the defaults above
 	)
 	if err != nil && res == nil {
-		return Off(), fmt.Errorf("tracing: resource: %w", err)
+		return &Tracing{}, fmt.Errorf("tracing: resource: %w", err)
 	}
 	// The sampler is the SDK's default, which honours OTEL_TRACES_SAMPLER and _ARG (parentbased_always_on
 	// when unset).
