@@ -22,7 +22,8 @@ import (
 // machine does weighs on both alike) and reports B's CPU per request over A's, on the JSON front
 // and over gRPC. -ab-bin DIR: A is DIR/scoring (a build without the change), B is -bin's, as
 // configured by default. -ab-tracing: A and B are both -bin's scoring, B exporting every span
-// (OTEL_TRACES_SAMPLER=always_on) to an OTLP receiver in this process.
+// (OTEL_TRACES_SAMPLER=always_on) to an OTLP receiver in this process; with -ab-bin too, A is
+// DIR/scoring and both export (a change to the spans, measured with tracing on).
 
 // abFigures are one A/B run's CPU seconds per request.
 type abFigures struct{ jsonA, jsonB, grpcA, grpcB float64 }
@@ -60,11 +61,15 @@ func startScoring(ctx context.Context, bin string, env []string) (p *procs.Proc,
 func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) (abFigures, error) {
 	var f abFigures
 	body, grpcReq := scoreBody()
-	aBin, bBin, bEnv := filepath.Join(o.abBin, "scoring"), filepath.Join(o.bin, "scoring"), []string(nil)
+	aBin, bBin, aEnv, bEnv := filepath.Join(o.abBin, "scoring"), filepath.Join(o.bin, "scoring"), []string(nil), []string(nil)
 	if o.abTracing {
-		aBin = bBin
 		bEnv = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + sinkAddr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 			"OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_TRACES_SAMPLER=always_on"}
+		if o.abBin == "" {
+			aBin = bBin
+		} else {
+			aEnv = bEnv // with -ab-bin: both export, the reference build's spans against this one's
+		}
 	}
 	if o.abLimits {
 		// Far above what 8 connections can send: every call is admitted, and pays for the check.
@@ -82,7 +87,7 @@ func measureAB(ctx context.Context, o options, sink *spanSink, sinkAddr string) 
 	for i, s := range []struct {
 		bin string
 		env []string
-	}{{aBin, nil}, {bBin, bEnv}} {
+	}{{aBin, aEnv}, {bBin, bEnv}} {
 		p, httpAddr, grpcAddr, tok, err := startScoring(ctx, s.bin, s.env)
 		if err != nil {
 			return f, err
@@ -158,6 +163,9 @@ func runAB(ctx context.Context, o options) error {
 	what := "B (-bin) / A (-ab-bin): the change's cost with tracing off"
 	if o.abTracing {
 		what = "B (tracing on, every span exported) / A (tracing off)"
+		if o.abBin != "" {
+			what = "B (-bin) / A (-ab-bin), both exporting every span"
+		}
 	}
 	if o.abLimits {
 		what = "B (a client limit far above the load) / A (no limits)"

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.conns, "conns", 8, "concurrent connections")
 	fs.IntVar(&o.students, "students", 100000, "students in the group forecast")
 	fs.StringVar(&o.abBin, "ab-bin", "", "A/B instead: the directory of a reference scoring binary (A) against -bin's (B), tracing off")
-	fs.BoolVar(&o.abTracing, "ab-tracing", false, "A/B instead: -bin's scoring with tracing off (A) against the same exporting every span (B)")
+	fs.BoolVar(&o.abTracing, "ab-tracing", false, "A/B instead: -bin's scoring with tracing off (A) against the same exporting every span (B); with -ab-bin, A is its scoring, also exporting")
 	fs.BoolVar(&o.abLimits, "ab-limits", false, "A/B instead: -bin's scoring without client limits (A) against the same with a rate and concurrency far above the load (B)")
 	fs.StringVar(&o.abRedis, "ab-redis", "", "with -ab-limits: B shares its rate through this Redis (redis://host:port)")
 	if err := fs.Parse(args); err != nil {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	goruntime "runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,7 +131,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits), tracing: tr}
-	s.telemetry.UseTracing(tr)
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
 	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
@@ -253,13 +253,24 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	front.Limits(s.limits)
 	s.addStreams(svc, front)
 	s.http = &http.Server{
-		Handler:           httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front)))),
+		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
+		Handler: s.tracing.HTTPHandler(s.spanRoute,
+			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front))))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return nil
+}
+
+// spanRoute is the route a JSON request's span is named by: the request line's, none for an
+// unknown path (routes.Label's "other"), a trailing slash aside as ObserveHTTP sets it aside.
+func (s *Server) spanRoute(path string) string {
+	if l := s.routes.Label(strings.TrimSuffix(path, "/")); l != "other" {
+		return l
+	}
+	return ""
 }
 
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:

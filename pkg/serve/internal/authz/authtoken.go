@@ -16,11 +16,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// ServeAuthToken is POST /authToken on the HTTP front. It takes JSON, form-urlencoded and
-// multipart/form-data bodies, and credentials in the body or in HTTP Basic. A request with
-// grant_type is OAuth 2.0 client credentials (RFC 6749 §4.4) and is answered in its shape
-// (§5.1, §5.2); any other is answered in the original API's ({"accessToken","expiresIn"} and the error
-// body).
+// ServeAuthToken is POST /authToken on the HTTP front: JSON, form-urlencoded and
+// multipart/form-data bodies, credentials in the body or in HTTP Basic. A request with grant_type
+// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape (§5.1, §5.2); any other
+// in the original API's ({"accessToken","expiresIn"} and the error body).
 func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
@@ -41,13 +40,11 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
 		return
 	}
-	remote := httpCaller(r, a.trusted)
+	remote := clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, a.trusted)
 
 	var tok token.Token
-	var err error
-	if req.basicErr != "" {
-		err = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+req.basicErr+".")
-	} else {
+	err := req.basicErr
+	if err == nil {
 		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
 	}
 	switch {
@@ -64,7 +61,7 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 // original API's.
 func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if !req.oauth {
-		writeTokenJSON(w, struct {
+		writeJSONValue(w, http.StatusOK, struct {
 			AccessToken string `json:"accessToken"`
 			ExpiresIn   int64  `json:"expiresIn"`
 		}{tok.AccessToken, tok.ExpiresIn})
@@ -74,7 +71,7 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if req.scope != "" {
 		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
 	}
-	writeTokenJSON(w, out)
+	writeJSONValue(w, http.StatusOK, out)
 }
 
 // writeLoginError answers a failed login in the original API's error body; busy keeps its own
@@ -103,15 +100,11 @@ const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
 // documented bodies, 400 naming the field at fault.
 func writeRequestError(w http.ResponseWriter, rerr *requestError) {
 	switch rerr.status {
-	case http.StatusBadRequest:
 	case http.StatusRequestEntityTooLarge:
 		rpcerr.Write(w, rpcerr.TooLarge(routes.AuthTokenBodyLimit))
 		return
 	case http.StatusUnsupportedMediaType:
 		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaLogin))
-		return
-	default:
-		rpcerr.WriteStatus(w, rerr.status)
 		return
 	}
 	key := rerr.field
@@ -158,8 +151,6 @@ func writeOAuthError(w http.ResponseWriter, code int, errCode, description strin
 	}
 	writeJSONValue(w, code, map[string]string{"error": errCode, "error_description": description})
 }
-
-func writeTokenJSON(w http.ResponseWriter, v any) { writeJSONValue(w, http.StatusOK, v) }
 
 // writeJSONValue writes v compactly, without HTML escaping and without a final newline, like
 // every other body of the front.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // loginRequest is a /authToken request, whatever its shape.
@@ -26,42 +28,30 @@ type loginRequest struct {
 	oauth    bool
 	grant    string
 	scope    string
-	basic    bool   // the credentials came in an HTTP Basic Authorization header
-	basicErr string // why the Basic header could not be read
+	basic    bool  // the credentials came in an HTTP Basic Authorization header
+	basicErr error // the 401 of a Basic header that could not be read
 }
 
-// requestError is a /authToken request that cannot be read. status is 400, 413 or 415.
+// requestError is a /authToken request that cannot be read. status is 400, 413 or 415; a 413 and a
+// 415 have their documented bodies, and no msg.
 type requestError struct {
 	status int
 	msg    string
 	field  string // the field at fault, "" for the request as a whole
 }
 
-func (e *requestError) Error() string { return e.msg }
-
 func badRequest(field, format string, args ...any) *requestError {
 	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
 }
 
-// fieldNames are the names a /authToken body may use for each parameter: the original API's (clientID
-// is its parameter table's spelling), and OAuth 2.0's (RFC 6749 §4.4 and §2.3.1).
-var fieldNames = map[string][]string{
-	"clientId":     {"clientId", "clientID", "client_id"},
-	"clientSecret": {"clientSecret", "client_secret"},
-	"grant_type":   {"grant_type"},
-	"scope":        {"scope"},
+// canonical maps each name a /authToken body may use to its parameter: the original API's names
+// (clientID is its parameter table's spelling) and OAuth 2.0's (RFC 6749 §4.4 and §2.3.1).
+var canonical = map[string]string{
+	"clientId": "clientId", "clientID": "clientId", "client_id": "clientId",
+	"clientSecret": "clientSecret", "client_secret": "clientSecret",
+	"grant_type": "grant_type",
+	"scope":      "scope",
 }
-
-// canonical maps each accepted name to its parameter.
-var canonical = func() map[string]string {
-	m := map[string]string{}
-	for param, names := range fieldNames {
-		for _, n := range names {
-			m[n] = param
-		}
-	}
-	return m
-}()
 
 // readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
 // Authorization header of a /authToken request.
@@ -83,25 +73,12 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 	return req, rerr
 }
 
-// readLoginBody reads the body, up to its limit, and decodes it by its media type.
-func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, &requestError{status: http.StatusRequestEntityTooLarge, msg: "request body too large"}
-		}
-		return nil, badRequest("", "request body could not be read")
-	}
-	return parseLoginBody(r.Header.Get("Content-Type"), body)
-}
-
 // loginParams maps the body's values to their parameters (clientId, clientSecret, grant_type,
 // scope) under either naming: an OAuth 2.0 request ignores names it does not know, any other
 // refuses them; a name given twice, or a parameter under two names, is refused.
 func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
 	params := map[string]string{}
-	for _, name := range sortedKeys(values) {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		v := values[name]
 		param, known := canonical[name]
 		switch {
@@ -131,7 +108,8 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	id, secret, basic, err := basicCredentials(authorization)
 	switch {
 	case err != nil:
-		req.clientID, req.secret, req.basic, req.basicErr = "", "", true, err.Error()
+		req.clientID, req.secret, req.basic = "", "", true
+		req.basicErr = rpcerr.NotAuthenticated("Authentication failed.", "The Basic credentials could not be read: "+err.Error()+".")
 	case !basic:
 	case req.clientID != "" || req.secret != "":
 		return badRequest("", "credentials are given both in the Authorization header and in the body; use one")
@@ -141,24 +119,25 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	return nil
 }
 
-// parseLoginBody decodes the body by its media type. An absent Content-Type is sniffed, and a
-// body labelled form-encoded that is a JSON object is read as JSON (curl -d labels everything
-// so).
-func parseLoginBody(contentType string, body []byte) (url.Values, *requestError) {
-	mt, params := "", map[string]string(nil)
-	if contentType != "" {
-		var err error
-		if mt, params, err = mime.ParseMediaType(contentType); err != nil {
-			return nil, &requestError{status: http.StatusUnsupportedMediaType, msg: "the Content-Type could not be parsed"}
-		}
-	}
+// readLoginBody reads the body, up to its limit, and decodes it by its media type. An absent
+// Content-Type is sniffed, and a body labelled form-encoded that is a JSON object is read as JSON
+// (curl -d labels everything so).
+func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
+	var tooLarge *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &requestError{status: http.StatusRequestEntityTooLarge}
+	case err != nil:
+		return nil, badRequest("", "request body could not be read")
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(ct)
+	switch {
+	case ct != "" && err != nil:
+		return nil, &requestError{status: http.StatusUnsupportedMediaType} // answered as any other type it does not take
 	case mt == "multipart/form-data":
-		v, err := parseMultipart(body, params["boundary"])
-		if err != nil {
-			return nil, badRequest("", "multipart body could not be parsed: %v", err)
-		}
-		return v, nil
+		return parseMultipart(body, params["boundary"])
 	case (mt == "" || mt == "application/x-www-form-urlencoded") && !jsonwire.IsObject(body):
 		v, err := url.ParseQuery(string(body))
 		if err != nil {
@@ -168,8 +147,7 @@ func parseLoginBody(contentType string, body []byte) (url.Values, *requestError)
 	case mt == "" || mt == "application/x-www-form-urlencoded" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return parseLoginJSON(body)
 	}
-	return nil, &requestError{status: http.StatusUnsupportedMediaType,
-		msg: "send application/json, application/x-www-form-urlencoded or multipart/form-data"}
+	return nil, &requestError{status: http.StatusUnsupportedMediaType}
 }
 
 // parseLoginJSON reads a JSON object of string fields: duplicate keys, trailing data and values
@@ -211,10 +189,11 @@ func parseLoginJSON(body []byte) (url.Values, *requestError) {
 	return values, nil
 }
 
-// parseMultipart reads the fields of a multipart/form-data body (already bounded in size).
-func parseMultipart(body []byte, boundary string) (url.Values, error) {
+// parseMultipart reads the fields of a multipart/form-data body (already bounded in size); a file
+// part's content is its field's value.
+func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	if boundary == "" {
-		return nil, errors.New("no boundary")
+		return nil, badRequest("", "multipart body could not be parsed: no boundary")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	values := url.Values{}
@@ -223,15 +202,14 @@ func parseMultipart(body []byte, boundary string) (url.Values, error) {
 		if err == io.EOF {
 			return values, nil
 		}
-		if err != nil {
-			return nil, errors.New("malformed part")
+		var data []byte
+		if err == nil {
+			data, err = io.ReadAll(p)
 		}
-		name := p.FormName()
-		data, err := io.ReadAll(p)
 		if err != nil {
-			return nil, errors.New("malformed part")
+			return nil, badRequest("", "multipart body could not be parsed: malformed part")
 		}
-		if name != "" {
+		if name := p.FormName(); name != "" {
 			values[name] = append(values[name], string(data))
 		}
 	}
@@ -241,28 +219,25 @@ func parseMultipart(body []byte, boundary string) (url.Values, error) {
 // they are joined with ':' and base64-encoded. ok is false when there is no Basic header (a
 // Bearer one on /authToken is ignored); err is for a Basic header that cannot be read.
 func basicCredentials(values []string) (id, secret string, ok bool, err error) {
-	for _, v := range values {
-		scheme, enc, found := strings.Cut(strings.TrimSpace(v), " ")
-		if !found || !strings.EqualFold(scheme, "basic") {
-			continue
-		}
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-		if err != nil {
-			return "", "", true, errors.New("basic credentials are not base64")
-		}
-		rawID, rawSecret, found := strings.Cut(string(raw), ":")
-		if !found {
-			return "", "", true, errors.New("basic credentials lack ':'")
-		}
-		if id, err = url.QueryUnescape(rawID); err != nil {
-			return "", "", true, errors.New("basic client id is not form-urlencoded")
-		}
-		if secret, err = url.QueryUnescape(rawSecret); err != nil {
-			return "", "", true, errors.New("basic client secret is not form-urlencoded")
-		}
-		return id, secret, true, nil
+	enc, ok := authParam(values, "basic")
+	if !ok {
+		return "", "", false, nil
 	}
-	return "", "", false, nil
+	raw, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", "", true, errors.New("basic credentials are not base64")
+	}
+	rawID, rawSecret, found := strings.Cut(string(raw), ":")
+	if !found {
+		return "", "", true, errors.New("basic credentials lack ':'")
+	}
+	if id, err = url.QueryUnescape(rawID); err != nil {
+		return "", "", true, errors.New("basic client id is not form-urlencoded")
+	}
+	if secret, err = url.QueryUnescape(rawSecret); err != nil {
+		return "", "", true, errors.New("basic client secret is not form-urlencoded")
+	}
+	return id, secret, true, nil
 }
 
 // suggest names the accepted field closest to an unknown one (case, '_' and two edits aside).
@@ -274,13 +249,4 @@ func suggest(name string) string {
 		}
 	}
 	return "; the fields are clientId and clientSecret"
-}
-
-func sortedKeys(v url.Values) []string {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -70,12 +70,8 @@ func Granted(ctx context.Context, method string) bool {
 // before it reads a body, the gRPC tap handle before it reads a message, the interceptor chain
 // for a call neither decided: the same rule, whichever way a caller comes.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
-	if r == nil || !r.Ruled {
-		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
-	}
-	rule := r.Rule
-	if rule.Public {
-		return ctx, nil
+	if r == nil || !r.Ruled || r.Rule.Public {
+		return Permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
 	}
 	if bearer == "" {
 		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
@@ -131,15 +127,21 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 	return context.WithValue(ctx, grantKey{}, grant{claims: claims, method: r.Method}), nil
 }
 
-// Bearer reads "Bearer <token>" (scheme case-insensitive) from an Authorization value.
+// Bearer reads "Bearer <token>" from the Authorization values.
 func Bearer(values []string) string {
+	tok, _ := authParam(values, "bearer")
+	return tok
+}
+
+// authParam is the credentials of the first Authorization value of scheme (case-insensitive).
+func authParam(values []string, scheme string) (string, bool) {
 	for _, v := range values {
-		scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
-		if ok && strings.EqualFold(scheme, "bearer") {
-			return strings.TrimSpace(tok)
+		s, param, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if ok && strings.EqualFold(s, scheme) {
+			return strings.TrimSpace(param), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 // BearerFromMetadata reads a gRPC call's bearer token (ValueFromIncomingContext: no copy of the

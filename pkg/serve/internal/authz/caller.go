@@ -2,8 +2,8 @@ package authz
 
 import (
 	"context"
-	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -17,29 +17,13 @@ import (
 // the trusted proxies in front forwarded.
 func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if ri := reqinfo.From(ctx); ri != nil && ri.HTTPRequest != nil {
-		return httpCaller(ri.HTTPRequest, trusted)
+		return clientOf(ri.HTTPRequest.Header.Values("X-Forwarded-For"), ri.HTTPRequest.RemoteAddr, trusted)
 	}
 	addr := ""
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		addr = p.Addr.String()
 	}
 	return clientOf(metadata.ValueFromIncomingContext(ctx, "x-forwarded-for"), addr, trusted)
-}
-
-// httpCaller is an HTTP caller's address: the rightmost X-Forwarded-For hop that is not a trusted
-// proxy, which a client cannot forge.
-func httpCaller(r *http.Request, trusted []netip.Prefix) string {
-	return clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, trusted)
-}
-
-func splitHops(v string) []string {
-	var hops []string
-	for _, h := range strings.Split(v, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hops = append(hops, h)
-		}
-	}
-	return hops
 }
 
 // clientOf walks a forwarding chain (the X-Forwarded-For values, then the connection's address
@@ -49,7 +33,11 @@ func splitHops(v string) []string {
 func clientOf(forwarded []string, peer string, trusted []netip.Prefix) string {
 	var chain []string
 	for _, v := range forwarded {
-		chain = append(chain, splitHops(v)...)
+		for h := range strings.SplitSeq(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				chain = append(chain, h)
+			}
+		}
 	}
 	if peer != "" {
 		chain = append(chain, peer)
@@ -59,7 +47,7 @@ func clientOf(forwarded []string, peer string, trusted []netip.Prefix) string {
 		if !ok {
 			return chain[i]
 		}
-		if !inPrefixes(addr, trusted) || i == 0 {
+		if i == 0 || !slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(addr) }) {
 			return addr.String()
 		}
 	}
@@ -72,13 +60,4 @@ func parseHop(h string) (netip.Addr, bool) {
 	}
 	a, err := netip.ParseAddr(strings.Trim(h, "[]"))
 	return a.Unmap(), err == nil
-}
-
-func inPrefixes(a netip.Addr, prefixes []netip.Prefix) bool {
-	for _, p := range prefixes {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Request bodies are paced instead of timed as a whole. A fixed ReadTimeout either cuts a
@@ -17,11 +19,6 @@ import (
 // (it may take up to 4 min 26 s); a body that falls behind is cut with 408 and the connection
 // closed. The read deadline of the connection is moved as bytes arrive
 // (http.ResponseController), so no goroutine or timer is added per request.
-//
-// A caller the front refuses before reading (no valid token, wrong media type, over the size
-// limit) is not waited for: the answer goes at once with Connection: close, and
-// the connection closes dropLinger (100 ms) later instead of net/http reading up to 256 KiB of the
-// rest at the caller's pace.
 
 // errSlowBody is the error a paced body returns when it fell behind the minimum rate.
 var errSlowBody = errors.New("request body arrived slower than the minimum rate")
@@ -65,14 +62,9 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 		return n, fmt.Errorf("%w: %d bytes in %s (grace %s, then %d bytes/s): %w",
 			errSlowBody, p.read, time.Since(p.start).Round(time.Millisecond), p.grace, p.rate, err)
 	case n > 0:
-		_ = p.rc.SetReadDeadline(p.deadline())
+		_ = p.rc.SetReadDeadline(p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second))))
 	}
 	return n, err
-}
-
-// deadline is when the body falls behind: start + grace + read/rate.
-func (p *pacedBody) deadline() time.Time {
-	return p.start.Add(p.grace + time.Duration(float64(p.read)/float64(p.rate)*float64(time.Second)))
 }
 
 // dropLinger is how long a connection refused before its body was read stays open after the
@@ -80,14 +72,21 @@ func (p *pacedBody) deadline() time.Time {
 // answer in the caller's receive buffer before the caller has read it.
 const dropLinger = 100 * time.Millisecond
 
-// dropBody is for answers given without reading the body: the connection closes after the
-// answer, and no more of the body is waited for than dropLinger.
+// dropBody is for answers given without reading the body (no valid token, wrong media type, over
+// the size limit): the connection closes dropLinger after the answer, instead of net/http reading
+// up to 256 KiB of the rest at the caller's pace.
 func dropBody(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		return
 	}
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(dropLinger))
+}
+
+// refuse answers e without reading the body (dropBody).
+func refuse(w http.ResponseWriter, r *http.Request, e rpcerr.HTTP) {
+	dropBody(w, r)
+	rpcerr.Write(w, e)
 }
 
 // discardBody sends the answer already written, then reads the rest of the body into nothing (at

@@ -9,6 +9,7 @@
 package httpfront
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -37,9 +38,7 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
-// Handler is the JSON API: it checks credentials before it reads a body, enforces the media type
-// and the body limit, then hands the request to the gateway, which calls the rpc on the
-// in-process channel: the same interceptor chain and handler as a gRPC call.
+// Handler is the JSON API's front (see the package doc).
 type Handler struct {
 	routes  *routes.Table
 	authz   *authz.Authorizer
@@ -64,11 +63,9 @@ func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, channel *inp
 }
 
 // Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
-// the handlers it registered (Mux.Register), for the front to call without the mux. Paths and
-// handlers that do not pair up one for one are left to the mux, which serves them all alike;
-// Direct reports whether they paired. A wrong pairing would fail closed: the chain takes the
-// front's verdict for the route's own rpc only (authz.Granted), so another rpc's handler would
-// answer 401.
+// the handlers it registered (Mux.Register), for the front to call without the mux, and reports
+// whether they paired one for one (else the mux serves them). A wrong pairing would fail closed:
+// the chain takes the front's verdict for the route's own rpc only (authz.Granted).
 func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 	if len(paths) != len(handlers) {
 		return false
@@ -83,20 +80,17 @@ func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 // gateway, which answers 404 or 405 (routingErrorHandler).
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
-		if r.Method == http.MethodPost && contentEncoded(r.Header) {
-			dropBody(w, r)
-			writeUnsupportedEncoding(w)
-			return
+		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
+			f.authz.ServeAuthToken(w, r)
 		}
-		f.authz.ServeAuthToken(w, r)
 		return
 	}
 	rt, known := f.routes.ByPath[r.URL.Path]
 	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
-		dropBody(w, r)
 		w.Header().Set("Allow", http.MethodPost)
+		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 		return
 	}
@@ -115,18 +109,8 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
 // body, in that order, each refusal answered before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ctx := r.Context()
-	ri := reqinfo.From(ctx)
-	if ri != nil {
-		ri.HTTPRequest = r
-	}
-	// Credentials first: a caller without them learns nothing of the body's schema, and makes
-	// us read no body. The chain takes this verdict (authz.Granted: it is in the context the
-	// gateway's call runs with).
-	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
-	if err != nil {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.ToHTTP(err))
+	authorized, ri, ok := f.authorize(w, r, rt)
+	if !ok {
 		return
 	}
 	form, ok := checkMediaType(w, r)
@@ -135,17 +119,15 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	}
 	if !rt.Rule.Public && f.limits != nil {
 		// The client's limits, before the body is read or decoded: a refused call costs nothing,
-		// and the concurrency slot covers the whole call. The chain's limit step takes this
-		// decision (quota.Decided: in the context the gateway's call runs with), as authenticate
-		// takes the token's verdict, so the call is counted once.
+		// and the concurrency slot covers the whole call; the chain's limit step takes this
+		// decision (quota.Decided), so the call is counted once.
 		out := f.limits.Admit(authz.ClientID(authorized))
 		if out.Policy != "" {
 			h := w.Header()
 			h[policyKey], h[stateKey] = []string{out.Policy}, []string{out.State}
 		}
 		if out.Err != nil {
-			dropBody(w, r)
-			rpcerr.Write(w, rpcerr.ToHTTP(out.Err))
+			refuse(w, r, rpcerr.ToHTTP(out.Err))
 			return
 		}
 		defer out.Done()
@@ -156,7 +138,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		return
 	}
 	defer adm.Release()
-	tracing.EventInt(ctx, "admitted and read", "body.bytes", len(body))
+	tracing.EventInt(r.Context(), "admitted and read", "body.bytes", len(body))
 	if form && !jsonwire.IsObject(body) {
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
@@ -181,15 +163,26 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	f.gateway.ServeHTTP(w, r)
 }
 
-// checkMediaType refuses a content-encoded body and a media type other than JSON (415), and
-// reports whether the body was labelled form-encoded: curl -d labels every body so, and a body
-// that is JSON is then taken as JSON.
-func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
-	if contentEncoded(r.Header) {
-		dropBody(w, r)
-		writeUnsupportedEncoding(w)
-		return false, false
+// authorize checks what a POST's headers decide before its body is read: the token first (401,
+// 403: a caller without one learns nothing of the body's schema, and makes us read no body), then
+// a content coding (415). It returns the context with the token's verdict (authz.Granted).
+func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.Route) (context.Context, *reqinfo.Info, bool) {
+	ri := reqinfo.From(r.Context())
+	if ri != nil {
+		ri.HTTPRequest = r
 	}
+	authorized, err := f.authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
+	if err != nil {
+		refuse(w, r, rpcerr.ToHTTP(err))
+		return nil, nil, false
+	}
+	return authorized, ri, !refuseEncoded(w, r)
+}
+
+// checkMediaType refuses a media type other than JSON (415), and reports whether the body was
+// labelled form-encoded: curl -d labels every body so, and a body that is JSON is then taken as
+// JSON.
+func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" || ct == "application/json" {
 		return false, true
@@ -213,8 +206,7 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.TooLarge(limit))
+		refuse(w, r, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
 	adm, err := f.budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
@@ -254,7 +246,8 @@ func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
-// (io.ReadAll would grow and copy a 16 MiB group body a dozen times).
+// (io.ReadAll would grow and copy a 16 MiB group body a dozen times; bytes.Buffer.ReadFrom would
+// want bytes.MinRead spare, 512 bytes more a call).
 func readBody(r io.Reader, length int64) ([]byte, error) {
 	if length <= 0 {
 		return io.ReadAll(r)
@@ -271,26 +264,22 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 	return append(buf[:n], rest...), err
 }
 
-// contentEncoded reports a body sent with a content coding (gzip, br, ...). The front reads a body
-// as sent: a compressed one is not malformed JSON (400) but a coding it does not take, which
-// RFC 9110 §15.5.16 answers with 415.
-func contentEncoded(h http.Header) bool {
-	for _, v := range h.Values("Content-Encoding") {
+// refuseEncoded refuses a body sent with a content coding (gzip, br, ...), and reports whether it
+// did. The front reads a body as sent: a compressed one is not malformed JSON (400) but a coding
+// it does not take, which RFC 9110 §15.5.16 answers with 415, and §12.5.3 with Accept-Encoding:
+// identity (the codings a request may use).
+func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
+	for _, v := range r.Header.Values("Content-Encoding") {
 		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				w.Header().Set("Accept-Encoding", "identity")
+				refuse(w, r, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
+					Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
+					AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
+				}})
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// writeUnsupportedEncoding answers a content-encoded body: 415 with Accept-Encoding: identity
-// (RFC 9110 §12.5.3: the codings a request may use).
-func writeUnsupportedEncoding(w http.ResponseWriter) {
-	w.Header().Set("Accept-Encoding", "identity")
-	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusUnsupportedMediaType, Body: rpcerr.ErrorBody{
-		Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
-		AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
-	}})
 }

@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,12 +30,17 @@ func (wm marshaler) Marshal(v any) ([]byte, error) {
 	}
 	// Sized for most answers at once: appending from nil grew the buffer three times a call.
 	b, err := wm.codec.Marshal(make([]byte, 0, 512), m)
-	if errors.Is(err, jsonwire.ErrUnsupported) {
-		if b, err = fallback.Marshal(m); err == nil {
-			b = stripSpace(b)
-		}
+	if !errors.Is(err, jsonwire.ErrUnsupported) {
+		return b, err
 	}
-	return b, err
+	if b, err = fallback.Marshal(m); err != nil {
+		return nil, err
+	}
+	// protojson varies its whitespace from build to build on purpose; the front answers byte for
+	// byte alike in every build.
+	var compact bytes.Buffer
+	err = json.Compact(&compact, b)
+	return compact.Bytes(), err
 }
 
 func (wm marshaler) Unmarshal(data []byte, v any) error {
@@ -101,30 +107,3 @@ func (b *frontBody) Read(p []byte) (int, error) {
 }
 
 func (b *frontBody) Close() error { return nil }
-
-// stripSpace removes, in place, the whitespace outside strings of a valid JSON document: protojson
-// varies its whitespace from build to build on purpose, and the front answers byte for byte alike
-// in every build.
-func stripSpace(b []byte) []byte {
-	out := b[:0]
-	inString, escaped := false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}

@@ -4,26 +4,27 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
 // NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
-// the error handlers that write the documented error body, and no header of the caller's
-// forwarded into gRPC metadata. The services register their routes on its ServeMux, through
-// Register.
+// the error handlers that write the documented error body, and no header forwarded.
 func NewMux(codec *jsonwire.Codec) *Mux {
 	m := &Mux{}
 	m.ServeMux = runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(routingErrorHandler),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
-		runtime.WithOutgoingHeaderMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithIncomingHeaderMatcher(noHeader),
+		runtime.WithOutgoingHeaderMatcher(noHeader),
 		runtime.WithMiddlewares(m.keep),
 	)
 	return m
@@ -55,23 +56,24 @@ func (m *Mux) Register(register func(*runtime.ServeMux) error) ([]runtime.Handle
 	return m.registered[before:], err
 }
 
-// incomingHeader forwards no caller header into the gateway's metadata: the front hands the
-// chain what it needs in the context (request info, caller address, its authorization verdict),
-// and a caller must not reach the gRPC side's metadata (Grpc-Metadata-* headers would).
-func incomingHeader(string) (string, bool) { return "", false }
+// noHeader forwards no header either way: the front hands the chain what it needs in the context
+// (request info, caller address, the token's verdict), and a caller must not reach the gRPC
+// side's metadata, as Grpc-Metadata-* headers would.
+func noHeader(string) (string, bool) { return "", false }
 
 // gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
 // JSON front is written as the documented body.
 func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	if ri := reqinfo.From(ctx); ri != nil && ri.DecodeErr != nil {
-		err = decodeProblems(ri.DecodeErr)
+		err = DecodeProblems(ri.DecodeErr)
 	}
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
 
-// decodeProblems turns the JSON front's decoding error into the validation error a handler's
-// problems become, so both are keyed and worded alike.
-func decodeProblems(err error) error {
+// DecodeProblems turns the JSON front's decoding error into the validation error a handler's
+// problems become, so both are keyed and worded alike (a group stream's lines, decoded by the
+// service, too).
+func DecodeProblems(err error) error {
 	var wire *jsonwire.Error
 	if !errors.As(err, &wire) {
 		return rpcerr.Invalid("", "request body could not be read: %v", err)
@@ -91,4 +93,33 @@ func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marsh
 		return
 	}
 	rpcerr.WriteStatus(w, code)
+}
+
+// servedBy is, for every path of the contract (http.yaml), the service that serves it
+// ("scoring", "forecast"; the token path is served by both and left out): a caller that sends a
+// path to the wrong service is told where it belongs instead of only that it is unknown here.
+var servedBy = sync.OnceValue(func() map[string]string {
+	out := map[string]string{}
+	routes, err := yardstick.Routes()
+	if err != nil {
+		return out // the frame refuses to start on a contract it cannot read; nothing to add here
+	}
+	for _, r := range routes {
+		// "/yardstick.forecast.v1.ForecastService/Plan": the package's second part names it.
+		parts := strings.Split(strings.TrimPrefix(r.FullMethod, "/"), ".")
+		if len(parts) > 2 && parts[1] != "auth" {
+			out[r.Path] = parts[1]
+		}
+	}
+	return out
+})
+
+// notFound is the 404 of a path this service does not serve, naming the service that serves it
+// when the contract has one.
+func notFound(path string) rpcerr.HTTP {
+	e := rpcerr.HTTP{Status: http.StatusNotFound, Body: rpcerr.BodyFor(http.StatusNotFound, nil)}
+	if svc, ok := servedBy()[strings.TrimSuffix(path, "/")]; ok {
+		e.Body.AdditionalInfo = "This path is served by the " + svc + " service, not this one: send it there, with a token of that service."
+	}
+	return e
 }

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
@@ -21,13 +19,9 @@ import (
 )
 
 // The streams of issue 21 (internal/batch's package doc, "How the frame wires it"): the NDJSON
-// batch and the group forecast streams. This front owns everything before the engine runs
-// (the token, the media type, the stream's admission) and the stream's one log line (through
-// reqinfo, written by telemetry.ObserveHTTP with the HTTP status); the engine owns the body and
-// the answers. A batch record is run by Dispatch as a unary call of its path's rpc, by name on
-// the in-process channel: the record's own permission with the stream's token, its decoding by
-// the front's codec, the chain and the handler, the answer or error encoded as the gateway
-// encodes a unary call's, without the HTTP request's per-call log line or metrics.
+// batch and the group forecast streams. This front owns everything before the engine runs (the
+// token, the media type, the stream's admission) and the stream's counts for its one log line
+// (reqinfo); the engine owns the body and the answers.
 
 // Streams sets what the stream routes need: the service's group streams by path, the engine's
 // options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
@@ -36,10 +30,8 @@ func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, co
 }
 
 // Limits makes the front apply each client's limits (internal/quota): a unary call's before its
-// body is read (the chain's step takes that decision, quota.Decided), and a stream's
-// concurrency, with its records and students paced by the client's rate; a record's context is
-// the stream's, pacer included, all the way through the in-process channel, and the chain's
-// step lets it pass by that. Without it nothing is limited.
+// body is read, and a stream's concurrency, its records and students paced by the client's rate
+// (a record's context carries the stream's pacer through the channel). Without it, none.
 func (f *Handler) Limits(l *quota.Limiter) {
 	f.limits = l
 }
@@ -47,25 +39,12 @@ func (f *Handler) Limits(l *quota.Limiter) {
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
 // stream's admission (503 with Retry-After), all before the head; then the engine.
 func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ctx := r.Context()
-	ri := reqinfo.From(ctx)
-	if ri != nil {
-		ri.HTTPRequest = r
-	}
-	authorized, err := f.authz.Authorize(ctx, rt, authz.Bearer(r.Header.Values("Authorization")))
-	if err != nil {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.ToHTTP(err))
-		return
-	}
-	if contentEncoded(r.Header) {
-		dropBody(w, r)
-		writeUnsupportedEncoding(w)
+	authorized, ri, ok := f.authorize(w, r, rt)
+	if !ok {
 		return
 	}
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
-		dropBody(w, r)
-		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
+		refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
 	}
 	if f.limits != nil {
@@ -74,16 +53,14 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 			w.Header()[policyKey] = []string{limit.Policy}
 		}
 		if limit.Err != nil {
-			dropBody(w, r)
-			rpcerr.Write(w, rpcerr.ToHTTP(limit.Err))
+			refuse(w, r, rpcerr.ToHTTP(limit.Err))
 			return
 		}
 		defer limit.Done()
 	}
 	adm, ok := f.budget.AdmitStream("http")
 	if !ok {
-		dropBody(w, r) // a stream's body has no end to wait for
-		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter)))
+		refuse(w, r, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter))) // a stream's body has no end to wait for
 		return
 	}
 	defer adm.Release()
@@ -93,35 +70,27 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	}
 	start := time.Now()
 	var attrs []slog.Attr
+	var err error
 	switch rt.Stream {
 	case routes.Batch:
 		claims, _ := authz.ClaimsFrom(authorized)
-		d := &dispatcher{f: f, claims: claims, stream: adm, ri: ri}
-		counts, err := batch.Serve(authorized, w, body, d, f.streamOpts)
+		var counts batch.Counts
+		counts, err = batch.Serve(authorized, w, body, &dispatcher{f: f, claims: claims, stream: adm, ri: ri}, f.streamOpts)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
 			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
-		attrs = appendStreamErr(attrs, err)
 	case routes.GroupStream:
-		counts, err := batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
+		var counts batch.GroupCounts
+		counts, err = batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
 			slog.Bool("complete", counts.Complete)}
-		attrs = appendStreamErr(attrs, err)
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("stream_error", err.Error()))
 	}
 	if ri != nil {
 		ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 	}
 }
-
-func appendStreamErr(attrs []slog.Attr, err error) []slog.Attr {
-	if err != nil {
-		attrs = append(attrs, slog.String("stream_error", err.Error()))
-	}
-	return attrs
-}
-
-// DecodeProblems is the 400 a body that jsonwire could not decode gets, keyed and worded as the
-// gateway's error handler answers it (a group stream's lines are decoded by the service).
-func DecodeProblems(err error) error { return decodeProblems(err) }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
@@ -135,10 +104,10 @@ type dispatcher struct {
 }
 
 // Dispatch answers one record exactly as serveRoute and the gateway answer a unary call of its
-// path with the stream's token: the same permission check, limit, decoding, chain, handler and
-// error bodies. A path whose rpc a record may not name (the contract's method option
-// yardstick.batch.v1.record) answers 404; a record whose heavy body does not fit the budget
-// waits for it.
+// path with the stream's token: its rpc called by name on the in-process channel, with the same
+// permission check, limit, decoding, chain, handler and bodies, without the HTTP request's log
+// line or metrics. A path whose rpc a record may not name (the contract's method option
+// yardstick.batch.v1.record) answers 404; a heavy record waits for budget.
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
 	rt := f.routes.ByPath[path]
@@ -169,32 +138,15 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
 	}
 	defer grant.Release()
-	return f.callRecord(ctx, rt.Method, body)
-}
-
-// callRecord runs a record as the gateway runs a unary call, without its HTTP machinery: the
-// rpc called by name on the in-process channel, the body decoded by the front's codec (a
-// problem answered as gatewayErrorHandler answers it), the chain (which takes the record's
-// verdict, in ctx) and the method, and the answer encoded by the front's marshaler or the error
-// written by rpcerr.Write.
-func (f *Handler) callRecord(ctx context.Context, method string, body []byte) (int, []byte) {
-	resp, err := f.channel.CallDecoding(ctx, method, func(v any) error {
+	resp, err := f.channel.CallDecoding(ctx, rt.Method, func(v any) error {
 		if err := f.marshal.Unmarshal(body, v); err != nil {
-			return decodeProblems(err)
+			return DecodeProblems(err) // as gatewayErrorHandler answers it
 		}
 		return nil
 	})
-	if err != nil {
-		return batch.ErrorAnswer(err)
-	}
-	// The answer goes to the engine, which holds it until it is written: a buffer of its own,
-	// sized for most answers at once (appending from nil grows it several times).
 	var answer []byte
-	if m, ok := resp.(proto.Message); ok {
-		answer, err = f.marshal.codec.Marshal(make([]byte, 0, 512), m)
-	}
-	if answer == nil || err != nil {
-		answer, err = f.marshal.Marshal(resp) // as the gateway: the fallback, and its errors
+	if err == nil {
+		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written
 	}
 	if err != nil {
 		return batch.ErrorAnswer(err)

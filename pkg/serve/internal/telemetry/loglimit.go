@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
 )
 
 const (
@@ -51,8 +52,8 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 	reg.MustRegister(l.suppressed)
 	// Every cause a limited line can have, at 0 from the start: rate() sees the first
 	// suppression, and a dashboard needs no "or … * 0" for a series not yet born.
-	for _, code := range limitedGRPCCodes {
-		l.suppressed.WithLabelValues("grpc", code)
+	for code := codes.Canceled; code <= codes.Unauthenticated; code++ { // every code but OK
+		l.suppressed.WithLabelValues("grpc", code.String())
 	}
 	for _, code := range limitedHTTPCodes {
 		l.suppressed.WithLabelValues("http", code)
@@ -60,14 +61,9 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 	return l
 }
 
-// The causes of limited lines: every gRPC code but OK, and every status of 400 and over the HTTP
-// front answers (rpcerr's table, and 408 of a slow body).
-var (
-	limitedGRPCCodes = []string{"Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound", "AlreadyExists",
-		"PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange", "Unimplemented", "Internal",
-		"Unavailable", "DataLoss", "Unauthenticated"}
-	limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
-)
+// limitedHTTPCodes are the HTTP causes of limited lines: every status of 400 and over the front
+// answers (rpcerr's table, and 408 of a slow body).
+var limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
 
 // Allow reports whether a line of cause may be written now, and how many lines of that cause were
 // dropped since the last one written (the line says so).

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -97,9 +96,7 @@ func (r *statusRecorder) Flush() {
 }
 
 // ObserveHTTP wraps the whole HTTP front: request id, panic recovery, one log line and the metrics
-// of every request. It never logs bodies, headers, secrets or tokens.
-//
-// label bounds the route label (a known path, else "other").
+// of every request (never bodies, headers, secrets or tokens); label bounds the route label.
 func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -113,9 +110,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		ri, rec := &o.ri, &o.rec
 		o.id[0] = ri.ID
 		w.Header()["X-Request-Id"] = o.id[:] // as Header().Set, the key canonical already
-		ctx, span := t.tracing.StartHTTP(r)
-		ctx = reqinfo.With(ctx, ri)
-		inFlight := t.metrics.inFlight[0]
+		ctx := reqinfo.With(r.Context(), ri)
+		inFlight := t.inFlight[0]
 		inFlight.Inc()
 		defer func() {
 			inFlight.Dec()
@@ -133,11 +129,6 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
 				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics", // probes and scrapes every few seconds would drown the log
 				Extra: ri.Stream})
-			spanRoute := ri.Route
-			if spanRoute == "other" { // routes.Label's name for every unknown path
-				spanRoute = "" // an unknown path: the span is named by the method alone
-			}
-			tracing.EndHTTP(span, r.Method, spanRoute, code)
 		}()
 		next.ServeHTTP(rec, r.WithContext(ctx))
 	})

@@ -1,56 +1,100 @@
 // Package telemetry owns what the frame tells about the requests it serves: the Prometheus
-// registry and the request series (Metrics), the service logger (NewLogger: JSON or text, lines
-// batched, errors written at once), one log line per request written by one function (Recorder's
-// Write), the limit on log lines of refused requests (LogLimiter), request ids and log levels.
-// Both fronts report each request here once; new metrics, and tracing, belong here too.
+// registry and the request series, the service logger (NewLogger: JSON or text, lines batched,
+// errors written at once), one log line per request written by one function (Recorder's Write),
+// the limit on log lines of refused requests (LogLimiter), request ids and log levels. Both
+// fronts report each request here once; new metrics belong here too.
+//
+// Request lines are slog's: an earlier build wrote the JSON lines by hand, byte for byte as slog
+// does, and an A/B in one bench-e2e run (docs/performance.md, "What was kept") found it saved
+// nothing measurable (JSON 1.002, gRPC 1.028 of slog's CPU per call).
 package telemetry
 
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 )
 
-// Recorder writes the request lines and metrics of one server.
+// Recorder writes the request lines and metrics of one server, whose series are in a registry
+// of its own.
 type Recorder struct {
-	log     *slog.Logger
-	metrics *Metrics
-	limiter *LogLimiter      // nil: every line is written
-	tracing *tracing.Tracing // the JSON front's server spans; off unless UseTracing
+	log      *slog.Logger
+	limiter  *LogLimiter // nil: every line is written
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	inFlight [2]prometheus.Gauge // the requests being served, per front (InFlight)
+	// series caches each label set's counter and histogram: a vector hashes every label value
+	// on every lookup (two lookups per request). Label sets are few: served routes × codes.
+	series sync.Map // seriesKey -> *series
 }
 
-// NewRecorder makes a server's metrics (a registry of its own) and the limiter of its refusals'
-// log lines, which log writes to.
+type seriesKey struct{ front, route, code string }
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// Fronts, the front label's values.
+const (
+	FrontHTTP = "http"
+	FrontGRPC = "grpc"
+)
+
+// NewRecorder makes a server's registry, with the Go and process collectors and the request
+// series, and the limiter of its refusals' log lines, which log writes to.
 func NewRecorder(log *slog.Logger, service string) *Recorder {
-	m := NewMetrics(service)
-	return &Recorder{log: log, metrics: m, limiter: NewLogLimiter(m.registry, service), tracing: tracing.Off()}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	labels := prometheus.Labels{"service": service}
+	t := &Recorder{
+		log:      log,
+		registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "yardstick_requests_total", Help: "Requests by front (http or grpc), route and status code.",
+			ConstLabels: labels,
+		}, []string{"front", "route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "yardstick_request_duration_seconds", Help: "Request latency by front and route.",
+			ConstLabels: labels,
+			Buckets:     []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"front", "route"}),
+	}
+	inFlight := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "yardstick_requests_in_flight", Help: "Requests being served now, by front (http or grpc).", ConstLabels: labels,
+	}, []string{"front"})
+	t.inFlight = [2]prometheus.Gauge{inFlight.WithLabelValues(FrontHTTP), inFlight.WithLabelValues(FrontGRPC)}
+	reg.MustRegister(t.requests, t.latency, inFlight)
+	t.limiter = NewLogLimiter(reg, service)
+	return t
 }
 
-// UseTracing makes ObserveHTTP start a server span per request with t (internal/tracing); the
-// gRPC side's spans come from t's stats handler. Call it before serving.
-func (t *Recorder) UseTracing(tr *tracing.Tracing) { t.tracing = tr }
-
-// InFlight is the gauge of the requests front ("http" or "grpc") is serving.
-func (t *Recorder) InFlight(front string) prometheus.Gauge { return t.metrics.InFlight(front) }
+// InFlight is the gauge of the requests front is serving: Inc as one starts, Dec as it ends.
+func (t *Recorder) InFlight(front string) prometheus.Gauge {
+	if front == FrontGRPC {
+		return t.inFlight[1]
+	}
+	return t.inFlight[0]
+}
 
 // Registry is the server's metric registry: other concerns register their series in it, and
 // /metrics serves it.
-func (t *Recorder) Registry() *prometheus.Registry { return t.metrics.registry }
+func (t *Recorder) Registry() *prometheus.Registry { return t.registry }
 
 // Limiter limits log lines that are not request lines (a closed connection's, say) like refusals'.
 func (t *Recorder) Limiter() *LogLimiter { return t.limiter }
 
-// Log is the service logger.
-func (t *Recorder) Log() *slog.Logger { return t.log }
-
 // Line is one request's log line and metrics. A new field of every request line is added here
 // and written in Write.
 type Line struct {
-	Front     string // "http" or "grpc"
+	Front     string // FrontHTTP or FrontGRPC
 	Route     string
 	Method    string // the HTTP method; "" on gRPC
 	RequestID string
@@ -70,7 +114,7 @@ type Line struct {
 // request lines are written (ObserveHTTP, the chain's observe step, and the gRPC calls the chain
 // never sees: refused on their headers, ended before a handler, streams).
 func (t *Recorder) Write(ctx context.Context, l Line) {
-	t.metrics.Observe(l.Front, l.Route, l.Code, l.Took)
+	t.observe(l.Front, l.Route, l.Code, l.Took)
 	if l.Quiet {
 		return
 	}
@@ -78,28 +122,50 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 	if !ok {
 		return
 	}
-	duration := slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000)
+	// On the stack unless a stream's counts overflow it: a line allocates nothing of its own.
+	attrs := make([]slog.Attr, 0, 12)
+	msg := "grpc request"
+	attrs = append(attrs, slog.String("request_id", l.RequestID))
+	if l.Front == FrontHTTP {
+		msg = "http request"
+		attrs = append(attrs, slog.String("method", l.Method))
+	}
+	attrs = append(attrs, slog.String("route", l.Route), slog.String("client_id", l.ClientID))
+	if l.Front == FrontHTTP {
+		attrs = append(attrs, slog.Int("status", l.Status))
+	} else {
+		attrs = append(attrs, slog.String("code", l.Code))
+	}
+	attrs = append(attrs, slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
 	// The request's trace and span (ours when tracing is on), so that its line and its spans can
 	// be found from each other, and a stream's counts: after the line's own fields.
-	extra := l.Extra
 	if traceID, spanID, ok := tracing.IDs(ctx); ok {
-		extra = append([]slog.Attr{slog.String("trace_id", traceID), slog.String("span_id", spanID)}, extra...)
+		attrs = append(attrs, slog.String("trace_id", traceID), slog.String("span_id", spanID))
 	}
-	if l.Front == "http" {
-		if len(extra) == 0 {
-			logRequest(ctx, t.log, l.Level, "http request", slog.String("request_id", l.RequestID), slog.String("method", l.Method),
-				slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed)
-			return
-		}
-		logRequest(ctx, t.log, l.Level, "http request", append([]slog.Attr{slog.String("request_id", l.RequestID), slog.String("method", l.Method),
-			slog.String("route", l.Route), slog.String("client_id", l.ClientID), slog.Int("status", l.Status), duration, suppressed}, extra...)...)
+	logRequest(ctx, t.log, l.Level, msg, append(attrs, l.Extra...)...)
+}
+
+// logRequest writes a request's log line. Logger.LogAttrs also walks the stack for the caller's
+// program counter, which only a handler with AddSource prints (NewLogger's never do); a line per
+// request skips that walk.
+func logRequest(ctx context.Context, log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+	h := log.Handler()
+	if !h.Enabled(ctx, level) {
 		return
 	}
-	if len(extra) == 0 {
-		logRequest(ctx, t.log, l.Level, "grpc request", slog.String("request_id", l.RequestID), slog.String("route", l.Route),
-			slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, suppressed)
-		return
+	r := slog.NewRecord(time.Now(), level, msg, 0)
+	r.AddAttrs(attrs...)
+	_ = h.Handle(ctx, r)
+}
+
+// observe counts one request and its latency.
+func (t *Recorder) observe(front, route, code string, d time.Duration) {
+	k := seriesKey{front, route, code}
+	v, ok := t.series.Load(k)
+	if !ok {
+		v, _ = t.series.LoadOrStore(k, &series{t.requests.WithLabelValues(front, route, code), t.latency.WithLabelValues(front, route)})
 	}
-	logRequest(ctx, t.log, l.Level, "grpc request", append([]slog.Attr{slog.String("request_id", l.RequestID), slog.String("route", l.Route),
-		slog.String("client_id", l.ClientID), slog.String("code", l.Code), duration, suppressed}, extra...)...)
+	se := v.(*series)
+	se.requests.Inc()
+	se.latency.Observe(d.Seconds())
 }

@@ -13,12 +13,12 @@ import (
 // (observe caches the series it looked up once).
 func TestMetricsSeries(t *testing.T) {
 	t.Parallel()
-	m := NewMetrics("scoring")
+	m := NewRecorder(slog.New(slog.DiscardHandler), "scoring")
 	for range 3 {
-		m.Observe("grpc", "/a", "OK", time.Millisecond)
+		m.observe("grpc", "/a", "OK", time.Millisecond)
 	}
-	m.Observe("grpc", "/a", "InvalidArgument", time.Millisecond)
-	m.Observe("http", "/a", "200", time.Millisecond)
+	m.observe("grpc", "/a", "InvalidArgument", time.Millisecond)
+	m.observe("http", "/a", "200", time.Millisecond)
 	for _, tc := range []struct {
 		front, route, code string
 		want               float64

@@ -1,12 +1,12 @@
 // Package tracing owns the frame's OpenTelemetry traces: it builds the tracer provider from the
-// standard OTEL_* variables, starts the server span of a JSON request, hands gRPC the stats
-// handler that starts the server span of a direct call, and names the trace and span of a
-// request for its log line.
+// standard OTEL_* variables, wraps the JSON front in the handler that makes a request's server
+// span (HTTPHandler), hands gRPC the stats handler that makes a direct call's, adds a call's
+// phases to its span as events, and names the trace and span of a request for its log line.
 //
 // Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and then off again with OTEL_SDK_DISABLED=true or
-// OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no stats handler is installed, no
-// span is made, and the JSON front skips even the header lookup.
+// OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no stats handler and no HTTP wrapper
+// are installed, and no span is made.
 //
 // The variables are read by the OpenTelemetry SDK itself, not by the frame's Config: they are the
 // ecosystem's own (sampler OTEL_TRACES_SAMPLER/_ARG, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
@@ -17,21 +17,25 @@
 //
 // Libraries, and why: go.opentelemetry.io/otel (API, SDK, OTLP exporters) is the reference
 // implementation the rest of the cluster speaks; go.opentelemetry.io/contrib's otelgrpc stats
-// handler makes the gRPC server span with the semantic conventions' names and attributes, from
-// the caller's traceparent in the metadata. Hand-written code would re-implement both.
+// handler and otelhttp handler make the server spans with the semantic conventions' names and
+// attributes, from the caller's traceparent. Nothing of the spans is kept by hand. An earlier
+// build made the JSON span itself; otelhttp replaced it (issue 29) at no cost with tracing off,
+// where it is not installed, and at a measured cost with tracing on, paid on every request
+// whether sampled or not (its wrappers and metric attributes): docs/performance.md, "Tracing",
+// "The JSON span from otelhttp".
 package tracing
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -41,22 +45,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc/stats"
 )
 
-// instrumentation names the tracer, as the conventions ask: the package that makes the spans.
-const instrumentation = "github.com/yardstick-dev/yardstick/pkg/serve"
-
 // Tracing is the service's tracer, on or off. The zero value is off.
 type Tracing struct {
-	sdk    *sdktrace.TracerProvider // nil when off
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
+	sdk  *sdktrace.TracerProvider // nil when off
+	prop propagation.TextMapPropagator
 }
-
-// Off is a Tracing that makes no spans.
-func Off() *Tracing { return &Tracing{} }
 
 // New reads the OTEL_* variables from the environment and returns the service's tracing: off
 // when no endpoint is set (see the package doc), else spans batched to the OTLP endpoint.
@@ -68,7 +64,7 @@ func New(ctx context.Context, service, version string) (*Tracing, error) {
 func newFrom(ctx context.Context, service, version string, getenv func(string) string) (*Tracing, error) {
 	on, protocol, err := settings(getenv)
 	if err != nil || !on {
-		return Off(), err
+		return &Tracing{}, err
 	}
 	var exp *otlptrace.Exporter
 	switch protocol {
@@ -78,7 +74,7 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
-		return Off(), fmt.Errorf("tracing: OTLP exporter (%s): %w", protocol, err)
+		return &Tracing{}, fmt.Errorf("tracing: OTLP exporter (%s): %w", protocol, err)
 	}
 	res, err := resource.New(ctx,
 		resource.WithSchemaURL(semconv.SchemaURL),
@@ -87,12 +83,12 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		resource.WithFromEnv(), // OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME win over the defaults above
 	)
 	if err != nil && res == nil {
-		return Off(), fmt.Errorf("tracing: resource: %w", err)
+		return &Tracing{}, fmt.Errorf("tracing: resource: %w", err)
 	}
 	// The sampler is the SDK's default, which honours OTEL_TRACES_SAMPLER and _ARG (parentbased_always_on
 	// when unset).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{sdk: tp, tracer: tp.Tracer(instrumentation), prop: propagation.TraceContext{}}, nil
+	return &Tracing{sdk: tp, prop: propagation.TraceContext{}}, nil
 }
 
 // settings decides on, off and the protocol from the variables.
@@ -110,14 +106,9 @@ func settings(getenv func(string) string) (on bool, protocol string, err error) 
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return false, "", nil
 	}
-	protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-	if protocol == "" {
-		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	switch protocol {
-	case "":
-		return true, "http/protobuf", nil
-	case "grpc", "http/protobuf":
+	protocol = cmp.Or(strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")),
+		strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL")), "http/protobuf")
+	if protocol == "grpc" || protocol == "http/protobuf" {
 		return true, protocol, nil
 	}
 	return false, "", fmt.Errorf("tracing: OTLP protocol %q: want grpc or http/protobuf", protocol)
@@ -145,54 +136,24 @@ func (t *Tracing) ServerHandler() stats.Handler {
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
 }
 
-// StartHTTP starts the server span of a JSON-front request, parented by its traceparent
-// header, and returns the context that carries it; the span is named by the method until
-// NameHTTP names its route. Off: the request's own context and a span that records nothing.
-func (t *Tracing) StartHTTP(r *http.Request) (context.Context, trace.Span) {
+// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on: the semantic
+// conventions' attributes, parented by the traceparent header, named by its route ("POST
+// /api/score/items", the conventions' low-cardinality name; the method alone when route finds
+// none), a 5xx an error and a 4xx the caller's. route names a request's route from its path, ""
+// for none; it is set as the request's Pattern, as net/http's ServeMux would, which otelhttp
+// reads for the name and http.route. Off, it is next itself: no wrapper, nothing per request.
+func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler) http.Handler {
 	if !t.Enabled() {
-		return r.Context(), noop.Span{}
+		return next
 	}
-	ctx := t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	attrs := []attribute.KeyValue{
-		semconv.HTTPRequestMethodKey.String(r.Method),
-		semconv.URLPath(r.URL.Path),
-		semconv.URLScheme(scheme(r)),
-		semconv.NetworkProtocolVersion(fmt.Sprintf("%d.%d", r.ProtoMajor, r.ProtoMinor)),
-	}
-	if ua := r.UserAgent(); ua != "" {
-		attrs = append(attrs, semconv.UserAgentOriginal(ua))
-	}
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		attrs = append(attrs, semconv.ClientAddress(host))
-	}
-	return t.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
-}
-
-func scheme(r *http.Request) string {
-	if r.TLS != nil {
-		return "https"
-	}
-	return "http"
-}
-
-// EndHTTP names the span by its route ("POST /api/score/items", the conventions' low-cardinality
-// name; the method alone when no route matched), records the status and ends it. A 5xx is an
-// error of the server's; a 4xx is the caller's and leaves the status unset, as the conventions
-// say for server spans.
-func EndHTTP(span trace.Span, method, route string, status int) {
-	if !span.IsRecording() {
-		return
-	}
-	if route != "" {
-		span.SetName(method + " " + route)
-		span.SetAttributes(semconv.HTTPRoute(route))
-	}
-	span.SetAttributes(semconv.HTTPResponseStatusCode(status))
-	if status >= 500 {
-		span.SetStatus(codes.Error, http.StatusText(status))
-		span.SetAttributes(semconv.ErrorTypeKey.String(fmt.Sprint(status)))
-	}
-	span.End()
+	traced := otelhttp.NewHandler(next, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(t.prop),
+		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rt := route(r.URL.Path); rt != "" {
+			r.Pattern = r.Method + " " + rt
+		}
+		traced.ServeHTTP(w, r)
+	})
 }
 
 // IDs are the trace and span ids of the span ctx carries, for a request's log line; ok is false

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,20 +54,18 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-// TestOffCostsNothing: off, there is no stats handler, no span and no ids.
+// TestOffCostsNothing: off, there is no stats handler, the JSON front is not wrapped, and the
+// SDK has nothing to shut down.
 func TestOffCostsNothing(t *testing.T) {
 	t.Parallel()
 	tr, err := newFrom(context.Background(), "scoring", "v1", func(string) string { return "" })
 	if err != nil || tr.Enabled() || tr.ServerHandler() != nil {
 		t.Fatalf("got %v, enabled %v; want off with no stats handler", err, tr.Enabled())
 	}
-	r := httptest.NewRequest(http.MethodPost, "/api/x", nil)
-	r.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-	ctx, span := tr.StartHTTP(r)
-	if span.IsRecording() || ctx != r.Context() {
-		t.Error("off: StartHTTP made a recording span or a new context")
+	next := http.NewServeMux() // a comparable handler
+	if got := tr.HTTPHandler(func(string) string { return "/api/x" }, next); got != next {
+		t.Errorf("off: HTTPHandler wrapped the front (%T); want it unchanged", got)
 	}
-	EndHTTP(span, "POST", "/api/x", 200)
 	if err := tr.Shutdown(context.Background()); err != nil {
 		t.Error(err)
 	}
@@ -167,20 +166,36 @@ func TestExport(t *testing.T) {
 			}
 			traceparent := "00-" + callerTrace + "-" + callerSpan + "-01"
 
-			// The JSON front's span.
-			r := httptest.NewRequest(http.MethodPost, "/api/score/items", nil)
-			r.Header.Set("traceparent", traceparent)
-			ctx, span := tr.StartHTTP(r)
-			Event(ctx, "admitted")
-			traceID, spanID, ok := IDs(ctx)
-			EndHTTP(span, r.Method, "/api/score/items", 503)
-			if !ok || traceID != callerTrace {
-				t.Errorf("log ids: got trace %q (%v); want the caller's %q", traceID, ok, callerTrace)
+			// The JSON front's spans, from otelhttp: a known route that fails (5xx), one that
+			// refuses (4xx), and a path that is no route.
+			var jsonIDs [3][2]string
+			front := tr.HTTPHandler(func(path string) string {
+				if path == "/api/unknown" {
+					return ""
+				}
+				return path
+			}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				Event(r.Context(), "admitted")
+				i := map[string]int{"/api/score/items": 0, "/api/score/strands": 1, "/api/unknown": 2}[r.URL.Path]
+				jsonIDs[i][0], jsonIDs[i][1], _ = IDs(r.Context())
+				w.WriteHeader(map[int]int{0: 503, 1: 400, 2: 404}[i])
+			}))
+			for _, path := range []string{"/api/score/items", "/api/score/strands", "/api/unknown"} {
+				r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
+				r.Header.Set("traceparent", traceparent)
+				front.ServeHTTP(httptest.NewRecorder(), r)
+			}
+			for i, ids := range jsonIDs {
+				if ids[0] != callerTrace {
+					t.Errorf("JSON request %d: log ids: got trace %q; want the caller's %q", i, ids[0], callerTrace)
+				}
 			}
 
 			// A direct gRPC call's span, from the stats handler.
 			gl := listen(t)
-			gs := grpc.NewServer(grpc.StatsHandler(tr.ServerHandler()))
+			// WaitForHandlers: Stop returns once the call's stats handler has ended its span, which
+			// it does after the answer is sent, so after the client may have returned.
+			gs := grpc.NewServer(grpc.StatsHandler(tr.ServerHandler()), grpc.WaitForHandlers(true))
 			var grpcIDs [2]string
 			hs := health.NewServer()
 			healthpb.RegisterHealthServer(gs, idsHealth{hs, &grpcIDs})
@@ -197,6 +212,7 @@ func TestExport(t *testing.T) {
 			}
 			ctxTimeout, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
+			gs.Stop()
 			if err := tr.Shutdown(ctxTimeout); err != nil {
 				t.Fatalf("Shutdown: %v", err)
 			}
@@ -214,7 +230,9 @@ func TestExport(t *testing.T) {
 				status tracepb.Status_StatusCode
 				spanID string
 			}{
-				{"POST /api/score/items", tracepb.Status_STATUS_CODE_ERROR, spanID},
+				{"POST /api/score/items", tracepb.Status_STATUS_CODE_ERROR, jsonIDs[0][1]},   // 5xx: the server's error
+				{"POST /api/score/strands", tracepb.Status_STATUS_CODE_UNSET, jsonIDs[1][1]}, // 4xx: the caller's
+				{"POST", tracepb.Status_STATUS_CODE_UNSET, jsonIDs[2][1]},                    // no route: the method alone
 				{"grpc.health.v1.Health/Check", tracepb.Status_STATUS_CODE_UNSET, grpcIDs[1]},
 			} {
 				s, ok := byName[want.name]
@@ -243,7 +261,8 @@ func TestExport(t *testing.T) {
 				for _, a := range s.GetAttributes() {
 					attrs[a.GetKey()] = a.GetValue().String()
 				}
-				for _, k := range []string{"http.request.method", "http.route", "http.response.status_code", "url.path"} {
+				for _, k := range []string{"http.request.method", "http.route", "http.response.status_code", "url.path", "url.scheme",
+					"network.protocol.version", "client.address"} {
 					if attrs[k] == "" {
 						t.Errorf("JSON span has no %s attribute (has %v)", k, attrs)
 					}
@@ -264,16 +283,13 @@ func (h idsHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) 
 	return h.Server.Check(ctx, req)
 }
 
-// TestOffAllocatesNothing: off, a request's span, its phase events and its end allocate nothing
-// (the package's promise that off costs nothing per call).
+// TestOffAllocatesNothing: off, a call's phase events allocate nothing (the package's promise
+// that off costs nothing per call).
 func TestOffAllocatesNothing(t *testing.T) {
-	tr := Off()
-	r := httptest.NewRequest(http.MethodPost, "/api/x", nil)
+	ctx := context.Background()
 	if n := testing.AllocsPerRun(100, func() {
-		ctx, span := tr.StartHTTP(r)
 		Event(ctx, "decoded")
 		EventInt(ctx, "admitted and read", "body.bytes", 1234)
-		EndHTTP(span, r.Method, "/api/x", 200)
 	}); n != 0 {
 		t.Errorf("got %v allocations a request with tracing off; want 0", n)
 	}
