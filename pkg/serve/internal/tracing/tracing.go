@@ -29,6 +29,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -146,7 +147,17 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 	if !t.Enabled() {
 		return next
 	}
-	traced := otelhttp.NewHandler(next, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(t.prop),
+	// otelhttp takes client.address from the first X-Forwarded-For hop, which any caller can
+	// write; the span keeps the connection's address instead, as the span made by hand did.
+	peerAddressed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+				span.SetAttributes(semconv.ClientAddress(host))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+	traced := otelhttp.NewHandler(peerAddressed, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(t.prop),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt := route(r.URL.Path); rt != "" {

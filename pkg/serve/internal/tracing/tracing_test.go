@@ -13,6 +13,7 @@ import (
 	"time"
 
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -183,6 +184,7 @@ func TestExport(t *testing.T) {
 			for _, path := range []string{"/api/score/items", "/api/score/strands", "/api/unknown"} {
 				r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
 				r.Header.Set("traceparent", traceparent)
+				r.Header.Set("X-Forwarded-For", "203.0.113.9") // written by the caller: not its address
 				front.ServeHTTP(httptest.NewRecorder(), r)
 			}
 			for i, ids := range jsonIDs {
@@ -267,6 +269,10 @@ func TestExport(t *testing.T) {
 						t.Errorf("JSON span has no %s attribute (has %v)", k, attrs)
 					}
 				}
+				// httptest's connection address is 192.0.2.1:1234.
+				if got, want := s.GetAttributes(), "192.0.2.1"; !hasString(got, "client.address", want) {
+					t.Errorf("JSON span client.address: got %v; want the connection's %s, not X-Forwarded-For's", attrs["client.address"], want)
+				}
 			}
 		})
 	}
@@ -293,4 +299,14 @@ func TestOffAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("got %v allocations a request with tracing off; want 0", n)
 	}
+}
+
+// hasString reports whether attrs hold key with the string value want.
+func hasString(attrs []*commonpb.KeyValue, key, want string) bool {
+	for _, a := range attrs {
+		if a.GetKey() == key {
+			return a.GetValue().GetStringValue() == want
+		}
+	}
+	return false
 }
