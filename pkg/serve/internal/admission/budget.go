@@ -1,16 +1,16 @@
 // Package admission is the memory budget: every request whose cost grows with its size takes its
 // estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
-// back when it is answered; a request that does not fit waits in its client's queue, the queues
-// served round-robin by client (fair.go), and is refused with a time to retry when its wait is
-// over. It owns the cost model (bytes of heap per body byte and per student), the budget's size
-// (a share of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC
-// may be reading at once for calls with a token).
+// back when it is answered; a request that does not fit waits in its client's queue (fair.go), and
+// is refused with a time to retry when its wait is over. It owns the cost model (bytes of heap per
+// body byte and per student), the budget's size (a share of the container's memory limit),
+// GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool (readpool.go).
 //
-// What was kept hand-written, and why: the fair queues are per-client FIFOs and a ring of
-// clients under the budget's own mutex, not golang.org/x/sync/semaphore (which the read pool
-// uses): a Weighted semaphore is one FIFO for every caller, the very head-of-line blocking by
-// one client that the queues exist to remove, and it cannot take a cost from the budget the
-// streams' records share (stream.go) without a second lock.
+// The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
+// semaphores: TryAcquire refuses, Acquire waits, and its strict FIFO keeps a large call from being
+// starved by small ones. Kept by hand: the fair layer over the budget (fair.go), a FIFO per client
+// of which only the oldest call waits in the semaphore, since the semaphore's one FIFO for
+// everyone would let one client's forty queued calls hold another's single one behind them; and
+// the count of what is admitted (Admitted, the in-use gauge), which a semaphore does not report.
 package admission
 
 import (
@@ -21,19 +21,21 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// A group forecast of 100,000 students holds about 85 MB of heap while it
-// runs; twenty at once took a process to 2 GiB. Every request whose cost grows with its size is
-// therefore admitted against a memory budget before its body is read (JSON) or handled (gRPC):
-// its estimated cost is taken from the budget and given back when it is answered, and a request
-// that does not fit is answered at once with 503 (gRPC ResourceExhausted) and Retry-After.
+// A group forecast of 100,000 students holds about 85 MB of heap while it runs; twenty at once
+// took a process to 2 GiB. Every request whose cost grows with its size is therefore admitted
+// against a memory budget before its body is read (JSON) or handled (gRPC): its estimated cost is
+// taken from the budget and given back when it is answered, and a request that does not fit is
+// answered 503 (gRPC ResourceExhausted) with Retry-After once its wait is over.
 //
 // The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
 // GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
@@ -82,16 +84,15 @@ const (
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
 	capacity    int64
-	maxStudents int64 // the student limit: a group forecast costs at most this many students
-	mu          sync.Mutex
-	used        int64
+	maxStudents int64               // the student limit: a group forecast costs at most this many students
+	sem         *semaphore.Weighted // the budget: what is granted, and the calls and records waiting for it
+	streams     *semaphore.Weighted // the streams' half of it (stream.go)
+	used        atomic.Int64        // what sem has granted (a semaphore does not say)
+	wait        time.Duration       // how long a call that does not fit waits in its client's queue (fair.go)
+	q           queues              // the calls waiting, per client (fair.go)
 	inUse       prometheus.Gauge
 	refused     prometheus.Counter
 	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
-	freed       chan struct{}          // closed when budget is given back, for records waiting (stream.go); nil: none wait
-	streams     int64                  // admitted to streams (stream.go)
-	wait        time.Duration          // how long a call that does not fit waits in its client's queue (fair.go)
-	q           queues                 // the calls waiting, per client (fair.go)
 }
 
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
@@ -108,6 +109,8 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	b := &Budget{
 		capacity:    capacity,
 		maxStudents: int64(maxStudents),
+		sem:         semaphore.NewWeighted(capacity),
+		streams:     semaphore.NewWeighted(capacity / 2),
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),
@@ -142,20 +145,25 @@ type Grant struct {
 }
 
 // Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
-// in the queues before it: none jumps them). A cost of 0 takes nothing, and its grant is nil
-// (most requests: no allocation).
+// before it: none jumps them). A cost of 0 takes nothing, and its grant is nil (most requests: no
+// allocation).
 func (b *Budget) Admit(cost int64) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
 		return nil, true
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.q.waiting > 0 || b.used+cost > b.capacity {
+	if b.q.waiting.Load() > 0 || !b.sem.TryAcquire(cost) {
 		b.refused.Inc()
 		return nil, false
 	}
-	return b.take(cost), true
+	return b.grant(cost), true
+}
+
+// grant records cost, which the caller has acquired from sem.
+func (b *Budget) grant(cost int64) *Grant {
+	b.used.Add(cost)
+	b.inUse.Add(float64(cost))
+	return &Grant{b: b, cost: cost}
 }
 
 // Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
@@ -180,23 +188,13 @@ func (b *Budget) give(n int64) {
 	if n <= 0 {
 		return
 	}
-	b.mu.Lock()
-	b.used -= n
-	b.inUse.Set(float64(b.used))
-	b.serve() // the queued calls first, in turn by client (fair.go)
-	if b.freed != nil {
-		close(b.freed)
-		b.freed = nil
-	}
-	b.mu.Unlock()
+	b.used.Add(-n)
+	b.inUse.Sub(float64(n))
+	b.sem.Release(n) // the calls waiting first, in their order
 }
 
 // Admitted is the admitted total.
-func (b *Budget) Admitted() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *Budget) Admitted() int64 { return b.used.Load() }
 
 // Capacity is the budget's size in bytes.
 func (b *Budget) Capacity() int64 { return b.capacity }
