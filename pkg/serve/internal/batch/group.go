@@ -63,17 +63,17 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 			_ = out.flush() // an error sticks and is seen at the next write
 		}
 	}}
-	lr := newLineReader(b, o.MaxLine)
+	lr := NewLineReader(b, o.MaxLine)
 
 	var settings []byte
 	for {
-		line, num, tooLong, err := lr.next()
+		line, num, tooLong, err := lr.Next()
 		counts.Lines = num
 		switch {
 		case errors.Is(err, io.EOF):
 			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
 			return counts, nil
-		case errors.Is(err, errIdle):
+		case errors.Is(err, ErrIdle):
 			rpcerr.WriteStatus(w, http.StatusRequestTimeout)
 			return counts, err
 		case err != nil:
@@ -82,7 +82,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 			rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
 			return counts, nil
 		}
-		if !blank(line) {
+		if !Blank(line) {
 			settings = line
 			break
 		}
@@ -93,11 +93,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		return counts, nil
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	writeHead(w)
 	headSent = true
 	if err := out.flush(); err != nil {
 		return counts, err
@@ -105,7 +101,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	var buf []byte
 	tooLarge := lineTooLarge(o.MaxLine)
 	for {
-		line, num, tooLong, err := lr.next()
+		line, num, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -114,7 +110,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 			return counts, err
 		}
 		counts.Lines = num
-		if !tooLong && blank(line) {
+		if !tooLong && Blank(line) {
 			continue
 		}
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
