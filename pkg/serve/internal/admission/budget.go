@@ -1,9 +1,20 @@
-// Package admission is the memory budget: every request whose cost grows with its size takes its
-// estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
-// back when it is answered; a request that does not fit waits in its client's queue (fair.go), and
-// is refused with a time to retry when its wait is over. It owns the cost model (bytes of heap per
-// body byte and per student), the budget's size (a share of the container's memory limit),
-// GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool (readpool.go).
+// Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
+// of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
+// with its size takes its estimated heap from the budget before its body is read (JSON) or
+// decoded (gRPC), and gives it back when it is answered; a request that does not fit waits in its
+// client's queue (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its
+// wait is over. The package owns the cost model (bytes of heap per body byte and per student), the
+// budget's size, GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool
+// (readpool.go).
+//
+// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
+// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
+// the small requests that skip the budget all fit under the limit with room for the garbage
+// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
+// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
+// worst shape), of the order of a connection's own buffers, which no budget meters either; and
+// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
+// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
 //
 // The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
 // semaphores: TryAcquire refuses, Acquire waits, and its strict FIFO keeps a large call from being
@@ -30,21 +41,6 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
-
-// A group forecast of 100,000 students holds about 85 MB of heap while it runs; twenty at once
-// took a process to 2 GiB. Every request whose cost grows with its size is therefore admitted
-// against a memory budget before its body is read (JSON) or handled (gRPC): its estimated cost is
-// taken from the budget and given back when it is answered, and a request that does not fit is
-// answered 503 (gRPC ResourceExhausted) with Retry-After once its wait is over.
-//
-// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
-// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
-// the small requests that skip the budget all fit under the limit with room for the garbage
-// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
-// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
-// worst shape), of the order of a connection's own buffers, which no budget meters either; and
-// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
-// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
 
 // DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
 const DefaultMemoryBudget = 512 << 20
@@ -147,17 +143,7 @@ type Grant struct {
 // Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
 // before it: none jumps them). A cost of 0 takes nothing, and its grant is nil (most requests: no
 // allocation).
-func (b *Budget) Admit(cost int64) (*Grant, bool) {
-	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
-	if cost <= 0 {
-		return nil, true
-	}
-	if b.q.waiting.Load() > 0 || !b.sem.TryAcquire(cost) {
-		b.refused.Inc()
-		return nil, false
-	}
-	return b.grant(cost), true
-}
+func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
 
 // grant records cost, which the caller has acquired from sem.
 func (b *Budget) grant(cost int64) *Grant {
@@ -239,21 +225,21 @@ func (b *Budget) AdmitJSON(ctx context.Context, client string, group bool, conte
 	if n < 0 {
 		n = limit
 	}
-	a, ok := b.AdmitFor(ctx, client, b.Cost(group, n, true))
-	if !ok {
-		b.Refuse("http", CauseMemoryBudget)
-		return nil, rpcerr.Overloaded(RetryAfter)
-	}
-	return a, nil
+	return b.admitCall(ctx, "http", client, b.Cost(group, n, true))
 }
 
 // AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
 // read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
 // as AdmitJSON does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
-	a, ok := b.AdmitFor(ctx, client, b.Cost(group, size, false))
+	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
+}
+
+// admitCall is AdmitFor, its refusal counted for front and answered Overloaded.
+func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
+	a, ok := b.AdmitFor(ctx, client, cost)
 	if !ok {
-		b.Refuse("grpc", CauseMemoryBudget)
+		b.Refuse(front, CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil

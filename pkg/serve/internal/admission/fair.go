@@ -33,15 +33,19 @@ func (b *Budget) SetWait(d time.Duration) { b.wait = d }
 // does not fit (or when others wait before it), up to the budget's wait or ctx's end. ok false:
 // refused (counted as Admit counts it). A cost of 0 takes nothing and never waits.
 func (b *Budget) AdmitFor(ctx context.Context, client string, cost int64) (*Grant, bool) {
-	cost = min(cost, b.capacity)
+	return b.admit(ctx, client, cost, b.wait)
+}
+
+func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time.Duration) (*Grant, bool) {
+	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
 		return nil, true
 	}
 	if b.q.waiting.Load() == 0 && b.sem.TryAcquire(cost) {
 		return b.grant(cost), true
 	}
-	if b.wait > 0 {
-		ctx, cancel := context.WithTimeout(ctx, b.wait)
+	if wait > 0 {
+		ctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		if b.q.inTurn(ctx, client, func() error { return b.sem.Acquire(ctx, cost) }) == nil {
 			return b.grant(cost), true

@@ -127,9 +127,8 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
 	writeHead(w)
-	out := newOutput(w, c)
 	// The head goes out at once: the caller learns it was admitted before it sends a record.
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 
@@ -162,7 +161,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 			} else {
 				buf = appendRecordAnswer(buf[:0], j.rec.ID, j.status, j.answer)
 			}
-			if err := out.write(buf); err != nil {
+			if err := c.write(buf); err != nil {
 				return err
 			}
 			counts.Records++
@@ -171,7 +170,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 			}
 			return nil
 		},
-		idle:        out.flush, // what was written goes to the caller before waiting
+		idle:        c.flush, // what was written goes to the caller before waiting
 		answersHeld: true,
 		waitRecv:    true,
 	}.run(ctx, cancel, o)
@@ -186,10 +185,10 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 		return counts, err
 	}
 	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	if err := out.write(summary); err != nil {
+	if err := c.write(summary); err != nil {
 		return counts, err
 	}
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	counts.Complete = true

@@ -56,11 +56,10 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	out := newOutput(w, c)
 	headSent := false
 	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
 		if headSent {
-			_ = out.flush() // an error sticks and is seen at the next write
+			_ = c.flush() // an error sticks and is seen at the next write
 		}
 	}}
 	lr := NewLineReader(b, o.MaxLine)
@@ -95,7 +94,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 
 	writeHead(w)
 	headSent = true
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	var buf []byte
@@ -106,7 +105,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 			break
 		}
 		if err != nil {
-			_ = out.flush()
+			_ = c.flush()
 			return counts, err
 		}
 		counts.Lines = num
@@ -132,7 +131,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 				buf = appendLineAnswer(buf, num, status, entry) // an entry that is not JSON: our fault
 			}
 		}
-		if err := out.write(buf); err != nil {
+		if err := c.write(buf); err != nil {
 			return counts, err
 		}
 		if ctx.Err() != nil {
@@ -146,17 +145,17 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		group, err := g.Group(ctx)
 		if err != nil {
 			// A fault of ours (a group that is not finite): the stream ends without its last line.
-			_ = out.flush()
+			_ = c.flush()
 			return counts, err
 		}
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
 	buf = append(buf, "}\n"...)
-	if err := out.write(buf); err != nil {
+	if err := c.write(buf); err != nil {
 		return counts, err
 	}
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	counts.Complete = true

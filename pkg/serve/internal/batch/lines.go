@@ -87,10 +87,15 @@ var ErrIdle = errors.New("batch: the request body sent nothing for the idle limi
 
 // conn is the connection under the response writer, as far as the engine needs it: read and
 // write deadlines (so that an idle body, a caller that stopped reading and a cancelled stream
-// all unblock a read or write in progress) and flushing.
+// all unblock a read or write in progress), and the answers, buffered and written under the
+// write deadline (a caller that takes nothing for the idle limit is gone as far as the stream is
+// concerned).
 type conn struct {
+	w    http.ResponseWriter
 	rc   *http.ResponseController
 	idle time.Duration
+	buf  *bufio.Writer
+	err  error // the first write's or flush's: it sticks
 
 	mu        sync.Mutex
 	cancelled bool
@@ -98,7 +103,8 @@ type conn struct {
 }
 
 func newConn(w http.ResponseWriter, idle time.Duration) *conn {
-	c := &conn{rc: http.NewResponseController(w), idle: idle}
+	c := &conn{w: w, rc: http.NewResponseController(w), idle: idle}
+	c.buf = bufio.NewWriterSize(deadlineWriter{c}, 32<<10)
 	// HTTP/1 would otherwise read the rest of the body before the first byte of the answer
 	// goes out: no answer until the body ends. HTTP/2 is full duplex already (ErrNotSupported).
 	_ = c.rc.EnableFullDuplex()
@@ -210,45 +216,30 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// output buffers answer lines and writes them under the write deadline: a caller that takes
-// nothing for the idle limit is gone as far as the stream is concerned.
-type output struct {
-	w   http.ResponseWriter
-	c   *conn
-	buf *bufio.Writer
-	err error
-}
-
-func newOutput(w http.ResponseWriter, c *conn) *output {
-	o := &output{w: w, c: c}
-	o.buf = bufio.NewWriterSize(deadlineWriter{o}, 32<<10)
-	return o
-}
-
-type deadlineWriter struct{ o *output }
+type deadlineWriter struct{ c *conn }
 
 func (d deadlineWriter) Write(p []byte) (n int, err error) {
-	err = d.o.c.writing(func() error { n, err = d.o.w.Write(p); return err })
+	err = d.c.writing(func() error { n, err = d.c.w.Write(p); return err })
 	return n, err
 }
 
 var errStopped = errors.New("batch: the stream was stopped")
 
-// write appends p, one line; the first error sticks.
-func (o *output) write(p []byte) error {
-	if o.err == nil {
-		_, o.err = o.buf.Write(p)
+// write appends p, one line.
+func (c *conn) write(p []byte) error {
+	if c.err == nil {
+		_, c.err = c.buf.Write(p)
 	}
-	return o.err
+	return c.err
 }
 
 // flush sends what is buffered to the caller now.
-func (o *output) flush() error {
-	if o.err == nil {
-		o.err = o.buf.Flush()
+func (c *conn) flush() error {
+	if c.err == nil {
+		c.err = c.buf.Flush()
 	}
-	if o.err == nil {
-		o.err = o.c.writing(o.c.rc.Flush)
+	if c.err == nil {
+		c.err = c.writing(c.rc.Flush)
 	}
-	return o.err
+	return c.err
 }
