@@ -106,14 +106,12 @@ type job struct {
 	broken bool // a line that is not a record: answered by its line number
 }
 
-// Serve runs one batch stream: it writes the 200 head, reads the body's records line by line,
-// dispatches them, at most o.Workers at once and o.InFlight read ahead of the answers, and
-// writes one answer line per record and broken line in input order, flushing whenever the next
-// answer is not ready yet, then the summary line once the body has ended. It returns when the
-// stream is over, with no dispatch still running; the error says why a stream ended early (the
-// context's cause, ErrIdle, the body's or the connection's error) and is nil after the summary.
-//
-// The frame answers 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
+// Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
+// and broken line of the body in input order (o.Workers dispatched at once, o.InFlight read
+// ahead), then the summary line once the body has ended. It returns when the stream is over, with
+// no dispatch still running; the error says why a stream ended early (the context's cause,
+// ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
+// 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
 func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher, o Options) (Counts, error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -37,13 +37,10 @@
 //   - Faults: a dispatcher that panics or answers bytes that are not JSON makes that record a
 //     documented 500; the stream goes on.
 //
-// The deadlines need a ResponseWriter that http.ResponseController can reach: net/http's own,
-// or a wrapper with an Unwrap method (else ErrNoDeadlines and a 500). Serve enables full duplex
-// on HTTP/1 (otherwise net/http reads the whole body before the first answer leaves) and sets the
-// connection's read and write deadlines itself, overriding the server's timeouts for this
-// request. The frame answers 401, 403, 415 and 503 before the engine runs; the engine answers no
-// record 503: the Dispatcher waits for the memory budget instead (a full budget slows the stream
-// down), and quota.Pace, called for each record or student read, waits for the client's rate.
+// The engine sets the connection's read and write deadlines itself (see ErrNoDeadlines),
+// overriding the server's timeouts for this request. It answers no record 503: the Dispatcher
+// waits for the memory budget instead (a full budget slows the stream down), and quota.Pace,
+// called for each record or student read, waits for the client's rate.
 //
 // Kept by hand: the stream's byte budget (budget.go) is a condition variable, not
 // golang.org/x/sync's weighted semaphore, because it is not one. A line is let through while the

@@ -10,14 +10,11 @@ import (
 // Ordered runs one stream of records that arrive as messages rather than lines (gRPC's batch
 // streams, where the transport frames each record and its flow control stops a caller that
 // sends too fast): recv reads the next record (io.EOF once the caller has sent its last), weigh
-// (nil: none) says what a record read holds in memory, answer answers one, send writes one
-// answer. As Serve: answers leave in input order, at most o.InFlight records are read ahead of
-// the answers (a caller that takes no answer stops the reading), and no record is read while
-// those read weigh o.MaxHeld or more, save the oldest unanswered one; o.Workers are answered at
-// once. When recv fails, the records read are answered and sent, then Ordered returns recv's
-// error; when ctx ends or send fails, no record is started and Ordered returns once the answers
-// in progress have. answer must not panic (it turns a fault into an answer itself) and
-// must honour its context.
+// (nil: none) says what a record read holds in memory, answer answers one (it must not panic and
+// must honour its context), send writes one answer. Order and memory are as Serve's (the package
+// doc), answers not weighed. When recv fails, the records read are answered and sent, then
+// Ordered returns recv's error; when ctx ends or send fails, no record is started and Ordered
+// returns once the answers in progress have.
 //
 // recv is not waited for: it may block until the stream itself ends, which is after Ordered
 // has returned (gRPC ends a stream when its handler returns). It is never called again once

@@ -22,18 +22,19 @@ import (
 // error body of the service.
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
-	return e.Status, writeErrorBody(e)
+	return e.Status, ErrorBody(e)
 }
 
 // StatusAnswer is ErrorAnswer of an error that arises on the HTTP front itself (413, 404, ...).
 func StatusAnswer(code int) []byte {
-	return writeErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
+	return ErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
 }
 
 // HTTPAnswer is the body of an answer line that carries the front's error e.
-func HTTPAnswer(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
+func HTTPAnswer(e rpcerr.HTTP) []byte { return ErrorBody(e) }
 
-func writeErrorBody(e rpcerr.HTTP) []byte {
+// ErrorBody is the body of e as the engine writes it in an answer line.
+func ErrorBody(e rpcerr.HTTP) []byte {
 	var c captured
 	rpcerr.Write(&c, e)
 	return c.body.Bytes()
@@ -55,18 +56,15 @@ func (c *captured) Write(p []byte) (int, error) { return c.body.Write(p) }
 func (c *captured) WriteHeader(int)             {}
 
 // tooLargeBody is the body of a line over the default size limit; it never changes.
-var tooLargeBody = writeErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
+var tooLargeBody = ErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
 func lineTooLarge(max int) []byte {
 	if max == DefaultMaxLine {
 		return tooLargeBody
 	}
-	return writeErrorBody(rpcerr.LineTooLarge(int64(max)))
+	return ErrorBody(rpcerr.LineTooLarge(int64(max)))
 }
-
-// ErrorBody is the body of e as the engine writes it in an answer line.
-func ErrorBody(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
 
 // Record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
 // path and the request body, both to go to the dispatcher.
@@ -198,19 +196,15 @@ func notJSON(line []byte) error {
 
 // suggest is `; did you mean "x"?` for a key one or two edits away from a record field.
 func suggest(key string) string {
+	if len(key) > 16 {
+		return "" // no record field is that long: not a near miss (and no distance to compute)
+	}
 	for _, f := range recordFields {
-		if editDistance(key, f) <= 2 {
+		if jsonwire.Distance(key, f) <= 2 {
 			return fmt.Sprintf("; did you mean %q?", f)
 		}
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 16 {
-		return len(a) // no record field is that long: not a near miss
-	}
-	return jsonwire.Distance(a, b)
 }
 
 // Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
