@@ -58,6 +58,11 @@ func (c *captured) WriteHeader(int)             {}
 // tooLargeBody is the body of a line over the default size limit; it never changes.
 var tooLargeBody = ErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
 
+// TooLargeAnswer is tooLargeBody, for the client (cmd/yardstick-batch, through the public package
+// ndjson), which checks its input by the engine's own rules (LineReader, Blank, ParseRecord): a
+// line the engine would refuse is answered the same way without being sent.
+func TooLargeAnswer() []byte { return append([]byte(nil), tooLargeBody...) }
+
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
 func lineTooLarge(max int) []byte {
 	if max == DefaultMaxLine {
