@@ -69,10 +69,8 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
-				readErr <- context.Cause(ctx)
-				return
 			}
-			if !held.wait(seq) {
+			if ctx.Err() != nil || !held.wait(seq) {
 				readErr <- context.Cause(ctx)
 				return
 			}
