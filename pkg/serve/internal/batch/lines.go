@@ -65,14 +65,7 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 }
 
 // Blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.
-func Blank(line []byte) bool {
-	for _, c := range line {
-		if c != ' ' && c != '\t' && c != '\r' {
-			return false
-		}
-	}
-	return true
-}
+func Blank(line []byte) bool { return len(bytes.TrimLeft(line, " \t\r")) == 0 }
 
 // ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
 // http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
