@@ -19,9 +19,10 @@
 // The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
 // semaphores: TryAcquire refuses, Acquire waits, and its strict FIFO keeps a large call from being
 // starved by small ones. Kept by hand: the fair layer over the budget (fair.go), a FIFO per client
-// of which only the oldest call waits in the semaphore, since the semaphore's one FIFO for
-// everyone would let one client's forty queued calls hold another's single one behind them; and
-// the count of what is admitted (Admitted, the in-use gauge), which a semaphore does not report.
+// and a line of the clients' oldest calls of which only the first waits in the semaphore, since
+// the semaphore's one FIFO for everyone would let one client's forty queued calls hold another's
+// single one behind them, and goroutines reach a semaphore in no set order; and the count of
+// what is admitted (Admitted, the in-use gauge), which a semaphore does not report.
 package admission
 
 import (

@@ -10,18 +10,28 @@ import (
 
 // Fair admission. A call that does not fit the budget waits in its client's queue, holding
 // none of the budget, for up to the budget's wait (YARDSTICK_ADMISSION_WAIT), then is refused
-// as before. Only the oldest call of each client waits in the budget's semaphore; the next one
-// joins it once that one is admitted or gone. The semaphore's FIFO of one call per client is a
-// round-robin by client: a client with forty queued group forecasts gets one admitted per turn,
-// so another client's single one waits behind at most one of them, not forty, and a client new
-// to the queues takes its turn last. The turn is strict (the semaphore's): when the call whose
-// turn it is does not fit yet, later ones wait too (a large call is never starved by small
-// ones). A call that arrives while any wait is admitted only through its queue.
+// as before. The clients' oldest calls stand in a line, and only the first in line waits in the
+// budget's semaphore: once it is admitted its client's next call joins the back of the line, so
+// the queues are served round-robin by client (a client with forty queued group forecasts gets
+// one admitted per turn, so another client's single one waits behind at most one of them, not
+// forty), and a client new to the queues takes its turn last. The turn is strict: when the call
+// whose turn it is does not fit yet, later ones wait too (a large call is never starved by small
+// ones). A call that arrives while any wait is admitted only through its queue. The order is
+// settled under the queues' lock as each call arrives, not by which goroutine reaches the
+// semaphore first.
 
-// queues are the calls waiting for the budget, in order per client.
+// waiter is one call waiting for the budget.
+type waiter struct {
+	client string
+	turn   chan struct{} // closed once the call is first in line: it may wait in the semaphore
+}
+
+// queues are the calls waiting for the budget: a FIFO per client, and the line of the clients'
+// oldest calls in turn order. Guarded by mu, but for waiting, read by the path that does not wait.
 type queues struct {
 	mu       sync.Mutex
-	byClient map[string][]chan struct{} // a client's calls; the first one's channel is closed: its turn
+	byClient map[string][]*waiter
+	line     []*waiter
 	waiting  atomic.Int64
 }
 
@@ -55,44 +65,63 @@ func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time
 	return nil, false
 }
 
-// inTurn runs acquire once client's earlier calls are admitted or gone, or fails with ctx.
+// inTurn runs acquire once client's call is first in line, or fails with ctx.
 func (q *queues) inTurn(ctx context.Context, client string, acquire func() error) error {
-	turn := make(chan struct{})
+	w := &waiter{client: client, turn: make(chan struct{})}
 	q.mu.Lock()
 	if q.byClient == nil {
-		q.byClient = map[string][]chan struct{}{}
+		q.byClient = map[string][]*waiter{}
 	}
 	if len(q.byClient[client]) == 0 {
-		close(turn)
+		q.line = append(q.line, w)
+		if len(q.line) == 1 {
+			close(w.turn)
+		}
 	}
-	q.byClient[client] = append(q.byClient[client], turn)
+	q.byClient[client] = append(q.byClient[client], w)
 	q.waiting.Add(1)
 	q.mu.Unlock()
-	defer q.leave(client, turn)
+	var err error
 	select {
-	case <-turn:
-		return acquire()
+	case <-w.turn:
+		err = acquire()
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	q.leave(w, err == nil)
+	return err
 }
 
-// leave takes a call out of its client's queue; when it was the oldest, the next one's turn comes.
-func (q *queues) leave(client string, turn chan struct{}) {
+// leave takes w out of the queues. When it was in line, its client's next call takes its place:
+// at the back of the line when w was admitted (the next client's turn), where w stood when it
+// gave up (the turn stays with its client). When it was first, the new first's turn comes.
+func (q *queues) leave(w *waiter, admitted bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	calls := q.byClient[client]
-	i := slices.Index(calls, turn)
-	calls = slices.Delete(calls, i, i+1)
 	q.waiting.Add(-1)
+	calls := q.byClient[w.client]
+	i := slices.Index(calls, w)
+	calls = slices.Delete(calls, i, i+1)
 	if len(calls) == 0 {
-		delete(q.byClient, client)
-		return
+		delete(q.byClient, w.client)
+	} else {
+		q.byClient[w.client] = calls
 	}
-	if i == 0 {
-		close(calls[0])
+	if i > 0 {
+		return // not in line
 	}
-	q.byClient[client] = calls
+	at := slices.Index(q.line, w)
+	switch {
+	case len(calls) > 0 && !admitted:
+		q.line[at] = calls[0]
+	case len(calls) > 0:
+		q.line = append(slices.Delete(q.line, at, at+1), calls[0])
+	default:
+		q.line = slices.Delete(q.line, at, at+1)
+	}
+	if at == 0 && len(q.line) > 0 {
+		close(q.line[0].turn)
+	}
 }
 
 // Waiting is the calls waiting in the queues (for tests).
