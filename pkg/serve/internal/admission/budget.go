@@ -1,16 +1,28 @@
-// Package admission is the memory budget: every request whose cost grows with its size takes its
-// estimated heap from the budget before its body is read (JSON) or decoded (gRPC), and gives it
-// back when it is answered; a request that does not fit waits in its client's queue, the queues
-// served round-robin by client (fair.go), and is refused with a time to retry when its wait is
-// over. It owns the cost model (bytes of heap per body byte and per student), the budget's size
-// (a share of the container's memory limit), GOMEMLIMIT, and the gRPC read pool (the bytes gRPC
-// may be reading at once for calls with a token).
+// Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
+// of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
+// with its size takes its estimated heap from the budget before its body is read (JSON) or
+// decoded (gRPC), and gives it back when it is answered; a request that does not fit waits in its
+// client's queue (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its
+// wait is over. The package owns the cost model (bytes of heap per body byte and per student), the
+// budget's size, GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool
+// (readpool.go).
 //
-// What was kept hand-written, and why: the fair queues are per-client FIFOs and a ring of
-// clients under the budget's own mutex, not golang.org/x/sync/semaphore (which the read pool
-// uses): a Weighted semaphore is one FIFO for every caller, the very head-of-line blocking by
-// one client that the queues exist to remove, and it cannot take a cost from the budget the
-// streams' records share (stream.go) without a second lock.
+// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
+// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
+// the small requests that skip the budget all fit under the limit with room for the garbage
+// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
+// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
+// worst shape), of the order of a connection's own buffers, which no budget meters either; and
+// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
+// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
+//
+// The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
+// semaphores: TryAcquire refuses, Acquire waits, and its strict FIFO keeps a large call from being
+// starved by small ones. Kept by hand: the fair layer over the budget (fair.go), a FIFO per client
+// and a line of the clients' oldest calls of which only the first waits in the semaphore, since
+// the semaphore's one FIFO for everyone would let one client's forty queued calls hold another's
+// single one behind them, and goroutines reach a semaphore in no set order; and the count of
+// what is admitted (Admitted, the in-use gauge), which a semaphore does not report.
 package admission
 
 import (
@@ -21,28 +33,15 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
-
-// A group forecast of 100,000 students holds about 85 MB of heap while it
-// runs; twenty at once took a process to 2 GiB. Every request whose cost grows with its size is
-// therefore admitted against a memory budget before its body is read (JSON) or handled (gRPC):
-// its estimated cost is taken from the budget and given back when it is answered, and a request
-// that does not fit is answered at once with 503 (gRPC ResourceExhausted) and Retry-After.
-//
-// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
-// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
-// the small requests that skip the budget all fit under the limit with room for the garbage
-// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
-// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
-// worst shape), of the order of a connection's own buffers, which no budget meters either; and
-// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
-// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
 
 // DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
 const DefaultMemoryBudget = 512 << 20
@@ -82,16 +81,15 @@ const (
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
 	capacity    int64
-	maxStudents int64 // the student limit: a group forecast costs at most this many students
-	mu          sync.Mutex
-	used        int64
+	maxStudents int64               // the student limit: a group forecast costs at most this many students
+	sem         *semaphore.Weighted // the budget: what is granted, and the calls and records waiting for it
+	streams     *semaphore.Weighted // the streams' half of it (stream.go)
+	used        atomic.Int64        // what sem has granted (a semaphore does not say)
+	wait        time.Duration       // how long a call that does not fit waits in its client's queue (fair.go)
+	q           queues              // the calls waiting, per client (fair.go)
 	inUse       prometheus.Gauge
 	refused     prometheus.Counter
 	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
-	freed       chan struct{}          // closed when budget is given back, for records waiting (stream.go); nil: none wait
-	streams     int64                  // admitted to streams (stream.go)
-	wait        time.Duration          // how long a call that does not fit waits in its client's queue (fair.go)
-	q           queues                 // the calls waiting, per client (fair.go)
 }
 
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
@@ -108,6 +106,8 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	b := &Budget{
 		capacity:    capacity,
 		maxStudents: int64(maxStudents),
+		sem:         semaphore.NewWeighted(capacity),
+		streams:     semaphore.NewWeighted(capacity / 2),
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),
@@ -142,20 +142,15 @@ type Grant struct {
 }
 
 // Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
-// in the queues before it: none jumps them). A cost of 0 takes nothing, and its grant is nil
-// (most requests: no allocation).
-func (b *Budget) Admit(cost int64) (*Grant, bool) {
-	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
-	if cost <= 0 {
-		return nil, true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.q.waiting > 0 || b.used+cost > b.capacity {
-		b.refused.Inc()
-		return nil, false
-	}
-	return b.take(cost), true
+// before it: none jumps them). A cost of 0 takes nothing, and its grant is nil (most requests: no
+// allocation).
+func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
+
+// grant records cost, which the caller has acquired from sem.
+func (b *Budget) grant(cost int64) *Grant {
+	b.used.Add(cost)
+	b.inUse.Add(float64(cost))
+	return &Grant{b: b, cost: cost}
 }
 
 // Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
@@ -180,23 +175,13 @@ func (b *Budget) give(n int64) {
 	if n <= 0 {
 		return
 	}
-	b.mu.Lock()
-	b.used -= n
-	b.inUse.Set(float64(b.used))
-	b.serve() // the queued calls first, in turn by client (fair.go)
-	if b.freed != nil {
-		close(b.freed)
-		b.freed = nil
-	}
-	b.mu.Unlock()
+	b.used.Add(-n)
+	b.inUse.Sub(float64(n))
+	b.sem.Release(n) // the calls waiting first, in their order
 }
 
 // Admitted is the admitted total.
-func (b *Budget) Admitted() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *Budget) Admitted() int64 { return b.used.Load() }
 
 // Capacity is the budget's size in bytes.
 func (b *Budget) Capacity() int64 { return b.capacity }
@@ -241,21 +226,21 @@ func (b *Budget) AdmitJSON(ctx context.Context, client string, group bool, conte
 	if n < 0 {
 		n = limit
 	}
-	a, ok := b.AdmitFor(ctx, client, b.Cost(group, n, true))
-	if !ok {
-		b.Refuse("http", CauseMemoryBudget)
-		return nil, rpcerr.Overloaded(RetryAfter)
-	}
-	return a, nil
+	return b.admitCall(ctx, "http", client, b.Cost(group, n, true))
 }
 
 // AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
 // read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
 // as AdmitJSON does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
-	a, ok := b.AdmitFor(ctx, client, b.Cost(group, size, false))
+	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
+}
+
+// admitCall is AdmitFor, its refusal counted for front and answered Overloaded.
+func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
+	a, ok := b.AdmitFor(ctx, client, cost)
 	if !ok {
-		b.Refuse("grpc", CauseMemoryBudget)
+		b.Refuse(front, CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil

@@ -91,6 +91,7 @@ func TestFairWait(t *testing.T) {
 			b := New(100, 100000, reg, "forecast")
 			b.SetWait(tc.wait)
 			hold, _ := b.Admit(60)
+			start := time.Now() // before the release is scheduled: it comes at freeAt at the earliest
 			if tc.freeAt > 0 {
 				time.AfterFunc(tc.freeAt, hold.Release)
 			}
@@ -99,7 +100,6 @@ func TestFairWait(t *testing.T) {
 			if tc.cancel {
 				time.AfterFunc(50*time.Millisecond, cancel)
 			}
-			start := time.Now()
 			g, ok := b.AdmitFor(ctx, "c", 50)
 			took := time.Since(start)
 			if ok != tc.want || took < tc.atLeast || took > tc.atLeast+2*time.Second {
@@ -179,5 +179,40 @@ func TestFairRace(t *testing.T) {
 	wg.Wait()
 	if b.Admitted() != 0 || b.Waiting() != 0 {
 		t.Errorf("after: %d in use, %d waiting; want 0 and 0", b.Admitted(), b.Waiting())
+	}
+}
+
+// TestFairTurnKept: a client whose call first in line gives up keeps its turn, its next call
+// first; one admitted passes the turn on.
+func TestFairTurnKept(t *testing.T) {
+	t.Parallel()
+	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b.SetWait(time.Minute)
+	hold, _ := b.Admit(100)
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan bool, 1)
+	go func() { _, ok := b.AdmitFor(ctx, "a", 100); gaveUp <- !ok }()
+	for deadline := time.Now().Add(5 * time.Second); b.Waiting() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call of a never queued")
+		}
+	}
+	admitted := make(chan string, 2)
+	var wg sync.WaitGroup
+	queued(t, b, "b", 100, admitted, &wg)
+	queued(t, b, "a", 100, admitted, &wg)
+	cancel()
+	if !<-gaveUp {
+		t.Fatal("the cancelled call: admitted; want refused")
+	}
+	hold.Release()
+	wg.Wait()
+	close(admitted)
+	var order []string
+	for c := range admitted {
+		order = append(order, c)
+	}
+	if !slices.Equal(order, []string{"a", "b"}) {
+		t.Errorf("order: got %v; want [a b]", order)
 	}
 }

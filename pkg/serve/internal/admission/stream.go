@@ -17,26 +17,24 @@ const StreamCost = 48 << 20
 
 // Stream is one stream's admission.
 type Stream struct {
-	b    *Budget
-	cost int64
-	once sync.Once
+	b     *Budget
+	grant *Grant // its share of the budget
+	once  sync.Once
 }
 
 // AdmitStream admits one stream of front ("http" or "grpc"), or refuses it (the caller answers
 // rpcerr.Overloaded, with Retry-After) when the budget, or the streams' half of it, is full.
 func (b *Budget) AdmitStream(front string) (*Stream, bool) {
 	cost := min(int64(StreamCost), b.capacity/2)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+cost > b.capacity || b.streams+cost > b.capacity/2 {
-		b.refused.Inc()
-		b.refusals.WithLabelValues(front, CauseMemoryBudget).Inc()
-		return nil, false
+	if b.streams.TryAcquire(cost) {
+		if b.sem.TryAcquire(cost) {
+			return &Stream{b: b, grant: b.grant(cost)}, true
+		}
+		b.streams.Release(cost)
 	}
-	b.used += cost
-	b.streams += cost
-	b.inUse.Set(float64(b.used))
-	return &Stream{b: b, cost: cost}, true
+	b.refused.Inc()
+	b.refusals.WithLabelValues(front, CauseMemoryBudget).Inc()
+	return nil, false
 }
 
 type streamKey struct{}
@@ -59,39 +57,21 @@ func (s *Stream) Release() {
 		return
 	}
 	s.once.Do(func() {
-		s.b.mu.Lock()
-		s.b.streams -= s.cost
-		s.b.mu.Unlock()
-		s.b.give(s.cost)
+		s.b.streams.Release(s.grant.cost)
+		s.grant.Release()
 	})
 }
 
-// AdmitRecord takes a record's cost from the budget, waiting for it while the budget is full
-// (never refusing): nil when it costs nothing. The error is ctx's, when the stream ended while
-// the record waited.
+// AdmitRecord takes a record's cost from the budget, waiting for it in the budget's FIFO while the
+// budget is full (never refusing): nil when it costs nothing. The error is ctx's cause, when the
+// stream ended while the record waited.
 func (s *Stream) AdmitRecord(ctx context.Context, cost int64) (*Grant, error) {
-	b := s.b
-	cost = min(cost, b.capacity/2)
+	cost = min(cost, s.b.capacity/2)
 	if cost <= 0 {
 		return nil, nil
 	}
-	for {
-		b.mu.Lock()
-		if b.used+cost <= b.capacity {
-			b.used += cost
-			b.inUse.Set(float64(b.used))
-			b.mu.Unlock()
-			return &Grant{b: b, cost: cost}, nil
-		}
-		if b.freed == nil {
-			b.freed = make(chan struct{})
-		}
-		freed := b.freed
-		b.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
+	if err := s.b.sem.Acquire(ctx, cost); err != nil {
+		return nil, context.Cause(ctx)
 	}
+	return s.b.grant(cost), nil
 }

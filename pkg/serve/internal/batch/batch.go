@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -98,29 +96,22 @@ type Counts struct {
 	PeakHeld int  // the most bytes of records and answers held at once
 }
 
-// ErrIdle is the error of Serve and ServeGroup for a stream ended by the idle limit.
-var ErrIdle = errIdle
-
 // job is one line on its way from the body to the answer stream.
 type job struct {
-	seq    int // 0-based among the answers
-	size   int // bytes held for it: the record's id and body, then its answer too
-	rec    record
+	size   int // bytes held for it before its answer: the record's id and body, or a broken line's answer
+	rec    Record
 	line   int
 	status int
 	answer []byte
-	broken bool          // a line that is not a record: answered by its line number
-	done   chan struct{} // closed once status and answer are set
+	broken bool // a line that is not a record: answered by its line number
 }
 
-// Serve runs one batch stream: it writes the 200 head, reads the body's records line by line,
-// dispatches them, at most o.Workers at once and o.InFlight read ahead of the answers, and
-// writes one answer line per record and broken line in input order, flushing whenever the next
-// answer is not ready yet, then the summary line once the body has ended. It returns when the
-// stream is over, with no dispatch still running; the error says why a stream ended early (the
-// context's cause, ErrIdle, the body's or the connection's error) and is nil after the summary.
-//
-// The frame answers 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
+// Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
+// and broken line of the body in input order (o.Workers dispatched at once, o.InFlight read
+// ahead), then the summary line once the body has ended. It returns when the stream is over, with
+// no dispatch still running; the error says why a stream ended early (the context's cause,
+// ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
+// 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
 func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher, o Options) (Counts, error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -133,194 +124,124 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-
-	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the answers back
-	w.WriteHeader(http.StatusOK)
-	out := newOutput(w, c)
-
+	writeHead(w)
 	// The head goes out at once: the caller learns it was admitted before it sends a record.
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 
-	slots := make(chan struct{}, o.InFlight) // one per line read and not yet answered
-	jobs := make(chan *job, o.InFlight)      // to the writer, in input order
-	work := make(chan *job, o.InFlight)      // to the workers
-	held, stopBudget := newBudget(ctx, int64(o.MaxHeld))
-	defer stopBudget()
-	var wg sync.WaitGroup
+	lr := NewLineReader(&body{ctx: ctx, r: r, c: c}, o.MaxLine)
+	tooLarge := lineTooLarge(o.MaxLine)
 	var readErr error
-	var lines atomic.Int64
-
-	wg.Go(func() {
-		defer close(jobs)
-		defer close(work)
-		readErr = read(ctx, &body{ctx: ctx, r: r, c: c}, o.MaxLine, slots, held, jobs, work, &lines)
-		if readErr != nil {
-			// The connection broke (the caller is gone) or the body was idle: either way
-			// net/http has cancelled the request, and the stream ends here, without a summary.
-			cancel(readErr)
-		}
-	})
-	for range o.Workers {
-		wg.Go(func() {
-			for j := range work {
-				if held.wait(j.seq) {
-					j.status, j.answer = dispatch(ctx, d, j.rec, o.Log, o.Trusted)
-					j.size += len(j.answer)
-					held.add(len(j.answer))
-				} else {
-					j.status, j.answer = http.StatusServiceUnavailable, nil // never written
-				}
-				close(j.done)
+	var buf []byte
+	_, peak, err := pipeline[*job, *job]{
+		recv: func() (*job, error) {
+			j, err := readJob(ctx, lr, tooLarge, &counts.Lines)
+			if err != nil && !errors.Is(err, io.EOF) {
+				// The connection broke (the caller is gone) or the body was idle: either way
+				// net/http has cancelled the request, and the stream ends here, without a summary.
+				readErr = err
+				cancel(err)
 			}
-		})
-	}
-
-	writeErr := func() error {
-		var buf []byte
-		for {
-			var j *job
-			select {
-			case j = <-jobs:
-			default:
-				// Nothing is ready: what was written goes to the caller before waiting.
-				if err := out.flush(); err != nil {
-					return err
-				}
-				j = <-jobs
+			return j, err
+		},
+		weigh: func(j *job) int { return j.size },
+		answer: func(ctx context.Context, j *job) (*job, int) {
+			if j.broken {
+				return j, 0
 			}
-			if j == nil {
-				return nil
-			}
-			select {
-			case <-j.done:
-			default:
-				if err := out.flush(); err != nil {
-					return err
-				}
-				select {
-				case <-j.done:
-				case <-ctx.Done():
-					return context.Cause(ctx)
-				}
-			}
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
+			j.status, j.answer = dispatch(ctx, d, j.rec, o.Log, o.Trusted)
+			return j, len(j.answer)
+		},
+		send: func(j *job) error {
 			if j.broken {
 				buf = appendLineAnswer(buf[:0], j.line, j.status, j.answer)
 			} else {
-				buf = appendRecordAnswer(buf[:0], j.rec.id, j.status, j.answer)
+				buf = appendRecordAnswer(buf[:0], j.rec.ID, j.status, j.answer)
 			}
-			if err := out.write(buf); err != nil {
+			if err := c.write(buf); err != nil {
 				return err
 			}
 			counts.Records++
 			if j.status == http.StatusOK {
 				counts.OK++
 			}
-			held.written(j.size)
-			<-slots
-		}
-	}()
-	if writeErr != nil {
-		cancel(writeErr)
-	}
-	wg.Wait() // the reader and every dispatch have returned
-	counts.Lines = int(lines.Load())
+			return nil
+		},
+		idle:        c.flush, // what was written goes to the caller before waiting
+		answersHeld: true,
+		waitRecv:    true,
+	}.run(ctx, cancel, o)
 	counts.Failed = counts.Records - counts.OK
-	counts.PeakHeld = int(held.peak)
+	counts.PeakHeld = int(peak)
 	switch {
-	case errors.Is(readErr, errIdle):
+	case errors.Is(readErr, ErrIdle):
 		// The idle body came first; the request's context, which net/http cancels on the
 		// deadline, may have reached the writer before the reader's own cancel did.
 		return counts, readErr
-	case writeErr != nil:
-		return counts, writeErr
-	case readErr != nil:
-		return counts, readErr
-	}
-	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	if err := out.write(summary); err != nil {
+	case err != nil:
 		return counts, err
 	}
-	if err := out.flush(); err != nil {
+	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
+	if err := c.write(summary); err != nil {
+		return counts, err
+	}
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	counts.Complete = true
 	return counts, nil
 }
 
-// read turns the body's lines into jobs until the body ends (nil) or fails. It takes a slot
-// and waits for the byte budget before reading each line, so that no more than InFlight lines
-// are ever held, nor more bytes than the budget allows.
-func read(ctx context.Context, b io.Reader, max int, slots chan struct{}, held *budget, jobs, work chan<- *job, lines *atomic.Int64) error {
-	lr := newLineReader(b, max)
-	tooLarge := lineTooLarge(max)
-	for seq := 0; ; seq++ {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return context.Cause(ctx)
+// writeHead writes a stream's 200 head.
+func writeHead(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the answers back
+	w.WriteHeader(http.StatusOK)
+}
+
+// readJob reads the body's next line that is not blank as a job (io.EOF at the body's end),
+// counting the lines read in lines, after the client's rate allows it.
+func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (*job, error) {
+	for {
+		line, num, tooLong, err := lr.Next()
+		if err != nil {
+			return nil, err
 		}
-		if !held.wait(seq) {
-			return context.Cause(ctx)
-		}
-		var line []byte
-		var num int
-		var tooLong bool
-		for {
-			var err error
-			line, num, tooLong, err = lr.next()
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					err = nil
-				}
-				return err
-			}
-			lines.Store(int64(num))
-			if tooLong || !blank(line) {
-				break
-			}
+		*lines = num
+		if !tooLong && Blank(line) {
+			continue
 		}
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a record waits, never refused
-			return err
+			return nil, err
 		}
-		j := &job{seq: seq, line: num, done: make(chan struct{})}
+		j := &job{line: num}
 		if tooLong {
 			j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLarge
-		} else if rec, err := parseRecord(line); err != nil {
+		} else if rec, err := ParseRecord(line); err != nil {
 			j.broken = true
 			j.status, j.answer = ErrorAnswer(err)
 			j.size = len(j.answer)
 		} else {
 			j.rec = rec
-			j.size = len(rec.id) + len(rec.body)
+			j.size = len(rec.ID) + len(rec.Body)
 		}
-		held.add(j.size)
-		jobs <- j // never blocks: a slot was taken
-		if j.broken {
-			close(j.done)
-		} else {
-			work <- j
-		}
+		return j, nil
 	}
 }
 
 // dispatch answers one record, turning a panic into the documented 500: one bad record must not
 // take the process (and every other stream) down with it.
-func dispatch(ctx context.Context, d Dispatcher, rec record, log *slog.Logger, trusted bool) (status int, answer []byte) {
+func dispatch(ctx context.Context, d Dispatcher, rec Record, log *slog.Logger, trusted bool) (status int, answer []byte) {
 	defer func() {
 		if v := recover(); v != nil {
-			log.ErrorContext(ctx, "batch: dispatcher panicked", "path", rec.path, "panic", v)
+			log.ErrorContext(ctx, "batch: dispatcher panicked", "path", rec.Path, "panic", v)
 			status, answer = http.StatusInternalServerError, internalBody
 		}
 	}()
-	status, answer = d.Dispatch(ctx, rec.path, rec.body)
+	status, answer = d.Dispatch(ctx, rec.Path, rec.Body)
 	if trusted {
 		return status, bytes.TrimRight(answer, "\n")
 	}

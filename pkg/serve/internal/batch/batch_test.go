@@ -225,8 +225,8 @@ func TestLineReaderBoundary(t *testing.T) {
 		for n := 0; n < 9; n++ {
 			for _, end := range []string{"\n", "\r\n", ""} {
 				in := strings.Repeat("a", n) + end + "b\n"
-				lr := newLineReader(strings.NewReader(in), max)
-				line, num, tooLong, err := lr.next()
+				lr := NewLineReader(strings.NewReader(in), max)
+				line, num, tooLong, err := lr.Next()
 				if err != nil || num != 1 || tooLong != (n > max) || (!tooLong && string(line) != strings.Repeat("a", n)) {
 					if !(end == "" && err == nil) { // without a newline "a…ab" is one line
 						t.Errorf("max %d, %q: %q %d %v %v", max, in, line, num, tooLong, err)
@@ -235,7 +235,7 @@ func TestLineReaderBoundary(t *testing.T) {
 				if end == "" {
 					continue
 				}
-				line, num, tooLong, err = lr.next()
+				line, num, tooLong, err = lr.Next()
 				if err != nil || num != 2 || tooLong != (max < 1) || string(line) != "b" {
 					t.Errorf("max %d, %q, second line: %q %d %v %v", max, in, line, num, tooLong, err)
 				}

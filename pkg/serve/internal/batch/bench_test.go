@@ -48,9 +48,9 @@ func BenchmarkEngine(b *testing.B) {
 	d := forecastDispatcher(fw)
 	body := benchBody(n)
 	b.Run("bare-loop", func(b *testing.B) {
-		recs := make([]record, 0, n)
+		recs := make([]Record, 0, n)
 		for line := range strings.SplitSeq(strings.TrimSuffix(body, "\n"), "\n") {
-			r, err := parseRecord([]byte(line))
+			r, err := ParseRecord([]byte(line))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ResetTimer()
 		for b.Loop() {
 			for _, r := range recs {
-				d(context.Background(), r.path, r.body)
+				d(context.Background(), r.Path, r.Body)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")

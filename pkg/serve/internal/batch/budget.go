@@ -5,12 +5,10 @@ import (
 	"sync"
 )
 
-// budget bounds the bytes a stream holds between its body and its connection: the records
-// read (their id and body) and the answers not yet written. A record is read, and dispatched,
-// only while the stream holds less than max, except the oldest unanswered record, which may
-// always go: the answers are written in order, so holding it back would wait for memory only
-// its own answer can free. The bound is therefore max, plus one line (MaxLine), plus the answers
-// of the dispatches already running when it was reached (at most Workers of them).
+// budget bounds the bytes a stream holds between its body and its connection: the records read
+// (their id and body) and the answers not yet written. A record is read, and dispatched, only
+// while the stream holds less than max, save the oldest unanswered one (the package doc says why,
+// and why this is no semaphore).
 type budget struct {
 	mu   sync.Mutex
 	cond sync.Cond
@@ -57,4 +55,11 @@ func (b *budget) written(n int) {
 	b.next++
 	b.cond.Broadcast()
 	b.mu.Unlock()
+}
+
+// maxHeld is the most bytes held at once so far.
+func (b *budget) maxHeld() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
 }

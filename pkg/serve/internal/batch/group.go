@@ -56,24 +56,23 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	out := newOutput(w, c)
 	headSent := false
 	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
 		if headSent {
-			_ = out.flush() // an error sticks and is seen at the next write
+			_ = c.flush() // an error sticks and is seen at the next write
 		}
 	}}
-	lr := newLineReader(b, o.MaxLine)
+	lr := NewLineReader(b, o.MaxLine)
 
 	var settings []byte
 	for {
-		line, num, tooLong, err := lr.next()
+		line, num, tooLong, err := lr.Next()
 		counts.Lines = num
 		switch {
 		case errors.Is(err, io.EOF):
 			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
 			return counts, nil
-		case errors.Is(err, errIdle):
+		case errors.Is(err, ErrIdle):
 			rpcerr.WriteStatus(w, http.StatusRequestTimeout)
 			return counts, err
 		case err != nil:
@@ -82,7 +81,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 			rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
 			return counts, nil
 		}
-		if !blank(line) {
+		if !Blank(line) {
 			settings = line
 			break
 		}
@@ -93,28 +92,24 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		return counts, nil
 	}
 
-	h := w.Header()
-	h.Set("Content-Type", "application/x-ndjson")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	writeHead(w)
 	headSent = true
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	var buf []byte
 	tooLarge := lineTooLarge(o.MaxLine)
 	for {
-		line, num, tooLong, err := lr.next()
+		line, num, tooLong, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			_ = out.flush()
+			_ = c.flush()
 			return counts, err
 		}
 		counts.Lines = num
-		if !tooLong && blank(line) {
+		if !tooLong && Blank(line) {
 			continue
 		}
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
@@ -136,7 +131,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 				buf = appendLineAnswer(buf, num, status, entry) // an entry that is not JSON: our fault
 			}
 		}
-		if err := out.write(buf); err != nil {
+		if err := c.write(buf); err != nil {
 			return counts, err
 		}
 		if ctx.Err() != nil {
@@ -150,17 +145,17 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		group, err := g.Group(ctx)
 		if err != nil {
 			// A fault of ours (a group that is not finite): the stream ends without its last line.
-			_ = out.flush()
+			_ = c.flush()
 			return counts, err
 		}
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
 	buf = append(buf, "}\n"...)
-	if err := out.write(buf); err != nil {
+	if err := c.write(buf); err != nil {
 		return counts, err
 	}
-	if err := out.flush(); err != nil {
+	if err := c.flush(); err != nil {
 		return counts, err
 	}
 	counts.Complete = true

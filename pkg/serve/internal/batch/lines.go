@@ -12,24 +12,26 @@ import (
 	"time"
 )
 
-// lineReader cuts a body into lines of at most max bytes without ever holding more than that:
+// LineReader cuts a body into lines of at most max bytes without ever holding more than that:
 // a longer line is read to its newline and thrown away as it arrives, so a 10 GB line costs the
 // same memory as a 1 MiB one.
-type lineReader struct {
+type LineReader struct {
 	r    *bufio.Reader
 	max  int
 	num  int    // 1-based number of the last line returned, blank lines counted
 	line []byte // the last line, reused: valid until the next call
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+// NewLineReader reads r in lines of at most max bytes.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// next returns the next line without its "\n" (and a "\r" before it), its number, and whether
-// it was longer than max (then line is nil). The last line of a body need not end with "\n".
-// err is io.EOF at a clean end, or the body's error: a line cut by it is not returned.
-func (l *lineReader) next() (line []byte, num int, tooLong bool, err error) {
+// Next returns the next line without its "\n" (and a "\r" before it; valid until the following
+// call), its 1-based number, and whether it was longer than max (then line is nil). The last line
+// of a body need not end with "\n". err is io.EOF at a clean end, or the body's error: a line cut
+// by it is not returned.
+func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	l.line = l.line[:0]
 	for {
 		chunk, err := l.r.ReadSlice('\n')
@@ -62,15 +64,8 @@ func (l *lineReader) next() (line []byte, num int, tooLong bool, err error) {
 	}
 }
 
-// blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.
-func blank(line []byte) bool {
-	for _, c := range line {
-		if c != ' ' && c != '\t' && c != '\r' {
-			return false
-		}
-	}
-	return true
-}
+// Blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.
+func Blank(line []byte) bool { return len(bytes.TrimLeft(line, " \t\r")) == 0 }
 
 // ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
 // http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
@@ -79,15 +74,21 @@ func blank(line []byte) bool {
 // The request is answered 500: a wiring fault, to be caught by the frame's first test.
 var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
 
-// errIdle ends a stream whose body sent nothing for Options.Idle.
-var errIdle = errors.New("batch: the request body sent nothing for the idle limit")
+// ErrIdle is the error of Serve and ServeGroup for a stream whose body sent nothing for
+// Options.Idle.
+var ErrIdle = errors.New("batch: the request body sent nothing for the idle limit")
 
 // conn is the connection under the response writer, as far as the engine needs it: read and
 // write deadlines (so that an idle body, a caller that stopped reading and a cancelled stream
-// all unblock a read or write in progress) and flushing.
+// all unblock a read or write in progress), and the answers, buffered and written under the
+// write deadline (a caller that takes nothing for the idle limit is gone as far as the stream is
+// concerned).
 type conn struct {
+	w    http.ResponseWriter
 	rc   *http.ResponseController
 	idle time.Duration
+	buf  *bufio.Writer
+	err  error // the first write's or flush's: it sticks
 
 	mu        sync.Mutex
 	cancelled bool
@@ -95,7 +96,8 @@ type conn struct {
 }
 
 func newConn(w http.ResponseWriter, idle time.Duration) *conn {
-	c := &conn{rc: http.NewResponseController(w), idle: idle}
+	c := &conn{w: w, rc: http.NewResponseController(w), idle: idle}
+	c.buf = bufio.NewWriterSize(deadlineWriter{c}, 32<<10)
 	// HTTP/1 would otherwise read the rest of the body before the first byte of the answer
 	// goes out: no answer until the body ends. HTTP/2 is full duplex already (ErrNotSupported).
 	_ = c.rc.EnableFullDuplex()
@@ -129,12 +131,6 @@ func (c *conn) stopOn(ctx context.Context) func() {
 	}
 }
 
-func (c *conn) stopped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cancelled
-}
-
 // release hands the connection back to net/http once the engine is done. After a complete
 // stream the body was read to its end and the connection may serve another request: no
 // deadline of ours may be left on it. After a stream cut short, the write deadline is the idle
@@ -152,37 +148,34 @@ func (c *conn) release(complete bool) {
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 }
 
-// armRead pushes the read deadline idle into the future; false when the stream is over. The
-// lock orders it with stop: a deadline set here is never left standing after stop's.
-func (c *conn) armRead() bool {
+// arm gives the read or write about to be made (set: the controller's SetReadDeadline or
+// SetWriteDeadline) the idle limit; false when the stream is over. The lock orders it with stop:
+// a deadline set here is never left standing after stop's.
+func (c *conn) arm(set func(time.Time) error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cancelled {
 		return false
 	}
-	_ = c.rc.SetReadDeadline(time.Now().Add(c.idle))
+	_ = set(time.Now().Add(c.idle))
 	return true
 }
 
-// armWrite gives the write about to be made the idle limit; disarmWrite lifts it once the write
-// is done. A deadline must not stay armed between writes: on HTTP/2 it resets the stream when
-// it passes, writing or not, which would end a stream merely waiting for its body.
-func (c *conn) armWrite() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancelled {
-		return false
+// writing runs write under the idle limit, lifted once it is done: a write deadline must not stay
+// armed between writes, as on HTTP/2 it resets the stream when it passes, writing or not, which
+// would end a stream merely waiting for its body.
+func (c *conn) writing(write func() error) error {
+	if !c.arm(c.rc.SetWriteDeadline) {
+		return errStopped
 	}
-	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
-	return true
-}
-
-func (c *conn) disarmWrite() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.cancelled {
-		_ = c.rc.SetWriteDeadline(time.Time{})
-	}
+	defer func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.cancelled {
+			_ = c.rc.SetWriteDeadline(time.Time{})
+		}
+	}()
+	return write()
 }
 
 // body is the request body with the idle limit: each read may wait idle for data, no more.
@@ -198,7 +191,7 @@ func (b *body) Read(p []byte) (int, error) {
 		b.beforeRead()
 	}
 	armed := time.Now()
-	if !b.c.armRead() {
+	if !b.c.arm(b.c.rc.SetReadDeadline) {
 		return 0, context.Cause(b.ctx)
 	}
 	n, err := b.r.Read(p)
@@ -207,64 +200,39 @@ func (b *body) Read(p []byte) (int, error) {
 		// idle deadline's included, so the context says nothing about the cause: a deadline
 		// error after the idle limit is the idle limit's; stop's deadline comes sooner.
 		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(armed) >= b.c.idle {
-			return 0, errIdle
+			return 0, ErrIdle
 		}
-		if b.c.stopped() || b.ctx.Err() != nil {
+		if b.ctx.Err() != nil { // stop's deadline, or the request's end
 			return 0, context.Cause(b.ctx)
 		}
 	}
 	return n, err
 }
 
-// output buffers answer lines and writes them under the write deadline: a caller that takes
-// nothing for the idle limit is gone as far as the stream is concerned.
-type output struct {
-	w   http.ResponseWriter
-	c   *conn
-	buf *bufio.Writer
-	err error
-}
+type deadlineWriter struct{ c *conn }
 
-func newOutput(w http.ResponseWriter, c *conn) *output {
-	o := &output{w: w, c: c}
-	o.buf = bufio.NewWriterSize(deadlineWriter{o}, 32<<10)
-	return o
-}
-
-type deadlineWriter struct{ o *output }
-
-func (d deadlineWriter) Write(p []byte) (int, error) {
-	if !d.o.c.armWrite() {
-		return 0, errStopped
-	}
-	defer d.o.c.disarmWrite()
-	return d.o.w.Write(p)
+func (d deadlineWriter) Write(p []byte) (n int, err error) {
+	err = d.c.writing(func() error { n, err = d.c.w.Write(p); return err })
+	return n, err
 }
 
 var errStopped = errors.New("batch: the stream was stopped")
 
-// write appends parts as one line; the first error sticks.
-func (o *output) write(parts ...[]byte) error {
-	for _, p := range parts {
-		if o.err == nil {
-			_, o.err = o.buf.Write(p)
-		}
+// write appends p, one line.
+func (c *conn) write(p []byte) error {
+	if c.err == nil {
+		_, c.err = c.buf.Write(p)
 	}
-	return o.err
+	return c.err
 }
 
 // flush sends what is buffered to the caller now.
-func (o *output) flush() error {
-	if o.err == nil {
-		o.err = o.buf.Flush()
+func (c *conn) flush() error {
+	if c.err == nil {
+		c.err = c.buf.Flush()
 	}
-	if o.err == nil {
-		if !o.c.armWrite() {
-			o.err = errStopped
-			return o.err
-		}
-		o.err = o.c.rc.Flush()
-		o.c.disarmWrite()
+	if c.err == nil {
+		c.err = c.writing(c.rc.Flush)
 	}
-	return o.err
+	return c.err
 }

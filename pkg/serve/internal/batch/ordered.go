@@ -10,24 +10,46 @@ import (
 // Ordered runs one stream of records that arrive as messages rather than lines (gRPC's batch
 // streams, where the transport frames each record and its flow control stops a caller that
 // sends too fast): recv reads the next record (io.EOF once the caller has sent its last), weigh
-// (nil: none) says what a record read holds in memory, answer answers one, send writes one
-// answer. As Serve: answers leave in input order, at most o.InFlight records are read ahead of
-// the answers (a caller that takes no answer stops the reading), and no record is read while
-// those read weigh o.MaxHeld or more, save the oldest unanswered one; o.Workers are answered at
-// once. When recv fails, the records read are answered and sent, then Ordered returns recv's
-// error; when ctx ends or send fails, no record is started and Ordered returns once the answers
-// in progress have. answer must not panic (it turns a fault into an answer itself) and
-// must honour its context.
+// (nil: none) says what a record read holds in memory, answer answers one (it must not panic and
+// must honour its context), send writes one answer. Order and memory are as Serve's (the package
+// doc), answers not weighed. When recv fails, the records read are answered and sent, then
+// Ordered returns recv's error; when ctx ends or send fails, no record is started and Ordered
+// returns once the answers in progress have.
 //
 // recv is not waited for: it may block until the stream itself ends, which is after Ordered
 // has returned (gRPC ends a stream when its handler returns). It is never called again once
 // Ordered has returned. The error is nil once every record was answered and sent after recv's
 // io.EOF; else why the stream ended early (recv's error, send's, or ctx's cause).
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
-	o = o.withDefaults()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	sent, _, err = pipeline[R, A]{recv: recv, weigh: weigh, send: send,
+		answer: func(ctx context.Context, r R) (A, int) { return answer(ctx, r), 0 },
+	}.run(ctx, cancel, o)
+	return sent, err
+}
+
+// pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers answering, and the
+// sender, which sends the answers in input order.
+type pipeline[R, A any] struct {
+	recv   func() (R, error)
+	weigh  func(R) int
+	answer func(context.Context, R) (A, int) // the answer, and the bytes it adds to those held
+	send   func(A) error
+	// What Serve adds: a record is answered only within the bound, as it is read (its answer is
+	// held too); idle is called when the next answer is not ready (Serve flushes what it wrote);
+	// the reader is waited for (it reads the request body, which must not be read once Serve has
+	// returned).
+	answersHeld, waitRecv bool
+	idle                  func() error
+}
+
+// run runs the stream until it ends (cancelling ctx with why, when it ended early) and returns
+// once no answer is in progress; peak is the most bytes held at once.
+func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc, o Options) (sent int, peak int64, err error) {
+	o = o.withDefaults()
 	type item struct {
+		seq    int
 		rec    R
 		weight int
 		ans    A
@@ -39,21 +61,20 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 	held, stopBudget := newBudget(ctx, int64(o.MaxHeld))
 	defer stopBudget()
 	readErr := make(chan error, 1)
-	go func() {
+	var wg sync.WaitGroup
+	read := func() {
 		defer close(queue)
 		defer close(work)
 		for seq := 0; ; seq++ {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
+			}
+			if ctx.Err() != nil || !held.wait(seq) {
 				readErr <- context.Cause(ctx)
 				return
 			}
-			if !held.wait(seq) {
-				readErr <- context.Cause(ctx)
-				return
-			}
-			rec, err := recv()
+			rec, err := p.recv()
 			if err != nil {
 				// The records read are still answered: after a message the transport refused
 				// (the stream then ends with its status) as after the last. A caller that is
@@ -64,25 +85,32 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 				readErr <- err
 				return
 			}
-			it := &item{rec: rec, done: make(chan struct{})}
-			if weigh != nil {
-				it.weight = weigh(rec)
+			it := &item{seq: seq, rec: rec, done: make(chan struct{})}
+			if p.weigh != nil {
+				it.weight = p.weigh(rec)
 				held.add(it.weight)
 			}
 			queue <- it // never blocks: a slot was taken
 			work <- it  // nor this: no more items than slots
 		}
-	}()
-	var wg sync.WaitGroup
+	}
+	if p.waitRecv {
+		wg.Go(read)
+	} else {
+		go read()
+	}
 	for range o.Workers {
 		wg.Go(func() {
 			for {
 				select {
 				case it, ok := <-work:
-					if !ok {
+					if !ok || (p.answersHeld && !held.wait(it.seq)) {
 						return
 					}
-					it.ans = answer(ctx, it.rec)
+					var n int
+					it.ans, n = p.answer(ctx, it.rec)
+					it.weight += n
+					held.add(n)
 					close(it.done)
 				case <-ctx.Done():
 					return
@@ -92,22 +120,20 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 	}
 	err = func() error {
 		for {
-			var it *item
-			var ok bool
-			select {
-			case it, ok = <-queue:
-			case <-ctx.Done():
-				return context.Cause(ctx)
+			it, ok, err := whenReady(ctx, queue, p.idle)
+			if err != nil {
+				return err
 			}
 			if !ok {
 				return <-readErr // nil after the caller's last record
 			}
-			select {
-			case <-it.done:
-			case <-ctx.Done():
+			if _, _, err := whenReady(ctx, it.done, p.idle); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
-			if err := send(it.ans); err != nil {
+			if err := p.send(it.ans); err != nil {
 				return err
 			}
 			sent++
@@ -115,7 +141,29 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 			<-slots
 		}
 	}()
-	cancel(err)
+	if err != nil {
+		cancel(err)
+	}
 	wg.Wait()
-	return sent, err
+	return sent, held.maxHeld(), err
+}
+
+// whenReady receives from c, calling idle first (when there is one) if c is not ready yet.
+func whenReady[T any](ctx context.Context, c <-chan T, idle func() error) (v T, ok bool, err error) {
+	select {
+	case v, ok = <-c:
+		return v, ok, nil
+	default:
+	}
+	if idle != nil {
+		if err := idle(); err != nil {
+			return v, false, err
+		}
+	}
+	select {
+	case v, ok = <-c:
+		return v, ok, nil
+	case <-ctx.Done():
+		return v, false, context.Cause(ctx)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -21,18 +22,19 @@ import (
 // error body of the service.
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
-	return e.Status, writeErrorBody(e)
+	return e.Status, ErrorBody(e)
 }
 
 // StatusAnswer is ErrorAnswer of an error that arises on the HTTP front itself (413, 404, ...).
 func StatusAnswer(code int) []byte {
-	return writeErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
+	return ErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
 }
 
 // HTTPAnswer is the body of an answer line that carries the front's error e.
-func HTTPAnswer(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
+func HTTPAnswer(e rpcerr.HTTP) []byte { return ErrorBody(e) }
 
-func writeErrorBody(e rpcerr.HTTP) []byte {
+// ErrorBody is the body of e as the engine writes it in an answer line.
+func ErrorBody(e rpcerr.HTTP) []byte {
 	var c captured
 	rpcerr.Write(&c, e)
 	return c.body.Bytes()
@@ -54,47 +56,49 @@ func (c *captured) Write(p []byte) (int, error) { return c.body.Write(p) }
 func (c *captured) WriteHeader(int)             {}
 
 // tooLargeBody is the body of a line over the default size limit; it never changes.
-var tooLargeBody = writeErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
+var tooLargeBody = ErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
+
+// TooLargeAnswer is tooLargeBody, for the client (cmd/yardstick-batch, through the public package
+// ndjson), which checks its input by the engine's own rules (LineReader, Blank, ParseRecord): a
+// line the engine would refuse is answered the same way without being sent.
+func TooLargeAnswer() []byte { return append([]byte(nil), tooLargeBody...) }
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
 func lineTooLarge(max int) []byte {
 	if max == DefaultMaxLine {
 		return tooLargeBody
 	}
-	return writeErrorBody(rpcerr.LineTooLarge(int64(max)))
+	return ErrorBody(rpcerr.LineTooLarge(int64(max)))
 }
 
-// ErrorBody is the body of e as the engine writes it in an answer line.
-func ErrorBody(e rpcerr.HTTP) []byte { return writeErrorBody(e) }
-
-// record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
+// Record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
 // path and the request body, both to go to the dispatcher.
-type record struct {
-	id   []byte
-	path string
-	body []byte
+type Record struct {
+	ID   []byte
+	Path string
+	Body []byte
 }
 
 // recordFields are a record's keys, for the "did you mean" of an unknown one.
 var recordFields = []string{"id", "path", "body"}
 
-// parseRecord reads one line as a record, or says everything wrong with it as the validation
-// error of a 400 (keyed by the record's field, as a unary 400 keys by the request's). id and
-// body are copies: the line's buffer is reused.
-func parseRecord(line []byte) (record, error) {
+// ParseRecord reads one line as a record, or says everything wrong with it as the validation
+// error of a 400 (keyed by the record's field, as a unary 400 keys by the request's; see
+// ErrorAnswer). ID and Body are copies: the line's buffer is reused.
+func ParseRecord(line []byte) (Record, error) {
 	var p rpcerr.Problems
 	d := jx.DecodeBytes(line)
 	if d.Next() != jx.Object {
 		if !json.Valid(line) {
-			return record{}, notJSON(line)
+			return Record{}, notJSON(line)
 		}
 		p.Add("", `the line is not a record: each line is one JSON object {"id": "...", "path": "...", "body": {...}}`)
-		return record{}, p.Err()
+		return Record{}, p.Err()
 	}
-	var rec record
+	var rec Record
 	var seen [3]bool
 	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
-		k := fieldIndex(key)
+		k := slices.Index(recordFields, string(key))
 		switch {
 		case k < 0:
 			field := string(key)
@@ -116,7 +120,7 @@ func parseRecord(line []byte) (record, error) {
 	if err != nil {
 		// jx is as strict as encoding/json, which says what is wrong in the words callers know.
 		if !json.Valid(line) {
-			return record{}, notJSON(line)
+			return Record{}, notJSON(line)
 		}
 		p.Add("", "the line could not be read: %v", err) // valid JSON nested deeper than jx reads
 	}
@@ -126,19 +130,9 @@ func parseRecord(line []byte) (record, error) {
 		}
 	}
 	if err := p.Err(); err != nil {
-		return record{}, err
+		return Record{}, err
 	}
 	return rec, nil
-}
-
-// fieldIndex is key's place in recordFields, or -1.
-func fieldIndex(key []byte) int {
-	for i, f := range recordFields {
-		if string(key) == f {
-			return i
-		}
-	}
-	return -1
 }
 
 // onlyValue checks that nothing but spaces follows the line's one value.
@@ -155,8 +149,8 @@ func onlyValue(d *jx.Decoder) error {
 
 // recordField reads each of recordFields' values into the record, in recordFields' order; a value
 // of the wrong kind is a problem of its field, and is skipped.
-var recordField = [3]func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error{
-	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // id
+var recordField = [3]func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error{
+	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // id
 		if d.Next() != jx.String {
 			p.Add("id", "must be a JSON string (the caller's record id)")
 			return d.Skip()
@@ -169,19 +163,19 @@ var recordField = [3]func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error{
 			p.Add("id", "must be valid UTF-8")
 			return nil
 		}
-		rec.id = bytes.Clone(raw)
+		rec.ID = bytes.Clone(raw)
 		return nil
 	},
-	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // path
+	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // path
 		if d.Next() != jx.String {
 			p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
 			return d.Skip()
 		}
 		s, err := d.Str()
-		rec.path = s
+		rec.Path = s
 		return err
 	},
-	func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error { // body
+	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // body
 		if d.Next() != jx.Object {
 			p.Add("body", "must be a JSON object (the request of the record's path)")
 			return d.Skip()
@@ -190,7 +184,7 @@ var recordField = [3]func(d *jx.Decoder, rec *record, p *rpcerr.Problems) error{
 		if err != nil {
 			return err
 		}
-		rec.body = bytes.Clone(raw)
+		rec.Body = bytes.Clone(raw)
 		return nil
 	},
 }
@@ -207,40 +201,32 @@ func notJSON(line []byte) error {
 
 // suggest is `; did you mean "x"?` for a key one or two edits away from a record field.
 func suggest(key string) string {
+	if len(key) > 16 {
+		return "" // no record field is that long: not a near miss (and no distance to compute)
+	}
 	for _, f := range recordFields {
-		if editDistance(key, f) <= 2 {
+		if jsonwire.Distance(key, f) <= 2 {
 			return fmt.Sprintf("; did you mean %q?", f)
 		}
 	}
 	return ""
 }
 
-func editDistance(a, b string) int {
-	if len(a) > 16 {
-		return len(a) // no record field is that long: not a near miss
-	}
-	return jsonwire.Distance(a, b)
-}
-
 // Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
 
 func appendRecordAnswer(dst, id []byte, status int, body []byte) []byte {
-	dst = append(dst, `{"id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(status), 10)
-	dst = append(dst, `,"body":`...)
-	dst = append(dst, body...)
-	return append(dst, "}\n"...)
+	dst = append(append(dst, `{"id":`...), id...)
+	return appendStatusBody(dst, status, body)
 }
 
 func appendLineAnswer(dst []byte, line, status int, body []byte) []byte {
-	dst = append(dst, `{"line":`...)
-	dst = strconv.AppendInt(dst, int64(line), 10)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(status), 10)
-	dst = append(dst, `,"body":`...)
-	dst = append(dst, body...)
+	dst = strconv.AppendInt(append(dst, `{"line":`...), int64(line), 10)
+	return appendStatusBody(dst, status, body)
+}
+
+func appendStatusBody(dst []byte, status int, body []byte) []byte {
+	dst = strconv.AppendInt(append(dst, `,"status":`...), int64(status), 10)
+	dst = append(append(dst, `,"body":`...), body...)
 	return append(dst, "}\n"...)
 }
 
