@@ -26,7 +26,7 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// The gRPC batch streams' differential test (ScoreBatch, ForecastBatch): the same generated
+// The gRPC batch streams' differential test (each service's batch rpc): the same generated
 // requests as the NDJSON batch's, as records of the batch rpc, each answered exactly as a unary
 // gRPC call of its rpc.
 

@@ -30,9 +30,6 @@ func StatusAnswer(code int) []byte {
 	return ErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
 }
 
-// HTTPAnswer is the body of an answer line that carries the front's error e.
-func HTTPAnswer(e rpcerr.HTTP) []byte { return ErrorBody(e) }
-
 // ErrorBody is the body of e as the engine writes it in an answer line.
 func ErrorBody(e rpcerr.HTTP) []byte {
 	var c captured

@@ -112,7 +112,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	f := d.f
 	rt := f.routes.ByPath[path]
 	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
-		return http.StatusNotFound, batch.HTTPAnswer(notFound(path))
+		return http.StatusNotFound, batch.ErrorBody(notFound(path))
 	}
 	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
 		return http.StatusNotFound, notFoundBody

@@ -1,5 +1,5 @@
-// Package records reads a batch rpc's record and answer messages from the contract (issue 21's
-// gRPC batch streams: ScoringService.ScoreBatch, ForecastService.ForecastBatch), and checks at
+// Package records reads a batch rpc's record and answer messages from the contract (the gRPC
+// batch streams each service declares), and checks at
 // start-up that a record can name every rpc the contract lets a record name (the method option
 // yardstick.batch.v1.record) and its answer hold every response: the frame's handler
 // (pkg/serve, grpcbatch.go) then works on any service's batch rpc by that shape alone.

@@ -26,8 +26,8 @@ type Route struct {
 	Path   string // its JSON path; "" for an rpc without one (health, reflection)
 	Rule   Rule   // who may call it
 	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
-	// Records marks a gRPC batch stream of issue 21 (a bidirectional stream of ours with an access
-	// rule: ScoreBatch, ForecastBatch, ForecastGroupStream): admitted once for its whole life, ended
+	// Records marks a gRPC batch stream (a bidirectional stream of ours with an access rule: the
+	// batch rpcs and the group stream): admitted once for its whole life, ended
 	// after the batch idle limit instead of the read timeout.
 	Records bool
 	// Record marks a unary rpc a batch record may name (the contract's method option

@@ -38,7 +38,7 @@ func NewIssuerCollector(src LoginSource, labels prometheus.Labels) prometheus.Co
 	return &issuerCollector{
 		src: src,
 		logins: prometheus.NewDesc("yardstick_logins_total",
-			"Logins at /authToken and IssueToken by outcome: success, invalid_client, forbidden, throttled, busy.", []string{"outcome"}, labels),
+			"Logins at /authToken and over gRPC by outcome: success, invalid_client, forbidden, throttled, busy.", []string{"outcome"}, labels),
 		lockouts: prometheus.NewDesc("yardstick_login_lockouts_total",
 			"Failed logins that locked their caller out (emptied a throttle bucket); with Redis, counted by one replica.", nil, labels),
 		keyInfo: prometheus.NewDesc("yardstick_signing_key_info",

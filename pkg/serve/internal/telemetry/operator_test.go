@@ -121,7 +121,7 @@ func TestIssuerCollector(t *testing.T) {
 # HELP yardstick_login_lockouts_total Failed logins that locked their caller out (emptied a throttle bucket); with Redis, counted by one replica.
 # TYPE yardstick_login_lockouts_total counter
 yardstick_login_lockouts_total{service="forecast"} 7
-# HELP yardstick_logins_total Logins at /authToken and IssueToken by outcome: success, invalid_client, forbidden, throttled, busy.
+# HELP yardstick_logins_total Logins at /authToken and over gRPC by outcome: success, invalid_client, forbidden, throttled, busy.
 # TYPE yardstick_logins_total counter
 yardstick_logins_total{outcome="busy",service="forecast"} 1
 yardstick_logins_total{outcome="forbidden",service="forecast"} 3
