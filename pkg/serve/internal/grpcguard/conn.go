@@ -133,9 +133,6 @@ func hostOf(addr string) string {
 	return addr
 }
 
-// listen has w know the connections lis accepts.
-func (w *connWatch) listen(lis net.Listener) net.Listener { return watchListener{Listener: lis, w: w} }
-
 // abused counts one abuse on the connection of the call ctx belongs to, and closes the connection
 // once it has abused more than maxAbusePerSecond times in a second.
 func (w *connWatch) abused(ctx context.Context) {

@@ -1,41 +1,40 @@
-package grpcguard
-
-// The gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC server reads and
-// decodes a call's whole message before any interceptor runs, so checks made there come too late
-// for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to 861 MiB.
-// Here:
+// Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
+// server reads and decodes a call's whole message before any interceptor runs, so checks made there
+// come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
+// to 861 MiB. Each file says why its piece exists:
 //
-//   - tokens are checked in the tap handle (grpc.InTapHandle), which runs on the call's headers
-//     before its stream exists: a refused call costs no message read at all;
-//   - the server-wide receive limit is the largest method limit of the service, checked by gRPC
-//     on the message's length prefix before it reads the message, and each method's own limit
-//     (its JSON body limit) right after the read, before decoding where the message type tells
-//     the limit (codec.go), and in the interceptors from the size gRPC read;
-//   - calls that need no token (IssueToken, health, reflection) may still send up to the
-//     server-wide limit, so they are read only within a fixed number of slots across all
-//     connections (at most MaxTokenlessPerConn of them from one connection), taken in the tap
-//     handle and given back when the call ends: refused immediately with ResourceExhausted and a
-//     RetryInfo when none is free; calls with a token are admitted before the read instead
-//     (read.go);
-//   - per connection, grpc-go holds the calls open (MaxConcurrentStreams), the header list and
-//     the flow-control windows to fixed sizes; a call that has not sent its message within the
-//     read timeout is ended; a connection that abuses the server is closed (conn.go);
-//   - a message that is not valid protobuf is answered InvalidArgument (gRPC itself answers
-//     Internal), and every direct call, whatever stopped it, is logged and counted once.
+//   - New: the server options that bound a connection (calls open, header list, flow-control
+//     windows) and the server-wide receive limit, the largest method limit of the service, which
+//     gRPC checks on the message's length prefix before it reads the message;
+//   - tap.go: the tap handle checks a call's token on its headers, before its stream exists (a
+//     refused call costs no read); calls without a token are read within a few slots (call.go);
+//   - read.go: calls with a token are admitted to the read pool before gRPC reads their message;
+//   - codec.go: a message over its method's limit is refused without decoding it, one that is not
+//     valid protobuf is answered InvalidArgument (gRPC itself answers Internal), and a large one is
+//     decoded only once the budget admits it (message.go: Receive, the chain's step);
+//   - stream.go: the same per message of a streaming call, and a batch stream's admission;
+//   - conn.go: the connection that abuses the server is closed; call.go: a call that has not sent
+//     its message within the read timeout is ended, and every direct call, whatever stopped it, is
+//     logged and counted once;
+//   - probe.go: the probe server the kubelet asks.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
 // told comes from elsewhere: the size read from the codec's record of the message, and the end of
 // a call that never reached an interceptor from a sweep of the calls between the tap handle and an
 // interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
+package grpcguard
 
 import (
+	"context"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -169,17 +168,36 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 // inputType is the request message of a method, from the descriptors the generated code
 // registered.
 func inputType(svcName, method string) (protoreflect.FullName, bool) {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
-	if err != nil {
-		return "", false
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName + "." + method))
+	if md, ok := d.(protoreflect.MethodDescriptor); err == nil && ok {
+		return md.Input().FullName(), true
 	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return "", false
-	}
-	md := sd.Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return "", false
-	}
-	return md.Input().FullName(), true
+	return "", false
 }
+
+// Header is the first value of key among a direct call's headers: the copy the tap handle saw
+// when it let the call in (no metadata copy), else the call's metadata; "" when there is none.
+func Header(ctx context.Context, key string) string {
+	var values []string
+	if c := callFrom(ctx); c != nil {
+		values = c.header[key]
+	} else {
+		values = metadata.ValueFromIncomingContext(ctx, key)
+	}
+	if len(values) == 0 {
+		return ""
+	}
+	return values[0]
+}
+
+// Logged records that the chain logs and counts the direct call of ctx: the sweep of ended calls
+// leaves it alone.
+func (g *Guard) Logged(ctx context.Context) { g.markLogged(callFrom(ctx)) }
+
+// Listen has the guard watch the connections lis accepts, to close one that abuses the server.
+func (g *Guard) Listen(lis net.Listener) net.Listener {
+	return watchListener{Listener: lis, w: g.watch}
+}
+
+// ReadPoolSize is the read pool's size in bytes (for the start-up log line).
+func (g *Guard) ReadPoolSize() int64 { return g.reads.Size() }

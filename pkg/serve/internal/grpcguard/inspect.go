@@ -49,9 +49,5 @@ func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.li
 func (g *Guard) OpenCalls() int {
 	g.open.mu.Lock()
 	defer g.open.mu.Unlock()
-	n := 0
-	for c := g.open.head; c != nil; c = c.next {
-		n++
-	}
-	return n
+	return len(g.open.calls)
 }

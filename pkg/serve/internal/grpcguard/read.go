@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -59,7 +61,7 @@ func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandle
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)
 			g.markLogged(c)
-			g.logCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
+			g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), c.header, method, c.clientID, err, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r

@@ -8,11 +8,13 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -37,7 +39,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 		}
 		select {
 		case slots <- struct{}{}:
-			ctx = c.hold(ctx, g, slots, conn)
+			c.hold(ctx, g, slots, conn)
 		default:
 			if conn != nil {
 				g.conns.give(conn)
@@ -59,7 +61,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 // refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
 // connection (conn.go), and returns err.
 func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) error {
-	g.logCall(ctx, info.Header, info.FullMethodName, "", err, 0)
+	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), info.Header, info.FullMethodName, "", err, 0)
 	g.watch.abused(ctx)
 	return err
 }
