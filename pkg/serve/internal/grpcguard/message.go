@@ -2,6 +2,11 @@ package grpcguard
 
 import (
 	"context"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -40,26 +45,74 @@ func (g *Guard) Receive(ctx context.Context, method string, req any) (release fu
 		got.free()
 		return nil, err
 	}
-	g.codec.decodeRaw(&got, req)
+	err = g.decode(&got, req, true)
 	if call := callFrom(ctx); call != nil {
 		call.read.Done() // the message is decoded: its bytes are gone
 	}
-	if got.refused != nil {
+	if err != nil {
 		adm.Release()
-		return nil, got.refused
-	}
-	if got.general { // the fast decoders refuse unknown fields: only protobuf-go keeps them
-		var p rpcerr.Problems
-		if g.unknownFields(&p, req); p.Len() > 0 {
-			adm.Release()
-			return nil, p.Err()
-		}
+		return nil, err
 	}
 	return adm.Release, nil
+}
+
+// decode finishes a received message: decodes it if the codec kept it as bytes, and reports why
+// it was refused, or, with unknown, the fields the contract does not know. The fast decoders
+// refuse unknown fields: only a message protobuf-go decoded (general) may hold some.
+func (g *Guard) decode(r *received, msg any, unknown bool) error {
+	if g.codec.decodeRaw(r, msg); r.refused != nil {
+		return r.refused
+	}
+	if m, ok := msg.(proto.Message); ok && unknown && r.general && g.wire.HasUnknown(m) {
+		var p rpcerr.Problems
+		walkUnknown(&p, "", m.ProtoReflect())
+		return p.Err()
+	}
+	return nil
 }
 
 // isGroup reports whether method is a group forecast's rpc (the budget costs those per student).
 func (g *Guard) isGroup(method string) bool {
 	r := g.routes.ByMethod[method]
 	return r != nil && r.Group
+}
+
+// walkUnknown reports the fields of a gRPC request that the contract does not know (protobuf
+// keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
+// JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
+// or older .proto than the server's). Paths are built only when something is found.
+func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
+	for raw := m.GetUnknown(); len(raw) > 0; {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			p.Add(path, "malformed unknown field data")
+			return
+		}
+		raw = raw[n:]
+		m := protowire.ConsumeFieldValue(num, typ, raw)
+		if m < 0 {
+			p.Add(path, "malformed unknown field data")
+			return
+		}
+		raw = raw[m:]
+		p.Add(path, "unknown field number %d", num)
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Message() == nil || fd.IsMap() {
+			return true
+		}
+		name := fd.JSONName()
+		if path != "" {
+			name = path + "." + name
+		}
+		if fd.IsList() {
+			list := v.List()
+			for i := 0; i < list.Len(); i++ {
+				walkUnknown(p, name+"["+strconv.Itoa(i)+"]", list.Get(i).Message())
+			}
+			return true
+		}
+		walkUnknown(p, name, v.Message())
+		return true
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -121,17 +120,10 @@ func (g *guardedStream) RecvMsg(m any) error {
 		var r received
 		if r, err = g.guard.checkReceived(g.method, m); err == nil {
 			// Health and reflection are read within their slots, and a batch stream's records
-			// are admitted one by one by its handler, once decoded (weighed as they wait).
-			if g.guard.codec.decodeRaw(&r, m); r.refused != nil {
-				err = r.refused
-			} else if r.general && g.records {
-				// A record holds the contract's messages: a field the server does not know is
-				// refused as in a unary call (health and reflection are not ours to judge).
-				var p rpcerr.Problems
-				if g.guard.unknownFields(&p, m); p.Len() > 0 {
-					err = p.Err()
-				}
-			}
+			// are admitted one by one by its handler, once decoded (weighed as they wait). A
+			// record holds the contract's messages: a field the server does not know is refused
+			// as in a unary call (health and reflection are not ours to judge).
+			err = g.guard.decode(&r, m, g.records)
 		}
 	}
 	if c != nil && !g.streams {
@@ -157,10 +149,8 @@ func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grp
 		records: rt != nil && rt.Records, idle: g.idleOf(info.FullMethod)}
 	if c := callFrom(ctx); c != nil && c.cancel != nil {
 		// A batch stream: first the handler's context, which its engine watches: it returns at
-		// once and the caller learns why. Then, if the handler is still blocked, the call.
-		var mu sync.Mutex
-		var hard *time.Timer
-		ended := false
+		// once and the caller learns why. Then, if the handler is still blocked, the call (once
+		// the call has ended, cancelling its context changes nothing).
 		gs.quiet = time.AfterFunc(gs.idle-time.Since(c.start), func() {
 			c.timedOut.Store(true)
 			soft(errIdle)
@@ -168,20 +158,10 @@ func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grp
 				c.cancel() // health and reflection: their handlers wait in a read; their slots go back now
 				return
 			}
-			mu.Lock()
-			if !ended {
-				hard = time.AfterFunc(idleGrace, c.cancel)
-			}
-			mu.Unlock()
+			time.AfterFunc(idleGrace, c.cancel)
 		})
 		return gs, func() {
 			gs.quiet.Stop()
-			mu.Lock()
-			ended = true
-			if hard != nil {
-				hard.Stop()
-			}
-			mu.Unlock()
 			soft(nil)
 		}
 	}
