@@ -131,13 +131,7 @@ func (c *codec) decodeRaw(r *received, msg any) {
 	}
 	buf := r.raw
 	r.raw = nil
-	m, ok := msg.(proto.Message)
-	if !ok {
-		buf.Free()
-		r.refused = rpcerr.Internal()
-		return
-	}
-	c.decodeInto(r, buf, m)
+	c.decodeInto(r, buf, msg.(proto.Message)) // Unmarshal keeps the bytes of a proto.Message only
 }
 
 // record stores r for the message v until take, or until v is collected.

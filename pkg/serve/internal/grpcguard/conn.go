@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"google.golang.org/grpc/peer"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -49,15 +50,16 @@ type connWatch struct {
 }
 
 func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, logs *telemetry.LogLimiter) *connWatch {
-	w := &connWatch{
+	f := promauto.With(reg)
+	return &connWatch{
 		conns:   map[string]*watchedConn{},
 		cooling: map[string]time.Time{},
-		closed: prometheus.NewCounter(prometheus.CounterOpts{
+		closed: f.NewCounter(prometheus.CounterOpts{
 			Name:        "yardstick_grpc_connections_closed_total",
 			Help:        "gRPC connections closed for resetting calls before their message, or having calls refused on their headers, more than 200 times in a second.",
 			ConstLabels: prometheus.Labels{"service": service},
 		}),
-		refused: prometheus.NewCounter(prometheus.CounterOpts{
+		refused: f.NewCounter(prometheus.CounterOpts{
 			Name:        "yardstick_grpc_connections_refused_total",
 			Help:        "gRPC connections closed as they were accepted: their address had a connection closed for abuse within the last second.",
 			ConstLabels: prometheus.Labels{"service": service},
@@ -66,8 +68,6 @@ func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, l
 		logs: logs,
 		now:  time.Now,
 	}
-	reg.MustRegister(w.closed, w.refused)
-	return w
 }
 
 // watchedConn is one accepted connection and its count of abuse in the current second.
@@ -80,14 +80,25 @@ type watchedConn struct {
 	once   sync.Once
 }
 
-func (c *watchedConn) Close() error {
+// forget takes c out of the watch, once, whoever gets there first; cool then has its address's
+// new connections closed for abuseCooldown. It reports whether this call took it out.
+func (c *watchedConn) forget(cool bool) (first bool) {
 	c.once.Do(func() {
+		first = true
 		c.w.mu.Lock()
 		if c.w.conns[c.key] == c {
 			delete(c.w.conns, c.key)
 		}
+		if cool {
+			c.w.cooling[hostOf(c.key)] = c.w.now().Add(abuseCooldown)
+		}
 		c.w.mu.Unlock()
 	})
+	return first
+}
+
+func (c *watchedConn) Close() error {
+	c.forget(false)
 	return c.Conn.Close()
 }
 
@@ -107,12 +118,9 @@ func (l watchListener) Accept() (net.Conn, error) {
 		host := hostOf(key)
 		now := l.w.now()
 		l.w.mu.Lock()
-		until, cooling := l.w.cooling[host]
-		if cooling && now.After(until) {
+		if until, cooling := l.w.cooling[host]; cooling && now.After(until) {
 			delete(l.w.cooling, host)
-			cooling = false
-		}
-		if cooling {
+		} else if cooling {
 			l.w.mu.Unlock()
 			l.w.refused.Inc()
 			_ = conn.Close()
@@ -159,15 +167,7 @@ func (w *connWatch) abused(ctx context.Context) {
 }
 
 func (c *watchedConn) closeForAbuse() {
-	closing := false
-	c.once.Do(func() {
-		closing = true
-		c.w.mu.Lock()
-		delete(c.w.conns, c.key)
-		c.w.cooling[hostOf(c.key)] = c.w.now().Add(abuseCooldown)
-		c.w.mu.Unlock()
-	})
-	if !closing {
+	if !c.forget(true) {
 		return
 	}
 	c.w.closed.Inc()

@@ -1,22 +1,14 @@
 // Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
 // server reads and decodes a call's whole message before any interceptor runs, so checks made there
 // come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
-// to 861 MiB. Each file says why its piece exists:
-//
-//   - New: the server options that bound a connection (calls open, header list, flow-control
-//     windows) and the server-wide receive limit, the largest method limit of the service, which
-//     gRPC checks on the message's length prefix before it reads the message;
-//   - tap.go: the tap handle checks a call's token on its headers, before its stream exists (a
-//     refused call costs no read); calls without a token are read within a few slots (call.go);
-//   - read.go: calls with a token are admitted to the read pool before gRPC reads their message;
-//   - codec.go: a message over its method's limit is refused without decoding it, one that is not
-//     valid protobuf is answered InvalidArgument (gRPC itself answers Internal), and a large one is
-//     decoded only once the budget admits it (message.go: Receive, the chain's step);
-//   - stream.go: the same per message of a streaming call, and a batch stream's admission;
-//   - conn.go: the connection that abuses the server is closed; call.go: a call that has not sent
-//     its message within the read timeout is ended, and every direct call, whatever stopped it, is
-//     logged and counted once;
-//   - probe.go: the probe server the kubelet asks.
+// to 861 MiB. So the guard bounds each connection (New's server options; conn.go closes one that
+// abuses the server), checks a call's token on its headers before its stream exists (tap.go),
+// reads calls without a token within a few slots (call.go) and admits the others to the read pool
+// before gRPC reads their message (read.go), refuses a message over its method's limit or not
+// valid protobuf and decodes a large one only once the budget admits it (codec.go, message.go),
+// does the same per message of a stream (stream.go), ends a call whose message does not come in
+// time and logs every direct call once whatever stopped it (call.go), and serves the kubelet's
+// probes on a port of their own (probe.go). Each file says why its piece exists.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
@@ -82,7 +74,6 @@ type Guard struct {
 	logins    chan struct{} // slots of in-flight IssueToken calls
 	infra     chan struct{} // slots of in-flight health and reflection calls
 	codec     *codec
-	wire      *jsonwire.Codec // the contract's decoder, for unknown fields
 	authz     *authz.Authorizer
 	budget    *admission.Budget
 	telemetry *telemetry.Recorder
@@ -115,19 +106,18 @@ type Options struct {
 // message limit, as the server-wide receive limit.
 func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	g := &Guard{
+		ceiling:     ceiling,
 		logins:      make(chan struct{}, MaxLoginReads),
 		infra:       make(chan struct{}, MaxInfraReads),
+		codec:       newCodec(o.Wire),
 		readTimeout: o.ReadTimeout,
 		conns:       connSlots{held: map[*peer.Peer]int{}},
 		watch:       newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
-		wire:        o.Wire,
 		authz:       o.Authz,
 		telemetry:   o.Telemetry,
 		log:         o.Log,
 	}
-	g.ceiling = ceiling
 	g.streamIdle.Store(int64(o.StreamIdle))
-	g.codec = newCodec(o.Wire)
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Per connection: at most this many calls open, and as many handlers running (grpc-go
@@ -148,11 +138,14 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
 	types := map[protoreflect.FullName]typeLimits{}
 	for full, r := range t.ByMethod {
-		svcName, name, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
-		in, ok := inputType(svcName, name)
+		// The method's request type, from the descriptors the generated code registered
+		// ("/pkg.Service/Method" is pkg.Service.Method).
+		d, _ := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(strings.Replace(strings.TrimPrefix(full, "/"), "/", ".", 1)))
+		md, ok := d.(protoreflect.MethodDescriptor)
 		if !ok {
 			continue
 		}
+		in := md.Input().FullName()
 		lim, from := r.MessageLimit, admission.SizedFrom(r.Group)
 		tl, seen := types[in]
 		if !seen {
@@ -163,16 +156,6 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 		types[in] = tl
 	}
 	g.codec.limits = types
-}
-
-// inputType is the request message of a method, from the descriptors the generated code
-// registered.
-func inputType(svcName, method string) (protoreflect.FullName, bool) {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName + "." + method))
-	if md, ok := d.(protoreflect.MethodDescriptor); err == nil && ok {
-		return md.Input().FullName(), true
-	}
-	return "", false
 }
 
 // Header is the first value of key among a direct call's headers: the copy the tap handle saw
@@ -201,3 +184,45 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 
 // ReadPoolSize is the read pool's size in bytes (for the start-up log line).
 func (g *Guard) ReadPoolSize() int64 { return g.reads.Size() }
+
+// What the frame's tests read of the guard, and change before it serves. None of it is needed to
+// serve.
+
+// Ceiling is the server-wide receive limit: the largest message limit of the methods served.
+func (g *Guard) Ceiling() int64 { return g.ceiling }
+
+// ReadTimeout is how long a call that sends one message has to send it; SetReadTimeout changes
+// it, only before the server serves.
+func (g *Guard) ReadTimeout() time.Duration     { return g.readTimeout }
+func (g *Guard) SetReadTimeout(d time.Duration) { g.readTimeout = d }
+
+// SetStreamIdle changes a batch stream's idle limit, for the streams opened after it.
+func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }
+
+// ReadPool is the pool of bytes gRPC may be reading at once for calls with a token; SetReadPool
+// replaces it, only before the server serves.
+func (g *Guard) ReadPool() *admission.ReadPool     { return g.reads }
+func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
+
+// SetClock replaces the connection watch's clock; only before the server serves.
+func (g *Guard) SetClock(now func() time.Time) { g.watch.now = now }
+
+// SlotsHeld is how many read slots calls without a token hold: logins, and health or reflection.
+func (g *Guard) SlotsHeld() (logins, infra int) { return len(g.logins), len(g.infra) }
+
+// RecordsLeft is what the codec keeps of messages no interceptor has taken yet: the records stored,
+// and the count of them it believes waiting.
+func (g *Guard) RecordsLeft() (stored int, waiting int64) {
+	g.codec.records.Range(func(any, any) bool { stored++; return true })
+	return stored, g.codec.waiting.Load()
+}
+
+// RecordFrom is the size from which the codec records a message of the request type name.
+func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
+
+// OpenCalls is how many calls the tap handle let in that no interceptor has taken yet.
+func (g *Guard) OpenCalls() int {
+	g.open.mu.Lock()
+	defer g.open.mu.Unlock()
+	return len(g.open.calls)
+}

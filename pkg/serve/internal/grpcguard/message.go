@@ -40,7 +40,8 @@ func (g *Guard) Receive(ctx context.Context, method string, req any) (release fu
 	if err != nil {
 		return nil, err
 	}
-	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), g.isGroup(method), got.size)
+	rt := g.routes.ByMethod[method]
+	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), rt != nil && rt.Group, got.size) // a group costs per student
 	if err != nil {
 		got.free()
 		return nil, err
@@ -63,18 +64,12 @@ func (g *Guard) decode(r *received, msg any, unknown bool) error {
 	if g.codec.decodeRaw(r, msg); r.refused != nil {
 		return r.refused
 	}
-	if m, ok := msg.(proto.Message); ok && unknown && r.general && g.wire.HasUnknown(m) {
+	if m, ok := msg.(proto.Message); ok && unknown && r.general && g.codec.wire.HasUnknown(m) {
 		var p rpcerr.Problems
 		walkUnknown(&p, "", m.ProtoReflect())
 		return p.Err()
 	}
 	return nil
-}
-
-// isGroup reports whether method is a group forecast's rpc (the budget costs those per student).
-func (g *Guard) isGroup(method string) bool {
-	r := g.routes.ByMethod[method]
-	return r != nil && r.Group
 }
 
 // walkUnknown reports the fields of a gRPC request that the contract does not know (protobuf

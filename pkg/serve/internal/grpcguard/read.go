@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -61,7 +62,7 @@ func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandle
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)
 			g.markLogged(c)
-			g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), c.header, method, c.clientID, err, time.Since(c.start))
+			g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), c.header, method, authz.ClientID(ctx), err, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r

@@ -30,6 +30,8 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
+	rt := g.routes.ByMethod[info.FullMethod]
+	records := rt != nil && rt.Records
 	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
 	defer func() {
 		if p := recover(); p != nil {
@@ -37,20 +39,20 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 			err = rpcerr.Internal()
 		}
 		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
-			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(info.FullMethod)))
+			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
 		}
 		g.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
 			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
 	}()
 	if !authz.Granted(ctx, info.FullMethod) { // the tap handle's verdict, reached on the headers
-		authorized, err := g.authz.Authorize(ctx, g.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
+		authorized, err := g.authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
 		if err != nil {
 			return err
 		}
 		ctx = authorized
 	}
 	ctx = reqinfo.With(ctx, ri)
-	if rt := g.routes.ByMethod[info.FullMethod]; rt != nil && rt.Records {
+	if records {
 		adm, ok := g.budget.AdmitStream("grpc")
 		if !ok {
 			return rpcerr.Overloaded(admission.RetryAfter)
@@ -58,12 +60,29 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		defer adm.Release()
 		ctx = admission.WithStream(ctx, adm)
 	}
-	guarded, stop := g.guardStream(ctx, ss, info)
-	defer stop()
-	err = handler(srv, guarded)
-	if err != nil && errors.Is(context.Cause(guarded.Context()), errIdle) {
+	handlerCtx, soft := context.WithCancelCause(ctx)
+	defer soft(nil)
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
+		records: records, idle: g.idleOf(records)}
+	if call != nil && call.cancel != nil {
+		// The call's timer: first the handler's context, which a batch stream's engine watches:
+		// it returns at once and the caller learns why. Then, if the handler is still blocked,
+		// the call (once the call has ended, cancelling its context changes nothing).
+		gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
+			call.timedOut.Store(true)
+			soft(errIdle)
+			if !records {
+				call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+				return
+			}
+			time.AfterFunc(idleGrace, call.cancel)
+		})
+		defer gs.quiet.Stop()
+	}
+	err = handler(srv, gs)
+	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
-		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(info.FullMethod)))
+		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(records)))
 	}
 	return err
 }
@@ -78,11 +97,9 @@ const idleGrace = time.Second
 
 // idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
 // the read timeout.
-func (g *Guard) idleOf(method string) time.Duration {
-	if idle := time.Duration(g.streamIdle.Load()); idle > 0 {
-		if rt := g.routes.ByMethod[method]; rt != nil && rt.Records {
-			return idle
-		}
+func (g *Guard) idleOf(records bool) time.Duration {
+	if idle := time.Duration(g.streamIdle.Load()); idle > 0 && records {
+		return idle
 	}
 	return g.readTimeout
 }
@@ -96,6 +113,7 @@ type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
 	guard   *Guard
+	call    *call // the call the tap handle made; nil: none
 	method  string
 	streams bool // the client streams messages
 	records bool // a batch stream (Route.Records)
@@ -107,7 +125,6 @@ func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
-	c := callFrom(g.ctx)
 	if g.quiet != nil {
 		switch {
 		case g.streams && (err == nil || errors.Is(err, io.EOF)):
@@ -126,8 +143,8 @@ func (g *guardedStream) RecvMsg(m any) error {
 			err = g.guard.decode(&r, m, g.records)
 		}
 	}
-	if c != nil && !g.streams {
-		c.release(g.guard) // one message, and gRPC has checked that no second one follows
+	if g.call != nil && !g.streams {
+		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
 	}
 	return err
 }
@@ -139,31 +156,4 @@ func (g *guardedStream) SendMsg(m any) error {
 		g.quiet.Reset(g.idle)
 	}
 	return err
-}
-
-// guardStream wraps a streaming call, which runs with ctx; stop ends its timer when the call ends.
-func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grpc.StreamServerInfo) (_ grpc.ServerStream, stop func()) {
-	ctx, soft := context.WithCancelCause(ctx)
-	rt := g.routes.ByMethod[info.FullMethod]
-	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream,
-		records: rt != nil && rt.Records, idle: g.idleOf(info.FullMethod)}
-	if c := callFrom(ctx); c != nil && c.cancel != nil {
-		// A batch stream: first the handler's context, which its engine watches: it returns at
-		// once and the caller learns why. Then, if the handler is still blocked, the call (once
-		// the call has ended, cancelling its context changes nothing).
-		gs.quiet = time.AfterFunc(gs.idle-time.Since(c.start), func() {
-			c.timedOut.Store(true)
-			soft(errIdle)
-			if !gs.records {
-				c.cancel() // health and reflection: their handlers wait in a read; their slots go back now
-				return
-			}
-			time.AfterFunc(idleGrace, c.cancel)
-		})
-		return gs, func() {
-			gs.quiet.Stop()
-			soft(nil)
-		}
-	}
-	return gs, func() { soft(nil) }
 }
