@@ -1,14 +1,12 @@
 // Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
 // server reads and decodes a call's whole message before any interceptor runs, so checks made there
 // come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
-// to 861 MiB. So the guard bounds each connection (New's server options; conn.go closes one that
-// abuses the server), checks a call's token on its headers before its stream exists (tap.go),
-// reads calls without a token within a few slots (call.go) and admits the others to the read pool
-// before gRPC reads their message (read.go), refuses a message over its method's limit or not
-// valid protobuf and decodes a large one only once the budget admits it (codec.go, message.go),
-// does the same per message of a stream (stream.go), ends a call whose message does not come in
-// time and logs every direct call once whatever stopped it (call.go), and serves the kubelet's
-// probes on a port of their own (probe.go). Each file says why its piece exists.
+// to 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers
+// and reads calls without one within a few slots (tap.go), the read pool admits the others before
+// gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
+// valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
+// same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
+// probes have a port of their own (probe.go). Each file says why its piece exists.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
@@ -69,22 +67,17 @@ const (
 // calls share. Everything but the slots is written once, in New and Bind, before the server
 // serves, and only read afterwards.
 type Guard struct {
-	ceiling   int64         // server-wide receive limit: the largest message limit
-	routes    *routes.Table // every method served, with its message limit
-	logins    chan struct{} // slots of in-flight IssueToken calls
-	infra     chan struct{} // slots of in-flight health and reflection calls
-	codec     *codec
-	authz     *authz.Authorizer
-	budget    *admission.Budget
-	telemetry *telemetry.Recorder
-	log       *slog.Logger
-	open      openCalls           // calls the tap handle let in that no interceptor has taken yet
-	conns     connSlots           // calls without a token in the slots, per connection
-	watch     *connWatch          // closes connections that abuse the server (conn.go)
-	reads     *admission.ReadPool // messages being read for calls with a token (read.go)
-	// readTimeout is how long a call that sends one message has to send it
-	// (Config.GRPCReadTimeout; tests shorten it before serving).
-	readTimeout time.Duration
+	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
+	ceiling int64         // server-wide receive limit: the largest message limit
+	routes  *routes.Table // every method served, with its message limit
+	logins  chan struct{} // slots of in-flight IssueToken calls
+	infra   chan struct{} // slots of in-flight health and reflection calls
+	codec   *codec
+	budget  *admission.Budget
+	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
+	conns   connSlots           // calls without a token in the slots, per connection
+	watch   *connWatch          // closes connections that abuse the server (conn.go)
+	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
 	// streamIdle is how long a batch stream may go without a message in or an answer out
 	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
 	streamIdle atomic.Int64
@@ -106,16 +99,13 @@ type Options struct {
 // message limit, as the server-wide receive limit.
 func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	g := &Guard{
-		ceiling:     ceiling,
-		logins:      make(chan struct{}, MaxLoginReads),
-		infra:       make(chan struct{}, MaxInfraReads),
-		codec:       newCodec(o.Wire),
-		readTimeout: o.ReadTimeout,
-		conns:       connSlots{held: map[*peer.Peer]int{}},
-		watch:       newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
-		authz:       o.Authz,
-		telemetry:   o.Telemetry,
-		log:         o.Log,
+		Options: o,
+		ceiling: ceiling,
+		logins:  make(chan struct{}, MaxLoginReads),
+		infra:   make(chan struct{}, MaxInfraReads),
+		codec:   newCodec(o.Wire),
+		conns:   connSlots{held: map[*peer.Peer]int{}},
+		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	g.streamIdle.Store(int64(o.StreamIdle))
 	return g, []grpc.ServerOption{
@@ -185,42 +175,28 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 // ReadPoolSize is the read pool's size in bytes (for the start-up log line).
 func (g *Guard) ReadPoolSize() int64 { return g.reads.Size() }
 
-// What the frame's tests read of the guard, and change before it serves. None of it is needed to
-// serve.
+// What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
+// streams opened after it). None of it is needed to serve; each reads or sets what its name says:
+// the server-wide receive limit, the read timeout, a batch stream's idle limit, the read pool, the
+// connection watch's clock, the read slots calls without a token hold (logins, then health or
+// reflection), the size from which the codec records a message of a request type, the codec's
+// records of messages no interceptor has taken yet (stored, and the count of them it believes
+// waiting), and the calls the tap handle let in that no interceptor has taken yet.
+func (g *Guard) Ceiling() int64                              { return g.ceiling }
+func (g *Guard) ReadTimeout() time.Duration                  { return g.Options.ReadTimeout }
+func (g *Guard) SetReadTimeout(d time.Duration)              { g.Options.ReadTimeout = d }
+func (g *Guard) SetStreamIdle(d time.Duration)               { g.streamIdle.Store(int64(d)) }
+func (g *Guard) ReadPool() *admission.ReadPool               { return g.reads }
+func (g *Guard) SetReadPool(p *admission.ReadPool)           { g.reads = p }
+func (g *Guard) SetClock(now func() time.Time)               { g.watch.now = now }
+func (g *Guard) SlotsHeld() (logins, infra int)              { return len(g.logins), len(g.infra) }
+func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
 
-// Ceiling is the server-wide receive limit: the largest message limit of the methods served.
-func (g *Guard) Ceiling() int64 { return g.ceiling }
-
-// ReadTimeout is how long a call that sends one message has to send it; SetReadTimeout changes
-// it, only before the server serves.
-func (g *Guard) ReadTimeout() time.Duration     { return g.readTimeout }
-func (g *Guard) SetReadTimeout(d time.Duration) { g.readTimeout = d }
-
-// SetStreamIdle changes a batch stream's idle limit, for the streams opened after it.
-func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }
-
-// ReadPool is the pool of bytes gRPC may be reading at once for calls with a token; SetReadPool
-// replaces it, only before the server serves.
-func (g *Guard) ReadPool() *admission.ReadPool     { return g.reads }
-func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
-
-// SetClock replaces the connection watch's clock; only before the server serves.
-func (g *Guard) SetClock(now func() time.Time) { g.watch.now = now }
-
-// SlotsHeld is how many read slots calls without a token hold: logins, and health or reflection.
-func (g *Guard) SlotsHeld() (logins, infra int) { return len(g.logins), len(g.infra) }
-
-// RecordsLeft is what the codec keeps of messages no interceptor has taken yet: the records stored,
-// and the count of them it believes waiting.
 func (g *Guard) RecordsLeft() (stored int, waiting int64) {
 	g.codec.records.Range(func(any, any) bool { stored++; return true })
 	return stored, g.codec.waiting.Load()
 }
 
-// RecordFrom is the size from which the codec records a message of the request type name.
-func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
-
-// OpenCalls is how many calls the tap handle let in that no interceptor has taken yet.
 func (g *Guard) OpenCalls() int {
 	g.open.mu.Lock()
 	defer g.open.mu.Unlock()

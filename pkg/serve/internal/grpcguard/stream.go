@@ -35,17 +35,17 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
 	defer func() {
 		if p := recover(); p != nil {
-			g.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
 		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
 			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
 		}
-		g.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
+		g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
 			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
 	}()
 	if !authz.Granted(ctx, info.FullMethod) { // the tap handle's verdict, reached on the headers
-		authorized, err := g.authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
+		authorized, err := g.Authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
 		if err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (g *Guard) idleOf(records bool) time.Duration {
 	if idle := time.Duration(g.streamIdle.Load()); idle > 0 && records {
 		return idle
 	}
-	return g.readTimeout
+	return g.Options.ReadTimeout
 }
 
 // guardedStream checks each message a streaming call reads, as the unary interceptor checks a

@@ -39,21 +39,19 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	// open calls (unary), or by its stream's timer (guardedStream).
 	ctx, c.cancel = context.WithCancel(ctx)
 	if slots := g.slotsFor(method, r.Rule); slots != nil {
-		conn, _ := peer.FromContext(ctx)
-		if conn != nil && !g.conns.take(conn) {
+		conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
+		if !g.conns.take(conn) {
 			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
 		}
 		select {
 		case slots <- struct{}{}:
 			c.hold(ctx, g, slots, conn)
 		default:
-			if conn != nil {
-				g.conns.give(conn)
-			}
+			g.conns.give(conn)
 			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
 		}
 	}
-	authorized, err := g.authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
+	authorized, err := g.Authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
 		return nil, g.refuseOnHeaders(ctx, info, err)
@@ -108,7 +106,7 @@ type call struct {
 	header   metadata.MD
 	start    time.Time
 	slots    chan struct{}
-	conn     *peer.Peer         // the connection whose slot count the call holds; nil: none
+	conn     *peer.Peer         // the connection whose slot count the call holds, with slots
 	cancel   context.CancelFunc // ends the call (its message did not come in time); nil: none
 	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
 	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
@@ -128,8 +126,6 @@ func (c *call) release(g *Guard) {
 	c.once.Do(func() {
 		if c.slots != nil {
 			<-c.slots
-		}
-		if c.conn != nil {
 			g.conns.give(c.conn)
 		}
 	})
@@ -229,7 +225,7 @@ const EndedCallSweep = 500 * time.Millisecond
 // LogEndedCalls logs and counts the calls gRPC ended before any interceptor ran. The frame runs it
 // every EndedCallSweep while serving, and once more after the drain.
 func (g *Guard) LogEndedCalls() {
-	for _, c := range g.open.ended(g.readTimeout) {
+	for _, c := range g.open.ended(g.Options.ReadTimeout) {
 		if !c.logged.Load() {
 			g.logCall(c.ctx, slog.LevelWarn, c.header, c.method, authz.ClientID(c.ctx), endedEarly(c), time.Since(c.start))
 		}
@@ -260,6 +256,6 @@ func (g *Guard) logCall(ctx context.Context, level slog.Level, md metadata.MD, m
 		id = v[0]
 	}
 	code := status.Code(err)
-	g.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: method, RequestID: telemetry.RequestIDFrom(id), ClientID: clientID,
+	g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: method, RequestID: telemetry.RequestIDFrom(id), ClientID: clientID,
 		Code: code.String(), Failed: err != nil, Level: level, Took: d})
 }
