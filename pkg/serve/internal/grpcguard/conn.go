@@ -27,14 +27,12 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// maxAbusePerSecond is how many calls a connection may reset before sending their message, or
-// have refused on their headers, in a second. A client that means its calls does neither: it sends
-// the message it opened a call for, with the token it was given.
-const maxAbusePerSecond = 200
-
-// abuseCooldown is how long an address whose connection was closed for abuse has its new
-// connections closed at once.
-const abuseCooldown = time.Second
+// The limits the comment above names. A client that means its calls neither resets them nor has
+// them refused: it sends the message it opened a call for, with the token it was given.
+const (
+	maxAbusePerSecond = 200
+	abuseCooldown     = time.Second
+)
 
 // connWatch knows the gRPC listener's open connections by their remote address (the peer gRPC
 // puts in each call's context), to close one that abuses the server.
@@ -116,9 +114,8 @@ func (l watchListener) Accept() (net.Conn, error) {
 		}
 		key := conn.RemoteAddr().String()
 		host := hostOf(key)
-		now := l.w.now()
 		l.w.mu.Lock()
-		if until, cooling := l.w.cooling[host]; cooling && now.After(until) {
+		if until, cooling := l.w.cooling[host]; cooling && l.w.now().After(until) {
 			delete(l.w.cooling, host)
 		} else if cooling {
 			l.w.mu.Unlock()

@@ -104,6 +104,7 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		logins:  make(chan struct{}, MaxLoginReads),
 		infra:   make(chan struct{}, MaxInfraReads),
 		codec:   newCodec(o.Wire),
+		open:    openCalls{calls: map[*call]struct{}{}},
 		conns:   connSlots{held: map[*peer.Peer]int{}},
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}

@@ -161,7 +161,7 @@ func TestGuardCodecNotes(t *testing.T) {
 // a sweep takes exactly the calls whose context has ended.
 func TestOpenCalls(t *testing.T) {
 	t.Parallel()
-	var o openCalls
+	o := openCalls{calls: map[*call]struct{}{}}
 	ctxs := make([]context.CancelFunc, 4)
 	calls := make([]*call, 4)
 	for i := range calls {

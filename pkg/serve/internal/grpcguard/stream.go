@@ -104,11 +104,9 @@ func (g *Guard) idleOf(records bool) time.Duration {
 	return g.Options.ReadTimeout
 }
 
-// guardedStream checks each message a streaming call reads, as the unary interceptor checks a
-// unary call's, and gives the read slot back once a call that reads one message has read it. Its
-// timer ends a call whose message has not come within the read timeout, and a client-streaming
-// call that has neither sent a message nor been sent an answer for that long (a batch stream:
-// its idle limit).
+// guardedStream checks each message a streaming call reads, as Receive checks a unary call's, gives
+// the read slot back once a call that reads one message has read it, and puts the call's timer off
+// while the call makes progress.
 type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context

@@ -41,20 +41,23 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	if slots := g.slotsFor(method, r.Rule); slots != nil {
 		conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
 		if !g.conns.take(conn) {
-			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
+			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 		}
 		select {
 		case slots <- struct{}{}:
-			c.hold(ctx, g, slots, conn)
+			// The slot, and the connection's count, are the call's until its stream ends,
+			// whatever ends it, or it has read its message (release).
+			c.slots, c.conn = slots, conn
+			context.AfterFunc(ctx, func() { c.release(g) })
 		default:
 			g.conns.give(conn)
-			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
+			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 		}
 	}
 	authorized, err := g.Authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
-		return nil, g.refuseOnHeaders(ctx, info, err)
+		return nil, g.refuseOnHeaders(ctx, err)
 	}
 	c.ctx = authorized
 	g.open.add(c)
@@ -63,8 +66,8 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 
 // refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
 // connection (conn.go), and returns err.
-func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) error {
-	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), info.Header, info.FullMethodName, "", err, 0)
+func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
+	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, 0)
 	g.watch.abused(ctx)
 	return err
 }
@@ -73,9 +76,8 @@ func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) 
 // refusal.
 func (g *Guard) readsBusy() error {
 	g.budget.Refuse("grpc", admission.CauseReadSlots)
-	secs := int64(busyRetryAfter / time.Second)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
-		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs),
+		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", int64(busyRetryAfter/time.Second)),
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryAfter)})
 }
 
@@ -131,13 +133,6 @@ func (c *call) release(g *Guard) {
 	})
 }
 
-// hold ties a read slot, and the connection's count of calls in the slots, to the call: given
-// back when the call's stream (ctx) ends, whatever ends it.
-func (c *call) hold(ctx context.Context, g *Guard, slots chan struct{}, conn *peer.Peer) {
-	c.slots, c.conn = slots, conn
-	context.AfterFunc(ctx, func() { c.release(g) })
-}
-
 // connSlots counts, per connection, the calls without a token that hold a read slot. The key is
 // the connection's peer, which grpc-go makes once per connection.
 type connSlots struct {
@@ -174,9 +169,6 @@ type openCalls struct {
 
 func (o *openCalls) add(c *call) {
 	o.mu.Lock()
-	if o.calls == nil {
-		o.calls = map[*call]struct{}{}
-	}
 	o.calls[c] = struct{}{}
 	o.mu.Unlock()
 }
@@ -227,7 +219,7 @@ const EndedCallSweep = 500 * time.Millisecond
 func (g *Guard) LogEndedCalls() {
 	for _, c := range g.open.ended(g.Options.ReadTimeout) {
 		if !c.logged.Load() {
-			g.logCall(c.ctx, slog.LevelWarn, c.header, c.method, authz.ClientID(c.ctx), endedEarly(c), time.Since(c.start))
+			g.logCall(c.ctx, slog.LevelWarn, endedEarly(c), time.Since(c.start))
 		}
 	}
 }
@@ -245,17 +237,12 @@ func endedEarly(c *call) error {
 	return status.Error(codes.Unknown, "the call ended before its handler ran: its message was over the server-wide limit, or the caller left or cut it off before sending it whole")
 }
 
-// logCall logs and counts a direct call that the unary interceptor did not: refused by the tap
-// handle or the read pool, stopped by gRPC before any interceptor ran, or streaming. The fields
-// are the unary interceptor's; level is err's (telemetry.GRPCLevel) but for a call gRPC ended
-// before any interceptor, a warning whatever its code says (Unknown: gRPC does not tell; the
-// caller sent too much or left).
-func (g *Guard) logCall(ctx context.Context, level slog.Level, md metadata.MD, method, clientID string, err error, d time.Duration) {
-	id := ""
-	if v := md.Get(telemetry.RequestIDHeader); len(v) > 0 {
-		id = v[0]
-	}
-	code := status.Code(err)
-	g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: method, RequestID: telemetry.RequestIDFrom(id), ClientID: clientID,
-		Code: code.String(), Failed: err != nil, Level: level, Took: d})
+// logCall logs and counts the direct call of ctx, which the unary interceptor did not: refused by
+// the tap handle or the read pool, or stopped by gRPC before any interceptor ran. The fields are
+// the unary interceptor's; level is err's (telemetry.GRPCLevel) but for a call gRPC ended before
+// any interceptor, a warning whatever its code says (Unknown: gRPC does not tell; the caller sent
+// too much or left).
+func (g *Guard) logCall(ctx context.Context, level slog.Level, err error, d time.Duration) {
+	g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: callFrom(ctx).method, RequestID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)),
+		ClientID: authz.ClientID(ctx), Code: status.Code(err).String(), Failed: err != nil, Level: level, Took: d})
 }
