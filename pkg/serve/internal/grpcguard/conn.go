@@ -113,10 +113,9 @@ func (l watchListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		key := conn.RemoteAddr().String()
-		host := hostOf(key)
 		l.w.mu.Lock()
-		if until, cooling := l.w.cooling[host]; cooling && l.w.now().After(until) {
-			delete(l.w.cooling, host)
+		if until, cooling := l.w.cooling[hostOf(key)]; cooling && l.w.now().After(until) {
+			delete(l.w.cooling, hostOf(key))
 		} else if cooling {
 			l.w.mu.Unlock()
 			l.w.refused.Inc()

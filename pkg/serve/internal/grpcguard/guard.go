@@ -173,9 +173,6 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
-// ReadPoolSize is the read pool's size in bytes (for the start-up log line).
-func (g *Guard) ReadPoolSize() int64 { return g.reads.Size() }
-
 // What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
 // streams opened after it). None of it is needed to serve; each reads or sets what its name says:
 // the server-wide receive limit, the read timeout, a batch stream's idle limit, the read pool, the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -66,8 +67,9 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		records: records, idle: g.idleOf(records)}
 	if call != nil && call.cancel != nil {
 		// The call's timer: first the handler's context, which a batch stream's engine watches:
-		// it returns at once and the caller learns why. Then, if the handler is still blocked,
-		// the call (once the call has ended, cancelling its context changes nothing).
+		// it returns at once and the caller learns why. Then, if the handler is still blocked a
+		// grace later, the call.
+		var ended atomic.Bool
 		gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
 			call.timedOut.Store(true)
 			soft(errIdle)
@@ -75,8 +77,13 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 				call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
 				return
 			}
-			time.AfterFunc(idleGrace, call.cancel)
+			time.AfterFunc(idleGrace, func() {
+				if !ended.Load() {
+					call.cancel()
+				}
+			})
 		})
+		defer ended.Store(true)
 		defer gs.quiet.Stop()
 	}
 	err = handler(srv, gs)

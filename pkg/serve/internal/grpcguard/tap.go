@@ -36,7 +36,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	c := &call{method: method, header: info.Header, start: time.Now()}
 	ctx = context.WithValue(ctx, callKey{}, c)
 	// A call that does not send its message within the read timeout is ended: by the sweep of
-	// open calls (unary), or by its stream's timer (guardedStream).
+	// open calls (unary), or by its stream's timer (StreamInterceptor).
 	ctx, c.cancel = context.WithCancel(ctx)
 	if slots := g.slotsFor(method, r.Rule); slots != nil {
 		conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
@@ -64,16 +64,15 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	return authorized, nil
 }
 
-// refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
-// connection (conn.go), and returns err.
+// refuseOnHeaders logs and counts a call the tap handle refuses, and counts it against its
+// connection (conn.go).
 func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
 	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, 0)
 	g.watch.abused(ctx)
 	return err
 }
 
-// readsBusy is the answer to a call without a token when every read slot is taken; it counts the
-// refusal.
+// readsBusy counts and answers a call without a token when every read slot is taken.
 func (g *Guard) readsBusy() error {
 	g.budget.Refuse("grpc", admission.CauseReadSlots)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
