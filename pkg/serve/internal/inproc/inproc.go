@@ -9,7 +9,7 @@
 // docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
 // cost a JSON call 1.39 of this channel's CPU with its default cloner (171 allocations a call
 // against 50, and TestCostCoversHeapGrowth failed: its deep copy of a request doubles the
-// decoded heap behind the budget's back), and 1.28 with a shallow-copy cloner, its best case
+// decoded heap behind the budget's back), and 1.24-1.28 with a shallow-copy cloner, its best case
 // (79 allocations: a goroutine, a channel, a cancelable context and frames each call). Its
 // handler also runs on when the caller's context ends, after the front has released the call's
 // budget, and it drops the caller's context values, which the doors' decisions travel in. Here
