@@ -218,7 +218,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	s.guard.Bind(s.routes, s.budget, budgetBytes)
-	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPoolSize())
+	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
 }
 

@@ -21,19 +21,18 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"google.golang.org/grpc/peer"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// maxAbusePerSecond is how many calls a connection may reset before sending their message, or
-// have refused on their headers, in a second. A client that means its calls does neither: it sends
-// the message it opened a call for, with the token it was given.
-const maxAbusePerSecond = 200
-
-// abuseCooldown is how long an address whose connection was closed for abuse has its new
-// connections closed at once.
-const abuseCooldown = time.Second
+// The limits the comment above names. A client that means its calls neither resets them nor has
+// them refused: it sends the message it opened a call for, with the token it was given.
+const (
+	maxAbusePerSecond = 200
+	abuseCooldown     = time.Second
+)
 
 // connWatch knows the gRPC listener's open connections by their remote address (the peer gRPC
 // puts in each call's context), to close one that abuses the server.
@@ -49,15 +48,16 @@ type connWatch struct {
 }
 
 func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, logs *telemetry.LogLimiter) *connWatch {
-	w := &connWatch{
+	f := promauto.With(reg)
+	return &connWatch{
 		conns:   map[string]*watchedConn{},
 		cooling: map[string]time.Time{},
-		closed: prometheus.NewCounter(prometheus.CounterOpts{
+		closed: f.NewCounter(prometheus.CounterOpts{
 			Name:        "yardstick_grpc_connections_closed_total",
 			Help:        "gRPC connections closed for resetting calls before their message, or having calls refused on their headers, more than 200 times in a second.",
 			ConstLabels: prometheus.Labels{"service": service},
 		}),
-		refused: prometheus.NewCounter(prometheus.CounterOpts{
+		refused: f.NewCounter(prometheus.CounterOpts{
 			Name:        "yardstick_grpc_connections_refused_total",
 			Help:        "gRPC connections closed as they were accepted: their address had a connection closed for abuse within the last second.",
 			ConstLabels: prometheus.Labels{"service": service},
@@ -66,8 +66,6 @@ func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, l
 		logs: logs,
 		now:  time.Now,
 	}
-	reg.MustRegister(w.closed, w.refused)
-	return w
 }
 
 // watchedConn is one accepted connection and its count of abuse in the current second.
@@ -80,14 +78,25 @@ type watchedConn struct {
 	once   sync.Once
 }
 
-func (c *watchedConn) Close() error {
+// forget takes c out of the watch, once, whoever gets there first; cool then has its address's
+// new connections closed for abuseCooldown. It reports whether this call took it out.
+func (c *watchedConn) forget(cool bool) (first bool) {
 	c.once.Do(func() {
+		first = true
 		c.w.mu.Lock()
 		if c.w.conns[c.key] == c {
 			delete(c.w.conns, c.key)
 		}
+		if cool {
+			c.w.cooling[hostOf(c.key)] = c.w.now().Add(abuseCooldown)
+		}
 		c.w.mu.Unlock()
 	})
+	return first
+}
+
+func (c *watchedConn) Close() error {
+	c.forget(false)
 	return c.Conn.Close()
 }
 
@@ -104,15 +113,10 @@ func (l watchListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		key := conn.RemoteAddr().String()
-		host := hostOf(key)
-		now := l.w.now()
 		l.w.mu.Lock()
-		until, cooling := l.w.cooling[host]
-		if cooling && now.After(until) {
-			delete(l.w.cooling, host)
-			cooling = false
-		}
-		if cooling {
+		if until, cooling := l.w.cooling[hostOf(key)]; cooling && l.w.now().After(until) {
+			delete(l.w.cooling, hostOf(key))
+		} else if cooling {
 			l.w.mu.Unlock()
 			l.w.refused.Inc()
 			_ = conn.Close()
@@ -132,9 +136,6 @@ func hostOf(addr string) string {
 	}
 	return addr
 }
-
-// listen has w know the connections lis accepts.
-func (w *connWatch) listen(lis net.Listener) net.Listener { return watchListener{Listener: lis, w: w} }
 
 // abused counts one abuse on the connection of the call ctx belongs to, and closes the connection
 // once it has abused more than maxAbusePerSecond times in a second.
@@ -162,15 +163,7 @@ func (w *connWatch) abused(ctx context.Context) {
 }
 
 func (c *watchedConn) closeForAbuse() {
-	closing := false
-	c.once.Do(func() {
-		closing = true
-		c.w.mu.Lock()
-		delete(c.w.conns, c.key)
-		c.w.cooling[hostOf(c.key)] = c.w.now().Add(abuseCooldown)
-		c.w.mu.Unlock()
-	})
-	if !closing {
+	if !c.forget(true) {
 		return
 	}
 	c.w.closed.Inc()

@@ -33,7 +33,7 @@ func TestConnWatchCooldown(t *testing.T) {
 	w := newConnWatch(prometheus.NewRegistry(), "scoring", slog.New(slog.DiscardHandler), telemetry.NewLogLimiter(prometheus.NewRegistry(), "scoring"))
 	w.now = func() time.Time { return time.Unix(0, now.Load()) }
 	lis := loopback(t)
-	wl := w.listen(lis)
+	wl := watchListener{Listener: lis, w: w}
 	accepted := make(chan net.Conn, 4)
 	go func() {
 		for {

@@ -1,41 +1,30 @@
-package grpcguard
-
-// The gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC server reads and
-// decodes a call's whole message before any interceptor runs, so checks made there come too late
-// for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to 861 MiB.
-// Here:
-//
-//   - tokens are checked in the tap handle (grpc.InTapHandle), which runs on the call's headers
-//     before its stream exists: a refused call costs no message read at all;
-//   - the server-wide receive limit is the largest method limit of the service, checked by gRPC
-//     on the message's length prefix before it reads the message, and each method's own limit
-//     (its JSON body limit) right after the read, before decoding where the message type tells
-//     the limit (codec.go), and in the interceptors from the size gRPC read;
-//   - calls that need no token (IssueToken, health, reflection) may still send up to the
-//     server-wide limit, so they are read only within a fixed number of slots across all
-//     connections (at most MaxTokenlessPerConn of them from one connection), taken in the tap
-//     handle and given back when the call ends: refused immediately with ResourceExhausted and a
-//     RetryInfo when none is free; calls with a token are admitted before the read instead
-//     (read.go);
-//   - per connection, grpc-go holds the calls open (MaxConcurrentStreams), the header list and
-//     the flow-control windows to fixed sizes; a call that has not sent its message within the
-//     read timeout is ended; a connection that abuses the server is closed (conn.go);
-//   - a message that is not valid protobuf is answered InvalidArgument (gRPC itself answers
-//     Internal), and every direct call, whatever stopped it, is logged and counted once.
+// Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
+// server reads and decodes a call's whole message before any interceptor runs, so checks made there
+// come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
+// to 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers
+// and reads calls without one within a few slots (tap.go), the read pool admits the others before
+// gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
+// valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
+// same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
+// probes have a port of their own (probe.go). Each file says why its piece exists.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
 // told comes from elsewhere: the size read from the codec's record of the message, and the end of
 // a call that never reached an interceptor from a sweep of the calls between the tap handle and an
 // interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
+package grpcguard
 
 import (
+	"context"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -78,23 +67,17 @@ const (
 // calls share. Everything but the slots is written once, in New and Bind, before the server
 // serves, and only read afterwards.
 type Guard struct {
-	ceiling   int64         // server-wide receive limit: the largest message limit
-	routes    *routes.Table // every method served, with its message limit
-	logins    chan struct{} // slots of in-flight IssueToken calls
-	infra     chan struct{} // slots of in-flight health and reflection calls
-	codec     *codec
-	wire      *jsonwire.Codec // the contract's decoder, for unknown fields
-	authz     *authz.Authorizer
-	budget    *admission.Budget
-	telemetry *telemetry.Recorder
-	log       *slog.Logger
-	open      openCalls           // calls the tap handle let in that no interceptor has taken yet
-	conns     connSlots           // calls without a token in the slots, per connection
-	watch     *connWatch          // closes connections that abuse the server (conn.go)
-	reads     *admission.ReadPool // messages being read for calls with a token (read.go)
-	// readTimeout is how long a call that sends one message has to send it
-	// (Config.GRPCReadTimeout; tests shorten it before serving).
-	readTimeout time.Duration
+	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
+	ceiling int64         // server-wide receive limit: the largest message limit
+	routes  *routes.Table // every method served, with its message limit
+	logins  chan struct{} // slots of in-flight IssueToken calls
+	infra   chan struct{} // slots of in-flight health and reflection calls
+	codec   *codec
+	budget  *admission.Budget
+	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
+	conns   connSlots           // calls without a token in the slots, per connection
+	watch   *connWatch          // closes connections that abuse the server (conn.go)
+	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
 	// streamIdle is how long a batch stream may go without a message in or an answer out
 	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
 	streamIdle atomic.Int64
@@ -116,19 +99,16 @@ type Options struct {
 // message limit, as the server-wide receive limit.
 func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	g := &Guard{
-		logins:      make(chan struct{}, MaxLoginReads),
-		infra:       make(chan struct{}, MaxInfraReads),
-		readTimeout: o.ReadTimeout,
-		conns:       connSlots{held: map[*peer.Peer]int{}},
-		watch:       newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
-		wire:        o.Wire,
-		authz:       o.Authz,
-		telemetry:   o.Telemetry,
-		log:         o.Log,
+		Options: o,
+		ceiling: ceiling,
+		logins:  make(chan struct{}, MaxLoginReads),
+		infra:   make(chan struct{}, MaxInfraReads),
+		codec:   newCodec(o.Wire),
+		open:    openCalls{calls: map[*call]struct{}{}},
+		conns:   connSlots{held: map[*peer.Peer]int{}},
+		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
-	g.ceiling = ceiling
 	g.streamIdle.Store(int64(o.StreamIdle))
-	g.codec = newCodec(o.Wire)
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Per connection: at most this many calls open, and as many handlers running (grpc-go
@@ -149,11 +129,14 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
 	types := map[protoreflect.FullName]typeLimits{}
 	for full, r := range t.ByMethod {
-		svcName, name, _ := strings.Cut(strings.TrimPrefix(full, "/"), "/")
-		in, ok := inputType(svcName, name)
+		// The method's request type, from the descriptors the generated code registered
+		// ("/pkg.Service/Method" is pkg.Service.Method).
+		d, _ := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(strings.Replace(strings.TrimPrefix(full, "/"), "/", ".", 1)))
+		md, ok := d.(protoreflect.MethodDescriptor)
 		if !ok {
 			continue
 		}
+		in := md.Input().FullName()
 		lim, from := r.MessageLimit, admission.SizedFrom(r.Group)
 		tl, seen := types[in]
 		if !seen {
@@ -166,20 +149,54 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.codec.limits = types
 }
 
-// inputType is the request message of a method, from the descriptors the generated code
-// registered.
-func inputType(svcName, method string) (protoreflect.FullName, bool) {
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
-	if err != nil {
-		return "", false
+// Header is the first value of key among a direct call's headers: the copy the tap handle saw
+// when it let the call in (no metadata copy), else the call's metadata; "" when there is none.
+func Header(ctx context.Context, key string) string {
+	var values []string
+	if c := callFrom(ctx); c != nil {
+		values = c.header[key]
+	} else {
+		values = metadata.ValueFromIncomingContext(ctx, key)
 	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return "", false
+	if len(values) == 0 {
+		return ""
 	}
-	md := sd.Methods().ByName(protoreflect.Name(method))
-	if md == nil {
-		return "", false
-	}
-	return md.Input().FullName(), true
+	return values[0]
+}
+
+// Logged records that the chain logs and counts the direct call of ctx: the sweep of ended calls
+// leaves it alone.
+func (g *Guard) Logged(ctx context.Context) { g.markLogged(callFrom(ctx)) }
+
+// Listen has the guard watch the connections lis accepts, to close one that abuses the server.
+func (g *Guard) Listen(lis net.Listener) net.Listener {
+	return watchListener{Listener: lis, w: g.watch}
+}
+
+// What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
+// streams opened after it). None of it is needed to serve; each reads or sets what its name says:
+// the server-wide receive limit, the read timeout, a batch stream's idle limit, the read pool, the
+// connection watch's clock, the read slots calls without a token hold (logins, then health or
+// reflection), the size from which the codec records a message of a request type, the codec's
+// records of messages no interceptor has taken yet (stored, and the count of them it believes
+// waiting), and the calls the tap handle let in that no interceptor has taken yet.
+func (g *Guard) Ceiling() int64                              { return g.ceiling }
+func (g *Guard) ReadTimeout() time.Duration                  { return g.Options.ReadTimeout }
+func (g *Guard) SetReadTimeout(d time.Duration)              { g.Options.ReadTimeout = d }
+func (g *Guard) SetStreamIdle(d time.Duration)               { g.streamIdle.Store(int64(d)) }
+func (g *Guard) ReadPool() *admission.ReadPool               { return g.reads }
+func (g *Guard) SetReadPool(p *admission.ReadPool)           { g.reads = p }
+func (g *Guard) SetClock(now func() time.Time)               { g.watch.now = now }
+func (g *Guard) SlotsHeld() (logins, infra int)              { return len(g.logins), len(g.infra) }
+func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
+
+func (g *Guard) RecordsLeft() (stored int, waiting int64) {
+	g.codec.records.Range(func(any, any) bool { stored++; return true })
+	return stored, g.codec.waiting.Load()
+}
+
+func (g *Guard) OpenCalls() int {
+	g.open.mu.Lock()
+	defer g.open.mu.Unlock()
+	return len(g.open.calls)
 }

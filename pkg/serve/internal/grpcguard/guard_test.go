@@ -2,6 +2,7 @@ package grpcguard
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -156,11 +157,11 @@ func TestGuardCodecNotes(t *testing.T) {
 	}
 }
 
-// TestOpenCalls: the list of calls between the tap handle and an interceptor unlinks any member,
-// and a sweep takes exactly the calls whose context has ended.
+// TestOpenCalls: the calls between the tap handle and an interceptor lose any member removed, and
+// a sweep takes exactly the calls whose context has ended.
 func TestOpenCalls(t *testing.T) {
 	t.Parallel()
-	var o openCalls
+	o := openCalls{calls: map[*call]struct{}{}}
 	ctxs := make([]context.CancelFunc, 4)
 	calls := make([]*call, 4)
 	for i := range calls {
@@ -168,17 +169,11 @@ func TestOpenCalls(t *testing.T) {
 		calls[i], ctxs[i] = &call{ctx: ctx}, cancel
 		o.add(calls[i])
 	}
-	members := func() []*call {
-		var out []*call
-		for c := o.head; c != nil; c = c.next {
-			out = append(out, c)
-		}
-		return out
-	}
-	o.remove(calls[1]) // a middle one
-	o.remove(calls[3]) // the head (added last)
+	members := func() map[*call]struct{} { return maps.Clone(o.calls) }
+	o.remove(calls[1])
+	o.remove(calls[3])
 	o.remove(calls[3]) // twice: no harm
-	if got := members(); len(got) != 2 || got[0] != calls[2] || got[1] != calls[0] {
+	if got := members(); len(got) != 2 || got[calls[2]] != struct{}{} || got[calls[0]] != struct{}{} {
 		t.Fatalf("after removals: got %v; want calls 2 and 0", got)
 	}
 	if got := o.ended(time.Hour); len(got) != 0 {
@@ -188,7 +183,7 @@ func TestOpenCalls(t *testing.T) {
 	if got := o.ended(time.Hour); len(got) != 1 || got[0] != calls[0] {
 		t.Fatalf("call 0 ended: got %v; want call 0", got)
 	}
-	if got := members(); len(got) != 1 || got[0] != calls[2] || got[0].prev != nil {
+	if got := members(); len(got) != 1 || got[calls[2]] != struct{}{} {
 		t.Fatalf("left: got %v; want call 2 alone", got)
 	}
 	// A call that has waited for its message longer than the read timeout is ended by the sweep,

@@ -21,13 +21,11 @@ import (
 	"google.golang.org/grpc/tap"
 )
 
+// The bounds the comment above names: a health check request is a service name, and the kubelet
+// opens a connection per probe and makes one call on it.
 const (
-	// probeMaxMessage bounds a probe's message: a health check request is a service name.
-	probeMaxMessage = 1 << 10
-	// probeMaxStreams is the most calls one probe connection may have open (the kubelet opens a
-	// connection per probe, and makes one call on it).
-	probeMaxStreams = 4
-	// probeCallTimeout ends any probe call that has not been answered by then.
+	probeMaxMessage  = 1 << 10
+	probeMaxStreams  = 4
 	probeCallTimeout = 2 * time.Second
 )
 

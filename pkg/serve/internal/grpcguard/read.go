@@ -1,9 +1,8 @@
 package grpcguard
 
-// Admission before the read. gRPC reads a call's whole message, up to the server-wide receive
-// limit, before any interceptor runs, and grpc-go has no per-method limit: a call to a 1 MiB
-// method may still send up to the largest limit of the service. Forty 16 MiB messages once took
-// the forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
+// Admission before the read. grpc-go has no per-method receive limit: a call to a 1 MiB method
+// may still send up to the largest limit of the service, and forty 16 MiB messages once took the
+// forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
 // server-wide limit) from the read pool before its handler lets gRPC read a byte past the
 // stream's 64 KiB window, and gives it back once its message is decoded; the interceptor admits
 // what decoding costs against the memory budget before decoding (codec.go keeps a large message as
@@ -20,35 +19,35 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
-
-// guardedRegistrar registers each service with the read admission in front of each of its unary
-// handlers. Service.Register receives it in place of the gRPC server.
-type guardedRegistrar struct {
-	g   *Guard
-	srv grpc.ServiceRegistrar
-}
 
 // Registrar is srv with the read admission in front of each unary handler registered on it.
 func (g *Guard) Registrar(srv grpc.ServiceRegistrar) grpc.ServiceRegistrar {
 	return guardedRegistrar{g: g, srv: srv}
 }
 
+type guardedRegistrar struct {
+	g   *Guard
+	srv grpc.ServiceRegistrar
+}
+
 func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	d := *desc
 	d.Methods = slices.Clone(desc.Methods)
 	for i := range d.Methods {
-		d.Methods[i].Handler = r.g.admitRead("/"+desc.ServiceName+"/"+d.Methods[i].MethodName, d.Methods[i].Handler)
+		d.Methods[i].Handler = r.g.admitRead(d.Methods[i].Handler)
 	}
 	r.srv.RegisterService(&d, impl)
 }
 
 // admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
 // interceptor.
-func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandler {
+func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
 		if c == nil || c.slots != nil {
@@ -59,7 +58,7 @@ func (g *Guard) admitRead(method string, h grpc.MethodHandler) grpc.MethodHandle
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)
 			g.markLogged(c)
-			g.logCall(ctx, c.header, method, c.clientID, err, time.Since(c.start))
+			g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r

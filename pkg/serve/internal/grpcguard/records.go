@@ -23,9 +23,6 @@ import (
 // DecodeRecords has the codec read the records of the batch rpc of shape sh by decodeRecord (the
 // frame calls it once it has read the shape, before serving).
 func (g *Guard) DecodeRecords(sh *records.Shape) {
-	if g.codec.batchRecords == nil {
-		g.codec.batchRecords = map[protoreflect.FullName]*records.Shape{}
-	}
 	g.codec.batchRecords[sh.Rec.Descriptor().FullName()] = sh
 }
 

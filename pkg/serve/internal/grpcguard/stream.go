@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -31,27 +31,29 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
+	rt := g.routes.ByMethod[info.FullMethod]
+	records := rt != nil && rt.Records
 	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
 	defer func() {
 		if p := recover(); p != nil {
-			g.log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
 		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
-			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(info.FullMethod)))
+			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
 		}
-		g.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
+		g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
 			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
 	}()
 	if !authz.Granted(ctx, info.FullMethod) { // the tap handle's verdict, reached on the headers
-		authorized, err := g.authz.Authorize(ctx, g.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
+		authorized, err := g.Authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
 		if err != nil {
 			return err
 		}
 		ctx = authorized
 	}
 	ctx = reqinfo.With(ctx, ri)
-	if rt := g.routes.ByMethod[info.FullMethod]; rt != nil && rt.Records {
+	if records {
 		adm, ok := g.budget.AdmitStream("grpc")
 		if !ok {
 			return rpcerr.Overloaded(admission.RetryAfter)
@@ -59,12 +61,35 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		defer adm.Release()
 		ctx = admission.WithStream(ctx, adm)
 	}
-	guarded, stop := g.guardStream(ctx, ss, info)
-	defer stop()
-	err = handler(srv, guarded)
-	if err != nil && errors.Is(context.Cause(guarded.Context()), errIdle) {
+	handlerCtx, soft := context.WithCancelCause(ctx)
+	defer soft(nil)
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
+		records: records, idle: g.idleOf(records)}
+	if call != nil && call.cancel != nil {
+		// The call's timer: first the handler's context, which a batch stream's engine watches:
+		// it returns at once and the caller learns why. Then, if the handler is still blocked a
+		// grace later, the call.
+		var ended atomic.Bool
+		gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
+			call.timedOut.Store(true)
+			soft(errIdle)
+			if !records {
+				call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+				return
+			}
+			time.AfterFunc(idleGrace, func() {
+				if !ended.Load() {
+					call.cancel()
+				}
+			})
+		})
+		defer ended.Store(true)
+		defer gs.quiet.Stop()
+	}
+	err = handler(srv, gs)
+	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
-		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(info.FullMethod)))
+		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(records)))
 	}
 	return err
 }
@@ -79,24 +104,21 @@ const idleGrace = time.Second
 
 // idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
 // the read timeout.
-func (g *Guard) idleOf(method string) time.Duration {
-	if idle := time.Duration(g.streamIdle.Load()); idle > 0 {
-		if rt := g.routes.ByMethod[method]; rt != nil && rt.Records {
-			return idle
-		}
+func (g *Guard) idleOf(records bool) time.Duration {
+	if idle := time.Duration(g.streamIdle.Load()); idle > 0 && records {
+		return idle
 	}
-	return g.readTimeout
+	return g.Options.ReadTimeout
 }
 
-// guardedStream checks each message a streaming call reads, as the unary interceptor checks a
-// unary call's, and gives the read slot back once a call that reads one message has read it. Its
-// timer ends a call whose message has not come within the read timeout, and a client-streaming
-// call that has neither sent a message nor been sent an answer for that long (a batch stream:
-// its idle limit).
+// guardedStream checks each message a streaming call reads, as Receive checks a unary call's, gives
+// the read slot back once a call that reads one message has read it, and puts the call's timer off
+// while the call makes progress.
 type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
 	guard   *Guard
+	call    *call // the call the tap handle made; nil: none
 	method  string
 	streams bool // the client streams messages
 	records bool // a batch stream (Route.Records)
@@ -108,7 +130,6 @@ func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
-	c := callFrom(g.ctx)
 	if g.quiet != nil {
 		switch {
 		case g.streams && (err == nil || errors.Is(err, io.EOF)):
@@ -121,21 +142,14 @@ func (g *guardedStream) RecvMsg(m any) error {
 		var r received
 		if r, err = g.guard.checkReceived(g.method, m); err == nil {
 			// Health and reflection are read within their slots, and a batch stream's records
-			// are admitted one by one by its handler, once decoded (weighed as they wait).
-			if g.guard.codec.decodeRaw(&r, m); r.refused != nil {
-				err = r.refused
-			} else if r.general && g.records {
-				// A record holds the contract's messages: a field the server does not know is
-				// refused as in a unary call (health and reflection are not ours to judge).
-				var p rpcerr.Problems
-				if g.guard.unknownFields(&p, m); p.Len() > 0 {
-					err = p.Err()
-				}
-			}
+			// are admitted one by one by its handler, once decoded (weighed as they wait). A
+			// record holds the contract's messages: a field the server does not know is refused
+			// as in a unary call (health and reflection are not ours to judge).
+			err = g.guard.decode(&r, m, g.records)
 		}
 	}
-	if c != nil && !g.streams {
-		c.release(g.guard) // one message, and gRPC has checked that no second one follows
+	if g.call != nil && !g.streams {
+		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
 	}
 	return err
 }
@@ -147,43 +161,4 @@ func (g *guardedStream) SendMsg(m any) error {
 		g.quiet.Reset(g.idle)
 	}
 	return err
-}
-
-// guardStream wraps a streaming call, which runs with ctx; stop ends its timer when the call ends.
-func (g *Guard) guardStream(ctx context.Context, ss grpc.ServerStream, info *grpc.StreamServerInfo) (_ grpc.ServerStream, stop func()) {
-	ctx, soft := context.WithCancelCause(ctx)
-	rt := g.routes.ByMethod[info.FullMethod]
-	gs := &guardedStream{ServerStream: ss, ctx: ctx, guard: g, method: info.FullMethod, streams: info.IsClientStream,
-		records: rt != nil && rt.Records, idle: g.idleOf(info.FullMethod)}
-	if c := callFrom(ctx); c != nil && c.cancel != nil {
-		// A batch stream: first the handler's context, which its engine watches: it returns at
-		// once and the caller learns why. Then, if the handler is still blocked, the call.
-		var mu sync.Mutex
-		var hard *time.Timer
-		ended := false
-		gs.quiet = time.AfterFunc(gs.idle-time.Since(c.start), func() {
-			c.timedOut.Store(true)
-			soft(errIdle)
-			if !gs.records {
-				c.cancel() // health and reflection: their handlers wait in a read; their slots go back now
-				return
-			}
-			mu.Lock()
-			if !ended {
-				hard = time.AfterFunc(idleGrace, c.cancel)
-			}
-			mu.Unlock()
-		})
-		return gs, func() {
-			gs.quiet.Stop()
-			mu.Lock()
-			ended = true
-			if hard != nil {
-				hard.Stop()
-			}
-			mu.Unlock()
-			soft(nil)
-		}
-	}
-	return gs, func() { soft(nil) }
 }

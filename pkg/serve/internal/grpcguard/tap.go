@@ -3,16 +3,24 @@ package grpcguard
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -25,54 +33,50 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	if !served {
 		return ctx, nil // gRPC answers Unimplemented and reads nothing
 	}
-	c := &call{method: method, route: r, header: info.Header, start: time.Now()}
+	c := &call{method: method, header: info.Header, start: time.Now()}
 	ctx = context.WithValue(ctx, callKey{}, c)
 	// A call that does not send its message within the read timeout is ended: by the sweep of
-	// open calls (unary), or by its stream's timer (guardedStream).
+	// open calls (unary), or by its stream's timer (StreamInterceptor).
 	ctx, c.cancel = context.WithCancel(ctx)
 	if slots := g.slotsFor(method, r.Rule); slots != nil {
-		conn, _ := peer.FromContext(ctx)
-		if conn != nil && !g.conns.take(conn) {
-			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
+		conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
+		if !g.conns.take(conn) {
+			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 		}
 		select {
 		case slots <- struct{}{}:
-			ctx = c.hold(ctx, g, slots, conn)
+			// The slot, and the connection's count, are the call's until its stream ends,
+			// whatever ends it, or it has read its message (release).
+			c.slots, c.conn = slots, conn
+			context.AfterFunc(ctx, func() { c.release(g) })
 		default:
-			if conn != nil {
-				g.conns.give(conn)
-			}
-			return nil, g.refuseOnHeaders(ctx, info, g.readsBusy())
+			g.conns.give(conn)
+			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 		}
 	}
-	authorized, err := g.authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
+	authorized, err := g.Authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
 	if err != nil {
 		c.release(g)
-		return nil, g.refuseOnHeaders(ctx, info, err)
+		return nil, g.refuseOnHeaders(ctx, err)
 	}
-	c.clientID = authz.ClientID(authorized) // claims on top: found at once
 	c.ctx = authorized
 	g.open.add(c)
 	return authorized, nil
 }
 
-// refuseOnHeaders logs and counts a call the tap handle refuses, counts it against its
-// connection (conn.go), and returns err.
-func (g *Guard) refuseOnHeaders(ctx context.Context, info *tap.Info, err error) error {
-	g.logCall(ctx, info.Header, info.FullMethodName, "", err, 0)
+// refuseOnHeaders logs and counts a call the tap handle refuses, and counts it against its
+// connection (conn.go).
+func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
+	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, 0)
 	g.watch.abused(ctx)
 	return err
 }
 
-// readsBusy is the answer to a call without a token when every read slot is taken; it counts the
-// refusal.
+// readsBusy counts and answers a call without a token when every read slot is taken.
 func (g *Guard) readsBusy() error {
-	if g.budget != nil {
-		g.budget.Refuse("grpc", admission.CauseReadSlots)
-	}
-	secs := int64(busyRetryAfter / time.Second)
+	g.budget.Refuse("grpc", admission.CauseReadSlots)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
-		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs),
+		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", int64(busyRetryAfter/time.Second)),
 		&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryAfter)})
 }
 
@@ -89,4 +93,155 @@ func (g *Guard) markLogged(c *call) {
 		c.logged.Store(true)
 		g.open.remove(c)
 	}
+}
+
+// call is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
+// interceptors through the call's context (the context the tap handle returns is the one every
+// later stage derives from). The tap handle writes it before the call's goroutine starts;
+// afterwards only that goroutine touches it, except release and logged.
+type call struct {
+	method string
+	logged atomic.Bool // an interceptor logged and counted the call
+	// While the call is in openCalls: its context (the tap handle's answer), headers and start.
+	ctx      context.Context
+	header   metadata.MD
+	start    time.Time
+	slots    chan struct{}
+	conn     *peer.Peer         // the connection whose slot count the call holds, with slots
+	cancel   context.CancelFunc // ends the call (its message did not come in time); nil: none
+	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
+	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
+	once     sync.Once
+}
+
+type callKey struct{}
+
+func callFrom(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// release gives the call's read slot back, once, whoever gets there first: the end of its reads,
+// or its stream's context ending with the call.
+func (c *call) release(g *Guard) {
+	c.once.Do(func() {
+		if c.slots != nil {
+			<-c.slots
+			g.conns.give(c.conn)
+		}
+	})
+}
+
+// connSlots counts, per connection, the calls without a token that hold a read slot. The key is
+// the connection's peer, which grpc-go makes once per connection.
+type connSlots struct {
+	mu   sync.Mutex
+	held map[*peer.Peer]int
+}
+
+// take counts one more call on conn, or reports that conn holds its share already.
+func (s *connSlots) take(conn *peer.Peer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[conn] >= MaxTokenlessPerConn {
+		return false
+	}
+	s.held[conn]++
+	return true
+}
+
+func (s *connSlots) give(conn *peer.Peer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[conn]--; s.held[conn] <= 0 {
+		delete(s.held, conn)
+	}
+}
+
+// openCalls are the direct calls between the tap handle and an interceptor. A call stays in it
+// only if gRPC ends it before any interceptor runs (a message over the server-wide limit, a caller
+// gone), until a sweep finds its context ended and logs it.
+type openCalls struct {
+	mu    sync.Mutex
+	calls map[*call]struct{}
+}
+
+func (o *openCalls) add(c *call) {
+	o.mu.Lock()
+	o.calls[c] = struct{}{}
+	o.mu.Unlock()
+}
+
+func (o *openCalls) remove(c *call) {
+	o.mu.Lock()
+	delete(o.calls, c)
+	o.mu.Unlock()
+}
+
+// slotsFor is the pool of read slots a method's calls take: none for methods that need a token
+// (the tap handle has checked it before anything is read).
+func (g *Guard) slotsFor(method string, rule routes.Rule) chan struct{} {
+	if !rule.Public {
+		return nil
+	}
+	if svcName, _, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/"); routes.IsPublicService(svcName) {
+		return g.infra
+	}
+	return g.logins
+}
+
+// ended unlists and returns the calls whose context has ended, and ends the calls that have waited
+// longer than readTimeout for their message (the next sweep finds them ended).
+func (o *openCalls) ended(readTimeout time.Duration) []*call {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []*call
+	now := time.Now()
+	for c := range o.calls {
+		switch {
+		case c.ctx.Err() != nil:
+			delete(o.calls, c)
+			out = append(out, c)
+		case c.cancel != nil && now.Sub(c.start) > readTimeout:
+			c.timedOut.Store(true)
+			c.cancel()
+		}
+	}
+	return out
+}
+
+// EndedCallSweep is how often calls gRPC ended before any interceptor are looked for.
+const EndedCallSweep = 500 * time.Millisecond
+
+// LogEndedCalls logs and counts the calls gRPC ended before any interceptor ran. The frame runs it
+// every EndedCallSweep while serving, and once more after the drain.
+func (g *Guard) LogEndedCalls() {
+	for _, c := range g.open.ended(g.Options.ReadTimeout) {
+		if !c.logged.Load() {
+			g.logCall(c.ctx, slog.LevelWarn, endedEarly(c), time.Since(c.start))
+		}
+	}
+}
+
+// endedEarly is what is known of a call that ended before any interceptor ran. gRPC answers such
+// a call itself and tells no one which answer it gave; only a passed deadline, the caller's or the
+// read timeout's, is certain.
+func endedEarly(c *call) error {
+	if c.timedOut.Load() {
+		return status.Error(codes.DeadlineExceeded, "the call's message did not come within the read timeout")
+	}
+	if d, ok := c.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return status.Error(codes.DeadlineExceeded, "the call's deadline passed before its message was read")
+	}
+	return status.Error(codes.Unknown, "the call ended before its handler ran: its message was over the server-wide limit, or the caller left or cut it off before sending it whole")
+}
+
+// logCall logs and counts the direct call of ctx, which the unary interceptor did not: refused by
+// the tap handle or the read pool, or stopped by gRPC before any interceptor ran. The fields are
+// the unary interceptor's; level is err's (telemetry.GRPCLevel) but for a call gRPC ended before
+// any interceptor, a warning whatever its code says (Unknown: gRPC does not tell; the caller sent
+// too much or left).
+func (g *Guard) logCall(ctx context.Context, level slog.Level, err error, d time.Duration) {
+	g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: callFrom(ctx).method, RequestID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)),
+		ClientID: authz.ClientID(ctx), Code: status.Code(err).String(), Failed: err != nil, Level: level, Took: d})
 }

@@ -3,10 +3,18 @@
 // as grpc-go's server would, without a network, a codec or a copy of the request. Everything
 // that does not come in on the gRPC port calls through it: the grpc-gateway JSON front (its
 // generated Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch
-// records, which name their rpc. It is the frame's own small channel rather than
-// fullstorydev/grpchan's inprocgrpc, which copies every request and response through a codec
-// so that caller and handler never share a message: here the caller is the frame itself, which
-// never touches a request after handing it over.
+// records, which name their rpc.
+//
+// Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so (issue 29;
+// docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
+// cost a JSON call 1.39 of this channel's CPU with its default cloner (171 allocations a call
+// against 50, and TestCostCoversHeapGrowth failed: its deep copy of a request doubles the
+// decoded heap behind the budget's back), and 1.24-1.28 with a shallow-copy cloner, its best case
+// (79 allocations: a goroutine, a channel, a cancelable context and frames each call). Its
+// handler also runs on when the caller's context ends, after the front has released the call's
+// budget, and it drops the caller's context values, which the doors' decisions travel in. Here
+// the caller is the frame itself, which never touches a request after handing it over, and the
+// handler runs on the caller's goroutine and context.
 //
 // A service registers on the channel once (it is a grpc.ServiceRegistrar); the frame then
 // registers what the channel holds on the gRPC server, so both doors serve the same handlers.
