@@ -69,8 +69,15 @@ type cell struct {
 // (a token names one), so the map is bounded by it.
 const maxLocal = 4096
 
-// takeLocal decides one request of client in this replica's memory.
-func (l *Limiter) takeLocal(client string, p policy, now time.Time) decision {
+// take decides one request against the client's rate: in Redis when configured and answering,
+// else in this replica's memory at its share.
+func (l *Limiter) take(client string, p policy) decision {
+	if l.redis != nil {
+		if d, err := l.takeShared(client, p); err == nil {
+			return d
+		}
+	}
+	p, now := p.share(l.cfg.Replicas), l.cfg.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cells[client]
@@ -118,10 +125,8 @@ redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
 `)
 
-// takeShared decides one request of client in Redis, through the connection and breaker the
-// login throttle uses (token.SharedRedis: short timeouts, no retries, Redis left alone for a
-// second after a failure, one WARN and one INFO per outage); an error when Redis was not asked
-// or did not answer (the caller then decides locally).
+// takeShared decides one request of client in Redis, through the login throttle's connection
+// and breaker (token.SharedRedis); an error when Redis was not asked or did not answer.
 func (l *Limiter) takeShared(client string, p policy) (decision, error) {
 	var v []int64
 	err := l.redis.Call(func(ctx context.Context, c *redis.Client) error {

@@ -56,7 +56,7 @@ type Limiter struct {
 }
 
 // New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not
-// (it is connected lazily: a fallback, not a start-up error).
+// (connected lazily, it is a fallback).
 func New(cfg Config) (*Limiter, error) {
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
@@ -161,24 +161,12 @@ func (l *Limiter) Admit(client string) (out Outcome) {
 		d := l.take(client, p)
 		out.Policy, out.State = policyHeader(p), stateHeader(d)
 		if !d.allowed {
-			l.metrics.throttled(client, ReasonRate)
-			out.Err = throttled(p, d.wait, ReasonRate, conc)
+			out.Err = l.refuse(client, p, d.wait, ReasonRate, conc)
 			return out
 		}
 	}
 	out.slot, out.Err = l.acquire(client, p, conc)
 	return out
-}
-
-// take decides one request against the client's rate: in Redis when configured and answering,
-// else in this replica's memory at its share.
-func (l *Limiter) take(client string, p policy) decision {
-	if l.redis != nil {
-		if d, err := l.takeShared(client, p); err == nil {
-			return d
-		}
-	}
-	return l.takeLocal(client, p.share(l.cfg.Replicas), l.cfg.Now())
 }
 
 // acquire takes a slot of the client's concurrency conc, if it has one (conc > 0): refused at
@@ -194,8 +182,7 @@ func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
 	}
 	l.mu.Unlock()
 	if full {
-		l.metrics.throttled(client, ReasonConcurrency)
-		return nil, throttled(p, time.Second, ReasonConcurrency, conc)
+		return nil, l.refuse(client, p, time.Second, ReasonConcurrency, conc)
 	}
 	return &slot{l: l, client: client}, nil
 }
@@ -243,9 +230,10 @@ const (
 	ReasonStream      = "stream"      // a stream's record or student waited for the rate (never refused)
 )
 
-// throttled is the answer to a refused call: 429 Throttled with Retry-After in whole seconds,
+// refuse counts a refused call and answers it: 429 Throttled with Retry-After in whole seconds,
 // at least 1; gRPC RESOURCE_EXHAUSTED with RetryInfo of the same delay.
-func throttled(p policy, wait time.Duration, reason string, concurrency int) error {
+func (l *Limiter) refuse(client string, p policy, wait time.Duration, reason string, concurrency int) error {
+	l.metrics.throttled(client, reason)
 	secs := max(ceilSeconds(wait), 1)
 	msg, info := "Too many requests.", fmt.Sprintf("This client may make %s requests a second (burst %d); retry after %d seconds.",
 		strconv.FormatFloat(p.rate, 'g', -1, 64), p.burst, secs)

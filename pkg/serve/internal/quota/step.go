@@ -17,12 +17,10 @@ const (
 	stateMD      = "ratelimit"
 )
 
-// Decided is ctx marked as a call whose limits were applied already (the JSON front's Admit
-// before it read the body, or the gRPC door's Step before the message step): the chain's step
-// passes it, as the authenticate step takes the door's verdict on the token. The mark is a
-// field of the request's facts (reqinfo.Info.LimitsDecided), which every call a door let in
-// carries (telemetry.ObserveHTTP, the gRPC door's requestID step): no allocation. Without them
-// (a call of the in-process channel alone) there is no second step to pass, and no mark.
+// Decided is ctx marked as a call whose limits were applied already (by the JSON front before
+// it read the body, or by the gRPC door's Step before the message step), which the chain's step
+// passes. The mark is on the request's facts (reqinfo.Info), which every call a door lets in
+// carries: no allocation. A call without them meets the step once only, and needs none.
 func Decided(ctx context.Context) context.Context {
 	if ri := reqinfo.From(ctx); ri != nil {
 		ri.LimitsDecided = true
@@ -32,10 +30,9 @@ func Decided(ctx context.Context) context.Context {
 
 // Step is the interceptor chain's step for unary calls, whichever door they came by: after
 // authenticate (the client is known), before the handler. A call without a client (a public
-// method), one a door decided already (Decided) and a stream's record (its context, the
-// stream's, carries the pacer: paced by its stream, never refused) pass through. A call it
-// counted goes on marked Decided, so that it is counted once. The headers go out as the call's
-// header metadata.
+// method), one a door decided already (Decided) and a stream's record (its context carries the
+// stream's pacer: paced, never refused) pass through. A call it counted goes on marked Decided,
+// so that it is counted once. The headers go out as the call's header metadata.
 func (l *Limiter) Step(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	// The most common pass first: a JSON call the front decided.
 	if ri := reqinfo.From(ctx); (ri != nil && ri.LimitsDecided) || ctx.Value(paceKey{}) != nil {

@@ -44,8 +44,7 @@ func Pace(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	counted := false
-	for {
+	for first := true; ; first = false {
 		pol, rated, _ := p.l.limitsOf(p.client) // read each time: a reload applies mid-stream
 		if !rated {
 			return nil
@@ -54,15 +53,12 @@ func Pace(ctx context.Context) error {
 		if d.allowed {
 			return nil
 		}
-		if !counted {
-			p.l.metrics.throttled(p.client, ReasonStream)
-			counted = true
+		if first {
+			p.l.metrics.throttled(p.client, ReasonStream) // a record slowed counts once
 		}
-		t := time.NewTimer(d.wait)
 		select {
-		case <-t.C:
+		case <-time.After(d.wait):
 		case <-ctx.Done():
-			t.Stop()
 			return context.Cause(ctx)
 		}
 	}
