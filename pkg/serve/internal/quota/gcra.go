@@ -1,9 +1,12 @@
 package quota
 
 import (
+	"context"
+	"fmt"
 	"math"
-	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // policy is one client's effective rate: requests per second and the bucket's size.
@@ -55,37 +58,88 @@ func gcra(p policy, tat time.Time, was time.Duration, now time.Time) (decision, 
 	return decision{allowed: true, remaining: int(now.Sub(allowAt) / iv), full: next.Sub(now)}, next
 }
 
-// local keeps the buckets of this replica's clients in memory. Clients come from the clients
-// file (a token names one), so the map is bounded by it.
-type local struct {
-	mu   sync.Mutex
-	tats map[string]cell
-}
-
-// cell is one client's bucket: when it is full again, and the interval it was counted in.
+// cell is one client's bucket in this replica's memory: when it is full again, and the interval
+// it was counted in.
 type cell struct {
 	tat time.Time
 	iv  time.Duration
 }
 
-// maxLocal is the size past which full buckets are forgotten.
+// maxLocal is the size past which full buckets are forgotten. Clients come from the clients file
+// (a token names one), so the map is bounded by it.
 const maxLocal = 4096
 
-func newLocal() *local { return &local{tats: map[string]cell{}} }
-
-func (l *local) take(client string, p policy, now time.Time) decision {
+// take decides one request against the client's rate: in Redis when configured and answering,
+// else in this replica's memory at its share.
+func (l *Limiter) take(client string, p policy) decision {
+	if l.redis != nil {
+		if d, err := l.takeShared(client, p); err == nil {
+			return d
+		}
+	}
+	p, now := p.share(l.cfg.Replicas), l.cfg.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.tats[client]
+	c := l.cells[client]
 	d, tat := gcra(p, c.tat, c.iv, now)
-	l.tats[client] = cell{tat, p.interval()}
-	if len(l.tats) > maxLocal {
+	l.cells[client] = cell{tat, p.interval()}
+	if len(l.cells) > maxLocal {
 		// A bucket full again is the same as none: forget those (removed clients' among them).
-		for id, c := range l.tats {
+		for id, c := range l.cells {
 			if !c.tat.After(now) {
-				delete(l.tats, id)
+				delete(l.cells, id)
 			}
 		}
 	}
 	return d
+}
+
+// RedisKeyPrefix starts every key the limiter writes: yardstick:rate:<service>:<clientId>, a
+// hash {tat: the time (µs, Redis's clock) the client's bucket is full again, iv: the interval it
+// was counted in}, expiring when the bucket is full.
+const RedisKeyPrefix = "yardstick:rate:"
+
+// rateScript is gcra in Redis, on Redis's clock. KEYS[1] the client's key, a hash
+// {tat, iv}; ARGV the interval (µs) and the burst. Returns {allowed (0/1), remaining, wait µs,
+// full µs}. Lua's doubles hold microseconds since 1970 exactly (2^53 µs is 285 years).
+var rateScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local iv = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local v = redis.call('HMGET', KEYS[1], 'tat', 'iv')
+local tat = tonumber(v[1]) or 0
+local was = tonumber(v[2]) or iv
+if tat < now then
+  tat = now
+elseif was ~= iv then
+  tat = now + math.floor((tat - now) * iv / was)
+end
+local nxt = tat + iv
+local allow_at = nxt - burst * iv
+if allow_at > now then
+  return {0, 0, allow_at - now, tat - now}
+end
+redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', nxt), 'iv', string.format('%.0f', iv))
+redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
+return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
+`)
+
+// takeShared decides one request of client in Redis, through the login throttle's connection
+// and breaker (token.SharedRedis); an error when Redis was not asked or did not answer.
+func (l *Limiter) takeShared(client string, p policy) (decision, error) {
+	var v []int64
+	err := l.redis.Call(func(ctx context.Context, c *redis.Client) error {
+		var err error
+		v, err = rateScript.Run(ctx, c, []string{l.prefix + client}, p.interval().Microseconds(), p.burst).Int64Slice()
+		if err == nil && len(v) != 4 {
+			err = fmt.Errorf("rate script answered %d values, want 4", len(v))
+		}
+		return err
+	})
+	if err != nil {
+		return decision{}, err
+	}
+	return decision{allowed: v[0] == 1, remaining: int(v[1]), wait: time.Duration(v[2]) * time.Microsecond,
+		full: time.Duration(v[3]) * time.Microsecond}, nil
 }

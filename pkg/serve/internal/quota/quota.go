@@ -10,9 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -43,17 +46,17 @@ type Config struct {
 // Limiter enforces every client's limits. It is safe for concurrent use.
 type Limiter struct {
 	cfg     Config
-	local   *local
-	shared  *shared // nil without Redis
+	redis   *token.SharedRedis // nil without Redis
+	prefix  string             // of the clients' keys in Redis
 	metrics *metrics
 
 	mu      sync.Mutex
-	running map[string]int // calls in progress on this replica, per client with a concurrency limit
-
-	policies sync.Map // policy → its RateLimit-Policy header
+	running map[string]int  // calls in progress on this replica, per client with a concurrency limit
+	cells   map[string]cell // the clients' buckets in this replica's memory
 }
 
-// New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not.
+// New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not
+// (connected lazily, it is a fallback).
 func New(cfg Config) (*Limiter, error) {
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
@@ -73,39 +76,36 @@ func New(cfg Config) (*Limiter, error) {
 	if cfg.Clients == nil {
 		cfg.Clients = func() []string { return nil }
 	}
-	l := &Limiter{cfg: cfg, local: newLocal(), running: map[string]int{}}
+	l := &Limiter{cfg: cfg, running: map[string]int{}, cells: map[string]cell{}}
 	l.metrics = newMetrics(cfg.Service, l)
 	if cfg.RedisURL != "" {
-		muteRedisLog.Do(func() { redis.SetLogger(quietLogger{}) })
 		var err error
-		if l.shared, err = newShared(cfg.RedisURL, cfg.Service, cfg.Replicas, cfg.Log); err != nil {
+		l.redis, err = token.DialRedis(cfg.RedisURL, cfg.Log,
+			"client limits: Redis unreachable; each replica enforces rate/N and burst/N in its own memory until it is back",
+			"client limits: Redis reachable again; rates shared", "replicas", cfg.Replicas)
+		if err != nil {
 			return nil, fmt.Errorf("client limits: %w", err)
 		}
+		l.prefix = RedisKeyPrefix + cfg.Service + ":"
+		cfg.Log.Info("client limits: rates shared through Redis", "redis", l.redis.Addr(), "key_prefix", l.prefix, "replicas", cfg.Replicas)
 	}
 	return l, nil
 }
 
-var muteRedisLog sync.Once
-
-// quietLogger silences go-redis's line per failed dial: the limiter logs the change itself.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}
-
 // Close releases the connections to Redis, if any.
 func (l *Limiter) Close() error {
-	if l.shared == nil {
+	if l.redis == nil {
 		return nil
 	}
-	return l.shared.close()
+	return l.redis.Close()
 }
 
 // Fallbacks counts the rate decisions made without Redis while one is configured.
 func (l *Limiter) Fallbacks() uint64 {
-	if l.shared == nil {
+	if l.redis == nil {
 		return 0
 	}
-	return l.shared.redis.Fallbacks()
+	return l.redis.Fallbacks()
 }
 
 // limitsOf is the client's effective limits: its own from the clients file, each missing one
@@ -137,72 +137,54 @@ type Outcome struct {
 	slot   *slot  // the call's place in its client's concurrency, if it took one
 }
 
+// slot is one call's place in its client's concurrency. A pointer, so that Done called on any
+// copy of the Outcome releases it once.
+type slot struct {
+	l        *Limiter
+	client   string
+	released atomic.Bool
+}
+
 // Done ends the call's hold on its client's concurrency: a no-op when it took none (or was
 // refused), and when called again.
 func (o Outcome) Done() {
-	if o.slot != nil && o.slot.held.Swap(false) {
+	if o.slot != nil && !o.slot.released.Swap(true) {
 		o.slot.l.release(o.slot.client)
 	}
 }
 
-// slot is one call's place in its client's concurrency.
-type slot struct {
-	l      *Limiter
-	client string
-	held   atomic.Bool
-}
-
 // Admit decides one unary call of client: its rate first (a refused call spends nothing), then
-// its concurrency on this replica (refused at once, never queued behind the client's own calls).
-func (l *Limiter) Admit(client string) Outcome {
+// its concurrency on this replica.
+func (l *Limiter) Admit(client string) (out Outcome) {
 	p, rated, conc := l.limitsOf(client)
-	var out Outcome
 	if rated {
 		d := l.take(client, p)
-		out.Policy, out.State = l.policyHeader(p), stateHeader(d)
+		out.Policy, out.State = policyHeader(p), stateHeader(d)
 		if !d.allowed {
-			l.metrics.throttled(client, ReasonRate)
-			out.Err = throttled(p, d.wait, ReasonRate, conc)
+			out.Err = l.refuse(client, p, d.wait, ReasonRate, conc)
 			return out
 		}
 	}
-	if conc > 0 {
-		if !l.acquire(client, conc) {
-			l.metrics.throttled(client, ReasonConcurrency)
-			out.Err = throttled(p, time.Second, ReasonConcurrency, conc)
-			return out
-		}
-		out.slot = l.hold(client)
-	}
+	out.slot, out.Err = l.acquire(client, p, conc)
 	return out
 }
 
-// hold is a held slot of client's concurrency (acquire took it).
-func (l *Limiter) hold(client string) *slot {
-	sl := &slot{l: l, client: client}
-	sl.held.Store(true)
-	return sl
-}
-
-// take decides one request against the client's rate: in Redis when configured and answering,
-// else in this replica's memory at its share.
-func (l *Limiter) take(client string, p policy) decision {
-	if l.shared != nil {
-		if d, ok := l.shared.take(client, p); ok {
-			return d
-		}
+// acquire takes a slot of the client's concurrency conc, if it has one (conc > 0): refused at
+// once when all are taken, never queued behind the client's own calls.
+func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
+	if conc <= 0 {
+		return nil, nil
 	}
-	return l.local.take(client, p.share(l.cfg.Replicas), l.cfg.Now())
-}
-
-func (l *Limiter) acquire(client string, limit int) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.running[client] >= limit {
-		return false
+	full := l.running[client] >= conc
+	if !full {
+		l.running[client]++
 	}
-	l.running[client]++
-	return true
+	l.mu.Unlock()
+	if full {
+		return nil, l.refuse(client, p, time.Second, ReasonConcurrency, conc)
+	}
+	return &slot{l: l, client: client}, nil
 }
 
 func (l *Limiter) release(client string) {
@@ -213,7 +195,7 @@ func (l *Limiter) release(client string) {
 	}
 }
 
-// Running is the client's calls in progress on this replica (for tests and the soak).
+// Running is the client's calls in progress on this replica (for the package's tests).
 func (l *Limiter) Running(client string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -241,13 +223,24 @@ func ceilSeconds(d time.Duration) int64 {
 	return int64(math.Ceil(d.Seconds()))
 }
 
-// policyHeader is RateLimit-Policy for p, made once per policy: a client's policy changes only
-// with a reload.
-func (l *Limiter) policyHeader(p policy) string {
-	if h, ok := l.policies.Load(p); ok {
-		return h.(string)
+// Reasons of a throttled call, the reason label of yardstick_client_throttled_total.
+const (
+	ReasonRate        = "rate"        // a unary call over the client's rate: answered 429
+	ReasonConcurrency = "concurrency" // a call over the client's calls in progress: answered 429
+	ReasonStream      = "stream"      // a stream's record or student waited for the rate (never refused)
+)
+
+// refuse counts a refused call and answers it: 429 Throttled with Retry-After in whole seconds,
+// at least 1; gRPC RESOURCE_EXHAUSTED with RetryInfo of the same delay.
+func (l *Limiter) refuse(client string, p policy, wait time.Duration, reason string, concurrency int) error {
+	l.metrics.throttled(client, reason)
+	secs := max(ceilSeconds(wait), 1)
+	msg, info := "Too many requests.", fmt.Sprintf("This client may make %s requests a second (burst %d); retry after %d seconds.",
+		strconv.FormatFloat(p.rate, 'g', -1, 64), p.burst, secs)
+	if reason == ReasonConcurrency {
+		msg, info = "Too many requests in progress.", fmt.Sprintf("This client may have %d requests in progress at once; retry after %d seconds.",
+			concurrency, secs)
 	}
-	h := policyHeader(p)
-	l.policies.Store(p, h)
-	return h
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, msg, info,
+		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
 }

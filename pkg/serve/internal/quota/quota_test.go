@@ -255,10 +255,12 @@ func TestAdmitConcurrency(t *testing.T) {
 }
 
 // TestMetricsAtZero: every registered client's series is exported at 0 before any throttle;
-// an id the file does not register is counted as "other", never as itself.
+// an id the file does not register is counted as "other", never as itself; a client a reload
+// adds is exported at the next scrape, and one it removes keeps its series.
 func TestMetricsAtZero(t *testing.T) {
 	t.Parallel()
-	l, _ := newLocalLimiter(t, Config{Rate: 1}, map[string]token.Limits{"acme": {}, "north": {}})
+	own := map[string]token.Limits{"acme": {}, "north": {}}
+	l, _ := newLocalLimiter(t, Config{Rate: 1}, own)
 	reg := prometheus.NewRegistry()
 	if err := l.Register(reg); err != nil {
 		t.Fatal(err)
@@ -281,6 +283,14 @@ yardstick_client_limit_fallbacks_total{service="scoring"} 0
 	}
 	if got := testutil.CollectAndCount(reg, "yardstick_client_throttled_total"); got != 9 {
 		t.Errorf("series after a made-up id: got %d; want still 9", got)
+	}
+	own["south"] = token.Limits{}
+	if got := testutil.CollectAndCount(reg, "yardstick_client_throttled_total"); got != 12 {
+		t.Errorf("series after a reload added a client: got %d; want 12", got)
+	}
+	delete(own, "north")
+	if got := testutil.CollectAndCount(reg, "yardstick_client_throttled_total"); got != 12 {
+		t.Errorf("series after a reload removed a client: got %d; want still 12", got)
 	}
 }
 

@@ -14,9 +14,10 @@ import (
 
 // TestStep: the limit step counts a call of a client with a rate once (the same step met again,
 // as the chain's after the gRPC door's, passes it), and lets pass without counting it a call
-// the JSON front decided already (on its request's facts, or without them), a stream's record
-// (its context carries the stream's pacer) and a call without a client; every call passes the
-// step's next exactly once or is refused before it.
+// a door decided already (marked on its request's facts), a stream's record (its context
+// carries the stream's pacer) and a call without a client; every call passes the step's next
+// exactly once or is refused before it. Every call carries its request's facts, as every call
+// a door lets in does.
 func TestStep(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -25,30 +26,22 @@ func TestStep(t *testing.T) {
 		counted bool // the call spends the client's rate (a burst of 1: the second is refused)
 		cfg     *Config
 	}{
-		{"a call of the client", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, true, nil},
-		{"decided by the front, with its facts", func(t *testing.T, _ *Limiter) context.Context {
-			return Decided(reqinfo.With(withClient(t, "acme"), &reqinfo.Info{}))
-		}, false, nil},
-		{"decided by the front, without facts", func(t *testing.T, _ *Limiter) context.Context {
-			return Decided(withClient(t, "acme"))
-		}, false, nil},
-		{"another call's facts, not decided", func(t *testing.T, _ *Limiter) context.Context {
-			return reqinfo.With(withClient(t, "acme"), &reqinfo.Info{})
-		}, true, nil},
+		{"a call of the client", func(t *testing.T, _ *Limiter) context.Context { return withFacts(t, "acme") }, true, nil},
+		{"decided by the front", func(t *testing.T, _ *Limiter) context.Context { return Decided(withFacts(t, "acme")) }, false, nil},
 		{"a stream's record", func(t *testing.T, l *Limiter) context.Context {
-			ctx, out := l.OpenStream(withClient(t, "acme"))
+			ctx, out := l.OpenStream(withFacts(t, "acme"))
 			if out.Err != nil {
 				t.Fatalf("open: %v", out.Err)
 			}
 			t.Cleanup(out.Done)
 			return ctx
 		}, false, nil},
-		{"no client", func(*testing.T, *Limiter) context.Context { return context.Background() }, false, nil},
+		{"no client", func(*testing.T, *Limiter) context.Context { return reqinfo.With(context.Background(), &reqinfo.Info{}) }, false, nil},
 		// A slot of a concurrency of 1 is taken once: a second step that took one too would be
 		// refused.
-		{"a client with a concurrency only", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, false,
+		{"a client with a concurrency only", func(t *testing.T, _ *Limiter) context.Context { return withFacts(t, "acme") }, false,
 			&Config{Concurrency: 1}},
-		{"a client without limits", func(t *testing.T, _ *Limiter) context.Context { return withClient(t, "acme") }, false, &Config{}},
+		{"a client without limits", func(t *testing.T, _ *Limiter) context.Context { return withFacts(t, "acme") }, false, &Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -80,4 +73,9 @@ func TestStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withFacts is a call of client id with its request's facts (reqinfo), as each door gives it.
+func withFacts(t *testing.T, id string) context.Context {
+	return reqinfo.With(withClient(t, id), &reqinfo.Info{})
 }

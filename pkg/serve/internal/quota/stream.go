@@ -21,23 +21,17 @@ type pacer struct {
 // its records and students call (Pace). The stream's rate is spent by its records, not by its
 // opening; out.Policy is the RateLimit-Policy of a client with a rate (no RateLimit: that
 // would cost a decision the opening does not take). out.Done ends the slot.
-func (l *Limiter) OpenStream(ctx context.Context) (context.Context, Outcome) {
-	var out Outcome
+func (l *Limiter) OpenStream(ctx context.Context) (_ context.Context, out Outcome) {
 	client := l.cfg.Client(ctx)
 	if client == "" {
 		return ctx, out
 	}
 	p, rated, conc := l.limitsOf(client)
 	if rated {
-		out.Policy = l.policyHeader(p)
+		out.Policy = policyHeader(p)
 	}
-	if conc > 0 {
-		if !l.acquire(client, conc) {
-			l.metrics.throttled(client, ReasonConcurrency)
-			out.Err = throttled(p, time.Second, ReasonConcurrency, conc)
-			return ctx, out
-		}
-		out.slot = l.hold(client)
+	if out.slot, out.Err = l.acquire(client, p, conc); out.Err != nil {
+		return ctx, out
 	}
 	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), out
 }
@@ -50,8 +44,7 @@ func Pace(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	counted := false
-	for {
+	for first := true; ; first = false {
 		pol, rated, _ := p.l.limitsOf(p.client) // read each time: a reload applies mid-stream
 		if !rated {
 			return nil
@@ -60,15 +53,12 @@ func Pace(ctx context.Context) error {
 		if d.allowed {
 			return nil
 		}
-		if !counted {
-			p.l.metrics.throttled(p.client, ReasonStream)
-			counted = true
+		if first {
+			p.l.metrics.throttled(p.client, ReasonStream) // a record slowed counts once
 		}
-		t := time.NewTimer(d.wait)
 		select {
-		case <-t.C:
+		case <-time.After(d.wait):
 		case <-ctx.Done():
-			t.Stop()
 			return context.Cause(ctx)
 		}
 	}
