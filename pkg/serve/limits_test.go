@@ -128,7 +128,10 @@ func TestClientConcurrencyRefusedAtOnce(t *testing.T) {
 	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(string(r.body), "may have 1 requests in progress at once") {
 		t.Errorf("second call: got %d Retry-After %q %s; want 429, 1, the concurrency", r.status, r.header.Get("Retry-After"), r.body)
 	}
-	if took := time.Since(start); took > 500*time.Millisecond {
+	// A call queued for the slot would wait on the first call, which is held until after this
+	// check: "at once" is well under the admission wait's 2 s (a loopback call under -race on a
+	// busy machine takes up to several hundred milliseconds).
+	if took := time.Since(start); took > 1500*time.Millisecond {
 		t.Errorf("the refusal took %s; want it at once", took)
 	}
 	h.fake.release <- struct{}{}
@@ -325,9 +328,11 @@ func TestLimitsReloadedUnderLoad(t *testing.T) {
 		// fifth of a second: 80 at once, then 100 in the second.
 		{"after", 180, "80 left of the new burst + 100 in the second"},
 	} {
-		got := counts[c.phase][http.StatusOK]
-		if got < c.want*8/10 || got > c.want*12/10 {
-			t.Errorf("%s the reload: %d answered 200; want %d ± 20%% (%s)", c.phase, got, c.want, c.why)
+		// A machine too busy to send the rate gets all it sent answered: the limit is then
+		// what was sent, not the rate.
+		got, sent := counts[c.phase][http.StatusOK], counts[c.phase][http.StatusOK]+counts[c.phase][http.StatusTooManyRequests]
+		if want := min(c.want, sent); got < want*8/10 || got > want*12/10 {
+			t.Errorf("%s the reload: %d of %d answered 200; want %d ± 20%% (%s)", c.phase, got, sent, want, c.why)
 		}
 		for status, n := range counts[c.phase] {
 			if status != http.StatusOK && status != http.StatusTooManyRequests {
