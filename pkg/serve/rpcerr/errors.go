@@ -213,7 +213,9 @@ func ToHTTP(err error) HTTP {
 		exhausted(&out, info)
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
 		out.Status = http.StatusServiceUnavailable
-		out.Body = BodyFor(out.Status, nil)
+		if info == nil || info.Domain != errorDomain { // one of ours (logins busy) keeps its words
+			out.Body = BodyFor(out.Status, nil)
+		}
 	default:
 		out.Status = http.StatusInternalServerError
 		out.Body = BodyFor(out.Status, nil)

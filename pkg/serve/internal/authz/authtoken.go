@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -74,19 +73,10 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	writeJSONValue(w, http.StatusOK, out)
 }
 
-// writeLoginError answers a failed login in the original API's error body; busy keeps its own
-// words, not "shutting down", and a 401 to a caller that used HTTP Basic carries its challenge.
+// writeLoginError answers a failed login in the original API's error body; a 401 to a caller
+// that used HTTP Basic carries its challenge.
 func writeLoginError(w http.ResponseWriter, err error, basic bool) {
 	e := rpcerr.ToHTTP(err)
-	if status.Code(err) == codes.Unavailable {
-		st := status.Convert(err)
-		e.Body.Message = st.Message()
-		for _, d := range st.Details() {
-			if info, ok := d.(*errdetails.ErrorInfo); ok {
-				e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
-			}
-		}
-	}
 	if e.Status == http.StatusUnauthorized && basic {
 		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
