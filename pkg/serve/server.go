@@ -175,7 +175,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		}
 	}
 	var err error
-	if s.routes, err = routes.Build(info, cfg.Limits.routes()); err != nil {
+	if s.routes, err = routes.Build(info, cfg.Limits); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
