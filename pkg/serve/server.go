@@ -60,13 +60,12 @@ type Service struct {
 	// yardstick_reload_info series; nil if it has none.
 	Version func() string
 
-	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none, and
-	// BatchPermission the permission it takes (each record takes its own path's as well).
-	BatchPath, BatchPermission string
-	// GroupStreams are the service's group forecast streams by path; they take BatchPermission
-	// and GroupPermission.
-	GroupStreams    map[string]OpenGroup
-	GroupPermission string
+	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none: it takes
+	// BatchRPC's permission from the contract (each record takes its own path's as well).
+	BatchPath string
+	// GroupStreams are the service's group forecast streams by path: they take the permissions of
+	// the group stream rpc, BatchRPC's service's other stream.
+	GroupStreams map[string]OpenGroup
 	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the
 	// frame serves in place of the service (grpcbatch.go): each record runs as a unary call of
 	// the rpc its request field names. Its record and answer follow the contract's shape there.
@@ -251,7 +250,9 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
 	}
 	front.Limits(s.limits)
-	s.addStreams(svc, front)
+	if err := s.addStreams(svc, front); err != nil {
+		return err
+	}
 	s.http = &http.Server{
 		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
 		Handler: s.tracing.HTTPHandler(s.spanRoute,
