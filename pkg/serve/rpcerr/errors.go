@@ -104,8 +104,9 @@ func withDetails(code codes.Code, message string, details ...protoadapt.MessageV
 	return st.Err()
 }
 
-// retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo.
-func retry(d time.Duration) (int64, *errdetails.RetryInfo) {
+// Retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo: what a
+// refusal that names when to come back says, on both fronts.
+func Retry(d time.Duration) (int64, *errdetails.RetryInfo) {
 	secs := max(int64(math.Ceil(d.Seconds())), 1)
 	return secs, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}
 }
@@ -160,7 +161,7 @@ func PermissionDenied(message, info string) error {
 
 // Throttled is the answer when failed attempts exhausted a client's or an address's budget.
 func Throttled(retryAfter time.Duration) error {
-	secs, ri := retry(retryAfter)
+	secs, ri := Retry(retryAfter)
 	return New(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.", fmt.Sprintf("Retry after %d seconds.", secs), ri)
 }
 
@@ -391,7 +392,7 @@ func WriteStatus(w http.ResponseWriter, code int) {
 // ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
 // with Retry-After.
 func Overloaded(retryAfter time.Duration) error {
-	secs, ri := retry(retryAfter)
+	secs, ri := Retry(retryAfter)
 	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
 	info.Reason = ReasonOverloaded
 	return withDetails(codes.ResourceExhausted, "Service busy.", info, ri)
