@@ -231,7 +231,9 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
-	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
+	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
+	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
+		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
 	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
@@ -249,8 +251,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	if !front.Direct(paths, handlers) {
 		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
 	}
-	front.Limits(s.limits)
-	if err := s.addStreams(svc, front); err != nil {
+	if err := s.addStreams(svc); err != nil {
 		return err
 	}
 	s.http = &http.Server{

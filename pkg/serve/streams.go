@@ -27,9 +27,8 @@ type OpenGroup = batch.OpenGroup
 
 // addStreams adds the service's stream routes to the route table, each with the access rule of
 // its gRPC form in the contract: the batch path its batch rpc's (BatchRPC), a group stream that
-// of the one other stream with a rule of BatchRPC's service (ForecastGroupStream). It hands the
-// front what they need.
-func (s *Server) addStreams(svc Service, front *httpfront.Handler) error {
+// of the one other stream with a rule of BatchRPC's service (ForecastGroupStream).
+func (s *Server) addStreams(svc Service) error {
 	var batchRule, groupRule *routes.Rule
 	groups := 0
 	for _, r := range s.routes.ByMethod {
@@ -50,8 +49,6 @@ func (s *Server) addStreams(svc Service, front *httpfront.Handler) error {
 	for p := range svc.GroupStreams {
 		s.routes.AddStream(p, routes.GroupStream, *groupRule)
 	}
-	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
-	front.Streams(svc.GroupStreams, batch.Options{Log: s.log, Trusted: true}, s.codec)
 	return nil
 }
 
