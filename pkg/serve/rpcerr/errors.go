@@ -326,8 +326,6 @@ func topLevel(path string) string {
 func Write(w http.ResponseWriter, e HTTP) {
 	h := w.Header()
 	h.Del("Grpc-Metadata-Content-Type")
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatInt(e.RetryAfter, 10))
 	}
@@ -338,12 +336,26 @@ func Write(w http.ResponseWriter, e HTTP) {
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
+	WriteJSON(w, e.Status, e.Body)
+}
+
+// WriteJSON writes v as JSON encodes it, the way of every body of the front but the gateway's.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(JSON(v))
+}
+
+// JSON is v compact, without HTML escaping ("<accessToken>" reads as written; this is not HTML)
+// and without a final newline. v is the package's bodies or a login's answer: maps and structs of
+// strings and numbers, which cannot fail to encode.
+func JSON(v any) []byte {
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false) // "<accessToken>" reads as written; this is not HTML
-	_ = enc.Encode(e.Body)   // a struct of strings: cannot fail
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n"))
 }
 
 // Media types a path takes, as its 415 names them.

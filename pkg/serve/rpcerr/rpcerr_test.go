@@ -229,3 +229,17 @@ func TestMediaAndSize(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteJSON: compact, "<" as written, no final newline, with the front's headers; the same
+// bytes as JSON, which the batch engine's answer lines take.
+func TestWriteJSON(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	WriteJSON(w, http.StatusOK, map[string]string{"a": "<b>"})
+	if got, want := w.Body.String(), `{"a":"<b>"}`; got != want || string(JSON(map[string]string{"a": "<b>"})) != want {
+		t.Errorf("got %s; want %s", got, want)
+	}
+	if got := w.Header().Get("Content-Type") + " " + w.Header().Get("X-Content-Type-Options"); got != "application/json nosniff" {
+		t.Errorf("headers: got %q; want application/json nosniff", got)
+	}
+}
