@@ -41,7 +41,7 @@ func (s *Server) addStreams(svc Service) error {
 		}
 	}
 	if (svc.BatchPath != "" && batchRule == nil) || (len(svc.GroupStreams) > 0 && groups != 1) {
-		return fmt.Errorf("streams: BatchRPC %q is not a batch rpc served beside at most one group stream rpc, whose permissions the streams take", svc.BatchRPC)
+		return fmt.Errorf("streams: the batch path takes the rule of BatchRPC %q, a group stream that of its service's one other stream rpc: not among the rpcs served", svc.BatchRPC)
 	}
 	if svc.BatchPath != "" {
 		s.routes.AddStream(svc.BatchPath, routes.Batch, *batchRule)
