@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -44,8 +46,8 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	h := startService(t, cfg, Service{
 		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:   scoringGateway,
-		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
-		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
+		BatchPath: "/api/score/batch",
+		BatchRPC:  scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})
 	h.fake = fake
 	return h
@@ -250,7 +252,7 @@ func TestGroupStreamPermissions(t *testing.T) {
 	cfg := forecastConfig(t)
 	cfg.ClientsFile = clients
 	svc := newFakeForecast(t, cfg.Limits).service()
-	svc.BatchPath, svc.BatchPermission, svc.GroupPermission = "/api/forecast/batch", "forecast:batch", "forecast:group"
+	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName
 	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
 	h := startService(t, cfg, svc)
 	body := "{}\n[1,2,3]\n"
@@ -278,6 +280,37 @@ func TestGroupStreamPermissions(t *testing.T) {
 }
 
 // TestBatchNotPaced: a stream is bound neither by the body limit nor by the minimum body rate:
+
+// TestStreamPermissionsFromContract: a stream takes its gRPC form's rule, so a service whose
+// streams have none in the contract is refused at start.
+func TestStreamPermissionsFromContract(t *testing.T) {
+	t.Parallel()
+	cfg := forecastConfig(t)
+	scoring := scoringv1.ScoringService_ScoreBatch_FullMethodName
+	for _, tc := range []struct {
+		name      string
+		batchPath string
+		batchRPC  string
+		groups    bool
+	}{
+		{"a batch path without its batch rpc", "/api/forecast/batch", "", false},
+		{"a batch rpc the service does not serve", "/api/forecast/batch", scoring, false},
+		{"group streams without a batch rpc", "", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc := newFakeForecast(t, cfg.Limits).service()
+			svc.BatchPath, svc.BatchRPC = tc.batchPath, tc.batchRPC
+			if tc.groups {
+				svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
+			}
+			if _, err := New(context.Background(), cfg, slog.New(slog.DiscardHandler), svc); err == nil || !strings.Contains(err.Error(), "streams:") {
+				t.Errorf("got %v; want the streams refused", err)
+			}
+		})
+	}
+}
+
 // a body larger than the unary limit, sent slower than the rate, is answered whole.
 func TestBatchNotPaced(t *testing.T) {
 	t.Parallel()
@@ -325,7 +358,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	fake := newFakeForecast(t, cfg.Limits)
 	fake.faulty = true
 	svc := fake.service()
-	svc.BatchPath, svc.BatchPermission = "/api/forecast/batch", "forecast:batch"
+	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName
 	h := startService(t, cfg, svc)
 	tok := h.token("demo", "demo-secret")
 	group := groupBody(900, typicalStudent)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
@@ -83,14 +84,8 @@ type Config struct {
 }
 
 // Limits bound what one request may ask for (docs/api.md). Over-limit requests get 413 (body) or a
-// 400 naming the field.
-type Limits struct {
-	MaxBodyBytes      int64 // every JSON body but group forecasts
-	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
-	MaxItems          int
-	MaxStudents       int
-	MaxCutLevels      int
-}
+// 400 naming the field. The route table reads them, so they are its type.
+type Limits = routes.Limits
 
 // ReflectionOn reports whether the gRPC reflection service is served.
 func (c Config) ReflectionOn() bool {

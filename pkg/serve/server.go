@@ -60,13 +60,12 @@ type Service struct {
 	// yardstick_reload_info series; nil if it has none.
 	Version func() string
 
-	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none, and
-	// BatchPermission the permission it takes (each record takes its own path's as well).
-	BatchPath, BatchPermission string
-	// GroupStreams are the service's group forecast streams by path; they take BatchPermission
-	// and GroupPermission.
-	GroupStreams    map[string]OpenGroup
-	GroupPermission string
+	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none: it takes
+	// BatchRPC's permission from the contract (each record takes its own path's as well).
+	BatchPath string
+	// GroupStreams are the service's group forecast streams by path: they take the permissions of
+	// the group stream rpc, BatchRPC's service's other stream.
+	GroupStreams map[string]OpenGroup
 	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the
 	// frame serves in place of the service (grpcbatch.go): each record runs as a unary call of
 	// the rpc its request field names. Its record and answer follow the contract's shape there.
@@ -175,7 +174,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		}
 	}
 	var err error
-	if s.routes, err = routes.Build(info, cfg.Limits.routes()); err != nil {
+	if s.routes, err = routes.Build(info, cfg.Limits); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
@@ -232,7 +231,9 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
-	front := httpfront.New(s.routes, s.authz, s.budget, s.channel, gw)
+	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
+	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
+		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
 	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
@@ -250,8 +251,9 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	if !front.Direct(paths, handlers) {
 		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
 	}
-	front.Limits(s.limits)
-	s.addStreams(svc, front)
+	if err := s.addStreams(svc); err != nil {
+		return err
+	}
 	s.http = &http.Server{
 		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
 		Handler: s.tracing.HTTPHandler(s.spanRoute,

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
 // setting is one configuration value: its environment variable, its flag, its -help text and
@@ -169,9 +167,4 @@ func printUsage(fs *flag.FlagSet, service string, all []setting) {
 		fmt.Fprintf(w, "  %s\n    \t%s (env %s, default %q)\n", name, s.usage, s.env, s.def)
 	}
 	fmt.Fprintf(w, "  -version\n    \tprint the build version and exit\n")
-}
-
-// routes is what the route table needs of the limits.
-func (l Limits) routes() routes.Limits {
-	return routes.Limits{MaxBodyBytes: l.MaxBodyBytes, MaxGroupBodyBytes: l.MaxGroupBodyBytes, MaxStudents: l.MaxStudents}
 }

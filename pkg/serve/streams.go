@@ -1,6 +1,9 @@
 package serve
 
 import (
+	"fmt"
+	"path"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
@@ -22,17 +25,31 @@ type GroupStream = batch.GroupStream
 // answer to the whole request.
 type OpenGroup = batch.OpenGroup
 
-// addStreams adds the service's stream routes to the route table and hands the front what they
-// need.
-func (s *Server) addStreams(svc Service, front *httpfront.Handler) {
+// addStreams adds the service's stream routes to the route table, each with the access rule of
+// its gRPC form in the contract: the batch path its batch rpc's (BatchRPC), a group stream that
+// of the one other stream with a rule of BatchRPC's service (ForecastGroupStream).
+func (s *Server) addStreams(svc Service) error {
+	var batchRule, groupRule *routes.Rule
+	groups := 0
+	for _, r := range s.routes.ByMethod {
+		switch {
+		case !r.Records || path.Dir(r.Method) != path.Dir(svc.BatchRPC): // not a stream of its service
+		case r.Method == svc.BatchRPC:
+			batchRule = &r.Rule
+		default:
+			groupRule, groups = &r.Rule, groups+1
+		}
+	}
+	if (svc.BatchPath != "" && batchRule == nil) || (len(svc.GroupStreams) > 0 && groups != 1) {
+		return fmt.Errorf("streams: the batch path takes the rule of BatchRPC %q, a group stream that of its service's one other stream rpc: not among the rpcs served", svc.BatchRPC)
+	}
 	if svc.BatchPath != "" {
-		s.routes.AddStream(svc.BatchPath, routes.Batch, routes.Rule{Permission: svc.BatchPermission})
+		s.routes.AddStream(svc.BatchPath, routes.Batch, *batchRule)
 	}
-	for path := range svc.GroupStreams {
-		s.routes.AddStream(path, routes.GroupStream, routes.Rule{Permission: svc.BatchPermission, Also: svc.GroupPermission})
+	for p := range svc.GroupStreams {
+		s.routes.AddStream(p, routes.GroupStream, *groupRule)
 	}
-	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
-	front.Streams(svc.GroupStreams, batch.Options{Log: s.log, Trusted: true}, s.codec)
+	return nil
 }
 
 // Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a

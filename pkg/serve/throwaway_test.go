@@ -208,8 +208,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 	h := startService(t, cfg, Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(throwawayDesc(), struct{}{}) },
 		Gateway:   throwawayGateway,
-		BatchPath: throwawayBatchPath, BatchPermission: throwawayBatchPerm,
-		BatchRPC: throwawayBatch,
+		BatchPath: throwawayBatchPath,
+		BatchRPC:  throwawayBatch,
 	})
 	echoer, other, unbatched := h.token("echoer", secret), h.token("other", secret), h.token("unbatched", secret)
 

@@ -104,8 +104,9 @@ func withDetails(code codes.Code, message string, details ...protoadapt.MessageV
 	return st.Err()
 }
 
-// retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo.
-func retry(d time.Duration) (int64, *errdetails.RetryInfo) {
+// Retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo: what a
+// refusal that names when to come back says, on both fronts.
+func Retry(d time.Duration) (int64, *errdetails.RetryInfo) {
 	secs := max(int64(math.Ceil(d.Seconds())), 1)
 	return secs, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}
 }
@@ -160,7 +161,7 @@ func PermissionDenied(message, info string) error {
 
 // Throttled is the answer when failed attempts exhausted a client's or an address's budget.
 func Throttled(retryAfter time.Duration) error {
-	secs, ri := retry(retryAfter)
+	secs, ri := Retry(retryAfter)
 	return New(codes.ResourceExhausted, ExceptionThrottled, "Too many failed attempts.", fmt.Sprintf("Retry after %d seconds.", secs), ri)
 }
 
@@ -213,7 +214,9 @@ func ToHTTP(err error) HTTP {
 		exhausted(&out, info)
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
 		out.Status = http.StatusServiceUnavailable
-		out.Body = BodyFor(out.Status, nil)
+		if info == nil || info.Domain != errorDomain { // one of ours (logins busy) keeps its words
+			out.Body = BodyFor(out.Status, nil)
+		}
 	default:
 		out.Status = http.StatusInternalServerError
 		out.Body = BodyFor(out.Status, nil)
@@ -323,8 +326,6 @@ func topLevel(path string) string {
 func Write(w http.ResponseWriter, e HTTP) {
 	h := w.Header()
 	h.Del("Grpc-Metadata-Content-Type")
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Content-Type-Options", "nosniff")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatInt(e.RetryAfter, 10))
 	}
@@ -335,12 +336,26 @@ func Write(w http.ResponseWriter, e HTTP) {
 	if e.Status == http.StatusMethodNotAllowed && h.Get("Allow") == "" {
 		h.Set("Allow", http.MethodPost)
 	}
+	WriteJSON(w, e.Status, e.Body)
+}
+
+// WriteJSON writes v as JSON encodes it, the way of every body of the front but the gateway's.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(JSON(v))
+}
+
+// JSON is v compact, without HTML escaping ("<accessToken>" reads as written; this is not HTML)
+// and without a final newline. v is the package's bodies or a login's answer: maps and structs of
+// strings and numbers, which cannot fail to encode.
+func JSON(v any) []byte {
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false) // "<accessToken>" reads as written; this is not HTML
-	_ = enc.Encode(e.Body)   // a struct of strings: cannot fail
-	w.WriteHeader(e.Status)
-	_, _ = w.Write(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimSuffix(body.Bytes(), []byte("\n"))
 }
 
 // Media types a path takes, as its 415 names them.
@@ -389,7 +404,7 @@ func WriteStatus(w http.ResponseWriter, code int) {
 // ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
 // with Retry-After.
 func Overloaded(retryAfter time.Duration) error {
-	secs, ri := retry(retryAfter)
+	secs, ri := Retry(retryAfter)
 	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))
 	info.Reason = ReasonOverloaded
 	return withDetails(codes.ResourceExhausted, "Service busy.", info, ri)

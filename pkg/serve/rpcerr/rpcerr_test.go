@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // TestToHTTP: the one mapping from a status to the documented HTTP status, exceptionType,
@@ -38,6 +39,7 @@ func TestToHTTP(t *testing.T) {
 		{"overloaded", Overloaded(time.Second), 503, ExceptionAPI, "Service busy.", 1},
 		{"gRPC's own size refusal", status.Error(codes.ResourceExhausted, "grpc: received message larger than max"), 413, ExceptionTooLarge, "Request too large.", 0},
 		{"shutting down", status.Error(codes.Unavailable, "x"), 503, ExceptionAPI, "Service unavailable.", 0},
+		{"unavailable of ours keeps its words", New(codes.Unavailable, ExceptionAPI, "Service busy.", "Too many logins.", &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Second)}), 503, ExceptionAPI, "Service busy.", 1},
 		{"internal", Internal(), 500, ExceptionAPI, "Internal error.", 0},
 		{"not a status", errors.New("boom"), 500, ExceptionAPI, "Internal error.", 0},
 	} {
@@ -225,5 +227,19 @@ func TestMediaAndSize(t *testing.T) {
 				t.Errorf("got exceptionType %q; want %q", body.ExceptionType, wantType)
 			}
 		})
+	}
+}
+
+// TestWriteJSON: compact, "<" as written, no final newline, with the front's headers; the same
+// bytes as JSON, which the batch engine's answer lines take.
+func TestWriteJSON(t *testing.T) {
+	t.Parallel()
+	w := httptest.NewRecorder()
+	WriteJSON(w, http.StatusOK, map[string]string{"a": "<b>"})
+	if got, want := w.Body.String(), `{"a":"<b>"}`; got != want || string(JSON(map[string]string{"a": "<b>"})) != want {
+		t.Errorf("got %s; want %s", got, want)
+	}
+	if got := w.Header().Get("Content-Type") + " " + w.Header().Get("X-Content-Type-Options"); got != "application/json nosniff" {
+		t.Errorf("headers: got %q; want application/json nosniff", got)
 	}
 }

@@ -1,13 +1,10 @@
 package authz
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -61,7 +58,7 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 // original API's.
 func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if !req.oauth {
-		writeJSONValue(w, http.StatusOK, struct {
+		rpcerr.WriteJSON(w, http.StatusOK, struct {
 			AccessToken string `json:"accessToken"`
 			ExpiresIn   int64  `json:"expiresIn"`
 		}{tok.AccessToken, tok.ExpiresIn})
@@ -71,22 +68,13 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if req.scope != "" {
 		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
 	}
-	writeJSONValue(w, http.StatusOK, out)
+	rpcerr.WriteJSON(w, http.StatusOK, out)
 }
 
-// writeLoginError answers a failed login in the original API's error body; busy keeps its own
-// words, not "shutting down", and a 401 to a caller that used HTTP Basic carries its challenge.
+// writeLoginError answers a failed login in the original API's error body; a 401 to a caller
+// that used HTTP Basic carries its challenge.
 func writeLoginError(w http.ResponseWriter, err error, basic bool) {
 	e := rpcerr.ToHTTP(err)
-	if status.Code(err) == codes.Unavailable {
-		st := status.Convert(err)
-		e.Body.Message = st.Message()
-		for _, d := range st.Details() {
-			if info, ok := d.(*errdetails.ErrorInfo); ok {
-				e.Body.AdditionalInfo = info.GetMetadata()[rpcerr.InfoKey]
-			}
-		}
-	}
 	if e.Status == http.StatusUnauthorized && basic {
 		w.Header().Set("WWW-Authenticate", basicChallenge)
 	}
@@ -149,21 +137,5 @@ func writeOAuthError(w http.ResponseWriter, code int, errCode, description strin
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	}
-	writeJSONValue(w, code, map[string]string{"error": errCode, "error_description": description})
-}
-
-// writeJSONValue writes v compactly, without HTML escaping and without a final newline, like
-// every other body of the front.
-func writeJSONValue(w http.ResponseWriter, code int, v any) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // maps and structs of strings and numbers: cannot fail
-		code = http.StatusInternalServerError
-		b.Reset()
-	}
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	rpcerr.WriteJSON(w, code, map[string]string{"error": errCode, "error_description": description})
 }

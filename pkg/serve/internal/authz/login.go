@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -50,10 +48,9 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 // loginsBusy is the answer when a login's secret could not be checked in time because too many were
 // being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
 func loginsBusy(retryAfter time.Duration) error {
-	secs := max(int64((retryAfter+time.Second-1)/time.Second), 1)
+	secs, ri := rpcerr.Retry(retryAfter)
 	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
-		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs),
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
 }
 
 // TokenService is the gRPC way to a token, served by both services: a token is for the service

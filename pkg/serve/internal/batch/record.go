@@ -30,27 +30,8 @@ func StatusAnswer(code int) []byte {
 	return ErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
 }
 
-// ErrorBody is the body of e as the engine writes it in an answer line.
-func ErrorBody(e rpcerr.HTTP) []byte {
-	var c captured
-	rpcerr.Write(&c, e)
-	return c.body.Bytes()
-}
-
-// captured is the smallest http.ResponseWriter: it keeps the body rpcerr.Write writes.
-type captured struct {
-	h    http.Header
-	body bytes.Buffer
-}
-
-func (c *captured) Header() http.Header {
-	if c.h == nil {
-		c.h = http.Header{}
-	}
-	return c.h
-}
-func (c *captured) Write(p []byte) (int, error) { return c.body.Write(p) }
-func (c *captured) WriteHeader(int)             {}
+// ErrorBody is the body of e as the engine writes it in an answer line: as rpcerr.Write writes it.
+func ErrorBody(e rpcerr.HTTP) []byte { return rpcerr.JSON(e.Body) }
 
 // tooLargeBody is the body of a line over the default size limit; it never changes.
 var tooLargeBody = ErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))

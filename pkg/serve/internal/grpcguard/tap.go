@@ -9,13 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
@@ -75,9 +73,9 @@ func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
 // readsBusy counts and answers a call without a token when every read slot is taken.
 func (g *Guard) readsBusy() error {
 	g.budget.Refuse("grpc", admission.CauseReadSlots)
+	secs, ri := rpcerr.Retry(busyRetryAfter)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
-		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", int64(busyRetryAfter/time.Second)),
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetryAfter)})
+		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs), ri)
 }
 
 // tooLarge is the answer to a message over its method's limit.

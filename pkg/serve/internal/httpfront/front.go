@@ -38,28 +38,34 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 // Nothing writes to it.
 var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 
+// Options are what the front works with.
+type Options struct {
+	Routes  *routes.Table
+	Authz   *authz.Authorizer // checks tokens
+	Budget  *admission.Budget // admits memory
+	Channel *inproc.Channel   // the in-process door: the gateway's routes and batch records call the rpcs on it
+	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it
+	// Limits are each client's limits (internal/quota): a unary call's before its body is read,
+	// and a stream's concurrency, its records and students paced by the client's rate (a
+	// record's context carries the stream's pacer through the channel). nil: none.
+	Limits *quota.Limiter
+	Groups map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
+	Stream batch.Options              // the stream engine's options
+	Codec  *jsonwire.Codec            // the front's codec: Dispatch decodes a record and encodes its answer with it
+}
+
 // Handler is the JSON API's front (see the package doc).
 type Handler struct {
-	routes  *routes.Table
-	authz   *authz.Authorizer
-	budget  *admission.Budget
-	channel *inproc.Channel // the in-process door, which batch records call by name
-	gateway http.Handler    // grpc-gateway's mux (NewMux), the services registered on it
-
-	groups     map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
-	streamOpts batch.Options              // the stream engine's options
-	marshal    marshaler                  // the gateway's marshaler, for batch records
-	limits     *quota.Limiter             // the clients' limits (Limits); nil: none
-
+	Options
+	marshal marshaler // the gateway's marshaler, for batch records
 	// direct is the gateway's handler of each unary path, the one its mux would choose: the
 	// front has found the route, and need not have the mux try each pattern again.
 	direct map[string]runtime.HandlerFunc
 }
 
-// New is the front of the routes t, checking tokens with a, admitting memory from b, and handing
-// requests to gateway, whose routes call the rpcs on channel.
-func New(t *routes.Table, a *authz.Authorizer, b *admission.Budget, channel *inproc.Channel, gateway http.Handler) *Handler {
-	return &Handler{routes: t, authz: a, budget: b, channel: channel, gateway: gateway, direct: map[string]runtime.HandlerFunc{}}
+// New is the front o describes.
+func New(o Options) *Handler {
+	return &Handler{Options: o, marshal: marshaler{codec: o.Codec}, direct: map[string]runtime.HandlerFunc{}}
 }
 
 // Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
@@ -81,11 +87,11 @@ func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
 		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
-			f.authz.ServeAuthToken(w, r)
+			f.Authz.ServeAuthToken(w, r)
 		}
 		return
 	}
-	rt, known := f.routes.ByPath[r.URL.Path]
+	rt, known := f.Routes.ByPath[r.URL.Path]
 	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
@@ -96,7 +102,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost || !known {
 		dropBody(w, r)
-		f.gateway.ServeHTTP(w, r)
+		f.Gateway.ServeHTTP(w, r)
 		return
 	}
 	if rt.Stream != routes.Unary { // issue 21's streams (stream.go)
@@ -117,11 +123,11 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	if !ok {
 		return
 	}
-	if !rt.Rule.Public && f.limits != nil {
+	if !rt.Rule.Public && f.Limits != nil {
 		// The client's limits, before the body is read or decoded: a refused call costs nothing,
 		// and the concurrency slot covers the whole call; the chain's limit step takes this
 		// decision (quota.Decided), so the call is counted once.
-		out := f.limits.Admit(authz.ClientID(authorized))
+		out := f.Limits.Admit(authz.ClientID(authorized))
 		if out.Policy != "" {
 			h := w.Header()
 			h[policyKey], h[stateKey] = []string{out.Policy}, []string{out.State}
@@ -160,7 +166,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		h(w, r, nil)
 		return
 	}
-	f.gateway.ServeHTTP(w, r)
+	f.Gateway.ServeHTTP(w, r)
 }
 
 // authorize checks what a POST's headers decide before its body is read: the token first (401,
@@ -171,7 +177,7 @@ func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.R
 	if ri != nil {
 		ri.HTTPRequest = r
 	}
-	authorized, err := f.authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
+	authorized, err := f.Authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
 	if err != nil {
 		refuse(w, r, rpcerr.ToHTTP(err))
 		return nil, nil, false
@@ -209,7 +215,7 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 		refuse(w, r, rpcerr.TooLarge(limit))
 		return nil, nil, false
 	}
-	adm, err := f.budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
+	adm, err := f.Budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
 	if err != nil {
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)
@@ -223,9 +229,9 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	}
 	switch {
 	case rt.Group:
-		adm.Shrink(f.budget.GroupCostOfBody(body)) // the students it can hold, now they can be counted
+		adm.Shrink(f.Budget.GroupCostOfBody(body)) // the students it can hold, now they can be counted
 	case r.ContentLength < 0:
-		adm.Shrink(f.budget.Cost(rt.Group, int64(len(body)), true))
+		adm.Shrink(f.Budget.Cost(rt.Group, int64(len(body)), true))
 	}
 	return body, adm, true
 }

@@ -31,7 +31,7 @@ func TestDirect(t *testing.T) {
 			return nil
 		}
 	}
-	f := New(&routes.Table{ByPath: map[string]*routes.Route{}}, nil, nil, nil, g)
+	f := New(Options{Routes: &routes.Table{ByPath: map[string]*routes.Route{}}, Gateway: g})
 	first, err := g.Register(register("/api/a", "/api/b"))
 	if err != nil || len(first) != 2 {
 		t.Fatalf("got %d handlers, %v; want 2", len(first), err)

@@ -10,7 +10,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
@@ -23,19 +22,6 @@ import (
 // token, the media type, the stream's admission) and the stream's counts for its one log line
 // (reqinfo); the engine owns the body and the answers.
 
-// Streams sets what the stream routes need: the service's group streams by path, the engine's
-// options, and the front's codec, with which Dispatch decodes a record and encodes its answer.
-func (f *Handler) Streams(groups map[string]batch.OpenGroup, o batch.Options, codec *jsonwire.Codec) {
-	f.groups, f.streamOpts, f.marshal = groups, o, marshaler{codec: codec}
-}
-
-// Limits makes the front apply each client's limits (internal/quota): a unary call's before its
-// body is read, and a stream's concurrency, its records and students paced by the client's rate
-// (a record's context carries the stream's pacer through the channel). Without it, none.
-func (f *Handler) Limits(l *quota.Limiter) {
-	f.limits = l
-}
-
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
 // stream's admission (503 with Retry-After), all before the head; then the engine.
 func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
@@ -47,9 +33,9 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
 		return
 	}
-	if f.limits != nil {
+	if f.Limits != nil {
 		var limit quota.Outcome
-		if authorized, limit = f.limits.OpenStream(authorized); limit.Policy != "" {
+		if authorized, limit = f.Limits.OpenStream(authorized); limit.Policy != "" {
 			w.Header()[policyKey] = []string{limit.Policy}
 		}
 		if limit.Err != nil {
@@ -58,7 +44,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		}
 		defer limit.Done()
 	}
-	adm, ok := f.budget.AdmitStream("http")
+	adm, ok := f.Budget.AdmitStream("http")
 	if !ok {
 		refuse(w, r, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter))) // a stream's body has no end to wait for
 		return
@@ -75,12 +61,12 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	case routes.Batch:
 		claims, _ := authz.ClaimsFrom(authorized)
 		var counts batch.Counts
-		counts, err = batch.Serve(authorized, w, body, &dispatcher{f: f, claims: claims, stream: adm, ri: ri}, f.streamOpts)
+		counts, err = batch.Serve(authorized, w, body, &dispatcher{f: f, claims: claims, stream: adm, ri: ri}, f.Stream)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
 			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
 	case routes.GroupStream:
 		var counts batch.GroupCounts
-		counts, err = batch.ServeGroup(authorized, w, body, f.groups[rt.Path], f.streamOpts)
+		counts, err = batch.ServeGroup(authorized, w, body, f.Groups[rt.Path], f.Stream)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
 			slog.Bool("complete", counts.Complete)}
 	}
@@ -110,7 +96,7 @@ type dispatcher struct {
 // yardstick.batch.v1.record) answers 404; a heavy record waits for budget.
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
-	rt := f.routes.ByPath[path]
+	rt := f.Routes.ByPath[path]
 	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
 		return http.StatusNotFound, batch.ErrorBody(notFound(path))
 	}
@@ -129,16 +115,16 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		// A line under the stream's limit but over its path's: the unary front's answer.
 		return http.StatusRequestEntityTooLarge, batch.ErrorBody(rpcerr.TooLarge(rt.BodyLimit))
 	}
-	cost := f.budget.Cost(false, int64(len(body)), true)
+	cost := f.Budget.Cost(false, int64(len(body)), true)
 	if rt.Group {
-		cost = f.budget.GroupCostOfBody(body)
+		cost = f.Budget.GroupCostOfBody(body)
 	}
 	grant, err := d.stream.AdmitRecord(ctx, cost)
 	if err != nil {
 		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
 	}
 	defer grant.Release()
-	resp, err := f.channel.CallDecoding(ctx, rt.Method, func(v any) error {
+	resp, err := f.Channel.CallDecoding(ctx, rt.Method, func(v any) error {
 		if err := f.marshal.Unmarshal(body, v); err != nil {
 			return DecodeProblems(err) // as gatewayErrorHandler answers it
 		}

@@ -56,19 +56,15 @@ func method(full string) (protoreflect.ServiceDescriptor, protoreflect.MethodDes
 	if !ok {
 		return nil, nil, fmt.Errorf("not /service/method")
 	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName))
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svcName).Append(protoreflect.Name(name)))
 	if err != nil {
 		return nil, nil, err
 	}
-	sd, ok := d.(protoreflect.ServiceDescriptor)
-	if !ok {
-		return nil, nil, fmt.Errorf("%s is not a service", svcName)
+	md, ok := d.(protoreflect.MethodDescriptor)
+	if !ok || !md.IsStreamingClient() || !md.IsStreamingServer() {
+		return nil, nil, fmt.Errorf("not a bidirectional stream of a service")
 	}
-	md := sd.Methods().ByName(protoreflect.Name(name))
-	if md == nil || !md.IsStreamingClient() || !md.IsStreamingServer() {
-		return nil, nil, fmt.Errorf("not a bidirectional stream of the service")
-	}
-	return sd, md, nil
+	return md.Parent().(protoreflect.ServiceDescriptor), md, nil
 }
 
 // readEnvelope reads the record's and the answer's types and their ids.

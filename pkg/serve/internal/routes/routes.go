@@ -68,11 +68,14 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Limits are the configured limits the table needs (serve.Limits has them all).
+// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits. The table
+// takes the body limits and the students; the wire codec the lists' lengths.
 type Limits struct {
 	MaxBodyBytes      int64 // every JSON body but group forecasts
-	MaxGroupBodyBytes int64 // group forecast bodies
+	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
+	MaxItems          int   // most items in one scoring request
 	MaxStudents       int   // most students in one group forecast
+	MaxCutLevels      int   // most cut levels in one forecast
 }
 
 // AuthTokenBodyLimit bounds a /authToken body: credentials are a few hundred bytes, and the caller

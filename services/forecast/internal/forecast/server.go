@@ -46,11 +46,11 @@ func (s *Server) Service() serve.Service {
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
-		BatchPath: "/api/forecast/batch", BatchPermission: "forecast:batch",
+		BatchPath: "/api/forecast/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.
 		BatchRPC: forecastv1.ForecastService_ForecastBatch_FullMethodName,
-		// The group streams take forecast:batch and forecast:group.
-		GroupStreams: s.groupStreams(), GroupPermission: "forecast:group",
+		// The group streams (their permissions are ForecastGroupStream's).
+		GroupStreams: s.groupStreams(),
 	}
 }
 

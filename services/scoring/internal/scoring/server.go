@@ -46,7 +46,7 @@ func (s *Server) Service() serve.Service {
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
-		BatchPath: "/api/score/batch", BatchPermission: "score:batch",
+		BatchPath: "/api/score/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.
 		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	}
