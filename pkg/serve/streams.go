@@ -27,7 +27,7 @@ type OpenGroup = batch.OpenGroup
 
 // addStreams adds the service's stream routes to the route table, each with the access rule of
 // its gRPC form in the contract: the batch path its batch rpc's (BatchRPC), a group stream that
-// of the one other stream with a rule of BatchRPC's service (ForecastGroupStream).
+// of the one other stream with a rule of BatchRPC's service (the gRPC group stream).
 func (s *Server) addStreams(svc Service) error {
 	var batchRule, groupRule *routes.Rule
 	groups := 0

@@ -42,7 +42,7 @@ import (
 // protection"). Two pools, so that a flood of logins cannot take the health checks of gRPC
 // clients; the kubelet's probes have a listener of their own (probe.go).
 const (
-	MaxLoginReads = 4 // IssueToken
+	MaxLoginReads = 4 // logins (the token service)
 	MaxInfraReads = 4 // grpc.health.v1, reflection
 	// busyRetryAfter is the wait a refused call is told: a login holds its slot for about
 	// one secret check (0.1-0.7 s with the hashing queue).
@@ -70,7 +70,7 @@ type Guard struct {
 	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
 	ceiling int64         // server-wide receive limit: the largest message limit
 	routes  *routes.Table // every method served, with its message limit
-	logins  chan struct{} // slots of in-flight IssueToken calls
+	logins  chan struct{} // slots of in-flight logins
 	infra   chan struct{} // slots of in-flight health and reflection calls
 	codec   *codec
 	budget  *admission.Budget

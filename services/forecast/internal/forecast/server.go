@@ -49,7 +49,7 @@ func (s *Server) Service() serve.Service {
 		BatchPath: "/api/forecast/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.
 		BatchRPC: forecastv1.ForecastService_ForecastBatch_FullMethodName,
-		// The group streams (their permissions are ForecastGroupStream's).
+		// The group streams (their permissions are the gRPC group stream's).
 		GroupStreams: s.groupStreams(),
 	}
 }
