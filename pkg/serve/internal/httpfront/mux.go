@@ -105,7 +105,7 @@ var servedBy = sync.OnceValue(func() map[string]string {
 		return out // the frame refuses to start on a contract it cannot read; nothing to add here
 	}
 	for _, r := range routes {
-		// "/yardstick.forecast.v1.ForecastService/Plan": the package's second part names it.
+		// "/yardstick.forecast.v1.ForecastService/…": the package's second part names it.
 		parts := strings.Split(strings.TrimPrefix(r.FullMethod, "/"), ".")
 		if len(parts) > 2 && parts[1] != "auth" {
 			out[r.Path] = parts[1]
