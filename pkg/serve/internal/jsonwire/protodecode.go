@@ -11,11 +11,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// The gRPC front decodes its requests with the same layouts. protobuf-go's Unmarshal allocates
-// each list element and each optional scalar on its own (a 40-item request: ≈ 90 allocations,
-// about a tenth of the call's CPU); TryUnmarshalProtobuf writes the generated structs at their
-// offsets, taking elements from the decoder's chunks and optional scalars from arenas, as the JSON
-// decoder does.
+// protobuf-go's Unmarshal allocates each list element and each optional scalar on its own (a
+// 40-item request: ≈ 90 allocations, about a tenth of the call's CPU); TryUnmarshalProtobuf writes
+// the generated structs as the JSON decoder does.
 //
 // It decodes only what a protobuf encoder writes for these messages in the usual way, and
 // declines everything else — lists of whole numbers (the contract has none), an unknown field, a
