@@ -282,8 +282,8 @@ func (dc *decoder) mapField(f *fieldPlan, m protoreflect.Message) error {
 	return dc.syntax(iter.Err())
 }
 
-// eachElement decodes the array of the list field f, each element of JSON type t with read under
-// its path: the protoreflect and fast paths share the limit, the paths and the refusal of null.
+// eachElement decodes the array of the list field f, each element (of JSON type t) with read under
+// its path. The protoreflect and fast paths share its limit and its refusal of null.
 func (dc *decoder) eachElement(f *fieldPlan, read func(t jx.Type) error) error {
 	if dc.d.Next() != jx.Array {
 		dc.problem("must be an array")
@@ -357,7 +357,8 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message, base layout.Ptr) 
 		err = iter.Err()
 	}
 	if err != nil || !ok || len(values) != len(p.fields) {
-		dc.problem("an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers: " + strings.Join(p.names, ", "))
+		names := strings.Join(p.names, ", ") // the JSON names, in field order
+		dc.problem("an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers: " + names)
 		return nil
 	}
 	for i, f := range p.fields {
