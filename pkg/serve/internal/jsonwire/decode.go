@@ -222,7 +222,7 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message, t jx.Type) error 
 		return dc.eachElement(f, func(t jx.Type) error {
 			if f.sub != nil {
 				e := list.NewElement()
-				err := dc.object(f.sub, e.Message(), layout.Ptr{})
+				err := dc.object(f.sub, e.Message(), layout.Ptr{}, t)
 				list.Append(e)
 				return err
 			}
@@ -233,7 +233,7 @@ func (dc *decoder) field(f *fieldPlan, m protoreflect.Message, t jx.Type) error 
 			return err
 		})
 	case f.sub != nil:
-		return dc.object(f.sub, m.Mutable(f.fd).Message(), layout.Ptr{})
+		return dc.object(f.sub, m.Mutable(f.fd).Message(), layout.Ptr{}, t)
 	}
 	v, ok, err := dc.scalar(f, t)
 	if ok {
@@ -314,9 +314,10 @@ func (dc *decoder) eachElement(f *fieldPlan, read func(t jx.Type) error) error {
 	return dc.syntax(iter.Err())
 }
 
-// object decodes a message value: an object, or for positional messages a number array.
-func (dc *decoder) object(p *plan, m protoreflect.Message, base layout.Ptr) error {
-	switch dc.d.Next() {
+// object decodes a message value of JSON type t: an object, or for positional messages a number
+// array.
+func (dc *decoder) object(p *plan, m protoreflect.Message, base layout.Ptr, t jx.Type) error {
+	switch t {
 	case jx.Object:
 		return dc.message(p, m, base)
 	case jx.Array:

@@ -36,7 +36,7 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
-		return dc.object(f.sub, nil, sub)
+		return dc.object(f.sub, nil, sub, t)
 	case layout.Messages:
 		return dc.fastMessages(f, base)
 	case layout.Float64s:
@@ -109,10 +109,10 @@ func (dc *decoder) storeBool(f *fieldPlan, base layout.Ptr, b bool) {
 // and copied once into an exact-size slice.
 func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr) error {
 	start, chunks := len(dc.ptrs), dc.elementsOf(f.sub)
-	err := dc.eachElement(f, func(jx.Type) error {
+	err := dc.eachElement(f, func(t jx.Type) error {
 		e := chunks.next(f.sub)
 		dc.ptrs = append(dc.ptrs, e)
-		return dc.object(f.sub, nil, e)
+		return dc.object(f.sub, nil, e, t)
 	})
 	if err != nil {
 		dc.dropList(start)
