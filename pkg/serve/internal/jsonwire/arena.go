@@ -6,12 +6,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// The fast path decodes straight into the generated Go structs at the field offsets package layout
-// found and verified once per message type, taking the optional scalars' pointers from arenas and
-// each list's elements from one exact-size slice. Setting the same fields through protoreflect
-// allocates a pointer per optional scalar and per element (≈ 250 allocations for a 40-item request
-// against ≈ 10). The differential tests hold both paths to protojson.
-
 // useLayout makes p fast when layout verified md's generated struct and every message it holds is
 // fast too; otherwise p stays on the protoreflect path.
 func useLayout(p *plan, md protoreflect.MessageDescriptor) {

@@ -1,6 +1,7 @@
 package jsonwire
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -67,14 +68,7 @@ func (dc *decoder) release() {
 	decoders.Put(dc)
 }
 
-func blank(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
-		}
-	}
-	return true
-}
+func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }
 
 type decoder struct {
 	d        *jx.Decoder
@@ -91,16 +85,6 @@ type decoder struct {
 	ints   arena[int32]
 	floats arena[float64]
 	bools  arena[bool]
-}
-
-// full reports whether the problems listed have reached MaxProblems.
-func (dc *decoder) full() bool { return len(dc.problems) >= MaxProblems }
-
-// tooLong ends decoding at a list longer than its limit.
-func (dc *decoder) tooLong(f *fieldPlan) error {
-	n := strconv.Itoa(f.maxLen)
-	dc.problem("holds more than " + n + " entries; the limit is " + n)
-	return errStop
 }
 
 // problem records a problem at the current path.
@@ -180,7 +164,7 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) err
 				}
 				continue
 			}
-			if dc.full() {
+			if len(dc.problems) >= MaxProblems {
 				dc.dropped++ // no more names and suggestions: a body of unknown keys costs no more
 				if err := dc.skip(); err != nil {
 					return err
@@ -208,17 +192,18 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) err
 			continue
 		}
 		dc.path = append(dc.path, step{name: f.jsonName})
-		if seen&f.bit != 0 {
+		switch t := dc.d.Next(); {
+		case seen&f.bit != 0:
 			dc.problem("appears more than once")
 			err = dc.skip()
-		} else {
-			seen |= f.bit
-			if !base.IsNil() {
-				err = dc.fastField(f, base)
-			} else {
-				err = dc.field(f, m)
-			}
+		case t == jx.Null:
+			err = dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
+		case !base.IsNil():
+			err = dc.fastField(f, base, t)
+		default:
+			err = dc.field(f, m, t)
 		}
+		seen |= f.bit
 		dc.path = dc.path[:len(dc.path)-1]
 		if err != nil {
 			return err
@@ -227,40 +212,30 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) err
 	return dc.syntax(iter.Err())
 }
 
-func (dc *decoder) field(f *fieldPlan, m protoreflect.Message) error {
-	if dc.d.Next() == jx.Null {
-		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
-	}
-	if f.fd.IsMap() {
+// field decodes the value of f, of JSON type t, into m through protoreflect.
+func (dc *decoder) field(f *fieldPlan, m protoreflect.Message, t jx.Type) error {
+	switch {
+	case f.fd.IsMap():
 		return dc.mapField(f, m)
-	}
-	if f.list {
-		if dc.d.Next() != jx.Array {
-			dc.problem("must be an array")
-			return dc.skip()
-		}
+	case f.list:
 		list := m.Mutable(f.fd).List()
-		iter, err := dc.d.ArrIter()
-		if err != nil {
-			return dc.syntax(err)
-		}
-		for i := 0; iter.Next(); i++ {
-			if f.maxLen > 0 && i > f.maxLen {
-				return dc.tooLong(f)
-			}
-			dc.path = append(dc.path, step{index: i})
-			err := dc.element(f, list)
-			dc.path = dc.path[:len(dc.path)-1]
-			if err != nil {
+		return dc.eachElement(f, func(t jx.Type) error {
+			if f.sub != nil {
+				e := list.NewElement()
+				err := dc.object(f.sub, e.Message(), layout.Ptr{}, t)
+				list.Append(e)
 				return err
 			}
-		}
-		return dc.syntax(iter.Err())
+			v, ok, err := dc.scalar(f, t)
+			if ok {
+				list.Append(v)
+			}
+			return err
+		})
+	case f.sub != nil:
+		return dc.object(f.sub, m.Mutable(f.fd).Message(), layout.Ptr{}, t)
 	}
-	if f.sub != nil {
-		return dc.object(f.sub, m.Mutable(f.fd).Message(), layout.Ptr{})
-	}
-	v, ok, err := dc.scalar(f)
+	v, ok, err := dc.scalar(f, t)
 	if ok {
 		m.Set(f.fd, v)
 	}
@@ -295,7 +270,7 @@ func (dc *decoder) mapField(f *fieldPlan, m protoreflect.Message) error {
 		default:
 			var v protoreflect.Value
 			var ok bool
-			if v, ok, err = dc.scalar(value); ok {
+			if v, ok, err = dc.scalar(value, dc.d.Next()); ok {
 				mp.Set(key, v)
 			}
 		}
@@ -307,30 +282,42 @@ func (dc *decoder) mapField(f *fieldPlan, m protoreflect.Message) error {
 	return dc.syntax(iter.Err())
 }
 
-func (dc *decoder) element(f *fieldPlan, list protoreflect.List) error {
-	if f.sub != nil {
-		if dc.d.Next() == jx.Null {
-			dc.problem("must be an object, not null")
-			return dc.skip()
+// eachElement decodes the array of the list field f, each element (of JSON type t) with read under
+// its path. The protoreflect and fast paths share its limit and its refusal of null.
+func (dc *decoder) eachElement(f *fieldPlan, read func(t jx.Type) error) error {
+	if dc.d.Next() != jx.Array {
+		dc.problem("must be an array")
+		return dc.skip()
+	}
+	iter, err := dc.d.ArrIter()
+	if err != nil {
+		return dc.syntax(err)
+	}
+	for i := 0; iter.Next(); i++ {
+		if f.maxLen > 0 && i > f.maxLen {
+			n := strconv.Itoa(f.maxLen)
+			dc.problem("holds more than " + n + " entries; the limit is " + n)
+			return errStop
 		}
-		e := list.NewElement()
-		err := dc.object(f.sub, e.Message(), layout.Ptr{})
-		list.Append(e)
-		return err
+		dc.path = append(dc.path, step{index: i})
+		if t := dc.d.Next(); t == jx.Null {
+			dc.problem("must be " + wanted(f.fd.Kind()) + ", not null")
+			err = dc.skip()
+		} else {
+			err = read(t)
+		}
+		dc.path = dc.path[:len(dc.path)-1]
+		if err != nil {
+			return err
+		}
 	}
-	if dc.d.Next() == jx.Null {
-		return dc.nullElement(f)
-	}
-	v, ok, err := dc.scalar(f)
-	if ok {
-		list.Append(v)
-	}
-	return err
+	return dc.syntax(iter.Err())
 }
 
-// object decodes a message value: an object, or for positional messages a number array.
-func (dc *decoder) object(p *plan, m protoreflect.Message, base layout.Ptr) error {
-	switch dc.d.Next() {
+// object decodes a message value of JSON type t: an object, or for positional messages a number
+// array.
+func (dc *decoder) object(p *plan, m protoreflect.Message, base layout.Ptr, t jx.Type) error {
+	switch t {
 	case jx.Object:
 		return dc.message(p, m, base)
 	case jx.Array:
@@ -371,14 +358,8 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message, base layout.Ptr) 
 		err = iter.Err()
 	}
 	if err != nil || !ok || len(values) != len(p.fields) {
-		msg := "an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers:"
-		for i, f := range p.fields {
-			if i > 0 {
-				msg += ","
-			}
-			msg += " " + f.jsonName
-		}
-		dc.problem(msg)
+		names := strings.Join(p.names, ", ") // the JSON names, in field order
+		dc.problem("an array entry must hold exactly " + strconv.Itoa(len(p.fields)) + " numbers: " + names)
 		return nil
 	}
 	for i, f := range p.fields {

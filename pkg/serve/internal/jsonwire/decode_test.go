@@ -58,6 +58,9 @@ func TestDecodeRules(t *testing.T) {
 		{"white space only", ids, " \n", `{}`, nil},
 		{"a string is not an object", ids, `"x"`, "", []string{"request body must be a JSON object"}},
 		{"list expected", ids, `{"items":{}}`, "", []string{"items: must be an array"}},
+		{"null in a list of numbers", group, `{"cutLevels":[1,null,"x"]}`, "", []string{"cutLevels[1]: must be a number, not null", `cutLevels[2]: must be a number, got "x"`}},
+		{"list of numbers", group, `{"cutLevels":[1,"2.5"]}`, `{"cutLevels":[1,2.5]}`, nil},
+		{"positional entry", group, `{"studentData":[[1,2,3]]}`, `{"studentData":[{"priorAbility":1,"priorUncertainty":2,"elapsedDays":3}]}`, nil},
 		{"bad escape", ids, `{"framework":"\q"}`, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

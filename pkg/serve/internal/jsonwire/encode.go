@@ -44,25 +44,18 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 		b = append(b, f.key...)
 		switch {
 		case f.fd.IsMap():
-			if b, err = appendMap(b, f, m.Get(f.fd).Map()); err != nil {
-				return b, err
-			}
+			b, err = appendMap(b, f, m.Get(f.fd).Map())
 		case f.list:
-			if b, err = appendList(b, f, m.Get(f.fd).List()); err != nil {
-				return b, err
-			}
+			b, err = appendList(b, f, m.Get(f.fd).List())
+		case f.sub != nil && !m.Has(f.fd):
+			b = append(b, "null"...)
 		case f.sub != nil:
-			if !m.Has(f.fd) {
-				b = append(b, "null"...)
-				continue
-			}
-			if b, err = appendMessage(b, f.sub, m.Get(f.fd).Message()); err != nil {
-				return b, err
-			}
+			b, err = appendMessage(b, f.sub, m.Get(f.fd).Message())
 		default:
-			if b, err = appendScalar(b, f.fd.Kind(), m.Get(f.fd)); err != nil {
-				return b, err
-			}
+			b, err = appendScalar(b, f.fd.Kind(), m.Get(f.fd))
+		}
+		if err != nil {
+			return b, err
 		}
 	}
 	return append(b, '}'), nil

@@ -2,81 +2,90 @@ package jsonwire
 
 import (
 	"github.com/go-faster/jx"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// fastField decodes f's value into the generated struct at base (package layout).
-func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr) error {
-	t := dc.d.Next()
-	if t == jx.Null {
-		return dc.syntax(dc.d.Null()) // null leaves the field unset, as protojson does
-	}
+// fastField decodes f's value, of JSON type t, into the generated struct at base (package layout).
+func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		return dc.fastString(f, base)
+		s, ok, err := dc.readString(f, t)
+		if ok {
+			dc.storeString(f, base, s)
+		}
+		return err
 	case layout.Int32, layout.Int32Ptr:
-		text, quoted, err := dc.numberTextOf(t)
-		if err != nil || text == nil {
-			return err
+		n, ok, err := dc.readInt(f, t)
+		if ok {
+			dc.storeInt32(f, base, int32(n))
 		}
-		if n, ok := dc.integer(f.fd.Kind(), text, quoted); ok {
-			if f.kind == layout.Int32 {
-				*layout.Field[int32](base, f.offset) = int32(n)
-			} else {
-				*layout.Field[*int32](base, f.offset) = dc.ints.put(int32(n))
-			}
-		}
-		return nil
+		return err
 	case layout.Float64, layout.Float64Ptr:
-		text, quoted, err := dc.numberTextOf(t)
-		if err != nil || text == nil {
-			return err
-		}
-		if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
+		v, ok, err := dc.readFloat(f, t)
+		if ok {
 			dc.storeFloat(f, base, v)
 		}
-		return nil
+		return err
 	case layout.Bool, layout.BoolPtr:
-		return dc.fastBool(f, base)
+		b, ok, err := dc.readBool(t)
+		if ok {
+			dc.storeBool(f, base, b)
+		}
+		return err
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
-		return dc.object(f.sub, nil, sub)
+		return dc.object(f.sub, nil, sub, t)
+	case layout.Messages:
+		return dc.fastMessages(f, base)
+	case layout.Float64s:
+		out := layout.Field[[]float64](base, f.offset)
+		return dc.eachElement(f, func(t jx.Type) error {
+			v, ok, err := dc.readFloat(f, t)
+			if ok {
+				*out = append(*out, v)
+			}
+			return err
+		})
+	case layout.Int32s:
+		out := layout.Field[[]int32](base, f.offset)
+		return dc.eachElement(f, func(t jx.Type) error {
+			n, ok, err := dc.readInt(f, t)
+			if ok {
+				*out = append(*out, int32(n))
+			}
+			return err
+		})
+	default: // layout.Strings
+		out := layout.Field[[]string](base, f.offset)
+		return dc.eachElement(f, func(t jx.Type) error {
+			s, ok, err := dc.readString(f, t)
+			if ok {
+				*out = append(*out, s)
+			}
+			return err
+		})
 	}
-	return dc.fastList(f, base)
 }
 
-// fastString decodes a string into f's field (a pointer to it when the field is optional).
-func (dc *decoder) fastString(f *fieldPlan, base layout.Ptr) error {
-	s, ok, err := dc.readString(f)
-	if ok {
-		if f.kind == layout.String {
-			*layout.Field[string](base, f.offset) = s
-		} else {
-			*layout.Field[*string](base, f.offset) = dc.strs.put(s)
-		}
-	}
-	return err
-}
+// The store functions write a value into f's field of the struct at base, taking the pointer of an
+// optional field from an arena; the JSON and protobuf fast paths share them.
 
-// fastBool decodes true or false into f's field (a pointer to it when the field is optional).
-func (dc *decoder) fastBool(f *fieldPlan, base layout.Ptr) error {
-	if dc.d.Next() != jx.Bool {
-		dc.problem("must be true or false" + got(dc.d))
-		return dc.skip()
-	}
-	b, err := dc.d.Bool()
-	if err != nil {
-		return dc.syntax(err)
-	}
-	if f.kind == layout.Bool {
-		*layout.Field[bool](base, f.offset) = b
+func (dc *decoder) storeString(f *fieldPlan, base layout.Ptr, s string) {
+	if f.kind == layout.String {
+		*layout.Field[string](base, f.offset) = s
 	} else {
-		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
+		*layout.Field[*string](base, f.offset) = dc.strs.put(s)
 	}
-	return nil
+}
+
+func (dc *decoder) storeInt32(f *fieldPlan, base layout.Ptr, n int32) {
+	if f.kind == layout.Int32 {
+		*layout.Field[int32](base, f.offset) = n
+	} else {
+		*layout.Field[*int32](base, f.offset) = dc.ints.put(n)
+	}
 }
 
 func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
@@ -87,120 +96,30 @@ func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
 	}
 }
 
-// fastList decodes an array into f's slice field in one pass: message elements come from the
+func (dc *decoder) storeBool(f *fieldPlan, base layout.Ptr, b bool) {
+	if f.kind == layout.Bool {
+		*layout.Field[bool](base, f.offset) = b
+	} else {
+		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
+	}
+}
+
+// fastMessages decodes an array into f's list of messages in one pass: the elements come from the
 // decoder's chunks of their type (elementsOf), their pointers are gathered on the decoder's stack
 // and copied once into an exact-size slice.
-func (dc *decoder) fastList(f *fieldPlan, base layout.Ptr) error {
-	d := dc.d
-	if d.Next() != jx.Array {
-		dc.problem("must be an array")
-		return dc.skip()
-	}
-	iter, err := d.ArrIter()
-	if err != nil {
-		return dc.syntax(err)
-	}
-	switch f.kind {
-	case layout.Messages:
-		return dc.fastMessages(f, base, &iter)
-	case layout.Float64s:
-		out := layout.Field[[]float64](base, f.offset)
-		err = dc.eachScalar(f, &iter, func() error { return dc.appendFloat(f, out) })
-	case layout.Int32s:
-		out := layout.Field[[]int32](base, f.offset)
-		err = dc.eachScalar(f, &iter, func() error { return dc.appendInt32(f, out) })
-	case layout.Strings:
-		out := layout.Field[[]string](base, f.offset)
-		err = dc.eachScalar(f, &iter, func() error { return dc.appendString(f, out) })
-	}
-	if err != nil {
-		return err
-	}
-	return dc.syntax(iter.Err())
-}
-
-// eachScalar reads each element of a list of scalars with read.
-func (dc *decoder) eachScalar(f *fieldPlan, iter *jx.ArrIter, read func() error) error {
-	for i := 0; iter.Next(); i++ {
-		if err := dc.listScalar(f, i, read); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appendFloat reads a number onto out; a refused one is reported and left out.
-func (dc *decoder) appendFloat(f *fieldPlan, out *[]float64) error {
-	text, quoted, err := dc.numberText()
-	if err == nil && text != nil {
-		if v, ok := dc.float(f.fd.Kind(), text, quoted); ok {
-			*out = append(*out, v)
-		}
-	}
-	return err
-}
-
-// appendInt32 reads a whole number onto out; a refused one is reported and left out.
-func (dc *decoder) appendInt32(f *fieldPlan, out *[]int32) error {
-	text, quoted, err := dc.numberText()
-	if err == nil && text != nil {
-		if v, ok := dc.integer(f.fd.Kind(), text, quoted); ok {
-			*out = append(*out, int32(v))
-		}
-	}
-	return err
-}
-
-// appendString reads a string onto out; a refused one is reported and left out.
-func (dc *decoder) appendString(f *fieldPlan, out *[]string) error {
-	s, ok, err := dc.readString(f)
-	if ok {
-		*out = append(*out, s)
-	}
-	return err
-}
-
-// fastMessages decodes the elements of a list of messages, each from the decoder's chunks of its
-// type, and stores the list once it is whole.
-func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr, iter *jx.ArrIter) error {
-	elem := f.sub
-	start := len(dc.ptrs)
-	chunks := dc.elementsOf(elem)
-	for i := 0; iter.Next(); i++ {
-		if f.maxLen > 0 && i > f.maxLen {
-			dc.dropList(start)
-			return dc.tooLong(f)
-		}
-		e := chunks.next(elem)
+func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr) error {
+	start, chunks := len(dc.ptrs), dc.elementsOf(f.sub)
+	err := dc.eachElement(f, func(t jx.Type) error {
+		e := chunks.next(f.sub)
 		dc.ptrs = append(dc.ptrs, e)
-		dc.path = append(dc.path, step{index: i})
-		err := dc.fastElement(f, e)
-		dc.path = dc.path[:len(dc.path)-1]
-		if err != nil {
-			dc.dropList(start)
-			return err
-		}
-	}
-	if err := iter.Err(); err != nil {
+		return dc.object(f.sub, nil, e, t)
+	})
+	if err != nil {
 		dc.dropList(start)
-		return dc.syntax(err)
+		return err
 	}
 	dc.storeList(base, f, start)
 	return nil
-}
-
-// fastElement decodes one element of a list of messages into e: an object, or for positional
-// messages a number array; null is refused.
-func (dc *decoder) fastElement(f *fieldPlan, e layout.Ptr) error {
-	switch dc.d.Next() {
-	case jx.Object:
-		return dc.message(f.sub, nil, e)
-	case jx.Null:
-		dc.problem("must be an object, not null")
-		return dc.skip()
-	default:
-		return dc.object(f.sub, nil, e)
-	}
 }
 
 // elements hands out zero elements of one message type from chunks that are never moved, so the
@@ -255,30 +174,4 @@ func (dc *decoder) storeList(base layout.Ptr, f *fieldPlan, start int) {
 func (dc *decoder) dropList(start int) {
 	clear(dc.ptrs[start:])
 	dc.ptrs = dc.ptrs[:start]
-}
-
-// listScalar decodes element i of a scalar list with read, under the element's path.
-func (dc *decoder) listScalar(f *fieldPlan, i int, read func() error) error {
-	if f.maxLen > 0 && i > f.maxLen {
-		return dc.tooLong(f)
-	}
-	dc.path = append(dc.path, step{index: i})
-	defer func() { dc.path = dc.path[:len(dc.path)-1] }()
-	if dc.d.Next() == jx.Null {
-		return dc.nullElement(f)
-	}
-	return read()
-}
-
-// nullElement refuses a null in a list of scalars (both paths say the same).
-func (dc *decoder) nullElement(f *fieldPlan) error {
-	switch f.fd.Kind() {
-	case protoreflect.StringKind:
-		dc.problem("must be a string, not null")
-	case protoreflect.BoolKind:
-		dc.problem("must be true or false, not null")
-	default:
-		dc.problem("must be a number, not null")
-	}
-	return dc.skip()
 }

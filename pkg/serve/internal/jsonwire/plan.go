@@ -2,6 +2,7 @@ package jsonwire
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -99,17 +100,14 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	for _, name := range c.opts.Ignored[md.FullName()] {
 		p.ignored[name] = true
 	}
-	asText := map[string]bool{}
-	for _, name := range c.opts.NumberAsText[md.FullName()] {
-		asText[name] = true
-	}
+	asText := c.opts.NumberAsText[md.FullName()]
 	fields := md.Fields()
 	if fields.Len() > 64 {
 		p.supported = false
 	}
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
-		f, supported := c.buildField(fd, i, asText[fd.JSONName()], building)
+		f, supported := c.buildField(fd, i, slices.Contains(asText, fd.JSONName()), building)
 		p.supported = p.supported && supported
 		p.fields = append(p.fields, f)
 		p.names = append(p.names, f.jsonName)
@@ -142,7 +140,7 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 	supported := !(fd.IsMap() && !scalarMap(fd) || (fd.ContainingOneof() != nil && !fd.ContainingOneof().IsSynthetic()))
 	switch fd.Kind() {
 	case protoreflect.MessageKind:
-		if wellKnown(fd.Message().FullName()) {
+		if fd.Message().FullName().Parent() == "google.protobuf" { // well-known types: protojson's own forms
 			return f, false
 		}
 		f.sub = c.build(fd.Message(), building)
@@ -169,7 +167,7 @@ func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	}
 	if p.positional {
 		for _, f := range p.fields {
-			if f.list || !isFloat(f.fd.Kind()) {
+			if k := f.fd.Kind(); f.list || k != protoreflect.DoubleKind && k != protoreflect.FloatKind {
 				p.positional = false // only all-number messages can arrive as a number array
 			}
 		}
@@ -212,12 +210,4 @@ func (p *plan) lookup(key []byte) *fieldPlan {
 		}
 	}
 	return nil
-}
-
-func wellKnown(name protoreflect.FullName) bool {
-	return name.Parent() == "google.protobuf"
-}
-
-func isFloat(k protoreflect.Kind) bool {
-	return k == protoreflect.DoubleKind || k == protoreflect.FloatKind
 }

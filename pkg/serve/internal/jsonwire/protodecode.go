@@ -11,11 +11,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// The gRPC front decodes its requests with the same layouts. protobuf-go's Unmarshal allocates
-// each list element and each optional scalar on its own (a 40-item request: ≈ 90 allocations,
-// about a tenth of the call's CPU); TryUnmarshalProtobuf writes the generated structs at their
-// offsets, taking elements from the decoder's chunks and optional scalars from arenas, as the JSON
-// decoder does.
+// protobuf-go's Unmarshal allocates each list element and each optional scalar on its own (a
+// 40-item request: ≈ 90 allocations, about a tenth of the call's CPU); TryUnmarshalProtobuf writes
+// the generated structs as the JSON decoder does.
 //
 // It decodes only what a protobuf encoder writes for these messages in the usual way, and
 // declines everything else — lists of whole numbers (the contract has none), an unknown field, a
@@ -50,7 +48,6 @@ func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool { return c.TryUnm
 
 // protoList is a message list being gathered: its elements are on the decoder's stack from start.
 type protoList struct {
-	f      *fieldPlan
 	start  int
 	chunks *elements
 }
@@ -104,7 +101,7 @@ func (d *decoder) protoOpen(f *fieldPlan, base layout.Ptr, seen uint64, open **f
 	if f.list && *open != f {
 		*open = f
 		if f.kind == layout.Messages {
-			*gather = protoList{f: f, start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
+			*gather = protoList{start: len(d.ptrs), chunks: d.elementsOf(f.sub)}
 		}
 	}
 	return seen&f.bit == 0 || f.kind != layout.Message
@@ -122,7 +119,11 @@ func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, 
 		if n < 0 {
 			return nil, false
 		}
-		d.storeVarint(f, base, v)
+		if f.kind == layout.Int32 || f.kind == layout.Int32Ptr {
+			d.storeInt32(f, base, int32(v))
+		} else {
+			d.storeBool(f, base, v != 0)
+		}
 		return b[n:], true
 	case layout.Float64, layout.Float64Ptr:
 		if typ != protowire.Fixed64Type {
@@ -146,20 +147,6 @@ func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, 
 	}
 }
 
-// storeVarint stores a varint into a whole-number or boolean field.
-func (d *decoder) storeVarint(f *fieldPlan, base layout.Ptr, v uint64) {
-	switch f.kind {
-	case layout.Int32:
-		*layout.Field[int32](base, f.offset) = int32(v)
-	case layout.Int32Ptr:
-		*layout.Field[*int32](base, f.offset) = d.ints.put(int32(v))
-	case layout.Bool:
-		*layout.Field[bool](base, f.offset) = v != 0
-	default:
-		*layout.Field[*bool](base, f.offset) = d.bools.put(v != 0)
-	}
-}
-
 // protoBytes decodes a length-delimited value v of field f: a string, a message, an element of a
 // list of messages, a packed list of doubles, or an element of a list of strings.
 func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *protoList, depth int) bool {
@@ -168,18 +155,16 @@ func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *pr
 		if !utf8.Valid(v) {
 			return false
 		}
-		if f.kind == layout.String {
-			*layout.Field[string](base, f.offset) = string(v)
-		} else {
-			*layout.Field[*string](base, f.offset) = d.strs.put(string(v))
-		}
+		d.storeString(f, base, string(v))
 		return true
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
 		return d.protoMessage(f.sub, sub, v, depth+1)
 	case layout.Messages:
-		return d.protoElement(gather, v, depth)
+		e := gather.chunks.next(f.sub)
+		d.ptrs = append(d.ptrs, e)
+		return d.protoMessage(f.sub, e, v, depth+1)
 	case layout.Float64s:
 		if len(v)%8 != 0 {
 			return false
@@ -200,11 +185,4 @@ func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *pr
 	default:
 		return false // lists of whole numbers: none in the contract, so untested here
 	}
-}
-
-// protoElement decodes one element of the list l from b.
-func (d *decoder) protoElement(l *protoList, b []byte, depth int) bool {
-	e := l.chunks.next(l.f.sub)
-	d.ptrs = append(d.ptrs, e)
-	return d.protoMessage(l.f.sub, e, b, depth+1)
 }

@@ -13,58 +13,44 @@ import (
 )
 
 // Scalars: strings, numbers (quoted or not, as protojson takes them) and booleans, each
-// refused with a problem naming what was found instead.
+// refused with a problem naming what was found instead. Each reader takes the JSON type t of the
+// value, which its caller has looked at already; ok is false when the value was refused (and
+// reported).
 
-// scalar decodes a scalar value for f. ok is false when the value was refused (and reported).
-func (dc *decoder) scalar(f *fieldPlan) (v protoreflect.Value, ok bool, err error) {
-	d := dc.d
-	kind := f.fd.Kind()
-	switch kind {
+// scalar decodes a scalar value for f through protoreflect.
+func (dc *decoder) scalar(f *fieldPlan, t jx.Type) (protoreflect.Value, bool, error) {
+	switch kind := f.fd.Kind(); kind {
 	case protoreflect.StringKind:
-		s, ok, err := dc.readString(f)
+		s, ok, err := dc.readString(f, t)
 		return protoreflect.ValueOfString(s), ok, err
 	case protoreflect.BoolKind:
-		if d.Next() == jx.Bool {
-			b, err := d.Bool()
-			return protoreflect.ValueOfBool(b), err == nil, dc.syntax(err)
-		}
-		dc.problem("must be true or false" + got(d))
-		return v, false, dc.skip()
+		b, ok, err := dc.readBool(t)
+		return protoreflect.ValueOfBool(b), ok, err
+	case protoreflect.FloatKind:
+		v, ok, err := dc.readFloat(f, t)
+		return protoreflect.ValueOfFloat32(float32(v)), ok, err
+	case protoreflect.DoubleKind:
+		v, ok, err := dc.readFloat(f, t)
+		return protoreflect.ValueOfFloat64(v), ok, err
 	}
-	text, quoted, err := dc.numberText()
-	if err != nil || text == nil {
-		return v, false, err
-	}
-	if isFloat(kind) {
-		f, ok := dc.float(kind, text, quoted)
-		if !ok {
-			return v, false, nil
-		}
-		if kind == protoreflect.FloatKind {
-			return protoreflect.ValueOfFloat32(float32(f)), true, nil
-		}
-		return protoreflect.ValueOfFloat64(f), true, nil
-	}
-	n, ok := dc.integer(kind, text, quoted)
-	if !ok {
-		return v, false, nil
-	}
-	switch kind {
+	n, ok, err := dc.readInt(f, t)
+	switch f.fd.Kind() {
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return protoreflect.ValueOfInt64(n), true, nil
+		return protoreflect.ValueOfInt64(n), ok, err
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return protoreflect.ValueOfUint32(uint32(n)), true, nil
+		return protoreflect.ValueOfUint32(uint32(n)), ok, err
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return protoreflect.ValueOfUint64(uint64(n)), true, nil
+		return protoreflect.ValueOfUint64(uint64(n)), ok, err
 	}
-	return protoreflect.ValueOfInt32(int32(n)), true, nil
+	return protoreflect.ValueOfInt32(int32(n)), ok, err
 }
 
 // readString reads a string value for f (a JSON number too, for number-as-text fields). A string
-// that lies in the body as written is not copied.
-func (dc *decoder) readString(f *fieldPlan) (string, bool, error) {
+// that lies in the body as written shares its memory (the body is never modified after decoding);
+// an unescaped one is a new buffer.
+func (dc *decoder) readString(f *fieldPlan, t jx.Type) (string, bool, error) {
 	d := dc.d
-	switch d.Next() {
+	switch t {
 	case jx.String:
 		b, err := d.StrBytes()
 		if err != nil {
@@ -74,34 +60,32 @@ func (dc *decoder) readString(f *fieldPlan) (string, bool, error) {
 			dc.problem("must be valid UTF-8 text")
 			return "", false, nil
 		}
-		return dc.text(b), true, nil
+		return layout.Shared(dc.data, b), true, nil
 	case jx.Number:
 		if f.numberAsText {
 			raw, err := d.Raw()
 			if err != nil {
 				return "", false, dc.syntax(err)
 			}
-			return dc.text(raw), true, nil
+			return layout.Shared(dc.data, raw), true, nil
 		}
 	}
-	dc.problem("must be a string" + got(d))
+	dc.problem("must be a string" + got(t))
 	return "", false, dc.skip()
 }
 
-// text is b as a string, sharing the body's memory when b lies in it (the body is never modified
-// after decoding), else a copy (an unescaped string is a new buffer).
-func (dc *decoder) text(b []byte) string {
-	return layout.Shared(dc.data, b)
+func (dc *decoder) readBool(t jx.Type) (bool, bool, error) {
+	if t != jx.Bool {
+		dc.problem("must be true or false" + got(t))
+		return false, false, dc.skip()
+	}
+	b, err := dc.d.Bool()
+	return b, err == nil, dc.syntax(err)
 }
 
 // numberText reads a JSON number, or a string holding one (protojson accepts both). text is nil
 // when the value is not a number (reported).
-func (dc *decoder) numberText() (text []byte, quoted bool, err error) {
-	return dc.numberTextOf(dc.d.Next())
-}
-
-// numberTextOf is numberText for a value whose type t the caller has looked at already.
-func (dc *decoder) numberTextOf(t jx.Type) (text []byte, quoted bool, err error) {
+func (dc *decoder) numberText(t jx.Type) (text []byte, quoted bool, err error) {
 	d := dc.d
 	switch t {
 	case jx.Number:
@@ -117,44 +101,49 @@ func (dc *decoder) numberTextOf(t jx.Type) (text []byte, quoted bool, err error)
 		}
 		return b, true, nil
 	}
-	dc.problem("must be a number" + got(d))
+	dc.problem("must be a number" + got(t))
 	return nil, false, dc.skip()
 }
 
-func (dc *decoder) float(kind protoreflect.Kind, text []byte, quoted bool) (float64, bool) {
-	var f float64
+// readFloat reads a number for the floating-point field f.
+func (dc *decoder) readFloat(f *fieldPlan, t jx.Type) (float64, bool, error) {
+	text, quoted, err := dc.numberText(t)
+	if err != nil || text == nil {
+		return 0, false, err
+	}
+	var v float64
 	switch {
 	case quoted && string(text) == "NaN":
-		f = math.NaN()
+		v = math.NaN()
 	case quoted && string(text) == "Infinity":
-		f = math.Inf(1)
+		v = math.Inf(1)
 	case quoted && string(text) == "-Infinity":
-		f = math.Inf(-1)
+		v = math.Inf(-1)
 	case quoted && !jsonNumber(text):
 		dc.problem("must be a number, got " + quoteInput(text))
-		return 0, false
+		return 0, false, nil
 	default:
 		var err error
-		if f, err = parseFloat(text); err != nil {
+		if v, err = parseFloat(text); err != nil || f.fd.Kind() == protoreflect.FloatKind && math.Abs(v) > math.MaxFloat32 {
 			dc.problem("must be a finite number, got " + showInput(text))
-			return 0, false
+			return 0, false, nil
 		}
 	}
-	if kind == protoreflect.FloatKind && !math.IsInf(f, 0) && math.Abs(f) > math.MaxFloat32 {
-		dc.problem("must be a finite number, got " + showInput(text))
-		return 0, false
-	}
-	return f, true
+	return v, true, nil
 }
 
-// integer reads a whole number for kind from text, quoted (in a string) or as the tokenizer found it.
-func (dc *decoder) integer(kind protoreflect.Kind, text []byte, quoted bool) (int64, bool) {
+// readInt reads a whole number for the field f, quoted (in a string) or as the tokenizer found it.
+func (dc *decoder) readInt(f *fieldPlan, t jx.Type) (int64, bool, error) {
+	text, quoted, err := dc.numberText(t)
+	if err != nil || text == nil {
+		return 0, false, err
+	}
 	if quoted && !jsonNumber(text) {
 		dc.problem("must be a whole number, got " + quoteInput(text))
-		return 0, false
+		return 0, false, nil
 	}
 	lo, hi := int64(math.MinInt32), int64(math.MaxInt32)
-	switch kind {
+	switch f.fd.Kind() {
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
 		lo, hi = math.MinInt64, math.MaxInt64
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
@@ -163,26 +152,22 @@ func (dc *decoder) integer(kind protoreflect.Kind, text []byte, quoted bool) (in
 		lo, hi = 0, math.MaxInt64 // larger uint64 values are not used by this contract
 	}
 	n, err := strconv.ParseInt(string(text), 10, 64)
+	inRange := err == nil
 	if err != nil {
 		// 2.0 and 1e2 are whole numbers written another way; 1e-700 and 1.0000000000000000001
 		// are not, though each rounds to one as a float64.
-		f, ferr := strconv.ParseFloat(string(text), 64)
-		whole := wholeNumber(text)
-		if !whole || ferr != nil || f < float64(lo) || f > float64(hi) {
-			if whole {
-				dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
-			} else {
-				dc.problem("must be a whole number, got " + showInput(text))
-			}
-			return 0, false
+		if !wholeNumber(text) {
+			dc.problem("must be a whole number, got " + showInput(text))
+			return 0, false, nil
 		}
-		n = int64(f)
+		v, ferr := strconv.ParseFloat(string(text), 64)
+		n, inRange = int64(v), ferr == nil && v >= float64(lo) && v <= float64(hi)
 	}
-	if n < lo || n > hi {
+	if !inRange || n < lo || n > hi {
 		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
-		return 0, false
+		return 0, false, nil
 	}
-	return n, true
+	return n, true, nil
 }
 
 // wholeNumber reports whether the JSON number b (checked by jsonNumber) is an integer exactly:
@@ -230,9 +215,9 @@ func jsonNumber(b []byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// got names the JSON type found where another was wanted: ", got a string".
-func got(d *jx.Decoder) string {
-	switch d.Next() {
+// got names the JSON type t found where another was wanted: ", got a string".
+func got(t jx.Type) string {
+	switch t {
 	case jx.String:
 		return ", got a string"
 	case jx.Number:
@@ -245,4 +230,17 @@ func got(d *jx.Decoder) string {
 		return ", got an object"
 	}
 	return ""
+}
+
+// wanted names what a value of kind must be: "a number".
+func wanted(kind protoreflect.Kind) string {
+	switch kind {
+	case protoreflect.MessageKind:
+		return "an object"
+	case protoreflect.StringKind:
+		return "a string"
+	case protoreflect.BoolKind:
+		return "true or false"
+	}
+	return "a number"
 }

@@ -74,7 +74,7 @@ func Of(md protoreflect.MessageDescriptor) *Struct {
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
 		sf, ok := byNumber[fd.Number()]
-		if !ok || tagName(sf) != string(fd.Name()) {
+		if _, name, _ := tag(sf); !ok || name != string(fd.Name()) {
 			return nil
 		}
 		k := kindOf(fd, sf.Type)
@@ -106,7 +106,7 @@ func fieldsByNumber(t reflect.Type, s *Struct) (map[protoreflect.FieldNumber]ref
 		}
 		// A message field is exported and tagged; anything else (the Opaque API's hidden fields
 		// and presence bitmap, a oneof's interface, a lazy or weak field) is a shape not verified.
-		n, ok := tagNumber(sf)
+		n, _, ok := tag(sf)
 		if !sf.IsExported() || !ok || sf.Tag.Get("protobuf_oneof") != "" {
 			return nil, false
 		}
@@ -118,32 +118,21 @@ func fieldsByNumber(t reflect.Type, s *Struct) (map[protoreflect.FieldNumber]ref
 	return byNumber, seen == len(internal)
 }
 
-// tagNumber is the field number in sf's protobuf tag ("bytes,1,opt,name=link_id,...").
-func tagNumber(sf reflect.StructField) (protoreflect.FieldNumber, bool) {
+// tag is the field number and name in sf's protobuf tag ("bytes,1,opt,name=link_id,...").
+func tag(sf reflect.StructField) (n protoreflect.FieldNumber, name string, ok bool) {
 	parts := strings.Split(sf.Tag.Get("protobuf"), ",")
 	if len(parts) < 2 {
-		return 0, false
+		return 0, "", false
 	}
-	n, err := strconv.ParseInt(parts[1], 10, 32)
-	return protoreflect.FieldNumber(n), err == nil && n > 0
-}
-
-// tagName is the field name in sf's protobuf tag.
-func tagName(sf reflect.StructField) string {
-	for _, part := range strings.Split(sf.Tag.Get("protobuf"), ",") {
-		if name, ok := strings.CutPrefix(part, "name="); ok {
-			return name
+	for _, part := range parts[2:] {
+		if s, found := strings.CutPrefix(part, "name="); found {
+			name = s
+			break
 		}
 	}
-	return ""
+	num, err := strconv.ParseInt(parts[1], 10, 32)
+	return protoreflect.FieldNumber(num), name, err == nil && num > 0
 }
-
-var (
-	stringType  = reflect.TypeOf("")
-	int32Type   = reflect.TypeOf(int32(0))
-	float64Type = reflect.TypeOf(float64(0))
-	boolType    = reflect.TypeOf(false)
-)
 
 // kindOf is how fd is held in a field of Go type t, or None. A scalar with presence (proto3
 // optional) must be a pointer and one without a plain value: a value for a field with presence is
@@ -166,40 +155,29 @@ func kindOf(fd protoreflect.FieldDescriptor, t reflect.Type) Kind {
 		}
 		return None
 	}
-	if fd.IsList() {
-		return listKind(fd.Kind(), t)
-	}
-	var value Kind
+	var value, list Kind
 	var vt reflect.Type
 	switch fd.Kind() {
 	case protoreflect.StringKind:
-		value, vt = String, stringType
+		value, list, vt = String, Strings, reflect.TypeFor[string]()
 	case protoreflect.Int32Kind:
-		value, vt = Int32, int32Type
+		value, list, vt = Int32, Int32s, reflect.TypeFor[int32]()
 	case protoreflect.DoubleKind:
-		value, vt = Float64, float64Type
+		value, list, vt = Float64, Float64s, reflect.TypeFor[float64]()
 	case protoreflect.BoolKind:
-		value, vt = Bool, boolType
+		value, list, vt = Bool, None, reflect.TypeFor[bool]() // no Kind for a list of booleans
 	default:
 		return None
 	}
 	switch {
+	case fd.IsList() && t == reflect.SliceOf(vt):
+		return list
+	case fd.IsList():
+		return None
 	case fd.HasPresence() && t == reflect.PointerTo(vt):
 		return value + 1 // the pointer kind follows its value kind
 	case !fd.HasPresence() && t == vt:
 		return value
-	}
-	return None
-}
-
-func listKind(k protoreflect.Kind, t reflect.Type) Kind {
-	switch {
-	case k == protoreflect.StringKind && t == reflect.SliceOf(stringType):
-		return Strings
-	case k == protoreflect.Int32Kind && t == reflect.SliceOf(int32Type):
-		return Int32s
-	case k == protoreflect.DoubleKind && t == reflect.SliceOf(float64Type):
-		return Float64s
 	}
 	return None
 }
