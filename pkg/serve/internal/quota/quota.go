@@ -10,9 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -234,13 +232,12 @@ const (
 // at least 1; gRPC RESOURCE_EXHAUSTED with RetryInfo of the same delay.
 func (l *Limiter) refuse(client string, p policy, wait time.Duration, reason string, concurrency int) error {
 	l.metrics.throttled(client, reason)
-	secs := max(ceilSeconds(wait), 1)
+	secs, retry := rpcerr.Retry(wait)
 	msg, info := "Too many requests.", fmt.Sprintf("This client may make %s requests a second (burst %d); retry after %d seconds.",
 		strconv.FormatFloat(p.rate, 'g', -1, 64), p.burst, secs)
 	if reason == ReasonConcurrency {
 		msg, info = "Too many requests in progress.", fmt.Sprintf("This client may have %d requests in progress at once; retry after %d seconds.",
 			concurrency, secs)
 	}
-	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, msg, info,
-		&errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)})
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, msg, info, retry)
 }
