@@ -199,7 +199,9 @@ func TestGRPCTokenlessReadTimeout(t *testing.T) {
 				t.Parallel()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.server}, tc.method)
+				// A connection each: one connection may hold only MaxTokenlessPerConn slots, and the
+				// calls run side by side (a slot comes back a moment after its caller is answered).
+				cs, err := h.dial(t).NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: tc.server}, tc.method)
 				if err != nil {
 					t.Fatal(err)
 				}
