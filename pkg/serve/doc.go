@@ -33,8 +33,10 @@
 // the contract's routes file), prometheus/client_golang for metrics, google.golang.org/genproto
 // errdetails for status details that gRPC clients already know how to read,
 // KimMachineGun/automemlimit to set GOMEMLIMIT from the container's cgroup memory limit,
-// golang.org/x/sync's weighted semaphore for the gRPC read pool, and redis/go-redis for the
-// clients' rates shared among replicas (internal/quota).
+// golang.org/x/sync's weighted semaphores for the memory budget, the streams' share of it and the
+// gRPC read pool (internal/admission), OpenTelemetry's otelgrpc and otelhttp for the server spans
+// (internal/tracing), and redis/go-redis for the clients' rates shared among replicas
+// (internal/quota).
 package serve
 
 // Version is the build's version, set at link time with
