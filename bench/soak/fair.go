@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -59,7 +60,7 @@ func soakFair(bin string, out io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var logs syncLog
+	var logs proc.LogBuffer
 	pin := os.Getenv("SOAK_PINNED") != ""
 	srv, err := startServerLogging(ctx, bin, path, pin, &logs)
 	if err != nil {
@@ -232,7 +233,7 @@ func fairCall(c *http.Client, url, tok, body string) fairSample {
 		policy: resp.Header.Get("RateLimit-Policy")}
 }
 
-func fairConcurrencyPart(ctx context.Context, base string, toks map[string]string, logs *syncLog, out io.Writer, v *verdicts) {
+func fairConcurrencyPart(ctx context.Context, base string, toks map[string]string, logs *proc.LogBuffer, out io.Writer, v *verdicts) {
 	body := groupRequest(fairStudents)
 	// single's group forecast alone, three times (the median is its quiet time).
 	var alone []time.Duration
@@ -355,22 +356,4 @@ func peakConcurrency(logs, client, route string) (peak, runs int) {
 		peak = max(peak, n)
 	}
 	return peak, runs
-}
-
-// syncLog collects the server's output.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

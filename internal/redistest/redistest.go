@@ -8,14 +8,12 @@ package redistest
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +77,7 @@ func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
 // start runs redis-server on s.port and waits until it answers PING.
 func (s *Server) start() error {
-	var out LogBuffer
+	var out proc.LogBuffer
 	s.cmd = exec.Command(s.path, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", s.t.TempDir())
 	s.cmd.Stdout, s.cmd.Stderr = &out, &out
@@ -155,24 +153,4 @@ func (s *Server) Restart() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.t.Fatal(err)
-}
-
-// LogBuffer collects what several goroutines write: redis-server's two streams here, the slog
-// lines of the code under test in the tests that run it.
-type LogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *LogBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String is everything written so far.
-func (l *LogBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -66,7 +67,7 @@ type guardHarness struct {
 	srv   *Server
 	conn  *grpc.ClientConn
 	lis   *countingListener
-	logs  *syncBuffer
+	logs  *proc.LogBuffer
 	token string // the demo client's (every permission)
 }
 
@@ -91,7 +92,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &guardHarness{logs: &syncBuffer{}}
+	h := &guardHarness{logs: &proc.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	h.srv, err = New(ctx, cfg, log, guardService())

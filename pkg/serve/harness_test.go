@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -83,7 +82,7 @@ type harness struct {
 	base    string // http://127.0.0.1:port
 	grpc    *grpc.ClientConn
 	fake    *fakeScoring
-	logs    *syncBuffer
+	logs    *proc.LogBuffer
 	cancel  context.CancelFunc
 	stopped chan error
 }
@@ -135,7 +134,7 @@ func start(t testing.TB, cfg Config) *harness {
 // startService runs svc on loopback listeners on port 0 until the test ends.
 func startService(t testing.TB, cfg Config, svc Service) *harness {
 	t.Helper()
-	h := &harness{t: t, logs: &syncBuffer{}, stopped: make(chan error, 1)}
+	h := &harness{t: t, logs: &proc.LogBuffer{}, stopped: make(chan error, 1)}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
@@ -229,22 +228,4 @@ func (h *harness) token(clientID, secret string) string {
 		h.t.Fatalf("authToken: got %d %s; want 200", r.status, r.body)
 	}
 	return r.json(h.t)["accessToken"].(string)
-}
-
-// syncBuffer is a log sink tests can read while the server writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

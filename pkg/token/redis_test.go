@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/internal/redistest"
 )
 
@@ -36,4 +37,4 @@ func (s *redisServer) flush(t *testing.T) {
 }
 
 // logBuffer collects log lines written from several goroutines (the tests' slog handlers).
-type logBuffer = redistest.LogBuffer
+type logBuffer = proc.LogBuffer

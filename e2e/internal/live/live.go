@@ -28,7 +28,7 @@ const Version = "v0.0.0-e2e"
 type Service struct {
 	Base string // http://127.0.0.1:port
 	GRPC string // 127.0.0.1:port
-	out  *syncBuffer
+	out  *proc.LogBuffer
 }
 
 // Output is what the binary has logged so far, for failure messages.
@@ -49,7 +49,7 @@ func Start(t testing.TB, service string) *Service {
 			env = append(env, kv)
 		}
 	}
-	out := &syncBuffer{}
+	out := &proc.LogBuffer{}
 	addr := make(chan addrs, 1)
 	p, err := proc.Start(bin, nil, proc.Options{Env: env, Output: &lineWatcher{out: out, found: addr}})
 	if err != nil {
@@ -124,7 +124,7 @@ type addrs struct{ http, grpc string }
 
 // lineWatcher copies the log to out and reports the HTTP and gRPC addresses of the "serving" line.
 type lineWatcher struct {
-	out     *syncBuffer
+	out     *proc.LogBuffer
 	found   chan<- addrs
 	partial []byte
 	done    bool
@@ -154,22 +154,4 @@ func (w *lineWatcher) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and the test's readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/internal/redistest"
 )
 
@@ -25,4 +26,4 @@ func (s *redisServer) client() *redis.Client {
 }
 
 // logBuffer collects log lines written from several goroutines (the tests' slog handlers).
-type logBuffer = redistest.LogBuffer
+type logBuffer = proc.LogBuffer

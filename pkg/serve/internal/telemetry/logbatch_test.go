@@ -5,32 +5,15 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/internal/proc"
 )
-
-// lockedBuffer is a buffer the flush timer and the test may use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestLogBatching(t *testing.T) {
 	t.Parallel()
-	var out lockedBuffer
+	var out proc.LogBuffer
 	log, flush, err := NewLogger(&out, "json", "info")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +46,7 @@ func TestLogBatching(t *testing.T) {
 
 func TestLogBatchFullFlushes(t *testing.T) {
 	t.Parallel()
-	var out lockedBuffer
+	var out proc.LogBuffer
 	log, _, err := NewLogger(&out, "text", "info")
 	if err != nil {
 		t.Fatal(err)
