@@ -34,7 +34,8 @@
 // errdetails for status details that gRPC clients already know how to read,
 // KimMachineGun/automemlimit to set GOMEMLIMIT from the container's cgroup memory limit,
 // golang.org/x/sync's weighted semaphores for the memory budget, the streams' share of it and the
-// gRPC read pool (internal/admission), OpenTelemetry's otelgrpc and otelhttp for the server spans
+// gRPC read pool (internal/admission), golang.org/x/time/rate's token bucket for the log lines of
+// refusals (internal/telemetry), OpenTelemetry's otelgrpc and otelhttp for the server spans
 // (internal/tracing), and redis/go-redis for the clients' rates shared among replicas
 // (internal/quota).
 package serve

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc/codes"
 )
 
@@ -21,8 +22,8 @@ const (
 	logPerSecond = 5
 )
 
-// LogLimiter holds a token bucket per cause. Causes are few: a front times its codes (gRPC's 17,
-// the HTTP statuses the front answers).
+// LogLimiter holds a token bucket (golang.org/x/time/rate) per cause. Causes are few: a front
+// times its codes (gRPC's 17, the HTTP statuses the front answers).
 type LogLimiter struct {
 	mu         sync.Mutex
 	causes     map[logCause]*logBucket
@@ -33,8 +34,7 @@ type LogLimiter struct {
 type logCause struct{ front, code string }
 
 type logBucket struct {
-	tokens     float64
-	last       time.Time
+	bucket     *rate.Limiter
 	suppressed int64 // lines dropped since the last one written
 }
 
@@ -74,17 +74,14 @@ func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	defer l.mu.Unlock()
 	b := l.causes[k]
 	if b == nil {
-		b = &logBucket{tokens: logBurst, last: now}
+		b = &logBucket{bucket: rate.NewLimiter(logPerSecond, logBurst)}
 		l.causes[k] = b
 	}
-	b.tokens = min(logBurst, b.tokens+now.Sub(b.last).Seconds()*logPerSecond)
-	b.last = now
-	if b.tokens < 1 {
+	if !b.bucket.AllowN(now, 1) {
 		b.suppressed++
 		l.suppressed.WithLabelValues(front, code).Inc()
 		return false, 0
 	}
-	b.tokens--
 	dropped, b.suppressed = b.suppressed, 0
 	return true, dropped
 }
