@@ -60,7 +60,7 @@ type Service struct {
 	// yardstick_reload_info series; nil if it has none.
 	Version func() string
 
-	// BatchPath is the service's NDJSON batch stream (issue 21; streams.go), "" for none: it takes
+	// BatchPath is the service's NDJSON batch stream (streams.go), "" for none: it takes
 	// BatchRPC's permission from the contract (each record takes its own path's as well).
 	BatchPath string
 	// GroupStreams are the service's group forecast streams by path: they take the permissions of

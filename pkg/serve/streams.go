@@ -12,7 +12,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// The streams of issue 21 ("batches at district scale", docs/api.md): a service names its
+// The NDJSON streams (docs/api.md, "Batches"): a service names its
 // NDJSON batch path and its group streams in Service; the frame routes them (internal/routes),
 // checks the token, media type and admission (internal/httpfront, stream.go) and runs the
 // engine (internal/batch). A batch record runs as a unary call of its own path on this front.

@@ -20,7 +20,7 @@ type Info struct {
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request
-	// Stream is what a stream of issue 21 did (its counts, why it ended), for its one log line.
+	// Stream is what a stream did (its counts, why it ended), for its one log line.
 	Stream []slog.Attr
 	// LimitsDecided says the JSON front applied the client's limits to this call before it read
 	// the body (internal/quota, Decided): the chain's limit step takes that decision and does

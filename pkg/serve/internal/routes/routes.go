@@ -34,7 +34,7 @@ type Route struct {
 	// yardstick.batch.v1.record): an NDJSON record by its path, a gRPC record by its field.
 	Record       bool
 	Group        bool   // a group forecast: costed per student, its own body limits
-	Stream       Stream // a stream of issue 21 (NDJSON, served by internal/batch); 0 for a unary route
+	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
 	MessageLimit int64  // the largest gRPC message
 }
@@ -47,7 +47,7 @@ type Table struct {
 	Ceiling  int64             // the server-wide receive limit: the largest message limit
 }
 
-// Stream is the kind of a streaming route of the JSON front (issue 21): it has no rpc of its
+// Stream is the kind of a streaming route of the JSON front: it has no rpc of its
 // own, takes application/x-ndjson, no body limit (its records are bounded one by one) and one
 // admission for its whole life.
 type Stream int

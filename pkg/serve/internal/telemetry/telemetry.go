@@ -106,7 +106,7 @@ type Line struct {
 	Took      time.Duration
 	Quiet     bool // counted, not logged (probes and scrapes)
 
-	// Extra is a stream's counts (issue 21), written after the line's own fields.
+	// Extra is a stream's counts, written after the line's own fields.
 	Extra []slog.Attr
 }
 

@@ -19,7 +19,7 @@
 // implementation the rest of the cluster speaks; go.opentelemetry.io/contrib's otelgrpc stats
 // handler and otelhttp handler make the server spans with the semantic conventions' names and
 // attributes, from the caller's traceparent. Nothing of the spans is kept by hand. An earlier
-// build made the JSON span itself; otelhttp replaced it (issue 29) at no cost with tracing off,
+// build made the JSON span itself; otelhttp replaced it at no cost with tracing off,
 // where it is not installed, and at a measured cost with tracing on, paid on every request
 // whether sampled or not (its wrappers and metric attributes): docs/performance.md, "Tracing",
 // "The JSON span from otelhttp".
