@@ -8,7 +8,8 @@
 //
 // The frame wires packages of one concern each, under internal/:
 //
-//   - routes: the route table (path, rpc, access rule, body and message limits), read once;
+//   - routes: the route table (path, rpc, access rule, body and message limits) and a gRPC
+//     batch rpc's record and answer, read once from the contract;
 //   - authz: token checks (one Authorize for every way in), logins, the caller's address;
 //   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
 //   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain;
@@ -20,7 +21,6 @@
 //   - telemetry: metrics, the logger, request ids and the one writer of request lines;
 //   - tracing: OpenTelemetry from the OTEL_* variables, off without an endpoint;
 //   - batch: the NDJSON batch and group stream engines, and Ordered for gRPC batches;
-//   - records: a gRPC batch rpc's record and answer, read from the contract;
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //

@@ -15,8 +15,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
@@ -26,7 +26,7 @@ import (
 // (grpcguard.StreamInterceptor), internal/batch's Ordered keeps the answers in order and the
 // records in flight bounded, and each record runs here as a unary call of its rpc, in-process
 // through the chain, with the stream's token: its permission, its handler, its status. The
-// record and answer messages are read from the contract by shape (internal/records), so a
+// record and answer messages are read from the contract by shape (routes.ReadBatch), so a
 // service declares only the rpc (Service.BatchRPC).
 
 // Trailers of a complete gRPC batch stream: its counts, as the NDJSON stream's summary line.
@@ -37,7 +37,7 @@ const (
 )
 
 // serveRecords is the batch rpc's handler: the records of one stream, answered in order.
-func (s *Server) serveRecords(sh *records.Shape) grpc.StreamHandler {
+func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	return func(_ any, ss grpc.ServerStream) error {
 		ctx := ss.Context()
 		claims, _ := authz.ClaimsFrom(ctx) // the guard authorized the stream: its claims are here
@@ -78,7 +78,7 @@ func (s *Server) serveRecords(sh *records.Shape) grpc.StreamHandler {
 // recordStream is one batch stream's state for its records.
 type recordStream struct {
 	s      *Server
-	sh     *records.Shape
+	sh     *routes.BatchShape
 	claims token.Claims
 	adm    *admission.Stream
 	ri     *reqinfo.Info // the stream's, which the guard's stream interceptor set
@@ -119,7 +119,7 @@ func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Mess
 		st.setError(a, err)
 		return a.Interface()
 	}
-	// The answer has a field for every response a record's rpc gives (records.Read checked).
+	// The answer has a field for every response a record's rpc gives (routes.ReadBatch checked).
 	a.Set(st.sh.Answers[resp.ProtoReflect().Descriptor().FullName()], protoreflect.ValueOfMessage(resp.ProtoReflect()))
 	return a.Interface()
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -196,11 +196,11 @@ func (s *Server) buildGRPC(svc Service) error {
 	)...)
 	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
 	if svc.BatchRPC != "" {
-		shape, err := records.Read(svc.BatchRPC)
+		shape, err := routes.ReadBatch(svc.BatchRPC)
 		if err != nil {
 			return err
 		}
-		registrar = records.Registrar{Srv: registrar, Full: svc.BatchRPC, Serve: s.serveRecords(shape)}
+		registrar = batchRegistrar{ServiceRegistrar: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
 		s.guard.DecodeRecords(shape)
 	}
 	for _, rs := range s.channel.Services() {
@@ -219,6 +219,25 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
+}
+
+// batchRegistrar registers services with the handler serve in place of the batch rpc full's
+// (the service's own is its Unimplemented stub).
+type batchRegistrar struct {
+	grpc.ServiceRegistrar
+	full  string
+	serve grpc.StreamHandler
+}
+
+func (r batchRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	d := *desc
+	d.Streams = slices.Clone(desc.Streams)
+	for i := range d.Streams {
+		if "/"+desc.ServiceName+"/"+d.Streams[i].StreamName == r.full {
+			d.Streams[i].Handler = r.serve
+		}
+	}
+	r.ServiceRegistrar.RegisterService(&d, impl)
 }
 
 // reflectionServices are the services reflection.Register adds, for the route table, which is

@@ -18,7 +18,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -51,7 +51,7 @@ type codec struct {
 	limits map[protoreflect.FullName]typeLimits
 	// batchRecords are the batch streams' record types, whose requests the fast decoder takes
 	// through decodeRecord (records.go); set before serving.
-	batchRecords map[protoreflect.FullName]*records.Shape
+	batchRecords map[protoreflect.FullName]*routes.BatchShape
 	records      sync.Map     // weak.Pointer[byte] of the message -> received
 	waiting      atomic.Int64 // records stored and neither taken nor collected
 }
@@ -74,7 +74,7 @@ type received struct {
 }
 
 func newCodec(wire *jsonwire.Codec) *codec {
-	return &codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), wire: wire, batchRecords: map[protoreflect.FullName]*records.Shape{}}
+	return &codec{CodecV2: encoding.GetCodecV2(grpcproto.Name), wire: wire, batchRecords: map[protoreflect.FullName]*routes.BatchShape{}}
 }
 
 func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {

@@ -7,13 +7,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
 // A batch stream's record ({string id, oneof request {one message per rpc}}) is no struct shape
 // the fast decoder takes (a oneof is an interface field), so protobuf-go would decode every
 // record's request: 77 allocations for a 40-item one, where the fast decoder makes a handful.
-// The envelope is two fields, which internal/records reads from the contract: decodeRecord reads
+// The envelope is two fields, which routes.ReadBatch reads from the contract: decodeRecord reads
 // them by hand and gives the request's bytes to the fast decoder. It takes only what it reads
 // exactly as protobuf-go would; anything else (a field twice, which protobuf-go merges; a field
 // it does not know, which protobuf-go keeps for the unknown-field check; a wire type not the
@@ -22,13 +22,13 @@ import (
 
 // DecodeRecords has the codec read the records of the batch rpc of shape sh by decodeRecord (the
 // frame calls it once it has read the shape, before serving).
-func (g *Guard) DecodeRecords(sh *records.Shape) {
+func (g *Guard) DecodeRecords(sh *routes.BatchShape) {
 	g.codec.batchRecords[sh.Rec.Descriptor().FullName()] = sh
 }
 
 // decodeRecord decodes b into m, a record of shape sh, when it can do so exactly as
 // proto.Unmarshal would; false leaves m to protobuf-go.
-func (c *codec) decodeRecord(sh *records.Shape, b []byte, m proto.Message) bool {
+func (c *codec) decodeRecord(sh *routes.BatchShape, b []byte, m proto.Message) bool {
 	var id []byte
 	var idSeen bool
 	var req protoreflect.FieldDescriptor

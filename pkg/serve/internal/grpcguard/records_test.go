@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -22,7 +22,7 @@ func recordCodec(t testing.TB) *codec {
 	t.Helper()
 	g := &Guard{codec: newCodec(jsonwire.New(jsonwire.Options{}))}
 	for _, full := range []string{scoringv1.ScoringService_ScoreBatch_FullMethodName, forecastv1.ForecastService_ForecastBatch_FullMethodName} {
-		sh, err := records.Read(full)
+		sh, err := routes.ReadBatch(full)
 		if err != nil {
 			t.Fatal(err)
 		}

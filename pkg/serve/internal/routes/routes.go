@@ -1,7 +1,7 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
 // of it (its JSON path, who may call it, its body and message limits, whether it is a group
 // forecast), read once in serve.New from the contract (the routes file and the methods' options)
-// and the configured limits. The JSON front finds a request's route by path, the gRPC guard by
+// and the configured limits, and the shape of a gRPC batch rpc's messages (batchshape.go). The JSON front finds a request's route by path, the gRPC guard by
 // method, each once per call; no layer keeps a rule of its own. A new kind of route (a streaming
 // batch route, say) is a new field here and a case in Build.
 package routes
@@ -130,13 +130,14 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		sd, _ := serviceDescriptor(svcName) // read only for a service of ours, found above
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			rule, ruled, recordable := Rule{Public: true}, true, false // an infrastructure service's
+			rule, ruled, record := Rule{Public: true}, true, false // an infrastructure service's
 			if !publicServices[svcName] {
-				rule, ruled, recordable = options(sd.Methods().ByName(protoreflect.Name(m.Name)))
+				md := sd.Methods().ByName(protoreflect.Name(m.Name))
+				rule, ruled = options(md)
+				record = recordable(md)
 			}
-			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled,
+			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, Record: record,
 				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
-				Record:    recordable && !m.IsClientStream && !m.IsServerStream,
 				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
 		}
 	}

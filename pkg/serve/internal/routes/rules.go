@@ -27,19 +27,23 @@ var publicServices = map[string]bool{
 // reflection), open to every caller.
 func IsPublicService(name string) bool { return publicServices[name] }
 
-// options reads a method's access rule from its options, and whether a batch record may name it
-// (yardstick.batch.v1.record). A method of ours with neither access option gets no rule and is
-// refused: a forgotten option fails closed.
-func options(md protoreflect.MethodDescriptor) (rule Rule, ruled, recordable bool) {
+// options reads a method's access rule from its options. A method of ours with neither access
+// option gets no rule and is refused: a forgotten option fails closed.
+func options(md protoreflect.MethodDescriptor) (rule Rule, ruled bool) {
 	opts := md.Options()
-	recordable = proto.GetExtension(opts, batchv1.E_Record).(bool)
 	rule = Rule{
 		Public:     proto.GetExtension(opts, authv1.E_Public).(bool),
 		Permission: proto.GetExtension(opts, authv1.E_Permission).(string),
 		Also:       proto.GetExtension(opts, authv1.E_AlsoPermission).(string),
 	}
 	if !rule.Public && rule.Permission == "" {
-		return Rule{}, false, recordable
+		return Rule{}, false
 	}
-	return rule, true, recordable
+	return rule, true
+}
+
+// recordable reports whether a batch record may name the rpc m: a unary rpc with the contract's
+// method option yardstick.batch.v1.record.
+func recordable(m protoreflect.MethodDescriptor) bool {
+	return !m.IsStreamingClient() && !m.IsStreamingServer() && proto.GetExtension(m.Options(), batchv1.E_Record).(bool)
 }

@@ -1,17 +1,14 @@
-// Package records reads a batch rpc's record and answer messages from the contract (the gRPC
-// batch streams each service declares), and checks at
-// start-up that a record can name every rpc the contract lets a record name (the method option
-// yardstick.batch.v1.record) and its answer hold every response: the frame's handler
-// (pkg/serve, grpcbatch.go) then works on any service's batch rpc by that shape alone.
-package records
+package routes
+
+// A batch rpc's record and answer messages, read from the contract and checked at start-up: a
+// record can name every rpc the contract lets a record name (the method option
+// yardstick.batch.v1.record) and its answer holds every response, so the frame's handler
+// (pkg/serve, grpcbatch.go) works on any service's batch rpc by that shape alone.
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -19,10 +16,10 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// Shape is what the frame knows of a batch rpc's messages: the record is {id, oneof request
+// BatchShape is what the frame knows of a batch rpc's messages: the record is {id, oneof request
 // {one field per unary rpc, named for it}}, the answer {id, oneof answer {one field per response
 // type, and error (yardstick.batch.v1.Status)}}.
-type Shape struct {
+type BatchShape struct {
 	Rec, Ans   protoreflect.MessageType
 	RecID      protoreflect.FieldDescriptor
 	AnsID      protoreflect.FieldDescriptor
@@ -33,15 +30,15 @@ type Shape struct {
 	FieldNames string // the request fields, for the error of a record without one
 }
 
-// Read reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract, and
+// ReadBatch reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract, and
 // checks that the record has a field for every rpc a record may name and the answer one for each
 // of their response types: a record the frame could not run is found at start-up.
-func Read(full string) (*Shape, error) {
+func ReadBatch(full string) (*BatchShape, error) {
 	sd, md, err := method(full)
 	if err != nil {
 		return nil, fmt.Errorf("batch rpc %s: %w", full, err)
 	}
-	sh := &Shape{Methods: map[protoreflect.FieldNumber]string{}, Answers: map[protoreflect.FullName]protoreflect.FieldDescriptor{}}
+	sh := &BatchShape{Methods: map[protoreflect.FieldNumber]string{}, Answers: map[protoreflect.FullName]protoreflect.FieldDescriptor{}}
 	for _, step := range []func(protoreflect.ServiceDescriptor, protoreflect.MethodDescriptor) error{sh.readEnvelope, sh.readAnswers, sh.readRequests} {
 		if err := step(sd, md); err != nil {
 			return nil, fmt.Errorf("batch rpc %s: %w", full, err)
@@ -68,7 +65,7 @@ func method(full string) (protoreflect.ServiceDescriptor, protoreflect.MethodDes
 }
 
 // readEnvelope reads the record's and the answer's types and their ids.
-func (sh *Shape) readEnvelope(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
+func (sh *BatchShape) readEnvelope(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
 	var err error
 	if sh.Rec, err = protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName()); err != nil {
 		return err
@@ -89,7 +86,7 @@ func isString(f protoreflect.FieldDescriptor) bool {
 }
 
 // readAnswers reads the answer's fields: one per response type, and error.
-func (sh *Shape) readAnswers(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
+func (sh *BatchShape) readAnswers(_ protoreflect.ServiceDescriptor, md protoreflect.MethodDescriptor) error {
 	answer := md.Output().Oneofs().ByName("answer")
 	status := (&batchv1.Status{}).ProtoReflect().Descriptor().FullName()
 	for i := range answer.Fields().Len() {
@@ -112,10 +109,10 @@ func (sh *Shape) readAnswers(_ protoreflect.ServiceDescriptor, md protoreflect.M
 // readRequests reads the record's request fields: one for each rpc a record may name, named for
 // it (yardstick.RecordField) and holding its request type, whose answer has a field too; and no
 // other.
-func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
+func (sh *BatchShape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
-		if !Recordable(m) {
+		if !recordable(m) {
 			continue
 		}
 		name := yardstick.RecordField(string(m.Name()))
@@ -138,30 +135,4 @@ func (sh *Shape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.
 	}
 	sh.FieldNames = strings.Join(names, ", ")
 	return nil
-}
-
-// Recordable reports whether a batch record may name the rpc m: a unary rpc with the contract's
-// method option yardstick.batch.v1.record.
-func Recordable(m protoreflect.MethodDescriptor) bool {
-	return !m.IsStreamingClient() && !m.IsStreamingServer() && proto.GetExtension(m.Options(), batchv1.E_Record).(bool)
-}
-
-// Registrar registers the services on Srv with Serve in place of the handler of the batch rpc
-// Full (the service's own is its Unimplemented stub).
-type Registrar struct {
-	Srv   grpc.ServiceRegistrar
-	Full  string
-	Serve grpc.StreamHandler
-}
-
-// RegisterService registers impl with desc, its batch rpc served by Serve.
-func (r Registrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	d := *desc
-	d.Streams = slices.Clone(desc.Streams)
-	for i := range d.Streams {
-		if "/"+desc.ServiceName+"/"+d.Streams[i].StreamName == r.Full {
-			d.Streams[i].Handler = r.Serve
-		}
-	}
-	r.Srv.RegisterService(&d, impl)
 }

@@ -1,4 +1,4 @@
-package records
+package routes
 
 import (
 	"strings"
@@ -11,9 +11,9 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// TestRead: the contract's batch rpcs read as records naming every unary rpc of their service,
+// TestReadBatch: the contract's batch rpcs read as records naming every unary rpc of their service,
 // and what is not a batch rpc is refused at start-up with the reason.
-func TestRead(t *testing.T) {
+func TestReadBatch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		full    string
@@ -23,7 +23,7 @@ func TestRead(t *testing.T) {
 		{scoringv1.ScoringService_ScoreBatch_FullMethodName, 11, 4},
 		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 6, 4},
 	} {
-		sh, err := Read(tc.full)
+		sh, err := ReadBatch(tc.full)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.full, err)
 		}
@@ -43,8 +43,8 @@ func TestRead(t *testing.T) {
 		{"/yardstick.scoring.v1.Nope/ScoreBatch", "not found"},
 		{"ScoreBatch", "not /service/method"},
 	} {
-		if _, err := Read(tc.full); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("Read(%s): %v; want an error saying %q", tc.full, err, tc.want)
+		if _, err := ReadBatch(tc.full); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ReadBatch(%s): %v; want an error saying %q", tc.full, err, tc.want)
 		}
 	}
 }
@@ -56,7 +56,7 @@ func TestRecordable(t *testing.T) {
 	t.Parallel()
 	sd := scoringv1.File_yardstick_scoring_v1_scoring_proto.Services().Get(0)
 	for name, want := range map[string]bool{"ScoreItemIds": true, "NextItem": true, "ScoreBatch": false} {
-		if got := Recordable(sd.Methods().ByName(protoName(name))); got != want {
+		if got := recordable(sd.Methods().ByName(protoName(name))); got != want {
 			t.Errorf("%s: got %v; want %v", name, got, want)
 		}
 	}
