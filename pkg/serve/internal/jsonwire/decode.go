@@ -364,7 +364,7 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message, base layout.Ptr) 
 	}
 	for i, f := range p.fields {
 		if !base.IsNil() {
-			dc.storeFloat(f, base, values[i])
+			store(f, base, &dc.floats, values[i])
 			continue
 		}
 		if f.fd.Kind() == protoreflect.FloatKind {

@@ -10,29 +10,13 @@ import (
 func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		s, ok, err := dc.readString(f, t)
-		if ok {
-			dc.storeString(f, base, s)
-		}
-		return err
+		return fastScalar(dc, f, base, t, &dc.strs, dc.readString)
 	case layout.Int32, layout.Int32Ptr:
-		n, ok, err := dc.readInt(f, t)
-		if ok {
-			dc.storeInt32(f, base, int32(n))
-		}
-		return err
+		return fastScalar(dc, f, base, t, &dc.ints, dc.readInt32)
 	case layout.Float64, layout.Float64Ptr:
-		v, ok, err := dc.readFloat(f, t)
-		if ok {
-			dc.storeFloat(f, base, v)
-		}
-		return err
+		return fastScalar(dc, f, base, t, &dc.floats, dc.readFloat)
 	case layout.Bool, layout.BoolPtr:
-		b, ok, err := dc.readBool(t)
-		if ok {
-			dc.storeBool(f, base, b)
-		}
-		return err
+		return fastScalar(dc, f, base, t, &dc.bools, dc.readBool)
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
@@ -40,67 +24,43 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	case layout.Messages:
 		return dc.fastMessages(f, base)
 	case layout.Float64s:
-		out := layout.Field[[]float64](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			v, ok, err := dc.readFloat(f, t)
-			if ok {
-				*out = append(*out, v)
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readFloat)
 	case layout.Int32s:
-		out := layout.Field[[]int32](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			n, ok, err := dc.readInt(f, t)
-			if ok {
-				*out = append(*out, int32(n))
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readInt32)
 	default: // layout.Strings
-		out := layout.Field[[]string](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			s, ok, err := dc.readString(f, t)
-			if ok {
-				*out = append(*out, s)
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readString)
 	}
 }
 
-// The store functions write a value into f's field of the struct at base, taking the pointer of an
-// optional field from an arena; the JSON and protobuf fast paths share them.
-
-func (dc *decoder) storeString(f *fieldPlan, base layout.Ptr, s string) {
-	if f.kind == layout.String {
-		*layout.Field[string](base, f.offset) = s
-	} else {
-		*layout.Field[*string](base, f.offset) = dc.strs.put(s)
+// fastScalar reads f's value, of JSON type t, with read and stores it in the struct at base.
+func fastScalar[T any](dc *decoder, f *fieldPlan, base layout.Ptr, t jx.Type, a *arena[T], read func(*fieldPlan, jx.Type) (T, bool, error)) error {
+	v, ok, err := read(f, t)
+	if ok {
+		store(f, base, a, v)
 	}
+	return err
 }
 
-func (dc *decoder) storeInt32(f *fieldPlan, base layout.Ptr, n int32) {
-	if f.kind == layout.Int32 {
-		*layout.Field[int32](base, f.offset) = n
-	} else {
-		*layout.Field[*int32](base, f.offset) = dc.ints.put(n)
-	}
+// fastList reads f's array with read, element by element, onto its list in the struct at base.
+func fastList[T any](dc *decoder, f *fieldPlan, base layout.Ptr, read func(*fieldPlan, jx.Type) (T, bool, error)) error {
+	out := layout.Field[[]T](base, f.offset)
+	return dc.eachElement(f, func(t jx.Type) error {
+		v, ok, err := read(f, t)
+		if ok {
+			*out = append(*out, v)
+		}
+		return err
+	})
 }
 
-func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
-	if f.kind == layout.Float64 {
-		*layout.Field[float64](base, f.offset) = v
+// store writes v into f's field of the struct at base, or for an optional field (one with
+// presence: layout verified it is a pointer) a pointer to v taken from the arena a. The JSON and
+// protobuf fast paths share it.
+func store[T any](f *fieldPlan, base layout.Ptr, a *arena[T], v T) {
+	if f.presence {
+		*layout.Field[*T](base, f.offset) = a.put(v)
 	} else {
-		*layout.Field[*float64](base, f.offset) = dc.floats.put(v)
-	}
-}
-
-func (dc *decoder) storeBool(f *fieldPlan, base layout.Ptr, b bool) {
-	if f.kind == layout.Bool {
-		*layout.Field[bool](base, f.offset) = b
-	} else {
-		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
+		*layout.Field[T](base, f.offset) = v
 	}
 }
 

@@ -43,7 +43,6 @@ func New(opts Options) *Codec { return &Codec{opts: opts} }
 
 // plan is what the codec knows of one message type.
 type plan struct {
-	desc   protoreflect.MessageDescriptor
 	fields []*fieldPlan          // declaration order: protojson's output order
 	byName map[string]*fieldPlan // JSON name, proto name, aliases
 	// spellings is byName as a list, searched instead of the map when it is short (lookup).
@@ -94,7 +93,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	if p, ok := building[md.FullName()]; ok {
 		return p
 	}
-	p := &plan{desc: md, byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
+	p := &plan{byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
 	building[md.FullName()] = p
 	p.positional = c.opts.Positional[md.FullName()]
 	for _, name := range c.opts.Ignored[md.FullName()] {

@@ -26,7 +26,7 @@ func (dc *decoder) scalar(f *fieldPlan, t jx.Type) (protoreflect.Value, bool, er
 		s, ok, err := dc.readString(f, t)
 		return protoreflect.ValueOfString(s), ok, err
 	case protoreflect.BoolKind:
-		b, ok, err := dc.readBool(t)
+		b, ok, err := dc.readBool(f, t)
 		return protoreflect.ValueOfBool(b), ok, err
 	case protoreflect.FloatKind:
 		v, ok, err := dc.readFloat(f, t)
@@ -76,7 +76,8 @@ func (dc *decoder) readString(f *fieldPlan, t jx.Type) (string, bool, error) {
 	return "", false, dc.skip()
 }
 
-func (dc *decoder) readBool(t jx.Type) (bool, bool, error) {
+// readBool takes f, which it does not need, to share the other readers' signature (fastScalar).
+func (dc *decoder) readBool(_ *fieldPlan, t jx.Type) (bool, bool, error) {
 	if t != jx.Bool {
 		dc.problem("must be true or false" + got(t))
 		return false, false, dc.skip()
@@ -167,6 +168,12 @@ func (dc *decoder) readInt(f *fieldPlan, t jx.Type) (int64, bool, error) {
 		return 0, false, nil
 	}
 	return n, true, nil
+}
+
+// readInt32 is readInt for the fast paths' int32 fields.
+func (dc *decoder) readInt32(f *fieldPlan, t jx.Type) (int32, bool, error) {
+	n, ok, err := dc.readInt(f, t)
+	return int32(n), ok, err
 }
 
 // integerText is the JSON number b (checked by jsonNumber) in plain decimal ("-250" for -2.5e2,
