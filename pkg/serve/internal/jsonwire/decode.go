@@ -156,7 +156,7 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) err
 	var seen uint64
 	for iter.Next() {
 		key := iter.Key()
-		f := p.lookup(key)
+		f := p.byName[string(key)]
 		if f == nil {
 			if p.ignored[string(key)] {
 				if err := dc.skip(); err != nil {

@@ -43,11 +43,9 @@ func New(opts Options) *Codec { return &Codec{opts: opts} }
 
 // plan is what the codec knows of one message type.
 type plan struct {
-	fields []*fieldPlan          // declaration order: protojson's output order
-	byName map[string]*fieldPlan // JSON name, proto name, aliases
-	// spellings is byName as a list, searched instead of the map when it is short (lookup).
-	spellings  []spelling
-	names      []string // JSON names, for suggestions
+	fields     []*fieldPlan          // declaration order: protojson's output order
+	byName     map[string]*fieldPlan // JSON name, proto name, aliases
+	names      []string              // JSON names, for suggestions
 	ignored    map[string]bool
 	positional bool
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
@@ -151,17 +149,11 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 }
 
 // finish completes the plan p of md once its fields are planned: the aliases the options give,
-// the spellings of a small message, whether it may arrive as a number array, and its generated
-// struct when the fast decoders take it.
+// whether it may arrive as a number array, and its generated struct when the fast decoders take it.
 func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	for alias, target := range c.opts.Aliases[md.FullName()] {
 		if f, ok := p.byName[target]; ok {
 			p.byName[alias] = f
-		}
-	}
-	if len(p.byName) <= maxScan {
-		for name, f := range p.byName {
-			p.spellings = append(p.spellings, spelling{name, f})
 		}
 	}
 	if p.positional {
@@ -187,26 +179,4 @@ func scalarMap(fd protoreflect.FieldDescriptor) bool {
 		return false
 	}
 	return true
-}
-
-// A message of a few fields finds a key faster by comparing it with each spelling (most differ in
-// length at once) than by hashing it.
-const maxScan = 12
-
-type spelling struct {
-	name string
-	f    *fieldPlan
-}
-
-// lookup returns the field key names, or nil.
-func (p *plan) lookup(key []byte) *fieldPlan {
-	if p.spellings == nil {
-		return p.byName[string(key)]
-	}
-	for i := range p.spellings {
-		if s := &p.spellings[i]; len(s.name) == len(key) && s.name == string(key) {
-			return s.f
-		}
-	}
-	return nil
 }
