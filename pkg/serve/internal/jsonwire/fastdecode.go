@@ -10,13 +10,13 @@ import (
 func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		return fastScalar(dc, f, base, t, &dc.strs, dc.readString)
+		return fastScalar(f, base, t, &dc.strs, dc.readString)
 	case layout.Int32, layout.Int32Ptr:
-		return fastScalar(dc, f, base, t, &dc.ints, dc.readInt32)
+		return fastScalar(f, base, t, &dc.ints, dc.readInt32)
 	case layout.Float64, layout.Float64Ptr:
-		return fastScalar(dc, f, base, t, &dc.floats, dc.readFloat)
+		return fastScalar(f, base, t, &dc.floats, dc.readFloat)
 	case layout.Bool, layout.BoolPtr:
-		return fastScalar(dc, f, base, t, &dc.bools, dc.readBool)
+		return fastScalar(f, base, t, &dc.bools, dc.readBool)
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
@@ -33,7 +33,7 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 }
 
 // fastScalar reads f's value, of JSON type t, with read and stores it in the struct at base.
-func fastScalar[T any](dc *decoder, f *fieldPlan, base layout.Ptr, t jx.Type, a *arena[T], read func(*fieldPlan, jx.Type) (T, bool, error)) error {
+func fastScalar[T any](f *fieldPlan, base layout.Ptr, t jx.Type, a *arena[T], read func(*fieldPlan, jx.Type) (T, bool, error)) error {
 	v, ok, err := read(f, t)
 	if ok {
 		store(f, base, a, v)
@@ -62,6 +62,18 @@ func store[T any](f *fieldPlan, base layout.Ptr, a *arena[T], v T) {
 	} else {
 		*layout.Field[T](base, f.offset) = v
 	}
+}
+
+// arena hands out pointers to values of T from chunks that are never moved, so a request's
+// optional scalars cost one allocation per chunk instead of one each.
+type arena[T any] struct{ chunk []T }
+
+func (a *arena[T]) put(v T) *T {
+	if len(a.chunk) == cap(a.chunk) {
+		a.chunk = make([]T, 0, min(max(2*cap(a.chunk), 16), 1<<14))
+	}
+	a.chunk = append(a.chunk, v)
+	return &a.chunk[len(a.chunk)-1]
 }
 
 // fastMessages decodes an array into f's list of messages in one pass: the elements come from the

@@ -52,7 +52,7 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when package layout verified the generated Go struct (st) and the fields'
-	// offsets and kinds are set (arena.go).
+	// offsets and kinds are set (useLayout).
 	fast bool
 	st   *layout.Struct
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
@@ -165,6 +165,30 @@ func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	}
 	if p.supported {
 		useLayout(p, md)
+	}
+}
+
+// useLayout makes p fast when layout verified md's generated struct and every message it holds is
+// fast too; otherwise p stays on the protoreflect path.
+func useLayout(p *plan, md protoreflect.MessageDescriptor) {
+	st := layout.Of(md)
+	if st == nil {
+		return
+	}
+	maxNum := 0
+	for i, f := range p.fields {
+		f.offset, f.kind = st.Fields[i].Offset, st.Fields[i].Kind
+		if (f.kind == layout.Message || f.kind == layout.Messages) && (f.sub == nil || !f.sub.fast) {
+			return
+		}
+		maxNum = max(maxNum, int(f.fd.Number()))
+	}
+	p.fast, p.st = true, st
+	if maxNum <= 1024 {
+		p.byNumber = make([]*fieldPlan, maxNum+1)
+		for _, f := range p.fields {
+			p.byNumber[f.fd.Number()] = f
+		}
 	}
 }
 
