@@ -10,13 +10,29 @@ import (
 func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		return fastScalar(f, base, t, &dc.strs, dc.readString)
+		v, ok, err := dc.readString(f, t)
+		if ok {
+			store(f, base, &dc.strs, v)
+		}
+		return err
 	case layout.Int32, layout.Int32Ptr:
-		return fastScalar(f, base, t, &dc.ints, dc.readInt32)
+		v, ok, err := dc.readInt32(f, t)
+		if ok {
+			store(f, base, &dc.ints, v)
+		}
+		return err
 	case layout.Float64, layout.Float64Ptr:
-		return fastScalar(f, base, t, &dc.floats, dc.readFloat)
+		v, ok, err := dc.readFloat(f, t)
+		if ok {
+			store(f, base, &dc.floats, v)
+		}
+		return err
 	case layout.Bool, layout.BoolPtr:
-		return fastScalar(f, base, t, &dc.bools, dc.readBool)
+		v, ok, err := dc.readBool(t)
+		if ok {
+			store(f, base, &dc.bools, v)
+		}
+		return err
 	case layout.Message:
 		sub := layout.New(f.sub.st)
 		*layout.Field[layout.Ptr](base, f.offset) = sub
@@ -30,15 +46,6 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	default: // layout.Strings
 		return fastList(dc, f, base, dc.readString)
 	}
-}
-
-// fastScalar reads f's value, of JSON type t, with read and stores it in the struct at base.
-func fastScalar[T any](f *fieldPlan, base layout.Ptr, t jx.Type, a *arena[T], read func(*fieldPlan, jx.Type) (T, bool, error)) error {
-	v, ok, err := read(f, t)
-	if ok {
-		store(f, base, a, v)
-	}
-	return err
 }
 
 // fastList reads f's array with read, element by element, onto its list in the struct at base.

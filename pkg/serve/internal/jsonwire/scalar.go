@@ -26,7 +26,7 @@ func (dc *decoder) scalar(f *fieldPlan, t jx.Type) (protoreflect.Value, bool, er
 		s, ok, err := dc.readString(f, t)
 		return protoreflect.ValueOfString(s), ok, err
 	case protoreflect.BoolKind:
-		b, ok, err := dc.readBool(f, t)
+		b, ok, err := dc.readBool(t)
 		return protoreflect.ValueOfBool(b), ok, err
 	case protoreflect.FloatKind:
 		v, ok, err := dc.readFloat(f, t)
@@ -76,8 +76,7 @@ func (dc *decoder) readString(f *fieldPlan, t jx.Type) (string, bool, error) {
 	return "", false, dc.skip()
 }
 
-// readBool takes f, which it does not need, to share the other readers' signature (fastScalar).
-func (dc *decoder) readBool(_ *fieldPlan, t jx.Type) (bool, bool, error) {
+func (dc *decoder) readBool(t jx.Type) (bool, bool, error) {
 	if t != jx.Bool {
 		dc.problem("must be true or false" + got(t))
 		return false, false, dc.skip()
