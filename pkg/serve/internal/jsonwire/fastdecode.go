@@ -119,9 +119,6 @@ const maxChunkElements = 4096
 func (dc *decoder) elementsOf(p *plan) *elements {
 	e, ok := dc.elems[p]
 	if !ok {
-		if dc.elems == nil {
-			dc.elems = map[*plan]*elements{}
-		}
 		e = &elements{}
 		dc.elems[p] = e
 	}
