@@ -59,7 +59,7 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 // decoders keeps decoders between bodies: their stacks keep their capacity, and their arenas'
 // unused room serves the next body (a used slot is never written again, so messages of earlier
 // bodies are untouched).
-var decoders = sync.Pool{New: func() any { return new(decoder) }}
+var decoders = sync.Pool{New: func() any { return &decoder{elems: map[*plan]*elements{}} }}
 
 func (dc *decoder) release() {
 	dc.d, dc.data, dc.problems, dc.dropped = nil, nil, nil, 0
@@ -69,6 +69,13 @@ func (dc *decoder) release() {
 }
 
 func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }
+
+// IsObject reports whether body is, at first sight, a JSON object (its first byte past white
+// space is '{'), whatever its Content-Type says: curl -d labels every body form-encoded.
+func IsObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
 
 type decoder struct {
 	d        *jx.Decoder
@@ -156,7 +163,7 @@ func (dc *decoder) message(p *plan, m protoreflect.Message, base layout.Ptr) err
 	var seen uint64
 	for iter.Next() {
 		key := iter.Key()
-		f := p.lookup(key)
+		f := p.byName[string(key)]
 		if f == nil {
 			if p.ignored[string(key)] {
 				if err := dc.skip(); err != nil {
@@ -364,7 +371,7 @@ func (dc *decoder) positional(p *plan, m protoreflect.Message, base layout.Ptr) 
 	}
 	for i, f := range p.fields {
 		if !base.IsNil() {
-			dc.storeFloat(f, base, values[i])
+			store(f, base, &dc.floats, values[i])
 			continue
 		}
 		if f.fd.Kind() == protoreflect.FloatKind {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -320,21 +322,91 @@ func TestNoNegativeZero(t *testing.T) {
 
 // TestWholeNumber: a number written with a fraction or an exponent is whole only if it is an
 // integer exactly, not if it merely rounds to one as a float64 (protojson's rule); both sides of
-// each edge.
+// each edge, and the digits of a whole one.
 func TestWholeNumber(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct {
-		text  string
-		whole bool
-	}{
-		{"2.0", true}, {"1e2", true}, {"-0.0", true}, {"0.000", true}, {"5e0", true}, {"1.5e1", true},
-		{"100e-2", true}, {"150e-2", false}, {"12e-1", false}, {"1.25e1", false}, {"1.2e1", true},
-		{"1e-700", false}, {"0e-700", true}, {"100000000000000000e-700", false},
-		{"1.0000000000000000001", false}, {"1.0000000000000000000", true},
-		{"1e99999999999999999999", true}, {"1e-99999999999999999999", false}, {"0e-99999999999999999999", true},
+	const notWhole, tooLong = "not whole", ""
+	for _, tc := range []struct{ in, want string }{
+		{"2.0", "2"}, {"1e2", "100"}, {"-0.0", "0"}, {"0.000", "0"}, {"5e0", "5"}, {"1.5e1", "15"}, {"-2.5E+2", "-250"},
+		{"100e-2", "1"}, {"150e-2", notWhole}, {"12e-1", notWhole}, {"1.25e1", notWhole}, {"1.2e1", "12"}, {"0.05e2", "05"},
+		{"1e-700", notWhole}, {"0e-700", "0"}, {"100000000000000000e-700", notWhole},
+		{"1.0000000000000000001", notWhole}, {"1.0000000000000000000", "1"},
+		{"1e19", "10000000000000000000"}, {"1e20", tooLong}, {"12345678901234567890.0", "12345678901234567890"}, {"123456789012345678901.0", tooLong},
+		{"1e99999999999999999999", tooLong}, {"1e-99999999999999999999", notWhole}, {"0e-99999999999999999999", "0"},
 	} {
-		if got := wholeNumber([]byte(tc.text)); got != tc.whole {
-			t.Errorf("wholeNumber(%s) = %v; want %v", tc.text, got, tc.whole)
+		text, whole := integerText([]byte(tc.in))
+		if want := tc.want != notWhole; whole != want || whole && text != tc.want {
+			t.Errorf("integerText(%s) = %q, %v; want %q", tc.in, text, whole, tc.want)
 		}
+	}
+}
+
+// TestSixtyFourBitRange: a 64-bit whole number written with a fraction or an exponent is read
+// exactly, not through a float64 (which rounds 2^63-1 up to 2^63 and wrapped it to -2^63), and
+// refused past either end of its range as protojson refuses it; both sides of each edge, on an
+// int64 field of the contract (GroupStreamResult.students) and on a uint64 one.
+func TestSixtyFourBitRange(t *testing.T) {
+	t.Parallel()
+	c := New(Options{})
+	const int64Range = "students: must be a whole number from -9223372036854775808 to 9223372036854775807, got "
+	for _, tc := range []struct{ body, want string }{
+		{"9223372036854775807", "9223372036854775807"},
+		{"9223372036854775807.0", "9223372036854775807"},
+		{"9.223372036854775807e18", "9223372036854775807"},
+		{`"9223372036854775807.0"`, "9223372036854775807"},
+		{"9223372036854775808", ""},
+		{"9223372036854775808.0", ""},
+		{"9.223372036854775808e18", ""},
+		{`"9223372036854775808.0"`, ""},
+		{"-9223372036854775808.0", "-9223372036854775808"},
+		{"-9.223372036854775808e18", "-9223372036854775808"},
+		{"-9223372036854775809.0", ""},
+		{"-9.223372036854775809e18", ""},
+		{"9007199254740993.0", "9007199254740993"}, // 2^53+1: no float64 holds it
+		{"1e19", ""},
+		{"1e20", ""},
+	} {
+		t.Run(tc.body, func(t *testing.T) {
+			t.Parallel()
+			body := []byte(`{"students":` + tc.body + `}`)
+			got := new(forecastv1.GroupStreamResult)
+			err := c.Unmarshal(body, got)
+			ref := new(forecastv1.GroupStreamResult)
+			refErr := protojson.Unmarshal(body, ref)
+			if tc.want == "" {
+				if err == nil || refErr == nil || err.Error() != int64Range+strings.Trim(tc.body, `"`) {
+					t.Errorf("got %v, %d (protojson: %v); want %q", err, got.GetStudents(), refErr, int64Range+strings.Trim(tc.body, `"`))
+				}
+				return
+			}
+			if err != nil || refErr != nil || strconv.FormatInt(got.GetStudents(), 10) != tc.want || ref.GetStudents() != got.GetStudents() {
+				t.Errorf("got %d, %v (protojson: %d, %v); want %s", got.GetStudents(), err, ref.GetStudents(), refErr, tc.want)
+			}
+		})
+	}
+	// uint64 fields take 0 to 2^63-1 (larger values are not used by this contract).
+	const uint64Range = "value: must be a whole number from 0 to 9223372036854775807, got "
+	for _, tc := range []struct{ body, want string }{
+		{"9223372036854775807.0", "9223372036854775807"},
+		{"9.223372036854775807e18", "9223372036854775807"},
+		{"9223372036854775808.0", ""},
+		{"9.223372036854775808e18", ""},
+		{"-0.0", "0"},
+		{"-1.0", ""},
+	} {
+		t.Run("uint64 "+tc.body, func(t *testing.T) {
+			t.Parallel()
+			got := new(wrapperspb.UInt64Value)
+			err := c.Unmarshal([]byte(`{"value":`+tc.body+`}`), got)
+			if tc.want == "" {
+				if err == nil || err.Error() != uint64Range+tc.body {
+					t.Errorf("got %v, %d; want %q", err, got.GetValue(), uint64Range+tc.body)
+				}
+				return
+			}
+			if err != nil || strconv.FormatUint(got.GetValue(), 10) != tc.want {
+				t.Errorf("got %d, %v; want %s", got.GetValue(), err, tc.want)
+			}
+		})
 	}
 }

@@ -29,6 +29,8 @@
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
 // maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, so this package only
-// maps tokens onto message fields. The encoder writes bytes directly, with protojson's number and
-// string formatting; a differential test holds it to protojson's output.
+// maps tokens onto message fields. Numbers take Clinger's exact path before strconv (number.go):
+// without it a 40-item body costs 15% more instructions to decode. The encoder writes bytes
+// directly, with protojson's number and string formatting; a differential test holds it to
+// protojson's output.
 package jsonwire

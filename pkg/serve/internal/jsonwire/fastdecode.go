@@ -10,27 +10,27 @@ import (
 func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
-		s, ok, err := dc.readString(f, t)
+		v, ok, err := dc.readString(f, t)
 		if ok {
-			dc.storeString(f, base, s)
+			store(f, base, &dc.strs, v)
 		}
 		return err
 	case layout.Int32, layout.Int32Ptr:
-		n, ok, err := dc.readInt(f, t)
+		v, ok, err := dc.readInt32(f, t)
 		if ok {
-			dc.storeInt32(f, base, int32(n))
+			store(f, base, &dc.ints, v)
 		}
 		return err
 	case layout.Float64, layout.Float64Ptr:
 		v, ok, err := dc.readFloat(f, t)
 		if ok {
-			dc.storeFloat(f, base, v)
+			store(f, base, &dc.floats, v)
 		}
 		return err
 	case layout.Bool, layout.BoolPtr:
-		b, ok, err := dc.readBool(t)
+		v, ok, err := dc.readBool(t)
 		if ok {
-			dc.storeBool(f, base, b)
+			store(f, base, &dc.bools, v)
 		}
 		return err
 	case layout.Message:
@@ -40,68 +40,47 @@ func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
 	case layout.Messages:
 		return dc.fastMessages(f, base)
 	case layout.Float64s:
-		out := layout.Field[[]float64](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			v, ok, err := dc.readFloat(f, t)
-			if ok {
-				*out = append(*out, v)
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readFloat)
 	case layout.Int32s:
-		out := layout.Field[[]int32](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			n, ok, err := dc.readInt(f, t)
-			if ok {
-				*out = append(*out, int32(n))
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readInt32)
 	default: // layout.Strings
-		out := layout.Field[[]string](base, f.offset)
-		return dc.eachElement(f, func(t jx.Type) error {
-			s, ok, err := dc.readString(f, t)
-			if ok {
-				*out = append(*out, s)
-			}
-			return err
-		})
+		return fastList(dc, f, base, dc.readString)
 	}
 }
 
-// The store functions write a value into f's field of the struct at base, taking the pointer of an
-// optional field from an arena; the JSON and protobuf fast paths share them.
+// fastList reads f's array with read, element by element, onto its list in the struct at base.
+func fastList[T any](dc *decoder, f *fieldPlan, base layout.Ptr, read func(*fieldPlan, jx.Type) (T, bool, error)) error {
+	out := layout.Field[[]T](base, f.offset)
+	return dc.eachElement(f, func(t jx.Type) error {
+		v, ok, err := read(f, t)
+		if ok {
+			*out = append(*out, v)
+		}
+		return err
+	})
+}
 
-func (dc *decoder) storeString(f *fieldPlan, base layout.Ptr, s string) {
-	if f.kind == layout.String {
-		*layout.Field[string](base, f.offset) = s
+// store writes v into f's field of the struct at base, or for an optional field (one with
+// presence: layout verified it is a pointer) a pointer to v taken from the arena a. The JSON and
+// protobuf fast paths share it.
+func store[T any](f *fieldPlan, base layout.Ptr, a *arena[T], v T) {
+	if f.presence {
+		*layout.Field[*T](base, f.offset) = a.put(v)
 	} else {
-		*layout.Field[*string](base, f.offset) = dc.strs.put(s)
+		*layout.Field[T](base, f.offset) = v
 	}
 }
 
-func (dc *decoder) storeInt32(f *fieldPlan, base layout.Ptr, n int32) {
-	if f.kind == layout.Int32 {
-		*layout.Field[int32](base, f.offset) = n
-	} else {
-		*layout.Field[*int32](base, f.offset) = dc.ints.put(n)
-	}
-}
+// arena hands out pointers to values of T from chunks that are never moved, so a request's
+// optional scalars cost one allocation per chunk instead of one each.
+type arena[T any] struct{ chunk []T }
 
-func (dc *decoder) storeFloat(f *fieldPlan, base layout.Ptr, v float64) {
-	if f.kind == layout.Float64 {
-		*layout.Field[float64](base, f.offset) = v
-	} else {
-		*layout.Field[*float64](base, f.offset) = dc.floats.put(v)
+func (a *arena[T]) put(v T) *T {
+	if len(a.chunk) == cap(a.chunk) {
+		a.chunk = make([]T, 0, min(max(2*cap(a.chunk), 16), 1<<14))
 	}
-}
-
-func (dc *decoder) storeBool(f *fieldPlan, base layout.Ptr, b bool) {
-	if f.kind == layout.Bool {
-		*layout.Field[bool](base, f.offset) = b
-	} else {
-		*layout.Field[*bool](base, f.offset) = dc.bools.put(b)
-	}
+	a.chunk = append(a.chunk, v)
+	return &a.chunk[len(a.chunk)-1]
 }
 
 // fastMessages decodes an array into f's list of messages in one pass: the elements come from the
@@ -140,9 +119,6 @@ const maxChunkElements = 4096
 func (dc *decoder) elementsOf(p *plan) *elements {
 	e, ok := dc.elems[p]
 	if !ok {
-		if dc.elems == nil {
-			dc.elems = map[*plan]*elements{}
-		}
 		e = &elements{}
 		dc.elems[p] = e
 	}

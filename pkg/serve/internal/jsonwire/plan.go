@@ -43,19 +43,16 @@ func New(opts Options) *Codec { return &Codec{opts: opts} }
 
 // plan is what the codec knows of one message type.
 type plan struct {
-	desc   protoreflect.MessageDescriptor
-	fields []*fieldPlan          // declaration order: protojson's output order
-	byName map[string]*fieldPlan // JSON name, proto name, aliases
-	// spellings is byName as a list, searched instead of the map when it is short (lookup).
-	spellings  []spelling
-	names      []string // JSON names, for suggestions
+	fields     []*fieldPlan          // declaration order: protojson's output order
+	byName     map[string]*fieldPlan // JSON name, proto name, aliases
+	names      []string              // JSON names, for suggestions
 	ignored    map[string]bool
 	positional bool
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when package layout verified the generated Go struct (st) and the fields'
-	// offsets and kinds are set (arena.go).
+	// offsets and kinds are set (useLayout).
 	fast bool
 	st   *layout.Struct
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
@@ -94,7 +91,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	if p, ok := building[md.FullName()]; ok {
 		return p
 	}
-	p := &plan{desc: md, byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
+	p := &plan{byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
 	building[md.FullName()] = p
 	p.positional = c.opts.Positional[md.FullName()]
 	for _, name := range c.opts.Ignored[md.FullName()] {
@@ -152,17 +149,11 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 }
 
 // finish completes the plan p of md once its fields are planned: the aliases the options give,
-// the spellings of a small message, whether it may arrive as a number array, and its generated
-// struct when the fast decoders take it.
+// whether it may arrive as a number array, and its generated struct when the fast decoders take it.
 func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	for alias, target := range c.opts.Aliases[md.FullName()] {
 		if f, ok := p.byName[target]; ok {
 			p.byName[alias] = f
-		}
-	}
-	if len(p.byName) <= maxScan {
-		for name, f := range p.byName {
-			p.spellings = append(p.spellings, spelling{name, f})
 		}
 	}
 	if p.positional {
@@ -177,6 +168,30 @@ func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	}
 }
 
+// useLayout makes p fast when layout verified md's generated struct and every message it holds is
+// fast too; otherwise p stays on the protoreflect path.
+func useLayout(p *plan, md protoreflect.MessageDescriptor) {
+	st := layout.Of(md)
+	if st == nil {
+		return
+	}
+	maxNum := 0
+	for i, f := range p.fields {
+		f.offset, f.kind = st.Fields[i].Offset, st.Fields[i].Kind
+		if (f.kind == layout.Message || f.kind == layout.Messages) && (f.sub == nil || !f.sub.fast) {
+			return
+		}
+		maxNum = max(maxNum, int(f.fd.Number()))
+	}
+	p.fast, p.st = true, st
+	if maxNum <= 1024 {
+		p.byNumber = make([]*fieldPlan, maxNum+1)
+		for _, f := range p.fields {
+			p.byNumber[f.fd.Number()] = f
+		}
+	}
+}
+
 // scalarMap reports whether a map field has string keys and number, string or bool values: the
 // maps this codec reads and writes (an object such as strand → share).
 func scalarMap(fd protoreflect.FieldDescriptor) bool {
@@ -188,26 +203,4 @@ func scalarMap(fd protoreflect.FieldDescriptor) bool {
 		return false
 	}
 	return true
-}
-
-// A message of a few fields finds a key faster by comparing it with each spelling (most differ in
-// length at once) than by hashing it.
-const maxScan = 12
-
-type spelling struct {
-	name string
-	f    *fieldPlan
-}
-
-// lookup returns the field key names, or nil.
-func (p *plan) lookup(key []byte) *fieldPlan {
-	if p.spellings == nil {
-		return p.byName[string(key)]
-	}
-	for i := range p.spellings {
-		if s := &p.spellings[i]; len(s.name) == len(key) && s.name == string(key) {
-			return s.f
-		}
-	}
-	return nil
 }

@@ -120,9 +120,9 @@ func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, 
 			return nil, false
 		}
 		if f.kind == layout.Int32 || f.kind == layout.Int32Ptr {
-			d.storeInt32(f, base, int32(v))
+			store(f, base, &d.ints, int32(v))
 		} else {
-			d.storeBool(f, base, v != 0)
+			store(f, base, &d.bools, v != 0)
 		}
 		return b[n:], true
 	case layout.Float64, layout.Float64Ptr:
@@ -133,7 +133,7 @@ func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, 
 		if n < 0 {
 			return nil, false
 		}
-		d.storeFloat(f, base, math.Float64frombits(v))
+		store(f, base, &d.floats, math.Float64frombits(v))
 		return b[n:], true
 	default:
 		if typ != protowire.BytesType {
@@ -155,7 +155,7 @@ func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *pr
 		if !utf8.Valid(v) {
 			return false
 		}
-		d.storeString(f, base, string(v))
+		store(f, base, &d.strs, string(v))
 		return true
 	case layout.Message:
 		sub := layout.New(f.sub.st)

@@ -3,8 +3,10 @@ package jsonwire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-faster/jx"
@@ -152,58 +154,64 @@ func (dc *decoder) readInt(f *fieldPlan, t jx.Type) (int64, bool, error) {
 		lo, hi = 0, math.MaxInt64 // larger uint64 values are not used by this contract
 	}
 	n, err := strconv.ParseInt(string(text), 10, 64)
-	inRange := err == nil
-	if err != nil {
-		// 2.0 and 1e2 are whole numbers written another way; 1e-700 and 1.0000000000000000001
-		// are not, though each rounds to one as a float64.
-		if !wholeNumber(text) {
+	if errors.Is(err, strconv.ErrSyntax) { // 2.0 and 1e2 are whole numbers written another way
+		digits, whole := integerText(text)
+		if !whole {
 			dc.problem("must be a whole number, got " + showInput(text))
 			return 0, false, nil
 		}
-		v, ferr := strconv.ParseFloat(string(text), 64)
-		n, inRange = int64(v), ferr == nil && v >= float64(lo) && v <= float64(hi)
+		n, err = strconv.ParseInt(digits, 10, 64)
 	}
-	if !inRange || n < lo || n > hi {
+	if err != nil || n < lo || n > hi {
 		dc.problem("must be a whole number from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10) + ", got " + showInput(text))
 		return 0, false, nil
 	}
 	return n, true, nil
 }
 
-// wholeNumber reports whether the JSON number b (checked by jsonNumber) is an integer exactly:
-// once its point is moved by its exponent, no digit after the point is other than 0.
-func wholeNumber(b []byte) bool {
-	b = bytes.TrimPrefix(b, []byte("-"))
-	mant, exp := b, 0
-	if i := bytes.IndexAny(b, "eE"); i >= 0 {
-		mant = b[:i]
-		e, err := strconv.Atoi(string(b[i+1:]))
-		switch {
-		case err != nil && b[i+1] != '-':
-			return true // a huge positive exponent: whole, and out of every range
-		case err != nil:
-			e = -len(mant) - 1 // a huge negative one: every digit goes after the point
-		}
-		exp = e
-	}
-	intPart, frac := mant, []byte(nil)
-	if i := bytes.IndexByte(mant, '.'); i >= 0 {
-		intPart, frac = mant[:i], mant[i+1:]
-	}
-	if exp >= 0 {
-		return exp >= len(frac) || allZero(frac[exp:])
-	}
-	k := min(-exp, len(intPart)) // the integer part's last k digits go after the point
-	return allZero(intPart[len(intPart)-k:]) && allZero(frac)
+// readInt32 is readInt for the fast paths' int32 fields.
+func (dc *decoder) readInt32(f *fieldPlan, t jx.Type) (int32, bool, error) {
+	n, ok, err := dc.readInt(f, t)
+	return int32(n), ok, err
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != '0' {
-			return false
-		}
+// integerText is the JSON number b (checked by jsonNumber) in plain decimal ("-250" for -2.5e2,
+// "05" for 0.05e2) when it is an integer exactly, by protojson's rule: once its point is moved by
+// its exponent, no digit other than 0 is left after it (1e-700 and 1.0000000000000000001 are not
+// whole, though each rounds to one as a float64). A whole number of more than 20 digits, too long
+// for 64 bits, is "". Read exactly, not as a float64: 2^63-1 written 9223372036854775807.0 is
+// 2^63 as a float64, which wrapped to -2^63.
+func integerText(b []byte) (text string, whole bool) {
+	sign := ""
+	if b[0] == '-' {
+		sign, b = "-", b[1:]
 	}
-	return true
+	mant, exp := b, int64(0)
+	var expErr error
+	if i := bytes.IndexAny(b, "eE"); i >= 0 {
+		mant = b[:i]
+		exp, expErr = strconv.ParseInt(string(b[i+1:]), 10, 32)
+	}
+	intPart, frac, _ := bytes.Cut(mant, []byte("."))
+	intPart = bytes.TrimLeft(intPart, "0") // JSON's only leading zero is a lone one
+	frac = bytes.TrimRight(frac, "0")
+	switch {
+	case len(intPart)+len(frac) == 0:
+		return "0", true
+	case expErr != nil: // an exponent past ±2^31
+		return "", b[len(mant)+1] != '-'
+	case exp >= 0 && int(exp) < len(frac):
+		return "", false
+	case exp >= 0 && len(intPart)+int(exp) > 20:
+		return "", true
+	case exp >= 0:
+		return sign + string(intPart) + string(frac) + strings.Repeat("0", int(exp)-len(frac)), true
+	}
+	k := len(intPart) + int(exp) // the digits of intPart from k go after the point
+	if len(frac) > 0 || k < 0 || len(bytes.TrimLeft(intPart[k:], "0")) > 0 {
+		return "", false
+	}
+	return sign + string(intPart[:k]), true
 }
 
 // jsonNumber reports whether b, a quoted number (which the tokenizer did not check), is a number
