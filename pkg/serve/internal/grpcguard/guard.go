@@ -16,7 +16,6 @@
 package grpcguard
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"strings"
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -148,25 +146,6 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	}
 	g.codec.limits = types
 }
-
-// Header is the first value of key among a direct call's headers: the copy the tap handle saw
-// when it let the call in (no metadata copy), else the call's metadata; "" when there is none.
-func Header(ctx context.Context, key string) string {
-	var values []string
-	if c := callFrom(ctx); c != nil {
-		values = c.header[key]
-	} else {
-		values = metadata.ValueFromIncomingContext(ctx, key)
-	}
-	if len(values) == 0 {
-		return ""
-	}
-	return values[0]
-}
-
-// Logged records that the chain logs and counts the direct call of ctx: the sweep of ended calls
-// leaves it alone.
-func (g *Guard) Logged(ctx context.Context) { g.markLogged(callFrom(ctx)) }
 
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.
 func (g *Guard) Listen(lis net.Listener) net.Listener {

@@ -14,14 +14,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
-// batch streams of issue 21 (Route.Records). Same rules as a unary call, per message. A batch
+// batch streams (Route.Records). Same rules as a unary call, per message. A batch
 // stream is also admitted once for its whole life (admission.Stream, in its context for the
 // records it runs; refused RESOURCE_EXHAUSTED with RetryInfo when there is no room, as an
 // over-budget call is), and ended DEADLINE_EXCEEDED after StreamIdle with no message received
@@ -33,26 +30,16 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	rt := g.routes.ByMethod[info.FullMethod]
 	records := rt != nil && rt.Records
-	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
 	defer func() {
 		if p := recover(); p != nil {
 			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
-		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
+		if call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
 			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
 		}
-		g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
-			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
+		g.logCall(ctx, err, false, time.Since(start))
 	}()
-	if !authz.Granted(ctx, info.FullMethod) { // the tap handle's verdict, reached on the headers
-		authorized, err := g.Authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
-		if err != nil {
-			return err
-		}
-		ctx = authorized
-	}
-	ctx = reqinfo.With(ctx, ri)
 	if records {
 		adm, ok := g.budget.AdmitStream("grpc")
 		if !ok {
@@ -65,27 +52,25 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	defer soft(nil)
 	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
 		records: records, idle: g.idleOf(records)}
-	if call != nil && call.cancel != nil {
-		// The call's timer: first the handler's context, which a batch stream's engine watches:
-		// it returns at once and the caller learns why. Then, if the handler is still blocked a
-		// grace later, the call.
-		var ended atomic.Bool
-		gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
-			call.timedOut.Store(true)
-			soft(errIdle)
-			if !records {
-				call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
-				return
+	// The call's timer: first the handler's context, which a batch stream's engine watches:
+	// it returns at once and the caller learns why. Then, if the handler is still blocked a
+	// grace later, the call.
+	var ended atomic.Bool
+	gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
+		call.timedOut.Store(true)
+		soft(errIdle)
+		if !records {
+			call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+			return
+		}
+		time.AfterFunc(idleGrace, func() {
+			if !ended.Load() {
+				call.cancel()
 			}
-			time.AfterFunc(idleGrace, func() {
-				if !ended.Load() {
-					call.cancel()
-				}
-			})
 		})
-		defer ended.Store(true)
-		defer gs.quiet.Stop()
-	}
+	})
+	defer ended.Store(true)
+	defer gs.quiet.Stop()
 	err = handler(srv, gs)
 	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
@@ -118,7 +103,7 @@ type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
 	guard   *Guard
-	call    *call // the call the tap handle made; nil: none
+	call    *call // the call the tap handle made
 	method  string
 	streams bool // the client streams messages
 	records bool // a batch stream (Route.Records)
@@ -130,13 +115,11 @@ func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
-	if g.quiet != nil {
-		switch {
-		case g.streams && (err == nil || errors.Is(err, io.EOF)):
-			g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
-		case err == nil:
-			g.quiet.Stop()
-		}
+	switch {
+	case g.streams && (err == nil || errors.Is(err, io.EOF)):
+		g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
+	case err == nil:
+		g.quiet.Stop()
 	}
 	if err == nil {
 		var r received
@@ -148,7 +131,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 			err = g.guard.decode(&r, m, g.records)
 		}
 	}
-	if g.call != nil && !g.streams {
+	if !g.streams {
 		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
 	}
 	return err
@@ -157,7 +140,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 // SendMsg sends an answer; one taken by the caller's flow control is progress, as a message is.
 func (g *guardedStream) SendMsg(m any) error {
 	err := g.ServerStream.SendMsg(m)
-	if err == nil && g.quiet != nil && g.streams {
+	if err == nil && g.streams {
 		g.quiet.Reset(g.idle)
 	}
 	return err
