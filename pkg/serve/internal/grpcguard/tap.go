@@ -101,7 +101,8 @@ func (g *Guard) markLogged(c *call) {
 // call is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
 // interceptors through the call's context (the context the tap handle returns is the one every
 // later stage derives from). The tap handle writes it before the call's goroutine starts;
-// afterwards only that goroutine touches it, except release and logged.
+// afterwards only that goroutine touches it, except release, logged, and the sweep's reading of
+// the id and route.
 type call struct {
 	info   reqinfo.Info // the request's facts, in the call's context (reqinfo.From)
 	logged atomic.Bool  // an interceptor logged and counted the call
@@ -243,15 +244,17 @@ func endedEarly(c *call) error {
 // interceptor, or the guard for a call no interceptor took (refused on its headers or by the read
 // pool, or ended by gRPC). Its level is err's (telemetry.GRPCLevel) but for a call gRPC ended
 // (ended), a warning whatever its code says (Unknown: gRPC does not tell; the caller sent too
-// much or left).
+// much or left); the sweep reads only what the call's goroutine no longer writes, should it have
+// reached an interceptor as the call ended (the client from the verdict, no stream counts).
 func (g *Guard) logCall(ctx context.Context, err error, ended bool, d time.Duration) {
 	code, ri := status.Code(err), &callFrom(ctx).info
-	level := telemetry.GRPCLevel(code)
+	l := telemetry.Line{Front: telemetry.FrontGRPC, Route: ri.Route, RequestID: ri.ID, Code: code.String(), Failed: err != nil, Took: d}
 	if ended {
-		level = slog.LevelWarn
+		l.ClientID, l.Level = authz.ClientID(ctx), slog.LevelWarn
+	} else {
+		l.ClientID, l.Level, l.Extra = ri.ClientID, telemetry.GRPCLevel(code), ri.Stream
 	}
-	g.Telemetry.Write(ctx, telemetry.Line{Front: telemetry.FrontGRPC, Route: ri.Route, RequestID: ri.ID, ClientID: ri.ClientID,
-		Code: code.String(), Failed: err != nil, Level: level, Took: d, Extra: ri.Stream})
+	g.Telemetry.Write(ctx, l)
 }
 
 // Observe is the gRPC door's first step: it tells the caller its request id in a header, and
