@@ -21,13 +21,12 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The gRPC batch stream (ScoringService.ScoreBatch, ForecastService.ForecastBatch: issue 21),
-// served by the frame, not the service: the guard authorizes and admits the stream and logs it
-// (grpcguard.StreamInterceptor), internal/batch's Ordered keeps the answers in order and the
-// records in flight bounded, and each record runs here as a unary call of its rpc, in-process
-// through the chain, with the stream's token: its permission, its handler, its status. The
-// record and answer messages are read from the contract by shape (internal/records), so a
-// service declares only the rpc (Service.BatchRPC).
+// The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the guard
+// authorizes and admits the stream and logs it (grpcguard.StreamInterceptor), internal/batch's
+// Ordered keeps the answers in order and the records in flight bounded, and each record runs here
+// as a unary call of its rpc, in-process through the chain, with the stream's token: its
+// permission, its handler, its status. The record and answer messages are read from the contract
+// by shape (internal/records), so a service declares only the rpc.
 
 // Trailers of a complete gRPC batch stream: its counts, as the NDJSON stream's summary line.
 const (

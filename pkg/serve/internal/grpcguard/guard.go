@@ -1,12 +1,14 @@
-// Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
-// server reads and decodes a call's whole message before any interceptor runs, so checks made there
-// come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
-// to 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers
-// and reads calls without one within a few slots (tap.go), the read pool admits the others before
+// Package grpcguard is the gRPC side's guard against hostile and heavy traffic. A gRPC server
+// reads and decodes a call's whole message before any interceptor runs, so checks made there come
+// too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to
+// 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers and
+// reads calls without one within a few slots (tap.go), the read pool admits the others before
 // gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
 // valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
 // same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
-// probes have a port of their own (probe.go). Each file says why its piece exists.
+// probes have a port of their own (probe.go). Each file says why its piece exists. The guard also
+// writes every direct call's one log line (tap.go, logCall), since it sees the calls no
+// interceptor does.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
