@@ -55,7 +55,7 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.Ceiling(), int64(groupLimit); got != want {
 		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
 	}
-	if got, want := h.srv.guard.ReadTimeout(), 10*time.Second; got != want {
+	if got, want := h.srv.guard.ReadTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
 	}
 	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {

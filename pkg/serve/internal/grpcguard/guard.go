@@ -155,15 +155,13 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 }
 
 // What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
-// streams opened after it). None of it is needed to serve; each reads or sets what its name says:
-// the server-wide receive limit, the read timeout, a batch stream's idle limit, the read pool, the
-// connection watch's clock, the read slots calls without a token hold (logins, then health or
-// reflection), the size from which the codec records a message of a request type, the codec's
-// records of messages no interceptor has taken yet (stored, and the count of them it believes
-// waiting), and the calls the tap handle let in that no interceptor has taken yet.
+// streams opened after it; the read timeout is the option's). None of it is needed to serve; each
+// reads or sets what its name says: the server-wide receive limit, a batch stream's idle limit,
+// the read pool, the connection watch's clock, the read slots calls without a token hold (logins,
+// then health or reflection), the size from which the codec records a message of a request type,
+// the codec's records of messages no interceptor has taken yet (stored, and the count of them it
+// believes waiting), and the calls the tap handle let in that no interceptor has taken yet.
 func (g *Guard) Ceiling() int64                              { return g.ceiling }
-func (g *Guard) ReadTimeout() time.Duration                  { return g.Options.ReadTimeout }
-func (g *Guard) SetReadTimeout(d time.Duration)              { g.Options.ReadTimeout = d }
 func (g *Guard) SetStreamIdle(d time.Duration)               { g.streamIdle.Store(int64(d)) }
 func (g *Guard) ReadPool() *admission.ReadPool               { return g.reads }
 func (g *Guard) SetReadPool(p *admission.ReadPool)           { g.reads = p }

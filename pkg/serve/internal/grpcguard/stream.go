@@ -30,13 +30,17 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	rt := g.routes.ByMethod[info.FullMethod]
 	records := rt != nil && rt.Records
+	idle := g.ReadTimeout // how long the call may go without a message; a batch stream has its own
+	if d := time.Duration(g.streamIdle.Load()); d > 0 && records {
+		idle = d
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
 		if call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
-			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
+			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", idle))
 		}
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
@@ -51,7 +55,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
 	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
-		records: records, idle: g.idleOf(records)}
+		records: records, idle: idle}
 	// The call's timer: first the handler's context, which a batch stream's engine watches:
 	// it returns at once and the caller learns why. Then, if the handler is still blocked a
 	// grace later, the call.
@@ -74,7 +78,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	err = handler(srv, gs)
 	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
-		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(records)))
+		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", idle))
 	}
 	return err
 }
@@ -86,15 +90,6 @@ var errIdle = errors.New("the stream was idle for its limit")
 // return with DEADLINE_EXCEEDED before the call itself is cancelled (a handler blocked in a read
 // sees only that: the caller then gets CANCELLED).
 const idleGrace = time.Second
-
-// idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
-// the read timeout.
-func (g *Guard) idleOf(records bool) time.Duration {
-	if idle := time.Duration(g.streamIdle.Load()); idle > 0 && records {
-		return idle
-	}
-	return g.Options.ReadTimeout
-}
 
 // guardedStream checks each message a streaming call reads, as Receive checks a unary call's, gives
 // the read slot back once a call that reads one message has read it, and puts the call's timer off

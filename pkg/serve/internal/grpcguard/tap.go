@@ -219,7 +219,7 @@ const EndedCallSweep = 500 * time.Millisecond
 // LogEndedCalls logs and counts the calls gRPC ended before any interceptor ran. The frame runs it
 // every EndedCallSweep while serving, and once more after the drain.
 func (g *Guard) LogEndedCalls() {
-	for _, c := range g.open.ended(g.Options.ReadTimeout) {
+	for _, c := range g.open.ended(g.ReadTimeout) {
 		if !c.logged.Load() {
 			g.logCall(c.ctx, endedEarly(c), true, time.Since(c.start))
 		}
