@@ -20,6 +20,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/records"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -191,19 +192,16 @@ func pointerOf(v any) (*byte, bool) {
 	return (*byte)(rv.UnsafePointer()), true
 }
 
-// checkReceived reports what is wrong with msg, the message just read: not valid protobuf, or
-// over its method's limit (from the codec's record of its size). The interceptors call it before a
-// handler sees the message. It returns the codec's record; without one, the message is smaller than
-// anything the budget counts on its method (size 0 says so) and holds no unknown field.
-func (g *Guard) checkReceived(method string, msg any) (received, error) {
-	r, ok := g.codec.take(msg)
-	if !ok {
-		return received{}, nil
-	}
+// checkReceived reports what is wrong with msg, the message just read for a call of rt: not valid
+// protobuf, or over rt's limit (from the codec's record of its size). The interceptors call it
+// before a handler sees the message. It returns the codec's record; without one (size 0), the
+// message is smaller than anything the budget counts on its method and holds no unknown field.
+func (g *Guard) checkReceived(rt *routes.Route, msg any) (received, error) {
+	r, _ := g.codec.take(msg)
 	if r.refused != nil {
 		return r, r.refused
 	}
-	if rt := g.routes.ByMethod[method]; rt != nil && r.size > rt.MessageLimit {
+	if r.size > rt.MessageLimit {
 		r.free()
 		return r, tooLarge(r.size, rt.MessageLimit)
 	}
@@ -215,12 +213,12 @@ func (g *Guard) checkReceived(method string, msg any) (received, error) {
 // now), and no unknown fields. The read was admitted before gRPC read it (read.go); now the
 // decoding is, at its real size, until the call is answered.
 func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	got, err := g.checkReceived(info.FullMethod, req) // malformed or over the method's limit
+	rt := g.routes.ByMethod[info.FullMethod] // the tap handle let in served methods only
+	got, err := g.checkReceived(rt, req)
 	if err != nil {
 		return nil, err
 	}
-	rt := g.routes.ByMethod[info.FullMethod]
-	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), rt != nil && rt.Group, got.size) // a group costs per student
+	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), rt.Group, got.size) // a group costs per student
 	if err != nil {
 		got.free()
 		return nil, err

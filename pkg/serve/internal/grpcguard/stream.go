@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -29,7 +30,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	call := callFrom(ctx)
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	rt := g.routes.ByMethod[info.FullMethod]
-	records := rt != nil && rt.Records
+	records := rt.Records // the tap handle let in served methods only
 	idle := g.ReadTimeout // how long the call may go without a message; a batch stream has its own
 	if d := time.Duration(g.streamIdle.Load()); d > 0 && records {
 		idle = d
@@ -54,7 +55,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
-	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream,
 		records: records, idle: idle}
 	// The call's timer: first the handler's context, which a batch stream's engine watches:
 	// it returns at once and the caller learns why. Then, if the handler is still blocked a
@@ -99,7 +100,7 @@ type guardedStream struct {
 	ctx     context.Context
 	guard   *Guard
 	call    *call // the call the tap handle made
-	method  string
+	route   *routes.Route
 	streams bool // the client streams messages
 	records bool // a batch stream (Route.Records)
 	idle    time.Duration
@@ -118,7 +119,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 	}
 	if err == nil {
 		var r received
-		if r, err = g.guard.checkReceived(g.method, m); err == nil {
+		if r, err = g.guard.checkReceived(g.route, m); err == nil {
 			// Health and reflection are read within their slots, and a batch stream's records
 			// are admitted one by one by its handler, once decoded (weighed as they wait). A
 			// record holds the contract's messages: a field the server does not know is refused
