@@ -55,8 +55,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
-	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream,
-		records: records, idle: idle}
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream, idle: idle}
 	// The call's timer: first the handler's context, which a batch stream's engine watches:
 	// it returns at once and the caller learns why. Then, if the handler is still blocked a
 	// grace later, the call.
@@ -102,7 +101,6 @@ type guardedStream struct {
 	call    *call // the call the tap handle made
 	route   *routes.Route
 	streams bool // the client streams messages
-	records bool // a batch stream (Route.Records)
 	idle    time.Duration
 	quiet   *time.Timer
 }
@@ -124,7 +122,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 			// are admitted one by one by its handler, once decoded (weighed as they wait). A
 			// record holds the contract's messages: a field the server does not know is refused
 			// as in a unary call (health and reflection are not ours to judge).
-			err = g.guard.decode(&r, m, g.records)
+			err = g.guard.decode(&r, m, g.route.Records)
 		}
 	}
 	if !g.streams {
