@@ -15,16 +15,11 @@ package serve
 import (
 	"context"
 	"runtime/debug"
-	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -33,21 +28,20 @@ import (
 // docs/architecture.md's list of it true.
 func (s *Server) grpcDoor() []namedInterceptor {
 	return []namedInterceptor{
-		// The request id (the caller's x-request-id when sane) and the request's facts; the
-		// caller is told its id in a header.
-		{"requestID", s.requestIDStep},
-		// One log line and the metrics of the call; the JSON front writes its own
-		// (telemetry.ObserveHTTP), with the HTTP status.
-		{"observe", s.observeStep},
+		// The caller told its request id (the tap handle made it: the caller's x-request-id when
+		// sane) in a header; one log line and the metrics of the call. The JSON front writes its
+		// own (telemetry.ObserveHTTP), with the HTTP status.
+		{"observe", s.guard.Observe},
 		// A panic in the door's later steps becomes Internal, inside the log line's step.
 		{"recover", s.recoverStep},
 		// The client's limits, decided before the message is admitted and decoded (a refused
 		// call costs no budget and no decode), as the JSON front decides before it reads the body.
-		{"limit", s.limitEarlyStep},
+		// The tap handle authorized the call: its client is known (none for a public method).
+		{"limit", s.limits.Step},
 		// The message: its size against the method's limit, the budget's admission of its
 		// decoding, the decoding itself, and no unknown fields. The JSON front did all of this
 		// before and while it read the body.
-		{"message", s.messageStep},
+		{"message", s.guard.Receive},
 	}
 }
 
@@ -108,28 +102,6 @@ func (c *chainCall) next(ctx context.Context, req any) (any, error) {
 	return step.run(ctx, req, c.info, c.nextStep)
 }
 
-func (s *Server) requestIDStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	id := grpcguard.Header(ctx, telemetry.RequestIDHeader)
-	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: info.FullMethod}
-	ctx = reqinfo.With(ctx, ri)
-	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {ri.ID}}) // the key is lower case already
-	s.guard.Logged(ctx)                                                      // the observe step logs it, not the sweep of ended calls
-	return next(ctx, req)
-}
-
-func (s *Server) observeStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	inFlight := s.telemetry.InFlight(telemetry.FrontGRPC)
-	inFlight.Inc()
-	resp, err := next(ctx, req)
-	inFlight.Dec()
-	ri := reqinfo.From(ctx)
-	code := status.Code(err)
-	s.telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: ri.ClientID,
-		Code: code.String(), Failed: err != nil, Level: telemetry.GRPCLevel(code), Took: time.Since(start)})
-	return resp, err
-}
-
 func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -141,35 +113,12 @@ func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServe
 }
 
 func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if authz.Granted(ctx, info.FullMethod) {
-		// The door authorized this very call before it read a byte of it (same rule, same
-		// function: authz.Authorize); its claims are in ctx.
-		return next(ctx, req)
+	if !authz.Granted(ctx, info.FullMethod) { // else a door authorized this very call: its claims are in ctx
+		var err error
+		if ctx, err = s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx)); err != nil {
+			return nil, err
+		}
 	}
-	ctx, err := s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return next(ctx, req)
-}
-
-// limitEarlyStep is the gRPC door's decision on the client's limits: the chain's own step,
-// taken before the message step for a call the tap handle authorized for this very method. A
-// call it did not authorize is left to the chain (after authenticate): its client is not known
-// yet, or may not call this method at all, and a call refused 401 or 403 spends none of a rate.
-func (s *Server) limitEarlyStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if !authz.Granted(ctx, info.FullMethod) {
-		return next(ctx, req)
-	}
-	return s.limits.Step(ctx, req, info, next)
-}
-
-func (s *Server) messageStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	release, err := s.guard.Receive(ctx, info.FullMethod, req)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	return next(ctx, req)
 }
 

@@ -21,13 +21,12 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The gRPC batch stream (ScoringService.ScoreBatch, ForecastService.ForecastBatch: issue 21),
-// served by the frame, not the service: the guard authorizes and admits the stream and logs it
-// (grpcguard.StreamInterceptor), internal/batch's Ordered keeps the answers in order and the
-// records in flight bounded, and each record runs here as a unary call of its rpc, in-process
-// through the chain, with the stream's token: its permission, its handler, its status. The
-// record and answer messages are read from the contract by shape (routes.ReadBatch), so a
-// service declares only the rpc (Service.BatchRPC).
+// The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the guard
+// authorizes and admits the stream and logs it (grpcguard.StreamInterceptor), internal/batch's
+// Ordered keeps the answers in order and the records in flight bounded, and each record runs here
+// as a unary call of its rpc, in-process through the chain, with the stream's token: its
+// permission, its handler, its status. The record and answer messages are read from the contract
+// by shape (routes.ReadBatch), so a service declares only the rpc.
 
 // Trailers of a complete gRPC batch stream: its counts, as the NDJSON stream's summary line.
 const (
@@ -84,22 +83,26 @@ type recordStream struct {
 	ri     *reqinfo.Info // the stream's, which the guard's stream interceptor set
 }
 
-// record is one record read: its message, the rpc its request names (nil: none) and what it
-// costs in memory while held and handled (the budget's cost of its request: 0 for a small one).
+// record is one record read: its message, the rpc its request names ("": none) and that
+// request, and what it costs in memory while held and handled (the budget's cost of its
+// request: 0 for a small one).
 type record struct {
 	m    proto.Message
-	rpc  protoreflect.FieldDescriptor
+	full string
+	req  proto.Message
 	cost int64
 }
 
-// cost finds r's rpc and its cost, as the budget costs the same request on its own.
+// cost finds r's rpc, its request and its cost, as the budget costs the same request on its own.
 func (st *recordStream) cost(r *record) {
 	m := r.m.ProtoReflect()
-	if r.rpc = m.WhichOneof(st.sh.Request); r.rpc == nil {
+	fd := m.WhichOneof(st.sh.Request)
+	if fd == nil {
 		return
 	}
-	rt := st.s.routes.ByMethod[st.sh.Methods[r.rpc.Number()]]
-	r.cost = st.s.budget.Cost(rt != nil && rt.Group, int64(proto.Size(m.Get(r.rpc).Message().Interface())), false)
+	r.full, r.req = st.sh.Methods[fd.Number()], m.Get(fd).Message().Interface()
+	rt := st.s.routes.ByMethod[r.full]
+	r.cost = st.s.budget.Cost(rt != nil && rt.Group, int64(proto.Size(r.req)), false)
 }
 
 // answer answers one record: its id, and its rpc's response or status.
@@ -133,27 +136,20 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 // permission, the budget (waited for, never refused), then the rpc called by name on the
 // in-process channel (the chain, which takes the record's verdict, and the handler).
 func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
-	r, fd := rec.m.ProtoReflect(), rec.rpc
-	if fd == nil {
+	if rec.req == nil {
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.FieldNames)
 	}
-	full := st.sh.Methods[fd.Number()]
-	s := st.s
-	rt := s.routes.ByMethod[full]
-	ctx = reqinfo.With(ctx, &reqinfo.Info{Route: full, ID: st.ri.ID, ClientID: st.ri.ClientID})
-	authorized, err := authz.Permit(ctx, rt, st.claims)
+	ctx = reqinfo.With(ctx, &reqinfo.Info{Route: rec.full, ID: st.ri.ID, ClientID: st.ri.ClientID})
+	authorized, err := authz.Permit(ctx, st.s.routes.ByMethod[rec.full], st.claims)
 	if err != nil {
 		return nil, err
 	}
-	req := r.Get(fd).Message().Interface()
-	if st.adm != nil {
-		grant, err := st.adm.AdmitRecord(ctx, rec.cost)
-		if err != nil {
-			return nil, err // the stream is over: this answer is never sent
-		}
-		defer grant.Release()
+	grant, err := st.adm.AdmitRecord(ctx, rec.cost) // the stream interceptor admitted the stream
+	if err != nil {
+		return nil, err // the stream is over: this answer is never sent
 	}
-	resp, err := s.channel.Call(authorized, full, req)
+	defer grant.Release()
+	resp, err := st.s.channel.Call(authorized, rec.full, rec.req)
 	if err != nil {
 		return nil, err
 	}

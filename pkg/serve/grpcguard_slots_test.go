@@ -176,7 +176,7 @@ func TestGRPCInfraReadCap(t *testing.T) {
 func TestGRPCTokenlessReadTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
+	h := startGuard(t, func(s *Server) { s.guard.ReadTimeout = timeout })
 	login := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}
 	t.Run("calls", func(t *testing.T) {
 		for _, tc := range []struct {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -55,7 +56,7 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.Ceiling(), int64(groupLimit); got != want {
 		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
 	}
-	if got, want := h.srv.guard.ReadTimeout(), 10*time.Second; got != want {
+	if got, want := h.srv.guard.ReadTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
 	}
 	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
@@ -117,7 +118,8 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := startGuard(t)
-			ctx := bearer(tc.auth(h, t))
+			id := "refused-" + strings.ReplaceAll(tc.name, " ", "-")
+			ctx := metadata.AppendToOutgoingContext(bearer(tc.auth(h, t)), "x-request-id", id)
 			req := groupOfSize(t, groupLimit)
 			before := h.lis.read.Load()
 			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(ctx, req)
@@ -140,6 +142,17 @@ func TestGRPCRefusedBeforeRead(t *testing.T) {
 			}
 			if !h.logged(groupMethod, tc.code.String()) {
 				t.Errorf("no log line for the refused call:\n%s", h.logs)
+			}
+			// The line has the facts the tap handle made: the caller's request id, and the
+			// client once its token is verified (a 403 names it, as the JSON front's does).
+			client := "" // none before the token is verified
+			if tc.code == codes.PermissionDenied {
+				client = `"client_id":"reader"`
+			}
+			_, line, _ := strings.Cut(h.logs.String(), `"request_id":"`+id+`"`)
+			line, _, _ = strings.Cut(line, "\n")
+			if line == "" || !strings.Contains(line, client) {
+				t.Errorf("the refused call's line: got\n%s\nwant one with request_id %s and %s", h.logs, id, client)
 			}
 		})
 	}

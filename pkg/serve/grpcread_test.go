@@ -37,7 +37,7 @@ func retryOf(err error) time.Duration {
 func TestGRPCReadTimeoutWithToken(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
+	h := startGuard(t, func(s *Server) { s.guard.ReadTimeout = timeout })
 	ctx, cancel := context.WithTimeout(bearer("Bearer "+h.token), 10*time.Second)
 	defer cancel()
 	cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
@@ -148,7 +148,7 @@ func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 func TestGRPCReflectionGoesQuiet(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.SetReadTimeout(timeout) })
+	h := startGuard(t, func(s *Server) { s.guard.ReadTimeout = timeout })
 	stream, err := reflectionpb.NewServerReflectionClient(h.conn).ServerReflectionInfo(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"weak"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
@@ -106,7 +107,7 @@ func (c *codec) Unmarshal(data mem.BufferSlice, v any) error {
 // empty and refused.
 func (c *codec) decodeInto(r *received, buf mem.Buffer, m proto.Message) {
 	defer buf.Free()
-	if c.wire.UnmarshalProto(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
+	if c.wire.TryUnmarshalProtobuf(buf.ReadOnlyData(), m) { // strings are copied: buf may be reused
 		return
 	}
 	if sh := c.batchRecords[m.ProtoReflect().Descriptor().FullName()]; sh != nil && c.decodeRecord(sh, buf.ReadOnlyData(), m) {
@@ -190,49 +191,44 @@ func pointerOf(v any) (*byte, bool) {
 	return (*byte)(rv.UnsafePointer()), true
 }
 
-// checkReceived reports what is wrong with msg, the message just read: not valid protobuf, or
-// over its method's limit (from the codec's record of its size). The interceptors call it before a
-// handler sees the message. It returns the codec's record; without one, the message is smaller than
-// anything the budget counts on its method (size 0 says so) and holds no unknown field.
-func (g *Guard) checkReceived(method string, msg any) (received, error) {
-	r, ok := g.codec.take(msg)
-	if !ok {
-		return received{}, nil
-	}
+// checkReceived reports what is wrong with msg, the message just read for a call of rt: not valid
+// protobuf, or over rt's limit (from the codec's record of its size). The interceptors call it
+// before a handler sees the message. It returns the codec's record; without one (size 0), the
+// message is smaller than anything the budget counts on its method and holds no unknown field.
+func (g *Guard) checkReceived(rt *routes.Route, msg any) (received, error) {
+	r, _ := g.codec.take(msg)
 	if r.refused != nil {
 		return r, r.refused
 	}
-	if rt := g.routes.ByMethod[method]; rt != nil && r.size > rt.MessageLimit {
+	if r.size > rt.MessageLimit {
 		r.free()
 		return r, tooLarge(r.size, rt.MessageLimit)
 	}
 	return r, nil
 }
 
-// Receive is the chain's step for a direct call's message: its size against the method's limit,
-// the budget's admission of its decoding, the decoding itself (a large message was kept as bytes
-// until now), and no unknown fields. The read was admitted before gRPC read it (read.go); now the
-// decoding is, at its real size. release gives the admission back once the call is answered.
-func (g *Guard) Receive(ctx context.Context, method string, req any) (release func(), err error) {
-	got, err := g.checkReceived(method, req) // malformed or over the method's limit
+// Receive is the gRPC door's step for a call's message: its size against the method's limit, the
+// budget's admission of its decoding, the decoding itself (a large message was kept as bytes until
+// now), and no unknown fields. The read was admitted before gRPC read it (read.go); now the
+// decoding is, at its real size, until the call is answered.
+func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	rt := g.routes.ByMethod[info.FullMethod] // the tap handle let in served methods only
+	got, err := g.checkReceived(rt, req)
 	if err != nil {
 		return nil, err
 	}
-	rt := g.routes.ByMethod[method]
-	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), rt != nil && rt.Group, got.size) // a group costs per student
+	adm, err := g.budget.AdmitDecode(ctx, authz.ClientID(ctx), rt.Group, got.size) // a group costs per student
 	if err != nil {
 		got.free()
 		return nil, err
 	}
+	defer adm.Release()
 	err = g.decode(&got, req, true)
-	if call := callFrom(ctx); call != nil {
-		call.read.Done() // the message is decoded: its bytes are gone
-	}
+	callFrom(ctx).read.Done() // the message is decoded: its bytes are gone
 	if err != nil {
-		adm.Release()
 		return nil, err
 	}
-	return adm.Release, nil
+	return next(ctx, req)
 }
 
 // decode finishes a received message: decodes it if the codec kept it as bytes, and reports why

@@ -1,12 +1,14 @@
-// Package grpcguard is the gRPC side's guard against hostile and heavy traffic (issue 10). A gRPC
-// server reads and decodes a call's whole message before any interceptor runs, so checks made there
-// come too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB
-// to 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers
-// and reads calls without one within a few slots (tap.go), the read pool admits the others before
+// Package grpcguard is the gRPC side's guard against hostile and heavy traffic. A gRPC server
+// reads and decodes a call's whole message before any interceptor runs, so checks made there come
+// too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to
+// 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers and
+// reads calls without one within a few slots (tap.go), the read pool admits the others before
 // gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
 // valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
 // same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
-// probes have a port of their own (probe.go). Each file says why its piece exists.
+// probes have a port of their own (probe.go). Each file says why its piece exists. The guard also
+// writes every direct call's one log line (tap.go, logCall), since it sees the calls no
+// interceptor does.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
@@ -16,7 +18,6 @@
 package grpcguard
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"strings"
@@ -24,7 +25,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -149,40 +149,19 @@ func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.codec.limits = types
 }
 
-// Header is the first value of key among a direct call's headers: the copy the tap handle saw
-// when it let the call in (no metadata copy), else the call's metadata; "" when there is none.
-func Header(ctx context.Context, key string) string {
-	var values []string
-	if c := callFrom(ctx); c != nil {
-		values = c.header[key]
-	} else {
-		values = metadata.ValueFromIncomingContext(ctx, key)
-	}
-	if len(values) == 0 {
-		return ""
-	}
-	return values[0]
-}
-
-// Logged records that the chain logs and counts the direct call of ctx: the sweep of ended calls
-// leaves it alone.
-func (g *Guard) Logged(ctx context.Context) { g.markLogged(callFrom(ctx)) }
-
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.
 func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
 // What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
-// streams opened after it). None of it is needed to serve; each reads or sets what its name says:
-// the server-wide receive limit, the read timeout, a batch stream's idle limit, the read pool, the
-// connection watch's clock, the read slots calls without a token hold (logins, then health or
-// reflection), the size from which the codec records a message of a request type, the codec's
-// records of messages no interceptor has taken yet (stored, and the count of them it believes
-// waiting), and the calls the tap handle let in that no interceptor has taken yet.
+// streams opened after it; the read timeout is the option's). None of it is needed to serve; each
+// reads or sets what its name says: the server-wide receive limit, a batch stream's idle limit,
+// the read pool, the connection watch's clock, the read slots calls without a token hold (logins,
+// then health or reflection), the size from which the codec records a message of a request type,
+// the codec's records of messages no interceptor has taken yet (stored, and the count of them it
+// believes waiting), and the calls the tap handle let in that no interceptor has taken yet.
 func (g *Guard) Ceiling() int64                              { return g.ceiling }
-func (g *Guard) ReadTimeout() time.Duration                  { return g.Options.ReadTimeout }
-func (g *Guard) SetReadTimeout(d time.Duration)              { g.Options.ReadTimeout = d }
 func (g *Guard) SetStreamIdle(d time.Duration)               { g.streamIdle.Store(int64(d)) }
 func (g *Guard) ReadPool() *admission.ReadPool               { return g.reads }
 func (g *Guard) SetReadPool(p *admission.ReadPool)           { g.reads = p }

@@ -65,19 +65,20 @@ func TestCheckReceived(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			g := &Guard{routes: &routes.Table{ByMethod: map[string]*routes.Route{scoreMethod: {MessageLimit: 100}}}, codec: newCodec(jsonwire.New(jsonwire.Options{}))}
+			g := &Guard{codec: newCodec(jsonwire.New(jsonwire.Options{}))}
+			rt := &routes.Route{MessageLimit: 100}
 			msg := &scoringv1.ScoreItemResultsRequest{}
 			if tc.note != nil {
 				g.codec.record(msg, *tc.note)
 			}
-			r, err := g.checkReceived(scoreMethod, msg)
+			r, err := g.checkReceived(rt, msg)
 			if got := status.Code(err); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
 			}
 			if tc.note != nil && r != *tc.note {
 				t.Errorf("note: got %+v; want %+v", r, *tc.note)
 			}
-			if r, err := g.checkReceived(scoreMethod, msg); status.Code(err) != codes.OK || r != (received{}) {
+			if r, err := g.checkReceived(rt, msg); status.Code(err) != codes.OK || r != (received{}) {
 				t.Errorf("second check: got %+v, %v; want no note, OK (the note was taken)", r, err)
 			}
 		})

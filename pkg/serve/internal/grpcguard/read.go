@@ -19,10 +19,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -50,15 +48,15 @@ func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
-		if c == nil || c.slots != nil {
-			return h(srv, ctx, dec, ic) // not a call the tap handle let in, or read within a slot
+		if c.slots != nil {
+			return h(srv, ctx, dec, ic) // read within a slot
 		}
 		r, ok := g.reads.Take(ctx, g.ceiling)
 		if !ok {
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)
 			g.markLogged(c)
-			g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, time.Since(c.start))
+			g.logCall(ctx, err, false, time.Since(c.start))
 			return nil, err
 		}
 		c.read = r

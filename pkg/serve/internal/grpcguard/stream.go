@@ -14,14 +14,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
-// batch streams of issue 21 (Route.Records). Same rules as a unary call, per message. A batch
+// batch streams (Route.Records). Same rules as a unary call, per message. A batch
 // stream is also admitted once for its whole life (admission.Stream, in its context for the
 // records it runs; refused RESOURCE_EXHAUSTED with RetryInfo when there is no room, as an
 // over-budget call is), and ended DEADLINE_EXCEEDED after StreamIdle with no message received
@@ -32,27 +30,21 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	call := callFrom(ctx)
 	g.markLogged(call) // this function logs and counts it, not the sweep of ended calls
 	rt := g.routes.ByMethod[info.FullMethod]
-	records := rt != nil && rt.Records
-	ri := &reqinfo.Info{ID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)), Route: info.FullMethod}
+	records := rt.Records // the tap handle let in served methods only
+	idle := g.ReadTimeout // how long the call may go without a message; a batch stream has its own
+	if d := time.Duration(g.streamIdle.Load()); d > 0 && records {
+		idle = d
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
 		}
-		if call != nil && call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
-			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", g.idleOf(records)))
+		if call.timedOut.Load() && err != nil && status.Code(err) != codes.DeadlineExceeded {
+			err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s (cut off)", idle))
 		}
-		g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: info.FullMethod, RequestID: ri.ID, ClientID: authz.ClientID(ctx),
-			Code: status.Code(err).String(), Failed: err != nil, Level: telemetry.GRPCLevel(status.Code(err)), Took: time.Since(start), Extra: ri.Stream})
+		g.logCall(ctx, err, false, time.Since(start))
 	}()
-	if !authz.Granted(ctx, info.FullMethod) { // the tap handle's verdict, reached on the headers
-		authorized, err := g.Authz.Authorize(ctx, rt, authz.BearerFromMetadata(ctx))
-		if err != nil {
-			return err
-		}
-		ctx = authorized
-	}
-	ctx = reqinfo.With(ctx, ri)
 	if records {
 		adm, ok := g.budget.AdmitStream("grpc")
 		if !ok {
@@ -63,33 +55,30 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
-	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, method: info.FullMethod, streams: info.IsClientStream,
-		records: records, idle: g.idleOf(records)}
-	if call != nil && call.cancel != nil {
-		// The call's timer: first the handler's context, which a batch stream's engine watches:
-		// it returns at once and the caller learns why. Then, if the handler is still blocked a
-		// grace later, the call.
-		var ended atomic.Bool
-		gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
-			call.timedOut.Store(true)
-			soft(errIdle)
-			if !records {
-				call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
-				return
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream, idle: idle}
+	// The call's timer: first the handler's context, which a batch stream's engine watches:
+	// it returns at once and the caller learns why. Then, if the handler is still blocked a
+	// grace later, the call.
+	var ended atomic.Bool
+	gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
+		call.timedOut.Store(true)
+		soft(errIdle)
+		if !records {
+			call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+			return
+		}
+		time.AfterFunc(idleGrace, func() {
+			if !ended.Load() {
+				call.cancel()
 			}
-			time.AfterFunc(idleGrace, func() {
-				if !ended.Load() {
-					call.cancel()
-				}
-			})
 		})
-		defer ended.Store(true)
-		defer gs.quiet.Stop()
-	}
+	})
+	defer ended.Store(true)
+	defer gs.quiet.Stop()
 	err = handler(srv, gs)
 	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
-		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", g.idleOf(records)))
+		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", idle))
 	}
 	return err
 }
@@ -102,15 +91,6 @@ var errIdle = errors.New("the stream was idle for its limit")
 // sees only that: the caller then gets CANCELLED).
 const idleGrace = time.Second
 
-// idleOf is how long a streaming call may go without a message: a batch stream's idle limit, or
-// the read timeout.
-func (g *Guard) idleOf(records bool) time.Duration {
-	if idle := time.Duration(g.streamIdle.Load()); idle > 0 && records {
-		return idle
-	}
-	return g.Options.ReadTimeout
-}
-
 // guardedStream checks each message a streaming call reads, as Receive checks a unary call's, gives
 // the read slot back once a call that reads one message has read it, and puts the call's timer off
 // while the call makes progress.
@@ -118,10 +98,9 @@ type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
 	guard   *Guard
-	call    *call // the call the tap handle made; nil: none
-	method  string
+	call    *call // the call the tap handle made
+	route   *routes.Route
 	streams bool // the client streams messages
-	records bool // a batch stream (Route.Records)
 	idle    time.Duration
 	quiet   *time.Timer
 }
@@ -130,25 +109,23 @@ func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
 	err := g.ServerStream.RecvMsg(m)
-	if g.quiet != nil {
-		switch {
-		case g.streams && (err == nil || errors.Is(err, io.EOF)):
-			g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
-		case err == nil:
-			g.quiet.Stop()
-		}
+	switch {
+	case g.streams && (err == nil || errors.Is(err, io.EOF)):
+		g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
+	case err == nil:
+		g.quiet.Stop()
 	}
 	if err == nil {
 		var r received
-		if r, err = g.guard.checkReceived(g.method, m); err == nil {
+		if r, err = g.guard.checkReceived(g.route, m); err == nil {
 			// Health and reflection are read within their slots, and a batch stream's records
 			// are admitted one by one by its handler, once decoded (weighed as they wait). A
 			// record holds the contract's messages: a field the server does not know is refused
 			// as in a unary call (health and reflection are not ours to judge).
-			err = g.guard.decode(&r, m, g.records)
+			err = g.guard.decode(&r, m, g.route.Records)
 		}
 	}
-	if g.call != nil && !g.streams {
+	if !g.streams {
 		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
 	}
 	return err
@@ -157,7 +134,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 // SendMsg sends an answer; one taken by the caller's flow control is progress, as a message is.
 func (g *guardedStream) SendMsg(m any) error {
 	err := g.ServerStream.SendMsg(m)
-	if err == nil && g.quiet != nil && g.streams {
+	if err == nil && g.streams {
 		g.quiet.Reset(g.idle)
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -31,8 +33,14 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	if !served {
 		return ctx, nil // gRPC answers Unimplemented and reads nothing
 	}
-	c := &call{method: method, header: info.Header, start: time.Now()}
-	ctx = context.WithValue(ctx, callKey{}, c)
+	// The request's facts, which the call's line reads and the verdict on its token notes the
+	// client in; its id is the caller's x-request-id when sane.
+	var id string
+	if v := info.Header[telemetry.RequestIDHeader]; len(v) > 0 {
+		id = v[0]
+	}
+	c := &call{start: time.Now(), info: reqinfo.Info{ID: telemetry.RequestIDFrom(id), Route: method}}
+	ctx = reqinfo.With(context.WithValue(ctx, callKey{}, c), &c.info)
 	// A call that does not send its message within the read timeout is ended: by the sweep of
 	// open calls (unary), or by its stream's timer (StreamInterceptor).
 	ctx, c.cancel = context.WithCancel(ctx)
@@ -65,7 +73,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 // refuseOnHeaders logs and counts a call the tap handle refuses, and counts it against its
 // connection (conn.go).
 func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
-	g.logCall(ctx, telemetry.GRPCLevel(status.Code(err)), err, 0)
+	g.logCall(ctx, err, false, 0)
 	g.watch.abused(ctx)
 	return err
 }
@@ -84,25 +92,22 @@ func tooLarge(size, limit int64) error {
 		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
 }
 
-// markLogged records that an interceptor logs and counts the call c (nil: none): the sweep
-// leaves it alone.
+// markLogged records that an interceptor logs and counts the call c: the sweep leaves it alone.
 func (g *Guard) markLogged(c *call) {
-	if c != nil {
-		c.logged.Store(true)
-		g.open.remove(c)
-	}
+	c.logged.Store(true)
+	g.open.remove(c)
 }
 
 // call is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
 // interceptors through the call's context (the context the tap handle returns is the one every
 // later stage derives from). The tap handle writes it before the call's goroutine starts;
-// afterwards only that goroutine touches it, except release and logged.
+// afterwards only that goroutine touches it, except release, logged, and the sweep's reading of
+// the id and route.
 type call struct {
-	method string
-	logged atomic.Bool // an interceptor logged and counted the call
-	// While the call is in openCalls: its context (the tap handle's answer), headers and start.
+	info   reqinfo.Info // the request's facts, in the call's context (reqinfo.From)
+	logged atomic.Bool  // an interceptor logged and counted the call
+	// While the call is in openCalls: its context (the tap handle's answer) and start.
 	ctx      context.Context
-	header   metadata.MD
 	start    time.Time
 	slots    chan struct{}
 	conn     *peer.Peer         // the connection whose slot count the call holds, with slots
@@ -214,9 +219,9 @@ const EndedCallSweep = 500 * time.Millisecond
 // LogEndedCalls logs and counts the calls gRPC ended before any interceptor ran. The frame runs it
 // every EndedCallSweep while serving, and once more after the drain.
 func (g *Guard) LogEndedCalls() {
-	for _, c := range g.open.ended(g.Options.ReadTimeout) {
+	for _, c := range g.open.ended(g.ReadTimeout) {
 		if !c.logged.Load() {
-			g.logCall(c.ctx, slog.LevelWarn, endedEarly(c), time.Since(c.start))
+			g.logCall(c.ctx, endedEarly(c), true, time.Since(c.start))
 		}
 	}
 }
@@ -234,12 +239,34 @@ func endedEarly(c *call) error {
 	return status.Error(codes.Unknown, "the call ended before its handler ran: its message was over the server-wide limit, or the caller left or cut it off before sending it whole")
 }
 
-// logCall logs and counts the direct call of ctx, which the unary interceptor did not: refused by
-// the tap handle or the read pool, or stopped by gRPC before any interceptor ran. The fields are
-// the unary interceptor's; level is err's (telemetry.GRPCLevel) but for a call gRPC ended before
-// any interceptor, a warning whatever its code says (Unknown: gRPC does not tell; the caller sent
-// too much or left).
-func (g *Guard) logCall(ctx context.Context, level slog.Level, err error, d time.Duration) {
-	g.Telemetry.Write(ctx, telemetry.Line{Front: "grpc", Route: callFrom(ctx).method, RequestID: telemetry.RequestIDFrom(Header(ctx, telemetry.RequestIDHeader)),
-		ClientID: authz.ClientID(ctx), Code: status.Code(err).String(), Failed: err != nil, Level: level, Took: d})
+// logCall logs and counts the direct call of ctx, ended with err after d: the one line every
+// call on the gRPC port gets, written by the door's observe step (Observe), the stream
+// interceptor, or the guard for a call no interceptor took (refused on its headers or by the read
+// pool, or ended by gRPC). Its level is err's (telemetry.GRPCLevel) but for a call gRPC ended
+// (ended), a warning whatever its code says (Unknown: gRPC does not tell; the caller sent too
+// much or left); the sweep reads only what the call's goroutine no longer writes, should it have
+// reached an interceptor as the call ended (the client from the verdict, no stream counts).
+func (g *Guard) logCall(ctx context.Context, err error, ended bool, d time.Duration) {
+	code, ri := status.Code(err), &callFrom(ctx).info
+	l := telemetry.Line{Front: telemetry.FrontGRPC, Route: ri.Route, RequestID: ri.ID, Code: code.String(), Failed: err != nil, Took: d}
+	if ended {
+		l.ClientID, l.Level = authz.ClientID(ctx), slog.LevelWarn
+	} else {
+		l.ClientID, l.Level, l.Extra = ri.ClientID, telemetry.GRPCLevel(code), ri.Stream
+	}
+	g.Telemetry.Write(ctx, l)
+}
+
+// Observe is the gRPC door's first step: it tells the caller its request id in a header, and
+// writes the call's line and metrics when it ends (the sweep of ended calls leaves it alone).
+func (g *Guard) Observe(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	c := callFrom(ctx)
+	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {c.info.ID}}) // the key is lower case already
+	g.markLogged(c)
+	start, inFlight := time.Now(), g.Telemetry.InFlight(telemetry.FrontGRPC)
+	inFlight.Inc()
+	resp, err := next(ctx, req)
+	inFlight.Dec()
+	g.logCall(ctx, err, false, time.Since(start))
+	return resp, err
 }

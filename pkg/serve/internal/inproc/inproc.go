@@ -5,8 +5,8 @@
 // generated Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch
 // records, which name their rpc.
 //
-// Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so (issue 29;
-// docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
+// Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
+// (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
 // cost a JSON call 1.39 of this channel's CPU with its default cloner (171 allocations a call
 // against 50, and TestCostCoversHeapGrowth failed: its deep copy of a request doubles the
 // decoded heap behind the budget's back), and 1.24-1.28 with a shallow-copy cloner, its best case

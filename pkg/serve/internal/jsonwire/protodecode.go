@@ -41,11 +41,6 @@ func (c *Codec) TryUnmarshalProtobuf(b []byte, m proto.Message) bool {
 	return d.protoMessage(p, layout.Addr(m), b, 0)
 }
 
-// UnmarshalProto is the former name of TryUnmarshalProtobuf.
-//
-// Deprecated: use TryUnmarshalProtobuf; this stays until pkg/serve's guard codec calls it.
-func (c *Codec) UnmarshalProto(b []byte, m proto.Message) bool { return c.TryUnmarshalProtobuf(b, m) }
-
 // protoList is a message list being gathered: its elements are on the decoder's stack from start.
 type protoList struct {
 	start  int
