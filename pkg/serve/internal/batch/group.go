@@ -64,27 +64,20 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}}
 	lr := NewLineReader(b, o.MaxLine)
 
-	var settings []byte
-	for {
-		line, num, tooLong, err := lr.Next()
-		counts.Lines = num
-		switch {
-		case errors.Is(err, io.EOF):
-			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
-			return counts, nil
-		case errors.Is(err, ErrIdle):
-			rpcerr.WriteStatus(w, http.StatusRequestTimeout)
-			return counts, err
-		case err != nil:
-			return counts, err
-		case tooLong:
-			rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
-			return counts, nil
-		}
-		if !Blank(line) {
-			settings = line
-			break
-		}
+	settings, num, tooLong, err := lr.nextNonBlank()
+	counts.Lines = num
+	switch {
+	case errors.Is(err, io.EOF):
+		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
+		return counts, nil
+	case errors.Is(err, ErrIdle):
+		rpcerr.WriteStatus(w, http.StatusRequestTimeout)
+		return counts, err
+	case err != nil:
+		return counts, err
+	case tooLong:
+		rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
+		return counts, nil
 	}
 	g, err := open(ctx, settings)
 	if err != nil {
@@ -100,17 +93,14 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	var buf []byte
 	tooLarge := lineTooLarge(o.MaxLine)
 	for {
-		line, num, tooLong, err := lr.Next()
+		line, num, tooLong, err := lr.nextNonBlank()
+		counts.Lines = num
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			_ = c.flush()
 			return counts, err
-		}
-		counts.Lines = num
-		if !tooLong && Blank(line) {
-			continue
 		}
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
 			return counts, err

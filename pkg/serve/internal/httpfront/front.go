@@ -105,7 +105,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Gateway.ServeHTTP(w, r)
 		return
 	}
-	if rt.Stream != routes.Unary { // issue 21's streams (stream.go)
+	if rt.Stream != routes.Unary { // stream.go
 		f.serveStream(w, r, rt)
 		return
 	}
