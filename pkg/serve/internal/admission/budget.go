@@ -141,11 +141,6 @@ type Grant struct {
 	once sync.Once
 }
 
-// Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
-// before it: none jumps them). A cost of 0 takes nothing, and its grant is nil (most requests: no
-// allocation).
-func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
-
 // grant records cost, which the caller has acquired from sem.
 func (b *Budget) grant(cost int64) *Grant {
 	b.used.Add(cost)
@@ -236,9 +231,9 @@ func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, siz
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }
 
-// admitCall is AdmitFor, its refusal counted for front and answered Overloaded.
+// admitCall is admit with the budget's wait, its refusal counted for front and answered Overloaded.
 func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
-	a, ok := b.AdmitFor(ctx, client, cost)
+	a, ok := b.admit(ctx, client, cost, b.wait)
 	if !ok {
 		b.Refuse(front, CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)
