@@ -108,6 +108,7 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		maxStudents: int64(maxStudents),
 		sem:         semaphore.NewWeighted(capacity),
 		streams:     semaphore.NewWeighted(capacity / 2),
+		q:           queues{byClient: map[string][]*waiter{}},
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),

@@ -66,9 +66,6 @@ func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time
 func (q *queues) inTurn(ctx context.Context, client string, acquire func() error) error {
 	w := &waiter{client: client, turn: make(chan struct{})}
 	q.mu.Lock()
-	if q.byClient == nil {
-		q.byClient = map[string][]*waiter{}
-	}
 	if len(q.byClient[client]) == 0 {
 		q.line = append(q.line, w)
 		if len(q.line) == 1 {

@@ -170,9 +170,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 		return counts, err
 	}
 	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	if err := c.write(summary); err != nil {
-		return counts, err
-	}
+	_ = c.write(summary) // an error sticks: flush returns it
 	if err := c.flush(); err != nil {
 		return counts, err
 	}

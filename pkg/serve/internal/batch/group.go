@@ -141,10 +141,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
-	buf = append(buf, "}\n"...)
-	if err := c.write(buf); err != nil {
-		return counts, err
-	}
+	_ = c.write(append(buf, "}\n"...)) // an error sticks: flush returns it
 	if err := c.flush(); err != nil {
 		return counts, err
 	}
