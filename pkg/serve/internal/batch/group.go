@@ -56,12 +56,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	headSent := false
-	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
-		if headSent {
-			_ = c.flush() // an error sticks and is seen at the next write
-		}
-	}}
+	b := &body{ctx: ctx, r: r, c: c}
 	lr := NewLineReader(b, o.MaxLine)
 
 	settings, num, tooLong, err := lr.nextNonBlank()
@@ -86,7 +81,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 
 	writeHead(w)
-	headSent = true
+	b.flushFirst = true
 	if err := c.flush(); err != nil {
 		return counts, err
 	}

@@ -192,12 +192,12 @@ type body struct {
 	ctx        context.Context
 	r          io.Reader
 	c          *conn
-	beforeRead func() // the group engine flushes its answers before it may wait for more lines
+	flushFirst bool // the group engine flushes its answers before it may wait for more lines
 }
 
 func (b *body) Read(p []byte) (int, error) {
-	if b.beforeRead != nil {
-		b.beforeRead()
+	if b.flushFirst {
+		_ = b.c.flush() // an error sticks and is seen at the next write
 	}
 	armed := time.Now()
 	if !b.c.arm(b.c.rc.SetReadDeadline) {
