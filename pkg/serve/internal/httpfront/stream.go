@@ -72,9 +72,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	if err != nil {
 		attrs = append(attrs, slog.String("stream_error", err.Error()))
 	}
-	if ri != nil {
-		ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
-	}
+	ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
@@ -102,10 +100,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
 		return http.StatusNotFound, notFoundBody
 	}
-	ri := &reqinfo.Info{Route: path}
-	if d.ri != nil {
-		ri.ID, ri.ClientID = d.ri.ID, d.ri.ClientID
-	}
+	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
 	ctx, err := authz.Permit(reqinfo.With(ctx, ri), rt, d.claims)
 	if err != nil {
 		return batch.ErrorAnswer(err)
