@@ -114,9 +114,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	writeHead(w)
-	// The head goes out at once: the caller learns it was admitted before it sends a record.
-	if err := c.flush(); err != nil {
+	if err := c.head(); err != nil {
 		return counts, err
 	}
 
@@ -178,13 +176,15 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	return counts, nil
 }
 
-// writeHead writes a stream's 200 head.
-func writeHead(w http.ResponseWriter) {
-	h := w.Header()
+// head writes a stream's 200 head and sends it at once: the caller learns it was admitted before
+// it sends a record.
+func (c *conn) head() error {
+	h := c.w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the answers back
-	w.WriteHeader(http.StatusOK)
+	c.w.WriteHeader(http.StatusOK)
+	return c.flush()
 }
 
 // readJob reads the body's next line that is not blank as a job (io.EOF at the body's end),

@@ -80,9 +80,8 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		return counts, nil
 	}
 
-	writeHead(w)
 	b.flushFirst = true
-	if err := c.flush(); err != nil {
+	if err := c.head(); err != nil {
 		return counts, err
 	}
 	var buf []byte
