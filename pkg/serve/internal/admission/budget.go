@@ -131,8 +131,8 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	return b
 }
 
-// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants).
-// AdmitJSON and AdmitDecode count their own; the gRPC guard counts its read pool and slots here.
+// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants): the
+// budget's own refusals, and the gRPC guard's of its read pool and read slots.
 func (b *Budget) Refuse(front, cause string) { b.refusals.WithLabelValues(front, cause).Inc() }
 
 // Grant is one request's share of the budget; Release gives it back (once; nil-safe).

@@ -33,7 +33,7 @@ func (b *Budget) AdmitStream(front string) (*Stream, bool) {
 		b.streams.Release(cost)
 	}
 	b.refused.Inc()
-	b.refusals.WithLabelValues(front, CauseMemoryBudget).Inc()
+	b.Refuse(front, CauseMemoryBudget)
 	return nil, false
 }
 
