@@ -106,7 +106,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Gateway.ServeHTTP(w, r)
 		return
 	}
-	if rt.Stream != routes.Unary { // stream.go
+	if rt.Stream != routes.Unary { // the streams (stream.go)
 		f.serveStream(w, r, rt)
 		return
 	}
