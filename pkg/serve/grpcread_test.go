@@ -116,8 +116,8 @@ func TestGRPCReadPool(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestGRPCRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, ok := h.srv.budget.Admit(h.srv.budget.Capacity())
-	if !ok {
+	full, fillErr := h.srv.budget.AdmitDecode(context.Background(), "", true, h.srv.budget.Capacity()) // costs at least the budget
+	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}
 	defer full.Release()

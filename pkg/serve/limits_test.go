@@ -360,8 +360,8 @@ func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
 			t.Fatalf("call %d of the burst of 2: got %v; want OK", i+1, err)
 		}
 	}
-	full, ok := h.srv.budget.Admit(h.srv.budget.Capacity())
-	if !ok {
+	full, fillErr := h.srv.budget.AdmitDecode(context.Background(), "", true, h.srv.budget.Capacity()) // costs at least the budget
+	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}
 	defer full.Release()

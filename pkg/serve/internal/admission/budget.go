@@ -108,6 +108,7 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		maxStudents: int64(maxStudents),
 		sem:         semaphore.NewWeighted(capacity),
 		streams:     semaphore.NewWeighted(capacity / 2),
+		q:           queues{byClient: map[string][]*waiter{}},
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),
@@ -130,8 +131,8 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	return b
 }
 
-// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants).
-// AdmitJSON and AdmitDecode count their own; the gRPC guard counts its read pool and slots here.
+// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants): the
+// budget's own refusals, and the gRPC guard's of its read pool and read slots.
 func (b *Budget) Refuse(front, cause string) { b.refusals.WithLabelValues(front, cause).Inc() }
 
 // Grant is one request's share of the budget; Release gives it back (once; nil-safe).
@@ -140,11 +141,6 @@ type Grant struct {
 	cost int64
 	once sync.Once
 }
-
-// Admit takes cost from the budget, or reports at once that it does not fit (or that calls wait
-// before it: none jumps them). A cost of 0 takes nothing, and its grant is nil (most requests: no
-// allocation).
-func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
 
 // grant records cost, which the caller has acquired from sem.
 func (b *Budget) grant(cost int64) *Grant {
@@ -236,9 +232,9 @@ func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, siz
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }
 
-// admitCall is AdmitFor, its refusal counted for front and answered Overloaded.
+// admitCall is admit with the budget's wait, its refusal counted for front and answered Overloaded.
 func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
-	a, ok := b.AdmitFor(ctx, client, cost)
+	a, ok := b.admit(ctx, client, cost, b.wait)
 	if !ok {
 		b.Refuse(front, CauseMemoryBudget)
 		return nil, rpcerr.Overloaded(RetryAfter)

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -8,6 +9,9 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/prometheus/client_golang/prometheus"
 )
+
+// Admit takes cost at once or not at all, as a call does when the budget has no wait.
+func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
 
 // TestCostOfBody: once a JSON group body is read, it is costed by the students its brackets can
 // hold, never more than by its size.

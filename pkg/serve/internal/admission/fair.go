@@ -39,13 +39,10 @@ type queues struct {
 // refuses it at once. Only before the budget is used.
 func (b *Budget) SetWait(d time.Duration) { b.wait = d }
 
-// AdmitFor takes cost from the budget for client's call, waiting in the client's queue when it
-// does not fit (or when others wait before it), up to the budget's wait or ctx's end. ok false:
-// refused (counted as Admit counts it). A cost of 0 takes nothing and never waits.
-func (b *Budget) AdmitFor(ctx context.Context, client string, cost int64) (*Grant, bool) {
-	return b.admit(ctx, client, cost, b.wait)
-}
-
+// admit takes cost from the budget for client's call, waiting in the client's queue when it does
+// not fit (or when others wait before it: none jumps them), up to wait or ctx's end. ok false:
+// refused. A cost of 0 takes nothing, never waits, and its grant is nil (most requests: no
+// allocation).
 func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time.Duration) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
@@ -69,9 +66,6 @@ func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time
 func (q *queues) inTurn(ctx context.Context, client string, acquire func() error) error {
 	w := &waiter{client: client, turn: make(chan struct{})}
 	q.mu.Lock()
-	if q.byClient == nil {
-		q.byClient = map[string][]*waiter{}
-	}
 	if len(q.byClient[client]) == 0 {
 		q.line = append(q.line, w)
 		if len(q.line) == 1 {

@@ -18,7 +18,7 @@ func queued(t *testing.T, b *Budget, client string, cost int64, admitted chan<- 
 	t.Helper()
 	before := b.Waiting()
 	wg.Go(func() {
-		g, ok := b.AdmitFor(context.Background(), client, cost)
+		g, ok := b.admit(context.Background(), client, cost, b.wait)
 		if !ok {
 			admitted <- "refused:" + client
 			return
@@ -100,7 +100,7 @@ func TestFairWait(t *testing.T) {
 			if tc.cancel {
 				time.AfterFunc(50*time.Millisecond, cancel)
 			}
-			g, ok := b.AdmitFor(ctx, "c", 50)
+			g, ok := b.admit(ctx, "c", 50, b.wait)
 			took := time.Since(start)
 			if ok != tc.want || took < tc.atLeast || took > tc.atLeast+2*time.Second {
 				t.Fatalf("got ok=%v after %s; want %v after %s", ok, took, tc.want, tc.atLeast)
@@ -170,7 +170,7 @@ func TestFairRace(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(i%7)*time.Millisecond)
 			defer cancel()
-			if g, ok := b.AdmitFor(ctx, fmt.Sprint("c", i%5), int64(100+i%300)); ok {
+			if g, ok := b.admit(ctx, fmt.Sprint("c", i%5), int64(100+i%300), b.wait); ok {
 				time.Sleep(time.Duration(i%3) * time.Millisecond)
 				g.Release()
 			}
@@ -191,7 +191,7 @@ func TestFairTurnKept(t *testing.T) {
 	hold, _ := b.Admit(100)
 	ctx, cancel := context.WithCancel(context.Background())
 	gaveUp := make(chan bool, 1)
-	go func() { _, ok := b.AdmitFor(ctx, "a", 100); gaveUp <- !ok }()
+	go func() { _, ok := b.admit(ctx, "a", 100, b.wait); gaveUp <- !ok }()
 	for deadline := time.Now().Add(5 * time.Second); b.Waiting() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first call of a never queued")

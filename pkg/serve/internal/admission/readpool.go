@@ -22,8 +22,8 @@ const (
 	readWait = time.Second
 )
 
-// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token. It is a
-// FIFO weighted semaphore (golang.org/x/sync), so a large read is not starved by small ones.
+// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token (a
+// semaphore: the package doc says why).
 type ReadPool struct {
 	sem  *semaphore.Weighted
 	size int64

@@ -5,12 +5,12 @@ import (
 	"sync"
 )
 
-// Streams (issue 21's batch and group streams) are admitted once for their whole life: a stream
-// holds at most the engine's bound of records and answers (internal/batch: MaxHeld, 32 MiB, plus
-// a line and the answers in progress), so it takes StreamCost from the budget, or is refused
-// with 503 before its head. Streams together take at most half the budget, so that the records
-// they run, which wait for budget instead of being refused (a record is never answered 503),
-// always find room once the calls in progress end: a record costs at most the other half.
+// Streams (the batch and group streams) are admitted once for their whole life: a stream holds
+// at most the engine's bound of records and answers (internal/batch: MaxHeld, 32 MiB, plus a line
+// and the answers in progress), so it takes StreamCost from the budget, or is refused with 503
+// before its head. Streams together take at most half the budget, so that the records they run,
+// which wait for budget instead of being refused (a record is never answered 503), always find
+// room once the calls in progress end: a record costs at most the other half.
 
 // StreamCost is what one stream takes from the budget for its whole life.
 const StreamCost = 48 << 20
@@ -33,7 +33,7 @@ func (b *Budget) AdmitStream(front string) (*Stream, bool) {
 		b.streams.Release(cost)
 	}
 	b.refused.Inc()
-	b.refusals.WithLabelValues(front, CauseMemoryBudget).Inc()
+	b.Refuse(front, CauseMemoryBudget)
 	return nil, false
 }
 

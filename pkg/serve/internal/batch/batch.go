@@ -15,21 +15,11 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Dispatcher answers one record exactly as the unary path would answer its request: the status
-// and the answer body, error bodies included (a 404 NotFound body for a path that is not a
+// DispatcherFunc answers one record exactly as the unary path would answer its request: the
+// status and the answer body, error bodies included (a 404 NotFound body for a path that is not a
 // unary path of the service, 403 for a path the caller's token lacks). ctx is the stream's: it
 // carries the caller's identity and is cancelled when the stream ends early.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, path string, body []byte) (status int, answer []byte)
-}
-
-// DispatcherFunc is a function as a Dispatcher.
 type DispatcherFunc func(ctx context.Context, path string, body []byte) (status int, answer []byte)
-
-// Dispatch calls f.
-func (f DispatcherFunc) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
-	return f(ctx, path, body)
-}
 
 // Options are a stream's limits. The zero value takes the documented defaults.
 type Options struct {
@@ -50,7 +40,7 @@ type Options struct {
 	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
-	// Trusted says the Dispatcher's answers are compact JSON by construction (the frame's own
+	// Trusted says the dispatcher's answers are compact JSON by construction (the frame's own
 	// encoder and error bodies): Serve then writes them without checking (a stray trailing
 	// newline is still dropped). A panic is still a 500.
 	Trusted bool
@@ -112,7 +102,7 @@ type job struct {
 // no dispatch still running; the error says why a stream ended early (the context's cause,
 // ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
 // 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
-func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher, o Options) (Counts, error) {
+func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -124,9 +114,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	writeHead(w)
-	// The head goes out at once: the caller learns it was admitted before it sends a record.
-	if err := c.flush(); err != nil {
+	if err := c.head(); err != nil {
 		return counts, err
 	}
 
@@ -134,7 +122,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	tooLarge := lineTooLarge(o.MaxLine)
 	var readErr error
 	var buf []byte
-	_, peak, err := pipeline[*job, *job]{
+	records, peak, err := pipeline[*job, *job]{
 		recv: func() (*job, error) {
 			j, err := readJob(ctx, lr, tooLarge, &counts.Lines)
 			if err != nil && !errors.Is(err, io.EOF) {
@@ -159,21 +147,18 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 			} else {
 				buf = appendRecordAnswer(buf[:0], j.rec.ID, j.status, j.answer)
 			}
-			if err := c.write(buf); err != nil {
-				return err
-			}
-			counts.Records++
-			if j.status == http.StatusOK {
+			err := c.write(buf)
+			if err == nil && j.status == http.StatusOK {
 				counts.OK++
 			}
-			return nil
+			return err
 		},
 		idle:        c.flush, // what was written goes to the caller before waiting
 		answersHeld: true,
 		waitRecv:    true,
 	}.run(ctx, cancel, o)
+	counts.Records, counts.PeakHeld = records, int(peak)
 	counts.Failed = counts.Records - counts.OK
-	counts.PeakHeld = int(peak)
 	switch {
 	case errors.Is(readErr, ErrIdle):
 		// The idle body came first; the request's context, which net/http cancels on the
@@ -183,9 +168,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 		return counts, err
 	}
 	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	if err := c.write(summary); err != nil {
-		return counts, err
-	}
+	_ = c.write(summary) // an error sticks: flush returns it
 	if err := c.flush(); err != nil {
 		return counts, err
 	}
@@ -193,55 +176,52 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	return counts, nil
 }
 
-// writeHead writes a stream's 200 head.
-func writeHead(w http.ResponseWriter) {
-	h := w.Header()
+// head writes a stream's 200 head and sends it at once: the caller learns it was admitted before
+// it sends a record.
+func (c *conn) head() error {
+	h := c.w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the answers back
-	w.WriteHeader(http.StatusOK)
+	c.w.WriteHeader(http.StatusOK)
+	return c.flush()
 }
 
 // readJob reads the body's next line that is not blank as a job (io.EOF at the body's end),
 // counting the lines read in lines, after the client's rate allows it.
 func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (*job, error) {
-	for {
-		line, num, tooLong, err := lr.Next()
-		if err != nil {
-			return nil, err
-		}
-		*lines = num
-		if !tooLong && Blank(line) {
-			continue
-		}
-		if err := quota.Pace(ctx); err != nil { // the client's rate: a record waits, never refused
-			return nil, err
-		}
-		j := &job{line: num}
-		if tooLong {
-			j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLarge
-		} else if rec, err := ParseRecord(line); err != nil {
-			j.broken = true
-			j.status, j.answer = ErrorAnswer(err)
-			j.size = len(j.answer)
-		} else {
-			j.rec = rec
-			j.size = len(rec.ID) + len(rec.Body)
-		}
-		return j, nil
+	line, num, tooLong, err := lr.nextNonBlank()
+	*lines = num
+	if err != nil {
+		return nil, err
 	}
+	if err := quota.Pace(ctx); err != nil { // the client's rate: a record waits, never refused
+		return nil, err
+	}
+	j := &job{line: num}
+	if tooLong {
+		j.broken, j.status, j.answer = true, http.StatusRequestEntityTooLarge, tooLarge
+	} else if rec, err := ParseRecord(line); err != nil {
+		j.broken = true
+		j.status, j.answer = ErrorAnswer(err)
+		j.size = len(j.answer)
+	} else {
+		j.rec = rec
+		j.size = len(rec.ID) + len(rec.Body)
+	}
+	return j, nil
 }
 
 // dispatch answers one record, turning a panic into the documented 500: one bad record must not
 // take the process (and every other stream) down with it.
-func dispatch(ctx context.Context, d Dispatcher, rec Record, log *slog.Logger, trusted bool) (status int, answer []byte) {
+func dispatch(ctx context.Context, d DispatcherFunc, rec Record, log *slog.Logger, trusted bool) (status int, answer []byte) {
 	defer func() {
 		if v := recover(); v != nil {
 			log.ErrorContext(ctx, "batch: dispatcher panicked", "path", rec.Path, "panic", v)
 			status, answer = http.StatusInternalServerError, internalBody
 		}
 	}()
-	status, answer = d.Dispatch(ctx, rec.Path, rec.Body)
+	status, answer = d(ctx, rec.Path, rec.Body)
 	if trusted {
 		return status, bytes.TrimRight(answer, "\n")
 	}

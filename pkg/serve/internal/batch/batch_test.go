@@ -18,7 +18,7 @@ func TestOrderUnderConcurrency(t *testing.T) {
 	for _, o := range []Options{{Workers: 1, InFlight: 1}, {Workers: 8, InFlight: 16}, {Workers: 16, InFlight: 64}} {
 		t.Run(fmt.Sprintf("workers=%d,inflight=%d", o.Workers, o.InFlight), func(t *testing.T) {
 			t.Parallel()
-			srv, done := server(t, &fake{}, o)
+			srv, done := server(t, (&fake{}).Dispatch, o)
 			r := rand.New(rand.NewPCG(1, uint64(o.Workers)))
 			var body strings.Builder
 			var ids []string
@@ -57,7 +57,7 @@ func TestOrderUnderConcurrency(t *testing.T) {
 // The answer bytes are the dispatcher's and the id is the caller's spelling, byte for byte.
 func TestAnswerBytes(t *testing.T) {
 	t.Parallel()
-	srv, _ := server(t, &fake{}, Options{})
+	srv, _ := server(t, (&fake{}).Dispatch, Options{})
 	got := post(t, srv.URL,
 		`{"body": {"b" : [1, 2.50, "\u00e9"]}, "path":"/echo", "id":"a\u00e9\"\\ é"}`+"\n"+
 			rec(`""`, "/bad", `{}`)+
@@ -68,7 +68,7 @@ func TestAnswerBytes(t *testing.T) {
 	want := []string{
 		`{"id":"a\u00e9\"\\ é","status":200,"body":{"path":"/echo","echo":{"b" : [1, 2.50, "\u00e9"]}}}`,
 		`{"id":"","status":400,"body":` + string(bad) + `}`,
-		`{"id":"x","status":404,"body":` + string(StatusAnswer(404)) + `}`,
+		`{"id":"x","status":404,"body":` + string(statusAnswer(404)) + `}`,
 		`{"id":"p","status":500,"body":` + string(internalBody) + `}`,
 		`{"id":"y","status":200,"body":{"path":"/echo","echo":{}}}`,
 		`{"summary":{"records":5,"ok":2,"failed":3}}`,
@@ -108,7 +108,7 @@ func TestBrokenLines(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv, _ := server(t, &fake{}, Options{})
+			srv, _ := server(t, (&fake{}).Dispatch, Options{})
 			got := post(t, srv.URL, rec(`"before"`, "/echo", `{}`)+"\n"+c.line+"\n"+rec(`"after"`, "/echo", `{}`))
 			if len(got) != 4 {
 				t.Fatalf("%d lines %q; want before, the broken line, after, summary", len(got), got)
@@ -154,7 +154,7 @@ func TestLineLimitStated(t *testing.T) {
 		head, tail := `{"id":"a","path":"/echo","body":{"pad":"`, `"}}`
 		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 	}
-	srv, _ := server(t, &fake{}, Options{MaxLine: max})
+	srv, _ := server(t, (&fake{}).Dispatch, Options{MaxLine: max})
 	got := post(t, srv.URL, line(max)+"\n"+line(max+1)+"\n")
 	if len(got) != 3 {
 		t.Fatalf("got %d lines %q; want 2 answers and the summary", len(got), got)
@@ -196,7 +196,7 @@ func TestLineLimit(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv, _ := server(t, &fake{}, Options{})
+			srv, _ := server(t, (&fake{}).Dispatch, Options{})
 			got := post(t, srv.URL, c.body)
 			if len(got) != len(c.statuses)+1 {
 				t.Fatalf("%d lines; want %d answers and the summary", len(got), len(c.statuses))
@@ -260,7 +260,7 @@ func TestBlankLinesAndSummary(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			srv, done := server(t, &fake{}, Options{})
+			srv, done := server(t, (&fake{}).Dispatch, Options{})
 			got := post(t, srv.URL, c.body)
 			var short []string
 			for _, line := range got {
@@ -290,7 +290,7 @@ func TestBlankLinesAndSummary(t *testing.T) {
 // that writes one record and waits reads its answer before it sends the next.
 func TestAnswersWhileBodyOpen(t *testing.T) {
 	t.Parallel()
-	srv, done := server(t, &fake{}, Options{})
+	srv, done := server(t, (&fake{}).Dispatch, Options{})
 	d := openDuplex(t, srv.URL)
 	if d.resp.StatusCode != http.StatusOK {
 		t.Fatalf("head %d", d.resp.StatusCode)

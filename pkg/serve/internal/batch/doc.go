@@ -1,11 +1,11 @@
-// Package batch is the engine of issue 21's streams ("batches at district scale"), independent
-// of routing: the NDJSON batch stream (Serve: POST /api/score/batch, /api/forecast/batch), the
-// group forecast stream (ServeGroup: POST /api/forecast/{reading,math}/group/stream) and gRPC's
-// batch streams (Ordered, whose records arrive as messages). The frame routes, authenticates,
-// admits and paces a stream (docs/architecture.md walks it), then hands over the body and the
-// response writer. The group stream's engine knows nothing of measure: the forecast service
-// implements GroupStream on measure.GroupAccumulator, which gives the unary Group's numbers bit
-// for bit in constant memory (group_test.go's groupService is the pattern, in miniature).
+// Package batch is the engine of the frame's streams, independent of routing: the NDJSON batch
+// stream (Serve: POST /api/score/batch, /api/forecast/batch), the group forecast stream
+// (ServeGroup: POST /api/forecast/{reading,math}/group/stream) and gRPC's batch streams (Ordered,
+// whose records arrive as messages). The frame routes, authenticates, admits and paces a stream
+// (docs/architecture.md walks it), then hands over the body and the response writer. The group
+// stream's engine knows nothing of measure: the forecast service implements GroupStream on
+// measure.GroupAccumulator, which gives the unary Group's numbers bit for bit in constant memory
+// (group_test.go's groupService is the pattern, in miniature).
 //
 // # What the engine guarantees
 //
@@ -38,7 +38,7 @@
 //     documented 500; the stream goes on.
 //
 // The engine sets the connection's read and write deadlines itself (see ErrNoDeadlines),
-// overriding the server's timeouts for this request. It answers no record 503: the Dispatcher
+// overriding the server's timeouts for this request. It answers no record 503: the dispatcher
 // waits for the memory budget instead (a full budget slows the stream down), and quota.Pace,
 // called for each record or student read, waits for the client's rate.
 //

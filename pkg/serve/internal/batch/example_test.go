@@ -19,7 +19,7 @@ func ExampleServe() {
 		unary   = func(ctx context.Context, path string, body []byte) (int, []byte) {
 			// Authorise the path's own permission with the stream's token, then run the unary
 			// handler and encode its answer or its error exactly as the JSON front does.
-			return http.StatusNotFound, batch.StatusAnswer(http.StatusNotFound)
+			return http.StatusNotFound, rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 		}
 		log = slog.Default()
 	)

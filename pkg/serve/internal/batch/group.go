@@ -56,35 +56,23 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
-	headSent := false
-	b := &body{ctx: ctx, r: r, c: c, beforeRead: func() {
-		if headSent {
-			_ = c.flush() // an error sticks and is seen at the next write
-		}
-	}}
+	b := &body{ctx: ctx, r: r, c: c}
 	lr := NewLineReader(b, o.MaxLine)
 
-	var settings []byte
-	for {
-		line, num, tooLong, err := lr.Next()
-		counts.Lines = num
-		switch {
-		case errors.Is(err, io.EOF):
-			rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
-			return counts, nil
-		case errors.Is(err, ErrIdle):
-			rpcerr.WriteStatus(w, http.StatusRequestTimeout)
-			return counts, err
-		case err != nil:
-			return counts, err
-		case tooLong:
-			rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
-			return counts, nil
-		}
-		if !Blank(line) {
-			settings = line
-			break
-		}
+	settings, num, tooLong, err := lr.nextNonBlank()
+	counts.Lines = num
+	switch {
+	case errors.Is(err, io.EOF):
+		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
+		return counts, nil
+	case errors.Is(err, ErrIdle):
+		rpcerr.WriteStatus(w, http.StatusRequestTimeout)
+		return counts, err
+	case err != nil:
+		return counts, err
+	case tooLong:
+		rpcerr.Write(w, rpcerr.LineTooLarge(int64(o.MaxLine)))
+		return counts, nil
 	}
 	g, err := open(ctx, settings)
 	if err != nil {
@@ -92,25 +80,21 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		return counts, nil
 	}
 
-	writeHead(w)
-	headSent = true
-	if err := c.flush(); err != nil {
+	b.flushFirst = true
+	if err := c.head(); err != nil {
 		return counts, err
 	}
 	var buf []byte
 	tooLarge := lineTooLarge(o.MaxLine)
 	for {
-		line, num, tooLong, err := lr.Next()
+		line, num, tooLong, err := lr.nextNonBlank()
+		counts.Lines = num
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			_ = c.flush()
 			return counts, err
-		}
-		counts.Lines = num
-		if !tooLong && Blank(line) {
-			continue
 		}
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
 			return counts, err
@@ -151,10 +135,7 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
-	buf = append(buf, "}\n"...)
-	if err := c.write(buf); err != nil {
-		return counts, err
-	}
+	_ = c.write(append(buf, "}\n"...)) // an error sticks: flush returns it
 	if err := c.flush(); err != nil {
 		return counts, err
 	}

@@ -54,13 +54,13 @@ func (f *fake) Dispatch(ctx context.Context, path string, body []byte) (int, []b
 		}
 		<-ctx.Done()
 		f.cancelled.Add(1)
-		return http.StatusServiceUnavailable, StatusAnswer(http.StatusServiceUnavailable)
+		return http.StatusServiceUnavailable, statusAnswer(http.StatusServiceUnavailable)
 	case "/panic":
 		panic("a bug")
 	case "/big":
 		return http.StatusOK, []byte(`{"pad":"` + strings.Repeat("x", b.N) + `"}`)
 	default:
-		return http.StatusNotFound, StatusAnswer(http.StatusNotFound)
+		return http.StatusNotFound, statusAnswer(http.StatusNotFound)
 	}
 	return http.StatusOK, []byte(`{"path":"` + path + `","echo":` + string(body) + `}`)
 }
@@ -72,7 +72,7 @@ type result struct {
 }
 
 // server runs Serve behind a real loopback listener; each stream's result comes on the channel.
-func server(t *testing.T, d Dispatcher, o Options) (*httptest.Server, chan result) {
+func server(t *testing.T, d DispatcherFunc, o Options) (*httptest.Server, chan result) {
 	t.Helper()
 	done := make(chan result, 16)
 	if o.Log == nil {
@@ -202,3 +202,6 @@ func wait[T any](t *testing.T, c <-chan T, within time.Duration, what string) T 
 type httptestServer = httptest.Server
 
 func newHTTPTest(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// statusAnswer is the body the service answers code with, as a dispatcher writes it.
+func statusAnswer(code int) []byte { return rpcerr.JSON(rpcerr.BodyFor(code, nil)) }

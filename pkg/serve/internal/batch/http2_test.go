@@ -21,7 +21,7 @@ func TestHTTP2(t *testing.T) {
 	f := &fake{started: make(chan struct{}, 4)}
 	done := make(chan result, 4)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := Serve(r.Context(), w, r.Body, f, Options{Idle: 300 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
+		c, err := Serve(r.Context(), w, r.Body, f.Dispatch, Options{Idle: 300 * time.Millisecond, Log: slog.New(slog.DiscardHandler)})
 		done <- result{c, err}
 	}))
 	srv.EnableHTTP2 = true

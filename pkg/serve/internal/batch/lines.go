@@ -67,6 +67,15 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 // Blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.
 func Blank(line []byte) bool { return len(bytes.TrimLeft(line, " \t\r")) == 0 }
 
+// nextNonBlank is Next past blank lines, which get no answer but count in the lines' numbers.
+func (l *LineReader) nextNonBlank() (line []byte, num int, tooLong bool, err error) {
+	for {
+		if line, num, tooLong, err = l.Next(); err != nil || tooLong || !Blank(line) {
+			return line, num, tooLong, err
+		}
+	}
+}
+
 // ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
 // http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
 // write deadlines, an idle body, a caller that stopped reading or a cancelled stream would hold
@@ -183,12 +192,12 @@ type body struct {
 	ctx        context.Context
 	r          io.Reader
 	c          *conn
-	beforeRead func() // the group engine flushes its answers before it may wait for more lines
+	flushFirst bool // the group engine flushes its answers before it may wait for more lines
 }
 
 func (b *body) Read(p []byte) (int, error) {
-	if b.beforeRead != nil {
-		b.beforeRead()
+	if b.flushFirst {
+		_ = b.c.flush() // an error sticks and is seen at the next write
 	}
 	armed := time.Now()
 	if !b.c.arm(b.c.rc.SetReadDeadline) {

@@ -22,32 +22,17 @@ import (
 // error body of the service.
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
-	return e.Status, ErrorBody(e)
+	return e.Status, rpcerr.JSON(e.Body)
 }
 
-// StatusAnswer is ErrorAnswer of an error that arises on the HTTP front itself (413, 404, ...).
-func StatusAnswer(code int) []byte {
-	return ErrorBody(rpcerr.HTTP{Status: code, Body: rpcerr.BodyFor(code, nil)})
-}
-
-// ErrorBody is the body of e as the engine writes it in an answer line: as rpcerr.Write writes it.
-func ErrorBody(e rpcerr.HTTP) []byte { return rpcerr.JSON(e.Body) }
-
-// tooLargeBody is the body of a line over the default size limit; it never changes.
-var tooLargeBody = ErrorBody(rpcerr.LineTooLarge(DefaultMaxLine))
-
-// TooLargeAnswer is tooLargeBody, for the client (cmd/yardstick-batch, through the public package
-// ndjson), which checks its input by the engine's own rules (LineReader, Blank, ParseRecord): a
-// line the engine would refuse is answered the same way without being sent.
-func TooLargeAnswer() []byte { return append([]byte(nil), tooLargeBody...) }
+// TooLargeAnswer is the body of a line over the default size limit, for the client
+// (cmd/yardstick-batch, through the public package ndjson), which checks its input by the
+// engine's own rules (LineReader, Blank, ParseRecord): a line the engine would refuse is answered
+// the same way without being sent.
+func TooLargeAnswer() []byte { return lineTooLarge(DefaultMaxLine) }
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
-func lineTooLarge(max int) []byte {
-	if max == DefaultMaxLine {
-		return tooLargeBody
-	}
-	return ErrorBody(rpcerr.LineTooLarge(int64(max)))
-}
+func lineTooLarge(max int) []byte { return rpcerr.JSON(rpcerr.LineTooLarge(int64(max)).Body) }
 
 // Record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
 // path and the request body, both to go to the dispatcher.

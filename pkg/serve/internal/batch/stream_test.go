@@ -127,7 +127,7 @@ func newServer(t *testing.T, h http.HandlerFunc) *httptestServer {
 func TestCallerGoesAway(t *testing.T) {
 	t.Parallel()
 	f := &fake{started: make(chan struct{}, 8)}
-	srv, done := server(t, f, Options{Workers: 3, InFlight: 16})
+	srv, done := server(t, f.Dispatch, Options{Workers: 3, InFlight: 16})
 	d := openDuplex(t, srv.URL)
 	d.send(t, rec(`"a"`, "/echo", `{}`))
 	if a := decode(t, d.next(t)); string(a.ID) != `"a"` {
@@ -156,7 +156,7 @@ func TestIdleBody(t *testing.T) {
 	const idle = 500 * time.Millisecond
 	t.Run("silent", func(t *testing.T) {
 		t.Parallel()
-		srv, done := server(t, &fake{}, Options{Idle: idle})
+		srv, done := server(t, (&fake{}).Dispatch, Options{Idle: idle})
 		d := openDuplex(t, srv.URL)
 		d.send(t, rec(`"a"`, "/echo", `{}`))
 		if a := decode(t, d.next(t)); string(a.ID) != `"a"` {
@@ -173,7 +173,7 @@ func TestIdleBody(t *testing.T) {
 	})
 	t.Run("slow but within the limit", func(t *testing.T) {
 		t.Parallel()
-		srv, done := server(t, &fake{}, Options{Idle: idle})
+		srv, done := server(t, (&fake{}).Dispatch, Options{Idle: idle})
 		d := openDuplex(t, srv.URL)
 		for range 4 {
 			d.send(t, rec(`"a"`, "/echo", `{}`))
@@ -206,7 +206,7 @@ func TestBigAnswersBounded(t *testing.T) {
 	f := &fake{}
 	done := make(chan result, 1)
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		c, err := Serve(r.Context(), w, r.Body, f, Options{MaxHeld: maxHeld, Workers: workers, InFlight: 64})
+		c, err := Serve(r.Context(), w, r.Body, f.Dispatch, Options{MaxHeld: maxHeld, Workers: workers, InFlight: 64})
 		done <- result{c, err}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -244,7 +244,7 @@ func TestBigAnswersBounded(t *testing.T) {
 func TestConnectionReusable(t *testing.T) {
 	t.Parallel()
 	const idle = 100 * time.Millisecond
-	srv, _ := server(t, &fake{}, Options{Idle: idle})
+	srv, _ := server(t, (&fake{}).Dispatch, Options{Idle: idle})
 	client := srv.Client()
 	reused := 0
 	for i := range 2 {
@@ -281,7 +281,7 @@ func TestWriterWithoutDeadlines(t *testing.T) {
 		if r.URL.Path == "/group" {
 			_, err = ServeGroup(r.Context(), opaque{w}, r.Body, nil, Options{})
 		} else {
-			_, err = Serve(r.Context(), opaque{w}, r.Body, &fake{}, Options{})
+			_, err = Serve(r.Context(), opaque{w}, r.Body, (&fake{}).Dispatch, Options{})
 		}
 		done <- err
 	})

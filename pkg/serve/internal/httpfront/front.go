@@ -83,7 +83,8 @@ func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
-// gateway, which answers 404 or 405 (routingErrorHandler).
+// gateway, which answers 404 or 405 (routingErrorHandler). Every request carries its facts
+// (reqinfo.Info), which telemetry.ObserveHTTP, outside the front, puts in its context.
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
 		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
@@ -105,7 +106,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Gateway.ServeHTTP(w, r)
 		return
 	}
-	if rt.Stream != routes.Unary { // issue 21's streams (stream.go)
+	if rt.Stream != routes.Unary { // the streams (stream.go)
 		f.serveStream(w, r, rt)
 		return
 	}
@@ -174,9 +175,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 // a content coding (415). It returns the context with the token's verdict (authz.Granted).
 func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.Route) (context.Context, *reqinfo.Info, bool) {
 	ri := reqinfo.From(r.Context())
-	if ri != nil {
-		ri.HTTPRequest = r
-	}
+	ri.HTTPRequest = r
 	authorized, err := f.Authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
 	if err != nil {
 		refuse(w, r, rpcerr.ToHTTP(err))

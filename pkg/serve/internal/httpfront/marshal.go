@@ -91,7 +91,7 @@ func (b *frontBody) Decode(v any) error {
 	data := b.data
 	b.data = nil
 	err := b.wm.Unmarshal(data, v)
-	if b.info != nil && err != nil {
+	if err != nil {
 		b.info.DecodeErr = err
 	}
 	return err

@@ -17,10 +17,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The streams of issue 21 (internal/batch's package doc, "How the frame wires it"): the NDJSON
-// batch and the group forecast streams. This front owns everything before the engine runs (the
-// token, the media type, the stream's admission) and the stream's counts for its one log line
-// (reqinfo); the engine owns the body and the answers.
+// The NDJSON batch and group forecast streams: this front owns everything before the engine
+// (internal/batch) runs, and the stream's counts for its one log line (reqinfo); the engine owns
+// the body and the answers.
 
 // serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
 // stream's admission (503 with Retry-After), all before the head; then the engine.
@@ -61,7 +60,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	case routes.Batch:
 		claims, _ := authz.ClaimsFrom(authorized)
 		var counts batch.Counts
-		counts, err = batch.Serve(authorized, w, body, &dispatcher{f: f, claims: claims, stream: adm, ri: ri}, f.Stream)
+		counts, err = batch.Serve(authorized, w, body, (&dispatcher{f: f, claims: claims, stream: adm, ri: ri}).Dispatch, f.Stream)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
 			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
 	case routes.GroupStream:
@@ -73,13 +72,11 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	if err != nil {
 		attrs = append(attrs, slog.String("stream_error", err.Error()))
 	}
-	if ri != nil {
-		ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
-	}
+	ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
-var notFoundBody = batch.StatusAnswer(http.StatusNotFound)
+var notFoundBody = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
@@ -98,22 +95,19 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	f := d.f
 	rt := f.Routes.ByPath[path]
 	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
-		return http.StatusNotFound, batch.ErrorBody(notFound(path))
+		return http.StatusNotFound, rpcerr.JSON(notFound(path).Body)
 	}
 	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
 		return http.StatusNotFound, notFoundBody
 	}
-	ri := &reqinfo.Info{Route: path}
-	if d.ri != nil {
-		ri.ID, ri.ClientID = d.ri.ID, d.ri.ClientID
-	}
+	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
 	ctx, err := authz.Permit(reqinfo.With(ctx, ri), rt, d.claims)
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}
 	if int64(len(body)) > rt.BodyLimit {
 		// A line under the stream's limit but over its path's: the unary front's answer.
-		return http.StatusRequestEntityTooLarge, batch.ErrorBody(rpcerr.TooLarge(rt.BodyLimit))
+		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
 	}
 	cost := f.Budget.Cost(false, int64(len(body)), true)
 	if rt.Group {

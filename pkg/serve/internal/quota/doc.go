@@ -15,11 +15,12 @@
 //
 // Libraries: github.com/redis/go-redis/v9, as pkg/token's login throttle (its Script is
 // EVALSHA with EVAL after a Redis restart). go-redis/redis_rate was not taken: it is the same
-// GCRA in one Lua script, but it returns its decision without the time to full that the
-// RateLimit header's t needs in the same call, and it would be a second module pinned for a
-// script of twenty lines. golang.org/x/time/rate is not shared across processes, and the memory
-// fallback must be the script's arithmetic: so the GCRA is by hand (gcra, rateScript), as is the
-// count of calls in progress (a map under the limiter's mutex).
+// GCRA in one Lua script, but its key holds the time to full alone, so after a reload the time
+// owed would count at the new interval (a raised rate would not apply at once: gcra rescales it),
+// it names its keys itself (rate:…, not RedisKeyPrefix), and it would be a second module pinned
+// for a script of twenty lines. golang.org/x/time/rate is not shared across processes, and the
+// memory fallback must be the script's arithmetic: so the GCRA is by hand (gcra, rateScript), as
+// is the count of calls in progress (a map under the limiter's mutex).
 //
 // Where the frame calls it (the JSON front's Admit before it reads a body, the chain's Step, a
 // stream's OpenStream and Pace for each record) is told beside the chain, in pkg/serve/chain.go.

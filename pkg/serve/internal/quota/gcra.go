@@ -24,9 +24,6 @@ func (p policy) interval() time.Duration {
 // share is this replica's part of p when the replicas cannot share one budget: rate/n and
 // ⌈burst/n⌉.
 func (p policy) share(n int) policy {
-	if n <= 1 {
-		return p
-	}
 	return policy{rate: p.rate / float64(n), burst: int(math.Ceil(float64(p.burst) / float64(n)))}
 }
 

@@ -193,13 +193,6 @@ func (l *Limiter) release(client string) {
 	}
 }
 
-// Running is the client's calls in progress on this replica (for the package's tests).
-func (l *Limiter) Running(client string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.running[client]
-}
-
 // policyHeader is RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers-10): q requests per w
 // seconds, w one second unless the rate is below one a second.
 func policyHeader(p policy) string {
@@ -214,11 +207,7 @@ func policyHeader(p policy) string {
 // stateHeader is RateLimit: r requests that could be made now, t whole seconds (rounded up)
 // until the bucket is full again.
 func stateHeader(d decision) string {
-	return `"rate";r=` + strconv.Itoa(d.remaining) + ";t=" + strconv.FormatInt(ceilSeconds(d.full), 10)
-}
-
-func ceilSeconds(d time.Duration) int64 {
-	return int64(math.Ceil(d.Seconds()))
+	return `"rate";r=` + strconv.Itoa(d.remaining) + ";t=" + strconv.FormatInt(int64(math.Ceil(d.full.Seconds())), 10)
 }
 
 // Reasons of a throttled call, the reason label of yardstick_client_throttled_total.

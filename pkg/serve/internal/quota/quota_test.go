@@ -31,6 +31,13 @@ func (c *clock) add(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// Running is the client's calls in progress on this replica.
+func (l *Limiter) Running(client string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running[client]
+}
+
 // newLocalLimiter is a limiter without Redis over a fake clock; own are the clients file's
 // limits by client id (each a registered client).
 func newLocalLimiter(t *testing.T, cfg Config, own map[string]token.Limits) (*Limiter, *clock) {
