@@ -281,7 +281,7 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body, asJSON). net/http writes
+// closed (and writes net/http's plain 431 as the JSON error body). net/http writes
 // nothing to a connection before it has passed its check for a Shutdown in progress (which drops
 // the request read), so a written connection's first request is answered.
 type drainConn struct {
@@ -301,8 +301,8 @@ func (c *drainConn) Read(p []byte) (int, error) {
 
 func (c *drainConn) Write(p []byte) (int, error) {
 	c.forget()
-	if answer, replaced := asJSON(p); replaced {
-		if _, err := c.Conn.Write(answer); err != nil {
+	if string(p) == plainTooLarge { // net/http's own 431 (below): the documented body instead
+		if _, err := c.Conn.Write(jsonTooLarge); err != nil {
 			return 0, err
 		}
 		return len(p), nil
@@ -353,11 +353,3 @@ var jsonTooLarge = func() []byte {
 	return []byte("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n" +
 		"X-Content-Type-Options: nosniff\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + string(body))
 }()
-
-// asJSON is the JSON answer to write in place of p when p is net/http's plain 431.
-func asJSON(p []byte) (answer []byte, replaced bool) {
-	if len(p) == len(plainTooLarge) && string(p) == plainTooLarge {
-		return jsonTooLarge, true
-	}
-	return p, false
-}
