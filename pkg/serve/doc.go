@@ -13,7 +13,7 @@
 //   - authz: token checks (one Authorize for every way in), logins, the caller's address;
 //   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
 //   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain;
-//   - grpcguard: the gRPC side's limits, slots, codec and connection watch;
+//   - grpcguard: the gRPC side's limits, slots, codec, connection watch and log lines;
 //   - admission: the memory budget, its cost model, its fair queues by client and the gRPC read
 //     pool;
 //   - quota: each client's limits: its rate (GCRA, one budget through Redis), its calls in
