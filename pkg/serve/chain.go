@@ -71,35 +71,20 @@ type namedInterceptor struct {
 	run  grpc.UnaryServerInterceptor
 }
 
-// chain composes the steps into one interceptor, the first outermost. A call walks the steps
-// with one chainCall: two allocations a call however many steps there are, where a closure per
-// step (each step's next) cost one allocation a step on both fronts.
+// chain composes the steps into one interceptor, the first outermost: each step's next is a
+// closure of the steps after it, made per call (grpc-go's own chaining does the same). A walker
+// shared by the steps saved two of a call's 74 allocations in-process and no CPU measurable
+// (BenchmarkFrontHandlerDifficulties40, interleaved), and held every step to calling next at most
+// once and never after returning.
 func chain(steps []namedInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		c := &chainCall{steps: steps, info: info, handler: handler}
-		c.nextStep = c.next
-		return c.next(ctx, req)
+		next := handler
+		for i := len(steps) - 1; i >= 0; i-- {
+			run, inner := steps[i].run, next
+			next = func(ctx context.Context, req any) (any, error) { return run(ctx, req, info, inner) }
+		}
+		return next(ctx, req)
 	}
-}
-
-// chainCall is one call's walk down the steps. Every step is handed the same next, which runs
-// the step after the last one run: a step calls next at most once, and never after it returned
-// (none retries or keeps it).
-type chainCall struct {
-	steps    []namedInterceptor
-	i        int // the step next runs
-	info     *grpc.UnaryServerInfo
-	handler  grpc.UnaryHandler
-	nextStep grpc.UnaryHandler // c.next, made once for the call
-}
-
-func (c *chainCall) next(ctx context.Context, req any) (any, error) {
-	if c.i == len(c.steps) {
-		return c.handler(ctx, req)
-	}
-	step := c.steps[c.i]
-	c.i++
-	return step.run(ctx, req, c.info, c.nextStep)
 }
 
 func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {

@@ -13,8 +13,9 @@ import (
 // chain's closures, the tracing event's attribute, the body's decoder and info, the answer's
 // buffer and the request line's pieces were cut (72), before the front skipped the gateway's
 // pattern search (53), and before the gateway called the in-process channel, which hands the
-// request to the chain with the call and method description taken once (50). A new allocation a
-// call fails here.
+// request to the chain with the call and method description taken once (50). The chain's
+// closures came back (52): the walker that replaced them saved no measurable CPU. A new
+// allocation a call fails here.
 func TestFrontHandlerAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own")
@@ -37,7 +38,7 @@ func TestFrontHandlerAllocations(t *testing.T) {
 		}
 	}
 	serve() // the decoder's chunks and the token's cache entry are made once
-	const ceiling = 50
+	const ceiling = 52
 	if n := testing.AllocsPerRun(200, serve); n > ceiling {
 		t.Errorf("%v allocations a call; want at most %d", n, ceiling)
 	}
