@@ -128,6 +128,9 @@ func (it *items) posteriorDense(ctx context.Context, mode, scale, top, mu, tau f
 		grid[i] = d.at(x)
 		add(x, grid[i], 1)
 	}
+	if d.cancelled {
+		return Normal{}, ctx.Err()
+	}
 	prev := moments()
 	for round := 0; round < 12 && 2*pts <= budget/4; round++ {
 		grid = interleave(grid, pts)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
@@ -61,6 +62,15 @@ func toInt32(v float64) int32 {
 		return math.MinInt32
 	}
 	return int32(r)
+}
+
+// estimateFailed is the error of an estimate that did not finish: the caller's own (Canceled,
+// DeadlineExceeded) when it has gone, so that nothing is logged as a fault; a fault otherwise.
+func (s *Server) estimateFailed(ctx context.Context, what string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return status.FromContextError(ctxErr).Err()
+	}
+	return rpcerr.Fault(ctx, s.log, what, err)
 }
 
 // reply is the measure answer with what x asks for, or a fault when the estimate is not a
@@ -149,9 +159,9 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	est, err := r.fw.BayesContext(ctx, measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
@@ -166,9 +176,9 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(testOf(r, correct), pr)
+	est, err := r.fw.BayesContext(ctx, testOf(r, correct), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
@@ -227,9 +237,9 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := fw.Bayes(test, pr)
+	est, err := fw.BayesContext(ctx, test, pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, fw, est, x)
 }
@@ -257,7 +267,11 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
-	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+	strands, err := r.fw.StrandsContext(ctx, r.answers, est.Ability, bench)
+	if err != nil {
+		return nil, s.estimateFailed(ctx, "strand estimates", err)
+	}
+	for _, st := range strands {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
 	}
 	if req.GetFit() {
@@ -278,9 +292,9 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	est, err := r.fw.BayesContext(ctx, measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	out := &scoringv1.BayesStrandsMeasure{
 		Ability:        toInt32(est.Ability),
@@ -292,7 +306,11 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
-	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+	strands, err := r.fw.StrandsContext(ctx, r.answers, est.Ability, bench)
+	if err != nil {
+		return nil, s.estimateFailed(ctx, "strand estimates", err)
+	}
+	for _, st := range strands {
 		if !measure.Finite(st.Ability, st.Uncertainty) {
 			return nil, rpcerr.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
 		}
