@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -22,11 +23,24 @@ type Server struct {
 	content *measure.Live
 	limits  serve.Limits
 	log     *slog.Logger
+	pages   *PageKeys
 }
 
-// New returns the scoring service on content.
+// New returns the scoring service on content, its catalog's page tokens signed with keys of its
+// own (random: see WithPageKeys).
 func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
-	return &Server{content: content, limits: limits, log: log}
+	pages, err := NewPageKeys("")
+	if err != nil { // the system's random source failed: nothing can be served safely
+		panic(err)
+	}
+	return &Server{content: content, limits: limits, log: log, pages: pages}
+}
+
+// WithPageKeys signs the catalog's page tokens with pages (derived from the keys dir, so that
+// every replica reads every other's tokens) and re-derives them at each reload.
+func (s *Server) WithPageKeys(pages *PageKeys) *Server {
+	s.pages = pages
+	return s
 }
 
 // Service is the server as the serving frame takes it.
@@ -35,7 +49,7 @@ func (s *Server) Service() serve.Service {
 		// The scoring paths, and beside them the content catalog on the same bundle.
 		Register: func(g grpc.ServiceRegistrar) {
 			scoringv1.RegisterScoringServiceServer(g, s)
-			scoringv1.RegisterContentServiceServer(g, &Catalog{content: s.content, limits: s.limits})
+			scoringv1.RegisterContentServiceServer(g, &Catalog{content: s.content, limits: s.limits, pages: s.pages})
 		},
 		// The JSON routes: the gateway's on a client of the frame's in-process channel.
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
@@ -44,13 +58,23 @@ func (s *Server) Service() serve.Service {
 			}
 			return scoringv1.RegisterContentServiceHandlerClient(ctx, mux, scoringv1.NewContentServiceClient(conn))
 		},
-		Reload:  s.content.Reload,
+		Reload:  s.reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
 		BatchPath: "/api/score/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.
 		BatchRPC: scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	}
+}
+
+// reload re-reads the content bundle and the page token keys; a keys dir that fails to load
+// keeps the keys in use, and its error is reported with the bundle's.
+func (s *Server) reload() (bool, error) {
+	changed, err := s.content.Reload()
+	if keysErr := s.pages.Reload(); keysErr != nil {
+		return changed, errors.Join(err, keysErr)
+	}
+	return changed, err
 }
 
 func toInt32(v float64) int32 {
