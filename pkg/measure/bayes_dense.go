@@ -39,22 +39,29 @@ func (it *items) denseBudget() int {
 	return min(denseMaxPoints, max(denseMinPoints, denseWork/it.size()))
 }
 
-// dense is one run of the fallback: the log-posterior with its evaluations counted and, every
-// cancelEvery of them, the caller's context looked at.
+// dense is one run of the fallback: the log-posterior with its evaluations counted. The caller's
+// context is kept apart from it and looked at by the loops (every cancelEvery evaluations): an
+// interface call on a field would make the escape analysis move the test's items to the heap.
 type dense struct {
-	it        *items
-	ctx       context.Context
-	mu, tau   float64
-	evals     int
-	cancelled bool
+	it      *items
+	mu, tau float64
+	evals   int
+	looked  int // evals at the last look at the context
 }
 
 func (d *dense) at(x float64) float64 {
 	d.evals++
-	if d.evals&(cancelEvery-1) == 0 && d.ctx.Err() != nil {
-		d.cancelled = true
-	}
 	return d.it.logPost(x, d.mu, d.tau)
+}
+
+// gone reports whether ctx is done, looking at it once cancelEvery evaluations have passed since
+// the last look.
+func (d *dense) gone(ctx context.Context) bool {
+	if d.evals-d.looked < cancelEvery {
+		return false
+	}
+	d.looked = d.evals
+	return ctx.Err() != nil
 }
 
 // edge walks away from the mode, doubling its step, until the log-posterior is denseCut below
@@ -96,7 +103,7 @@ func (d *dense) edge(mode, scale, top, dir float64) float64 {
 // resolved by halving a uniform grid within any reasonable number of points; the rounds stop at
 // a quarter of denseBudget and posteriorPanels refines the grid where it is needed instead.
 func (it *items) posteriorDense(ctx context.Context, mode, scale, top, mu, tau float64) (Normal, error) {
-	d := dense{it: it, ctx: ctx, mu: mu, tau: tau}
+	d := dense{it: it, mu: mu, tau: tau}
 	a, b := d.edge(mode, scale, top, -1), d.edge(mode, scale, top, 1)
 	budget := it.denseBudget()
 	var m0, m1, m2 float64
@@ -128,7 +135,7 @@ func (it *items) posteriorDense(ctx context.Context, mode, scale, top, mu, tau f
 		grid[i] = d.at(x)
 		add(x, grid[i], 1)
 	}
-	if d.cancelled {
+	if d.gone(ctx) {
 		return Normal{}, ctx.Err()
 	}
 	prev := moments()
@@ -138,9 +145,9 @@ func (it *items) posteriorDense(ctx context.Context, mode, scale, top, mu, tau f
 			x := a + (float64(i)+0.5)*h
 			grid[2*i+1] = d.at(x)
 			add(x, grid[2*i+1], 1)
-		}
-		if d.cancelled {
-			return Normal{}, ctx.Err()
+			if d.gone(ctx) {
+				return Normal{}, ctx.Err()
+			}
 		}
 		pts *= 2
 		h /= 2
@@ -150,7 +157,7 @@ func (it *items) posteriorDense(ctx context.Context, mode, scale, top, mu, tau f
 		}
 		prev = cur
 	}
-	return d.posteriorPanels(grid, a, h, mode, top, m0*h, prev, budget)
+	return d.posteriorPanels(ctx, grid, a, h, mode, top, m0*h, prev, budget)
 }
 
 // interleave makes room for the midpoints of a grid of pts intervals: the point i moves to 2i.

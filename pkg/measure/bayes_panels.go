@@ -1,6 +1,9 @@
 package measure
 
-import "math"
+import (
+	"context"
+	"math"
+)
 
 // panel is four intervals of the fallback's grid, [a, a + w], with the log-posterior at its five
 // points, its moments by Boole's rule (relative to e^top of the run) and the estimated error
@@ -31,7 +34,7 @@ type panels struct {
 //
 // When the budget runs out first, the answer is the panels' sum as it stands: its error is then
 // about the errors left (reported by nothing; the tests bound it on the worst tests accepted).
-func (d *dense) posteriorPanels(grid []float64, a, h, mode, top, mass float64, trap Normal, budget int) (Normal, error) {
+func (d *dense) posteriorPanels(ctx context.Context, grid []float64, a, h, mode, top, mass float64, trap Normal, budget int) (Normal, error) {
 	ps := panels{mode: mode, top: top, mean: trap.Mean - mode, sd: trap.SD, mass: mass}
 	for _, v := range grid {
 		if v > ps.top {
@@ -50,8 +53,8 @@ func (d *dense) posteriorPanels(grid []float64, a, h, mode, top, mass float64, t
 		ps.push(p)
 	}
 	for ps.unsettled() && d.evals+4 <= budget {
-		if d.cancelled {
-			return Normal{}, d.ctx.Err()
+		if d.gone(ctx) {
+			return Normal{}, ctx.Err()
 		}
 		p := ps.pop()
 		q := p.w / 8
@@ -64,9 +67,6 @@ func (d *dense) posteriorPanels(grid []float64, a, h, mode, top, mass float64, t
 		}
 		ps.push(l)
 		ps.push(r)
-	}
-	if d.cancelled {
-		return Normal{}, d.ctx.Err()
 	}
 	var m0, m1, m2 float64
 	for i := range ps.heap {

@@ -97,24 +97,32 @@ func (s *Server) estimateFailed(ctx context.Context, what string, err error) err
 	return rpcerr.Fault(ctx, s.log, what, err)
 }
 
+// wireAbility and wireUncertainty are an estimate as the wire carries it, already Reported: a
+// whole number, and an uncertainty of at least 1 (below 1 unit the SD is shown as 1, never as
+// the 0 a request refuses as a prior).
+func wireAbility(rep measure.Estimate) int32     { return toInt32(rep.Ability) }
+func wireUncertainty(rep measure.Estimate) int32 { return max(1, toInt32(rep.Uncertainty)) }
+
 // reply is the measure answer with what x asks for, or a fault when the estimate is not a
 // finite number.
 func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras) (*scoringv1.Measure, error) {
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
 	}
-	m := measureReply(fw, est)
-	if err := s.apply(ctx, fw, est, x, m); err != nil {
+	rep := measure.Reported(est)
+	m := measureReply(fw, rep)
+	if err := s.apply(ctx, fw, rep, est.Ability, x, m); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-func measureReply(fw *measure.Framework, est measure.Estimate) *scoringv1.Measure {
+// measureReply is the answer of a reported estimate.
+func measureReply(fw *measure.Framework, rep measure.Estimate) *scoringv1.Measure {
 	return &scoringv1.Measure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: fw.Display(est.Ability),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: fw.Display(rep.Ability),
+		Uncertainty:    wireUncertainty(rep),
 		Framework:      fw.Name,
 		ApiVersion:     serve.Version,
 	}
@@ -281,10 +289,11 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	if err != nil {
 		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
+	rep := measure.Reported(est)
 	out := &scoringv1.StrandsMeasure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: r.fw.DisplayGrade(rep.Ability, grade),
+		Uncertainty:    wireUncertainty(rep),
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
@@ -320,10 +329,11 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	if err != nil {
 		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
+	rep := measure.Reported(est)
 	out := &scoringv1.BayesStrandsMeasure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: r.fw.DisplayGrade(rep.Ability, grade),
+		Uncertainty:    wireUncertainty(rep),
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
@@ -338,11 +348,12 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 		if !measure.Finite(st.Ability, st.Uncertainty) {
 			return nil, rpcerr.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
 		}
+		srep := measure.Reported(measure.Estimate{Ability: st.Ability, Uncertainty: st.Uncertainty})
 		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
 			Name:           st.Name,
-			Ability:        toInt32(st.Ability),
-			AbilityDisplay: r.fw.DisplayGrade(st.Ability, grade),
-			Uncertainty:    toInt32(st.Uncertainty),
+			Ability:        wireAbility(srep),
+			AbilityDisplay: r.fw.DisplayGrade(srep.Ability, grade),
+			Uncertainty:    wireUncertainty(srep),
 			Category:       int32(st.Category),
 		})
 	}
