@@ -206,6 +206,7 @@ func TestBayesManySteps(t *testing.T) {
 			}
 			want := refStepsPosterior(f, c.steps[0].Steps, c.r, c.prior)
 			s := f.UnitsPerLogit
+			t.Logf("mean %.2g, SD %.2g logits from the reference", math.Abs(got.Ability-want.Mean)/s, math.Abs(got.Uncertainty-want.SD)/s)
 			if d := math.Abs(got.Ability-want.Mean) / s; !(d <= 1e-6) {
 				t.Errorf("posterior mean %v; want %v (reference), %.2g logits apart", got.Ability, want.Mean, d)
 			}

@@ -45,7 +45,7 @@ func (d *dense) posteriorPanels(ctx context.Context, grid []float64, a, h, mode,
 		ps.mean, ps.sd = 0, h*float64(len(grid)-1)
 	}
 	n := (len(grid) - 1) / 4
-	ps.heap = make([]panel, 0, n+(budget-d.evals)/4+2)
+	ps.heap = make([]panel, 0, n+max(budget-d.evals, 0)/4+2)
 	for j := 0; j < n; j++ {
 		var p panel
 		p.a, p.w = a+float64(4*j)*h, 4*h
