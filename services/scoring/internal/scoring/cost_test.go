@@ -2,13 +2,16 @@ package scoring
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
@@ -88,5 +91,26 @@ func TestManyStepsRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestManyStepsOverTheWire: the 5,000-step request (35 KB of JSON) is answered 200 over HTTP and
+// OK over gRPC, through the whole frame, with the estimate the direct call gives.
+func TestManyStepsOverTheWire(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	req := manyStepsRequest("lexile")
+	body, err := protojson.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Post("/api/score/items/difficulties/bayes", string(body))
+	var got struct{ Ability, Uncertainty int32 }
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil || got.Ability != -205 || got.Uncertainty != 5356 {
+		t.Errorf("HTTP (%d bytes): %d %s; want 200 with -205 ± 5356", len(body), r.Status, r.Body)
+	}
+	m, err := scoringv1.NewScoringServiceClient(s.Conn).ScoreDifficultiesBayes(s.Authed(context.Background()), req)
+	if err != nil || m.GetAbility() != -205 || m.GetUncertainty() != 5356 {
+		t.Errorf("gRPC: %v, %v; want -205 ± 5356", m, err)
 	}
 }
