@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -42,6 +43,13 @@ func newRule(n int) ghRule {
 // (measure units), by Gauss–Hermite quadrature centred on the posterior mode and scaled by its
 // curvature. Extreme raw scores need no adjustment here.
 func (f *Framework) Bayes(t Test, prior Normal) (Estimate, error) {
+	return f.BayesContext(context.Background(), t, prior)
+}
+
+// BayesContext is Bayes that gives up, with ctx's error, soon after ctx is done: the only long
+// part, the fallback integration, looks at ctx every few evaluations. Its work is bounded by the
+// test's size whatever ctx does (docs/method.md, the cost of an estimate).
+func (f *Framework) BayesContext(ctx context.Context, t Test, prior Normal) (Estimate, error) {
 	p, err := f.prepared()
 	if err != nil {
 		return Estimate{}, err
@@ -54,7 +62,7 @@ func (f *Framework) Bayes(t Test, prior Normal) (Estimate, error) {
 	if !finite(prior.Mean) || !finite(prior.SD) || prior.SD <= 0 {
 		return Estimate{}, fmt.Errorf("bayes estimate: prior N(%v, %v²) is not a finite mean with a positive SD", prior.Mean, prior.SD)
 	}
-	post, err := it.posterior((prior.Mean-it.centre)*p.invS, prior.SD*p.invS)
+	post, err := it.posterior(ctx, (prior.Mean-it.centre)*p.invS, prior.SD*p.invS)
 	if err != nil {
 		return Estimate{}, fmt.Errorf("bayes estimate: %w", err)
 	}
@@ -64,7 +72,7 @@ func (f *Framework) Bayes(t Test, prior Normal) (Estimate, error) {
 // posterior returns the posterior mean and SD in logits for prior N(mu, tau²) in logits, or an
 // error if the integration does not give a finite mean and a positive, finite SD (it always
 // should; the check keeps a NaN from ever reaching a caller).
-func (it *items) posterior(mu, tau float64) (Normal, error) {
+func (it *items) posterior(ctx context.Context, mu, tau float64) (Normal, error) {
 	if math.Abs(mu) > maxPriorLogits || tau > maxPriorLogits {
 		return Normal{}, errors.New("prior is more than 100,000 logits from the items or wider than that")
 	}
@@ -77,7 +85,10 @@ func (it *items) posterior(mu, tau float64) (Normal, error) {
 	post := it.gaussHermite(mainRule, mode, scale, top, mu, tau)
 	check := it.gaussHermite(checkRule, mode, scale, top, mu, tau)
 	if !(math.Abs(post.Mean-check.Mean) < checkTol && math.Abs(post.SD-check.SD) < checkTol) {
-		post = it.posteriorDense(mode, scale, top, mu, tau)
+		var err error
+		if post, err = it.posteriorDense(ctx, mode, scale, top, mu, tau); err != nil {
+			return Normal{}, err
+		}
 	}
 	if !finite(post.Mean) || !finite(post.SD) || post.SD <= 0 {
 		return Normal{}, fmt.Errorf("posterior integration failed (mean %v, SD %v logits; mode %v, curvature %v)",
@@ -277,78 +288,4 @@ func (it *items) gaussHermite(rule ghRule, mode, scale, top, mu, tau float64) No
 	}
 	mean := m1 / m0
 	return Normal{Mean: mode + mean, SD: math.Sqrt(math.Max(m2/m0-mean*mean, 0))}
-}
-
-// posteriorDense is the fallback for posteriors far from normal: the trapezoid rule over an
-// interval holding everything within e^−denseCut of the mode's density, starting with 32 steps
-// and halving the step until mean and SD change by less than denseTol logits.
-//
-// The trapezoid rule converges geometrically for these smooth integrands (the error falls like
-// e^(−c/h)), so when halving the step changes the moments by less than denseTol, the error of
-// the finer result is far smaller again (about the square of the change, relative to the SD);
-// the tests compare it with a 6,000-point reference to 1e-6 logits. Densities are taken relative
-// to the largest log-posterior seen so far (the sums are rescaled when a larger one turns up),
-// so no term can overflow.
-func (it *items) posteriorDense(mode, scale, top, mu, tau float64) Normal {
-	// edge walks away from the mode, doubling its step, until the log-posterior is denseCut below
-	// the mode's. Since ℓ is concave it lies below every secant outside the secant's interval, so
-	// where the secant through the last two points reaches −denseCut ℓ is below −denseCut too;
-	// that point ends the walk early when it is nearer than the next doubling.
-	edge := func(dir float64) float64 {
-		u0, v0 := 0.0, 0.0
-		u := scale
-		for k := 0; k < 60; k++ {
-			v := it.logPost(mode+dir*u, mu, tau) - top
-			if v <= -denseCut {
-				break
-			}
-			if slope := (v - v0) / (u - u0); slope < 0 {
-				if end := u + (-denseCut-v)/slope; end <= 2*u {
-					return mode + dir*end
-				}
-			}
-			u0, v0 = u, v
-			u *= 2
-		}
-		return mode + dir*u
-	}
-	a, b := edge(-1), edge(1)
-	var m0, m1, m2 float64
-	add := func(x, weight float64) {
-		v := it.logPost(x, mu, tau)
-		if v > top {
-			r := math.Exp(top - v)
-			m0, m1, m2, top = m0*r, m1*r, m2*r, v
-		}
-		h := weight * math.Exp(v-top)
-		dx := x - mode
-		m0 += h
-		m1 += h * dx
-		m2 += h * dx * dx
-	}
-	moments := func() Normal {
-		mean := m1 / m0
-		return Normal{Mean: mode + mean, SD: math.Sqrt(math.Max(m2/m0-mean*mean, 0))}
-	}
-	pts := 32
-	h := (b - a) / float64(pts)
-	add(a, 0.5)
-	add(b, 0.5)
-	for i := 1; i < pts; i++ {
-		add(a+float64(i)*h, 1)
-	}
-	prev := moments()
-	for round := 0; round < 12; round++ {
-		for i := 0; i < pts; i++ { // midpoints of the current grid
-			add(a+(float64(i)+0.5)*h, 1)
-		}
-		pts *= 2
-		h /= 2
-		cur := moments()
-		if math.Abs(cur.Mean-prev.Mean) < denseTol && math.Abs(cur.SD-prev.SD) < denseTol {
-			return cur
-		}
-		prev = cur
-	}
-	return prev
 }

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -180,7 +181,7 @@ func TestModeIsRoot(t *testing.T) {
 func TestPosteriorNeverNaN(t *testing.T) {
 	t.Parallel()
 	it := items{k: []float64{math.NaN()}, w: []float64{1}, n: 1, r: 1}
-	got, err := it.posterior(0, 1)
+	got, err := it.posterior(context.Background(), 0, 1)
 	if err == nil || !strings.Contains(err.Error(), "posterior integration failed") {
 		t.Errorf("posterior with NaN items = %v, %v; want a \"posterior integration failed\" error", got, err)
 	}

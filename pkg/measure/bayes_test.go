@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"context"
 	"math"
 	"testing"
 )
@@ -73,7 +74,10 @@ func TestBayesFallbackPath(t *testing.T) {
 	if math.Abs(gh.Mean-refMean) < 1e-6 {
 		t.Fatalf("Gauss–Hermite alone is within 1e-6 here (%v vs %v); the case no longer tests the fallback", gh.Mean, refMean)
 	}
-	dense := it.posteriorDense(mode, scale, top, mu, tau)
+	dense, err := it.posteriorDense(context.Background(), mode, scale, top, mu, tau)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if d := math.Abs(dense.Mean - refMean); !(d <= 1e-6) {
 		t.Errorf("fallback mean %v; want %v, %.2g logits apart", dense.Mean, refMean, d)
 	}
@@ -82,7 +86,7 @@ func TestBayesFallbackPath(t *testing.T) {
 	}
 	// A reference value far below the true maximum (the old failure: exp overflowed, Inf/Inf)
 	// must not matter: the fallback rebases on the largest log-posterior it meets.
-	if low := it.posteriorDense(mode, scale, top-5000, mu, tau); !(math.Abs(low.Mean-dense.Mean) <= 1e-9 && math.Abs(low.SD-dense.SD) <= 1e-9) {
+	if low, _ := it.posteriorDense(context.Background(), mode, scale, top-5000, mu, tau); !(math.Abs(low.Mean-dense.Mean) <= 1e-9 && math.Abs(low.SD-dense.SD) <= 1e-9) {
 		t.Errorf("fallback with a reference 5000 below the maximum = %v; want %v", low, dense)
 	}
 	got, err := f.Bayes(tt, prior)

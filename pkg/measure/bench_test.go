@@ -2,7 +2,9 @@ package measure
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchTest is n unit items over ±2 logits with two thirds right.
@@ -119,4 +121,31 @@ func BenchmarkPCM(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBayesManySteps is the costliest request the difficulties path accepts: one item of
+// 5,000 steps (the first at −10,000, the rest at 10,000), one point, prior 0 ± 10,000. Its
+// posterior takes the fallback, held to denseWork (about 400 evaluations of 5,001 categories).
+func BenchmarkBayesManySteps(b *testing.B) {
+	f := testFramework(b, "lexile")
+	tt := Test{Items: manySteps(5000, -10000, 10000), Correct: 1}
+	b.ReportAllocs()
+	start := processCPU()
+	for b.Loop() {
+		if _, err := f.Bayes(tt, Normal{Mean: 0, SD: 10000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The process's CPU time, not the wall clock, on a machine shared with other work (run with
+	// -cpu 1: the estimate is single-threaded, the rest is the runtime's).
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
+// processCPU is the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,5 +1,7 @@
 package measure
 
+import "math"
+
 // Domain limits: the largest values the method is used for here. The services answer a named 400
 // beyond them, so that absurd inputs (an ability of 3·10⁹, a prior from 10²⁰ days ago) can neither
 // overflow the arithmetic nor come back as confident-looking numbers.
@@ -56,4 +58,17 @@ func CheckPrior(problem func(field, format string, args ...any), prefix string, 
 		bad("elapsedDays", "must be between 0 and %d (ten years), got %v", MaxElapsedDays, *days)
 	}
 	return ok
+}
+
+// Reported is an estimate as the services answer it: inside what a request accepts as a prior
+// (CheckPrior), so that every answer can be sent back as the next request's prior. An ability
+// beyond ±MaxAbsMeasure is answered as that bound (it is far outside every published scale: the
+// items said only "below" or "above" everything they measure); an uncertainty above
+// MaxUncertainty as MaxUncertainty, and one that rounded to 0 as the smallest positive number (a
+// posterior SD is never 0). A NaN stays a NaN, for the services' Finite check.
+func Reported(est Estimate) Estimate {
+	return Estimate{
+		Ability:     min(max(est.Ability, -MaxAbsMeasure), MaxAbsMeasure),
+		Uncertainty: min(max(est.Uncertainty, math.SmallestNonzeroFloat64), MaxUncertainty),
+	}
 }

@@ -1,5 +1,10 @@
 package measure
 
+import (
+	"context"
+	"fmt"
+)
+
 // Strand is one skill area's result (§6).
 type Strand struct {
 	Name                 string
@@ -13,6 +18,13 @@ type Strand struct {
 // "below 300". Should a strand not be scorable (it cannot happen with validated input), it takes
 // the overall ability and the prior's spread.
 func (f *Framework) Strands(answers []Answer, overall float64, bench Benchmark) []Strand {
+	out, _ := f.StrandsContext(context.Background(), answers, overall, bench)
+	return out
+}
+
+// StrandsContext is Strands that gives up with ctx's error once ctx is done (each strand's
+// estimate is BayesContext's).
+func (f *Framework) StrandsContext(ctx context.Context, answers []Answer, overall float64, bench Benchmark) ([]Strand, error) {
 	var order []string
 	groups := map[string][]Answer{}
 	for _, a := range answers {
@@ -25,7 +37,10 @@ func (f *Framework) Strands(answers []Answer, overall float64, bench Benchmark) 
 	out := make([]Strand, 0, len(order))
 	prior := Normal{Mean: overall, SD: f.StrandSpread}
 	for _, name := range order {
-		est, err := f.Bayes(TestOf(groups[name]), prior)
+		est, err := f.BayesContext(ctx, TestOf(groups[name]), prior)
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("strand %q: %w", name, ctxErr)
+		}
 		if err != nil {
 			est = Estimate{Ability: overall, Uncertainty: f.StrandSpread}
 		}
@@ -36,7 +51,7 @@ func (f *Framework) Strands(answers []Answer, overall float64, bench Benchmark) 
 			Category:    bench.Category(est.Ability),
 		})
 	}
-	return out
+	return out, nil
 }
 
 // Category places an ability against the benchmark after rounding it as it is shown: 1 below

@@ -103,9 +103,10 @@ func (g *groupStream) add(d *forecastv1.StudentData, sf *forecastv1.StudentForec
 		Prior:       measure.Normal{Mean: d.GetPriorAbility(), SD: d.GetPriorUncertainty()},
 		ElapsedDays: d.GetElapsedDays(),
 	})
-	sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities, sf.Percentile = f.Ability, g.fw.Display(f.Ability), f.Uncertainty, f.Probabilities, nil
+	rep := measure.Reported(measure.Estimate{Ability: f.Ability, Uncertainty: f.Uncertainty})
+	sf.Ability, sf.AbilityDisplay, sf.Uncertainty, sf.Probabilities, sf.Percentile = rep.Ability, g.fw.Display(rep.Ability), rep.Uncertainty, f.Probabilities, nil
 	if g.gr.asked {
-		sf.AbilityDisplay, sf.Percentile = g.gr.display(g.fw, f.Ability), g.gr.percentile(f.Ability)
+		sf.AbilityDisplay, sf.Percentile = g.gr.display(g.fw, rep.Ability), g.gr.percentile(rep.Ability)
 	}
 	return nil
 }
@@ -125,9 +126,10 @@ func (g *groupStream) aggregate(ctx context.Context) (*forecastv1.GroupAggregate
 	if !measure.Finite(append(append([]float64{r.Ability, r.Uncertainty}, r.Proportions...), r.StdErrs...)...) {
 		return nil, rpcerr.Fault(ctx, g.s.log, "group forecast is not finite", fmt.Errorf("ability %v uncertainty %v", r.Ability, r.Uncertainty))
 	}
+	rep := measure.Reported(measure.Estimate{Ability: r.Ability, Uncertainty: r.Uncertainty})
 	return &forecastv1.GroupAggregate{
-		GroupAbility:            r.Ability,
-		GroupUncertainty:        r.Uncertainty,
+		GroupAbility:            rep.Ability,
+		GroupUncertainty:        rep.Uncertainty,
 		GroupProportionPerLevel: r.Proportions,
 		GroupStderrPerLevel:     r.StdErrs,
 	}, nil

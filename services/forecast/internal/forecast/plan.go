@@ -68,19 +68,21 @@ func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*foreca
 		if !measure.Finite(pt.Ability, pt.Uncertainty, pt.Probability) {
 			return nil, rpcerr.Fault(ctx, s.log, "plan is not finite", fmt.Errorf("%+v", pt))
 		}
+		rep := measure.Reported(measure.Estimate{Ability: pt.Ability, Uncertainty: pt.Uncertainty})
 		out.Trajectory[i] = &forecastv1.PlanPoint{
 			Grade: int32(pt.Grade), TimeOfYear: pt.TimeOfYear, ElapsedDays: pt.ElapsedDays,
-			Ability: pt.Ability, AbilityDisplay: fw.DisplayGrade(pt.Ability, pt.Grade),
-			Uncertainty: pt.Uncertainty, Probability: pt.Probability,
+			Ability: rep.Ability, AbilityDisplay: fw.DisplayGrade(rep.Ability, pt.Grade),
+			Uncertainty: rep.Uncertainty, Probability: pt.Probability,
 		}
 	}
 	if r := plan.Reach; r != nil {
 		if !measure.Finite(r.Ability, r.Uncertainty, r.Probability) {
 			return nil, rpcerr.Fault(ctx, s.log, "plan is not finite", fmt.Errorf("%+v", r))
 		}
+		rep := measure.Reported(measure.Estimate{Ability: r.Ability, Uncertainty: r.Uncertainty})
 		out.Reach = &forecastv1.PlanReach{
-			ElapsedDays: r.ElapsedDays, Ability: r.Ability, AbilityDisplay: fw.Display(r.Ability),
-			Uncertainty: r.Uncertainty, Probability: r.Probability,
+			ElapsedDays: r.ElapsedDays, Ability: rep.Ability, AbilityDisplay: fw.Display(rep.Ability),
+			Uncertainty: rep.Uncertainty, Probability: r.Probability,
 		}
 	}
 	return out, nil

@@ -31,5 +31,11 @@ func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 		return serve.Service{}, err
 	}
 	log.Info("content bundle loaded", "source", content.Source(), "content", content.Bundle().Stats().String())
-	return scoring.New(content, cfg.Limits, log).Service(), nil
+	// Page tokens are signed with keys derived from the token signing keys, which every replica
+	// shares; in dev mode without a keys dir they are random for the process.
+	pages, err := scoring.NewPageKeys(cfg.KeysDir)
+	if err != nil {
+		return serve.Service{}, err
+	}
+	return scoring.New(content, cfg.Limits, log).WithPageKeys(pages).Service(), nil
 }

@@ -47,11 +47,12 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
 	fw := bk.Framework()
+	rep := measure.Reported(est)
 	out := &scoringv1.NextItemResponse{
 		StopReason:     step.StopReason,
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: fw.Display(est.Ability),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: fw.Display(rep.Ability),
+		Uncertainty:    wireUncertainty(rep),
 		ItemsAnswered:  int32(len(items)),
 		Framework:      fw.Name,
 		ApiVersion:     serve.Version,

@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"context"
-	"encoding/base64"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,22 +24,7 @@ type Catalog struct {
 	scoringv1.UnimplementedContentServiceServer
 	content *measure.Live
 	limits  serve.Limits
-}
-
-// pageTokenPrefix marks a page token as one this service wrote; the rest is the last id of the
-// page, so the next page starts after it in id byte order even if the bundle was reloaded.
-const pageTokenPrefix = "after:"
-
-func encodePageToken(lastID string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(pageTokenPrefix + lastID))
-}
-
-func decodePageToken(tok string) (string, bool) {
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil || !strings.HasPrefix(string(raw), pageTokenPrefix) {
-		return "", false
-	}
-	return strings.TrimPrefix(string(raw), pageTokenPrefix), true
+	pages   *PageKeys
 }
 
 // bundleInfo names the bundle that answered: where it comes from (a directory by its name only,
@@ -86,9 +70,9 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 		q.Limit = int(*v)
 	}
 	if tok := req.GetPageToken(); tok != "" {
-		after, ok := decodePageToken(tok)
+		after, ok := c.pages.decode(req, tok)
 		if !ok {
-			p.Add("pageToken", "is not a page token of this service: send the nextPageToken of the previous page, or none for the first")
+			p.Add("pageToken", "is not a page token this service wrote for this query: send the nextPageToken of the previous page with the same framework, strand and filters, or none for the first")
 		}
 		q.After = after
 	}
@@ -109,7 +93,7 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 		out.Items[i] = ci
 	}
 	if page.More {
-		out.NextPageToken = encodePageToken(page.Items[len(page.Items)-1].ID)
+		out.NextPageToken = c.pages.encode(req, page.Items[len(page.Items)-1].ID)
 	}
 	return out, nil
 }

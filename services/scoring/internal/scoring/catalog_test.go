@@ -169,7 +169,7 @@ func TestCatalogItemsRefusals(t *testing.T) {
 		{"framework missing", `{}`, "framework", "is required (lexile or quantile)"},
 		{"framework unknown", `{"framework":"klingon"}`, "framework", `unknown framework "klingon" (want lexile or quantile)`},
 		{"strand unknown", `{"framework":"lexile","strand":"Poetry"}`, "strand", `unknown lexile strand "Poetry"`},
-		{"page token not ours", `{"framework":"lexile","pageToken":"garbage!"}`, "pageToken", "is not a page token of this service"},
+		{"page token not ours", `{"framework":"lexile","pageToken":"garbage!"}`, "pageToken", "is not a page token this service wrote for this query"},
 		{"unknown field", `{"framework":"lexile","pageSise":5}`, "pageSise", `unknown field "pageSise"; did you mean "pageSize"?`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -98,16 +98,17 @@ func extremeNote(answers []measure.Answer) string {
 	return noFitPerfect
 }
 
-// apply adds what x asks for to a measure answer.
-func (s *Server) apply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras, m *scoringv1.Measure) error {
+// apply adds what x asks for to a measure answer: the display and percentile of the reported
+// estimate rep, the fit at the estimated ability.
+func (s *Server) apply(ctx context.Context, fw *measure.Framework, rep measure.Estimate, ability float64, x extras, m *scoringv1.Measure) error {
 	if x.graded {
-		m.AbilityDisplay = fw.DisplayGrade(est.Ability, x.grade)
-		pc := int32(x.norms.Rank(est.Ability))
+		m.AbilityDisplay = fw.DisplayGrade(rep.Ability, x.grade)
+		pc := int32(x.norms.Rank(rep.Ability))
 		m.Percentile = &pc
 	}
 	if x.fit {
 		var err error
-		if m.Fit, m.FitNote, err = s.personFit(ctx, fw, est.Ability, x.answers); err != nil {
+		if m.Fit, m.FitNote, err = s.personFit(ctx, fw, ability, x.answers); err != nil {
 			return err
 		}
 	}

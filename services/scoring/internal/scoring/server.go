@@ -2,6 +2,7 @@ package scoring
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -21,11 +22,24 @@ type Server struct {
 	content *measure.Live
 	limits  serve.Limits
 	log     *slog.Logger
+	pages   *PageKeys
 }
 
-// New returns the scoring service on content.
+// New returns the scoring service on content, its catalog's page tokens signed with keys of its
+// own (random: see WithPageKeys).
 func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
-	return &Server{content: content, limits: limits, log: log}
+	pages, err := NewPageKeys("")
+	if err != nil { // the system's random source failed: nothing can be served safely
+		panic(err)
+	}
+	return &Server{content: content, limits: limits, log: log, pages: pages}
+}
+
+// WithPageKeys signs the catalog's page tokens with pages (derived from the keys dir, so that
+// every replica reads every other's tokens) and re-derives them at each reload.
+func (s *Server) WithPageKeys(pages *PageKeys) *Server {
+	s.pages = pages
+	return s
 }
 
 // Service is the server as the serving frame takes it.
@@ -34,7 +48,7 @@ func (s *Server) Service() serve.Service {
 		// The scoring paths, and beside them the content catalog on the same bundle.
 		Register: func(g grpc.ServiceRegistrar) {
 			scoringv1.RegisterScoringServiceServer(g, s)
-			scoringv1.RegisterContentServiceServer(g, &Catalog{content: s.content, limits: s.limits})
+			scoringv1.RegisterContentServiceServer(g, &Catalog{content: s.content, limits: s.limits, pages: s.pages})
 		},
 		// The JSON routes: the gateway's on a client of the frame's in-process channel.
 		Gateway: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
@@ -43,7 +57,7 @@ func (s *Server) Service() serve.Service {
 			}
 			return scoringv1.RegisterContentServiceHandlerClient(ctx, mux, scoringv1.NewContentServiceClient(conn))
 		},
-		Reload:  s.content.Reload,
+		Reload:  s.reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
 		BatchPath: "/api/score/batch",
@@ -52,38 +66,14 @@ func (s *Server) Service() serve.Service {
 	}
 }
 
-func toInt32(v float64) int32 {
-	r := measure.Round(v)
-	switch {
-	case r > math.MaxInt32:
-		return math.MaxInt32
-	case r < math.MinInt32:
-		return math.MinInt32
+// reload re-reads the content bundle and the page token keys; a keys dir that fails to load
+// keeps the keys in use, and its error is reported with the bundle's.
+func (s *Server) reload() (bool, error) {
+	changed, err := s.content.Reload()
+	if keysErr := s.pages.Reload(); keysErr != nil {
+		return changed, errors.Join(err, keysErr)
 	}
-	return int32(r)
-}
-
-// reply is the measure answer with what x asks for, or a fault when the estimate is not a
-// finite number.
-func (s *Server) reply(ctx context.Context, fw *measure.Framework, est measure.Estimate, x extras) (*scoringv1.Measure, error) {
-	if !measure.Finite(est.Ability, est.Uncertainty) {
-		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%s: %+v", fw.Name, est))
-	}
-	m := measureReply(fw, est)
-	if err := s.apply(ctx, fw, est, x, m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func measureReply(fw *measure.Framework, est measure.Estimate) *scoringv1.Measure {
-	return &scoringv1.Measure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: fw.Display(est.Ability),
-		Uncertainty:    toInt32(est.Uncertainty),
-		Framework:      fw.Name,
-		ApiVersion:     serve.Version,
-	}
+	return changed, err
 }
 
 func itemResults(items []*scoringv1.ItemResult) []itemRef {
@@ -149,9 +139,9 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	est, err := r.fw.BayesContext(ctx, measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
@@ -166,9 +156,9 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(testOf(r, correct), pr)
+	est, err := r.fw.BayesContext(ctx, testOf(r, correct), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, r.fw, est, x)
 }
@@ -227,9 +217,9 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := fw.Bayes(test, pr)
+	est, err := fw.BayesContext(ctx, test, pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
 	return s.reply(ctx, fw, est, x)
 }
@@ -247,17 +237,22 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	if err != nil {
 		return nil, rpcerr.Fault(ctx, s.log, "standard estimate", err)
 	}
+	rep := measure.Reported(est)
 	out := &scoringv1.StrandsMeasure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: r.fw.DisplayGrade(rep.Ability, grade),
+		Uncertainty:    wireUncertainty(rep),
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
-	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+	strands, err := r.fw.StrandsContext(ctx, r.answers, est.Ability, bench)
+	if err != nil {
+		return nil, s.estimateFailed(ctx, "strand estimates", err)
+	}
+	for _, st := range strands {
 		out.Strands = append(out.Strands, &scoringv1.Strand{Name: st.Name, Category: int32(st.Category)})
 	}
 	if req.GetFit() {
@@ -278,29 +273,35 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	est, err := r.fw.Bayes(measure.TestOf(r.answers), pr)
+	est, err := r.fw.BayesContext(ctx, measure.TestOf(r.answers), pr)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.log, "bayes estimate", err)
+		return nil, s.estimateFailed(ctx, "bayes estimate", err)
 	}
+	rep := measure.Reported(est)
 	out := &scoringv1.BayesStrandsMeasure{
-		Ability:        toInt32(est.Ability),
-		AbilityDisplay: r.fw.DisplayGrade(est.Ability, grade),
-		Uncertainty:    toInt32(est.Uncertainty),
+		Ability:        wireAbility(rep),
+		AbilityDisplay: r.fw.DisplayGrade(rep.Ability, grade),
+		Uncertainty:    wireUncertainty(rep),
 		Framework:      r.fw.Name,
 		ApiVersion:     serve.Version,
 	}
 	if !measure.Finite(est.Ability, est.Uncertainty) {
 		return nil, rpcerr.Fault(ctx, s.log, "estimate is not finite", fmt.Errorf("%+v", est))
 	}
-	for _, st := range r.fw.Strands(r.answers, est.Ability, bench) {
+	strands, err := r.fw.StrandsContext(ctx, r.answers, est.Ability, bench)
+	if err != nil {
+		return nil, s.estimateFailed(ctx, "strand estimates", err)
+	}
+	for _, st := range strands {
 		if !measure.Finite(st.Ability, st.Uncertainty) {
 			return nil, rpcerr.Fault(ctx, s.log, "strand estimate is not finite", fmt.Errorf("%+v", st))
 		}
+		srep := measure.Reported(measure.Estimate{Ability: st.Ability, Uncertainty: st.Uncertainty})
 		out.Strands = append(out.Strands, &scoringv1.BayesStrand{
 			Name:           st.Name,
-			Ability:        toInt32(st.Ability),
-			AbilityDisplay: r.fw.DisplayGrade(st.Ability, grade),
-			Uncertainty:    toInt32(st.Uncertainty),
+			Ability:        wireAbility(srep),
+			AbilityDisplay: r.fw.DisplayGrade(srep.Ability, grade),
+			Uncertainty:    wireUncertainty(srep),
 			Category:       int32(st.Category),
 		})
 	}
