@@ -25,19 +25,23 @@ var (
 	normsHeader      = []string{"framework", "grade", "time_of_year", "percentile", "measure"}
 )
 
-// itemsOptional are the optional last columns of items.csv: a polytomous item's steps.
-var itemsOptional = []string{"steps"}
+// The optional last columns of a file (any of them, in this order): items.csv's steps of a
+// polytomous item; frameworks.csv's forecast subject and the item-ids Bayes path's id prefixes.
+var (
+	itemsOptional      = []string{"steps"}
+	frameworksOptional = []string{"subject", "id_prefixes"}
+)
 
 var bundleFiles = map[string]struct {
 	header   []string
 	required bool
 	optional []string // columns the header may end with
 }{
-	"frameworks.csv":  {frameworksHeader, true, nil},
-	"grades.csv":      {gradesHeader, true, nil},
+	"frameworks.csv":  {frameworksHeader, true, frameworksOptional},
+	"grades.csv":      {gradesHeader, false, nil},
 	"strands.csv":     {strandsHeader, true, nil},
 	"items.csv":       {itemsHeader, true, itemsOptional},
-	"benchmarks.csv":  {benchmarksHeader, true, nil},
+	"benchmarks.csv":  {benchmarksHeader, false, nil},
 	"links.csv":       {linksHeader, false, nil},
 	"link_points.csv": {linkPointsHeader, false, nil},
 	"forms.csv":       {formsHeader, false, nil},
@@ -186,10 +190,21 @@ func (l *loader) frameworks(rows, grades []row) {
 			l.p.at(r, "duplicate framework %q (first at line %d)", name, first.line)
 			continue
 		}
+		if name != strings.ToLower(name) {
+			// Requests name frameworks in any case and answers in lower case.
+			l.p.at(r, "framework name %q is not lower case", name)
+		}
 		l.fwLine[name] = r
 		f := &Framework{Name: name, Label: r.fields["label"], NegativePrefix: r.fields["negative_prefix"],
-			GradeMax: make([]float64, Grades), Norm: make([]float64, Grades)}
-		parsed := true
+			Subject: r.fields["subject"], GradeMax: make([]float64, Grades), Norm: make([]float64, Grades)}
+		parsed := l.subject(r, f)
+		if v := r.fields["id_prefixes"]; v != "" {
+			f.IDPrefixes = strings.Split(v, ";")
+			if slices.Contains(f.IDPrefixes, "") {
+				l.p.at(r, "id_prefixes %q holds an empty prefix (prefixes are separated by ;)", v)
+				parsed = false
+			}
+		}
 		for _, c := range []struct {
 			col string
 			dst *float64
@@ -207,6 +222,7 @@ func (l *loader) frameworks(rows, grades []row) {
 			l.broken[name] = true
 		}
 		l.b.frameworks[name] = f
+		l.b.order = append(l.b.order, name)
 		l.strands[name] = map[string]bool{}
 	}
 	seen := map[benchKey]row{}
@@ -228,24 +244,63 @@ func (l *loader) frameworks(rows, grades []row) {
 	}
 	for _, name := range sortedKeys(l.b.frameworks) {
 		f := l.b.frameworks[name]
-		complete := true
-		for g := 0; g < Grades; g++ {
-			if _, ok := seen[benchKey{framework: name, grade: g}]; !ok {
-				l.p.add("grades.csv", 0, "%s grade %d missing", name, g)
-				complete = false
-			} else if g > 0 && complete && f.Norm[g] <= f.Norm[g-1] {
-				l.p.at(seen[benchKey{framework: name, grade: g}], "%s norm %v at grade %d is not above %v at grade %d; the norm curve must increase",
-					name, f.Norm[g], g, f.Norm[g-1], g-1)
-				complete = false
-			}
-		}
-		if !complete || l.broken[name] {
+		if !l.normCurve(f, seen) || l.broken[name] {
 			continue
 		}
 		if err := f.Prepare(); err != nil {
 			l.p.at(l.fwLine[name], "%v", err)
 		}
 	}
+}
+
+// subject checks a framework row's subject: empty, or reading or math, at most one framework a
+// subject (the forecast paths of a subject serve its one framework).
+func (l *loader) subject(r row, f *Framework) bool {
+	switch f.Subject {
+	case "":
+		return true
+	case SubjectReading, SubjectMath:
+	default:
+		l.p.at(r, "subject %q is not %q, %q or empty", f.Subject, SubjectReading, SubjectMath)
+		return false
+	}
+	for other, fr := range l.fwLine {
+		if other != f.Name && fr.fields["subject"] == f.Subject {
+			l.p.at(r, "subject %q is also framework %q's (line %d); a subject has at most one framework", f.Subject, other, fr.line)
+			return false
+		}
+	}
+	return true
+}
+
+// normCurve checks a framework's grades.csv rows (seen): none (no norm curve; each grade's cap
+// is the framework's display_max) or all 13, the medians increasing.
+func (l *loader) normCurve(f *Framework, seen map[benchKey]row) bool {
+	name, rows := f.Name, 0
+	for g := 0; g < Grades; g++ {
+		if _, ok := seen[benchKey{framework: name, grade: g}]; ok {
+			rows++
+		}
+	}
+	if rows == 0 {
+		f.Norm = nil
+		for g := range f.GradeMax {
+			f.GradeMax[g] = f.DisplayMax
+		}
+		return true
+	}
+	complete := true
+	for g := 0; g < Grades; g++ {
+		if _, ok := seen[benchKey{framework: name, grade: g}]; !ok {
+			l.p.add("grades.csv", 0, "%s grade %d missing (a framework has all 13 grades 0-12 or none)", name, g)
+			complete = false
+		} else if g > 0 && complete && f.Norm[g] <= f.Norm[g-1] {
+			l.p.at(seen[benchKey{framework: name, grade: g}], "%s norm %v at grade %d is not above %v at grade %d; the norm curve must increase",
+				name, f.Norm[g], g, f.Norm[g-1], g-1)
+			complete = false
+		}
+	}
+	return complete
 }
 
 func (l *loader) strandList(rows []row) {
@@ -458,11 +513,18 @@ func (l *loader) benchmarkTable(rows []row) {
 		seen[k] = r.line
 		l.b.benchmarks[k] = Benchmark{Lower: lo, Upper: hi}
 	}
+	has := map[string]bool{}
+	for k := range seen {
+		has[k.framework] = true
+	}
 	for _, name := range sortedKeys(l.b.frameworks) {
+		if !has[name] {
+			continue // no strand benchmarks: the strand paths answer 400 for this framework
+		}
 		for g := 0; g < Grades; g++ {
 			for _, tod := range timesOfYear {
 				if _, ok := seen[benchKey{name, g, tod}]; !ok {
-					l.p.add("benchmarks.csv", 0, "%s grade %d %s missing", name, g, tod)
+					l.p.add("benchmarks.csv", 0, "%s grade %d %s missing (a framework has every grade and time of year or none)", name, g, tod)
 				}
 			}
 		}
