@@ -133,4 +133,3 @@ func replaceFile(path string, data []byte) error {
 	}
 	return nil
 }
-

@@ -47,8 +47,8 @@ func refusal(t *testing.T, s *servetest.Server, path, body, field, want string) 
 
 const (
 	oneReq    = `{"priorAbility":520,"priorUncertainty":60,"elapsedDays":120,"testUncertainty":30,"cutLevels":[450,600]}`
-	groupReq     = `{"studentData":[{"priorAbility":520,"priorUncertainty":60,"elapsedDays":120}],"testUncertainty":30,"cutLevels":[450,600]}`
-	streamReq  = `{"testUncertainty":30,"cutLevels":[450,600]}` + "\n" + `[520,60,120]` + "\n"
+	groupReq  = `{"studentData":[{"priorAbility":520,"priorUncertainty":60,"elapsedDays":120}],"testUncertainty":30,"cutLevels":[450,600]}`
+	streamReq = `{"testUncertainty":30,"cutLevels":[450,600]}` + "\n" + `[520,60,120]` + "\n"
 	planOf    = `{"framework":"%s","priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":700}`
 	noCurveIs = `the bundle has no norm curve for framework "acme-read", so forecasts are not available`
 )
