@@ -99,9 +99,26 @@ func readsFile(e fs.DirEntry) (reads, known bool) {
 	return true, known
 }
 
+// CheckDir loads the bundle in dir exactly as LoadDir does, and returns it or every problem
+// found (not at most 50), each as "file:line: reason" (or "file: reason").
+func CheckDir(dir string) (*Bundle, []string) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v", dir, err)}
+	}
+	b, err := loadBundleWith(entries, dirReader(dir), problems{all: true})
+	if err != nil {
+		return nil, strings.Split(err.Error(), "\n")
+	}
+	return b, nil
+}
+
 // loadBundle loads the bundle of a directory that lists entries, reading each file with read.
 func loadBundle(entries []fs.DirEntry, read func(name string) ([]byte, error)) (*Bundle, error) {
-	var p problems
+	return loadBundleWith(entries, read, problems{})
+}
+
+func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error), p problems) (*Bundle, error) {
 	tables := map[string][]row{}
 	for _, e := range entries {
 		name := e.Name()
@@ -248,7 +265,9 @@ func (l *loader) frameworks(rows, grades []row) {
 			continue
 		}
 		if err := f.Prepare(); err != nil {
-			l.p.at(l.fwLine[name], "%v", err)
+			for _, line := range strings.Split(err.Error(), "\n") { // each problem at its line
+				l.p.at(l.fwLine[name], "%s", line)
+			}
 		}
 	}
 }

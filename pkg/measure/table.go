@@ -19,7 +19,10 @@ type row struct {
 }
 
 // problems collects every content error found, each as "file:line: reason".
-type problems struct{ errs []error }
+type problems struct {
+	errs []error
+	all  bool // report every problem, not at most maxProblems (yardstick-content check)
+}
 
 // maxProblems caps the list: a wholly broken file should not produce a million-line error.
 const maxProblems = 50
@@ -44,7 +47,7 @@ func (p *problems) err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	if len(p.errs) > maxProblems {
+	if len(p.errs) > maxProblems && !p.all {
 		more := len(p.errs) - maxProblems
 		p.errs = append(p.errs[:maxProblems], fmt.Errorf("... and %d more problems", more))
 	}
