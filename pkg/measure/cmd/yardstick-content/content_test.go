@@ -247,7 +247,7 @@ func TestDiffTwoCalibrations(t *testing.T) {
 	if out, code := call("diff", a, a); code != 0 || !strings.Contains(out, "hold the same content") {
 		t.Errorf("same bundle: exit %d\n%s", code, out)
 	}
-	if t.Failed() {
+	if t.Failed() || testing.Verbose() {
 		t.Logf("diff output:\n%s", out)
 	}
 }
