@@ -52,9 +52,9 @@ build: ## Build bin/scoring, bin/forecast and bin/yardstick-batch (version from 
 	go build -v -trimpath -o bin/yardstick-batch github.com/yardstick-dev/yardstick/cmd/yardstick-batch
 
 .PHONY: run
-run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.
+run: build ## Run both services in dev mode on the embedded demo content (CONTENT=DIR: on that bundle); prints dev credentials.
 	@# make's pid: run-dev.sh stops everything when make dies (even by kill -9) or is signalled alone.
-	@RUN_DEV_PARENT=$$PPID scripts/run-dev.sh
+	@RUN_DEV_PARENT=$$PPID CONTENT="$(CONTENT)" scripts/run-dev.sh
 
 .PHONY: test
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
