@@ -127,6 +127,27 @@ func (e ErrorExceptionType) Valid() bool {
 	}
 }
 
+// Defines values for FrameworkOfferSubject.
+const (
+	FrameworkOfferSubjectEmpty   FrameworkOfferSubject = ""
+	FrameworkOfferSubjectMath    FrameworkOfferSubject = "math"
+	FrameworkOfferSubjectReading FrameworkOfferSubject = "reading"
+)
+
+// Valid indicates whether the value is a known member of the FrameworkOfferSubject enum.
+func (e FrameworkOfferSubject) Valid() bool {
+	switch e {
+	case FrameworkOfferSubjectEmpty:
+		return true
+	case FrameworkOfferSubjectMath:
+		return true
+	case FrameworkOfferSubjectReading:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LineErrorStatus.
 const (
 	N400 LineErrorStatus = 400
@@ -985,6 +1006,46 @@ type Error_ValidationErrors struct {
 	AdditionalProperties map[string][]string `json:"-"`
 }
 
+// FrameworkOffer What the bundle offers for one framework.
+type FrameworkOffer struct {
+	Benchmarks bool    `json:"benchmarks"`
+	DisplayMax float64 `json:"displayMax"`
+
+	// DisplayMin The display's range.
+	DisplayMin float64 `json:"displayMin"`
+	Forms      int32   `json:"forms"`
+
+	// Items Items of the bank, of which scored in more than two categories.
+	Items int32 `json:"items"`
+
+	// Label The display's unit label (shown after a value) and its prefix for values below 0.
+	Label string `json:"label"`
+	Links int32  `json:"links"`
+
+	// Name The framework's name, as requests name it.
+	Name           string `json:"name"`
+	NegativePrefix string `json:"negativePrefix"`
+
+	// NormCurve Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+	// (strand categories), and how many norms tables (grade and time of year: percentiles).
+	NormCurve          bool  `json:"normCurve"`
+	NormsTables        int32 `json:"normsTables"`
+	PartialCreditItems int32 `json:"partialCreditItems"`
+
+	// Strands Declared strands, fixed forms and link tables.
+	Strands int32 `json:"strands"`
+
+	// Subject The forecast paths it serves: "reading", "math", or "" for none.
+	Subject        FrameworkOfferSubject `json:"subject"`
+	SuccessAtMatch float64               `json:"successAtMatch"`
+
+	// UnitsPerLogit Measure units per logit, and the chance of success when ability equals difficulty.
+	UnitsPerLogit float64 `json:"unitsPerLogit"`
+}
+
+// FrameworkOfferSubject The forecast paths it serves: "reading", "math", or "" for none.
+type FrameworkOfferSubject string
+
 // IssueTokenRequest defines model for IssueTokenRequest.
 type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
@@ -1082,6 +1143,21 @@ type ListFormsResponse struct {
 
 	// Forms In form id byte order.
 	Forms []CatalogForm `json:"forms"`
+}
+
+// ListFrameworksRequest The frameworks of the bundle in force (no fields).
+type ListFrameworksRequest = map[string]interface{}
+
+// ListFrameworksResponse The bundle's frameworks.
+type ListFrameworksResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Frameworks In name order.
+	Frameworks []FrameworkOffer `json:"frameworks"`
 }
 
 // ListItemsRequest Which items to list.
@@ -1897,6 +1973,9 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 // ContentServiceListFormsJSONRequestBody defines body for ContentServiceListForms for application/json ContentType.
 type ContentServiceListFormsJSONRequestBody = ListFormsRequest
 
+// ContentServiceListFrameworksJSONRequestBody defines body for ContentServiceListFrameworks for application/json ContentType.
+type ContentServiceListFrameworksJSONRequestBody = ListFrameworksRequest
+
 // ContentServiceListItemsJSONRequestBody defines body for ContentServiceListItems for application/json ContentType.
 type ContentServiceListItemsJSONRequestBody = ListItemsRequest
 
@@ -2482,6 +2561,30 @@ type ClientInterface interface {
 	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 	ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ContentServiceListFrameworksWithBody What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListFrameworks What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworks(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ContentServiceListItemsWithBody A page of the item bank of one framework, in id byte order.
 	//
 	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -2861,6 +2964,50 @@ func (c *Client) ContentServiceListFormsWithBody(ctx context.Context, contentTyp
 // Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 func (c *Client) ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewContentServiceListFormsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListFrameworksWithBody What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *Client) ContentServiceListFrameworksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFrameworksRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListFrameworks What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *Client) ContentServiceListFrameworks(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFrameworksRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3560,6 +3707,46 @@ func NewContentServiceListFormsRequestWithBody(server string, contentType string
 	}
 
 	operationPath := fmt.Sprintf("/api/content/forms")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewContentServiceListFrameworksRequest calls the generic ContentServiceListFrameworks builder with application/json body
+func NewContentServiceListFrameworksRequest(server string, body ContentServiceListFrameworksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListFrameworksRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListFrameworksRequestWithBody constructs an http.Request for the ContentServiceListFrameworks method, with any body, and a specified content type
+func NewContentServiceListFrameworksRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/frameworks")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4283,6 +4470,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 	ContentServiceListFormsWithResponse(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error)
 
+	// ContentServiceListFrameworksWithBodyWithResponse What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error)
+
+	// ContentServiceListFrameworksWithResponse What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithResponse(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error)
+
 	// ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
 	//
 	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -4744,6 +4955,124 @@ func (r ContentServiceListFormsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ContentServiceListFormsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ContentServiceListFrameworksResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListFrameworksResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListFrameworksResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListFrameworksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListFrameworksResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListFrameworksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListFrameworksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListFrameworksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON200() *ListFrameworksResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListFrameworksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListFrameworksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListFrameworksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListFrameworksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6663,6 +6992,42 @@ func (c *ClientWithResponses) ContentServiceListFormsWithResponse(ctx context.Co
 	return ParseContentServiceListFormsResponse(rsp)
 }
 
+// ContentServiceListFrameworksWithBodyWithResponse What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *ClientWithResponses) ContentServiceListFrameworksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error) {
+	rsp, err := c.ContentServiceListFrameworksWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFrameworksResponse(rsp)
+}
+
+// ContentServiceListFrameworksWithResponse What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *ClientWithResponses) ContentServiceListFrameworksWithResponse(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error) {
+	rsp, err := c.ContentServiceListFrameworks(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFrameworksResponse(rsp)
+}
+
 // ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
 //
 // POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -7305,6 +7670,121 @@ func ParseContentServiceListFormsResponse(rsp *http.Response) (*ContentServiceLi
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ContentServiceListFormsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseContentServiceListFrameworksResponse parses an HTTP response from a ContentServiceListFrameworksWithResponse call
+func ParseContentServiceListFrameworksResponse(rsp *http.Response) (*ContentServiceListFrameworksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListFrameworksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListFrameworksResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListFrameworksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListFrameworksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListFrameworksResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

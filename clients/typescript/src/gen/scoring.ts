@@ -23,6 +23,29 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/content/frameworks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What the bundle offers per framework, by name.
+         * @description POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+         *     subject it serves, how many items, strands, forms and links it has, and which optional parts
+         *     (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+         *     bundle lacks is a 400 naming the field.
+         */
+        post: operations["ContentService_ListFrameworks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/content/items": {
         parameters: {
             query?: never;
@@ -598,6 +621,57 @@ export type components = {
                 [key: string]: string[];
             };
         };
+        /** @description What the bundle offers for one framework. */
+        FrameworkOffer: {
+            benchmarks: boolean;
+            /** Format: double */
+            displayMax: number;
+            /**
+             * Format: double
+             * @description The display's range.
+             */
+            displayMin: number;
+            /** Format: int32 */
+            forms: number;
+            /**
+             * Format: int32
+             * @description Items of the bank, of which scored in more than two categories.
+             */
+            items: number;
+            /** @description The display's unit label (shown after a value) and its prefix for values below 0. */
+            label: string;
+            /** Format: int32 */
+            links: number;
+            /** @description The framework's name, as requests name it. */
+            name: string;
+            negativePrefix: string;
+            /**
+             * @description Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+             *     (strand categories), and how many norms tables (grade and time of year: percentiles).
+             */
+            normCurve: boolean;
+            /** Format: int32 */
+            normsTables: number;
+            /** Format: int32 */
+            partialCreditItems: number;
+            /**
+             * Format: int32
+             * @description Declared strands, fixed forms and link tables.
+             */
+            strands: number;
+            /**
+             * @description The forecast paths it serves: "reading", "math", or "" for none.
+             * @enum {string}
+             */
+            subject: "reading" | "math" | "";
+            /** Format: double */
+            successAtMatch: number;
+            /**
+             * Format: double
+             * @description Measure units per logit, and the chance of success when ability equals difficulty.
+             */
+            unitsPerLogit: number;
+        };
         IssueTokenRequest: {
             /**
              * @description Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
@@ -696,6 +770,16 @@ export type components = {
             bundle: components["schemas"]["BundleInfo"];
             /** @description In form id byte order. */
             forms: components["schemas"]["CatalogForm"][];
+        };
+        /** @description The frameworks of the bundle in force (no fields). */
+        ListFrameworksRequest: Record<string, never>;
+        /** @description The bundle's frameworks. */
+        ListFrameworksResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /** @description In name order. */
+            frameworks: components["schemas"]["FrameworkOffer"][];
         };
         /** @description Which items to list. */
         ListItemsRequest: {
@@ -1570,6 +1654,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListFormsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ContentService_ListFrameworks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The frameworks of the bundle in force (no fields). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListFrameworksRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListFrameworksResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -167,6 +167,11 @@ func TestFromNothing(t *testing.T) {
 		if fmt.Sprint(strands["strands"]) != "[Meaning Structure Words]" {
 			t.Errorf("strands: got %v; want [Meaning Structure Words]", strands["strands"])
 		}
+		offers := answer(t, s, "/api/content/frameworks", `{}`)
+		const want = `[map[benchmarks:false displayMax:1000 displayMin:0 forms:0 items:30 label:AR links:0 name:acme-read negativePrefix:N normCurve:false normsTables:0 partialCreditItems:6 strands:3 subject:reading successAtMatch:0.5 unitsPerLogit:100]]`
+		if got := fmt.Sprint(offers["frameworks"]); got != want {
+			t.Errorf("frameworks: got %s; want %s", got, want)
+		}
 		if forms := answer(t, s, "/api/content/forms", `{}`); fmt.Sprint(forms["forms"]) != "[]" {
 			t.Errorf("forms: got %v; want none", forms["forms"])
 		}
@@ -196,6 +201,9 @@ func TestFromNothing(t *testing.T) {
 	}
 	b = live.Bundle()
 	fw, _ = b.Framework(servetest.NewFramework)
+	if offers := answer(t, s, "/api/content/frameworks", `{}`); !strings.Contains(fmt.Sprint(offers["frameworks"]), "benchmarks:true") {
+		t.Errorf("frameworks after adding benchmarks: %v; want benchmarks:true", offers["frameworks"])
+	}
 	bm, _ := b.Benchmark(fw.Name, 4, "MOY")
 	got := answer(t, s, "/api/score/items/idsWithResults/standard/strands", `{"items":`+items+`,"grade":4,"timeOfYear":"MOY"}`)
 	wantMeasure(t, "strands", got, fw, std, 4)
