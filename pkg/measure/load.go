@@ -259,6 +259,9 @@ func (l *loader) frameworks(rows, grades []row) {
 		seen[k] = r
 		f.Norm[g], f.GradeMax[g] = norm, top
 	}
+	if len(rows) == 0 {
+		l.p.add("frameworks.csv", 0, "no framework; a bundle has at least one")
+	}
 	for _, name := range sortedKeys(l.b.frameworks) {
 		f := l.b.frameworks[name]
 		if !l.normCurve(f, seen) || l.broken[name] {

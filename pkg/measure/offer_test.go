@@ -60,6 +60,14 @@ func TestLoadOptionalParts(t *testing.T) {
 	if _, err := LoadFS(m); err != nil {
 		t.Errorf("bundle of frameworks, strands and items only: %v", err)
 	}
+	m = fstest.MapFS{
+		"frameworks.csv": {Data: []byte(strings.Join(append(frameworksHeader, frameworksOptional...), ",") + "\n")},
+		"strands.csv":    {Data: []byte("framework,strand\n")},
+		"items.csv":      {Data: []byte("id,framework,strand,difficulty\n")},
+	}
+	if _, err := LoadFS(m); err == nil || err.Error() != "frameworks.csv: no framework; a bundle has at least one" {
+		t.Errorf("bundle without a framework: got %v; want the problem", err)
+	}
 }
 
 // TestLoadSubjects: subjects and id prefixes come from frameworks.csv, each column optional.

@@ -67,8 +67,8 @@ func (s *Server) ForecastGroupStream(st grpc.BidiStreamingServer[forecastv1.Fore
 	return st.Send(&forecastv1.ForecastGroupStreamResponse{Answer: &forecastv1.ForecastGroupStreamResponse_Group{Group: result}})
 }
 
-// subjectList names the subjects and their frameworks for a message: "reading" (lexile) or
-// "math" (quantile); a subject the bundle lacks shows as "math" (none).
+// subjectList names the subjects and their frameworks for a message, `"reading" (NAME) or
+// "math" (NAME)`; a subject the bundle lacks shows as `"math" (none)`.
 func subjectList(b *measure.Bundle) string {
 	var parts []string
 	for _, subject := range []string{measure.SubjectReading, measure.SubjectMath} {
