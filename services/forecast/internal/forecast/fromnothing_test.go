@@ -114,6 +114,12 @@ func TestFromNothing(t *testing.T) {
 		t.Errorf("group stream after norms: got %d %s", r.Status, r.Body)
 	}
 	refusal(t, s, "/api/forecast/math/group", groupReq, "subject", `the bundle has no framework for subject "math", so math forecasts are not available`)
+	batch := s.Batch("/api/forecast/batch", `{"id":"r","path":"/api/forecast/reading","body":`+oneReq+`}`+"\n"+`{"id":"m","path":"/api/forecast/math","body":`+oneReq+`}`+"\n")
+	lines, _ := servetest.ParseBatch(t, batch.Body)
+	unary := s.Post("/api/forecast/reading", oneReq)
+	if len(lines) != 2 || lines[0].Status != 200 || string(lines[0].Body) != string(unary.Body) || lines[1].Status != 400 {
+		t.Errorf("batch: got %s; want the reading record as its unary answer %s and the math one 400", batch.Body, unary.Body)
+	}
 }
 
 // TestSingleFrameworkBundle: a bundle of one framework (the demo's quantile alone, subject math)

@@ -172,6 +172,9 @@ func TestFromNothing(t *testing.T) {
 		if got := fmt.Sprint(offers["frameworks"]); got != want {
 			t.Errorf("frameworks: got %s; want %s", got, want)
 		}
+		if links := answer(t, s, "/api/content/links", `{}`); fmt.Sprint(links["links"]) != "[]" {
+			t.Errorf("links: got %v; want none", links["links"])
+		}
 		if forms := answer(t, s, "/api/content/forms", `{}`); fmt.Sprint(forms["forms"]) != "[]" {
 			t.Errorf("forms: got %v; want none", forms["forms"])
 		}
