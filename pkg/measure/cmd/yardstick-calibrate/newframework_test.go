@@ -49,6 +49,15 @@ func TestRunNewFramework(t *testing.T) {
 	if _, ok := b.Item("L000001"); ok {
 		t.Error("the bundle holds demo items")
 	}
+	// -anchors takes the new framework as it takes the demo's: the same data anchored on the
+	// bundle finds every item an anchor of acme-math.
+	rep := filepath.Join(t.TempDir(), "report.json")
+	if _, _, err := call(t, "-framework", "acme-math", "-anchors", out, "-report", rep, booklets); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := readReport(t, rep); len(r.Anchors) != 24 {
+		t.Errorf("anchored on the new bundle: %d anchors; want 24", len(r.Anchors))
+	}
 	// Given scale parameters win over the defaults; an item added later anchors on any framework.
 	out2 := filepath.Join(t.TempDir(), "b2")
 	if _, _, err := call(t, "-new-framework", "acme-read", "-subject", "none", "-label", "R", "-units-per-logit", "10",
