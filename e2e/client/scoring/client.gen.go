@@ -16,78 +16,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for BayesStrandsMeasureFramework.
-const (
-	BayesStrandsMeasureFrameworkLexile   BayesStrandsMeasureFramework = "lexile"
-	BayesStrandsMeasureFrameworkQuantile BayesStrandsMeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the BayesStrandsMeasureFramework enum.
-func (e BayesStrandsMeasureFramework) Valid() bool {
-	switch e {
-	case BayesStrandsMeasureFrameworkLexile:
-		return true
-	case BayesStrandsMeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogFormFramework.
-const (
-	CatalogFormFrameworkLexile   CatalogFormFramework = "lexile"
-	CatalogFormFrameworkQuantile CatalogFormFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogFormFramework enum.
-func (e CatalogFormFramework) Valid() bool {
-	switch e {
-	case CatalogFormFrameworkLexile:
-		return true
-	case CatalogFormFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogItemFramework.
-const (
-	CatalogItemFrameworkLexile   CatalogItemFramework = "lexile"
-	CatalogItemFrameworkQuantile CatalogItemFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogItemFramework enum.
-func (e CatalogItemFramework) Valid() bool {
-	switch e {
-	case CatalogItemFrameworkLexile:
-		return true
-	case CatalogItemFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogLinkFramework.
-const (
-	CatalogLinkFrameworkLexile   CatalogLinkFramework = "lexile"
-	CatalogLinkFrameworkQuantile CatalogLinkFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogLinkFramework enum.
-func (e CatalogLinkFramework) Valid() bool {
-	switch e {
-	case CatalogLinkFrameworkLexile:
-		return true
-	case CatalogLinkFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -166,114 +94,6 @@ func (e LineErrorStatus) Valid() bool {
 	}
 }
 
-// Defines values for ListFormsRequestFramework.
-const (
-	ListFormsRequestFrameworkLexile   ListFormsRequestFramework = "lexile"
-	ListFormsRequestFrameworkQuantile ListFormsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListFormsRequestFramework enum.
-func (e ListFormsRequestFramework) Valid() bool {
-	switch e {
-	case ListFormsRequestFrameworkLexile:
-		return true
-	case ListFormsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListItemsRequestFramework.
-const (
-	ListItemsRequestFrameworkLexile   ListItemsRequestFramework = "lexile"
-	ListItemsRequestFrameworkQuantile ListItemsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListItemsRequestFramework enum.
-func (e ListItemsRequestFramework) Valid() bool {
-	switch e {
-	case ListItemsRequestFrameworkLexile:
-		return true
-	case ListItemsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListStrandsRequestFramework.
-const (
-	ListStrandsRequestFrameworkLexile   ListStrandsRequestFramework = "lexile"
-	ListStrandsRequestFrameworkQuantile ListStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListStrandsRequestFramework enum.
-func (e ListStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ListStrandsRequestFrameworkLexile:
-		return true
-	case ListStrandsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListStrandsResponseFramework.
-const (
-	ListStrandsResponseFrameworkLexile   ListStrandsResponseFramework = "lexile"
-	ListStrandsResponseFrameworkQuantile ListStrandsResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListStrandsResponseFramework enum.
-func (e ListStrandsResponseFramework) Valid() bool {
-	switch e {
-	case ListStrandsResponseFrameworkLexile:
-		return true
-	case ListStrandsResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for MeasureFramework.
-const (
-	MeasureFrameworkLexile   MeasureFramework = "lexile"
-	MeasureFrameworkQuantile MeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the MeasureFramework enum.
-func (e MeasureFramework) Valid() bool {
-	switch e {
-	case MeasureFrameworkLexile:
-		return true
-	case MeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for NextItemRequestFramework.
-const (
-	NextItemRequestFrameworkLexile   NextItemRequestFramework = "lexile"
-	NextItemRequestFrameworkQuantile NextItemRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the NextItemRequestFramework enum.
-func (e NextItemRequestFramework) Valid() bool {
-	switch e {
-	case NextItemRequestFrameworkLexile:
-		return true
-	case NextItemRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for NextItemRequestTimeOfYear.
 const (
 	NextItemRequestTimeOfYearBOY NextItemRequestTimeOfYear = "BOY"
@@ -289,24 +109,6 @@ func (e NextItemRequestTimeOfYear) Valid() bool {
 	case NextItemRequestTimeOfYearEOY:
 		return true
 	case NextItemRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for NextItemResponseFramework.
-const (
-	NextItemResponseFrameworkLexile   NextItemResponseFramework = "lexile"
-	NextItemResponseFrameworkQuantile NextItemResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the NextItemResponseFramework enum.
-func (e NextItemResponseFramework) Valid() bool {
-	switch e {
-	case NextItemResponseFrameworkLexile:
-		return true
-	case NextItemResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -406,24 +208,6 @@ func (e PersonFitFlag) Valid() bool {
 	}
 }
 
-// Defines values for ScoreDifficultiesBayesRequestFramework.
-const (
-	ScoreDifficultiesBayesRequestFrameworkLexile   ScoreDifficultiesBayesRequestFramework = "lexile"
-	ScoreDifficultiesBayesRequestFrameworkQuantile ScoreDifficultiesBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreDifficultiesBayesRequestFramework enum.
-func (e ScoreDifficultiesBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreDifficultiesBayesRequestFrameworkLexile:
-		return true
-	case ScoreDifficultiesBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreDifficultiesBayesRequestTimeOfYear.
 const (
 	ScoreDifficultiesBayesRequestTimeOfYearBOY ScoreDifficultiesBayesRequestTimeOfYear = "BOY"
@@ -466,24 +250,6 @@ func (e ScoreFormRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemIdsBayesRequestFramework.
-const (
-	ScoreItemIdsBayesRequestFrameworkLexile   ScoreItemIdsBayesRequestFramework = "lexile"
-	ScoreItemIdsBayesRequestFrameworkQuantile ScoreItemIdsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemIdsBayesRequestFramework enum.
-func (e ScoreItemIdsBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemIdsBayesRequestFrameworkLexile:
-		return true
-	case ScoreItemIdsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemIdsBayesRequestTimeOfYear.
 const (
 	ScoreItemIdsBayesRequestTimeOfYearBOY ScoreItemIdsBayesRequestTimeOfYear = "BOY"
@@ -499,24 +265,6 @@ func (e ScoreItemIdsBayesRequestTimeOfYear) Valid() bool {
 	case ScoreItemIdsBayesRequestTimeOfYearEOY:
 		return true
 	case ScoreItemIdsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemIdsRequestFramework.
-const (
-	ScoreItemIdsRequestFrameworkLexile   ScoreItemIdsRequestFramework = "lexile"
-	ScoreItemIdsRequestFrameworkQuantile ScoreItemIdsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemIdsRequestFramework enum.
-func (e ScoreItemIdsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemIdsRequestFrameworkLexile:
-		return true
-	case ScoreItemIdsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -544,24 +292,6 @@ func (e ScoreItemIdsRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemResultsBayesRequestFramework.
-const (
-	ScoreItemResultsBayesRequestFrameworkLexile   ScoreItemResultsBayesRequestFramework = "lexile"
-	ScoreItemResultsBayesRequestFrameworkQuantile ScoreItemResultsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsBayesRequestFramework enum.
-func (e ScoreItemResultsBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsBayesRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemResultsBayesRequestTimeOfYear.
 const (
 	ScoreItemResultsBayesRequestTimeOfYearBOY ScoreItemResultsBayesRequestTimeOfYear = "BOY"
@@ -577,24 +307,6 @@ func (e ScoreItemResultsBayesRequestTimeOfYear) Valid() bool {
 	case ScoreItemResultsBayesRequestTimeOfYearEOY:
 		return true
 	case ScoreItemResultsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemResultsBayesStrandsRequestFramework.
-const (
-	ScoreItemResultsBayesStrandsRequestFrameworkLexile   ScoreItemResultsBayesStrandsRequestFramework = "lexile"
-	ScoreItemResultsBayesStrandsRequestFrameworkQuantile ScoreItemResultsBayesStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsBayesStrandsRequestFramework enum.
-func (e ScoreItemResultsBayesStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsBayesStrandsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsBayesStrandsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -622,24 +334,6 @@ func (e ScoreItemResultsBayesStrandsRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemResultsRequestFramework.
-const (
-	ScoreItemResultsRequestFrameworkLexile   ScoreItemResultsRequestFramework = "lexile"
-	ScoreItemResultsRequestFrameworkQuantile ScoreItemResultsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsRequestFramework enum.
-func (e ScoreItemResultsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemResultsRequestTimeOfYear.
 const (
 	ScoreItemResultsRequestTimeOfYearBOY ScoreItemResultsRequestTimeOfYear = "BOY"
@@ -655,24 +349,6 @@ func (e ScoreItemResultsRequestTimeOfYear) Valid() bool {
 	case ScoreItemResultsRequestTimeOfYearEOY:
 		return true
 	case ScoreItemResultsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemResultsStrandsRequestFramework.
-const (
-	ScoreItemResultsStrandsRequestFrameworkLexile   ScoreItemResultsStrandsRequestFramework = "lexile"
-	ScoreItemResultsStrandsRequestFrameworkQuantile ScoreItemResultsStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsStrandsRequestFramework enum.
-func (e ScoreItemResultsStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsStrandsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsStrandsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -736,24 +412,6 @@ func (e ScoreScaleRequestTimeOfYear) Valid() bool {
 	case ScoreScaleRequestTimeOfYearEOY:
 		return true
 	case ScoreScaleRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for StrandsMeasureFramework.
-const (
-	StrandsMeasureFrameworkLexile   StrandsMeasureFramework = "lexile"
-	StrandsMeasureFrameworkQuantile StrandsMeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the StrandsMeasureFramework enum.
-func (e StrandsMeasureFramework) Valid() bool {
-	switch e {
-	case StrandsMeasureFrameworkLexile:
-		return true
-	case StrandsMeasureFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -873,8 +531,8 @@ type BayesStrandsMeasure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework BayesStrandsMeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands One entry per strand of the framework, in the content bundle's order.
 	Strands []BayesStrand `json:"strands"`
@@ -882,11 +540,6 @@ type BayesStrandsMeasure struct {
 	// Uncertainty As Measure.uncertainty.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// BayesStrandsMeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type BayesStrandsMeasureFramework string
 
 // BundleInfo Which content bundle answered.
 type BundleInfo struct {
@@ -905,19 +558,14 @@ type CatalogForm struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework CatalogFormFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Items The form's item ids, in order.
 	//
 	// A form holds at most 5,000 items, the limit of a request.
 	Items []string `json:"items"`
 }
-
-// CatalogFormFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type CatalogFormFramework string
 
 // CatalogItem One item of the bank.
 type CatalogItem struct {
@@ -927,8 +575,8 @@ type CatalogItem struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework CatalogItemFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Id The item's id, e.g. "L000001".
 	Id string `json:"id"`
@@ -943,17 +591,12 @@ type CatalogItem struct {
 	Strand string `json:"strand"`
 }
 
-// CatalogItemFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type CatalogItemFramework string
-
 // CatalogLink One link table.
 type CatalogLink struct {
 	// Framework The framework of the measures it gives.
 	//
-	// Always lower-case.
-	Framework CatalogLinkFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// LinkId The table's id, the linkId of the scale paths.
 	LinkId string `json:"linkId"`
@@ -964,11 +607,6 @@ type CatalogLink struct {
 	// MinScore The lowest scale score it accepts.
 	MinScore float64 `json:"minScore"`
 }
-
-// CatalogLinkFramework The framework of the measures it gives.
-//
-// Always lower-case.
-type CatalogLinkFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -1124,14 +762,9 @@ type LineErrorStatus int
 type ListFormsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); every framework when absent.
 	//
-	// Any case is accepted; every framework when absent.
-	Framework *ListFormsRequestFramework `json:"framework,omitempty"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
+	Framework *string `json:"framework,omitempty"`
 }
-
-// ListFormsRequestFramework Optional: "lexile" or "quantile" (any case); every framework when absent.
-//
-// Any case is accepted; every framework when absent.
-type ListFormsRequestFramework string
 
 // ListFormsResponse The forms.
 type ListFormsResponse struct {
@@ -1164,8 +797,8 @@ type ListFrameworksResponse struct {
 type ListItemsRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	//
-	// Any case is accepted.
-	Framework ListItemsRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Ids Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
 	//
@@ -1181,11 +814,6 @@ type ListItemsRequest struct {
 	// Strand Optional: only the items of this strand (a strand of the framework).
 	Strand *string `json:"strand,omitempty"`
 }
-
-// ListItemsRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type ListItemsRequestFramework string
 
 // ListItemsResponse A page of the item bank.
 type ListItemsResponse struct {
@@ -1223,14 +851,9 @@ type ListLinksResponse struct {
 type ListStrandsRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	//
-	// Any case is accepted.
-	Framework ListStrandsRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 }
-
-// ListStrandsRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type ListStrandsRequestFramework string
 
 // ListStrandsResponse A framework's strands.
 type ListStrandsResponse struct {
@@ -1242,17 +865,12 @@ type ListStrandsResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework ListStrandsResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands The strand names, in byte order.
 	Strands []string `json:"strands"`
 }
-
-// ListStrandsResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type ListStrandsResponseFramework string
 
 // Measure The measure result of every scoring endpoint without strands.
 type Measure struct {
@@ -1279,8 +897,8 @@ type Measure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework MeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
@@ -1289,11 +907,6 @@ type Measure struct {
 	// Uncertainty Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// MeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type MeasureFramework string
 
 // NextItemRequest defines model for NextItemRequest.
 type NextItemRequest struct {
@@ -1304,7 +917,9 @@ type NextItemRequest struct {
 	Exclude *[]string `json:"exclude,omitempty"`
 
 	// Framework Required: "lexile" or "quantile" (any case); the bank the items come from.
-	Framework NextItemRequestFramework `json:"framework"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
 	Grade *int32 `json:"grade,omitempty"`
@@ -1354,9 +969,6 @@ type NextItemRequest struct {
 	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// NextItemRequestFramework Required: "lexile" or "quantile" (any case); the bank the items come from.
-type NextItemRequestFramework string
-
 // NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
 //
 // Any case is accepted (moy is MOY).
@@ -1375,8 +987,8 @@ type NextItemResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework NextItemResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// ItemsAnswered The number of items sent in the request.
 	ItemsAnswered int32 `json:"itemsAnswered"`
@@ -1390,11 +1002,6 @@ type NextItemResponse struct {
 	// Uncertainty Uncertainty of the ability (posterior SD), rounded.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// NextItemResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type NextItemResponseFramework string
 
 // NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
 type NextItemResponseStopReason string
@@ -1454,7 +1061,9 @@ type ScoreDifficultiesBayesRequest struct {
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Required: "lexile" or "quantile" (any case).
-	Framework ScoreDifficultiesBayesRequestFramework `json:"framework"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1484,9 +1093,6 @@ type ScoreDifficultiesBayesRequest struct {
 	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
-
-// ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
-type ScoreDifficultiesBayesRequestFramework string
 
 // ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
@@ -1525,7 +1131,9 @@ type ScoreItemIdsBayesRequest struct {
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1555,9 +1163,6 @@ type ScoreItemIdsBayesRequest struct {
 	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemIdsBayesRequestFramework string
-
 // ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1566,7 +1171,9 @@ type ScoreItemIdsBayesRequestTimeOfYear string
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
 type ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemIdsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1588,9 +1195,6 @@ type ScoreItemIdsRequest struct {
 	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemIdsRequestFramework string
-
 // ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1606,7 +1210,9 @@ type ScoreItemResultsBayesRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1632,9 +1238,6 @@ type ScoreItemResultsBayesRequest struct {
 	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsBayesRequestFramework string
-
 // ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1650,7 +1253,9 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1674,9 +1279,6 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// ScoreItemResultsBayesStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsBayesStrandsRequestFramework string
-
 // ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1689,7 +1291,9 @@ type ScoreItemResultsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1707,9 +1311,6 @@ type ScoreItemResultsRequest struct {
 	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsRequestFramework string
-
 // ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1722,7 +1323,9 @@ type ScoreItemResultsStrandsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1737,9 +1340,6 @@ type ScoreItemResultsStrandsRequest struct {
 	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
-
-// ScoreItemResultsStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsStrandsRequestFramework string
 
 // ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 //
@@ -1888,8 +1488,8 @@ type StrandsMeasure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework StrandsMeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands One entry per strand of the framework, in the content bundle's order.
 	Strands []Strand `json:"strands"`
@@ -1897,11 +1497,6 @@ type StrandsMeasure struct {
 	// Uncertainty As Measure.uncertainty.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// StrandsMeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type StrandsMeasureFramework string
 
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {

@@ -497,10 +497,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description One entry per strand of the framework, in the content bundle's order. */
             strands: components["schemas"]["BayesStrand"][];
             /**
@@ -526,10 +525,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * @description The form's item ids, in order.
              *
@@ -548,10 +546,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The item's id, e.g. "L000001". */
             id: string;
             /**
@@ -569,10 +566,9 @@ export type components = {
             /**
              * @description The framework of the measures it gives.
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The table's id, the linkId of the scale paths. */
             linkId: string;
             /**
@@ -758,10 +754,9 @@ export type components = {
             /**
              * @description Optional: "lexile" or "quantile" (any case); every framework when absent.
              *
-             *     Any case is accepted; every framework when absent.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
         };
         /** @description The forms. */
         ListFormsResponse: {
@@ -786,10 +781,9 @@ export type components = {
             /**
              * @description Required: "lexile" or "quantile" (any case).
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * @description Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
              *
@@ -836,10 +830,9 @@ export type components = {
             /**
              * @description Required: "lexile" or "quantile" (any case).
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
         };
         /** @description A framework's strands. */
         ListStrandsResponse: {
@@ -849,10 +842,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The strand names, in byte order. */
             strands: string[];
         };
@@ -880,10 +872,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
@@ -906,9 +897,10 @@ export type components = {
             exclude?: string[];
             /**
              * @description Required: "lexile" or "quantile" (any case); the bank the items come from.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
@@ -987,10 +979,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description The number of items sent in the request.
@@ -1066,9 +1057,10 @@ export type components = {
             elapsedDays: number;
             /**
              * @description Required: "lexile" or "quantile" (any case).
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1142,9 +1134,10 @@ export type components = {
             elapsedDays: number;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1187,9 +1180,10 @@ export type components = {
         ScoreItemIdsRequest: {
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1230,9 +1224,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1279,9 +1274,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Required. Grade level, 0 (Kindergarten) to 12.
@@ -1321,9 +1317,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1353,9 +1350,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Required. Grade level, 0 (Kindergarten) to 12.
@@ -1508,10 +1506,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description One entry per strand of the framework, in the content bundle's order. */
             strands: components["schemas"]["Strand"][];
             /**
