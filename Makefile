@@ -52,9 +52,9 @@ build: ## Build bin/scoring, bin/forecast and bin/yardstick-batch (version from 
 	go build -v -trimpath -o bin/yardstick-batch github.com/yardstick-dev/yardstick/cmd/yardstick-batch
 
 .PHONY: run
-run: build ## Run both services in dev mode on the embedded demo content; prints dev credentials.
+run: build ## Run both services in dev mode on the embedded demo content (CONTENT=DIR: on that bundle); prints dev credentials.
 	@# make's pid: run-dev.sh stops everything when make dies (even by kill -9) or is signalled alone.
-	@RUN_DEV_PARENT=$$PPID scripts/run-dev.sh
+	@RUN_DEV_PARENT=$$PPID CONTENT="$(CONTENT)" scripts/run-dev.sh
 
 .PHONY: test
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
@@ -207,14 +207,17 @@ soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a
 	go run ./bench/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
 
 .PHONY: docs
-docs: ## Rewrite docs/examples.md (and docs/plan.svg) from the running services.
+docs: ## Rewrite docs/examples.md (and docs/plan.svg) from the running services, and docs/content.md's worked example.
 	scripts/examples.sh docs/examples.md
+	scripts/content-example.sh docs/content.md
 
 .PHONY: check-docs
-check-docs: ## Fail if docs/examples.md (or the plan chart drawn from it, docs/plan.svg) no longer matches what the services answer.
+check-docs: ## Fail if docs/examples.md (or the plan chart drawn from it, docs/plan.svg) no longer matches what the services answer, or docs/content.md's worked example what the commands print.
 	@mkdir -p bin/check-docs && scripts/examples.sh bin/check-docs/examples.md >/dev/null
 	@diff -u docs/examples.md bin/check-docs/examples.md || { echo "docs/examples.md is stale: run 'make docs' and commit" >&2; exit 1; }
 	@diff -u docs/plan.svg bin/check-docs/plan.svg || { echo "docs/plan.svg is stale: run 'make docs' and commit" >&2; exit 1; }
+	@scripts/content-example.sh bin/check-docs/content.md >/dev/null
+	@diff -u docs/content.md bin/check-docs/content.md || { echo "docs/content.md's worked example is stale: run 'make docs' and commit" >&2; exit 1; }
 
 .PHONY: check-links
 check-links: ## Fail if a relative link or #anchor in the repository's Markdown does not resolve.

@@ -2,6 +2,8 @@
 # Starts both services in dev mode on the embedded demonstration content, prints the demo
 # credentials and a curl that works, and stops both on Ctrl-C. Used by `make run` (which builds
 # bin/scoring and bin/forecast first).
+# CONTENT=DIR serves the content bundle in DIR instead (YARDSTICK_CONTENT_DIR of both services;
+# docs/content.md); the banner then names the bundle and its hash.
 #
 # Ports: SCORING_HTTP, SCORING_GRPC, FORECAST_HTTP, FORECAST_GRPC (host:port; defaults 127.0.0.1 and
 # 8080, 9090, 8081, 9091). A busy port stops the start, naming the process that holds it.
@@ -24,6 +26,13 @@ FORECAST_HTTP=${FORECAST_HTTP:-127.0.0.1:8081}
 FORECAST_GRPC=${FORECAST_GRPC:-127.0.0.1:9091}
 parent=${RUN_DEV_PARENT:-$PPID}
 export YARDSTICK_DEV=true YARDSTICK_LOG_FORMAT=text YARDSTICK_SHUTDOWN_GRACE=5s
+
+CONTENT=${CONTENT:-}
+if [[ -n $CONTENT ]]; then
+	[[ -d $CONTENT ]] || { echo "run-dev: CONTENT=$CONTENT is not a directory (a content bundle: docs/content.md)" >&2; exit 1; }
+	CONTENT=$(cd "$CONTENT" && pwd)
+	export YARDSTICK_CONTENT_DIR=$CONTENT
+fi
 
 for bin in bin/scoring bin/forecast; do
 	[[ -x $bin ]] || { echo "run-dev: $bin is missing: run 'make run' (it builds first)" >&2; exit 1; }
@@ -87,9 +96,19 @@ ready() {
 ready "${pids[0]}" scoring "$SCORING_HTTP" "$SCORING_GRPC"
 ready "${pids[1]}" forecast "$FORECAST_HTTP" "$FORECAST_GRPC"
 
+content="the embedded demonstration content"
+try='{"items":[{"id":"L000100","result":1},{"id":"L000200","result":0},{"id":"L000300","result":1}]}'
+try_path=/api/score/items/idsWithResults/standard
+if [[ -n $CONTENT ]]; then
+	# The hash the services loaded (yardstick_reload_info), as the catalog and yardstick-content name it.
+	hash=$(curl -fsS "http://$SCORING_HTTP/metrics" | sed -nE 's/^yardstick_reload_info\{.*hash="([0-9a-f]+)".*source="content".*/\1/p' | head -1)
+	content="the content bundle $CONTENT (hash ${hash:-unknown})"
+	try='{}' try_path=/api/content/forms
+fi
+
 cat <<MSG
 
-  Yardstick is running in DEV MODE on the embedded demonstration content.
+  Yardstick is running in DEV MODE on $content.
     scoring : http://$SCORING_HTTP   (gRPC $SCORING_GRPC)
     forecast: http://$FORECAST_HTTP   (gRPC $FORECAST_GRPC)
   Dev credentials: clientId=demo  clientSecret=demo-secret
@@ -97,9 +116,9 @@ cat <<MSG
   Try:
     TOKEN=\$(curl -s -X POST http://$SCORING_HTTP/authToken -H 'Content-Type: application/json' \\
       -d '{"clientId":"demo","clientSecret":"demo-secret"}' | sed -E 's/.*"accessToken":"([^"]+)".*/\1/')
-    curl -s -X POST http://$SCORING_HTTP/api/score/items/idsWithResults/standard \\
+    curl -s -X POST http://$SCORING_HTTP$try_path \\
       -H "Authorization: Bearer \$TOKEN" -H 'Content-Type: application/json' \\
-      -d '{"items":[{"id":"L000100","result":1},{"id":"L000200","result":0},{"id":"L000300","result":1}]}'
+      -d '$try'
 
   Every endpoint: docs/examples.md (the forecast service on $FORECAST_HTTP needs its own token).
   Ctrl-C stops both.

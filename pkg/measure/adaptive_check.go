@@ -241,6 +241,23 @@ func (bk *Bank) checkStop(s *session, st *StopRules, bad func(field, format stri
 	return ok
 }
 
+// p0 refuses what needs the framework's norm curve when it has none: a grade's prior, a prior
+// grown over elapsed days.
+func needsCurve(fw *Framework, req *AdaptiveRequest, days *float64, bad func(field, format string, args ...any)) bool {
+	if fw.HasNormCurve() {
+		return true
+	}
+	switch {
+	case req.PriorAbility == nil && req.Grade != nil:
+		bad("grade", "the bundle has no norm curve for framework %q, so a grade cannot choose the prior (send a prior, or neither)", fw.Name)
+		return false
+	case req.PriorAbility != nil && days != nil && *days > 0:
+		bad("elapsedDays", "the bundle has no norm curve for framework %q, so a prior cannot be moved forward (send 0)", fw.Name)
+		return false
+	}
+	return true
+}
+
 // prior is the session's prior (§11): the request's own grown over elapsedDays, else the norm
 // curve at the grade and time of year, else the median difficulty of the pool or the bank; the
 // last two with the population SD.
@@ -293,6 +310,9 @@ func (bk *Bank) prior(req *AdaptiveRequest, pool []int32, bad func(field, format
 		if !CheckPrior(bad, "", a, u, days) {
 			ok = false
 		}
+	}
+	if !needsCurve(fw, req, days, bad) {
+		ok = false
 	}
 	if !ok {
 		return Normal{}, false

@@ -53,6 +53,7 @@ func TimeOfYear(s string) (canonical string, ok bool) {
 // strand benchmarks, and norms where the bundle has them. It is immutable and safe for concurrent use.
 type Bundle struct {
 	frameworks map[string]*Framework
+	order      []string // framework names in the order of frameworks.csv's rows
 	items      map[string]Item
 	links      map[string]*Link
 	forms      map[string]Form
@@ -68,7 +69,7 @@ type benchKey struct {
 	time      string
 }
 
-// Framework returns the named framework ("lexile", "quantile"). Treat it as read-only.
+// Framework returns the named framework. Treat it as read-only.
 func (b *Bundle) Framework(name string) (*Framework, bool) {
 	f, ok := b.frameworks[name]
 	return f, ok
@@ -125,7 +126,7 @@ func (b *Bundle) Stats() BundleStats {
 	return s
 }
 
-// String is a one-line summary, e.g. "lexile: 2000 items, 5 strands; quantile: …; 4 links, 4 forms".
+// String is a one-line summary, e.g. "read: 2000 items, 5 strands; math: …; 4 links, 4 forms".
 func (s BundleStats) String() string {
 	var sb strings.Builder
 	for _, name := range s.Frameworks {

@@ -15,7 +15,7 @@ const DefaultStrand = "all"
 // BankJob asks CalibrateBank for new bank items from response data.
 type BankJob struct {
 	Responses *Responses
-	Framework string  // framework of the new items: "lexile", "quantile"
+	Framework string  // framework of the new items, one of Base's
 	Base      *Bundle // the bundle the items join: the anchor bundle, or Demo()
 	// Anchored: the items of the data that Base already holds (of Framework) are anchors and fix
 	// the shift by mean-mean linking. Otherwise Mean is the calibrated items' mean difficulty.

@@ -61,9 +61,9 @@ func (c *normCurve) fit(medians []float64) error {
 		}
 	}
 	// Beyond the ends the curve follows the end segment's secant, not PCHIP's end derivative:
-	// the end derivative reflects how the curve bends inside its last year (1.5Q a year at the
-	// quantile top, whose last segment rises 35Q), so extending it made a student just below the
-	// top median outgrow one just above it. The secant is positive because the medians increase,
+	// the end derivative reflects how the curve bends inside its last year (1.5 units a year at
+	// the demo math scale's top, whose last segment rises 35), so extending it made a student just
+	// below the top median outgrow one just above it. The secant is positive because the medians increase,
 	// so the continuation is always invertible, and at() and inverse() use the same line.
 	c.loSlope = (y[1] - y[0]) / (t[1] - t[0])
 	c.hiSlope = (y[n-1] - y[n-2]) / (t[n-1] - t[n-2])

@@ -29,7 +29,7 @@
 // with the raw score in points (Test.Correct, Answer.Score, Response.Score). A dichotomous item is
 // the one-step case, and a test without partial credit items runs the dichotomous code unchanged.
 //
-// Units: every value crossing the API is in measure units (lexile, quantile); the estimators work
+// Units: every value crossing the API is in measure units (the framework's scale); the estimators work
 // in logits internally (θ/s) and convert at the edges.
 //
 // Sufficiency: under the Rasch model (and the partial credit model, with r the total of points)

@@ -17,11 +17,13 @@ const Grades = 13
 // by hand must be passed to Prepare before use (an unprepared one still answers correctly, but
 // recomputes its precomputations on every call).
 type Framework struct {
-	Name, Label, NegativePrefix   string    // "lexile", "L", "BR"
+	Name, Label, NegativePrefix   string    // the bundle's name, the display's unit label and prefix for values below 0
+	Subject                       string    // forecast paths that serve it: "reading", "math" or "" (none)
+	IDPrefixes                    []string  // when set, ids of the item-ids Bayes path start with one of these
 	UnitsPerLogit, SuccessAtMatch float64   // s, m
 	DisplayMin, DisplayMax        float64   // bottom and top display caps
 	GradeMax                      []float64 // top display cap by grade 0..12
-	Norm                          []float64 // norm-curve median by grade 0..12 at t = grade + 0.5 years
+	Norm                          []float64 // norm-curve median by grade 0..12 at t = grade + 0.5 years; nil: no norm curve
 	GrowthSD, PopulationSD        float64   // g (units per year^½) and P (units)
 	ExtremeAdjust                 float64   // r' = adjust or n - adjust for zero and perfect scores
 	StrandSpread                  float64   // SD of a strand's prior around the overall ability
@@ -32,9 +34,10 @@ type Framework struct {
 
 // prepared holds what every call would otherwise recompute.
 type prepared struct {
-	s, invS float64 // units per logit and its inverse
-	lambda  float64 // ln(m / (1 - m))
-	curve   normCurve
+	s, invS  float64 // units per logit and its inverse
+	lambda   float64 // ln(m / (1 - m))
+	curve    normCurve
+	hasCurve bool
 }
 
 // Prepare validates the framework's parameters and precomputes the norm curve. It must be called
@@ -95,21 +98,40 @@ func (f *Framework) build() (*prepared, error) {
 		}
 	}
 	var curve normCurve
-	if len(f.Norm) != Grades {
-		bad("%d norm-curve medians; want %d (K-12)", len(f.Norm), Grades)
-	} else if err := curve.fit(f.Norm); err != nil {
-		bad("norm curve: %w", err)
+	switch {
+	case len(f.Norm) == 0: // no norm curve: growth, forecasts and grade priors are not available
+	case len(f.Norm) != Grades:
+		bad("%d norm-curve medians; want %d (K-12) or none", len(f.Norm), Grades)
+	default:
+		if err := curve.fit(f.Norm); err != nil {
+			bad("norm curve: %w", err)
+		}
+	}
+	if f.Subject != "" && f.Subject != SubjectReading && f.Subject != SubjectMath {
+		bad("subject %q is not %q, %q or empty", f.Subject, SubjectReading, SubjectMath)
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("framework %q: %w", f.Name, errors.Join(errs...))
 	}
 	return &prepared{
-		s:      f.UnitsPerLogit,
-		invS:   1 / f.UnitsPerLogit,
-		lambda: math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch)),
-		curve:  curve,
+		s:        f.UnitsPerLogit,
+		invS:     1 / f.UnitsPerLogit,
+		lambda:   math.Log(f.SuccessAtMatch / (1 - f.SuccessAtMatch)),
+		curve:    curve,
+		hasCurve: len(f.Norm) > 0,
 	}, nil
 }
+
+// Subjects of the forecast paths: a framework with subject reading answers /api/forecast/reading…,
+// one with math /api/forecast/math…; a bundle has at most one framework a subject.
+const (
+	SubjectReading = "reading"
+	SubjectMath    = "math"
+)
+
+// HasNormCurve reports whether the framework has a norm curve (grades.csv rows), which growing a
+// prior over elapsed days, forecasts, plans and grade-based priors need.
+func (f *Framework) HasNormCurve() bool { return len(f.Norm) > 0 }
 
 // Probability is the scale model of §1: the chance that a student at ability answers an item of
 // difficulty correctly (both in measure units). It is NaN only for a framework whose parameters

@@ -8,7 +8,7 @@ const daysPerYear = 365.25
 // Expected is §4's expected measure after elapsedDays for a student now at ability: the student
 // follows the norm curve shifted in time, t0 = N⁻¹(ability), so
 // expected = ability + N(t0 + days/365.25) − N(t0). Growth is never negative; a negative or NaN
-// elapsedDays counts as 0.
+// elapsedDays counts as 0, and so does any without a norm curve (HasNormCurve).
 func (f *Framework) Expected(ability, elapsedDays float64) float64 {
 	p, err := f.prepared()
 	if err != nil || !(elapsedDays > 0) {
@@ -18,8 +18,8 @@ func (f *Framework) Expected(ability, elapsedDays float64) float64 {
 }
 
 func (p *prepared) expected(ability, days float64) float64 {
-	if !(days > 0) || !finite(ability) {
-		return ability
+	if !(days > 0) || !finite(ability) || !p.hasCurve {
+		return ability // no curve: no growth (services refuse elapsed days without one)
 	}
 	t0 := p.curve.inverse(ability)
 	growth := p.curve.at(t0+days/daysPerYear) - p.curve.at(t0)

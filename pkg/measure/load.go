@@ -25,19 +25,23 @@ var (
 	normsHeader      = []string{"framework", "grade", "time_of_year", "percentile", "measure"}
 )
 
-// itemsOptional are the optional last columns of items.csv: a polytomous item's steps.
-var itemsOptional = []string{"steps"}
+// The optional last columns of a file (any of them, in this order): items.csv's steps of a
+// polytomous item; frameworks.csv's forecast subject and the item-ids Bayes path's id prefixes.
+var (
+	itemsOptional      = []string{"steps"}
+	frameworksOptional = []string{"subject", "id_prefixes"}
+)
 
 var bundleFiles = map[string]struct {
 	header   []string
 	required bool
 	optional []string // columns the header may end with
 }{
-	"frameworks.csv":  {frameworksHeader, true, nil},
-	"grades.csv":      {gradesHeader, true, nil},
+	"frameworks.csv":  {frameworksHeader, true, frameworksOptional},
+	"grades.csv":      {gradesHeader, false, nil},
 	"strands.csv":     {strandsHeader, true, nil},
 	"items.csv":       {itemsHeader, true, itemsOptional},
-	"benchmarks.csv":  {benchmarksHeader, true, nil},
+	"benchmarks.csv":  {benchmarksHeader, false, nil},
 	"links.csv":       {linksHeader, false, nil},
 	"link_points.csv": {linkPointsHeader, false, nil},
 	"forms.csv":       {formsHeader, false, nil},
@@ -95,9 +99,26 @@ func readsFile(e fs.DirEntry) (reads, known bool) {
 	return true, known
 }
 
+// CheckDir loads the bundle in dir exactly as LoadDir does, and returns it or every problem
+// found (not at most 50), each as "file:line: reason" (or "file: reason").
+func CheckDir(dir string) (*Bundle, []string) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("%s: %v", dir, err)}
+	}
+	b, err := loadBundleWith(entries, dirReader(dir), problems{all: true})
+	if err != nil {
+		return nil, strings.Split(err.Error(), "\n")
+	}
+	return b, nil
+}
+
 // loadBundle loads the bundle of a directory that lists entries, reading each file with read.
 func loadBundle(entries []fs.DirEntry, read func(name string) ([]byte, error)) (*Bundle, error) {
-	var p problems
+	return loadBundleWith(entries, read, problems{})
+}
+
+func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error), p problems) (*Bundle, error) {
 	tables := map[string][]row{}
 	for _, e := range entries {
 		name := e.Name()
@@ -186,10 +207,21 @@ func (l *loader) frameworks(rows, grades []row) {
 			l.p.at(r, "duplicate framework %q (first at line %d)", name, first.line)
 			continue
 		}
+		if name != strings.ToLower(name) {
+			// Requests name frameworks in any case and answers in lower case.
+			l.p.at(r, "framework name %q is not lower case", name)
+		}
 		l.fwLine[name] = r
 		f := &Framework{Name: name, Label: r.fields["label"], NegativePrefix: r.fields["negative_prefix"],
-			GradeMax: make([]float64, Grades), Norm: make([]float64, Grades)}
-		parsed := true
+			Subject: r.fields["subject"], GradeMax: make([]float64, Grades), Norm: make([]float64, Grades)}
+		parsed := l.subject(r, f)
+		if v := r.fields["id_prefixes"]; v != "" {
+			f.IDPrefixes = strings.Split(v, ";")
+			if slices.Contains(f.IDPrefixes, "") {
+				l.p.at(r, "id_prefixes %q holds an empty prefix (prefixes are separated by ;)", v)
+				parsed = false
+			}
+		}
 		for _, c := range []struct {
 			col string
 			dst *float64
@@ -207,6 +239,7 @@ func (l *loader) frameworks(rows, grades []row) {
 			l.broken[name] = true
 		}
 		l.b.frameworks[name] = f
+		l.b.order = append(l.b.order, name)
 		l.strands[name] = map[string]bool{}
 	}
 	seen := map[benchKey]row{}
@@ -226,24 +259,18 @@ func (l *loader) frameworks(rows, grades []row) {
 		seen[k] = r
 		f.Norm[g], f.GradeMax[g] = norm, top
 	}
+	if len(rows) == 0 {
+		l.p.add("frameworks.csv", 0, "no framework; a bundle has at least one")
+	}
 	for _, name := range sortedKeys(l.b.frameworks) {
 		f := l.b.frameworks[name]
-		complete := true
-		for g := 0; g < Grades; g++ {
-			if _, ok := seen[benchKey{framework: name, grade: g}]; !ok {
-				l.p.add("grades.csv", 0, "%s grade %d missing", name, g)
-				complete = false
-			} else if g > 0 && complete && f.Norm[g] <= f.Norm[g-1] {
-				l.p.at(seen[benchKey{framework: name, grade: g}], "%s norm %v at grade %d is not above %v at grade %d; the norm curve must increase",
-					name, f.Norm[g], g, f.Norm[g-1], g-1)
-				complete = false
-			}
-		}
-		if !complete || l.broken[name] {
+		if !l.normCurve(f, seen) || l.broken[name] {
 			continue
 		}
 		if err := f.Prepare(); err != nil {
-			l.p.at(l.fwLine[name], "%v", err)
+			for _, line := range strings.Split(err.Error(), "\n") { // each problem at its line
+				l.p.at(l.fwLine[name], "%s", line)
+			}
 		}
 	}
 }
@@ -458,11 +485,18 @@ func (l *loader) benchmarkTable(rows []row) {
 		seen[k] = r.line
 		l.b.benchmarks[k] = Benchmark{Lower: lo, Upper: hi}
 	}
+	has := map[string]bool{}
+	for k := range seen {
+		has[k.framework] = true
+	}
 	for _, name := range sortedKeys(l.b.frameworks) {
+		if !has[name] {
+			continue // no strand benchmarks: the strand paths answer 400 for this framework
+		}
 		for g := 0; g < Grades; g++ {
 			for _, tod := range timesOfYear {
 				if _, ok := seen[benchKey{name, g, tod}]; !ok {
-					l.p.add("benchmarks.csv", 0, "%s grade %d %s missing", name, g, tod)
+					l.p.add("benchmarks.csv", 0, "%s grade %d %s missing (a framework has every grade and time of year or none)", name, g, tod)
 				}
 			}
 		}

@@ -83,20 +83,20 @@ func TestLoadRejectsBadContent(t *testing.T) {
 		{"unknown file", func(m fstest.MapFS) { m["item.csv"] = &fstest.MapFile{Data: []byte("id\n")} },
 			`item.csv: unknown bundle file; want one of benchmarks.csv, forms.csv, frameworks.csv, grades.csv, items.csv, link_points.csv, links.csv, norms.csv, strands.csv`},
 		{"framework parameter out of range", func(m fstest.MapFS) {
-			setLine(m, "frameworks.csv", 3, "lexile,L,BR,180,0.75,-400,1825,75,300,0.7,100")
-		}, `frameworks.csv:3: framework "lexile": extremeAdjust 0.7 is outside (0, 0.5)`},
+			setLine(m, "frameworks.csv", 4, "lexile,L,BR,180,0.75,-400,1825,75,300,0.7,100")
+		}, `frameworks.csv:4: framework "lexile": extremeAdjust 0.7 is outside (0, 0.5)`},
 		{"framework parameter not a number", func(m fstest.MapFS) {
-			setLine(m, "frameworks.csv", 3, "lexile,L,BR,many,0.75,-400,1825,75,300,0.3,100")
-		}, `frameworks.csv:3: units_per_logit "many" is not a number`},
+			setLine(m, "frameworks.csv", 4, "lexile,L,BR,many,0.75,-400,1825,75,300,0.3,100")
+		}, `frameworks.csv:4: units_per_logit "many" is not a number`},
 		{"duplicate framework", func(m fstest.MapFS) {
-			setLine(m, "frameworks.csv", 4, "lexile,Q,EM,180,0.5,-400,1650,75,300,0.3,100")
-		}, `frameworks.csv:4: duplicate framework "lexile" (first at line 3)`},
+			setLine(m, "frameworks.csv", 4, "quantile,Q,EM,180,0.5,-400,1650,75,300,0.3,100")
+		}, `frameworks.csv:4: duplicate framework "quantile" (first at line 3)`},
 		{"norm curve not increasing", func(m fstest.MapFS) { setLine(m, "grades.csv", 14, "lexile,11,1095,1800") },
 			`grades.csv:15: lexile norm 1090 at grade 12 is not above 1095 at grade 11; the norm curve must increase`},
 		{"grade out of range", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "lexile,13,1090,1825") },
 			`grades.csv:15: grade "13" is not a grade 0-12`},
 		{"grade missing", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "") },
-			`grades.csv: lexile grade 12 missing`},
+			`grades.csv: lexile grade 12 missing (a framework has all 13 grades 0-12 or none)`},
 		{"duplicate grade", func(m fstest.MapFS) { setLine(m, "grades.csv", 15, "lexile,11,1090,1825") },
 			`grades.csv:15: duplicate lexile grade 11 (first at line 14)`},
 		{"duplicate strand", func(m fstest.MapFS) { setLine(m, "strands.csv", 4, "lexile,Vocabulary") },
@@ -134,7 +134,7 @@ func TestLoadRejectsBadContent(t *testing.T) {
 		{"benchmark time of year", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "lexile,0,NOY,-250,130") },
 			`benchmarks.csv:4: time_of_year "NOY" is not BOY, MOY or EOY`},
 		{"benchmark missing", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "") },
-			`benchmarks.csv: lexile grade 0 MOY missing`},
+			`benchmarks.csv: lexile grade 0 MOY missing (a framework has every grade and time of year or none)`},
 		{"benchmark duplicate", func(m fstest.MapFS) { setLine(m, "benchmarks.csv", 4, "lexile,0,BOY,-250,130") },
 			`benchmarks.csv:4: duplicate benchmark lexile grade 0 BOY (first at line 3)`},
 		{"norms percentile 0", func(m fstest.MapFS) { setLine(m, "norms.csv", 3, "lexile,0,BOY,0,-858") },

@@ -72,6 +72,9 @@ func DefaultPlanDays(grade int, timeOfYear string) int {
 // agree bit for bit. p(d) need not be monotone in d (σ grows with d), so the reach is found by
 // looking at every whole day, not by bisection.
 func (f *Framework) Plan(req PlanRequest) (Plan, error) {
+	if !f.HasNormCurve() {
+		return Plan{}, fmt.Errorf("framework %q has no norm curve: a plan follows it", f.Name)
+	}
 	t0, ok := schoolYears(req.Grade, req.TimeOfYear)
 	if !ok {
 		return Plan{}, fmt.Errorf("time of year %q: want BOY, MOY or EOY", req.TimeOfYear)

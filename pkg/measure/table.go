@@ -19,7 +19,10 @@ type row struct {
 }
 
 // problems collects every content error found, each as "file:line: reason".
-type problems struct{ errs []error }
+type problems struct {
+	errs []error
+	all  bool // report every problem, not at most maxProblems (yardstick-content check)
+}
 
 // maxProblems caps the list: a wholly broken file should not produce a million-line error.
 const maxProblems = 50
@@ -44,7 +47,7 @@ func (p *problems) err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	if len(p.errs) > maxProblems {
+	if len(p.errs) > maxProblems && !p.all {
 		more := len(p.errs) - maxProblems
 		p.errs = append(p.errs[:maxProblems], fmt.Errorf("... and %d more problems", more))
 	}
@@ -58,10 +61,11 @@ func readTable(p *problems, file string, data []byte, header []string) []row {
 	return readTableWith(p, file, data, header, nil)
 }
 
-// readTableWith is readTable for a file whose header may also end with the optional columns
-// (all of them, in order). Under such a header a row may leave out optional columns at its end
-// (a row written for the shorter header still reads); a field left out, or of an optional column
-// the header does not have, is "".
+// readTableWith is readTable for a file whose header may also end with optional columns: any
+// of them, each once, in the order listed (a bundle written before a column existed still
+// reads). Under such a header a row may leave out optional columns at its end (a row written for
+// the shorter header still reads); a field left out, or of an optional column the header lacks,
+// reads as "".
 func readTableWith(p *problems, file string, data []byte, header, optional []string) []row {
 	least := len(header)
 	r := csv.NewReader(strings.NewReader(string(data)))
@@ -78,13 +82,13 @@ func readTableWith(p *problems, file string, data []byte, header, optional []str
 		return nil
 	}
 	line, _ := r.FieldPos(0)
-	all := append(slices.Clip(header), optional...)
-	switch got := strings.Join(trimAll(head), ","); {
-	case got == strings.Join(header, ","):
-	case len(optional) > 0 && got == strings.Join(all, ","):
-		header = all
+	got, ok := headerWith(trimAll(head), header, optional)
+	switch {
+	case ok:
+		header = got
 	case len(optional) > 0:
-		p.add(file, line, "header %q; want %q (the last %d optional)", strings.Join(head, ","), strings.Join(all, ","), len(optional))
+		p.add(file, line, "header %q; want %q (the last %d optional)", strings.Join(head, ","),
+			strings.Join(append(slices.Clip(header), optional...), ","), len(optional))
 		return nil
 	default:
 		p.add(file, line, "header %q; want %q", strings.Join(head, ","), strings.Join(header, ","))
@@ -124,6 +128,22 @@ func readTableWith(p *problems, file string, data []byte, header, optional []str
 		}
 		rows = append(rows, row{file: file, line: line, fields: fields})
 	}
+}
+
+// headerWith matches a file's header: the required columns, then a subsequence of optional.
+func headerWith(head, header, optional []string) ([]string, bool) {
+	if len(head) < len(header) || !slices.Equal(head[:len(header)], header) {
+		return nil, false
+	}
+	next := 0
+	for _, col := range head[len(header):] {
+		k := slices.Index(optional[next:], col)
+		if k < 0 {
+			return nil, false
+		}
+		next += k + 1
+	}
+	return head, true
 }
 
 func csvReason(err error) string {

@@ -16,42 +16,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for ComprehensionRequestFramework.
-const (
-	ComprehensionRequestFrameworkLexile   ComprehensionRequestFramework = "lexile"
-	ComprehensionRequestFrameworkQuantile ComprehensionRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ComprehensionRequestFramework enum.
-func (e ComprehensionRequestFramework) Valid() bool {
-	switch e {
-	case ComprehensionRequestFrameworkLexile:
-		return true
-	case ComprehensionRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ComprehensionResponseFramework.
-const (
-	ComprehensionResponseFrameworkLexile   ComprehensionResponseFramework = "lexile"
-	ComprehensionResponseFrameworkQuantile ComprehensionResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ComprehensionResponseFramework enum.
-func (e ComprehensionResponseFramework) Valid() bool {
-	switch e {
-	case ComprehensionResponseFrameworkLexile:
-		return true
-	case ComprehensionResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -85,24 +49,6 @@ func (e ErrorExceptionType) Valid() bool {
 	case ErrorExceptionTypeUnsupportedMediaType:
 		return true
 	case ErrorExceptionTypeValidationError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ForecastFramework.
-const (
-	ForecastFrameworkLexile   ForecastFramework = "lexile"
-	ForecastFrameworkQuantile ForecastFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ForecastFramework enum.
-func (e ForecastFramework) Valid() bool {
-	switch e {
-	case ForecastFrameworkLexile:
-		return true
-	case ForecastFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -145,24 +91,6 @@ func (e GroupForecastRequestTimeOfYear) Valid() bool {
 	case GroupForecastRequestTimeOfYearEOY:
 		return true
 	case GroupForecastRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GroupForecastResponseFramework.
-const (
-	GroupForecastResponseFrameworkLexile   GroupForecastResponseFramework = "lexile"
-	GroupForecastResponseFrameworkQuantile GroupForecastResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the GroupForecastResponseFramework enum.
-func (e GroupForecastResponseFramework) Valid() bool {
-	switch e {
-	case GroupForecastResponseFrameworkLexile:
-		return true
-	case GroupForecastResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -271,24 +199,6 @@ func (e PlanPointTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for PlanRequestFramework.
-const (
-	PlanRequestFrameworkLexile   PlanRequestFramework = "lexile"
-	PlanRequestFrameworkQuantile PlanRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the PlanRequestFramework enum.
-func (e PlanRequestFramework) Valid() bool {
-	switch e {
-	case PlanRequestFrameworkLexile:
-		return true
-	case PlanRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PlanRequestTimeOfYear.
 const (
 	PlanRequestTimeOfYearBOY PlanRequestTimeOfYear = "BOY"
@@ -304,24 +214,6 @@ func (e PlanRequestTimeOfYear) Valid() bool {
 	case PlanRequestTimeOfYearEOY:
 		return true
 	case PlanRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PlanResponseFramework.
-const (
-	PlanResponseFrameworkLexile   PlanResponseFramework = "lexile"
-	PlanResponseFrameworkQuantile PlanResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the PlanResponseFramework enum.
-func (e PlanResponseFramework) Valid() bool {
-	switch e {
-	case PlanResponseFrameworkLexile:
-		return true
-	case PlanResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -391,8 +283,8 @@ type BatchSummary struct {
 type ComprehensionRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	//
-	// Any case is accepted.
-	Framework ComprehensionRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// ReaderAbility Required. The reader's (student's) measure, -10,000 to 10,000.
 	ReaderAbility float64 `json:"readerAbility"`
@@ -403,11 +295,6 @@ type ComprehensionRequest struct {
 	TextMeasures []float64 `json:"textMeasures"`
 }
 
-// ComprehensionRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type ComprehensionRequestFramework string
-
 // ComprehensionResponse The expected comprehension (success) rate of the reader on each text.
 type ComprehensionResponse struct {
 	// ApiVersion Build version of the service.
@@ -415,18 +302,13 @@ type ComprehensionResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework ComprehensionResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Rates One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
 	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
 	Rates []float64 `json:"rates"`
 }
-
-// ComprehensionResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type ComprehensionResponseFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -477,8 +359,8 @@ type Forecast struct {
 
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
-	// Always lower-case.
-	Framework ForecastFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
@@ -491,11 +373,6 @@ type Forecast struct {
 	// Uncertainty Standard deviation of the forecast distribution, not rounded.
 	Uncertainty float64 `json:"uncertainty"`
 }
-
-// ForecastFramework "lexile" (reading) or "quantile" (math).
-//
-// Always lower-case.
-type ForecastFramework string
 
 // ForecastRequest defines model for ForecastRequest.
 type ForecastRequest struct {
@@ -599,14 +476,9 @@ type GroupForecastResponse struct {
 
 	// Framework "lexile" (reading) or "quantile" (math).
 	//
-	// Always lower-case.
-	Framework GroupForecastResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 }
-
-// GroupForecastResponseFramework "lexile" (reading) or "quantile" (math).
-//
-// Always lower-case.
-type GroupForecastResponseFramework string
 
 // GroupForecasts The students' forecasts and the group's aggregate.
 type GroupForecasts struct {
@@ -750,8 +622,8 @@ type PlanReach struct {
 type PlanRequest struct {
 	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
 	//
-	// Any case is accepted.
-	Framework PlanRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -782,11 +654,6 @@ type PlanRequest struct {
 	TimeOfYear PlanRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// PlanRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
-//
-// Any case is accepted.
-type PlanRequestFramework string
-
 // PlanRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
 //
 // Any case is accepted.
@@ -799,8 +666,8 @@ type PlanResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework PlanResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Reach The first day a plan's target is reached.
 	Reach *PlanReach `json:"reach,omitempty"`
@@ -808,11 +675,6 @@ type PlanResponse struct {
 	// Trajectory One point at every later MOY and EOY up to the horizon, in time order.
 	Trajectory []PlanPoint `json:"trajectory"`
 }
-
-// PlanResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type PlanResponseFramework string
 
 // StudentData One student of a group forecast. On the JSON front an entry may also be a 3-number array
 // [priorAbility, priorUncertainty, elapsedDays].

@@ -16,78 +16,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for BayesStrandsMeasureFramework.
-const (
-	BayesStrandsMeasureFrameworkLexile   BayesStrandsMeasureFramework = "lexile"
-	BayesStrandsMeasureFrameworkQuantile BayesStrandsMeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the BayesStrandsMeasureFramework enum.
-func (e BayesStrandsMeasureFramework) Valid() bool {
-	switch e {
-	case BayesStrandsMeasureFrameworkLexile:
-		return true
-	case BayesStrandsMeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogFormFramework.
-const (
-	CatalogFormFrameworkLexile   CatalogFormFramework = "lexile"
-	CatalogFormFrameworkQuantile CatalogFormFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogFormFramework enum.
-func (e CatalogFormFramework) Valid() bool {
-	switch e {
-	case CatalogFormFrameworkLexile:
-		return true
-	case CatalogFormFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogItemFramework.
-const (
-	CatalogItemFrameworkLexile   CatalogItemFramework = "lexile"
-	CatalogItemFrameworkQuantile CatalogItemFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogItemFramework enum.
-func (e CatalogItemFramework) Valid() bool {
-	switch e {
-	case CatalogItemFrameworkLexile:
-		return true
-	case CatalogItemFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for CatalogLinkFramework.
-const (
-	CatalogLinkFrameworkLexile   CatalogLinkFramework = "lexile"
-	CatalogLinkFrameworkQuantile CatalogLinkFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the CatalogLinkFramework enum.
-func (e CatalogLinkFramework) Valid() bool {
-	switch e {
-	case CatalogLinkFrameworkLexile:
-		return true
-	case CatalogLinkFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -127,6 +55,27 @@ func (e ErrorExceptionType) Valid() bool {
 	}
 }
 
+// Defines values for FrameworkOfferSubject.
+const (
+	FrameworkOfferSubjectEmpty   FrameworkOfferSubject = ""
+	FrameworkOfferSubjectMath    FrameworkOfferSubject = "math"
+	FrameworkOfferSubjectReading FrameworkOfferSubject = "reading"
+)
+
+// Valid indicates whether the value is a known member of the FrameworkOfferSubject enum.
+func (e FrameworkOfferSubject) Valid() bool {
+	switch e {
+	case FrameworkOfferSubjectEmpty:
+		return true
+	case FrameworkOfferSubjectMath:
+		return true
+	case FrameworkOfferSubjectReading:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LineErrorStatus.
 const (
 	N400 LineErrorStatus = 400
@@ -139,114 +88,6 @@ func (e LineErrorStatus) Valid() bool {
 	case N400:
 		return true
 	case N413:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListFormsRequestFramework.
-const (
-	ListFormsRequestFrameworkLexile   ListFormsRequestFramework = "lexile"
-	ListFormsRequestFrameworkQuantile ListFormsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListFormsRequestFramework enum.
-func (e ListFormsRequestFramework) Valid() bool {
-	switch e {
-	case ListFormsRequestFrameworkLexile:
-		return true
-	case ListFormsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListItemsRequestFramework.
-const (
-	ListItemsRequestFrameworkLexile   ListItemsRequestFramework = "lexile"
-	ListItemsRequestFrameworkQuantile ListItemsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListItemsRequestFramework enum.
-func (e ListItemsRequestFramework) Valid() bool {
-	switch e {
-	case ListItemsRequestFrameworkLexile:
-		return true
-	case ListItemsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListStrandsRequestFramework.
-const (
-	ListStrandsRequestFrameworkLexile   ListStrandsRequestFramework = "lexile"
-	ListStrandsRequestFrameworkQuantile ListStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListStrandsRequestFramework enum.
-func (e ListStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ListStrandsRequestFrameworkLexile:
-		return true
-	case ListStrandsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ListStrandsResponseFramework.
-const (
-	ListStrandsResponseFrameworkLexile   ListStrandsResponseFramework = "lexile"
-	ListStrandsResponseFrameworkQuantile ListStrandsResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ListStrandsResponseFramework enum.
-func (e ListStrandsResponseFramework) Valid() bool {
-	switch e {
-	case ListStrandsResponseFrameworkLexile:
-		return true
-	case ListStrandsResponseFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for MeasureFramework.
-const (
-	MeasureFrameworkLexile   MeasureFramework = "lexile"
-	MeasureFrameworkQuantile MeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the MeasureFramework enum.
-func (e MeasureFramework) Valid() bool {
-	switch e {
-	case MeasureFrameworkLexile:
-		return true
-	case MeasureFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for NextItemRequestFramework.
-const (
-	NextItemRequestFrameworkLexile   NextItemRequestFramework = "lexile"
-	NextItemRequestFrameworkQuantile NextItemRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the NextItemRequestFramework enum.
-func (e NextItemRequestFramework) Valid() bool {
-	switch e {
-	case NextItemRequestFrameworkLexile:
-		return true
-	case NextItemRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -268,24 +109,6 @@ func (e NextItemRequestTimeOfYear) Valid() bool {
 	case NextItemRequestTimeOfYearEOY:
 		return true
 	case NextItemRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for NextItemResponseFramework.
-const (
-	NextItemResponseFrameworkLexile   NextItemResponseFramework = "lexile"
-	NextItemResponseFrameworkQuantile NextItemResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the NextItemResponseFramework enum.
-func (e NextItemResponseFramework) Valid() bool {
-	switch e {
-	case NextItemResponseFrameworkLexile:
-		return true
-	case NextItemResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -385,24 +208,6 @@ func (e PersonFitFlag) Valid() bool {
 	}
 }
 
-// Defines values for ScoreDifficultiesBayesRequestFramework.
-const (
-	ScoreDifficultiesBayesRequestFrameworkLexile   ScoreDifficultiesBayesRequestFramework = "lexile"
-	ScoreDifficultiesBayesRequestFrameworkQuantile ScoreDifficultiesBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreDifficultiesBayesRequestFramework enum.
-func (e ScoreDifficultiesBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreDifficultiesBayesRequestFrameworkLexile:
-		return true
-	case ScoreDifficultiesBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreDifficultiesBayesRequestTimeOfYear.
 const (
 	ScoreDifficultiesBayesRequestTimeOfYearBOY ScoreDifficultiesBayesRequestTimeOfYear = "BOY"
@@ -445,24 +250,6 @@ func (e ScoreFormRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemIdsBayesRequestFramework.
-const (
-	ScoreItemIdsBayesRequestFrameworkLexile   ScoreItemIdsBayesRequestFramework = "lexile"
-	ScoreItemIdsBayesRequestFrameworkQuantile ScoreItemIdsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemIdsBayesRequestFramework enum.
-func (e ScoreItemIdsBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemIdsBayesRequestFrameworkLexile:
-		return true
-	case ScoreItemIdsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemIdsBayesRequestTimeOfYear.
 const (
 	ScoreItemIdsBayesRequestTimeOfYearBOY ScoreItemIdsBayesRequestTimeOfYear = "BOY"
@@ -478,24 +265,6 @@ func (e ScoreItemIdsBayesRequestTimeOfYear) Valid() bool {
 	case ScoreItemIdsBayesRequestTimeOfYearEOY:
 		return true
 	case ScoreItemIdsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemIdsRequestFramework.
-const (
-	ScoreItemIdsRequestFrameworkLexile   ScoreItemIdsRequestFramework = "lexile"
-	ScoreItemIdsRequestFrameworkQuantile ScoreItemIdsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemIdsRequestFramework enum.
-func (e ScoreItemIdsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemIdsRequestFrameworkLexile:
-		return true
-	case ScoreItemIdsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -523,24 +292,6 @@ func (e ScoreItemIdsRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemResultsBayesRequestFramework.
-const (
-	ScoreItemResultsBayesRequestFrameworkLexile   ScoreItemResultsBayesRequestFramework = "lexile"
-	ScoreItemResultsBayesRequestFrameworkQuantile ScoreItemResultsBayesRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsBayesRequestFramework enum.
-func (e ScoreItemResultsBayesRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsBayesRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsBayesRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemResultsBayesRequestTimeOfYear.
 const (
 	ScoreItemResultsBayesRequestTimeOfYearBOY ScoreItemResultsBayesRequestTimeOfYear = "BOY"
@@ -556,24 +307,6 @@ func (e ScoreItemResultsBayesRequestTimeOfYear) Valid() bool {
 	case ScoreItemResultsBayesRequestTimeOfYearEOY:
 		return true
 	case ScoreItemResultsBayesRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemResultsBayesStrandsRequestFramework.
-const (
-	ScoreItemResultsBayesStrandsRequestFrameworkLexile   ScoreItemResultsBayesStrandsRequestFramework = "lexile"
-	ScoreItemResultsBayesStrandsRequestFrameworkQuantile ScoreItemResultsBayesStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsBayesStrandsRequestFramework enum.
-func (e ScoreItemResultsBayesStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsBayesStrandsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsBayesStrandsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -601,24 +334,6 @@ func (e ScoreItemResultsBayesStrandsRequestTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for ScoreItemResultsRequestFramework.
-const (
-	ScoreItemResultsRequestFrameworkLexile   ScoreItemResultsRequestFramework = "lexile"
-	ScoreItemResultsRequestFrameworkQuantile ScoreItemResultsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsRequestFramework enum.
-func (e ScoreItemResultsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsRequestFrameworkQuantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ScoreItemResultsRequestTimeOfYear.
 const (
 	ScoreItemResultsRequestTimeOfYearBOY ScoreItemResultsRequestTimeOfYear = "BOY"
@@ -634,24 +349,6 @@ func (e ScoreItemResultsRequestTimeOfYear) Valid() bool {
 	case ScoreItemResultsRequestTimeOfYearEOY:
 		return true
 	case ScoreItemResultsRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ScoreItemResultsStrandsRequestFramework.
-const (
-	ScoreItemResultsStrandsRequestFrameworkLexile   ScoreItemResultsStrandsRequestFramework = "lexile"
-	ScoreItemResultsStrandsRequestFrameworkQuantile ScoreItemResultsStrandsRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the ScoreItemResultsStrandsRequestFramework enum.
-func (e ScoreItemResultsStrandsRequestFramework) Valid() bool {
-	switch e {
-	case ScoreItemResultsStrandsRequestFrameworkLexile:
-		return true
-	case ScoreItemResultsStrandsRequestFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -715,24 +412,6 @@ func (e ScoreScaleRequestTimeOfYear) Valid() bool {
 	case ScoreScaleRequestTimeOfYearEOY:
 		return true
 	case ScoreScaleRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for StrandsMeasureFramework.
-const (
-	StrandsMeasureFrameworkLexile   StrandsMeasureFramework = "lexile"
-	StrandsMeasureFrameworkQuantile StrandsMeasureFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the StrandsMeasureFramework enum.
-func (e StrandsMeasureFramework) Valid() bool {
-	switch e {
-	case StrandsMeasureFrameworkLexile:
-		return true
-	case StrandsMeasureFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -852,8 +531,8 @@ type BayesStrandsMeasure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework BayesStrandsMeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands One entry per strand of the framework, in the content bundle's order.
 	Strands []BayesStrand `json:"strands"`
@@ -861,11 +540,6 @@ type BayesStrandsMeasure struct {
 	// Uncertainty As Measure.uncertainty.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// BayesStrandsMeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type BayesStrandsMeasureFramework string
 
 // BundleInfo Which content bundle answered.
 type BundleInfo struct {
@@ -884,19 +558,14 @@ type CatalogForm struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework CatalogFormFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Items The form's item ids, in order.
 	//
 	// A form holds at most 5,000 items, the limit of a request.
 	Items []string `json:"items"`
 }
-
-// CatalogFormFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type CatalogFormFramework string
 
 // CatalogItem One item of the bank.
 type CatalogItem struct {
@@ -906,8 +575,8 @@ type CatalogItem struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework CatalogItemFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Id The item's id, e.g. "L000001".
 	Id string `json:"id"`
@@ -922,17 +591,12 @@ type CatalogItem struct {
 	Strand string `json:"strand"`
 }
 
-// CatalogItemFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type CatalogItemFramework string
-
 // CatalogLink One link table.
 type CatalogLink struct {
 	// Framework The framework of the measures it gives.
 	//
-	// Always lower-case.
-	Framework CatalogLinkFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// LinkId The table's id, the linkId of the scale paths.
 	LinkId string `json:"linkId"`
@@ -943,11 +607,6 @@ type CatalogLink struct {
 	// MinScore The lowest scale score it accepts.
 	MinScore float64 `json:"minScore"`
 }
-
-// CatalogLinkFramework The framework of the measures it gives.
-//
-// Always lower-case.
-type CatalogLinkFramework string
 
 // Error The body of every non-2xx answer.
 type Error struct {
@@ -984,6 +643,46 @@ type Error_ValidationErrors struct {
 	NonFieldErrors       *[]string           `json:"nonFieldErrors,omitempty"`
 	AdditionalProperties map[string][]string `json:"-"`
 }
+
+// FrameworkOffer What the bundle offers for one framework.
+type FrameworkOffer struct {
+	Benchmarks bool    `json:"benchmarks"`
+	DisplayMax float64 `json:"displayMax"`
+
+	// DisplayMin The display's range.
+	DisplayMin float64 `json:"displayMin"`
+	Forms      int32   `json:"forms"`
+
+	// Items Items of the bank, of which scored in more than two categories.
+	Items int32 `json:"items"`
+
+	// Label The display's unit label (shown after a value) and its prefix for values below 0.
+	Label string `json:"label"`
+	Links int32  `json:"links"`
+
+	// Name The framework's name, as requests name it.
+	Name           string `json:"name"`
+	NegativePrefix string `json:"negativePrefix"`
+
+	// NormCurve Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+	// (strand categories), and how many norms tables (grade and time of year: percentiles).
+	NormCurve          bool  `json:"normCurve"`
+	NormsTables        int32 `json:"normsTables"`
+	PartialCreditItems int32 `json:"partialCreditItems"`
+
+	// Strands Declared strands, fixed forms and link tables.
+	Strands int32 `json:"strands"`
+
+	// Subject The forecast paths it serves: "reading", "math", or "" for none.
+	Subject        FrameworkOfferSubject `json:"subject"`
+	SuccessAtMatch float64               `json:"successAtMatch"`
+
+	// UnitsPerLogit Measure units per logit, and the chance of success when ability equals difficulty.
+	UnitsPerLogit float64 `json:"unitsPerLogit"`
+}
+
+// FrameworkOfferSubject The forecast paths it serves: "reading", "math", or "" for none.
+type FrameworkOfferSubject string
 
 // IssueTokenRequest defines model for IssueTokenRequest.
 type IssueTokenRequest struct {
@@ -1063,14 +762,9 @@ type LineErrorStatus int
 type ListFormsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); every framework when absent.
 	//
-	// Any case is accepted; every framework when absent.
-	Framework *ListFormsRequestFramework `json:"framework,omitempty"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
+	Framework *string `json:"framework,omitempty"`
 }
-
-// ListFormsRequestFramework Optional: "lexile" or "quantile" (any case); every framework when absent.
-//
-// Any case is accepted; every framework when absent.
-type ListFormsRequestFramework string
 
 // ListFormsResponse The forms.
 type ListFormsResponse struct {
@@ -1084,12 +778,27 @@ type ListFormsResponse struct {
 	Forms []CatalogForm `json:"forms"`
 }
 
+// ListFrameworksRequest The frameworks of the bundle in force (no fields).
+type ListFrameworksRequest = map[string]interface{}
+
+// ListFrameworksResponse The bundle's frameworks.
+type ListFrameworksResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Bundle Which content bundle answered.
+	Bundle BundleInfo `json:"bundle"`
+
+	// Frameworks In name order.
+	Frameworks []FrameworkOffer `json:"frameworks"`
+}
+
 // ListItemsRequest Which items to list.
 type ListItemsRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	//
-	// Any case is accepted.
-	Framework ListItemsRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Ids Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
 	//
@@ -1105,11 +814,6 @@ type ListItemsRequest struct {
 	// Strand Optional: only the items of this strand (a strand of the framework).
 	Strand *string `json:"strand,omitempty"`
 }
-
-// ListItemsRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type ListItemsRequestFramework string
 
 // ListItemsResponse A page of the item bank.
 type ListItemsResponse struct {
@@ -1147,14 +851,9 @@ type ListLinksResponse struct {
 type ListStrandsRequest struct {
 	// Framework Required: "lexile" or "quantile" (any case).
 	//
-	// Any case is accepted.
-	Framework ListStrandsRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 }
-
-// ListStrandsRequestFramework Required: "lexile" or "quantile" (any case).
-//
-// Any case is accepted.
-type ListStrandsRequestFramework string
 
 // ListStrandsResponse A framework's strands.
 type ListStrandsResponse struct {
@@ -1166,17 +865,12 @@ type ListStrandsResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework ListStrandsResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands The strand names, in byte order.
 	Strands []string `json:"strands"`
 }
-
-// ListStrandsResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type ListStrandsResponseFramework string
 
 // Measure The measure result of every scoring endpoint without strands.
 type Measure struct {
@@ -1203,8 +897,8 @@ type Measure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework MeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Percentile Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
 	// unrounded ability among the content bundle's norms for that framework, grade and time of year.
@@ -1213,11 +907,6 @@ type Measure struct {
 	// Uncertainty Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// MeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type MeasureFramework string
 
 // NextItemRequest defines model for NextItemRequest.
 type NextItemRequest struct {
@@ -1228,7 +917,9 @@ type NextItemRequest struct {
 	Exclude *[]string `json:"exclude,omitempty"`
 
 	// Framework Required: "lexile" or "quantile" (any case); the bank the items come from.
-	Framework NextItemRequestFramework `json:"framework"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
 	Grade *int32 `json:"grade,omitempty"`
@@ -1278,9 +969,6 @@ type NextItemRequest struct {
 	TimeOfYear *NextItemRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// NextItemRequestFramework Required: "lexile" or "quantile" (any case); the bank the items come from.
-type NextItemRequestFramework string
-
 // NextItemRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY"; "MOY" when absent.
 //
 // Any case is accepted (moy is MOY).
@@ -1299,8 +987,8 @@ type NextItemResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework NextItemResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// ItemsAnswered The number of items sent in the request.
 	ItemsAnswered int32 `json:"itemsAnswered"`
@@ -1314,11 +1002,6 @@ type NextItemResponse struct {
 	// Uncertainty Uncertainty of the ability (posterior SD), rounded.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// NextItemResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type NextItemResponseFramework string
 
 // NextItemResponseStopReason Why to stop: "" (go on), "maxItems", "poolExhausted", "targetUncertainty" or "classified".
 type NextItemResponseStopReason string
@@ -1378,7 +1061,9 @@ type ScoreDifficultiesBayesRequest struct {
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Required: "lexile" or "quantile" (any case).
-	Framework ScoreDifficultiesBayesRequestFramework `json:"framework"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1408,9 +1093,6 @@ type ScoreDifficultiesBayesRequest struct {
 	// Any case is accepted (moy is MOY).
 	TimeOfYear *ScoreDifficultiesBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
-
-// ScoreDifficultiesBayesRequestFramework Required: "lexile" or "quantile" (any case).
-type ScoreDifficultiesBayesRequestFramework string
 
 // ScoreDifficultiesBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
@@ -1449,7 +1131,9 @@ type ScoreItemIdsBayesRequest struct {
 	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemIdsBayesRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1479,9 +1163,6 @@ type ScoreItemIdsBayesRequest struct {
 	TimeOfYear *ScoreItemIdsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemIdsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemIdsBayesRequestFramework string
-
 // ScoreItemIdsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1490,7 +1171,9 @@ type ScoreItemIdsBayesRequestTimeOfYear string
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
 type ScoreItemIdsRequest struct {
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemIdsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1512,9 +1195,6 @@ type ScoreItemIdsRequest struct {
 	TimeOfYear *ScoreItemIdsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemIdsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemIdsRequestFramework string
-
 // ScoreItemIdsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1530,7 +1210,9 @@ type ScoreItemResultsBayesRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsBayesRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1556,9 +1238,6 @@ type ScoreItemResultsBayesRequest struct {
 	TimeOfYear *ScoreItemResultsBayesRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemResultsBayesRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsBayesRequestFramework string
-
 // ScoreItemResultsBayesRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1574,7 +1253,9 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsBayesStrandsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1598,9 +1279,6 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	TimeOfYear ScoreItemResultsBayesStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// ScoreItemResultsBayesStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsBayesStrandsRequestFramework string
-
 // ScoreItemResultsBayesStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1613,7 +1291,9 @@ type ScoreItemResultsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps abilityDisplay at
@@ -1631,9 +1311,6 @@ type ScoreItemResultsRequest struct {
 	TimeOfYear *ScoreItemResultsRequestTimeOfYear `json:"timeOfYear,omitempty"`
 }
 
-// ScoreItemResultsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsRequestFramework string
-
 // ScoreItemResultsRequestTimeOfYear Optional, with grade: "BOY", "MOY" or "EOY".
 //
 // Any case is accepted (moy is MOY).
@@ -1646,7 +1323,9 @@ type ScoreItemResultsStrandsRequest struct {
 	Fit *bool `json:"fit,omitempty"`
 
 	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-	Framework *ScoreItemResultsStrandsRequestFramework `json:"framework,omitempty"`
+	//
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework *string `json:"framework,omitempty"`
 
 	// Grade Required. Grade level, 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -1661,9 +1340,6 @@ type ScoreItemResultsStrandsRequest struct {
 	// Any case is accepted (moy is MOY).
 	TimeOfYear ScoreItemResultsStrandsRequestTimeOfYear `json:"timeOfYear"`
 }
-
-// ScoreItemResultsStrandsRequestFramework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-type ScoreItemResultsStrandsRequestFramework string
 
 // ScoreItemResultsStrandsRequestTimeOfYear Required. Time of year of the test: "BOY", "MOY" or "EOY".
 //
@@ -1812,8 +1488,8 @@ type StrandsMeasure struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework StrandsMeasureFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Strands One entry per strand of the framework, in the content bundle's order.
 	Strands []Strand `json:"strands"`
@@ -1821,11 +1497,6 @@ type StrandsMeasure struct {
 	// Uncertainty As Measure.uncertainty.
 	Uncertainty int32 `json:"uncertainty"`
 }
-
-// StrandsMeasureFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type StrandsMeasureFramework string
 
 // TokenForm A form login: SPEC-style with clientId and clientSecret, or an OAuth 2.0 client-credentials grant with grant_type=client_credentials and client_id and client_secret (or the credentials in HTTP Basic instead).
 type TokenForm struct {
@@ -1896,6 +1567,9 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 
 // ContentServiceListFormsJSONRequestBody defines body for ContentServiceListForms for application/json ContentType.
 type ContentServiceListFormsJSONRequestBody = ListFormsRequest
+
+// ContentServiceListFrameworksJSONRequestBody defines body for ContentServiceListFrameworks for application/json ContentType.
+type ContentServiceListFrameworksJSONRequestBody = ListFrameworksRequest
 
 // ContentServiceListItemsJSONRequestBody defines body for ContentServiceListItems for application/json ContentType.
 type ContentServiceListItemsJSONRequestBody = ListItemsRequest
@@ -2482,6 +2156,30 @@ type ClientInterface interface {
 	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 	ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ContentServiceListFrameworksWithBody What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ContentServiceListFrameworks What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworks(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ContentServiceListItemsWithBody A page of the item bank of one framework, in id byte order.
 	//
 	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -2861,6 +2559,50 @@ func (c *Client) ContentServiceListFormsWithBody(ctx context.Context, contentTyp
 // Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 func (c *Client) ContentServiceListForms(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewContentServiceListFormsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListFrameworksWithBody What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *Client) ContentServiceListFrameworksWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFrameworksRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ContentServiceListFrameworks What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *Client) ContentServiceListFrameworks(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewContentServiceListFrameworksRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3560,6 +3302,46 @@ func NewContentServiceListFormsRequestWithBody(server string, contentType string
 	}
 
 	operationPath := fmt.Sprintf("/api/content/forms")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewContentServiceListFrameworksRequest calls the generic ContentServiceListFrameworks builder with application/json body
+func NewContentServiceListFrameworksRequest(server string, body ContentServiceListFrameworksJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewContentServiceListFrameworksRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewContentServiceListFrameworksRequestWithBody constructs an http.Request for the ContentServiceListFrameworks method, with any body, and a specified content type
+func NewContentServiceListFrameworksRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/content/frameworks")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4283,6 +4065,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/content/forms (the `ContentServiceListForms` operationId).
 	ContentServiceListFormsWithResponse(ctx context.Context, body ContentServiceListFormsJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFormsResponse, error)
 
+	// ContentServiceListFrameworksWithBodyWithResponse What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error)
+
+	// ContentServiceListFrameworksWithResponse What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+	ContentServiceListFrameworksWithResponse(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error)
+
 	// ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
 	//
 	// POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -4744,6 +4550,124 @@ func (r ContentServiceListFormsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ContentServiceListFormsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ContentServiceListFrameworksResponse401Headers the declared response headers of an HTTP 401 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ContentServiceListFrameworksResponse429Headers the declared response headers of an HTTP 429 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ContentServiceListFrameworksResponse503Headers the declared response headers of an HTTP 503 response for ContentServiceListFrameworks
+type ContentServiceListFrameworksResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ContentServiceListFrameworksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListFrameworksResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ContentServiceListFrameworksResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ContentServiceListFrameworksResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ContentServiceListFrameworksResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON200() *ListFrameworksResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ContentServiceListFrameworksResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ContentServiceListFrameworksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ContentServiceListFrameworksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ContentServiceListFrameworksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ContentServiceListFrameworksResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6663,6 +6587,42 @@ func (c *ClientWithResponses) ContentServiceListFormsWithResponse(ctx context.Co
 	return ParseContentServiceListFormsResponse(rsp)
 }
 
+// ContentServiceListFrameworksWithBodyWithResponse What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *ClientWithResponses) ContentServiceListFrameworksWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error) {
+	rsp, err := c.ContentServiceListFrameworksWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFrameworksResponse(rsp)
+}
+
+// ContentServiceListFrameworksWithResponse What the bundle offers per framework, by name.
+//
+// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+// subject it serves, how many items, strands, forms and links it has, and which optional parts
+// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+// bundle lacks is a 400 naming the field.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/content/frameworks (the `ContentServiceListFrameworks` operationId).
+func (c *ClientWithResponses) ContentServiceListFrameworksWithResponse(ctx context.Context, body ContentServiceListFrameworksJSONRequestBody, reqEditors ...RequestEditorFn) (*ContentServiceListFrameworksResponse, error) {
+	rsp, err := c.ContentServiceListFrameworks(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseContentServiceListFrameworksResponse(rsp)
+}
+
 // ContentServiceListItemsWithBodyWithResponse A page of the item bank of one framework, in id byte order.
 //
 // POST /api/content/items, permission content:read. Items of the framework, narrowed by strand
@@ -7305,6 +7265,121 @@ func ParseContentServiceListFormsResponse(rsp *http.Response) (*ContentServiceLi
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ContentServiceListFormsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseContentServiceListFrameworksResponse parses an HTTP response from a ContentServiceListFrameworksWithResponse call
+func ParseContentServiceListFrameworksResponse(rsp *http.Response) (*ContentServiceListFrameworksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ContentServiceListFrameworksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListFrameworksResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ContentServiceListFrameworksResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ContentServiceListFrameworksResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ContentServiceListFrameworksResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -54,7 +54,7 @@ func TestGeneratedClient(t *testing.T) {
 			t.Fatalf("got %d %s; want 200", res.StatusCode(), res.Body)
 		}
 		m := res.JSON200
-		if m.Framework != scoring.MeasureFrameworkLexile || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
+		if m.Framework != "lexile" || m.ApiVersion != live.Version || !strings.HasSuffix(m.AbilityDisplay, "L") || m.Uncertainty <= 0 {
 			t.Errorf("measure: got %+v; want a lexile measure of version %s", m, live.Version)
 		}
 	})
@@ -133,7 +133,7 @@ func TestGeneratedClient(t *testing.T) {
 		seen := map[string]bool{}
 		for step := int32(0); ; step++ {
 			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{
-				Framework: scoring.NextItemRequestFrameworkQuantile, Items: &items, Stop: &scoring.StopRules{MaxItems: &maxItems},
+				Framework: "quantile", Items: &items, Stop: &scoring.StopRules{MaxItems: &maxItems},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -142,7 +142,7 @@ func TestGeneratedClient(t *testing.T) {
 				t.Fatalf("step %d: got %d %s; want 200", step, res.StatusCode(), res.Body)
 			}
 			a := res.JSON200
-			if a.ItemsAnswered != step || a.Framework != scoring.NextItemResponseFrameworkQuantile || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
+			if a.ItemsAnswered != step || a.Framework != "quantile" || a.ApiVersion != live.Version || !strings.HasSuffix(a.AbilityDisplay, "Q") {
 				t.Fatalf("step %d: got %s", step, res.Body)
 			}
 			if step == maxItems {
@@ -187,7 +187,7 @@ func TestGeneratedClient(t *testing.T) {
 		}
 		steps := item.Steps
 		diff, err := authed.ScoringServiceScoreDifficultiesBayesWithResponse(ctx, scoring.ScoreDifficultiesBayesRequest{
-			Items: []scoring.ItemDifficulty{{Steps: &steps}}, NumberCorrect: 2, Framework: scoring.ScoreDifficultiesBayesRequestFrameworkLexile,
+			Items: []scoring.ItemDifficulty{{Steps: &steps}}, NumberCorrect: 2, Framework: "lexile",
 			PriorAbility: 1500, PriorUncertainty: 200, ElapsedDays: 0,
 		})
 		if err != nil {
@@ -208,7 +208,7 @@ func TestGeneratedClient(t *testing.T) {
 			maxScore int32
 		}{{"LP00006", 3}, {"LP00001", 2}, {"L000100", 1}} {
 			pool := []string{c.id}
-			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{Framework: scoring.NextItemRequestFrameworkLexile, Pool: &pool})
+			res, err := authed.ScoringServiceNextItemWithResponse(ctx, scoring.NextItemRequest{Framework: "lexile", Pool: &pool})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -267,10 +267,9 @@ export type components = {
             /**
              * @description Required: "lexile" or "quantile" (any case).
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: double
              * @description Required. The reader's (student's) measure, -10,000 to 10,000.
@@ -290,10 +289,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * @description One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
              *     success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
@@ -349,10 +347,9 @@ export type components = {
             /**
              * @description "lexile" (reading) or "quantile" (math).
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
@@ -473,10 +470,9 @@ export type components = {
             /**
              * @description "lexile" (reading) or "quantile" (math).
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
         };
         /** @description The students' forecasts and the group's aggregate. */
         GroupForecasts: {
@@ -621,10 +617,9 @@ export type components = {
             /**
              * @description Required: "lexile" (reading) or "quantile" (math), any case.
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Required. The grade the measure was taken in: 0 (Kindergarten) to 12.
@@ -679,10 +674,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             reach?: components["schemas"]["PlanReach"];
             /** @description One point at every later MOY and EOY up to the horizon, in time order. */
             trajectory: components["schemas"]["PlanPoint"][];

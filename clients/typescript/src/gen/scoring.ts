@@ -23,6 +23,29 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/content/frameworks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What the bundle offers per framework, by name.
+         * @description POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+         *     subject it serves, how many items, strands, forms and links it has, and which optional parts
+         *     (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+         *     bundle lacks is a 400 naming the field.
+         */
+        post: operations["ContentService_ListFrameworks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/content/items": {
         parameters: {
             query?: never;
@@ -474,10 +497,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description One entry per strand of the framework, in the content bundle's order. */
             strands: components["schemas"]["BayesStrand"][];
             /**
@@ -503,10 +525,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * @description The form's item ids, in order.
              *
@@ -525,10 +546,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The item's id, e.g. "L000001". */
             id: string;
             /**
@@ -546,10 +566,9 @@ export type components = {
             /**
              * @description The framework of the measures it gives.
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The table's id, the linkId of the scale paths. */
             linkId: string;
             /**
@@ -597,6 +616,57 @@ export type components = {
             } & {
                 [key: string]: string[];
             };
+        };
+        /** @description What the bundle offers for one framework. */
+        FrameworkOffer: {
+            benchmarks: boolean;
+            /** Format: double */
+            displayMax: number;
+            /**
+             * Format: double
+             * @description The display's range.
+             */
+            displayMin: number;
+            /** Format: int32 */
+            forms: number;
+            /**
+             * Format: int32
+             * @description Items of the bank, of which scored in more than two categories.
+             */
+            items: number;
+            /** @description The display's unit label (shown after a value) and its prefix for values below 0. */
+            label: string;
+            /** Format: int32 */
+            links: number;
+            /** @description The framework's name, as requests name it. */
+            name: string;
+            negativePrefix: string;
+            /**
+             * @description Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+             *     (strand categories), and how many norms tables (grade and time of year: percentiles).
+             */
+            normCurve: boolean;
+            /** Format: int32 */
+            normsTables: number;
+            /** Format: int32 */
+            partialCreditItems: number;
+            /**
+             * Format: int32
+             * @description Declared strands, fixed forms and link tables.
+             */
+            strands: number;
+            /**
+             * @description The forecast paths it serves: "reading", "math", or "" for none.
+             * @enum {string}
+             */
+            subject: "reading" | "math" | "";
+            /** Format: double */
+            successAtMatch: number;
+            /**
+             * Format: double
+             * @description Measure units per logit, and the chance of success when ability equals difficulty.
+             */
+            unitsPerLogit: number;
         };
         IssueTokenRequest: {
             /**
@@ -684,10 +754,9 @@ export type components = {
             /**
              * @description Optional: "lexile" or "quantile" (any case); every framework when absent.
              *
-             *     Any case is accepted; every framework when absent.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
         };
         /** @description The forms. */
         ListFormsResponse: {
@@ -697,15 +766,24 @@ export type components = {
             /** @description In form id byte order. */
             forms: components["schemas"]["CatalogForm"][];
         };
+        /** @description The frameworks of the bundle in force (no fields). */
+        ListFrameworksRequest: Record<string, never>;
+        /** @description The bundle's frameworks. */
+        ListFrameworksResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            bundle: components["schemas"]["BundleInfo"];
+            /** @description In name order. */
+            frameworks: components["schemas"]["FrameworkOffer"][];
+        };
         /** @description Which items to list. */
         ListItemsRequest: {
             /**
              * @description Required: "lexile" or "quantile" (any case).
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * @description Optional: only these items (ids of the framework; unknown ids are left out), at most 5,000.
              *
@@ -752,10 +830,9 @@ export type components = {
             /**
              * @description Required: "lexile" or "quantile" (any case).
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
         };
         /** @description A framework's strands. */
         ListStrandsResponse: {
@@ -765,10 +842,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The strand names, in byte order. */
             strands: string[];
         };
@@ -796,10 +872,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Present only when the request gave grade and timeOfYear: the percentile rank (1-99) of the
@@ -822,9 +897,10 @@ export type components = {
             exclude?: string[];
             /**
              * @description Required: "lexile" or "quantile" (any case); the bank the items come from.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Optional: grade level, 0 (Kindergarten) to 12; chooses the prior when none is given.
@@ -903,10 +979,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description The number of items sent in the request.
@@ -982,9 +1057,10 @@ export type components = {
             elapsedDays: number;
             /**
              * @description Required: "lexile" or "quantile" (any case).
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1058,9 +1134,10 @@ export type components = {
             elapsedDays: number;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1103,9 +1180,10 @@ export type components = {
         ScoreItemIdsRequest: {
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1146,9 +1224,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1195,9 +1274,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Required. Grade level, 0 (Kindergarten) to 12.
@@ -1237,9 +1317,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Optional, with timeOfYear: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
@@ -1269,9 +1350,10 @@ export type components = {
             fit?: boolean;
             /**
              * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
-             * @enum {string}
+             *
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework?: "lexile" | "quantile";
+            framework?: string;
             /**
              * Format: int32
              * @description Required. Grade level, 0 (Kindergarten) to 12.
@@ -1424,10 +1506,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description One entry per strand of the framework, in the content bundle's order. */
             strands: components["schemas"]["Strand"][];
             /**
@@ -1570,6 +1651,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListFormsResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ContentService_ListFrameworks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The frameworks of the bundle in force (no fields). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListFrameworksRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListFrameworksResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

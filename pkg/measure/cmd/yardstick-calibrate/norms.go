@@ -18,6 +18,7 @@ func runNorms(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("yardstick-calibrate norms", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	out := fs.String("out", "", "")
+	bundle := fs.String("bundle", "", "")
 	percentiles := measure.DefaultNormPercentiles
 	fs.Func("percentiles", "", func(s string) error {
 		percentiles = nil
@@ -40,12 +41,21 @@ func runNorms(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case fs.NArg() != 1:
 		return fmt.Errorf("%w: norms: want one measures file after the flags, got %d arguments", errUsage, fs.NArg())
-	case *out == "":
-		return fmt.Errorf("%w: norms: -out is required", errUsage)
+	case (*out == "") == (*bundle == ""):
+		return fmt.Errorf("%w: norms: give one of -out and -bundle", errUsage)
 	}
 	sample, err := readFile(fs.Arg(0), measure.ReadNormSample)
 	if err != nil {
 		return err
+	}
+	if *bundle != "" {
+		w, err := measure.AddNorms(*bundle, sample, percentiles)
+		if err != nil {
+			return fmt.Errorf("norms: %w", err)
+		}
+		fmt.Fprintf(stderr, "yardstick-calibrate: %d norms tables and the norm curves of %s from %d measures written to %s\n",
+			w.Tables, strings.Join(w.Frameworks, ", "), len(sample), *bundle)
+		return nil
 	}
 	tables, err := measure.BuildNorms(sample, percentiles)
 	if err != nil {

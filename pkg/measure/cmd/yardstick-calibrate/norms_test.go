@@ -70,7 +70,7 @@ func TestNormsRefuses(t *testing.T) {
 		want  string
 	}{
 		{"no file", []string{"norms", "-out", out}, true, "want one measures file"},
-		{"no -out", []string{"norms", good}, true, "-out is required"},
+		{"no -out", []string{"norms", good}, true, "give one of -out and -bundle"},
 		{"bad percentile", []string{"norms", "-percentiles", "10,x", "-out", out, good}, true, `"x" is not a number`},
 		{"percentiles out of range", []string{"norms", "-percentiles", "0,50", "-out", out, good}, false, "must increase strictly within (0, 100)"},
 		{"bad measure", []string{"norms", "-out", out, bad}, false, `bad.csv:2: measure "x" is not a number`},

@@ -16,9 +16,13 @@ import (
 )
 
 const usage = `usage:
-  yardstick-calibrate -framework lexile|quantile (-anchors BUNDLE_DIR | -mean M)
+  yardstick-calibrate -framework NAME (-anchors BUNDLE_DIR | -mean M)
                       [-model rasch|pcm|rsm] [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
-  yardstick-calibrate norms [-percentiles LIST] -out FILE MEASURES.csv
+  yardstick-calibrate -new-framework NAME -subject reading|math|none -label TEXT -units-per-logit S -mean M
+                      [-success-at-match P] [-display-min A -display-max B] [-negative-prefix TEXT]
+                      [-population-sd P] [-growth-sd G] [-strand-spread D] [-extreme-adjust E]
+                      [-model …] [-strands FILE] -out DIR [-report FILE] RESPONSES.csv
+  yardstick-calibrate norms [-percentiles LIST] (-out FILE | -bundle DIR) MEASURES.csv
 
 RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered),
   or scores 0 … 100 of items in more than two categories (rubrics, rating scales).
@@ -29,6 +33,15 @@ RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or em
                        the new bundle is a copy of it plus the new items
   -mean M              instead: the calibrated items' mean difficulty on the framework scale; the new
                        bundle is the embedded demonstration bundle plus the new items
+  -new-framework NAME  a bundle from nothing: this framework (lower case) and the calibrated items
+                       only, their mean difficulty at -mean M. Its scale: -label (the unit shown after
+                       a value, as L in 775L), -units-per-logit S (> 0), -subject (the forecast paths
+                       it serves, reading or math, or none), -success-at-match P (default 0.5: the
+                       chance of success when ability equals difficulty), -display-min/-display-max
+                       (default M - 5S and M + 5S), -negative-prefix (shown before the size of a
+                       value below 0, default "-"), -population-sd (default 5S/3), -growth-sd
+                       (default 5S/12), -strand-spread (default 5S/9), -extreme-adjust (default 0.3).
+                       Norms, the norm curve and benchmarks come later (norms -bundle)
   -strands FILE        id,strand for every new item (default: one strand named "all")
   -out DIR             write the new content bundle to DIR (absent or empty)
   -report FILE         write the JSON report to FILE ("-" for stdout)
@@ -39,6 +52,9 @@ norms: a content bundle's norms.csv from a norming sample.
 MEASURES.csv: header framework,grade,time_of_year,measure; one row per student measure.
   -percentiles LIST    comma-separated, increasing, within (0, 100) (default 1,5,10,25,50,75,90,95,99)
   -out FILE            the norms file to write ("-" for stdout)
+  -bundle DIR          instead: write the norms and the norm curve (grades.csv: each grade's median,
+                       made strictly increasing; docs/content.md) of the sample's frameworks into the
+                       bundle in DIR, replacing theirs
 `
 
 var errUsage = errors.New("usage")
@@ -48,6 +64,7 @@ type options struct {
 	mean                                                       float64
 	hasMean                                                    bool
 	progress                                                   time.Duration
+	scale                                                      newScale
 }
 
 func parse(args []string, stderr io.Writer) (*options, error) {
@@ -67,6 +84,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil
 	})
 	fs.DurationVar(&o.progress, "progress", time.Second, "")
+	o.scale.flags(fs)
 	fs.Func("mean", "", func(s string) error {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !measure.Finite(v) {
@@ -81,6 +99,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if o.scale.name != "" {
+		if err := o.scale.check(fs, &o); err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		o.responses = fs.Arg(0)
+		return &o, nil
 	}
 	switch {
 	case fs.NArg() != 1:
@@ -111,11 +136,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	base, baseFS := measure.Demo(), measure.DemoFiles()
-	if o.anchors != "" {
+	switch {
+	case o.anchors != "":
 		if base, err = measure.LoadDir(o.anchors); err != nil {
 			return fmt.Errorf("anchor bundle: %w", err)
 		}
 		baseFS = os.DirFS(o.anchors)
+	case o.scale.name != "":
+		if baseFS, err = measure.NewFrameworkFiles(o.scale.framework(o.mean)); err != nil {
+			return fmt.Errorf("-new-framework: %w", err)
+		}
+		if base, err = measure.LoadFS(baseFS); err != nil {
+			return fmt.Errorf("-new-framework: %w", err)
+		}
+		o.framework = o.scale.name
 	}
 	if o.out != "" {
 		if err := measure.CheckOutputDir(o.out); err != nil {

@@ -17,13 +17,13 @@ import (
 )
 
 const usage = `usage:
-  yardstick-simulate [-framework lexile|quantile] [-bundle DIR] [-students N] [-seed S]
+  yardstick-simulate [-framework NAME] [-bundle DIR] [-students N] [-seed S]
                      [-mean M] [-sd SD] [-random] [-target-success P] [-randomesque K]
                      [-strands NAME=SHARE,...] [-max-items N] [-min-items N]
                      [-target-uncertainty U] [-cut C] [-confidence C] [-exposure N]
                      [-url URL -token TOKEN]
 
-  -framework NAME          the bank to draw from (default lexile)
+  -framework NAME          the bank to draw from (default: the bundle's first framework by name)
   -bundle DIR              a content bundle directory (default: the embedded demonstration bundle)
   -students N              simulated students (default 2000)
   -seed S                  seed of the abilities, the answers and the randomesque choices (default 1)
@@ -84,7 +84,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("yardstick-simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := options{}
-	fs.StringVar(&o.framework, "framework", "lexile", "")
+	fs.StringVar(&o.framework, "framework", "", "")
 	fs.StringVar(&o.bundle, "bundle", "", "")
 	fs.IntVar(&o.students, "students", 2000, "")
 	fs.Uint64Var(&o.seed, "seed", 1, "")
@@ -149,6 +149,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if b, err = measure.LoadDir(o.bundle); err != nil {
 			return err
 		}
+	}
+	if o.framework == "" {
+		o.framework = b.FrameworkNames()[0] // a bundle has at least one framework
 	}
 	bk, ok := b.Bank(strings.ToLower(o.framework))
 	if !ok {

@@ -112,6 +112,7 @@ func (s *splitmix) intn(n int) int { return int(s.next() % uint64(n)) }
 
 type framework struct {
 	name, label, prefix    string
+	subject, idPrefixes    string // the forecast paths it serves; ids the item-ids Bayes path takes
 	s, m                   float64
 	displayMin, displayMax float64
 	g, pop, adjust, spread float64
@@ -124,7 +125,7 @@ type framework struct {
 
 var frameworks = []framework{
 	{
-		name: "lexile", label: "L", prefix: "BR", s: 180, m: 0.75,
+		name: "lexile", label: "L", prefix: "BR", subject: "reading", idPrefixes: "L;S", s: 180, m: 0.75,
 		displayMin: -400, displayMax: 1825, g: 75, pop: 300, adjust: 0.3, spread: 100,
 		gradeMax: []float64{850, 900, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 1725, 1750, 1800, 1825},
 		norm:     []float64{-60, 140, 320, 515, 628, 738, 833, 900, 953, 1010, 1050, 1075, 1090},
@@ -134,7 +135,7 @@ var frameworks = []framework{
 		lo: -400, hi: 1800, polyBelow: -50, polyAbove: 1620,
 	},
 	{
-		name: "quantile", label: "Q", prefix: "EM", s: 180, m: 0.5,
+		name: "quantile", label: "Q", prefix: "EM", subject: "math", idPrefixes: "Q", s: 180, m: 0.5,
 		displayMin: -400, displayMax: 1650, g: 75, pop: 300, adjust: 0.3, spread: 100,
 		gradeMax: []float64{600, 675, 725, 975, 1075, 1125, 1200, 1325, 1450, 1475, 1500, 1575, 1650},
 		norm:     []float64{-130, 138, 290, 490, 600, 683, 770, 830, 875, 913, 963, 1065, 1100},
@@ -173,13 +174,16 @@ func table(header string, rows []string) []byte {
 	return []byte(banner + header + "\n" + strings.Join(rows, "\n") + "\n")
 }
 
+// frameworks writes quantile's row first: the item-ids Bayes path names the id prefixes in the
+// order of the rows, and the original API's message reads "Q, L, S".
 func (g *generator) frameworks() []byte {
 	var rows []string
-	for _, f := range frameworks {
+	for i := range frameworks {
+		f := frameworks[len(frameworks)-1-i]
 		rows = append(rows, strings.Join([]string{f.name, f.label, f.prefix, num(f.s), num(f.m), num(f.displayMin),
-			num(f.displayMax), num(f.g), num(f.pop), num(f.adjust), num(f.spread)}, ","))
+			num(f.displayMax), num(f.g), num(f.pop), num(f.adjust), num(f.spread), f.subject, f.idPrefixes}, ","))
 	}
-	return table("name,label,negative_prefix,units_per_logit,success_at_match,display_min,display_max,growth_sd,population_sd,extreme_adjust,strand_spread", rows)
+	return table("name,label,negative_prefix,units_per_logit,success_at_match,display_min,display_max,growth_sd,population_sd,extreme_adjust,strand_spread,subject,id_prefixes", rows)
 }
 
 func (g *generator) grades() []byte {

@@ -792,6 +792,281 @@ func (x *ListStrandsResponse) GetApiVersion() string {
 	return ""
 }
 
+// The frameworks of the bundle in force (no fields).
+type ListFrameworksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFrameworksRequest) Reset() {
+	*x = ListFrameworksRequest{}
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFrameworksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFrameworksRequest) ProtoMessage() {}
+
+func (x *ListFrameworksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFrameworksRequest.ProtoReflect.Descriptor instead.
+func (*ListFrameworksRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_content_proto_rawDescGZIP(), []int{12}
+}
+
+// What the bundle offers for one framework.
+type FrameworkOffer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The framework's name, as requests name it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The forecast paths it serves: "reading", "math", or "" for none.
+	Subject string `protobuf:"bytes,2,opt,name=subject,proto3" json:"subject,omitempty"`
+	// The display's unit label (shown after a value) and its prefix for values below 0.
+	Label          string `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	NegativePrefix string `protobuf:"bytes,4,opt,name=negative_prefix,json=negativePrefix,proto3" json:"negative_prefix,omitempty"`
+	// Measure units per logit, and the chance of success when ability equals difficulty.
+	UnitsPerLogit  float64 `protobuf:"fixed64,5,opt,name=units_per_logit,json=unitsPerLogit,proto3" json:"units_per_logit,omitempty"`
+	SuccessAtMatch float64 `protobuf:"fixed64,6,opt,name=success_at_match,json=successAtMatch,proto3" json:"success_at_match,omitempty"`
+	// The display's range.
+	DisplayMin float64 `protobuf:"fixed64,7,opt,name=display_min,json=displayMin,proto3" json:"display_min,omitempty"`
+	DisplayMax float64 `protobuf:"fixed64,8,opt,name=display_max,json=displayMax,proto3" json:"display_max,omitempty"`
+	// Items of the bank, of which scored in more than two categories.
+	Items              int32 `protobuf:"varint,9,opt,name=items,proto3" json:"items,omitempty"`
+	PartialCreditItems int32 `protobuf:"varint,10,opt,name=partial_credit_items,json=partialCreditItems,proto3" json:"partial_credit_items,omitempty"`
+	// Declared strands, fixed forms and link tables.
+	Strands int32 `protobuf:"varint,11,opt,name=strands,proto3" json:"strands,omitempty"`
+	Forms   int32 `protobuf:"varint,12,opt,name=forms,proto3" json:"forms,omitempty"`
+	Links   int32 `protobuf:"varint,13,opt,name=links,proto3" json:"links,omitempty"`
+	// Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+	// (strand categories), and how many norms tables (grade and time of year: percentiles).
+	NormCurve     bool  `protobuf:"varint,14,opt,name=norm_curve,json=normCurve,proto3" json:"norm_curve,omitempty"`
+	Benchmarks    bool  `protobuf:"varint,15,opt,name=benchmarks,proto3" json:"benchmarks,omitempty"`
+	NormsTables   int32 `protobuf:"varint,16,opt,name=norms_tables,json=normsTables,proto3" json:"norms_tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FrameworkOffer) Reset() {
+	*x = FrameworkOffer{}
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FrameworkOffer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FrameworkOffer) ProtoMessage() {}
+
+func (x *FrameworkOffer) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FrameworkOffer.ProtoReflect.Descriptor instead.
+func (*FrameworkOffer) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_content_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *FrameworkOffer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetNegativePrefix() string {
+	if x != nil {
+		return x.NegativePrefix
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetUnitsPerLogit() float64 {
+	if x != nil {
+		return x.UnitsPerLogit
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetSuccessAtMatch() float64 {
+	if x != nil {
+		return x.SuccessAtMatch
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetDisplayMin() float64 {
+	if x != nil {
+		return x.DisplayMin
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetDisplayMax() float64 {
+	if x != nil {
+		return x.DisplayMax
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetItems() int32 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetPartialCreditItems() int32 {
+	if x != nil {
+		return x.PartialCreditItems
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetStrands() int32 {
+	if x != nil {
+		return x.Strands
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetForms() int32 {
+	if x != nil {
+		return x.Forms
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetLinks() int32 {
+	if x != nil {
+		return x.Links
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetNormCurve() bool {
+	if x != nil {
+		return x.NormCurve
+	}
+	return false
+}
+
+func (x *FrameworkOffer) GetBenchmarks() bool {
+	if x != nil {
+		return x.Benchmarks
+	}
+	return false
+}
+
+func (x *FrameworkOffer) GetNormsTables() int32 {
+	if x != nil {
+		return x.NormsTables
+	}
+	return 0
+}
+
+// The bundle's frameworks.
+type ListFrameworksResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// In name order.
+	Frameworks []*FrameworkOffer `protobuf:"bytes,1,rep,name=frameworks,proto3" json:"frameworks,omitempty"`
+	// The bundle that answered.
+	Bundle *BundleInfo `protobuf:"bytes,2,opt,name=bundle,proto3" json:"bundle,omitempty"`
+	// Build version of the service.
+	ApiVersion    string `protobuf:"bytes,3,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFrameworksResponse) Reset() {
+	*x = ListFrameworksResponse{}
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFrameworksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFrameworksResponse) ProtoMessage() {}
+
+func (x *ListFrameworksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_scoring_v1_content_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFrameworksResponse.ProtoReflect.Descriptor instead.
+func (*ListFrameworksResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_scoring_v1_content_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListFrameworksResponse) GetFrameworks() []*FrameworkOffer {
+	if x != nil {
+		return x.Frameworks
+	}
+	return nil
+}
+
+func (x *ListFrameworksResponse) GetBundle() *BundleInfo {
+	if x != nil {
+		return x.Bundle
+	}
+	return nil
+}
+
+func (x *ListFrameworksResponse) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
 var File_yardstick_scoring_v1_content_proto protoreflect.FileDescriptor
 
 const file_yardstick_scoring_v1_content_proto_rawDesc = "" +
@@ -862,12 +1137,44 @@ const file_yardstick_scoring_v1_content_proto_rawDesc = "" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x128\n" +
 	"\x06bundle\x18\x03 \x01(\v2 .yardstick.scoring.v1.BundleInfoR\x06bundle\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
-	"apiVersion2\xd6\x03\n" +
+	"apiVersion\"\x17\n" +
+	"\x15ListFrameworksRequest\"\x81\x04\n" +
+	"\x0eFrameworkOffer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
+	"\x05label\x18\x03 \x01(\tR\x05label\x12'\n" +
+	"\x0fnegative_prefix\x18\x04 \x01(\tR\x0enegativePrefix\x12&\n" +
+	"\x0funits_per_logit\x18\x05 \x01(\x01R\runitsPerLogit\x12(\n" +
+	"\x10success_at_match\x18\x06 \x01(\x01R\x0esuccessAtMatch\x12\x1f\n" +
+	"\vdisplay_min\x18\a \x01(\x01R\n" +
+	"displayMin\x12\x1f\n" +
+	"\vdisplay_max\x18\b \x01(\x01R\n" +
+	"displayMax\x12\x14\n" +
+	"\x05items\x18\t \x01(\x05R\x05items\x120\n" +
+	"\x14partial_credit_items\x18\n" +
+	" \x01(\x05R\x12partialCreditItems\x12\x18\n" +
+	"\astrands\x18\v \x01(\x05R\astrands\x12\x14\n" +
+	"\x05forms\x18\f \x01(\x05R\x05forms\x12\x14\n" +
+	"\x05links\x18\r \x01(\x05R\x05links\x12\x1d\n" +
+	"\n" +
+	"norm_curve\x18\x0e \x01(\bR\tnormCurve\x12\x1e\n" +
+	"\n" +
+	"benchmarks\x18\x0f \x01(\bR\n" +
+	"benchmarks\x12!\n" +
+	"\fnorms_tables\x18\x10 \x01(\x05R\vnormsTables\"\xb9\x01\n" +
+	"\x16ListFrameworksResponse\x12D\n" +
+	"\n" +
+	"frameworks\x18\x01 \x03(\v2$.yardstick.scoring.v1.FrameworkOfferR\n" +
+	"frameworks\x128\n" +
+	"\x06bundle\x18\x02 \x01(\v2 .yardstick.scoring.v1.BundleInfoR\x06bundle\x12\x1f\n" +
+	"\vapi_version\x18\x03 \x01(\tR\n" +
+	"apiVersion2\xd5\x04\n" +
 	"\x0eContentService\x12n\n" +
 	"\tListItems\x12&.yardstick.scoring.v1.ListItemsRequest\x1a'.yardstick.scoring.v1.ListItemsResponse\"\x10\xca\xf3\x18\fcontent:read\x12n\n" +
 	"\tListForms\x12&.yardstick.scoring.v1.ListFormsRequest\x1a'.yardstick.scoring.v1.ListFormsResponse\"\x10\xca\xf3\x18\fcontent:read\x12n\n" +
 	"\tListLinks\x12&.yardstick.scoring.v1.ListLinksRequest\x1a'.yardstick.scoring.v1.ListLinksResponse\"\x10\xca\xf3\x18\fcontent:read\x12t\n" +
-	"\vListStrands\x12(.yardstick.scoring.v1.ListStrandsRequest\x1a).yardstick.scoring.v1.ListStrandsResponse\"\x10\xca\xf3\x18\fcontent:readBIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
+	"\vListStrands\x12(.yardstick.scoring.v1.ListStrandsRequest\x1a).yardstick.scoring.v1.ListStrandsResponse\"\x10\xca\xf3\x18\fcontent:read\x12}\n" +
+	"\x0eListFrameworks\x12+.yardstick.scoring.v1.ListFrameworksRequest\x1a,.yardstick.scoring.v1.ListFrameworksResponse\"\x10\xca\xf3\x18\fcontent:readBIZGgithub.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1;scoringv1b\x06proto3"
 
 var (
 	file_yardstick_scoring_v1_content_proto_rawDescOnce sync.Once
@@ -881,20 +1188,23 @@ func file_yardstick_scoring_v1_content_proto_rawDescGZIP() []byte {
 	return file_yardstick_scoring_v1_content_proto_rawDescData
 }
 
-var file_yardstick_scoring_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_yardstick_scoring_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_yardstick_scoring_v1_content_proto_goTypes = []any{
-	(*ListItemsRequest)(nil),    // 0: yardstick.scoring.v1.ListItemsRequest
-	(*BundleInfo)(nil),          // 1: yardstick.scoring.v1.BundleInfo
-	(*CatalogItem)(nil),         // 2: yardstick.scoring.v1.CatalogItem
-	(*ListItemsResponse)(nil),   // 3: yardstick.scoring.v1.ListItemsResponse
-	(*ListFormsRequest)(nil),    // 4: yardstick.scoring.v1.ListFormsRequest
-	(*CatalogForm)(nil),         // 5: yardstick.scoring.v1.CatalogForm
-	(*ListFormsResponse)(nil),   // 6: yardstick.scoring.v1.ListFormsResponse
-	(*ListLinksRequest)(nil),    // 7: yardstick.scoring.v1.ListLinksRequest
-	(*CatalogLink)(nil),         // 8: yardstick.scoring.v1.CatalogLink
-	(*ListLinksResponse)(nil),   // 9: yardstick.scoring.v1.ListLinksResponse
-	(*ListStrandsRequest)(nil),  // 10: yardstick.scoring.v1.ListStrandsRequest
-	(*ListStrandsResponse)(nil), // 11: yardstick.scoring.v1.ListStrandsResponse
+	(*ListItemsRequest)(nil),       // 0: yardstick.scoring.v1.ListItemsRequest
+	(*BundleInfo)(nil),             // 1: yardstick.scoring.v1.BundleInfo
+	(*CatalogItem)(nil),            // 2: yardstick.scoring.v1.CatalogItem
+	(*ListItemsResponse)(nil),      // 3: yardstick.scoring.v1.ListItemsResponse
+	(*ListFormsRequest)(nil),       // 4: yardstick.scoring.v1.ListFormsRequest
+	(*CatalogForm)(nil),            // 5: yardstick.scoring.v1.CatalogForm
+	(*ListFormsResponse)(nil),      // 6: yardstick.scoring.v1.ListFormsResponse
+	(*ListLinksRequest)(nil),       // 7: yardstick.scoring.v1.ListLinksRequest
+	(*CatalogLink)(nil),            // 8: yardstick.scoring.v1.CatalogLink
+	(*ListLinksResponse)(nil),      // 9: yardstick.scoring.v1.ListLinksResponse
+	(*ListStrandsRequest)(nil),     // 10: yardstick.scoring.v1.ListStrandsRequest
+	(*ListStrandsResponse)(nil),    // 11: yardstick.scoring.v1.ListStrandsResponse
+	(*ListFrameworksRequest)(nil),  // 12: yardstick.scoring.v1.ListFrameworksRequest
+	(*FrameworkOffer)(nil),         // 13: yardstick.scoring.v1.FrameworkOffer
+	(*ListFrameworksResponse)(nil), // 14: yardstick.scoring.v1.ListFrameworksResponse
 }
 var file_yardstick_scoring_v1_content_proto_depIdxs = []int32{
 	2,  // 0: yardstick.scoring.v1.ListItemsResponse.items:type_name -> yardstick.scoring.v1.CatalogItem
@@ -904,19 +1214,23 @@ var file_yardstick_scoring_v1_content_proto_depIdxs = []int32{
 	8,  // 4: yardstick.scoring.v1.ListLinksResponse.links:type_name -> yardstick.scoring.v1.CatalogLink
 	1,  // 5: yardstick.scoring.v1.ListLinksResponse.bundle:type_name -> yardstick.scoring.v1.BundleInfo
 	1,  // 6: yardstick.scoring.v1.ListStrandsResponse.bundle:type_name -> yardstick.scoring.v1.BundleInfo
-	0,  // 7: yardstick.scoring.v1.ContentService.ListItems:input_type -> yardstick.scoring.v1.ListItemsRequest
-	4,  // 8: yardstick.scoring.v1.ContentService.ListForms:input_type -> yardstick.scoring.v1.ListFormsRequest
-	7,  // 9: yardstick.scoring.v1.ContentService.ListLinks:input_type -> yardstick.scoring.v1.ListLinksRequest
-	10, // 10: yardstick.scoring.v1.ContentService.ListStrands:input_type -> yardstick.scoring.v1.ListStrandsRequest
-	3,  // 11: yardstick.scoring.v1.ContentService.ListItems:output_type -> yardstick.scoring.v1.ListItemsResponse
-	6,  // 12: yardstick.scoring.v1.ContentService.ListForms:output_type -> yardstick.scoring.v1.ListFormsResponse
-	9,  // 13: yardstick.scoring.v1.ContentService.ListLinks:output_type -> yardstick.scoring.v1.ListLinksResponse
-	11, // 14: yardstick.scoring.v1.ContentService.ListStrands:output_type -> yardstick.scoring.v1.ListStrandsResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	13, // 7: yardstick.scoring.v1.ListFrameworksResponse.frameworks:type_name -> yardstick.scoring.v1.FrameworkOffer
+	1,  // 8: yardstick.scoring.v1.ListFrameworksResponse.bundle:type_name -> yardstick.scoring.v1.BundleInfo
+	0,  // 9: yardstick.scoring.v1.ContentService.ListItems:input_type -> yardstick.scoring.v1.ListItemsRequest
+	4,  // 10: yardstick.scoring.v1.ContentService.ListForms:input_type -> yardstick.scoring.v1.ListFormsRequest
+	7,  // 11: yardstick.scoring.v1.ContentService.ListLinks:input_type -> yardstick.scoring.v1.ListLinksRequest
+	10, // 12: yardstick.scoring.v1.ContentService.ListStrands:input_type -> yardstick.scoring.v1.ListStrandsRequest
+	12, // 13: yardstick.scoring.v1.ContentService.ListFrameworks:input_type -> yardstick.scoring.v1.ListFrameworksRequest
+	3,  // 14: yardstick.scoring.v1.ContentService.ListItems:output_type -> yardstick.scoring.v1.ListItemsResponse
+	6,  // 15: yardstick.scoring.v1.ContentService.ListForms:output_type -> yardstick.scoring.v1.ListFormsResponse
+	9,  // 16: yardstick.scoring.v1.ContentService.ListLinks:output_type -> yardstick.scoring.v1.ListLinksResponse
+	11, // 17: yardstick.scoring.v1.ContentService.ListStrands:output_type -> yardstick.scoring.v1.ListStrandsResponse
+	14, // 18: yardstick.scoring.v1.ContentService.ListFrameworks:output_type -> yardstick.scoring.v1.ListFrameworksResponse
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_scoring_v1_content_proto_init() }
@@ -933,7 +1247,7 @@ func file_yardstick_scoring_v1_content_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_scoring_v1_content_proto_rawDesc), len(file_yardstick_scoring_v1_content_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,10 +19,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ContentService_ListItems_FullMethodName   = "/yardstick.scoring.v1.ContentService/ListItems"
-	ContentService_ListForms_FullMethodName   = "/yardstick.scoring.v1.ContentService/ListForms"
-	ContentService_ListLinks_FullMethodName   = "/yardstick.scoring.v1.ContentService/ListLinks"
-	ContentService_ListStrands_FullMethodName = "/yardstick.scoring.v1.ContentService/ListStrands"
+	ContentService_ListItems_FullMethodName      = "/yardstick.scoring.v1.ContentService/ListItems"
+	ContentService_ListForms_FullMethodName      = "/yardstick.scoring.v1.ContentService/ListForms"
+	ContentService_ListLinks_FullMethodName      = "/yardstick.scoring.v1.ContentService/ListLinks"
+	ContentService_ListStrands_FullMethodName    = "/yardstick.scoring.v1.ContentService/ListStrands"
+	ContentService_ListFrameworks_FullMethodName = "/yardstick.scoring.v1.ContentService/ListFrameworks"
 )
 
 // ContentServiceClient is the client API for ContentService service.
@@ -56,6 +57,13 @@ type ContentServiceClient interface {
 	// POST /api/content/strands, permission content:read. The strand names items belong to and the
 	// strand paths and adaptive content balancing name.
 	ListStrands(ctx context.Context, in *ListStrandsRequest, opts ...grpc.CallOption) (*ListStrandsResponse, error)
+	// What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	ListFrameworks(ctx context.Context, in *ListFrameworksRequest, opts ...grpc.CallOption) (*ListFrameworksResponse, error)
 }
 
 type contentServiceClient struct {
@@ -106,6 +114,16 @@ func (c *contentServiceClient) ListStrands(ctx context.Context, in *ListStrandsR
 	return out, nil
 }
 
+func (c *contentServiceClient) ListFrameworks(ctx context.Context, in *ListFrameworksRequest, opts ...grpc.CallOption) (*ListFrameworksResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListFrameworksResponse)
+	err := c.cc.Invoke(ctx, ContentService_ListFrameworks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContentServiceServer is the server API for ContentService service.
 // All implementations must embed UnimplementedContentServiceServer
 // for forward compatibility.
@@ -137,6 +155,13 @@ type ContentServiceServer interface {
 	// POST /api/content/strands, permission content:read. The strand names items belong to and the
 	// strand paths and adaptive content balancing name.
 	ListStrands(context.Context, *ListStrandsRequest) (*ListStrandsResponse, error)
+	// What the bundle offers per framework, by name.
+	//
+	// POST /api/content/frameworks, permission content:read. Each framework's scale, the forecast
+	// subject it serves, how many items, strands, forms and links it has, and which optional parts
+	// (norm curve, strand benchmarks, norms) its requests may use: a request that needs a part the
+	// bundle lacks is a 400 naming the field.
+	ListFrameworks(context.Context, *ListFrameworksRequest) (*ListFrameworksResponse, error)
 	mustEmbedUnimplementedContentServiceServer()
 }
 
@@ -158,6 +183,9 @@ func (UnimplementedContentServiceServer) ListLinks(context.Context, *ListLinksRe
 }
 func (UnimplementedContentServiceServer) ListStrands(context.Context, *ListStrandsRequest) (*ListStrandsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListStrands not implemented")
+}
+func (UnimplementedContentServiceServer) ListFrameworks(context.Context, *ListFrameworksRequest) (*ListFrameworksResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListFrameworks not implemented")
 }
 func (UnimplementedContentServiceServer) mustEmbedUnimplementedContentServiceServer() {}
 func (UnimplementedContentServiceServer) testEmbeddedByValue()                        {}
@@ -252,6 +280,24 @@ func _ContentService_ListStrands_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContentService_ListFrameworks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListFrameworksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContentServiceServer).ListFrameworks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContentService_ListFrameworks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContentServiceServer).ListFrameworks(ctx, req.(*ListFrameworksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContentService_ServiceDesc is the grpc.ServiceDesc for ContentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -274,6 +320,10 @@ var ContentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListStrands",
 			Handler:    _ContentService_ListStrands_Handler,
+		},
+		{
+			MethodName: "ListFrameworks",
+			Handler:    _ContentService_ListFrameworks_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -30,6 +30,9 @@ func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 	if err != nil {
 		return serve.Service{}, err
 	}
-	log.Info("content bundle loaded", "source", content.Source(), "content", content.Bundle().Stats().String())
+	log.Info("content bundle loaded", "source", content.Source(), "hash", content.Version(), "content", content.Bundle().Stats().String())
+	for _, o := range content.Bundle().Offers() {
+		log.Info("content framework", "hash", content.Version(), "offer", o.String())
+	}
 	return forecast.New(content, cfg.Limits, log).Service(), nil
 }

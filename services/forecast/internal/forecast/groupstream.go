@@ -21,13 +21,13 @@ import (
 // groupStreams are the service's group streams by path.
 func (s *Server) groupStreams() map[string]serve.OpenGroup {
 	return map[string]serve.OpenGroup{
-		"/api/forecast/reading/group/stream": s.openGroup(reading),
-		"/api/forecast/math/group/stream":    s.openGroup(math_),
+		"/api/forecast/reading/group/stream": s.openGroup(measure.SubjectReading),
+		"/api/forecast/math/group/stream":    s.openGroup(measure.SubjectMath),
 	}
 }
 
-// openGroup opens a group stream of framework from its settings line.
-func (s *Server) openGroup(framework string) serve.OpenGroup {
+// openGroup opens a group stream of a subject's framework from its settings line.
+func (s *Server) openGroup(subject string) serve.OpenGroup {
 	return func(ctx context.Context, settings []byte) (serve.GroupStream, error) {
 		var req forecastv1.GroupForecastRequest
 		if err := s.wire.Unmarshal(settings, &req); err != nil {
@@ -37,21 +37,24 @@ func (s *Server) openGroup(framework string) serve.OpenGroup {
 		if len(req.GetStudentData()) > 0 {
 			p.Add("studentData", "is not part of the settings line: send one student a line after it")
 		}
-		return s.startGroup(ctx, framework, &p, &req)
+		return s.startGroup(subject, &p, &req)
 	}
 }
 
 // startGroup validates a group stream's settings (req without its students; p may hold problems
 // already) as the unary group validates them, and starts the group.
-func (s *Server) startGroup(ctx context.Context, framework string, p *rpcerr.Problems, req *forecastv1.GroupForecastRequest) (*groupStream, error) {
+// A subject of "" is one the settings did not name well (already in p): its framework is not
+// looked up.
+func (s *Server) startGroup(subject string, p *rpcerr.Problems, req *forecastv1.GroupForecastRequest) (*groupStream, error) {
+	b := s.content.Bundle()
 	testSD := s.testUncertainty(p, req.TestUncertainty)
 	cuts := s.cutLevels(p, req.GetCutLevels())
-	gr := percentileAsked(p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
-	if err := p.Err(); err != nil {
-		return nil, err
+	var fw *measure.Framework
+	if subject != "" {
+		fw = subjectFramework(p, b, subject)
 	}
-	fw, err := s.framework(ctx, framework)
-	if err != nil {
+	gr := percentileAsked(p, b, name(fw), req.Grade, req.TimeOfYear)
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return &groupStream{s: s, fw: fw, gr: gr, acc: fw.NewGroupAccumulator(testSD, cuts)}, nil

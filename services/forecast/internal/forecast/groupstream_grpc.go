@@ -1,12 +1,14 @@
 package forecast
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
@@ -25,7 +27,7 @@ func (s *Server) ForecastGroupStream(st grpc.BidiStreamingServer[forecastv1.Fore
 	if err != nil {
 		return err
 	}
-	g, err := s.openGroupMessage(ctx, first)
+	g, err := s.openGroupMessage(first)
 	if err != nil {
 		return err
 	}
@@ -65,26 +67,34 @@ func (s *Server) ForecastGroupStream(st grpc.BidiStreamingServer[forecastv1.Fore
 	return st.Send(&forecastv1.ForecastGroupStreamResponse{Answer: &forecastv1.ForecastGroupStreamResponse_Group{Group: result}})
 }
 
+// subjectList names the subjects and their frameworks for a message, `"reading" (NAME) or
+// "math" (NAME)`; a subject the bundle lacks shows as `"math" (none)`.
+func subjectList(b *measure.Bundle) string {
+	var parts []string
+	for _, subject := range []string{measure.SubjectReading, measure.SubjectMath} {
+		fw := "none"
+		if f, ok := b.Subject(subject); ok {
+			fw = f.Name
+		}
+		parts = append(parts, fmt.Sprintf("%q (%s)", subject, fw))
+	}
+	return strings.Join(parts, " or ")
+}
+
 // openGroupMessage validates the first message, the settings, as the JSON stream's settings line.
-func (s *Server) openGroupMessage(ctx context.Context, m *forecastv1.ForecastGroupStreamRequest) (*groupStream, error) {
+func (s *Server) openGroupMessage(m *forecastv1.ForecastGroupStreamRequest) (*groupStream, error) {
 	var p rpcerr.Problems
 	set := m.GetSettings()
 	if set == nil {
 		p.Add("settings", "is required: the first message holds the group's settings, students follow")
 		return nil, p.Err()
 	}
-	framework := ""
-	switch set.GetSubject() {
-	case "reading":
-		framework = reading
-	case "math":
-		framework = math_
-	default:
-		p.Add("subject", `must be "reading" (lexile) or "math" (quantile), got %q`, set.GetSubject())
+	b := s.content.Bundle()
+	subject := set.GetSubject()
+	if subject != measure.SubjectReading && subject != measure.SubjectMath {
+		p.Add("subject", "must be %s, got %q", subjectList(b), subject)
+		subject = "" // the other settings are still checked, so that every problem is told at once
 	}
 	req := &forecastv1.GroupForecastRequest{TestUncertainty: set.TestUncertainty, CutLevels: set.GetCutLevels(), Grade: set.Grade, TimeOfYear: set.TimeOfYear}
-	if framework == "" {
-		framework = reading // the other settings are still checked, so that every problem is told at once
-	}
-	return s.startGroup(ctx, framework, &p, req)
+	return s.startGroup(subject, &p, req)
 }

@@ -47,7 +47,7 @@ func percentileAsked(p *rpcerr.Problems, b *measure.Bundle, framework string, gr
 			ok = false
 		}
 	}
-	if !ok {
+	if !ok || framework == "" { // no framework: its absence is the request's problem already
 		return graded{}
 	}
 	n, found := b.Norms(framework, int(*grade), toy)

@@ -22,6 +22,9 @@ const defaultPlanProbability = 0.5
 func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*forecastv1.PlanResponse, error) {
 	var p rpcerr.Problems
 	fw := requiredFramework(&p, s.content.Bundle(), req.Framework)
+	if fw != nil && !fw.HasNormCurve() {
+		p.Add("framework", "the bundle has no norm curve for framework %q, so plans are not available", fw.Name)
+	}
 	measure.CheckPrior(p.Add, "", req.PriorAbility, req.PriorUncertainty, new(0.0))
 	grade, toy := planSchoolTime(&p, req.Grade, req.TimeOfYear)
 	switch v := req.Target; {
@@ -92,12 +95,12 @@ func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*foreca
 // comprehension rates and the plan take it).
 func requiredFramework(p *rpcerr.Problems, b *measure.Bundle, name *string) *measure.Framework {
 	if name == nil {
-		p.Add("framework", "is required (lexile or quantile)")
+		p.Add("framework", "is required (%s)", b.FrameworkList())
 		return nil
 	}
 	fw, ok := b.Framework(strings.ToLower(strings.TrimSpace(*name)))
 	if !ok {
-		p.Add("framework", "unknown framework %q (want lexile or quantile)", *name)
+		p.Add("framework", "unknown framework %q (want %s)", *name, b.FrameworkList())
 	}
 	return fw
 }

@@ -16,12 +16,6 @@ import (
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
-// Reading forecasts are lexile, math forecasts quantile (docs/api.md).
-const (
-	reading = "lexile"
-	math_   = "quantile"
-)
-
 // Server implements ForecastService on the current content bundle's framework parameters.
 type Server struct {
 	forecastv1.UnimplementedForecastServiceServer
@@ -56,42 +50,54 @@ func (s *Server) Service() serve.Service {
 }
 
 func (s *Server) ForecastReading(ctx context.Context, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
-	return s.single(ctx, reading, req)
+	return s.single(ctx, measure.SubjectReading, req)
 }
 
 func (s *Server) ForecastMath(ctx context.Context, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
-	return s.single(ctx, math_, req)
+	return s.single(ctx, measure.SubjectMath, req)
 }
 
 func (s *Server) ForecastReadingGroup(ctx context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	return s.group(ctx, reading, req)
+	return s.group(ctx, measure.SubjectReading, req)
 }
 
 func (s *Server) ForecastMathGroup(ctx context.Context, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	return s.group(ctx, math_, req)
+	return s.group(ctx, measure.SubjectMath, req)
 }
 
-func (s *Server) framework(ctx context.Context, name string) (*measure.Framework, error) {
-	fw, ok := s.content.Bundle().Framework(name)
-	if !ok {
-		s.log.ErrorContext(ctx, "content bundle lacks a framework", "framework", name, "request_id", serve.RequestID(ctx))
-		return nil, rpcerr.Internal()
+// subjectFramework is the bundle's framework of a forecast subject, with the norm curve every
+// forecast follows; it says in p what the bundle lacks (nil then).
+func subjectFramework(p *rpcerr.Problems, b *measure.Bundle, subject string) *measure.Framework {
+	fw, ok := b.Subject(subject)
+	switch {
+	case !ok:
+		p.Add("subject", "the bundle has no framework for subject %q, so %s forecasts are not available", subject, subject)
+		return nil
+	case !fw.HasNormCurve():
+		p.Add("grade", "the bundle has no norm curve for framework %q, so forecasts are not available", fw.Name)
+		return nil
 	}
-	return fw, nil
+	return fw
 }
 
-func (s *Server) single(ctx context.Context, framework string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
+// name is a framework's name, "" for none.
+func name(fw *measure.Framework) string {
+	if fw == nil {
+		return ""
+	}
+	return fw.Name
+}
+
+func (s *Server) single(ctx context.Context, subject string, req *forecastv1.ForecastRequest) (*forecastv1.Forecast, error) {
 	var p rpcerr.Problems
+	b := s.content.Bundle()
 	ability, uncertainty, days := req.PriorAbility, req.PriorUncertainty, req.ElapsedDays
 	measure.CheckPrior(p.Add, "", ability, uncertainty, days)
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
-	g := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
+	fw := subjectFramework(&p, b, subject)
+	g := percentileAsked(&p, b, name(fw), req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	fw, err := s.framework(ctx, framework)
-	if err != nil {
 		return nil, err
 	}
 	f := fw.Forecast(measure.Normal{Mean: *ability, SD: *uncertainty}, *days, testSD, cuts)
@@ -110,8 +116,9 @@ func (s *Server) single(ctx context.Context, framework string, req *forecastv1.F
 	}, nil
 }
 
-func (s *Server) group(ctx context.Context, framework string, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
+func (s *Server) group(ctx context.Context, subject string, req *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
 	var p rpcerr.Problems
+	b := s.content.Bundle()
 	data := req.GetStudentData()
 	switch {
 	case len(data) == 0:
@@ -130,12 +137,9 @@ func (s *Server) group(ctx context.Context, framework string, req *forecastv1.Gr
 	}
 	testSD := s.testUncertainty(&p, req.TestUncertainty)
 	cuts := s.cutLevels(&p, req.GetCutLevels())
-	gr := percentileAsked(&p, s.content.Bundle(), framework, req.Grade, req.TimeOfYear)
+	fw := subjectFramework(&p, b, subject)
+	gr := percentileAsked(&p, b, name(fw), req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	fw, err := s.framework(ctx, framework)
-	if err != nil {
 		return nil, err
 	}
 	// A group of 100,000 takes about 0.1 s to forecast and as long again to answer: the work

@@ -30,7 +30,10 @@ func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 	if err != nil {
 		return serve.Service{}, err
 	}
-	log.Info("content bundle loaded", "source", content.Source(), "content", content.Bundle().Stats().String())
+	log.Info("content bundle loaded", "source", content.Source(), "hash", content.Version(), "content", content.Bundle().Stats().String())
+	for _, o := range content.Bundle().Offers() {
+		log.Info("content framework", "hash", content.Version(), "offer", o.String())
+	}
 	// Page tokens are signed with keys derived from the token signing keys, which every replica
 	// shares; in dev mode without a keys dir they are random for the process.
 	pages, err := scoring.NewPageKeys(cfg.KeysDir)

@@ -19,10 +19,10 @@ func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (
 	var bk *measure.Bank
 	switch name := frameworkName(req.Framework); {
 	case name == nil:
-		p.Add("framework", "is required (lexile or quantile)")
+		p.Add("framework", "is required (%s)", b.FrameworkList())
 	default:
 		if _, known := b.Framework(*name); !known {
-			p.Add("framework", "unknown framework %q (want lexile or quantile)", req.GetFramework())
+			p.Add("framework", "unknown framework %q (want %s)", req.GetFramework(), b.FrameworkList())
 		} else if bk, known = b.Bank(*name); !known {
 			p.Add("framework", "the content bundle has no %s items", *name)
 		}

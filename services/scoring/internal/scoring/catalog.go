@@ -37,13 +37,13 @@ func (c *Catalog) bundleInfo() *scoringv1.BundleInfo {
 func framework(p *rpcerr.Problems, b *measure.Bundle, name *string, required bool) string {
 	if name == nil {
 		if required {
-			p.Add("framework", "is required (lexile or quantile)")
+			p.Add("framework", "is required (%s)", b.FrameworkList())
 		}
 		return ""
 	}
 	fw := strings.ToLower(strings.TrimSpace(*name))
 	if _, ok := b.Framework(fw); !ok {
-		p.Add("framework", "unknown framework %q (want lexile or quantile)", *name)
+		p.Add("framework", "unknown framework %q (want %s)", *name, b.FrameworkList())
 		return ""
 	}
 	return fw

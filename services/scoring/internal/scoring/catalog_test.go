@@ -351,3 +351,23 @@ func fieldViolations(err error) (codes.Code, map[string]bool) {
 func metadataBearer(ctx context.Context, tok string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 }
+
+// TestCatalogFrameworks: the demo bundle's offer per framework, and the gRPC answer is the JSON one.
+func TestCatalogFrameworks(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	r := s.Post("/api/content/frameworks", `{}`)
+	const want = `{"frameworks":[` +
+		`{"name":"lexile","subject":"reading","label":"L","negativePrefix":"BR","unitsPerLogit":180,"successAtMatch":0.75,"displayMin":-400,"displayMax":1825,"items":2020,"partialCreditItems":20,"strands":5,"forms":3,"links":2,"normCurve":true,"benchmarks":true,"normsTables":39},` +
+		`{"name":"quantile","subject":"math","label":"Q","negativePrefix":"EM","unitsPerLogit":180,"successAtMatch":0.5,"displayMin":-400,"displayMax":1650,"items":1520,"partialCreditItems":20,"strands":5,"forms":3,"links":2,"normCurve":true,"benchmarks":true,"normsTables":39}],` +
+		`"bundle":{"source":"embedded demonstration bundle","hash":"` + "%s" + `"},"apiVersion":"` + "%s" + `"}`
+	content, _ := measure.OpenLive("")
+	if got := string(r.Body); r.Status != 200 || got != fmt.Sprintf(want, content.Version(), serve.Version) {
+		t.Errorf("got %d %s;\nwant %s", r.Status, got, fmt.Sprintf(want, content.Version(), serve.Version))
+	}
+	grpcAnswer, err := scoringv1.NewContentServiceClient(s.Conn).ListFrameworks(s.Authed(context.Background()), &scoringv1.ListFrameworksRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	servetest.SameBytesAsProtojson(t, grpcAnswer, r.Body)
+}

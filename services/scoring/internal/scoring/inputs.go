@@ -27,7 +27,7 @@ type resolved struct {
 // the limit, known ids, no duplicates, results 0 to the item's maximum score (0 or 1 for a
 // dichotomous item), one framework agreeing with the optional framework field. prefixes, when
 // set, are the id prefixes the endpoint allows.
-func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes string) resolved {
+func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []itemRef, withResults bool, framework *string, prefixes []string) resolved {
 	r := resolved{maxScore: len(refs)}
 	framework = frameworkName(framework)
 	switch {
@@ -104,14 +104,14 @@ func checkResult(p *rpcerr.Problems, b *measure.Bundle, i int, id *string, resul
 // checkItemID finds items[i]'s item in b: its id given, starting with one of prefixes (when
 // set), not a repeat of an earlier one (seen maps ids to their index), and known. It says what is
 // wrong in p; known is false then.
-func checkItemID(p *rpcerr.Problems, b *measure.Bundle, i int, ref *string, prefixes string, seen map[string]int) (item measure.Item, known bool) {
+func checkItemID(p *rpcerr.Problems, b *measure.Bundle, i int, ref *string, prefixes []string, seen map[string]int) (item measure.Item, known bool) {
 	if ref == nil || *ref == "" {
 		p.Add(itemPath(i, "id"), "is required")
 		return item, false
 	}
 	id := *ref
-	if prefixes != "" && !strings.ContainsAny(id[:1], prefixes) {
-		p.Add(itemPath(i, "id"), "%q must start with one of %s", id, strings.Join(strings.Split(prefixes, ""), ", "))
+	if len(prefixes) > 0 && !hasPrefix(id, prefixes) {
+		p.Add(itemPath(i, "id"), "%q must start with one of %s", id, strings.Join(prefixes, ", "))
 		return item, false
 	}
 	if first, dup := seen[id]; dup {
@@ -124,6 +124,15 @@ func checkItemID(p *rpcerr.Problems, b *measure.Bundle, i int, ref *string, pref
 		p.Add(itemPath(i, "id"), "unknown item id %q", id)
 	}
 	return item, known
+}
+
+func hasPrefix(id string, prefixes []string) bool {
+	for _, pre := range prefixes {
+		if strings.HasPrefix(id, pre) {
+			return true
+		}
+	}
+	return false
 }
 
 // frameworkName is a framework field as the bundle names frameworks: names are matched
@@ -148,7 +157,7 @@ func knownFramework(p *rpcerr.Problems, b *measure.Bundle, field *string) {
 		return
 	}
 	if _, known := b.Framework(*field); !known {
-		p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
+		p.Add("framework", "unknown framework %q (want %s)", *field, b.FrameworkList())
 	}
 }
 
@@ -156,7 +165,7 @@ func knownFramework(p *rpcerr.Problems, b *measure.Bundle, field *string) {
 func (s *Server) framework(p *rpcerr.Problems, b *measure.Bundle, itemsFramework string, field *string) *measure.Framework {
 	if field != nil && *field != itemsFramework {
 		if _, known := b.Framework(*field); !known {
-			p.Add("framework", "unknown framework %q (want lexile or quantile)", *field)
+			p.Add("framework", "unknown framework %q (want %s)", *field, b.FrameworkList())
 		} else {
 			p.Add("", "framework is %q but the items are %s items", *field, itemsFramework)
 		}
@@ -192,6 +201,10 @@ func numberCorrect(p *rpcerr.Problems, v *int32, n, most int) int {
 // prior checks the prior fields of the Bayes forms and moves the prior forward to today (§4).
 func prior(p *rpcerr.Problems, fw *measure.Framework, ability, uncertainty, days *float64) (measure.Normal, bool) {
 	if !measure.CheckPrior(p.Add, "", ability, uncertainty, days) || fw == nil {
+		return measure.Normal{}, false
+	}
+	if *days > 0 && !fw.HasNormCurve() {
+		p.Add("elapsedDays", "the bundle has no norm curve for framework %q, so a prior cannot be moved forward (send 0)", fw.Name)
 		return measure.Normal{}, false
 	}
 	return fw.Grow(measure.Normal{Mean: *ability, SD: *uncertainty}, *days), true

@@ -102,7 +102,7 @@ func testOf(r resolved, correct int) measure.Test {
 func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
 	b := s.content.Bundle()
-	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
 	b := s.content.Bundle()
-	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "")
+	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, nil)
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
@@ -133,7 +133,7 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
 	b := s.content.Bundle()
-	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
 	if err := p.Err(); err != nil {
@@ -149,7 +149,7 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
 	b := s.content.Bundle()
-	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, "QLS")
+	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, b.IDPrefixes())
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
@@ -169,11 +169,11 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 	var fw *measure.Framework
 	switch name := frameworkName(req.Framework); {
 	case name == nil:
-		p.Add("framework", "is required (lexile or quantile)")
+		p.Add("framework", "is required (%s)", b.FrameworkList())
 	default:
 		var ok bool
 		if fw, ok = b.Framework(*name); !ok {
-			p.Add("framework", "unknown framework %q (want lexile or quantile)", req.GetFramework())
+			p.Add("framework", "unknown framework %q (want %s)", req.GetFramework(), b.FrameworkList())
 		}
 	}
 	items := req.GetItems()
@@ -228,7 +228,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 	var p rpcerr.Problems
 	b := s.content.Bundle()
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
-	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	bench := benchmark(&p, b, r.fw, grade, toy)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -267,7 +267,7 @@ func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv
 	var p rpcerr.Problems
 	b := s.content.Bundle()
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
-	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, "")
+	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	bench := benchmark(&p, b, r.fw, grade, toy)
 	if err := p.Err(); err != nil {
@@ -354,7 +354,10 @@ func benchmark(p *rpcerr.Problems, b *measure.Bundle, fw *measure.Framework, gra
 		return measure.Benchmark{}
 	}
 	bench, ok := b.Benchmark(fw.Name, grade, toy)
-	if !ok {
+	switch {
+	case !ok && !b.HasBenchmarks(fw.Name):
+		p.Add("grade", "the bundle has no strand benchmarks for framework %q, so strand categories are not available", fw.Name)
+	case !ok:
 		p.Add("grade", "the content bundle has no %s strand benchmarks for grade %d %s", fw.Name, grade, toy)
 	}
 	return bench

@@ -1258,6 +1258,429 @@ func (b0 ListStrandsResponse_builder) Build() *ListStrandsResponse {
 	return m0
 }
 
+// The frameworks of the bundle in force (no fields).
+type ListFrameworksRequest struct {
+	state         protoimpl.MessageState `protogen:"opaque.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFrameworksRequest) Reset() {
+	*x = ListFrameworksRequest{}
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFrameworksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFrameworksRequest) ProtoMessage() {}
+
+func (x *ListFrameworksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+type ListFrameworksRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+}
+
+func (b0 ListFrameworksRequest_builder) Build() *ListFrameworksRequest {
+	m0 := &ListFrameworksRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	return m0
+}
+
+// What the bundle offers for one framework.
+type FrameworkOffer struct {
+	state                         protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Name               string                 `protobuf:"bytes,1,opt,name=name,proto3"`
+	xxx_hidden_Subject            string                 `protobuf:"bytes,2,opt,name=subject,proto3"`
+	xxx_hidden_Label              string                 `protobuf:"bytes,3,opt,name=label,proto3"`
+	xxx_hidden_NegativePrefix     string                 `protobuf:"bytes,4,opt,name=negative_prefix,json=negativePrefix,proto3"`
+	xxx_hidden_UnitsPerLogit      float64                `protobuf:"fixed64,5,opt,name=units_per_logit,json=unitsPerLogit,proto3"`
+	xxx_hidden_SuccessAtMatch     float64                `protobuf:"fixed64,6,opt,name=success_at_match,json=successAtMatch,proto3"`
+	xxx_hidden_DisplayMin         float64                `protobuf:"fixed64,7,opt,name=display_min,json=displayMin,proto3"`
+	xxx_hidden_DisplayMax         float64                `protobuf:"fixed64,8,opt,name=display_max,json=displayMax,proto3"`
+	xxx_hidden_Items              int32                  `protobuf:"varint,9,opt,name=items,proto3"`
+	xxx_hidden_PartialCreditItems int32                  `protobuf:"varint,10,opt,name=partial_credit_items,json=partialCreditItems,proto3"`
+	xxx_hidden_Strands            int32                  `protobuf:"varint,11,opt,name=strands,proto3"`
+	xxx_hidden_Forms              int32                  `protobuf:"varint,12,opt,name=forms,proto3"`
+	xxx_hidden_Links              int32                  `protobuf:"varint,13,opt,name=links,proto3"`
+	xxx_hidden_NormCurve          bool                   `protobuf:"varint,14,opt,name=norm_curve,json=normCurve,proto3"`
+	xxx_hidden_Benchmarks         bool                   `protobuf:"varint,15,opt,name=benchmarks,proto3"`
+	xxx_hidden_NormsTables        int32                  `protobuf:"varint,16,opt,name=norms_tables,json=normsTables,proto3"`
+	unknownFields                 protoimpl.UnknownFields
+	sizeCache                     protoimpl.SizeCache
+}
+
+func (x *FrameworkOffer) Reset() {
+	*x = FrameworkOffer{}
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FrameworkOffer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FrameworkOffer) ProtoMessage() {}
+
+func (x *FrameworkOffer) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *FrameworkOffer) GetName() string {
+	if x != nil {
+		return x.xxx_hidden_Name
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetSubject() string {
+	if x != nil {
+		return x.xxx_hidden_Subject
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetLabel() string {
+	if x != nil {
+		return x.xxx_hidden_Label
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetNegativePrefix() string {
+	if x != nil {
+		return x.xxx_hidden_NegativePrefix
+	}
+	return ""
+}
+
+func (x *FrameworkOffer) GetUnitsPerLogit() float64 {
+	if x != nil {
+		return x.xxx_hidden_UnitsPerLogit
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetSuccessAtMatch() float64 {
+	if x != nil {
+		return x.xxx_hidden_SuccessAtMatch
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetDisplayMin() float64 {
+	if x != nil {
+		return x.xxx_hidden_DisplayMin
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetDisplayMax() float64 {
+	if x != nil {
+		return x.xxx_hidden_DisplayMax
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetItems() int32 {
+	if x != nil {
+		return x.xxx_hidden_Items
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetPartialCreditItems() int32 {
+	if x != nil {
+		return x.xxx_hidden_PartialCreditItems
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetStrands() int32 {
+	if x != nil {
+		return x.xxx_hidden_Strands
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetForms() int32 {
+	if x != nil {
+		return x.xxx_hidden_Forms
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetLinks() int32 {
+	if x != nil {
+		return x.xxx_hidden_Links
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) GetNormCurve() bool {
+	if x != nil {
+		return x.xxx_hidden_NormCurve
+	}
+	return false
+}
+
+func (x *FrameworkOffer) GetBenchmarks() bool {
+	if x != nil {
+		return x.xxx_hidden_Benchmarks
+	}
+	return false
+}
+
+func (x *FrameworkOffer) GetNormsTables() int32 {
+	if x != nil {
+		return x.xxx_hidden_NormsTables
+	}
+	return 0
+}
+
+func (x *FrameworkOffer) SetName(v string) {
+	x.xxx_hidden_Name = v
+}
+
+func (x *FrameworkOffer) SetSubject(v string) {
+	x.xxx_hidden_Subject = v
+}
+
+func (x *FrameworkOffer) SetLabel(v string) {
+	x.xxx_hidden_Label = v
+}
+
+func (x *FrameworkOffer) SetNegativePrefix(v string) {
+	x.xxx_hidden_NegativePrefix = v
+}
+
+func (x *FrameworkOffer) SetUnitsPerLogit(v float64) {
+	x.xxx_hidden_UnitsPerLogit = v
+}
+
+func (x *FrameworkOffer) SetSuccessAtMatch(v float64) {
+	x.xxx_hidden_SuccessAtMatch = v
+}
+
+func (x *FrameworkOffer) SetDisplayMin(v float64) {
+	x.xxx_hidden_DisplayMin = v
+}
+
+func (x *FrameworkOffer) SetDisplayMax(v float64) {
+	x.xxx_hidden_DisplayMax = v
+}
+
+func (x *FrameworkOffer) SetItems(v int32) {
+	x.xxx_hidden_Items = v
+}
+
+func (x *FrameworkOffer) SetPartialCreditItems(v int32) {
+	x.xxx_hidden_PartialCreditItems = v
+}
+
+func (x *FrameworkOffer) SetStrands(v int32) {
+	x.xxx_hidden_Strands = v
+}
+
+func (x *FrameworkOffer) SetForms(v int32) {
+	x.xxx_hidden_Forms = v
+}
+
+func (x *FrameworkOffer) SetLinks(v int32) {
+	x.xxx_hidden_Links = v
+}
+
+func (x *FrameworkOffer) SetNormCurve(v bool) {
+	x.xxx_hidden_NormCurve = v
+}
+
+func (x *FrameworkOffer) SetBenchmarks(v bool) {
+	x.xxx_hidden_Benchmarks = v
+}
+
+func (x *FrameworkOffer) SetNormsTables(v int32) {
+	x.xxx_hidden_NormsTables = v
+}
+
+type FrameworkOffer_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The framework's name, as requests name it.
+	Name string
+	// The forecast paths it serves: "reading", "math", or "" for none.
+	Subject string
+	// The display's unit label (shown after a value) and its prefix for values below 0.
+	Label          string
+	NegativePrefix string
+	// Measure units per logit, and the chance of success when ability equals difficulty.
+	UnitsPerLogit  float64
+	SuccessAtMatch float64
+	// The display's range.
+	DisplayMin float64
+	DisplayMax float64
+	// Items of the bank, of which scored in more than two categories.
+	Items              int32
+	PartialCreditItems int32
+	// Declared strands, fixed forms and link tables.
+	Strands int32
+	Forms   int32
+	Links   int32
+	// Whether it has a norm curve (growth, forecasts, plans, grade priors) and strand benchmarks
+	// (strand categories), and how many norms tables (grade and time of year: percentiles).
+	NormCurve   bool
+	Benchmarks  bool
+	NormsTables int32
+}
+
+func (b0 FrameworkOffer_builder) Build() *FrameworkOffer {
+	m0 := &FrameworkOffer{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Name = b.Name
+	x.xxx_hidden_Subject = b.Subject
+	x.xxx_hidden_Label = b.Label
+	x.xxx_hidden_NegativePrefix = b.NegativePrefix
+	x.xxx_hidden_UnitsPerLogit = b.UnitsPerLogit
+	x.xxx_hidden_SuccessAtMatch = b.SuccessAtMatch
+	x.xxx_hidden_DisplayMin = b.DisplayMin
+	x.xxx_hidden_DisplayMax = b.DisplayMax
+	x.xxx_hidden_Items = b.Items
+	x.xxx_hidden_PartialCreditItems = b.PartialCreditItems
+	x.xxx_hidden_Strands = b.Strands
+	x.xxx_hidden_Forms = b.Forms
+	x.xxx_hidden_Links = b.Links
+	x.xxx_hidden_NormCurve = b.NormCurve
+	x.xxx_hidden_Benchmarks = b.Benchmarks
+	x.xxx_hidden_NormsTables = b.NormsTables
+	return m0
+}
+
+// The bundle's frameworks.
+type ListFrameworksResponse struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Frameworks *[]*FrameworkOffer     `protobuf:"bytes,1,rep,name=frameworks,proto3"`
+	xxx_hidden_Bundle     *BundleInfo            `protobuf:"bytes,2,opt,name=bundle,proto3"`
+	xxx_hidden_ApiVersion string                 `protobuf:"bytes,3,opt,name=api_version,json=apiVersion,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *ListFrameworksResponse) Reset() {
+	*x = ListFrameworksResponse{}
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFrameworksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFrameworksResponse) ProtoMessage() {}
+
+func (x *ListFrameworksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_scoring_v1_content_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *ListFrameworksResponse) GetFrameworks() []*FrameworkOffer {
+	if x != nil {
+		if x.xxx_hidden_Frameworks != nil {
+			return *x.xxx_hidden_Frameworks
+		}
+	}
+	return nil
+}
+
+func (x *ListFrameworksResponse) GetBundle() *BundleInfo {
+	if x != nil {
+		return x.xxx_hidden_Bundle
+	}
+	return nil
+}
+
+func (x *ListFrameworksResponse) GetApiVersion() string {
+	if x != nil {
+		return x.xxx_hidden_ApiVersion
+	}
+	return ""
+}
+
+func (x *ListFrameworksResponse) SetFrameworks(v []*FrameworkOffer) {
+	x.xxx_hidden_Frameworks = &v
+}
+
+func (x *ListFrameworksResponse) SetBundle(v *BundleInfo) {
+	x.xxx_hidden_Bundle = v
+}
+
+func (x *ListFrameworksResponse) SetApiVersion(v string) {
+	x.xxx_hidden_ApiVersion = v
+}
+
+func (x *ListFrameworksResponse) HasBundle() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Bundle != nil
+}
+
+func (x *ListFrameworksResponse) ClearBundle() {
+	x.xxx_hidden_Bundle = nil
+}
+
+type ListFrameworksResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// In name order.
+	Frameworks []*FrameworkOffer
+	// The bundle that answered.
+	Bundle *BundleInfo
+	// Build version of the service.
+	ApiVersion string
+}
+
+func (b0 ListFrameworksResponse_builder) Build() *ListFrameworksResponse {
+	m0 := &ListFrameworksResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Frameworks = &b.Frameworks
+	x.xxx_hidden_Bundle = b.Bundle
+	x.xxx_hidden_ApiVersion = b.ApiVersion
+	return m0
+}
+
 var File_opaque_yardstick_scoring_v1_content_proto protoreflect.FileDescriptor
 
 const file_opaque_yardstick_scoring_v1_content_proto_rawDesc = "" +
@@ -1328,27 +1751,62 @@ const file_opaque_yardstick_scoring_v1_content_proto_rawDesc = "" +
 	"\tframework\x18\x02 \x01(\tR\tframework\x12?\n" +
 	"\x06bundle\x18\x03 \x01(\v2'.opaque.yardstick.scoring.v1.BundleInfoR\x06bundle\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
-	"apiVersion2\x8f\x04\n" +
+	"apiVersion\"\x17\n" +
+	"\x15ListFrameworksRequest\"\x81\x04\n" +
+	"\x0eFrameworkOffer\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\asubject\x18\x02 \x01(\tR\asubject\x12\x14\n" +
+	"\x05label\x18\x03 \x01(\tR\x05label\x12'\n" +
+	"\x0fnegative_prefix\x18\x04 \x01(\tR\x0enegativePrefix\x12&\n" +
+	"\x0funits_per_logit\x18\x05 \x01(\x01R\runitsPerLogit\x12(\n" +
+	"\x10success_at_match\x18\x06 \x01(\x01R\x0esuccessAtMatch\x12\x1f\n" +
+	"\vdisplay_min\x18\a \x01(\x01R\n" +
+	"displayMin\x12\x1f\n" +
+	"\vdisplay_max\x18\b \x01(\x01R\n" +
+	"displayMax\x12\x14\n" +
+	"\x05items\x18\t \x01(\x05R\x05items\x120\n" +
+	"\x14partial_credit_items\x18\n" +
+	" \x01(\x05R\x12partialCreditItems\x12\x18\n" +
+	"\astrands\x18\v \x01(\x05R\astrands\x12\x14\n" +
+	"\x05forms\x18\f \x01(\x05R\x05forms\x12\x14\n" +
+	"\x05links\x18\r \x01(\x05R\x05links\x12\x1d\n" +
+	"\n" +
+	"norm_curve\x18\x0e \x01(\bR\tnormCurve\x12\x1e\n" +
+	"\n" +
+	"benchmarks\x18\x0f \x01(\bR\n" +
+	"benchmarks\x12!\n" +
+	"\fnorms_tables\x18\x10 \x01(\x05R\vnormsTables\"\xc7\x01\n" +
+	"\x16ListFrameworksResponse\x12K\n" +
+	"\n" +
+	"frameworks\x18\x01 \x03(\v2+.opaque.yardstick.scoring.v1.FrameworkOfferR\n" +
+	"frameworks\x12?\n" +
+	"\x06bundle\x18\x02 \x01(\v2'.opaque.yardstick.scoring.v1.BundleInfoR\x06bundle\x12\x1f\n" +
+	"\vapi_version\x18\x03 \x01(\tR\n" +
+	"apiVersion2\x9d\x05\n" +
 	"\x0eContentService\x12|\n" +
 	"\tListItems\x12-.opaque.yardstick.scoring.v1.ListItemsRequest\x1a..opaque.yardstick.scoring.v1.ListItemsResponse\"\x10\xca\xf3\x18\fcontent:read\x12|\n" +
 	"\tListForms\x12-.opaque.yardstick.scoring.v1.ListFormsRequest\x1a..opaque.yardstick.scoring.v1.ListFormsResponse\"\x10\xca\xf3\x18\fcontent:read\x12|\n" +
 	"\tListLinks\x12-.opaque.yardstick.scoring.v1.ListLinksRequest\x1a..opaque.yardstick.scoring.v1.ListLinksResponse\"\x10\xca\xf3\x18\fcontent:read\x12\x82\x01\n" +
-	"\vListStrands\x12/.opaque.yardstick.scoring.v1.ListStrandsRequest\x1a0.opaque.yardstick.scoring.v1.ListStrandsResponse\"\x10\xca\xf3\x18\fcontent:readBZZXgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/scoringv1b\x06proto3"
+	"\vListStrands\x12/.opaque.yardstick.scoring.v1.ListStrandsRequest\x1a0.opaque.yardstick.scoring.v1.ListStrandsResponse\"\x10\xca\xf3\x18\fcontent:read\x12\x8b\x01\n" +
+	"\x0eListFrameworks\x122.opaque.yardstick.scoring.v1.ListFrameworksRequest\x1a3.opaque.yardstick.scoring.v1.ListFrameworksResponse\"\x10\xca\xf3\x18\fcontent:readBZZXgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/scoringv1b\x06proto3"
 
-var file_opaque_yardstick_scoring_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_opaque_yardstick_scoring_v1_content_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_opaque_yardstick_scoring_v1_content_proto_goTypes = []any{
-	(*ListItemsRequest)(nil),    // 0: opaque.yardstick.scoring.v1.ListItemsRequest
-	(*BundleInfo)(nil),          // 1: opaque.yardstick.scoring.v1.BundleInfo
-	(*CatalogItem)(nil),         // 2: opaque.yardstick.scoring.v1.CatalogItem
-	(*ListItemsResponse)(nil),   // 3: opaque.yardstick.scoring.v1.ListItemsResponse
-	(*ListFormsRequest)(nil),    // 4: opaque.yardstick.scoring.v1.ListFormsRequest
-	(*CatalogForm)(nil),         // 5: opaque.yardstick.scoring.v1.CatalogForm
-	(*ListFormsResponse)(nil),   // 6: opaque.yardstick.scoring.v1.ListFormsResponse
-	(*ListLinksRequest)(nil),    // 7: opaque.yardstick.scoring.v1.ListLinksRequest
-	(*CatalogLink)(nil),         // 8: opaque.yardstick.scoring.v1.CatalogLink
-	(*ListLinksResponse)(nil),   // 9: opaque.yardstick.scoring.v1.ListLinksResponse
-	(*ListStrandsRequest)(nil),  // 10: opaque.yardstick.scoring.v1.ListStrandsRequest
-	(*ListStrandsResponse)(nil), // 11: opaque.yardstick.scoring.v1.ListStrandsResponse
+	(*ListItemsRequest)(nil),       // 0: opaque.yardstick.scoring.v1.ListItemsRequest
+	(*BundleInfo)(nil),             // 1: opaque.yardstick.scoring.v1.BundleInfo
+	(*CatalogItem)(nil),            // 2: opaque.yardstick.scoring.v1.CatalogItem
+	(*ListItemsResponse)(nil),      // 3: opaque.yardstick.scoring.v1.ListItemsResponse
+	(*ListFormsRequest)(nil),       // 4: opaque.yardstick.scoring.v1.ListFormsRequest
+	(*CatalogForm)(nil),            // 5: opaque.yardstick.scoring.v1.CatalogForm
+	(*ListFormsResponse)(nil),      // 6: opaque.yardstick.scoring.v1.ListFormsResponse
+	(*ListLinksRequest)(nil),       // 7: opaque.yardstick.scoring.v1.ListLinksRequest
+	(*CatalogLink)(nil),            // 8: opaque.yardstick.scoring.v1.CatalogLink
+	(*ListLinksResponse)(nil),      // 9: opaque.yardstick.scoring.v1.ListLinksResponse
+	(*ListStrandsRequest)(nil),     // 10: opaque.yardstick.scoring.v1.ListStrandsRequest
+	(*ListStrandsResponse)(nil),    // 11: opaque.yardstick.scoring.v1.ListStrandsResponse
+	(*ListFrameworksRequest)(nil),  // 12: opaque.yardstick.scoring.v1.ListFrameworksRequest
+	(*FrameworkOffer)(nil),         // 13: opaque.yardstick.scoring.v1.FrameworkOffer
+	(*ListFrameworksResponse)(nil), // 14: opaque.yardstick.scoring.v1.ListFrameworksResponse
 }
 var file_opaque_yardstick_scoring_v1_content_proto_depIdxs = []int32{
 	2,  // 0: opaque.yardstick.scoring.v1.ListItemsResponse.items:type_name -> opaque.yardstick.scoring.v1.CatalogItem
@@ -1358,19 +1816,23 @@ var file_opaque_yardstick_scoring_v1_content_proto_depIdxs = []int32{
 	8,  // 4: opaque.yardstick.scoring.v1.ListLinksResponse.links:type_name -> opaque.yardstick.scoring.v1.CatalogLink
 	1,  // 5: opaque.yardstick.scoring.v1.ListLinksResponse.bundle:type_name -> opaque.yardstick.scoring.v1.BundleInfo
 	1,  // 6: opaque.yardstick.scoring.v1.ListStrandsResponse.bundle:type_name -> opaque.yardstick.scoring.v1.BundleInfo
-	0,  // 7: opaque.yardstick.scoring.v1.ContentService.ListItems:input_type -> opaque.yardstick.scoring.v1.ListItemsRequest
-	4,  // 8: opaque.yardstick.scoring.v1.ContentService.ListForms:input_type -> opaque.yardstick.scoring.v1.ListFormsRequest
-	7,  // 9: opaque.yardstick.scoring.v1.ContentService.ListLinks:input_type -> opaque.yardstick.scoring.v1.ListLinksRequest
-	10, // 10: opaque.yardstick.scoring.v1.ContentService.ListStrands:input_type -> opaque.yardstick.scoring.v1.ListStrandsRequest
-	3,  // 11: opaque.yardstick.scoring.v1.ContentService.ListItems:output_type -> opaque.yardstick.scoring.v1.ListItemsResponse
-	6,  // 12: opaque.yardstick.scoring.v1.ContentService.ListForms:output_type -> opaque.yardstick.scoring.v1.ListFormsResponse
-	9,  // 13: opaque.yardstick.scoring.v1.ContentService.ListLinks:output_type -> opaque.yardstick.scoring.v1.ListLinksResponse
-	11, // 14: opaque.yardstick.scoring.v1.ContentService.ListStrands:output_type -> opaque.yardstick.scoring.v1.ListStrandsResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	13, // 7: opaque.yardstick.scoring.v1.ListFrameworksResponse.frameworks:type_name -> opaque.yardstick.scoring.v1.FrameworkOffer
+	1,  // 8: opaque.yardstick.scoring.v1.ListFrameworksResponse.bundle:type_name -> opaque.yardstick.scoring.v1.BundleInfo
+	0,  // 9: opaque.yardstick.scoring.v1.ContentService.ListItems:input_type -> opaque.yardstick.scoring.v1.ListItemsRequest
+	4,  // 10: opaque.yardstick.scoring.v1.ContentService.ListForms:input_type -> opaque.yardstick.scoring.v1.ListFormsRequest
+	7,  // 11: opaque.yardstick.scoring.v1.ContentService.ListLinks:input_type -> opaque.yardstick.scoring.v1.ListLinksRequest
+	10, // 12: opaque.yardstick.scoring.v1.ContentService.ListStrands:input_type -> opaque.yardstick.scoring.v1.ListStrandsRequest
+	12, // 13: opaque.yardstick.scoring.v1.ContentService.ListFrameworks:input_type -> opaque.yardstick.scoring.v1.ListFrameworksRequest
+	3,  // 14: opaque.yardstick.scoring.v1.ContentService.ListItems:output_type -> opaque.yardstick.scoring.v1.ListItemsResponse
+	6,  // 15: opaque.yardstick.scoring.v1.ContentService.ListForms:output_type -> opaque.yardstick.scoring.v1.ListFormsResponse
+	9,  // 16: opaque.yardstick.scoring.v1.ContentService.ListLinks:output_type -> opaque.yardstick.scoring.v1.ListLinksResponse
+	11, // 17: opaque.yardstick.scoring.v1.ContentService.ListStrands:output_type -> opaque.yardstick.scoring.v1.ListStrandsResponse
+	14, // 18: opaque.yardstick.scoring.v1.ContentService.ListFrameworks:output_type -> opaque.yardstick.scoring.v1.ListFrameworksResponse
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_scoring_v1_content_proto_init() }
@@ -1387,7 +1849,7 @@ func file_opaque_yardstick_scoring_v1_content_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_scoring_v1_content_proto_rawDesc), len(file_opaque_yardstick_scoring_v1_content_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

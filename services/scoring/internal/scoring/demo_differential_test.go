@@ -1,0 +1,21 @@
+package scoring
+
+import (
+	"flag"
+	"testing"
+)
+
+// The demo differential test: the content bundle, not the code, decides what is measured, and
+// with the embedded demonstration bundle every answer must stay byte for byte what it was before
+// frameworks came from the bundle. testdata/demo/requests.txt holds requests on every scoring
+// and catalog path, valid and refused ones whose messages name the demo's frameworks, id rules
+// and missing parts; testdata/demo/answers.txt holds the answers of the build before that
+// change (status and body). apiVersion and the bundle hash are not compared: the first is the
+// build's, the second the demo files' fingerprint, which changes when the files gain a column.
+var updateDemo = flag.Bool("update-demo", false, "rewrite testdata/demo/answers.txt from this build")
+
+func TestDemoDifferential(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	s.CheckCorpus(t, "testdata/demo", *updateDemo)
+}
