@@ -36,7 +36,7 @@ type quantReg struct {
 	x    []float64 // row-major n×p
 	y    []float64 // perturbed
 	y0   []float64 // as given
-	eps  float64 // residuals within eps of zero are on the fit
+	eps  float64   // residuals within eps of zero are on the fit
 
 	basis   []int  // the p observations of the vertex
 	inBasis []bool // by observation

@@ -15,16 +15,16 @@ import (
 
 // growthRef is one cohort and R's answers on it.
 type growthRef struct {
-	priors   [][]float64
-	current  []float64
-	knots    [][]float64
-	bounds   [][]float64
-	lowest   float64
-	highest  float64
-	loss     []float64
-	coef     [][]float64
-	sgp      []int
-	cuts     [][]float64 // per student, at refCutP
+	priors  [][]float64
+	current []float64
+	knots   [][]float64
+	bounds  [][]float64
+	lowest  float64
+	highest float64
+	loss    []float64
+	coef    [][]float64
+	sgp     []int
+	cuts    [][]float64 // per student, at refCutP
 }
 
 var refCutP = []int{1, 10, 25, 50, 75, 90, 99}
