@@ -5,64 +5,127 @@ import (
 	"math"
 )
 
-// The descent of quantReg for one τ (growthnorms_qr.go explains the method).
+// The descent of quantReg for one τ (growthnorms_qr.go explains the method). Along a step only
+// the residuals move (by t·u_i) and only the observations whose residual changed side change the
+// gradient, so a step costs one pass over the design for u and one over the residuals.
 
 var errUnbounded = errors.New("the check loss is unbounded along an edge (non-finite data?)")
 
 // solve descends from the current vertex to an optimal one for tau.
 func (q *quantReg) solve(tau float64) error {
+	if err := q.refresh(); err != nil {
+		return err
+	}
+	q.gradient(tau)
 	for step := 0; step < maxSteps; step++ {
-		q.gradient(tau)
+		q.edges()
 		j, sigma, d := q.steepest(tau)
 		if j < 0 {
 			return nil
 		}
-		enter, err := q.lineSearch(j, sigma, d)
+		enter, t, err := q.lineSearch(j, sigma, d)
 		if err != nil {
 			return err
 		}
-		q.inBasis[q.basis[j]] = false
+		leave := q.basis[j]
+		q.inBasis[leave] = false
 		q.basis[j] = enter
 		q.inBasis[enter] = true
-		if err := q.refresh(); err != nil {
+		if err := q.factor(); err != nil {
 			return err
 		}
+		q.move(tau, t, leave, enter, sigma)
 	}
 	return errors.New("no optimum within the step limit")
 }
 
-// gradient sums g = Σ ψ_τ(r_i)·x_i over the non-basic observations off the fit, lists those on
-// it (with x_iᵀB⁻¹, how each edge moves them), and a_j = gᵀ(B⁻¹ column j).
+// sideOf classifies a residual: above the fit, below it, or on it.
+func (q *quantReg) sideOf(r float64) int8 {
+	switch {
+	case r > q.eps:
+		return 1
+	case r < -q.eps:
+		return -1
+	}
+	return 0
+}
+
+// psi is ψ_τ of a side: τ above the fit, τ − 1 below, 0 on it (or in the basis).
+func psi(side int8, tau float64) float64 {
+	switch side {
+	case 1:
+		return tau
+	case -1:
+		return tau - 1
+	}
+	return 0
+}
+
+// gradient classifies every residual and sums g = Σ ψ_τ(r_i)·x_i from scratch.
 func (q *quantReg) gradient(tau float64) {
-	p := q.p
 	clear(q.g)
-	q.zero = q.zero[:0]
 	for i := 0; i < q.n; i++ {
 		if q.inBasis[i] {
+			q.side[i] = 2
 			continue
 		}
-		r := q.r[i]
-		var psi float64
-		switch {
-		case r > q.eps:
-			psi = tau
-		case r < -q.eps:
-			psi = tau - 1
-		default:
-			q.zero = append(q.zero, i)
-			continue
-		}
-		xi := q.row(i)
-		for a := range q.g {
-			q.g[a] += psi * xi[a]
+		q.side[i] = q.sideOf(q.r[i])
+		if ps := psi(q.side[i], tau); ps != 0 {
+			xi := q.row(i)
+			for a := range q.g {
+				q.g[a] += ps * xi[a]
+			}
 		}
 	}
+}
+
+// move goes t along the edge just taken: the residuals move by t·u_i, the leaving observation
+// is off the fit by t on the edge's side, the entering one is on it, and g follows every
+// observation that changed side; it lists those left on the fit.
+func (q *quantReg) move(tau, t float64, leave, enter int, sigma float64) {
+	q.u[leave] = sigma // its residual goes to −σt
+	q.side[leave] = 0
+	for i := 0; i < q.n; i++ {
+		old := q.side[i]
+		if old == 2 {
+			continue
+		}
+		var nw int8 = 2
+		if i != enter {
+			q.r[i] -= t * q.u[i]
+			nw = q.sideOf(q.r[i])
+		} else {
+			q.r[i] = 0
+		}
+		if nw == old {
+			continue
+		}
+		q.side[i] = nw
+		if d := psi(nw, tau) - psi(old, tau); d != 0 {
+			xi := q.row(i)
+			for a := range q.g {
+				q.g[a] += d * xi[a]
+			}
+		}
+	}
+}
+
+// edges computes a_j = gᵀ(B⁻¹ column j) and lists the non-basic observations on the fit with
+// x_iᵀB⁻¹, how each edge moves them.
+func (q *quantReg) edges() {
+	p := q.p
 	for j := 0; j < p; j++ {
 		s := 0.0
 		for a := 0; a < p; a++ {
 			s += q.g[a] * q.binv[a*p+j]
 		}
 		q.a[j] = s
+	}
+	q.zero = q.zero[:0]
+	for i, sd := range q.side {
+		if sd == 0 {
+			q.zero = append(q.zero, i)
+		}
 	}
 	if need := len(q.zero) * p; cap(q.zw) < need {
 		q.zw = make([]float64, need)
@@ -114,35 +177,39 @@ func (q *quantReg) steepest(tau float64) (j int, sigma, d float64) {
 }
 
 // lineSearch goes along edge (j, σ), whose derivative d is negative, to the minimum of the loss
-// on it and returns the observation whose residual reaches zero there. Along the edge the
-// residual of a non-basic observation i is r_i − t·u_i; crossing zero at t_i = r_i/u_i > 0 it
-// adds |u_i| to the slope, so the minimum is the first t_i at which the slope reaches zero.
-func (q *quantReg) lineSearch(j int, sigma, d float64) (int, error) {
+// on it and returns the observation whose residual reaches zero there and the step t. Along the
+// edge the residual of a non-basic observation i is r_i − t·u_i (u_i kept for move); crossing
+// zero at t_i = r_i/u_i > 0 it adds |u_i| to the slope, so the minimum is the first t_i at which
+// the slope reaches zero.
+func (q *quantReg) lineSearch(j int, sigma, d float64) (int, float64, error) {
 	p := q.p
+	col := q.work[:p]
+	for a := 0; a < p; a++ {
+		col[a] = sigma * q.binv[a*p+j]
+	}
 	q.cand = q.cand[:0]
 	for i := 0; i < q.n; i++ {
-		r := q.r[i]
-		if q.inBasis[i] || math.Abs(r) <= q.eps {
+		sd := q.side[i]
+		if sd == 2 {
 			continue
 		}
-		xi := q.row(i)
-		s := 0.0
-		for a := 0; a < p; a++ {
-			s += xi[a] * q.binv[a*p+j]
+		u := 0.0
+		for k := q.rowStart[i]; k < q.rowStart[i+1]; k++ {
+			u += q.nzVal[k] * col[q.nzCol[k]]
 		}
-		u := sigma * s
-		if (r > 0 && u > 0) || (r < 0 && u < 0) {
-			q.cand = append(q.cand, breakpoint{t: r / u, w: math.Abs(u), i: i})
+		q.u[i] = u
+		if (sd == 1 && u > 0) || (sd == -1 && u < 0) {
+			q.cand = append(q.cand, breakpoint{t: q.r[i] / u, w: math.Abs(u), i: i})
 		}
 	}
-	i, ok := weightedSelect(q.cand, -d)
+	k, ok := weightedSelect(q.cand, -d)
 	if !ok {
-		return 0, errUnbounded
+		return 0, 0, errUnbounded
 	}
-	return i, nil
+	return q.cand[k].i, q.cand[k].t, nil
 }
 
-// weightedSelect returns the observation of the breakpoint with the smallest t at which the
+// weightedSelect returns the index in c of the breakpoint with the smallest t at which the
 // weights of the breakpoints up to it (in order of t) reach need, reordering c; ok is false when
 // all of them fall short. Quickselect: linear time on average.
 func weightedSelect(c []breakpoint, need float64) (int, bool) {
@@ -182,7 +249,7 @@ func weightedSelect(c []breakpoint, need float64) (int, bool) {
 			we += c[k].w
 		}
 		if we >= need {
-			return c[lt].i, true
+			return lt, true
 		}
 		need -= we
 		lo = gt

@@ -34,15 +34,21 @@ var errRankDeficient = errors.New("the design is rank deficient: a prior takes t
 type quantReg struct {
 	n, p int
 	x    []float64 // row-major n×p
-	y    []float64 // perturbed
-	y0   []float64 // as given
-	eps  float64   // residuals within eps of zero are on the fit
+	// The design's non-zero entries by row (a B-spline row has 4 of 7 per prior), for the pass
+	// each step makes over it: entries rowStart[i] … rowStart[i+1]−1 of nzCol and nzVal.
+	rowStart []int32
+	nzCol    []int32
+	nzVal    []float64
+	y        []float64 // perturbed
+	y0       []float64 // as given
+	eps      float64   // residuals within eps of zero are on the fit
 
 	basis   []int  // the p observations of the vertex
 	inBasis []bool // by observation
 	binv    []float64
 	beta    []float64
 	r       []float64
+	side    []int8    // by observation: +1 or −1 off the fit, 0 on it, 2 in the basis
 	g       []float64 // Σ ψ_τ(r_i)·x_i over the non-basic observations off the fit
 	a       []float64 // gᵀ·column j of binv
 	zero    []int     // non-basic observations on the fit
@@ -83,9 +89,22 @@ func newQuantReg(x, y []float64, p int) *quantReg {
 		}
 		yp[i] = v + u*perturbation*scale
 	}
-	return &quantReg{n: n, p: p, x: x, y: yp, y0: y, eps: scale * residualTol,
+	rowStart := make([]int32, 0, n+1)
+	var nzCol []int32
+	var nzVal []float64
+	for i := 0; i < n; i++ {
+		rowStart = append(rowStart, int32(len(nzCol)))
+		for a, v := range x[i*p : (i+1)*p] {
+			if v != 0 {
+				nzCol = append(nzCol, int32(a))
+				nzVal = append(nzVal, v)
+			}
+		}
+	}
+	rowStart = append(rowStart, int32(len(nzCol)))
+	return &quantReg{n: n, p: p, x: x, rowStart: rowStart, nzCol: nzCol, nzVal: nzVal, y: yp, y0: y, eps: scale * residualTol,
 		inBasis: make([]bool, n), binv: make([]float64, p*p), beta: make([]float64, p),
-		r: make([]float64, n), g: make([]float64, p), a: make([]float64, p), u: make([]float64, n),
+		r: make([]float64, n), side: make([]int8, n), g: make([]float64, p), a: make([]float64, p), u: make([]float64, n),
 		work: make([]float64, 2*p*p)}
 }
 
@@ -212,9 +231,23 @@ func (q *quantReg) setBasis(basis []int) error {
 	return q.refresh()
 }
 
-// refresh recomputes the inverse of the basis rows, β and the residuals from the data, so that
-// rounding does not accumulate along the descent.
+// refresh recomputes the inverse of the basis rows, β and the residuals from the data.
 func (q *quantReg) refresh() error {
+	if err := q.factor(); err != nil {
+		return err
+	}
+	for i := 0; i < q.n; i++ {
+		if q.inBasis[i] {
+			q.r[i] = 0
+			continue
+		}
+		q.r[i] = q.y[i] - dot(q.row(i), q.beta)
+	}
+	return nil
+}
+
+// factor recomputes the inverse of the basis rows and β.
+func (q *quantReg) factor() error {
 	p := q.p
 	for j, i := range q.basis {
 		copy(q.binv[j*p:(j+1)*p], q.row(i))
@@ -229,13 +262,6 @@ func (q *quantReg) refresh() error {
 			s += q.binv[a*p+j] * q.y[i]
 		}
 		q.beta[a] = s
-	}
-	for i := 0; i < q.n; i++ {
-		if q.inBasis[i] {
-			q.r[i] = 0
-			continue
-		}
-		q.r[i] = q.y[i] - dot(q.row(i), q.beta)
 	}
 	return nil
 }

@@ -1,0 +1,86 @@
+package measure
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchCohort is the speed case: 6,000 students with two priors (15 design columns),
+// measures to 0.1 unit, seeded.
+func benchCohort() (priors [][]float64, current []float64) {
+	rng := rand.New(rand.NewPCG(15, 6000))
+	const n = 6000
+	priors = [][]float64{make([]float64, n), make([]float64, n)}
+	current = make([]float64, n)
+	r1 := func(v float64) float64 { return math.Round(v*10) / 10 }
+	for i := 0; i < n; i++ {
+		a := rng.NormFloat64()
+		p1 := r1(700 + 140*a + 40*rng.NormFloat64())
+		p2 := r1(p1 + 100 + 45*rng.NormFloat64())
+		priors[0][i], priors[1][i] = p1, p2
+		current[i] = r1(0.35*p1 + 0.65*p2 + 110 + (45+0.1*math.Abs(p2-800))*rng.NormFloat64())
+	}
+	return priors, current
+}
+
+// BenchmarkGrowthFit fits the 100 τ of a two-prior model on 6,000 students. With Rscript and
+// quantreg installed it also times R's rq(method = "br") on the same data in the same run
+// (testdata/growth/bench.R: the design built in R, only the 100 fits timed) and reports R's
+// seconds and the ratio R/Go:
+// go test -run '^$' -bench GrowthFit -benchtime 5x -cpu 1 ./pkg/measure/
+func BenchmarkGrowthFit(b *testing.B) {
+	priors, current := benchCohort()
+	var rSeconds float64
+	if _, err := exec.LookPath("Rscript"); err == nil {
+		rSeconds = timeR(b, priors, current)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := FitGrowth(priors, current, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rSeconds > 0 {
+		perOp := b.Elapsed().Seconds() / float64(b.N)
+		b.ReportMetric(rSeconds, "R-s/op")
+		b.ReportMetric(rSeconds/perOp, "R/Go")
+	}
+}
+
+// timeR writes the cohort for bench.R and returns R's fitting time in seconds.
+func timeR(b *testing.B, priors [][]float64, current []float64) float64 {
+	var buf bytes.Buffer
+	buf.WriteString("prior1,prior2,current\n")
+	for i := range current {
+		fmt.Fprintf(&buf, "%g,%g,%g\n", priors[0][i], priors[1][i], current[i])
+	}
+	path := filepath.Join(b.TempDir(), "cohort.csv")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "growth", "bench.R"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "Rscript", script, path).Output()
+	if err != nil {
+		b.Fatalf("Rscript bench.R: %v", err)
+	}
+	s, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		b.Fatalf("bench.R printed %q; want seconds", out)
+	}
+	return s
+}
