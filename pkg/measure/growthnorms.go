@@ -29,8 +29,8 @@ type Window struct {
 // String is "grade 5 EOY".
 func (w Window) String() string { return fmt.Sprintf("grade %d %s", w.Grade, w.TimeOfYear) }
 
-// before orders windows in time: by grade, then BOY < MOY < EOY.
-func (w Window) before(v Window) bool {
+// Before orders windows in time: by grade, then BOY < MOY < EOY.
+func (w Window) Before(v Window) bool {
 	if w.Grade != v.Grade {
 		return w.Grade < v.Grade
 	}

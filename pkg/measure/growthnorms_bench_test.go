@@ -84,3 +84,33 @@ func timeR(b *testing.B, priors [][]float64, current []float64) float64 {
 	}
 	return s
 }
+
+// BenchmarkGrowthAnswer is the computation behind one POST /api/forecast/growth with two priors
+// and five cuts (the model chosen, the 100 quantiles, the SGP, the cuts) against one single
+// forecast, in the same run: go test -run '^$' -bench GrowthAnswer -benchmem ./pkg/measure/
+func BenchmarkGrowthAnswer(b *testing.B) {
+	d := Demo()
+	cur := Window{6, "EOY"}
+	priors := []Window{{4, "EOY"}, {5, "EOY"}}
+	b.Run("growth percentile, two priors, five cuts", func(b *testing.B) {
+		for b.Loop() {
+			m, ok := d.GrowthModelFor("lexile", cur, priors)
+			if !ok {
+				b.Fatal("no model")
+			}
+			q := m.Quantiles([]float64{640, 760})
+			if SGP(&q, 820) < 1 {
+				b.Fatal("no SGP")
+			}
+			for _, p := range []int{10, 25, 50, 75, 90} {
+				_ = math.Floor(Cut(&q, p) + 0.5)
+			}
+		}
+	})
+	f := testFramework(b, "lexile")
+	b.Run("one forecast", func(b *testing.B) {
+		for b.Loop() {
+			atOrAbove(f, Normal{640, 60}, 365, 0, 900)
+		}
+	})
+}

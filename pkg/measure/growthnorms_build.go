@@ -148,7 +148,7 @@ func BuildGrowthNorms(measures []GrowthMeasure, minStudents int, progress Growth
 		for w := range windows[fw] {
 			ws = append(ws, w)
 		}
-		sort.Slice(ws, func(a, b int) bool { return ws[a].before(ws[b]) })
+		sort.Slice(ws, func(a, b int) bool { return ws[a].Before(ws[b]) })
 		students := sortedKeys(byFramework[fw])
 		for j := 1; j < len(ws); j++ {
 			for order := 1; order <= 2 && order <= j; order++ {

@@ -65,7 +65,7 @@ func parseWindows(s string) ([]Window, error) {
 		}
 		ws[k] = Window{Grade: grade, TimeOfYear: tod}
 	}
-	if len(ws) == 2 && !ws[0].before(ws[1]) {
+	if len(ws) == 2 && !ws[0].Before(ws[1]) {
 		return nil, fmt.Errorf("%s is not before %s; priors go older first", ws[0], ws[1])
 	}
 	return ws, nil
@@ -116,11 +116,11 @@ func (k growthKey) less(o growthKey) bool {
 	case k.framework != o.framework:
 		return k.framework < o.framework
 	case k.current != o.current:
-		return k.current.before(o.current)
+		return k.current.Before(o.current)
 	case k.order != o.order:
 		return k.order < o.order
 	case k.priors[0] != o.priors[0]:
-		return k.priors[0].before(o.priors[0])
+		return k.priors[0].Before(o.priors[0])
 	}
-	return k.priors[1].before(o.priors[1])
+	return k.priors[1].Before(o.priors[1])
 }

@@ -54,7 +54,7 @@ func (l *loader) growthRow(r row, models map[growthKey]*partialModel, order *[]g
 		return nil, false
 	}
 	cur := Window{Grade: g, TimeOfYear: tod}
-	if last := priors[len(priors)-1]; !last.before(cur) {
+	if last := priors[len(priors)-1]; !last.Before(cur) {
 		l.p.at(r, "prior %s is not before the current window %s", last, cur)
 		return nil, false
 	}
