@@ -9,8 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,29 +35,44 @@ func benchCohort() (priors [][]float64, current []float64) {
 // BenchmarkGrowthFit fits the 100 τ of a two-prior model on 6,000 students. With Rscript and
 // quantreg installed it also times R's rq(method = "br") on the same data in the same run
 // (testdata/growth/bench.R: the design built in R, only the 100 fits timed) and reports R's
-// seconds and the ratio R/Go:
-// go test -run '^$' -bench GrowthFit -benchtime 5x -cpu 1 ./pkg/measure/
+// seconds and the ratio R/Go, of wall-clock time and of CPU time (user + system, this process's
+// for Go), the latter steadier on a shared machine:
+// go test -run '^$' -bench GrowthFit -benchtime 3x -cpu 1 ./pkg/measure/
 func BenchmarkGrowthFit(b *testing.B) {
 	priors, current := benchCohort()
-	var rSeconds float64
+	var rWall, rCPU float64
 	if _, err := exec.LookPath("Rscript"); err == nil {
-		rSeconds = timeR(b, priors, current)
+		rWall, rCPU = timeR(b, priors, current)
 	}
+	cpu0 := cpuSeconds()
 	b.ResetTimer()
 	for b.Loop() {
 		if _, err := FitGrowth(priors, current, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if rSeconds > 0 {
-		perOp := b.Elapsed().Seconds() / float64(b.N)
-		b.ReportMetric(rSeconds, "R-s/op")
-		b.ReportMetric(rSeconds/perOp, "R/Go")
+	goCPU := (cpuSeconds() - cpu0) / float64(b.N)
+	b.ReportMetric(goCPU, "cpu-s/op")
+	if rWall > 0 {
+		b.ReportMetric(rWall, "R-s/op")
+		b.ReportMetric(rWall/(b.Elapsed().Seconds()/float64(b.N)), "R/Go")
+		b.ReportMetric(rCPU, "R-cpu-s/op")
+		b.ReportMetric(rCPU/goCPU, "R/Go-cpu")
 	}
 }
 
-// timeR writes the cohort for bench.R and returns R's fitting time in seconds.
-func timeR(b *testing.B, priors [][]float64, current []float64) float64 {
+// cpuSeconds is the process's user and system CPU time so far.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// timeR writes the cohort for bench.R and returns R's fitting time, wall-clock and CPU, in
+// seconds.
+func timeR(b *testing.B, priors [][]float64, current []float64) (wall, cpu float64) {
 	var buf bytes.Buffer
 	buf.WriteString("prior1,prior2,current\n")
 	for i := range current {
@@ -78,11 +92,10 @@ func timeR(b *testing.B, priors [][]float64, current []float64) float64 {
 	if err != nil {
 		b.Fatalf("Rscript bench.R: %v", err)
 	}
-	s, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	if err != nil {
-		b.Fatalf("bench.R printed %q; want seconds", out)
+	if _, err := fmt.Sscan(string(out), &wall, &cpu); err != nil {
+		b.Fatalf("bench.R printed %q; want two numbers of seconds", out)
 	}
-	return s
+	return wall, cpu
 }
 
 // BenchmarkGrowthAnswer is the computation behind one POST /api/forecast/growth with two priors

@@ -193,10 +193,7 @@ func (q *quantReg) lineSearch(j int, sigma, d float64) (int, float64, error) {
 		if sd == 2 {
 			continue
 		}
-		u := 0.0
-		for k := q.rowStart[i]; k < q.rowStart[i+1]; k++ {
-			u += q.nzVal[k] * col[q.nzCol[k]]
-		}
+		u := dot(q.row(i), col)
 		q.u[i] = u
 		if (sd == 1 && u > 0) || (sd == -1 && u < 0) {
 			q.cand = append(q.cand, breakpoint{t: q.r[i] / u, w: math.Abs(u), i: i})

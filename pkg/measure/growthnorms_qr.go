@@ -34,14 +34,9 @@ var errRankDeficient = errors.New("the design is rank deficient: a prior takes t
 type quantReg struct {
 	n, p int
 	x    []float64 // row-major n×p
-	// The design's non-zero entries by row (a B-spline row has 4 of 7 per prior), for the pass
-	// each step makes over it: entries rowStart[i] … rowStart[i+1]−1 of nzCol and nzVal.
-	rowStart []int32
-	nzCol    []int32
-	nzVal    []float64
-	y        []float64 // perturbed
-	y0       []float64 // as given
-	eps      float64   // residuals within eps of zero are on the fit
+	y    []float64 // perturbed
+	y0   []float64 // as given
+	eps  float64   // residuals within eps of zero are on the fit
 
 	basis   []int  // the p observations of the vertex
 	inBasis []bool // by observation
@@ -89,20 +84,7 @@ func newQuantReg(x, y []float64, p int) *quantReg {
 		}
 		yp[i] = v + u*perturbation*scale
 	}
-	rowStart := make([]int32, 0, n+1)
-	var nzCol []int32
-	var nzVal []float64
-	for i := 0; i < n; i++ {
-		rowStart = append(rowStart, int32(len(nzCol)))
-		for a, v := range x[i*p : (i+1)*p] {
-			if v != 0 {
-				nzCol = append(nzCol, int32(a))
-				nzVal = append(nzVal, v)
-			}
-		}
-	}
-	rowStart = append(rowStart, int32(len(nzCol)))
-	return &quantReg{n: n, p: p, x: x, rowStart: rowStart, nzCol: nzCol, nzVal: nzVal, y: yp, y0: y, eps: scale * residualTol,
+	return &quantReg{n: n, p: p, x: x, y: yp, y0: y, eps: scale * residualTol,
 		inBasis: make([]bool, n), binv: make([]float64, p*p), beta: make([]float64, p),
 		r: make([]float64, n), side: make([]int8, n), g: make([]float64, p), a: make([]float64, p), u: make([]float64, n),
 		work: make([]float64, 2*p*p)}
