@@ -77,7 +77,8 @@ func newQuantReg(x, y []float64, p int) *quantReg {
 		seed ^= seed << 13
 		seed ^= seed >> 7
 		seed ^= seed << 17
-		// Uniform in ±[0.5, 1) times the perturbation: never zero, never two alike by design.
+		// Uniform in ±[0.5, 1) times the perturbation: never zero, and at least 50 times the
+		// tolerance that counts a residual as on the fit, so that perturbed ties come apart.
 		u := 0.5 + float64(seed>>11)/(1<<54)
 		if seed&1 == 0 {
 			u = -u
