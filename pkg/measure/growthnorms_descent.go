@@ -193,7 +193,7 @@ func (q *quantReg) lineSearch(j int, sigma, d float64) (int, float64, error) {
 		if sd == 2 {
 			continue
 		}
-		u := dot(q.row(i), col)
+		u := dot4(q.row(i), col)
 		q.u[i] = u
 		if (sd == 1 && u > 0) || (sd == -1 && u < 0) {
 			q.cand = append(q.cand, breakpoint{t: q.r[i] / u, w: math.Abs(u), i: i})
@@ -252,4 +252,22 @@ func weightedSelect(c []breakpoint, need float64) (int, bool) {
 		lo = gt
 	}
 	return 0, false
+}
+
+// dot4 is dot with four running sums, which the compiler keeps in registers and the processor
+// adds in parallel: the direction's pass is most of a fit's time.
+func dot4(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	k := 0
+	for ; k+4 <= len(a); k += 4 {
+		s0 += a[k] * b[k]
+		s1 += a[k+1] * b[k+1]
+		s2 += a[k+2] * b[k+2]
+		s3 += a[k+3] * b[k+3]
+	}
+	for ; k < len(a); k++ {
+		s0 += a[k] * b[k]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
