@@ -207,15 +207,16 @@ soak-attacks: build ## Issue 19's attacks as in a 512 MiB pod: readiness under a
 	go run ./bench/soak -scenario attacks -bin bin/scoring -forecast-bin bin/forecast
 
 .PHONY: docs
-docs: ## Rewrite docs/examples.md (and docs/plan.svg) from the running services, and docs/content.md's worked example.
+docs: ## Rewrite docs/examples.md (and docs/plan.svg, docs/growth.svg) from the running services, and docs/content.md's worked example.
 	scripts/examples.sh docs/examples.md
 	scripts/content-example.sh docs/content.md
 
 .PHONY: check-docs
-check-docs: ## Fail if docs/examples.md (or the plan chart drawn from it, docs/plan.svg) no longer matches what the services answer, or docs/content.md's worked example what the commands print.
+check-docs: ## Fail if docs/examples.md (or the charts drawn from it, docs/plan.svg and docs/growth.svg) no longer matches what the services answer, or docs/content.md's worked example what the commands print.
 	@mkdir -p bin/check-docs && scripts/examples.sh bin/check-docs/examples.md >/dev/null
 	@diff -u docs/examples.md bin/check-docs/examples.md || { echo "docs/examples.md is stale: run 'make docs' and commit" >&2; exit 1; }
 	@diff -u docs/plan.svg bin/check-docs/plan.svg || { echo "docs/plan.svg is stale: run 'make docs' and commit" >&2; exit 1; }
+	@diff -u docs/growth.svg bin/check-docs/growth.svg || { echo "docs/growth.svg is stale: run 'make docs' and commit" >&2; exit 1; }
 	@scripts/content-example.sh bin/check-docs/content.md >/dev/null
 	@diff -u docs/content.md bin/check-docs/content.md || { echo "docs/content.md's worked example is stale: run 'make docs' and commit" >&2; exit 1; }
 

@@ -34,6 +34,7 @@ go build -ldflags "$ldflags" -o "$work/scoring" github.com/yardstick-dev/yardsti
 go build -ldflags "$ldflags" -o "$work/forecast" github.com/yardstick-dev/yardstick/services/forecast/cmd/forecast
 go build -o "$work/prettyjson" ./scripts/prettyjson
 go build -o "$work/planchart" ./scripts/planchart
+go build -o "$work/growthchart" ./scripts/growthchart
 
 # Both services on free loopback ports, started here (not inside $(…), whose subshell would keep
 # the pids from cleanup); the watchdog stops them should this script be killed.
@@ -126,6 +127,20 @@ chart() {
 		echo "The same answer drawn as a chart by \`scripts/planchart\` (\`make docs\` redraws it):"
 		echo
 		echo "![$title: the expected measure at each school time with its 80% band, the target and the day it is reached]($file)"
+		echo
+	} >>"$work/examples.md"
+}
+
+# growthchart TITLE FILE: draws the last example's answer (a growth percentile) as an SVG beside
+# the output file, with scripts/growthchart, and shows it under that example.
+growthchart() {
+	local title=$1 file=$2
+	printf '%s' "$last_body" >"$work/growth-request.json"
+	"$work/growthchart" -request "$work/growth-request.json" -answer "$work/body" -o "$(dirname "$out")/$file"
+	{
+		echo "The same answer drawn as a chart by \`scripts/growthchart\` (\`make docs\` redraws it):"
+		echo
+		echo "![$title: the student's prior and current measures, the cuts as a fan from the latest prior, and the SGP]($file)"
 		echo
 	} >>"$work/examples.md"
 }

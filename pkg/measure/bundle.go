@@ -59,8 +59,9 @@ type Bundle struct {
 	forms      map[string]Form
 	benchmarks map[benchKey]Benchmark
 	norms      map[benchKey]Norms
-	banks      map[string]*Bank // adaptive-testing index per framework (adaptive_index.go)
-	catalog    []Item           // every item in id byte order, for the content catalog (catalog.go)
+	growth     map[growthKey]*GrowthModel // growth norms (§15), growthnorms_load.go
+	banks      map[string]*Bank           // adaptive-testing index per framework (adaptive_index.go)
+	catalog    []Item                     // every item in id byte order, for the content catalog (catalog.go)
 }
 
 type benchKey struct {

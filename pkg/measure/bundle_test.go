@@ -108,8 +108,9 @@ func TestDemoIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gen) != len(committed) {
-		t.Errorf("generator writes %d files, demo/ has %d; run go generate ./pkg/measure", len(gen), len(committed))
+	// demo/ also holds growth_norms.csv, which demogen fits (TestDemoGrowthNormsAreCurrent).
+	if len(gen)+1 != len(committed) {
+		t.Errorf("generator writes %d files and the growth norms, demo/ has %d; run go generate ./pkg/measure", len(gen), len(committed))
 	}
 	for _, e := range gen {
 		want, _ := os.ReadFile(filepath.Join(dir, e.Name()))

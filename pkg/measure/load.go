@@ -37,15 +37,16 @@ var bundleFiles = map[string]struct {
 	required bool
 	optional []string // columns the header may end with
 }{
-	"frameworks.csv":  {frameworksHeader, true, frameworksOptional},
-	"grades.csv":      {gradesHeader, false, nil},
-	"strands.csv":     {strandsHeader, true, nil},
-	"items.csv":       {itemsHeader, true, itemsOptional},
-	"benchmarks.csv":  {benchmarksHeader, false, nil},
-	"links.csv":       {linksHeader, false, nil},
-	"link_points.csv": {linkPointsHeader, false, nil},
-	"forms.csv":       {formsHeader, false, nil},
-	"norms.csv":       {normsHeader, false, nil},
+	"frameworks.csv":   {frameworksHeader, true, frameworksOptional},
+	"grades.csv":       {gradesHeader, false, nil},
+	"strands.csv":      {strandsHeader, true, nil},
+	"items.csv":        {itemsHeader, true, itemsOptional},
+	"benchmarks.csv":   {benchmarksHeader, false, nil},
+	"links.csv":        {linksHeader, false, nil},
+	"link_points.csv":  {linkPointsHeader, false, nil},
+	"forms.csv":        {formsHeader, false, nil},
+	"norms.csv":        {normsHeader, false, nil},
+	"growth_norms.csv": {growthNormsHeader, false, nil},
 }
 
 // maxBundleFileBytes bounds each file of a content dir, so that a mistaken mount (a disk image,
@@ -152,6 +153,7 @@ func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error
 		forms:      map[string]Form{},
 		benchmarks: map[benchKey]Benchmark{},
 		norms:      map[benchKey]Norms{},
+		growth:     map[growthKey]*GrowthModel{},
 	}
 	l := loader{p: &p, b: b, strands: map[string]map[string]bool{}, broken: map[string]bool{}}
 	l.frameworks(tables["frameworks.csv"], tables["grades.csv"])
@@ -161,6 +163,7 @@ func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error
 	l.benchmarkTable(tables["benchmarks.csv"])
 	l.formTable(tables["forms.csv"])
 	l.normsTable(tables["norms.csv"])
+	l.growthNormsTable(tables["growth_norms.csv"])
 	if err := p.err(); err != nil {
 		return nil, err
 	}

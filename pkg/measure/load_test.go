@@ -81,7 +81,7 @@ func TestLoadRejectsBadContent(t *testing.T) {
 		{"missing file", func(m fstest.MapFS) { delete(m, "strands.csv") },
 			`strands.csv: missing required file`},
 		{"unknown file", func(m fstest.MapFS) { m["item.csv"] = &fstest.MapFile{Data: []byte("id\n")} },
-			`item.csv: unknown bundle file; want one of benchmarks.csv, forms.csv, frameworks.csv, grades.csv, items.csv, link_points.csv, links.csv, norms.csv, strands.csv`},
+			`item.csv: unknown bundle file; want one of benchmarks.csv, forms.csv, frameworks.csv, grades.csv, growth_norms.csv, items.csv, link_points.csv, links.csv, norms.csv, strands.csv`},
 		{"framework parameter out of range", func(m fstest.MapFS) {
 			setLine(m, "frameworks.csv", 4, "lexile,L,BR,180,0.75,-400,1825,75,300,0.7,100")
 		}, `frameworks.csv:4: framework "lexile": extremeAdjust 0.7 is outside (0, 0.5)`},

@@ -146,6 +146,10 @@ func (f *fakeForecast) Plan(context.Context, *forecastv1.PlanRequest) (*forecast
 	return &forecastv1.PlanResponse{ApiVersion: Version}, nil
 }
 
+func (f *fakeForecast) Growth(context.Context, *forecastv1.GrowthRequest) (*forecastv1.GrowthResponse, error) {
+	return &forecastv1.GrowthResponse{ApiVersion: Version}, nil
+}
+
 // forecastGateway registers the forecast contract's JSON routes on a client of the in-process
 // channel, as the forecast service does.
 func forecastGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {

@@ -15,6 +15,7 @@ func TestRoutes(t *testing.T) {
 		"/api/forecast/comprehension":                   "/yardstick.forecast.v1.ForecastService/ForecastComprehension",
 		"/api/score/adaptive/next":                      "/yardstick.scoring.v1.ScoringService/NextItem",
 		"/api/forecast/plan":                            "/yardstick.forecast.v1.ForecastService/Plan",
+		"/api/forecast/growth":                          "/yardstick.forecast.v1.ForecastService/Growth",
 		"/api/content/items":                            "/yardstick.scoring.v1.ContentService/ListItems",
 		"/api/content/frameworks":                       "/yardstick.scoring.v1.ContentService/ListFrameworks",
 	}
@@ -25,8 +26,8 @@ func TestRoutes(t *testing.T) {
 		}
 		got[r.Path] = r.FullMethod
 	}
-	if len(routes) != 23 {
-		t.Errorf("got %d routes; want 23 (1 token, 11 scoring, 5 content, 6 forecast)", len(routes))
+	if len(routes) != 24 {
+		t.Errorf("got %d routes; want 24 (1 token, 11 scoring, 5 content, 7 forecast)", len(routes))
 	}
 	for path, method := range want {
 		if got[path] != method {

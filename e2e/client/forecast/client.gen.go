@@ -118,6 +118,105 @@ func (e GroupStreamSettingsTimeOfYear) Valid() bool {
 	}
 }
 
+// Defines values for GrowthPriorTimeOfYear.
+const (
+	GrowthPriorTimeOfYearBOY GrowthPriorTimeOfYear = "BOY"
+	GrowthPriorTimeOfYearEOY GrowthPriorTimeOfYear = "EOY"
+	GrowthPriorTimeOfYearMOY GrowthPriorTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GrowthPriorTimeOfYear enum.
+func (e GrowthPriorTimeOfYear) Valid() bool {
+	switch e {
+	case GrowthPriorTimeOfYearBOY:
+		return true
+	case GrowthPriorTimeOfYearEOY:
+		return true
+	case GrowthPriorTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GrowthRequestFramework.
+const (
+	GrowthRequestFrameworkLexile   GrowthRequestFramework = "lexile"
+	GrowthRequestFrameworkQuantile GrowthRequestFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the GrowthRequestFramework enum.
+func (e GrowthRequestFramework) Valid() bool {
+	switch e {
+	case GrowthRequestFrameworkLexile:
+		return true
+	case GrowthRequestFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GrowthRequestTimeOfYear.
+const (
+	GrowthRequestTimeOfYearBOY GrowthRequestTimeOfYear = "BOY"
+	GrowthRequestTimeOfYearEOY GrowthRequestTimeOfYear = "EOY"
+	GrowthRequestTimeOfYearMOY GrowthRequestTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GrowthRequestTimeOfYear enum.
+func (e GrowthRequestTimeOfYear) Valid() bool {
+	switch e {
+	case GrowthRequestTimeOfYearBOY:
+		return true
+	case GrowthRequestTimeOfYearEOY:
+		return true
+	case GrowthRequestTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GrowthResponseFramework.
+const (
+	GrowthResponseFrameworkLexile   GrowthResponseFramework = "lexile"
+	GrowthResponseFrameworkQuantile GrowthResponseFramework = "quantile"
+)
+
+// Valid indicates whether the value is a known member of the GrowthResponseFramework enum.
+func (e GrowthResponseFramework) Valid() bool {
+	switch e {
+	case GrowthResponseFrameworkLexile:
+		return true
+	case GrowthResponseFrameworkQuantile:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GrowthWindowTimeOfYear.
+const (
+	GrowthWindowTimeOfYearBOY GrowthWindowTimeOfYear = "BOY"
+	GrowthWindowTimeOfYearEOY GrowthWindowTimeOfYear = "EOY"
+	GrowthWindowTimeOfYearMOY GrowthWindowTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the GrowthWindowTimeOfYear enum.
+func (e GrowthWindowTimeOfYear) Valid() bool {
+	switch e {
+	case GrowthWindowTimeOfYearBOY:
+		return true
+	case GrowthWindowTimeOfYearEOY:
+		return true
+	case GrowthWindowTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LineErrorStatus.
 const (
 	N400 LineErrorStatus = 400
@@ -516,6 +615,115 @@ type GroupStreamSettings struct {
 // GroupStreamSettingsTimeOfYear With grade, adds each student's percentile (any case is accepted).
 type GroupStreamSettingsTimeOfYear string
 
+// GrowthCut The current measure at which growth reaches a percentile.
+type GrowthCut struct {
+	// Ability The measure a current measure must exceed for its growth percentile to be at least this one
+	// (whole units, rounded half up).
+	Ability float64 `json:"ability"`
+
+	// AbilityDisplay That measure as shown, e.g. "850L".
+	AbilityDisplay string `json:"abilityDisplay"`
+
+	// Percentile The percentile asked, 1 to 99.
+	Percentile int32 `json:"percentile"`
+}
+
+// GrowthPrior An earlier measure of the student.
+type GrowthPrior struct {
+	// Ability Required. The measure, -10,000 to 10,000.
+	Ability float64 `json:"ability"`
+
+	// Grade Required. The grade it was taken in: 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// TimeOfYear Required: "BOY", "MOY" or "EOY" (any case).
+	//
+	// Any case is accepted.
+	TimeOfYear GrowthPriorTimeOfYear `json:"timeOfYear"`
+}
+
+// GrowthPriorTimeOfYear Required: "BOY", "MOY" or "EOY" (any case).
+//
+// Any case is accepted.
+type GrowthPriorTimeOfYear string
+
+// GrowthRequest A student's current measure and one or two earlier ones, for a growth percentile.
+type GrowthRequest struct {
+	// Ability Required. The current measure, -10,000 to 10,000.
+	Ability float64 `json:"ability"`
+
+	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
+	//
+	// Any case is accepted.
+	Framework GrowthRequestFramework `json:"framework"`
+
+	// Grade Required. The grade of the current measure: 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// Percentiles Optional: percentiles (whole, 1 to 99, increasing) whose cuts to answer; none by default.
+	Percentiles *[]int32 `json:"percentiles,omitempty"`
+
+	// Priors Required: one or two earlier measures, in any order, each of a different window before the
+	// current one.
+	Priors []GrowthPrior `json:"priors"`
+
+	// TimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	//
+	// Any case is accepted.
+	TimeOfYear GrowthRequestTimeOfYear `json:"timeOfYear"`
+}
+
+// GrowthRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
+//
+// Any case is accepted.
+type GrowthRequestFramework string
+
+// GrowthRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+//
+// Any case is accepted.
+type GrowthRequestTimeOfYear string
+
+// GrowthResponse A growth percentile and the cuts asked.
+type GrowthResponse struct {
+	// ApiVersion Build version of the service.
+	ApiVersion string `json:"apiVersion"`
+
+	// Cuts One cut per percentile asked, in their order.
+	Cuts []GrowthCut `json:"cuts"`
+
+	// Framework "lexile" or "quantile".
+	//
+	// Always lower-case.
+	Framework GrowthResponseFramework `json:"framework"`
+
+	// Priors The prior windows of that model, older first.
+	Priors []GrowthWindow `json:"priors"`
+
+	// Sgp The student growth percentile, 1 to 99: how many in 100 students who started alike grew
+	// less.
+	Sgp int32 `json:"sgp"`
+
+	// SgpOrder The number of priors of the model that answered, 1 or 2.
+	SgpOrder int32 `json:"sgpOrder"`
+}
+
+// GrowthResponseFramework "lexile" or "quantile".
+//
+// Always lower-case.
+type GrowthResponseFramework string
+
+// GrowthWindow A measurement occasion: a grade and a time of year.
+type GrowthWindow struct {
+	// Grade 0 (Kindergarten) to 12.
+	Grade int32 `json:"grade"`
+
+	// TimeOfYear "BOY", "MOY" or "EOY".
+	TimeOfYear GrowthWindowTimeOfYear `json:"timeOfYear"`
+}
+
+// GrowthWindowTimeOfYear "BOY", "MOY" or "EOY".
+type GrowthWindowTimeOfYear string
+
 // IssueTokenRequest defines model for IssueTokenRequest.
 type IssueTokenRequest struct {
 	// ClientId Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
@@ -782,6 +990,9 @@ type TokenServiceIssueToken403JSONResponseBody struct {
 
 // ForecastServiceForecastComprehensionJSONRequestBody defines body for ForecastServiceForecastComprehension for application/json ContentType.
 type ForecastServiceForecastComprehensionJSONRequestBody = ComprehensionRequest
+
+// ForecastServiceGrowthJSONRequestBody defines body for ForecastServiceGrowth for application/json ContentType.
+type ForecastServiceGrowthJSONRequestBody = GrowthRequest
 
 // ForecastServiceForecastMathJSONRequestBody defines body for ForecastServiceForecastMath for application/json ContentType.
 type ForecastServiceForecastMathJSONRequestBody = ForecastRequest
@@ -1292,6 +1503,36 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
 	ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ForecastServiceGrowthWithBody A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+	ForecastServiceGrowthWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ForecastServiceGrowth A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+	ForecastServiceGrowth(ctx context.Context, body ForecastServiceGrowthJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ForecastServiceForecastMathWithBody Forecast of one student's math measure (extension, quantile).
 	//
 	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
@@ -1503,6 +1744,56 @@ func (c *Client) ForecastServiceForecastComprehensionWithBody(ctx context.Contex
 // Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
 func (c *Client) ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewForecastServiceForecastComprehensionRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServiceGrowthWithBody A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// current measure compares with that of students who started where they did (docs/method.md
+// §15).
+//
+// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+// boundary.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+func (c *Client) ForecastServiceGrowthWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceGrowthRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ForecastServiceGrowth A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// current measure compares with that of students who started where they did (docs/method.md
+// §15).
+//
+// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+// boundary.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+func (c *Client) ForecastServiceGrowth(ctx context.Context, body ForecastServiceGrowthJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewForecastServiceGrowthRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1870,6 +2161,46 @@ func NewForecastServiceForecastComprehensionRequestWithBody(server string, conte
 	}
 
 	operationPath := fmt.Sprintf("/api/forecast/comprehension")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewForecastServiceGrowthRequest calls the generic ForecastServiceGrowth builder with application/json body
+func NewForecastServiceGrowthRequest(server string, body ForecastServiceGrowthJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewForecastServiceGrowthRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewForecastServiceGrowthRequestWithBody constructs an http.Request for the ForecastServiceGrowth method, with any body, and a specified content type
+func NewForecastServiceGrowthRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/forecast/growth")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2275,6 +2606,36 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
 	ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
 
+	// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+	ForecastServiceGrowthWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceGrowthResponse, error)
+
+	// ForecastServiceGrowthWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+	ForecastServiceGrowthWithResponse(ctx context.Context, body ForecastServiceGrowthJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceGrowthResponse, error)
+
 	// ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
 	//
 	// POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
@@ -2656,6 +3017,124 @@ func (r ForecastServiceForecastComprehensionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ForecastServiceForecastComprehensionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ForecastServiceGrowthResponse401Headers the declared response headers of an HTTP 401 response for ForecastServiceGrowth
+type ForecastServiceGrowthResponse401Headers struct {
+	WWWAuthenticate *string
+}
+
+// ForecastServiceGrowthResponse429Headers the declared response headers of an HTTP 429 response for ForecastServiceGrowth
+type ForecastServiceGrowthResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ForecastServiceGrowthResponse503Headers the declared response headers of an HTTP 503 response for ForecastServiceGrowth
+type ForecastServiceGrowthResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ForecastServiceGrowthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GrowthResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedBearer
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *TooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *Throttled
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ForecastServiceGrowthResponse401Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ForecastServiceGrowthResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ForecastServiceGrowthResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON200() *GrowthResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON401() *UnauthorizedBearer {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON413() *TooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON429() *Throttled {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ForecastServiceGrowthResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ForecastServiceGrowthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ForecastServiceGrowthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ForecastServiceGrowthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ForecastServiceGrowthResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3643,6 +4122,48 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithResponse(c
 	return ParseForecastServiceForecastComprehensionResponse(rsp)
 }
 
+// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// current measure compares with that of students who started where they did (docs/method.md
+// §15).
+//
+// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+// boundary.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+func (c *ClientWithResponses) ForecastServiceGrowthWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceGrowthResponse, error) {
+	rsp, err := c.ForecastServiceGrowthWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceGrowthResponse(rsp)
+}
+
+// ForecastServiceGrowthWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// current measure compares with that of students who started where they did (docs/method.md
+// §15).
+//
+// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+// boundary.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
+func (c *ClientWithResponses) ForecastServiceGrowthWithResponse(ctx context.Context, body ForecastServiceGrowthJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceGrowthResponse, error) {
+	rsp, err := c.ForecastServiceGrowth(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseForecastServiceGrowthResponse(rsp)
+}
+
 // ForecastServiceForecastMathWithBodyWithResponse Forecast of one student's math measure (extension, quantile).
 //
 // POST /api/forecast/math, permission forecast:reading. The forecast of /api/forecast/reading in
@@ -4100,6 +4621,121 @@ func ParseForecastServiceForecastComprehensionResponse(rsp *http.Response) (*For
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ForecastServiceForecastComprehensionResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseForecastServiceGrowthResponse parses an HTTP response from a ForecastServiceGrowthWithResponse call
+func ParseForecastServiceGrowthResponse(rsp *http.Response) (*ForecastServiceGrowthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ForecastServiceGrowthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GrowthResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedBearer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest TooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Throttled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 401:
+		var headers ForecastServiceGrowthResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 429:
+		var headers ForecastServiceGrowthResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ForecastServiceGrowthResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -45,6 +45,32 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/forecast/growth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A student growth percentile (extension; lexile or quantile): how the student's growth to the
+         *     current measure compares with that of students who started where they did (docs/method.md
+         *     §15).
+         * @description POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+         *     norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+         *     otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+         *     priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+         *     boundary.
+         */
+        post: operations["ForecastService_Growth"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/forecast/math": {
         parameters: {
             query?: never;
@@ -507,6 +533,116 @@ export type components = {
              */
             timeOfYear?: "BOY" | "MOY" | "EOY";
         };
+        /** @description The current measure at which growth reaches a percentile. */
+        GrowthCut: {
+            /**
+             * Format: double
+             * @description The measure a current measure must exceed for its growth percentile to be at least this one
+             *     (whole units, rounded half up).
+             */
+            ability: number;
+            /** @description That measure as shown, e.g. "850L". */
+            abilityDisplay: string;
+            /**
+             * Format: int32
+             * @description The percentile asked, 1 to 99.
+             */
+            percentile: number;
+        };
+        /** @description An earlier measure of the student. */
+        GrowthPrior: {
+            /**
+             * Format: double
+             * @description Required. The measure, -10,000 to 10,000.
+             */
+            ability: number;
+            /**
+             * Format: int32
+             * @description Required. The grade it was taken in: 0 (Kindergarten) to 12.
+             */
+            grade: number;
+            /**
+             * @description Required: "BOY", "MOY" or "EOY" (any case).
+             *
+             *     Any case is accepted.
+             * @enum {string}
+             */
+            timeOfYear: "BOY" | "MOY" | "EOY";
+        };
+        /** @description A student's current measure and one or two earlier ones, for a growth percentile. */
+        GrowthRequest: {
+            /**
+             * Format: double
+             * @description Required. The current measure, -10,000 to 10,000.
+             */
+            ability: number;
+            /**
+             * @description Required: "lexile" (reading) or "quantile" (math), any case.
+             *
+             *     Any case is accepted.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /**
+             * Format: int32
+             * @description Required. The grade of the current measure: 0 (Kindergarten) to 12.
+             */
+            grade: number;
+            /** @description Optional: percentiles (whole, 1 to 99, increasing) whose cuts to answer; none by default. */
+            percentiles?: number[];
+            /**
+             * @description Required: one or two earlier measures, in any order, each of a different window before the
+             *     current one.
+             */
+            priors: components["schemas"]["GrowthPrior"][];
+            /**
+             * @description Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+             *
+             *     Any case is accepted.
+             * @enum {string}
+             */
+            timeOfYear: "BOY" | "MOY" | "EOY";
+        };
+        /** @description A growth percentile and the cuts asked. */
+        GrowthResponse: {
+            /** @description Build version of the service. */
+            apiVersion: string;
+            /** @description One cut per percentile asked, in their order. */
+            cuts: components["schemas"]["GrowthCut"][];
+            /**
+             * @description "lexile" or "quantile".
+             *
+             *     Always lower-case.
+             * @enum {string}
+             */
+            framework: "lexile" | "quantile";
+            /** @description The prior windows of that model, older first. */
+            priors: components["schemas"]["GrowthWindow"][];
+            /**
+             * Format: int32
+             * @description The student growth percentile, 1 to 99: how many in 100 students who started alike grew
+             *     less.
+             */
+            sgp: number;
+            /**
+             * Format: int32
+             * @description The number of priors of the model that answered, 1 or 2.
+             */
+            sgpOrder: number;
+        };
+        /** @description A measurement occasion: a grade and a time of year. */
+        GrowthWindow: {
+            /**
+             * Format: int32
+             * @description 0 (Kindergarten) to 12.
+             */
+            grade: number;
+            /**
+             * @description "BOY", "MOY" or "EOY".
+             * @enum {string}
+             */
+            timeOfYear: "BOY" | "MOY" | "EOY";
+        };
         IssueTokenRequest: {
             /**
              * @description Required. Client identifier issued with the account, e.g. "district-42". The JSON front also
@@ -895,6 +1031,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ComprehensionResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["UnauthorizedBearer"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ForecastService_Growth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A student's current measure and one or two earlier ones, for a growth percentile. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrowthRequest"];
+            };
+        };
+        responses: {
+            /** @description A successful response. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GrowthResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -23,6 +23,7 @@ const usage = `usage:
                       [-population-sd P] [-growth-sd G] [-strand-spread D] [-extreme-adjust E]
                       [-model …] [-strands FILE] -out DIR [-report FILE] RESPONSES.csv
   yardstick-calibrate norms [-percentiles LIST] (-out FILE | -bundle DIR) MEASURES.csv
+  yardstick-calibrate growth-norms [-min-students N] [-bundle DIR] -out FILE [-report FILE] MEASURES.csv
 
 RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or empty (not administered),
   or scores 0 … 100 of items in more than two categories (rubrics, rating scales).
@@ -55,6 +56,15 @@ MEASURES.csv: header framework,grade,time_of_year,measure; one row per student m
   -bundle DIR          instead: write the norms and the norm curve (grades.csv: each grade's median,
                        made strictly increasing; docs/content.md) of the sample's frameworks into the
                        bundle in DIR, replacing theirs
+
+growth-norms: a content bundle's growth_norms.csv (growth percentiles) from a cohort's measures.
+MEASURES.csv: header framework,student,grade,time_of_year,measure; one row per student and window.
+  Per framework, for the windows present in time order, a model from each window to the next and
+  from each two consecutive windows to the next, fitted from the students with all its windows.
+  -min-students N      fit a model only from at least N students (default 300); others are reported
+  -bundle DIR          the bundle whose frameworks the measures may name (default: the demo bundle's)
+  -out FILE            the growth norms file to write ("-" for stdout)
+  -report FILE         write the JSON report (knots, boundaries, coefficients, losses) to FILE
 `
 
 var errUsage = errors.New("usage")
@@ -126,6 +136,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "norms" {
 		return runNorms(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "growth-norms" {
+		return runGrowthNorms(args[1:], stdout, stderr)
 	}
 	o, err := parse(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {

@@ -21,7 +21,7 @@ func TestReadBatch(t *testing.T) {
 		answers int
 	}{
 		{scoringv1.ScoringService_ScoreBatch_FullMethodName, 11, 4},
-		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 6, 4},
+		{forecastv1.ForecastService_ForecastBatch_FullMethodName, 7, 5},
 	} {
 		sh, err := ReadBatch(tc.full)
 		if err != nil {

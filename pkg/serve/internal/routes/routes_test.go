@@ -77,7 +77,7 @@ func TestPathsOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"/authToken", "/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math",
-		"/api/forecast/math/group", "/api/forecast/comprehension", "/api/forecast/plan"}
+		"/api/forecast/math/group", "/api/forecast/comprehension", "/api/forecast/plan", "/api/forecast/growth"}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v; want %v", got, want)
 	}

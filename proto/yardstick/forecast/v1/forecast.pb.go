@@ -1155,6 +1155,374 @@ func (x *PlanResponse) GetApiVersion() string {
 	return ""
 }
 
+// A student's current measure and one or two earlier ones, for a growth percentile.
+type GrowthRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required: "lexile" (reading) or "quantile" (math), any case.
+	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
+	// Required. The grade of the current measure: 0 (Kindergarten) to 12.
+	Grade *int32 `protobuf:"varint,2,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string `protobuf:"bytes,3,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Required. The current measure, -10,000 to 10,000.
+	Ability *float64 `protobuf:"fixed64,4,opt,name=ability,proto3,oneof" json:"ability,omitempty"`
+	// Required: one or two earlier measures, in any order, each of a different window before the
+	// current one.
+	Priors []*GrowthPrior `protobuf:"bytes,5,rep,name=priors,proto3" json:"priors,omitempty"`
+	// Optional: percentiles (whole, 1 to 99, increasing) whose cuts to answer; none by default.
+	Percentiles   []int32 `protobuf:"varint,6,rep,packed,name=percentiles,proto3" json:"percentiles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrowthRequest) Reset() {
+	*x = GrowthRequest{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthRequest) ProtoMessage() {}
+
+func (x *GrowthRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrowthRequest.ProtoReflect.Descriptor instead.
+func (*GrowthRequest) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GrowthRequest) GetFramework() string {
+	if x != nil && x.Framework != nil {
+		return *x.Framework
+	}
+	return ""
+}
+
+func (x *GrowthRequest) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *GrowthRequest) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+func (x *GrowthRequest) GetAbility() float64 {
+	if x != nil && x.Ability != nil {
+		return *x.Ability
+	}
+	return 0
+}
+
+func (x *GrowthRequest) GetPriors() []*GrowthPrior {
+	if x != nil {
+		return x.Priors
+	}
+	return nil
+}
+
+func (x *GrowthRequest) GetPercentiles() []int32 {
+	if x != nil {
+		return x.Percentiles
+	}
+	return nil
+}
+
+// An earlier measure of the student.
+type GrowthPrior struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required. The grade it was taken in: 0 (Kindergarten) to 12.
+	Grade *int32 `protobuf:"varint,1,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// Required: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
+	// Required. The measure, -10,000 to 10,000.
+	Ability       *float64 `protobuf:"fixed64,3,opt,name=ability,proto3,oneof" json:"ability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrowthPrior) Reset() {
+	*x = GrowthPrior{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthPrior) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthPrior) ProtoMessage() {}
+
+func (x *GrowthPrior) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrowthPrior.ProtoReflect.Descriptor instead.
+func (*GrowthPrior) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GrowthPrior) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *GrowthPrior) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+func (x *GrowthPrior) GetAbility() float64 {
+	if x != nil && x.Ability != nil {
+		return *x.Ability
+	}
+	return 0
+}
+
+// A measurement occasion: a grade and a time of year.
+type GrowthWindow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 0 (Kindergarten) to 12.
+	Grade int32 `protobuf:"varint,1,opt,name=grade,proto3" json:"grade,omitempty"`
+	// "BOY", "MOY" or "EOY".
+	TimeOfYear    string `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3" json:"time_of_year,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrowthWindow) Reset() {
+	*x = GrowthWindow{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthWindow) ProtoMessage() {}
+
+func (x *GrowthWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrowthWindow.ProtoReflect.Descriptor instead.
+func (*GrowthWindow) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GrowthWindow) GetGrade() int32 {
+	if x != nil {
+		return x.Grade
+	}
+	return 0
+}
+
+func (x *GrowthWindow) GetTimeOfYear() string {
+	if x != nil {
+		return x.TimeOfYear
+	}
+	return ""
+}
+
+// The current measure at which growth reaches a percentile.
+type GrowthCut struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The percentile asked, 1 to 99.
+	Percentile int32 `protobuf:"varint,1,opt,name=percentile,proto3" json:"percentile,omitempty"`
+	// The measure a current measure must exceed for its growth percentile to be at least this one
+	// (whole units, rounded half up).
+	Ability float64 `protobuf:"fixed64,2,opt,name=ability,proto3" json:"ability,omitempty"`
+	// That measure as shown, e.g. "850L".
+	AbilityDisplay string `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GrowthCut) Reset() {
+	*x = GrowthCut{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthCut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthCut) ProtoMessage() {}
+
+func (x *GrowthCut) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrowthCut.ProtoReflect.Descriptor instead.
+func (*GrowthCut) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GrowthCut) GetPercentile() int32 {
+	if x != nil {
+		return x.Percentile
+	}
+	return 0
+}
+
+func (x *GrowthCut) GetAbility() float64 {
+	if x != nil {
+		return x.Ability
+	}
+	return 0
+}
+
+func (x *GrowthCut) GetAbilityDisplay() string {
+	if x != nil {
+		return x.AbilityDisplay
+	}
+	return ""
+}
+
+// A growth percentile and the cuts asked.
+type GrowthResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The student growth percentile, 1 to 99: how many in 100 students who started alike grew
+	// less.
+	Sgp int32 `protobuf:"varint,1,opt,name=sgp,proto3" json:"sgp,omitempty"`
+	// The number of priors of the model that answered, 1 or 2.
+	SgpOrder int32 `protobuf:"varint,2,opt,name=sgp_order,json=sgpOrder,proto3" json:"sgp_order,omitempty"`
+	// The prior windows of that model, older first.
+	Priors []*GrowthWindow `protobuf:"bytes,3,rep,name=priors,proto3" json:"priors,omitempty"`
+	// One cut per percentile asked, in their order.
+	Cuts []*GrowthCut `protobuf:"bytes,4,rep,name=cuts,proto3" json:"cuts,omitempty"`
+	// "lexile" or "quantile".
+	Framework string `protobuf:"bytes,5,opt,name=framework,proto3" json:"framework,omitempty"`
+	// Build version of the service.
+	ApiVersion    string `protobuf:"bytes,6,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrowthResponse) Reset() {
+	*x = GrowthResponse{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthResponse) ProtoMessage() {}
+
+func (x *GrowthResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrowthResponse.ProtoReflect.Descriptor instead.
+func (*GrowthResponse) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GrowthResponse) GetSgp() int32 {
+	if x != nil {
+		return x.Sgp
+	}
+	return 0
+}
+
+func (x *GrowthResponse) GetSgpOrder() int32 {
+	if x != nil {
+		return x.SgpOrder
+	}
+	return 0
+}
+
+func (x *GrowthResponse) GetPriors() []*GrowthWindow {
+	if x != nil {
+		return x.Priors
+	}
+	return nil
+}
+
+func (x *GrowthResponse) GetCuts() []*GrowthCut {
+	if x != nil {
+		return x.Cuts
+	}
+	return nil
+}
+
+func (x *GrowthResponse) GetFramework() string {
+	if x != nil {
+		return x.Framework
+	}
+	return ""
+}
+
+func (x *GrowthResponse) GetApiVersion() string {
+	if x != nil {
+		return x.ApiVersion
+	}
+	return ""
+}
+
 // One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
 // the field set.
 type ForecastBatchRecord struct {
@@ -1172,6 +1540,7 @@ type ForecastBatchRecord struct {
 	//	*ForecastBatchRecord_ForecastMathGroup
 	//	*ForecastBatchRecord_ForecastComprehension
 	//	*ForecastBatchRecord_Plan
+	//	*ForecastBatchRecord_Growth
 	Request       isForecastBatchRecord_Request `protobuf_oneof:"request"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1179,7 +1548,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1560,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1573,7 @@ func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchRecord.ProtoReflect.Descriptor instead.
 func (*ForecastBatchRecord) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ForecastBatchRecord) GetId() string {
@@ -1275,6 +1644,15 @@ func (x *ForecastBatchRecord) GetPlan() *PlanRequest {
 	return nil
 }
 
+func (x *ForecastBatchRecord) GetGrowth() *GrowthRequest {
+	if x != nil {
+		if x, ok := x.Request.(*ForecastBatchRecord_Growth); ok {
+			return x.Growth
+		}
+	}
+	return nil
+}
+
 type isForecastBatchRecord_Request interface {
 	isForecastBatchRecord_Request()
 }
@@ -1303,6 +1681,10 @@ type ForecastBatchRecord_Plan struct {
 	Plan *PlanRequest `protobuf:"bytes,7,opt,name=plan,proto3,oneof"`
 }
 
+type ForecastBatchRecord_Growth struct {
+	Growth *GrowthRequest `protobuf:"bytes,8,opt,name=growth,proto3,oneof"`
+}
+
 func (*ForecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
 
 func (*ForecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
@@ -1314,6 +1696,8 @@ func (*ForecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
 func (*ForecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
 
 func (*ForecastBatchRecord_Plan) isForecastBatchRecord_Request() {}
+
+func (*ForecastBatchRecord_Growth) isForecastBatchRecord_Request() {}
 
 // The answer to one ForecastBatch record, in the record's place: the rpc's response or its
 // error.
@@ -1330,6 +1714,7 @@ type ForecastBatchAnswer struct {
 	//	*ForecastBatchAnswer_Comprehension
 	//	*ForecastBatchAnswer_Error
 	//	*ForecastBatchAnswer_Plan
+	//	*ForecastBatchAnswer_Growth
 	Answer        isForecastBatchAnswer_Answer `protobuf_oneof:"answer"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1337,7 +1722,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1734,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1747,7 @@ func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchAnswer.ProtoReflect.Descriptor instead.
 func (*ForecastBatchAnswer) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ForecastBatchAnswer) GetId() string {
@@ -1424,6 +1809,15 @@ func (x *ForecastBatchAnswer) GetPlan() *PlanResponse {
 	return nil
 }
 
+func (x *ForecastBatchAnswer) GetGrowth() *GrowthResponse {
+	if x != nil {
+		if x, ok := x.Answer.(*ForecastBatchAnswer_Growth); ok {
+			return x.Growth
+		}
+	}
+	return nil
+}
+
 type isForecastBatchAnswer_Answer interface {
 	isForecastBatchAnswer_Answer()
 }
@@ -1448,6 +1842,10 @@ type ForecastBatchAnswer_Plan struct {
 	Plan *PlanResponse `protobuf:"bytes,6,opt,name=plan,proto3,oneof"`
 }
 
+type ForecastBatchAnswer_Growth struct {
+	Growth *GrowthResponse `protobuf:"bytes,7,opt,name=growth,proto3,oneof"`
+}
+
 func (*ForecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
 
 func (*ForecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
@@ -1457,6 +1855,8 @@ func (*ForecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
 func (*ForecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
 
 func (*ForecastBatchAnswer_Plan) isForecastBatchAnswer_Answer() {}
+
+func (*ForecastBatchAnswer_Growth) isForecastBatchAnswer_Answer() {}
 
 // A group stream's settings: the unary group request without its students, and which group.
 type GroupStreamSettings struct {
@@ -1478,7 +1878,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1890,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1903,7 @@ func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamSettings.ProtoReflect.Descriptor instead.
 func (*GroupStreamSettings) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GroupStreamSettings) GetSubject() string {
@@ -1555,7 +1955,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1967,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1980,7 @@ func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamRequest.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamRequest) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ForecastGroupStreamRequest) GetMessage() isForecastGroupStreamRequest_Message {
@@ -1640,7 +2040,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +2052,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +2065,7 @@ func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidStudent.ProtoReflect.Descriptor instead.
 func (*InvalidStudent) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *InvalidStudent) GetMessage() int64 {
@@ -1696,7 +2096,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +2108,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +2121,7 @@ func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamResult.ProtoReflect.Descriptor instead.
 func (*GroupStreamResult) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
@@ -1753,7 +2153,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +2165,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +2178,7 @@ func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamResponse.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ForecastGroupStreamResponse) GetAnswer() isForecastGroupStreamResponse_Answer {
@@ -1968,7 +2368,48 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
 	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
-	"apiVersion\"\xb8\x04\n" +
+	"apiVersion\"\xa6\x02\n" +
+	"\rGrowthRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x02 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x03 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1d\n" +
+	"\aability\x18\x04 \x01(\x01H\x03R\aability\x88\x01\x01\x12:\n" +
+	"\x06priors\x18\x05 \x03(\v2\".yardstick.forecast.v1.GrowthPriorR\x06priors\x12 \n" +
+	"\vpercentiles\x18\x06 \x03(\x05R\vpercentilesB\f\n" +
+	"\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\n" +
+	"\n" +
+	"\b_ability\"\x95\x01\n" +
+	"\vGrowthPrior\x12\x19\n" +
+	"\x05grade\x18\x01 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x02 \x01(\tH\x01R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1d\n" +
+	"\aability\x18\x03 \x01(\x01H\x02R\aability\x88\x01\x01B\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\n" +
+	"\n" +
+	"\b_ability\"F\n" +
+	"\fGrowthWindow\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\x05R\x05grade\x12 \n" +
+	"\ftime_of_year\x18\x02 \x01(\tR\n" +
+	"timeOfYear\"n\n" +
+	"\tGrowthCut\x12\x1e\n" +
+	"\n" +
+	"percentile\x18\x01 \x01(\x05R\n" +
+	"percentile\x12\x18\n" +
+	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\"\xf1\x01\n" +
+	"\x0eGrowthResponse\x12\x10\n" +
+	"\x03sgp\x18\x01 \x01(\x05R\x03sgp\x12\x1b\n" +
+	"\tsgp_order\x18\x02 \x01(\x05R\bsgpOrder\x12;\n" +
+	"\x06priors\x18\x03 \x03(\v2#.yardstick.forecast.v1.GrowthWindowR\x06priors\x124\n" +
+	"\x04cuts\x18\x04 \x03(\v2 .yardstick.forecast.v1.GrowthCutR\x04cuts\x12\x1c\n" +
+	"\tframework\x18\x05 \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\x06 \x01(\tR\n" +
+	"apiVersion\"\xf8\x04\n" +
 	"\x13ForecastBatchRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12S\n" +
 	"\x10forecast_reading\x18\x02 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12c\n" +
@@ -1976,15 +2417,17 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\rforecast_math\x18\x04 \x01(\v2&.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12]\n" +
 	"\x13forecast_math_group\x18\x05 \x01(\v2+.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12d\n" +
 	"\x16forecast_comprehension\x18\x06 \x01(\v2+.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehension\x128\n" +
-	"\x04plan\x18\a \x01(\v2\".yardstick.forecast.v1.PlanRequestH\x00R\x04planB\t\n" +
-	"\arequest\"\xf9\x02\n" +
+	"\x04plan\x18\a \x01(\v2\".yardstick.forecast.v1.PlanRequestH\x00R\x04plan\x12>\n" +
+	"\x06growth\x18\b \x01(\v2$.yardstick.forecast.v1.GrowthRequestH\x00R\x06growthB\t\n" +
+	"\arequest\"\xba\x03\n" +
 	"\x13ForecastBatchAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12=\n" +
 	"\bforecast\x18\x02 \x01(\v2\x1f.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12D\n" +
 	"\x05group\x18\x03 \x01(\v2,.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12T\n" +
 	"\rcomprehension\x18\x04 \x01(\v2,.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
 	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05error\x129\n" +
-	"\x04plan\x18\x06 \x01(\v2#.yardstick.forecast.v1.PlanResponseH\x00R\x04planB\b\n" +
+	"\x04plan\x18\x06 \x01(\v2#.yardstick.forecast.v1.PlanResponseH\x00R\x04plan\x12?\n" +
+	"\x06growth\x18\a \x01(\v2%.yardstick.forecast.v1.GrowthResponseH\x00R\x06growthB\b\n" +
 	"\x06answer\"\xf0\x01\n" +
 	"\x13GroupStreamSettings\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
@@ -2011,14 +2454,15 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2&.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12A\n" +
 	"\ainvalid\x18\x02 \x01(\v2%.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12@\n" +
 	"\x05group\x18\x03 \x01(\v2(.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\xb3\b\n" +
+	"\x06answer2\xa4\t\n" +
 	"\x0fForecastService\x12t\n" +
 	"\x0fForecastReading\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x89\x01\n" +
 	"\x14ForecastReadingGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12q\n" +
 	"\fForecastMath\x12&.yardstick.forecast.v1.ForecastRequest\x1a\x1f.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x86\x01\n" +
 	"\x11ForecastMathGroup\x12+.yardstick.forecast.v1.GroupForecastRequest\x1a,.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x8c\x01\n" +
 	"\x15ForecastComprehension\x12+.yardstick.forecast.v1.ComprehensionRequest\x1a,.yardstick.forecast.v1.ComprehensionResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12i\n" +
-	"\x04Plan\x12\".yardstick.forecast.v1.PlanRequest\x1a#.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x7f\n" +
+	"\x04Plan\x12\".yardstick.forecast.v1.PlanRequest\x1a#.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12o\n" +
+	"\x06Growth\x12$.yardstick.forecast.v1.GrowthRequest\x1a%.yardstick.forecast.v1.GrowthResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x7f\n" +
 	"\rForecastBatch\x12*.yardstick.forecast.v1.ForecastBatchRecord\x1a*.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xa6\x01\n" +
 	"\x13ForecastGroupStream\x121.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a2.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01BKZIgithub.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1;forecastv1b\x06proto3"
 
@@ -2034,7 +2478,7 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: yardstick.forecast.v1.StudentData
@@ -2050,14 +2494,19 @@ var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*PlanPoint)(nil),                   // 11: yardstick.forecast.v1.PlanPoint
 	(*PlanReach)(nil),                   // 12: yardstick.forecast.v1.PlanReach
 	(*PlanResponse)(nil),                // 13: yardstick.forecast.v1.PlanResponse
-	(*ForecastBatchRecord)(nil),         // 14: yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 15: yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 16: yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 17: yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 18: yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 19: yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 20: yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 21: yardstick.batch.v1.Status
+	(*GrowthRequest)(nil),               // 14: yardstick.forecast.v1.GrowthRequest
+	(*GrowthPrior)(nil),                 // 15: yardstick.forecast.v1.GrowthPrior
+	(*GrowthWindow)(nil),                // 16: yardstick.forecast.v1.GrowthWindow
+	(*GrowthCut)(nil),                   // 17: yardstick.forecast.v1.GrowthCut
+	(*GrowthResponse)(nil),              // 18: yardstick.forecast.v1.GrowthResponse
+	(*ForecastBatchRecord)(nil),         // 19: yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 20: yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 21: yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 22: yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 23: yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 24: yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 25: yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 26: yardstick.batch.v1.Status
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
@@ -2066,45 +2515,52 @@ var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	6,  // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
 	11, // 4: yardstick.forecast.v1.PlanResponse.trajectory:type_name -> yardstick.forecast.v1.PlanPoint
 	12, // 5: yardstick.forecast.v1.PlanResponse.reach:type_name -> yardstick.forecast.v1.PlanReach
-	0,  // 6: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 11: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
-	3,  // 12: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
-	7,  // 13: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 14: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
-	21, // 15: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	13, // 16: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
-	16, // 17: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
-	1,  // 18: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
-	21, // 19: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 20: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
-	4,  // 21: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
-	18, // 22: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
-	19, // 23: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
-	0,  // 24: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 25: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 26: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 27: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 28: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 29: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
-	14, // 30: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
-	17, // 31: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 32: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 33: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3,  // 34: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 35: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 36: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
-	13, // 37: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
-	15, // 38: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
-	20, // 39: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	15, // 6: yardstick.forecast.v1.GrowthRequest.priors:type_name -> yardstick.forecast.v1.GrowthPrior
+	16, // 7: yardstick.forecast.v1.GrowthResponse.priors:type_name -> yardstick.forecast.v1.GrowthWindow
+	17, // 8: yardstick.forecast.v1.GrowthResponse.cuts:type_name -> yardstick.forecast.v1.GrowthCut
+	0,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 11: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 12: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 13: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 14: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
+	14, // 15: yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> yardstick.forecast.v1.GrowthRequest
+	3,  // 16: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
+	7,  // 17: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 18: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
+	26, // 19: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	13, // 20: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
+	18, // 21: yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> yardstick.forecast.v1.GrowthResponse
+	21, // 22: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
+	1,  // 23: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
+	26, // 24: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 25: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
+	4,  // 26: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
+	23, // 27: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
+	24, // 28: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
+	0,  // 29: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 30: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 31: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 32: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 33: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 34: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
+	14, // 35: yardstick.forecast.v1.ForecastService.Growth:input_type -> yardstick.forecast.v1.GrowthRequest
+	19, // 36: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
+	22, // 37: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 38: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 39: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3,  // 40: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 41: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 42: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	13, // 43: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
+	18, // 44: yardstick.forecast.v1.ForecastService.Growth:output_type -> yardstick.forecast.v1.GrowthResponse
+	20, // 45: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
+	25, // 46: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_forecast_v1_forecast_proto_init() }
@@ -2119,27 +2575,31 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[19].OneofWrappers = []any{
 		(*ForecastBatchRecord_ForecastReading)(nil),
 		(*ForecastBatchRecord_ForecastReadingGroup)(nil),
 		(*ForecastBatchRecord_ForecastMath)(nil),
 		(*ForecastBatchRecord_ForecastMathGroup)(nil),
 		(*ForecastBatchRecord_ForecastComprehension)(nil),
 		(*ForecastBatchRecord_Plan)(nil),
+		(*ForecastBatchRecord_Growth)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*ForecastBatchAnswer_Forecast)(nil),
 		(*ForecastBatchAnswer_Group)(nil),
 		(*ForecastBatchAnswer_Comprehension)(nil),
 		(*ForecastBatchAnswer_Error)(nil),
 		(*ForecastBatchAnswer_Plan)(nil),
+		(*ForecastBatchAnswer_Growth)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{
 		(*ForecastGroupStreamRequest_Settings)(nil),
 		(*ForecastGroupStreamRequest_Student)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[25].OneofWrappers = []any{
 		(*ForecastGroupStreamResponse_Student)(nil),
 		(*ForecastGroupStreamResponse_Invalid)(nil),
 		(*ForecastGroupStreamResponse_Group)(nil),
@@ -2150,7 +2610,7 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -197,6 +197,33 @@ func local_request_ForecastService_Plan_0(ctx context.Context, marshaler runtime
 	return msg, metadata, err
 }
 
+func request_ForecastService_Growth_0(ctx context.Context, marshaler runtime.Marshaler, client ForecastServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GrowthRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.Growth(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ForecastService_Growth_0(ctx context.Context, marshaler runtime.Marshaler, server ForecastServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GrowthRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.Growth(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterForecastServiceHandlerServer registers the http handlers for service ForecastService to "mux".
 // UnaryRPC     :call ForecastServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -322,6 +349,26 @@ func RegisterForecastServiceHandlerServer(ctx context.Context, mux *runtime.Serv
 			return
 		}
 		forward_ForecastService_Plan_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPost, pattern_ForecastService_Growth_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/yardstick.forecast.v1.ForecastService/Growth", runtime.WithHTTPPathPattern("/api/forecast/growth"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ForecastService_Growth_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ForecastService_Growth_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -465,6 +512,23 @@ func RegisterForecastServiceHandlerClient(ctx context.Context, mux *runtime.Serv
 		}
 		forward_ForecastService_Plan_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_ForecastService_Growth_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/yardstick.forecast.v1.ForecastService/Growth", runtime.WithHTTPPathPattern("/api/forecast/growth"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ForecastService_Growth_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ForecastService_Growth_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -475,6 +539,7 @@ var (
 	pattern_ForecastService_ForecastMathGroup_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "forecast", "math", "group"}, ""))
 	pattern_ForecastService_ForecastComprehension_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "forecast", "comprehension"}, ""))
 	pattern_ForecastService_Plan_0                  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "forecast", "plan"}, ""))
+	pattern_ForecastService_Growth_0                = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "forecast", "growth"}, ""))
 )
 
 var (
@@ -484,4 +549,5 @@ var (
 	forward_ForecastService_ForecastMathGroup_0     = runtime.ForwardResponseMessage
 	forward_ForecastService_ForecastComprehension_0 = runtime.ForwardResponseMessage
 	forward_ForecastService_Plan_0                  = runtime.ForwardResponseMessage
+	forward_ForecastService_Growth_0                = runtime.ForwardResponseMessage
 )

@@ -25,6 +25,7 @@ const (
 	ForecastService_ForecastMathGroup_FullMethodName     = "/yardstick.forecast.v1.ForecastService/ForecastMathGroup"
 	ForecastService_ForecastComprehension_FullMethodName = "/yardstick.forecast.v1.ForecastService/ForecastComprehension"
 	ForecastService_Plan_FullMethodName                  = "/yardstick.forecast.v1.ForecastService/Plan"
+	ForecastService_Growth_FullMethodName                = "/yardstick.forecast.v1.ForecastService/Growth"
 	ForecastService_ForecastBatch_FullMethodName         = "/yardstick.forecast.v1.ForecastService/ForecastBatch"
 	ForecastService_ForecastGroupStream_FullMethodName   = "/yardstick.forecast.v1.ForecastService/ForecastGroupStream"
 )
@@ -85,6 +86,16 @@ type ForecastServiceClient interface {
 	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
 	// (null when none does).
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
+	// A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	Growth(ctx context.Context, in *GrowthRequest, opts ...grpc.CallOption) (*GrowthResponse, error)
 	// Batch forecasting at district scale: a stream of records in, their answers out, in input
 	// order.
 	//
@@ -174,6 +185,16 @@ func (c *forecastServiceClient) Plan(ctx context.Context, in *PlanRequest, opts 
 	return out, nil
 }
 
+func (c *forecastServiceClient) Growth(ctx context.Context, in *GrowthRequest, opts ...grpc.CallOption) (*GrowthResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GrowthResponse)
+	err := c.cc.Invoke(ctx, ForecastService_Growth_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *forecastServiceClient) ForecastBatch(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ForecastBatchRecord, ForecastBatchAnswer], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &ForecastService_ServiceDesc.Streams[0], ForecastService_ForecastBatch_FullMethodName, cOpts...)
@@ -256,6 +277,16 @@ type ForecastServiceServer interface {
 	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
 	// (null when none does).
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
+	// A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// current measure compares with that of students who started where they did (docs/method.md
+	// §15).
+	//
+	// POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
+	// norms: with two priors and a two-prior model for their windows, that model (sgpOrder 2);
+	// otherwise the one-prior model of the latest prior's window (sgpOrder 1); otherwise 400 naming
+	// priors and the windows without norms. A prior beyond its model's boundaries counts as at the
+	// boundary.
+	Growth(context.Context, *GrowthRequest) (*GrowthResponse, error)
 	// Batch forecasting at district scale: a stream of records in, their answers out, in input
 	// order.
 	//
@@ -302,6 +333,9 @@ func (UnimplementedForecastServiceServer) ForecastComprehension(context.Context,
 }
 func (UnimplementedForecastServiceServer) Plan(context.Context, *PlanRequest) (*PlanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Plan not implemented")
+}
+func (UnimplementedForecastServiceServer) Growth(context.Context, *GrowthRequest) (*GrowthResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Growth not implemented")
 }
 func (UnimplementedForecastServiceServer) ForecastBatch(grpc.BidiStreamingServer[ForecastBatchRecord, ForecastBatchAnswer]) error {
 	return status.Error(codes.Unimplemented, "method ForecastBatch not implemented")
@@ -438,6 +472,24 @@ func _ForecastService_Plan_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ForecastService_Growth_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GrowthRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ForecastServiceServer).Growth(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ForecastService_Growth_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ForecastServiceServer).Growth(ctx, req.(*GrowthRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ForecastService_ForecastBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(ForecastServiceServer).ForecastBatch(&grpc.GenericServerStream[ForecastBatchRecord, ForecastBatchAnswer]{ServerStream: stream})
 }
@@ -482,6 +534,10 @@ var ForecastService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Plan",
 			Handler:    _ForecastService_Plan_Handler,
+		},
+		{
+			MethodName: "Growth",
+			Handler:    _ForecastService_Growth_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

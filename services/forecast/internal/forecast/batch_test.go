@@ -22,6 +22,10 @@ var forecastSeeds = map[string][]string{
 		`{"framework":"lexile","priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":900,"testUncertainty":32.5}`,
 		`{"framework":"quantile","priorAbility":600,"priorUncertainty":45,"grade":4,"timeOfYear":"BOY","target":760,"probability":0.6,"horizonDays":400}`,
 	},
+	"/api/forecast/growth": {
+		`{"framework":"lexile","grade":6,"timeOfYear":"EOY","ability":820,"priors":[{"grade":5,"timeOfYear":"EOY","ability":760}],"percentiles":[10,50,90]}`,
+		`{"framework":"quantile","grade":8,"timeOfYear":"eoy","ability":900,"priors":[{"grade":7,"timeOfYear":"EOY","ability":820},{"grade":6,"timeOfYear":"EOY","ability":700}]}`,
+	},
 }
 
 // notForecast are paths a forecast batch answers 404.

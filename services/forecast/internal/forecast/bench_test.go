@@ -56,3 +56,39 @@ func BenchmarkJSONGroup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkJSONGrowth is one growth percentile call (two priors, five cuts) through the whole
+// JSON front over loopback, against one single forecast the same way, in the same run:
+// go test -run '^$' -bench JSONGrowth -benchmem ./services/forecast/internal/forecast/
+func BenchmarkJSONGrowth(b *testing.B) {
+	s := servetest.Start(b, "forecast", func(cfg serve.Config) serve.Service {
+		content, err := measure.OpenLive("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+	}, nil)
+	auth := "Bearer " + s.Token()
+	for _, c := range []struct{ name, path, body string }{
+		{"growth", "/api/forecast/growth", `{"framework":"lexile","grade":6,"timeOfYear":"EOY","ability":820,"priors":[{"grade":5,"timeOfYear":"EOY","ability":760},{"grade":4,"timeOfYear":"EOY","ability":640}],"percentiles":[10,25,50,75,90]}`},
+		{"single forecast", "/api/forecast/reading", single},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			body := []byte(c.body)
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, s.Base+c.path, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", auth)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}

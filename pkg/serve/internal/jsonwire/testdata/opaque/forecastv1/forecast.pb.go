@@ -2122,6 +2122,660 @@ func (b0 PlanResponse_builder) Build() *PlanResponse {
 	return m0
 }
 
+// A student's current measure and one or two earlier ones, for a growth percentile.
+type GrowthRequest struct {
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Framework   *string                `protobuf:"bytes,1,opt,name=framework,proto3,oneof"`
+	xxx_hidden_Grade       int32                  `protobuf:"varint,2,opt,name=grade,proto3,oneof"`
+	xxx_hidden_TimeOfYear  *string                `protobuf:"bytes,3,opt,name=time_of_year,json=timeOfYear,proto3,oneof"`
+	xxx_hidden_Ability     float64                `protobuf:"fixed64,4,opt,name=ability,proto3,oneof"`
+	xxx_hidden_Priors      *[]*GrowthPrior        `protobuf:"bytes,5,rep,name=priors,proto3"`
+	xxx_hidden_Percentiles []int32                `protobuf:"varint,6,rep,packed,name=percentiles,proto3"`
+	XXX_raceDetectHookData protoimpl.RaceDetectHookData
+	XXX_presence           [1]uint32
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *GrowthRequest) Reset() {
+	*x = GrowthRequest{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthRequest) ProtoMessage() {}
+
+func (x *GrowthRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GrowthRequest) GetFramework() string {
+	if x != nil {
+		if x.xxx_hidden_Framework != nil {
+			return *x.xxx_hidden_Framework
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *GrowthRequest) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *GrowthRequest) GetTimeOfYear() string {
+	if x != nil {
+		if x.xxx_hidden_TimeOfYear != nil {
+			return *x.xxx_hidden_TimeOfYear
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *GrowthRequest) GetAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_Ability
+	}
+	return 0
+}
+
+func (x *GrowthRequest) GetPriors() []*GrowthPrior {
+	if x != nil {
+		if x.xxx_hidden_Priors != nil {
+			return *x.xxx_hidden_Priors
+		}
+	}
+	return nil
+}
+
+func (x *GrowthRequest) GetPercentiles() []int32 {
+	if x != nil {
+		return x.xxx_hidden_Percentiles
+	}
+	return nil
+}
+
+func (x *GrowthRequest) SetFramework(v string) {
+	x.xxx_hidden_Framework = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 6)
+}
+
+func (x *GrowthRequest) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 6)
+}
+
+func (x *GrowthRequest) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 2, 6)
+}
+
+func (x *GrowthRequest) SetAbility(v float64) {
+	x.xxx_hidden_Ability = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 6)
+}
+
+func (x *GrowthRequest) SetPriors(v []*GrowthPrior) {
+	x.xxx_hidden_Priors = &v
+}
+
+func (x *GrowthRequest) SetPercentiles(v []int32) {
+	x.xxx_hidden_Percentiles = v
+}
+
+func (x *GrowthRequest) HasFramework() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 0)
+}
+
+func (x *GrowthRequest) HasGrade() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 1)
+}
+
+func (x *GrowthRequest) HasTimeOfYear() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 2)
+}
+
+func (x *GrowthRequest) HasAbility() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 3)
+}
+
+func (x *GrowthRequest) ClearFramework() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 0)
+	x.xxx_hidden_Framework = nil
+}
+
+func (x *GrowthRequest) ClearGrade() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 1)
+	x.xxx_hidden_Grade = 0
+}
+
+func (x *GrowthRequest) ClearTimeOfYear() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 2)
+	x.xxx_hidden_TimeOfYear = nil
+}
+
+func (x *GrowthRequest) ClearAbility() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 3)
+	x.xxx_hidden_Ability = 0
+}
+
+type GrowthRequest_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Required: "lexile" (reading) or "quantile" (math), any case.
+	Framework *string
+	// Required. The grade of the current measure: 0 (Kindergarten) to 12.
+	Grade *int32
+	// Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string
+	// Required. The current measure, -10,000 to 10,000.
+	Ability *float64
+	// Required: one or two earlier measures, in any order, each of a different window before the
+	// current one.
+	Priors []*GrowthPrior
+	// Optional: percentiles (whole, 1 to 99, increasing) whose cuts to answer; none by default.
+	Percentiles []int32
+}
+
+func (b0 GrowthRequest_builder) Build() *GrowthRequest {
+	m0 := &GrowthRequest{}
+	b, x := &b0, m0
+	_, _ = b, x
+	if b.Framework != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 6)
+		x.xxx_hidden_Framework = b.Framework
+	}
+	if b.Grade != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 6)
+		x.xxx_hidden_Grade = *b.Grade
+	}
+	if b.TimeOfYear != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 2, 6)
+		x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	}
+	if b.Ability != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 6)
+		x.xxx_hidden_Ability = *b.Ability
+	}
+	x.xxx_hidden_Priors = &b.Priors
+	x.xxx_hidden_Percentiles = b.Percentiles
+	return m0
+}
+
+// An earlier measure of the student.
+type GrowthPrior struct {
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Grade       int32                  `protobuf:"varint,1,opt,name=grade,proto3,oneof"`
+	xxx_hidden_TimeOfYear  *string                `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3,oneof"`
+	xxx_hidden_Ability     float64                `protobuf:"fixed64,3,opt,name=ability,proto3,oneof"`
+	XXX_raceDetectHookData protoimpl.RaceDetectHookData
+	XXX_presence           [1]uint32
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *GrowthPrior) Reset() {
+	*x = GrowthPrior{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthPrior) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthPrior) ProtoMessage() {}
+
+func (x *GrowthPrior) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GrowthPrior) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *GrowthPrior) GetTimeOfYear() string {
+	if x != nil {
+		if x.xxx_hidden_TimeOfYear != nil {
+			return *x.xxx_hidden_TimeOfYear
+		}
+		return ""
+	}
+	return ""
+}
+
+func (x *GrowthPrior) GetAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_Ability
+	}
+	return 0
+}
+
+func (x *GrowthPrior) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 3)
+}
+
+func (x *GrowthPrior) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 3)
+}
+
+func (x *GrowthPrior) SetAbility(v float64) {
+	x.xxx_hidden_Ability = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 2, 3)
+}
+
+func (x *GrowthPrior) HasGrade() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 0)
+}
+
+func (x *GrowthPrior) HasTimeOfYear() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 1)
+}
+
+func (x *GrowthPrior) HasAbility() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 2)
+}
+
+func (x *GrowthPrior) ClearGrade() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 0)
+	x.xxx_hidden_Grade = 0
+}
+
+func (x *GrowthPrior) ClearTimeOfYear() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 1)
+	x.xxx_hidden_TimeOfYear = nil
+}
+
+func (x *GrowthPrior) ClearAbility() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 2)
+	x.xxx_hidden_Ability = 0
+}
+
+type GrowthPrior_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// Required. The grade it was taken in: 0 (Kindergarten) to 12.
+	Grade *int32
+	// Required: "BOY", "MOY" or "EOY" (any case).
+	TimeOfYear *string
+	// Required. The measure, -10,000 to 10,000.
+	Ability *float64
+}
+
+func (b0 GrowthPrior_builder) Build() *GrowthPrior {
+	m0 := &GrowthPrior{}
+	b, x := &b0, m0
+	_, _ = b, x
+	if b.Grade != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 3)
+		x.xxx_hidden_Grade = *b.Grade
+	}
+	if b.TimeOfYear != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 3)
+		x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	}
+	if b.Ability != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 2, 3)
+		x.xxx_hidden_Ability = *b.Ability
+	}
+	return m0
+}
+
+// A measurement occasion: a grade and a time of year.
+type GrowthWindow struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Grade      int32                  `protobuf:"varint,1,opt,name=grade,proto3"`
+	xxx_hidden_TimeOfYear string                 `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *GrowthWindow) Reset() {
+	*x = GrowthWindow{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthWindow) ProtoMessage() {}
+
+func (x *GrowthWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GrowthWindow) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *GrowthWindow) GetTimeOfYear() string {
+	if x != nil {
+		return x.xxx_hidden_TimeOfYear
+	}
+	return ""
+}
+
+func (x *GrowthWindow) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+}
+
+func (x *GrowthWindow) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = v
+}
+
+type GrowthWindow_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// 0 (Kindergarten) to 12.
+	Grade int32
+	// "BOY", "MOY" or "EOY".
+	TimeOfYear string
+}
+
+func (b0 GrowthWindow_builder) Build() *GrowthWindow {
+	m0 := &GrowthWindow{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Grade = b.Grade
+	x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	return m0
+}
+
+// The current measure at which growth reaches a percentile.
+type GrowthCut struct {
+	state                     protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Percentile     int32                  `protobuf:"varint,1,opt,name=percentile,proto3"`
+	xxx_hidden_Ability        float64                `protobuf:"fixed64,2,opt,name=ability,proto3"`
+	xxx_hidden_AbilityDisplay string                 `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *GrowthCut) Reset() {
+	*x = GrowthCut{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthCut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthCut) ProtoMessage() {}
+
+func (x *GrowthCut) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GrowthCut) GetPercentile() int32 {
+	if x != nil {
+		return x.xxx_hidden_Percentile
+	}
+	return 0
+}
+
+func (x *GrowthCut) GetAbility() float64 {
+	if x != nil {
+		return x.xxx_hidden_Ability
+	}
+	return 0
+}
+
+func (x *GrowthCut) GetAbilityDisplay() string {
+	if x != nil {
+		return x.xxx_hidden_AbilityDisplay
+	}
+	return ""
+}
+
+func (x *GrowthCut) SetPercentile(v int32) {
+	x.xxx_hidden_Percentile = v
+}
+
+func (x *GrowthCut) SetAbility(v float64) {
+	x.xxx_hidden_Ability = v
+}
+
+func (x *GrowthCut) SetAbilityDisplay(v string) {
+	x.xxx_hidden_AbilityDisplay = v
+}
+
+type GrowthCut_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The percentile asked, 1 to 99.
+	Percentile int32
+	// The measure a current measure must exceed for its growth percentile to be at least this one
+	// (whole units, rounded half up).
+	Ability float64
+	// That measure as shown, e.g. "850L".
+	AbilityDisplay string
+}
+
+func (b0 GrowthCut_builder) Build() *GrowthCut {
+	m0 := &GrowthCut{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Percentile = b.Percentile
+	x.xxx_hidden_Ability = b.Ability
+	x.xxx_hidden_AbilityDisplay = b.AbilityDisplay
+	return m0
+}
+
+// A growth percentile and the cuts asked.
+type GrowthResponse struct {
+	state                 protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Sgp        int32                  `protobuf:"varint,1,opt,name=sgp,proto3"`
+	xxx_hidden_SgpOrder   int32                  `protobuf:"varint,2,opt,name=sgp_order,json=sgpOrder,proto3"`
+	xxx_hidden_Priors     *[]*GrowthWindow       `protobuf:"bytes,3,rep,name=priors,proto3"`
+	xxx_hidden_Cuts       *[]*GrowthCut          `protobuf:"bytes,4,rep,name=cuts,proto3"`
+	xxx_hidden_Framework  string                 `protobuf:"bytes,5,opt,name=framework,proto3"`
+	xxx_hidden_ApiVersion string                 `protobuf:"bytes,6,opt,name=api_version,json=apiVersion,proto3"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *GrowthResponse) Reset() {
+	*x = GrowthResponse{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrowthResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrowthResponse) ProtoMessage() {}
+
+func (x *GrowthResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *GrowthResponse) GetSgp() int32 {
+	if x != nil {
+		return x.xxx_hidden_Sgp
+	}
+	return 0
+}
+
+func (x *GrowthResponse) GetSgpOrder() int32 {
+	if x != nil {
+		return x.xxx_hidden_SgpOrder
+	}
+	return 0
+}
+
+func (x *GrowthResponse) GetPriors() []*GrowthWindow {
+	if x != nil {
+		if x.xxx_hidden_Priors != nil {
+			return *x.xxx_hidden_Priors
+		}
+	}
+	return nil
+}
+
+func (x *GrowthResponse) GetCuts() []*GrowthCut {
+	if x != nil {
+		if x.xxx_hidden_Cuts != nil {
+			return *x.xxx_hidden_Cuts
+		}
+	}
+	return nil
+}
+
+func (x *GrowthResponse) GetFramework() string {
+	if x != nil {
+		return x.xxx_hidden_Framework
+	}
+	return ""
+}
+
+func (x *GrowthResponse) GetApiVersion() string {
+	if x != nil {
+		return x.xxx_hidden_ApiVersion
+	}
+	return ""
+}
+
+func (x *GrowthResponse) SetSgp(v int32) {
+	x.xxx_hidden_Sgp = v
+}
+
+func (x *GrowthResponse) SetSgpOrder(v int32) {
+	x.xxx_hidden_SgpOrder = v
+}
+
+func (x *GrowthResponse) SetPriors(v []*GrowthWindow) {
+	x.xxx_hidden_Priors = &v
+}
+
+func (x *GrowthResponse) SetCuts(v []*GrowthCut) {
+	x.xxx_hidden_Cuts = &v
+}
+
+func (x *GrowthResponse) SetFramework(v string) {
+	x.xxx_hidden_Framework = v
+}
+
+func (x *GrowthResponse) SetApiVersion(v string) {
+	x.xxx_hidden_ApiVersion = v
+}
+
+type GrowthResponse_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The student growth percentile, 1 to 99: how many in 100 students who started alike grew
+	// less.
+	Sgp int32
+	// The number of priors of the model that answered, 1 or 2.
+	SgpOrder int32
+	// The prior windows of that model, older first.
+	Priors []*GrowthWindow
+	// One cut per percentile asked, in their order.
+	Cuts []*GrowthCut
+	// "lexile" or "quantile".
+	Framework string
+	// Build version of the service.
+	ApiVersion string
+}
+
+func (b0 GrowthResponse_builder) Build() *GrowthResponse {
+	m0 := &GrowthResponse{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_Sgp = b.Sgp
+	x.xxx_hidden_SgpOrder = b.SgpOrder
+	x.xxx_hidden_Priors = &b.Priors
+	x.xxx_hidden_Cuts = &b.Cuts
+	x.xxx_hidden_Framework = b.Framework
+	x.xxx_hidden_ApiVersion = b.ApiVersion
+	return m0
+}
+
 // One record of ForecastBatch: the caller's id and the request of one forecast rpc, named by
 // the field set.
 type ForecastBatchRecord struct {
@@ -2134,7 +2788,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2800,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,6 +2872,15 @@ func (x *ForecastBatchRecord) GetPlan() *PlanRequest {
 	return nil
 }
 
+func (x *ForecastBatchRecord) GetGrowth() *GrowthRequest {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Growth); ok {
+			return x.Growth
+		}
+	}
+	return nil
+}
+
 func (x *ForecastBatchRecord) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -2268,6 +2931,14 @@ func (x *ForecastBatchRecord) SetPlan(v *PlanRequest) {
 		return
 	}
 	x.xxx_hidden_Request = &forecastBatchRecord_Plan{v}
+}
+
+func (x *ForecastBatchRecord) SetGrowth(v *GrowthRequest) {
+	if v == nil {
+		x.xxx_hidden_Request = nil
+		return
+	}
+	x.xxx_hidden_Request = &forecastBatchRecord_Growth{v}
 }
 
 func (x *ForecastBatchRecord) HasRequest() bool {
@@ -2325,6 +2996,14 @@ func (x *ForecastBatchRecord) HasPlan() bool {
 	return ok
 }
 
+func (x *ForecastBatchRecord) HasGrowth() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Growth)
+	return ok
+}
+
 func (x *ForecastBatchRecord) ClearRequest() {
 	x.xxx_hidden_Request = nil
 }
@@ -2365,6 +3044,12 @@ func (x *ForecastBatchRecord) ClearPlan() {
 	}
 }
 
+func (x *ForecastBatchRecord) ClearGrowth() {
+	if _, ok := x.xxx_hidden_Request.(*forecastBatchRecord_Growth); ok {
+		x.xxx_hidden_Request = nil
+	}
+}
+
 const ForecastBatchRecord_Request_not_set_case case_ForecastBatchRecord_Request = 0
 const ForecastBatchRecord_ForecastReading_case case_ForecastBatchRecord_Request = 2
 const ForecastBatchRecord_ForecastReadingGroup_case case_ForecastBatchRecord_Request = 3
@@ -2372,6 +3057,7 @@ const ForecastBatchRecord_ForecastMath_case case_ForecastBatchRecord_Request = 4
 const ForecastBatchRecord_ForecastMathGroup_case case_ForecastBatchRecord_Request = 5
 const ForecastBatchRecord_ForecastComprehension_case case_ForecastBatchRecord_Request = 6
 const ForecastBatchRecord_Plan_case case_ForecastBatchRecord_Request = 7
+const ForecastBatchRecord_Growth_case case_ForecastBatchRecord_Request = 8
 
 func (x *ForecastBatchRecord) WhichRequest() case_ForecastBatchRecord_Request {
 	if x == nil {
@@ -2390,6 +3076,8 @@ func (x *ForecastBatchRecord) WhichRequest() case_ForecastBatchRecord_Request {
 		return ForecastBatchRecord_ForecastComprehension_case
 	case *forecastBatchRecord_Plan:
 		return ForecastBatchRecord_Plan_case
+	case *forecastBatchRecord_Growth:
+		return ForecastBatchRecord_Growth_case
 	default:
 		return ForecastBatchRecord_Request_not_set_case
 	}
@@ -2410,6 +3098,7 @@ type ForecastBatchRecord_builder struct {
 	ForecastMathGroup     *GroupForecastRequest
 	ForecastComprehension *ComprehensionRequest
 	Plan                  *PlanRequest
+	Growth                *GrowthRequest
 	// -- end of xxx_hidden_Request
 }
 
@@ -2436,13 +3125,16 @@ func (b0 ForecastBatchRecord_builder) Build() *ForecastBatchRecord {
 	if b.Plan != nil {
 		x.xxx_hidden_Request = &forecastBatchRecord_Plan{b.Plan}
 	}
+	if b.Growth != nil {
+		x.xxx_hidden_Request = &forecastBatchRecord_Growth{b.Growth}
+	}
 	return m0
 }
 
 type case_ForecastBatchRecord_Request protoreflect.FieldNumber
 
 func (x case_ForecastBatchRecord_Request) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -2477,6 +3169,10 @@ type forecastBatchRecord_Plan struct {
 	Plan *PlanRequest `protobuf:"bytes,7,opt,name=plan,proto3,oneof"`
 }
 
+type forecastBatchRecord_Growth struct {
+	Growth *GrowthRequest `protobuf:"bytes,8,opt,name=growth,proto3,oneof"`
+}
+
 func (*forecastBatchRecord_ForecastReading) isForecastBatchRecord_Request() {}
 
 func (*forecastBatchRecord_ForecastReadingGroup) isForecastBatchRecord_Request() {}
@@ -2488,6 +3184,8 @@ func (*forecastBatchRecord_ForecastMathGroup) isForecastBatchRecord_Request() {}
 func (*forecastBatchRecord_ForecastComprehension) isForecastBatchRecord_Request() {}
 
 func (*forecastBatchRecord_Plan) isForecastBatchRecord_Request() {}
+
+func (*forecastBatchRecord_Growth) isForecastBatchRecord_Request() {}
 
 // The answer to one ForecastBatch record, in the record's place: the rpc's response or its
 // error.
@@ -2501,7 +3199,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +3211,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,6 +3274,15 @@ func (x *ForecastBatchAnswer) GetPlan() *PlanResponse {
 	return nil
 }
 
+func (x *ForecastBatchAnswer) GetGrowth() *GrowthResponse {
+	if x != nil {
+		if x, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Growth); ok {
+			return x.Growth
+		}
+	}
+	return nil
+}
+
 func (x *ForecastBatchAnswer) SetId(v string) {
 	x.xxx_hidden_Id = v
 }
@@ -2618,6 +3325,14 @@ func (x *ForecastBatchAnswer) SetPlan(v *PlanResponse) {
 		return
 	}
 	x.xxx_hidden_Answer = &forecastBatchAnswer_Plan{v}
+}
+
+func (x *ForecastBatchAnswer) SetGrowth(v *GrowthResponse) {
+	if v == nil {
+		x.xxx_hidden_Answer = nil
+		return
+	}
+	x.xxx_hidden_Answer = &forecastBatchAnswer_Growth{v}
 }
 
 func (x *ForecastBatchAnswer) HasAnswer() bool {
@@ -2667,6 +3382,14 @@ func (x *ForecastBatchAnswer) HasPlan() bool {
 	return ok
 }
 
+func (x *ForecastBatchAnswer) HasGrowth() bool {
+	if x == nil {
+		return false
+	}
+	_, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Growth)
+	return ok
+}
+
 func (x *ForecastBatchAnswer) ClearAnswer() {
 	x.xxx_hidden_Answer = nil
 }
@@ -2701,12 +3424,19 @@ func (x *ForecastBatchAnswer) ClearPlan() {
 	}
 }
 
+func (x *ForecastBatchAnswer) ClearGrowth() {
+	if _, ok := x.xxx_hidden_Answer.(*forecastBatchAnswer_Growth); ok {
+		x.xxx_hidden_Answer = nil
+	}
+}
+
 const ForecastBatchAnswer_Answer_not_set_case case_ForecastBatchAnswer_Answer = 0
 const ForecastBatchAnswer_Forecast_case case_ForecastBatchAnswer_Answer = 2
 const ForecastBatchAnswer_Group_case case_ForecastBatchAnswer_Answer = 3
 const ForecastBatchAnswer_Comprehension_case case_ForecastBatchAnswer_Answer = 4
 const ForecastBatchAnswer_Error_case case_ForecastBatchAnswer_Answer = 5
 const ForecastBatchAnswer_Plan_case case_ForecastBatchAnswer_Answer = 6
+const ForecastBatchAnswer_Growth_case case_ForecastBatchAnswer_Answer = 7
 
 func (x *ForecastBatchAnswer) WhichAnswer() case_ForecastBatchAnswer_Answer {
 	if x == nil {
@@ -2723,6 +3453,8 @@ func (x *ForecastBatchAnswer) WhichAnswer() case_ForecastBatchAnswer_Answer {
 		return ForecastBatchAnswer_Error_case
 	case *forecastBatchAnswer_Plan:
 		return ForecastBatchAnswer_Plan_case
+	case *forecastBatchAnswer_Growth:
+		return ForecastBatchAnswer_Growth_case
 	default:
 		return ForecastBatchAnswer_Answer_not_set_case
 	}
@@ -2741,6 +3473,7 @@ type ForecastBatchAnswer_builder struct {
 	Comprehension *ComprehensionResponse
 	Error         *v1.Status
 	Plan          *PlanResponse
+	Growth        *GrowthResponse
 	// -- end of xxx_hidden_Answer
 }
 
@@ -2764,13 +3497,16 @@ func (b0 ForecastBatchAnswer_builder) Build() *ForecastBatchAnswer {
 	if b.Plan != nil {
 		x.xxx_hidden_Answer = &forecastBatchAnswer_Plan{b.Plan}
 	}
+	if b.Growth != nil {
+		x.xxx_hidden_Answer = &forecastBatchAnswer_Growth{b.Growth}
+	}
 	return m0
 }
 
 type case_ForecastBatchAnswer_Answer protoreflect.FieldNumber
 
 func (x case_ForecastBatchAnswer_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -2801,6 +3537,10 @@ type forecastBatchAnswer_Plan struct {
 	Plan *PlanResponse `protobuf:"bytes,6,opt,name=plan,proto3,oneof"`
 }
 
+type forecastBatchAnswer_Growth struct {
+	Growth *GrowthResponse `protobuf:"bytes,7,opt,name=growth,proto3,oneof"`
+}
+
 func (*forecastBatchAnswer_Forecast) isForecastBatchAnswer_Answer() {}
 
 func (*forecastBatchAnswer_Group) isForecastBatchAnswer_Answer() {}
@@ -2810,6 +3550,8 @@ func (*forecastBatchAnswer_Comprehension) isForecastBatchAnswer_Answer() {}
 func (*forecastBatchAnswer_Error) isForecastBatchAnswer_Answer() {}
 
 func (*forecastBatchAnswer_Plan) isForecastBatchAnswer_Answer() {}
+
+func (*forecastBatchAnswer_Growth) isForecastBatchAnswer_Answer() {}
 
 // A group stream's settings: the unary group request without its students, and which group.
 type GroupStreamSettings struct {
@@ -2827,7 +3569,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +3581,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2994,7 +3736,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3748,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3877,7 @@ func (b0 ForecastGroupStreamRequest_builder) Build() *ForecastGroupStreamRequest
 type case_ForecastGroupStreamRequest_Message protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamRequest_Message) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -3171,7 +3913,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3183,7 +3925,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3257,7 +3999,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3269,7 +4011,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3342,7 +4084,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3354,7 +4096,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3522,7 +4264,7 @@ func (b0 ForecastGroupStreamResponse_builder) Build() *ForecastGroupStreamRespon
 type case_ForecastGroupStreamResponse_Answer protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamResponse_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -3682,7 +4424,48 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\x05reach\x18\x02 \x01(\v2'.opaque.yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
 	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
-	"apiVersion\"\xe2\x04\n" +
+	"apiVersion\"\xad\x02\n" +
+	"\rGrowthRequest\x12!\n" +
+	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x19\n" +
+	"\x05grade\x18\x02 \x01(\x05H\x01R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x03 \x01(\tH\x02R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1d\n" +
+	"\aability\x18\x04 \x01(\x01H\x03R\aability\x88\x01\x01\x12A\n" +
+	"\x06priors\x18\x05 \x03(\v2).opaque.yardstick.forecast.v1.GrowthPriorR\x06priors\x12 \n" +
+	"\vpercentiles\x18\x06 \x03(\x05R\vpercentilesB\f\n" +
+	"\n" +
+	"_frameworkB\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\n" +
+	"\n" +
+	"\b_ability\"\x95\x01\n" +
+	"\vGrowthPrior\x12\x19\n" +
+	"\x05grade\x18\x01 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\x02 \x01(\tH\x01R\n" +
+	"timeOfYear\x88\x01\x01\x12\x1d\n" +
+	"\aability\x18\x03 \x01(\x01H\x02R\aability\x88\x01\x01B\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_yearB\n" +
+	"\n" +
+	"\b_ability\"F\n" +
+	"\fGrowthWindow\x12\x14\n" +
+	"\x05grade\x18\x01 \x01(\x05R\x05grade\x12 \n" +
+	"\ftime_of_year\x18\x02 \x01(\tR\n" +
+	"timeOfYear\"n\n" +
+	"\tGrowthCut\x12\x1e\n" +
+	"\n" +
+	"percentile\x18\x01 \x01(\x05R\n" +
+	"percentile\x12\x18\n" +
+	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
+	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\"\xff\x01\n" +
+	"\x0eGrowthResponse\x12\x10\n" +
+	"\x03sgp\x18\x01 \x01(\x05R\x03sgp\x12\x1b\n" +
+	"\tsgp_order\x18\x02 \x01(\x05R\bsgpOrder\x12B\n" +
+	"\x06priors\x18\x03 \x03(\v2*.opaque.yardstick.forecast.v1.GrowthWindowR\x06priors\x12;\n" +
+	"\x04cuts\x18\x04 \x03(\v2'.opaque.yardstick.forecast.v1.GrowthCutR\x04cuts\x12\x1c\n" +
+	"\tframework\x18\x05 \x01(\tR\tframework\x12\x1f\n" +
+	"\vapi_version\x18\x06 \x01(\tR\n" +
+	"apiVersion\"\xa9\x05\n" +
 	"\x13ForecastBatchRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12Z\n" +
 	"\x10forecast_reading\x18\x02 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\x0fforecastReading\x12j\n" +
@@ -3690,15 +4473,17 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\rforecast_math\x18\x04 \x01(\v2-.opaque.yardstick.forecast.v1.ForecastRequestH\x00R\fforecastMath\x12d\n" +
 	"\x13forecast_math_group\x18\x05 \x01(\v22.opaque.yardstick.forecast.v1.GroupForecastRequestH\x00R\x11forecastMathGroup\x12k\n" +
 	"\x16forecast_comprehension\x18\x06 \x01(\v22.opaque.yardstick.forecast.v1.ComprehensionRequestH\x00R\x15forecastComprehension\x12?\n" +
-	"\x04plan\x18\a \x01(\v2).opaque.yardstick.forecast.v1.PlanRequestH\x00R\x04planB\t\n" +
-	"\arequest\"\x95\x03\n" +
+	"\x04plan\x18\a \x01(\v2).opaque.yardstick.forecast.v1.PlanRequestH\x00R\x04plan\x12E\n" +
+	"\x06growth\x18\b \x01(\v2+.opaque.yardstick.forecast.v1.GrowthRequestH\x00R\x06growthB\t\n" +
+	"\arequest\"\xdd\x03\n" +
 	"\x13ForecastBatchAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12D\n" +
 	"\bforecast\x18\x02 \x01(\v2&.opaque.yardstick.forecast.v1.ForecastH\x00R\bforecast\x12K\n" +
 	"\x05group\x18\x03 \x01(\v23.opaque.yardstick.forecast.v1.GroupForecastResponseH\x00R\x05group\x12[\n" +
 	"\rcomprehension\x18\x04 \x01(\v23.opaque.yardstick.forecast.v1.ComprehensionResponseH\x00R\rcomprehension\x122\n" +
 	"\x05error\x18\x05 \x01(\v2\x1a.yardstick.batch.v1.StatusH\x00R\x05error\x12@\n" +
-	"\x04plan\x18\x06 \x01(\v2*.opaque.yardstick.forecast.v1.PlanResponseH\x00R\x04planB\b\n" +
+	"\x04plan\x18\x06 \x01(\v2*.opaque.yardstick.forecast.v1.PlanResponseH\x00R\x04plan\x12F\n" +
+	"\x06growth\x18\a \x01(\v2,.opaque.yardstick.forecast.v1.GrowthResponseH\x00R\x06growthB\b\n" +
 	"\x06answer\"\xf0\x01\n" +
 	"\x13GroupStreamSettings\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12.\n" +
@@ -3725,18 +4510,20 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\astudent\x18\x01 \x01(\v2-.opaque.yardstick.forecast.v1.StudentForecastH\x00R\astudent\x12H\n" +
 	"\ainvalid\x18\x02 \x01(\v2,.opaque.yardstick.forecast.v1.InvalidStudentH\x00R\ainvalid\x12G\n" +
 	"\x05group\x18\x03 \x01(\v2/.opaque.yardstick.forecast.v1.GroupStreamResultH\x00R\x05groupB\b\n" +
-	"\x06answer2\xa5\t\n" +
+	"\x06answer2\xa4\n" +
+	"\n" +
 	"\x0fForecastService\x12\x82\x01\n" +
 	"\x0fForecastReading\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x97\x01\n" +
 	"\x14ForecastReadingGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x7f\n" +
 	"\fForecastMath\x12-.opaque.yardstick.forecast.v1.ForecastRequest\x1a&.opaque.yardstick.forecast.v1.Forecast\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x94\x01\n" +
 	"\x11ForecastMathGroup\x122.opaque.yardstick.forecast.v1.GroupForecastRequest\x1a3.opaque.yardstick.forecast.v1.GroupForecastResponse\"\x16\xca\xf3\x18\x0eforecast:group\xe0\xf3\x18\x01\x12\x9a\x01\n" +
 	"\x15ForecastComprehension\x122.opaque.yardstick.forecast.v1.ComprehensionRequest\x1a3.opaque.yardstick.forecast.v1.ComprehensionResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12w\n" +
-	"\x04Plan\x12).opaque.yardstick.forecast.v1.PlanRequest\x1a*.opaque.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x8d\x01\n" +
+	"\x04Plan\x12).opaque.yardstick.forecast.v1.PlanRequest\x1a*.opaque.yardstick.forecast.v1.PlanResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12}\n" +
+	"\x06Growth\x12+.opaque.yardstick.forecast.v1.GrowthRequest\x1a,.opaque.yardstick.forecast.v1.GrowthResponse\"\x18\xca\xf3\x18\x10forecast:reading\xe0\xf3\x18\x01\x12\x8d\x01\n" +
 	"\rForecastBatch\x121.opaque.yardstick.forecast.v1.ForecastBatchRecord\x1a1.opaque.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xb4\x01\n" +
 	"\x13ForecastGroupStream\x128.opaque.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a9.opaque.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01B[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
 
-var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: opaque.yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: opaque.yardstick.forecast.v1.StudentData
@@ -3752,14 +4539,19 @@ var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*PlanPoint)(nil),                   // 11: opaque.yardstick.forecast.v1.PlanPoint
 	(*PlanReach)(nil),                   // 12: opaque.yardstick.forecast.v1.PlanReach
 	(*PlanResponse)(nil),                // 13: opaque.yardstick.forecast.v1.PlanResponse
-	(*ForecastBatchRecord)(nil),         // 14: opaque.yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 15: opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 16: opaque.yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 18: opaque.yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 19: opaque.yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 20: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 21: yardstick.batch.v1.Status
+	(*GrowthRequest)(nil),               // 14: opaque.yardstick.forecast.v1.GrowthRequest
+	(*GrowthPrior)(nil),                 // 15: opaque.yardstick.forecast.v1.GrowthPrior
+	(*GrowthWindow)(nil),                // 16: opaque.yardstick.forecast.v1.GrowthWindow
+	(*GrowthCut)(nil),                   // 17: opaque.yardstick.forecast.v1.GrowthCut
+	(*GrowthResponse)(nil),              // 18: opaque.yardstick.forecast.v1.GrowthResponse
+	(*ForecastBatchRecord)(nil),         // 19: opaque.yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 20: opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 21: opaque.yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 23: opaque.yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 24: opaque.yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 25: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 26: yardstick.batch.v1.Status
 }
 var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: opaque.yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> opaque.yardstick.forecast.v1.StudentData
@@ -3768,45 +4560,52 @@ var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	6,  // 3: opaque.yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> opaque.yardstick.forecast.v1.GroupForecasts
 	11, // 4: opaque.yardstick.forecast.v1.PlanResponse.trajectory:type_name -> opaque.yardstick.forecast.v1.PlanPoint
 	12, // 5: opaque.yardstick.forecast.v1.PlanResponse.reach:type_name -> opaque.yardstick.forecast.v1.PlanReach
-	0,  // 6: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 7: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 8: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 9: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	10, // 11: opaque.yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> opaque.yardstick.forecast.v1.PlanRequest
-	3,  // 12: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 13: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 14: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	21, // 15: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	13, // 16: opaque.yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> opaque.yardstick.forecast.v1.PlanResponse
-	16, // 17: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
-	1,  // 18: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
-	21, // 19: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 20: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
-	4,  // 21: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
-	18, // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
-	19, // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
-	0,  // 24: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 25: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 26: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 27: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 28: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	10, // 29: opaque.yardstick.forecast.v1.ForecastService.Plan:input_type -> opaque.yardstick.forecast.v1.PlanRequest
-	14, // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
-	17, // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	3,  // 34: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 35: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 36: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	13, // 37: opaque.yardstick.forecast.v1.ForecastService.Plan:output_type -> opaque.yardstick.forecast.v1.PlanResponse
-	15, // 38: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	20, // 39: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	15, // 6: opaque.yardstick.forecast.v1.GrowthRequest.priors:type_name -> opaque.yardstick.forecast.v1.GrowthPrior
+	16, // 7: opaque.yardstick.forecast.v1.GrowthResponse.priors:type_name -> opaque.yardstick.forecast.v1.GrowthWindow
+	17, // 8: opaque.yardstick.forecast.v1.GrowthResponse.cuts:type_name -> opaque.yardstick.forecast.v1.GrowthCut
+	0,  // 9: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 11: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 12: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 13: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 14: opaque.yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> opaque.yardstick.forecast.v1.PlanRequest
+	14, // 15: opaque.yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> opaque.yardstick.forecast.v1.GrowthRequest
+	3,  // 16: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 17: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 18: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	26, // 19: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	13, // 20: opaque.yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> opaque.yardstick.forecast.v1.PlanResponse
+	18, // 21: opaque.yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> opaque.yardstick.forecast.v1.GrowthResponse
+	21, // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
+	1,  // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
+	26, // 24: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 25: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
+	4,  // 26: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
+	23, // 27: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
+	24, // 28: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
+	0,  // 29: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 34: opaque.yardstick.forecast.v1.ForecastService.Plan:input_type -> opaque.yardstick.forecast.v1.PlanRequest
+	14, // 35: opaque.yardstick.forecast.v1.ForecastService.Growth:input_type -> opaque.yardstick.forecast.v1.GrowthRequest
+	19, // 36: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
+	22, // 37: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 38: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 39: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	3,  // 40: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 41: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 42: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	13, // 43: opaque.yardstick.forecast.v1.ForecastService.Plan:output_type -> opaque.yardstick.forecast.v1.PlanResponse
+	18, // 44: opaque.yardstick.forecast.v1.ForecastService.Growth:output_type -> opaque.yardstick.forecast.v1.GrowthResponse
+	20, // 45: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	25, // 46: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_forecast_v1_forecast_proto_init() }
@@ -3821,27 +4620,31 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19].OneofWrappers = []any{
 		(*forecastBatchRecord_ForecastReading)(nil),
 		(*forecastBatchRecord_ForecastReadingGroup)(nil),
 		(*forecastBatchRecord_ForecastMath)(nil),
 		(*forecastBatchRecord_ForecastMathGroup)(nil),
 		(*forecastBatchRecord_ForecastComprehension)(nil),
 		(*forecastBatchRecord_Plan)(nil),
+		(*forecastBatchRecord_Growth)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*forecastBatchAnswer_Forecast)(nil),
 		(*forecastBatchAnswer_Group)(nil),
 		(*forecastBatchAnswer_Comprehension)(nil),
 		(*forecastBatchAnswer_Error)(nil),
 		(*forecastBatchAnswer_Plan)(nil),
+		(*forecastBatchAnswer_Growth)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{
 		(*forecastGroupStreamRequest_Settings)(nil),
 		(*forecastGroupStreamRequest_Student)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25].OneofWrappers = []any{
 		(*forecastGroupStreamResponse_Student)(nil),
 		(*forecastGroupStreamResponse_Invalid)(nil),
 		(*forecastGroupStreamResponse_Group)(nil),
@@ -3852,7 +4655,7 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
