@@ -141,16 +141,16 @@ func (e GrowthPriorTimeOfYear) Valid() bool {
 
 // Defines values for GrowthRequestFramework.
 const (
-	GrowthRequestFrameworkLexile   GrowthRequestFramework = "lexile"
-	GrowthRequestFrameworkQuantile GrowthRequestFramework = "quantile"
+	Lexile   GrowthRequestFramework = "lexile"
+	Quantile GrowthRequestFramework = "quantile"
 )
 
 // Valid indicates whether the value is a known member of the GrowthRequestFramework enum.
 func (e GrowthRequestFramework) Valid() bool {
 	switch e {
-	case GrowthRequestFrameworkLexile:
+	case Lexile:
 		return true
-	case GrowthRequestFrameworkQuantile:
+	case Quantile:
 		return true
 	default:
 		return false
@@ -172,24 +172,6 @@ func (e GrowthRequestTimeOfYear) Valid() bool {
 	case GrowthRequestTimeOfYearEOY:
 		return true
 	case GrowthRequestTimeOfYearMOY:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GrowthResponseFramework.
-const (
-	GrowthResponseFrameworkLexile   GrowthResponseFramework = "lexile"
-	GrowthResponseFrameworkQuantile GrowthResponseFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the GrowthResponseFramework enum.
-func (e GrowthResponseFramework) Valid() bool {
-	switch e {
-	case GrowthResponseFrameworkLexile:
-		return true
-	case GrowthResponseFrameworkQuantile:
 		return true
 	default:
 		return false
@@ -693,8 +675,8 @@ type GrowthResponse struct {
 
 	// Framework "lexile" or "quantile".
 	//
-	// Always lower-case.
-	Framework GrowthResponseFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
+	Framework string `json:"framework"`
 
 	// Priors The prior windows of that model, older first.
 	Priors []GrowthWindow `json:"priors"`
@@ -706,11 +688,6 @@ type GrowthResponse struct {
 	// SgpOrder The number of priors of the model that answered, 1 or 2.
 	SgpOrder int32 `json:"sgpOrder"`
 }
-
-// GrowthResponseFramework "lexile" or "quantile".
-//
-// Always lower-case.
-type GrowthResponseFramework string
 
 // GrowthWindow A measurement occasion: a grade and a time of year.
 type GrowthWindow struct {

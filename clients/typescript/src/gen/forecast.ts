@@ -612,10 +612,9 @@ export type components = {
             /**
              * @description "lexile" or "quantile".
              *
-             *     Always lower-case.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /** @description The prior windows of that model, older first. */
             priors: components["schemas"]["GrowthWindow"][];
             /**
