@@ -86,7 +86,6 @@ func readClientsFile(path string, afterRead func()) ([]byte, error) {
 // ErrFileChanging is the error of a clients file that changed while it was read.
 var ErrFileChanging = errors.New("changed while it was read; write the new file beside it and rename it over the old one (an atomic replace, as Kubernetes updates a Secret volume); the last good clients stay")
 
-
 // parseClients validates the clients file held in data against the services and the contract's
 // permissions; name is used in file:line messages. Every problem found is reported (up to
 // maxProblems), joined into one error.

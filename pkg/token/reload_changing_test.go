@@ -87,7 +87,7 @@ func TestReloadTakesAStillFile(t *testing.T) {
 // refusing.
 func TestChangedAndValidUntil(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, func(o *Options) { o.TTL, o.Leeway = time.Minute, 5 * time.Second })
+	f := newFixture(t, func(o *Options) { o.TTL, o.Leeway = time.Minute, 5*time.Second })
 	ch := f.Changed()
 	if _, err := f.Reload(); err != nil {
 		t.Fatal(err)
