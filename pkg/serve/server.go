@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	issuer, err := token.New(token.Options{
+	opts := token.Options{
 		ClientsFile: cfg.ClientsFile,
 		KeysDir:     cfg.KeysDir,
 		Dev:         cfg.Dev,
@@ -121,7 +121,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		RedisURL:    cfg.RedisURL,
 		Logger:      log,
 		KeyLifetime: cfg.KeyLifetime,
-	})
+	}
+	if c := cfg.tokenClock; c != nil {
+		opts.TTL, opts.Leeway = c.ttl, c.leeway
+	}
+	issuer, err := token.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
