@@ -49,6 +49,10 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 				return nil, err
 			}
 			st.cost(r)
+			var err error // the record's bytes, from the budget as they arrive
+			if r.done, err = st.adm.Hold(ctx, int64(proto.Size(r.m))); err != nil {
+				return nil, err
+			}
 			return r, nil
 		}
 		weigh := func(r *record) int { return int(r.cost) }
@@ -91,6 +95,7 @@ type record struct {
 	full string
 	req  proto.Message
 	cost int64
+	done func() // gives back its bytes (admission.Stream.Hold), once answered
 }
 
 // cost finds r's rpc, its request and its cost, as the budget costs the same request on its own.
@@ -107,6 +112,7 @@ func (st *recordStream) cost(r *record) {
 
 // answer answers one record: its id, and its rpc's response or status.
 func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Message) {
+	defer rec.done()
 	r := rec.m.ProtoReflect()
 	a := st.sh.Ans.New()
 	a.Set(st.sh.AnsID, r.Get(st.sh.RecID))

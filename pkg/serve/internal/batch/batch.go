@@ -47,6 +47,10 @@ type Options struct {
 	// the summary (a group stream's in place of its group; before its head, that answer is the
 	// whole response).
 	Revoked <-chan error
+	// Hold, when set, takes a record's bytes from the memory budget as they arrive (its id and
+	// body, once its line is read) until its answer is written: done gives them back. It may
+	// wait (the stream slows down); its error ends the stream as the context's end does.
+	Hold func(ctx context.Context, n int64) (done func(), err error)
 	// Trusted says the dispatcher's answers are compact JSON by construction (the frame's own
 	// encoder and error bodies): Serve then writes them without checking (a stray trailing
 	// newline is still dropped). A panic is still a 500.
@@ -100,7 +104,8 @@ type job struct {
 	line   int
 	status int
 	answer []byte
-	broken bool // a line that is not a record: answered by its line number
+	broken bool   // a line that is not a record: answered by its line number
+	done   func() // gives back the record's bytes (Options.Hold); nil: none held
 }
 
 // Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
@@ -140,11 +145,15 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 				readErr = err
 				return j, err
 			}
+			if err == nil && o.Hold != nil && !j.broken {
+				j.done, err = o.Hold(ctx, int64(j.size))
+			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				// The connection broke (the caller is gone) or the body was idle: either way
 				// net/http has cancelled the request, and the stream ends here, without a summary.
 				readErr = err
 				cancel(err)
+				return nil, err
 			}
 			return j, err
 		},
@@ -163,6 +172,9 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 				buf = appendRecordAnswer(buf[:0], j.rec.ID, j.status, j.answer)
 			}
 			err := c.write(buf)
+			if j.done != nil {
+				j.done()
+			}
 			if err == nil && j.status == http.StatusOK {
 				counts.OK++
 			}

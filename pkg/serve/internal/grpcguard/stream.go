@@ -47,9 +47,10 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
 	if records {
-		adm, ok := g.budget.AdmitStream("grpc")
-		if !ok {
-			return rpcerr.Overloaded(admission.RetryAfter)
+		client := authz.ClientID(ctx)
+		adm, err := g.budget.AdmitStream("grpc", client, g.Concurrency(client))
+		if err != nil {
+			return err
 		}
 		defer adm.Release()
 		ctx = admission.WithStream(ctx, adm)

@@ -42,9 +42,10 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		}
 		defer limit.Done()
 	}
-	adm, ok := f.Budget.AdmitStream("http")
-	if !ok {
-		refuse(w, r, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter))) // a stream's body has no end to wait for
+	client := authz.ClientID(authorized)
+	adm, err := f.Budget.AdmitStream("http", client, f.Limits.Concurrency(client))
+	if err != nil {
+		refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
 		return
 	}
 	defer adm.Release()
@@ -62,8 +63,8 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	f.Authz.Watch(watching, rt, bearer, func(err error) { denied, _ := authz.RevokedErr(err); revoked <- denied })
 	o := f.Stream
 	o.Revoked = revoked
+	o.Hold = adm.Hold // a record's bytes, from the budget as they arrive
 	var attrs []slog.Attr
-	var err error
 	switch rt.Stream {
 	case routes.Batch:
 		var counts batch.Counts

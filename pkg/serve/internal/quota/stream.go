@@ -147,3 +147,14 @@ func (s *pacedStream) RecvMsg(m any) error {
 	}
 	return Pace(s.ctx)
 }
+
+// Concurrency is the client's concurrency limit (its own, else the default; 0: none): the share
+// of the streams' budget and of the gRPC read pool a client may hold follows it
+// (internal/admission). A nil limiter has none.
+func (l *Limiter) Concurrency(client string) int {
+	if l == nil {
+		return 0
+	}
+	_, _, conc := l.limitsOf(client)
+	return conc
+}
