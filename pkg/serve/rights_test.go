@@ -162,8 +162,13 @@ func TestNDJSONStreamRights(t *testing.T) {
 			if got := s.next(t, 5*time.Second); !strings.HasPrefix(got, `{"id":"a","status":200,`) {
 				t.Fatalf("first record: got %s; want 200", got)
 			}
+			changed := time.Now()
+			if tc.clock != nil {
+				changed = validUntil(t, h, auth)
+			}
 			tc.end(t, h)
 			got := s.next(t, 5*time.Second)
+			t.Logf("the end line came %s after the reload, or the token's expiry", time.Since(changed))
 			// What a new stream with the token gets now: a call's 401, or the stream route's 403.
 			r := h.do(http.MethodPost, "/api/score/batch", ndjson, "", "Authorization", auth)
 			if want := `{"end":{"status":` + strconv.Itoa(r.status) + `,"body":` + string(r.body) + `}}`; got != want || (r.status != 401 && r.status != 403) {
@@ -208,6 +213,10 @@ func TestGRPCStreamRights(t *testing.T) {
 			if a, err := st.Recv(); err != nil || a.GetMeasure() == nil {
 				t.Fatalf("first record: got %v, %v; want a measure", a, err)
 			}
+			changed := time.Now()
+			if tc.clock != nil {
+				changed = validUntil(t, h, "Bearer "+tok)
+			}
 			tc.change(t, h)
 			if !tc.ends {
 				if err := st.Send(itemsRecord("b", "x")); err != nil {
@@ -224,11 +233,21 @@ func TestGRPCStreamRights(t *testing.T) {
 				}
 				return
 			}
-			start := time.Now()
 			_, err = st.Recv() // the caller sends nothing more
 			if status.Code(err) != tc.code {
-				t.Fatalf("stream: got %v after %s; want %v", err, time.Since(start), tc.code)
+				t.Fatalf("stream: got %v after %s; want %v", err, time.Since(changed), tc.code)
 			}
+			t.Logf("the stream ended %s after the reload, or the token's expiry", time.Since(changed))
 		})
 	}
+}
+
+// validUntil is when the service starts refusing the token of auth as expired.
+func validUntil(t *testing.T, h *harness, auth string) time.Time {
+	t.Helper()
+	claims, err := h.srv.issuer.Verify(strings.TrimPrefix(auth, "Bearer "), h.srv.cfg.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.srv.issuer.ValidUntil(claims)
 }
