@@ -60,16 +60,20 @@ func (r *Read) Done() {
 // none), waiting up to readWait (or the call's end) for them, within the client's share first.
 func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (*Read, bool) {
 	n = min(n, p.size)
+	share := p.Share(conc, n)
+	// The common case first, without a timer: room in the client's share and in the pool.
+	inShare := p.clients.take(nil, client, n, share)
+	if inShare && p.sem.TryAcquire(n) {
+		return &Read{pool: p, client: client, n: n}, true
+	}
 	wait, cancel := context.WithTimeout(ctx, readWait)
 	defer cancel()
-	if !p.clients.take(wait, client, n, p.Share(conc, n)) {
+	if !inShare && !p.clients.take(wait, client, n, share) {
 		return nil, false
 	}
-	if !p.sem.TryAcquire(n) {
-		if err := p.sem.Acquire(wait, n); err != nil {
-			p.clients.give(client, n)
-			return nil, false
-		}
+	if err := p.sem.Acquire(wait, n); err != nil {
+		p.clients.give(client, n)
+		return nil, false
 	}
 	return &Read{pool: p, client: client, n: n}, true
 }
