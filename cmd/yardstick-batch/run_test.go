@@ -33,6 +33,9 @@ type service struct {
 	dropAfter int64
 	// expireFirst makes the first token issued refused (as an expired one would be).
 	expireFirst bool
+	// revokeFirst ends the first batch stream with the service's end line (a 401: its token
+	// expired) once it has answered that many records.
+	revokeFirst int64
 	// busyFirst answers the first batch request 503 with Retry-After (not admitted).
 	busyFirst  bool
 	busyAnswer atomic.Bool
@@ -70,10 +73,15 @@ func (s *service) start(t *testing.T) *httptest.Server {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		var mine atomic.Int64
+		revoked := make(chan error, 1)
 		d := ndjson.DispatcherFunc(func(ctx context.Context, path string, body []byte) (int, []byte) {
 			s.calls.Add(1)
-			if k := mine.Add(1); n == 1 && s.dropAfter > 0 && k >= s.dropAfter {
+			k := mine.Add(1)
+			if n == 1 && s.dropAfter > 0 && k >= s.dropAfter {
 				cancel()
+			}
+			if n == 1 && k == s.revokeFirst {
+				revoked <- rpcerr.InvalidToken(rpcerr.ReasonTokenExpired, "Authentication failed.", "The token has expired.")
 			}
 			s.mu.Lock()
 			s.perConn[n]++
@@ -86,7 +94,7 @@ func (s *service) start(t *testing.T) *httptest.Server {
 			}
 			return 200, []byte(`{"path":"` + path + `","echo":` + string(body) + `}`)
 		})
-		_, err := ndjson.Serve(ctx, w, r.Body, d, ndjson.Options{Log: slog.New(slog.DiscardHandler)})
+		_, err := ndjson.Serve(ctx, w, r.Body, d, ndjson.Options{Log: slog.New(slog.DiscardHandler), Revoked: revoked, Workers: 1})
 		if err != nil && n == 1 && s.dropAfter > 0 {
 			panic(http.ErrAbortHandler) // the connection drops mid-stream
 		}
@@ -240,6 +248,26 @@ func TestTokens(t *testing.T) {
 		got, err := runClient(t, in, "-url", srv.URL+"/api/score/batch", "-client-id", "demo", "-client-secret", "demo-secret")
 		if err != nil || !strings.HasSuffix(got, `{"summary":{"records":5,"ok":5,"failed":0}}`+"\n") || s.tokens.Load() != 2 {
 			t.Errorf("%v, %d tokens, output\n%s", err, s.tokens.Load(), got)
+		}
+	})
+	t.Run("a stream ended for its token is resumed with a new one", func(t *testing.T) {
+		t.Parallel()
+		s := &service{revokeFirst: 3}
+		srv := s.start(t)
+		in, want := records(40, 2, 4)
+		// A window of 8: the body is still open when the token's rights go.
+		got, err := runClient(t, in, "-window", "8", "-url", srv.URL+"/api/score/batch", "-client-id", "demo", "-client-secret", "demo-secret")
+		if err != nil || got != strings.Join(want, "\n")+"\n"+`{"summary":{"records":40,"ok":40,"failed":0}}`+"\n" || s.tokens.Load() != 2 || s.requests.Load() != 2 {
+			t.Errorf("%v, %d tokens, %d requests, output\n%s", err, s.tokens.Load(), s.requests.Load(), got)
+		}
+	})
+	t.Run("a stream ended for its token, without credentials", func(t *testing.T) {
+		t.Parallel()
+		srv := (&service{revokeFirst: 1}).start(t)
+		in, _ := records(40, 2, 5)
+		_, err := runClient(t, in, "-window", "8", "-url", srv.URL+"/api/score/batch", "-token", "tok1")
+		if err == nil || !strings.Contains(err.Error(), "401") {
+			t.Errorf("err = %v; want the end line's 401", err)
 		}
 	})
 	t.Run("bad credentials", func(t *testing.T) {

@@ -250,6 +250,13 @@ type answerLine struct {
 	Summary *struct {
 		Records, OK, Failed int
 	} `json:"summary"`
+	// End is the last line of a stream the service ended because its token's rights went (it
+	// expired, its client was removed or lost the batch permission): the records after the
+	// answered ones were not run.
+	End *struct {
+		Status int             `json:"status"`
+		Body   json.RawMessage `json:"body"`
+	} `json:"end"`
 }
 
 // receive gives each answer to the oldest pending record, until the summary.
@@ -270,6 +277,11 @@ func (s *stream) receive(body io.Reader) (answered int, err error) {
 		var a answerLine
 		if err := json.Unmarshal(line, &a); err != nil {
 			return answered, fmt.Errorf("an answer line is not JSON: %w", err)
+		}
+		if a.End != nil {
+			// As a refusal of the whole request: a 401 gets a new token (when the client has
+			// credentials) and the records not answered are sent again.
+			return answered, &statusError{status: a.End.Status, body: string(a.End.Body)}
 		}
 		s.mu.Lock()
 		if a.Summary != nil {

@@ -17,6 +17,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -184,7 +185,7 @@ not json
 // its head; one admitted streams its answers while its body is still open.
 func TestBatchNotAdmitted(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 }) // room for one stream
+	h := startBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	pr, pw := io.Pipe()
 	defer pw.Close()
@@ -210,9 +211,16 @@ func TestBatchNotAdmitted(t *testing.T) {
 	if err != nil || !strings.HasPrefix(line, `{"id":"a","status":200,`) {
 		t.Fatalf("first answer: %q %v", line, err)
 	}
-	r := h.do(http.MethodPost, "/api/score/batch", ndjson, "\n", "Authorization", auth)
-	if r.status != 503 || r.header.Get("Retry-After") == "" {
-		t.Errorf("second stream: %d Retry-After %q %s", r.status, r.header.Get("Retry-After"), r.body)
+	// Another client's stream finds the streams' half full (503); the same client's, its own
+	// share full (429); both with Retry-After.
+	for _, tc := range []struct {
+		auth   string
+		status int
+	}{{"Bearer " + h.token("demo", "demo-secret"), 503}, {auth, 429}} {
+		r := h.do(http.MethodPost, "/api/score/batch", ndjson, "\n", "Authorization", tc.auth)
+		if r.status != tc.status || r.header.Get("Retry-After") != "1" {
+			t.Errorf("second stream: got %d Retry-After %q %s; want %d, Retry-After 1", r.status, r.header.Get("Retry-After"), r.body, tc.status)
+		}
 	}
 	// Unary calls are not refused for it.
 	if u := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth); u.status != 200 {

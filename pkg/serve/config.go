@@ -81,7 +81,14 @@ type Config struct {
 	MinBodyRate          int64
 
 	Limits Limits
+
+	// tokenClock, set by tests only, shortens the tokens' life (TTL and leeway) below what the
+	// configuration accepts, so that a token's expiry can be watched in a test.
+	tokenClock *tokenClock
 }
+
+// tokenClock is a token lifetime and leeway for tests.
+type tokenClock struct{ ttl, leeway time.Duration }
 
 // Limits bound what one request may ask for (docs/api.md). Over-limit requests get 413 (body) or a
 // 400 naming the field. The route table reads them, so they are its type.

@@ -15,10 +15,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
 // The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the guard
@@ -39,8 +39,8 @@ const (
 func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	return func(_ any, ss grpc.ServerStream) error {
 		ctx := ss.Context()
-		claims, _ := authz.ClaimsFrom(ctx) // the guard authorized the stream: its claims are here
-		st := &recordStream{s: s, sh: sh, claims: claims, adm: admission.StreamFrom(ctx), ri: reqinfo.From(ctx)}
+		// Each record is authorized with the stream's token as a call made now would be.
+		st := &recordStream{s: s, sh: sh, bearer: authz.BearerFromMetadata(ctx), adm: admission.StreamFrom(ctx), ri: reqinfo.From(ctx)}
 		start := time.Now()
 		var ok, failed int
 		recv := func() (*record, error) {
@@ -49,6 +49,10 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 				return nil, err
 			}
 			st.cost(r)
+			var err error // the record's bytes, from the budget as they arrive
+			if r.done, err = st.adm.Hold(ctx, int64(proto.Size(r.m))); err != nil {
+				return nil, err
+			}
 			return r, nil
 		}
 		weigh := func(r *record) int { return int(r.cost) }
@@ -78,7 +82,7 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 type recordStream struct {
 	s      *Server
 	sh     *routes.BatchShape
-	claims token.Claims
+	bearer string // the stream's token
 	adm    *admission.Stream
 	ri     *reqinfo.Info // the stream's, which the guard's stream interceptor set
 }
@@ -91,6 +95,7 @@ type record struct {
 	full string
 	req  proto.Message
 	cost int64
+	done func() // gives back its bytes (admission.Stream.Hold), once answered
 }
 
 // cost finds r's rpc, its request and its cost, as the budget costs the same request on its own.
@@ -107,6 +112,7 @@ func (st *recordStream) cost(r *record) {
 
 // answer answers one record: its id, and its rpc's response or status.
 func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Message) {
+	defer rec.done()
 	r := rec.m.ProtoReflect()
 	a := st.sh.Ans.New()
 	a.Set(st.sh.AnsID, r.Get(st.sh.RecID))
@@ -132,18 +138,25 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 	a.Set(st.sh.ErrField, protoreflect.ValueOfMessage(rpcerr.Record(err).ProtoReflect()))
 }
 
-// run runs the record's request as a unary call of its rpc with the stream's token: the rpc's
-// permission, the budget (waited for, never refused), then the rpc called by name on the
-// in-process channel (the chain, which takes the record's verdict, and the handler).
+// run runs the record's request as a unary call of its rpc with the stream's token: the token
+// and the rpc's permission against the clients as they are now (401 once the token has expired or
+// its client is gone, 403 for a permission taken away), a place among the records running at
+// once (the client's concurrency), the budget (waited for, never refused), then the rpc called by
+// name on the in-process channel (the chain, which takes the record's verdict, and the handler).
 func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
 	if rec.req == nil {
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.FieldNames)
 	}
 	ctx = reqinfo.With(ctx, &reqinfo.Info{Route: rec.full, ID: st.ri.ID, ClientID: st.ri.ClientID})
-	authorized, err := authz.Permit(ctx, st.s.routes.ByMethod[rec.full], st.claims)
+	authorized, err := st.s.authz.Authorize(ctx, st.s.routes.ByMethod[rec.full], st.bearer)
 	if err != nil {
 		return nil, err
 	}
+	done, err := quota.RecordSlot(ctx) // the client's concurrency bounds the records running at once
+	if err != nil {
+		return nil, err // the stream is over: this answer is never sent
+	}
+	defer done()
 	grant, err := st.adm.AdmitRecord(ctx, rec.cost) // the stream interceptor admitted the stream
 	if err != nil {
 		return nil, err // the stream is over: this answer is never sent

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -141,7 +142,7 @@ func (h *harness) grpcUnaryStatus(tok, item string) error {
 // second, the second is refused RESOURCE_EXHAUSTED with RetryInfo, and unary calls go on.
 func TestGRPCBatchNotAdmitted(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 }) // room for one stream
+	h := startBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
 	tok := h.token("batcher", clientSecret)
 	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok))
 	defer cancel()
@@ -155,10 +156,18 @@ func TestGRPCBatchNotAdmitted(t *testing.T) {
 	if a, err := first.Recv(); err != nil || a.GetId() != "a" { // the answer comes with the stream open
 		t.Fatalf("first stream: %v %v", a, err)
 	}
-	_, _, err = scoreBatch(t, h, tok, nil)
-	st := status.Convert(err)
-	if st.Code() != codes.ResourceExhausted || len(st.Details()) < 2 {
-		t.Errorf("second stream: %v; want RESOURCE_EXHAUSTED with RetryInfo", err)
+	// Another client's stream finds the streams' half full (OVERLOADED); the same client's, its
+	// own share full (THROTTLED): both RESOURCE_EXHAUSTED with RetryInfo.
+	for _, tc := range []struct {
+		tok        string
+		overloaded bool
+	}{{h.token("demo", "demo-secret"), true}, {tok, false}} {
+		_, _, err = scoreBatch(t, h, tc.tok, nil)
+		info := errorInfoOf(err)
+		if status.Code(err) != codes.ResourceExhausted || (info.GetReason() == rpcerr.ReasonOverloaded) != tc.overloaded ||
+			(!tc.overloaded && info.GetMetadata()[rpcerr.ExceptionKey] != rpcerr.ExceptionThrottled) || retryOf(err) != time.Second {
+			t.Errorf("second stream: %v (%v); want RESOURCE_EXHAUSTED with RetryInfo, overloaded %v", err, info, tc.overloaded)
+		}
 	}
 	if err := h.grpcUnaryStatus(tok, "x"); err != nil {
 		t.Errorf("unary call beside a stream: %v", err)

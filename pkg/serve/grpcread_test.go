@@ -83,7 +83,7 @@ func TestGRPCReadPool(t *testing.T) {
 	waitFor(t, "the read pool held", func() bool {
 		gone, cancel := context.WithCancel(context.Background())
 		cancel() // Take does not wait: a byte is free now, or the pool is held
-		if r, ok := h.srv.guard.ReadPool().Take(gone, 1); ok {
+		if r, ok := h.srv.guard.ReadPool().Take(gone, "probe", 0, 1); ok {
 			r.Done()
 			return false
 		}

@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	issuer, err := token.New(token.Options{
+	opts := token.Options{
 		ClientsFile: cfg.ClientsFile,
 		KeysDir:     cfg.KeysDir,
 		Dev:         cfg.Dev,
@@ -121,7 +121,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		RedisURL:    cfg.RedisURL,
 		Logger:      log,
 		KeyLifetime: cfg.KeyLifetime,
-	})
+	}
+	if c := cfg.tokenClock; c != nil {
+		opts.TTL, opts.Leeway = c.ttl, c.leeway
+	}
+	issuer, err := token.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("token issuer: %w", err)
 	}
@@ -178,7 +182,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Wire: s.codec, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
+		Wire: s.codec, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {

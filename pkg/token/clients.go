@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,14 +61,30 @@ const (
 
 var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@:-]{1,128}$`)
 
-// readClientsFile reads the clients file at path, unparsed.
-func readClientsFile(path string) ([]byte, error) {
+// readClientsFile reads the clients file at path, unparsed, and refuses it when it changed while
+// it was read (its inode, size or mtime before the read differ from after it, or the bytes read
+// are not its size): a file written in place is read half-written now and then, and half a list
+// of clients parses as a whole one. The last good list then stays until the next reload finds the
+// file still.
+func readClientsFile(path string, afterRead func()) ([]byte, error) {
+	before, statErr := os.Stat(path) // follows symlinks, as the read does
 	data, err := readCapped(path, maxClientsFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("clients file: %w", err)
 	}
+	if afterRead != nil {
+		afterRead()
+	}
+	after, err := os.Stat(path)
+	if statErr != nil || err != nil || !os.SameFile(before, after) || before.Size() != after.Size() ||
+		!before.ModTime().Equal(after.ModTime()) || int64(len(data)) != after.Size() {
+		return nil, fmt.Errorf("clients file: %s: %w", path, ErrFileChanging)
+	}
 	return data, nil
 }
+
+// ErrFileChanging is the error of a clients file that changed while it was read.
+var ErrFileChanging = errors.New("changed while it was read; write the new file beside it and rename it over the old one (an atomic replace, as Kubernetes updates a Secret volume); the last good clients stay")
 
 // parseClients validates the clients file held in data against the services and the contract's
 // permissions; name is used in file:line messages. Every problem found is reported (up to

@@ -96,7 +96,7 @@ func TestReadClientsFileLimits(t *testing.T) {
 
 // loadClientsFile reads and parses the clients file at path, as a reload does.
 func loadClientsFile(path string) ([]*client, error) {
-	data, err := readClientsFile(path)
+	data, err := readClientsFile(path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,11 @@ type Issuer struct {
 	seen   time.Time
 	state  atomic.Pointer[state]
 	logins loginCounters
+	// changed is closed when a reload replaces the state, and replaced by a new channel: what a
+	// long call waits on to check its token again (Changed).
+	changed atomic.Pointer[chan struct{}]
+	// afterRead, when set (tests), runs between the clients file's read and the stat after it.
+	afterRead func()
 }
 
 // state is what Reload replaces; readers load it once per call and see one consistent version.
@@ -133,6 +138,8 @@ func New(opts Options) (*Issuer, error) {
 		}
 	}
 	i.state.Store(&st)
+	ch := make(chan struct{})
+	i.changed.Store(&ch)
 	return i, nil
 }
 

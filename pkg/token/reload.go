@@ -27,6 +27,8 @@ func (i *Issuer) Reload() (changed bool, err error) {
 	next, changed, err := i.load(*i.state.Load())
 	if changed {
 		i.state.Store(&next)
+		ch := make(chan struct{})
+		close(*i.changed.Swap(&ch))
 	}
 	if err != nil {
 		return changed, fmt.Errorf("token: reload: %w", err)
@@ -78,7 +80,7 @@ func (i *Issuer) readClients() ([]byte, [sha256.Size]byte, error) {
 	if i.opts.ClientsFile == "" {
 		return nil, [sha256.Size]byte{}, nil
 	}
-	data, err := readClientsFile(i.opts.ClientsFile)
+	data, err := readClientsFile(i.opts.ClientsFile, i.afterRead)
 	if err != nil {
 		return nil, [sha256.Size]byte{}, err
 	}
@@ -127,3 +129,11 @@ func (i *Issuer) loadClients(prev *registry, prevSeen time.Time, data []byte) (*
 	}
 	return reg, nil
 }
+
+// Changed is a channel closed at the next reload that replaces the clients or the keys: a call
+// that outlives its token's first check (a stream) waits on it to check the token again. Take
+// it before the check, so that a reload between the two is not missed.
+func (i *Issuer) Changed() <-chan struct{} { return *i.changed.Load() }
+
+// ValidUntil is when Verify starts refusing claims as expired: their exp and the leeway.
+func (i *Issuer) ValidUntil(c Claims) time.Time { return c.ExpiresAt.Add(i.opts.Leeway) }

@@ -87,9 +87,11 @@ type Budget struct {
 	used        atomic.Int64        // what sem has granted (a semaphore does not say)
 	wait        time.Duration       // how long a call that does not fit waits in its client's queue (fair.go)
 	q           queues              // the calls waiting, per client (fair.go)
-	inUse       prometheus.Gauge
-	refused     prometheus.Counter
-	refusals    *prometheus.CounterVec // by front and cause: the operator's one series of refusals
+	// clientStreams is what each client's streams hold of the streams' half (share.go).
+	clientStreams *shares
+	inUse         prometheus.Gauge
+	refused       prometheus.Counter
+	refusals      *prometheus.CounterVec // by front and cause: the operator's one series of refusals
 }
 
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
@@ -97,6 +99,7 @@ const (
 	CauseMemoryBudget = "memory_budget" // the request's memory did not fit in the budget
 	CauseReadPool     = "read_pool"     // a gRPC message found no room in the read pool in time
 	CauseReadSlots    = "read_slots"    // a gRPC call without a token found every read slot taken
+	CauseClientShare  = "client_share"  // a stream or gRPC read of a client that holds its share (share.go)
 )
 
 // New makes a budget of capacity bytes for a service whose group forecasts take at most
@@ -104,11 +107,12 @@ const (
 func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
 	labels := prometheus.Labels{"service": service}
 	b := &Budget{
-		capacity:    capacity,
-		maxStudents: int64(maxStudents),
-		sem:         semaphore.NewWeighted(capacity),
-		streams:     semaphore.NewWeighted(capacity / 2),
-		q:           queues{byClient: map[string][]*waiter{}},
+		capacity:      capacity,
+		maxStudents:   int64(maxStudents),
+		sem:           semaphore.NewWeighted(capacity),
+		streams:       semaphore.NewWeighted(capacity / 2),
+		q:             queues{byClient: map[string][]*waiter{}},
+		clientStreams: newShares(),
 		inUse: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "yardstick_memory_budget_in_use_bytes", Help: "Estimated heap of the admitted large requests.", ConstLabels: labels,
 		}),
@@ -117,10 +121,11 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		}),
 	}
 	b.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "yardstick_admission_refusals_total", Help: "Requests refused before any work, by front (http, grpc) and cause (memory_budget, read_pool, read_slots).",
+		Name: "yardstick_admission_refusals_total", Help: "Requests refused before any work, by front (http, grpc) and cause (memory_budget, read_pool, read_slots, client_share).",
 		ConstLabels: labels,
 	}, []string{"front", "cause"})
-	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots}} {
+	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots},
+		{"http", CauseClientShare}, {"grpc", CauseClientShare}} {
 		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
 	}
 	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{

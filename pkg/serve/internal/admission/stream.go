@@ -2,40 +2,85 @@ package admission
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Streams (the batch and group streams) are admitted once for their whole life: a stream holds
-// at most the engine's bound of records and answers (internal/batch: MaxHeld, 32 MiB, plus a line
-// and the answers in progress), so it takes StreamCost from the budget, or is refused with 503
-// before its head. Streams together take at most half the budget, so that the records they run,
-// which wait for budget instead of being refused (a record is never answered 503), always find
-// room once the calls in progress end: a record costs at most the other half.
+// Streams (the batch and group streams) are admitted with a small fixed reserve, StreamReserve (a
+// line of the engine's default limit and its buffers), and hold more only as their bytes arrive:
+// each record read takes its bytes (Hold) until its answer is written, from the stream's own
+// reserve while it has room, else from the budget. A stream that sends nothing holds its reserve
+// and no more; one stream holds at most StreamCost (the engine's bound on what it holds,
+// internal/batch's MaxHeld of 32 MiB, plus a line and the answers in progress). Streams together
+// hold at most half the budget, so that the records they run, which wait for budget instead of
+// being refused (a record is never answered 503), always find room once the calls in progress
+// end: a record costs at most the other half. And each client's streams hold at most its share of
+// that half (share.go): its concurrency's worth of streams (StreamCost each), at most half of it;
+// a quarter of it for a client without a concurrency limit. A stream that finds no room is
+// refused before its head: 429 when its client's streams hold its share, 503 when the streams'
+// half is full.
 
-// StreamCost is what one stream takes from the budget for its whole life.
+// StreamCost is the most one stream holds of the budget: its reserve and its records' bytes.
 const StreamCost = 48 << 20
+
+// StreamReserve is what a stream takes from the budget when it is admitted, before any byte of
+// its body: a line of the default line limit (1 MiB) and the engine's buffers, rounded up.
+const StreamReserve = 2 << 20
 
 // Stream is one stream's admission.
 type Stream struct {
-	b     *Budget
-	grant *Grant // its share of the budget
-	once  sync.Once
+	b       *Budget
+	client  string
+	share   int64  // its client's share of the streams' half
+	reserve *Grant // its reserve
+	once    sync.Once
+
+	mu    sync.Mutex
+	free  int64           // of the reserve, not held by a record
+	holds map[*int64]bool // the records' holds beyond the reserve, each its size: Release ends them
+	ended bool            // Release ran: holds still open were given back with it
 }
 
-// AdmitStream admits one stream of front ("http" or "grpc"), or refuses it (the caller answers
-// rpcerr.Overloaded, with Retry-After) when the budget, or the streams' half of it, is full.
-func (b *Budget) AdmitStream(front string) (*Stream, bool) {
-	cost := min(int64(StreamCost), b.capacity/2)
-	if b.streams.TryAcquire(cost) {
-		if b.sem.TryAcquire(cost) {
-			return &Stream{b: b, grant: b.grant(cost)}, true
-		}
-		b.streams.Release(cost)
+// AdmitStream admits one stream of client (whose concurrency limit is conc, 0 for none) on front
+// ("http" or "grpc") with its reserve, or refuses it: rpcerr.Overloaded (503 with Retry-After)
+// when the streams' half of the budget is full, a 429 when the client's streams hold its share.
+func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
+	reserve := min(int64(StreamReserve), b.capacity/2)
+	share := b.StreamShare(conc)
+	if !b.clientStreams.take(nil, client, reserve, share) {
+		b.Refuse(front, CauseClientShare)
+		secs, retry := rpcerr.Retry(RetryAfter)
+		return nil, rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many streams in progress.",
+			fmt.Sprintf("This client's open streams hold its share of the streams' memory (%d MiB); end one, or retry after %d seconds.", share>>20, secs), retry)
 	}
+	if b.streams.TryAcquire(reserve) {
+		if b.sem.TryAcquire(reserve) {
+			return &Stream{b: b, client: client, share: share, reserve: b.grant(reserve), free: reserve}, nil
+		}
+		b.streams.Release(reserve)
+	}
+	b.clientStreams.give(client, reserve)
 	b.refused.Inc()
 	b.Refuse(front, CauseMemoryBudget)
-	return nil, false
+	return nil, rpcerr.Overloaded(RetryAfter)
 }
+
+// StreamShare is the share of the streams' half of the budget a client of concurrency conc may
+// hold (0: no limit).
+func (b *Budget) StreamShare(conc int) int64 {
+	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
+}
+
+// StreamsHeldBy is what client's streams hold of the budget (for tests and the soak).
+func (b *Budget) StreamsHeldBy(client string) int64 { return b.clientStreams.heldBy(client) }
+
+// errStreamEnded is Hold's error for a record whose stream was released while it waited.
+var errStreamEnded = errors.New("admission: the stream has ended")
 
 type streamKey struct{}
 
@@ -51,15 +96,100 @@ func StreamFrom(ctx context.Context) *Stream {
 	return s
 }
 
-// Release gives the stream's admission back (once; nil-safe).
+// Release gives the stream's reserve back (once; nil-safe). Its records give back what they hold.
 func (s *Stream) Release() {
 	if s == nil {
 		return
 	}
 	s.once.Do(func() {
-		s.b.streams.Release(s.grant.cost)
-		s.grant.Release()
+		s.mu.Lock()
+		s.ended = true
+		holds := s.holds
+		s.holds = nil
+		s.mu.Unlock()
+		for n := range holds {
+			s.give(*n)
+		}
+		s.b.streams.Release(s.reserve.cost)
+		s.b.clientStreams.give(s.client, s.reserve.cost)
+		s.reserve.Release()
 	})
+}
+
+// give gives back a record's hold of n beyond the reserve.
+func (s *Stream) give(n int64) {
+	s.b.streams.Release(n)
+	s.b.clientStreams.give(s.client, n)
+	s.b.give(n)
+}
+
+// Hold takes n bytes of a record as they arrive, until done is called (once) when its answer is
+// written: from the stream's reserve while it has room (a record of a line's size always fits
+// once the stream's earlier records are answered), else from the client's share, the streams'
+// half and the budget, waiting for them (never refusing: the stream slows down). The error is
+// ctx's cause, when the stream ended while it waited. nil-safe: a nil stream holds nothing.
+func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
+	if s == nil || n <= 0 {
+		return func() {}, nil
+	}
+	n = min(n, s.share, s.b.capacity/2)
+	for {
+		freed := s.b.clientStreams.freed(s.client)
+		s.mu.Lock()
+		if n <= s.free {
+			s.free -= n
+			s.mu.Unlock()
+			var once sync.Once
+			return func() {
+				once.Do(func() {
+					s.mu.Lock()
+					s.free += n
+					s.mu.Unlock()
+					s.b.clientStreams.wake(s.client) // a record waiting may fit the reserve now
+				})
+			}, nil
+		}
+		s.mu.Unlock()
+		if s.b.clientStreams.take(nil, s.client, n, s.share) {
+			break
+		}
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	if err := s.b.streams.Acquire(ctx, n); err != nil {
+		s.b.clientStreams.give(s.client, n)
+		return nil, context.Cause(ctx)
+	}
+	if err := s.b.sem.Acquire(ctx, n); err != nil {
+		s.b.streams.Release(n)
+		s.b.clientStreams.give(s.client, n)
+		return nil, context.Cause(ctx)
+	}
+	s.b.grant(n)
+	h := &n
+	s.mu.Lock()
+	if s.ended { // the stream ended while the record waited
+		s.mu.Unlock()
+		s.give(n)
+		return nil, errStreamEnded
+	}
+	if s.holds == nil {
+		s.holds = map[*int64]bool{}
+	}
+	s.holds[h] = true
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		open := s.holds[h]
+		delete(s.holds, h)
+		s.mu.Unlock()
+		if open {
+			s.give(n)
+		}
+	}, nil
 }
 
 // AdmitRecord takes a record's cost from the budget, waiting for it in the budget's FIFO while the

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strconv"
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -40,6 +41,16 @@ type Options struct {
 	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
+	// Revoked, when set, ends the stream with the first error it yields (the caller's rights are
+	// gone, as a status error): no more of the body is read, the records read are answered, and
+	// the last line is {"end":{"status":S,"body":B}}, the answer a call would get, in place of
+	// the summary (a group stream's in place of its group; before its head, that answer is the
+	// whole response).
+	Revoked <-chan error
+	// Hold, when set, takes a record's bytes from the memory budget as they arrive (its id and
+	// body, once its line is read) until its answer is written: done gives them back. It may
+	// wait (the stream slows down); its error ends the stream as the context's end does.
+	Hold func(ctx context.Context, n int64) (done func(), err error)
 	// Trusted says the dispatcher's answers are compact JSON by construction (the frame's own
 	// encoder and error bodies): Serve then writes them without checking (a stray trailing
 	// newline is still dropped). A panic is still a 500.
@@ -93,7 +104,8 @@ type job struct {
 	line   int
 	status int
 	answer []byte
-	broken bool // a line that is not a record: answered by its line number
+	broken bool   // a line that is not a record: answered by its line number
+	done   func() // gives back the record's bytes (Options.Hold); nil: none held
 }
 
 // Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
@@ -102,11 +114,12 @@ type job struct {
 // no dispatch still running; the error says why a stream ended early (the context's cause,
 // ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
 // 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
-func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
+func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	c := newConn(w, o.Idle)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
+	defer c.detach(parent, cancel)()
 	var counts Counts
 	if !c.deadlines {
 		rpcerr.WriteStatus(w, http.StatusInternalServerError)
@@ -114,6 +127,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
+	defer c.endReadsOn(ctx, o.Revoked)()
 	if err := c.head(); err != nil {
 		return counts, err
 	}
@@ -125,11 +139,21 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	records, peak, err := pipeline[*job, *job]{
 		recv: func() (*job, error) {
 			j, err := readJob(ctx, lr, tooLarge, &counts.Lines)
+			var ended *endedError
+			if errors.As(err, &ended) {
+				// The records read are answered, then the stream's last line says why it ended.
+				readErr = err
+				return j, err
+			}
+			if err == nil && o.Hold != nil && !j.broken {
+				j.done, err = o.Hold(ctx, int64(j.size))
+			}
 			if err != nil && !errors.Is(err, io.EOF) {
 				// The connection broke (the caller is gone) or the body was idle: either way
 				// net/http has cancelled the request, and the stream ends here, without a summary.
 				readErr = err
 				cancel(err)
+				return nil, err
 			}
 			return j, err
 		},
@@ -148,6 +172,9 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 				buf = appendRecordAnswer(buf[:0], j.rec.ID, j.status, j.answer)
 			}
 			err := c.write(buf)
+			if j.done != nil {
+				j.done()
+			}
 			if err == nil && j.status == http.StatusOK {
 				counts.OK++
 			}
@@ -159,11 +186,14 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}.run(ctx, cancel, o)
 	counts.Records, counts.PeakHeld = records, int(peak)
 	counts.Failed = counts.Records - counts.OK
+	var ended *endedError
 	switch {
 	case errors.Is(readErr, ErrIdle):
 		// The idle body came first; the request's context, which net/http cancels on the
 		// deadline, may have reached the writer before the reader's own cancel did.
 		return counts, readErr
+	case errors.As(err, &ended):
+		return counts, c.writeEnd(ended)
 	case err != nil:
 		return counts, err
 	}
@@ -174,6 +204,20 @@ func Serve(ctx context.Context, w http.ResponseWriter, r io.Reader, d Dispatcher
 	}
 	counts.Complete = true
 	return counts, nil
+}
+
+// writeEnd writes the last line of a stream ended before its body did, {"end":{"status":S,
+// "body":B}} with the answer a call would get now (S and B as ErrorAnswer's), and returns the
+// stream's error.
+func (c *conn) writeEnd(ended *endedError) error {
+	status, body := ErrorAnswer(ended.err)
+	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)
+	line = append(append(append(line, `,"body":`...), body...), "}}\n"...)
+	_ = c.write(line) // an error sticks: flush returns it
+	if err := c.flush(); err != nil {
+		return err
+	}
+	return ended
 }
 
 // head writes a stream's 200 head and sends it at once: the caller learns it was admitted before

@@ -16,6 +16,8 @@
 //     413,"body":<the service's error body, written by rpcerr.Write>}; the last line is
 //     {"summary":{"records","ok","failed"}}. A stream cut short (the caller went away, an idle
 //     body, a read error, the context cancelled) ends without a summary, so the caller can tell.
+//     A stream ended by Options.Revoked (its caller's rights are gone) answers the records read
+//     and ends with {"end":{"status":S,"body":B}}, the answer a call would get, instead.
 //   - Memory: at most Options.InFlight records are held between the body and the answers, and
 //     at most Options.MaxHeld bytes of their ids, bodies and answers, save the oldest record
 //     (budget.go). The bound is MaxHeld plus one line plus the answers of the dispatches running
@@ -27,6 +29,9 @@
 //   - Flushing: the head goes out before any line is read (the caller knows it was admitted),
 //     and what was written is flushed whenever the next answer is not ready, so a caller that
 //     has sent n records gets their n answers while its body is still open.
+//   - Half-close: once the body has ended, the request's context ending is not taken for the
+//     caller's departure (net/http ends it when the caller closes its side of the connection
+//     after its body, before it has read an answer); a caller really gone fails the next write.
 //   - Cancellation: when the context ends, or a read or write fails (the caller is gone), the
 //     read and write in progress are unblocked through their deadlines, no new record is
 //     dispatched, the dispatches in progress see their context cancelled, and Serve returns

@@ -44,11 +44,12 @@ type GroupCounts struct {
 // {"group": null} when no student was valid. Students are handled one at a time in input order
 // (the group's sums depend on that order), so the stream holds one line and one answer.
 // Workers and InFlight are not used. The error is as Serve's.
-func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
+func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	c := newConn(w, o.Idle)
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	defer cancel(nil)
+	defer c.detach(parent, cancel)()
 	var counts GroupCounts
 	if !c.deadlines {
 		rpcerr.WriteStatus(w, http.StatusInternalServerError)
@@ -56,12 +57,17 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 	}
 	defer func() { c.release(counts.Complete) }()
 	defer c.stopOn(ctx)()
+	defer c.endReadsOn(ctx, o.Revoked)()
 	b := &body{ctx: ctx, r: r, c: c}
 	lr := NewLineReader(b, o.MaxLine)
 
 	settings, num, tooLong, err := lr.nextNonBlank()
 	counts.Lines = num
+	var ended *endedError
 	switch {
+	case errors.As(err, &ended): // before the head: the answer a call would get now is the response
+		rpcerr.Write(w, rpcerr.ToHTTP(ended.err))
+		return counts, err
 	case errors.Is(err, io.EOF):
 		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
 		return counts, nil
@@ -91,6 +97,9 @@ func ServeGroup(ctx context.Context, w http.ResponseWriter, r io.Reader, open Op
 		counts.Lines = num
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.As(err, &ended) { // no group for a caller whose rights are gone
+			return counts, c.writeEnd(ended)
 		}
 		if err != nil {
 			_ = c.flush()

@@ -101,7 +101,9 @@ type conn struct {
 
 	mu        sync.Mutex
 	cancelled bool
-	deadlines bool // the writer supports read deadlines
+	deadlines bool  // the writer supports read deadlines
+	ended     error // set by endReads: why no more of the body is read (an *endedError)
+	bodyDone  bool  // the body was read to its end, or ended: the caller's half-close is no departure
 }
 
 func newConn(w http.ResponseWriter, idle time.Duration) *conn {
@@ -157,6 +159,68 @@ func (c *conn) release(complete bool) {
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 }
 
+// endReads stops the reading of the body, a read in progress included, for why: the stream ends
+// once what was read is answered (endedError).
+func (c *conn) endReads(why error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cancelled || c.ended != nil {
+		return
+	}
+	c.ended, c.bodyDone = &endedError{err: why}, true
+	_ = c.rc.SetReadDeadline(time.Unix(1, 0))
+}
+
+// endReadsOn runs endReads with the first error revoked yields. The function it returns stops
+// the watch and waits for an endReads in progress: nothing may touch the ResponseWriter once the
+// handler has returned.
+func (c *conn) endReadsOn(ctx context.Context, revoked <-chan error) func() {
+	if revoked == nil {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case err := <-revoked:
+			c.endReads(err)
+		case <-stop:
+		case <-ctx.Done():
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+// detach is the engine's context: parent's values, ended with parent only while the body is
+// still being read. net/http cancels a request's context when the connection's read side ends,
+// and a caller that half-closes after its whole body (as a shell pipe into nc or curl -T does)
+// ends it so before it has read a single answer; the answers of such a caller still go out, and
+// a caller that is really gone fails the next write instead. The function returned unregisters
+// the watch on parent.
+func (c *conn) detach(parent context.Context, cancel context.CancelCauseFunc) func() bool {
+	return context.AfterFunc(parent, func() {
+		c.mu.Lock()
+		done := c.bodyDone
+		c.mu.Unlock()
+		if !done {
+			cancel(context.Cause(parent))
+		}
+	})
+}
+
+// bodyEnded notes that the body was read to its end.
+func (c *conn) bodyEnded() {
+	c.mu.Lock()
+	c.bodyDone = true
+	c.mu.Unlock()
+}
+
+// endedError is the body's error once endReads ran: err is the stream's last answer.
+type endedError struct{ err error }
+
+func (e *endedError) Error() string { return "batch: the stream was ended: " + e.err.Error() }
+func (e *endedError) Unwrap() error { return e.err }
+
 // arm gives the read or write about to be made (set: the controller's SetReadDeadline or
 // SetWriteDeadline) the idle limit; false when the stream is over. The lock orders it with stop:
 // a deadline set here is never left standing after stop's.
@@ -200,11 +264,20 @@ func (b *body) Read(p []byte) (int, error) {
 		_ = b.c.flush() // an error sticks and is seen at the next write
 	}
 	armed := time.Now()
+	if err := b.c.readEnded(); err != nil {
+		return 0, err
+	}
 	if !b.c.arm(b.c.rc.SetReadDeadline) {
 		return 0, context.Cause(b.ctx)
 	}
 	n, err := b.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.c.bodyEnded()
+	}
 	if err != nil && n == 0 {
+		if err := b.c.readEnded(); err != nil { // endReads's deadline
+			return 0, err
+		}
 		// net/http cancels the request's context on any read error of the connection, the
 		// idle deadline's included, so the context says nothing about the cause: a deadline
 		// error after the idle limit is the idle limit's; stop's deadline comes sooner.
@@ -216,6 +289,13 @@ func (b *body) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// readEnded is endReads's error, once it ran.
+func (c *conn) readEnded() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ended
 }
 
 type deadlineWriter struct{ c *conn }

@@ -118,6 +118,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			}
 		})
 	}
+	drained := false // every record read was answered and sent: nothing left to cancel
 	err = func() error {
 		for {
 			it, ok, err := whenReady(ctx, queue, p.idle)
@@ -125,6 +126,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 				return err
 			}
 			if !ok {
+				drained = true
 				return <-readErr // nil after the caller's last record
 			}
 			if _, _, err := whenReady(ctx, it.done, p.idle); err != nil {
@@ -141,7 +143,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			<-slots
 		}
 	}()
-	if err != nil {
+	if err != nil && !drained {
 		cancel(err)
 	}
 	wg.Wait()

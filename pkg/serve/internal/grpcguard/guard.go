@@ -91,6 +91,9 @@ type Options struct {
 	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
 	Wire        *jsonwire.Codec
 	Authz       *authz.Authorizer
+	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
+	// pool and of the streams' budget (internal/admission); nil: none for every client.
+	Concurrency func(client string) int
 	Telemetry   *telemetry.Recorder
 	Log         *slog.Logger
 }
@@ -109,6 +112,9 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	g.streamIdle.Store(int64(o.StreamIdle))
+	if g.Concurrency == nil {
+		g.Concurrency = func(string) int { return 0 }
+	}
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Per connection: at most this many calls open, and as many handlers running (grpc-go

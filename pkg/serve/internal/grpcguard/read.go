@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -51,7 +52,8 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 		if c.slots != nil {
 			return h(srv, ctx, dec, ic) // read within a slot
 		}
-		r, ok := g.reads.Take(ctx, g.ceiling)
+		client := authz.ClientID(ctx) // the tap handle authorized the call
+		r, ok := g.reads.Take(ctx, client, g.Concurrency(client), g.ceiling)
 		if !ok {
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			err := rpcerr.Overloaded(admission.RetryAfter)

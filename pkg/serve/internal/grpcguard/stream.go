@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -46,9 +47,10 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
 	if records {
-		adm, ok := g.budget.AdmitStream("grpc")
-		if !ok {
-			return rpcerr.Overloaded(admission.RetryAfter)
+		client := authz.ClientID(ctx)
+		adm, err := g.budget.AdmitStream("grpc", client, g.Concurrency(client))
+		if err != nil {
+			return err
 		}
 		defer adm.Release()
 		ctx = admission.WithStream(ctx, adm)
@@ -75,8 +77,22 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	})
 	defer ended.Store(true)
 	defer gs.quiet.Stop()
+	// The stream's rights, checked again at each reload and at its token's expiry: once gone,
+	// the stream ends as the idle limit ends it, with the status a call would get now.
+	g.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), func(why error) {
+		soft(why)
+		time.AfterFunc(idleGrace, func() {
+			if !ended.Load() {
+				call.cancel()
+			}
+		})
+	})
 	err = handler(srv, gs)
-	if err != nil && errors.Is(context.Cause(handlerCtx), errIdle) {
+	cause := context.Cause(handlerCtx)
+	if denied, ok := authz.RevokedErr(cause); ok && err != nil {
+		return denied // whatever the handler made of its context's end
+	}
+	if err != nil && errors.Is(cause, errIdle) {
 		// The handler ended on the idle limit's cause, before the call had to be cut off.
 		err = status.Error(codes.DeadlineExceeded, fmt.Sprintf("the stream sent no message, and took no answer, for %s", idle))
 	}

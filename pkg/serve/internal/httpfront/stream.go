@@ -14,7 +14,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
 // The NDJSON batch and group forecast streams: this front owns everything before the engine
@@ -43,9 +42,10 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		}
 		defer limit.Done()
 	}
-	adm, ok := f.Budget.AdmitStream("http")
-	if !ok {
-		refuse(w, r, rpcerr.ToHTTP(rpcerr.Overloaded(admission.RetryAfter))) // a stream's body has no end to wait for
+	client := authz.ClientID(authorized)
+	adm, err := f.Budget.AdmitStream("http", client, f.Limits.Concurrency(client))
+	if err != nil {
+		refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
 		return
 	}
 	defer adm.Release()
@@ -54,18 +54,26 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		body = p.ReadCloser // the engine's idle limit replaces the minimum rate
 	}
 	start := time.Now()
+	// The stream's rights are checked again at each reload and at its token's expiry: once they
+	// are gone, the engine answers what it read and ends with the answer a call would get.
+	bearer := authz.Bearer(r.Header.Values("Authorization"))
+	revoked := make(chan error, 1)
+	watching, stopWatch := context.WithCancel(authorized)
+	defer stopWatch()
+	f.Authz.Watch(watching, rt, bearer, func(err error) { denied, _ := authz.RevokedErr(err); revoked <- denied })
+	o := f.Stream
+	o.Revoked = revoked
+	o.Hold = adm.Hold // a record's bytes, from the budget as they arrive
 	var attrs []slog.Attr
-	var err error
 	switch rt.Stream {
 	case routes.Batch:
-		claims, _ := authz.ClaimsFrom(authorized)
 		var counts batch.Counts
-		counts, err = batch.Serve(authorized, w, body, (&dispatcher{f: f, claims: claims, stream: adm, ri: ri}).Dispatch, f.Stream)
+		counts, err = batch.Serve(authorized, w, body, (&dispatcher{f: f, bearer: bearer, stream: adm, ri: ri}).Dispatch, o)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("records", counts.Records), slog.Int("ok", counts.OK),
 			slog.Int("failed", counts.Failed), slog.Bool("complete", counts.Complete), slog.Int("peak_held_bytes", counts.PeakHeld)}
 	case routes.GroupStream:
 		var counts batch.GroupCounts
-		counts, err = batch.ServeGroup(authorized, w, body, f.Groups[rt.Path], f.Stream)
+		counts, err = batch.ServeGroup(authorized, w, body, f.Groups[rt.Path], o)
 		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
 			slog.Bool("complete", counts.Complete)}
 	}
@@ -81,7 +89,7 @@ var notFoundBody = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
 	f      *Handler
-	claims token.Claims      // the stream's token, verified once
+	bearer string            // the stream's token: each record is authorized with it, as a call
 	stream *admission.Stream // the stream's admission; heavy records wait for budget through it
 	ri     *reqinfo.Info     // the stream's request facts (its id, its client)
 }
@@ -90,9 +98,15 @@ type dispatcher struct {
 // path with the stream's token: its rpc called by name on the in-process channel, with the same
 // permission check, limit, decoding, chain, handler and bodies, without the HTTP request's log
 // line or metrics. A path whose rpc a record may not name (the contract's method option
-// yardstick.batch.v1.record) answers 404; a heavy record waits for budget.
+// yardstick.batch.v1.record) answers 404; a heavy record waits for budget. The token is checked
+// for each record against the clients as they are now (401 once it has expired or its client is
+// gone, 403 for a permission taken away), as a call made now would be; a path is matched as a
+// call's is (one trailing slash is the same path: telemetry.ObserveHTTP).
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
+	if len(path) > 1 && path[len(path)-1] == '/' {
+		path = path[:len(path)-1]
+	}
 	rt := f.Routes.ByPath[path]
 	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
 		return http.StatusNotFound, rpcerr.JSON(notFound(path).Body)
@@ -101,7 +115,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return http.StatusNotFound, notFoundBody
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	ctx, err := authz.Permit(reqinfo.With(ctx, ri), rt, d.claims)
+	ctx, err := f.Authz.Authorize(reqinfo.With(ctx, ri), rt, d.bearer)
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}
@@ -109,6 +123,11 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		// A line under the stream's limit but over its path's: the unary front's answer.
 		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
 	}
+	done, err := quota.RecordSlot(ctx) // the client's concurrency bounds the records running at once
+	if err != nil {
+		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
+	}
+	defer done()
 	cost := f.Budget.Cost(false, int64(len(body)), true)
 	if rt.Group {
 		cost = f.Budget.GroupCostOfBody(body)

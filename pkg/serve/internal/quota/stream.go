@@ -2,6 +2,7 @@ package quota
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -10,10 +11,58 @@ import (
 type paceKey struct{}
 
 // pacer is a stream's hold on its client's rate, in the stream's context: every record and
-// student the stream reads calls Pace.
+// student the stream reads calls Pace; and on its concurrency: every record the stream runs holds
+// a place (RecordSlot).
 type pacer struct {
 	l      *Limiter
 	client string
+
+	mu      sync.Mutex
+	running int           // the stream's records running
+	freed   chan struct{} // closed when one ends, for the records waiting; nil: none waits
+}
+
+// RecordSlot waits for a place among the records of ctx's stream running at once: a stream runs
+// at most its client's concurrency of records at once (read at each record: a reload applies
+// mid-stream), no more than the calls the client may make at once, whatever the engine's workers;
+// a client without a concurrency limit has no bound here. done gives the place back (once). The
+// error is ctx's cause, when the stream ends while the record waits. A context without a stream's
+// pacer passes at once.
+func RecordSlot(ctx context.Context) (done func(), err error) {
+	p, _ := ctx.Value(paceKey{}).(*pacer)
+	if p == nil {
+		return func() {}, nil
+	}
+	for {
+		_, _, conc := p.l.limitsOf(p.client)
+		p.mu.Lock()
+		if conc <= 0 || p.running < conc {
+			p.running++
+			p.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(p.give) }, nil
+		}
+		if p.freed == nil {
+			p.freed = make(chan struct{})
+		}
+		freed := p.freed
+		p.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+func (p *pacer) give() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running--
+	if p.freed != nil {
+		close(p.freed)
+		p.freed = nil
+	}
 }
 
 // OpenStream admits a stream of the client whose token ctx carries: a slot of its concurrency
@@ -97,4 +146,15 @@ func (s *pacedStream) RecvMsg(m any) error {
 		return err
 	}
 	return Pace(s.ctx)
+}
+
+// Concurrency is the client's concurrency limit (its own, else the default; 0: none): the share
+// of the streams' budget and of the gRPC read pool a client may hold follows it
+// (internal/admission). A nil limiter has none.
+func (l *Limiter) Concurrency(client string) int {
+	if l == nil {
+		return 0
+	}
+	_, _, conc := l.limitsOf(client)
+	return conc
 }
