@@ -276,7 +276,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	s.http = &http.Server{
 		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
 		Handler: s.tracing.HTTPHandler(s.spanRoute,
-			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front))))),
+			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, newCORS(cfg).wrap(s.httpRoutes(front)))))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
