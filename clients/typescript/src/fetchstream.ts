@@ -106,7 +106,8 @@ async function* send<Out>(target: StreamTarget, url: URL, chunks: string[], stre
     body = new Blob(chunks, { type: ndjson });
   }
   const headers = { "Content-Type": ndjson, Accept: ndjson, Authorization: `Bearer ${await target.token()}` };
-  const res = await target.fetch(url, { method: "POST", headers, body, signal, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
+  const fetchImpl = target.fetch; // called bare: a browser's fetch refuses any other this than the window
+  const res = await fetchImpl(url, { method: "POST", headers, body, signal, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
   if (res.status !== 200) {
     throw await YardstickError.from(res, `POST ${url.pathname}`);
   }
