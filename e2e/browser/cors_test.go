@@ -159,4 +159,3 @@ func TestCORSFromAnotherOrigin(t *testing.T) {
 		}
 	})
 }
-
