@@ -53,6 +53,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	if p, ok := body.(*pacedBody); ok {
 		body = p.ReadCloser // the engine's idle limit replaces the minimum rate
 	}
+	continueIfExpected(w, r)
 	start := time.Now()
 	var attrs []slog.Attr
 	var err error
