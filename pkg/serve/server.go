@@ -255,7 +255,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
+	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, httpfront.ProblemsConn(s.channel)) })
 	if err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}

@@ -120,11 +120,19 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	}
 	defer grant.Release()
 	resp, err := f.Channel.CallDecoding(ctx, rt.Method, func(v any) error {
-		if err := f.marshal.Unmarshal(body, v); err != nil {
+		err := f.marshal.Unmarshal(body, v)
+		if err != nil && FieldsOnly(err) {
+			ri.FieldProblems = err // the handler's problems too, as frontBody.Decode
+			return nil
+		}
+		if err != nil {
 			return DecodeProblems(err) // as gatewayErrorHandler answers it
 		}
 		return nil
 	})
+	if ri.FieldProblems != nil {
+		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
+	}
 	var answer []byte
 	if err == nil {
 		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written

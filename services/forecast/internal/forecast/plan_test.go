@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -221,4 +222,24 @@ func TestPlanRefusals(t *testing.T) {
 			t.Errorf("got %v %v; want InvalidArgument naming horizonDays", code, fields)
 		}
 	})
+}
+
+// TestPlanEveryProblemAtOnce: a target of the wrong type does not hide a framework missing, on
+// the unary path and in a batch record.
+func TestPlanEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	const body = `{"priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":"900L"}`
+	want := map[string][]string{"framework": {"is required (lexile or quantile)"}, "target": {`must be a number, got "900L"`}}
+	if got := badRequest(t, s.Post(planPath, body)); !reflect.DeepEqual(got, want) {
+		t.Errorf("unary: got %q; want %q", got, want)
+	}
+	b := s.Batch("/api/forecast/batch", `{"id":"p","path":"`+planPath+`","body":`+body+"}\n")
+	answers, _ := servetest.ParseBatch(t, b.Body)
+	if len(answers) != 1 {
+		t.Fatalf("batch: got %s; want one answer", b.Body)
+	}
+	if got := badRequest(t, servetest.Response{Status: answers[0].Status, Body: answers[0].Body}); !reflect.DeepEqual(got, want) {
+		t.Errorf("batch record: got %q; want %q", got, want)
+	}
 }
