@@ -701,6 +701,15 @@ type OAuth2Token struct {
 // OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
 type OAuth2TokenTokenType string
 
+// PlanPeak The best odds a plan's horizon offers.
+type PlanPeak struct {
+	// ElapsedDays The first whole day, from the measure, with the highest probability.
+	ElapsedDays *float64 `json:"elapsedDays,omitempty"`
+
+	// Probability That probability of being at or above the target.
+	Probability *float64 `json:"probability,omitempty"`
+}
+
 // PlanPoint The forecast at one school time of a plan.
 type PlanPoint struct {
 	// Ability The forecast measure then.
@@ -739,8 +748,16 @@ type PlanReach struct {
 	// ElapsedDays Whole days from the measure.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Grade The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+	// the end of grade 12.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// Probability The probability of being at or above the target that day (at least the one asked).
 	Probability float64 `json:"probability"`
+
+	// TimeOfYear The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+	TimeOfYear *string `json:"timeOfYear,omitempty"`
 
 	// Uncertainty Its uncertainty.
 	Uncertainty float64 `json:"uncertainty"`
@@ -801,6 +818,9 @@ type PlanResponse struct {
 	//
 	// Always lower-case.
 	Framework PlanResponseFramework `json:"framework"`
+
+	// Peak The best odds a plan's horizon offers.
+	Peak *PlanPeak `json:"peak,omitempty"`
 
 	// Reach The first day a plan's target is reached.
 	Reach *PlanReach `json:"reach,omitempty"`

@@ -1011,7 +1011,13 @@ type PlanReach struct {
 	// Its uncertainty.
 	Uncertainty float64 `protobuf:"fixed64,4,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
 	// The probability of being at or above the target that day (at least the one asked).
-	Probability   float64 `protobuf:"fixed64,5,opt,name=probability,proto3" json:"probability,omitempty"`
+	Probability float64 `protobuf:"fixed64,5,opt,name=probability,proto3" json:"probability,omitempty"`
+	// The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+	// the end of grade 12.
+	Grade *int32 `protobuf:"varint,6,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+	TimeOfYear    *string `protobuf:"bytes,7,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1081,6 +1087,75 @@ func (x *PlanReach) GetProbability() float64 {
 	return 0
 }
 
+func (x *PlanReach) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *PlanReach) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+// The best odds a plan's horizon offers.
+type PlanPeak struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first whole day, from the measure, with the highest probability.
+	ElapsedDays float64 `protobuf:"fixed64,1,opt,name=elapsed_days,json=elapsedDays,proto3" json:"elapsed_days,omitempty"`
+	// That probability of being at or above the target.
+	Probability   float64 `protobuf:"fixed64,2,opt,name=probability,proto3" json:"probability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanPeak) Reset() {
+	*x = PlanPeak{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanPeak) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanPeak) ProtoMessage() {}
+
+func (x *PlanPeak) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanPeak.ProtoReflect.Descriptor instead.
+func (*PlanPeak) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PlanPeak) GetElapsedDays() float64 {
+	if x != nil {
+		return x.ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanPeak) GetProbability() float64 {
+	if x != nil {
+		return x.Probability
+	}
+	return 0
+}
+
 // A growth plan: the road and the day the target is reached.
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1089,6 +1164,9 @@ type PlanResponse struct {
 	// The first whole day the target is reached with the probability asked; null when no day of
 	// the horizon does.
 	Reach *PlanReach `protobuf:"bytes,2,opt,name=reach,proto3" json:"reach,omitempty"`
+	// The highest probability of being at or above the target on any whole day of the horizon, and
+	// the first day it is reached: where to look when reach is null.
+	Peak *PlanPeak `protobuf:"bytes,5,opt,name=peak,proto3" json:"peak,omitempty"`
 	// "lexile" or "quantile".
 	Framework string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
@@ -1099,7 +1177,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1189,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1202,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PlanResponse) GetTrajectory() []*PlanPoint {
@@ -1137,6 +1215,13 @@ func (x *PlanResponse) GetTrajectory() []*PlanPoint {
 func (x *PlanResponse) GetReach() *PlanReach {
 	if x != nil {
 		return x.Reach
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetPeak() *PlanPeak {
+	if x != nil {
+		return x.Peak
 	}
 	return nil
 }
@@ -1179,7 +1264,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1276,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1289,7 @@ func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchRecord.ProtoReflect.Descriptor instead.
 func (*ForecastBatchRecord) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ForecastBatchRecord) GetId() string {
@@ -1337,7 +1422,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1434,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1447,7 @@ func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchAnswer.ProtoReflect.Descriptor instead.
 func (*ForecastBatchAnswer) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ForecastBatchAnswer) GetId() string {
@@ -1478,7 +1563,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1490,7 +1575,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1503,7 +1588,7 @@ func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamSettings.ProtoReflect.Descriptor instead.
 func (*GroupStreamSettings) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GroupStreamSettings) GetSubject() string {
@@ -1555,7 +1640,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1652,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1665,7 @@ func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamRequest.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamRequest) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ForecastGroupStreamRequest) GetMessage() isForecastGroupStreamRequest_Message {
@@ -1640,7 +1725,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +1737,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +1750,7 @@ func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidStudent.ProtoReflect.Descriptor instead.
 func (*InvalidStudent) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *InvalidStudent) GetMessage() int64 {
@@ -1696,7 +1781,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +1793,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +1806,7 @@ func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamResult.ProtoReflect.Descriptor instead.
 func (*GroupStreamResult) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
@@ -1753,7 +1838,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1850,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1863,7 @@ func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamResponse.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ForecastGroupStreamResponse) GetAnswer() isForecastGroupStreamResponse_Answer {
@@ -1954,18 +2039,27 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\aability\x18\x04 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x05 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x06 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\a \x01(\x01R\vprobability\"\xb5\x01\n" +
+	"\vprobability\x18\a \x01(\x01R\vprobability\"\x92\x02\n" +
 	"\tPlanReach\x12!\n" +
 	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12\x18\n" +
 	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x04 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\x05 \x01(\x01R\vprobability\"\xc7\x01\n" +
+	"\vprobability\x18\x05 \x01(\x01R\vprobability\x12\x19\n" +
+	"\x05grade\x18\x06 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\a \x01(\tH\x01R\n" +
+	"timeOfYear\x88\x01\x01B\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"O\n" +
+	"\bPlanPeak\x12!\n" +
+	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12 \n" +
+	"\vprobability\x18\x02 \x01(\x01R\vprobability\"\xfc\x01\n" +
 	"\fPlanResponse\x12@\n" +
 	"\n" +
 	"trajectory\x18\x01 \x03(\v2 .yardstick.forecast.v1.PlanPointR\n" +
 	"trajectory\x126\n" +
-	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
+	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x123\n" +
+	"\x04peak\x18\x05 \x01(\v2\x1f.yardstick.forecast.v1.PlanPeakR\x04peak\x12\x1c\n" +
 	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
 	"apiVersion\"\xb8\x04\n" +
@@ -2034,7 +2128,7 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: yardstick.forecast.v1.StudentData
@@ -2049,15 +2143,16 @@ var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*PlanRequest)(nil),                 // 10: yardstick.forecast.v1.PlanRequest
 	(*PlanPoint)(nil),                   // 11: yardstick.forecast.v1.PlanPoint
 	(*PlanReach)(nil),                   // 12: yardstick.forecast.v1.PlanReach
-	(*PlanResponse)(nil),                // 13: yardstick.forecast.v1.PlanResponse
-	(*ForecastBatchRecord)(nil),         // 14: yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 15: yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 16: yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 17: yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 18: yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 19: yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 20: yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 21: yardstick.batch.v1.Status
+	(*PlanPeak)(nil),                    // 13: yardstick.forecast.v1.PlanPeak
+	(*PlanResponse)(nil),                // 14: yardstick.forecast.v1.PlanResponse
+	(*ForecastBatchRecord)(nil),         // 15: yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 16: yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 17: yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 18: yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 19: yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 20: yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 21: yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 22: yardstick.batch.v1.Status
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
@@ -2066,45 +2161,46 @@ var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	6,  // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
 	11, // 4: yardstick.forecast.v1.PlanResponse.trajectory:type_name -> yardstick.forecast.v1.PlanPoint
 	12, // 5: yardstick.forecast.v1.PlanResponse.reach:type_name -> yardstick.forecast.v1.PlanReach
-	0,  // 6: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 11: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
-	3,  // 12: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
-	7,  // 13: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 14: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
-	21, // 15: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	13, // 16: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
-	16, // 17: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
-	1,  // 18: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
-	21, // 19: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 20: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
-	4,  // 21: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
-	18, // 22: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
-	19, // 23: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
-	0,  // 24: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 25: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 26: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 27: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 28: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 29: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
-	14, // 30: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
-	17, // 31: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 32: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 33: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3,  // 34: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 35: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 36: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
-	13, // 37: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
-	15, // 38: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
-	20, // 39: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	13, // 6: yardstick.forecast.v1.PlanResponse.peak:type_name -> yardstick.forecast.v1.PlanPeak
+	0,  // 7: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 8: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 11: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 12: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
+	3,  // 13: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
+	7,  // 14: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 15: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
+	22, // 16: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	14, // 17: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
+	17, // 18: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
+	1,  // 19: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
+	22, // 20: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 21: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
+	4,  // 22: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
+	19, // 23: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
+	20, // 24: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
+	0,  // 25: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 26: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 27: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 28: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 29: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 30: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
+	15, // 31: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
+	18, // 32: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 33: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 34: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3,  // 35: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 36: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 37: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	14, // 38: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
+	16, // 39: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
+	21, // 40: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
+	33, // [33:41] is the sub-list for method output_type
+	25, // [25:33] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_forecast_v1_forecast_proto_init() }
@@ -2119,7 +2215,8 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
 		(*ForecastBatchRecord_ForecastReading)(nil),
 		(*ForecastBatchRecord_ForecastReadingGroup)(nil),
 		(*ForecastBatchRecord_ForecastMath)(nil),
@@ -2127,19 +2224,19 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 		(*ForecastBatchRecord_ForecastComprehension)(nil),
 		(*ForecastBatchRecord_Plan)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{
 		(*ForecastBatchAnswer_Forecast)(nil),
 		(*ForecastBatchAnswer_Group)(nil),
 		(*ForecastBatchAnswer_Comprehension)(nil),
 		(*ForecastBatchAnswer_Error)(nil),
 		(*ForecastBatchAnswer_Plan)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[17].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[18].OneofWrappers = []any{
 		(*ForecastGroupStreamRequest_Settings)(nil),
 		(*ForecastGroupStreamRequest_Student)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{
 		(*ForecastGroupStreamResponse_Student)(nil),
 		(*ForecastGroupStreamResponse_Invalid)(nil),
 		(*ForecastGroupStreamResponse_Group)(nil),
@@ -2150,7 +2247,7 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
