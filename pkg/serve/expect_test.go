@@ -116,26 +116,27 @@ func TestBatchCurlStreamsAtOnce(t *testing.T) {
 		}
 		return took, stderr.String()
 	}
-	// The best of three each: the machine's other work adds to a run, never takes away.
-	best := func(extra ...string) (time.Duration, string) {
-		var min time.Duration
-		var trace string
-		for range 3 {
-			d, tr := run(extra...)
-			if min == 0 || d < min {
-				min, trace = d, tr
-			}
+	// The best of three each, the two interleaved: the machine's other work adds to a run, never
+	// takes away, and drifts alike for both.
+	var documented, without time.Duration
+	var trace string
+	for range 3 {
+		d, tr := run()
+		w, _ := run("-H", "Expect:")
+		if documented == 0 || d < documented {
+			documented, trace = d, tr
 		}
-		return min, trace
+		if without == 0 || w < without {
+			without = w
+		}
 	}
-	documented, trace := best()
-	without, _ := best("-H", "Expect:")
 	t.Logf("documented command %v; with -H 'Expect:' %v", documented, without)
-	if !strings.Contains(trace, "Expect: 100-continue") || !strings.Contains(trace, "HTTP/1.1 100 Continue") {
-		t.Fatalf("curl's trace: want it to send Expect: 100-continue and be answered 100 Continue\n%s", trace)
+	// curl says when its timer ran out: the stall, whatever the machine's load.
+	if !strings.Contains(trace, "Expect: 100-continue") || !strings.Contains(trace, "HTTP/1.1 100 Continue") || strings.Contains(trace, "Done waiting for 100-continue") {
+		t.Fatalf("curl's trace: want it to send Expect: 100-continue and be answered 100 Continue before its timer ran out\n%s", trace)
 	}
-	// curl's timer is one second: a stall shows as at least that much more.
-	if documented > without+500*time.Millisecond {
-		t.Errorf("documented command: got %v; want within 500ms of %v (the same without Expect)", documented, without)
+	// curl's timer is one second: a stall shows as that much more.
+	if limit := without*5/4 + 500*time.Millisecond; documented > limit {
+		t.Errorf("documented command: got %v; want at most %v (%v without Expect)", documented, limit, without)
 	}
 }
