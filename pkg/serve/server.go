@@ -253,6 +253,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
+	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
 	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, httpfront.ProblemsConn(s.channel)) })

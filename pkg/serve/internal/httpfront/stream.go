@@ -77,7 +77,10 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
-var notFoundBody = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
+var notFoundBody = rpcerr.BodyFor(http.StatusNotFound, nil)
+
+// notFoundJSON is notFoundBody encoded once.
+var notFoundJSON = rpcerr.JSON(notFoundBody)
 
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
@@ -95,11 +98,13 @@ type dispatcher struct {
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
 	rt := f.Routes.ByPath[path]
-	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
-		return http.StatusNotFound, rpcerr.JSON(notFound(path).Body)
+	if rt == nil { // the other service's path: say whose it is; else the nearest path, if any
+		if e := notFound(path, f.NearestPath); e.Body.AdditionalInfo != notFoundBody.AdditionalInfo {
+			return http.StatusNotFound, rpcerr.JSON(e.Body)
+		}
 	}
 	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
-		return http.StatusNotFound, notFoundBody
+		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
 	ctx, err := authz.Permit(reqinfo.With(ctx, ri), rt, d.claims)
