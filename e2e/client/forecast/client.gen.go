@@ -271,6 +271,27 @@ func (e PlanPointTimeOfYear) Valid() bool {
 	}
 }
 
+// Defines values for PlanReachTimeOfYear.
+const (
+	PlanReachTimeOfYearBOY PlanReachTimeOfYear = "BOY"
+	PlanReachTimeOfYearEOY PlanReachTimeOfYear = "EOY"
+	PlanReachTimeOfYearMOY PlanReachTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the PlanReachTimeOfYear enum.
+func (e PlanReachTimeOfYear) Valid() bool {
+	switch e {
+	case PlanReachTimeOfYearBOY:
+		return true
+	case PlanReachTimeOfYearEOY:
+		return true
+	case PlanReachTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PlanRequestFramework.
 const (
 	PlanRequestFrameworkLexile   PlanRequestFramework = "lexile"
@@ -704,10 +725,10 @@ type OAuth2TokenTokenType string
 // PlanPeak The best odds a plan's horizon offers.
 type PlanPeak struct {
 	// ElapsedDays The first whole day, from the measure, with the highest probability.
-	ElapsedDays *float64 `json:"elapsedDays,omitempty"`
+	ElapsedDays float64 `json:"elapsedDays"`
 
 	// Probability That probability of being at or above the target.
-	Probability *float64 `json:"probability,omitempty"`
+	Probability float64 `json:"probability"`
 }
 
 // PlanPoint The forecast at one school time of a plan.
@@ -757,11 +778,15 @@ type PlanReach struct {
 
 	// TimeOfYear The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
 	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
-	TimeOfYear *string `json:"timeOfYear,omitempty"`
+	TimeOfYear *PlanReachTimeOfYear `json:"timeOfYear,omitempty"`
 
 	// Uncertainty Its uncertainty.
 	Uncertainty float64 `json:"uncertainty"`
 }
+
+// PlanReachTimeOfYear The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+type PlanReachTimeOfYear string
 
 // PlanRequest A student's measure, when it was taken, and the target to plan for.
 type PlanRequest struct {
@@ -820,7 +845,7 @@ type PlanResponse struct {
 	Framework PlanResponseFramework `json:"framework"`
 
 	// Peak The best odds a plan's horizon offers.
-	Peak *PlanPeak `json:"peak,omitempty"`
+	Peak PlanPeak `json:"peak"`
 
 	// Reach The first day a plan's target is reached.
 	Reach *PlanReach `json:"reach,omitempty"`

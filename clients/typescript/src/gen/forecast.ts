@@ -562,12 +562,12 @@ export type components = {
              * Format: double
              * @description The first whole day, from the measure, with the highest probability.
              */
-            elapsedDays?: number;
+            elapsedDays: number;
             /**
              * Format: double
              * @description That probability of being at or above the target.
              */
-            probability?: number;
+            probability: number;
         };
         /** @description The forecast at one school time of a plan. */
         PlanPoint: {
@@ -632,8 +632,9 @@ export type components = {
             /**
              * @description The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
              *     "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+             * @enum {string}
              */
-            timeOfYear?: string;
+            timeOfYear?: "BOY" | "MOY" | "EOY";
             /**
              * Format: double
              * @description Its uncertainty.
@@ -707,7 +708,7 @@ export type components = {
              * @enum {string}
              */
             framework: "lexile" | "quantile";
-            peak?: components["schemas"]["PlanPeak"];
+            peak: components["schemas"]["PlanPeak"];
             reach?: components["schemas"]["PlanReach"];
             /** @description One point at every later MOY and EOY up to the horizon, in time order. */
             trajectory: components["schemas"]["PlanPoint"][];

@@ -39,9 +39,11 @@ func FieldsOnly(err error) bool {
 }
 
 // WithFieldProblems is the answer of a call whose body had the field problems decodeErr, and
-// whose handler answered err: the decoder's problems, then the handler's of other fields (its
-// view of a field the decoder left unset, "is required", says nothing new). Any other error of
-// the handler is dropped: the request was invalid, whatever else happened to it.
+// whose handler answered err: the decoder's problems, then the handler's of other fields. Its
+// view of a field the decoder left unset ("is required") says nothing new, and its rules across
+// fields ("" problems: numberCorrect against the items) may rest on a field it did not get: both
+// are left out. Any other error of the handler is dropped: the request was invalid, whatever
+// else happened to it.
 func WithFieldProblems(decodeErr, err error) error {
 	var wire *jsonwire.Error
 	errors.As(decodeErr, &wire)
@@ -53,7 +55,7 @@ func WithFieldProblems(decodeErr, err error) error {
 				continue
 			}
 			for _, v := range bad.GetFieldViolations() {
-				if !covered(v.GetField(), wire.Problems) {
+				if v.GetField() != "" && !covered(v.GetField(), wire.Problems) {
 					all = append(all, jsonwire.Problem{Path: v.GetField(), Message: v.GetDescription()})
 				}
 			}
