@@ -62,6 +62,12 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	RedisURL       string
 
+	// CORSOrigins are the origins whose pages may call the JSON front (cors.go); empty: none,
+	// and the front answers as if CORS did not exist.
+	CORSOrigins     []string
+	CORSCredentials bool
+	CORSMaxAge      time.Duration
+
 	// ClientRate, ClientBurst and ClientConcurrency are the limits of a client whose clients
 	// file entry does not set its own (internal/quota); 0 is unset.
 	ClientRate        float64
@@ -170,6 +176,7 @@ func (c Config) Validate() error {
 		bad("service %q: want scoring or forecast", c.Service)
 	}
 	c.validateAddrs(bad)
+	c.validateCORS(bad)
 
 	if c.GRPCMaxStreams < 1 || c.GRPCMaxStreams > 10000 {
 		bad("YARDSTICK_GRPC_MAX_STREAMS %d: want 1 to 10000", c.GRPCMaxStreams)

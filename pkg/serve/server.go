@@ -257,9 +257,10 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
+	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, s.channel) })
+	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, httpfront.ProblemsConn(s.channel)) })
 	if err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
@@ -280,7 +281,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	s.http = &http.Server{
 		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
 		Handler: s.tracing.HTTPHandler(s.spanRoute,
-			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front))))),
+			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, newCORS(cfg).wrap(s.httpRoutes(front)))))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
