@@ -17,67 +17,118 @@ import (
 // the largest c_h (log-sum-exp): no exp can overflow, and a category many logits below the
 // modal one keeps its own small probability instead of rounding against 1.
 
-// polyItem is one block of polytomous items: a_0 … a_m, their exponentials e^(a_h) and the
-// block's count.
-type polyItem struct {
-	a, ea []float64
-	w     float64
-}
+// polyPart holds a test's polytomous blocks (its dichotomous ones stay in items.k and items.w),
+// flat, block after block: the block's number of steps m, its count w, then for each step k the
+// ratio g_k = e^(u_k) of category k's term to category k − 1's at x = 0, u_k = λ − δ_k, so that
+// a_h = u_1 + … + u_h. The ratios make every sum a polynomial in y = e^x: the terms are
+// t_h = (g_1·y)·…·(g_h·y), one multiplication each, with one exp per evaluation for all the
+// blocks. When some u_k is too large for its exponential (|u_k| > maxRatioLogits, only with an
+// extreme successAtMatch) the u_k themselves are stored and the log-space sums always used.
+type polyPart []float64
 
-// polyPart holds a test's polytomous items (its dichotomous ones stay in items.k and items.w).
-type polyPart struct {
-	items []polyItem
-	// reach is max |a_h| over every item and top the largest m. While reach + top·|x| <=
-	// fastReach every term e^(a_h)·e^(h·x) lies within e^±fastReach, and the sums are formed from
-	// e^x and the stored e^(a_h) by multiplication alone (one exp per evaluation, not one per
-	// category); beyond it each term is its own exp, relative to the largest.
+// polyMeta is what the sums need to know about the whole of a polyPart.
+type polyMeta struct {
+	// reach is max |a_h| over every block and top the largest m. While reach + top·|x| <=
+	// fastReach every term t_h lies within e^±fastReach and the sums are formed from y by
+	// multiplication alone; beyond it each term is its own exp, relative to the largest.
 	reach float64
 	top   int
+	logs  bool // the blocks hold u_k, not g_k: never the multiplicative sums
 }
 
-// fastReach bounds the terms of the multiplicative sums (see polyPart): a category's term is at
+// fastReach bounds the terms of the multiplicative sums (see polyMeta): a category's term is at
 // most e^340 and each item's sum at most (m + 1)·e^340, so a product of sums renormalised below
-// 1e150 (logNormPoly) stays below 1e300.
+// 1e150 (logNormPoly) stays below 1e300; in the nested (Horner) form of a sum the partial sums
+// are ratios of two terms, at most e^680.
 const fastReach = 340
 
 // fastMaxSteps is the most steps an item may have for the multiplicative sums (their terms are
 // kept on the stack).
 const fastMaxSteps = 15
 
+// maxRatioLogits bounds |u_k| for storing g_k = e^(u_k): e^±700 is a normal float64, and
+// log(g_k) gives u_k back to the last bit or two for the log-space sums.
+const maxRatioLogits = 700
+
 // fast reports whether the multiplicative sums may be used at x.
-func (pp *polyPart) fast(x float64) bool {
-	return pp.top <= fastMaxSteps && pp.reach+float64(pp.top)*math.Abs(x) <= fastReach
+func (pm *polyMeta) fast(x float64) bool {
+	return !pm.logs && pm.top <= fastMaxSteps && pm.reach+float64(pm.top)*math.Abs(x) <= fastReach
 }
 
-// fastMoments is moments from the terms t_h = e^(a_h)·y^h, y = e^x (no exp).
-func (pi *polyItem) fastMoments(y float64) (h int, dE, v float64) {
-	var t [fastMaxSteps + 1]float64
-	ea := pi.ea
-	pow, best := 1.0, 0.0
-	for j := range ea {
-		t[j] = ea[j] * pow
-		if t[j] > best {
-			best, h = t[j], j
+// block returns the block at offset i of pp (its count and stored values) and the next offset.
+func (pp polyPart) block(i int) (w float64, vals []float64, next int) {
+	m := int(pp[i])
+	next = i + 2 + m
+	return pp[i+1], pp[i+2 : next : next], next
+}
+
+// logits fills a with a_0 … a_m of a block from its stored values.
+func (pm *polyMeta) logits(vals []float64, a []float64) []float64 {
+	a = append(a[:0], 0)
+	acc := 0.0
+	for _, v := range vals {
+		if !pm.logs {
+			v = math.Log(v)
 		}
-		pow *= y
+		acc += v
+		a = append(a, acc)
 	}
-	var s0, s1, s2 float64
-	for j := range ea {
-		d := float64(j - h)
-		s0 += t[j]
-		s1 += d * t[j]
-		s2 += d * d * t[j]
-	}
-	dE = s1 / s0
-	return h, dE, math.Max(s2/s0-dE*dE, 0)
+	return a
 }
 
-// moments returns, at x, the item's modal category h, E − h and the variance V of its score.
-// E − h and V are sums over the categories' probabilities relative to the mode (each term is
-// then at most m² in size and none rounds away), so E keeps its precision where it is near 0 or
-// near m, and V stays positive however far x is from the steps.
-func (pi *polyItem) moments(x float64) (h int, dE, v float64) {
-	a := pi.a
+// fastScore returns, at y = e^x, Σ w·h, Σ w·(E − h) and Σ w·V over the blocks of pp, h being
+// each block's category nearest its mean score E, from the terms t_h (no exp). E − h and V are
+// sums about h (each term at most m² in size, so none rounds away and V cannot cancel), so E
+// keeps its precision near 0 and near m and V stays positive where one category holds nearly
+// everything. The terms are formed twice (a multiplication each) rather than stored.
+func (pp polyPart) fastScore(y float64) (points, frac, info float64) {
+	for i := 0; i < len(pp); {
+		w, g, next := pp.block(i)
+		i = next
+		s0, s1, c, j := 1.0, 0.0, 1.0, 0.0
+		for _, gk := range g {
+			c *= gk * y
+			j++
+			s0 += c
+			s1 += j * c
+		}
+		inv := 1 / s0
+		h := math.Floor(s1*inv + 0.5)
+		d := -h
+		d1, d2 := d, d*d // category 0, t_0 = 1
+		c = 1
+		for _, gk := range g {
+			c *= gk * y
+			d++
+			d1 += d * c
+			d2 += d * d * c
+		}
+		dE := d1 * inv
+		points += w * h
+		frac += w * dE
+		info += w * max(d2*inv-dE*dE, 0)
+	}
+	return points, frac, info
+}
+
+// slowScore is fastScore at x in log space (moments).
+func (pp polyPart) slowScore(pm *polyMeta, x float64) (points, frac, info float64) {
+	var buf [fastMaxSteps + 1]float64
+	for i := 0; i < len(pp); {
+		w, vals, next := pp.block(i)
+		i = next
+		h, dE, v := moments(pm.logits(vals, buf[:0]), x)
+		points += w * float64(h)
+		frac += w * dE
+		info += w * v
+	}
+	return points, frac, info
+}
+
+// moments is one block's part of fastScore in log space, from a_0 … a_m at x: its modal
+// category h, E − h and V, every term relative to the modal one, so no exp can overflow and a
+// category many logits below the modal one keeps its own small probability.
+func moments(a []float64, x float64) (h int, dE, v float64) {
 	top := a[0]
 	for j := 1; j < len(a); j++ {
 		if c := float64(j)*x + a[j]; c > top {
@@ -93,18 +144,17 @@ func (pi *polyItem) moments(x float64) (h int, dE, v float64) {
 		s2 += d * d * p
 	}
 	dE = s1 / s0
-	return h, dE, math.Max(s2/s0-dE*dE, 0)
+	return h, dE, max(s2/s0-dE*dE, 0)
 }
 
 // logNorm returns log Σ_h exp(a_h − (m − h)·x): the item's log normaliser less m·x, which stays
 // of the order of the distance from x to the steps (the terms are formed directly, not as a
 // difference of two large numbers).
-func (pi *polyItem) logNorm(x float64) float64 {
-	a := pi.a
+func logNorm(a []float64, x float64) float64 {
 	m := len(a) - 1
 	top := math.Inf(-1)
 	for j := range a {
-		top = math.Max(top, a[j]-float64(m-j)*x)
+		top = max(top, a[j]-float64(m-j)*x)
 	}
 	s := 0.0
 	for j := range a {
@@ -114,8 +164,8 @@ func (pi *polyItem) logNorm(x float64) float64 {
 }
 
 // scorePoly is score for a test with polytomous items: the dichotomous items as score sums them,
-// then each polytomous block's modal category (an integer, exact) meets r with the counts, and
-// the blocks' E − h are added to the dichotomous items' tails.
+// then each polytomous block's category h (an integer, exact) meets r with the counts, and the
+// blocks' E − h are added to the dichotomous items' tails.
 func (it *items) scorePoly(x, r float64) (excess, info float64) {
 	e := math.Exp(-x)
 	var low, high, count float64
@@ -134,127 +184,139 @@ func (it *items) scorePoly(x, r float64) (excess, info float64) {
 		}
 		info += w * q * c
 	}
-	var frac float64
-	pp := it.poly
-	if pp.fast(x) {
-		y := math.Exp(x)
-		for i := range pp.items {
-			pi := &pp.items[i]
-			h, dE, v := pi.fastMoments(y)
-			count += pi.w * float64(h)
-			frac += pi.w * dE
-			info += pi.w * v
-		}
-		return (count - r) + (low - high + frac), info
+	var points, frac, v float64
+	if it.pmeta.fast(x) {
+		points, frac, v = it.poly.fastScore(math.Exp(x))
+	} else {
+		points, frac, v = it.poly.slowScore(&it.pmeta, x)
 	}
-	for i := range pp.items {
-		pi := &pp.items[i]
-		h, dE, v := pi.moments(x)
-		count += pi.w * float64(h)
-		frac += pi.w * dE
-		info += pi.w * v
-	}
-	return (count - r) + (low - high + frac), info
+	return (count + points - r) + (low - high + frac), info + v
 }
 
 // logNormPoly is Σ w·logNorm over the polytomous blocks. Where the sums may be formed by
-// multiplication (polyPart.fast) it is Σ w·log Σ_h e^(a_h)·y^h − M·x with y = e^x, the logs of
-// unit blocks taken together as the log of their product, renormalised below 1e150.
+// multiplication (polyMeta.fast) it is Σ w·log Σ_h t_h − M·x, each block's sum in nested form
+// 1 + g_1·y·(1 + g_2·y·(…)), the logs of unit blocks taken together as the log of a product, as
+// logProduct does: two running products taken in turn (so that each multiplication need not
+// wait for the one before), a product above 2^500 moving its binary exponent into an integer
+// count (every sum lies in [1, 2^495]: it holds t_0 = 1, and each term is at most e^340).
 func (it *items) logNormPoly(x float64) float64 {
 	pp := it.poly
 	sum := 0.0
-	if !pp.fast(x) {
-		for i := range pp.items {
-			pi := &pp.items[i]
-			sum += pi.w * pi.logNorm(x)
+	if !it.pmeta.fast(x) {
+		var buf [fastMaxSteps + 1]float64
+		for i := 0; i < len(pp); {
+			w, vals, next := pp.block(i)
+			sum += w * logNorm(it.pmeta.logits(vals, buf[:0]), x)
+			i = next
 		}
 		return sum
 	}
+	const fold = 0x1p500
 	y := math.Exp(x)
-	prod, most := 1.0, 0.0
-	for i := range pp.items {
-		pi := &pp.items[i]
-		norm, pow := 0.0, 1.0
-		for _, e := range pi.ea {
-			norm += e * pow
-			pow *= y
+	p0, p1, ex := 1.0, 1.0, 0
+	most := 0.0
+	for i := 0; i < len(pp); {
+		w, g, next := pp.block(i)
+		i = next
+		norm := 1.0
+		for k := len(g) - 1; k >= 0; k-- {
+			norm = 1 + g[k]*y*norm
 		}
-		most += pi.w * float64(len(pi.ea)-1)
-		if pi.w != 1 {
-			sum += pi.w * math.Log(norm)
+		most += w * float64(len(g))
+		if w != 1 {
+			sum += w * math.Log(norm)
 			continue
 		}
-		if prod *= norm; prod > 1e150 || prod < 1e-150 {
-			sum += math.Log(prod)
-			prod = 1
+		if p0 > fold {
+			p0, ex = mantissa(p0, ex)
 		}
+		p0, p1 = p1, p0*norm
 	}
-	return sum + math.Log(prod) - most*x
+	p0, ex = mantissa(p0, ex)
+	p1, ex = mantissa(p1, ex)
+	return sum + float64(ex)*math.Ln2 + math.Log(p0*p1) - most*x
 }
 
 // mlePoly solves Σ E_i(x) = r for 0 < r < n (n the test's maximum score) on a test with
 // polytomous items. The score increases in x from 0 to n, so the root is bracketed by walking out
-// from a first guess in doubling steps; the search inside is mle's safeguarded Newton.
+// from a first guess: the first step is the Newton step from it, a quarter longer so that it
+// usually crosses the root (at most 2 logits), and each further step doubles. The search inside
+// is mle's safeguarded Newton, from the last point of the walk.
 func (it *items) mlePoly(r float64) float64 {
 	x := it.mean - it.lambda + math.Log(r/(it.n-r))
-	lo, hi := x, x
-	g, _ := it.score(x, r)
-	switch {
-	case g > 0:
-		for step := 1.0; g > 0 && step < 1e6; step *= 2 {
-			hi, lo = lo, lo-step
-			g, _ = it.score(lo, r)
-		}
-	case g < 0:
-		for step := 1.0; g < 0 && step < 1e6; step *= 2 {
-			lo, hi = hi, hi+step
-			g, _ = it.score(hi, r)
-		}
-	default:
+	g, info := it.score(x, r)
+	if g == 0 {
 		return x
 	}
-	if !(x > lo && x < hi) {
-		x = 0.5 * (lo + hi)
+	step := min(1.25*math.Abs(g)/info, 2)
+	if !(step > 1e-9) { // the guess is the root to well within the tolerance, or info is NaN
+		step = 1e-9
 	}
-	return it.newton(lo, hi, x, r)
+	for ; step < 1e6; step *= 2 {
+		next := x + step
+		if g > 0 {
+			next = x - step
+		}
+		gn, infoN := it.score(next, r)
+		if gn == 0 {
+			return next
+		}
+		if (gn > 0) != (g > 0) {
+			return it.newtonFrom(min(x, next), max(x, next), next, r, gn, infoN)
+		}
+		x, g = next, gn
+	}
+	return x
 }
 
-// preparePoly fills the polytomous blocks of t (those with two or more steps) into it.poly, in
-// logits relative to it.centre, and returns the sum of their count-weighted steps (logits).
-func (p *prepared) preparePoly(it *items, t Test, poly int) float64 {
-	var flat []float64
-	size, sum := 0, 0.0
+// polySize is the room a test's polytomous blocks take in a polyPart.
+func polySize(t Test) int {
+	size := 0
 	for _, d := range t.Items {
 		if len(d.Steps) >= 2 {
-			size += len(d.Steps) + 1
+			size += 2 + len(d.Steps)
 		}
 	}
-	flat = make([]float64, 0, size)
-	exps := make([]float64, size)
-	pp := &polyPart{items: make([]polyItem, 0, poly)}
-	it.poly = pp
+	return size
+}
+
+// preparePoly fills the polytomous blocks of t (those with two or more steps) into it.poly, whose
+// room is pp (polySize floats), in logits relative to it.centre, and returns the sum of their
+// count-weighted steps (logits).
+func (p *prepared) preparePoly(it *items, t Test, pp polyPart) float64 {
+	sum := 0.0
+	meta := polyMeta{}
+	i := 0
 	for _, d := range t.Items {
 		if len(d.Steps) < 2 {
 			continue
 		}
-		start := len(flat)
-		acc := 0.0
-		flat = append(flat, 0)
+		pp[i], pp[i+1] = float64(len(d.Steps)), float64(d.Count)
+		vals := pp[i+2 : i+2+len(d.Steps)]
+		acc, a := 0.0, 0.0
 		for k, step := range d.Steps {
-			acc += (step - it.centre) * p.invS
-			a := float64(k+1)*p.lambda - acc
-			flat = append(flat, a)
-			pp.reach = math.Max(pp.reach, math.Abs(a))
+			delta := (step - it.centre) * p.invS
+			acc += delta
+			u := p.lambda - delta
+			a += u
+			vals[k] = u
+			meta.reach = max(meta.reach, math.Abs(a))
+			meta.logs = meta.logs || math.Abs(u) > maxRatioLogits
 		}
-		a := flat[start:len(flat):len(flat)]
-		ea := exps[start:len(flat):len(flat)]
-		for j, v := range a {
-			ea[j] = math.Exp(v)
-		}
-		pp.items = append(pp.items, polyItem{a: a, ea: ea, w: float64(d.Count)})
-		pp.top = max(pp.top, len(d.Steps))
+		meta.top = max(meta.top, len(d.Steps))
 		sum += float64(d.Count) * acc
+		i += 2 + len(d.Steps)
 	}
+	if !meta.logs {
+		for i := 0; i < len(pp); {
+			_, vals, next := pp.block(i)
+			for k, u := range vals {
+				vals[k] = math.Exp(u)
+			}
+			i = next
+		}
+	}
+	it.poly, it.pmeta = pp, meta
 	return sum
 }
 

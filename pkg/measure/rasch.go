@@ -24,10 +24,12 @@ type items struct {
 	dmin, dmax  float64   // min and max δ_i
 	mean, reach float64   // count-weighted mean δ_i; max |δ_i| + |λ|
 	lambda, s   float64
-	poly        *polyPart // the polytomous items (METHOD §13); nil when every item is dichotomous
+	poly        polyPart // the polytomous items (METHOD §13); nil when every item is dichotomous
+	pmeta       polyMeta
 }
 
-// prepare validates t and fills it into buf (2·len(t.Items) floats, or more if buf is too short).
+// prepare validates t and fills it into buf (2 floats a dichotomous block and 2 + m a polytomous
+// one of m steps; one allocation if buf is too short).
 func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	var it items
 	m := len(t.Items)
@@ -43,8 +45,8 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 				return it, err
 			}
 			for _, step := range d.Steps {
-				lo = math.Min(lo, step)
-				hi = math.Max(hi, step)
+				lo = min(lo, step)
+				hi = max(hi, step)
 			}
 			n += d.Count * len(d.Steps)
 			poly++
@@ -75,8 +77,12 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 			hi-lo, (hi-lo)*p.invS, maxSpreadLogits)
 	}
 	m -= poly
-	if cap(buf) < 2*m {
-		buf = make([]float64, 2*m)
+	size := 0
+	if poly > 0 {
+		size = polySize(t)
+	}
+	if cap(buf) < 2*m+size {
+		buf = make([]float64, 2*m+size)
 	}
 	it.k, it.w = buf[:m], buf[m:2*m]
 	it.centre = lo + (hi-lo)/2
@@ -84,7 +90,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	it.unit = true
 	sum := 0.0
 	if poly > 0 {
-		sum = p.preparePoly(&it, t, poly)
+		sum = p.preparePoly(&it, t, polyPart(buf[2*m:2*m+size]))
 	}
 	i := 0
 	for _, d := range t.Items {
@@ -187,9 +193,18 @@ func (it *items) mle(r float64) float64 {
 
 // newton is mle's search for the root of the score from x inside the bracket [lo, hi].
 func (it *items) newton(lo, hi, x, r float64) float64 {
+	g, info := it.score(x, r)
+	return it.newtonFrom(lo, hi, x, r, g, info)
+}
+
+// newtonFrom is newton from x, where the score is g and the information info, in or at an end
+// of the bracket [lo, hi].
+func (it *items) newtonFrom(lo, hi, x, r, g, info float64) float64 {
 	last, before := hi-lo, math.Inf(1)
 	for iter := 0; iter < maxModeIter; iter++ {
-		g, info := it.score(x, r)
+		if iter > 0 {
+			g, info = it.score(x, r)
+		}
 		switch {
 		case g < 0:
 			lo = x
