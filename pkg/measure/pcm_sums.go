@@ -317,32 +317,33 @@ func polySize(t Test) int {
 	return size
 }
 
-// preparePoly fills the polytomous blocks of t (those with two or more steps) into it.poly, whose
-// room is pp (polySize floats), grouped by number of steps in ascending order, in logits
-// relative to it.centre, and returns the sum of their count-weighted steps (logits). A u_k
-// beyond maxRatioLogits has every block filled again with the u_k themselves.
-func (p *prepared) preparePoly(it *items, t Test, pp polyPart) float64 {
+// preparePoly fills the polytomous blocks of t (those with two or more steps) into pp
+// (polySize floats), grouped by number of steps in ascending order, in logits relative to
+// centre, and returns what the sums need to know of them and the sum of their count-weighted
+// steps (logits). A u_k beyond maxRatioLogits has every block filled again with the u_k
+// themselves. (Nothing is stored through a pointer, so that the caller's buffer for pp can stay
+// on its stack.)
+func (p *prepared) preparePoly(centre float64, t Test, pp polyPart) (polyMeta, float64) {
 	meta := polyMeta{}
-	sum := p.fillPoly(it.centre, t, pp, &meta, false)
+	sum := p.fillPoly(centre, t, pp, &meta, false)
 	if meta.logs {
-		p.fillPoly(it.centre, t, pp, &meta, true)
+		p.fillPoly(centre, t, pp, &meta, true)
 	}
-	it.poly, it.pmeta = pp, meta
-	return sum
+	return meta, sum
 }
 
 // fillPoly is one filling of preparePoly: g_k = e^(u_k), or u_k with logs.
 func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, meta *polyMeta, logs bool) float64 {
-	var count [fastMaxSteps + 1]int
+	var count [fastMaxSteps + 2]int // count[fastMaxSteps+1]: blocks of more steps
 	for _, d := range t.Items {
-		if m := len(d.Steps); m >= 2 && m <= fastMaxSteps {
-			count[m]++
+		if m := len(d.Steps); m >= 2 {
+			count[min(m, fastMaxSteps+1)]++
 		}
 	}
 	sum := 0.0
 	i := 0
 	for m := 2; m <= fastMaxSteps+1; m++ {
-		if m <= fastMaxSteps && count[m] == 0 {
+		if count[m] == 0 {
 			continue
 		}
 		for _, d := range t.Items {

@@ -154,6 +154,14 @@ func pcmTests() []struct {
 		}},
 		{"steps 10 logits apart", []Difficulty{{Count: 1, Steps: []float64{-1300, 500, 2300}}, {Measure: 500, Count: 1}}},
 		{"disordered 0-4", []Difficulty{{Count: 1, Steps: []float64{900, 300, 800, 200}}, {Count: 1, Steps: []float64{400, 500}}}},
+		{"0-16 among 0-2 and 0-3", func() []Difficulty { // more steps than the multiplicative sums take
+			d := []Difficulty{{Count: 2, Steps: []float64{400, 600}}, {Count: 1, Steps: []float64{500, 450, 700}}}
+			var long []float64
+			for k := 0; k < 16; k++ {
+				long = append(long, 200+50*float64(k))
+			}
+			return append(d, Difficulty{Count: 1, Steps: long}, Difficulty{Count: 1, Steps: []float64{300, 650}})
+		}()},
 	}
 }
 
@@ -517,7 +525,7 @@ func TestStrandsPolytomous(t *testing.T) {
 
 // TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
 // (E to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term could
-// leave e^±340.
+// leave e^±340 or a block has more than fastMaxSteps steps.
 func TestPCMFastSums(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
@@ -540,7 +548,7 @@ func TestPCMFastSums(t *testing.T) {
 			used := 0
 			for x := -60.0; x <= 60; x += 0.37 {
 				if !pm.fast(x) {
-					if pm.reach+float64(pm.top)*math.Abs(x) <= fastReach {
+					if pm.top <= fastMaxSteps && pm.reach+float64(pm.top)*math.Abs(x) <= fastReach {
 						t.Fatalf("x=%v: not fast within the bound", x)
 					}
 					continue
@@ -565,8 +573,11 @@ func TestPCMFastSums(t *testing.T) {
 					t.Errorf("x=%v: log normaliser fast %v; log space %v", x, fast, slow)
 				}
 			}
-			if used == 0 {
+			switch {
+			case used == 0 && pm.top <= fastMaxSteps:
 				t.Error("the fast sums were never used")
+			case used > 0 && pm.top > fastMaxSteps:
+				t.Errorf("the fast sums were used %d times with a block of %d steps", used, pm.top)
 			}
 		})
 	}

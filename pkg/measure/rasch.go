@@ -90,7 +90,8 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	it.unit = true
 	sum := 0.0
 	if poly > 0 {
-		sum = p.preparePoly(&it, t, polyPart(buf[2*m:2*m+size]))
+		it.poly = polyPart(buf[2*m : 2*m+size])
+		it.pmeta, sum = p.preparePoly(it.centre, t, it.poly)
 	}
 	i := 0
 	for _, d := range t.Items {
