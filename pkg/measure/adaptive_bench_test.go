@@ -2,6 +2,7 @@ package measure
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -72,5 +73,64 @@ func BenchmarkAdaptiveNext(b *testing.B) {
 				b.ReportMetric(float64(inNext)/float64(inEAP), "next/eap")
 			})
 		}
+	}
+}
+
+// adaptivePCMBank is a lexile bank of 1,000 items over −400 … 1800: with poly, items scored 0–2
+// and 0–3 in turn, steps 0.8 logits apart about the item's location (pcmBenchTest's items);
+// without, the 0/1 items at the same locations.
+func adaptivePCMBank(b *testing.B, poly bool) *Bank {
+	b.Helper()
+	f := testFramework(b, "lexile")
+	const n = 1000
+	items := make([]Item, n)
+	for i := range items {
+		loc := -400 + 2200*float64((i*613)%n)/n
+		items[i] = Item{ID: fmt.Sprintf("L%04d", i+1), Framework: "lexile", Difficulty: loc}
+		if poly {
+			m := 2 + i%2
+			for k := 0; k < m; k++ {
+				items[i].Steps = append(items[i].Steps, loc+0.8*f.UnitsPerLogit*(float64(k)-float64(m-1)/2))
+			}
+		}
+	}
+	bk, err := NewBank(f, items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bk
+}
+
+// BenchmarkAdaptiveNextPCM is the next item on a bank of 1,000 partial credit items against a
+// bank of 1,000 dichotomous items at the same locations (the target: at most 1.5 times), after 10
+// answers chosen by each bank itself (about two thirds of the points), prior 700 ± 300. cpu-ns/op
+// is the thread's CPU time per Next, steadier than wall time on a busy machine.
+func BenchmarkAdaptiveNextPCM(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		poly bool
+	}{{"items=pcm", true}, {"items=dichotomous", false}} {
+		bk := adaptivePCMBank(b, c.poly)
+		req := AdaptiveRequest{PriorAbility: ptr(700.0), PriorUncertainty: ptr(300.0), Stop: StopRules{MaxItems: ptr(100)}}
+		for len(req.Items) < 10 {
+			step, err := bk.Next(&req)
+			if err != nil || step.Next == nil {
+				b.Fatalf("building the session: %v, %+v", err, step)
+			}
+			m := step.Next.MaxScore()
+			req.Items = append(req.Items, Response{ID: step.Next.ID, Score: (2*m + len(req.Items)%3) / 3, Correct: len(req.Items)%3 != 1})
+		}
+		b.Run(c.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ReportAllocs()
+			t0 := threadCPU()
+			for b.Loop() {
+				if step, err := bk.Next(&req); err != nil || step.Next == nil {
+					b.Fatalf("%v, %+v", err, step)
+				}
+			}
+			b.ReportMetric(float64((threadCPU()-t0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

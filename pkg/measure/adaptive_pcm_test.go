@@ -202,7 +202,7 @@ func TestBestWithPolytomousIsTheTopK(t *testing.T) {
 		for theta := -2000.0; theta <= 3000; theta += 37 {
 			for _, k := range []int{1, 3, 8} {
 				sel := &selector{theta: theta, s: p.s, lambda: p.lambda, target: target}
-				got := sel.best(bk.all, bk.order, bk.poly, used, k, nil)
+				got := sel.best(bk.all, bk.pidx, bk.dich, bk.poly, used, k, nil)
 				var all []candidate
 				for pos := range bk.all {
 					if contains(used, int32(pos)) {
