@@ -20,7 +20,9 @@ type polyMeta struct {
 	// multiplication alone; beyond it each term is its own exp, relative to the largest.
 	reach float64
 	top   int
-	logs  bool // the blocks hold u_k, not g_k: never the multiplicative sums
+	logs  bool    // the blocks hold u_k, not g_k: never the multiplicative sums
+	unit  bool    // every block's count is 1
+	most  float64 // Σ w·m: the blocks' maximum score
 }
 
 // fastReach bounds the terms of the multiplicative sums (see polyMeta): a category's term is at
@@ -263,10 +265,18 @@ func (it *items) logNormPoly(x float64) float64 {
 	const fold = 0x1p500
 	y := math.Exp(x)
 	p0, p1, ex := 1.0, 1.0, 0
-	most := 0.0
 	for i := 0; i < len(pp); {
 		m, blocks, next := pp.group(i)
 		i = next
+		if it.pmeta.unit && m == 2 { // the common case, without the count's test
+			for ; len(blocks) >= 3; blocks = blocks[3:] {
+				if p0 > fold {
+					p0, ex = mantissa(p0, ex)
+				}
+				p0, p1 = p1, p0*(1+blocks[1]*y*(1+blocks[2]*y))
+			}
+			continue
+		}
 		for ; len(blocks) > 0; blocks = blocks[1+m:] {
 			w := blocks[0]
 			var norm float64
@@ -281,7 +291,6 @@ func (it *items) logNormPoly(x float64) float64 {
 					norm = 1 + blocks[k]*y*norm
 				}
 			}
-			most += w * float64(m)
 			if w != 1 {
 				sum += w * math.Log(norm)
 				continue
@@ -294,7 +303,7 @@ func (it *items) logNormPoly(x float64) float64 {
 	}
 	p0, ex = mantissa(p0, ex)
 	p1, ex = mantissa(p1, ex)
-	return sum + float64(ex)*math.Ln2 + math.Log(p0*p1) - most*x
+	return sum + float64(ex)*math.Ln2 + math.Log(p0*p1) - it.pmeta.most*x
 }
 
 // polySize is the room a test's polytomous blocks take in a polyPart.
@@ -324,7 +333,13 @@ func polySize(t Test) int {
 // themselves. (Nothing is stored through a pointer, so that the caller's buffer for pp can stay
 // on its stack.)
 func (p *prepared) preparePoly(centre float64, t Test, pp polyPart) (polyMeta, float64) {
-	meta := polyMeta{}
+	meta := polyMeta{unit: true}
+	for _, d := range t.Items {
+		if len(d.Steps) >= 2 {
+			meta.unit = meta.unit && d.Count == 1
+			meta.most += float64(d.Count * len(d.Steps))
+		}
+	}
 	sum := p.fillPoly(centre, t, pp, &meta, false)
 	if meta.logs {
 		p.fillPoly(centre, t, pp, &meta, true)
