@@ -245,9 +245,10 @@ func logNorm(a []float64, x float64) float64 {
 // logNormPoly is Σ w·logNorm over the polytomous blocks. Where the sums may be formed by
 // multiplication (polyMeta.fast) it is Σ w·log Σ_h t_h − M·x, each block's sum in nested form
 // 1 + g_1·y·(1 + g_2·y·(…)), the logs of unit blocks taken together as the log of a product, as
-// logProduct does: two running products taken in turn (so that each multiplication need not
-// wait for the one before), a product above 2^500 moving its binary exponent into an integer
-// count (every sum lies in [1, 2^495]: it holds t_0 = 1, and each term is at most e^340).
+// logProduct does: two running products (so that each multiplication need not wait for the one
+// before; unit blocks of 2 and 3 steps two at a time), a product above 2^500 moving its binary
+// exponent into an integer count (every sum lies in [1, 2^495]: it holds t_0 = 1, and each term
+// is at most e^340).
 func (it *items) logNormPoly(x float64) float64 {
 	pp := it.poly
 	sum := 0.0
@@ -268,12 +269,39 @@ func (it *items) logNormPoly(x float64) float64 {
 	for i := 0; i < len(pp); {
 		m, blocks, next := pp.group(i)
 		i = next
-		if it.pmeta.unit && m == 2 { // the common case, without the count's test
-			for ; len(blocks) >= 3; blocks = blocks[3:] {
+		if it.pmeta.unit && m == 2 { // the common case, two blocks at a time, without the count's test
+			for ; len(blocks) >= 6; blocks = blocks[6:] {
+				b := blocks[:6:6]
+				if p0 > fold || p1 > fold {
+					p0, ex = mantissa(p0, ex)
+					p1, ex = mantissa(p1, ex)
+				}
+				p0 *= 1 + b[1]*y*(1+b[2]*y)
+				p1 *= 1 + b[4]*y*(1+b[5]*y)
+			}
+			if len(blocks) == 3 {
 				if p0 > fold {
 					p0, ex = mantissa(p0, ex)
 				}
-				p0, p1 = p1, p0*(1+blocks[1]*y*(1+blocks[2]*y))
+				p0 *= 1 + blocks[1]*y*(1+blocks[2]*y)
+			}
+			continue
+		}
+		if it.pmeta.unit && m == 3 { // likewise
+			for ; len(blocks) >= 8; blocks = blocks[8:] {
+				b := blocks[:8:8]
+				if p0 > fold || p1 > fold {
+					p0, ex = mantissa(p0, ex)
+					p1, ex = mantissa(p1, ex)
+				}
+				p0 *= 1 + b[1]*y*(1+b[2]*y*(1+b[3]*y))
+				p1 *= 1 + b[5]*y*(1+b[6]*y*(1+b[7]*y))
+			}
+			if len(blocks) == 4 {
+				if p0 > fold {
+					p0, ex = mantissa(p0, ex)
+				}
+				p0 *= 1 + blocks[1]*y*(1+blocks[2]*y*(1+blocks[3]*y))
 			}
 			continue
 		}
