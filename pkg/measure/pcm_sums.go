@@ -361,13 +361,7 @@ func polySize(t Test) int {
 // themselves. (Nothing is stored through a pointer, so that the caller's buffer for pp can stay
 // on its stack.)
 func (p *prepared) preparePoly(centre float64, t Test, pp polyPart) (polyMeta, float64) {
-	meta := polyMeta{unit: true}
-	for _, d := range t.Items {
-		if len(d.Steps) >= 2 {
-			meta.unit = meta.unit && d.Count == 1
-			meta.most += float64(d.Count * len(d.Steps))
-		}
-	}
+	var meta polyMeta
 	sum := p.fillPoly(centre, t, pp, &meta, false)
 	if meta.logs {
 		p.fillPoly(centre, t, pp, &meta, true)
@@ -378,9 +372,12 @@ func (p *prepared) preparePoly(centre float64, t Test, pp polyPart) (polyMeta, f
 // fillPoly is one filling of preparePoly: g_k = e^(u_k), or u_k with logs.
 func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, meta *polyMeta, logs bool) float64 {
 	var count [fastMaxSteps + 2]int // count[fastMaxSteps+1]: blocks of more steps
+	meta.unit, meta.most = true, 0
 	for _, d := range t.Items {
 		if m := len(d.Steps); m >= 2 {
 			count[min(m, fastMaxSteps+1)]++
+			meta.unit = meta.unit && d.Count == 1
+			meta.most += float64(d.Count * m)
 		}
 	}
 	sum := 0.0
