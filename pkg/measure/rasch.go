@@ -41,12 +41,9 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	poly := 0 // blocks with two or more steps
 	for i, d := range t.Items {
 		if len(d.Steps) >= 2 {
-			if err := checkSteps(i, d, n); err != nil {
+			var err error
+			if lo, hi, err = checkSteps(i, d, n, lo, hi); err != nil {
 				return it, err
-			}
-			for _, step := range d.Steps {
-				lo = min(lo, step)
-				hi = max(hi, step)
 			}
 			n += d.Count * len(d.Steps)
 			poly++
@@ -233,18 +230,20 @@ func (it *items) newtonFrom(lo, hi, x, r, g, info float64) float64 {
 }
 
 // checkSteps validates block i of a test, a polytomous one: finite steps, a count of at least 1,
-// and a total score (n so far) that stays below 2^31.
-func checkSteps(i int, d Difficulty, n int) error {
+// and a total score (n so far) that stays below 2^31. It returns lo and hi widened by the steps
+// (one pass over them for both).
+func checkSteps(i int, d Difficulty, n int, lo, hi float64) (float64, float64, error) {
 	for k, step := range d.Steps {
 		if !finite(step) {
-			return fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
+			return lo, hi, fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
 		}
+		lo, hi = min(lo, step), max(hi, step)
 	}
 	if d.Count < 1 {
-		return fmt.Errorf("item %d: count %d is below 1", i, d.Count)
+		return lo, hi, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
 	}
 	if d.Count > (math.MaxInt32-n)/len(d.Steps) {
-		return errors.New("test has a maximum score above 2^31")
+		return lo, hi, errors.New("test has a maximum score above 2^31")
 	}
-	return nil
+	return lo, hi, nil
 }
