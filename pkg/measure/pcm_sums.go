@@ -95,10 +95,11 @@ func (it *items) scorePoly(x, r float64) (excess, info float64) {
 }
 
 // fastScore returns, at y = e^x, Σ w·h, Σ w·(E − h) and Σ w·V over the blocks of pp, h being
-// each block's category nearest its mean score E, from the terms t_h (no exp). E − h and V are
-// sums about h (each term at most m² in size, so none rounds away and V cannot cancel), so E
-// keeps its precision near 0 and near m and V stays positive where one category holds nearly
-// everything.
+// each block's category nearest its mean score E, from the terms t_h (no exp). E − h is a sum
+// about h (each term at most m in size, so none rounds away), so E keeps its precision near 0
+// and near m; V is a sum about h too (fastScoreM), or for 2 and 3 steps Σ_{i<j} (j − i)²·t_i·t_j
+// over s0², whose terms are all positive: either way it cannot cancel, and stays positive where
+// one category holds nearly everything.
 func (pp polyPart) fastScore(y float64) (points, frac, info float64) {
 	for i := 0; i < len(pp); {
 		m, blocks, next := pp.group(i)
@@ -127,12 +128,12 @@ func fastScore2(blocks []float64, y float64) (points, frac, info float64) {
 		t2 := t1 * (blocks[2] * y)
 		inv := 1 / (1 + t1 + t2)
 		h := math.Floor((t1+2*t2)*inv + 0.5)
-		d0, d1, d2 := -h, 1-h, 2-h
-		dE := (d0 + d1*t1 + d2*t2) * inv
-		v := (d0*d0+d1*d1*t1+d2*d2*t2)*inv - dE*dE
+		dE := (-h + (1-h)*t1 + (2-h)*t2) * inv
+		// V·s0² = Σ_{i<j} (j − i)²·t_i·t_j: positive terms only, so nothing cancels.
+		v := (t1 + 4*t2 + t1*t2) * inv * inv
 		points += w * h
 		frac += w * dE
-		info += w * max(v, 0)
+		info += w * v
 	}
 	return points, frac, info
 }
@@ -146,12 +147,12 @@ func fastScore3(blocks []float64, y float64) (points, frac, info float64) {
 		t3 := t2 * (blocks[3] * y)
 		inv := 1 / (1 + t1 + t2 + t3)
 		h := math.Floor((t1+2*t2+3*t3)*inv + 0.5)
-		d0, d1, d2, d3 := -h, 1-h, 2-h, 3-h
-		dE := (d0 + d1*t1 + d2*t2 + d3*t3) * inv
-		v := (d0*d0+d1*d1*t1+d2*d2*t2+d3*d3*t3)*inv - dE*dE
+		dE := (-h + (1-h)*t1 + (2-h)*t2 + (3-h)*t3) * inv
+		// V·s0² = Σ_{i<j} (j − i)²·t_i·t_j, as in fastScore2.
+		v := (t1*(1+t2+4*t3) + t2*(4+t3) + 9*t3) * inv * inv
 		points += w * h
 		frac += w * dE
-		info += w * max(v, 0)
+		info += w * v
 	}
 	return points, frac, info
 }
