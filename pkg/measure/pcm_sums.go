@@ -335,52 +335,46 @@ func (it *items) logNormPoly(x float64) float64 {
 	return sum + float64(ex)*math.Ln2 + math.Log(p0*p1) - it.pmeta.most*x
 }
 
-// polySize is the room a test's polytomous blocks take in a polyPart.
-func polySize(t Test) int {
-	size := 0
-	var seen [fastMaxSteps + 2]bool
-	for _, d := range t.Items {
-		m := len(d.Steps)
-		switch {
-		case m < 2:
-			continue
-		case m > fastMaxSteps: // a group of its own
-			size += 2
-		case !seen[m]:
-			seen[m] = true
-			size += 2
-		}
-		size += 1 + m
-	}
-	return size
+// polyCounts is what preparing a test learns of its polytomous blocks while checking them: how
+// many blocks have each number of steps (count[fastMaxSteps+1]: more steps, each a group of its
+// own), the room they take in a polyPart, whether some count is not 1, and Σ count·m.
+type polyCounts struct {
+	count   [fastMaxSteps + 2]int
+	size    int
+	notUnit bool
+	most    float64
 }
 
-// preparePoly fills the polytomous blocks of t (those with two or more steps) into pp
-// (polySize floats), grouped by number of steps in ascending order, in logits relative to
+// add counts block d in.
+func (pc *polyCounts) add(d Difficulty) {
+	m := len(d.Steps)
+	c := min(m, fastMaxSteps+1)
+	if m > fastMaxSteps || pc.count[c] == 0 { // a new group's m and n
+		pc.size += 2
+	}
+	pc.count[c]++
+	pc.size += 1 + m
+	pc.notUnit = pc.notUnit || d.Count != 1
+	pc.most += float64(d.Count * m)
+}
+
+// preparePoly fills the polytomous blocks of t (those with two or more steps; pc counted them)
+// into pp (pc.size floats), grouped by number of steps in ascending order, in logits relative to
 // centre, and returns what the sums need to know of them and the sum of their count-weighted
 // steps (logits). A u_k beyond maxRatioLogits has every block filled again with the u_k
 // themselves. (Nothing is stored through a pointer, so that the caller's buffer for pp can stay
 // on its stack.)
-func (p *prepared) preparePoly(centre float64, t Test, pp polyPart) (polyMeta, float64) {
-	var meta polyMeta
-	sum := p.fillPoly(centre, t, pp, &meta, false)
+func (p *prepared) preparePoly(centre float64, t Test, pp polyPart, pc *polyCounts) (polyMeta, float64) {
+	meta := polyMeta{unit: !pc.notUnit, most: pc.most}
+	sum := p.fillPoly(centre, t, pp, pc.count, &meta, false)
 	if meta.logs {
-		p.fillPoly(centre, t, pp, &meta, true)
+		p.fillPoly(centre, t, pp, pc.count, &meta, true)
 	}
 	return meta, sum
 }
 
 // fillPoly is one filling of preparePoly: g_k = e^(u_k), or u_k with logs.
-func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, meta *polyMeta, logs bool) float64 {
-	var count [fastMaxSteps + 2]int // count[fastMaxSteps+1]: blocks of more steps
-	meta.unit, meta.most = true, 0
-	for _, d := range t.Items {
-		if m := len(d.Steps); m >= 2 {
-			count[min(m, fastMaxSteps+1)]++
-			meta.unit = meta.unit && d.Count == 1
-			meta.most += float64(d.Count * m)
-		}
-	}
+func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, count [fastMaxSteps + 2]int, meta *polyMeta, logs bool) float64 {
 	sum := 0.0
 	i := 0
 	for m := 2; m <= fastMaxSteps+1; m++ {

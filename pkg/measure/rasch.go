@@ -39,6 +39,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
 	poly := 0 // blocks with two or more steps
+	var pc polyCounts
 	for i, d := range t.Items {
 		if len(d.Steps) >= 2 {
 			var err error
@@ -47,6 +48,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 			}
 			n += d.Count * len(d.Steps)
 			poly++
+			pc.add(d)
 			continue
 		}
 		measure := d.Measure
@@ -74,10 +76,7 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 			hi-lo, (hi-lo)*p.invS, maxSpreadLogits)
 	}
 	m -= poly
-	size := 0
-	if poly > 0 {
-		size = polySize(t)
-	}
+	size := pc.size
 	if cap(buf) < 2*m+size {
 		buf = make([]float64, 2*m+size)
 	}
@@ -88,10 +87,14 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	sum := 0.0
 	if poly > 0 {
 		it.poly = polyPart(buf[2*m : 2*m+size])
-		it.pmeta, sum = p.preparePoly(it.centre, t, it.poly)
+		it.pmeta, sum = p.preparePoly(it.centre, t, it.poly, &pc)
+	}
+	dich := t.Items
+	if m == 0 { // every block polytomous: none to fill
+		dich = nil
 	}
 	i := 0
-	for _, d := range t.Items {
+	for _, d := range dich {
 		measure := d.Measure
 		switch len(d.Steps) {
 		case 0:
