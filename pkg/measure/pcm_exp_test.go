@@ -7,8 +7,7 @@ import (
 )
 
 // TestStepExp: stepExp is math.Exp within 5e-16 relative (2 ulps) over ±maxRatioLogits (500,000 seeded
-// points, the ends, 0 and the points where the table's index turns over), and math.Exp's own
-// answer beyond.
+// points, the ends, 0 and the points where the table's index turns over).
 func TestStepExp(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 42))
@@ -29,12 +28,4 @@ func TestStepExp(t *testing.T) {
 		}
 	}
 	t.Logf("largest relative difference %.3g", worst)
-	for _, u := range []float64{maxRatioLogits + 1, -maxRatioLogits - 1, 800, -800, math.Inf(1), math.Inf(-1)} {
-		if got, want := stepExp(u), math.Exp(u); got != want {
-			t.Errorf("stepExp(%v) = %v; want math.Exp's %v", u, got, want)
-		}
-	}
-	if got := stepExp(math.NaN()); !math.IsNaN(got) {
-		t.Errorf("stepExp(NaN) = %v; want NaN", got)
-	}
 }

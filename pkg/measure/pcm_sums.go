@@ -417,7 +417,10 @@ func (p *prepared) fillBlock(centre float64, steps, vals []float64, meta *polyMe
 		if logs {
 			vals[k] = u
 		} else {
-			vals[k] = stepExp(u)
+			vals[k] = 0 // beyond maxRatioLogits: filled again with the u_k
+			if math.Abs(u) <= maxRatioLogits {
+				vals[k] = stepExp(u)
+			}
 		}
 	}
 	meta.reach = reach
