@@ -623,3 +623,46 @@ func TestPCMBayesExtremes(t *testing.T) {
 		})
 	}
 }
+
+// TestPCMExtremeLambda: with a successAtMatch of 1e-305 (λ ≈ −702), a step's ratio e^(λ − δ)
+// would leave the range stepExp is exact in: the blocks are held as logs and the log-space sums
+// used. Since λ only shifts the scale (θ enters as θ/s + λ), the MLE and EAP for every raw score
+// are those of λ = 0 (the quantile framework, its prior shifted alike) less λ·s, within 1e-6
+// logits.
+func TestPCMExtremeLambda(t *testing.T) {
+	t.Parallel()
+	base := testFramework(t, "quantile") // λ = 0
+	f := testFramework(t, "quantile")
+	f.SuccessAtMatch = 1e-305
+	if err := f.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	items := []Difficulty{{Count: 1, Steps: []float64{400, 600}}, {Count: 1, Steps: []float64{500, 450, 700}}, {Measure: 550, Count: 1}}
+	p, err := f.prepared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := p.prepare(Test{Items: items}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.pmeta.logs {
+		t.Fatalf("λ = %v: the blocks hold ratios; want logs", p.lambda)
+	}
+	shift := p.lambda * f.UnitsPerLogit
+	tol := 1e-6 * f.UnitsPerLogit
+	for r := 0; r <= maxScore(items); r++ {
+		test := Test{Items: items, Correct: r}
+		got, err := f.Standard(test)
+		want, errW := base.Standard(test)
+		if err != nil || errW != nil || math.Abs(got.Ability-(want.Ability-shift)) > tol || math.Abs(got.Uncertainty-want.Uncertainty) > tol {
+			t.Errorf("r=%d: MLE got %v, %v; want %.8f ± %.8f", r, got, err, want.Ability-shift, want.Uncertainty)
+		}
+		prior := Normal{Mean: 500 - shift, SD: 200}
+		bay, err := f.Bayes(test, prior)
+		wantB, errW := base.Bayes(test, Normal{Mean: 500, SD: 200})
+		if err != nil || errW != nil || math.Abs(bay.Ability-(wantB.Ability-shift)) > tol || math.Abs(bay.Uncertainty-wantB.Uncertainty) > tol {
+			t.Errorf("r=%d: EAP got %v, %v; want %.8f ± %.8f", r, bay, err, wantB.Ability-shift, wantB.Uncertainty)
+		}
+	}
+}
