@@ -2,8 +2,8 @@ package measure
 
 import (
 	"fmt"
-	"syscall"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )

@@ -196,7 +196,13 @@ func (pp polyPart) slowScore(pm *polyMeta, x float64) (points, frac, info float6
 		i = next
 		for ; len(blocks) > 0; blocks = blocks[1+m:] {
 			w := blocks[0]
-			h, dE, v := moments(pm.logits(blocks[1:1+m], buf[:0]), x)
+			var h int
+			var dE, v float64
+			if m > fastMaxSteps { // stored as u_k (preparePoly); no buffer holds its a_h
+				h, dE, v = longMoments(blocks[1:1+m], x)
+			} else {
+				h, dE, v = moments(pm.logits(blocks[1:1+m], buf[:0]), x)
+			}
 			points += w * float64(h)
 			frac += w * dE
 			info += w * v
@@ -259,6 +265,10 @@ func (it *items) logNormPoly(x float64) float64 {
 			m, blocks, next := pp.group(i)
 			i = next
 			for ; len(blocks) > 0; blocks = blocks[1+m:] {
+				if m > fastMaxSteps { // stored as u_k (preparePoly); no buffer holds its a_h
+					sum += blocks[0] * longLogNorm(blocks[1:1+m], x)
+					continue
+				}
 				sum += blocks[0] * logNorm(it.pmeta.logits(blocks[1:1+m], buf[:0]), x)
 			}
 		}
@@ -366,8 +376,12 @@ func (pc *polyCounts) add(d Difficulty) {
 // on its stack.)
 func (p *prepared) preparePoly(centre float64, t Test, pp polyPart, pc *polyCounts) (polyMeta, float64) {
 	meta := polyMeta{unit: !pc.notUnit, most: pc.most}
-	sum := p.fillPoly(centre, t, pp, pc.count, &meta, false)
-	if meta.logs {
+	// A block of more than fastMaxSteps steps keeps the sums in log space, where the ratios would
+	// be taken back to logs at every evaluation: the u_k are stored at once.
+	long := pc.count[fastMaxSteps+1] > 0
+	meta.logs = long
+	sum := p.fillPoly(centre, t, pp, pc.count, &meta, long)
+	if meta.logs && !long {
 		p.fillPoly(centre, t, pp, pc.count, &meta, true)
 	}
 	return meta, sum
@@ -427,4 +441,47 @@ func (p *prepared) fillBlock(centre float64, steps, vals []float64, meta *polyMe
 	meta.logs = meta.logs || far
 	meta.top = max(meta.top, len(steps))
 	return acc
+}
+
+// longMoments is moments for a block of more than fastMaxSteps steps from its u_k, a_h formed as
+// it goes (a_h = u_1 + … + u_h, added in the same order as logits adds them).
+func longMoments(u []float64, x float64) (h int, dE, v float64) {
+	top, a := 0.0, 0.0
+	for j, uj := range u {
+		a += uj
+		if c := float64(j+1)*x + a; c > top {
+			top, h = c, j+1
+		}
+	}
+	s0 := math.Exp(-top)
+	s1 := float64(-h) * s0
+	s2 := float64(h*h) * s0
+	a = 0
+	for j, uj := range u {
+		a += uj
+		p := math.Exp(float64(j+1)*x + a - top)
+		d := float64(j + 1 - h)
+		s0 += p
+		s1 += d * p
+		s2 += d * d * p
+	}
+	dE = s1 / s0
+	return h, dE, max(s2/s0-dE*dE, 0)
+}
+
+// longLogNorm is logNorm for a block of more than fastMaxSteps steps from its u_k.
+func longLogNorm(u []float64, x float64) float64 {
+	m := len(u)
+	top, a := -float64(m)*x, 0.0
+	for j, uj := range u {
+		a += uj
+		top = max(top, a-float64(m-j-1)*x)
+	}
+	s := math.Exp(-float64(m)*x - top)
+	a = 0
+	for j, uj := range u {
+		a += uj
+		s += math.Exp(a - float64(m-j-1)*x - top)
+	}
+	return top + math.Log(s)
 }
