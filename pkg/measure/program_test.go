@@ -163,9 +163,14 @@ func TestLoadRejectsBadPrograms(t *testing.T) {
 			`items.csv:5: program "Acme" must be`},
 		{"65 characters", func(m fstest.MapFS) { setLine(m, "items.csv", 5, "L000003,lexile,Craft and Structure,-290,,"+long) },
 			`items.csv:5: program "` + long + `" must be`},
-		{"a star", func(m fstest.MapFS) { setLine(m, "links.csv", 4, "STATE-MATH-2026,quantile,linear,2.5,-650,200,800,40,*") },
+		{"a star", func(m fstest.MapFS) {
+			setLine(m, "links.csv", 4, "STATE-MATH-2026,quantile,linear,2.5,-650,200,800,40,*")
+		},
 			`links.csv:4: program "*" must be`},
-		{"form of another program's item", func(m fstest.MapFS) { setLine(m, "items.csv", 4, "L000002,lexile,Key Ideas,616,,beta"); addFormRow(m, "FORM-READ-G3,lexile,L000002,acme") },
+		{"form of another program's item", func(m fstest.MapFS) {
+			setLine(m, "items.csv", 4, "L000002,lexile,Key Ideas,616,,beta")
+			addFormRow(m, "FORM-READ-G3,lexile,L000002,acme")
+		},
 			`item "L000002" is of program beta; form "FORM-READ-G3" of program acme may hold only shared items and its own program's`},
 		{"shared form of a program's item", func(m fstest.MapFS) { addFormRow(m, "FORM-READ-G8,lexile,L000001,") },
 			`item "L000001" is of program acme; form "FORM-READ-G8" of shared content may hold only`},
