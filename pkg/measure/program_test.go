@@ -204,3 +204,37 @@ func TestLoadRejectsBadPrograms(t *testing.T) {
 func addFormRow(m fstest.MapFS, row string) {
 	m["forms.csv"] = &fstest.MapFile{Data: append(append([]byte{}, m["forms.csv"].Data...), "\n"+row+"\n"...)}
 }
+
+// BenchmarkView is what a request pays for its client's view of a bundle with programs: a cached
+// view (a map look-up) against building it (a filter of the bank and its indexes), with the
+// bundle itself (a client that sees everything) as the floor.
+func BenchmarkView(b *testing.B) {
+	bundle, err := LoadFS(withPrograms())
+	if err != nil {
+		b.Fatal(err)
+	}
+	acme := ProgramSet("acme")
+	bundle.View(acme)
+	b.Run("everything", func(b *testing.B) {
+		all := AllPrograms()
+		for b.Loop() {
+			bundle.View(all)
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			bundle.View(acme)
+		}
+	})
+	b.Run("cached with the set from the claims", func(b *testing.B) {
+		claims := []string{"acme"}
+		for b.Loop() {
+			bundle.View(ProgramSet(claims...))
+		}
+	})
+	b.Run("built", func(b *testing.B) {
+		for b.Loop() {
+			bundle.view(acme)
+		}
+	})
+}
