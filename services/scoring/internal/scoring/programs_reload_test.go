@@ -211,8 +211,16 @@ func TestProgramsReloadUnderLoad(t *testing.T) {
 	// Visible (items and client acme's); each step moves one of them, which flips what is seen.
 	var windows []window
 	item, client := "acme", "acme"
+	answered := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(obs)
+	}
 	for step := range 24 {
-		time.Sleep(15 * time.Millisecond)
+		// Each state serves a few answers, however slow the machine, before the next reload.
+		for n, deadline := answered(), time.Now().Add(5*time.Second); answered() < n+6 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		from := time.Now()
 		if step%2 == 0 {
 			item = map[string]string{"acme": "beta", "beta": "acme"}[item]
@@ -224,7 +232,7 @@ func TestProgramsReloadUnderLoad(t *testing.T) {
 		full.Frame.Reload()
 		windows = append(windows, window{from: from, to: time.Now(), seen: item == client})
 	}
-	time.Sleep(15 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
 	close(done)
 	wg.Wait()
 	counts := map[bool]int{}
