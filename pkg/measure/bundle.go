@@ -12,6 +12,7 @@ type Item struct {
 	ID, Framework, Strand string
 	Difficulty            float64
 	Steps                 []float64 // step difficulties (measure units) of a polytomous item; nil for a dichotomous one
+	Program               string    // the program that owns it; "" for shared content
 }
 
 // MaxScore is the item's highest score: len(Steps) for a polytomous item (scored 0 … len(Steps)
@@ -30,6 +31,7 @@ func (it Item) Polytomous() bool { return len(it.Steps) >= 2 }
 type Form struct {
 	ID, Framework string
 	Items         []string
+	Program       string // the program that owns it; "" for shared content
 }
 
 // Benchmark is a strand benchmark (§6): the lower and upper measure of category 2.
@@ -62,6 +64,8 @@ type Bundle struct {
 	growth     map[growthKey]*GrowthModel // growth norms (§15), growthnorms_load.go
 	banks      map[string]*Bank           // adaptive-testing index per framework (adaptive_index.go)
 	catalog    []Item                     // every item in id byte order, for the content catalog (catalog.go)
+	programs   []string                   // the programs that own content, sorted (program.go)
+	views      *viewCache                 // the bundle as each set of programs sees it (program.go)
 }
 
 type benchKey struct {

@@ -28,9 +28,9 @@ func DemoFiles() fs.FS {
 // strands.csv. An item whose id is already in base (or twice in items), of a framework base does
 // not have, with a difficulty or a step that is not a number, or with steps whose mean is not its
 // difficulty (within 0.5) is an error. Difficulties and steps are written to 0.01 units; a
-// polytomous item's steps go to the column `steps` (`410;520;655`), which is added to the header
-// of items.csv if base has none (its rows, and the rows of items without steps, are written for
-// the four columns as before: a row may leave the last column out).
+// polytomous item's steps go to the column `steps` (`410;520;655`) and an item's program to the
+// column `program`, each added to the header of items.csv if base has none (its rows, and the
+// rows of items without them, are written as before: a row may leave its last columns out).
 //
 // dir must not exist or be empty. The bundle is written into a new directory beside dir, loaded
 // back (so what is written is known to load), and only then renamed to dir: on any error nothing
@@ -61,6 +61,8 @@ func ExtendBundle(base fs.FS, items []Item, dir string) error {
 			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not a number", it.ID, it.Difficulty))
 		case !Finite(it.Steps...):
 			errs = append(errs, fmt.Errorf("item %s: steps %v are not all numbers", it.ID, it.Steps))
+		case it.Program != "" && !ValidProgram(it.Program):
+			errs = append(errs, fmt.Errorf("item %s: program %q must be 1 to 64 of a-z 0-9 . _ - starting with a letter or digit", it.ID, it.Program))
 		case len(it.Steps) > 0 && math.Abs(stepMean(it.Steps)-it.Difficulty) > maxStepsMeanGap:
 			errs = append(errs, fmt.Errorf("item %s: difficulty %v is not the mean of its steps %v (%v, within %v)", it.ID, it.Difficulty, it.Steps, stepMean(it.Steps), maxStepsMeanGap))
 		default:
@@ -106,27 +108,36 @@ func stepMean(v []float64) float64 {
 }
 
 // extendItems appends items to the items.csv data, adding the steps column to its header when an
-// item has steps and the header lacks it.
+// item has steps and the program column when an item has a program, if the header lacks them.
 func extendItems(data []byte, items []Item) ([]byte, error) {
-	hasSteps, polytomous := false, false
+	polytomous, owned := false, false
 	for _, it := range items {
 		polytomous = polytomous || len(it.Steps) > 0
+		owned = owned || it.Program != ""
 	}
-	if polytomous {
-		var err error
-		if data, hasSteps, err = withStepsColumn(data); err != nil {
-			return nil, err
-		}
+	data, cols, err := withItemColumns(data, polytomous, owned)
+	if err != nil {
+		return nil, err
 	}
 	return appendRows(data, fmt.Sprintf("# %d items added by calibration", len(items)), func(w *csv.Writer) {
 		for _, it := range items {
 			row := []string{it.ID, it.Framework, it.Strand, units(it.Difficulty)}
-			if len(it.Steps) > 0 && hasSteps {
-				steps := make([]string, len(it.Steps))
-				for h, st := range it.Steps {
-					steps[h] = units(st)
+			for _, col := range cols {
+				switch col {
+				case "steps":
+					steps := make([]string, len(it.Steps))
+					for h, st := range it.Steps {
+						steps[h] = units(st)
+					}
+					row = append(row, strings.Join(steps, ";"))
+				case "program":
+					row = append(row, it.Program)
 				}
-				row = append(row, strings.Join(steps, ";"))
+			}
+			// Optional columns may be left out at the end of a row: an item without them is
+			// written as before they existed.
+			for len(row) > len(itemsHeader) && row[len(row)-1] == "" {
+				row = row[:len(row)-1]
 			}
 			_ = w.Write(row)
 		}
@@ -136,41 +147,62 @@ func extendItems(data []byte, items []Item) ([]byte, error) {
 // units formats a measure to 0.01 units, as a bundle stores it.
 func units(v float64) string { return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64) }
 
-// withStepsColumn returns items.csv data whose header ends with the steps column: data itself if
-// it does, else data with ",steps" added to the header line (the header is the first line that is
-// not a comment; the rows stay as they are). It reports whether the header has the column.
-func withStepsColumn(data []byte) ([]byte, bool, error) {
+// withItemColumns returns items.csv data whose header has the steps column if it had it or steps
+// is set, and the program column likewise, and the optional columns of the new header. The
+// header is the first line that is not a comment; a column added at the end leaves the rows as
+// they are, and steps added before an existing program column gives each row that reaches the
+// program column an empty steps field.
+func withItemColumns(data []byte, steps, program bool) ([]byte, []string, error) {
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1
 	head, err := cr.Read()
 	if err != nil {
-		return nil, false, fmt.Errorf("items.csv of the base bundle: %w", err)
+		return nil, nil, fmt.Errorf("items.csv of the base bundle: %w", err)
 	}
 	head = trimAll(head)
-	if len(head) == len(itemsHeader)+1 && head[len(itemsHeader)] == "steps" {
-		return data, true, nil
+	had, ok := headerWith(head, itemsHeader, itemsOptional)
+	if !ok {
+		return nil, nil, fmt.Errorf("items.csv of the base bundle: header %q; want %q (the last %d optional)",
+			strings.Join(head, ","), strings.Join(append(slices.Clip(itemsHeader), itemsOptional...), ","), len(itemsOptional))
 	}
-	if strings.Join(head, ",") != strings.Join(itemsHeader, ",") {
-		return nil, false, fmt.Errorf("items.csv of the base bundle: header %q; want %q", strings.Join(head, ","), strings.Join(itemsHeader, ","))
+	hadSteps, hadProgram := slices.Contains(had, "steps"), slices.Contains(had, "program")
+	var cols []string
+	if steps || hadSteps {
+		cols = append(cols, "steps")
 	}
-	line, _ := cr.FieldPos(0)
-	start := 0
-	for range line - 1 {
-		start += bytes.IndexByte(data[start:], '\n') + 1
+	if program || hadProgram {
+		cols = append(cols, "program")
 	}
-	end := len(data)
-	if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
-		end = start + nl
+	if len(cols) == len(had)-len(itemsHeader) {
+		return data, cols, nil
 	}
-	if end > start && data[end-1] == '\r' {
-		end--
+	headerLine, _ := cr.FieldPos(0)
+	lines := strings.SplitAfter(string(data), "\n")
+	var out strings.Builder
+	for n, line := range lines {
+		body := strings.TrimRight(line, "\r\n")
+		end := line[len(body):]
+		switch {
+		case n+1 == headerLine:
+			body = strings.Join(append(slices.Clip(itemsHeader), cols...), ",")
+		case n+1 > headerLine && hadProgram && !hadSteps && steps && !strings.HasPrefix(body, "#") && strings.TrimSpace(body) != "":
+			rec, err := csv.NewReader(strings.NewReader(body)).Read()
+			if err != nil {
+				return nil, nil, fmt.Errorf("items.csv of the base bundle: line %d: %w", n+1, err)
+			}
+			if len(rec) > len(itemsHeader) {
+				rec = slices.Insert(rec, len(itemsHeader), "")
+			}
+			var b bytes.Buffer
+			w := csv.NewWriter(&b)
+			_ = w.Write(rec)
+			w.Flush()
+			body = strings.TrimRight(b.String(), "\n")
+		}
+		out.WriteString(body + end)
 	}
-	out := make([]byte, 0, len(data)+len(",steps"))
-	out = append(out, data[:end]...)
-	out = append(out, ",steps"...)
-	out = append(out, data[end:]...)
-	return out, true, nil
+	return []byte(out.String()), cols, nil
 }
 
 // bundleCSVs reads the bundle files of base as LoadFS sees them (hidden names and non-CSV files

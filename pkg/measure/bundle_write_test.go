@@ -83,8 +83,45 @@ func TestExtendItemsSteps(t *testing.T) {
 		t.Errorf("0/1 items: got %q, %v; want %q", got, err, want)
 	}
 	if _, err := extendItems([]byte("id,framework,difficulty\n"), []Item{poly}); err == nil ||
-		err.Error() != `items.csv of the base bundle: header "id,framework,difficulty"; want "id,framework,strand,difficulty"` {
+		err.Error() != `items.csv of the base bundle: header "id,framework,difficulty"; want "id,framework,strand,difficulty,steps,program" (the last 2 optional)` {
 		t.Errorf("bad base header: got %v", err)
+	}
+}
+
+// TestExtendItemsProgram: items of a program add the program column (after steps, when the header
+// has it); steps added to a header that has the program column move each row's program to its
+// column; items without a program are written as before.
+func TestExtendItemsProgram(t *testing.T) {
+	t.Parallel()
+	poly := Item{ID: "P1", Framework: "quantile", Strand: "all", Difficulty: 520, Steps: []float64{410, 630}, Program: "acme"}
+	dich := Item{ID: "D1", Framework: "quantile", Strand: "all", Difficulty: 333, Program: "beta"}
+	shared := Item{ID: "S1", Framework: "quantile", Strand: "all", Difficulty: 100}
+	tests := []struct {
+		name, base string
+		items      []Item
+		want       string
+	}{
+		{"program added", "id,framework,strand,difficulty\nQ1,quantile,all,100\n", []Item{dich, shared},
+			"id,framework,strand,difficulty,program\nQ1,quantile,all,100\n# 2 items added by calibration\nD1,quantile,all,333,beta\nS1,quantile,all,100\n"},
+		{"program after steps", "id,framework,strand,difficulty,steps\nQ1,quantile,all,100,\n", []Item{poly, dich},
+			"id,framework,strand,difficulty,steps,program\nQ1,quantile,all,100,\n# 2 items added by calibration\nP1,quantile,all,520,410;630,acme\nD1,quantile,all,333,,beta\n"},
+		{"steps before a program", "# c\nid,framework,strand,difficulty,program\nQ1,quantile,all,100,acme\nQ2,quantile,all,200\n", []Item{poly},
+			"# c\nid,framework,strand,difficulty,steps,program\nQ1,quantile,all,100,,acme\nQ2,quantile,all,200\n# 1 items added by calibration\nP1,quantile,all,520,410;630,acme\n"},
+		{"a program column kept", "id,framework,strand,difficulty,program\nQ1,quantile,all,100,acme\n", []Item{shared},
+			"id,framework,strand,difficulty,program\nQ1,quantile,all,100,acme\n# 1 items added by calibration\nS1,quantile,all,100\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := extendItems([]byte(tt.base), tt.items)
+			if err != nil || string(got) != tt.want {
+				t.Errorf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	if err := ExtendBundle(DemoFiles(), []Item{{ID: "QX1", Framework: "quantile", Strand: "Geometry", Difficulty: 700, Program: "Acme"}}, t.TempDir()+"/b"); err == nil ||
+		!strings.Contains(err.Error(), `item QX1: program "Acme" must be`) {
+		t.Errorf("a bad program: got %v", err)
 	}
 }
 

@@ -25,6 +25,7 @@ type Link struct {
 	Slope, Intercept float64 // LinkLinear
 	Points           []LinkPoint
 	LinkingError     float64 // e, measure units
+	Program          string  // the program that owns it; "" for shared content
 }
 
 // RangeError is the error for a scale score outside a link table's range.

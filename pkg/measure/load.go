@@ -26,10 +26,12 @@ var (
 )
 
 // The optional last columns of a file (any of them, in this order): items.csv's steps of a
-// polytomous item; frameworks.csv's forecast subject and the item-ids Bayes path's id prefixes.
+// polytomous item; frameworks.csv's forecast subject and the item-ids Bayes path's id prefixes;
+// the program that owns an item, form or link (program.go).
 var (
-	itemsOptional      = []string{"steps"}
+	itemsOptional      = []string{"steps", "program"}
 	frameworksOptional = []string{"subject", "id_prefixes"}
+	programOptional    = []string{"program"}
 )
 
 var bundleFiles = map[string]struct {
@@ -42,9 +44,9 @@ var bundleFiles = map[string]struct {
 	"strands.csv":      {strandsHeader, true, nil},
 	"items.csv":        {itemsHeader, true, itemsOptional},
 	"benchmarks.csv":   {benchmarksHeader, false, nil},
-	"links.csv":        {linksHeader, false, nil},
+	"links.csv":        {linksHeader, false, programOptional},
 	"link_points.csv":  {linkPointsHeader, false, nil},
-	"forms.csv":        {formsHeader, false, nil},
+	"forms.csv":        {formsHeader, false, programOptional},
 	"norms.csv":        {normsHeader, false, nil},
 	"growth_norms.csv": {growthNormsHeader, false, nil},
 }
@@ -169,6 +171,7 @@ func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error
 	}
 	b.indexBanks()
 	b.indexCatalog()
+	b.indexPrograms()
 	return b, nil
 }
 
@@ -309,7 +312,8 @@ func (l *loader) itemBank(rows []row) {
 			fok = false
 		}
 		steps, sok := l.steps(r, d, dok)
-		if !idok || !fok || !dok || !sok {
+		program, pok := l.program(r)
+		if !idok || !fok || !dok || !sok || !pok {
 			continue
 		}
 		if line, dup := first[id]; dup {
@@ -317,7 +321,7 @@ func (l *loader) itemBank(rows []row) {
 			continue
 		}
 		first[id] = r.line
-		l.b.items[id] = Item{ID: id, Framework: f.Name, Strand: strand, Difficulty: d, Steps: steps}
+		l.b.items[id] = Item{ID: id, Framework: f.Name, Strand: strand, Difficulty: d, Steps: steps, Program: program}
 	}
 }
 
@@ -388,8 +392,9 @@ func (l *loader) linkTables(links, points []row) {
 			l.p.at(r, "linking_error %v is negative", e)
 			eok = false
 		}
-		link := &Link{ID: id, Framework: f.Name, Kind: r.fields["kind"], LinkingError: e}
-		ok := eok
+		program, pok := l.program(r)
+		link := &Link{ID: id, Framework: f.Name, Kind: r.fields["kind"], LinkingError: e, Program: program}
+		ok := eok && pok
 		switch link.Kind {
 		case LinkLinear:
 			var a, b, c, d bool
@@ -522,18 +527,26 @@ func (l *loader) formTable(rows []row) {
 		if !iok {
 			l.p.at(r, "unknown item %q", itemID)
 		}
-		if !idok || !fok || !iok {
+		program, pok := l.program(r)
+		if !idok || !fok || !iok || !pok {
 			continue
 		}
 		fa := forms[id]
 		if fa == nil {
-			fa = &formAt{form: Form{ID: id, Framework: f.Name}, line: r.line, has: map[string]bool{}}
+			fa = &formAt{form: Form{ID: id, Framework: f.Name, Program: program}, line: r.line, has: map[string]bool{}}
 			forms[id] = fa
 			order = append(order, id)
 		}
 		switch {
 		case f.Name != fa.form.Framework:
 			l.p.at(r, "form %q is %s (line %d), not %s", id, fa.form.Framework, fa.line, f.Name)
+		case program != fa.form.Program:
+			l.p.at(r, "form %q is of %s (line %d), not %s", id, programName(fa.form.Program), fa.line, programName(program))
+		case item.Program != "" && item.Program != program:
+			// A form is seen by whoever sees its program: an item of another program in it would
+			// show that program's content to them.
+			l.p.at(r, "item %q is of %s; form %q of %s may hold only shared items and its own program's", itemID,
+				programName(item.Program), id, programName(program))
 		case item.Framework != f.Name:
 			l.p.at(r, "item %q is %s, not %s like form %q", itemID, item.Framework, f.Name, id)
 		case fa.has[itemID]:

@@ -75,7 +75,7 @@ func TestLoadRejectsBadContent(t *testing.T) {
 		{"bad quoting", func(m fstest.MapFS) { setLine(m, "items.csv", 9, `L000007,lexile,Voc"abulary,100`) },
 			`items.csv:9: bare " in non-quoted-field`},
 		{"wrong header", func(m fstest.MapFS) { setLine(m, "items.csv", 2, "id,framework,difficulty,strand") },
-			`items.csv:2: header "id,framework,difficulty,strand"; want "id,framework,strand,difficulty,steps" (the last 1 optional)`},
+			`items.csv:2: header "id,framework,difficulty,strand"; want "id,framework,strand,difficulty,steps,program" (the last 2 optional)`},
 		{"empty file", func(m fstest.MapFS) { m["items.csv"] = &fstest.MapFile{} },
 			`items.csv: empty file; want the header "id,framework,strand,difficulty"`},
 		{"missing file", func(m fstest.MapFS) { delete(m, "strands.csv") },

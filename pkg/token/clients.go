@@ -23,8 +23,9 @@ type client struct {
 	hash        phc
 	services    []string
 	permissions []string
-	limits      Limits // its share of the service; zero fields take the service's defaults
-	line        int    // of its entry in the clients file; 0 for the dev-mode demo client
+	limits      Limits   // its share of the service; zero fields take the service's defaults
+	programs    []string // the content programs it sees besides shared content; "*" alone: all
+	line        int      // of its entry in the clients file; 0 for the dev-mode demo client
 	// fingerprint names the secret hash; tokens carry it, so a re-keyed client's old tokens
 	// fail on every replica, and after a restart too.
 	fingerprint string
@@ -32,9 +33,10 @@ type client struct {
 }
 
 // newClient builds a client outside a clients file (the dev-mode demo client), whose permissions
-// are PermAll alone: it belongs to every service, so no owners are needed to scope it.
+// are PermAll alone: it belongs to every service, so no owners are needed to scope it. It sees
+// every program, as an operator's own client does.
 func newClient(id string, h phc, services, permissions []string, line int) *client {
-	c := &client{id: id, hash: h, services: services, permissions: permissions, line: line}
+	c := &client{id: id, hash: h, services: services, permissions: permissions, line: line, programs: []string{AllPrograms}}
 	c.derive(nil)
 	return c
 }
@@ -216,7 +218,7 @@ func (p *problems) document(root *yaml.Node) []*client {
 
 var (
 	clientKeys   = []string{"clientId", "secretHash", "services", "permissions"}
-	optionalKeys = []string{"limits"}
+	optionalKeys = []string{"limits", "programs"}
 	limitKeys    = []string{"rate", "burst", "concurrency"}
 )
 
@@ -268,6 +270,9 @@ func (p *problems) client(n *yaml.Node, index int) (c *client, ok bool) {
 	}
 	if v := f["limits"]; v != nil {
 		c.limits = p.limits(v, what)
+	}
+	if v := f["programs"]; v != nil {
+		c.programs = p.programs(v, what)
 	}
 	return c, len(p.list) == before
 }

@@ -29,6 +29,11 @@ type Claims struct {
 	Scope     []string
 	IssuedAt  time.Time
 	ExpiresAt time.Time
+	// Programs are the content programs the client sees besides shared content, as the clients
+	// file in force when the token was verified says (never the token's: a client taken out of
+	// a program loses it at its next request); AllPrograms alone is every program, none is shared
+	// content only.
+	Programs []string
 
 	fingerprint string // cfp: the client's secret hash when the token was issued
 }
@@ -208,6 +213,7 @@ func (reg *registry) current(claims Claims) (Claims, error) {
 		return Claims{}, notAuthenticated(ErrTokenRevoked, "token predates the client's registration")
 	}
 	claims.Scope = narrow(claims.Scope, c.scopes[claims.Service])
+	claims.Programs = c.programs
 	return claims, nil
 }
 

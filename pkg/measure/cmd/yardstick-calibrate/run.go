@@ -17,11 +17,11 @@ import (
 
 const usage = `usage:
   yardstick-calibrate -framework NAME (-anchors BUNDLE_DIR | -mean M)
-                      [-model rasch|pcm|rsm] [-strands FILE] [-out DIR] [-report FILE] RESPONSES.csv
+                      [-model rasch|pcm|rsm] [-strands FILE] [-program NAME] [-out DIR] [-report FILE] RESPONSES.csv
   yardstick-calibrate -new-framework NAME -subject reading|math|none -label TEXT -units-per-logit S -mean M
                       [-success-at-match P] [-display-min A -display-max B] [-negative-prefix TEXT]
                       [-population-sd P] [-growth-sd G] [-strand-spread D] [-extreme-adjust E]
-                      [-model …] [-strands FILE] -out DIR [-report FILE] RESPONSES.csv
+                      [-model …] [-strands FILE] [-program NAME] -out DIR [-report FILE] RESPONSES.csv
   yardstick-calibrate norms [-percentiles LIST] (-out FILE | -bundle DIR) MEASURES.csv
   yardstick-calibrate growth-norms [-min-students N] [-bundle DIR] -out FILE [-report FILE] MEASURES.csv
 
@@ -44,6 +44,8 @@ RESPONSES.csv: header person,<item id>,…; one row per person; cells 1, 0 or em
                        (default 5S/12), -strand-spread (default 5S/9), -extreme-adjust (default 0.3).
                        Norms, the norm curve and benchmarks come later (norms -bundle)
   -strands FILE        id,strand for every new item (default: one strand named "all")
+  -program NAME        the partner program the new items belong to (items.csv's program column:
+                       only clients given the program see them); default: shared by every client
   -out DIR             write the new content bundle to DIR (absent or empty)
   -report FILE         write the JSON report to FILE ("-" for stdout)
   -progress DURATION   after this long, print a progress line per iteration on stderr (default 1s)
@@ -71,6 +73,7 @@ var errUsage = errors.New("usage")
 
 type options struct {
 	framework, anchors, strands, out, report, responses, model string
+	program                                                    string
 	mean                                                       float64
 	hasMean                                                    bool
 	progress                                                   time.Duration
@@ -86,6 +89,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.strands, "strands", "", "")
 	fs.StringVar(&o.out, "out", "", "")
 	fs.StringVar(&o.report, "report", "", "")
+	fs.Func("program", "", func(s string) error {
+		if !measure.ValidProgram(s) {
+			return fmt.Errorf("%q must be 1 to 64 of a-z 0-9 . _ - starting with a letter or digit", s)
+		}
+		o.program = s
+		return nil
+	})
 	fs.Func("model", "", func(s string) error {
 		if s != measure.ModelRasch && s != measure.ModelPCM && s != measure.ModelRSM {
 			return fmt.Errorf("%q; want rasch, pcm or rsm", s)
@@ -188,6 +198,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep, items, err := measure.CalibrateBank(ctx, job)
 	if err != nil {
 		return err
+	}
+	for i := range items {
+		items[i].Program = o.program
 	}
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

@@ -413,6 +413,8 @@ func TestRunUsage(t *testing.T) {
 		{"bad mean", []string{"-framework", "lexile", "-mean", "NaN", "x.csv"}, `invalid value "NaN" for flag -mean: "NaN" is not a number`},
 		{"unknown flag", []string{"-frame", "lexile"}, "flag provided but not defined: -frame"},
 		{"two files", []string{"-framework", "lexile", "-mean", "1", "-report", "-", "a.csv", "b.csv"}, "got 2 arguments"},
+		{"bad program", []string{"-program", "Acme", "-framework", "lexile", "-mean", "1", "-report", "-", "x.csv"},
+			`invalid value "Acme" for flag -program: "Acme" must be 1 to 64 of a-z 0-9 . _ - starting with a letter or digit`},
 		{"bad model", []string{"-model", "grm", "-framework", "lexile", "-mean", "1", "-report", "-", "x.csv"}, `invalid value "grm" for flag -model: "grm"; want rasch, pcm or rsm`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

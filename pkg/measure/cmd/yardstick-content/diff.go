@@ -116,10 +116,10 @@ func itemChanges(a, b *measure.Bundle) []string {
 		n, inB := news[id]
 		switch {
 		case !inA:
-			added = append(added, fmt.Sprintf("item %s added: %s, strand %q, %s", id, n.Framework, n.Strand, location(n)))
+			added = append(added, fmt.Sprintf("item %s added: %s, strand %q, %s%s", id, n.Framework, n.Strand, location(n), ofProgram(n.Program)))
 			continue
 		case !inB:
-			removed = append(removed, fmt.Sprintf("item %s removed: %s, strand %q, %s", id, o.Framework, o.Strand, location(o)))
+			removed = append(removed, fmt.Sprintf("item %s removed: %s, strand %q, %s%s", id, o.Framework, o.Strand, location(o), ofProgram(o.Program)))
 			continue
 		}
 		var parts []string
@@ -129,6 +129,10 @@ func itemChanges(a, b *measure.Bundle) []string {
 		}
 		if o.Strand != n.Strand {
 			parts = append(parts, fmt.Sprintf("strand %q -> %q", o.Strand, n.Strand))
+		}
+		if o.Program != n.Program {
+			// Who sees the item changes: as much a change as its difficulty.
+			parts = append(parts, fmt.Sprintf("program %s -> %s", programName(o.Program), programName(n.Program)))
 		}
 		if d := n.Difficulty - o.Difficulty; d != 0 {
 			parts = append(parts, fmt.Sprintf("difficulty %v -> %v (%+.2f units)", o.Difficulty, n.Difficulty, d))
@@ -208,11 +212,17 @@ func formChanges(a, b *measure.Bundle) []string {
 		n, inB := news[id]
 		switch {
 		case !inA:
-			out = append(out, fmt.Sprintf("form %s added: %s, %d items", id, n.Framework, len(n.Items)))
+			out = append(out, fmt.Sprintf("form %s added: %s, %d items%s", id, n.Framework, len(n.Items), ofProgram(n.Program)))
 		case !inB:
 			out = append(out, fmt.Sprintf("form %s removed", id))
 		case o.Framework != n.Framework || !slices.Equal(o.Items, n.Items):
-			out = append(out, fmt.Sprintf("form %s changed: %s %s -> %s %s", id, o.Framework, strings.Join(o.Items, " "), n.Framework, strings.Join(n.Items, " ")))
+			line := fmt.Sprintf("form %s changed: %s %s -> %s %s", id, o.Framework, strings.Join(o.Items, " "), n.Framework, strings.Join(n.Items, " "))
+			if o.Program != n.Program {
+				line += fmt.Sprintf("; program %s -> %s", programName(o.Program), programName(n.Program))
+			}
+			out = append(out, line)
+		case o.Program != n.Program:
+			out = append(out, fmt.Sprintf("form %s changed: program %s -> %s", id, programName(o.Program), programName(n.Program)))
 		}
 	}
 	return out
@@ -222,8 +232,8 @@ func linkChanges(a, b *measure.Bundle) []string {
 	index := func(b *measure.Bundle) map[string]string {
 		out := map[string]string{}
 		for _, l := range b.Links() {
-			out[l.ID] = fmt.Sprintf("%s %s slope %v intercept %v range [%v, %v] linking error %v points %v",
-				l.Framework, l.Kind, l.Slope, l.Intercept, l.Min, l.Max, l.LinkingError, l.Points)
+			out[l.ID] = fmt.Sprintf("%s %s slope %v intercept %v range [%v, %v] linking error %v points %v%s",
+				l.Framework, l.Kind, l.Slope, l.Intercept, l.Min, l.Max, l.LinkingError, l.Points, ofProgram(l.Program))
 		}
 		return out
 	}
@@ -242,6 +252,23 @@ func linkChanges(a, b *measure.Bundle) []string {
 		}
 	}
 	return out
+}
+
+// programName names an item's, form's or link's program in a change.
+func programName(p string) string {
+	if p == "" {
+		return "shared"
+	}
+	return p
+}
+
+// ofProgram is ", program NAME" for content of a program, "" for shared content (as a bundle
+// without programs always printed it).
+func ofProgram(p string) string {
+	if p == "" {
+		return ""
+	}
+	return ", program " + p
 }
 
 func keys[V any](m map[string]V) []string {

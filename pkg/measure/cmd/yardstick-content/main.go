@@ -12,11 +12,13 @@ import (
 
 const usage = `usage:
   yardstick-content check DIR      load the bundle in DIR as the services would; print every problem
-                                   (file:line: reason) or, when valid, a summary per framework and
-                                   the bundle hash. Exit 0 valid, 1 invalid, 2 bad usage
+                                   (file:line: reason) or, when valid, a summary per framework (and
+                                   per program, when content belongs to programs) and the bundle
+                                   hash. Exit 0 valid, 1 invalid, 2 bad usage
   yardstick-content diff OLD NEW   list what replacing bundle OLD by NEW changes: frameworks and
                                    scale parameters, items added, removed, moved to another strand
-                                   or whose difficulty or steps changed (largest change first),
+                                   or program or whose difficulty or steps changed (largest change
+                                   first),
                                    strands, forms, links and optional parts. Exit 0 identical,
                                    1 different, 2 bad usage or a bundle that does not load
 `

@@ -15,7 +15,7 @@ import (
 // the answer is the Bayes measure after the answers and the next item or the stop reason.
 func (s *Server) NextItem(ctx context.Context, req *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	var bk *measure.Bank
 	switch name := frameworkName(req.Framework); {
 	case name == nil:

@@ -49,9 +49,10 @@ func framework(p *rpcerr.Problems, b *measure.Bundle, name *string, required boo
 	return fw
 }
 
-func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) (*scoringv1.ListItemsResponse, error) {
+func (c *Catalog) ListItems(ctx context.Context, req *scoringv1.ListItemsRequest) (*scoringv1.ListItemsResponse, error) {
 	var p rpcerr.Problems
-	b := c.content.Bundle()
+	programs := programsOf(ctx)
+	b := c.content.Bundle().View(programs)
 	fw := framework(&p, b, req.Framework, true)
 	q := measure.ItemQuery{Framework: fw, Strand: req.GetStrand(), IDs: req.GetIds(), Limit: defaultPageSize}
 	if req.Strand != nil && fw != "" {
@@ -71,7 +72,7 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 		q.Limit = int(*v)
 	}
 	if tok := req.GetPageToken(); tok != "" {
-		after, ok := c.pages.decode(req, tok)
+		after, ok := c.pages.decode(req, programs, tok)
 		if !ok {
 			p.Add("pageToken", "is not a page token this service wrote for this query: send the nextPageToken of the previous page with the same framework, strand and filters, or none for the first")
 		}
@@ -94,14 +95,14 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 		out.Items[i] = ci
 	}
 	if page.More {
-		out.NextPageToken = c.pages.encode(req, page.Items[len(page.Items)-1].ID)
+		out.NextPageToken = c.pages.encode(req, programs, page.Items[len(page.Items)-1].ID)
 	}
 	return out, nil
 }
 
-func (c *Catalog) ListForms(_ context.Context, req *scoringv1.ListFormsRequest) (*scoringv1.ListFormsResponse, error) {
+func (c *Catalog) ListForms(ctx context.Context, req *scoringv1.ListFormsRequest) (*scoringv1.ListFormsResponse, error) {
 	var p rpcerr.Problems
-	b := c.content.Bundle()
+	b := bundleOf(ctx, c.content)
 	fw := framework(&p, b, req.Framework, false)
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -114,8 +115,8 @@ func (c *Catalog) ListForms(_ context.Context, req *scoringv1.ListFormsRequest) 
 	return out, nil
 }
 
-func (c *Catalog) ListLinks(context.Context, *scoringv1.ListLinksRequest) (*scoringv1.ListLinksResponse, error) {
-	links := c.content.Bundle().Links()
+func (c *Catalog) ListLinks(ctx context.Context, _ *scoringv1.ListLinksRequest) (*scoringv1.ListLinksResponse, error) {
+	links := bundleOf(ctx, c.content).Links()
 	out := &scoringv1.ListLinksResponse{Links: make([]*scoringv1.CatalogLink, len(links)), Bundle: c.bundleInfo(), ApiVersion: serve.Version}
 	for i, l := range links {
 		out.Links[i] = &scoringv1.CatalogLink{LinkId: l.ID, Framework: l.Framework, MinScore: l.Min, MaxScore: l.Max}
@@ -123,9 +124,9 @@ func (c *Catalog) ListLinks(context.Context, *scoringv1.ListLinksRequest) (*scor
 	return out, nil
 }
 
-func (c *Catalog) ListStrands(_ context.Context, req *scoringv1.ListStrandsRequest) (*scoringv1.ListStrandsResponse, error) {
+func (c *Catalog) ListStrands(ctx context.Context, req *scoringv1.ListStrandsRequest) (*scoringv1.ListStrandsResponse, error) {
 	var p rpcerr.Problems
-	b := c.content.Bundle()
+	b := bundleOf(ctx, c.content)
 	fw := framework(&p, b, req.Framework, true)
 	if err := p.Err(); err != nil {
 		return nil, err

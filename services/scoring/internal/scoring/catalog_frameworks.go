@@ -9,8 +9,8 @@ import (
 
 // ListFrameworks lists what the bundle in force offers per framework: its scale, its subject,
 // its content and which optional parts (norm curve, benchmarks, norms) requests may use.
-func (c *Catalog) ListFrameworks(_ context.Context, _ *scoringv1.ListFrameworksRequest) (*scoringv1.ListFrameworksResponse, error) {
-	b := c.content.Bundle()
+func (c *Catalog) ListFrameworks(ctx context.Context, _ *scoringv1.ListFrameworksRequest) (*scoringv1.ListFrameworksResponse, error) {
+	b := bundleOf(ctx, c.content)
 	out := &scoringv1.ListFrameworksResponse{Bundle: c.bundleInfo(), ApiVersion: serve.Version}
 	for _, o := range b.Offers() {
 		f, _ := b.Framework(o.Framework)

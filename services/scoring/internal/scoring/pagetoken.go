@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -67,8 +68,9 @@ func (k *PageKeys) Reload() error {
 
 // pageMAC is the MAC of a page that ends at lastID under key, bound to the whole query but the
 // page token and the page size (deterministic proto encoding: a filter added to the request is
-// bound without a change here).
-func pageMAC(key []byte, query *scoringv1.ListItemsRequest, lastID string) []byte {
+// bound without a change here) and to the programs the client sees (their canonical key): a
+// token is good only for a client that sees what the client it was written for saw.
+func pageMAC(key []byte, query *scoringv1.ListItemsRequest, programs, lastID string) []byte {
 	q := proto.Clone(query).(*scoringv1.ListItemsRequest)
 	q.PageToken, q.PageSize = nil, nil
 	bound, err := proto.MarshalOptions{Deterministic: true}.Marshal(q)
@@ -77,26 +79,30 @@ func pageMAC(key []byte, query *scoringv1.ListItemsRequest, lastID string) []byt
 	}
 	m := hmac.New(sha256.New, key)
 	fmt.Fprintf(m, "%d\x00%s\x00", len(bound), bound)
+	if programs != "" { // shared content only: the token of a bundle without programs, as before them
+		fmt.Fprintf(m, "programs\x00%d\x00%s\x00", len(programs), programs)
+	}
 	m.Write([]byte(lastID))
 	return m.Sum(nil)[:pageTokenMAC]
 }
 
-// encode is the token of the page after lastID for query.
-func (k *PageKeys) encode(query *scoringv1.ListItemsRequest, lastID string) string {
-	raw := append([]byte{pageTokenVersion}, pageMAC(k.keys.Load().Sign, query, lastID)...)
+// encode is the token of the page after lastID for query, asked by a client seeing programs.
+func (k *PageKeys) encode(query *scoringv1.ListItemsRequest, programs measure.Programs, lastID string) string {
+	raw := append([]byte{pageTokenVersion}, pageMAC(k.keys.Load().Sign, query, programs.Key(), lastID)...)
 	return base64.RawURLEncoding.EncodeToString(append(raw, lastID...))
 }
 
 // decode returns the last id of the previous page, or false for a token that this service did
-// not write for this query (forged, altered, of another framework, strand or filter).
-func (k *PageKeys) decode(query *scoringv1.ListItemsRequest, tok string) (string, bool) {
+// not write for this query and this set of programs (forged, altered, of another framework,
+// strand or filter, or written for a client seeing other programs).
+func (k *PageKeys) decode(query *scoringv1.ListItemsRequest, programs measure.Programs, tok string) (string, bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil || len(raw) < 1+pageTokenMAC || raw[0] != pageTokenVersion {
 		return "", false
 	}
 	mac, lastID := raw[1:1+pageTokenMAC], string(raw[1+pageTokenMAC:])
 	for _, key := range k.keys.Load().Verify {
-		if hmac.Equal(mac, pageMAC(key, query, lastID)) {
+		if hmac.Equal(mac, pageMAC(key, query, programs.Key(), lastID)) {
 			return lastID, true
 		}
 	}

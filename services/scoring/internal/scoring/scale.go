@@ -17,8 +17,7 @@ import (
 var decimal = regexp.MustCompile(`^-?(\d+(\.\d*)?|\.\d+)$`)
 
 // scale checks the scale-score fields and converts the score through its link table (§5).
-func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem *float64) (*measure.Framework, measure.Normal, bool) {
-	b := s.content.Bundle()
+func (s *Server) scale(p *rpcerr.Problems, b *measure.Bundle, linkID, scaleScore *string, scaleSem *float64) (*measure.Framework, measure.Normal, bool) {
 	var link *measure.Link
 	switch {
 	case linkID == nil || *linkID == "":
@@ -32,7 +31,7 @@ func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem 
 	score, scoreOK := scaleScoreOf(p, scaleScore)
 	semOK := checkScaleSem(p, scaleSem)
 	if link == nil || !scoreOK || !semOK {
-		return s.linkFramework(link), measure.Normal{}, false
+		return linkFramework(b, link), measure.Normal{}, false
 	}
 	obs, err := link.Measure(score, *scaleSem)
 	if err != nil {
@@ -42,9 +41,9 @@ func (s *Server) scale(p *rpcerr.Problems, linkID, scaleScore *string, scaleSem 
 		} else {
 			p.Add("scaleScore", "%v", err)
 		}
-		return s.linkFramework(link), measure.Normal{}, false
+		return linkFramework(b, link), measure.Normal{}, false
 	}
-	return s.linkFramework(link), obs, true
+	return linkFramework(b, link), obs, true
 }
 
 // scaleScoreOf reads scaleScore, a decimal number written as text, and says what is wrong with it
@@ -77,11 +76,11 @@ func checkScaleSem(p *rpcerr.Problems, scaleSem *float64) bool {
 	return true
 }
 
-func (s *Server) linkFramework(link *measure.Link) *measure.Framework {
+func linkFramework(b *measure.Bundle, link *measure.Link) *measure.Framework {
 	if link == nil {
 		return nil
 	}
-	fw, _ := s.content.Bundle().Framework(link.Framework)
+	fw, _ := b.Framework(link.Framework)
 	return fw
 }
 

@@ -101,7 +101,7 @@ func testOf(r resolved, correct int) measure.Test {
 
 func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
 	if err := p.Err(); err != nil {
@@ -116,7 +116,7 @@ func (s *Server) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemR
 
 func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, nil)
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear)
@@ -132,7 +132,7 @@ func (s *Server) ScoreItemIds(ctx context.Context, req *scoringv1.ScoreItemIdsRe
 
 func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
 	x := percentileAsked(&p, b, r.fw, req.Grade, req.TimeOfYear).withFit(req.Fit, r.answers)
@@ -148,7 +148,7 @@ func (s *Server) ScoreItemResultsBayes(ctx context.Context, req *scoringv1.Score
 
 func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	r := s.resolveItems(&p, b, itemIDs(req.GetItems()), false, req.Framework, b.IDPrefixes())
 	correct := numberCorrect(&p, req.NumberCorrect, len(req.GetItems()), r.maxScore)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
@@ -165,7 +165,7 @@ func (s *Server) ScoreItemIdsBayes(ctx context.Context, req *scoringv1.ScoreItem
 
 func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	var fw *measure.Framework
 	switch name := frameworkName(req.Framework); {
 	case name == nil:
@@ -226,7 +226,7 @@ func (s *Server) ScoreDifficultiesBayes(ctx context.Context, req *scoringv1.Scor
 
 func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	bench := benchmark(&p, b, r.fw, grade, toy)
@@ -265,7 +265,7 @@ func (s *Server) ScoreItemResultsStrands(ctx context.Context, req *scoringv1.Sco
 
 func (s *Server) ScoreItemResultsBayesStrands(ctx context.Context, req *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	grade, toy := gradeAndTime(&p, req.Grade, req.TimeOfYear)
 	r := s.resolveItems(&p, b, itemResults(req.GetItems()), true, req.Framework, nil)
 	pr, _ := prior(&p, r.fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
@@ -365,8 +365,9 @@ func benchmark(p *rpcerr.Problems, b *measure.Bundle, fw *measure.Framework, gra
 
 func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
-	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
+	b := bundleOf(ctx, s.content)
+	fw, obs, _ := s.scale(&p, b, req.LinkId, req.ScaleScore, req.ScaleSem)
+	x := percentileAsked(&p, b, fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -378,9 +379,10 @@ func (s *Server) ScoreScale(ctx context.Context, req *scoringv1.ScoreScaleReques
 
 func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	fw, obs, _ := s.scale(&p, req.LinkId, req.ScaleScore, req.ScaleSem)
+	b := bundleOf(ctx, s.content)
+	fw, obs, _ := s.scale(&p, b, req.LinkId, req.ScaleScore, req.ScaleSem)
 	pr, _ := prior(&p, fw, req.PriorAbility, req.PriorUncertainty, req.ElapsedDays)
-	x := percentileAsked(&p, s.content.Bundle(), fw, req.Grade, req.TimeOfYear)
+	x := percentileAsked(&p, b, fw, req.Grade, req.TimeOfYear)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -393,7 +395,7 @@ func (s *Server) ScoreScaleBayes(ctx context.Context, req *scoringv1.ScoreScaleB
 
 func (s *Server) ScoreForm(ctx context.Context, req *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
 	var p rpcerr.Problems
-	b := s.content.Bundle()
+	b := bundleOf(ctx, s.content)
 	var fw *measure.Framework
 	var test measure.Test
 	n := 0
