@@ -89,6 +89,7 @@ type Budget struct {
 	q           queues              // the calls waiting, per client (fair.go)
 	// clientStreams is what each client's streams hold of the streams' half (share.go).
 	clientStreams *shares
+	bodies        atomic.Pointer[BodyPool] // the JSON front's unary bodies being read (body.go)
 	inUse         prometheus.Gauge
 	refused       prometheus.Counter
 	refusals      *prometheus.CounterVec // by front and cause: the operator's one series of refusals
@@ -97,7 +98,7 @@ type Budget struct {
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
 const (
 	CauseMemoryBudget = "memory_budget" // the request's memory did not fit in the budget
-	CauseReadPool     = "read_pool"     // a gRPC message found no room in the read pool in time
+	CauseReadPool     = "read_pool"     // a gRPC message or a JSON body found no room in its read pool in time (body.go)
 	CauseReadSlots    = "read_slots"    // a gRPC call without a token found every read slot taken
 	CauseClientShare  = "client_share"  // a stream or gRPC read of a client that holds its share (share.go)
 )
@@ -124,7 +125,7 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		Name: "yardstick_admission_refusals_total", Help: "Requests refused before any work, by front (http, grpc) and cause (memory_budget, read_pool, read_slots, client_share).",
 		ConstLabels: labels,
 	}, []string{"front", "cause"})
-	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots},
+	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"http", CauseReadPool}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots},
 		{"http", CauseClientShare}, {"grpc", CauseClientShare}} {
 		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
 	}
@@ -152,16 +153,6 @@ func (b *Budget) grant(cost int64) *Grant {
 	b.used.Add(cost)
 	b.inUse.Add(float64(cost))
 	return &Grant{b: b, cost: cost}
-}
-
-// Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
-// route's limit until its real size was known).
-func (a *Grant) Shrink(cost int64) {
-	if a == nil || cost >= a.cost {
-		return
-	}
-	a.b.give(a.cost - max(cost, 0))
-	a.cost = max(cost, 0)
 }
 
 // Release gives the admission back.
@@ -219,20 +210,9 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitJSON admits a JSON front request of client before its body is read: by its
-// Content-Length, or by the route's limit when it sent none (shrunk once the body is read). A
-// request that does not fit waits in its client's queue (fair.go) up to the budget's wait.
-func (b *Budget) AdmitJSON(ctx context.Context, client string, group bool, contentLength, limit int64) (*Grant, error) {
-	n := contentLength
-	if n < 0 {
-		n = limit
-	}
-	return b.admitCall(ctx, "http", client, b.Cost(group, n, true))
-}
-
 // AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
 // read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
-// as AdmitJSON does.
+// as AdmitBody does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }
