@@ -1,11 +1,12 @@
 // Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
 // of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
-// with its size takes its estimated heap from the budget before its body is read (JSON) or
-// decoded (gRPC), and gives it back when it is answered; a request that does not fit waits in its
-// client's queue (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its
-// wait is over. The package owns the cost model (bytes of heap per body byte and per student), the
-// budget's size, GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool
-// (readpool.go).
+// with its size takes its estimated heap from the budget once its body is read (JSON: the body
+// itself is held in the body pool while it arrives, body.go) or before it is decoded (gRPC), and
+// gives it back when it is answered; a request that does not fit waits in its client's queue
+// (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its wait is over.
+// The package owns the cost model (bytes of heap per body byte and per student), the budget's
+// size, GOMEMLIMIT, the streams' admission (stream.go), the JSON body pool (body.go) and the gRPC
+// read pool (readpool.go).
 //
 // The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
 // GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
@@ -65,8 +66,8 @@ const (
 // per student however few bytes the student takes, up to the student limit; every other route
 // costs per body byte. In JSON a student may be an object or a compact array, and the array is
 // the costlier per byte: `[1,1,1]` (8 bytes with its comma) costs what a full object of 60 bytes
-// does. So before the body is read a JSON group is costed as if every 8 bytes were a student, and
-// once it is read, by how many students it can hold at most (groupCostOfBody: one bracket each).
+// does. So a JSON group is costed by how many students its body can hold at most (GroupCostOfBody:
+// one bracket each, and at most one every 8 bytes); Cost, from the size alone, is its bound.
 const (
 	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
 	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)

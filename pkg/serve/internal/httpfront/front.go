@@ -1,11 +1,12 @@
 // Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
 // (internal/routes), authorizes its token before it reads a byte (internal/authz), refuses content
-// codings, wrong media types and bodies over the route's limit, admits the request's memory
-// (internal/admission), paces and reads the body, and hands the request to the gateway, whose
-// marshaler (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the
-// frame's in-process channel (internal/inproc), which runs the interceptor chain and the
-// handler; the token's verdict travels in the request's context (authz.Granted). A new kind of
-// route (a streaming batch route) gets its case in ServeHTTP.
+// codings, wrong media types and bodies over the route's limit, holds the body's bytes while it
+// paces and reads it, admits the request's memory by the body read (internal/admission), and
+// hands the request to the gateway, whose marshaler (internal/jsonwire) and error handlers it
+// provides. The gateway calls the rpc on the frame's in-process channel (internal/inproc), which
+// runs the interceptor chain and the handler; the token's verdict travels in the request's
+// context (authz.Granted). A new kind of route (a streaming batch route) gets its case in
+// ServeHTTP.
 package httpfront
 
 import (
@@ -124,8 +125,9 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.serveRoute(w, r, rt)
 }
 
-// serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
-// body, in that order, each refusal answered before anything later is spent on the request.
+// serveRoute serves a POST to one of the API's routes: credentials, media type, the client's
+// limits, size, the body's bytes, body, memory, in that order, each refusal answered before
+// anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
 	authorized, ri, ok := f.authorize(w, r, rt)
 	if !ok {
@@ -228,6 +230,9 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	}
 	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
+		// Answered before the body is read: without full duplex the server would read up to
+		// 256 KiB of the body, at the caller's pace, before it sent the answer.
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)
 		return nil, nil, false
