@@ -61,8 +61,8 @@ var groupShapes = []struct {
 }
 
 // TestCostCoversHeapGrowth: the budget's estimate of a group forecast is at least the heap the
-// request really allocates, through the JSON front (in-process; before the body is read, from its
-// size, and after, from its brackets) and over gRPC (loopback), for 1,000, 10,000 and 100,000
+// request really allocates, through the JSON front (in-process; from its size alone, the bound,
+// and from its brackets once it is read, what is admitted) and over gRPC (loopback), for 1,000, 10,000 and 100,000
 // students of every shape, objects and compact arrays; and once the body is read, for typical
 // students of 10,000 and more it is not more than twice it, so the budget is not wasted.
 func TestCostCoversHeapGrowth(t *testing.T) {
@@ -100,7 +100,7 @@ func TestCostCoversHeapGrowth(t *testing.T) {
 					t.Errorf("estimates: got %d before the read, %d after; want each at least the heap growth %d", est, read, grew)
 				}
 				if read > est {
-					t.Errorf("estimate after the read: got %d; want at most the one before (%d): it only shrinks", read, est)
+					t.Errorf("estimate after the read: got %d; want at most the size's bound (%d)", read, est)
 				}
 				if (shape.name == "typical" || shape.name == "array") && n >= 10000 && read > 2*int64(grew) {
 					t.Errorf("estimate after the read: got %d; want at most twice the heap growth %d", read, grew)

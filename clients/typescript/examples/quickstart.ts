@@ -38,6 +38,7 @@ export async function quickstart(): Promise<void> {
     for await (const line of yardstick.scoring.stream("/api/score/batch", records())) {
       if ("summary" in line) console.log("done:", line.summary.ok, "of", line.summary.records);
       else if ("id" in line) console.log(line.id, line.status, line.body);
+      else if ("end" in line) console.log("ended, rights gone:", line.end.status, line.end.body.additionalInfo);
       else console.log("line", line.line, "refused:", line.body.additionalInfo);
     }
   } catch (e) {

@@ -16,6 +16,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BatchEndEndStatus.
+const (
+	N401 BatchEndEndStatus = 401
+	N403 BatchEndEndStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the BatchEndEndStatus enum.
+func (e BatchEndEndStatus) Valid() bool {
+	switch e {
+	case N401:
+		return true
+	case N403:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -350,6 +368,24 @@ type BatchAnswer struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// BatchEnd The last line of a stream whose rights went while it ran (its token expired, or its client was removed, re-keyed or lost the stream's permission), in place of the summary or the group's aggregate. No more of the body was read; the lines read before were answered, and records or students without an answer line were not run: send them again on a new stream with a new token.
+type BatchEnd struct {
+	End struct {
+		// Body The body of every non-2xx answer.
+		Body Error `json:"body"`
+
+		// Status The status a call with the stream's token would get now (401 when the token expired or its client was removed or re-keyed, 403 when the client lost the permission).
+		//
+		// Example: 401
+		Status BatchEndEndStatus `json:"status"`
+	} `json:"end"`
+}
+
+// BatchEndEndStatus The status a call with the stream's token would get now (401 when the token expired or its client was removed or re-keyed, 403 when the client lost the permission).
+//
+// Example: 401
+type BatchEndEndStatus int
 
 // BatchRecord One line of a batch's body.
 type BatchRecord struct {
@@ -1494,7 +1530,7 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
 	//
-	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1597,7 +1633,7 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
 	//
-	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1678,7 +1714,7 @@ type ClientInterface interface {
 
 	// ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
 	//
-	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1715,7 +1751,7 @@ type ClientInterface interface {
 
 // ForecastServiceForecastBatchWithBody Many forecast requests in one stream, one a line.
 //
-// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1908,7 +1944,7 @@ func (c *Client) ForecastServiceForecastMathGroup(ctx context.Context, body Fore
 
 // ForecastServiceForecastMathGroupStreamWithBody A math group forecast for any number of students, one a line.
 //
-// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2059,7 +2095,7 @@ func (c *Client) ForecastServiceForecastReadingGroup(ctx context.Context, body F
 
 // ForecastServiceForecastReadingGroupStreamWithBody A reading group forecast for any number of students, one a line.
 //
-// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2597,7 +2633,7 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
 	//
-	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2700,7 +2736,7 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
 	//
-	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2781,7 +2817,7 @@ type ClientWithResponsesInterface interface {
 
 	// ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
 	//
-	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+	// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4095,7 +4131,7 @@ func (r TokenServiceIssueTokenResponse) ContentType() string {
 
 // ForecastServiceForecastBatchWithBodyWithResponse Many forecast requests in one stream, one a line.
 //
-// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4252,7 +4288,7 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupWithResponse(ctx c
 
 // ForecastServiceForecastMathGroupStreamWithBodyWithResponse A math group forecast for any number of students, one a line.
 //
-// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4375,7 +4411,7 @@ func (c *ClientWithResponses) ForecastServiceForecastReadingGroupWithResponse(ct
 
 // ForecastServiceForecastReadingGroupStreamWithBodyWithResponse A reading group forecast for any number of students, one a line.
 //
-// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+// Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //

@@ -16,6 +16,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BatchEndEndStatus.
+const (
+	N401 BatchEndEndStatus = 401
+	N403 BatchEndEndStatus = 403
+)
+
+// Valid indicates whether the value is a known member of the BatchEndEndStatus enum.
+func (e BatchEndEndStatus) Valid() bool {
+	switch e {
+	case N401:
+		return true
+	case N403:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorExceptionType.
 const (
 	ErrorExceptionTypeAPIException         ErrorExceptionType = "APIException"
@@ -459,6 +477,24 @@ type BatchAnswer struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// BatchEnd The last line of a stream whose rights went while it ran (its token expired, or its client was removed, re-keyed or lost the stream's permission), in place of the summary or the group's aggregate. No more of the body was read; the lines read before were answered, and records or students without an answer line were not run: send them again on a new stream with a new token.
+type BatchEnd struct {
+	End struct {
+		// Body The body of every non-2xx answer.
+		Body Error `json:"body"`
+
+		// Status The status a call with the stream's token would get now (401 when the token expired or its client was removed or re-keyed, 403 when the client lost the permission).
+		//
+		// Example: 401
+		Status BatchEndEndStatus `json:"status"`
+	} `json:"end"`
+}
+
+// BatchEndEndStatus The status a call with the stream's token would get now (401 when the token expired or its client was removed or re-keyed, 403 when the client lost the permission).
+//
+// Example: 401
+type BatchEndEndStatus int
 
 // BatchRecord One line of a batch's body.
 type BatchRecord struct {
@@ -2279,7 +2315,7 @@ type ClientInterface interface {
 
 	// ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
 	//
-	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2792,7 +2828,7 @@ func (c *Client) ScoringServiceNextItem(ctx context.Context, body ScoringService
 
 // ScoringServiceScoreBatchWithBody Many scoring requests in one stream, one a line.
 //
-// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4188,7 +4224,7 @@ type ClientWithResponsesInterface interface {
 
 	// ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
 	//
-	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+	// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6770,7 +6806,7 @@ func (c *ClientWithResponses) ScoringServiceNextItemWithResponse(ctx context.Con
 
 // ScoringServiceScoreBatchWithBodyWithResponse Many scoring requests in one stream, one a line.
 //
-// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+// The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //

@@ -13,7 +13,7 @@ export type paths = {
         put?: never;
         /**
          * Many forecast requests in one stream, one a line.
-         * @description The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary. Errors before any line: 401, 403, 415, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
+         * @description The body is NDJSON, one record a line: {id, path, body}, body being that path's request. The answer is NDJSON too: one line per record, in input order, each written as soon as it is ready: {id, status, body}, the body exactly the path's answer or error body. A line that is not a record is answered {line, status 400, body}, a line over 1 MiB {line, status 413, body}; blank lines get no answer. The last line is the summary, or, when the stream's rights went while it ran (its token expired, its client was removed or lost the batch permission), {"end": {status, body}}, the answer a call with that token would get now: the records without an answer line were not run. Errors before any line: 401, 403, 415, 429, 503. Once the 200 head is sent every problem is an answer line. A record needs its own path's permission too.
          */
         post: operations["ForecastService_ForecastBatch"];
         delete?: never;
@@ -124,7 +124,7 @@ export type paths = {
         put?: never;
         /**
          * A math group forecast for any number of students, one a line.
-         * @description Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+         * @description Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
          */
         post: operations["ForecastService_ForecastMathGroupStream"];
         delete?: never;
@@ -213,7 +213,7 @@ export type paths = {
         put?: never;
         /**
          * A reading group forecast for any number of students, one a line.
-         * @description Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none). Invalid settings are a 400 for the whole request.
+         * @description Line 1 is the group's settings (the group request without studentData); then one student a line, an object or the array [priorAbility, priorUncertainty, elapsedDays]. The answer has one line per student, in input order, each exactly that student's entry of the group answer (an invalid student gets {line, status 400, body} in its place and is left out of the group), then {"group": …}, the group answer's aggregate of the valid students (null when there are none), or, when the stream's rights went while it ran, {"end": {status, body}} in its place, as on the batches. Invalid settings are a 400 for the whole request.
          */
         post: operations["ForecastService_ForecastReadingGroupStream"];
         delete?: never;
@@ -259,6 +259,18 @@ export type components = {
              * @example 200
              */
             status: number;
+        };
+        /** @description The last line of a stream whose rights went while it ran (its token expired, or its client was removed, re-keyed or lost the stream's permission), in place of the summary or the group's aggregate. No more of the body was read; the lines read before were answered, and records or students without an answer line were not run: send them again on a new stream with a new token. */
+        BatchEnd: {
+            end: {
+                body: components["schemas"]["Error"];
+                /**
+                 * @description The status a call with the stream's token would get now (401 when the token expired or its client was removed or re-keyed, 403 when the client lost the permission).
+                 * @example 401
+                 * @enum {integer}
+                 */
+                status: 401 | 403;
+            };
         };
         /** @description One line of a batch's body. */
         BatchRecord: {
@@ -1016,13 +1028,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One JSON line per record, in input order, then the summary. */
+            /** @description One JSON line per record, in input order, then the summary (or the end line, when the stream's rights went). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["BatchAnswer"] | components["schemas"]["LineError"] | components["schemas"]["BatchSummary"];
+                    "application/x-ndjson": components["schemas"]["BatchAnswer"] | components["schemas"]["LineError"] | components["schemas"]["BatchSummary"] | components["schemas"]["BatchEnd"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1178,13 +1190,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One JSON line per student, in input order, then the group's aggregate. */
+            /** @description One JSON line per student, in input order, then the group's aggregate (or the end line, when the stream's rights went). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["StudentForecast"] | components["schemas"]["LineError"] | components["schemas"]["GroupStreamAggregate"];
+                    "application/x-ndjson": components["schemas"]["StudentForecast"] | components["schemas"]["LineError"] | components["schemas"]["GroupStreamAggregate"] | components["schemas"]["BatchEnd"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1307,13 +1319,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One JSON line per student, in input order, then the group's aggregate. */
+            /** @description One JSON line per student, in input order, then the group's aggregate (or the end line, when the stream's rights went). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/x-ndjson": components["schemas"]["StudentForecast"] | components["schemas"]["LineError"] | components["schemas"]["GroupStreamAggregate"];
+                    "application/x-ndjson": components["schemas"]["StudentForecast"] | components["schemas"]["LineError"] | components["schemas"]["GroupStreamAggregate"] | components["schemas"]["BatchEnd"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -15,7 +15,7 @@ func BenchmarkAdmitRelease(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			g, err := budget.AdmitJSON(ctx, "c", true, 1<<20, 1<<20)
+			g, err := budget.AdmitDecode(ctx, "c", true, 1<<20)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,11 +1,12 @@
 // Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
 // of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
-// with its size takes its estimated heap from the budget before its body is read (JSON) or
-// decoded (gRPC), and gives it back when it is answered; a request that does not fit waits in its
-// client's queue (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its
-// wait is over. The package owns the cost model (bytes of heap per body byte and per student), the
-// budget's size, GOMEMLIMIT, the streams' admission (stream.go) and the gRPC read pool
-// (readpool.go).
+// with its size takes its estimated heap from the budget once its body is read (JSON: the body
+// itself is held in the body pool while it arrives, body.go) or before it is decoded (gRPC), and
+// gives it back when it is answered; a request that does not fit waits in its client's queue
+// (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its wait is over.
+// The package owns the cost model (bytes of heap per body byte and per student), the budget's
+// size, GOMEMLIMIT, the streams' admission (stream.go), the JSON body pool (body.go) and the gRPC
+// read pool (readpool.go).
 //
 // The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
 // GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
@@ -65,8 +66,8 @@ const (
 // per student however few bytes the student takes, up to the student limit; every other route
 // costs per body byte. In JSON a student may be an object or a compact array, and the array is
 // the costlier per byte: `[1,1,1]` (8 bytes with its comma) costs what a full object of 60 bytes
-// does. So before the body is read a JSON group is costed as if every 8 bytes were a student, and
-// once it is read, by how many students it can hold at most (groupCostOfBody: one bracket each).
+// does. So a JSON group is costed by how many students its body can hold at most (GroupCostOfBody:
+// one bracket each, and at most one every 8 bytes); Cost, from the size alone, is its bound.
 const (
 	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
 	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
@@ -89,6 +90,7 @@ type Budget struct {
 	q           queues              // the calls waiting, per client (fair.go)
 	// clientStreams is what each client's streams hold of the streams' half (share.go).
 	clientStreams *shares
+	bodies        atomic.Pointer[BodyPool] // the JSON front's unary bodies being read (body.go)
 	inUse         prometheus.Gauge
 	refused       prometheus.Counter
 	refusals      *prometheus.CounterVec // by front and cause: the operator's one series of refusals
@@ -97,7 +99,7 @@ type Budget struct {
 // Causes of a refusal, the cause label of yardstick_admission_refusals_total.
 const (
 	CauseMemoryBudget = "memory_budget" // the request's memory did not fit in the budget
-	CauseReadPool     = "read_pool"     // a gRPC message found no room in the read pool in time
+	CauseReadPool     = "read_pool"     // a gRPC message or a JSON body found no room in its read pool in time (body.go)
 	CauseReadSlots    = "read_slots"    // a gRPC call without a token found every read slot taken
 	CauseClientShare  = "client_share"  // a stream or gRPC read of a client that holds its share (share.go)
 )
@@ -124,7 +126,7 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		Name: "yardstick_admission_refusals_total", Help: "Requests refused before any work, by front (http, grpc) and cause (memory_budget, read_pool, read_slots, client_share).",
 		ConstLabels: labels,
 	}, []string{"front", "cause"})
-	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots},
+	for _, fc := range [][2]string{{"http", CauseMemoryBudget}, {"grpc", CauseMemoryBudget}, {"http", CauseReadPool}, {"grpc", CauseReadPool}, {"grpc", CauseReadSlots},
 		{"http", CauseClientShare}, {"grpc", CauseClientShare}} {
 		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
 	}
@@ -152,16 +154,6 @@ func (b *Budget) grant(cost int64) *Grant {
 	b.used.Add(cost)
 	b.inUse.Add(float64(cost))
 	return &Grant{b: b, cost: cost}
-}
-
-// Shrink lowers the admitted cost to cost (a body sent without Content-Length was admitted at the
-// route's limit until its real size was known).
-func (a *Grant) Shrink(cost int64) {
-	if a == nil || cost >= a.cost {
-		return
-	}
-	a.b.give(a.cost - max(cost, 0))
-	a.cost = max(cost, 0)
 }
 
 // Release gives the admission back.
@@ -219,20 +211,9 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitJSON admits a JSON front request of client before its body is read: by its
-// Content-Length, or by the route's limit when it sent none (shrunk once the body is read). A
-// request that does not fit waits in its client's queue (fair.go) up to the budget's wait.
-func (b *Budget) AdmitJSON(ctx context.Context, client string, group bool, contentLength, limit int64) (*Grant, error) {
-	n := contentLength
-	if n < 0 {
-		n = limit
-	}
-	return b.admitCall(ctx, "http", client, b.Cost(group, n, true))
-}
-
 // AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
 // read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
-// as AdmitJSON does.
+// as AdmitBody does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }

@@ -1,11 +1,12 @@
 // Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
 // (internal/routes), authorizes its token before it reads a byte (internal/authz), refuses content
-// codings, wrong media types and bodies over the route's limit, admits the request's memory
-// (internal/admission), paces and reads the body, and hands the request to the gateway, whose
-// marshaler (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the
-// frame's in-process channel (internal/inproc), which runs the interceptor chain and the
-// handler; the token's verdict travels in the request's context (authz.Granted). A new kind of
-// route (a streaming batch route) gets its case in ServeHTTP.
+// codings, wrong media types and bodies over the route's limit, holds the body's bytes while it
+// paces and reads it, admits the request's memory by the body read (internal/admission), and
+// hands the request to the gateway, whose marshaler (internal/jsonwire) and error handlers it
+// provides. The gateway calls the rpc on the frame's in-process channel (internal/inproc), which
+// runs the interceptor chain and the handler; the token's verdict travels in the request's
+// context (authz.Granted). A new kind of route (a streaming batch route) gets its case in
+// ServeHTTP.
 package httpfront
 
 import (
@@ -61,11 +62,22 @@ type Handler struct {
 	// direct is the gateway's handler of each unary path, the one its mux would choose: the
 	// front has found the route, and need not have the mux try each pattern again.
 	direct map[string]runtime.HandlerFunc
+	bodies *admission.BodyPool // the unary bodies being read, beside the budget
 }
 
 // New is the front o describes.
 func New(o Options) *Handler {
-	return &Handler{Options: o, marshal: marshaler{codec: o.Codec}, direct: map[string]runtime.HandlerFunc{}}
+	var ceiling int64 // the largest body a unary route takes: the body pool reads any one
+	for _, rt := range o.Routes.ByPath {
+		if rt.Stream == routes.Unary {
+			ceiling = max(ceiling, rt.BodyLimit)
+		}
+	}
+	f := &Handler{Options: o, marshal: marshaler{codec: o.Codec}, direct: map[string]runtime.HandlerFunc{}}
+	if o.Budget != nil {
+		f.bodies = admission.NewBodyPool(o.Budget, ceiling)
+	}
+	return f
 }
 
 // Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
@@ -113,8 +125,9 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.serveRoute(w, r, rt)
 }
 
-// serveRoute serves a POST to one of the API's routes: credentials, media type, size, memory,
-// body, in that order, each refusal answered before anything later is spent on the request.
+// serveRoute serves a POST to one of the API's routes: credentials, media type, the client's
+// limits, size, the body's bytes, body, memory, in that order, each refusal answered before
+// anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
 	authorized, ri, ok := f.authorize(w, r, rt)
 	if !ok {
@@ -205,32 +218,35 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 	}
 }
 
-// admitAndRead holds the body to the route's limit, admits the request's memory before the body
-// is read (heavy requests take their share of the budget), then reads it. The caller releases the
-// grant; on a refusal, answered here, there is none to release.
+// admitAndRead holds the body to the route's limit, holds its bytes in the body pool while it is
+// read (admission.BodyPool: a slow upload holds what it sent, not what its decoding will cost),
+// then admits the request's memory by the body read, waiting in the client's queue for it. The
+// caller releases the grant; on a refusal, answered here, there is none to release.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
 		refuse(w, r, f.tooLarge(rt, limit))
 		return nil, nil, false
 	}
-	adm, err := f.Budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
+	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
+		// Answered before the body is read: without full duplex the server would read up to
+		// 256 KiB of the body, at the caller's pace, before it sent the answer.
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)
 		return nil, nil, false
 	}
+	defer read.Done() // once admitted, the body's bytes are in its grant
 	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		writeReadError(w, r, err, func(limit int64) rpcerr.HTTP { return f.tooLarge(rt, limit) })
-		adm.Release()
 		return nil, nil, false
 	}
-	switch {
-	case rt.Group:
-		adm.Shrink(f.Budget.GroupCostOfBody(body)) // the students it can hold, now they can be counted
-	case r.ContentLength < 0:
-		adm.Shrink(f.Budget.Cost(rt.Group, int64(len(body)), true))
+	adm, err := f.Budget.AdmitBody(r.Context(), client, rt.Group, body)
+	if err != nil {
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		return nil, nil, false
 	}
 	return body, adm, true
 }

@@ -1,0 +1,107 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/token"
+)
+
+// TestSlowUploadsHoldTheirBytes: a client's group forecasts that declare large bodies and send
+// them slowly hold their declared bytes in the body pool, and nothing of the budget, while they
+// arrive; the client's bodies in flight hold at most its share of the pool (a quarter of it:
+// three of 600,000 bytes fit 2 MiB, a fourth is 503 after the read wait), and another client's
+// group forecast is admitted and answered meanwhile. Once, each slow upload took its whole
+// estimated cost (16 × its declared size, or a student per 8 bytes) from the budget before its
+// first byte, and three of them held 528 of a 537 MB budget while every other client's group
+// forecast was 503.
+func TestSlowUploadsHoldTheirBytes(t *testing.T) {
+	t.Parallel()
+	cfg := forecastConfig(t)
+	cfg.MemoryBudget = 32 << 20            // a body pool of 8 MiB: 2 MiB a client without a concurrency limit
+	cfg.Limits.MaxGroupBodyBytes = 4 << 20 // under the pool's quarter of the budget
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n  - clientId: slow\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeForecast(t, cfg.Limits)
+	h := startService(t, cfg, fake.service())
+	slowTok := h.token("slow", clientSecret)
+	const declared = 600_000
+	// upload sends a group forecast's head, declaring its body, and the body's first bytes, then
+	// nothing; the answer, when one comes, is sent on the channel.
+	upload := func() chan response {
+		c, err := net.Dial("tcp", strings.TrimPrefix(h.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		head := fmt.Sprintf("POST /api/forecast/math/group HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+			"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", slowTok, declared)
+		first := `{"testUncertainty":30,"studentData":[`
+		if _, err := io.WriteString(c, head+first); err != nil {
+			t.Fatal(err)
+		}
+		answered := make(chan response, 1)
+		go func() {
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				return // closed at the test's end
+			}
+			// The head alone: a refused body's answer ends once the server has read the rest of
+			// the body, which this caller never sends.
+			answered <- response{status: resp.StatusCode, header: resp.Header}
+		}()
+		return answered
+	}
+	for i := range 3 {
+		upload()
+		waitFor(t, "slow upload "+strconv.Itoa(i+1)+" in the body pool", func() bool { return h.srv.budget.BodiesHeldBy("slow") == int64(i+1)*declared })
+	}
+	if got := h.srv.budget.Admitted(); got != 0 {
+		t.Errorf("budget held by three slow uploads: got %d; want 0 (their bytes are in the body pool)", got)
+	}
+	demo := h.token("demo", "demo-secret")
+	group := groupBody(2000, typicalStudent)
+	start := time.Now()
+	r, err := post(h.base, "/api/forecast/math/group", demo, bytes.NewReader(group))
+	if err != nil || r.status != http.StatusOK || time.Since(start) > time.Second {
+		t.Errorf("another client's %d-byte group forecast beside the slow uploads: got %d %s %v after %s; want 200 at once",
+			len(group), r.status, r.body, err, time.Since(start))
+	}
+	fourth := upload() // past the client's share: 2.4 MB of its 2 MiB
+	start = time.Now()
+	select {
+	case r := <-fourth: // answered as it is refused, though it sends nothing more
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("the fourth slow upload's 503 came after %s; want it after the 1 s read wait, not the body's 10 s grace", took)
+		}
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" {
+			t.Errorf("a fourth slow upload of the client: got %d %s; want 503 with Retry-After 1", r.status, r.body)
+		}
+	case <-time.After(8 * time.Second):
+		t.Fatal("a fourth slow upload past the client's share was not refused after the read wait")
+	}
+	if got := h.srv.budget.BodiesHeldBy("slow"); got != 3*declared {
+		t.Errorf("held by the slow client after the refusal: %d; want its three bodies, %d", got, 3*declared)
+	}
+	wantRefusals(t, h, "http", 0) // none for the budget
+	if _, v := sample(t, scrape(t, h), "yardstick_admission_refusals_total", `cause="read_pool".*front="http"`); v != 1 {
+		t.Errorf("read_pool refusals of http: got %v; want 1", v)
+	}
+}
