@@ -95,7 +95,7 @@ func (fuzzScoring) NextItem(context.Context, *scoringv1.NextItemRequest) (*scori
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
 func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Handler, string) {
 	t.Helper()
-	cfg, err := LoadConfig(service, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_RELOAD_INTERVAL=0"}, io.Discard)
+	cfg, err := LoadConfig(identityOf(service), nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_RELOAD_INTERVAL=0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,7 +110,7 @@ func writeClients(t *testing.T) string {
 
 func testConfig(t testing.TB) Config {
 	t.Helper()
-	cfg, err := LoadConfig("scoring", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	cfg, err := LoadConfig(scoringID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
