@@ -67,7 +67,6 @@ func TestGRPCGroupLimit(t *testing.T) {
 	}
 }
 
-
 // TestRecordOption: a batch record may name exactly the unary rpcs the contract marks with
 // yardstick.batch.v1.record; not the batch streams, the group stream, health or anything public.
 func TestRecordOption(t *testing.T) {
