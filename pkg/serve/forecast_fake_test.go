@@ -46,6 +46,7 @@ func (f *fakeForecast) service() Service {
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, f) },
 		Gateway:  forecastGateway,
+		Wire:     forecastWire,
 	}
 }
 

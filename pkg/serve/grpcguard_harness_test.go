@@ -140,6 +140,7 @@ func guardService() Service {
 			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
 		},
 		Gateway: func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
+		Wire:    WireRules{Aliases: scoringWire.Aliases, Ignored: union(scoringWire.Ignored, forecastWire.Ignored), Positional: forecastWire.Positional, NumberAsText: scoringWire.NumberAsText},
 	}
 }
 

@@ -126,6 +126,7 @@ func start(t testing.TB, cfg Config) *harness {
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:  scoringGateway,
+		Wire:     scoringWire,
 	})
 	h.fake = fake
 	return h

@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits), tracing: tr}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits, svc.Wire), tracing: tr}
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
 	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,

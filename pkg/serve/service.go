@@ -24,6 +24,9 @@ type Service struct {
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
+	// Wire are the JSON rules of the service's messages beyond protojson's (aliases, ignored
+	// extras, positional messages, numbers as text); none when empty.
+	Wire WireRules
 	// Version names the content the service serves (a hash of its files), for the
 	// yardstick_reload_info series; nil if it has none.
 	Version func() string
