@@ -226,7 +226,8 @@ check-links: ## Fail if a relative link or #anchor in the repository's Markdown 
 
 .PHONY: browser-test
 browser-test: SCREENSHOT ?= bin/swagger-ui.png
-browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the picture in README.md and docs/api.md).
+browser-test: ## Drive GET /docs (Swagger UI) in headless Chromium against the scoring binary (SCREENSHOT=docs/swagger-ui.png refreshes the picture in README.md and docs/api.md), and the TypeScript client from a page on another origin (CORS).
+	clients/typescript/ci.sh build
 	go vet -tags browser ./e2e/browser/
 	go test -tags browser -count=1 ./e2e/browser/ -args -screenshot=$(abspath $(SCREENSHOT))
 

@@ -8,7 +8,7 @@
 # SCORING/FORECAST are make run's. The services are built as `make build` builds them, with the
 # version from git describe; each apiVersion they answer must be that version, and is written as
 # <version> so the file does not change with every commit. Access tokens in responses are
-# written as <ACCESS_TOKEN>.
+# written as <ACCESS_TOKEN>, page tokens (signed with a key of the process) as <PAGE_TOKEN>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/procs.sh
@@ -110,6 +110,7 @@ example() {
 		else
 			"$work/prettyjson" <"$work/body" | sed -E \
 				-e 's/"(accessToken|access_token)": "[^"]+"/"\1": "<ACCESS_TOKEN>"/' \
+				-e 's/"nextPageToken": "[^"]+"/"nextPageToken": "<PAGE_TOKEN>"/' \
 				-e 's/"apiVersion": "[^"]*"/"apiVersion": "<version>"/'
 		fi
 		echo '```'
@@ -164,8 +165,9 @@ MD
 ```
 
 Responses are shown indented; the services answer compact JSON. `<ACCESS_TOKEN>` stands for the
-token a call answers, `<version>` for the build's version (`apiVersion`: under `make run` the
-commit, from `git describe`).
+token a call answers, `<PAGE_TOKEN>` for a catalog page's token (signed with the deployment's key,
+so it differs from one deployment to the next), `<version>` for the build's version
+(`apiVersion`: under `make run` the commit, from `git describe`).
 
 ## Token
 

@@ -101,7 +101,9 @@ type counts struct{ records, ok int }
 
 // csvHeader is the CSV answer's header: the first four columns are the answer as it came; the
 // rest flatten it for a spreadsheet.
-var csvHeader = []string{"line", "id", "status", "body", "ability", "abilityDisplay", "uncertainty", "framework", "percentile", "exceptionType", "error"}
+var csvHeader = []string{"line", "id", "status", "body", "ability", "abilityDisplay", "uncertainty", "framework", "percentile",
+	"reachElapsedDays", "reachGrade", "reachTimeOfYear", "reachAbility", "reachProbability", "peakElapsedDays", "peakProbability",
+	"exceptionType", "error"}
 
 // csvRow is one answer as a CSV row: line, id, status, the body as sent, then the measure's
 // fields (numbers as the service wrote them; empty when the answer has none) and, for a record
@@ -110,23 +112,29 @@ var csvHeader = []string{"line", "id", "status", "body", "ability", "abilityDisp
 func csvRow(line int, id string, status int, body []byte) []string {
 	var a struct {
 		Ability, AbilityDisplay, Uncertainty, Framework, Percentile json.RawMessage
-		ExceptionType, AdditionalInfo                               string
-		ValidationErrors                                            map[string][]string
+		// A plan's: when the target is reached (its window) and the best odds of the horizon.
+		Reach                         struct{ ElapsedDays, Grade, TimeOfYear, Ability, Probability json.RawMessage }
+		Peak                          struct{ ElapsedDays, Probability json.RawMessage }
+		ExceptionType, AdditionalInfo string
+		ValidationErrors              map[string][]string
 	}
 	_ = json.Unmarshal(body, &a) // an answer that is not an object leaves every column empty
 	row := []string{strconv.Itoa(line), id, strconv.Itoa(status), string(body),
-		scalar(a.Ability), scalar(a.AbilityDisplay), scalar(a.Uncertainty), scalar(a.Framework), scalar(a.Percentile), "", ""}
+		scalar(a.Ability), scalar(a.AbilityDisplay), scalar(a.Uncertainty), scalar(a.Framework), scalar(a.Percentile),
+		scalar(a.Reach.ElapsedDays), scalar(a.Reach.Grade), scalar(a.Reach.TimeOfYear), scalar(a.Reach.Ability), scalar(a.Reach.Probability),
+		scalar(a.Peak.ElapsedDays), scalar(a.Peak.Probability), "", ""}
+	exception, problems := len(row)-2, len(row)-1
 	if status != 200 {
-		row[9] = a.ExceptionType
-		row[10] = a.AdditionalInfo
+		row[exception] = a.ExceptionType
+		row[problems] = a.AdditionalInfo
 		if len(a.ValidationErrors) > 0 {
-			var problems []string
+			var list []string
 			for _, field := range slices.Sorted(maps.Keys(a.ValidationErrors)) {
 				for _, msg := range a.ValidationErrors[field] {
-					problems = append(problems, field+": "+msg)
+					list = append(list, field+": "+msg)
 				}
 			}
-			row[10] = strings.Join(problems, "; ")
+			row[problems] = strings.Join(list, "; ")
 		}
 	}
 	return row

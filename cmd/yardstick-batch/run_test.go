@@ -172,9 +172,9 @@ func TestCSV(t *testing.T) {
 	if !errors.Is(err, errSomeFailed) {
 		t.Fatalf("got %v; want the row of 3 fields reported failed", err)
 	}
-	want := "line,id,status,body,ability,abilityDisplay,uncertainty,framework,percentile,exceptionType,error\n" +
-		`2,s1,200,"{""path"":""/echo"",""echo"":{""priorAbility"":500.5,""timeOfYear"":""BOY"",""grade"":3,""items"":[1,2]}}",,,,,,,` + "\n" +
-		`3,s2,200,"{""path"":""/echo"",""echo"":{""priorAbility"":""007"",""timeOfYear"":""EOY"",""note"":""say \""hi\""""}}",,,,,,,` + "\n"
+	want := "line,id,status,body,ability,abilityDisplay,uncertainty,framework,percentile,reachElapsedDays,reachGrade,reachTimeOfYear,reachAbility,reachProbability,peakElapsedDays,peakProbability,exceptionType,error\n" +
+		`2,s1,200,"{""path"":""/echo"",""echo"":{""priorAbility"":500.5,""timeOfYear"":""BOY"",""grade"":3,""items"":[1,2]}}",,,,,,,,,,,,,,` + "\n" +
+		`3,s2,200,"{""path"":""/echo"",""echo"":{""priorAbility"":""007"",""timeOfYear"":""EOY"",""note"":""say \""hi\""""}}",,,,,,,,,,,,,,` + "\n"
 	if !strings.HasPrefix(got, want) || !strings.Contains(got, "\n4,,400,") || !strings.Contains(got, ",,,,,ValidationError,nonFieldErrors: the row has 3 fields; the header has 6\n") {
 		t.Errorf("output\n%s\nwant\n%s4,,400,…", got, want)
 	}
@@ -455,16 +455,20 @@ func TestCSVMeasureColumns(t *testing.T) {
 		want   []string // ability … error
 	}{
 		{"a measure", 200, `{"ability":277,"abilityDisplay":"275L","uncertainty":584,"framework":"lexile","apiVersion":"v"}`,
-			[]string{"277", "275L", "584", "lexile", "", "", ""}},
+			[]string{"277", "275L", "584", "lexile", "", "", "", "", "", "", "", "", "", ""}},
 		{"a forecast with a percentile", 200, `{"ability":695.301528293557,"abilityDisplay":"695L","uncertainty":93.42549931347037,"probabilities":[0.5,0.5],"framework":"lexile","percentile":61}`,
-			[]string{"695.301528293557", "695L", "93.42549931347037", "lexile", "61", "", ""}},
-		{"a negative ability", 200, `{"ability":-105,"abilityDisplay":"BR105L","uncertainty":224}`, []string{"-105", "BR105L", "224", "", "", "", ""}},
-		{"no measure (a group)", 200, `{"forecasts":{"students":[]},"framework":"lexile"}`, []string{"", "", "", "lexile", "", "", ""}},
+			[]string{"695.301528293557", "695L", "93.42549931347037", "lexile", "61", "", "", "", "", "", "", "", "", ""}},
+		{"a negative ability", 200, `{"ability":-105,"abilityDisplay":"BR105L","uncertainty":224}`, []string{"-105", "BR105L", "224", "", "", "", "", "", "", "", "", "", "", ""}},
+		{"no measure (a group)", 200, `{"forecasts":{"students":[]},"framework":"lexile"}`, []string{"", "", "", "lexile", "", "", "", "", "", "", "", "", "", ""}},
 		{"a 400 with problems", 400, `{"message":"Invalid input.","exceptionType":"ValidationError","additionalInfo":"See validationErrors.","validationErrors":{"scaleSem":["is required"],"items":["items[0].id: unknown","items[1].id: unknown"]}}`,
-			[]string{"", "", "", "", "", "ValidationError", "items: items[0].id: unknown; items: items[1].id: unknown; scaleSem: is required"}},
+			[]string{"", "", "", "", "", "", "", "", "", "", "", "", "ValidationError", "items: items[0].id: unknown; items: items[1].id: unknown; scaleSem: is required"}},
 		{"a 404", 404, `{"message":"Not found.","exceptionType":"NotFound","additionalInfo":"No endpoint has this path."}`,
-			[]string{"", "", "", "", "", "NotFound", "No endpoint has this path."}},
-		{"not JSON", 200, `oops`, []string{"", "", "", "", "", "", ""}},
+			[]string{"", "", "", "", "", "", "", "", "", "", "", "", "NotFound", "No endpoint has this path."}},
+		{"a plan, reached", 200, `{"trajectory":[{"grade":4,"timeOfYear":"MOY","elapsedDays":365.25,"ability":600}],"reach":{"elapsedDays":1449,"ability":900.15,"abilityDisplay":"900L","uncertainty":164.2,"probability":0.5003,"grade":7,"timeOfYear":"MOY"},"peak":{"elapsedDays":1826,"probability":0.6192},"framework":"lexile"}`,
+			[]string{"", "", "", "lexile", "", "1449", "7", "MOY", "900.15", "0.5003", "1826", "0.6192", "", ""}},
+		{"a plan, never reached", 200, `{"trajectory":[],"reach":null,"peak":{"elapsedDays":0,"probability":0.01},"framework":"lexile"}`,
+			[]string{"", "", "", "lexile", "", "", "", "", "", "", "0", "0.01", "", ""}},
+		{"not JSON", 200, `oops`, []string{"", "", "", "", "", "", "", "", "", "", "", "", "", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

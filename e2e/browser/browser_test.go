@@ -2,7 +2,8 @@
 
 // Package browser drives /docs (Swagger UI) in headless Chromium against the real scoring
 // binary, as a person would: open the page, authorize with the dev client, run a scoring call
-// and read its 200 answer off the page. `make browser-test` runs it (the build tag keeps it out
+// and read its 200 answer off the page; and (cors_test.go) a partner's page on another origin
+// running the TypeScript client, allowed and refused by CORS. `make browser-test` runs it (the build tag keeps it out
 // of `make test`); under CI=true a missing Chromium fails the test instead of skipping it.
 //
 // chromedp drives Chromium over the DevTools protocol from Go, with no driver binary or

@@ -24,6 +24,15 @@ type ItemQuery struct {
 	IDs               []string
 	After             string
 	Limit             int
+	// MaxScore keeps the items of exactly this maximum score (0: any); PartialCredit, when set,
+	// those scored in more than two categories (true) or right or wrong (false).
+	MaxScore      int
+	PartialCredit *bool
+}
+
+// keeps reports whether it passes q's filters of scoring.
+func (q ItemQuery) keeps(it Item) bool {
+	return (q.MaxScore == 0 || it.MaxScore() == q.MaxScore) && (q.PartialCredit == nil || it.Polytomous() == *q.PartialCredit)
 }
 
 // ItemPage is one page of the catalog: its items in id byte order, and whether more follow.
@@ -33,7 +42,7 @@ type ItemPage struct {
 }
 
 // Items answers the content catalog's item query from the bundle: items of the framework (and
-// strand, and among IDs when given) whose id is after After, in id byte order, at most Limit.
+// strand, among IDs, of the maximum score and the kind of scoring when given) whose id is after After, in id byte order, at most Limit.
 // Each item is a copy (its Steps too), so a caller cannot change the bundle.
 func (b *Bundle) Items(q ItemQuery) ItemPage {
 	var wanted map[string]bool
@@ -47,7 +56,7 @@ func (b *Bundle) Items(q ItemQuery) ItemPage {
 	start := sort.Search(len(all), func(i int) bool { return all[i].ID > q.After })
 	var page ItemPage
 	for _, it := range all[start:] {
-		if it.Framework != q.Framework || (q.Strand != "" && it.Strand != q.Strand) || (wanted != nil && !wanted[it.ID]) {
+		if it.Framework != q.Framework || (q.Strand != "" && it.Strand != q.Strand) || (wanted != nil && !wanted[it.ID]) || !q.keeps(it) {
 			continue
 		}
 		if len(page.Items) == q.Limit {

@@ -25,7 +25,7 @@ type PlanRequest struct {
 // probability of being at or above the target.
 type PlanPoint struct {
 	Grade       int
-	TimeOfYear  string // empty on a reach, which falls on any day
+	TimeOfYear  string // on a reach, the window its day falls in (SchoolWindow); "" past grade 12
 	ElapsedDays float64
 	Ability     float64
 	Uncertainty float64
@@ -36,9 +36,36 @@ type PlanPoint struct {
 // end of grade 12, where school times end), and the first whole day the target is reached with
 // the requested probability (nil: not within the horizon).
 type Plan struct {
-	Trajectory  []PlanPoint
-	Reach       *PlanPoint
+	Trajectory []PlanPoint
+	Reach      *PlanPoint
+	// Peak is the first whole day of the horizon with the highest probability (its Grade and
+	// TimeOfYear unset): the best odds there are, which a plan never reached still has.
+	Peak        PlanPoint
 	HorizonDays int
+}
+
+// SchoolWindow is the school-year window of the day days after school time t0 (years, §4): the
+// grade whose year it falls in and BOY, MOY or EOY, whichever of the year's beginning, middle and
+// end is nearest: BOY from the year's beginning to a quarter year in, MOY to three quarters, EOY
+// to the year's end, at which the next grade's BOY begins (the end of grade 12 is its EOY). ok is
+// false past the end of grade 12, where school times end.
+func SchoolWindow(t0, days float64) (grade int, timeOfYear string, ok bool) {
+	t := t0 + days/daysPerYear
+	if t > lastSchoolYear {
+		return 0, "", false
+	}
+	g := math.Floor(t)
+	switch frac := t - g; {
+	case g == lastSchoolYear: // the very end of grade 12
+		return lastSchoolYear - 1, "EOY", true
+	case frac < 0.25:
+		timeOfYear = "BOY"
+	case frac < 0.75:
+		timeOfYear = "MOY"
+	default:
+		timeOfYear = "EOY"
+	}
+	return int(g), timeOfYear, true
 }
 
 // schoolYears is the school time of a grade and time of year in years of the norm curve (§4).
@@ -114,11 +141,19 @@ func (f *Framework) Plan(req PlanRequest) (Plan, error) {
 		}
 		out.Trajectory = append(out.Trajectory, p)
 	}
+	// Every day is looked at for the peak; the reach is the first at the probability asked.
+	out.Peak = point(0)
 	for d := 0; d <= horizon; d++ {
-		if p := point(float64(d)); p.Probability >= req.Probability {
+		p := point(float64(d))
+		if p.Probability > out.Peak.Probability {
+			out.Peak = p
+		}
+		if out.Reach == nil && p.Probability >= req.Probability {
 			reach := p
+			if g, toy, ok := SchoolWindow(t0, p.ElapsedDays); ok {
+				reach.Grade, reach.TimeOfYear = g, toy
+			}
 			out.Reach = &reach
-			break
 		}
 	}
 	return out, nil

@@ -62,6 +62,16 @@ func assertFirstDay(t *testing.T, f *Framework, req PlanRequest, plan Plan) {
 			break
 		}
 	}
+	// The peak: the first day of the highest probability, every day looked at.
+	peak, peakDay := -1.0, -1
+	for d := 0; d <= plan.HorizonDays; d++ {
+		if v := atOrAbove(f, req.Prior, float64(d), req.TestUncertainty, req.Target).Probabilities[1]; v > peak {
+			peak, peakDay = v, d
+		}
+	}
+	if plan.Peak.ElapsedDays != float64(peakDay) || plan.Peak.Probability != peak {
+		t.Errorf("peak: got day %v probability %v; want day %d probability %v", plan.Peak.ElapsedDays, plan.Peak.Probability, peakDay, peak)
+	}
 	switch {
 	case first < 0 && plan.Reach != nil:
 		t.Errorf("got a reach on day %v; want none (no day within %d reaches %v)", plan.Reach.ElapsedDays, plan.HorizonDays, req.Probability)
@@ -249,4 +259,38 @@ func BenchmarkPlan(b *testing.B) {
 			atOrAbove(f, req.Prior, 1000, 0, req.Target)
 		}
 	})
+}
+
+// TestSchoolWindow: a day's window by the calendar of §4 and §14 (BOY at g, MOY at g + 0.5, EOY
+// at g + 1 years), a quarter year either side, both sides of each boundary.
+func TestSchoolWindow(t *testing.T) {
+	t.Parallel()
+	q := daysPerYear / 4
+	for _, tc := range []struct {
+		name     string
+		t0, days float64
+		grade    int
+		toy      string
+		ok       bool
+	}{
+		{"the measure's own day, BOY", 3, 0, 3, "BOY", true},
+		{"just before a quarter year", 3, q - 0.01, 3, "BOY", true},
+		{"a quarter year", 3, q, 3, "MOY", true},
+		{"the middle", 3, 2 * q, 3, "MOY", true},
+		{"just before three quarters", 3, 3*q - 0.01, 3, "MOY", true},
+		{"three quarters", 3, 3 * q, 3, "EOY", true},
+		{"just before the year's end", 3, 4*q - 0.01, 3, "EOY", true},
+		{"the year's end is the next grade's beginning", 3, 4 * q, 4, "BOY", true},
+		{"from a MOY measure", 5.5, 2 * q, 6, "BOY", true},
+		{"the end of grade 12", 12, daysPerYear, 12, "EOY", true},
+		{"past the end of grade 12", 12, daysPerYear + 1, 0, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g, toy, ok := SchoolWindow(tc.t0, tc.days)
+			if g != tc.grade || toy != tc.toy || ok != tc.ok {
+				t.Errorf("SchoolWindow(%v, %v): got %d %q %v; want %d %q %v", tc.t0, tc.days, g, toy, ok, tc.grade, tc.toy, tc.ok)
+			}
+		})
+	}
 }

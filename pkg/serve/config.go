@@ -63,6 +63,12 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	RedisURL       string
 
+	// CORSOrigins are the origins whose pages may call the JSON front (cors.go); empty: none,
+	// and the front answers as if CORS did not exist.
+	CORSOrigins     []string
+	CORSCredentials bool
+	CORSMaxAge      time.Duration
+
 	// ClientRate, ClientBurst and ClientConcurrency are the limits of a client whose clients
 	// file entry does not set its own (internal/quota); 0 is unset.
 	ClientRate        float64
@@ -182,6 +188,7 @@ func (c Config) Validate() error {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
 	c.validateAddrs(bad)
+	c.validateCORS(bad)
 	c.validateGRPC(bad)
 	c.validateTokens(bad)
 	c.validateOperations(bad)

@@ -24,6 +24,7 @@
 //   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
+// CORS for pages on other origins, off unless YARDSTICK_CORS_ORIGINS names them, is cors.go.
 // The interceptor chain, its steps and the doors' own, is chain.go; the gRPC stream
 // interceptors are the guard's first, then quota's (a stream's slot and pacing). The drain after
 // SIGTERM is drain.go. docs/architecture.md traces a JSON and a gRPC request through these files;

@@ -219,9 +219,10 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
+	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handled, err := gw.Register(s.channel, func(mux *runtime.ServeMux, conn grpc.ClientConnInterface) error { return svc.Gateway(ctx, mux, conn) })
+	handled, err := gw.Register(httpfront.ProblemsConn(s.channel), func(mux *runtime.ServeMux, conn grpc.ClientConnInterface) error { return svc.Gateway(ctx, mux, conn) })
 	if err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
@@ -234,7 +235,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	s.http = &http.Server{
 		// The span outermost, so that the request line (ObserveHTTP) has its ids; only when on.
 		Handler: s.tracing.HTTPHandler(s.spanRoute,
-			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, s.httpRoutes(front))))),
+			httpfront.PaceBodies(cfg.BodyGrace, cfg.MinBodyRate, s.closeWhenDraining(s.telemetry.ObserveHTTP(s.routes.Label, newCORS(cfg).wrap(s.httpRoutes(front)))))),
 		ReadHeaderTimeout: 10 * time.Second, // bodies are paced instead (httpfront.PaceBodies)
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

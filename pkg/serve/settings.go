@@ -101,6 +101,18 @@ func settings(id Identity, c *Config) []setting {
 			return nil
 		}}
 	}
+	list := func(dst *[]string) parser {
+		return parser{"string", func(v string) error {
+			var out []string
+			for f := range strings.SplitSeq(v, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					out = append(out, f)
+				}
+			}
+			*dst = out
+			return nil
+		}}
+	}
 	return []setting{
 		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", httpDef, str(&c.HTTPAddr)},
 		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", grpcDef, str(&c.GRPCAddr)},
@@ -121,6 +133,9 @@ func settings(id Identity, c *Config) []setting {
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(&c.ReloadInterval)},
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(&c.TrustedProxies)},
 		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(&c.RedisURL)},
+		{"YARDSTICK_CORS_ORIGINS", "cors-origins", "comma-separated origins (https://app.example.com) whose web pages may call the JSON API, or * for any (empty: no cross-origin calls)", "", list(&c.CORSOrigins)},
+		{"YARDSTICK_CORS_CREDENTIALS", "cors-credentials", "answer cross-origin calls with Access-Control-Allow-Credentials: true (cookies, TLS client certificates; not with *)", "false", boolean(&c.CORSCredentials)},
+		{"YARDSTICK_CORS_MAX_AGE", "cors-max-age", "how long a browser may cache a preflight's answer (whole seconds, 0s to 24h)", "10m", dur(&c.CORSMaxAge)},
 		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(&c.ClientRate)},
 		{"YARDSTICK_CLIENT_BURST", "client-burst", "most requests at once of a client after it idled, unless its entry sets limits.burst (empty: one second of its rate)", "", atLeastOne(&c.ClientBurst)},
 		{"YARDSTICK_CLIENT_CONCURRENCY", "client-concurrency", "most calls of a client in progress at once on one replica, streams included, unless its entry sets limits.concurrency (empty: no limit)", "", atLeastOne(&c.ClientConcurrency)},

@@ -70,5 +70,26 @@ func (w Wire) Unmarshal(data []byte, m proto.Message) error {
 	return nil
 }
 
+// UnmarshalFields is Unmarshal for a handler that, as the front, answers every problem of a body
+// at once: when the decoding's problems are each a field's (a value of the wrong type, an
+// unknown field), m holds every other field as sent and they come back as fieldErr, err nil; the
+// handler checks m as usual and answers WithFieldProblems(fieldErr, its own error). Any other
+// problem (not JSON, not one object) is err, as Unmarshal's.
+func (w Wire) UnmarshalFields(data []byte, m proto.Message) (fieldErr, err error) {
+	err = w.c.Unmarshal(data, m)
+	switch {
+	case err == nil:
+		return nil, nil
+	case httpfront.FieldsOnly(err):
+		return err, nil
+	default:
+		return nil, httpfront.DecodeProblems(err)
+	}
+}
+
+// WithFieldProblems is the 400 of a body whose decoding found fieldErr (UnmarshalFields) and
+// whose checks answered err: every problem of both, as the front answers a unary call's.
+func WithFieldProblems(fieldErr, err error) error { return httpfront.WithFieldProblems(fieldErr, err) }
+
 // Marshal encodes m as the front encodes an answer.
 func (w Wire) Marshal(m proto.Message) ([]byte, error) { return w.c.Marshal(nil, m) }

@@ -75,7 +75,7 @@ function serviceClient<Paths extends {}>(opts: ServiceOptions): ServiceClient<Pa
   const tokens = new TokenSource(opts);
   const client = createClient<Paths>({ baseUrl: opts.baseUrl, fetch: fetchImpl });
   client.use(authenticate(tokens, fetchImpl));
-  const target = { baseUrl: opts.baseUrl, token: () => tokens.token() };
+  const target = { baseUrl: opts.baseUrl, token: () => tokens.token(), fetch: fetchImpl };
   return Object.assign(client, {
     tokens,
     stream<P extends StreamPath<Paths>>(path: P, input: AsyncIterable<LineIn<Paths, P>> | Iterable<LineIn<Paths, P>>, so?: StreamOptions) {

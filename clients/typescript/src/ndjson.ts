@@ -1,9 +1,6 @@
-import http from "node:http";
-import https from "node:https";
-import { once } from "node:events";
 import { YardstickError } from "./errors.js";
 
-const ndjson = "application/x-ndjson";
+export const ndjson = "application/x-ndjson";
 
 /** The paths of a service's types whose body is NDJSON: its batch and group streams. */
 export type StreamPath<Paths> = {
@@ -28,18 +25,35 @@ export type LineOut<Paths, P extends keyof Paths> = Paths[P] extends {
 export interface StreamOptions {
   /** Cancels the stream: the request is aborted and the input is not read further. */
   signal?: AbortSignal;
+  /**
+   * How the request goes out. "node": node:http, the body streamed (the default under Node).
+   * "fetch": the fetch of the client's options (the default elsewhere: browsers, Deno, workers),
+   * its body as the upload option says.
+   */
+  transport?: "node" | "fetch";
+  /**
+   * With fetch, how each request's body goes (a batch goes in pieces of 256 KiB, fetchstream.ts):
+   * "stream" as a ReadableStream (fetch's duplex "half"), "buffer" as one Blob. "auto" (the
+   * default) streams where a browser can (a fetch that takes a stream, over https:, where
+   * browsers speak HTTP/2, which Chromium requires of a streamed upload) and buffers elsewhere.
+   */
+  upload?: "auto" | "stream" | "buffer";
 }
 
 // Lines sent in one chunk at most; fewer when the input has nothing more ready.
 const chunkBytes = 64 * 1024;
 const notReady = Symbol("not ready");
 
+/** A turn of the event loop: setImmediate under Node, a zero timeout in browsers. */
+const nextTurn: (f: (v: typeof notReady) => void) => void =
+  typeof setImmediate === "function" ? (f) => setImmediate(f, notReady) : (f) => setTimeout(f, 0, notReady);
+
 /**
  * The body of a stream, in chunks of lines: lines the input has ready together go in one chunk;
  * a line it does not have yet is waited for once what is ready has been sent. The input is read
  * only as the chunks are taken.
  */
-async function* chunksOf<T>(input: AsyncIterable<T> | Iterable<T>): AsyncGenerator<string> {
+export async function* chunksOf<T>(input: AsyncIterable<T> | Iterable<T>): AsyncGenerator<string> {
   const it: AsyncIterator<T> | Iterator<T> =
     Symbol.asyncIterator in input ? input[Symbol.asyncIterator]() : (input as Iterable<T>)[Symbol.iterator]();
   let pending: Promise<IteratorResult<T>> | undefined;
@@ -54,7 +68,7 @@ async function* chunksOf<T>(input: AsyncIterable<T> | Iterable<T>): AsyncGenerat
         if (chunk === "") {
           r = await next;
         } else {
-          r = await Promise.race([next, new Promise<typeof notReady>((res) => setImmediate(res, notReady))]);
+          r = await Promise.race([next, new Promise<typeof notReady>(nextTurn)]);
           if (r === notReady) {
             pending = next;
             break;
@@ -78,7 +92,7 @@ async function* chunksOf<T>(input: AsyncIterable<T> | Iterable<T>): AsyncGenerat
 }
 
 /** Splits a body into its lines and parses each; blank lines are skipped. */
-async function* linesOf<T>(body: AsyncIterable<Buffer>): AsyncGenerator<T> {
+export async function* linesOf<T>(body: AsyncIterable<Uint8Array>): AsyncGenerator<T> {
   const decoder = new TextDecoder();
   let buf = "";
   for await (const value of body) {
@@ -103,21 +117,31 @@ async function* linesOf<T>(body: AsyncIterable<Buffer>): AsyncGenerator<T> {
 export interface StreamTarget {
   baseUrl: string;
   token: () => Promise<string>;
+  fetch: typeof fetch;
 }
+
+/** A request sent by node:http: its status, its body's chunks, and its refusal read into an error. */
+export interface Answer {
+  status: number;
+  body: AsyncIterable<Uint8Array>;
+  refusal: () => Promise<YardstickError>;
+}
+
+/** Whether this runs under Node (where node:http is there to use). */
+const underNode = typeof process !== "undefined" && typeof process.versions?.node === "string";
 
 /**
  * Sends input as the NDJSON body of path and yields the answer's lines as they arrive, in the
  * service's order (the input's). The body and the answer flow at once, each with backpressure:
  * the input is read only as fast as the connection takes it, and the answer only as fast as the
- * caller iterates, so neither side holds the stream whole. A caller that stops iterating ends
- * the request. A refusal before the first line (401, 403, 415, 503) is thrown as a
- * YardstickError.
+ * caller iterates, so neither side holds the stream whole (but a buffered fetch upload, see
+ * StreamOptions.upload). A caller that stops iterating ends the request. A refusal before the
+ * first line (401, 403, 415, 503) is thrown as a YardstickError.
  *
- * It speaks node:http rather than fetch: fetch keeps a copy of a streamed body it might resend,
- * and leaves a cancelled upload's connection waiting; a stream needs neither.
+ * Under Node it speaks node:http rather than fetch: fetch keeps a copy of a streamed body it
+ * might resend, and leaves a cancelled upload's connection waiting; a stream needs neither.
  */
 export async function* stream<In, Out>(target: StreamTarget, path: string, input: AsyncIterable<In> | Iterable<In>, opts: StreamOptions = {}): AsyncGenerator<Out> {
-  const token = await target.token();
   const url = new URL(path, target.baseUrl);
   const abort = new AbortController();
   const stopOnCaller = () => abort.abort(opts.signal?.reason);
@@ -125,35 +149,20 @@ export async function* stream<In, Out>(target: StreamTarget, path: string, input
     stopOnCaller();
   }
   opts.signal?.addEventListener("abort", stopOnCaller, { once: true });
-  // agent: false: a connection of its own, closed with the stream.
-  const req = (url.protocol === "https:" ? https : http).request(url, {
-    method: "POST",
-    headers: { "Content-Type": ndjson, Accept: ndjson, Authorization: `Bearer ${token}` },
-    agent: false,
-    signal: abort.signal,
-  });
-  const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
-    req.once("response", resolve);
-    req.once("error", reject);
-  });
-  // The body is written as the socket drains; a request that ends (answered early, aborted)
-  // stops it, and the input is closed.
-  const sent = (async () => {
-    for await (const chunk of chunksOf(input)) {
-      if (!req.write(chunk)) {
-        await once(req, "drain", { signal: abort.signal });
-      }
-    }
-    req.end();
-  })();
-  sent.catch(() => {}); // its failure is the request's, reported by answered or the answer
   let complete = false;
   try {
-    const res = await answered;
-    if (res.statusCode !== 200) {
-      throw await refusal(res, path);
+    if ((opts.transport ?? (underNode ? "node" : "fetch")) === "fetch") {
+      const { streamFetch } = await import("./fetchstream.js");
+      yield* streamFetch(target, path, input, opts.upload ?? "auto", abort.signal) as AsyncGenerator<unknown> as AsyncGenerator<Out>;
+    } else {
+      // Loaded only where it is used: a browser never meets node:http.
+      const { sendNode } = await import("./nodehttp.js");
+      const res = await sendNode(url, await target.token(), chunksOf(input), abort);
+      if (res.status !== 200) {
+        throw await res.refusal();
+      }
+      yield* linesOf<Out>(res.body);
     }
-    yield* linesOf<Out>(res);
     complete = true;
   } finally {
     opts.signal?.removeEventListener("abort", stopOnCaller);
@@ -161,17 +170,4 @@ export async function* stream<In, Out>(target: StreamTarget, path: string, input
       abort.abort(new Error("the caller stopped reading the stream"));
     }
   }
-}
-
-/** The YardstickError of a stream refused before its first line. */
-async function refusal(res: http.IncomingMessage, path: string): Promise<YardstickError> {
-  let text = "";
-  for await (const chunk of res) {
-    text += chunk;
-  }
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(res.headers)) {
-    if (typeof v === "string") headers.set(k, v);
-  }
-  return YardstickError.from(new Response(text, { status: res.statusCode ?? 0, headers }), `POST ${path}`);
 }

@@ -118,3 +118,52 @@ async function collect(it) {
   for await (const x of it) out.push(x);
   return out;
 }
+
+// The fetch transport, as browsers use it, here with Node's fetch: a streamed upload (a
+// ReadableStream body, duplex "half") and the buffered one, each answering every record in
+// order; a refusal thrown the same way.
+for (const upload of ["stream", "buffer"]) {
+  test(`fetch transport, upload ${upload}: a batch in input order`, async () => {
+    const n = 2_000;
+    const made = { count: 0 };
+    const lines = await collect(client.stream("/api/score/batch", records(n, made), { transport: "fetch", upload }));
+    assert.equal(lines.length, n + 1);
+    lines.slice(0, n).forEach((line, i) => {
+      assert.equal(line.id, `r${i}`, "answers in input order");
+      assert.equal(line.status, 200, JSON.stringify(line));
+    });
+    assert.deepStrictEqual(lines[n], { summary: { records: n, ok: n, failed: 0 } });
+  });
+}
+
+test("fetch transport: a refused stream is an error with the body", async () => {
+  const bad = createScoringClient({ baseUrl: scoring.base, clientId: "demo", clientSecret: "wrong" });
+  await assert.rejects(collect(bad.stream("/api/score/batch", [], { transport: "fetch" })), (e) => e.name === "YardstickError" && e.status === 401);
+});
+
+test("fetch transport: a caller that stops reading stops the reading of its input at the piece", async () => {
+  const made = { count: 0 };
+  const answers = client.stream("/api/score/batch", records(Number.MAX_SAFE_INTEGER, made), { transport: "fetch", upload: "buffer" });
+  for (let i = 0; i < 10; i++) {
+    const { value } = await answers.next();
+    assert.equal(value.id, `r${i}`);
+  }
+  const read = made.count;
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(made.count, read, "records still read while no answer is taken");
+  // One piece (256 KiB) and the chunk read past it: about 200 records of 1.4 KiB.
+  const perPiece = Math.ceil((256 * 1024) / recordBytes);
+  assert.ok(read <= perPiece + Math.ceil((64 * 1024) / recordBytes) + 1, `read ${read} records for 10 answers; want at most a piece and a chunk`);
+  await answers.return();
+  console.log(`# fetch: stopped reading after 10 answers: ${read} records read`);
+});
+
+test("fetch transport: a broken line keeps its number in the whole input across pieces", async () => {
+  const n = 600; // about 3 pieces
+  const input = Array.from(records(n, { count: 0 }));
+  delete input[450].id; // not a record: answered by its line number
+  const lines = await collect(client.stream("/api/score/batch", input, { transport: "fetch", upload: "buffer" }));
+  const broken = lines.filter((l) => "line" in l);
+  assert.deepStrictEqual(broken.map((l) => [l.line, l.status]), [[451, 400]]);
+  assert.deepStrictEqual(lines.at(-1), { summary: { records: n, ok: n - 1, failed: 1 } });
+});

@@ -280,6 +280,27 @@ func (e PlanPointTimeOfYear) Valid() bool {
 	}
 }
 
+// Defines values for PlanReachTimeOfYear.
+const (
+	PlanReachTimeOfYearBOY PlanReachTimeOfYear = "BOY"
+	PlanReachTimeOfYearEOY PlanReachTimeOfYear = "EOY"
+	PlanReachTimeOfYearMOY PlanReachTimeOfYear = "MOY"
+)
+
+// Valid indicates whether the value is a known member of the PlanReachTimeOfYear enum.
+func (e PlanReachTimeOfYear) Valid() bool {
+	switch e {
+	case PlanReachTimeOfYearBOY:
+		return true
+	case PlanReachTimeOfYearEOY:
+		return true
+	case PlanReachTimeOfYearMOY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PlanRequestTimeOfYear.
 const (
 	PlanRequestTimeOfYearBOY PlanRequestTimeOfYear = "BOY"
@@ -758,6 +779,15 @@ type OAuth2Token struct {
 // OAuth2TokenTokenType defines model for OAuth2Token.TokenType.
 type OAuth2TokenTokenType string
 
+// PlanPeak The best odds a plan's horizon offers.
+type PlanPeak struct {
+	// ElapsedDays The first whole day, from the measure, with the highest probability.
+	ElapsedDays float64 `json:"elapsedDays"`
+
+	// Probability That probability of being at or above the target.
+	Probability float64 `json:"probability"`
+}
+
 // PlanPoint The forecast at one school time of a plan.
 type PlanPoint struct {
 	// Ability The forecast measure then.
@@ -796,12 +826,24 @@ type PlanReach struct {
 	// ElapsedDays Whole days from the measure.
 	ElapsedDays float64 `json:"elapsedDays"`
 
+	// Grade The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+	// the end of grade 12.
+	Grade *int32 `json:"grade,omitempty"`
+
 	// Probability The probability of being at or above the target that day (at least the one asked).
 	Probability float64 `json:"probability"`
+
+	// TimeOfYear The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+	TimeOfYear *PlanReachTimeOfYear `json:"timeOfYear,omitempty"`
 
 	// Uncertainty Its uncertainty.
 	Uncertainty float64 `json:"uncertainty"`
 }
+
+// PlanReachTimeOfYear The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+type PlanReachTimeOfYear string
 
 // PlanRequest A student's measure, when it was taken, and the target to plan for.
 type PlanRequest struct {
@@ -853,6 +895,9 @@ type PlanResponse struct {
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
+
+	// Peak The best odds a plan's horizon offers.
+	Peak PlanPeak `json:"peak"`
 
 	// Reach The first day a plan's target is reached.
 	Reach *PlanReach `json:"reach,omitempty"`

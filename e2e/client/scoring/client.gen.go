@@ -805,11 +805,18 @@ type ListItemsRequest struct {
 	// The limit of 5,000 is the default of YARDSTICK_MAX_ITEMS.
 	Ids *[]string `json:"ids,omitempty"`
 
+	// MaxScore Optional, 1 to 100: only the items of exactly this maximum score (1: scored right or wrong).
+	MaxScore *int32 `json:"maxScore,omitempty"`
+
 	// PageSize Optional, 1 to 5,000 (default 500): the most items on one page.
 	PageSize *int32 `json:"pageSize,omitempty"`
 
 	// PageToken Optional: the nextPageToken of the previous page; absent or "" for the first page.
 	PageToken *string `json:"pageToken,omitempty"`
+
+	// PartialCredit Optional: true, only the items scored in more than two categories (partial credit, a
+	// maximum score of 2 or more); false, only those scored right or wrong.
+	PartialCredit *bool `json:"partialCredit,omitempty"`
 
 	// Strand Optional: only the items of this strand (a strand of the framework).
 	Strand *string `json:"strand,omitempty"`

@@ -37,12 +37,20 @@ func (s *Service) Output() string { return s.out.String() }
 // Start builds service ("scoring" or "forecast") and runs it until the test ends.
 func Start(t testing.TB, service string) *Service {
 	t.Helper()
+	return StartWith(t, service)
+}
+
+// StartWith is Start with settings of the test's own (YARDSTICK_CORS_ORIGINS=…) after the
+// defaults, which they override.
+func StartWith(t testing.TB, service string, settings ...string) *Service {
+	t.Helper()
 	bin, err := build(service)
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0",
 		"YARDSTICK_LOG_FORMAT=json", "YARDSTICK_SHUTDOWN_GRACE=5s"}
+	env = append(env, settings...)
 	for _, kv := range os.Environ() {
 		// The binary rejects unknown YARDSTICK_* settings; the test's own must not leak in.
 		if !strings.HasPrefix(kv, "YARDSTICK_") {

@@ -687,6 +687,19 @@ export type components = {
             /** @enum {string} */
             token_type: "Bearer";
         };
+        /** @description The best odds a plan's horizon offers. */
+        PlanPeak: {
+            /**
+             * Format: double
+             * @description The first whole day, from the measure, with the highest probability.
+             */
+            elapsedDays: number;
+            /**
+             * Format: double
+             * @description That probability of being at or above the target.
+             */
+            probability: number;
+        };
         /** @description The forecast at one school time of a plan. */
         PlanPoint: {
             /**
@@ -737,10 +750,22 @@ export type components = {
              */
             elapsedDays: number;
             /**
+             * Format: int32
+             * @description The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+             *     the end of grade 12.
+             */
+            grade?: number;
+            /**
              * Format: double
              * @description The probability of being at or above the target that day (at least the one asked).
              */
             probability: number;
+            /**
+             * @description The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+             *     "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+             * @enum {string}
+             */
+            timeOfYear?: "BOY" | "MOY" | "EOY";
             /**
              * Format: double
              * @description Its uncertainty.
@@ -812,6 +837,7 @@ export type components = {
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
             framework: string;
+            peak: components["schemas"]["PlanPeak"];
             reach?: components["schemas"]["PlanReach"];
             /** @description One point at every later MOY and EOY up to the horizon, in time order. */
             trajectory: components["schemas"]["PlanPoint"][];

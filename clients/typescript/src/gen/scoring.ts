@@ -792,12 +792,22 @@ export type components = {
             ids?: string[];
             /**
              * Format: int32
+             * @description Optional, 1 to 100: only the items of exactly this maximum score (1: scored right or wrong).
+             */
+            maxScore?: number;
+            /**
+             * Format: int32
              * @description Optional, 1 to 5,000 (default 500): the most items on one page.
              * @default 500
              */
             pageSize: number;
             /** @description Optional: the nextPageToken of the previous page; absent or "" for the first page. */
             pageToken?: string;
+            /**
+             * @description Optional: true, only the items scored in more than two categories (partial credit, a
+             *     maximum score of 2 or more); false, only those scored right or wrong.
+             */
+            partialCredit?: boolean;
             /** @description Optional: only the items of this strand (a strand of the framework). */
             strand?: string;
         };

@@ -104,6 +104,9 @@ func TestBrokenLines(t *testing.T) {
 		{"body a string", `{"id":"a","path":"/echo","body":"{}"}`, "body", "must be a JSON object"},
 		{"unknown field", `{"id":"a","pth":"/echo","path":"/echo","body":{}}`, "pth", `unknown field "pth"; did you mean "path"?`},
 		{"duplicate field", `{"id":"a","id":"b","path":"/echo","body":{}}`, "id", `duplicate field "id"`},
+		{"byte-order mark opening a later line", "\xEF\xBB\xBF" + `{"id":"a","path":"/echo","body":{}}`, rpcerr.NonFieldErrors,
+			"the line holds a byte-order mark (U+FEFF, bytes EF BB BF) at byte 0: only the stream's first line may start with one"},
+		{"byte-order mark inside a line", `{"id":"a",` + "\xEF\xBB\xBF" + `"path":"/echo","body":{}}`, rpcerr.NonFieldErrors, "byte-order mark (U+FEFF, bytes EF BB BF) at byte 10"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,6 +243,42 @@ func TestLineReaderBoundary(t *testing.T) {
 					t.Errorf("max %d, %q, second line: %q %d %v %v", max, in, line, num, tooLong, err)
 				}
 			}
+		}
+	}
+}
+
+// TestByteOrderMark: a byte-order mark opening the stream is skipped (the first record is
+// answered as without it); one inside a string is text, echoed as sent.
+func TestByteOrderMark(t *testing.T) {
+	t.Parallel()
+	srv, _ := server(t, (&fake{}).Dispatch, Options{})
+	got := post(t, srv.URL, "\xEF\xBB\xBF"+rec(`"first"`, "/echo", `{}`)+"\r\n"+rec(`"\ufeffsecond"`, "/echo", `{}`)+"\n")
+	if len(got) != 3 || got[2] != `{"summary":{"records":2,"ok":2,"failed":0}}` {
+		t.Fatalf("got %q; want two records answered 200 and the summary", got)
+	}
+	if a := decode(t, got[0]); a.Status != 200 || string(a.ID) != `"first"` {
+		t.Errorf("first answer %s; want id \"first\" answered 200", got[0])
+	}
+	if a := decode(t, got[1]); a.Status != 200 || string(a.ID) != `"\ufeffsecond"` {
+		t.Errorf("second answer %s; want its id as sent", got[1])
+	}
+}
+
+// TestLineReaderByteOrderMark: only the first line loses a byte-order mark.
+func TestLineReaderByteOrderMark(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ in, first, second string }{
+		{"\xEF\xBB\xBFa\n\xEF\xBB\xBFb\n", "a", "\xEF\xBB\xBFb"},
+		{"\xEF\xBB\xBF\nb\n", "", "b"},
+		{"a\xEF\xBB\xBF\nb", "a\xEF\xBB\xBF", "b"},
+		{"\xEF\xBBa\nb", "\xEF\xBBa", "b"},
+	} {
+		lr := NewLineReader(strings.NewReader(tc.in), 100)
+		first, _, _, err1 := lr.Next()
+		f := string(first)
+		second, _, _, err2 := lr.Next()
+		if err1 != nil || err2 != nil || f != tc.first || string(second) != tc.second {
+			t.Errorf("%q: got %q, %q (%v, %v); want %q, %q", tc.in, f, second, err1, err2, tc.first, tc.second)
 		}
 	}
 }

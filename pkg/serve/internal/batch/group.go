@@ -112,6 +112,10 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		if tooLong {
 			counts.Invalid++
 			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLarge)
+		} else if err := BOMProblem(line); err != nil {
+			counts.Invalid++
+			status, body := ErrorAnswer(err)
+			buf = appendLineAnswer(buf, num, status, body)
 		} else if entry, err := g.Student(ctx, line); err != nil {
 			counts.Invalid++
 			status, body := ErrorAnswer(err)

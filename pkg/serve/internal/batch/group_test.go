@@ -317,3 +317,28 @@ func TestGroupFaults(t *testing.T) {
 		t.Errorf("ServeGroup = %v; want the group's error", err)
 	}
 }
+
+// TestGroupByteOrderMark: a mark opening the stream is skipped (the settings read), one opening a
+// later student line is that line's 400 naming it, and the group goes on without it.
+func TestGroupByteOrderMark(t *testing.T) {
+	t.Parallel()
+	srv, _ := groupServer(t, Options{})
+	body := "\xEF\xBB\xBF" + `{"cutLevels": [400], "testUncertainty": 3}` + "\n[500, 50, 0]\n\xEF\xBB\xBF[600, 50, 0]\n"
+	resp, err := http.Post(srv.URL, "application/x-ndjson", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b := new(bytes.Buffer)
+	_, _ = b.ReadFrom(resp.Body)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if resp.StatusCode != 200 || len(lines) != 3 {
+		t.Fatalf("got %d %q; want 200, a student, a refused line, the group", resp.StatusCode, lines)
+	}
+	if want := `{"line":3,"status":400,`; !strings.HasPrefix(lines[1], want) || !strings.Contains(lines[1], "byte-order mark (U+FEFF, bytes EF BB BF) at byte 0") {
+		t.Errorf("line 3's answer: got %s; want a 400 naming the byte-order mark", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], `{"group":{`) {
+		t.Errorf("last line: got %s; want the group of the one valid student", lines[2])
+	}
+}

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // LineReader cuts a body into lines of at most max bytes without ever holding more than that:
@@ -57,11 +60,35 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 		}
 		line = bytes.TrimSuffix(l.line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
+		if l.num == 1 {
+			// A byte-order mark opens the files of Windows tools (Excel's "UTF-8" export, .NET's
+			// writers): it marks the encoding, it is not part of the first record.
+			line = bytes.TrimPrefix(line, bom)
+		}
 		if len(line) > l.max {
 			return nil, l.num, true, nil
 		}
 		return line, l.num, false, nil
 	}
+}
+
+// bom is the UTF-8 byte-order mark, U+FEFF.
+var bom = []byte("\xEF\xBB\xBF")
+
+// BOMProblem is the 400 of a line that is not JSON because of a byte-order mark, which only a
+// stream's first line may start with (LineReader skips it there), or nil: without it the JSON's
+// error names an "invalid character 'ï'", which says nothing to the person who exported the file.
+// A mark inside a string is text like any other.
+func BOMProblem(line []byte) error {
+	if !bytes.Contains(line, bom) {
+		return nil
+	}
+	var raw json.RawMessage
+	var syntax *json.SyntaxError
+	if err := json.Unmarshal(line, &raw); !errors.As(err, &syntax) || syntax.Offset < 1 || !bytes.HasPrefix(line[syntax.Offset-1:], bom) {
+		return nil
+	}
+	return rpcerr.Invalid("", "the line holds a byte-order mark (U+FEFF, bytes EF BB BF) at byte %d: only the stream's first line may start with one; remove it (files joined together carry one each)", syntax.Offset-1)
 }
 
 // Blank reports whether a line holds nothing but JSON whitespace: such a line gets no answer.

@@ -154,6 +154,9 @@ var recordField = [3]func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error{
 
 // notJSON is the 400 of a line that is not JSON, saying where it breaks.
 func notJSON(line []byte) error {
+	if err := BOMProblem(line); err != nil {
+		return err
+	}
 	var raw json.RawMessage
 	var syntax *json.SyntaxError
 	if err := json.Unmarshal(line, &raw); errors.As(err, &syntax) {

@@ -84,7 +84,7 @@ func (f *Handler) Direct(handled []Handled) (left []Handled) {
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
-// gateway, which answers 404 or 405 (routingErrorHandler). Every request carries its facts
+// gateway, which answers 404 or 405 (Mux.routingError). Every request carries its facts
 // (reqinfo.Info), which telemetry.ObserveHTTP, outside the front, puts in its context.
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
@@ -212,7 +212,7 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
 	limit := rt.BodyLimit
 	if r.ContentLength > limit {
-		refuse(w, r, rpcerr.TooLarge(limit))
+		refuse(w, r, f.tooLarge(rt, limit))
 		return nil, nil, false
 	}
 	adm, err := f.Budget.AdmitJSON(r.Context(), client, rt.Group, r.ContentLength, limit)
@@ -223,7 +223,7 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	}
 	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
-		writeReadError(w, r, err)
+		writeReadError(w, r, err, func(limit int64) rpcerr.HTTP { return f.tooLarge(rt, limit) })
 		adm.Release()
 		return nil, nil, false
 	}
@@ -238,11 +238,11 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 
 // writeReadError answers a body that could not be read: over the limit (413), too slow (408), or
 // cut off (400).
-func writeReadError(w http.ResponseWriter, r *http.Request, err error) {
+func writeReadError(w http.ResponseWriter, r *http.Request, err error, tooLarge413 func(limit int64) rpcerr.HTTP) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		rpcerr.Write(w, rpcerr.TooLarge(tooLarge.Limit))
+		rpcerr.Write(w, tooLarge413(tooLarge.Limit))
 	case errors.Is(err, errSlowBody):
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusRequestTimeout)

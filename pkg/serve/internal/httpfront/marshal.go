@@ -86,12 +86,18 @@ type frontBody struct {
 	wm   marshaler // set by NewDecoder, whose decoder this is
 }
 
-// Decode decodes the body into v, once, and notes a decoding error in the request's info.
+// Decode decodes the body into v, once, and notes a decoding error in the request's info: one
+// of fields only lets the call go on (reqinfo.Info.FieldProblems), any other ends it.
 func (b *frontBody) Decode(v any) error {
 	data := b.data
 	b.data = nil
 	err := b.wm.Unmarshal(data, v)
-	if err != nil {
+	switch {
+	case err == nil:
+	case FieldsOnly(err):
+		b.info.FieldProblems = err
+		return nil
+	default:
 		b.info.DecodeErr = err
 	}
 	return err

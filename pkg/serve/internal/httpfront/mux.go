@@ -26,7 +26,7 @@ func NewMux(codec *jsonwire.Codec) *Mux {
 	m.ServeMux = runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
-		runtime.WithRoutingErrorHandler(routingErrorHandler),
+		runtime.WithRoutingErrorHandler(m.routingError),
 		runtime.WithIncomingHeaderMatcher(noHeader),
 		runtime.WithOutgoingHeaderMatcher(noHeader),
 		runtime.WithMiddlewares(m.keep),
@@ -41,6 +41,9 @@ func NewMux(codec *jsonwire.Codec) *Mux {
 type Mux struct {
 	*runtime.ServeMux
 	registered []runtime.HandlerFunc // every handler registered, in order (keep)
+	// Suggest is the documented path nearest to an unknown one, or "" (Handler.NearestPath);
+	// nil: no suggestion.
+	Suggest func(path string) string
 }
 
 // keep notes each handler as the mux registers it (grpc-gateway applies middlewares when a
@@ -162,10 +165,10 @@ func DecodeProblems(err error) error {
 	return p.Err()
 }
 
-// routingErrorHandler answers paths and methods the gateway has no route for.
-func routingErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
+// routingError answers paths and methods the gateway has no route for.
+func (m *Mux) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
 	if code == http.StatusNotFound {
-		rpcerr.Write(w, notFound(r.URL.Path))
+		rpcerr.Write(w, notFound(r.URL.Path, m.Suggest))
 		return
 	}
 	rpcerr.WriteStatus(w, code)
@@ -191,11 +194,15 @@ var servedBy = sync.OnceValue(func() map[string]string {
 })
 
 // notFound is the 404 of a path this service does not serve, naming the service that serves it
-// when the contract has one.
-func notFound(path string) rpcerr.HTTP {
+// when the contract has one, else the documented path nearest to it when suggest finds one.
+func notFound(path string, suggest func(string) string) rpcerr.HTTP {
 	e := rpcerr.HTTP{Status: http.StatusNotFound, Body: rpcerr.BodyFor(http.StatusNotFound, nil)}
 	if svc, ok := servedBy()[strings.TrimSuffix(path, "/")]; ok {
 		e.Body.AdditionalInfo = "This path is served by the " + svc + " service, not this one: send it there, with a token of that service."
+	} else if suggest != nil {
+		if near := suggest(path); near != "" {
+			e.Body.AdditionalInfo = "No endpoint has this path; did you mean " + near + "? See /openapi.json."
+		}
 	}
 	return e
 }

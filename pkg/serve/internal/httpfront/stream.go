@@ -53,6 +53,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	if p, ok := body.(*pacedBody); ok {
 		body = p.ReadCloser // the engine's idle limit replaces the minimum rate
 	}
+	continueIfExpected(w, r)
 	start := time.Now()
 	// The stream's rights are checked again at each reload and at its token's expiry: once they
 	// are gone, the engine answers what it read and ends with the answer a call would get.
@@ -84,7 +85,10 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 }
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
-var notFoundBody = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
+var notFoundBody = rpcerr.BodyFor(http.StatusNotFound, nil)
+
+// notFoundJSON is notFoundBody encoded once.
+var notFoundJSON = rpcerr.JSON(notFoundBody)
 
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
@@ -108,11 +112,13 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		path = path[:len(path)-1]
 	}
 	rt := f.Routes.ByPath[path]
-	if rt == nil && servedBy()[path] != "" { // the other service's path: say whose it is
-		return http.StatusNotFound, rpcerr.JSON(notFound(path).Body)
+	if rt == nil { // the other service's path: say whose it is; else the nearest path, if any
+		if e := notFound(path, f.NearestPath); e.Body.AdditionalInfo != notFoundBody.AdditionalInfo {
+			return http.StatusNotFound, rpcerr.JSON(e.Body)
+		}
 	}
 	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
-		return http.StatusNotFound, notFoundBody
+		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
 	ctx, err := f.Authz.Authorize(reqinfo.With(ctx, ri), rt, d.bearer)
@@ -138,11 +144,19 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	}
 	defer grant.Release()
 	resp, err := f.Channel.CallDecoding(ctx, rt.Method, func(v any) error {
-		if err := f.marshal.Unmarshal(body, v); err != nil {
+		err := f.marshal.Unmarshal(body, v)
+		if err != nil && FieldsOnly(err) {
+			ri.FieldProblems = err // the handler's problems too, as frontBody.Decode
+			return nil
+		}
+		if err != nil {
 			return DecodeProblems(err) // as gatewayErrorHandler answers it
 		}
 		return nil
 	})
+	if ri.FieldProblems != nil {
+		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
+	}
 	var answer []byte
 	if err == nil {
 		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written

@@ -16,9 +16,9 @@ import (
 // the generated structs as the JSON decoder does.
 //
 // It decodes only what a protobuf encoder writes for these messages in the usual way, and
-// declines everything else — lists of whole numbers (the contract has none), an unknown field, a
-// wire type other than the field's, a list split by other fields, an unpacked number list, a
-// message field given twice, a string that is not UTF-8, nesting deeper than maxProtoDepth, a
+// declines everything else — lists of 64-bit numbers or bools (the contract has none), an unknown
+// field, a wire type other than the field's, a list split by other fields, an unpacked number list,
+// a message field given twice, a string that is not UTF-8, nesting deeper than maxProtoDepth, a
 // message whose generated struct package layout did not verify — so that protobuf-go, which knows
 // every case, decodes those. A differential test and a fuzz target hold the two to the same
 // messages.
@@ -143,7 +143,7 @@ func (d *decoder) protoValue(f *fieldPlan, typ protowire.Type, base layout.Ptr, 
 }
 
 // protoBytes decodes a length-delimited value v of field f: a string, a message, an element of a
-// list of messages, a packed list of doubles, or an element of a list of strings.
+// list of messages, a packed list of doubles or of int32s, or an element of a list of strings.
 func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *protoList, depth int) bool {
 	switch f.kind {
 	case layout.String, layout.StringPtr:
@@ -170,6 +170,17 @@ func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *pr
 			*out = append(*out, math.Float64frombits(x))
 		}
 		return true
+	case layout.Int32s: // the growth path's percentiles, packed as protobuf-go writes them
+		out := layout.Field[[]int32](base, f.offset)
+		for len(v) > 0 {
+			x, n := protowire.ConsumeVarint(v)
+			if n < 0 {
+				return false
+			}
+			*out = append(*out, int32(x)) // protobuf-go keeps the low 32 bits, as here
+			v = v[n:]
+		}
+		return true
 	case layout.Strings: // the adaptive path's pool and exclude
 		if !utf8.Valid(v) {
 			return false
@@ -178,6 +189,6 @@ func (d *decoder) protoBytes(f *fieldPlan, base layout.Ptr, v []byte, gather *pr
 		*out = append(*out, string(v))
 		return true
 	default:
-		return false // lists of whole numbers: none in the contract, so untested here
+		return false // lists of 64-bit numbers or bools: none in the contract, so untested here
 	}
 }

@@ -17,6 +17,11 @@ type Info struct {
 	// DecodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
 	// its text).
 	DecodeErr error
+	// FieldProblems are the JSON front's decoding problems when each is a field's (a value of
+	// the wrong type, an unknown field) and the body was one JSON object: the call goes on with
+	// the fields that decoded, so that the handler's own problems come in the same answer
+	// (httpfront.WithFieldProblems), and the answer is those problems whatever the handler says.
+	FieldProblems error
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request

@@ -48,7 +48,7 @@ type statusRecorder struct {
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
-	if r.code == 0 {
+	if r.code == 0 && (code < 100 || code > 199) { // an interim answer (100 Continue) is not the status
 		r.code = code
 	}
 	r.ResponseWriter.WriteHeader(code)

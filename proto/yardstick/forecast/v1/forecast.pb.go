@@ -1011,7 +1011,13 @@ type PlanReach struct {
 	// Its uncertainty.
 	Uncertainty float64 `protobuf:"fixed64,4,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
 	// The probability of being at or above the target that day (at least the one asked).
-	Probability   float64 `protobuf:"fixed64,5,opt,name=probability,proto3" json:"probability,omitempty"`
+	Probability float64 `protobuf:"fixed64,5,opt,name=probability,proto3" json:"probability,omitempty"`
+	// The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+	// the end of grade 12.
+	Grade *int32 `protobuf:"varint,6,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
+	// The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+	TimeOfYear    *string `protobuf:"bytes,7,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1081,6 +1087,75 @@ func (x *PlanReach) GetProbability() float64 {
 	return 0
 }
 
+func (x *PlanReach) GetGrade() int32 {
+	if x != nil && x.Grade != nil {
+		return *x.Grade
+	}
+	return 0
+}
+
+func (x *PlanReach) GetTimeOfYear() string {
+	if x != nil && x.TimeOfYear != nil {
+		return *x.TimeOfYear
+	}
+	return ""
+}
+
+// The best odds a plan's horizon offers.
+type PlanPeak struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The first whole day, from the measure, with the highest probability.
+	ElapsedDays float64 `protobuf:"fixed64,1,opt,name=elapsed_days,json=elapsedDays,proto3" json:"elapsed_days,omitempty"`
+	// That probability of being at or above the target.
+	Probability   float64 `protobuf:"fixed64,2,opt,name=probability,proto3" json:"probability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanPeak) Reset() {
+	*x = PlanPeak{}
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanPeak) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanPeak) ProtoMessage() {}
+
+func (x *PlanPeak) ProtoReflect() protoreflect.Message {
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanPeak.ProtoReflect.Descriptor instead.
+func (*PlanPeak) Descriptor() ([]byte, []int) {
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *PlanPeak) GetElapsedDays() float64 {
+	if x != nil {
+		return x.ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanPeak) GetProbability() float64 {
+	if x != nil {
+		return x.Probability
+	}
+	return 0
+}
+
 // A growth plan: the road and the day the target is reached.
 type PlanResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1089,6 +1164,9 @@ type PlanResponse struct {
 	// The first whole day the target is reached with the probability asked; null when no day of
 	// the horizon does.
 	Reach *PlanReach `protobuf:"bytes,2,opt,name=reach,proto3" json:"reach,omitempty"`
+	// The highest probability of being at or above the target on any whole day of the horizon, and
+	// the first day it is reached: where to look when reach is null.
+	Peak *PlanPeak `protobuf:"bytes,5,opt,name=peak,proto3" json:"peak,omitempty"`
 	// "lexile" or "quantile".
 	Framework string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
@@ -1099,7 +1177,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1189,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1202,7 @@ func (x *PlanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlanResponse.ProtoReflect.Descriptor instead.
 func (*PlanResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{13}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PlanResponse) GetTrajectory() []*PlanPoint {
@@ -1137,6 +1215,13 @@ func (x *PlanResponse) GetTrajectory() []*PlanPoint {
 func (x *PlanResponse) GetReach() *PlanReach {
 	if x != nil {
 		return x.Reach
+	}
+	return nil
+}
+
+func (x *PlanResponse) GetPeak() *PlanPeak {
+	if x != nil {
+		return x.Peak
 	}
 	return nil
 }
@@ -1177,7 +1262,7 @@ type GrowthRequest struct {
 
 func (x *GrowthRequest) Reset() {
 	*x = GrowthRequest{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1189,7 +1274,7 @@ func (x *GrowthRequest) String() string {
 func (*GrowthRequest) ProtoMessage() {}
 
 func (x *GrowthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1202,7 +1287,7 @@ func (x *GrowthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrowthRequest.ProtoReflect.Descriptor instead.
 func (*GrowthRequest) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{14}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GrowthRequest) GetFramework() string {
@@ -1262,7 +1347,7 @@ type GrowthPrior struct {
 
 func (x *GrowthPrior) Reset() {
 	*x = GrowthPrior{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1359,7 @@ func (x *GrowthPrior) String() string {
 func (*GrowthPrior) ProtoMessage() {}
 
 func (x *GrowthPrior) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1372,7 @@ func (x *GrowthPrior) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrowthPrior.ProtoReflect.Descriptor instead.
 func (*GrowthPrior) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{15}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GrowthPrior) GetGrade() int32 {
@@ -1324,7 +1409,7 @@ type GrowthWindow struct {
 
 func (x *GrowthWindow) Reset() {
 	*x = GrowthWindow{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1336,7 +1421,7 @@ func (x *GrowthWindow) String() string {
 func (*GrowthWindow) ProtoMessage() {}
 
 func (x *GrowthWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1349,7 +1434,7 @@ func (x *GrowthWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrowthWindow.ProtoReflect.Descriptor instead.
 func (*GrowthWindow) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{16}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GrowthWindow) GetGrade() int32 {
@@ -1382,7 +1467,7 @@ type GrowthCut struct {
 
 func (x *GrowthCut) Reset() {
 	*x = GrowthCut{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1479,7 @@ func (x *GrowthCut) String() string {
 func (*GrowthCut) ProtoMessage() {}
 
 func (x *GrowthCut) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1492,7 @@ func (x *GrowthCut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrowthCut.ProtoReflect.Descriptor instead.
 func (*GrowthCut) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{17}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GrowthCut) GetPercentile() int32 {
@@ -1453,7 +1538,7 @@ type GrowthResponse struct {
 
 func (x *GrowthResponse) Reset() {
 	*x = GrowthResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1550,7 @@ func (x *GrowthResponse) String() string {
 func (*GrowthResponse) ProtoMessage() {}
 
 func (x *GrowthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1563,7 @@ func (x *GrowthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrowthResponse.ProtoReflect.Descriptor instead.
 func (*GrowthResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{18}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GrowthResponse) GetSgp() int32 {
@@ -1548,7 +1633,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1645,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1658,7 @@ func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchRecord.ProtoReflect.Descriptor instead.
 func (*ForecastBatchRecord) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{19}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ForecastBatchRecord) GetId() string {
@@ -1722,7 +1807,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1734,7 +1819,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1747,7 +1832,7 @@ func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastBatchAnswer.ProtoReflect.Descriptor instead.
 func (*ForecastBatchAnswer) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{20}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ForecastBatchAnswer) GetId() string {
@@ -1878,7 +1963,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1975,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[21]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1988,7 @@ func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamSettings.ProtoReflect.Descriptor instead.
 func (*GroupStreamSettings) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{21}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GroupStreamSettings) GetSubject() string {
@@ -1955,7 +2040,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2052,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[22]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2065,7 @@ func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamRequest.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamRequest) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{22}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ForecastGroupStreamRequest) GetMessage() isForecastGroupStreamRequest_Message {
@@ -2040,7 +2125,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2052,7 +2137,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[23]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2065,7 +2150,7 @@ func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InvalidStudent.ProtoReflect.Descriptor instead.
 func (*InvalidStudent) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{23}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *InvalidStudent) GetMessage() int64 {
@@ -2096,7 +2181,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2193,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[24]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2206,7 @@ func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GroupStreamResult.ProtoReflect.Descriptor instead.
 func (*GroupStreamResult) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{24}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GroupStreamResult) GetAggregate() *GroupAggregate {
@@ -2153,7 +2238,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2165,7 +2250,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[25]
+	mi := &file_yardstick_forecast_v1_forecast_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2178,7 +2263,7 @@ func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForecastGroupStreamResponse.ProtoReflect.Descriptor instead.
 func (*ForecastGroupStreamResponse) Descriptor() ([]byte, []int) {
-	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{25}
+	return file_yardstick_forecast_v1_forecast_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ForecastGroupStreamResponse) GetAnswer() isForecastGroupStreamResponse_Answer {
@@ -2354,18 +2439,27 @@ const file_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\aability\x18\x04 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x05 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x06 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\a \x01(\x01R\vprobability\"\xb5\x01\n" +
+	"\vprobability\x18\a \x01(\x01R\vprobability\"\x92\x02\n" +
 	"\tPlanReach\x12!\n" +
 	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12\x18\n" +
 	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x04 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\x05 \x01(\x01R\vprobability\"\xc7\x01\n" +
+	"\vprobability\x18\x05 \x01(\x01R\vprobability\x12\x19\n" +
+	"\x05grade\x18\x06 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\a \x01(\tH\x01R\n" +
+	"timeOfYear\x88\x01\x01B\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"O\n" +
+	"\bPlanPeak\x12!\n" +
+	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12 \n" +
+	"\vprobability\x18\x02 \x01(\x01R\vprobability\"\xfc\x01\n" +
 	"\fPlanResponse\x12@\n" +
 	"\n" +
 	"trajectory\x18\x01 \x03(\v2 .yardstick.forecast.v1.PlanPointR\n" +
 	"trajectory\x126\n" +
-	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
+	"\x05reach\x18\x02 \x01(\v2 .yardstick.forecast.v1.PlanReachR\x05reach\x123\n" +
+	"\x04peak\x18\x05 \x01(\v2\x1f.yardstick.forecast.v1.PlanPeakR\x04peak\x12\x1c\n" +
 	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
 	"apiVersion\"\xa6\x02\n" +
@@ -2478,7 +2572,7 @@ func file_yardstick_forecast_v1_forecast_proto_rawDescGZIP() []byte {
 	return file_yardstick_forecast_v1_forecast_proto_rawDescData
 }
 
-var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: yardstick.forecast.v1.StudentData
@@ -2493,20 +2587,21 @@ var file_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*PlanRequest)(nil),                 // 10: yardstick.forecast.v1.PlanRequest
 	(*PlanPoint)(nil),                   // 11: yardstick.forecast.v1.PlanPoint
 	(*PlanReach)(nil),                   // 12: yardstick.forecast.v1.PlanReach
-	(*PlanResponse)(nil),                // 13: yardstick.forecast.v1.PlanResponse
-	(*GrowthRequest)(nil),               // 14: yardstick.forecast.v1.GrowthRequest
-	(*GrowthPrior)(nil),                 // 15: yardstick.forecast.v1.GrowthPrior
-	(*GrowthWindow)(nil),                // 16: yardstick.forecast.v1.GrowthWindow
-	(*GrowthCut)(nil),                   // 17: yardstick.forecast.v1.GrowthCut
-	(*GrowthResponse)(nil),              // 18: yardstick.forecast.v1.GrowthResponse
-	(*ForecastBatchRecord)(nil),         // 19: yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 20: yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 21: yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 22: yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 23: yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 24: yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 25: yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 26: yardstick.batch.v1.Status
+	(*PlanPeak)(nil),                    // 13: yardstick.forecast.v1.PlanPeak
+	(*PlanResponse)(nil),                // 14: yardstick.forecast.v1.PlanResponse
+	(*GrowthRequest)(nil),               // 15: yardstick.forecast.v1.GrowthRequest
+	(*GrowthPrior)(nil),                 // 16: yardstick.forecast.v1.GrowthPrior
+	(*GrowthWindow)(nil),                // 17: yardstick.forecast.v1.GrowthWindow
+	(*GrowthCut)(nil),                   // 18: yardstick.forecast.v1.GrowthCut
+	(*GrowthResponse)(nil),              // 19: yardstick.forecast.v1.GrowthResponse
+	(*ForecastBatchRecord)(nil),         // 20: yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 21: yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 22: yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 23: yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 24: yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 25: yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 26: yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 27: yardstick.batch.v1.Status
 }
 var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> yardstick.forecast.v1.StudentData
@@ -2515,52 +2610,53 @@ var file_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	6,  // 3: yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> yardstick.forecast.v1.GroupForecasts
 	11, // 4: yardstick.forecast.v1.PlanResponse.trajectory:type_name -> yardstick.forecast.v1.PlanPoint
 	12, // 5: yardstick.forecast.v1.PlanResponse.reach:type_name -> yardstick.forecast.v1.PlanReach
-	15, // 6: yardstick.forecast.v1.GrowthRequest.priors:type_name -> yardstick.forecast.v1.GrowthPrior
-	16, // 7: yardstick.forecast.v1.GrowthResponse.priors:type_name -> yardstick.forecast.v1.GrowthWindow
-	17, // 8: yardstick.forecast.v1.GrowthResponse.cuts:type_name -> yardstick.forecast.v1.GrowthCut
-	0,  // 9: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 11: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
-	2,  // 12: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 13: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 14: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
-	14, // 15: yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> yardstick.forecast.v1.GrowthRequest
-	3,  // 16: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
-	7,  // 17: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 18: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
-	26, // 19: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	13, // 20: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
-	18, // 21: yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> yardstick.forecast.v1.GrowthResponse
-	21, // 22: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
-	1,  // 23: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
-	26, // 24: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 25: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
-	4,  // 26: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
-	23, // 27: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
-	24, // 28: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
-	0,  // 29: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 30: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	0,  // 31: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
-	2,  // 32: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
-	8,  // 33: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
-	10, // 34: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
-	14, // 35: yardstick.forecast.v1.ForecastService.Growth:input_type -> yardstick.forecast.v1.GrowthRequest
-	19, // 36: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
-	22, // 37: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 38: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 39: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	3,  // 40: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
-	7,  // 41: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
-	9,  // 42: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
-	13, // 43: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
-	18, // 44: yardstick.forecast.v1.ForecastService.Growth:output_type -> yardstick.forecast.v1.GrowthResponse
-	20, // 45: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
-	25, // 46: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
-	38, // [38:47] is the sub-list for method output_type
-	29, // [29:38] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	13, // 6: yardstick.forecast.v1.PlanResponse.peak:type_name -> yardstick.forecast.v1.PlanPeak
+	16, // 7: yardstick.forecast.v1.GrowthRequest.priors:type_name -> yardstick.forecast.v1.GrowthPrior
+	17, // 8: yardstick.forecast.v1.GrowthResponse.priors:type_name -> yardstick.forecast.v1.GrowthWindow
+	18, // 9: yardstick.forecast.v1.GrowthResponse.cuts:type_name -> yardstick.forecast.v1.GrowthCut
+	0,  // 10: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 11: yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 12: yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> yardstick.forecast.v1.ForecastRequest
+	2,  // 13: yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 14: yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 15: yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> yardstick.forecast.v1.PlanRequest
+	15, // 16: yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> yardstick.forecast.v1.GrowthRequest
+	3,  // 17: yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> yardstick.forecast.v1.Forecast
+	7,  // 18: yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 19: yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> yardstick.forecast.v1.ComprehensionResponse
+	27, // 20: yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	14, // 21: yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> yardstick.forecast.v1.PlanResponse
+	19, // 22: yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> yardstick.forecast.v1.GrowthResponse
+	22, // 23: yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> yardstick.forecast.v1.GroupStreamSettings
+	1,  // 24: yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> yardstick.forecast.v1.StudentData
+	27, // 25: yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 26: yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> yardstick.forecast.v1.GroupAggregate
+	4,  // 27: yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> yardstick.forecast.v1.StudentForecast
+	24, // 28: yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> yardstick.forecast.v1.InvalidStudent
+	25, // 29: yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> yardstick.forecast.v1.GroupStreamResult
+	0,  // 30: yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 31: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	0,  // 32: yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> yardstick.forecast.v1.ForecastRequest
+	2,  // 33: yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> yardstick.forecast.v1.GroupForecastRequest
+	8,  // 34: yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> yardstick.forecast.v1.ComprehensionRequest
+	10, // 35: yardstick.forecast.v1.ForecastService.Plan:input_type -> yardstick.forecast.v1.PlanRequest
+	15, // 36: yardstick.forecast.v1.ForecastService.Growth:input_type -> yardstick.forecast.v1.GrowthRequest
+	20, // 37: yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> yardstick.forecast.v1.ForecastBatchRecord
+	23, // 38: yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 39: yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 40: yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	3,  // 41: yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> yardstick.forecast.v1.Forecast
+	7,  // 42: yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> yardstick.forecast.v1.GroupForecastResponse
+	9,  // 43: yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> yardstick.forecast.v1.ComprehensionResponse
+	14, // 44: yardstick.forecast.v1.ForecastService.Plan:output_type -> yardstick.forecast.v1.PlanResponse
+	19, // 45: yardstick.forecast.v1.ForecastService.Growth:output_type -> yardstick.forecast.v1.GrowthResponse
+	21, // 46: yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> yardstick.forecast.v1.ForecastBatchAnswer
+	26, // 47: yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> yardstick.forecast.v1.ForecastGroupStreamResponse
+	39, // [39:48] is the sub-list for method output_type
+	30, // [30:39] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_yardstick_forecast_v1_forecast_proto_init() }
@@ -2575,9 +2671,10 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
 	file_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[19].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*ForecastBatchRecord_ForecastReading)(nil),
 		(*ForecastBatchRecord_ForecastReadingGroup)(nil),
 		(*ForecastBatchRecord_ForecastMath)(nil),
@@ -2586,7 +2683,7 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 		(*ForecastBatchRecord_Plan)(nil),
 		(*ForecastBatchRecord_Growth)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{
 		(*ForecastBatchAnswer_Forecast)(nil),
 		(*ForecastBatchAnswer_Group)(nil),
 		(*ForecastBatchAnswer_Comprehension)(nil),
@@ -2594,12 +2691,12 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 		(*ForecastBatchAnswer_Plan)(nil),
 		(*ForecastBatchAnswer_Growth)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{}
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[23].OneofWrappers = []any{
 		(*ForecastGroupStreamRequest_Settings)(nil),
 		(*ForecastGroupStreamRequest_Student)(nil),
 	}
-	file_yardstick_forecast_v1_forecast_proto_msgTypes[25].OneofWrappers = []any{
+	file_yardstick_forecast_v1_forecast_proto_msgTypes[26].OneofWrappers = []any{
 		(*ForecastGroupStreamResponse_Student)(nil),
 		(*ForecastGroupStreamResponse_Invalid)(nil),
 		(*ForecastGroupStreamResponse_Group)(nil),
@@ -2610,7 +2707,7 @@ func file_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

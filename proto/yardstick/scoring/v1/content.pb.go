@@ -34,7 +34,12 @@ type ListItemsRequest struct {
 	// Optional, 1 to 5,000 (default 500): the most items on one page.
 	PageSize *int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3,oneof" json:"page_size,omitempty"`
 	// Optional: the next_page_token of the previous page; absent or "" for the first page.
-	PageToken     *string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3,oneof" json:"page_token,omitempty"`
+	PageToken *string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3,oneof" json:"page_token,omitempty"`
+	// Optional, 1 to 100: only the items of exactly this maximum score (1: scored right or wrong).
+	MaxScore *int32 `protobuf:"varint,6,opt,name=max_score,json=maxScore,proto3,oneof" json:"max_score,omitempty"`
+	// Optional: true, only the items scored in more than two categories (partial credit, a
+	// maximum score of 2 or more); false, only those scored right or wrong.
+	PartialCredit *bool `protobuf:"varint,7,opt,name=partial_credit,json=partialCredit,proto3,oneof" json:"partial_credit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,6 +107,20 @@ func (x *ListItemsRequest) GetPageToken() string {
 		return *x.PageToken
 	}
 	return ""
+}
+
+func (x *ListItemsRequest) GetMaxScore() int32 {
+	if x != nil && x.MaxScore != nil {
+		return *x.MaxScore
+	}
+	return 0
+}
+
+func (x *ListItemsRequest) GetPartialCredit() bool {
+	if x != nil && x.PartialCredit != nil {
+		return *x.PartialCredit
+	}
+	return false
 }
 
 // Which content bundle answered.
@@ -1071,20 +1090,25 @@ var File_yardstick_scoring_v1_content_proto protoreflect.FileDescriptor
 
 const file_yardstick_scoring_v1_content_proto_rawDesc = "" +
 	"\n" +
-	"\"yardstick/scoring/v1/content.proto\x12\x14yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xe0\x01\n" +
+	"\"yardstick/scoring/v1/content.proto\x12\x14yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xcf\x02\n" +
 	"\x10ListItemsRequest\x12!\n" +
 	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x1b\n" +
 	"\x06strand\x18\x02 \x01(\tH\x01R\x06strand\x88\x01\x01\x12\x10\n" +
 	"\x03ids\x18\x03 \x03(\tR\x03ids\x12 \n" +
 	"\tpage_size\x18\x04 \x01(\x05H\x02R\bpageSize\x88\x01\x01\x12\"\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tH\x03R\tpageToken\x88\x01\x01B\f\n" +
+	"page_token\x18\x05 \x01(\tH\x03R\tpageToken\x88\x01\x01\x12 \n" +
+	"\tmax_score\x18\x06 \x01(\x05H\x04R\bmaxScore\x88\x01\x01\x12*\n" +
+	"\x0epartial_credit\x18\a \x01(\bH\x05R\rpartialCredit\x88\x01\x01B\f\n" +
 	"\n" +
 	"_frameworkB\t\n" +
 	"\a_strandB\f\n" +
 	"\n" +
 	"_page_sizeB\r\n" +
-	"\v_page_token\"8\n" +
+	"\v_page_tokenB\f\n" +
+	"\n" +
+	"_max_scoreB\x11\n" +
+	"\x0f_partial_credit\"8\n" +
 	"\n" +
 	"BundleInfo\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +

@@ -42,7 +42,7 @@ func TestBatchDifferential(t *testing.T) {
 	}
 	s := start(t)
 	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 2)), n, forecastSeeds, notForecast)
-	s.CheckBatchDifferential(t, "/api/forecast/batch", "/api/forecast/nope", reqs, notForecast)
+	s.CheckBatchDifferential(t, "/api/forecast/batch", "/no/such/endpoint/anywhere", reqs, notForecast)
 }
 
 // TestGRPCBatchDifferential: every record of a ForecastBatch stream is answered exactly as a

@@ -30,12 +30,17 @@ func (s *Server) groupStreams() map[string]serve.OpenGroup {
 func (s *Server) openGroup(subject string) serve.OpenGroup {
 	return func(ctx context.Context, settings []byte) (serve.GroupStream, error) {
 		var req forecastv1.GroupForecastRequest
-		if err := s.wire.Unmarshal(settings, &req); err != nil {
+		fieldErr, err := s.wire.UnmarshalFields(settings, &req)
+		if err != nil {
 			return nil, err
 		}
 		var p rpcerr.Problems
 		if len(req.GetStudentData()) > 0 {
 			p.Add("studentData", "is not part of the settings line: send one student a line after it")
+		}
+		if fieldErr != nil { // every problem of the line at once, as the unary group answers them
+			_, err := s.startGroup(subject, &p, &req)
+			return nil, serve.WithFieldProblems(fieldErr, err)
 		}
 		return s.startGroup(subject, &p, &req)
 	}
@@ -79,13 +84,20 @@ func (g *groupStream) Student(_ context.Context, line []byte) ([]byte, error) {
 	// the same rules and a problem is answered as that group would answer it.
 	g.buf = append(append(append(g.buf[:0], `{"studentData":[`...), line...), "]}"...)
 	g.req.Reset()
-	if err := g.s.wire.Unmarshal(g.buf, &g.req); err != nil {
+	fieldErr, err := g.s.wire.UnmarshalFields(g.buf, &g.req)
+	if err != nil {
 		return nil, err
 	}
 	var p rpcerr.Problems
 	if n := len(g.req.GetStudentData()); n != 1 {
 		p.Add("", "a student line holds one student, an object or [priorAbility, priorUncertainty, elapsedDays]; this one holds %d", n)
+		if fieldErr != nil {
+			return nil, serve.WithFieldProblems(fieldErr, p.Err())
+		}
 		return nil, p.Err()
+	}
+	if fieldErr != nil { // every problem of the line at once, as the unary group answers them
+		return nil, serve.WithFieldProblems(fieldErr, check(g.req.GetStudentData()[0]))
 	}
 	if err := g.add(g.req.GetStudentData()[0], &g.entry); err != nil {
 		return nil, err
@@ -93,13 +105,18 @@ func (g *groupStream) Student(_ context.Context, line []byte) ([]byte, error) {
 	return g.s.wire.Marshal(&g.entry)
 }
 
+// check validates one student as the only entry of a unary group's studentData.
+func check(d *forecastv1.StudentData) error {
+	var p rpcerr.Problems
+	measure.CheckPrior(p.Add, "studentData[0].", d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
+	return p.Err()
+}
+
 // add validates one student as the only entry of a unary group's studentData, adds it to the
 // group and sets sf to its entry of the unary answer; an invalid student's error is what that
 // unary group would answer, and it is left out.
 func (g *groupStream) add(d *forecastv1.StudentData, sf *forecastv1.StudentForecast) error {
-	var p rpcerr.Problems
-	measure.CheckPrior(p.Add, "studentData[0].", d.PriorAbility, d.PriorUncertainty, d.ElapsedDays)
-	if err := p.Err(); err != nil {
+	if err := check(d); err != nil {
 		return err
 	}
 	f := g.acc.Add(measure.Student{

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/yardstick-dev/yardstick/pkg/measure"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -87,7 +89,14 @@ func (s *Server) Plan(ctx context.Context, req *forecastv1.PlanRequest) (*foreca
 			ElapsedDays: r.ElapsedDays, Ability: rep.Ability, AbilityDisplay: fw.Display(rep.Ability),
 			Uncertainty: rep.Uncertainty, Probability: r.Probability,
 		}
+		if r.TimeOfYear != "" { // past the end of grade 12 the day has no school window
+			out.Reach.Grade, out.Reach.TimeOfYear = proto.Int32(int32(r.Grade)), proto.String(r.TimeOfYear)
+		}
 	}
+	if !measure.Finite(plan.Peak.Probability) {
+		return nil, rpcerr.Fault(ctx, s.log, "plan is not finite", fmt.Errorf("peak %+v", plan.Peak))
+	}
+	out.Peak = &forecastv1.PlanPeak{ElapsedDays: plan.Peak.ElapsedDays, Probability: plan.Peak.Probability}
 	return out, nil
 }
 

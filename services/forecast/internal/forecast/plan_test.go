@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -221,4 +222,82 @@ func TestPlanRefusals(t *testing.T) {
 			t.Errorf("got %v %v; want InvalidArgument naming horizonDays", code, fields)
 		}
 	})
+}
+
+// TestPlanEveryProblemAtOnce: a target of the wrong type does not hide a framework missing, on
+// the unary path and in a batch record.
+func TestPlanEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	const body = `{"priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":"900L"}`
+	want := map[string][]string{"framework": {"is required (lexile or quantile)"}, "target": {`must be a number, got "900L"`}}
+	if got := badRequest(t, s.Post(planPath, body)); !reflect.DeepEqual(got, want) {
+		t.Errorf("unary: got %q; want %q", got, want)
+	}
+	b := s.Batch("/api/forecast/batch", `{"id":"p","path":"`+planPath+`","body":`+body+"}\n")
+	answers, _ := servetest.ParseBatch(t, b.Body)
+	if len(answers) != 1 {
+		t.Fatalf("batch: got %s; want one answer", b.Body)
+	}
+	if got := badRequest(t, servetest.Response{Status: answers[0].Status, Body: answers[0].Body}); !reflect.DeepEqual(got, want) {
+		t.Errorf("batch record: got %q; want %q", got, want)
+	}
+}
+
+// TestPlanReachWindowAndPeak: the reach names the school window of its day (none past grade 12),
+// and the peak is there whether the target is reached or not.
+func TestPlanReachWindowAndPeak(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	type answer struct {
+		Reach map[string]any `json:"reach"`
+		Peak  *struct {
+			ElapsedDays *float64 `json:"elapsedDays"`
+			Probability *float64 `json:"probability"`
+		} `json:"peak"`
+	}
+	for _, tc := range []struct {
+		name, body string
+		reached    bool
+		window     []any // grade, timeOfYear; nil: absent
+	}{
+		{"reached in grade 7's middle", `{"framework":"lexile","priorAbility":520,"priorUncertainty":60,"grade":3,"timeOfYear":"MOY","target":900}`, true, []any{7.0, "MOY"}},
+		{"never reached: the peak says how close", `{"framework":"lexile","priorAbility":300,"priorUncertainty":40,"grade":2,"timeOfYear":"BOY","target":1900,"horizonDays":365}`, false, nil},
+		{"reached after grade 12: no window", `{"framework":"lexile","priorAbility":1105,"priorUncertainty":20,"grade":12,"timeOfYear":"EOY","target":1120,"probability":0.6,"horizonDays":3653}`, true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := s.Post(planPath, tc.body)
+			var a answer
+			if r.Status != 200 || json.Unmarshal(r.Body, &a) != nil {
+				t.Fatalf("got %d %s; want 200", r.Status, r.Body)
+			}
+			if a.Peak == nil || a.Peak.ElapsedDays == nil || a.Peak.Probability == nil {
+				t.Fatalf("peak: got %s; want {elapsedDays, probability}", r.Body)
+			}
+			if (a.Reach != nil) != tc.reached {
+				t.Fatalf("reach: got %v; want reached %v", a.Reach, tc.reached)
+			}
+			if !tc.reached {
+				if *a.Peak.Probability >= 0.5 {
+					t.Errorf("peak probability %v; want under the 0.5 never reached", *a.Peak.Probability)
+				}
+				return
+			}
+			if p := a.Reach["probability"].(float64); *a.Peak.Probability < p {
+				t.Errorf("peak probability %v; want at least the reach's %v", *a.Peak.Probability, p)
+			}
+			g, hasG := a.Reach["grade"]
+			toy, hasT := a.Reach["timeOfYear"]
+			if tc.window == nil {
+				if hasG || hasT {
+					t.Errorf("reach: got grade %v timeOfYear %v; want neither past grade 12", g, toy)
+				}
+				return
+			}
+			if g != tc.window[0] || toy != tc.window[1] {
+				t.Errorf("reach window: got %v %v; want %v %v", g, toy, tc.window[0], tc.window[1])
+			}
+		})
+	}
 }

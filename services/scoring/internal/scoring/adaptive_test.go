@@ -232,8 +232,10 @@ func TestAdaptiveValidation(t *testing.T) {
 			"timeOfYear": {`must be BOY, MOY or EOY, got "fall"`},
 		}},
 		{"strands", `{"framework":"lexile","strands":{"Poetry":1,"Vocabulary":0,"Key Ideas":"x"}}`, map[string][]string{
-			"strands": {
+			"strands": { // a value of the wrong type and the others' problems, at once
 				`strands["Key Ideas"]: must be a number, got "x"`,
+				`strands["Poetry"]: unknown lexile strand "Poetry"`,
+				`strands["Vocabulary"]: the share of strand "Vocabulary" must be a number greater than 0, got 0`,
 			},
 		}},
 		{"strand values", `{"framework":"lexile","strands":{"Poetry":1,"Vocabulary":0}}`, map[string][]string{

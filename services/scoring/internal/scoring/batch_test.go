@@ -53,7 +53,7 @@ func TestBatchDifferential(t *testing.T) {
 	}
 	s := start(t)
 	reqs := servetest.GenerateRequests(rand.New(rand.NewPCG(21, 1)), n, scoringSeeds, notScoring)
-	s.CheckBatchDifferential(t, "/api/score/batch", "/api/score/nope", reqs, notScoring)
+	s.CheckBatchDifferential(t, "/api/score/batch", "/no/such/endpoint/anywhere", reqs, notScoring)
 }
 
 // TestGRPCBatchDifferential: every record of a ScoreBatch stream is answered exactly as a unary

@@ -60,6 +60,7 @@ func (c *Catalog) ListItems(_ context.Context, req *scoringv1.ListItemsRequest) 
 			p.Add("strand", "unknown %s strand %q (the framework's strands: %s)", fw, q.Strand, strings.Join(strands, ", "))
 		}
 	}
+	scoringFilters(&p, req, &q)
 	if n := len(req.GetIds()); n > c.limits.MaxItems {
 		p.Add("ids", "holds %d ids; the limit is %d", n, c.limits.MaxItems)
 	}

@@ -145,6 +145,34 @@ func TestCatalogItemsFilters(t *testing.T) {
 	if d := page.Items[0]; d.MaxScore != 1 || len(d.Steps) != 0 {
 		t.Errorf("L000002: maxScore %d, steps %v; want 1 and no steps ([])", d.MaxScore, d.Steps)
 	}
+
+	// The filters of scoring, each against the whole bank read without them.
+	all := postJSON[catalogItemsBody](t, s, "/api/content/items", `{"framework":"lexile","pageSize":5000}`).Items
+	for _, tc := range []struct {
+		name, filter string
+		keep         func(maxScore int) bool
+	}{
+		{"maxScore 3", `"maxScore":3`, func(m int) bool { return m == 3 }},
+		{"maxScore 2", `"maxScore":2`, func(m int) bool { return m == 2 }},
+		{"maxScore 1", `"maxScore":1`, func(m int) bool { return m == 1 }},
+		{"partialCredit true", `"partialCredit":true`, func(m int) bool { return m >= 2 }},
+		{"partialCredit false", `"partialCredit":false`, func(m int) bool { return m == 1 }},
+	} {
+		var want []string
+		for _, it := range all {
+			if tc.keep(it.MaxScore) {
+				want = append(want, it.ID)
+			}
+		}
+		got := postJSON[catalogItemsBody](t, s, "/api/content/items", `{"framework":"lexile","pageSize":5000,`+tc.filter+`}`)
+		var ids []string
+		for _, it := range got.Items {
+			ids = append(ids, it.ID)
+		}
+		if len(want) == 0 || len(want) == len(all) || !slices.Equal(ids, want) {
+			t.Errorf("%s: got %d items %v…; want the %d of %d that pass", tc.name, len(ids), ids[:min(len(ids), 3)], len(want), len(all))
+		}
+	}
 }
 
 // TestCatalogItemsRefusals: every rule, both sides of each bound.
@@ -171,6 +199,15 @@ func TestCatalogItemsRefusals(t *testing.T) {
 		{"strand unknown", `{"framework":"lexile","strand":"Poetry"}`, "strand", `unknown lexile strand "Poetry"`},
 		{"page token not ours", `{"framework":"lexile","pageToken":"garbage!"}`, "pageToken", "is not a page token this service wrote for this query"},
 		{"unknown field", `{"framework":"lexile","pageSise":5}`, "pageSise", `unknown field "pageSise"; did you mean "pageSize"?`},
+		{"maxScore 1 accepted", `{"framework":"lexile","maxScore":1}`, "", ""},
+		{"maxScore 100 accepted", `{"framework":"lexile","maxScore":100}`, "", ""},
+		{"maxScore 0 refused", `{"framework":"lexile","maxScore":0}`, "maxScore", "must be between 1 (an item scored right or wrong) and 100, got 0"},
+		{"maxScore 101 refused", `{"framework":"lexile","maxScore":101}`, "maxScore", "must be between 1 (an item scored right or wrong) and 100, got 101"},
+		{"maxScore a string", `{"framework":"lexile","maxScore":"3"}`, "", ""},
+		{"partialCredit not a boolean", `{"framework":"lexile","partialCredit":"yes"}`, "partialCredit", "must be true or false"},
+		{"maxScore 1 with partialCredit true", `{"framework":"lexile","maxScore":1,"partialCredit":true}`, "nonFieldErrors", "maxScore 1 and partialCredit true select no item"},
+		{"maxScore 3 with partialCredit false", `{"framework":"lexile","maxScore":3,"partialCredit":false}`, "nonFieldErrors", "maxScore 3 and partialCredit false select no item"},
+		{"maxScore 2 with partialCredit true accepted", `{"framework":"lexile","maxScore":2,"partialCredit":true}`, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -76,12 +76,19 @@ func (s *Server) resolveItems(p *rpcerr.Problems, b *measure.Bundle, refs []item
 
 // checkResult reports whether items[i]'s result is given and is a score of its item: 0 or 1,
 // or 0 to the item's maximum score for a polytomous item of b (id names the item). It says what
-// is wrong with it in p. The item is looked up only for a result outside 0 … 1, which is every
+// is wrong with it in p, in the item's terms (a score 0 … m of a polytomous item, right or wrong
+// of another). The item is looked up only for a result missing or outside 0 … 1, which is every
 // item's range, and a result it cannot judge (no such item) is held to 0 or 1, so a request of
 // dichotomous items is answered exactly as before partial credit.
 func checkResult(p *rpcerr.Problems, b *measure.Bundle, i int, id *string, result *int32) bool {
 	switch {
 	case result == nil:
+		if id != nil {
+			if item, known := b.Item(*id); known && item.Polytomous() {
+				p.Add(itemPath(i, "result"), "is required (a score from 0 to %d, the maximum score of item %q)", item.MaxScore(), *id)
+				return false
+			}
+		}
 		p.Add(itemPath(i, "result"), "is required (1 correct, 0 incorrect)")
 		return false
 	case *result == 0 || *result == 1:

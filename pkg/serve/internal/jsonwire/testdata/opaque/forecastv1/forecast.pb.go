@@ -1893,6 +1893,10 @@ type PlanReach struct {
 	xxx_hidden_AbilityDisplay string                 `protobuf:"bytes,3,opt,name=ability_display,json=abilityDisplay,proto3"`
 	xxx_hidden_Uncertainty    float64                `protobuf:"fixed64,4,opt,name=uncertainty,proto3"`
 	xxx_hidden_Probability    float64                `protobuf:"fixed64,5,opt,name=probability,proto3"`
+	xxx_hidden_Grade          int32                  `protobuf:"varint,6,opt,name=grade,proto3,oneof"`
+	xxx_hidden_TimeOfYear     *string                `protobuf:"bytes,7,opt,name=time_of_year,json=timeOfYear,proto3,oneof"`
+	XXX_raceDetectHookData    protoimpl.RaceDetectHookData
+	XXX_presence              [1]uint32
 	unknownFields             protoimpl.UnknownFields
 	sizeCache                 protoimpl.SizeCache
 }
@@ -1957,6 +1961,23 @@ func (x *PlanReach) GetProbability() float64 {
 	return 0
 }
 
+func (x *PlanReach) GetGrade() int32 {
+	if x != nil {
+		return x.xxx_hidden_Grade
+	}
+	return 0
+}
+
+func (x *PlanReach) GetTimeOfYear() string {
+	if x != nil {
+		if x.xxx_hidden_TimeOfYear != nil {
+			return *x.xxx_hidden_TimeOfYear
+		}
+		return ""
+	}
+	return ""
+}
+
 func (x *PlanReach) SetElapsedDays(v float64) {
 	x.xxx_hidden_ElapsedDays = v
 }
@@ -1977,6 +1998,40 @@ func (x *PlanReach) SetProbability(v float64) {
 	x.xxx_hidden_Probability = v
 }
 
+func (x *PlanReach) SetGrade(v int32) {
+	x.xxx_hidden_Grade = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 7)
+}
+
+func (x *PlanReach) SetTimeOfYear(v string) {
+	x.xxx_hidden_TimeOfYear = &v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 6, 7)
+}
+
+func (x *PlanReach) HasGrade() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 5)
+}
+
+func (x *PlanReach) HasTimeOfYear() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 6)
+}
+
+func (x *PlanReach) ClearGrade() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 5)
+	x.xxx_hidden_Grade = 0
+}
+
+func (x *PlanReach) ClearTimeOfYear() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 6)
+	x.xxx_hidden_TimeOfYear = nil
+}
+
 type PlanReach_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -1990,6 +2045,12 @@ type PlanReach_builder struct {
 	Uncertainty float64
 	// The probability of being at or above the target that day (at least the one asked).
 	Probability float64
+	// The grade of the school-year window that day falls in, 0 (Kindergarten) to 12; absent past
+	// the end of grade 12.
+	Grade *int32
+	// The window's time of year: "BOY" within a quarter year of the beginning of the grade's year,
+	// "EOY" within a quarter year of its end, else "MOY"; absent past the end of grade 12.
+	TimeOfYear *string
 }
 
 func (b0 PlanReach_builder) Build() *PlanReach {
@@ -2001,6 +2062,88 @@ func (b0 PlanReach_builder) Build() *PlanReach {
 	x.xxx_hidden_AbilityDisplay = b.AbilityDisplay
 	x.xxx_hidden_Uncertainty = b.Uncertainty
 	x.xxx_hidden_Probability = b.Probability
+	if b.Grade != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 7)
+		x.xxx_hidden_Grade = *b.Grade
+	}
+	if b.TimeOfYear != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 6, 7)
+		x.xxx_hidden_TimeOfYear = b.TimeOfYear
+	}
+	return m0
+}
+
+// The best odds a plan's horizon offers.
+type PlanPeak struct {
+	state                  protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_ElapsedDays float64                `protobuf:"fixed64,1,opt,name=elapsed_days,json=elapsedDays,proto3"`
+	xxx_hidden_Probability float64                `protobuf:"fixed64,2,opt,name=probability,proto3"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *PlanPeak) Reset() {
+	*x = PlanPeak{}
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanPeak) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanPeak) ProtoMessage() {}
+
+func (x *PlanPeak) ProtoReflect() protoreflect.Message {
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+func (x *PlanPeak) GetElapsedDays() float64 {
+	if x != nil {
+		return x.xxx_hidden_ElapsedDays
+	}
+	return 0
+}
+
+func (x *PlanPeak) GetProbability() float64 {
+	if x != nil {
+		return x.xxx_hidden_Probability
+	}
+	return 0
+}
+
+func (x *PlanPeak) SetElapsedDays(v float64) {
+	x.xxx_hidden_ElapsedDays = v
+}
+
+func (x *PlanPeak) SetProbability(v float64) {
+	x.xxx_hidden_Probability = v
+}
+
+type PlanPeak_builder struct {
+	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
+
+	// The first whole day, from the measure, with the highest probability.
+	ElapsedDays float64
+	// That probability of being at or above the target.
+	Probability float64
+}
+
+func (b0 PlanPeak_builder) Build() *PlanPeak {
+	m0 := &PlanPeak{}
+	b, x := &b0, m0
+	_, _ = b, x
+	x.xxx_hidden_ElapsedDays = b.ElapsedDays
+	x.xxx_hidden_Probability = b.Probability
 	return m0
 }
 
@@ -2009,6 +2152,7 @@ type PlanResponse struct {
 	state                 protoimpl.MessageState `protogen:"opaque.v1"`
 	xxx_hidden_Trajectory *[]*PlanPoint          `protobuf:"bytes,1,rep,name=trajectory,proto3"`
 	xxx_hidden_Reach      *PlanReach             `protobuf:"bytes,2,opt,name=reach,proto3"`
+	xxx_hidden_Peak       *PlanPeak              `protobuf:"bytes,5,opt,name=peak,proto3"`
 	xxx_hidden_Framework  string                 `protobuf:"bytes,3,opt,name=framework,proto3"`
 	xxx_hidden_ApiVersion string                 `protobuf:"bytes,4,opt,name=api_version,json=apiVersion,proto3"`
 	unknownFields         protoimpl.UnknownFields
@@ -2017,7 +2161,7 @@ type PlanResponse struct {
 
 func (x *PlanResponse) Reset() {
 	*x = PlanResponse{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2029,7 +2173,7 @@ func (x *PlanResponse) String() string {
 func (*PlanResponse) ProtoMessage() {}
 
 func (x *PlanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[13]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,6 +2200,13 @@ func (x *PlanResponse) GetReach() *PlanReach {
 	return nil
 }
 
+func (x *PlanResponse) GetPeak() *PlanPeak {
+	if x != nil {
+		return x.xxx_hidden_Peak
+	}
+	return nil
+}
+
 func (x *PlanResponse) GetFramework() string {
 	if x != nil {
 		return x.xxx_hidden_Framework
@@ -2078,6 +2229,10 @@ func (x *PlanResponse) SetReach(v *PlanReach) {
 	x.xxx_hidden_Reach = v
 }
 
+func (x *PlanResponse) SetPeak(v *PlanPeak) {
+	x.xxx_hidden_Peak = v
+}
+
 func (x *PlanResponse) SetFramework(v string) {
 	x.xxx_hidden_Framework = v
 }
@@ -2093,8 +2248,19 @@ func (x *PlanResponse) HasReach() bool {
 	return x.xxx_hidden_Reach != nil
 }
 
+func (x *PlanResponse) HasPeak() bool {
+	if x == nil {
+		return false
+	}
+	return x.xxx_hidden_Peak != nil
+}
+
 func (x *PlanResponse) ClearReach() {
 	x.xxx_hidden_Reach = nil
+}
+
+func (x *PlanResponse) ClearPeak() {
+	x.xxx_hidden_Peak = nil
 }
 
 type PlanResponse_builder struct {
@@ -2105,6 +2271,9 @@ type PlanResponse_builder struct {
 	// The first whole day the target is reached with the probability asked; null when no day of
 	// the horizon does.
 	Reach *PlanReach
+	// The highest probability of being at or above the target on any whole day of the horizon, and
+	// the first day it is reached: where to look when reach is null.
+	Peak *PlanPeak
 	// "lexile" or "quantile".
 	Framework string
 	// Build version of the service.
@@ -2117,6 +2286,7 @@ func (b0 PlanResponse_builder) Build() *PlanResponse {
 	_, _ = b, x
 	x.xxx_hidden_Trajectory = &b.Trajectory
 	x.xxx_hidden_Reach = b.Reach
+	x.xxx_hidden_Peak = b.Peak
 	x.xxx_hidden_Framework = b.Framework
 	x.xxx_hidden_ApiVersion = b.ApiVersion
 	return m0
@@ -2139,7 +2309,7 @@ type GrowthRequest struct {
 
 func (x *GrowthRequest) Reset() {
 	*x = GrowthRequest{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2321,7 @@ func (x *GrowthRequest) String() string {
 func (*GrowthRequest) ProtoMessage() {}
 
 func (x *GrowthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2515,7 @@ type GrowthPrior struct {
 
 func (x *GrowthPrior) Reset() {
 	*x = GrowthPrior{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2527,7 @@ func (x *GrowthPrior) String() string {
 func (*GrowthPrior) ProtoMessage() {}
 
 func (x *GrowthPrior) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2484,7 +2654,7 @@ type GrowthWindow struct {
 
 func (x *GrowthWindow) Reset() {
 	*x = GrowthWindow{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2666,7 @@ func (x *GrowthWindow) String() string {
 func (*GrowthWindow) ProtoMessage() {}
 
 func (x *GrowthWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2729,7 @@ type GrowthCut struct {
 
 func (x *GrowthCut) Reset() {
 	*x = GrowthCut{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2741,7 @@ func (x *GrowthCut) String() string {
 func (*GrowthCut) ProtoMessage() {}
 
 func (x *GrowthCut) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[17]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2822,7 @@ type GrowthResponse struct {
 
 func (x *GrowthResponse) Reset() {
 	*x = GrowthResponse{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2664,7 +2834,7 @@ func (x *GrowthResponse) String() string {
 func (*GrowthResponse) ProtoMessage() {}
 
 func (x *GrowthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[18]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2788,7 +2958,7 @@ type ForecastBatchRecord struct {
 
 func (x *ForecastBatchRecord) Reset() {
 	*x = ForecastBatchRecord{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +2970,7 @@ func (x *ForecastBatchRecord) String() string {
 func (*ForecastBatchRecord) ProtoMessage() {}
 
 func (x *ForecastBatchRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3304,7 @@ func (b0 ForecastBatchRecord_builder) Build() *ForecastBatchRecord {
 type case_ForecastBatchRecord_Request protoreflect.FieldNumber
 
 func (x case_ForecastBatchRecord_Request) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -3199,7 +3369,7 @@ type ForecastBatchAnswer struct {
 
 func (x *ForecastBatchAnswer) Reset() {
 	*x = ForecastBatchAnswer{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3211,7 +3381,7 @@ func (x *ForecastBatchAnswer) String() string {
 func (*ForecastBatchAnswer) ProtoMessage() {}
 
 func (x *ForecastBatchAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3506,7 +3676,7 @@ func (b0 ForecastBatchAnswer_builder) Build() *ForecastBatchAnswer {
 type case_ForecastBatchAnswer_Answer protoreflect.FieldNumber
 
 func (x case_ForecastBatchAnswer_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -3569,7 +3739,7 @@ type GroupStreamSettings struct {
 
 func (x *GroupStreamSettings) Reset() {
 	*x = GroupStreamSettings{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3581,7 +3751,7 @@ func (x *GroupStreamSettings) String() string {
 func (*GroupStreamSettings) ProtoMessage() {}
 
 func (x *GroupStreamSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3736,7 +3906,7 @@ type ForecastGroupStreamRequest struct {
 
 func (x *ForecastGroupStreamRequest) Reset() {
 	*x = ForecastGroupStreamRequest{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3748,7 +3918,7 @@ func (x *ForecastGroupStreamRequest) String() string {
 func (*ForecastGroupStreamRequest) ProtoMessage() {}
 
 func (x *ForecastGroupStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3877,7 +4047,7 @@ func (b0 ForecastGroupStreamRequest_builder) Build() *ForecastGroupStreamRequest
 type case_ForecastGroupStreamRequest_Message protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamRequest_Message) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -3913,7 +4083,7 @@ type InvalidStudent struct {
 
 func (x *InvalidStudent) Reset() {
 	*x = InvalidStudent{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3925,7 +4095,7 @@ func (x *InvalidStudent) String() string {
 func (*InvalidStudent) ProtoMessage() {}
 
 func (x *InvalidStudent) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3999,7 +4169,7 @@ type GroupStreamResult struct {
 
 func (x *GroupStreamResult) Reset() {
 	*x = GroupStreamResult{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4011,7 +4181,7 @@ func (x *GroupStreamResult) String() string {
 func (*GroupStreamResult) ProtoMessage() {}
 
 func (x *GroupStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[24]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4084,7 +4254,7 @@ type ForecastGroupStreamResponse struct {
 
 func (x *ForecastGroupStreamResponse) Reset() {
 	*x = ForecastGroupStreamResponse{}
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4096,7 +4266,7 @@ func (x *ForecastGroupStreamResponse) String() string {
 func (*ForecastGroupStreamResponse) ProtoMessage() {}
 
 func (x *ForecastGroupStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25]
+	mi := &file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4264,7 +4434,7 @@ func (b0 ForecastGroupStreamResponse_builder) Build() *ForecastGroupStreamRespon
 type case_ForecastGroupStreamResponse_Answer protoreflect.FieldNumber
 
 func (x case_ForecastGroupStreamResponse_Answer) String() string {
-	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25].Descriptor()
+	md := file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[26].Descriptor()
 	if x == 0 {
 		return "not set"
 	}
@@ -4410,18 +4580,27 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\aability\x18\x04 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x05 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x06 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\a \x01(\x01R\vprobability\"\xb5\x01\n" +
+	"\vprobability\x18\a \x01(\x01R\vprobability\"\x92\x02\n" +
 	"\tPlanReach\x12!\n" +
 	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12\x18\n" +
 	"\aability\x18\x02 \x01(\x01R\aability\x12'\n" +
 	"\x0fability_display\x18\x03 \x01(\tR\x0eabilityDisplay\x12 \n" +
 	"\vuncertainty\x18\x04 \x01(\x01R\vuncertainty\x12 \n" +
-	"\vprobability\x18\x05 \x01(\x01R\vprobability\"\xd5\x01\n" +
+	"\vprobability\x18\x05 \x01(\x01R\vprobability\x12\x19\n" +
+	"\x05grade\x18\x06 \x01(\x05H\x00R\x05grade\x88\x01\x01\x12%\n" +
+	"\ftime_of_year\x18\a \x01(\tH\x01R\n" +
+	"timeOfYear\x88\x01\x01B\b\n" +
+	"\x06_gradeB\x0f\n" +
+	"\r_time_of_year\"O\n" +
+	"\bPlanPeak\x12!\n" +
+	"\felapsed_days\x18\x01 \x01(\x01R\velapsedDays\x12 \n" +
+	"\vprobability\x18\x02 \x01(\x01R\vprobability\"\x91\x02\n" +
 	"\fPlanResponse\x12G\n" +
 	"\n" +
 	"trajectory\x18\x01 \x03(\v2'.opaque.yardstick.forecast.v1.PlanPointR\n" +
 	"trajectory\x12=\n" +
-	"\x05reach\x18\x02 \x01(\v2'.opaque.yardstick.forecast.v1.PlanReachR\x05reach\x12\x1c\n" +
+	"\x05reach\x18\x02 \x01(\v2'.opaque.yardstick.forecast.v1.PlanReachR\x05reach\x12:\n" +
+	"\x04peak\x18\x05 \x01(\v2&.opaque.yardstick.forecast.v1.PlanPeakR\x04peak\x12\x1c\n" +
 	"\tframework\x18\x03 \x01(\tR\tframework\x12\x1f\n" +
 	"\vapi_version\x18\x04 \x01(\tR\n" +
 	"apiVersion\"\xad\x02\n" +
@@ -4523,7 +4702,7 @@ const file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc = "" +
 	"\rForecastBatch\x121.opaque.yardstick.forecast.v1.ForecastBatchRecord\x1a1.opaque.yardstick.forecast.v1.ForecastBatchAnswer\"\x12\xca\xf3\x18\x0eforecast:batch(\x010\x01\x12\xb4\x01\n" +
 	"\x13ForecastGroupStream\x128.opaque.yardstick.forecast.v1.ForecastGroupStreamRequest\x1a9.opaque.yardstick.forecast.v1.ForecastGroupStreamResponse\"$\xca\xf3\x18\x0eforecast:batch\xda\xf3\x18\x0eforecast:group(\x010\x01B[ZYgithub.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/testdata/opaque/forecastv1b\x06proto3"
 
-var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*ForecastRequest)(nil),             // 0: opaque.yardstick.forecast.v1.ForecastRequest
 	(*StudentData)(nil),                 // 1: opaque.yardstick.forecast.v1.StudentData
@@ -4538,20 +4717,21 @@ var file_opaque_yardstick_forecast_v1_forecast_proto_goTypes = []any{
 	(*PlanRequest)(nil),                 // 10: opaque.yardstick.forecast.v1.PlanRequest
 	(*PlanPoint)(nil),                   // 11: opaque.yardstick.forecast.v1.PlanPoint
 	(*PlanReach)(nil),                   // 12: opaque.yardstick.forecast.v1.PlanReach
-	(*PlanResponse)(nil),                // 13: opaque.yardstick.forecast.v1.PlanResponse
-	(*GrowthRequest)(nil),               // 14: opaque.yardstick.forecast.v1.GrowthRequest
-	(*GrowthPrior)(nil),                 // 15: opaque.yardstick.forecast.v1.GrowthPrior
-	(*GrowthWindow)(nil),                // 16: opaque.yardstick.forecast.v1.GrowthWindow
-	(*GrowthCut)(nil),                   // 17: opaque.yardstick.forecast.v1.GrowthCut
-	(*GrowthResponse)(nil),              // 18: opaque.yardstick.forecast.v1.GrowthResponse
-	(*ForecastBatchRecord)(nil),         // 19: opaque.yardstick.forecast.v1.ForecastBatchRecord
-	(*ForecastBatchAnswer)(nil),         // 20: opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	(*GroupStreamSettings)(nil),         // 21: opaque.yardstick.forecast.v1.GroupStreamSettings
-	(*ForecastGroupStreamRequest)(nil),  // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	(*InvalidStudent)(nil),              // 23: opaque.yardstick.forecast.v1.InvalidStudent
-	(*GroupStreamResult)(nil),           // 24: opaque.yardstick.forecast.v1.GroupStreamResult
-	(*ForecastGroupStreamResponse)(nil), // 25: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	(*v1.Status)(nil),                   // 26: yardstick.batch.v1.Status
+	(*PlanPeak)(nil),                    // 13: opaque.yardstick.forecast.v1.PlanPeak
+	(*PlanResponse)(nil),                // 14: opaque.yardstick.forecast.v1.PlanResponse
+	(*GrowthRequest)(nil),               // 15: opaque.yardstick.forecast.v1.GrowthRequest
+	(*GrowthPrior)(nil),                 // 16: opaque.yardstick.forecast.v1.GrowthPrior
+	(*GrowthWindow)(nil),                // 17: opaque.yardstick.forecast.v1.GrowthWindow
+	(*GrowthCut)(nil),                   // 18: opaque.yardstick.forecast.v1.GrowthCut
+	(*GrowthResponse)(nil),              // 19: opaque.yardstick.forecast.v1.GrowthResponse
+	(*ForecastBatchRecord)(nil),         // 20: opaque.yardstick.forecast.v1.ForecastBatchRecord
+	(*ForecastBatchAnswer)(nil),         // 21: opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	(*GroupStreamSettings)(nil),         // 22: opaque.yardstick.forecast.v1.GroupStreamSettings
+	(*ForecastGroupStreamRequest)(nil),  // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	(*InvalidStudent)(nil),              // 24: opaque.yardstick.forecast.v1.InvalidStudent
+	(*GroupStreamResult)(nil),           // 25: opaque.yardstick.forecast.v1.GroupStreamResult
+	(*ForecastGroupStreamResponse)(nil), // 26: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	(*v1.Status)(nil),                   // 27: yardstick.batch.v1.Status
 }
 var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	1,  // 0: opaque.yardstick.forecast.v1.GroupForecastRequest.student_data:type_name -> opaque.yardstick.forecast.v1.StudentData
@@ -4560,52 +4740,53 @@ var file_opaque_yardstick_forecast_v1_forecast_proto_depIdxs = []int32{
 	6,  // 3: opaque.yardstick.forecast.v1.GroupForecastResponse.forecasts:type_name -> opaque.yardstick.forecast.v1.GroupForecasts
 	11, // 4: opaque.yardstick.forecast.v1.PlanResponse.trajectory:type_name -> opaque.yardstick.forecast.v1.PlanPoint
 	12, // 5: opaque.yardstick.forecast.v1.PlanResponse.reach:type_name -> opaque.yardstick.forecast.v1.PlanReach
-	15, // 6: opaque.yardstick.forecast.v1.GrowthRequest.priors:type_name -> opaque.yardstick.forecast.v1.GrowthPrior
-	16, // 7: opaque.yardstick.forecast.v1.GrowthResponse.priors:type_name -> opaque.yardstick.forecast.v1.GrowthWindow
-	17, // 8: opaque.yardstick.forecast.v1.GrowthResponse.cuts:type_name -> opaque.yardstick.forecast.v1.GrowthCut
-	0,  // 9: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 11: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 12: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 13: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	10, // 14: opaque.yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> opaque.yardstick.forecast.v1.PlanRequest
-	14, // 15: opaque.yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> opaque.yardstick.forecast.v1.GrowthRequest
-	3,  // 16: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 17: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 18: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	26, // 19: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
-	13, // 20: opaque.yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> opaque.yardstick.forecast.v1.PlanResponse
-	18, // 21: opaque.yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> opaque.yardstick.forecast.v1.GrowthResponse
-	21, // 22: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
-	1,  // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
-	26, // 24: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
-	5,  // 25: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
-	4,  // 26: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
-	23, // 27: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
-	24, // 28: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
-	0,  // 29: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	0,  // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
-	2,  // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
-	8,  // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
-	10, // 34: opaque.yardstick.forecast.v1.ForecastService.Plan:input_type -> opaque.yardstick.forecast.v1.PlanRequest
-	14, // 35: opaque.yardstick.forecast.v1.ForecastService.Growth:input_type -> opaque.yardstick.forecast.v1.GrowthRequest
-	19, // 36: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
-	22, // 37: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
-	3,  // 38: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 39: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	3,  // 40: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
-	7,  // 41: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
-	9,  // 42: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
-	13, // 43: opaque.yardstick.forecast.v1.ForecastService.Plan:output_type -> opaque.yardstick.forecast.v1.PlanResponse
-	18, // 44: opaque.yardstick.forecast.v1.ForecastService.Growth:output_type -> opaque.yardstick.forecast.v1.GrowthResponse
-	20, // 45: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
-	25, // 46: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
-	38, // [38:47] is the sub-list for method output_type
-	29, // [29:38] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	13, // 6: opaque.yardstick.forecast.v1.PlanResponse.peak:type_name -> opaque.yardstick.forecast.v1.PlanPeak
+	16, // 7: opaque.yardstick.forecast.v1.GrowthRequest.priors:type_name -> opaque.yardstick.forecast.v1.GrowthPrior
+	17, // 8: opaque.yardstick.forecast.v1.GrowthResponse.priors:type_name -> opaque.yardstick.forecast.v1.GrowthWindow
+	18, // 9: opaque.yardstick.forecast.v1.GrowthResponse.cuts:type_name -> opaque.yardstick.forecast.v1.GrowthCut
+	0,  // 10: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 11: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_reading_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 12: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math:type_name -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 13: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_math_group:type_name -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 14: opaque.yardstick.forecast.v1.ForecastBatchRecord.forecast_comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 15: opaque.yardstick.forecast.v1.ForecastBatchRecord.plan:type_name -> opaque.yardstick.forecast.v1.PlanRequest
+	15, // 16: opaque.yardstick.forecast.v1.ForecastBatchRecord.growth:type_name -> opaque.yardstick.forecast.v1.GrowthRequest
+	3,  // 17: opaque.yardstick.forecast.v1.ForecastBatchAnswer.forecast:type_name -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 18: opaque.yardstick.forecast.v1.ForecastBatchAnswer.group:type_name -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 19: opaque.yardstick.forecast.v1.ForecastBatchAnswer.comprehension:type_name -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	27, // 20: opaque.yardstick.forecast.v1.ForecastBatchAnswer.error:type_name -> yardstick.batch.v1.Status
+	14, // 21: opaque.yardstick.forecast.v1.ForecastBatchAnswer.plan:type_name -> opaque.yardstick.forecast.v1.PlanResponse
+	19, // 22: opaque.yardstick.forecast.v1.ForecastBatchAnswer.growth:type_name -> opaque.yardstick.forecast.v1.GrowthResponse
+	22, // 23: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.settings:type_name -> opaque.yardstick.forecast.v1.GroupStreamSettings
+	1,  // 24: opaque.yardstick.forecast.v1.ForecastGroupStreamRequest.student:type_name -> opaque.yardstick.forecast.v1.StudentData
+	27, // 25: opaque.yardstick.forecast.v1.InvalidStudent.status:type_name -> yardstick.batch.v1.Status
+	5,  // 26: opaque.yardstick.forecast.v1.GroupStreamResult.aggregate:type_name -> opaque.yardstick.forecast.v1.GroupAggregate
+	4,  // 27: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.student:type_name -> opaque.yardstick.forecast.v1.StudentForecast
+	24, // 28: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.invalid:type_name -> opaque.yardstick.forecast.v1.InvalidStudent
+	25, // 29: opaque.yardstick.forecast.v1.ForecastGroupStreamResponse.group:type_name -> opaque.yardstick.forecast.v1.GroupStreamResult
+	0,  // 30: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 31: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	0,  // 32: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:input_type -> opaque.yardstick.forecast.v1.ForecastRequest
+	2,  // 33: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:input_type -> opaque.yardstick.forecast.v1.GroupForecastRequest
+	8,  // 34: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:input_type -> opaque.yardstick.forecast.v1.ComprehensionRequest
+	10, // 35: opaque.yardstick.forecast.v1.ForecastService.Plan:input_type -> opaque.yardstick.forecast.v1.PlanRequest
+	15, // 36: opaque.yardstick.forecast.v1.ForecastService.Growth:input_type -> opaque.yardstick.forecast.v1.GrowthRequest
+	20, // 37: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:input_type -> opaque.yardstick.forecast.v1.ForecastBatchRecord
+	23, // 38: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:input_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamRequest
+	3,  // 39: opaque.yardstick.forecast.v1.ForecastService.ForecastReading:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 40: opaque.yardstick.forecast.v1.ForecastService.ForecastReadingGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	3,  // 41: opaque.yardstick.forecast.v1.ForecastService.ForecastMath:output_type -> opaque.yardstick.forecast.v1.Forecast
+	7,  // 42: opaque.yardstick.forecast.v1.ForecastService.ForecastMathGroup:output_type -> opaque.yardstick.forecast.v1.GroupForecastResponse
+	9,  // 43: opaque.yardstick.forecast.v1.ForecastService.ForecastComprehension:output_type -> opaque.yardstick.forecast.v1.ComprehensionResponse
+	14, // 44: opaque.yardstick.forecast.v1.ForecastService.Plan:output_type -> opaque.yardstick.forecast.v1.PlanResponse
+	19, // 45: opaque.yardstick.forecast.v1.ForecastService.Growth:output_type -> opaque.yardstick.forecast.v1.GrowthResponse
+	21, // 46: opaque.yardstick.forecast.v1.ForecastService.ForecastBatch:output_type -> opaque.yardstick.forecast.v1.ForecastBatchAnswer
+	26, // 47: opaque.yardstick.forecast.v1.ForecastService.ForecastGroupStream:output_type -> opaque.yardstick.forecast.v1.ForecastGroupStreamResponse
+	39, // [39:48] is the sub-list for method output_type
+	30, // [30:39] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_opaque_yardstick_forecast_v1_forecast_proto_init() }
@@ -4620,9 +4801,10 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[4].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[8].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[10].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[14].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[12].OneofWrappers = []any{}
 	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[15].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[19].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[16].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
 		(*forecastBatchRecord_ForecastReading)(nil),
 		(*forecastBatchRecord_ForecastReadingGroup)(nil),
 		(*forecastBatchRecord_ForecastMath)(nil),
@@ -4631,7 +4813,7 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 		(*forecastBatchRecord_Plan)(nil),
 		(*forecastBatchRecord_Growth)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[20].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{
 		(*forecastBatchAnswer_Forecast)(nil),
 		(*forecastBatchAnswer_Group)(nil),
 		(*forecastBatchAnswer_Comprehension)(nil),
@@ -4639,12 +4821,12 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 		(*forecastBatchAnswer_Plan)(nil),
 		(*forecastBatchAnswer_Growth)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[21].OneofWrappers = []any{}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[22].OneofWrappers = []any{}
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[23].OneofWrappers = []any{
 		(*forecastGroupStreamRequest_Settings)(nil),
 		(*forecastGroupStreamRequest_Student)(nil),
 	}
-	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[25].OneofWrappers = []any{
+	file_opaque_yardstick_forecast_v1_forecast_proto_msgTypes[26].OneofWrappers = []any{
 		(*forecastGroupStreamResponse_Student)(nil),
 		(*forecastGroupStreamResponse_Invalid)(nil),
 		(*forecastGroupStreamResponse_Group)(nil),
@@ -4655,7 +4837,7 @@ func file_opaque_yardstick_forecast_v1_forecast_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc), len(file_opaque_yardstick_forecast_v1_forecast_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,16 +23,18 @@ const (
 
 // Which items to list.
 type ListItemsRequest struct {
-	state                  protoimpl.MessageState `protogen:"opaque.v1"`
-	xxx_hidden_Framework   *string                `protobuf:"bytes,1,opt,name=framework,proto3,oneof"`
-	xxx_hidden_Strand      *string                `protobuf:"bytes,2,opt,name=strand,proto3,oneof"`
-	xxx_hidden_Ids         []string               `protobuf:"bytes,3,rep,name=ids,proto3"`
-	xxx_hidden_PageSize    int32                  `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3,oneof"`
-	xxx_hidden_PageToken   *string                `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3,oneof"`
-	XXX_raceDetectHookData protoimpl.RaceDetectHookData
-	XXX_presence           [1]uint32
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	state                    protoimpl.MessageState `protogen:"opaque.v1"`
+	xxx_hidden_Framework     *string                `protobuf:"bytes,1,opt,name=framework,proto3,oneof"`
+	xxx_hidden_Strand        *string                `protobuf:"bytes,2,opt,name=strand,proto3,oneof"`
+	xxx_hidden_Ids           []string               `protobuf:"bytes,3,rep,name=ids,proto3"`
+	xxx_hidden_PageSize      int32                  `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3,oneof"`
+	xxx_hidden_PageToken     *string                `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3,oneof"`
+	xxx_hidden_MaxScore      int32                  `protobuf:"varint,6,opt,name=max_score,json=maxScore,proto3,oneof"`
+	xxx_hidden_PartialCredit bool                   `protobuf:"varint,7,opt,name=partial_credit,json=partialCredit,proto3,oneof"`
+	XXX_raceDetectHookData   protoimpl.RaceDetectHookData
+	XXX_presence             [1]uint32
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ListItemsRequest) Reset() {
@@ -104,14 +106,28 @@ func (x *ListItemsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListItemsRequest) GetMaxScore() int32 {
+	if x != nil {
+		return x.xxx_hidden_MaxScore
+	}
+	return 0
+}
+
+func (x *ListItemsRequest) GetPartialCredit() bool {
+	if x != nil {
+		return x.xxx_hidden_PartialCredit
+	}
+	return false
+}
+
 func (x *ListItemsRequest) SetFramework(v string) {
 	x.xxx_hidden_Framework = &v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 5)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 0, 7)
 }
 
 func (x *ListItemsRequest) SetStrand(v string) {
 	x.xxx_hidden_Strand = &v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 5)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 1, 7)
 }
 
 func (x *ListItemsRequest) SetIds(v []string) {
@@ -120,12 +136,22 @@ func (x *ListItemsRequest) SetIds(v []string) {
 
 func (x *ListItemsRequest) SetPageSize(v int32) {
 	x.xxx_hidden_PageSize = v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 5)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 3, 7)
 }
 
 func (x *ListItemsRequest) SetPageToken(v string) {
 	x.xxx_hidden_PageToken = &v
-	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 5)
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 4, 7)
+}
+
+func (x *ListItemsRequest) SetMaxScore(v int32) {
+	x.xxx_hidden_MaxScore = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 5, 7)
+}
+
+func (x *ListItemsRequest) SetPartialCredit(v bool) {
+	x.xxx_hidden_PartialCredit = v
+	protoimpl.X.SetPresent(&(x.XXX_presence[0]), 6, 7)
 }
 
 func (x *ListItemsRequest) HasFramework() bool {
@@ -156,6 +182,20 @@ func (x *ListItemsRequest) HasPageToken() bool {
 	return protoimpl.X.Present(&(x.XXX_presence[0]), 4)
 }
 
+func (x *ListItemsRequest) HasMaxScore() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 5)
+}
+
+func (x *ListItemsRequest) HasPartialCredit() bool {
+	if x == nil {
+		return false
+	}
+	return protoimpl.X.Present(&(x.XXX_presence[0]), 6)
+}
+
 func (x *ListItemsRequest) ClearFramework() {
 	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 0)
 	x.xxx_hidden_Framework = nil
@@ -176,6 +216,16 @@ func (x *ListItemsRequest) ClearPageToken() {
 	x.xxx_hidden_PageToken = nil
 }
 
+func (x *ListItemsRequest) ClearMaxScore() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 5)
+	x.xxx_hidden_MaxScore = 0
+}
+
+func (x *ListItemsRequest) ClearPartialCredit() {
+	protoimpl.X.ClearPresent(&(x.XXX_presence[0]), 6)
+	x.xxx_hidden_PartialCredit = false
+}
+
 type ListItemsRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
@@ -189,6 +239,11 @@ type ListItemsRequest_builder struct {
 	PageSize *int32
 	// Optional: the next_page_token of the previous page; absent or "" for the first page.
 	PageToken *string
+	// Optional, 1 to 100: only the items of exactly this maximum score (1: scored right or wrong).
+	MaxScore *int32
+	// Optional: true, only the items scored in more than two categories (partial credit, a
+	// maximum score of 2 or more); false, only those scored right or wrong.
+	PartialCredit *bool
 }
 
 func (b0 ListItemsRequest_builder) Build() *ListItemsRequest {
@@ -196,21 +251,29 @@ func (b0 ListItemsRequest_builder) Build() *ListItemsRequest {
 	b, x := &b0, m0
 	_, _ = b, x
 	if b.Framework != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 5)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 0, 7)
 		x.xxx_hidden_Framework = b.Framework
 	}
 	if b.Strand != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 5)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 1, 7)
 		x.xxx_hidden_Strand = b.Strand
 	}
 	x.xxx_hidden_Ids = b.Ids
 	if b.PageSize != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 5)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 3, 7)
 		x.xxx_hidden_PageSize = *b.PageSize
 	}
 	if b.PageToken != nil {
-		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 5)
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 4, 7)
 		x.xxx_hidden_PageToken = b.PageToken
+	}
+	if b.MaxScore != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 5, 7)
+		x.xxx_hidden_MaxScore = *b.MaxScore
+	}
+	if b.PartialCredit != nil {
+		protoimpl.X.SetPresentNonAtomic(&(x.XXX_presence[0]), 6, 7)
+		x.xxx_hidden_PartialCredit = *b.PartialCredit
 	}
 	return m0
 }
@@ -1685,20 +1748,25 @@ var File_opaque_yardstick_scoring_v1_content_proto protoreflect.FileDescriptor
 
 const file_opaque_yardstick_scoring_v1_content_proto_rawDesc = "" +
 	"\n" +
-	")opaque/yardstick/scoring/v1/content.proto\x12\x1bopaque.yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xe0\x01\n" +
+	")opaque/yardstick/scoring/v1/content.proto\x12\x1bopaque.yardstick.scoring.v1\x1a\x1cyardstick/auth/v1/auth.proto\"\xcf\x02\n" +
 	"\x10ListItemsRequest\x12!\n" +
 	"\tframework\x18\x01 \x01(\tH\x00R\tframework\x88\x01\x01\x12\x1b\n" +
 	"\x06strand\x18\x02 \x01(\tH\x01R\x06strand\x88\x01\x01\x12\x10\n" +
 	"\x03ids\x18\x03 \x03(\tR\x03ids\x12 \n" +
 	"\tpage_size\x18\x04 \x01(\x05H\x02R\bpageSize\x88\x01\x01\x12\"\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tH\x03R\tpageToken\x88\x01\x01B\f\n" +
+	"page_token\x18\x05 \x01(\tH\x03R\tpageToken\x88\x01\x01\x12 \n" +
+	"\tmax_score\x18\x06 \x01(\x05H\x04R\bmaxScore\x88\x01\x01\x12*\n" +
+	"\x0epartial_credit\x18\a \x01(\bH\x05R\rpartialCredit\x88\x01\x01B\f\n" +
 	"\n" +
 	"_frameworkB\t\n" +
 	"\a_strandB\f\n" +
 	"\n" +
 	"_page_sizeB\r\n" +
-	"\v_page_token\"8\n" +
+	"\v_page_tokenB\f\n" +
+	"\n" +
+	"_max_scoreB\x11\n" +
+	"\x0f_partial_credit\"8\n" +
 	"\n" +
 	"BundleInfo\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +

@@ -1,0 +1,79 @@
+package httpfront
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// What a caller who sent a body too large, or a path that does not exist, should send instead.
+
+// tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number
+// of what it holds: a group's students go one a line to its group stream, the requests of a path
+// a batch record may name go one a line to the service's batch path.
+func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
+	e := rpcerr.TooLarge(limit)
+	switch {
+	case rt == nil:
+	case rt.Group && f.isStream(rt.Path+"/stream", routes.GroupStream):
+		e.Body.AdditionalInfo += " Send a group of any size one student a line (NDJSON) to POST " + rt.Path + "/stream."
+	case rt.Record:
+		if p := f.batchPath(); p != "" {
+			e.Body.AdditionalInfo += " Send many requests as records of POST " + p + " (NDJSON, one a line), which has no size limit."
+		}
+	}
+	return e
+}
+
+func (f *Handler) isStream(path string, kind routes.Stream) bool {
+	rt, ok := f.Routes.ByPath[path]
+	return ok && rt.Stream == kind
+}
+
+// batchPath is the service's NDJSON batch path, "" without one.
+func (f *Handler) batchPath() string {
+	for p, rt := range f.Routes.ByPath {
+		if rt.Stream == routes.Batch {
+			return p
+		}
+	}
+	return ""
+}
+
+// NearestPath is the documented path nearest to path (this service's, the other's, the
+// operational ones), when it is near enough to be a typo ("" otherwise): a path one letter off,
+// a segment missing, the case wrong.
+func (f *Handler) NearestPath(path string) string {
+	known := slices.Collect(func(yield func(string) bool) {
+		for p := range f.Routes.ByPath {
+			if !yield(p) {
+				return
+			}
+		}
+		for p := range servedBy() {
+			if !yield(p) {
+				return
+			}
+		}
+	})
+	known = append(known, "/authToken", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/.well-known/jwks.json")
+	slices.Sort(known) // a tie goes to the same path every time
+	best, bestDist := "", len(path)/4+2
+	for _, k := range known {
+		if k == path {
+			return "" // a path that exists, not here (a batch record naming /healthz): no typo to fix
+		}
+	}
+	for _, k := range known {
+		if strings.EqualFold(k, path) {
+			return k
+		}
+		if d := jsonwire.Distance(strings.ToLower(path), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}

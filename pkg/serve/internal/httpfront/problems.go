@@ -1,0 +1,138 @@
+package httpfront
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// Every problem of a request comes in one answer: a value of the wrong type is found by the
+// decoder, a value out of range or a field missing by the handler. When the decoder's problems are
+// all of fields, the message holds every other field as sent (a list keeps its entries and their
+// indexes), so the handler runs on it for its own problems, and the answer is both.
+
+// FieldsOnly reports whether err is a decoding error whose problems are each a field's: the body
+// was one JSON object, read to its end.
+func FieldsOnly(err error) bool {
+	var wire *jsonwire.Error
+	if !errors.As(err, &wire) || len(wire.Problems) == 0 {
+		return false
+	}
+	for _, p := range wire.Problems {
+		if p.Path == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// WithFieldProblems is the answer of a call whose body had the field problems decodeErr, and
+// whose handler answered err: the decoder's problems, then the handler's of other fields. Its
+// view of a field the decoder left unset ("is required") says nothing new, and its rules across
+// fields ("" problems: numberCorrect against the items) may rest on a field it did not get: both
+// are left out. Any other error of the handler is dropped: the request was invalid, whatever
+// else happened to it.
+func WithFieldProblems(decodeErr, err error) error {
+	var wire *jsonwire.Error
+	errors.As(decodeErr, &wire)
+	all := slices.Clone(wire.Problems)
+	if st, ok := status.FromError(err); ok && st.Code() == codes.InvalidArgument {
+		for _, d := range st.Details() {
+			bad, ok := d.(*errdetails.BadRequest)
+			if !ok {
+				continue
+			}
+			for _, v := range bad.GetFieldViolations() {
+				if v.GetField() != "" && !covered(v.GetField(), wire.Problems) {
+					all = append(all, jsonwire.Problem{Path: v.GetField(), Message: v.GetDescription()})
+				}
+			}
+		}
+	}
+	// In the body's order, as either alone lists them: items[0] before items[2], whoever found it.
+	slices.SortStableFunc(all, func(a, b jsonwire.Problem) int { return comparePaths(a.Path, b.Path) })
+	var p rpcerr.Problems
+	for _, pr := range all {
+		p.Add(pr.Path, "%s", pr.Message)
+	}
+	p.Dropped(wire.Dropped)
+	return p.Err()
+}
+
+// comparePaths orders element paths with their indexes as numbers (items[2] before items[10]);
+// a problem of the whole request ("") comes last.
+func comparePaths(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == "":
+		return 1
+	case b == "":
+		return -1
+	}
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.Atoi(a[:da])
+			nb, _ := strconv.Atoi(b[:db])
+			if na != nb {
+				return cmp.Compare(na, nb)
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' && n < 9 {
+		n++
+	}
+	return n
+}
+
+// covered reports whether a problem of field is about a value the decoder found wrong: the field
+// itself or a part of it.
+func covered(field string, problems []jsonwire.Problem) bool {
+	if field == "" {
+		return false
+	}
+	for _, p := range problems {
+		if field == p.Path || strings.HasPrefix(field, p.Path+".") || strings.HasPrefix(field, p.Path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// ProblemsConn is the channel as the gateway calls it: a call whose body had field problems
+// answers them with the handler's own (WithFieldProblems).
+func ProblemsConn(c grpc.ClientConnInterface) grpc.ClientConnInterface { return problemsConn{c} }
+
+type problemsConn struct{ grpc.ClientConnInterface }
+
+func (c problemsConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	if ri := reqinfo.From(ctx); ri != nil && ri.FieldProblems != nil {
+		return WithFieldProblems(ri.FieldProblems, err)
+	}
+	return err
+}
