@@ -174,8 +174,8 @@ func (m *Mux) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Mar
 	rpcerr.WriteStatus(w, code)
 }
 
-// servedBy is, for every path of the contract (http.yaml), the service that serves it
-// ("scoring", "forecast"; the token path is served by both and left out): a caller that sends a
+// servedBy is, for every path of the contract (http.yaml), the service that serves it, as the
+// contract's package names it (the token path is served by every service and left out): a caller that sends a
 // path to the wrong service is told where it belongs instead of only that it is unknown here.
 var servedBy = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
@@ -184,7 +184,7 @@ var servedBy = sync.OnceValue(func() map[string]string {
 		return out // the frame refuses to start on a contract it cannot read; nothing to add here
 	}
 	for _, r := range routes {
-		// "/yardstick.forecast.v1.ForecastService/…": the package's second part names it.
+		// "/yardstick.<service>.v1.<Service>/…": the package's second part names it.
 		parts := strings.Split(strings.TrimPrefix(r.FullMethod, "/"), ".")
 		if len(parts) > 2 && parts[1] != "auth" {
 			out[r.Path] = parts[1]
