@@ -18,6 +18,7 @@ type schema struct {
 	Minimum    *float64           `json:"minimum"`
 	Maximum    *float64           `json:"maximum"`
 	MaxItems   *int               `json:"maxItems"`
+	Type       string             `json:"type"`
 }
 
 // TestDocumentedLimitsAreEnforcedOnes: the ranges and sizes the documents state (written in
@@ -77,7 +78,8 @@ func TestDocumentedLimitsAreEnforcedOnes(t *testing.T) {
 							t.Errorf("%s.%s[]: got %+v; want [%v, %v]", name, prop, it, want[0], want[1])
 						}
 					}
-					if want, ok := sizes[prop]; ok {
+					// A list's size: a count that shares a list's name (FrameworkOffer.items) has none.
+					if want, ok := sizes[prop]; ok && p.Type == "array" {
 						checked++
 						if p.MaxItems == nil || *p.MaxItems != want {
 							t.Errorf("%s.%s: got maxItems %v; want %d", name, prop, p.MaxItems, want)

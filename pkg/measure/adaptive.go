@@ -99,6 +99,7 @@ type session struct {
 	used      []int32 // positions answered or excluded, ascending
 	pool      []int32 // positions of the pool's items, ascending (nil: the whole bank)
 	poolPoly  []int32 // the polytomous ones among them
+	poolDich  []int32 // and the dichotomous ones (pool itself when the bank has no polytomous item)
 	items     []Response
 	prior     Normal
 	shares    map[string]float64 // normalised target shares (nil: no balancing)
@@ -179,7 +180,7 @@ func (bk *Bank) choose(s *session, theta float64) (Item, bool) {
 	var best []candidate
 	for _, strand := range bk.strandOrder(s) {
 		list, poly := bk.candidates(s, strand)
-		best = sel.best(bk.all, list, poly, s.used, s.k, buf[:0])
+		best = sel.best(bk.all, bk.pidx, list, poly, s.used, s.k, buf[:0])
 		if len(best) > 0 {
 			break
 		}
@@ -190,27 +191,28 @@ func (bk *Bank) choose(s *session, theta float64) (Item, bool) {
 	return bk.all[best[s.pick(bk, best)].pos], true
 }
 
-// candidates is the list the selection walks: the pool's or the bank's positions, of one strand
-// when strand is not "" (content balancing), and the polytomous items among them.
+// candidates is what the selection walks: the dichotomous and the polytomous items among the
+// pool's or the bank's positions, of one strand when strand is not "" (content balancing).
 func (bk *Bank) candidates(s *session, strand string) (list, poly []int32) {
 	switch {
 	case s.pool != nil && strand == "":
-		return s.pool, s.poolPoly
+		return s.poolDich, s.poolPoly
 	case s.pool != nil:
 		var of, ofPoly []int32
 		for _, p := range s.pool {
 			if bk.all[p].Strand == strand {
-				of = append(of, p)
 				if bk.all[p].Polytomous() {
 					ofPoly = append(ofPoly, p)
+				} else {
+					of = append(of, p)
 				}
 			}
 		}
 		return of, ofPoly
 	case strand == "":
-		return bk.order, bk.poly
+		return bk.dich, bk.poly
 	}
-	return bk.strands[strand], bk.polyStrands[strand]
+	return bk.dichStrands[strand], bk.polyStrands[strand]
 }
 
 // strandOrder is the order in which content balancing tries strands (§11): by how far the

@@ -60,10 +60,14 @@ func (bk *Bank) resolve(req *AdaptiveRequest, problem func(field, format string,
 		}
 		slices.Sort(s.pool)
 		s.pool = slices.Compact(s.pool)
+		s.poolDich = s.pool
 		if len(bk.poly) > 0 {
+			s.poolDich = nil
 			for _, p := range s.pool {
 				if bk.all[p].Polytomous() {
 					s.poolPoly = append(s.poolPoly, p)
+				} else {
+					s.poolDich = append(s.poolDich, p)
 				}
 			}
 		}

@@ -27,11 +27,15 @@ type Bank struct {
 	order   []int32            // 0, 1, …, len(all) − 1: the walk's list for the whole bank
 	pos     map[string]int32   // id → position in all
 	strands map[string][]int32 // each strand's positions, ascending
-	// The polytomous items (METHOD §13), also in order and strands: their information has no
-	// single peak in difficulty, so the selection scans them instead of walking to them (a bank
-	// holds few). poly and polyStrands are nil and empty when every item is dichotomous.
+	// The polytomous items (METHOD §13), also in order and strands, and the dichotomous ones
+	// apart: a polytomous item's information has no single peak in difficulty, so the selection
+	// walks them on their own with bounds of its own (scanPoly). poly and polyStrands are nil and
+	// empty, dich and dichStrands order and strands, when every item is dichotomous.
 	poly        []int32
 	polyStrands map[string][]int32
+	dich        []int32
+	dichStrands map[string][]int32
+	pidx        *polyIndex
 	median      float64 // median difficulty of all (the prior of last resort)
 	// lookup finds any id the content knows, of every framework, so that an id of the other
 	// framework is told apart from an unknown one.
@@ -92,6 +96,18 @@ func newBank(fw *Framework, items []Item, lookup func(string) (Item, bool)) *Ban
 		}
 	}
 	bk.median = medianDifficulty(all)
+	bk.dich, bk.dichStrands = bk.order, bk.strands
+	if len(bk.poly) > 0 {
+		bk.dich, bk.dichStrands = nil, map[string][]int32{}
+		for i, it := range all {
+			if !it.Polytomous() {
+				bk.dich = append(bk.dich, int32(i))
+				bk.dichStrands[it.Strand] = append(bk.dichStrands[it.Strand], int32(i))
+			}
+		}
+		p, _ := fw.prepared() // valid: NewBank and the loader checked it
+		bk.pidx = newPolyIndex(all, bk.poly, bk.median, p.s, p.lambda)
+	}
 	return bk
 }
 
@@ -226,19 +242,19 @@ type candidate struct {
 	key float64
 }
 
-// best appends to out the k best items of list (ascending positions in all, so in order of
-// difficulty) that are not in used (ascending positions), best first, ties by the lower id; fewer
-// when fewer are left. poly holds list's polytomous items (ascending). It walks outwards from the
-// peak over the dichotomous items: the next item taken is the better of the two ends of the walk,
-// and the walk ends once k are taken and both ends are clearly worse than the last one taken, so
-// items tied with it are still compared by id. The polytomous items are then scanned, and the
-// k best of both kept.
-func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []candidate) []candidate {
+// best appends to out the k best items of list (dichotomous items, ascending positions in all, so
+// in order of difficulty) and poly (polytomous ones, likewise) that are not in used (ascending
+// positions), best first, ties by the lower id; fewer when fewer are left. It walks outwards from
+// the peak over list: the next item taken is the better of the two ends of the walk, and the walk
+// ends once k are taken and both ends are clearly worse than the last one taken, so items tied
+// with it are still compared by id. Then poly's walk (scanPoly, with the bank's index pi), and
+// the k best of both kept.
+func (sel *selector) best(all []Item, pi *polyIndex, list, poly, used []int32, k int, out []candidate) []candidate {
 	start := len(out)
 	peak := sel.peak()
 	i := sort.Search(len(list), func(j int) bool { return all[list[j]].Difficulty >= peak })
 	lo, hi := i-1, i
-	skip := func(p int32) bool { return contains(used, p) || len(poly) > 0 && all[p].Polytomous() }
+	skip := func(p int32) bool { return contains(used, p) }
 	for {
 		for lo >= 0 && skip(list[lo]) {
 			lo--
@@ -250,7 +266,7 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 		fromLo := false
 		switch {
 		case lo < 0 && hi >= len(list):
-			return sortCandidates(sel, all, sel.scan(all, poly, used, out, start, k), start, k)
+			return sortCandidates(sel, all, sel.scanPoly(all, pi, poly, used, out, start, k), start, k)
 		case lo < 0:
 			next = candidate{list[hi], sel.key(all[list[hi]].Difficulty)}
 		case hi >= len(list):
@@ -262,7 +278,7 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 			}
 		}
 		if len(out)-start >= k && sel.clearlyWorse(next.key, out[len(out)-1].key) {
-			return sortCandidates(sel, all, sel.scan(all, poly, used, out, start, k), start, k)
+			return sortCandidates(sel, all, sel.scanPoly(all, pi, poly, used, out, start, k), start, k)
 		}
 		out = append(out, next)
 		if fromLo {
@@ -271,31 +287,6 @@ func (sel *selector) best(all []Item, list, poly, used []int32, k int, out []can
 			hi++
 		}
 	}
-}
-
-// scan appends poly's items not in used, with their keys, to out, whose candidates from start on
-// are the walk's. Once the walk has found k, an item whose key surely cannot reach the k-th best
-// of them (hopeless: far from its steps) is left out without summing its categories.
-func (sel *selector) scan(all []Item, poly, used []int32, out []candidate, start, k int) []candidate {
-	if len(poly) == 0 {
-		return out
-	}
-	out = sortCandidates(sel, all, out, start, k)
-	var h *hopeless
-	if len(out)-start == k {
-		h = &hopeless{sel: sel, limit: out[len(out)-1].key}
-	}
-	for _, p := range poly {
-		if contains(used, p) {
-			continue
-		}
-		steps := all[p].Steps
-		if h != nil && h.far(steps) {
-			continue
-		}
-		out = append(out, candidate{p, sel.polyKey(steps)})
-	}
-	return out
 }
 
 // hopeless tells, for one selection, the partial credit items whose key is surely worse than

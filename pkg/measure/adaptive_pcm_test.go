@@ -194,15 +194,38 @@ func TestAdaptivePolytomousFewerItems(t *testing.T) {
 // information and targets, across the scale and beyond it, with items used.
 func TestBestWithPolytomousIsTheTopK(t *testing.T) {
 	t.Parallel()
-	bk, _ := pcmBank(t, false)
+	mixed, items := pcmBank(t, false)
+	var polyItems []Item
+	for _, it := range items {
+		if it.Polytomous() {
+			polyItems = append(polyItems, it)
+		}
+	}
+	onlyPoly, err := NewBank(mixed.fw, polyItems)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		bk   *Bank
+		used []int32
+	}{{"mixed", mixed, []int32{3, 50, 51, 200}}, {"partial credit only", onlyPoly, []int32{3, 20, 21, 60}}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			checkTopK(t, c.bk, c.used)
+		})
+	}
+}
+
+// checkTopK is TestBestWithPolytomousIsTheTopK on one bank.
+func checkTopK(t *testing.T, bk *Bank, used []int32) {
 	p, _ := bk.fw.prepared()
-	used := []int32{3, 50, 51, 200}
 	skipped := 0
 	for _, target := range []float64{0, 0.2, 0.5, 0.75, 0.95} {
 		for theta := -2000.0; theta <= 3000; theta += 37 {
 			for _, k := range []int{1, 3, 8} {
 				sel := &selector{theta: theta, s: p.s, lambda: p.lambda, target: target}
-				got := sel.best(bk.all, bk.order, bk.poly, used, k, nil)
+				got := sel.best(bk.all, bk.pidx, bk.dich, bk.poly, used, k, nil)
 				var all []candidate
 				for pos := range bk.all {
 					if contains(used, int32(pos)) {

@@ -23,15 +23,11 @@ const (
 	cancelEvery = 16
 )
 
-// size is the work of one evaluation of the log-posterior, in items.
+// size is the work of one evaluation of the log-posterior, in items: one a dichotomous block, and
+// one a number the polytomous blocks hold (each step's ratio, each block's count, each group's
+// header), which an evaluation reads once each.
 func (it *items) size() int {
-	n := len(it.k)
-	if it.poly != nil {
-		for i := range it.poly.items {
-			n += len(it.poly.items[i].a)
-		}
-	}
-	return max(n, 1)
+	return max(len(it.k)+len(it.poly), 1)
 }
 
 // denseBudget is how many evaluations of the log-posterior the fallback may make on this test.

@@ -3,6 +3,7 @@ package measure
 import (
 	"fmt"
 	"syscall"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -148,4 +149,55 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPCMPerItem is the ratio BenchmarkPCM is read for: 40 items scored 0–2 or 0–3 against 40
+// scored 0/1 on the same estimator, per item (the tests are the same length), the target being at
+// most 1.5. Each iteration times a batch of 50 calls of each, in turn, in the thread's CPU time,
+// so that the ratio holds on a machine busy with other work.
+func BenchmarkPCMPerItem(b *testing.B) {
+	f := testFramework(b, "lexile")
+	prior := Normal{Mean: 650, SD: 150}
+	dich := pcmBenchTest(f, 40, 1)
+	for _, est := range []string{"standard", "bayes"} {
+		call := func(tt Test) error {
+			var err error
+			if est == "standard" {
+				_, err = f.Standard(tt)
+			} else {
+				_, err = f.Bayes(tt, prior)
+			}
+			return err
+		}
+		for _, steps := range []int{2, 3} {
+			tt := pcmBenchTest(f, 40, steps)
+			b.Run(fmt.Sprintf("%s/items=40/steps=%d", est, steps), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				const batch = 50
+				var inPCM, inDich time.Duration
+				for b.Loop() {
+					t0 := threadCPU()
+					for range batch {
+						if err := call(dich); err != nil {
+							b.Fatal(err)
+						}
+					}
+					t1 := threadCPU()
+					for range batch {
+						if err := call(tt); err != nil {
+							b.Fatal(err)
+						}
+					}
+					t2 := threadCPU()
+					inDich += t1 - t0
+					inPCM += t2 - t1
+				}
+				n := float64(b.N) * batch
+				b.ReportMetric(float64(inDich.Nanoseconds())/n, "dich-cpu-ns/op")
+				b.ReportMetric(float64(inPCM.Nanoseconds())/n, "pcm-cpu-ns/op")
+				b.ReportMetric(float64(inPCM)/float64(inDich), "pcm/dich")
+			})
+		}
+	}
 }

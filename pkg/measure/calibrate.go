@@ -17,7 +17,10 @@ type CalibratedItem struct {
 	// Logit is the CML difficulty (for an item scored 0 … m with m > 1, its location: the mean
 	// of its steps), identified by sum zero over the calibrated items; SE is its standard error
 	// (square root of the diagonal of the pseudo-inverse of the information; of the locations'
-	// covariance under their sum-zero identification).
+	// covariance under their sum-zero identification). In a partial credit or rating scale
+	// calibration an item scored 0/1 has one step, its location, and its SE is that step's
+	// (CalibratedStep.SE, under eRm's constraint), as every other step's SE in the same
+	// calibration; with every item scored 0/1 the two identifications coincide.
 	Logit, SE float64
 	// Steps are the step difficulties δ_ik (logits, the θ at which categories k − 1 and k are
 	// equally likely; on Logit's identification) of an item scored 0 … m, m > 1; nil for an

@@ -58,7 +58,11 @@ func calibratePolytomous(ctx context.Context, resp *Responses, model string, opt
 	for k, i := range kept {
 		it := CalibratedItem{ID: resp.Items[i], Logit: est.location(delta, k), SE: math.Sqrt(loc[k*m+k]),
 			Infit: infit[k], Outfit: outfit[k], N: n[k]}
-		if est.top[k] > 1 {
+		if est.top[k] == 1 {
+			// A one-step item's location is its step: its SE is the step's, under eRm's
+			// constraint like every other step of the calibration, not the locations' sum zero.
+			it.SE = stepSE[est.off[k]]
+		} else {
 			for h := est.off[k]; h < est.off[k+1]; h++ {
 				it.Steps = append(it.Steps, CalibratedStep{Logit: delta[h], SE: stepSE[h]})
 			}

@@ -154,6 +154,14 @@ func pcmTests() []struct {
 		}},
 		{"steps 10 logits apart", []Difficulty{{Count: 1, Steps: []float64{-1300, 500, 2300}}, {Measure: 500, Count: 1}}},
 		{"disordered 0-4", []Difficulty{{Count: 1, Steps: []float64{900, 300, 800, 200}}, {Count: 1, Steps: []float64{400, 500}}}},
+		{"0-16 among 0-2 and 0-3", func() []Difficulty { // more steps than the multiplicative sums take
+			d := []Difficulty{{Count: 2, Steps: []float64{400, 600}}, {Count: 1, Steps: []float64{500, 450, 700}}}
+			var long []float64
+			for k := 0; k < 16; k++ {
+				long = append(long, 200+50*float64(k))
+			}
+			return append(d, Difficulty{Count: 1, Steps: long}, Difficulty{Count: 1, Steps: []float64{300, 650}})
+		}()},
 	}
 }
 
@@ -516,8 +524,8 @@ func TestStrandsPolytomous(t *testing.T) {
 }
 
 // TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
-// (E − mode to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term
-// could leave e^±340.
+// (E to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term could
+// leave e^±340 or a block has more than fastMaxSteps steps.
 func TestPCMFastSums(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
@@ -536,32 +544,40 @@ func TestPCMFastSums(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pp := it.poly
+			pm := &it.pmeta
 			used := 0
 			for x := -60.0; x <= 60; x += 0.37 {
-				if !pp.fast(x) {
-					if pp.reach+float64(pp.top)*math.Abs(x) <= fastReach {
+				if !pm.fast(x) {
+					if pm.top <= fastMaxSteps && pm.reach+float64(pm.top)*math.Abs(x) <= fastReach {
 						t.Fatalf("x=%v: not fast within the bound", x)
 					}
 					continue
 				}
 				used++
 				var slow float64
-				for i := range pp.items {
-					pi := &pp.items[i]
-					h1, e1, v1 := pi.moments(x)
-					h2, e2, v2 := pi.fastMoments(math.Exp(x))
-					if h1 != h2 || math.Abs(e1-e2) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
-						t.Errorf("x=%v item %d: fast (%d, %v, %v); log space (%d, %v, %v)", x, i, h2, e2, v2, h1, e1, v1)
+				for i := 0; i < len(it.poly); {
+					m, blocks, next := it.poly.group(i)
+					i = next
+					for ; len(blocks) > 0; blocks = blocks[1+m:] {
+						w, g := blocks[0], blocks[1:1+m]
+						block := append(polyPart{float64(m), 1}, blocks[:1+m]...)
+						h1, e1, v1 := block.slowScore(pm, x)
+						h2, e2, v2 := block.fastScore(math.Exp(x))
+						if d := (h1 - h2 + e1 - e2) / w; math.Abs(d) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
+							t.Errorf("x=%v %d steps: fast E %v, V %v; log space E %v, V %v", x, m, (h2+e2)/w, v2/w, (h1+e1)/w, v1/w)
+						}
+						slow += w * logNorm(pm.logits(g, nil), x)
 					}
-					slow += pi.w * pi.logNorm(x)
 				}
 				if fast := it.logNormPoly(x); math.Abs(fast-slow) > 1e-12*math.Max(1, math.Abs(slow)) {
 					t.Errorf("x=%v: log normaliser fast %v; log space %v", x, fast, slow)
 				}
 			}
-			if used == 0 {
+			switch {
+			case used == 0 && pm.top <= fastMaxSteps:
 				t.Error("the fast sums were never used")
+			case used > 0 && pm.top > fastMaxSteps:
+				t.Errorf("the fast sums were used %d times with a block of %d steps", used, pm.top)
 			}
 		})
 	}
@@ -605,5 +621,48 @@ func TestPCMBayesExtremes(t *testing.T) {
 				t.Errorf("got %.8f ± %.8f; want %.8f ± %.8f", got.Ability, got.Uncertainty, want.Mean, want.SD)
 			}
 		})
+	}
+}
+
+// TestPCMExtremeLambda: with a successAtMatch of 1e-305 (λ ≈ −702), a step's ratio e^(λ − δ)
+// would leave the range stepExp is exact in: the blocks are held as logs and the log-space sums
+// used. Since λ only shifts the scale (θ enters as θ/s + λ), the MLE and EAP for every raw score
+// are those of λ = 0 (the quantile framework, its prior shifted alike) less λ·s, within 1e-6
+// logits.
+func TestPCMExtremeLambda(t *testing.T) {
+	t.Parallel()
+	base := testFramework(t, "quantile") // λ = 0
+	f := testFramework(t, "quantile")
+	f.SuccessAtMatch = 1e-305
+	if err := f.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	items := []Difficulty{{Count: 1, Steps: []float64{400, 600}}, {Count: 1, Steps: []float64{500, 450, 700}}, {Measure: 550, Count: 1}}
+	p, err := f.prepared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := p.prepare(Test{Items: items}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.pmeta.logs {
+		t.Fatalf("λ = %v: the blocks hold ratios; want logs", p.lambda)
+	}
+	shift := p.lambda * f.UnitsPerLogit
+	tol := 1e-6 * f.UnitsPerLogit
+	for r := 0; r <= maxScore(items); r++ {
+		test := Test{Items: items, Correct: r}
+		got, err := f.Standard(test)
+		want, errW := base.Standard(test)
+		if err != nil || errW != nil || math.Abs(got.Ability-(want.Ability-shift)) > tol || math.Abs(got.Uncertainty-want.Uncertainty) > tol {
+			t.Errorf("r=%d: MLE got %v, %v; want %.8f ± %.8f", r, got, err, want.Ability-shift, want.Uncertainty)
+		}
+		prior := Normal{Mean: 500 - shift, SD: 200}
+		bay, err := f.Bayes(test, prior)
+		wantB, errW := base.Bayes(test, Normal{Mean: 500, SD: 200})
+		if err != nil || errW != nil || math.Abs(bay.Ability-(wantB.Ability-shift)) > tol || math.Abs(bay.Uncertainty-wantB.Uncertainty) > tol {
+			t.Errorf("r=%d: EAP got %v, %v; want %.8f ± %.8f", r, bay, err, wantB.Ability-shift, wantB.Uncertainty)
+		}
 	}
 }

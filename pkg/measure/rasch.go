@@ -24,10 +24,12 @@ type items struct {
 	dmin, dmax  float64   // min and max δ_i
 	mean, reach float64   // count-weighted mean δ_i; max |δ_i| + |λ|
 	lambda, s   float64
-	poly        *polyPart // the polytomous items (METHOD §13); nil when every item is dichotomous
+	poly        polyPart // the polytomous items (METHOD §13); nil when every item is dichotomous
+	pmeta       polyMeta
 }
 
-// prepare validates t and fills it into buf (2·len(t.Items) floats, or more if buf is too short).
+// prepare validates t and fills it into buf (2 floats a dichotomous block and 2 + m a polytomous
+// one of m steps; one allocation if buf is too short).
 func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	var it items
 	m := len(t.Items)
@@ -37,17 +39,16 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	n := 0
 	poly := 0 // blocks with two or more steps
+	var pc polyCounts
 	for i, d := range t.Items {
 		if len(d.Steps) >= 2 {
-			if err := checkSteps(i, d, n); err != nil {
+			var err error
+			if lo, hi, err = checkSteps(i, d, n, lo, hi); err != nil {
 				return it, err
-			}
-			for _, step := range d.Steps {
-				lo = math.Min(lo, step)
-				hi = math.Max(hi, step)
 			}
 			n += d.Count * len(d.Steps)
 			poly++
+			pc.add(d)
 			continue
 		}
 		measure := d.Measure
@@ -75,8 +76,9 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 			hi-lo, (hi-lo)*p.invS, maxSpreadLogits)
 	}
 	m -= poly
-	if cap(buf) < 2*m {
-		buf = make([]float64, 2*m)
+	size := pc.size
+	if cap(buf) < 2*m+size {
+		buf = make([]float64, 2*m+size)
 	}
 	it.k, it.w = buf[:m], buf[m:2*m]
 	it.centre = lo + (hi-lo)/2
@@ -84,10 +86,15 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	it.unit = true
 	sum := 0.0
 	if poly > 0 {
-		sum = p.preparePoly(&it, t, poly)
+		it.poly = polyPart(buf[2*m : 2*m+size])
+		it.pmeta, sum = p.preparePoly(it.centre, t, it.poly, &pc)
+	}
+	dich := t.Items
+	if m == 0 { // every block polytomous: none to fill
+		dich = nil
 	}
 	i := 0
-	for _, d := range t.Items {
+	for _, d := range dich {
 		measure := d.Measure
 		switch len(d.Steps) {
 		case 0:
@@ -187,9 +194,18 @@ func (it *items) mle(r float64) float64 {
 
 // newton is mle's search for the root of the score from x inside the bracket [lo, hi].
 func (it *items) newton(lo, hi, x, r float64) float64 {
+	g, info := it.score(x, r)
+	return it.newtonFrom(lo, hi, x, r, g, info)
+}
+
+// newtonFrom is newton from x, where the score is g and the information info, in or at an end
+// of the bracket [lo, hi].
+func (it *items) newtonFrom(lo, hi, x, r, g, info float64) float64 {
 	last, before := hi-lo, math.Inf(1)
 	for iter := 0; iter < maxModeIter; iter++ {
-		g, info := it.score(x, r)
+		if iter > 0 {
+			g, info = it.score(x, r)
+		}
 		switch {
 		case g < 0:
 			lo = x
@@ -217,18 +233,20 @@ func (it *items) newton(lo, hi, x, r float64) float64 {
 }
 
 // checkSteps validates block i of a test, a polytomous one: finite steps, a count of at least 1,
-// and a total score (n so far) that stays below 2^31.
-func checkSteps(i int, d Difficulty, n int) error {
+// and a total score (n so far) that stays below 2^31. It returns lo and hi widened by the steps
+// (one pass over them for both).
+func checkSteps(i int, d Difficulty, n int, lo, hi float64) (float64, float64, error) {
 	for k, step := range d.Steps {
 		if !finite(step) {
-			return fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
+			return lo, hi, fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
 		}
+		lo, hi = min(lo, step), max(hi, step)
 	}
 	if d.Count < 1 {
-		return fmt.Errorf("item %d: count %d is below 1", i, d.Count)
+		return lo, hi, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
 	}
 	if d.Count > (math.MaxInt32-n)/len(d.Steps) {
-		return errors.New("test has a maximum score above 2^31")
+		return lo, hi, errors.New("test has a maximum score above 2^31")
 	}
-	return nil
+	return lo, hi, nil
 }

@@ -85,6 +85,12 @@ mixed_steps <- lapply(1:20, function(i) {
 })
 mixed_steps[[5]] <- rev(mixed_steps[[5]]) # disordered steps are legal
 rating_steps <- function(locs, tau) lapply(locs, function(l) l + tau)
+set.seed(22)
+binary_steps <- lapply(1:15, function(i) {
+  m <- c(1, 2, 4)[(i - 1) %% 3 + 1]
+  loc <- -1.4 + 2.8 * (i - 1) / 14
+  loc + seq(-1, 1, length.out = m) * (0.3 + 0.3 * m) * (m > 1) + rnorm(m, 0, 0.2)
+})
 set.seed(21)
 wide_steps <- lapply(seq(-1.5, 1.5, length.out = 30), function(l) l + c(-1.4, -0.5, 0.4, 1.5) + rnorm(4, 0, 0.25))
 
@@ -92,6 +98,9 @@ wide_steps <- lapply(seq(-1.5, 1.5, length.out = 30), function(l) l + c(-1.4, -0
 sets <- list(
   # 20 items of 3, 4 and 5 categories in 4 overlapping booklets of 10, plus 1% random blanks.
   pcm_mixed = list(x = function() simulate(31, 1200, mixed_steps, cyclic_booklets(4), extra_blank = 0.01), models = "pcm"),
+  # 15 items of 2, 3 and 5 categories (0/1 items among partial credit ones) in 3 overlapping
+  # booklets of 10: the one-step items' SEs under eRm's constraint.
+  pcm_binary = list(x = function() simulate(34, 1500, binary_steps, cyclic_booklets(3)), models = "pcm"),
   # 12 rating-scale items of 4 categories (the steps disordered), 30% of the cells blank at random.
   rating4 = list(x = function() simulate(32, 300, rating_steps(seq(-1.2, 1.3, length.out = 12), c(-0.4, -0.7, 1.1)), mcar(0.3),
                                          theta_sd = 1.2), models = c("pcm", "rsm")),
