@@ -210,6 +210,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 		Gateway:   throwawayGateway,
 		BatchPath: throwawayBatchPath,
 		BatchRPC:  throwawayBatch,
+		// Its own JSON rule, which the frame applies without knowing the message.
+		Wire: WireRules{Aliases: map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.EchoRequest": {"words": "text"}}},
 	})
 	echoer, other, unbatched := h.token("echoer", secret), h.token("other", secret), h.token("unbatched", secret)
 
@@ -220,6 +222,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 			want            string
 		}{
 			{"answered", echoer, `{"text":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
+			{"its own alias", echoer, `{"words":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
+			{"a field it has no rule for", echoer, `{"itemid":"hello"}`, http.StatusBadRequest, `itemid`},
 			{"the handler's error", echoer, `{}`, http.StatusBadRequest, `text is required`},
 			{"without its permission", other, `{"text":"hello"}`, http.StatusForbidden, throwawayPerm},
 			{"without a token", "", `{"text":"hello"}`, http.StatusUnauthorized, "Authentication failed."},
