@@ -29,7 +29,7 @@ func TestDocumentedLimitsAreEnforcedOnes(t *testing.T) {
 	for _, service := range []string{"scoring", "forecast"} {
 		t.Run(service, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := serve.LoadConfig(service, nil, []string{"YARDSTICK_DEV=true"}, io.Discard) // the defaults
+			cfg, err := serve.LoadConfig(serve.Identity{Name: service, HTTPAddr: ":0", GRPCAddr: ":1"}, nil, []string{"YARDSTICK_DEV=true"}, io.Discard) // the defaults
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,6 +47,7 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	h := startService(t, cfg, Service{
 		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:   scoringGateway,
+		Wire:      scoringWire,
 		BatchPath: "/api/score/batch",
 		BatchRPC:  scoringv1.ScoringService_ScoreBatch_FullMethodName,
 	})

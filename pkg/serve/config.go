@@ -21,7 +21,8 @@ import (
 // environment. Each field's variable, flag, default and meaning are in settings.go's table, which
 // -help prints; the comments here add only what the table does not say.
 type Config struct {
-	// Service is "scoring" or "forecast": the token audience and the name in logs and metrics.
+	// Service is the service's name (Identity.Name): the token audience and the name in logs and
+	// metrics.
 	Service string
 
 	HTTPAddr string
@@ -93,6 +94,16 @@ type Config struct {
 	tokenClock *tokenClock
 }
 
+// Identity is what a service tells the frame of itself before its configuration is read: its
+// name (the token audience, the name in logs, metrics and -help) and the addresses it listens on
+// unless YARDSTICK_HTTP_ADDR and YARDSTICK_GRPC_ADDR say otherwise. The frame knows no service:
+// each one's main passes its own.
+type Identity struct {
+	Name     string
+	HTTPAddr string
+	GRPCAddr string
+}
+
 // tokenClock is a token lifetime and leeway for tests.
 type tokenClock struct{ ttl, leeway time.Duration }
 
@@ -108,9 +119,10 @@ func (c Config) ReflectionOn() bool {
 // LoadConfig builds the configuration of a service from defaults, then the environment, then
 // flags, and validates it. environ is os.Environ(); an unknown YARDSTICK_* variable is an error, so
 // a misspelt setting in a manifest fails at start instead of being silently ignored.
-func LoadConfig(service string, args []string, environ []string, usage io.Writer) (Config, error) {
+func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (Config, error) {
+	service := id.Name
 	c := Config{Service: service}
-	all := settings(service, &c)
+	all := settings(id, &c)
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
 		known[s.env], names[i] = s, s.env
@@ -168,23 +180,51 @@ func LoadConfig(service string, args []string, environ []string, usage io.Writer
 	return c, nil
 }
 
-// Validate reports every problem of the configuration at once.
+// Validate reports every problem of the configuration at once, area by area.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Service != "scoring" && c.Service != "forecast" {
-		bad("service %q: want scoring or forecast", c.Service)
+	if !validName(c.Service) {
+		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
 	c.validateAddrs(bad)
 	c.validateCORS(bad)
+	c.validateGRPC(bad)
+	c.validateTokens(bad)
+	c.validateOperations(bad)
+	c.validateMemory(bad)
+	c.validateClients(bad)
+	validateLimits(c.Limits, bad)
+	return errors.Join(errs...)
+}
 
+// validName reports whether name may name a service: it is a token's audience, a metric label
+// and part of a log line, so it is kept to what needs no quoting in any of them.
+func validName(name string) bool {
+	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// validateGRPC checks the gRPC door's own limits.
+func (c Config) validateGRPC(bad func(string, ...any)) {
 	if c.GRPCMaxStreams < 1 || c.GRPCMaxStreams > 10000 {
 		bad("YARDSTICK_GRPC_MAX_STREAMS %d: want 1 to 10000", c.GRPCMaxStreams)
 	}
 	if c.GRPCReadTimeout < 100*time.Millisecond || c.GRPCReadTimeout > 5*time.Minute {
 		bad("YARDSTICK_GRPC_READ_TIMEOUT %s: want 100ms to 5m", c.GRPCReadTimeout)
 	}
+}
 
+// validateTokens checks the clients, keys and tokens, and what the gRPC side tells of the
+// contract.
+func (c Config) validateTokens(bad func(string, ...any)) {
 	if !c.Dev && c.ClientsFile == "" {
 		bad("YARDSTICK_CLIENTS_FILE is required outside dev mode (set YARDSTICK_DEV=true to run with the demo client)")
 	}
@@ -200,7 +240,10 @@ func (c Config) Validate() error {
 	if c.Reflection != "auto" && c.Reflection != "true" && c.Reflection != "false" {
 		bad("YARDSTICK_REFLECTION %q: want auto, true or false", c.Reflection)
 	}
+}
 
+// validateOperations checks the logs, the shutdown and the reloads.
+func (c Config) validateOperations(bad func(string, ...any)) {
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)
 	}
@@ -213,7 +256,10 @@ func (c Config) Validate() error {
 	if c.ReloadInterval < 0 {
 		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")
 	}
+}
 
+// validateMemory checks the memory budget and the pacing of bodies.
+func (c Config) validateMemory(bad func(string, ...any)) {
 	if c.MemoryBudget < 0 || (c.MemoryBudget > 0 && c.MemoryBudget < 1<<20) {
 		bad("YARDSTICK_MEMORY_BUDGET %d: want 0 (derived) or at least 1048576 bytes", c.MemoryBudget)
 	}
@@ -223,7 +269,10 @@ func (c Config) Validate() error {
 	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
 		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")
 	}
+}
 
+// validateClients checks the clients' default limits and how they are shared.
+func (c Config) validateClients(bad func(string, ...any)) {
 	if c.ClientRate < 0 || c.ClientBurst < 0 || c.ClientConcurrency < 0 {
 		bad("YARDSTICK_CLIENT_RATE, _BURST and _CONCURRENCY must be more than 0, or empty for none")
 	}
@@ -233,15 +282,16 @@ func (c Config) Validate() error {
 	if c.AdmissionWait < 0 || c.AdmissionWait > time.Minute {
 		bad("YARDSTICK_ADMISSION_WAIT %s: want 0 (refused at once) to 1m", c.AdmissionWait)
 	}
+}
 
-	l := c.Limits
+// validateLimits checks the limits of one request.
+func validateLimits(l Limits, bad func(string, ...any)) {
 	if l.MaxBodyBytes < 1024 || l.MaxGroupBodyBytes < l.MaxBodyBytes {
 		bad("YARDSTICK_MAX_BODY_BYTES must be >= 1024 and YARDSTICK_MAX_GROUP_BODY_BYTES >= it")
 	}
 	if l.MaxItems < 1 || l.MaxStudents < 1 || l.MaxCutLevels < 1 {
 		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
 	}
-	return errors.Join(errs...)
 }
 
 // validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:

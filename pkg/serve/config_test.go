@@ -89,6 +89,31 @@ func TestLoadConfig(t *testing.T) {
 	})
 }
 
+// TestLoadConfigName: the frame takes any service's name and ports from its Identity, within
+// what a token audience and a metric label hold.
+func TestLoadConfigName(t *testing.T) {
+	t.Parallel()
+	dev := []string{"YARDSTICK_DEV=true"}
+	named := func(want string) func(*testing.T, Config) {
+		return func(t *testing.T, c Config) {
+			if c.Service != want || c.HTTPAddr != ":8080" || c.GRPCAddr != ":9090" {
+				t.Errorf("got %q on %s %s; want %q on the identity's :8080 :9090", c.Service, c.HTTPAddr, c.GRPCAddr, want)
+			}
+		}
+	}
+	long := strings.Repeat("a", 32)
+	runLoadCases(t, []loadCase{
+		{name: "one letter", service: "a", env: dev, check: named("a")},
+		{name: "a new service", service: "throwaway-2", env: dev, check: named("throwaway-2")},
+		{name: "32 characters", service: long, env: dev, check: named(long)},
+		{name: "33 characters", service: long + "a", env: dev, wantErr: []string{`service "` + long + `a"`}},
+		{name: "empty", service: "", env: dev, wantErr: []string{`service ""`}},
+		{name: "upper case", service: "Scoring", env: dev, wantErr: []string{`service "Scoring"`}},
+		{name: "starts with a digit", service: "9lives", env: dev, wantErr: []string{`service "9lives"`}},
+		{name: "a space", service: "sc oring", env: dev, wantErr: []string{`service "sc oring"`}},
+	})
+}
+
 // TestLoadConfigGRPC: the gRPC transport's settings at and past their bounds, and the probe's address.
 func TestLoadConfigGRPC(t *testing.T) {
 	t.Parallel()
@@ -155,7 +180,7 @@ func runLoadCases(t *testing.T, cases []loadCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := LoadConfig(tc.service, tc.args, tc.env, io.Discard)
+			c, err := LoadConfig(identityOf(tc.service), tc.args, tc.env, io.Discard)
 			if len(tc.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("got no error; want one mentioning %v", tc.wantErr)

@@ -1,7 +1,9 @@
 // Package serve is the serving frame both Yardstick services run in, and its public surface:
-// Main (configuration, logger, the service's build, then serving until the context ends), Config
-// and LoadConfig (YARDSTICK_* settings and flags), Service (what a service brings: its gRPC
-// registration, its gateway routes on the in-process channel, its reload), New and Server (the
+// Main (configuration, logger, the service's build, then serving until the context ends),
+// Identity (a service's name and default addresses: the frame names no service), Config and
+// LoadConfig (YARDSTICK_* settings and flags), Service (what a service brings: its gRPC
+// registration, its gateway routes on the in-process channel, its wire rules, WireRules, and
+// its reload), New and Server (the
 // gRPC server, the JSON front, health, metrics, documents, periodic reload and the drain on
 // SIGTERM), and RequestID and ClaimsFrom for handlers. Handlers answer errors with serve/rpcerr;
 // clients read NDJSON batch lines by the engine's rules with serve/ndjson.

@@ -81,7 +81,7 @@ func TestFlagsAsGoUsersExpect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := LoadConfig("scoring", tc.args, tc.env, io.Discard)
+			c, err := LoadConfig(scoringID, tc.args, tc.env, io.Discard)
 			tc.check(t, c, err)
 		})
 	}
@@ -90,7 +90,7 @@ func TestFlagsAsGoUsersExpect(t *testing.T) {
 func TestHelpText(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if _, err := LoadConfig("scoring", []string{"-help"}, nil, &out); !errors.Is(err, ErrHelp) {
+	if _, err := LoadConfig(scoringID, []string{"-help"}, nil, &out); !errors.Is(err, ErrHelp) {
 		t.Fatalf("got err %v; want ErrHelp", err)
 	}
 	help := out.String()
@@ -117,7 +117,7 @@ func TestHelpText(t *testing.T) {
 		}
 	}
 	// Every setting is listed once, and -version.
-	if got, want := strings.Count(help, "\n  -"), len(settings("scoring", &Config{}))+1; got != want {
+	if got, want := strings.Count(help, "\n  -"), len(settings(scoringID, &Config{}))+1; got != want {
 		t.Errorf("got %d flags in help; want %d", got, want)
 	}
 }
@@ -131,7 +131,7 @@ func TestMainHelp(t *testing.T) {
 			t.Parallel()
 			var stderr bytes.Buffer
 			built := false
-			err := Main(context.Background(), "forecast", []string{arg}, nil, io.Discard, &stderr, func(Config, *slog.Logger) (Service, error) {
+			err := Main(context.Background(), forecastID, []string{arg}, nil, io.Discard, &stderr, func(Config, *slog.Logger) (Service, error) {
 				built = true
 				return Service{}, errors.New("must not be called")
 			})
@@ -161,7 +161,7 @@ func TestMainVersion(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			built := false
-			err := Main(context.Background(), "scoring", tc.args, nil, &stdout, &stderr, func(Config, *slog.Logger) (Service, error) {
+			err := Main(context.Background(), scoringID, tc.args, nil, &stdout, &stderr, func(Config, *slog.Logger) (Service, error) {
 				built = true
 				return Service{}, errors.New("must not be called")
 			})

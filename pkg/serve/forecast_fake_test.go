@@ -46,6 +46,7 @@ func (f *fakeForecast) service() Service {
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, f) },
 		Gateway:  forecastGateway,
+		Wire:     forecastWire,
 	}
 }
 
@@ -159,7 +160,7 @@ func forecastGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.Clien
 // forecastConfig is the test configuration of a forecast server.
 func forecastConfig(t testing.TB) Config {
 	t.Helper()
-	cfg, err := LoadConfig("forecast", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	cfg, err := LoadConfig(forecastID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,10 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -52,50 +56,52 @@ func exampleSeeds(t testing.TB) map[string][]string {
 	return out
 }
 
-// fuzzScoring answers every scoring rpc with an empty measure: the fuzz target is after the
-// front (routing, auth, media types, limits, decoding, errors), which runs for real.
-type fuzzScoring struct {
-	scoringv1.UnimplementedScoringServiceServer
-}
-
-func (fuzzScoring) ScoreItemResults(context.Context, *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreItemIds(context.Context, *scoringv1.ScoreItemIdsRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreItemResultsStrands(context.Context, *scoringv1.ScoreItemResultsStrandsRequest) (*scoringv1.StrandsMeasure, error) {
-	return &scoringv1.StrandsMeasure{}, nil
-}
-func (fuzzScoring) ScoreDifficultiesBayes(context.Context, *scoringv1.ScoreDifficultiesBayesRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreItemResultsBayes(context.Context, *scoringv1.ScoreItemResultsBayesRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreItemIdsBayes(context.Context, *scoringv1.ScoreItemIdsBayesRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreScaleBayes(context.Context, *scoringv1.ScoreScaleBayesRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) ScoreItemResultsBayesStrands(context.Context, *scoringv1.ScoreItemResultsBayesStrandsRequest) (*scoringv1.BayesStrandsMeasure, error) {
-	return &scoringv1.BayesStrandsMeasure{}, nil
-}
-func (fuzzScoring) ScoreForm(context.Context, *scoringv1.ScoreFormRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{}, nil
-}
-func (fuzzScoring) NextItem(context.Context, *scoringv1.NextItemRequest) (*scoringv1.NextItemResponse, error) {
-	return &scoringv1.NextItemResponse{}, nil
+// answerAll is a service that answers every unary rpc of the contract's service name with an
+// empty response, whatever rpcs the contract has: the fuzz target is after the front (routing,
+// auth, media types, limits, decoding, errors), which runs for real. Its streams are stubs.
+func answerAll(t testing.TB, name protoreflect.FullName) *grpc.ServiceDesc {
+	t.Helper()
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := d.(protoreflect.ServiceDescriptor)
+	desc := &grpc.ServiceDesc{ServiceName: string(name), HandlerType: (*any)(nil), Metadata: sd.ParentFile().Path()}
+	for i := range sd.Methods().Len() {
+		md := sd.Methods().Get(i)
+		if md.IsStreamingClient() || md.IsStreamingServer() {
+			desc.Streams = append(desc.Streams, grpc.StreamDesc{StreamName: string(md.Name()), ClientStreams: md.IsStreamingClient(), ServerStreams: md.IsStreamingServer(),
+				Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "a stub") }})
+			continue
+		}
+		in, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := "/" + string(name) + "/" + string(md.Name())
+		desc.Methods = append(desc.Methods, grpc.MethodDesc{MethodName: string(md.Name()), Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+			req := in.New().Interface()
+			if err := dec(req); err != nil {
+				return nil, err
+			}
+			answer := func(context.Context, any) (any, error) { return out.New().Interface(), nil }
+			if interceptor == nil {
+				return answer(ctx, req)
+			}
+			return interceptor(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, answer)
+		}})
+	}
+	return desc
 }
 
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
 func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Handler, string) {
 	t.Helper()
-	cfg, err := LoadConfig(service, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_RELOAD_INTERVAL=0"}, io.Discard)
+	cfg, err := LoadConfig(identityOf(service), nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_RELOAD_INTERVAL=0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +129,11 @@ func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Ha
 func FuzzFront(f *testing.F) {
 	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service {
 		return Service{
-			Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fuzzScoring{}) },
-			Gateway:  scoringGateway,
+			Register: func(g grpc.ServiceRegistrar) {
+				g.RegisterService(answerAll(f, protoreflect.FullName(scoringv1.ScoringService_ServiceDesc.ServiceName)), struct{}{})
+			},
+			Gateway: scoringGateway,
+			Wire:    scoringWire,
 		}
 	})
 	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })

@@ -78,7 +78,7 @@ const readerSecret = "reader-secret-for-tests"
 // each of opts may adjust the server before it serves.
 func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	t.Helper()
-	cfg, err := LoadConfig("forecast", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	cfg, err := LoadConfig(forecastID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,6 +140,7 @@ func guardService() Service {
 			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
 		},
 		Gateway: func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
+		Wire:    WireRules{Aliases: scoringWire.Aliases, Ignored: union(scoringWire.Ignored, forecastWire.Ignored), Positional: forecastWire.Positional, NumberAsText: scoringWire.NumberAsText},
 	}
 }
 

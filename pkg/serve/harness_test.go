@@ -110,7 +110,7 @@ func writeClients(t *testing.T) string {
 
 func testConfig(t testing.TB) Config {
 	t.Helper()
-	cfg, err := LoadConfig("scoring", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	cfg, err := LoadConfig(scoringID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +126,7 @@ func start(t testing.TB, cfg Config) *harness {
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:  scoringGateway,
+		Wire:     scoringWire,
 	})
 	h.fake = fake
 	return h

@@ -15,13 +15,13 @@ import (
 // service build (content loading), then serving until ctx ends. Each service's main is only its
 // signal handling and this call. -help writes the usage to stderr and returns nil; -version writes
 // "<service> <Version>" to stdout and returns nil.
-func Main(ctx context.Context, service string, args, environ []string, stdout, stderr io.Writer, build func(Config, *slog.Logger) (Service, error)) error {
-	cfg, err := LoadConfig(service, args, environ, stderr)
+func Main(ctx context.Context, id Identity, args, environ []string, stdout, stderr io.Writer, build func(Config, *slog.Logger) (Service, error)) error {
+	cfg, err := LoadConfig(id, args, environ, stderr)
 	if errors.Is(err, ErrHelp) {
 		return nil // -help printed the usage: exit 0, as Go commands do
 	}
 	if errors.Is(err, ErrVersion) {
-		_, err = fmt.Fprintln(stdout, service, Version)
+		_, err = fmt.Fprintln(stdout, id.Name, Version)
 		return err
 	}
 	if err != nil {

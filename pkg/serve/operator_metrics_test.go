@@ -82,6 +82,7 @@ func TestOperatorSeries(t *testing.T) {
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:  scoringGateway,
+		Wire:     scoringWire,
 		Reload:   func() (bool, error) { mu.Lock(); defer mu.Unlock(); return content.err == nil, content.err },
 		Version:  func() string { mu.Lock(); defer mu.Unlock(); return content.version },
 	})

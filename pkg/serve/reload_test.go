@@ -47,6 +47,7 @@ func TestReloadLogs(t *testing.T) {
 	h := startService(t, cfg, Service{
 		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
 		Gateway:  scoringGateway,
+		Wire:     scoringWire,
 		Reload:   func() (bool, error) { return content.changed, content.err },
 	})
 	rl := &reloadLog{h: h}

@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -61,5 +64,36 @@ func TestRouteTable(t *testing.T) {
 	}
 	if groups != 2 {
 		t.Errorf("group routes: got %d; want 2 (reading and math)", groups)
+	}
+}
+
+// TestEveryRouteDirect: the front finds each JSON route's handler by the rpc and path the
+// generated gateway code names (httpfront.Mux.Register), for both contracts' services and one
+// the frame has never seen, registered in whatever order: no handler is left to the mux.
+func TestEveryRouteDirect(t *testing.T) {
+	t.Parallel()
+	registerThrowaway(t)
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) *harness
+	}{
+		{"scoring", func(t *testing.T) *harness { return start(t, testConfig(t)) }},
+		{"forecast", func(t *testing.T) *harness {
+			return startService(t, forecastConfig(t), newFakeForecast(t, forecastConfig(t).Limits).service())
+		}},
+		{"throwaway", func(t *testing.T) *harness {
+			return startService(t, testConfig(t), Service{
+				Register: func(g grpc.ServiceRegistrar) { g.RegisterService(throwawayDesc(), struct{}{}) },
+				Gateway:  throwawayGateway,
+			})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := tc.start(t)
+			if logs := h.logs.String(); strings.Contains(logs, "serves no route") {
+				t.Errorf("got a handler left to the mux; want every one direct: %s", logs)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,7 +9,6 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +31,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
@@ -42,41 +39,6 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/openapi"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
-
-// Service is what a service brings to the frame.
-type Service struct {
-	// Register adds the service's gRPC implementations to the registrar (the generated
-	// Register…Server functions take it), once: the frame's in-process channel
-	// (internal/inproc), which then hands them to the gRPC server too.
-	Register func(grpc.ServiceRegistrar)
-	// Gateway registers the service's JSON routes: the generated Register…HandlerClient with a
-	// client of conn, the in-process channel, so that a JSON call runs the same chain and
-	// handler as a gRPC call.
-	Gateway func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
-	// Reload re-reads the service's own files (its content bundle) and reports whether they
-	// changed; nil if it has none. An error keeps the last good version serving and is logged.
-	Reload func() (changed bool, err error)
-	// Version names the content the service serves (a hash of its files), for the
-	// yardstick_reload_info series; nil if it has none.
-	Version func() string
-
-	// BatchPath is the service's NDJSON batch stream (streams.go), "" for none: it takes
-	// BatchRPC's permission from the contract (each record takes its own path's as well).
-	BatchPath string
-	// GroupStreams are the service's group forecast streams by path: they take the permissions of
-	// the group stream rpc, BatchRPC's service's other stream.
-	GroupStreams map[string]OpenGroup
-	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the
-	// frame serves in place of the service (grpcbatch.go): each record runs as a unary call of
-	// the rpc its request field names. Its record and answer follow the contract's shape there.
-	BatchRPC string
-}
-
-// RequestID returns the id of the request being served, for handlers that log.
-func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
-
-// ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
-func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }
 
 // Server is one running service: its gRPC server, its JSON front and their shared state.
 type Server struct {
@@ -133,7 +95,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits), tracing: tr}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits, svc.Wire), tracing: tr}
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
 	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
@@ -260,20 +222,12 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handlers, err := gw.Register(func(mux *runtime.ServeMux) error { return svc.Gateway(ctx, mux, httpfront.ProblemsConn(s.channel)) })
+	handled, err := gw.Register(httpfront.ProblemsConn(s.channel), func(mux *runtime.ServeMux, conn grpc.ClientConnInterface) error { return svc.Gateway(ctx, mux, conn) })
 	if err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
-	var names []string
-	for _, rs := range s.channel.Services()[1:] { // [0] is the token service (buildGRPC)
-		names = append(names, rs.Desc.ServiceName)
-	}
-	paths, err := routes.PathsOf(names...)
-	if err != nil {
-		return err
-	}
-	if !front.Direct(paths, handlers) {
-		s.log.Warn("the gateway registered other routes than the contract lists; the mux finds them", "services", names, "paths", len(paths), "handlers", len(handlers))
+	for _, h := range front.Direct(handled) {
+		s.log.Warn("a gateway handler serves no route of the table as its rpc; the mux finds it", "rpc", h.Method, "path", h.Path)
 	}
 	if err := s.addStreams(svc); err != nil {
 		return err
@@ -353,119 +307,4 @@ func writeJSON(w http.ResponseWriter, code int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_, _ = w.Write(body)
-}
-
-// Run listens on the configured addresses and serves until ctx ends, then shuts down gracefully.
-func (s *Server) Run(ctx context.Context) error {
-	httpLis, err := net.Listen("tcp", s.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen http %s: %w", s.cfg.HTTPAddr, err)
-	}
-	grpcLis, err := net.Listen("tcp", s.cfg.GRPCAddr)
-	if err != nil {
-		httpLis.Close()
-		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
-	}
-	if s.cfg.ProbeAddr != "" {
-		probeLis, err := net.Listen("tcp", s.cfg.ProbeAddr)
-		if err != nil {
-			httpLis.Close()
-			grpcLis.Close()
-			return fmt.Errorf("listen probe %s: %w", s.cfg.ProbeAddr, err)
-		}
-		s.ProbeOn(probeLis)
-	}
-	return s.Serve(ctx, httpLis, grpcLis)
-}
-
-// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
-// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
-func (s *Server) ProbeOn(lis net.Listener) {
-	s.probeLis = lis
-	s.probe = grpcguard.NewProbeServer(s.health)
-}
-
-// Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
-// close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
-// before Serve returns (drain.go).
-func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
-	errc := make(chan error, 3)
-	var wg sync.WaitGroup
-	serve := func(name string, f func() error) {
-		wg.Go(func() {
-			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
-				errc <- fmt.Errorf("%s: %w", name, err)
-			}
-		})
-	}
-	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
-	if s.probe != nil {
-		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
-	}
-	drainLis := newDrainListener(httpLis)
-	serve("http", func() error { return s.http.Serve(drainLis) })
-
-	s.ready.Store(true)
-	s.setHealth(healthpb.HealthCheckResponse_SERVING)
-	probeAddr := ""
-	if s.probe != nil {
-		probeAddr = s.probeLis.Addr().String()
-	}
-	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(), "probe", probeAddr)
-
-	// The background loops (reload, the sweep of ended calls) stop before the drain.
-	background, stopBackground := context.WithCancel(ctx)
-	defer stopBackground()
-	if s.cfg.ReloadInterval > 0 {
-		go every(background, s.cfg.ReloadInterval, s.Reload)
-	}
-	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
-	// finds them (at most grpcguard.EndedCallSweep late).
-	go every(background, grpcguard.EndedCallSweep, s.guard.LogEndedCalls)
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		s.log.Info("shutting down: draining in-flight requests", "delay", s.cfg.ShutdownDelay.String(), "grace", s.cfg.ShutdownGrace.String())
-	case runErr = <-errc:
-		s.log.Error("server failed; shutting down", "error", runErr)
-	}
-	stopBackground()
-	s.shutdown(drainLis)
-	if s.probe != nil {
-		s.probe.Stop() // probes saw NOT_SERVING through the drain
-	}
-	wg.Wait()
-	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
-	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.tracing.Shutdown(flushCtx); err != nil {
-		s.log.Warn("tracing: spans not exported at shutdown", "error", err)
-	}
-	return runErr
-}
-
-// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
-// about the server as a whole or about the one service it uses.
-func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
-	s.health.SetServingStatus("", st)
-	for name := range s.grpc.GetServiceInfo() {
-		if !routes.IsPublicService(name) {
-			s.health.SetServingStatus(name, st)
-		}
-	}
-}
-
-// every calls f every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
 }

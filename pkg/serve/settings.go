@@ -56,11 +56,8 @@ func unsetOr[T int | float64](parse func(string) (T, error), valid func(T) bool)
 }
 
 // settings are the service's settings, each landing in its field of c.
-func settings(service string, c *Config) []setting {
-	httpDef, grpcDef := ":8080", ":9090"
-	if service == "forecast" {
-		httpDef, grpcDef = ":8081", ":9091"
-	}
+func settings(id Identity, c *Config) []setting {
+	httpDef, grpcDef := id.HTTPAddr, id.GRPCAddr
 	float := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
 	str := func(dst *string) parser {
 		return value(dst, "string", "", func(v string) (string, error) { return v, nil })

@@ -53,12 +53,13 @@ func (s *Server) addStreams(svc Service) error {
 }
 
 // Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a
-// group stream's lines): the contract's wire rules (wire.go), decoding errors worded and keyed
+// group stream's lines): the service's wire rules with the frame's (wire.go), decoding errors worded and keyed
 // as the front words a body's, and answers encoded byte for byte as the front encodes them.
 type Wire struct{ c *jsonwire.Codec }
 
-// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's).
-func NewWire(l Limits) Wire { return Wire{c: newWireCodec(l)} }
+// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's)
+// and its wire rules r (the Service.Wire the frame serves it with).
+func NewWire(l Limits, r WireRules) Wire { return Wire{c: newWireCodec(l, r)} }
 
 // Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
 // the same problems gets (rpcerr's validation error).

@@ -20,7 +20,7 @@ func TestRedisUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	cfg, err := LoadConfig("scoring", nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0",
+	cfg, err := LoadConfig(scoringID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0",
 		"YARDSTICK_GRPC_ADDR=127.0.0.1:0", "YARDSTICK_REDIS_URL=redis://" + addr}, io.Discard)
 	if err != nil || cfg.RedisURL != "redis://"+addr {
 		t.Fatalf("got %q, %v; want the URL from YARDSTICK_REDIS_URL", cfg.RedisURL, err)

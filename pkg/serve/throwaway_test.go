@@ -210,6 +210,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 		Gateway:   throwawayGateway,
 		BatchPath: throwawayBatchPath,
 		BatchRPC:  throwawayBatch,
+		// Its own JSON rule, which the frame applies without knowing the message.
+		Wire: WireRules{Aliases: map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.EchoRequest": {"words": "text"}}},
 	})
 	echoer, other, unbatched := h.token("echoer", secret), h.token("other", secret), h.token("unbatched", secret)
 
@@ -220,6 +222,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 			want            string
 		}{
 			{"answered", echoer, `{"text":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
+			{"its own alias", echoer, `{"words":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
+			{"a field it has no rule for", echoer, `{"itemid":"hello"}`, http.StatusBadRequest, `itemid`},
 			{"the handler's error", echoer, `{}`, http.StatusBadRequest, `text is required`},
 			{"without its permission", other, `{"text":"hello"}`, http.StatusForbidden, throwawayPerm},
 			{"without a token", "", `{"text":"hello"}`, http.StatusUnauthorized, "Authentication failed."},
@@ -259,53 +263,7 @@ func TestThrowawayEndpoint(t *testing.T) {
 		}
 	})
 
-	t.Run("gRPC batch", func(t *testing.T) {
-		for _, tc := range []struct {
-			name, tok string
-			stream    codes.Code // the stream's own status: without the batch permission, refused whole
-			want      string     // the answer's response text, or "" for an error
-			code      codes.Code // the answer's error code
-		}{
-			{"answered", echoer, codes.OK, "BATCHED", codes.OK},
-			{"without its permission", other, codes.OK, "", codes.PermissionDenied},
-			{"without the batch permission", unbatched, codes.PermissionDenied, "", codes.OK},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tc.tok)
-				st, err := h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, throwawayBatch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := dynamicpb.NewMessage(echoIn)
-				in.Set(echoIn.Fields().ByName("text"), protoreflect.ValueOfString("batched"))
-				rec := dynamicpb.NewMessage(echoRecord)
-				rec.Set(echoRecord.Fields().ByName("id"), protoreflect.ValueOfString("1"))
-				rec.Set(echoRecord.Fields().ByName("echo"), protoreflect.ValueOfMessage(in))
-				// A refused stream may end before the record is sent; its status comes with RecvMsg.
-				if err := st.SendMsg(rec); err != nil && tc.stream == codes.OK {
-					t.Fatal(err)
-				}
-				if err := st.CloseSend(); err != nil {
-					t.Fatal(err)
-				}
-				ans := dynamicpb.NewMessage(echoAnswer)
-				if err := st.RecvMsg(ans); status.Code(err) != tc.stream {
-					t.Fatalf("answer: got %v; want %v", err, tc.stream)
-				} else if err != nil {
-					return
-				}
-				got := ans.Get(echoAnswer.Fields().ByName("echo_response")).Message().Get(echoOut.Fields().ByName("text")).String()
-				var code codes.Code
-				if ans.Has(echoAnswer.Fields().ByName("error")) {
-					code = codes.Code(ans.Get(echoAnswer.Fields().ByName("error")).Message().Get(
-						(&batchv1.Status{}).ProtoReflect().Descriptor().Fields().ByName("code")).Int())
-				}
-				if got != tc.want || code != tc.code || ans.Get(echoAnswer.Fields().ByName("id")).String() != "1" {
-					t.Errorf("got answer %v; want id 1 with %q, code %v", ans, tc.want, tc.code)
-				}
-			})
-		}
-	})
+	t.Run("gRPC batch", func(t *testing.T) { testThrowawayGRPCBatch(t, h, echoer, other, unbatched) })
 
 	t.Run("NDJSON batch", func(t *testing.T) {
 		body := `{"id":"1","path":"` + throwawayPath + `","body":{"text":"batched"}}` + "\n" +
@@ -332,4 +290,54 @@ func TestThrowawayEndpoint(t *testing.T) {
 			})
 		}
 	})
+}
+
+// testThrowawayGRPCBatch: the throwaway rpc's records in a gRPC batch, answered to echoer,
+// refused one by one to other (the batch, not the rpc), refused whole to unbatched.
+func testThrowawayGRPCBatch(t *testing.T, h *harness, echoer, other, unbatched string) {
+	for _, tc := range []struct {
+		name, tok string
+		stream    codes.Code // the stream's own status: without the batch permission, refused whole
+		want      string     // the answer's response text, or "" for an error
+		code      codes.Code // the answer's error code
+	}{
+		{"answered", echoer, codes.OK, "BATCHED", codes.OK},
+		{"without its permission", other, codes.OK, "", codes.PermissionDenied},
+		{"without the batch permission", unbatched, codes.PermissionDenied, "", codes.OK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tc.tok)
+			st, err := h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, throwawayBatch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := dynamicpb.NewMessage(echoIn)
+			in.Set(echoIn.Fields().ByName("text"), protoreflect.ValueOfString("batched"))
+			rec := dynamicpb.NewMessage(echoRecord)
+			rec.Set(echoRecord.Fields().ByName("id"), protoreflect.ValueOfString("1"))
+			rec.Set(echoRecord.Fields().ByName("echo"), protoreflect.ValueOfMessage(in))
+			// A refused stream may end before the record is sent; its status comes with RecvMsg.
+			if err := st.SendMsg(rec); err != nil && tc.stream == codes.OK {
+				t.Fatal(err)
+			}
+			if err := st.CloseSend(); err != nil {
+				t.Fatal(err)
+			}
+			ans := dynamicpb.NewMessage(echoAnswer)
+			if err := st.RecvMsg(ans); status.Code(err) != tc.stream {
+				t.Fatalf("answer: got %v; want %v", err, tc.stream)
+			} else if err != nil {
+				return
+			}
+			got := ans.Get(echoAnswer.Fields().ByName("echo_response")).Message().Get(echoOut.Fields().ByName("text")).String()
+			var code codes.Code
+			if ans.Has(echoAnswer.Fields().ByName("error")) {
+				code = codes.Code(ans.Get(echoAnswer.Fields().ByName("error")).Message().Get(
+					(&batchv1.Status{}).ProtoReflect().Descriptor().Fields().ByName("code")).Int())
+			}
+			if got != tc.want || code != tc.code || ans.Get(echoAnswer.Fields().ByName("id")).String() != "1" {
+				t.Errorf("got answer %v; want id 1 with %q, code %v", ans, tc.want, tc.code)
+			}
+		})
+	}
 }

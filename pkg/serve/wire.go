@@ -1,43 +1,56 @@
 package serve
 
 import (
+	"maps"
+
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
-// wireOptions are the contract's wire rules beyond protojson's (docs/migrating.md, "Migrating from the
-// original API" lists them): aliases, extras the original API's examples send and that are
-// accepted and ignored, the positional studentData entry, and scaleScore as a number.
-var wireOptions = jsonwire.Options{
-	Aliases: map[protoreflect.FullName]map[string]string{
-		"yardstick.auth.v1.IssueTokenRequest": {"clientID": "clientId"},
-		"yardstick.scoring.v1.ItemResult":     {"itemid": "id"},
-		"yardstick.scoring.v1.ItemId":         {"itemid": "id"},
-	},
-	Ignored: map[protoreflect.FullName][]string{
-		"yardstick.scoring.v1.ScoreItemResultsRequest":             {"numberCorrect"},
-		"yardstick.scoring.v1.ScoreItemResultsBayesRequest":        {"numberCorrect"},
-		"yardstick.scoring.v1.ScoreItemResultsStrandsRequest":      {"numberCorrect"},
-		"yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest": {"numberCorrect"},
-		"yardstick.scoring.v1.ScoreScaleRequest":                   {"framework"},
-		"yardstick.scoring.v1.ScoreScaleBayesRequest":              {"framework"},
-		"yardstick.scoring.v1.ScoreFormRequest":                    {"framework"},
-		"yardstick.forecast.v1.ForecastRequest":                    {"framework"},
-		"yardstick.forecast.v1.GroupForecastRequest":               {"framework"},
-	},
-	Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true},
-	NumberAsText: map[protoreflect.FullName][]string{
-		"yardstick.scoring.v1.ScoreScaleRequest":      {"scaleScore"},
-		"yardstick.scoring.v1.ScoreScaleBayesRequest": {"scaleScore"},
-	},
+// WireRules are a service's JSON rules beyond protojson's, for its own messages by full name
+// (docs/migrating.md lists the contract's): Aliases are extra spellings of a field (alias → JSON
+// name); Ignored are fields accepted and dropped (extras an older API's callers send);
+// Positional messages also arrive as an array of their fields' values in field order;
+// NumberAsText are string fields that also take a JSON number, kept as its literal text. The
+// service owns them (Service.Wire); the frame adds its own messages' and applies them to every
+// body, batch record and gRPC message it decodes.
+type WireRules struct {
+	Aliases      map[protoreflect.FullName]map[string]string
+	Ignored      map[protoreflect.FullName][]string
+	Positional   map[protoreflect.FullName]bool
+	NumberAsText map[protoreflect.FullName][]string
 }
 
-// newWireCodec is a server's JSON codec: the wire rules, and lists cut off past the largest list
-// the server accepts, so a body of a million empty entries costs no more than the limit's worth.
-func newWireCodec(l Limits) *jsonwire.Codec {
-	opts := wireOptions
+// frameWire are the rules of the frame's own messages: the token request's clientID, as the
+// original API's callers spell it.
+var frameWire = WireRules{
+	Aliases: map[protoreflect.FullName]map[string]string{"yardstick.auth.v1.IssueTokenRequest": {"clientID": "clientId"}},
+}
+
+// newWireCodec is a server's JSON codec: the service's wire rules with the frame's, and lists
+// cut off past the largest list the server accepts, so a body of a million empty entries costs no
+// more than the limit's worth.
+func newWireCodec(l Limits, r WireRules) *jsonwire.Codec {
+	opts := jsonwire.Options{
+		Aliases:      union(r.Aliases, frameWire.Aliases),
+		Ignored:      union(r.Ignored, frameWire.Ignored),
+		Positional:   union(r.Positional, frameWire.Positional),
+		NumberAsText: union(r.NumberAsText, frameWire.NumberAsText),
+	}
 	opts.ListLimits = map[string]int{"items": l.MaxItems, "studentData": l.MaxStudents, "cutLevels": l.MaxCutLevels}
 	opts.MaxListLen = max(l.MaxItems, l.MaxStudents, l.MaxCutLevels)
 	return jsonwire.New(opts)
+}
+
+// union is the service's rules and the frame's in one map, the frame's winning for its own
+// messages; nil when both are empty.
+func union[V any](service, frame map[protoreflect.FullName]V) map[protoreflect.FullName]V {
+	if len(service)+len(frame) == 0 {
+		return nil
+	}
+	out := make(map[protoreflect.FullName]V, len(service)+len(frame))
+	maps.Copy(out, service)
+	maps.Copy(out, frame)
+	return out
 }

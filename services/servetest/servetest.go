@@ -39,7 +39,7 @@ type Server struct {
 // not nil, adjusts the configuration first.
 func Start(t testing.TB, service string, svc func(cfg serve.Config) serve.Service, edit func(*serve.Config)) *Server {
 	t.Helper()
-	cfg, err := serve.LoadConfig(service, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	cfg, err := serve.LoadConfig(serve.Identity{Name: service, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"}, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,18 +80,19 @@ func New(o Options) *Handler {
 	return f
 }
 
-// Direct pairs the paths of a registration (routes.Table.PathsOf, in the contract's order) with
-// the handlers it registered (Mux.Register), for the front to call without the mux, and reports
-// whether they paired one for one (else the mux serves them). A wrong pairing would fail closed:
-// the chain takes the front's verdict for the route's own rpc only (authz.Granted).
-func (f *Handler) Direct(paths []string, handlers []runtime.HandlerFunc) bool {
-	if len(paths) != len(handlers) {
-		return false
+// Direct has the front call each handler of a registration (Mux.Register) for the route of its
+// path when that route's rpc is the one the handler calls, without the mux, and returns the
+// handlers it left to the mux (no such route, another rpc, or no names). A wrong pairing would
+// fail closed: the chain takes the front's verdict for the route's own rpc only (authz.Granted).
+func (f *Handler) Direct(handled []Handled) (left []Handled) {
+	for _, h := range handled {
+		if rt := f.Routes.ByPath[h.Path]; rt != nil && h.Method != "" && rt.Method == h.Method {
+			f.direct[h.Path] = h.Handler
+			continue
+		}
+		left = append(left, h)
 	}
-	for i, p := range paths {
-		f.direct[p] = handlers[i]
-	}
-	return true
+	return left
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the

@@ -6,8 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
@@ -49,14 +53,86 @@ func (m *Mux) keep(h runtime.HandlerFunc) runtime.HandlerFunc {
 	return h
 }
 
-// Register runs register, the generated Register…HandlerClient of services, on the mux and
-// returns the handlers it registered, in order. The generator registers one handler for each
-// HTTP rule of each method, services and methods in the order the .proto file declares them:
-// routes.Table.PathsOf lists the paths in that order, which Direct pairs them with.
-func (m *Mux) Register(register func(*runtime.ServeMux) error) ([]runtime.HandlerFunc, error) {
+// Handled is a handler the gateway registered, named as its generated code names its call: the
+// rpc (grpc-gateway's RPCMethod) and the path of its HTTP rule (HTTPPathPattern). Both are ""
+// when the handler never reached its rpc with a probe (a rule with path parameters).
+type Handled struct {
+	Method, Path string
+	Handler      runtime.HandlerFunc
+}
+
+// Register runs register, the generated Register…HandlerClient of services, on the mux with a
+// client connection over conn, and names each handler it registered by calling it once with a
+// probe: the generated code annotates its call with its rpc and its path pattern and calls the
+// rpc on the connection, which takes the names and answers the probe with an error, so no rpc
+// runs. Which handler serves which path is what the generated code says, in whatever order it
+// registered them.
+func (m *Mux) Register(conn grpc.ClientConnInterface, register func(*runtime.ServeMux, grpc.ClientConnInterface) error) ([]Handled, error) {
 	before := len(m.registered)
-	err := register(m.ServeMux)
-	return m.registered[before:], err
+	pc := &probeConn{ClientConnInterface: conn}
+	if err := register(m.ServeMux, pc); err != nil {
+		return nil, err
+	}
+	out := make([]Handled, 0, len(m.registered)-before)
+	pc.on.Store(true)
+	defer pc.on.Store(false)
+	for _, h := range m.registered[before:] {
+		p := &probe{}
+		r, err := http.NewRequestWithContext(context.WithValue(context.Background(), probeKey{}, p), http.MethodPost, "/", strings.NewReader("{}"))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		h(discard{}, r, nil)
+		out = append(out, Handled{Method: p.method, Path: p.path, Handler: h})
+	}
+	return out, nil
+}
+
+// discard is a probe's response writer: a probe's answer is the error that ended it.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}
+
+// probeConn is the gateway's connection: conn, and while the handlers are probed, the probes'
+// end. Calls pay one atomic load for it.
+type probeConn struct {
+	grpc.ClientConnInterface
+	on atomic.Bool
+}
+
+type (
+	probeKey struct{}
+	probe    struct{ method, path string }
+)
+
+// errProbe ends a probe's call where the rpc would start.
+var errProbe = status.Error(codes.Canceled, "httpfront: a probe of the registered handlers")
+
+func (c *probeConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	if c.on.Load() && c.took(ctx, method) {
+		return errProbe
+	}
+	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+}
+
+func (c *probeConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if c.on.Load() && c.took(ctx, method) {
+		return nil, errProbe
+	}
+	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
+}
+
+// took notes the call's names in its probe, if it is one.
+func (c *probeConn) took(ctx context.Context, method string) bool {
+	p, ok := ctx.Value(probeKey{}).(*probe)
+	if ok {
+		p.method = method
+		p.path, _ = runtime.HTTPPathPattern(ctx)
+	}
+	return ok
 }
 
 // noHeader forwards no header either way: the front hands the chain what it needs in the context
@@ -98,8 +174,8 @@ func (m *Mux) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Mar
 	rpcerr.WriteStatus(w, code)
 }
 
-// servedBy is, for every path of the contract (http.yaml), the service that serves it
-// ("scoring", "forecast"; the token path is served by both and left out): a caller that sends a
+// servedBy is, for every path of the contract (http.yaml), the service that serves it, as the
+// contract's package names it (the token path is served by every service and left out): a caller that sends a
 // path to the wrong service is told where it belongs instead of only that it is unknown here.
 var servedBy = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
@@ -108,7 +184,7 @@ var servedBy = sync.OnceValue(func() map[string]string {
 		return out // the frame refuses to start on a contract it cannot read; nothing to add here
 	}
 	for _, r := range routes {
-		// "/yardstick.forecast.v1.ForecastService/…": the package's second part names it.
+		// "/yardstick.<service>.v1.<Service>/…": the package's second part names it.
 		parts := strings.Split(strings.TrimPrefix(r.FullMethod, "/"), ".")
 		if len(parts) > 2 && parts[1] != "auth" {
 			out[r.Path] = parts[1]

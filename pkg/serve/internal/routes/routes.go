@@ -175,20 +175,6 @@ func (t *Table) Label(path string) string {
 	return "other"
 }
 
-// PathsOf lists the JSON paths of the services' rpcs in the order grpc-gateway's generated
-// Register…HandlerClient registers their handlers, which is httpRules' order.
-func PathsOf(services ...string) ([]string, error) {
-	contract, err := httpRules(services...)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, len(contract))
-	for i, c := range contract {
-		paths[i] = c.Path
-	}
-	return paths, nil
-}
-
 // httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: the
 // services as given, each one's methods as its .proto file declares them, and each method's own
 // google.api.http option, then the routes file's rules (http.yaml, which the contract's services

@@ -1,7 +1,6 @@
 package routes
 
 import (
-	"slices"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -65,24 +64,6 @@ func TestGRPCGroupLimit(t *testing.T) {
 	}
 	if !IsPublicService("grpc.health.v1.Health") || IsPublicService("yardstick.forecast.v1.ForecastService") {
 		t.Error("IsPublicService: want health public and the forecast service not")
-	}
-}
-
-// TestPathsOf: the paths of a service's rpcs in the order its .proto declares them (the order
-// grpc-gateway registers their handlers in), each from the routes file.
-func TestPathsOf(t *testing.T) {
-	t.Parallel()
-	got, err := PathsOf("yardstick.auth.v1.TokenService", "yardstick.forecast.v1.ForecastService")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"/authToken", "/api/forecast/reading", "/api/forecast/reading/group", "/api/forecast/math",
-		"/api/forecast/math/group", "/api/forecast/comprehension", "/api/forecast/plan", "/api/forecast/growth"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %v; want %v", got, want)
-	}
-	if _, err := PathsOf("no.such.Service"); err == nil {
-		t.Error("an unknown service: no error")
 	}
 }
 

@@ -145,18 +145,7 @@ const (
 func TestExport(t *testing.T) {
 	for _, protocol := range []string{"grpc", "http/protobuf"} {
 		t.Run(protocol, func(t *testing.T) {
-			rc := &receiver{}
-			l := listen(t)
-			if protocol == "grpc" {
-				gs := grpc.NewServer()
-				collectortrace.RegisterTraceServiceServer(gs, rc)
-				go gs.Serve(l)
-				t.Cleanup(gs.Stop)
-			} else {
-				hs := &http.Server{Handler: rc}
-				go hs.Serve(l)
-				t.Cleanup(func() { hs.Close() })
-			}
+			rc, l := startReceiver(t, protocol)
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+l.Addr().String())
 			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
 			t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
@@ -169,29 +158,7 @@ func TestExport(t *testing.T) {
 
 			// The JSON front's spans, from otelhttp: a known route that fails (5xx), one that
 			// refuses (4xx), and a path that is no route.
-			var jsonIDs [3][2]string
-			front := tr.HTTPHandler(func(path string) string {
-				if path == "/api/unknown" {
-					return ""
-				}
-				return path
-			}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				Event(r.Context(), "admitted")
-				i := map[string]int{"/api/score/items": 0, "/api/score/strands": 1, "/api/unknown": 2}[r.URL.Path]
-				jsonIDs[i][0], jsonIDs[i][1], _ = IDs(r.Context())
-				w.WriteHeader(map[int]int{0: 503, 1: 400, 2: 404}[i])
-			}))
-			for _, path := range []string{"/api/score/items", "/api/score/strands", "/api/unknown"} {
-				r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
-				r.Header.Set("traceparent", traceparent)
-				r.Header.Set("X-Forwarded-For", "203.0.113.9") // written by the caller: not its address
-				front.ServeHTTP(httptest.NewRecorder(), r)
-			}
-			for i, ids := range jsonIDs {
-				if ids[0] != callerTrace {
-					t.Errorf("JSON request %d: log ids: got trace %q; want the caller's %q", i, ids[0], callerTrace)
-				}
-			}
+			jsonIDs := serveJSONSpans(t, tr, traceparent)
 
 			// A direct gRPC call's span, from the stats handler.
 			gl := listen(t)
@@ -309,4 +276,53 @@ func hasString(attrs []*commonpb.KeyValue, key, want string) bool {
 		}
 	}
 	return false
+}
+
+// startReceiver is an OTLP receiver over protocol on loopback, until the test ends.
+func startReceiver(t *testing.T, protocol string) (*receiver, net.Listener) {
+	t.Helper()
+	rc := &receiver{}
+	l := listen(t)
+	if protocol == "grpc" {
+		gs := grpc.NewServer()
+		collectortrace.RegisterTraceServiceServer(gs, rc)
+		go gs.Serve(l)
+		t.Cleanup(gs.Stop)
+	} else {
+		hs := &http.Server{Handler: rc}
+		go hs.Serve(l)
+		t.Cleanup(func() { hs.Close() })
+	}
+	return rc, l
+}
+
+// serveJSONSpans serves three requests carrying traceparent through tr's HTTP handler: a known
+// route that fails (5xx), one that refuses (4xx), and a path that is no route; it returns the
+// ids each request's log line would carry.
+func serveJSONSpans(t *testing.T, tr *Tracing, traceparent string) [3][2]string {
+	t.Helper()
+	var jsonIDs [3][2]string
+	front := tr.HTTPHandler(func(path string) string {
+		if path == "/api/unknown" {
+			return ""
+		}
+		return path
+	}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Event(r.Context(), "admitted")
+		i := map[string]int{"/api/score/items": 0, "/api/score/strands": 1, "/api/unknown": 2}[r.URL.Path]
+		jsonIDs[i][0], jsonIDs[i][1], _ = IDs(r.Context())
+		w.WriteHeader(map[int]int{0: 503, 1: 400, 2: 404}[i])
+	}))
+	for _, path := range []string{"/api/score/items", "/api/score/strands", "/api/unknown"} {
+		r := httptest.NewRequest(http.MethodPost, path, strings.NewReader("{}"))
+		r.Header.Set("traceparent", traceparent)
+		r.Header.Set("X-Forwarded-For", "203.0.113.9") // written by the caller: not its address
+		front.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	for i, ids := range jsonIDs {
+		if ids[0] != callerTrace {
+			t.Errorf("JSON request %d: log ids: got trace %q; want the caller's %q", i, ids[0], callerTrace)
+		}
+	}
+	return jsonIDs
 }

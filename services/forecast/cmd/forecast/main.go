@@ -15,10 +15,14 @@ import (
 	"github.com/yardstick-dev/yardstick/services/forecast/internal/forecast"
 )
 
+// identity names the service to the frame, with the ports it listens on by default
+// (docs/operations.md, "Configuration").
+var identity = serve.Identity{Name: "forecast", HTTPAddr: ":8081", GRPCAddr: ":9091"}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve.Main(ctx, "forecast", os.Args[1:], os.Environ(), os.Stdout, os.Stderr, build); err != nil {
+	if err := serve.Main(ctx, identity, os.Args[1:], os.Environ(), os.Stdout, os.Stderr, build); err != nil {
 		fmt.Fprintln(os.Stderr, "forecast:", err)
 		os.Exit(1)
 	}

@@ -27,7 +27,7 @@ type Server struct {
 
 // New returns the forecast service on content.
 func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
-	return &Server{content: content, limits: limits, log: log, wire: serve.NewWire(limits)}
+	return &Server{content: content, limits: limits, log: log, wire: serve.NewWire(limits, WireRules)}
 }
 
 // Service is the server as the serving frame takes it.
@@ -40,6 +40,7 @@ func (s *Server) Service() serve.Service {
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
+		Wire:    WireRules,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
 		BatchPath: "/api/forecast/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.

@@ -15,10 +15,14 @@ import (
 	"github.com/yardstick-dev/yardstick/services/scoring/internal/scoring"
 )
 
+// identity names the service to the frame, with the ports it listens on by default
+// (docs/operations.md, "Configuration").
+var identity = serve.Identity{Name: "scoring", HTTPAddr: ":8080", GRPCAddr: ":9090"}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := serve.Main(ctx, "scoring", os.Args[1:], os.Environ(), os.Stdout, os.Stderr, build); err != nil {
+	if err := serve.Main(ctx, identity, os.Args[1:], os.Environ(), os.Stdout, os.Stderr, build); err != nil {
 		fmt.Fprintln(os.Stderr, "scoring:", err)
 		os.Exit(1)
 	}

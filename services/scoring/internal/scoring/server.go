@@ -57,6 +57,7 @@ func (s *Server) Service() serve.Service {
 			}
 			return scoringv1.RegisterContentServiceHandlerClient(ctx, mux, scoringv1.NewContentServiceClient(conn))
 		},
+		Wire:    WireRules,
 		Reload:  s.reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.

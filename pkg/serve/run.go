@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+)
+
+// Serving: the listeners, the background loops, the health status, and the drain at the end
+// (drain.go).
+
+// Run listens on the configured addresses and serves until ctx ends, then shuts down gracefully.
+func (s *Server) Run(ctx context.Context) error {
+	httpLis, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen http %s: %w", s.cfg.HTTPAddr, err)
+	}
+	grpcLis, err := net.Listen("tcp", s.cfg.GRPCAddr)
+	if err != nil {
+		httpLis.Close()
+		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
+	}
+	if s.cfg.ProbeAddr != "" {
+		probeLis, err := net.Listen("tcp", s.cfg.ProbeAddr)
+		if err != nil {
+			httpLis.Close()
+			grpcLis.Close()
+			return fmt.Errorf("listen probe %s: %w", s.cfg.ProbeAddr, err)
+		}
+		s.ProbeOn(probeLis)
+	}
+	return s.Serve(ctx, httpLis, grpcLis)
+}
+
+// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
+// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
+func (s *Server) ProbeOn(lis net.Listener) {
+	s.probeLis = lis
+	s.probe = grpcguard.NewProbeServer(s.health)
+}
+
+// Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
+// close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
+// before Serve returns (drain.go).
+func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
+	errc := make(chan error, 3)
+	var wg sync.WaitGroup
+	serve := func(name string, f func() error) {
+		wg.Go(func() {
+			if err := f(); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, grpc.ErrServerStopped) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		})
+	}
+	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
+	if s.probe != nil {
+		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
+	}
+	drainLis := newDrainListener(httpLis)
+	serve("http", func() error { return s.http.Serve(drainLis) })
+
+	s.ready.Store(true)
+	s.setHealth(healthpb.HealthCheckResponse_SERVING)
+	probeAddr := ""
+	if s.probe != nil {
+		probeAddr = s.probeLis.Addr().String()
+	}
+	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(), "probe", probeAddr)
+
+	// The background loops (reload, the sweep of ended calls) stop before the drain.
+	background, stopBackground := context.WithCancel(ctx)
+	defer stopBackground()
+	if s.cfg.ReloadInterval > 0 {
+		go every(background, s.cfg.ReloadInterval, s.Reload)
+	}
+	// Calls gRPC ended before any interceptor ran; their duration is measured to the sweep that
+	// finds them (at most grpcguard.EndedCallSweep late).
+	go every(background, grpcguard.EndedCallSweep, s.guard.LogEndedCalls)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down: draining in-flight requests", "delay", s.cfg.ShutdownDelay.String(), "grace", s.cfg.ShutdownGrace.String())
+	case runErr = <-errc:
+		s.log.Error("server failed; shutting down", "error", runErr)
+	}
+	stopBackground()
+	s.shutdown(drainLis)
+	if s.probe != nil {
+		s.probe.Stop() // probes saw NOT_SERVING through the drain
+	}
+	wg.Wait()
+	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
+	flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.tracing.Shutdown(flushCtx); err != nil {
+		s.log.Warn("tracing: spans not exported at shutdown", "error", err)
+	}
+	return runErr
+}
+
+// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
+// about the server as a whole or about the one service it uses.
+func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
+	s.health.SetServingStatus("", st)
+	for name := range s.grpc.GetServiceInfo() {
+		if !routes.IsPublicService(name) {
+			s.health.SetServingStatus(name, st)
+		}
+	}
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
