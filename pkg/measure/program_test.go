@@ -1,8 +1,10 @@
 package measure
 
 import (
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 )
@@ -263,5 +265,46 @@ func TestViewKeepsWhatBelongsToNoProgram(t *testing.T) {
 		if !ok || got != want {
 			t.Errorf("view %q: got growth model %p (%v); want the bundle's %p", set.Key(), got, ok, want)
 		}
+	}
+}
+
+// TestViewBuiltOnceUnderConcurrency: the first requests of a program set after a reload arrive
+// together; they wait for one build of its view instead of each building one (measured as the
+// memory allocated: 32 builds would allocate 32 views' worth).
+func TestViewBuiltOnceUnderConcurrency(t *testing.T) {
+	// Not parallel: it reads the process's allocation counter.
+	one, err := LoadFS(withPrograms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadFS(withPrograms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	single := allocated(func() { one.View(ProgramSet("acme")) })
+	const callers = 32
+	views := make([]*Bundle, callers)
+	herd := allocated(func() {
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() { views[i] = b.View(ProgramSet("acme")) })
+		}
+		wg.Wait()
+	})
+	for i, v := range views {
+		if v != views[0] {
+			t.Fatalf("caller %d got another view than caller 0", i)
+		}
+	}
+	t.Logf("one view allocated %d bytes; %d concurrent first views %d", single, callers, herd)
+	if herd > 3*single {
+		t.Errorf("%d concurrent first views allocated %d bytes; want at most 3 times one view's %d", callers, herd, single)
 	}
 }
