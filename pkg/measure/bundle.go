@@ -66,7 +66,13 @@ type Bundle struct {
 	catalog    []Item                     // every item in id byte order, for the content catalog (catalog.go)
 	programs   []string                   // the programs that own content, sorted (program.go)
 	views      *viewCache                 // the bundle as each set of programs sees it (program.go)
+	hash       string                     // 12 hex digits of its files' fingerprint, set by Live
 }
+
+// Hash names the files the bundle was loaded from (Live.Version), or is "" for a bundle loaded
+// apart from a Live. A request that took the bundle reads its hash from it, so an answer never
+// names another bundle than the one that answered it, whatever reload happens meanwhile.
+func (b *Bundle) Hash() string { return b.hash }
 
 type benchKey struct {
 	framework string

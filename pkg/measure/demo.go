@@ -2,6 +2,7 @@ package measure
 
 import (
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sync"
@@ -25,6 +26,8 @@ var demo = sync.OnceValue(func() *Bundle {
 		// Unreachable: TestDemoLoads loads the same embedded files; a broken demo is a build defect.
 		panic(fmt.Sprintf("embedded demonstration bundle: %v", err))
 	}
+	sum := demoFingerprint()
+	b.hash = hex.EncodeToString(sum[:6])
 	return b
 })
 

@@ -15,8 +15,8 @@ import (
 type Live struct {
 	dir     string
 	current atomic.Pointer[Bundle]
-	mu      sync.Mutex
-	loaded  [sha256.Size]byte // fingerprint of the files the current bundle came from
+	mu      sync.Mutex        // one Reload at a time
+	loaded  [sha256.Size]byte // fingerprint of the files the current bundle came from (under mu)
 }
 
 // OpenLive loads the bundle of dir, or the embedded demonstration bundle when dir is "".
@@ -46,12 +46,8 @@ func (l *Live) Source() string {
 
 // Version names the bundle being served: 12 hex digits of the fingerprint of its files (names
 // and contents), the same on every replica serving the same files; it changes exactly when a
-// reload took a changed bundle.
-func (l *Live) Version() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return hex.EncodeToString(l.loaded[:6])
-}
+// reload took a changed bundle. It is the current bundle's Hash: it never waits for a reload.
+func (l *Live) Version() string { return l.Bundle().Hash() }
 
 // demoFingerprint is the embedded bundle's fingerprint, as Reload would take it from a copy of
 // its files in a directory.
@@ -92,6 +88,7 @@ func (l *Live) Reload() (changed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("load content bundle %s: %w", l.dir, err)
 	}
+	b.hash = hex.EncodeToString(sum[:6]) // before the bundle is published: it never changes after
 	l.current.Store(b)
 	l.loaded = sum
 	return true, nil

@@ -2,6 +2,7 @@ package measure
 
 import (
 	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -319,4 +320,38 @@ func replaceWithFifo(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	mkfifo(t, path)
+}
+
+// TestVersionIsTheBundles: the version is read from the bundle being served, so it never waits
+// for a reload in progress (which holds the reload lock while it reads and parses the files), a
+// program's view names the same bundle, and the embedded bundle's hash is its files'.
+func TestVersionIsTheBundles(t *testing.T) {
+	t.Parallel()
+	l, err := OpenLive("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := demoFingerprint(); l.Version() != hex.EncodeToString(sum[:6]) || len(l.Version()) != 12 {
+		t.Fatalf("demo version %q; want the first 12 hex digits of its fingerprint %x", l.Version(), sum)
+	}
+	l.mu.Lock() // as a reload does for as long as it reads and parses
+	got := make(chan string, 1)
+	go func() { got <- l.Version() }()
+	select {
+	case v := <-got:
+		if v != l.Bundle().Hash() {
+			t.Errorf("Version during a reload: got %q; want the served bundle's %q", v, l.Bundle().Hash())
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Version waited for the reload lock")
+	}
+	l.mu.Unlock()
+	b, err := LoadFS(withPrograms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.hash = "0123456789ab" // as Live sets it before publishing
+	if v := b.View(ProgramSet("acme")); v == b || v.Hash() != b.Hash() {
+		t.Errorf("view's hash %q; want the bundle's %q", v.Hash(), b.Hash())
+	}
 }

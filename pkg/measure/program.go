@@ -158,6 +158,7 @@ func (b *Bundle) view(s Programs) *Bundle {
 		benchmarks: b.benchmarks,
 		norms:      b.norms,
 		growth:     b.growth,
+		hash:       b.hash,
 	}
 	for id, it := range b.items {
 		if s.Sees(it.Program) {

@@ -27,10 +27,11 @@ type Catalog struct {
 	pages   *PageKeys
 }
 
-// bundleInfo names the bundle that answered: where it comes from (a directory by its name only,
-// never its path on the server; the embedded bundle's source has no path to cut) and its hash.
-func (c *Catalog) bundleInfo() *scoringv1.BundleInfo {
-	return &scoringv1.BundleInfo{Source: filepath.Base(c.content.Source()), Hash: c.content.Version()}
+// bundleInfo names b, the bundle that answered: where it comes from (a directory by its name
+// only, never its path on the server; the embedded bundle's source has no path to cut) and its
+// hash, b's own (a reload meanwhile has another).
+func (c *Catalog) bundleInfo(b *measure.Bundle) *scoringv1.BundleInfo {
+	return &scoringv1.BundleInfo{Source: filepath.Base(c.content.Source()), Hash: b.Hash()}
 }
 
 // framework is a required or optional framework named in any case.
@@ -84,7 +85,7 @@ func (c *Catalog) ListItems(ctx context.Context, req *scoringv1.ListItemsRequest
 	page := b.Items(q)
 	out := &scoringv1.ListItemsResponse{
 		Items:      make([]*scoringv1.CatalogItem, len(page.Items)),
-		Bundle:     c.bundleInfo(),
+		Bundle:     c.bundleInfo(b),
 		ApiVersion: serve.Version,
 	}
 	for i, it := range page.Items {
@@ -108,7 +109,7 @@ func (c *Catalog) ListForms(ctx context.Context, req *scoringv1.ListFormsRequest
 		return nil, err
 	}
 	forms := b.Forms(fw)
-	out := &scoringv1.ListFormsResponse{Forms: make([]*scoringv1.CatalogForm, len(forms)), Bundle: c.bundleInfo(), ApiVersion: serve.Version}
+	out := &scoringv1.ListFormsResponse{Forms: make([]*scoringv1.CatalogForm, len(forms)), Bundle: c.bundleInfo(b), ApiVersion: serve.Version}
 	for i, f := range forms {
 		out.Forms[i] = &scoringv1.CatalogForm{Form: f.ID, Framework: f.Framework, Items: f.Items}
 	}
@@ -116,8 +117,9 @@ func (c *Catalog) ListForms(ctx context.Context, req *scoringv1.ListFormsRequest
 }
 
 func (c *Catalog) ListLinks(ctx context.Context, _ *scoringv1.ListLinksRequest) (*scoringv1.ListLinksResponse, error) {
-	links := bundleOf(ctx, c.content).Links()
-	out := &scoringv1.ListLinksResponse{Links: make([]*scoringv1.CatalogLink, len(links)), Bundle: c.bundleInfo(), ApiVersion: serve.Version}
+	b := bundleOf(ctx, c.content)
+	links := b.Links()
+	out := &scoringv1.ListLinksResponse{Links: make([]*scoringv1.CatalogLink, len(links)), Bundle: c.bundleInfo(b), ApiVersion: serve.Version}
 	for i, l := range links {
 		out.Links[i] = &scoringv1.CatalogLink{LinkId: l.ID, Framework: l.Framework, MinScore: l.Min, MaxScore: l.Max}
 	}
@@ -132,5 +134,5 @@ func (c *Catalog) ListStrands(ctx context.Context, req *scoringv1.ListStrandsReq
 		return nil, err
 	}
 	strands, _ := b.Strands(fw)
-	return &scoringv1.ListStrandsResponse{Strands: strands, Framework: fw, Bundle: c.bundleInfo(), ApiVersion: serve.Version}, nil
+	return &scoringv1.ListStrandsResponse{Strands: strands, Framework: fw, Bundle: c.bundleInfo(b), ApiVersion: serve.Version}, nil
 }

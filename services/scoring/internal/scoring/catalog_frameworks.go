@@ -11,7 +11,7 @@ import (
 // its content and which optional parts (norm curve, benchmarks, norms) requests may use.
 func (c *Catalog) ListFrameworks(ctx context.Context, _ *scoringv1.ListFrameworksRequest) (*scoringv1.ListFrameworksResponse, error) {
 	b := bundleOf(ctx, c.content)
-	out := &scoringv1.ListFrameworksResponse{Bundle: c.bundleInfo(), ApiVersion: serve.Version}
+	out := &scoringv1.ListFrameworksResponse{Bundle: c.bundleInfo(b), ApiVersion: serve.Version}
 	for _, o := range b.Offers() {
 		f, _ := b.Framework(o.Framework)
 		out.Frameworks = append(out.Frameworks, &scoringv1.FrameworkOffer{
