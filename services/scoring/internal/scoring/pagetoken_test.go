@@ -1,10 +1,12 @@
 package scoring
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -203,4 +205,43 @@ func TestPageTokensAcrossReplicas(t *testing.T) {
 func isPageTokenError(err error) bool {
 	code, fields := fieldViolations(err)
 	return code == codes.InvalidArgument && fields["pageToken"] && len(fields) == 1
+}
+
+// TestContentReloadNotFailedByKeys: a keys dir that stops loading keeps the page keys in use and
+// does not make the content's reload a failure (which the frame reports as "keeping the last good
+// bundle" while the new bundle is served); the issuer reports the keys dir under its own source.
+func TestContentReloadNotFailedByKeys(t *testing.T) {
+	t.Parallel()
+	keys, contentDir := t.TempDir(), t.TempDir()
+	writeSigningKey(t, keys, "20260101T000000Z-aaaaaaaa")
+	contentDir = filepath.Join(contentDir, "bundle")
+	if err := measure.ExtendBundle(measure.DemoFiles(), nil, contentDir); err != nil {
+		t.Fatal(err)
+	}
+	content, err := measure.OpenLive(contentDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, err := NewPageKeys(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(content, serve.Limits{MaxItems: 5000}, slog.New(slog.DiscardHandler)).WithPageKeys(pages)
+	if err := os.WriteFile(filepath.Join(keys, "broken.pem"), []byte("no key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.reload(); changed || err != nil {
+		t.Errorf("reload with the same bundle and a broken keys dir: got %v, %v; want false, nil", changed, err)
+	}
+	items := filepath.Join(contentDir, "items.csv")
+	data, err := os.ReadFile(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(items, bytes.Replace(data, []byte("L000001,lexile,Key Ideas,-131"), []byte("L000001,lexile,Key Ideas,-130"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := s.reload(); !changed || err != nil {
+		t.Errorf("reload of a changed bundle beside a broken keys dir: got %v, %v; want true, nil", changed, err)
+	}
 }

@@ -2,7 +2,6 @@ package scoring
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -67,12 +66,14 @@ func (s *Server) Service() serve.Service {
 	}
 }
 
-// reload re-reads the content bundle and the page token keys; a keys dir that fails to load
-// keeps the keys in use, and its error is reported with the bundle's.
+// reload re-reads the content bundle and the page token keys. Its error is the bundle's alone: a
+// keys dir that fails to load keeps the page keys in use and is logged here, while the clients
+// and keys source (the issuer's reload of the same dir) reports it; joined to the bundle's, it
+// would have the operator told that a bundle that was taken was refused.
 func (s *Server) reload() (bool, error) {
 	changed, err := s.content.Reload()
 	if keysErr := s.pages.Reload(); keysErr != nil {
-		return changed, errors.Join(err, keysErr)
+		s.log.Error("reload page token keys: keeping the keys in use", "error", keysErr)
 	}
 	return changed, err
 }
