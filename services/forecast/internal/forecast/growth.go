@@ -22,7 +22,10 @@ func (s *Server) Growth(ctx context.Context, req *forecastv1.GrowthRequest) (*fo
 	grade, toy := planSchoolTime(&p, req.Grade, req.TimeOfYear)
 	current := measure.Window{Grade: grade, TimeOfYear: toy}
 	ability := growthAbility(&p, "ability", req.Ability)
-	priors := growthPriors(&p, req.GetPriors(), current, req.Grade != nil && toy != "")
+	// The priors are checked against the current window only when it is one: a grade out of range
+	// (already a problem) would otherwise be compared as Kindergarten.
+	currentOK := req.Grade != nil && req.GetGrade() >= 0 && req.GetGrade() <= 12 && toy != ""
+	priors := growthPriors(&p, req.GetPriors(), current, currentOK)
 	percentiles := growthPercentiles(&p, req.GetPercentiles())
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -316,6 +316,9 @@ func TestGrowthRefusals(t *testing.T) {
 			if len(got[key]) != 1 || got[key][0] != msg {
 				t.Errorf("validationErrors[%s] = %v; want [%q] (all: %v)", key, got[key], msg, got)
 			}
+			if len(got) != 1 { // one mistake, one problem: none inferred from a field already refused
+				t.Errorf("validationErrors = %v; want only %s's", got, key)
+			}
 		})
 	}
 	t.Run("everything at once", func(t *testing.T) {
