@@ -126,6 +126,12 @@ func (l *loader) growthPart(r row, pm *partialModel) {
 			l.p.at(r, "range %v: the lowest is above the highest", v)
 			return
 		}
+		// The quantiles are clamped to this range, and a cut is answered as an ability a request
+		// may send back: the range stays within what a request accepts.
+		if v[0] < -MaxAbsMeasure || v[1] > MaxAbsMeasure {
+			l.p.at(r, "range %v: beyond the measures a request accepts (±%d)", v, MaxAbsMeasure)
+			return
+		}
 		m.Lowest, m.Highest = v[0], v[1]
 	case "coefficients":
 		m.Coefficients[idx-1] = v

@@ -127,6 +127,8 @@ func TestGrowthNormsRejectsBadRows(t *testing.T) {
 		{"not a number", 6, strings.Replace(lines[5], "120.5", "12x", 1), `values: number 1 "12x" is not a finite number`},
 		{"NaN", 6, strings.Replace(lines[5], "120.5", "NaN", 1), `values: number 1 "NaN" is not a finite number`},
 		{"range reversed", 6, strings.Replace(lines[5], "120.5;1480.25", "1480.25;120.5", 1), "range [1480.25 120.5]: the lowest is above the highest"},
+		{"range below -10000", 6, strings.Replace(lines[5], "120.5;1480.25", "-10000.5;1480.25", 1), "range [-10000.5 1480.25]: beyond the measures a request accepts (±10000)"},
+		{"range above 10000", 6, strings.Replace(lines[5], "120.5;1480.25", "120.5;10000.5", 1), "range [120.5 10000.5]: beyond the measures a request accepts (±10000)"},
 		{"knots decrease", 2, strings.Replace(lines[1], "600;", "750;", 1), "knots [750 700.125 800 900] do not increase"},
 		{"boundaries equal", 3, strings.Replace(lines[2], "300.5;1200", "1200;1200", 1), "boundaries [1200 1200]: the lower is not below the upper"},
 		{"knot outside", 3, strings.Replace(lines[2], "300.5;1200", "300.5;850", 1), "growth_norms.csv:2: growth model lexile grade 6 EOY from 4:EOY;5:EOY: prior 1's knots [600 700.125 800 900] are not inside its boundaries [300.5 850]"},
@@ -147,6 +149,23 @@ func TestGrowthNormsRejectsBadRows(t *testing.T) {
 				t.Errorf("got %v; want an error containing %q", err, want)
 			}
 		})
+	}
+}
+
+// TestGrowthNormsRangeAtTheBounds: a range of exactly ±10,000 (the measures a request accepts)
+// loads; one beyond is refused (TestGrowthNormsRejectsBadRows).
+func TestGrowthNormsRangeAtTheBounds(t *testing.T) {
+	t.Parallel()
+	good := string(WriteGrowthNorms([]*GrowthModel{handModel(g6EOY, g4EOY, g5EOY)}, ""))
+	m := demoFS()
+	m["growth_norms.csv"] = &fstest.MapFile{Data: []byte(strings.Replace(good, "120.5;1480.25", "-10000;10000", 1))}
+	b, err := LoadFS(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := b.GrowthNorms("lexile", g6EOY, []Window{g4EOY, g5EOY})
+	if !ok || got.Lowest != -10000 || got.Highest != 10000 {
+		t.Errorf("got %v (%v); want a model with the range [-10000, 10000]", got, ok)
 	}
 }
 
