@@ -297,12 +297,15 @@ func (e *pestimation) objective(eta []float64) (float64, error) {
 	return f, nil
 }
 
-// thresholdDerivatives returns the objective, its gradient and its Hessian (P × P) in the
-// thresholds at delta.
-func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64) (float64, []float64, []float64, error) {
+// thresholdDerivatives returns the objective, its gradient and, if hessian, its Hessian (P × P)
+// in the thresholds at delta (else nil).
+func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64, hessian bool) (float64, []float64, []float64, error) {
 	size := len(delta)
 	exp := make([]float64, size)
-	info := make([]float64, size*size)
+	var info []float64
+	if hessian {
+		info = make([]float64, size*size)
+	}
 	f := 0.0
 	for h, s := range e.atLeast {
 		f += s * delta[h]
@@ -326,6 +329,13 @@ func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64)
 			exp[h] += exp[h+1]
 		}
 	}
+	grad := make([]float64, size)
+	for h := range grad {
+		grad[h] = e.atLeast[h] - exp[h]
+	}
+	if !hessian {
+		return f, grad, nil, nil
+	}
 	for r := range size {
 		row := info[r*size : (r+1)*size]
 		for k := range e.kept {
@@ -342,16 +352,12 @@ func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64)
 			}
 		}
 	}
-	grad := make([]float64, size)
-	for h := range grad {
-		grad[h] = e.atLeast[h] - exp[h]
-	}
 	return f, grad, info, nil
 }
 
-// derivatives returns the objective, gradient and Hessian in the parameters η.
-func (e *pestimation) derivatives(ctx context.Context, eta []float64) (float64, []float64, []float64, error) {
-	f, grad, info, err := e.thresholdDerivatives(ctx, e.delta(eta))
+// derivatives returns the objective, gradient and, if hessian, the Hessian in the parameters η.
+func (e *pestimation) derivatives(ctx context.Context, eta []float64, hessian bool) (float64, []float64, []float64, error) {
+	f, grad, info, err := e.thresholdDerivatives(ctx, e.delta(eta), hessian)
 	if err != nil || !e.rsm {
 		return f, grad, info, err
 	}
@@ -360,6 +366,9 @@ func (e *pestimation) derivatives(ctx context.Context, eta []float64) (float64, 
 	wd := mat.NewDense(p, q, w)
 	var g mat.VecDense
 	g.MulVec(wd.T(), mat.NewVecDense(p, grad))
+	if !hessian {
+		return f, g.RawVector().Data, nil, nil
+	}
 	var hw, h mat.Dense
 	hw.Mul(mat.NewDense(p, p, info), wd)
 	h.Mul(wd.T(), &hw)
@@ -370,44 +379,35 @@ func (e *pestimation) derivatives(ctx context.Context, eta []float64) (float64, 
 // information in η: (I + a·vvᵀ)Δ = −g gives the Newton step within v⊥, since the gradient is
 // orthogonal to v (a common shift of every threshold changes no person's conditional
 // probabilities); the identification then centres the locations.
+//
+// Near the optimum the information changes little from one iteration to the next, and with
+// many booklets its joint terms are nearly all of an iteration's work, so once a full Newton
+// step moves no threshold more than chordFrom the factor is kept (a chord step: only the
+// gradient is recomputed) until a step contracts by less than chordRatio or needs halving. The
+// gradient is exact, so the optimum is the same; only the path to it changes.
 func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgress)) (int, error) {
+	const chordFrom, chordRatio = 0.5, 0.25
 	q := len(e.eta)
 	v := e.null()
 	trial := make([]float64, q)
+	var ch mat.Cholesky
+	fresh, last := true, math.Inf(1)
 	for iter := 1; iter <= calibrateMaxIter; iter++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		f, grad, info, err := e.derivatives(ctx, e.eta)
+		f, grad, info, err := e.derivatives(ctx, e.eta, fresh)
 		if err != nil {
 			return 0, err
 		}
-		var ch mat.Cholesky
-		if err := factorAlong(&ch, info, v); err != nil {
+		if fresh {
+			if err := factorAlong(&ch, info, v); err != nil {
+				return 0, err
+			}
+		}
+		step, halved, err := e.lineSearch(&ch, f, grad, trial)
+		if err != nil {
 			return 0, err
-		}
-		x := mat.NewVecDense(q, nil)
-		if err := ch.SolveVecTo(x, mat.NewVecDense(q, slices.Clone(grad))); err != nil {
-			return 0, fmt.Errorf("calibrate: solve for the Newton step: %w", err)
-		}
-		step := x.RawVector().Data
-		for k := range step {
-			step[k] = -step[k]
-		}
-		for t := 0; ; t++ {
-			for k := range trial {
-				trial[k] = e.eta[k] + step[k]
-			}
-			ft, err := e.objective(trial)
-			if err == nil && ft <= f+1e-12*math.Abs(f) {
-				break
-			}
-			if t == 40 {
-				return 0, errors.New("calibrate: Newton step failed to lower the objective")
-			}
-			for k := range step {
-				step[k] /= 2
-			}
 		}
 		change := 0.0
 		for k := range step {
@@ -421,8 +421,43 @@ func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgres
 		if change < calibrateTolerance {
 			return iter, nil
 		}
+		if fresh {
+			fresh = halved || change > chordFrom
+		} else {
+			fresh = halved || change > chordRatio*last
+		}
+		last = change
 	}
 	return 0, fmt.Errorf("calibrate: no convergence in %d Newton iterations", calibrateMaxIter)
+}
+
+// lineSearch solves for the step with the factor ch and halves it until the objective does not
+// rise; trial is left at the accepted point. It reports whether the step was halved.
+func (e *pestimation) lineSearch(ch *mat.Cholesky, f float64, grad, trial []float64) ([]float64, bool, error) {
+	q := len(grad)
+	x := mat.NewVecDense(q, nil)
+	if err := ch.SolveVecTo(x, mat.NewVecDense(q, slices.Clone(grad))); err != nil {
+		return nil, false, fmt.Errorf("calibrate: solve for the Newton step: %w", err)
+	}
+	step := x.RawVector().Data
+	for k := range step {
+		step[k] = -step[k]
+	}
+	for t := 0; ; t++ {
+		for k := range trial {
+			trial[k] = e.eta[k] + step[k]
+		}
+		ft, err := e.objective(trial)
+		if err == nil && ft <= f+1e-12*math.Abs(f) {
+			return step, t > 0, nil
+		}
+		if t == 40 {
+			return nil, false, errors.New("calibrate: Newton step failed to lower the objective")
+		}
+		for k := range step {
+			step[k] /= 2
+		}
+	}
 }
 
 // factorAlong factors I + a·vvᵀ by Cholesky, a·|v|² = trace(I)/q (the mean diagonal), so that
@@ -452,7 +487,7 @@ func factorAlong(ch *mat.Cholesky, info, v []float64) error {
 // inverse gives a matrix that differs only by terms along 1 = W·v (a common shift of every
 // threshold), which the constraint projections below (constrainedSE, locationCov) remove.
 func (e *pestimation) thresholdCov() ([]float64, error) {
-	_, _, info, err := e.derivatives(context.Background(), e.eta)
+	_, _, info, err := e.derivatives(context.Background(), e.eta, true)
 	if err != nil {
 		return nil, err
 	}
