@@ -97,6 +97,9 @@ type pestimation struct {
 	rsm      bool
 	eta      []float64
 	work     pesfWork
+	// exactNewton computes the exact information at every iteration (the reference path the
+	// quasi-Newton one is tested against).
+	exactNewton bool
 }
 
 func newPEstimation(d *design, kept []int, rsm bool) *pestimation {
@@ -380,30 +383,34 @@ func (e *pestimation) derivatives(ctx context.Context, eta []float64, hessian bo
 // orthogonal to v (a common shift of every threshold changes no person's conditional
 // probabilities); the identification then centres the locations.
 //
-// Near the optimum the information changes little from one iteration to the next, and with
-// many booklets its joint terms are nearly all of an iteration's work, so once a full Newton
-// step moves no threshold more than chordFrom the factor is kept (a chord step: only the
-// gradient is recomputed) until a step contracts by less than chordRatio or needs halving. The
-// gradient is exact, so the optimum is the same; only the path to it changes.
+// The information's joint terms are nearly all of an iteration's work when there are many
+// booklets (one per person when cells are blank at random), so it is computed exactly only at
+// the start and again if a step needs halving or shrinks by less than refreshRatio; between, it
+// is carried by BFGS updates from the exact gradients (quasi-Newton). The gradient is exact, so
+// the optimum is the same; only the path to it changes.
 func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgress)) (int, error) {
-	const chordFrom, chordRatio = 0.5, 0.25
+	const refreshRatio = 0.5
 	q := len(e.eta)
 	v := e.null()
 	trial := make([]float64, q)
 	var ch mat.Cholesky
+	var hess, prevGrad, prevStep []float64
 	fresh, last := true, math.Inf(1)
 	for iter := 1; iter <= calibrateMaxIter; iter++ {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		f, grad, info, err := e.derivatives(ctx, e.eta, fresh)
+		f, grad, info, err := e.derivatives(ctx, e.eta, fresh || e.exactNewton)
 		if err != nil {
 			return 0, err
 		}
-		if fresh {
-			if err := factorAlong(&ch, info, v); err != nil {
-				return 0, err
-			}
+		if info != nil {
+			hess = info
+		} else {
+			bfgsUpdate(hess, prevStep, prevGrad, grad)
+		}
+		if err := factorAlong(&ch, hess, v); err != nil {
+			return 0, err
 		}
 		step, halved, err := e.lineSearch(&ch, f, grad, trial)
 		if err != nil {
@@ -421,14 +428,36 @@ func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgres
 		if change < calibrateTolerance {
 			return iter, nil
 		}
-		if fresh {
-			fresh = halved || change > chordFrom
-		} else {
-			fresh = halved || change > chordRatio*last
-		}
-		last = change
+		fresh = halved || change > refreshRatio*last
+		last, prevGrad, prevStep = change, grad, step
 	}
 	return 0, fmt.Errorf("calibrate: no convergence in %d Newton iterations", calibrateMaxIter)
+}
+
+// bfgsUpdate carries the Hessian h (q × q, row-major) across the step s, over which the gradient
+// went from g0 to g1: h ← h − (hs)(hs)ᵀ/(sᵀhs) + yyᵀ/(yᵀs), y = g1 − g0. It is left as it is
+// where the curvature is not positive (rounding: the objective is convex).
+func bfgsUpdate(h, s, g0, g1 []float64) {
+	q := len(s)
+	hs := make([]float64, q)
+	y := make([]float64, q)
+	shs, ys := 0.0, 0.0
+	for i := range q {
+		for j := range q {
+			hs[i] += h[i*q+j] * s[j]
+		}
+		y[i] = g1[i] - g0[i]
+		shs += s[i] * hs[i]
+		ys += y[i] * s[i]
+	}
+	if !(shs > 0 && ys > 0) {
+		return
+	}
+	for i := range q {
+		for j := range q {
+			h[i*q+j] += y[i]*y[j]/ys - hs[i]*hs[j]/shs
+		}
+	}
 }
 
 // lineSearch solves for the step with the factor ch and halves it until the objective does not
