@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -300,195 +299,6 @@ func (e *pestimation) objective(eta []float64) (float64, error) {
 	return f, nil
 }
 
-// thresholdDerivatives returns the objective, its gradient and, if hessian, its Hessian (P × P)
-// in the thresholds at delta (else nil).
-func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64, hessian bool) (float64, []float64, []float64, error) {
-	size := len(delta)
-	exp := make([]float64, size)
-	var info []float64
-	if hessian {
-		info = make([]float64, size*size)
-	}
-	f := 0.0
-	for h, s := range e.atLeast {
-		f += s * delta[h]
-	}
-	for b := range e.booklets {
-		if b%256 == 255 {
-			if err := ctx.Err(); err != nil {
-				return 0, nil, nil, err
-			}
-		}
-		ll, err := e.work.accumulate(&e.booklets[b], delta, e.top, e.off, exp, info, size)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		f += ll
-	}
-	// From category indicators 1[x = h] to cumulative ones 1[x ≥ k] = Σ_{h≥k} 1[x = h]: suffix
-	// sums within each item, over the expected counts and over both sides of the information.
-	for k := range e.kept {
-		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-			exp[h] += exp[h+1]
-		}
-	}
-	grad := make([]float64, size)
-	for h := range grad {
-		grad[h] = e.atLeast[h] - exp[h]
-	}
-	if !hessian {
-		return f, grad, nil, nil
-	}
-	for r := range size {
-		row := info[r*size : (r+1)*size]
-		for k := range e.kept {
-			for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-				row[h] += row[h+1]
-			}
-		}
-	}
-	for k := range e.kept {
-		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-			a, b := info[h*size:(h+1)*size], info[(h+1)*size:(h+2)*size]
-			for c := range a {
-				a[c] += b[c]
-			}
-		}
-	}
-	return f, grad, info, nil
-}
-
-// derivatives returns the objective, gradient and, if hessian, the Hessian in the parameters η.
-func (e *pestimation) derivatives(ctx context.Context, eta []float64, hessian bool) (float64, []float64, []float64, error) {
-	f, grad, info, err := e.thresholdDerivatives(ctx, e.delta(eta), hessian)
-	if err != nil || !e.rsm {
-		return f, grad, info, err
-	}
-	w := e.designMatrix()
-	p, q := len(grad), len(eta)
-	wd := mat.NewDense(p, q, w)
-	var g mat.VecDense
-	g.MulVec(wd.T(), mat.NewVecDense(p, grad))
-	if !hessian {
-		return f, g.RawVector().Data, nil, nil
-	}
-	var hw, h mat.Dense
-	hw.Mul(mat.NewDense(p, p, info), wd)
-	h.Mul(wd.T(), &hw)
-	return f, g.RawVector().Data, h.RawMatrix().Data, nil
-}
-
-// newton minimises the objective as estimation.newton does, with the null vector v of the
-// information in η: (I + a·vvᵀ)Δ = −g gives the Newton step within v⊥, since the gradient is
-// orthogonal to v (a common shift of every threshold changes no person's conditional
-// probabilities); the identification then centres the locations.
-//
-// The information's joint terms are nearly all of an iteration's work when there are many
-// booklets (one per person when cells are blank at random), so it is computed exactly only at
-// the start and again if a step needs halving or shrinks by less than refreshRatio; between, it
-// is carried by BFGS updates from the exact gradients (quasi-Newton). The gradient is exact, so
-// the optimum is the same; only the path to it changes.
-func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgress)) (int, error) {
-	const refreshRatio = 0.5
-	q := len(e.eta)
-	v := e.null()
-	trial := make([]float64, q)
-	var ch mat.Cholesky
-	var hess, prevGrad, prevStep []float64
-	fresh, last := true, math.Inf(1)
-	for iter := 1; iter <= calibrateMaxIter; iter++ {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		f, grad, info, err := e.derivatives(ctx, e.eta, fresh || e.exactNewton)
-		if err != nil {
-			return 0, err
-		}
-		if info != nil {
-			hess = info
-		} else {
-			bfgsUpdate(hess, prevStep, prevGrad, grad)
-		}
-		if err := factorAlong(&ch, hess, v); err != nil {
-			return 0, err
-		}
-		step, halved, err := e.lineSearch(&ch, f, grad, trial)
-		if err != nil {
-			return 0, err
-		}
-		change := 0.0
-		for k := range step {
-			change = max(change, math.Abs(step[k]))
-		}
-		copy(e.eta, trial)
-		e.centreEta(e.eta)
-		if progress != nil {
-			progress(CalibrateProgress{Iteration: iter, MaxChange: change})
-		}
-		if change < calibrateTolerance {
-			return iter, nil
-		}
-		fresh = halved || change > refreshRatio*last
-		last, prevGrad, prevStep = change, grad, step
-	}
-	return 0, fmt.Errorf("calibrate: no convergence in %d Newton iterations", calibrateMaxIter)
-}
-
-// bfgsUpdate carries the Hessian h (q × q, row-major) across the step s, over which the gradient
-// went from g0 to g1: h ← h − (hs)(hs)ᵀ/(sᵀhs) + yyᵀ/(yᵀs), y = g1 − g0. It is left as it is
-// where the curvature is not positive (rounding: the objective is convex).
-func bfgsUpdate(h, s, g0, g1 []float64) {
-	q := len(s)
-	hs := make([]float64, q)
-	y := make([]float64, q)
-	shs, ys := 0.0, 0.0
-	for i := range q {
-		for j := range q {
-			hs[i] += h[i*q+j] * s[j]
-		}
-		y[i] = g1[i] - g0[i]
-		shs += s[i] * hs[i]
-		ys += y[i] * s[i]
-	}
-	if !(shs > 0 && ys > 0) {
-		return
-	}
-	for i := range q {
-		for j := range q {
-			h[i*q+j] += y[i]*y[j]/ys - hs[i]*hs[j]/shs
-		}
-	}
-}
-
-// lineSearch solves for the step with the factor ch and halves it until the objective does not
-// rise; trial is left at the accepted point. It reports whether the step was halved.
-func (e *pestimation) lineSearch(ch *mat.Cholesky, f float64, grad, trial []float64) ([]float64, bool, error) {
-	q := len(grad)
-	x := mat.NewVecDense(q, nil)
-	if err := ch.SolveVecTo(x, mat.NewVecDense(q, slices.Clone(grad))); err != nil {
-		return nil, false, fmt.Errorf("calibrate: solve for the Newton step: %w", err)
-	}
-	step := x.RawVector().Data
-	for k := range step {
-		step[k] = -step[k]
-	}
-	for t := 0; ; t++ {
-		for k := range trial {
-			trial[k] = e.eta[k] + step[k]
-		}
-		ft, err := e.objective(trial)
-		if err == nil && ft <= f+1e-12*math.Abs(f) {
-			return step, t > 0, nil
-		}
-		if t == 40 {
-			return nil, false, errors.New("calibrate: Newton step failed to lower the objective")
-		}
-		for k := range step {
-			step[k] /= 2
-		}
-	}
-}
-
 // factorAlong factors I + a·vvᵀ by Cholesky, a·|v|² = trace(I)/q (the mean diagonal), so that
 // the added eigenvalue along v keeps the system well conditioned.
 func factorAlong(ch *mat.Cholesky, info, v []float64) error {
@@ -516,7 +326,7 @@ func factorAlong(ch *mat.Cholesky, info, v []float64) error {
 // inverse gives a matrix that differs only by terms along 1 = W·v (a common shift of every
 // threshold), which the constraint projections below (constrainedSE, locationCov) remove.
 func (e *pestimation) thresholdCov() ([]float64, error) {
-	_, _, info, err := e.derivatives(context.Background(), e.eta, true)
+	_, _, info, err := e.derivatives(context.Background(), e.eta, hessExact)
 	if err != nil {
 		return nil, err
 	}
