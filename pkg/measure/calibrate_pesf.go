@@ -24,7 +24,6 @@ type pesfWork struct {
 	u      []float64
 	alpha  [][]float64
 	q, w   []float64
-	rmax   int // the highest score present: prefix and suffix are kept up to this degree
 }
 
 // setup fills deg, eps (centred on the booklet's mean threshold c, returned) and the prefix and
@@ -32,27 +31,18 @@ type pesfWork struct {
 func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 	c := w.setupPrefix(b, delta, top, off)
 	k := len(b.items)
+	total := w.deg[k]
 	w.suffix[k] = resize(w.suffix[k], 1)
 	w.suffix[k][0] = 1
 	for l := k - 1; l >= 0; l-- {
-		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1], w.eps[l], w.rmax)
+		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
 	}
 	return c
 }
 
-// setupPrefix is setup without the suffix products, all that the likelihood alone needs. Both
-// are kept only up to degree rmax, the highest score present: no coefficient above it is read
-// (every term of the likelihood, the probabilities and the joint terms is at a score present,
-// less non-negative degrees), so for a person's own booklet about half the work is saved.
+// setupPrefix is setup without the suffix products, all that the likelihood alone needs.
 func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) float64 {
 	k := len(b.items)
-	w.rmax = 0
-	for r := len(b.n) - 1; r >= 0; r-- {
-		if b.n[r] > 0 {
-			w.rmax = r
-			break
-		}
-	}
 	w.deg = resize(w.deg, k+1)
 	w.deg[0] = 0
 	sum := 0.0
@@ -84,22 +74,19 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	w.prefix[0] = resize(w.prefix[0], 1)
 	w.prefix[0][0] = 1
 	for l := 0; l < k; l++ {
-		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l], w.eps[l], w.rmax)
+		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:w.deg[l]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
 	}
 	return c
 }
 
-// multiply sets dst (grown as needed) to the product of the polynomials a and b (b the short
-// one, an item's), up to degree limit.
-func multiply(dst, a, b []float64, limit int) []float64 {
-	n := min(len(a)+len(b)-1, limit+1)
-	dst = resize(dst, n)
-	for t := range n {
-		s := 0.0
-		for h := max(0, t-len(a)+1); h <= min(len(b)-1, t); h++ {
-			s += b[h] * a[t-h]
+// multiply sets dst (grown as needed) to the product of the polynomials a and b.
+func multiply(dst, a, b []float64) []float64 {
+	dst = resize(dst, len(a)+len(b)-1)
+	clear(dst)
+	for i, x := range a {
+		for j, y := range b {
+			dst[i+j] += x * y
 		}
-		dst[t] = s
 	}
 	return dst
 }
@@ -164,7 +151,7 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 	for ri, r := range w.scores {
 		row := w.p[ri*total : (ri+1)*total]
 		for l := 0; l < k; l++ {
-			pre, suf := w.prefix[l], w.suffix[l+1]
+			pre, suf := w.prefix[l][:w.deg[l]+1], w.suffix[l+1][:total-w.deg[l+1]+1]
 			m := w.deg[l+1] - w.deg[l]
 			for h := 1; h <= m; h++ {
 				t := r - h // the coefficient of Γ^(l) wanted
@@ -269,13 +256,9 @@ func (w *pesfWork) joint(b *booklet, total int) {
 	// Every weight above the highest score present is 0, and so is every weight derived from them
 	// (the products below only move weights to lower degrees): nothing above rmax is computed or
 	// read, which halves the work for a person's own booklet (one score, about M/2).
-	// Likewise every weight below the lowest score present, moved down by the degrees of the
-	// products carried so far, is 0: alpha[j] is 0 below lo(j) = rmin − D_i − (M − D_{j+1}), and
-	// entries there are neither computed nor read (they hold stale values of earlier items).
-	rmax, rmin := w.scores[len(w.scores)-1], w.scores[0]
+	rmax := w.scores[len(w.scores)-1]
 	for i := 0; i+1 < k; i++ {
 		mi := w.deg[i+1] - w.deg[i]
-		base := rmin - w.deg[i] - total // lo(j) = base + D_{j+1}
 		// u holds the weights of p ↦ L(prefix[i]·p), valid for degrees up to M − D_i.
 		// alpha[j] holds those of p ↦ L(prefix[i]·p·suffix[j+1]); it is read at t + a with
 		// t ≤ D_j − D_{i+1} (the degree of q) and a ≤ m_i + m_j.
@@ -286,10 +269,9 @@ func (w *pesfWork) joint(b *booklet, total int) {
 			mj := w.deg[j+1] - w.deg[j]
 			n := min(w.deg[j]-w.deg[i+1]+mi+1, rmax+1) // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
 			ej := w.eps[j]
-			lo := base + w.deg[j+1]
-			for t := max(0, lo-mj); t < n; t++ {
+			for t := 0; t < n; t++ {
 				s := 0.0
-				for h := max(0, lo-t); h <= min(mj, rmax-t); h++ {
+				for h := 0; h <= min(mj, rmax-t); h++ {
 					s += ej[h] * src[t+h]
 				}
 				dst[t] = s
@@ -302,10 +284,9 @@ func (w *pesfWork) joint(b *booklet, total int) {
 		for j := i + 1; j < k; j++ {
 			mj := w.deg[j+1] - w.deg[j]
 			a := w.alpha[j]
-			lo := base + w.deg[j+1]
 			for s := 2; s <= mi+mj; s++ {
 				v := 0.0
-				for t := max(0, lo-s); t <= min(dq, rmax-s); t++ {
+				for t := 0; t <= min(dq, rmax-s); t++ {
 					v += q[t] * a[t+s]
 				}
 				w.w[s] = v
@@ -328,7 +309,7 @@ func (w *pesfWork) joint(b *booklet, total int) {
 			dq += mj
 		}
 		// u ← u ∘ (· f_i): u[t] = Σ_h ε'_ih u[t+h], in place reading ahead before writing.
-		for t := max(0, rmin-w.deg[i+1]); t <= rmax; t++ {
+		for t := 0; t <= rmax; t++ {
 			s := 0.0
 			for h := 0; h <= mi; h++ {
 				s += ei[h] * w.u[t+h]
