@@ -29,6 +29,19 @@ type pesfWork struct {
 // setup fills deg, eps (centred on the booklet's mean threshold c, returned) and the prefix and
 // suffix products for the booklet's items at thresholds delta.
 func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
+	c := w.setupPrefix(b, delta, top, off)
+	k := len(b.items)
+	total := w.deg[k]
+	w.suffix[k] = resize(w.suffix[k], 1)
+	w.suffix[k][0] = 1
+	for l := k - 1; l >= 0; l-- {
+		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+	}
+	return c
+}
+
+// setupPrefix is setup without the suffix products, all that the likelihood alone needs.
+func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) float64 {
 	k := len(b.items)
 	w.deg = resize(w.deg, k+1)
 	w.deg[0] = 0
@@ -63,11 +76,6 @@ func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 	for l := 0; l < k; l++ {
 		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:w.deg[l]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
 	}
-	w.suffix[k] = resize(w.suffix[k], 1)
-	w.suffix[k][0] = 1
-	for l := k - 1; l >= 0; l-- {
-		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
-	}
 	return c
 }
 
@@ -94,7 +102,7 @@ func resize[T any](s []T, n int) []T {
 // loglik returns Σ_r n_r log γ_r of booklet b at thresholds delta: the booklet's part of
 // −(conditional log-likelihood) beyond Σ δ_ik·S_ik.
 func (w *pesfWork) loglik(b *booklet, delta []float64, top, off []int) (float64, error) {
-	c := w.setup(b, delta, top, off)
+	c := w.setupPrefix(b, delta, top, off)
 	k := len(b.items)
 	g := w.prefix[k]
 	sum := 0.0
@@ -112,7 +120,8 @@ func (w *pesfWork) loglik(b *booklet, delta []float64, top, off []int) (float64,
 // accumulate adds booklet b's part of the expected category counts (e, at off[i] + h − 1 for
 // item i's category h ≥ 1) and of the information in the category indicators 1[x_i = h]
 // (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r)) at thresholds delta, and
-// returns its part of Σ_r n_r log γ_r.
+// returns its part of Σ_r n_r log γ_r. With info nil only the expected counts are added: the
+// information's joint terms are most of the work, and a chord Newton step does without them.
 //
 // With Γ^(l) the ESFs without item l and Γ^(l,j) without l and j,
 // P(x_l = h | r) = ε'_lh·Γ^(l)_{r−h}/γ'_r and P(x_l = h, x_j = g | r) = ε'_lh·ε'_jg·Γ^(l,j)_{r−h−g}/γ'_r.
@@ -154,10 +163,24 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 			}
 		}
 	}
-	// Expected counts and −Σ_r n_r p pᵀ + diag(E): the whole block but the joint terms of
-	// different items (those of one item are 0: an item has one score).
 	w.e = resize(w.e, total)
 	clear(w.e)
+	if info == nil {
+		for ri, r := range w.scores {
+			n := b.n[r]
+			for a, pa := range w.p[ri*total : (ri+1)*total] {
+				w.e[a] += n * pa
+			}
+		}
+		for l, i := range b.items {
+			for h := 1; h <= top[i]; h++ {
+				e[off[i]+h-1] += w.e[w.deg[l]+h-1]
+			}
+		}
+		return ll, nil
+	}
+	// Expected counts and −Σ_r n_r p pᵀ + diag(E): the whole block but the joint terms of
+	// different items (those of one item are 0: an item has one score).
 	w.h = resize(w.h, total*total)
 	clear(w.h)
 	for ri, r := range w.scores {

@@ -201,7 +201,7 @@ func TestPCMDerivativesMatchDifferences(t *testing.T) {
 			for k := range eta {
 				eta[k] += 0.3 * rng.NormFloat64()
 			}
-			_, grad, info, err := est.derivatives(context.Background(), eta)
+			_, grad, info, err := est.derivatives(context.Background(), eta, hessExact)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,8 +216,8 @@ func TestPCMDerivativesMatchDifferences(t *testing.T) {
 				if got, want := grad[k], (fu-fd)/(2*h); math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
 					t.Errorf("gradient %d: got %v; want %v", k, got, want)
 				}
-				_, gu, _, _ := est.derivatives(context.Background(), up)
-				_, gd, _, _ := est.derivatives(context.Background(), down)
+				_, gu, _, _ := est.derivatives(context.Background(), up, hessNone)
+				_, gd, _, _ := est.derivatives(context.Background(), down, hessNone)
 				for j := range q {
 					if got, want := info[k*q+j], (gu[j]-gd[j])/(2*h); math.Abs(got-want) > 1e-5*math.Max(1, math.Abs(want)) {
 						t.Errorf("Hessian [%d,%d]: got %v; want %v", k, j, got, want)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -97,6 +96,9 @@ type pestimation struct {
 	rsm      bool
 	eta      []float64
 	work     pesfWork
+	// exactNewton computes the exact information at every iteration (the reference path the
+	// quasi-Newton one is tested against).
+	exactNewton bool
 }
 
 func newPEstimation(d *design, kept []int, rsm bool) *pestimation {
@@ -297,134 +299,6 @@ func (e *pestimation) objective(eta []float64) (float64, error) {
 	return f, nil
 }
 
-// thresholdDerivatives returns the objective, its gradient and its Hessian (P × P) in the
-// thresholds at delta.
-func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64) (float64, []float64, []float64, error) {
-	size := len(delta)
-	exp := make([]float64, size)
-	info := make([]float64, size*size)
-	f := 0.0
-	for h, s := range e.atLeast {
-		f += s * delta[h]
-	}
-	for b := range e.booklets {
-		if b%256 == 255 {
-			if err := ctx.Err(); err != nil {
-				return 0, nil, nil, err
-			}
-		}
-		ll, err := e.work.accumulate(&e.booklets[b], delta, e.top, e.off, exp, info, size)
-		if err != nil {
-			return 0, nil, nil, err
-		}
-		f += ll
-	}
-	// From category indicators 1[x = h] to cumulative ones 1[x ≥ k] = Σ_{h≥k} 1[x = h]: suffix
-	// sums within each item, over the expected counts and over both sides of the information.
-	for k := range e.kept {
-		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-			exp[h] += exp[h+1]
-		}
-	}
-	for r := range size {
-		row := info[r*size : (r+1)*size]
-		for k := range e.kept {
-			for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-				row[h] += row[h+1]
-			}
-		}
-	}
-	for k := range e.kept {
-		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
-			a, b := info[h*size:(h+1)*size], info[(h+1)*size:(h+2)*size]
-			for c := range a {
-				a[c] += b[c]
-			}
-		}
-	}
-	grad := make([]float64, size)
-	for h := range grad {
-		grad[h] = e.atLeast[h] - exp[h]
-	}
-	return f, grad, info, nil
-}
-
-// derivatives returns the objective, gradient and Hessian in the parameters η.
-func (e *pestimation) derivatives(ctx context.Context, eta []float64) (float64, []float64, []float64, error) {
-	f, grad, info, err := e.thresholdDerivatives(ctx, e.delta(eta))
-	if err != nil || !e.rsm {
-		return f, grad, info, err
-	}
-	w := e.designMatrix()
-	p, q := len(grad), len(eta)
-	wd := mat.NewDense(p, q, w)
-	var g mat.VecDense
-	g.MulVec(wd.T(), mat.NewVecDense(p, grad))
-	var hw, h mat.Dense
-	hw.Mul(mat.NewDense(p, p, info), wd)
-	h.Mul(wd.T(), &hw)
-	return f, g.RawVector().Data, h.RawMatrix().Data, nil
-}
-
-// newton minimises the objective as estimation.newton does, with the null vector v of the
-// information in η: (I + a·vvᵀ)Δ = −g gives the Newton step within v⊥, since the gradient is
-// orthogonal to v (a common shift of every threshold changes no person's conditional
-// probabilities); the identification then centres the locations.
-func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgress)) (int, error) {
-	q := len(e.eta)
-	v := e.null()
-	trial := make([]float64, q)
-	for iter := 1; iter <= calibrateMaxIter; iter++ {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		f, grad, info, err := e.derivatives(ctx, e.eta)
-		if err != nil {
-			return 0, err
-		}
-		var ch mat.Cholesky
-		if err := factorAlong(&ch, info, v); err != nil {
-			return 0, err
-		}
-		x := mat.NewVecDense(q, nil)
-		if err := ch.SolveVecTo(x, mat.NewVecDense(q, slices.Clone(grad))); err != nil {
-			return 0, fmt.Errorf("calibrate: solve for the Newton step: %w", err)
-		}
-		step := x.RawVector().Data
-		for k := range step {
-			step[k] = -step[k]
-		}
-		for t := 0; ; t++ {
-			for k := range trial {
-				trial[k] = e.eta[k] + step[k]
-			}
-			ft, err := e.objective(trial)
-			if err == nil && ft <= f+1e-12*math.Abs(f) {
-				break
-			}
-			if t == 40 {
-				return 0, errors.New("calibrate: Newton step failed to lower the objective")
-			}
-			for k := range step {
-				step[k] /= 2
-			}
-		}
-		change := 0.0
-		for k := range step {
-			change = max(change, math.Abs(step[k]))
-		}
-		copy(e.eta, trial)
-		e.centreEta(e.eta)
-		if progress != nil {
-			progress(CalibrateProgress{Iteration: iter, MaxChange: change})
-		}
-		if change < calibrateTolerance {
-			return iter, nil
-		}
-	}
-	return 0, fmt.Errorf("calibrate: no convergence in %d Newton iterations", calibrateMaxIter)
-}
-
 // factorAlong factors I + a·vvᵀ by Cholesky, a·|v|² = trace(I)/q (the mean diagonal), so that
 // the added eigenvalue along v keeps the system well conditioned.
 func factorAlong(ch *mat.Cholesky, info, v []float64) error {
@@ -452,7 +326,7 @@ func factorAlong(ch *mat.Cholesky, info, v []float64) error {
 // inverse gives a matrix that differs only by terms along 1 = W·v (a common shift of every
 // threshold), which the constraint projections below (constrainedSE, locationCov) remove.
 func (e *pestimation) thresholdCov() ([]float64, error) {
-	_, _, info, err := e.derivatives(context.Background(), e.eta)
+	_, _, info, err := e.derivatives(context.Background(), e.eta, hessExact)
 	if err != nil {
 		return nil, err
 	}

@@ -189,11 +189,11 @@ func TestCalibratePolytomousMatchesERm(t *testing.T) {
 			t.Logf("the plain pseudo-inverse's SEs are up to %.3f off", plainOff)
 			// The same likelihood, and our estimate its better optimum.
 			est := newPEstimation(pruneScores(resp, top, false), d.keptItems(), false)
-			fOurs, gOurs, _, err := est.derivatives(context.Background(), ours)
+			fOurs, gOurs, _, err := est.derivatives(context.Background(), ours, hessNone)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fTheirs, _, _, err := est.derivatives(context.Background(), theirs)
+			fTheirs, _, _, err := est.derivatives(context.Background(), theirs, hessNone)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,241 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// The Hessian wanted of derivatives: none, the exact one, or every stride-th booklet's share
+// (stride > 1) scaled up by the persons, a cheap start for the quasi-Newton steps.
+const (
+	hessNone  = 0
+	hessExact = 1
+)
+
+// thresholdDerivatives returns the objective, its gradient and its Hessian (P × P) as stride
+// says (nil for hessNone) in the thresholds at delta.
+func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64, stride int) (float64, []float64, []float64, error) {
+	size := len(delta)
+	exp := make([]float64, size)
+	var info []float64
+	hessian := stride != hessNone
+	if hessian {
+		info = make([]float64, size*size)
+	}
+	sampled := 0.0
+	f := 0.0
+	for h, s := range e.atLeast {
+		f += s * delta[h]
+	}
+	for b := range e.booklets {
+		if b%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return 0, nil, nil, err
+			}
+		}
+		bi := info
+		if hessian && b%stride != 0 {
+			bi = nil
+		} else if hessian {
+			for _, n := range e.booklets[b].n {
+				sampled += n
+			}
+		}
+		ll, err := e.work.accumulate(&e.booklets[b], delta, e.top, e.off, exp, bi, size)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		f += ll
+	}
+	if stride > 1 {
+		scale := float64(e.persons) / sampled
+		for h := range info {
+			info[h] *= scale
+		}
+	}
+	// From category indicators 1[x = h] to cumulative ones 1[x ≥ k] = Σ_{h≥k} 1[x = h]: suffix
+	// sums within each item, over the expected counts and over both sides of the information.
+	for k := range e.kept {
+		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
+			exp[h] += exp[h+1]
+		}
+	}
+	grad := make([]float64, size)
+	for h := range grad {
+		grad[h] = e.atLeast[h] - exp[h]
+	}
+	if !hessian {
+		return f, grad, nil, nil
+	}
+	for r := range size {
+		row := info[r*size : (r+1)*size]
+		for k := range e.kept {
+			for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
+				row[h] += row[h+1]
+			}
+		}
+	}
+	for k := range e.kept {
+		for h := e.off[k+1] - 2; h >= e.off[k]; h-- {
+			a, b := info[h*size:(h+1)*size], info[(h+1)*size:(h+2)*size]
+			for c := range a {
+				a[c] += b[c]
+			}
+		}
+	}
+	return f, grad, info, nil
+}
+
+// derivatives returns the objective, gradient and Hessian (as stride says) in the parameters η.
+func (e *pestimation) derivatives(ctx context.Context, eta []float64, stride int) (float64, []float64, []float64, error) {
+	hessian := stride != hessNone
+	f, grad, info, err := e.thresholdDerivatives(ctx, e.delta(eta), stride)
+	if err != nil || !e.rsm {
+		return f, grad, info, err
+	}
+	w := e.designMatrix()
+	p, q := len(grad), len(eta)
+	wd := mat.NewDense(p, q, w)
+	var g mat.VecDense
+	g.MulVec(wd.T(), mat.NewVecDense(p, grad))
+	if !hessian {
+		return f, g.RawVector().Data, nil, nil
+	}
+	var hw, h mat.Dense
+	hw.Mul(mat.NewDense(p, p, info), wd)
+	h.Mul(wd.T(), &hw)
+	return f, g.RawVector().Data, h.RawMatrix().Data, nil
+}
+
+// newton minimises the objective as estimation.newton does, with the null vector v of the
+// information in η: (I + a·vvᵀ)Δ = −g gives the Newton step within v⊥, since the gradient is
+// orthogonal to v (a common shift of every threshold changes no person's conditional
+// probabilities); the identification then centres the locations.
+//
+// The information's joint terms are nearly all of an iteration's work when there are many
+// booklets (one per person when cells are blank at random), so it is computed only at the start
+// and again if a step needs halving or shrinks by less than refreshRatio, from a sample of the
+// booklets when there are many (sampleStride); between, it is carried by BFGS updates from the
+// exact gradients (quasi-Newton). The gradient is exact, so the optimum is the same; only the
+// path to it changes.
+func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgress)) (int, error) {
+	const refreshRatio = 0.5
+	q := len(e.eta)
+	v := e.null()
+	trial := make([]float64, q)
+	var ch mat.Cholesky
+	var hess, prevGrad, prevStep []float64
+	fresh, last := true, math.Inf(1)
+	for iter := 1; iter <= calibrateMaxIter; iter++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		stride := hessNone
+		switch {
+		case e.exactNewton:
+			stride = hessExact
+		case fresh:
+			stride = e.sampleStride()
+		}
+		f, grad, info, err := e.derivatives(ctx, e.eta, stride)
+		if err != nil {
+			return 0, err
+		}
+		if info != nil {
+			hess = info
+		} else {
+			bfgsUpdate(hess, prevStep, prevGrad, grad)
+		}
+		if err := factorAlong(&ch, hess, v); err != nil {
+			return 0, err
+		}
+		step, halved, err := e.lineSearch(&ch, f, grad, trial)
+		if err != nil {
+			return 0, err
+		}
+		change := 0.0
+		for k := range step {
+			change = max(change, math.Abs(step[k]))
+		}
+		copy(e.eta, trial)
+		e.centreEta(e.eta)
+		if progress != nil {
+			progress(CalibrateProgress{Iteration: iter, MaxChange: change})
+		}
+		if change < calibrateTolerance {
+			return iter, nil
+		}
+		fresh = halved || change > refreshRatio*last
+		last, prevGrad, prevStep = change, grad, step
+	}
+	return 0, fmt.Errorf("calibrate: no convergence in %d Newton iterations", calibrateMaxIter)
+}
+
+// sampleStride is the stride of the Hessians that start (or restart) the quasi-Newton steps:
+// with hundreds of booklets (persons with blanks at random) a sample of at least 256 of them,
+// scaled up, serves as well as all of them (the gradients are exact, so the optimum is the
+// same); the exact information is computed once, at the optimum, for the standard errors.
+func (e *pestimation) sampleStride() int {
+	const sample = 256 // booklets at least in the sample
+	return max(hessExact, len(e.booklets)/sample)
+}
+
+// bfgsUpdate carries the Hessian h (q × q, row-major) across the step s, over which the gradient
+// went from g0 to g1: h ← h − (hs)(hs)ᵀ/(sᵀhs) + yyᵀ/(yᵀs), y = g1 − g0. It is left as it is
+// where the curvature is not positive (rounding: the objective is convex).
+func bfgsUpdate(h, s, g0, g1 []float64) {
+	q := len(s)
+	hs := make([]float64, q)
+	y := make([]float64, q)
+	shs, ys := 0.0, 0.0
+	for i := range q {
+		for j := range q {
+			hs[i] += h[i*q+j] * s[j]
+		}
+		y[i] = g1[i] - g0[i]
+		shs += s[i] * hs[i]
+		ys += y[i] * s[i]
+	}
+	if !(shs > 0 && ys > 0) {
+		return
+	}
+	for i := range q {
+		for j := range q {
+			h[i*q+j] += y[i]*y[j]/ys - hs[i]*hs[j]/shs
+		}
+	}
+}
+
+// lineSearch solves for the step with the factor ch and halves it until the objective does not
+// rise; trial is left at the accepted point. It reports whether the step was halved.
+func (e *pestimation) lineSearch(ch *mat.Cholesky, f float64, grad, trial []float64) ([]float64, bool, error) {
+	q := len(grad)
+	x := mat.NewVecDense(q, nil)
+	if err := ch.SolveVecTo(x, mat.NewVecDense(q, slices.Clone(grad))); err != nil {
+		return nil, false, fmt.Errorf("calibrate: solve for the Newton step: %w", err)
+	}
+	step := x.RawVector().Data
+	for k := range step {
+		step[k] = -step[k]
+	}
+	for t := 0; ; t++ {
+		for k := range trial {
+			trial[k] = e.eta[k] + step[k]
+		}
+		ft, err := e.objective(trial)
+		if err == nil && ft <= f+1e-12*math.Abs(f) {
+			return step, t > 0, nil
+		}
+		if t == 40 {
+			return nil, false, errors.New("calibrate: Newton step failed to lower the objective")
+		}
+		for k := range step {
+			step[k] /= 2
+		}
+	}
+}
