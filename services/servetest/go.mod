@@ -3,6 +3,7 @@ module github.com/yardstick-dev/yardstick/services/servetest
 go 1.26.0
 
 require (
+	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261005182115-fad411399dd8
@@ -52,6 +53,7 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261012220534-4341edf3f941 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
