@@ -1,6 +1,7 @@
 // Every example of docs/examples.md, sent through the client to the built services: each
 // answer must be the one the file shows (status and JSON value; <version> is the build's
-// apiVersion, <ACCESS_TOKEN> a token). JSON paths go through the typed calls, the NDJSON ones
+// apiVersion, <ACCESS_TOKEN> a token, <PAGE_TOKEN> a catalog page token, signed with a key of
+// the process). JSON paths go through the typed calls, the NDJSON ones
 // through stream(), /authToken's form bodies through the typed call with a form serializer.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -45,6 +46,10 @@ after(async () => {
 function placeholders(want, got) {
   if (want === "<ACCESS_TOKEN>") {
     assert.match(String(got), /^ey[\w-]+\.[\w-]+\.[\w-]+$/, "an access token");
+    return got;
+  }
+  if (want === "<PAGE_TOKEN>") {
+    assert.match(String(got), /^[\w-]+$/, "a page token (base64url)");
     return got;
   }
   if (want === "<version>") {
