@@ -44,11 +44,7 @@ func ReadGrowthMeasures(r io.Reader, name string, frameworks []string) ([]Growth
 		}
 		st, sok := p.text(row, "student")
 		g, gok := p.grade(row, "grade")
-		tod := row.fields["time_of_year"]
-		tok := slices.Contains(timesOfYear, tod)
-		if !tok {
-			p.at(row, "time_of_year %q is not BOY, MOY or EOY", tod)
-		}
+		tod, tok := p.timeOfYear(row)
 		m, mok := p.number(row, "measure")
 		if !fok || !sok || !gok || !tok || !mok {
 			continue

@@ -41,11 +41,7 @@ func (l *loader) growthNormsTable(rows []row) {
 func (l *loader) growthRow(r row, models map[growthKey]*partialModel, order *[]growthKey) (*partialModel, bool) {
 	f, fok := l.framework(r, "framework")
 	g, gok := l.p.grade(r, "grade")
-	tod := r.fields["time_of_year"]
-	tok := tod == "BOY" || tod == "MOY" || tod == "EOY"
-	if !tok {
-		l.p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
-	}
+	tod, tok := l.p.timeOfYear(r)
 	priors, err := parseWindows(r.fields["priors"])
 	if err != nil {
 		l.p.at(r, "priors %q: %v", r.fields["priors"], err)

@@ -471,11 +471,7 @@ func (l *loader) benchmarkTable(rows []row) {
 	for _, r := range rows {
 		f, fok := l.framework(r, "framework")
 		g, gok := l.p.grade(r, "grade")
-		tod := r.fields["time_of_year"]
-		tok := slices.Contains(timesOfYear, tod)
-		if !tok {
-			l.p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
-		}
+		tod, tok := l.p.timeOfYear(r)
 		lo, lok := l.p.number(r, "lower")
 		hi, hok := l.p.number(r, "upper")
 		if !fok || !gok || !tok || !lok || !hok {
@@ -570,11 +566,7 @@ func (l *loader) normsTable(rows []row) {
 	for _, r := range rows {
 		f, fok := l.framework(r, "framework")
 		g, gok := l.p.grade(r, "grade")
-		tod := r.fields["time_of_year"]
-		tok := slices.Contains(timesOfYear, tod)
-		if !tok {
-			l.p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
-		}
+		tod, tok := l.p.timeOfYear(r)
 		pc, pok := l.p.number(r, "percentile")
 		if pok && !(pc > 0 && pc < 100) {
 			l.p.at(r, "percentile %v is outside (0, 100)", pc)

@@ -47,11 +47,7 @@ func ReadNormSample(r io.Reader, name string) ([]NormSample, error) {
 	for _, row := range readTable(&p, name, data, normSampleHeader) {
 		fw, fok := p.text(row, "framework")
 		g, gok := p.grade(row, "grade")
-		tod := row.fields["time_of_year"]
-		tok := slices.Contains(timesOfYear, tod)
-		if !tok {
-			p.at(row, "time_of_year %q is not BOY, MOY or EOY", tod)
-		}
+		tod, tok := p.timeOfYear(row)
 		m, mok := p.number(row, "measure")
 		if fok && gok && tok && mok {
 			out = append(out, NormSample{Framework: fw, Grade: g, TimeOfYear: tod, Measure: m})

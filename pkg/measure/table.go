@@ -197,3 +197,13 @@ func (p *problems) grade(r row, col string) (int, bool) {
 	}
 	return g, true
 }
+
+// timeOfYear returns the time_of_year column: BOY, MOY or EOY, exactly as written.
+func (p *problems) timeOfYear(r row) (string, bool) {
+	tod := r.fields["time_of_year"]
+	if !slices.Contains(timesOfYear, tod) {
+		p.at(r, "time_of_year %q is not BOY, MOY or EOY", tod)
+		return tod, false
+	}
+	return tod, true
+}
