@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/interp"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -442,24 +441,7 @@ var normPercentiles = []float64{1, 5, 10, 25, 50, 75, 90, 95, 99}
 func (g *generator) norms() []byte {
 	var rows []string
 	for _, f := range frameworks {
-		n := len(f.norm)
-		t := make([]float64, n)
-		for gr := range t {
-			t[gr] = float64(gr) + 0.5
-		}
-		var fb interp.FritschButland
-		if err := fb.Fit(t, f.norm); err != nil {
-			panic(fmt.Sprintf("norm curve of %s: %v", f.name, err)) // unreachable: fixed increasing medians
-		}
-		curve := func(x float64) float64 {
-			switch {
-			case x <= t[0]:
-				return f.norm[0] + (f.norm[1]-f.norm[0])*(x-t[0])
-			case x >= t[n-1]:
-				return f.norm[n-1] + (f.norm[n-1]-f.norm[n-2])*(x-t[n-1])
-			}
-			return fb.Predict(x)
-		}
+		curve := normCurve(f)
 		for gr := range f.norm {
 			for _, tod := range []struct {
 				name  string

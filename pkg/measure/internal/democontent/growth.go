@@ -60,7 +60,7 @@ func (s *splitmix) normal() float64 {
 	return math.Sqrt(-2*math.Log(u)) * math.Cos(2*math.Pi*v)
 }
 
-// normCurve is the framework's norm curve of docs/method.md §4, as norms() draws it.
+// normCurve is the framework's norm curve of docs/method.md §4 (norms() and the growth cohorts).
 func normCurve(f framework) func(float64) float64 {
 	n := len(f.norm)
 	t := make([]float64, n)
