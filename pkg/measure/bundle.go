@@ -64,6 +64,7 @@ type Bundle struct {
 	growth     map[growthKey]*GrowthModel // growth norms (§15), growthnorms_load.go
 	banks      map[string]*Bank           // adaptive-testing index per framework (adaptive_index.go)
 	catalog    []Item                     // every item in id byte order, for the content catalog (catalog.go)
+	offers     []Offer                    // per framework, counted once (offer.go)
 	programs   []string                   // the programs that own content, sorted (program.go)
 	views      *viewCache                 // the bundle as each set of programs sees it (program.go)
 	hash       string                     // 12 hex digits of its files' fingerprint, set by Live

@@ -172,6 +172,7 @@ func loadBundleWith(entries []fs.DirEntry, read func(name string) ([]byte, error
 	b.indexBanks()
 	b.indexCatalog()
 	b.indexPrograms()
+	b.indexOffers()
 	return b, nil
 }
 

@@ -52,8 +52,19 @@ func (o Offer) String() string {
 		o.Framework, subject, o.Items, o.Polytomous, o.Strands, o.Forms, o.Links, o.Parts())
 }
 
-// Offers lists what the bundle offers per framework, by framework name.
+// Offers lists what the bundle offers per framework, by framework name. The loader and View
+// count them once (indexOffers): counting walks every item, and the content catalog's
+// frameworks call must not cost a bank's size per request.
 func (b *Bundle) Offers() []Offer {
+	if b.offers != nil {
+		return slices.Clone(b.offers)
+	}
+	return b.countOffers()
+}
+
+func (b *Bundle) indexOffers() { b.offers = b.countOffers() }
+
+func (b *Bundle) countOffers() []Offer {
 	out := make([]Offer, 0, len(b.frameworks))
 	for _, name := range b.FrameworkNames() {
 		f := b.frameworks[name]

@@ -121,3 +121,34 @@ func TestLoadSubjects(t *testing.T) {
 		}
 	}
 }
+
+// TestOffersCountedOnce: the loader and a program's view count the offers when they are built, so
+// that answering the catalog's frameworks call does not walk the bank; what Offers returns is the
+// caller's own copy.
+func TestOffersCountedOnce(t *testing.T) {
+	t.Parallel()
+	b, err := LoadFS(withPrograms())
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := b.View(Programs{})
+	if view == b {
+		t.Fatal("the shared-only view is the bundle itself; want a view of its own")
+	}
+	for name, bundle := range map[string]*Bundle{"loaded": b, "view": view} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if bundle.offers == nil {
+				t.Fatal("got no offers counted at build; want them counted once")
+			}
+			if got, want := bundle.Offers(), bundle.countOffers(); !slices.Equal(got, want) {
+				t.Errorf("got offers %v; want %v (counted now)", got, want)
+			}
+			got := bundle.Offers()
+			got[0].Items = -1
+			if bundle.Offers()[0].Items == -1 {
+				t.Error("changing the returned offers changed the bundle's")
+			}
+		})
+	}
+}

@@ -178,5 +178,6 @@ func (b *Bundle) view(s Programs) *Bundle {
 	v.indexBanks()
 	v.indexCatalog()
 	v.indexPrograms()
+	v.indexOffers()
 	return v
 }

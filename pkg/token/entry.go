@@ -34,14 +34,15 @@ func GenerateSecret() (secret, secretHash string, err error) {
 
 // ClientEntry renders one client as a YAML list item indented to go under "clients:" in the
 // clients file. It is checked by the file's own loader, so what it returns loads.
-func ClientEntry(clientID, secretHash string, services, permissions []string) ([]byte, error) {
+func ClientEntry(clientID, secretHash string, services, permissions, programs []string) ([]byte, error) {
 	type entry struct {
 		ClientID    string   `yaml:"clientId"`
 		SecretHash  string   `yaml:"secretHash"`
 		Services    []string `yaml:"services,flow"`
 		Permissions []string `yaml:"permissions,flow"`
+		Programs    []string `yaml:"programs,flow,omitempty"`
 	}
-	out, err := yaml.Marshal([]entry{{clientID, secretHash, services, permissions}})
+	out, err := yaml.Marshal([]entry{{clientID, secretHash, services, permissions, programs}})
 	if err != nil {
 		return nil, fmt.Errorf("client entry: %w", err)
 	}

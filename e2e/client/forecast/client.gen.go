@@ -157,24 +157,6 @@ func (e GrowthPriorTimeOfYear) Valid() bool {
 	}
 }
 
-// Defines values for GrowthRequestFramework.
-const (
-	Lexile   GrowthRequestFramework = "lexile"
-	Quantile GrowthRequestFramework = "quantile"
-)
-
-// Valid indicates whether the value is a known member of the GrowthRequestFramework enum.
-func (e GrowthRequestFramework) Valid() bool {
-	switch e {
-	case Lexile:
-		return true
-	case Quantile:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for GrowthRequestTimeOfYear.
 const (
 	GrowthRequestTimeOfYearBOY GrowthRequestTimeOfYear = "BOY"
@@ -419,7 +401,7 @@ type BatchSummary struct {
 
 // ComprehensionRequest A reader and the measures of texts (or items) whose comprehension rates are asked.
 type ComprehensionRequest struct {
-	// Framework Required: "lexile" or "quantile" (any case).
+	// Framework Required: a framework id, any case.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -438,7 +420,7 @@ type ComprehensionResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -495,7 +477,7 @@ type Forecast struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
-	// Framework "lexile" (reading) or "quantile" (math).
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -612,7 +594,7 @@ type GroupForecastResponse struct {
 	// Forecasts The students' forecasts and the group's aggregate.
 	Forecasts GroupForecasts `json:"forecasts"`
 
-	// Framework "lexile" (reading) or "quantile" (math).
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -691,10 +673,10 @@ type GrowthRequest struct {
 	// Ability Required. The current measure, -10,000 to 10,000.
 	Ability float64 `json:"ability"`
 
-	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
+	// Framework Required: a framework id, any case.
 	//
-	// Any case is accepted.
-	Framework GrowthRequestFramework `json:"framework"`
+	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
+	Framework string `json:"framework"`
 
 	// Grade Required. The grade of the current measure: 0 (Kindergarten) to 12.
 	Grade int32 `json:"grade"`
@@ -712,11 +694,6 @@ type GrowthRequest struct {
 	TimeOfYear GrowthRequestTimeOfYear `json:"timeOfYear"`
 }
 
-// GrowthRequestFramework Required: "lexile" (reading) or "quantile" (math), any case.
-//
-// Any case is accepted.
-type GrowthRequestFramework string
-
 // GrowthRequestTimeOfYear Required. When in that grade's year it was taken: "BOY", "MOY" or "EOY" (any case).
 //
 // Any case is accepted.
@@ -730,7 +707,7 @@ type GrowthResponse struct {
 	// Cuts One cut per percentile asked, in their order.
 	Cuts []GrowthCut `json:"cuts"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -883,7 +860,7 @@ type PlanReachTimeOfYear string
 
 // PlanRequest A student's measure, when it was taken, and the target to plan for.
 type PlanRequest struct {
-	// Framework Required: "lexile" (reading) or "quantile" (math), any case.
+	// Framework Required: a framework id, any case.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -927,7 +904,7 @@ type PlanResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -1538,7 +1515,7 @@ type ClientInterface interface {
 	ForecastServiceForecastBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -1550,7 +1527,7 @@ type ClientInterface interface {
 	ForecastServiceForecastComprehensionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -1561,7 +1538,7 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
 	ForecastServiceForecastComprehension(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceGrowthWithBody A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// ForecastServiceGrowthWithBody A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//
@@ -1576,7 +1553,7 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
 	ForecastServiceGrowthWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServiceGrowth A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// ForecastServiceGrowth A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//
@@ -1640,7 +1617,7 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
 	ForecastServiceForecastMathGroupStreamWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServicePlanWithBody A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// ForecastServicePlanWithBody A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -1654,7 +1631,7 @@ type ClientInterface interface {
 	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
 	ForecastServicePlanWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ForecastServicePlan A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// ForecastServicePlan A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -1769,7 +1746,7 @@ func (c *Client) ForecastServiceForecastBatchWithBody(ctx context.Context, conte
 }
 
 // ForecastServiceForecastComprehensionWithBody A reader's expected comprehension (success) rate on each text or item measure given
-// (extension; lexile or quantile).
+// (extension; any framework with the content it needs).
 //
 // POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 // success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -1791,7 +1768,7 @@ func (c *Client) ForecastServiceForecastComprehensionWithBody(ctx context.Contex
 }
 
 // ForecastServiceForecastComprehension A reader's expected comprehension (success) rate on each text or item measure given
-// (extension; lexile or quantile).
+// (extension; any framework with the content it needs).
 //
 // POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 // success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -1812,7 +1789,7 @@ func (c *Client) ForecastServiceForecastComprehension(ctx context.Context, body 
 	return c.Client.Do(req)
 }
 
-// ForecastServiceGrowthWithBody A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// ForecastServiceGrowthWithBody A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 // current measure compares with that of students who started where they did (docs/method.md
 // §15).
 //
@@ -1837,7 +1814,7 @@ func (c *Client) ForecastServiceGrowthWithBody(ctx context.Context, contentType 
 	return c.Client.Do(req)
 }
 
-// ForecastServiceGrowth A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// ForecastServiceGrowth A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 // current measure compares with that of students who started where they did (docs/method.md
 // §15).
 //
@@ -1961,7 +1938,7 @@ func (c *Client) ForecastServiceForecastMathGroupStreamWithBody(ctx context.Cont
 	return c.Client.Do(req)
 }
 
-// ForecastServicePlanWithBody A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// ForecastServicePlanWithBody A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 // target, and the first day the target is reached with the probability asked.
 //
 // POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -1985,7 +1962,7 @@ func (c *Client) ForecastServicePlanWithBody(ctx context.Context, contentType st
 	return c.Client.Do(req)
 }
 
-// ForecastServicePlan A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// ForecastServicePlan A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 // target, and the first day the target is reached with the probability asked.
 //
 // POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -2641,7 +2618,7 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastBatchResponse, error)
 
 	// ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -2653,7 +2630,7 @@ type ClientWithResponsesInterface interface {
 	ForecastServiceForecastComprehensionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
 
 	// ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -2664,7 +2641,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/comprehension (the `ForecastServiceForecastComprehension` operationId).
 	ForecastServiceForecastComprehensionWithResponse(ctx context.Context, body ForecastServiceForecastComprehensionJSONRequestBody, reqEditors ...RequestEditorFn) (*ForecastServiceForecastComprehensionResponse, error)
 
-	// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//
@@ -2679,7 +2656,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/growth (the `ForecastServiceGrowth` operationId).
 	ForecastServiceGrowthWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceGrowthResponse, error)
 
-	// ForecastServiceGrowthWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// ForecastServiceGrowthWithResponse A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//
@@ -2743,7 +2720,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/math/group/stream (the `ForecastServiceForecastMathGroupStream` operationId).
 	ForecastServiceForecastMathGroupStreamWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServiceForecastMathGroupStreamResponse, error)
 
-	// ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// ForecastServicePlanWithBodyWithResponse A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -2757,7 +2734,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/forecast/plan (the `ForecastServicePlan` operationId).
 	ForecastServicePlanWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ForecastServicePlanResponse, error)
 
-	// ForecastServicePlanWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// ForecastServicePlanWithResponse A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -4145,7 +4122,7 @@ func (c *ClientWithResponses) ForecastServiceForecastBatchWithBodyWithResponse(c
 }
 
 // ForecastServiceForecastComprehensionWithBodyWithResponse A reader's expected comprehension (success) rate on each text or item measure given
-// (extension; lexile or quantile).
+// (extension; any framework with the content it needs).
 //
 // POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 // success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -4163,7 +4140,7 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithBodyWithRe
 }
 
 // ForecastServiceForecastComprehensionWithResponse A reader's expected comprehension (success) rate on each text or item measure given
-// (extension; lexile or quantile).
+// (extension; any framework with the content it needs).
 //
 // POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 // success of the reader on each measure: lexile 0.75 where reader and text measures are equal
@@ -4180,7 +4157,7 @@ func (c *ClientWithResponses) ForecastServiceForecastComprehensionWithResponse(c
 	return ParseForecastServiceForecastComprehensionResponse(rsp)
 }
 
-// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// ForecastServiceGrowthWithBodyWithResponse A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 // current measure compares with that of students who started where they did (docs/method.md
 // §15).
 //
@@ -4201,7 +4178,7 @@ func (c *ClientWithResponses) ForecastServiceGrowthWithBodyWithResponse(ctx cont
 	return ParseForecastServiceGrowthResponse(rsp)
 }
 
-// ForecastServiceGrowthWithResponse A student growth percentile (extension; lexile or quantile): how the student's growth to the
+// ForecastServiceGrowthWithResponse A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 // current measure compares with that of students who started where they did (docs/method.md
 // §15).
 //
@@ -4301,7 +4278,7 @@ func (c *ClientWithResponses) ForecastServiceForecastMathGroupStreamWithBodyWith
 	return ParseForecastServiceForecastMathGroupStreamResponse(rsp)
 }
 
-// ForecastServicePlanWithBodyWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// ForecastServicePlanWithBodyWithResponse A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 // target, and the first day the target is reached with the probability asked.
 //
 // POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -4321,7 +4298,7 @@ func (c *ClientWithResponses) ForecastServicePlanWithBodyWithResponse(ctx contex
 	return ParseForecastServicePlanResponse(rsp)
 }
 
-// ForecastServicePlanWithResponse A growth plan (extension; lexile or quantile): the road from the student's measure to a
+// ForecastServicePlanWithResponse A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 // target, and the first day the target is reached with the probability asked.
 //
 // POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and

@@ -565,7 +565,7 @@ type BayesStrandsMeasure struct {
 	// why. fit is then absent.
 	FitNote *string `json:"fitNote,omitempty"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -592,7 +592,7 @@ type CatalogForm struct {
 	// Form The form's id, the formId of /api/score/form/id/standard.
 	Form string `json:"form"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -609,7 +609,7 @@ type CatalogItem struct {
 	// mean of its steps).
 	Difficulty float64 `json:"difficulty"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -796,7 +796,7 @@ type LineErrorStatus int
 
 // ListFormsRequest Which forms to list.
 type ListFormsRequest struct {
-	// Framework Optional: "lexile" or "quantile" (any case); every framework when absent.
+	// Framework Optional: a framework id, any case; every framework when absent.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
 	Framework *string `json:"framework,omitempty"`
@@ -831,7 +831,7 @@ type ListFrameworksResponse struct {
 
 // ListItemsRequest Which items to list.
 type ListItemsRequest struct {
-	// Framework Required: "lexile" or "quantile" (any case).
+	// Framework Required: a framework id, any case.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -892,7 +892,7 @@ type ListLinksResponse struct {
 
 // ListStrandsRequest Which framework's strands to list.
 type ListStrandsRequest struct {
-	// Framework Required: "lexile" or "quantile" (any case).
+	// Framework Required: a framework id, any case.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -906,7 +906,7 @@ type ListStrandsResponse struct {
 	// Bundle Which content bundle answered.
 	Bundle BundleInfo `json:"bundle"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -938,7 +938,7 @@ type Measure struct {
 	// why. fit is then absent.
 	FitNote *string `json:"fitNote,omitempty"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -959,7 +959,7 @@ type NextItemRequest struct {
 	// Exclude Optional: never these ids.
 	Exclude *[]string `json:"exclude,omitempty"`
 
-	// Framework Required: "lexile" or "quantile" (any case); the bank the items come from.
+	// Framework Required: a framework id, any case; the bank the items come from.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -1028,7 +1028,7 @@ type NextItemResponse struct {
 	// ApiVersion Build version of the service.
 	ApiVersion string `json:"apiVersion"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`
@@ -1103,7 +1103,7 @@ type ScoreDifficultiesBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework Required: "lexile" or "quantile" (any case).
+	// Framework Required: a framework id, any case.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework string `json:"framework"`
@@ -1173,7 +1173,7 @@ type ScoreItemIdsBayesRequest struct {
 	// ElapsedDays Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays float64 `json:"elapsedDays"`
 
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1213,7 +1213,7 @@ type ScoreItemIdsBayesRequestTimeOfYear string
 
 // ScoreItemIdsRequest defines model for ScoreItemIdsRequest.
 type ScoreItemIdsRequest struct {
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1252,7 +1252,7 @@ type ScoreItemResultsBayesRequest struct {
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1295,7 +1295,7 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1333,7 +1333,7 @@ type ScoreItemResultsRequest struct {
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1365,7 +1365,7 @@ type ScoreItemResultsStrandsRequest struct {
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
 	Fit *bool `json:"fit,omitempty"`
 
-	// Framework Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Framework Optional: a framework id, any case; must agree with the framework of the items.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
 	Framework *string `json:"framework,omitempty"`
@@ -1529,7 +1529,7 @@ type StrandsMeasure struct {
 	// why. fit is then absent.
 	FitNote *string `json:"fitNote,omitempty"`
 
-	// Framework "lexile" or "quantile".
+	// Framework The framework of the answer.
 	//
 	// A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
 	Framework string `json:"framework"`

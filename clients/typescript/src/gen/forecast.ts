@@ -33,7 +33,7 @@ export type paths = {
         put?: never;
         /**
          * A reader's expected comprehension (success) rate on each text or item measure given
-         *     (extension; lexile or quantile).
+         *     (extension; any framework with the content it needs).
          * @description POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
          *     success of the reader on each measure: lexile 0.75 where reader and text measures are equal
          *     (the 75% comprehension target), quantile 0.5.
@@ -55,7 +55,7 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * A student growth percentile (extension; lexile or quantile): how the student's growth to the
+         * A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
          *     current measure compares with that of students who started where they did (docs/method.md
          *     §15).
          * @description POST /api/forecast/growth, permission forecast:reading. From the content bundle's growth
@@ -143,7 +143,7 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * A growth plan (extension; lexile or quantile): the road from the student's measure to a
+         * A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
          *     target, and the first day the target is reached with the probability asked.
          * @description POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
          *     end of a school year up to the horizon (each exactly /api/forecast/reading or /math of that
@@ -303,7 +303,7 @@ export type components = {
         /** @description A reader and the measures of texts (or items) whose comprehension rates are asked. */
         ComprehensionRequest: {
             /**
-             * @description Required: "lexile" or "quantile" (any case).
+             * @description Required: a framework id, any case.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -325,7 +325,7 @@ export type components = {
             /** @description Build version of the service. */
             apiVersion: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -383,7 +383,7 @@ export type components = {
             /** @description Build version of the service. */
             apiVersion: string;
             /**
-             * @description "lexile" (reading) or "quantile" (math).
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -506,7 +506,7 @@ export type components = {
             apiVersion: string;
             forecasts: components["schemas"]["GroupForecasts"];
             /**
-             * @description "lexile" (reading) or "quantile" (math).
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -589,12 +589,11 @@ export type components = {
              */
             ability: number;
             /**
-             * @description Required: "lexile" (reading) or "quantile" (math), any case.
+             * @description Required: a framework id, any case.
              *
-             *     Any case is accepted.
-             * @enum {string}
+             *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
-            framework: "lexile" | "quantile";
+            framework: string;
             /**
              * Format: int32
              * @description Required. The grade of the current measure: 0 (Kindergarten) to 12.
@@ -622,7 +621,7 @@ export type components = {
             /** @description One cut per percentile asked, in their order. */
             cuts: components["schemas"]["GrowthCut"][];
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -787,7 +786,7 @@ export type components = {
         /** @description A student's measure, when it was taken, and the target to plan for. */
         PlanRequest: {
             /**
-             * @description Required: "lexile" (reading) or "quantile" (math), any case.
+             * @description Required: a framework id, any case.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -844,7 +843,7 @@ export type components = {
             /** @description Build version of the service. */
             apiVersion: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */

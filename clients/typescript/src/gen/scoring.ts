@@ -507,7 +507,7 @@ export type components = {
              */
             fitNote?: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -535,7 +535,7 @@ export type components = {
             /** @description The form's id, the formId of /api/score/form/id/standard. */
             form: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -556,7 +556,7 @@ export type components = {
              */
             difficulty: number;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -764,7 +764,7 @@ export type components = {
         /** @description Which forms to list. */
         ListFormsRequest: {
             /**
-             * @description Optional: "lexile" or "quantile" (any case); every framework when absent.
+             * @description Optional: a framework id, any case; every framework when absent.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted; every framework when absent.
              */
@@ -791,7 +791,7 @@ export type components = {
         /** @description Which items to list. */
         ListItemsRequest: {
             /**
-             * @description Required: "lexile" or "quantile" (any case).
+             * @description Required: a framework id, any case.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -850,7 +850,7 @@ export type components = {
         /** @description Which framework's strands to list. */
         ListStrandsRequest: {
             /**
-             * @description Required: "lexile" or "quantile" (any case).
+             * @description Required: a framework id, any case.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -862,7 +862,7 @@ export type components = {
             apiVersion: string;
             bundle: components["schemas"]["BundleInfo"];
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -892,7 +892,7 @@ export type components = {
              */
             fitNote?: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -918,7 +918,7 @@ export type components = {
             /** @description Optional: never these ids. */
             exclude?: string[];
             /**
-             * @description Required: "lexile" or "quantile" (any case); the bank the items come from.
+             * @description Required: a framework id, any case; the bank the items come from.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -999,7 +999,7 @@ export type components = {
             /** @description Build version of the service. */
             apiVersion: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */
@@ -1078,7 +1078,7 @@ export type components = {
              */
             elapsedDays: number;
             /**
-             * @description Required: "lexile" or "quantile" (any case).
+             * @description Required: a framework id, any case.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1155,7 +1155,7 @@ export type components = {
              */
             elapsedDays: number;
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1201,7 +1201,7 @@ export type components = {
         };
         ScoreItemIdsRequest: {
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1245,7 +1245,7 @@ export type components = {
              */
             fit?: boolean;
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1295,7 +1295,7 @@ export type components = {
              */
             fit?: boolean;
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1338,7 +1338,7 @@ export type components = {
              */
             fit?: boolean;
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1371,7 +1371,7 @@ export type components = {
              */
             fit?: boolean;
             /**
-             * @description Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+             * @description Optional: a framework id, any case; must agree with the framework of the items.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); any case is accepted.
              */
@@ -1526,7 +1526,7 @@ export type components = {
              */
             fitNote?: string;
             /**
-             * @description "lexile" or "quantile".
+             * @description The framework of the answer.
              *
              *     A framework of the content bundle in force (the demonstration bundle: lexile, quantile); always lower-case.
              */

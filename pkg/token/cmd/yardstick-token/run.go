@@ -163,6 +163,7 @@ func clientCmd(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	id := fs.String("id", "", "client id")
 	services := fs.String("services", "", "comma-separated services: scoring, forecast")
 	perms := fs.String("permissions", "", "comma-separated permissions, e.g. score:standard,forecast:reading or *")
+	programs := fs.String("programs", "", "comma-separated content programs the client sees besides shared content, or *; empty: every program")
 	if err := parse(fs, args, stderr); err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func clientCmd(args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	entry, err := token.ClientEntry(*id, h, list(*services), list(*perms))
+	entry, err := token.ClientEntry(*id, h, list(*services), list(*perms), list(*programs))
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ func TestRefusals(t *testing.T) {
 		{"keygen without dir", "", []string{"keygen"}, 2, "-dir is required"},
 		{"client with a bad service", "", []string{"client", "-id", "x", "-services", "billing", "-permissions", "*"}, 1, `unknown service "billing"`},
 		{"client without permissions", "", []string{"client", "-id", "x", "-services", "scoring"}, 1, "permissions must be a non-empty list"},
+		{"client with a bad program", "", []string{"client", "-id", "x", "-services", "scoring", "-permissions", "*", "-programs", "a b"}, 1, `program "a b" must be`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestKeygenAndClient(t *testing.T) {
 	}
 
 	code, entry, errOut := runTool(t, "", "client", "-id", "acme-reader", "-services", "scoring, forecast",
-		"-permissions", "score:standard,forecast:reading")
+		"-permissions", "score:standard,forecast:reading", "-programs", "district-7")
 	if code != 0 {
 		t.Fatalf("client: got exit %d, %q", code, errOut)
 	}
@@ -138,6 +139,9 @@ func TestKeygenAndClient(t *testing.T) {
 	c, err := iss.Verify(tok.AccessToken, token.ServiceForecast)
 	if err != nil || !c.Allows("forecast:reading") || c.Allows("forecast:group") {
 		t.Errorf("got %+v, %v; want forecast:reading only", c, err)
+	}
+	if err == nil && strings.Join(c.Programs, ",") != "district-7" {
+		t.Errorf("got programs %v; want [district-7] as -programs said", c.Programs)
 	}
 	if want := "1 client, 1 key (signing kid=" + kid + ")"; iss.Summary() != want {
 		t.Errorf("got summary %q; want %q", iss.Summary(), want)

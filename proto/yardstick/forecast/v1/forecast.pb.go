@@ -287,7 +287,7 @@ type Forecast struct {
 	Probabilities []float64 `protobuf:"fixed64,4,rep,packed,name=probabilities,proto3" json:"probabilities,omitempty"`
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	// "lexile" (reading) or "quantile" (math).
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,6,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
@@ -593,7 +593,7 @@ type GroupForecastResponse struct {
 	Forecasts *GroupForecasts `protobuf:"bytes,1,opt,name=forecasts,proto3" json:"forecasts,omitempty"`
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,2,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
-	// "lexile" (reading) or "quantile" (math).
+	// The framework of the answer.
 	Framework     string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -653,7 +653,7 @@ func (x *GroupForecastResponse) GetFramework() string {
 // A reader and the measures of texts (or items) whose comprehension rates are asked.
 type ComprehensionRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Required. The reader's (student's) measure, -10,000 to 10,000.
 	ReaderAbility *float64 `protobuf:"fixed64,2,opt,name=reader_ability,json=readerAbility,proto3,oneof" json:"reader_ability,omitempty"`
@@ -720,7 +720,7 @@ type ComprehensionResponse struct {
 	// One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
 	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
 	Rates []float64 `protobuf:"fixed64,1,rep,packed,name=rates,proto3" json:"rates,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion    string `protobuf:"bytes,3,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
@@ -782,7 +782,7 @@ func (x *ComprehensionResponse) GetApiVersion() string {
 // A student's measure, when it was taken, and the target to plan for.
 type PlanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" (reading) or "quantile" (math), any case.
+	// Required: a framework id, any case.
 	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Required. The student's latest measure, -10,000 to 10,000.
 	PriorAbility *float64 `protobuf:"fixed64,2,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
@@ -1167,7 +1167,7 @@ type PlanResponse struct {
 	// The highest probability of being at or above the target on any whole day of the horizon, and
 	// the first day it is reached: where to look when reach is null.
 	Peak *PlanPeak `protobuf:"bytes,5,opt,name=peak,proto3" json:"peak,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,3,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion    string `protobuf:"bytes,4,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
@@ -1243,7 +1243,7 @@ func (x *PlanResponse) GetApiVersion() string {
 // A student's current measure and one or two earlier ones, for a growth percentile.
 type GrowthRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" (reading) or "quantile" (math), any case.
+	// Required: a framework id, any case.
 	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Required. The grade of the current measure: 0 (Kindergarten) to 12.
 	Grade *int32 `protobuf:"varint,2,opt,name=grade,proto3,oneof" json:"grade,omitempty"`
@@ -1528,7 +1528,7 @@ type GrowthResponse struct {
 	Priors []*GrowthWindow `protobuf:"bytes,3,rep,name=priors,proto3" json:"priors,omitempty"`
 	// One cut per percentile asked, in their order.
 	Cuts []*GrowthCut `protobuf:"bytes,4,rep,name=cuts,proto3" json:"cuts,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,5,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion    string `protobuf:"bytes,6,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`

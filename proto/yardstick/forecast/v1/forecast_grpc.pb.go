@@ -71,13 +71,13 @@ type ForecastServiceClient interface {
 	// /api/forecast/reading/group in quantile (mathematics).
 	ForecastMathGroup(ctx context.Context, in *GroupForecastRequest, opts ...grpc.CallOption) (*GroupForecastResponse, error)
 	// A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(ctx context.Context, in *ComprehensionRequest, opts ...grpc.CallOption) (*ComprehensionResponse, error)
-	// A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -86,7 +86,7 @@ type ForecastServiceClient interface {
 	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
 	// (null when none does).
 	Plan(ctx context.Context, in *PlanRequest, opts ...grpc.CallOption) (*PlanResponse, error)
-	// A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//
@@ -262,13 +262,13 @@ type ForecastServiceServer interface {
 	// /api/forecast/reading/group in quantile (mathematics).
 	ForecastMathGroup(context.Context, *GroupForecastRequest) (*GroupForecastResponse, error)
 	// A reader's expected comprehension (success) rate on each text or item measure given
-	// (extension; lexile or quantile).
+	// (extension; any framework with the content it needs).
 	//
 	// POST /api/forecast/comprehension, permission forecast:reading. The scale model's probability of
 	// success of the reader on each measure: lexile 0.75 where reader and text measures are equal
 	// (the 75% comprehension target), quantile 0.5.
 	ForecastComprehension(context.Context, *ComprehensionRequest) (*ComprehensionResponse, error)
-	// A growth plan (extension; lexile or quantile): the road from the student's measure to a
+	// A growth plan (extension; any framework with the content it needs): the road from the student's measure to a
 	// target, and the first day the target is reached with the probability asked.
 	//
 	// POST /api/forecast/plan, permission forecast:reading. The forecast of every later middle and
@@ -277,7 +277,7 @@ type ForecastServiceServer interface {
 	// and the first whole day from 0 to the horizon on which that probability reaches the one asked
 	// (null when none does).
 	Plan(context.Context, *PlanRequest) (*PlanResponse, error)
-	// A student growth percentile (extension; lexile or quantile): how the student's growth to the
+	// A student growth percentile (extension; any framework with the content it needs): how the student's growth to the
 	// current measure compares with that of students who started where they did (docs/method.md
 	// §15).
 	//

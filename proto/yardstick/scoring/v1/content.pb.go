@@ -25,7 +25,7 @@ const (
 // Which items to list.
 type ListItemsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional: only the items of this strand (a strand of the framework).
 	Strand *string `protobuf:"bytes,2,opt,name=strand,proto3,oneof" json:"strand,omitempty"`
@@ -184,7 +184,7 @@ type CatalogItem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The item's id, e.g. "L000001".
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
 	// The strand the item belongs to.
 	Strand string `protobuf:"bytes,3,opt,name=strand,proto3" json:"strand,omitempty"`
@@ -347,7 +347,7 @@ func (x *ListItemsResponse) GetApiVersion() string {
 // Which forms to list.
 type ListFormsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Optional: "lexile" or "quantile" (any case); every framework when absent.
+	// Optional: a framework id, any case; every framework when absent.
 	Framework     *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -395,7 +395,7 @@ type CatalogForm struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The form's id, the formId of /api/score/form/id/standard.
 	Form string `protobuf:"bytes,1,opt,name=form,proto3" json:"form,omitempty"`
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
 	// The form's item ids, in order.
 	Items         []string `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
@@ -695,7 +695,7 @@ func (x *ListLinksResponse) GetApiVersion() string {
 // Which framework's strands to list.
 type ListStrandsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework     *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -743,7 +743,7 @@ type ListStrandsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The strand names, in byte order.
 	Strands []string `protobuf:"bytes,1,rep,name=strands,proto3" json:"strands,omitempty"`
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string `protobuf:"bytes,2,opt,name=framework,proto3" json:"framework,omitempty"`
 	// The bundle that answered.
 	Bundle *BundleInfo `protobuf:"bytes,3,opt,name=bundle,proto3" json:"bundle,omitempty"`

@@ -202,7 +202,7 @@ type ScoreItemResultsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,2,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -289,7 +289,7 @@ type ScoreItemIdsRequest struct {
 	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
 	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -459,7 +459,7 @@ type ScoreItemResultsStrandsRequest struct {
 	TimeOfYear *string `protobuf:"bytes,2,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,3,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,4,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -541,7 +541,7 @@ type ScoreDifficultiesBayesRequest struct {
 	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
 	// entries have steps.
 	NumberCorrect *int32 `protobuf:"varint,2,opt,name=number_correct,json=numberCorrect,proto3,oneof" json:"number_correct,omitempty"`
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string `protobuf:"bytes,3,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
 	PriorAbility *float64 `protobuf:"fixed64,4,opt,name=prior_ability,json=priorAbility,proto3,oneof" json:"prior_ability,omitempty"`
@@ -655,7 +655,7 @@ type ScoreItemResultsBayesRequest struct {
 	ElapsedDays *float64 `protobuf:"fixed64,3,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,5,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -769,7 +769,7 @@ type ScoreItemIdsBayesRequest struct {
 	PriorUncertainty *float64 `protobuf:"fixed64,4,opt,name=prior_uncertainty,json=priorUncertainty,proto3,oneof" json:"prior_uncertainty,omitempty"`
 	// Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays *float64 `protobuf:"fixed64,5,opt,name=elapsed_days,json=elapsedDays,proto3,oneof" json:"elapsed_days,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,6,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -991,7 +991,7 @@ type ScoreItemResultsBayesStrandsRequest struct {
 	TimeOfYear *string `protobuf:"bytes,5,opt,name=time_of_year,json=timeOfYear,proto3,oneof" json:"time_of_year,omitempty"`
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult `protobuf:"bytes,6,rep,name=items,proto3" json:"items,omitempty"`
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string `protobuf:"bytes,7,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -1164,7 +1164,7 @@ func (x *ScoreFormRequest) GetTimeOfYear() string {
 
 type NextItemRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Required: "lexile" or "quantile" (any case); the bank the items come from.
+	// Required: a framework id, any case; the bank the items come from.
 	Framework *string `protobuf:"bytes,1,opt,name=framework,proto3,oneof" json:"framework,omitempty"`
 	// The items answered so far, in the order given, 0 to 5,000; no id twice, all of the framework.
 	Items []*ItemResult `protobuf:"bytes,2,rep,name=items,proto3" json:"items,omitempty"`
@@ -1496,7 +1496,7 @@ type NextItemResponse struct {
 	Uncertainty int32 `protobuf:"varint,5,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
 	// The number of items sent in the request.
 	ItemsAnswered int32 `protobuf:"varint,6,opt,name=items_answered,json=itemsAnswered,proto3" json:"items_answered,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,7,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion    string `protobuf:"bytes,8,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
@@ -1688,7 +1688,7 @@ type Measure struct {
 	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
 	// Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service, e.g. "v1.4.0" or a commit.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
@@ -1855,7 +1855,7 @@ type StrandsMeasure struct {
 	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
 	// As Measure.uncertainty.
 	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`
@@ -2048,7 +2048,7 @@ type BayesStrandsMeasure struct {
 	AbilityDisplay string `protobuf:"bytes,2,opt,name=ability_display,json=abilityDisplay,proto3" json:"ability_display,omitempty"`
 	// As Measure.uncertainty.
 	Uncertainty int32 `protobuf:"varint,3,opt,name=uncertainty,proto3" json:"uncertainty,omitempty"`
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string `protobuf:"bytes,4,opt,name=framework,proto3" json:"framework,omitempty"`
 	// Build version of the service.
 	ApiVersion string `protobuf:"bytes,5,opt,name=api_version,json=apiVersion,proto3" json:"api_version,omitempty"`

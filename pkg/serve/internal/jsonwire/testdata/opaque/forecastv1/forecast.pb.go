@@ -734,7 +734,7 @@ type Forecast_builder struct {
 	Probabilities []float64
 	// Build version of the service.
 	ApiVersion string
-	// "lexile" (reading) or "quantile" (math).
+	// The framework of the answer.
 	Framework string
 	// Present only when the request gave grade and time_of_year: the percentile rank (1-99) of the
 	// forecast ability among the content bundle's norms for that grade and time of year.
@@ -1173,7 +1173,7 @@ type GroupForecastResponse_builder struct {
 	Forecasts *GroupForecasts
 	// Build version of the service.
 	ApiVersion string
-	// "lexile" (reading) or "quantile" (math).
+	// The framework of the answer.
 	Framework string
 }
 
@@ -1289,7 +1289,7 @@ func (x *ComprehensionRequest) ClearReaderAbility() {
 type ComprehensionRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string
 	// Required. The reader's (student's) measure, -10,000 to 10,000.
 	ReaderAbility *float64
@@ -1387,7 +1387,7 @@ type ComprehensionResponse_builder struct {
 	// One rate in [0, 1] per text measure, in the request's order: the scale model's probability of
 	// success (docs/method.md §1, §12); on lexile 0.75 where reader and text measures are equal.
 	Rates []float64
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string
@@ -1671,7 +1671,7 @@ func (x *PlanRequest) ClearHorizonDays() {
 type PlanRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" (reading) or "quantile" (math), any case.
+	// Required: a framework id, any case.
 	Framework *string
 	// Required. The student's latest measure, -10,000 to 10,000.
 	PriorAbility *float64
@@ -2274,7 +2274,7 @@ type PlanResponse_builder struct {
 	// The highest probability of being at or above the target on any whole day of the horizon, and
 	// the first day it is reached: where to look when reach is null.
 	Peak *PlanPeak
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string
@@ -2461,7 +2461,7 @@ func (x *GrowthRequest) ClearAbility() {
 type GrowthRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" (reading) or "quantile" (math), any case.
+	// Required: a framework id, any case.
 	Framework *string
 	// Required. The grade of the current measure: 0 (Kindergarten) to 12.
 	Grade *int32
@@ -2927,7 +2927,7 @@ type GrowthResponse_builder struct {
 	Priors []*GrowthWindow
 	// One cut per percentile asked, in their order.
 	Cuts []*GrowthCut
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string

@@ -229,7 +229,7 @@ func (x *ListItemsRequest) ClearPartialCredit() {
 type ListItemsRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string
 	// Optional: only the items of this strand (a strand of the framework).
 	Strand *string
@@ -462,7 +462,7 @@ type CatalogItem_builder struct {
 
 	// The item's id, e.g. "L000001".
 	Id string
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string
 	// The strand the item belongs to.
 	Strand string
@@ -670,7 +670,7 @@ func (x *ListFormsRequest) ClearFramework() {
 type ListFormsRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Optional: "lexile" or "quantile" (any case); every framework when absent.
+	// Optional: a framework id, any case; every framework when absent.
 	Framework *string
 }
 
@@ -758,7 +758,7 @@ type CatalogForm_builder struct {
 
 	// The form's id, the formId of /api/score/form/id/standard.
 	Form string
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string
 	// The form's item ids, in order.
 	Items []string
@@ -1191,7 +1191,7 @@ func (x *ListStrandsRequest) ClearFramework() {
 type ListStrandsRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string
 }
 
@@ -1302,7 +1302,7 @@ type ListStrandsResponse_builder struct {
 
 	// The strand names, in byte order.
 	Strands []string
-	// "lexile" or "quantile".
+	// The framework.
 	Framework string
 	// The bundle that answered.
 	Bundle *BundleInfo

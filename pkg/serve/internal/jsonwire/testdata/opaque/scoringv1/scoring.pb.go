@@ -504,7 +504,7 @@ type ScoreItemResultsRequest_builder struct {
 
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -702,7 +702,7 @@ type ScoreItemIdsRequest_builder struct {
 	// Required. Items answered correctly, 0 to the number of items: the total of score points, 0 to
 	// the sum of the items' maximum scores, when some items are scored in more than two categories.
 	NumberCorrect *int32
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -1111,7 +1111,7 @@ type ScoreItemResultsStrandsRequest_builder struct {
 	TimeOfYear *string
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -1379,7 +1379,7 @@ type ScoreDifficultiesBayesRequest_builder struct {
 	// the sum of count times the number of steps (1 for an entry with a difficulty), when some
 	// entries have steps.
 	NumberCorrect *int32
-	// Required: "lexile" or "quantile" (any case).
+	// Required: a framework id, any case.
 	Framework *string
 	// Required. Ability before this test, a measure (-10,000 to 10,000), e.g. 695.3.
 	PriorAbility *float64
@@ -1670,7 +1670,7 @@ type ScoreItemResultsBayesRequest_builder struct {
 	ElapsedDays *float64
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -1961,7 +1961,7 @@ type ScoreItemIdsBayesRequest_builder struct {
 	PriorUncertainty *float64
 	// Required. Days since the prior ability was measured, 0 to 3,653.
 	ElapsedDays *float64
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional, with time_of_year: grade level 0 (Kindergarten) to 12. Adds `percentile` from the
 	// content bundle's norms for the framework, grade and time of year, and caps ability_display at
@@ -2554,7 +2554,7 @@ type ScoreItemResultsBayesStrandsRequest_builder struct {
 	TimeOfYear *string
 	// Required, 1 to 5,000 items of one framework, no id twice.
 	Items []*ItemResult
-	// Optional: "lexile" or "quantile" (any case); must agree with the framework of the items.
+	// Optional: a framework id, any case; must agree with the framework of the items.
 	Framework *string
 	// Optional: true adds `fit` (person fit of the answers at the estimate: infit, outfit, infitZ,
 	// outfitZ, flag) to the answer; false or absent leaves the answer as it was.
@@ -3116,7 +3116,7 @@ func (x *NextItemRequest) ClearStop() {
 type NextItemRequest_builder struct {
 	_ [0]func() // Prevents comparability and use of unkeyed literals for the builder.
 
-	// Required: "lexile" or "quantile" (any case); the bank the items come from.
+	// Required: a framework id, any case; the bank the items come from.
 	Framework *string
 	// The items answered so far, in the order given, 0 to 5,000; no id twice, all of the framework.
 	Items []*ItemResult
@@ -3649,7 +3649,7 @@ type NextItemResponse_builder struct {
 	Uncertainty int32
 	// The number of items sent in the request.
 	ItemsAnswered int32
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string
@@ -3975,7 +3975,7 @@ type Measure_builder struct {
 	AbilityDisplay string
 	// Uncertainty of the estimate (standard error or posterior SD), rounded to a whole number.
 	Uncertainty int32
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service, e.g. "v1.4.0" or a commit.
 	ApiVersion string
@@ -4253,7 +4253,7 @@ type StrandsMeasure_builder struct {
 	AbilityDisplay string
 	// As Measure.uncertainty.
 	Uncertainty int32
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string
@@ -4572,7 +4572,7 @@ type BayesStrandsMeasure_builder struct {
 	AbilityDisplay string
 	// As Measure.uncertainty.
 	Uncertainty int32
-	// "lexile" or "quantile".
+	// The framework of the answer.
 	Framework string
 	// Build version of the service.
 	ApiVersion string
