@@ -68,8 +68,11 @@ func (pm *polyMeta) logits(vals []float64, a []float64) []float64 {
 // then each polytomous block's category h (an integer, exact) meets r with the counts, and the
 // blocks' E − h are added to the dichotomous items' tails.
 func (it *items) scorePoly(x, r float64) (excess, info float64) {
-	e := math.Exp(-x)
 	var low, high, count float64
+	var e float64
+	if len(it.k) > 0 { // the exp only for a test with dichotomous items
+		e = math.Exp(-x)
+	}
 	for i, k := range it.k {
 		ek := e * k
 		q := 1 / (1 + ek)
