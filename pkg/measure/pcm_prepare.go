@@ -28,32 +28,36 @@ func (pc *polyCounts) add(d Difficulty) {
 // preparePoly fills the polytomous blocks of t (those with two or more steps; pc counted them)
 // into pp (pc.size floats), grouped by number of steps in ascending order, in logits relative to
 // centre, and returns what the sums need to know of them and the sum of their count-weighted
-// steps (logits). The blocks are filled with their a_h, then, if every a_h lies within
-// e^±fastReach and no block has more than fastMaxSteps steps, each a_h is replaced by c_h =
-// e^(a_h) in one pass of its own (one exp per step, with nothing else in the loop to wait for).
-// (Nothing is stored through a pointer, so that the caller's buffer for pp can stay on its
-// stack.)
+// steps (logits). The blocks are filled with their c_h = e^(a_h) as the a_h are formed (one exp
+// per step); if some |a_h| turns out to be beyond fastReach they are filled again with the a_h,
+// at once when a block has more than fastMaxSteps steps. (Nothing is stored through a pointer, so
+// that the caller's buffer for pp can stay on its stack.)
 func (p *prepared) preparePoly(centre float64, t Test, pp polyPart, pc *polyCounts) (polyMeta, float64) {
 	meta := polyMeta{unit: !pc.notUnit, most: pc.most}
-	sum, reach, top := p.fillPoly(centre, t, pp, pc.count)
+	long := pc.count[fastMaxSteps+1] > 0
+	sum, reach, top := p.fillPoly(centre, t, pp, pc.count, long)
 	meta.reach, meta.top = reach, top
-	// Beyond fastReach the multiplicative sums are never used (polyMeta.fast): the a_h stay.
-	meta.logs = top > fastMaxSteps || !(reach <= fastReach)
-	if !meta.logs {
-		pp.toCoefficients()
+	// Beyond fastReach the multiplicative sums are never used (polyMeta.fast), and an a_h may be
+	// beyond stepExp's range: the a_h are kept instead.
+	meta.logs = long || !(reach <= fastReach)
+	if meta.logs && !long {
+		p.fillPoly(centre, t, pp, pc.count, true)
 	}
 	return meta, sum
 }
 
-// fillPoly is preparePoly's filling with the a_h: it returns the count-weighted sum of the δ_k,
-// the largest |a_h| and the largest number of steps.
-func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, count [fastMaxSteps + 2]int) (sum, reach float64, top int) {
+// fillPoly is one filling of preparePoly, with the c_h or with logs the a_h = u_1 + … + u_h
+// (u_k = λ − δ_k): it returns the count-weighted sum of the δ_k, the largest |a_h| and the
+// largest number of steps.
+func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, count [fastMaxSteps + 2]int, logs bool) (sum, reach float64, top int) {
+	invS, lambda := p.invS, p.lambda
 	i := 0
 	for m := 2; m <= fastMaxSteps+1; m++ {
 		if count[m] == 0 {
 			continue
 		}
-		for _, d := range t.Items {
+		for j := range t.Items {
+			d := &t.Items[j]
 			switch n := len(d.Steps); {
 			case n < 2 || n <= fastMaxSteps && n != m || n > fastMaxSteps && m <= fastMaxSteps:
 				continue
@@ -65,44 +69,28 @@ func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, count [fastMaxS
 				i += 2
 				count[m] = 0
 			}
+			steps := d.Steps
 			pp[i] = float64(d.Count)
-			i++
-			var acc float64
-			acc, reach = p.fillBlock(centre, d.Steps, pp[i:i+len(d.Steps)], reach)
+			vals := pp[i+1 : i+1+len(steps) : i+1+len(steps)]
+			vals = vals[:len(steps)]
+			acc, a := 0.0, 0.0
+			for k, step := range steps {
+				delta := (step - centre) * invS
+				acc += delta
+				a += lambda - delta
+				if r := math.Abs(a); r > reach {
+					reach = r
+				}
+				if logs {
+					vals[k] = a
+				} else {
+					vals[k] = stepExp(a) // beyond its range only if the a_h are filled in again
+				}
+			}
 			sum += float64(d.Count) * acc
-			i += len(d.Steps)
-			top = max(top, len(d.Steps))
+			i += 1 + len(steps)
+			top = max(top, len(steps))
 		}
 	}
 	return sum, reach, top
-}
-
-// fillBlock writes one block's a_h = u_1 + … + u_h (u_k = λ − δ_k) into vals and returns the sum
-// of its δ_k and reach widened by the |a_h|.
-func (p *prepared) fillBlock(centre float64, steps, vals []float64, reach float64) (float64, float64) {
-	vals = vals[:len(steps)]
-	acc, a := 0.0, 0.0
-	for k, step := range steps {
-		delta := (step - centre) * p.invS
-		acc += delta
-		a += p.lambda - delta
-		vals[k] = a
-		reach = max(reach, math.Abs(a))
-	}
-	return acc, reach
-}
-
-// toCoefficients replaces every a_h of pp by e^(a_h); the caller has seen that |a_h| <=
-// fastReach, inside stepExp's range.
-func (pp polyPart) toCoefficients() {
-	for i := 0; i < len(pp); {
-		m, blocks, next := pp.group(i)
-		i = next
-		for ; len(blocks) > m; blocks = blocks[1+m:] {
-			a := blocks[1 : 1+m : 1+m]
-			for h, v := range a {
-				a[h] = stepExp(v)
-			}
-		}
-	}
 }
