@@ -348,6 +348,13 @@ func TestPCMErrors(t *testing.T) {
 		{"zero count", Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: 0, Steps: []float64{1, 2}}}}, "item 1: count 0 is below 1"},
 		{"score above M", Test{Items: []Difficulty{{Count: 2, Steps: []float64{1, 2, 3}}, {Measure: 5, Count: 1}}, Correct: 8}, "raw score 8 is outside [0, 7]"},
 		{"steps too far apart", Test{Items: []Difficulty{{Count: 1, Steps: []float64{-1e6, 1e6}}}, Correct: 1}, "at most 400 logits"},
+		{"NaN first step", Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: 1, Steps: []float64{math.NaN(), 1, 2}}}}, "item 1: step 1: difficulty NaN is not finite"},
+		{"−Inf middle step", Test{Items: []Difficulty{{Count: 1, Steps: []float64{1, math.Inf(-1), 2}}}}, "item 0: step 2: difficulty -Inf is not finite"},
+		{"+Inf last step", Test{Items: []Difficulty{{Count: 1, Steps: []float64{1, 2, math.Inf(1)}}}}, "item 0: step 3: difficulty +Inf is not finite"},
+		{"NaN step before a zero count", Test{Items: []Difficulty{{Count: 0, Steps: []float64{1, math.NaN()}}}}, "item 0: step 2: difficulty NaN is not finite"},
+		{"maximum score 2^31", Test{Items: []Difficulty{{Measure: 1, Count: 2}, {Count: (math.MaxInt32 - 1) / 2, Steps: []float64{1, 2}}}}, "maximum score above 2^31"},
+		{"count 2^31", Test{Items: []Difficulty{{Count: math.MaxInt32 + 1, Steps: []float64{1, 2}}}}, "maximum score above 2^31"},
+		{"count 2^62 (its product would overflow)", Test{Items: []Difficulty{{Count: 1 << 62, Steps: []float64{1, 2, 3, 4}}}}, "maximum score above 2^31"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -363,6 +370,11 @@ func TestPCMErrors(t *testing.T) {
 	ok := Test{Items: []Difficulty{{Count: 2, Steps: []float64{1, 2, 3}}, {Measure: 5, Count: 1}}, Correct: 7}
 	if _, err := f.Standard(ok); err != nil {
 		t.Errorf("raw score M: got %v; want no error", err)
+	}
+	// The largest maximum score taken: 1 + 2·(2^31 − 2)/2 = 2^31 − 1.
+	most := Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: (math.MaxInt32 - 1) / 2, Steps: []float64{1, 2}}}, Correct: 5}
+	if _, err := f.Standard(most); err != nil {
+		t.Errorf("maximum score 2^31 − 1: got %v; want no error", err)
 	}
 	if got := ok.MaxScore(); got != 7 {
 		t.Errorf("MaxScore got %d; want 7", got)
