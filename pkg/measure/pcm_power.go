@@ -72,6 +72,59 @@ func powerScore3(blocks []float64, y, y2, y3 float64) (points, frac, info float6
 	return points, frac, info
 }
 
+// plainInfo: where the information is at least plainInfo·M (M the blocks' maximum score), the
+// score may take each block's E as Σ j·t_j/s0 (powerMean), its terms all positive but not
+// formed about a category h: E is then within about 9e-16·m of the sum about h (a few roundings
+// of numbers up to m), so the test's score within 9e-16·M, and a root or a Newton step moves by
+// at most 9e-16·M/info <= 9e-14 logits. Below it (some block far from x, where a tail of E must
+// keep its own precision, or too little information to absorb the rounding) powerScore sums
+// about h.
+const plainInfo = 0.01
+
+// plainEnough reports whether a score with this information on blocks of this maximum score may
+// take the blocks' E from powerMean.
+func plainEnough(info, most float64) bool { return info >= plainInfo*most }
+
+// powerMean returns, at y = e^x, Σ w·E and Σ w·V over the blocks of pp (held as coefficients),
+// each E as Σ j·t_j/s0 and V as powerScore's (see plainInfo).
+func (pp polyPart) powerMean(y float64) (sum, info float64) {
+	for i := 0; i < len(pp); {
+		m, blocks, next := pp.group(i)
+		i = next
+		switch m {
+		case 2:
+			y2 := y * y
+			for ; len(blocks) >= 3; blocks = blocks[3:] {
+				b := blocks[:3:3]
+				w := b[0]
+				t1 := b[1] * y
+				t2 := b[2] * y2
+				inv := 1 / (1 + t1 + t2)
+				sum += w * ((t1 + 2*t2) * inv)
+				info += w * ((t1 + 4*t2 + t1*t2) * inv * inv)
+			}
+		case 3:
+			y2 := y * y
+			y3 := y2 * y
+			for ; len(blocks) >= 4; blocks = blocks[4:] {
+				b := blocks[:4:4]
+				w := b[0]
+				t1 := b[1] * y
+				t2 := b[2] * y2
+				t3 := b[3] * y3
+				inv := 1 / (1 + t1 + t2 + t3)
+				sum += w * ((t1 + 2*t2 + 3*t3) * inv)
+				info += w * ((t1*(1+t2+4*t3) + t2*(4+t3) + 9*t3) * inv * inv)
+			}
+		default:
+			p, f, v := powerScoreM(blocks, m, y)
+			sum += p + f
+			info += v
+		}
+	}
+	return sum, info
+}
+
 // powerInfo is powerScore's Σ w·V alone (the information at an estimate once it is found).
 func (pp polyPart) powerInfo(y float64) (info float64) {
 	for i := 0; i < len(pp); {

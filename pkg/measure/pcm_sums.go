@@ -90,7 +90,11 @@ func (it *items) scorePoly(x, r float64) (excess, info float64) {
 	}
 	var points, frac, v float64
 	if it.pmeta.fast(x) {
-		points, frac, v = it.poly.powerScore(math.Exp(x))
+		y := math.Exp(x)
+		if sum, v := it.poly.powerMean(y); plainEnough(info+v, it.pmeta.most) {
+			return (count - r) + (low - high + sum), info + v
+		}
+		points, frac, v = it.poly.powerScore(y)
 	} else {
 		points, frac, v = it.poly.slowScore(&it.pmeta, x)
 	}

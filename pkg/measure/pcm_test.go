@@ -582,6 +582,11 @@ func TestPCMFastSums(t *testing.T) {
 						if d := (h1 - h2 + e1 - e2) / w; math.Abs(d) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
 							t.Errorf("x=%v %d steps: fast E %v, V %v; log space E %v, V %v", x, m, (h2+e2)/w, v2/w, (h1+e1)/w, v1/w)
 						}
+						// The plain sums: E within plainInfo's 9e-16·m of the sums about h, V the same.
+						e3, v3 := block.powerMean(math.Exp(x))
+						if d := (e3 - h2 - e2) / w; math.Abs(d) > 9e-16*float64(m) || math.Abs(v3-v2) > 1e-15*v2 {
+							t.Errorf("x=%v %d steps: plain E %v, V %v; about h E %v, V %v", x, m, e3/w, v3/w, (h2+e2)/w, v2/w)
+						}
 						var buf [fastMaxSteps]float64
 						slow += w * logNorm(pm.logits(c, buf[:]), x)
 					}
@@ -597,6 +602,50 @@ func TestPCMFastSums(t *testing.T) {
 				t.Errorf("the fast sums were used %d times with a block of %d steps", used, pm.top)
 			}
 		})
+	}
+}
+
+// TestPCMPlainSums: the score takes the plain E (powerMean) from an information of plainInfo·M
+// up, and below it the sums about h, which keep the tails: one 0–2 item whose middle category
+// holds all but e^−40 and e^−45 of the mass at x = 0 has E − 1 = p_2 − p_0 to 1e-9 relative
+// (the plain E rounds to 1).
+func TestPCMPlainSums(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		info, most float64
+		want       bool
+	}{
+		{0.01 * 80, 80, true},
+		{math.Nextafter(0.01*80, 0), 80, false},
+		{0.01, 1, true},
+		{math.Nextafter(0.01, 0), 1, false},
+		{0, 40, false},
+	} {
+		if got := plainEnough(tc.info, tc.most); got != tc.want {
+			t.Errorf("plainEnough(%v, %v) = %v; want %v", tc.info, tc.most, got, tc.want)
+		}
+	}
+	f := testFramework(t, "quantile") // λ = 0: the steps below are the u_k
+	p, err := f.prepared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.UnitsPerLogit
+	it, err := p.prepare(Test{Items: []Difficulty{{Count: 1, Steps: []float64{-40 * s, 45 * s}}}, Correct: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := -it.centre / s // θ = 0
+	if !it.pmeta.fast(x) {
+		t.Fatalf("x=%v: not in the multiplicative sums' range", x)
+	}
+	excess, info := it.score(x, 1)
+	want := math.Exp(-45) - math.Exp(-40) // p_2 − p_0, each relative to p_1 ≈ 1
+	if math.Abs(excess-want) > 1e-9*math.Abs(want) || !(info > 0) {
+		t.Errorf("E − 1 = %v, information %v; want %v and a positive information", excess, info, want)
+	}
+	if e, _ := it.poly.powerMean(math.Exp(x)); e != 1 {
+		t.Errorf("plain E %v; want it rounded to 1 (the case the sums about h are for)", e)
 	}
 }
 
