@@ -125,40 +125,6 @@ func (pp polyPart) powerMean(y float64) (sum, info float64) {
 	return sum, info
 }
 
-// powerInfo is powerScore's Σ w·V alone (the information at an estimate once it is found).
-func (pp polyPart) powerInfo(y float64) (info float64) {
-	for i := 0; i < len(pp); {
-		m, blocks, next := pp.group(i)
-		i = next
-		switch m {
-		case 2:
-			y2 := y * y
-			for ; len(blocks) >= 3; blocks = blocks[3:] {
-				b := blocks[:3:3]
-				t1 := b[1] * y
-				t2 := b[2] * y2
-				inv := 1 / (1 + t1 + t2)
-				info += b[0] * ((t1 + 4*t2 + t1*t2) * inv * inv)
-			}
-		case 3:
-			y2 := y * y
-			y3 := y2 * y
-			for ; len(blocks) >= 4; blocks = blocks[4:] {
-				b := blocks[:4:4]
-				t1 := b[1] * y
-				t2 := b[2] * y2
-				t3 := b[3] * y3
-				inv := 1 / (1 + t1 + t2 + t3)
-				info += b[0] * ((t1*(1+t2+4*t3) + t2*(4+t3) + 9*t3) * inv * inv)
-			}
-		default:
-			_, _, v := powerScoreM(blocks, m, y)
-			info += v
-		}
-	}
-	return info
-}
-
 // powerScoreM is powerScore over blocks of m <= fastMaxSteps steps: the terms are formed twice
 // (a multiplication each) rather than stored.
 func powerScoreM(blocks []float64, m int, y float64) (points, frac, info float64) {

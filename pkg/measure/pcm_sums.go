@@ -174,28 +174,6 @@ func fastScoreM(blocks []float64, m int, y float64) (points, frac, info float64)
 	return points, frac, info
 }
 
-// infoPoly is scorePoly's information alone: Σ w·V at x.
-func (it *items) infoPoly(x float64) float64 {
-	if !it.pmeta.fast(x) {
-		_, info := it.scorePoly(x, it.r)
-		return info
-	}
-	var info float64
-	if len(it.k) > 0 {
-		e := math.Exp(-x)
-		for i, k := range it.k {
-			ek := e * k
-			q := 1 / (1 + ek)
-			c := ek * q // 1 − q, as score forms it
-			if ek > 1 {
-				c = 1 - q
-			}
-			info += it.w[i] * q * c
-		}
-	}
-	return info + it.poly.powerInfo(math.Exp(x))
-}
-
 // slowScore is powerScore at x in log space (moments).
 func (pp polyPart) slowScore(pm *polyMeta, x float64) (points, frac, info float64) {
 	var buf [fastMaxSteps]float64

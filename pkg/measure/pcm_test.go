@@ -537,8 +537,8 @@ func TestStrandsPolytomous(t *testing.T) {
 
 // TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
 // (E to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term could
-// leave e^±340 or a block has more than fastMaxSteps steps; the information alone (infoPoly) is
-// score's to 1e-13 relative everywhere.
+// leave e^±340 or a block has more than fastMaxSteps steps; the plain E (powerMean) is within
+// 9e-16·m of the sums about h.
 func TestPCMFastSums(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
@@ -560,9 +560,6 @@ func TestPCMFastSums(t *testing.T) {
 			pm := &it.pmeta
 			used := 0
 			for x := -60.0; x <= 60; x += 0.37 {
-				if _, want := it.score(x, 1); math.Abs(it.infoPoly(x)-want) > 1e-13*want {
-					t.Errorf("x=%v: infoPoly %v; score's information %v", x, it.infoPoly(x), want)
-				}
 				if !pm.fast(x) {
 					if pm.top <= fastMaxSteps && pm.reach+float64(pm.top)*math.Abs(x) <= fastReach {
 						t.Fatalf("x=%v: not fast within the bound", x)

@@ -168,14 +168,13 @@ func (f *Framework) Standard(t Test) (Estimate, error) {
 	case it.n:
 		r = it.n - f.ExtremeAdjust
 	}
-	var x, info float64
+	var x float64
 	if it.poly != nil {
 		x = it.mlePoly(r)
-		info = it.infoPoly(x)
 	} else {
 		x = it.mle(r)
-		_, info = it.score(x, r)
 	}
+	_, info := it.score(x, r)
 	return Estimate{Ability: it.centre + p.s*x, Uncertainty: p.s / math.Sqrt(info)}, nil
 }
 
