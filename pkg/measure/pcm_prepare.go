@@ -72,7 +72,7 @@ func (p *prepared) fillPoly(centre float64, t Test, pp polyPart, count [fastMaxS
 			steps := d.Steps
 			pp[i] = float64(d.Count)
 			vals := pp[i+1 : i+1+len(steps) : i+1+len(steps)]
-			vals = vals[:len(steps)]
+			vals = vals[:len(steps)] // so that vals[k] below needs no bounds check
 			acc, a := 0.0, 0.0
 			for k, step := range steps {
 				delta := (step - centre) * invS

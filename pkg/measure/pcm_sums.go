@@ -65,8 +65,9 @@ func (pm *polyMeta) logits(vals []float64, buf []float64) []float64 {
 }
 
 // scorePoly is score for a test with polytomous items: the dichotomous items as score sums them,
-// then each polytomous block's category h (an integer, exact) meets r with the counts, and the
-// blocks' E − h are added to the dichotomous items' tails.
+// then, where the information allows it (plainInfo), the blocks' E are added to their tails;
+// otherwise each block's category h (an integer, exact) meets r with the counts, and the blocks'
+// E − h are added to the tails.
 func (it *items) scorePoly(x, r float64) (excess, info float64) {
 	var low, high, count float64
 	var e float64

@@ -43,7 +43,8 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	for i, d := range t.Items {
 		if len(d.Steps) >= 2 {
 			blo, bhi, bad := stepRange(d.Steps)
-			// Count·m beyond 2^31 − 1 − n, without a division: Count is first held to 2^31.
+			// Count·m beyond 2^31 − 1 − n, without a division: a Count held below 2^31 first
+			// keeps the product from overflowing.
 			if bad || d.Count < 1 || d.Count > math.MaxInt32 || uint64(d.Count)*uint64(len(d.Steps)) > uint64(math.MaxInt32-n) {
 				return it, stepsError(i, d)
 			}
