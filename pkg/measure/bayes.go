@@ -213,6 +213,9 @@ func (it *items) logPost(x, mu, tau float64) float64 {
 	base := -(it.n-it.r)*x - 0.5*d*d
 	if it.poly != nil {
 		base -= it.logNormPoly(x)
+		if len(it.k) == 0 { // every block polytomous: no product of dichotomous terms to take
+			return base
+		}
 	}
 	if it.unit && math.Abs(x)+it.reach <= 330 {
 		return base - it.logProduct(math.Exp(-x))

@@ -10,9 +10,10 @@ var expTable = func() (t [64]float64) {
 	return t
 }()
 
-// stepExp is e^u within 2 ulps of math.Exp for |u| <= maxRatioLogits (the caller keeps it there;
-// small enough to be inlined): preparing a partial credit test takes one per step, and
-// math.Exp's call was most of that. u =
+// stepExp is e^u within 2 ulps of math.Exp for |u| <= maxRatioLogits (small enough to be
+// inlined): preparing a partial credit test takes one per step, and math.Exp's call was most of
+// that. Beyond that range its answer means nothing: preparePoly, which may go there, fills the
+// blocks again with the a_h (TestPCMExtremeLambda). u =
 // (64k + j)·ln2/64 + r with |r| <= ln2/128, so e^u = 2^k·2^(j/64)·e^r, e^r by its Taylor
 // polynomial of degree 5 (the first term left out, r^6/720, is below 4e-17 of it); ln2/64 is
 // split so that k·hi is exact.

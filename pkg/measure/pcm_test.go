@@ -348,6 +348,13 @@ func TestPCMErrors(t *testing.T) {
 		{"zero count", Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: 0, Steps: []float64{1, 2}}}}, "item 1: count 0 is below 1"},
 		{"score above M", Test{Items: []Difficulty{{Count: 2, Steps: []float64{1, 2, 3}}, {Measure: 5, Count: 1}}, Correct: 8}, "raw score 8 is outside [0, 7]"},
 		{"steps too far apart", Test{Items: []Difficulty{{Count: 1, Steps: []float64{-1e6, 1e6}}}, Correct: 1}, "at most 400 logits"},
+		{"NaN first step", Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: 1, Steps: []float64{math.NaN(), 1, 2}}}}, "item 1: step 1: difficulty NaN is not finite"},
+		{"−Inf middle step", Test{Items: []Difficulty{{Count: 1, Steps: []float64{1, math.Inf(-1), 2}}}}, "item 0: step 2: difficulty -Inf is not finite"},
+		{"+Inf last step", Test{Items: []Difficulty{{Count: 1, Steps: []float64{1, 2, math.Inf(1)}}}}, "item 0: step 3: difficulty +Inf is not finite"},
+		{"NaN step before a zero count", Test{Items: []Difficulty{{Count: 0, Steps: []float64{1, math.NaN()}}}}, "item 0: step 2: difficulty NaN is not finite"},
+		{"maximum score 2^31", Test{Items: []Difficulty{{Measure: 1, Count: 2}, {Count: (math.MaxInt32 - 1) / 2, Steps: []float64{1, 2}}}}, "maximum score above 2^31"},
+		{"count 2^31", Test{Items: []Difficulty{{Count: math.MaxInt32 + 1, Steps: []float64{1, 2}}}}, "maximum score above 2^31"},
+		{"count 2^62 (its product would overflow)", Test{Items: []Difficulty{{Count: 1 << 62, Steps: []float64{1, 2, 3, 4}}}}, "maximum score above 2^31"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -363,6 +370,11 @@ func TestPCMErrors(t *testing.T) {
 	ok := Test{Items: []Difficulty{{Count: 2, Steps: []float64{1, 2, 3}}, {Measure: 5, Count: 1}}, Correct: 7}
 	if _, err := f.Standard(ok); err != nil {
 		t.Errorf("raw score M: got %v; want no error", err)
+	}
+	// The largest maximum score taken: 1 + 2·(2^31 − 2)/2 = 2^31 − 1.
+	most := Test{Items: []Difficulty{{Measure: 1, Count: 1}, {Count: (math.MaxInt32 - 1) / 2, Steps: []float64{1, 2}}}, Correct: 5}
+	if _, err := f.Standard(most); err != nil {
+		t.Errorf("maximum score 2^31 − 1: got %v; want no error", err)
 	}
 	if got := ok.MaxScore(); got != 7 {
 		t.Errorf("MaxScore got %d; want 7", got)
@@ -525,7 +537,8 @@ func TestStrandsPolytomous(t *testing.T) {
 
 // TestPCMFastSums: the multiplicative sums agree with the log-space ones wherever they are used
 // (E to 1e-12, V and the log normaliser to 1e-12 relative), and are not used where a term could
-// leave e^±340 or a block has more than fastMaxSteps steps.
+// leave e^±340 or a block has more than fastMaxSteps steps; the plain E (powerMean) is within
+// 9e-16·m of the sums about h.
 func TestPCMFastSums(t *testing.T) {
 	t.Parallel()
 	f := testFramework(t, "lexile")
@@ -559,14 +572,20 @@ func TestPCMFastSums(t *testing.T) {
 					m, blocks, next := it.poly.group(i)
 					i = next
 					for ; len(blocks) > 0; blocks = blocks[1+m:] {
-						w, g := blocks[0], blocks[1:1+m]
+						w, c := blocks[0], blocks[1:1+m]
 						block := append(polyPart{float64(m), 1}, blocks[:1+m]...)
 						h1, e1, v1 := block.slowScore(pm, x)
-						h2, e2, v2 := block.fastScore(math.Exp(x))
+						h2, e2, v2 := block.powerScore(math.Exp(x))
 						if d := (h1 - h2 + e1 - e2) / w; math.Abs(d) > 1e-12 || math.Abs(v1-v2) > 1e-12*v1 {
 							t.Errorf("x=%v %d steps: fast E %v, V %v; log space E %v, V %v", x, m, (h2+e2)/w, v2/w, (h1+e1)/w, v1/w)
 						}
-						slow += w * logNorm(pm.logits(g, nil), x)
+						// The plain sums: E within plainInfo's 9e-16·m of the sums about h, V the same.
+						e3, v3 := block.powerMean(math.Exp(x))
+						if d := (e3 - h2 - e2) / w; math.Abs(d) > 9e-16*float64(m) || math.Abs(v3-v2) > 1e-15*v2 {
+							t.Errorf("x=%v %d steps: plain E %v, V %v; about h E %v, V %v", x, m, e3/w, v3/w, (h2+e2)/w, v2/w)
+						}
+						var buf [fastMaxSteps]float64
+						slow += w * logNorm(pm.logits(c, buf[:]), x)
 					}
 				}
 				if fast := it.logNormPoly(x); math.Abs(fast-slow) > 1e-12*math.Max(1, math.Abs(slow)) {
@@ -580,6 +599,50 @@ func TestPCMFastSums(t *testing.T) {
 				t.Errorf("the fast sums were used %d times with a block of %d steps", used, pm.top)
 			}
 		})
+	}
+}
+
+// TestPCMPlainSums: the score takes the plain E (powerMean) from an information of plainInfo·M
+// up, and below it the sums about h, which keep the tails: one 0–2 item whose middle category
+// holds all but e^−40 and e^−45 of the mass at x = 0 has E − 1 = p_2 − p_0 to 1e-9 relative
+// (the plain E rounds to 1).
+func TestPCMPlainSums(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		info, most float64
+		want       bool
+	}{
+		{0.01 * 80, 80, true},
+		{math.Nextafter(0.01*80, 0), 80, false},
+		{0.01, 1, true},
+		{math.Nextafter(0.01, 0), 1, false},
+		{0, 40, false},
+	} {
+		if got := plainEnough(tc.info, tc.most); got != tc.want {
+			t.Errorf("plainEnough(%v, %v) = %v; want %v", tc.info, tc.most, got, tc.want)
+		}
+	}
+	f := testFramework(t, "quantile") // λ = 0: the steps below are the u_k
+	p, err := f.prepared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.UnitsPerLogit
+	it, err := p.prepare(Test{Items: []Difficulty{{Count: 1, Steps: []float64{-40 * s, 45 * s}}}, Correct: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := -it.centre / s // θ = 0
+	if !it.pmeta.fast(x) {
+		t.Fatalf("x=%v: not in the multiplicative sums' range", x)
+	}
+	excess, info := it.score(x, 1)
+	want := math.Exp(-45) - math.Exp(-40) // p_2 − p_0, each relative to p_1 ≈ 1
+	if math.Abs(excess-want) > 1e-9*math.Abs(want) || !(info > 0) {
+		t.Errorf("E − 1 = %v, information %v; want %v and a positive information", excess, info, want)
+	}
+	if e, _ := it.poly.powerMean(math.Exp(x)); e != 1 {
+		t.Errorf("plain E %v; want it rounded to 1 (the case the sums about h are for)", e)
 	}
 }
 

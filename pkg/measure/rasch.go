@@ -42,10 +42,13 @@ func (p *prepared) prepare(t Test, buf []float64) (items, error) {
 	var pc polyCounts
 	for i, d := range t.Items {
 		if len(d.Steps) >= 2 {
-			var err error
-			if lo, hi, err = checkSteps(i, d, n, lo, hi); err != nil {
-				return it, err
+			blo, bhi, bad := stepRange(d.Steps)
+			// Count·m beyond 2^31 − 1 − n, without a division: a Count held below 2^31 first
+			// keeps the product from overflowing.
+			if bad || d.Count < 1 || d.Count > math.MaxInt32 || uint64(d.Count)*uint64(len(d.Steps)) > uint64(math.MaxInt32-n) {
+				return it, stepsError(i, d)
 			}
+			lo, hi = min(lo, blo), max(hi, bhi)
 			n += d.Count * len(d.Steps)
 			poly++
 			pc.add(d)
@@ -232,21 +235,33 @@ func (it *items) newtonFrom(lo, hi, x, r, g, info float64) float64 {
 	return x
 }
 
-// checkSteps validates block i of a test, a polytomous one: finite steps, a count of at least 1,
-// and a total score (n so far) that stays below 2^31. It returns lo and hi widened by the steps
-// (one pass over them for both).
-func checkSteps(i int, d Difficulty, n int, lo, hi float64) (float64, float64, error) {
+// stepRange returns the least and the greatest of steps (at least one), and whether some step is
+// not finite (s − s is 0 for a finite s and NaN otherwise, so one sum tells).
+func stepRange(steps []float64) (lo, hi float64, bad bool) {
+	lo, hi = steps[0], steps[0]
+	z := 0.0
+	for _, s := range steps {
+		z += s - s
+		if s < lo {
+			lo = s
+		}
+		if s > hi {
+			hi = s
+		}
+	}
+	return lo, hi, z != 0
+}
+
+// stepsError is the error of block i of a test, a polytomous one that stepRange or its count
+// refused: its first step that is not finite, a count below 1, or a total score of 2^31 or more.
+func stepsError(i int, d Difficulty) error {
 	for k, step := range d.Steps {
 		if !finite(step) {
-			return lo, hi, fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
+			return fmt.Errorf("item %d: step %d: difficulty %v is not finite", i, k+1, step)
 		}
-		lo, hi = min(lo, step), max(hi, step)
 	}
 	if d.Count < 1 {
-		return lo, hi, fmt.Errorf("item %d: count %d is below 1", i, d.Count)
+		return fmt.Errorf("item %d: count %d is below 1", i, d.Count)
 	}
-	if d.Count > (math.MaxInt32-n)/len(d.Steps) {
-		return lo, hi, errors.New("test has a maximum score above 2^31")
-	}
-	return lo, hi, nil
+	return errors.New("test has a maximum score above 2^31")
 }
