@@ -23,7 +23,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen \
-	github.com/zegl/kube-score/cmd/kube-score
+	github.com/zegl/kube-score/cmd/kube-score \
+	./protoc-gen-yardstick-json
 
 # The contract's Opaque-API build, for jsonwire's fail-closed tests (made by its generate.sh).
 OPAQUE := pkg/serve/internal/jsonwire/testdata/opaque
@@ -151,7 +152,7 @@ ts-generate: ## Regenerate the TypeScript client's types from proto/openapi (aft
 
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
-$(TOOLS)/.stamp: tools/go.mod tools/go.sum
+$(TOOLS)/.stamp: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-yardstick-json/*.go)
 	@echo "Building buf and the code generators into $(TOOLS) (pinned in tools/go.mod). The first time this compiles about 900 packages and takes 2-4 minutes on 2 cores; afterwards it is skipped until tools/go.mod changes. Packages are listed as they compile." >&2
 	cd tools && GOWORK=off go build -v -o ../$(TOOLS)/ $(TOOL_PKGS)
 	@touch $@

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // Options are the per-message wire rules beyond protojson's. Messages are named by full name
@@ -34,12 +35,32 @@ type Options struct {
 // plan of each message type is built once.
 type Codec struct {
 	opts  Options
-	plans sync.Map // protoreflect.FullName -> *plan
+	rules *jsoncodec.Rules // opts, for the generated codecs
+	plans sync.Map         // protoreflect.FullName -> *plan
 	mu    sync.Mutex
 }
 
 // New returns a codec applying opts.
-func New(opts Options) *Codec { return &Codec{opts: opts} }
+func New(opts Options) *Codec {
+	return &Codec{opts: opts, rules: jsoncodec.NewRules(jsoncodec.RuleSet{
+		Aliases:      byName(opts.Aliases),
+		Ignored:      byName(opts.Ignored),
+		Positional:   byName(opts.Positional),
+		NumberAsText: byName(opts.NumberAsText),
+		MaxListLen:   opts.MaxListLen,
+		ListLimits:   opts.ListLimits,
+	})}
+}
+
+// byName is m keyed by plain strings, as package jsoncodec (which the generated code imports)
+// names messages.
+func byName[V any](m map[protoreflect.FullName]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[string(k)] = v
+	}
+	return out
+}
 
 // plan is what the codec knows of one message type.
 type plan struct {
