@@ -62,7 +62,8 @@ func byName[V any](m map[protoreflect.FullName]V) map[string]V {
 	return out
 }
 
-// plan is what the codec knows of one message type.
+// plan is what the codec knows of one message type: for the protoreflect path (messages without a
+// generated codec), and for the gRPC side's protobuf path (its layout).
 type plan struct {
 	fields     []*fieldPlan          // declaration order: protojson's output order
 	byName     map[string]*fieldPlan // JSON name, proto name, aliases
@@ -73,7 +74,7 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when package layout verified the generated Go struct (st) and the fields'
-	// offsets and kinds are set (useLayout).
+	// offsets and kinds are set (useLayout): TryUnmarshalProtobuf and HasUnknown read it.
 	fast bool
 	st   *layout.Struct
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
