@@ -48,6 +48,9 @@ type Decoder struct {
 	problems []Problem
 	dropped  int
 	stop     bool // a problem that leaves the tokenizer nowhere to resume from
+	fast     bool // the scanner's pass (scan.go), not the tokenizer's
+	bailed   bool // the scanner gave up: the body is to be decoded again
+	pos      int  // the scanner's position in data
 
 	// The field being read (set by Field): the rare paths consult the rules with it.
 	info  *MessageInfo
@@ -69,7 +72,7 @@ var decoders = sync.Pool{New: func() any { return &Decoder{d: jx.GetDecoder()} }
 func Get(body []byte, rules *Rules) *Decoder {
 	d := decoders.Get().(*Decoder)
 	d.d.ResetBytes(body)
-	d.data, d.rules = body, rules
+	d.data, d.rules, d.fast, d.pos = body, rules, true, 0
 	return d
 }
 
@@ -78,12 +81,10 @@ func Get(body []byte, rules *Rules) *Decoder {
 func Put(d *Decoder) {
 	d.d.ResetBytes(nil)
 	d.data, d.text, d.rules, d.problems, d.dropped, d.stop, d.info = nil, "", nil, nil, 0, false, nil
+	d.bailed = false
 	d.path = d.path[:0]
 	decoders.Put(d)
 }
-
-// Tokens is the tokenizer, for the protoreflect path.
-func (d *Decoder) Tokens() *jx.Decoder { return d.d }
 
 // Rules are the decoder's rules (nil when none).
 func (d *Decoder) Rules() *Rules { return d.rules }
@@ -101,6 +102,10 @@ func (d *Decoder) Stopped() bool { return d.stop }
 
 // Problem records a problem at the current path.
 func (d *Decoder) Problem(msg string) {
+	if d.fast {
+		d.bail() // the tokenizer's pass finds it again, with the rest
+		return
+	}
 	if len(d.problems) >= MaxProblems {
 		d.dropped++
 		return
@@ -118,6 +123,10 @@ func (d *Decoder) Pop()                 { d.path = d.path[:len(d.path)-1] }
 // Syntax records a tokenizer error (malformed JSON) and stops decoding; nil is no error.
 func (d *Decoder) Syntax(err error) {
 	if err == nil || d.stop {
+		return
+	}
+	if d.fast {
+		d.bail()
 		return
 	}
 	saved := d.path
@@ -152,12 +161,25 @@ func syntaxMessage(err error) string {
 }
 
 // Skip passes over a value the decoder reported a problem with.
-func (d *Decoder) Skip() { d.Syntax(d.d.Skip()) }
+func (d *Decoder) Skip() {
+	if d.fast {
+		d.bail() // values are skipped on the rare paths: the tokenizer takes them
+		return
+	}
+	d.Syntax(d.d.Skip())
+}
 
 // Start begins reading the body: it reports whether it starts with a JSON object, which the
 // caller then reads (DecodeJSONWire, or the protoreflect path) before calling End. An empty body
 // is an empty object; any other value is a problem.
 func (d *Decoder) Start() bool {
+	if d.fast {
+		if d.peek() == jx.Object {
+			return true
+		}
+		d.bail() // an empty body, or not an object: the tokenizer's pass says which
+		return false
+	}
 	switch d.d.Next() {
 	case jx.Object:
 		return true
@@ -180,6 +202,12 @@ func (d *Decoder) End() {
 
 // trailing refuses anything but white space after the object.
 func (d *Decoder) trailing() {
+	if d.fast {
+		if d.ws(); d.pos != len(d.data) {
+			d.bail()
+		}
+		return
+	}
 	if d.d.Next() == jx.Invalid {
 		if err := d.d.Skip(); err == nil || errors.Is(err, io.EOF) {
 			return
@@ -189,16 +217,35 @@ func (d *Decoder) trailing() {
 	d.Problem("unexpected data after the JSON object")
 }
 
-// Object starts reading an object (the decoder's next value): the generated loop calls Next and
+// Object starts reading an object (the decoder's next value): the generated loop calls More and
 // Key on the iterator, and ends with EndObject.
-func (d *Decoder) Object() jx.ObjIter {
+func (d *Decoder) Object() Iter {
+	if d.fast {
+		d.pos++ // '{', which the caller has seen
+		return Iter{first: true}
+	}
 	it, err := d.d.ObjIter()
 	d.Syntax(err)
-	return it
+	return Iter{jx: it}
+}
+
+// More moves it to the next key, reporting false at the object's end or when decoding stopped.
+func (d *Decoder) More(it *Iter) bool {
+	switch {
+	case d.stop:
+		return false
+	case d.fast:
+		return d.moreFast(it)
+	}
+	return it.jx.Next()
 }
 
 // EndObject ends the object read with it.
-func (d *Decoder) EndObject(it *jx.ObjIter) { d.Syntax(it.Err()) }
+func (d *Decoder) EndObject(it *Iter) {
+	if !d.fast {
+		d.Syntax(it.jx.Err())
+	}
+}
 
 // Field starts reading the i-th field of a message of type info, whose bit in seen records that
 // it appeared: it pushes the field's name on the path (the caller pops it), refuses a second
@@ -206,7 +253,7 @@ func (d *Decoder) EndObject(it *jx.ObjIter) { d.Syntax(it.Err()) }
 // type with ok true.
 func (d *Decoder) Field(info *MessageInfo, seen *uint64, i int) (t jx.Type, ok bool) {
 	d.path = append(d.path, step{name: info.Names[i]})
-	t = d.d.Next()
+	t = d.Peek()
 	bit := uint64(1) << (uint(i) % 64)
 	switch {
 	case *seen&bit != 0:
@@ -215,12 +262,21 @@ func (d *Decoder) Field(info *MessageInfo, seen *uint64, i int) (t jx.Type, ok b
 		return t, false
 	case t == jx.Null:
 		*seen |= bit
-		d.Syntax(d.d.Null())
+		d.Null()
 		return t, false
 	}
 	*seen |= bit
 	d.info, d.field = info, i
 	return t, true
+}
+
+// Null consumes a null (the next value).
+func (d *Decoder) Null() {
+	if d.fast {
+		d.literal("null")
+		return
+	}
+	d.Syntax(d.d.Null())
 }
 
 // Unknown handles a key that names no field of a message of type info: an alias's field name is

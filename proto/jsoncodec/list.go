@@ -25,17 +25,19 @@ type Elements struct {
 // wanted is what its elements must be ("a number"). ok is false when it is not an array
 // (reported).
 func (d *Decoder) List(t jx.Type, wanted string) (e Elements, ok bool) {
+	var err error
 	if t != jx.Array {
 		d.Problem("must be an array")
 		d.Skip()
 		return e, false
 	}
-	it, err := d.d.ArrIter()
-	if err != nil {
+	e = Elements{wanted: wanted, i: -1}
+	if d.fast {
+		d.pos++ // '['
+	} else if e.it, err = d.d.ArrIter(); err != nil {
 		d.Syntax(err)
 		return e, false
 	}
-	e = Elements{it: it, wanted: wanted, i: -1}
 	if d.info != nil {
 		e.limit = d.rules.ListLimit(d.info.Names[d.field])
 	}
@@ -59,7 +61,14 @@ func (d *Decoder) Next(e *Elements) (t jx.Type, ok bool) {
 			d.Pop()
 			e.started = false
 		}
-		if d.stop || !e.it.Next() {
+		switch {
+		case d.stop:
+			return 0, false
+		case d.fast:
+			if !d.nextElementFast(e) {
+				return 0, false
+			}
+		case !e.it.Next():
 			d.Syntax(e.it.Err())
 			return 0, false
 		}
@@ -72,7 +81,7 @@ func (d *Decoder) Next(e *Elements) (t jx.Type, ok bool) {
 		}
 		d.PushIndex(e.i)
 		e.started = true
-		if t = d.d.Next(); t != jx.Null {
+		if t = d.Peek(); t != jx.Null {
 			return t, true
 		}
 		d.Problem("must be " + e.wanted + ", not null")
@@ -129,7 +138,7 @@ func Map[V any](d *Decoder, t jx.Type, read func(*Decoder, jx.Type) (V, bool)) m
 	}
 	out := map[string]V{}
 	it := d.Object()
-	for !d.stop && it.Next() {
+	for d.More(&it) {
 		key := it.Key()
 		d.PushKey(string(key))
 		switch _, dup := out[string(key)]; {
@@ -143,7 +152,7 @@ func Map[V any](d *Decoder, t jx.Type, read func(*Decoder, jx.Type) (V, bool)) m
 			d.Skip()
 		default:
 			k := string(key)
-			if v, ok := read(d, d.d.Next()); ok {
+			if v, ok := read(d, d.Peek()); ok {
 				out[k] = v
 			}
 		}
@@ -187,6 +196,9 @@ func (d *Decoder) Sub(m Message, t jx.Type) {
 // Positional reads a number array holding one number for each of names (a message's fields, in
 // order); anything else is a problem naming them. The values are valid until the next call.
 func (d *Decoder) Positional(names []string) ([]float64, bool) {
+	if d.fast {
+		return d.positionalFast(names)
+	}
 	raw, err := d.d.Raw()
 	if err != nil {
 		d.Syntax(err)

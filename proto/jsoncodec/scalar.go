@@ -36,9 +36,8 @@ func (d *Decoder) asText() bool {
 func (d *Decoder) ReadString(t jx.Type, numberAsText bool) (string, bool) {
 	switch t {
 	case jx.String:
-		b, err := d.d.StrBytes()
-		if err != nil {
-			d.Syntax(err)
+		b, ok := d.strBytes()
+		if !ok {
 			return "", false
 		}
 		if !utf8.Valid(b) {
@@ -48,9 +47,8 @@ func (d *Decoder) ReadString(t jx.Type, numberAsText bool) (string, bool) {
 		return d.share(b), true
 	case jx.Number:
 		if numberAsText {
-			raw, err := d.d.Raw()
-			if err != nil {
-				d.Syntax(err)
+			raw, ok := d.numberBytes()
+			if !ok {
 				return "", false
 			}
 			return d.share(raw), true
@@ -78,9 +76,34 @@ func (d *Decoder) ReadBool(t jx.Type) (bool, bool) {
 		d.Skip()
 		return false, false
 	}
+	if d.fast {
+		if d.data[d.pos] == 't' {
+			return true, d.literal("true")
+		}
+		return false, d.literal("false")
+	}
 	b, err := d.d.Bool()
 	d.Syntax(err)
 	return b, err == nil
+}
+
+// strBytes reads a string's bytes (unescaped), numberBytes a number's text.
+func (d *Decoder) strBytes() ([]byte, bool) {
+	if d.fast {
+		return d.str()
+	}
+	b, err := d.d.StrBytes()
+	d.Syntax(err)
+	return b, err == nil
+}
+
+func (d *Decoder) numberBytes() ([]byte, bool) {
+	if d.fast {
+		return d.number()
+	}
+	raw, err := d.d.Raw()
+	d.Syntax(err)
+	return raw, err == nil
 }
 
 // Double reads a double field; OptDouble an optional one.
@@ -124,16 +147,14 @@ func (d *Decoder) OptInt64(t jx.Type) *int64 {
 func (d *Decoder) numberText(t jx.Type) (text []byte, quoted bool) {
 	switch t {
 	case jx.Number:
-		raw, err := d.d.Raw()
-		if err != nil {
-			d.Syntax(err)
+		raw, ok := d.numberBytes()
+		if !ok {
 			return nil, false
 		}
 		return raw, false
 	case jx.String:
-		b, err := d.d.StrBytes()
-		if err != nil {
-			d.Syntax(err)
+		b, ok := d.strBytes()
+		if !ok {
 			return nil, false
 		}
 		return b, true

@@ -68,7 +68,7 @@ func generateDecode(g *protogen.GeneratedFile, m *protogen.Message) {
 	g.P("func (x *", m.GoIdent.GoName, ") DecodeJSONWire(d *", runtime.Ident("Decoder"), ") {")
 	if len(m.Fields) == 0 {
 		g.P("it := d.Object()")
-		g.P("for !d.Stopped() && it.Next() {")
+		g.P("for d.More(&it) {")
 		g.P("d.Unknown(&", infoVar(m), ", it.Key(), false)")
 		g.P("}")
 		g.P("d.EndObject(&it)")
@@ -77,7 +77,7 @@ func generateDecode(g *protogen.GeneratedFile, m *protogen.Message) {
 	}
 	g.P("var seen uint64")
 	g.P("it := d.Object()")
-	g.P("for !d.Stopped() && it.Next() {")
+	g.P("for d.More(&it) {")
 	g.P("key, aliased := it.Key(), false")
 	g.P("field:")
 	g.P("switch string(key) {")

@@ -22,14 +22,27 @@ func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	proto.Reset(m)
 	d := jsoncodec.Get(data, c.rules)
 	defer jsoncodec.Put(d)
-	if d.Start() {
-		if g, ok := m.(jsoncodec.Message); ok {
-			g.DecodeJSONWire(d)
-		} else {
+	g, ok := m.(jsoncodec.Message)
+	if !ok {
+		d.Slow()
+		if d.Start() {
 			r := m.ProtoReflect()
 			message(d, c.planOf(r.Descriptor()), r)
+			d.End()
 		}
+		return d.Err()
+	}
+	if d.Start() {
+		g.DecodeJSONWire(d)
 		d.End()
+	}
+	if d.Bailed() { // a problem, or a form the scanner leaves to the tokenizer: read it again
+		proto.Reset(m)
+		d.Retry()
+		if d.Start() {
+			g.DecodeJSONWire(d)
+			d.End()
+		}
 	}
 	return d.Err()
 }
@@ -51,7 +64,7 @@ func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }
 func message(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {
 	it := d.Object()
 	var seen uint64
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key := it.Key()
 		f := p.byName[string(key)]
 		if f == nil {
@@ -63,12 +76,12 @@ func message(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {
 			continue
 		}
 		d.PushName(f.jsonName)
-		switch t := d.Tokens().Next(); {
+		switch t := d.Peek(); {
 		case seen&f.bit != 0:
 			d.Problem("appears more than once")
 			d.Skip()
 		case t == jx.Null:
-			d.Syntax(d.Tokens().Null()) // null leaves the field unset, as protojson does
+			d.Null() // null leaves the field unset, as protojson does
 		default:
 			field(d, f, m, t)
 		}
@@ -118,7 +131,7 @@ func mapField(d *jsoncodec.Decoder, f *fieldPlan, m protoreflect.Message, t jx.T
 	}
 	mp := m.Mutable(f.fd).Map()
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key := protoreflect.ValueOfString(string(it.Key())).MapKey()
 		d.PushKey(key.String())
 		switch {
@@ -131,7 +144,7 @@ func mapField(d *jsoncodec.Decoder, f *fieldPlan, m protoreflect.Message, t jx.T
 			d.Problem("appears more than once")
 			d.Skip()
 		default:
-			if v, ok := scalar(d, value, d.Tokens().Next()); ok {
+			if v, ok := scalar(d, value, d.Peek()); ok {
 				mp.Set(key, v)
 			}
 		}

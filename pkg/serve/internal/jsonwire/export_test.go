@@ -12,6 +12,7 @@ func (c *Codec) unmarshalReflect(data []byte, m proto.Message) error {
 	proto.Reset(m)
 	d := jsoncodec.Get(data, c.rules)
 	defer jsoncodec.Put(d)
+	d.Slow()
 	if d.Start() {
 		r := m.ProtoReflect()
 		message(d, c.planOf(r.Descriptor()), r)

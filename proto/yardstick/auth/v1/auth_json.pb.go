@@ -21,7 +21,7 @@ func (x *IssueTokenRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *IssueTokenRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -86,7 +86,7 @@ func (x *IssueTokenResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *IssueTokenResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {

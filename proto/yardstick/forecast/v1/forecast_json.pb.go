@@ -19,7 +19,7 @@ func (x *ForecastRequest) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWi
 func (x *ForecastRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -136,7 +136,7 @@ func (x *StudentData) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *StudentData) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -216,7 +216,7 @@ func (x *GroupForecastRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *GroupForecastRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -297,7 +297,7 @@ func (x *Forecast) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo_
 func (x *Forecast) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -390,7 +390,7 @@ func (x *StudentForecast) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWi
 func (x *StudentForecast) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -465,7 +465,7 @@ func (x *GroupAggregate) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *GroupAggregate) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -528,7 +528,7 @@ func (x *GroupForecasts) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *GroupForecasts) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -588,7 +588,7 @@ func (x *GroupForecastResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *GroupForecastResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -657,7 +657,7 @@ func (x *ComprehensionRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ComprehensionRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -731,7 +731,7 @@ func (x *ComprehensionResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ComprehensionResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -792,7 +792,7 @@ func (x *PlanRequest) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *PlanRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -946,7 +946,7 @@ func (x *PlanPoint) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo
 func (x *PlanPoint) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1035,7 +1035,7 @@ func (x *PlanReach) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo
 func (x *PlanReach) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1128,7 +1128,7 @@ func (x *PlanPeak) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo_
 func (x *PlanPeak) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1183,7 +1183,7 @@ func (x *PlanResponse) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireI
 func (x *PlanResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1272,7 +1272,7 @@ func (x *GrowthRequest) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWire
 func (x *GrowthRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1382,7 +1382,7 @@ func (x *GrowthPrior) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *GrowthPrior) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1456,7 +1456,7 @@ func (x *GrowthWindow) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireI
 func (x *GrowthWindow) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1508,7 +1508,7 @@ func (x *GrowthCut) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo
 func (x *GrowthCut) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1567,7 +1567,7 @@ func (x *GrowthResponse) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *GrowthResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1655,7 +1655,7 @@ func (x *GroupStreamSettings) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *GroupStreamSettings) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1738,7 +1738,7 @@ func (x *GroupStreamResult) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *GroupStreamResult) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {

@@ -21,7 +21,7 @@ func (x *ListItemsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListItemsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -136,7 +136,7 @@ func (x *BundleInfo) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInf
 func (x *BundleInfo) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -190,7 +190,7 @@ func (x *CatalogItem) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *CatalogItem) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -276,7 +276,7 @@ func (x *ListItemsResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListItemsResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -354,7 +354,7 @@ func (x *ListFormsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListFormsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -401,7 +401,7 @@ func (x *CatalogForm) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *CatalogForm) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -466,7 +466,7 @@ func (x *ListFormsResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListFormsResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -534,7 +534,7 @@ func (x *ListLinksRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 // DecodeJSONWire reads a JSON object into x under the wire rules.
 func (x *ListLinksRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		d.Unknown(&jsonWireInfo_ListLinksRequest, it.Key(), false)
 	}
 	d.EndObject(&it)
@@ -561,7 +561,7 @@ func (x *CatalogLink) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *CatalogLink) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -631,7 +631,7 @@ func (x *ListLinksResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListLinksResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -700,7 +700,7 @@ func (x *ListStrandsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListStrandsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -749,7 +749,7 @@ func (x *ListStrandsResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListStrandsResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -826,7 +826,7 @@ func (x *ListFrameworksRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 // DecodeJSONWire reads a JSON object into x under the wire rules.
 func (x *ListFrameworksRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		d.Unknown(&jsonWireInfo_ListFrameworksRequest, it.Key(), false)
 	}
 	d.EndObject(&it)
@@ -853,7 +853,7 @@ func (x *FrameworkOffer) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *FrameworkOffer) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1011,7 +1011,7 @@ func (x *ListFrameworksResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ListFrameworksResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {

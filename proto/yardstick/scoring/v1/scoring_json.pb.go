@@ -19,7 +19,7 @@ func (x *ItemResult) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInf
 func (x *ItemResult) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -80,7 +80,7 @@ func (x *ItemId) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo_It
 func (x *ItemId) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -127,7 +127,7 @@ func (x *ItemDifficulty) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *ItemDifficulty) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -198,7 +198,7 @@ func (x *ScoreItemResultsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreItemResultsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -285,7 +285,7 @@ func (x *ScoreItemIdsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreItemIdsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -372,7 +372,7 @@ func (x *ScoreScaleRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreScaleRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -478,7 +478,7 @@ func (x *ScoreItemResultsStrandsRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreItemResultsStrandsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -575,7 +575,7 @@ func (x *ScoreDifficultiesBayesRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreDifficultiesBayesRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -689,7 +689,7 @@ func (x *ScoreItemResultsBayesRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreItemResultsBayesRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -817,7 +817,7 @@ func (x *ScoreItemIdsBayesRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreItemIdsBayesRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -931,7 +931,7 @@ func (x *ScoreScaleBayesRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreScaleBayesRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1076,7 +1076,7 @@ func (x *ScoreItemResultsBayesStrandsRequest) JSONWireInfo() *jsoncodec.MessageI
 func (x *ScoreItemResultsBayesStrandsRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1212,7 +1212,7 @@ func (x *ScoreFormRequest) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *ScoreFormRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1301,7 +1301,7 @@ func (x *NextItemRequest) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWi
 func (x *NextItemRequest) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1477,7 +1477,7 @@ func (x *StopRules) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo
 func (x *StopRules) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1574,7 +1574,7 @@ func (x *AdaptiveItem) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireI
 func (x *AdaptiveItem) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1637,7 +1637,7 @@ func (x *NextItemResponse) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *NextItemResponse) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1743,7 +1743,7 @@ func (x *PersonFit) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo
 func (x *PersonFit) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1816,7 +1816,7 @@ func (x *Measure) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo_M
 func (x *Measure) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1928,7 +1928,7 @@ func (x *Strand) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireInfo_St
 func (x *Strand) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -1980,7 +1980,7 @@ func (x *StrandsMeasure) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWir
 func (x *StrandsMeasure) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -2092,7 +2092,7 @@ func (x *BayesStrand) JSONWireInfo() *jsoncodec.MessageInfo { return &jsonWireIn
 func (x *BayesStrand) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
@@ -2169,7 +2169,7 @@ func (x *BayesStrandsMeasure) JSONWireInfo() *jsoncodec.MessageInfo {
 func (x *BayesStrandsMeasure) DecodeJSONWire(d *jsoncodec.Decoder) {
 	var seen uint64
 	it := d.Object()
-	for !d.Stopped() && it.Next() {
+	for d.More(&it) {
 		key, aliased := it.Key(), false
 	field:
 		switch string(key) {
