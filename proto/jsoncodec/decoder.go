@@ -163,7 +163,9 @@ func syntaxMessage(err error) string {
 // Skip passes over a value the decoder reported a problem with.
 func (d *Decoder) Skip() {
 	if d.fast {
-		d.bail() // values are skipped on the rare paths: the tokenizer takes them
+		if !d.stop { // an ignored field's value (after a problem, the scanner has bailed)
+			d.skipFast(0)
+		}
 		return
 	}
 	d.Syntax(d.d.Skip())

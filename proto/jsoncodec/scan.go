@@ -259,3 +259,39 @@ func (d *Decoder) positionalFast(names []string) ([]float64, bool) {
 	d.bail()
 	return nil, false
 }
+
+// maxSkipDepth bounds the nesting of a value the scanner skips; deeper ones go to the tokenizer.
+const maxSkipDepth = 32
+
+// skipFast passes over a value (an ignored field's), as strictly as the rest of the scanner.
+func (d *Decoder) skipFast(depth int) {
+	switch t := d.peek(); {
+	case t == jx.String:
+		d.str()
+	case t == jx.Number:
+		d.number()
+	case t == jx.Bool && d.data[d.pos] == 't':
+		d.literal("true")
+	case t == jx.Bool:
+		d.literal("false")
+	case t == jx.Null:
+		d.literal("null")
+	case depth >= maxSkipDepth:
+		d.bail()
+	case t == jx.Object:
+		d.pos++
+		it := Iter{first: true}
+		for !d.stop && d.moreFast(&it) {
+			d.skipFast(depth + 1)
+		}
+	case t == jx.Array:
+		d.pos++
+		e := Elements{i: -1}
+		for !d.stop && d.nextElementFast(&e) {
+			e.i++
+			d.skipFast(depth + 1)
+		}
+	default:
+		d.bail()
+	}
+}

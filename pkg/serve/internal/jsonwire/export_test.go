@@ -29,3 +29,17 @@ func (c *Codec) marshalReflect(dst []byte, m proto.Message) ([]byte, error) {
 	}
 	return appendMessage(dst, p, m.ProtoReflect())
 }
+
+// unmarshalTokenizer is Unmarshal through the generated codec on the tokenizer alone (no
+// scanner's pass).
+func (c *Codec) unmarshalTokenizer(body string, m proto.Message) error {
+	proto.Reset(m)
+	d := jsoncodec.Get([]byte(body), c.rules)
+	defer jsoncodec.Put(d)
+	d.Slow()
+	if d.Start() {
+		m.(jsoncodec.Message).DecodeJSONWire(d)
+		d.End()
+	}
+	return d.Err()
+}
