@@ -78,6 +78,22 @@ func BenchmarkUnmarshalDifficulties40Reflect(b *testing.B) {
 	})
 }
 
+// BenchmarkUnmarshalDifficulties40Tokenizer is the same body through the generated codec on
+// go-faster/jx alone, without the scanner's first pass: what the scanner pays.
+func BenchmarkUnmarshalDifficulties40Tokenizer(b *testing.B) {
+	c := New(Options{})
+	body := difficulties40()
+	b.ReportAllocs()
+	cpuPerOp(b, func() {
+		for i := 0; i < b.N; i++ {
+			var req scoringv1.ScoreDifficultiesBayesRequest
+			if err := c.unmarshalTokenizer(body, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // measureAnswer is make bench-e2e's answer to that request.
 func measureAnswer() *scoringv1.Measure {
 	return &scoringv1.Measure{Ability: 712, AbilityDisplay: "712L", Uncertainty: 41, Framework: "lexile", ApiVersion: "1.4.0", Percentile: ptrTo(int32(63))}

@@ -32,9 +32,9 @@ func (c *Codec) marshalReflect(dst []byte, m proto.Message) ([]byte, error) {
 
 // unmarshalTokenizer is Unmarshal through the generated codec on the tokenizer alone (no
 // scanner's pass).
-func (c *Codec) unmarshalTokenizer(body string, m proto.Message) error {
+func (c *Codec) unmarshalTokenizer(body []byte, m proto.Message) error {
 	proto.Reset(m)
-	d := jsoncodec.Get([]byte(body), c.rules)
+	d := jsoncodec.Get(body, c.rules)
 	defer jsoncodec.Put(d)
 	d.Slow()
 	if d.Start() {

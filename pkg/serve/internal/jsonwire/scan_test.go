@@ -75,7 +75,7 @@ func TestScannerTakesCommonBodies(t *testing.T) {
 			}
 			got, want := tc.msg(), tc.msg()
 			err := c.Unmarshal([]byte(tc.body), got)
-			refErr := c.unmarshalTokenizer(tc.body, want)
+			refErr := c.unmarshalTokenizer([]byte(tc.body), want)
 			if errString(err) != errString(refErr) {
 				t.Fatalf("got error %v; want %v (the tokenizer's)", err, refErr)
 			}
