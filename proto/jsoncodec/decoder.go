@@ -86,9 +86,6 @@ func Put(d *Decoder) {
 	decoders.Put(d)
 }
 
-// Rules are the decoder's rules (nil when none).
-func (d *Decoder) Rules() *Rules { return d.rules }
-
 // Err is the problems found, as an *Error, or nil.
 func (d *Decoder) Err() error {
 	if len(d.problems) == 0 {
@@ -96,9 +93,6 @@ func (d *Decoder) Err() error {
 	}
 	return &Error{Problems: d.problems, Dropped: d.dropped}
 }
-
-// Stopped reports whether decoding had to end (malformed JSON, a list past its limit).
-func (d *Decoder) Stopped() bool { return d.stop }
 
 // Problem records a problem at the current path.
 func (d *Decoder) Problem(msg string) {

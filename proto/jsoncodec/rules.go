@@ -54,18 +54,6 @@ func set(names []string) map[string]bool {
 	return out
 }
 
-// Alias is the JSON name key stands for in message (ok false: none).
-func (r *Rules) Alias(message, key string) (string, bool) {
-	if r == nil {
-		return "", false
-	}
-	to, ok := r.aliases[message][key]
-	return string(to), ok
-}
-
-// Ignored reports whether message accepts and drops the field key.
-func (r *Rules) Ignored(message, key string) bool { return r != nil && r.ignored[message][key] }
-
 // IsPositional reports whether message may arrive as a number array.
 func (r *Rules) IsPositional(message string) bool { return r != nil && r.positional[message] }
 
