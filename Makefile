@@ -64,6 +64,7 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
 	go test -count=1 -run 'TestFrontHandlerAllocations' github.com/yardstick-dev/yardstick/services/scoring/internal/scoring
+	cd tools && GOWORK=off go test -count=1 ./protoc-gen-yardstick-json/
 
 # How long make fuzz runs each fuzz target (four of them: keep the total under 2 minutes).
 FUZZTIME ?= 20s

@@ -18,15 +18,16 @@ import (
 	"google.golang.org/protobuf/types/pluginpb"
 )
 
-func main() {
-	protogen.Options{}.Run(func(gen *protogen.Plugin) error {
-		gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL)
-		s := newSupport()
-		for _, f := range gen.Files {
-			if f.Generate {
-				generateFile(gen, f, s)
-			}
+func main() { protogen.Options{}.Run(run) }
+
+// run generates the codecs of the files gen is asked for.
+func run(gen *protogen.Plugin) error {
+	gen.SupportedFeatures = uint64(pluginpb.CodeGeneratorResponse_FEATURE_PROTO3_OPTIONAL)
+	s := newSupport()
+	for _, f := range gen.Files {
+		if f.Generate {
+			generateFile(gen, f, s)
 		}
-		return nil
-	})
+	}
+	return nil
 }
