@@ -20,8 +20,10 @@
 //   - every problem carries the element path of the field (`items[3].result`), up to MaxProblems;
 //     past that bound a body costs no more to read, and a list ends one entry past its limit.
 //
-// go-faster/jx tokenizes: a maintained, allocation-free tokenizer with strict RFC 8259
-// validation. Strings that lie in the body as written are cut from one copy of the body made
+// A first pass scans the body directly and takes only the common body (no escape, no problem of
+// any kind, scan.go); at anything else it bails, and the body is read again with go-faster/jx, a
+// maintained, allocation-free tokenizer with strict RFC 8259 validation, which finds and words
+// every problem. Strings that lie in the body as written are cut from one copy of the body made
 // for the request (no copy per string, and no unsafe); optional scalars come from arenas and list
 // elements from chunks that a Decoder and a Pool keep across requests, so a 40-item request costs a
 // few allocations, not one per field.

@@ -19,7 +19,7 @@
 // generate) writes beside each .pb.go file a DecodeJSONWire that switches on each key and sets the
 // struct's fields by name, and an AppendJSONWire that appends the answer's bytes, in plain Go (no
 // reflection, no unsafe). They run on package jsoncodec (proto/jsoncodec), which holds the
-// tokenizer, the problems and their paths, the number rules, and the Options as Rules that the
+// tokenizing (a scanner for the common body, go-faster/jx for the rest), the problems and their paths, the number rules, and the Options as Rules that the
 // generated code consults on the rare path (an unknown key, a number for a text field, an array
 // for a message). Unmarshal and Marshal take a message's generated codec when it has one
 // (jsoncodec.Message); any other message — a dynamicpb message, the Opaque API's structs, a type
@@ -34,6 +34,7 @@
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
-// maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, so the codecs only
-// map tokens onto message fields.
+// maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, which words every
+// problem; the scanner in front of it takes the common body in about three quarters of the CPU
+// (docs/performance.md).
 package jsonwire
