@@ -66,7 +66,7 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 	go test -count=1 -run 'TestFrontHandlerAllocations' github.com/yardstick-dev/yardstick/services/scoring/internal/scoring
 	cd tools && GOWORK=off go test -count=1 ./protoc-gen-yardstick-json/
 
-# How long make fuzz runs each fuzz target (four of them: keep the total under 2 minutes).
+# How long make fuzz runs each fuzz target (five of them: keep the total under 2 minutes).
 FUZZTIME ?= 20s
 # Go 1.26's fuzzing coordinator can race its own -fuzztime deadline and fail a target that found
 # nothing ("context deadline exceeded", no crasher: golang/go#75804, fixed in Go 1.27). Only the
@@ -74,8 +74,9 @@ FUZZTIME ?= 20s
 FUZZ_GOTOOLCHAIN ?= go1.27.3
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, the protobuf fast path and the batch records' envelope against protobuf-go, the JSON front end to end.
+fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, its scanner against its tokenizer, the protobuf fast path and the batch records' envelope against protobuf-go, the JSON front end to end.
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzUnmarshalJSON$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzUnmarshalProtobuf$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzFront$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard

@@ -85,3 +85,36 @@ func TestScannerTakesCommonBodies(t *testing.T) {
 		})
 	}
 }
+
+// scanRules are rules of every kind, on contract messages, for FuzzScanner.
+var scanRules = Options{
+	Aliases:      map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.ItemId": {"itemid": "id"}, "yardstick.scoring.v1.ItemResult": {"itemid": "id"}},
+	Ignored:      map[protoreflect.FullName][]string{"yardstick.forecast.v1.GroupForecastRequest": {"framework"}, "yardstick.scoring.v1.ScoreItemResultsRequest": {"numberCorrect"}},
+	Positional:   map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true},
+	NumberAsText: map[protoreflect.FullName][]string{"yardstick.scoring.v1.ScoreScaleRequest": {"scaleScore"}},
+	ListLimits:   map[string]int{"cutLevels": 3, "items": 5},
+	MaxListLen:   8,
+}
+
+// FuzzScanner decodes any body into any contract type under rules of every kind, with the
+// scanner's first pass and on the tokenizer alone: the answers (the problems, or the message) are
+// the same.
+func FuzzScanner(f *testing.F) {
+	types := contractMessages(f)
+	for i := range types {
+		f.Add(uint8(i), []byte(`{"framework":{"a":[1,"x",true,null]},"studentData":[[1,2,3]],"items":[{"itemid":"L1","result":1}],"scaleScore":5.0,"numberCorrect":[]}`))
+	}
+	c := New(scanRules)
+	f.Fuzz(func(t *testing.T, typ uint8, body []byte) {
+		mt := types[int(typ)%len(types)]
+		got, want := mt.New().Interface(), mt.New().Interface()
+		err := c.Unmarshal(body, got)
+		refErr := c.unmarshalTokenizer(body, want)
+		if errString(err) != errString(refErr) {
+			t.Fatalf("%s from %q: got error %v; want %v (the tokenizer's)", mt.Descriptor().FullName(), body, err, refErr)
+		}
+		if err == nil && !bytes.Equal(protojsonBytes(t, got), protojsonBytes(t, want)) {
+			t.Fatalf("%s from %q: got %s; want %s (the tokenizer's)", mt.Descriptor().FullName(), body, protojsonBytes(t, got), protojsonBytes(t, want))
+		}
+	})
+}
