@@ -23,7 +23,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2 \
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen \
-	github.com/zegl/kube-score/cmd/kube-score
+	github.com/zegl/kube-score/cmd/kube-score \
+	./protoc-gen-yardstick-json
 
 # The contract's Opaque-API build, for jsonwire's fail-closed tests (made by its generate.sh).
 OPAQUE := pkg/serve/internal/jsonwire/testdata/opaque
@@ -63,8 +64,9 @@ test: ## Run every test of the workspace (race detector on), then the allocation
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
 	go test -count=1 -run 'TestFrontHandlerAllocations' github.com/yardstick-dev/yardstick/services/scoring/internal/scoring
+	cd tools && GOWORK=off go test -count=1 ./protoc-gen-yardstick-json/
 
-# How long make fuzz runs each fuzz target (four of them: keep the total under 2 minutes).
+# How long make fuzz runs each fuzz target (five of them: keep the total under 2 minutes).
 FUZZTIME ?= 20s
 # Go 1.26's fuzzing coordinator can race its own -fuzztime deadline and fail a target that found
 # nothing ("context deadline exceeded", no crasher: golang/go#75804, fixed in Go 1.27). Only the
@@ -72,8 +74,9 @@ FUZZTIME ?= 20s
 FUZZ_GOTOOLCHAIN ?= go1.27.3
 
 .PHONY: fuzz
-fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, the protobuf fast path and the batch records' envelope against protobuf-go, the JSON front end to end.
+fuzz: ## Run each fuzz target for FUZZTIME (20s): the JSON decoder against protojson, its scanner against its tokenizer, the protobuf fast path and the batch records' envelope against protobuf-go, the JSON front end to end.
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzUnmarshalJSON$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
+	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzUnmarshalProtobuf$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzFront$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve
 	GOTOOLCHAIN=$(FUZZ_GOTOOLCHAIN) go test -run '^$$' -fuzz '^FuzzDecodeRecord$$' -fuzztime $(FUZZTIME) github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard
@@ -151,7 +154,7 @@ ts-generate: ## Regenerate the TypeScript client's types from proto/openapi (aft
 
 .PHONY: tools
 tools: $(TOOLS)/.stamp ## Build the pinned code generators and buf into bin/tools.
-$(TOOLS)/.stamp: tools/go.mod tools/go.sum
+$(TOOLS)/.stamp: tools/go.mod tools/go.sum $(wildcard tools/protoc-gen-yardstick-json/*.go)
 	@echo "Building buf and the code generators into $(TOOLS) (pinned in tools/go.mod). The first time this compiles about 900 packages and takes 2-4 minutes on 2 cores; afterwards it is skipped until tools/go.mod changes. Packages are listed as they compile." >&2
 	cd tools && GOWORK=off go build -v -o ../$(TOOLS)/ $(TOOL_PKGS)
 	@touch $@

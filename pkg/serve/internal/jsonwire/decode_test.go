@@ -1,12 +1,14 @@
 package jsonwire
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -67,6 +69,13 @@ func TestDecodeRules(t *testing.T) {
 			t.Parallel()
 			m := tc.msg()
 			err := c.Unmarshal([]byte(tc.body), m)
+			// The protoreflect path (a message without a generated codec) gives the same answer.
+			dyn := dynamicpb.NewMessage(m.ProtoReflect().Descriptor())
+			if derr := c.Unmarshal([]byte(tc.body), dyn); errString(derr) != errString(err) {
+				t.Errorf("protoreflect path: got error %v; want %v (the generated codec's)", derr, err)
+			} else if err == nil && !bytes.Equal(protojsonBytes(t, dyn), protojsonBytes(t, m)) {
+				t.Errorf("protoreflect path: got %s; want %s (the generated codec's)", protojsonBytes(t, dyn), protojsonBytes(t, m))
+			}
 			if tc.want != "" {
 				if err != nil {
 					t.Fatalf("got %v; want %s", err, tc.want)

@@ -320,27 +320,6 @@ func TestNoNegativeZero(t *testing.T) {
 	}
 }
 
-// TestWholeNumber: a number written with a fraction or an exponent is whole only if it is an
-// integer exactly, not if it merely rounds to one as a float64 (protojson's rule); both sides of
-// each edge, and the digits of a whole one.
-func TestWholeNumber(t *testing.T) {
-	t.Parallel()
-	const notWhole, tooLong = "not whole", ""
-	for _, tc := range []struct{ in, want string }{
-		{"2.0", "2"}, {"1e2", "100"}, {"-0.0", "0"}, {"0.000", "0"}, {"5e0", "5"}, {"1.5e1", "15"}, {"-2.5E+2", "-250"},
-		{"100e-2", "1"}, {"150e-2", notWhole}, {"12e-1", notWhole}, {"1.25e1", notWhole}, {"1.2e1", "12"}, {"0.05e2", "05"},
-		{"1e-700", notWhole}, {"0e-700", "0"}, {"100000000000000000e-700", notWhole},
-		{"1.0000000000000000001", notWhole}, {"1.0000000000000000000", "1"},
-		{"1e19", "10000000000000000000"}, {"1e20", tooLong}, {"12345678901234567890.0", "12345678901234567890"}, {"123456789012345678901.0", tooLong},
-		{"1e99999999999999999999", tooLong}, {"1e-99999999999999999999", notWhole}, {"0e-99999999999999999999", "0"},
-	} {
-		text, whole := integerText([]byte(tc.in))
-		if want := tc.want != notWhole; whole != want || whole && text != tc.want {
-			t.Errorf("integerText(%s) = %q, %v; want %q", tc.in, text, whole, tc.want)
-		}
-	}
-}
-
 // TestSixtyFourBitRange: a 64-bit whole number written with a fraction or an exponent is read
 // exactly, not through a float64 (which rounds 2^63-1 up to 2^63 and wrapped it to -2^63), and
 // refused past either end of its range as protojson refuses it; both sides of each edge, on an

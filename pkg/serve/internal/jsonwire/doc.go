@@ -15,22 +15,26 @@
 //     bound, not only the first; past the bound a body costs no more to read (no names, no
 //     suggestions), and a list ends one entry past its limit (Options.ListLimits).
 //
-// For the contract's generated messages decoding skips protoreflect: it writes the generated
-// structs directly at field offsets that package layout finds and verifies once per type, takes
-// optional scalars from arenas and list elements from chunks it keeps across requests
-// (fastdecode.go), and lets strings share the body's memory. Setting the same fields through
-// protoreflect allocated a pointer per optional scalar and per element (a 40-item request: ≈ 250
-// allocations against ≈ 10). A message whose struct layout does not verify (the Opaque API, any
-// shape not seen before) is decoded through protoreflect, with the same answers. The gRPC front
-// uses the same layouts twice: HasUnknown for its unknown-field check, and TryUnmarshalProtobuf
+// The contract's messages carry generated codecs: protoc-gen-yardstick-json (tools/, run by make
+// generate) writes beside each .pb.go file a DecodeJSONWire that switches on each key and sets the
+// struct's fields by name, and an AppendJSONWire that appends the answer's bytes, in plain Go (no
+// reflection, no unsafe). They run on package jsoncodec (proto/jsoncodec), which holds the
+// tokenizing (a scanner for the common body, go-faster/jx for the rest), the problems and their paths, the number rules, and the Options as Rules that the
+// generated code consults on the rare path (an unknown key, a number for a text field, an array
+// for a message). Unmarshal and Marshal take a message's generated codec when it has one
+// (jsoncodec.Message); any other message — a dynamicpb message, the Opaque API's structs, a type
+// outside the contract, a message with a oneof — is read and written through protoreflect, on the
+// same jsoncodec.Decoder, with the same answers (the differential and fuzz tests hold the two
+// paths and protojson to each other).
+//
+// The gRPC front still uses package layout, which finds the generated structs' field offsets at
+// run time (unsafe), twice: HasUnknown for its unknown-field check, and TryUnmarshalProtobuf
 // (protodecode.go) to decode the protobuf encoding of the contract's requests without protobuf-go's
-// allocation per element, declining whatever it does not decode exactly as protobuf-go does.
+// allocation per element (fastdecode.go holds its arenas and chunks).
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
-// maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, so this package only
-// maps tokens onto message fields. Numbers take Clinger's exact path before strconv (number.go):
-// without it a 40-item body costs 15% more instructions to decode. The encoder writes bytes
-// directly, with protojson's number and string formatting; a differential test holds it to
-// protojson's output.
+// maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, which words every
+// problem; the scanner in front of it takes the common body in about three quarters of the CPU
+// (docs/performance.md).
 package jsonwire

@@ -2,26 +2,26 @@ package jsonwire
 
 import (
 	"errors"
-	"math"
-	"math/bits"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // ErrUnsupported is returned by Marshal for messages the codec does not write itself; the caller
 // uses protojson for them.
 var ErrUnsupported = errors.New("jsonwire: message kind not supported")
 
-var errInvalidUTF8 = errors.New("jsonwire: string field contains invalid UTF-8")
-
-// Marshal appends m's JSON to dst: what protojson with EmitUnpopulated writes, without white
+// Marshal appends m's JSON to dst (through its generated codec when it has one): what protojson with EmitUnpopulated writes, without white
 // space. Unset proto3-optional fields (scalars and messages) are left out, other unset message
 // fields are null, every other field is written with its zero value.
 func (c *Codec) Marshal(dst []byte, m proto.Message) ([]byte, error) {
+	if g, ok := m.(jsoncodec.Message); ok {
+		return g.AppendJSONWire(dst)
+	}
 	p := c.planOf(m.ProtoReflect().Descriptor())
 	if !p.supported {
 		return dst, ErrUnsupported
@@ -103,7 +103,7 @@ func appendMap(b []byte, f *fieldPlan, mp protoreflect.Map) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, err = appendString(b, k); err != nil {
+		if b, err = jsoncodec.AppendString(b, k); err != nil {
 			return b, err
 		}
 		b = append(b, ':')
@@ -117,7 +117,7 @@ func appendMap(b []byte, f *fieldPlan, mp protoreflect.Map) ([]byte, error) {
 func appendScalar(b []byte, kind protoreflect.Kind, v protoreflect.Value) ([]byte, error) {
 	switch kind {
 	case protoreflect.StringKind:
-		return appendString(b, v.String())
+		return jsoncodec.AppendString(b, v.String())
 	case protoreflect.BoolKind:
 		return strconv.AppendBool(b, v.Bool()), nil
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
@@ -131,89 +131,9 @@ func appendScalar(b []byte, kind protoreflect.Kind, v protoreflect.Value) ([]byt
 		b = append(b, '"')
 		return append(strconv.AppendUint(b, v.Uint(), 10), '"'), nil
 	case protoreflect.FloatKind:
-		return appendFloat(b, v.Float(), 32), nil
+		return jsoncodec.AppendFloat(b, float32(v.Float())), nil
 	case protoreflect.DoubleKind:
-		return appendFloat(b, v.Float(), 64), nil
+		return jsoncodec.AppendDouble(b, v.Float()), nil
 	}
 	return b, ErrUnsupported
-}
-
-// appendFloat formats as protojson does (encoding/json's rule: 'f' unless the magnitude is below
-// 1e-6 or at least 1e21, then 'e' with a two-digit minimum exponent; NaN and ±Infinity as strings),
-// except that negative zero is written 0: an ability of -0 (a tiny negative value rounded, or
-// 0 × -1) reads as a mistake to a person and is one more case for a client's parser.
-func appendFloat(b []byte, f float64, bitSize int) []byte {
-	if f == 0 {
-		f = 0 // -0 == 0: this drops the sign
-	}
-	switch {
-	case math.IsNaN(f):
-		return append(b, `"NaN"`...)
-	case math.IsInf(f, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(f, -1):
-		return append(b, `"-Infinity"`...)
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 {
-		if bitSize == 64 && (abs < 1e-6 || abs >= 1e21) || bitSize == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bitSize)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// appendString quotes s as protojson does: only '"', '\\' and control characters are escaped;
-// invalid UTF-8 is an error.
-func appendString(b []byte, s string) ([]byte, error) {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				return b, errInvalidUTF8
-			}
-			i += n
-			continue
-		}
-		if c >= ' ' && c != '"' && c != '\\' {
-			i++
-			continue
-		}
-		b = append(b, s[start:i]...)
-		b = append(b, '\\')
-		switch c {
-		case '"', '\\':
-			b = append(b, c)
-		case '\b':
-			b = append(b, 'b')
-		case '\f':
-			b = append(b, 'f')
-		case '\n':
-			b = append(b, 'n')
-		case '\r':
-			b = append(b, 'r')
-		case '\t':
-			b = append(b, 't')
-		default:
-			b = append(b, 'u')
-			b = append(b, "0000"[1+(bits.Len32(uint32(c))-1)/4:]...)
-			b = strconv.AppendUint(b, uint64(c), 16)
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), nil
 }

@@ -1,68 +1,39 @@
 package jsonwire
 
 import (
-	"github.com/go-faster/jx"
+	"sync"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 )
 
-// fastField decodes f's value, of JSON type t, into the generated struct at base (package layout).
-func (dc *decoder) fastField(f *fieldPlan, base layout.Ptr, t jx.Type) error {
-	switch f.kind {
-	case layout.String, layout.StringPtr:
-		v, ok, err := dc.readString(f, t)
-		if ok {
-			store(f, base, &dc.strs, v)
-		}
-		return err
-	case layout.Int32, layout.Int32Ptr:
-		v, ok, err := dc.readInt32(f, t)
-		if ok {
-			store(f, base, &dc.ints, v)
-		}
-		return err
-	case layout.Float64, layout.Float64Ptr:
-		v, ok, err := dc.readFloat(f, t)
-		if ok {
-			store(f, base, &dc.floats, v)
-		}
-		return err
-	case layout.Bool, layout.BoolPtr:
-		v, ok, err := dc.readBool(t)
-		if ok {
-			store(f, base, &dc.bools, v)
-		}
-		return err
-	case layout.Message:
-		sub := layout.New(f.sub.st)
-		*layout.Field[layout.Ptr](base, f.offset) = sub
-		return dc.object(f.sub, nil, sub, t)
-	case layout.Messages:
-		return dc.fastMessages(f, base)
-	case layout.Float64s:
-		return fastList(dc, f, base, dc.readFloat)
-	case layout.Int32s:
-		return fastList(dc, f, base, dc.readInt32)
-	default: // layout.Strings
-		return fastList(dc, f, base, dc.readString)
-	}
+// The protobuf fast path's state (protodecode.go): it writes the generated structs at the offsets
+// package layout verified, with optional scalars from arenas and list elements from chunks kept
+// across requests. The JSON front no longer uses any of it (its codecs are generated).
+
+type decoder struct {
+	// ptrs is the stack of list elements being gathered.
+	ptrs []layout.Ptr
+	// elems are the chunks list elements come from, one per element type, kept across requests.
+	elems map[*plan]*elements
+	// Arenas of optional scalars.
+	strs   arena[string]
+	ints   arena[int32]
+	floats arena[float64]
+	bools  arena[bool]
 }
 
-// fastList reads f's array with read, element by element, onto its list in the struct at base.
-func fastList[T any](dc *decoder, f *fieldPlan, base layout.Ptr, read func(*fieldPlan, jx.Type) (T, bool, error)) error {
-	out := layout.Field[[]T](base, f.offset)
-	return dc.eachElement(f, func(t jx.Type) error {
-		v, ok, err := read(f, t)
-		if ok {
-			*out = append(*out, v)
-		}
-		return err
-	})
+// decoders keeps decoders between messages: their stacks keep their capacity, and their arenas'
+// unused room serves the next message (a used slot is never written again, so messages decoded
+// earlier are untouched).
+var decoders = sync.Pool{New: func() any { return &decoder{elems: map[*plan]*elements{}} }}
+
+func (dc *decoder) release() {
+	dc.dropList(0)
+	decoders.Put(dc)
 }
 
 // store writes v into f's field of the struct at base, or for an optional field (one with
-// presence: layout verified it is a pointer) a pointer to v taken from the arena a. The JSON and
-// protobuf fast paths share it.
+// presence: layout verified it is a pointer) a pointer to v taken from the arena a.
 func store[T any](f *fieldPlan, base layout.Ptr, a *arena[T], v T) {
 	if f.presence {
 		*layout.Field[*T](base, f.offset) = a.put(v)
@@ -81,24 +52,6 @@ func (a *arena[T]) put(v T) *T {
 	}
 	a.chunk = append(a.chunk, v)
 	return &a.chunk[len(a.chunk)-1]
-}
-
-// fastMessages decodes an array into f's list of messages in one pass: the elements come from the
-// decoder's chunks of their type (elementsOf), their pointers are gathered on the decoder's stack
-// and copied once into an exact-size slice.
-func (dc *decoder) fastMessages(f *fieldPlan, base layout.Ptr) error {
-	start, chunks := len(dc.ptrs), dc.elementsOf(f.sub)
-	err := dc.eachElement(f, func(t jx.Type) error {
-		e := chunks.next(f.sub)
-		dc.ptrs = append(dc.ptrs, e)
-		return dc.object(f.sub, nil, e, t)
-	})
-	if err != nil {
-		dc.dropList(start)
-		return err
-	}
-	dc.storeList(base, f, start)
-	return nil
 }
 
 // elements hands out zero elements of one message type from chunks that are never moved, so the

@@ -45,8 +45,7 @@ func decodeAnswer(t *testing.T, c *Codec, body []byte, m proto.Message) string {
 }
 
 // FuzzUnmarshalJSON decodes any body into any contract type along the codec's three paths — the
-// generated struct at its verified layout, the Opaque-API twin and a dynamicpb message (both
-// through protoreflect) — which must give the same answer; and holds that answer to protojson's:
+// generated codec, the Opaque-API twin and a dynamicpb message (both through protoreflect) — which must give the same answer; and holds that answer to protojson's:
 // a body protojson reads is read into the same message, and a body protojson refuses is refused
 // (the empty body aside, an empty object by the wire rules).
 func FuzzUnmarshalJSON(f *testing.F) {

@@ -84,7 +84,7 @@ func TestOpaqueScoreScaleRequest(t *testing.T) {
 
 // TestOpaqueDecodesAsOpen: on random bodies of every contract type — valid, and mutated into
 // invalid ones — the codec gives an Opaque-API message exactly the answers it gives the open-API
-// one through its fast path: the same problems, or the same message, which is also protojson's.
+// one through its generated codec: the same problems, or the same message, which is also protojson's.
 // On protobuf encodings HasUnknown agrees too.
 func TestOpaqueDecodesAsOpen(t *testing.T) {
 	t.Parallel()

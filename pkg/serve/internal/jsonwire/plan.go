@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // Options are the per-message wire rules beyond protojson's. Messages are named by full name
@@ -34,14 +35,35 @@ type Options struct {
 // plan of each message type is built once.
 type Codec struct {
 	opts  Options
-	plans sync.Map // protoreflect.FullName -> *plan
+	rules *jsoncodec.Rules // opts, for the generated codecs
+	plans sync.Map         // protoreflect.FullName -> *plan
 	mu    sync.Mutex
 }
 
 // New returns a codec applying opts.
-func New(opts Options) *Codec { return &Codec{opts: opts} }
+func New(opts Options) *Codec {
+	return &Codec{opts: opts, rules: jsoncodec.NewRules(jsoncodec.RuleSet{
+		Aliases:      byName(opts.Aliases),
+		Ignored:      byName(opts.Ignored),
+		Positional:   byName(opts.Positional),
+		NumberAsText: byName(opts.NumberAsText),
+		MaxListLen:   opts.MaxListLen,
+		ListLimits:   opts.ListLimits,
+	})}
+}
 
-// plan is what the codec knows of one message type.
+// byName is m keyed by plain strings, as package jsoncodec (which the generated code imports)
+// names messages.
+func byName[V any](m map[protoreflect.FullName]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[string(k)] = v
+	}
+	return out
+}
+
+// plan is what the codec knows of one message type: for the protoreflect path (messages without a
+// generated codec), and for the gRPC side's protobuf path (its layout).
 type plan struct {
 	fields     []*fieldPlan          // declaration order: protojson's output order
 	byName     map[string]*fieldPlan // JSON name, proto name, aliases
@@ -52,7 +74,7 @@ type plan struct {
 	// enums, well-known types); those take protojson's path.
 	supported bool
 	// fast is true when package layout verified the generated Go struct (st) and the fields'
-	// offsets and kinds are set (useLayout).
+	// offsets and kinds are set (useLayout): TryUnmarshalProtobuf and HasUnknown read it.
 	fast bool
 	st   *layout.Struct
 	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).

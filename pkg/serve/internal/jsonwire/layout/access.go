@@ -44,17 +44,3 @@ func SetList(p Ptr, off uintptr, s *Struct, elems []Ptr) {
 	copy(list, elems)
 	*Field[[]Ptr](p, off) = list
 }
-
-// Shared is b as a string that shares b's memory when b lies inside whole, else a copy. The caller
-// promises that whole is never modified afterwards.
-func Shared(whole, b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(whole)))
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if at >= start && at+uintptr(len(b)) <= start+uintptr(len(whole)) {
-		return unsafe.String(unsafe.SliceData(b), len(b))
-	}
-	return string(b)
-}
