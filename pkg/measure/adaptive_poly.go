@@ -9,12 +9,13 @@ import (
 // ratios g_k = e^(λ − (d_k − ref)/s) relative to one reference difficulty, so that E and V at an
 // ability cost multiplications and one division (as the estimators' sums, pcm_sums.go), and the
 // widest distance of a step from its item's difficulty, which bounds where an item's steps can be
-// when the walk has only its difficulty to go by.
+// when the walk has only its difficulty to go by, and the information envelope (envelope).
 type polyIndex struct {
 	ref  float64   // reference difficulty (units): the bank's median
 	span float64   // max |d_k − difficulty| over the items (units)
 	at   []int32   // offset in coef of each position's item; −1 for a dichotomous one
-	coef []float64 // per item: reach (max |a_h|, +Inf where a ratio would leave e^±700), 1, g_1 … g_m
+	coef []float64 // per item: reach (max |a_h|, +Inf where a ratio would leave e^±700), vmax, 1, g_1 … g_m
+	env  *envelope
 }
 
 // newPolyIndex indexes the partial credit items of all (nil if there are none).
@@ -22,14 +23,16 @@ func newPolyIndex(all []Item, poly []int32, ref, s, lambda float64) *polyIndex {
 	if len(poly) == 0 {
 		return nil
 	}
-	pi := &polyIndex{ref: ref, at: make([]int32, len(all))}
+	pi := &polyIndex{ref: ref, at: make([]int32, len(all)), env: newEnvelope()}
 	for i := range pi.at {
 		pi.at[i] = -1
 	}
+	var scratch envItem
 	for _, p := range poly {
 		it := all[p]
 		pi.at[p] = int32(len(pi.coef))
-		pi.coef = append(pi.coef, 0, 1) // the 1: a block of count 1 for the estimators' sums
+		vmax := pi.env.add(&scratch, it.Steps, it.Difficulty, s, lambda)
+		pi.coef = append(pi.coef, 0, vmax, 1) // the 1: a block of count 1 for the estimators' sums
 		reach, a := 0.0, 0.0
 		for _, d := range it.Steps {
 			pi.span = max(pi.span, math.Abs(d-it.Difficulty))
@@ -46,6 +49,9 @@ func newPolyIndex(all []Item, poly []int32, ref, s, lambda float64) *polyIndex {
 	return pi
 }
 
+// vmax is an upper bound of the information of the item at position p at any ability.
+func (pi *polyIndex) vmax(p int32) float64 { return pi.coef[pi.at[p]+1] }
+
 // moments returns E and V of the item at position p at x = (θ − ref)/s, y = e^x, from its ratios
 // by the estimators' sums (fastScore2, fastScore3, fastScoreM), and false where a term could leave e^±340 (the
 // caller then takes the log-space sums).
@@ -54,7 +60,7 @@ func (pi *polyIndex) moments(p int32, m int, x, y float64) (e, v float64, ok boo
 	if m > fastMaxSteps || pi.coef[off]+float64(m)*math.Abs(x) > fastReach {
 		return 0, 0, false
 	}
-	block := pi.coef[off+1 : int(off)+2+m]
+	block := pi.coef[off+2 : int(off)+3+m]
 	var h, dE float64
 	switch m {
 	case 2:
@@ -65,6 +71,17 @@ func (pi *polyIndex) moments(p int32, m int, x, y float64) (e, v float64, ok boo
 		h, dE, v = fastScoreM(block, m, y)
 	}
 	return h + dE, v, true
+}
+
+// reach is, by side as in scanPoly, how far (logits) from the bound point a partial credit item
+// may lie and still reach limit: the envelope's reach under maximum information, else +Inf.
+func (sel *selector) reach(pi *polyIndex, limit float64) [2]float64 {
+	if sel.target == 0 {
+		if above, below, ok := pi.env.reach(limit); ok {
+			return [2]float64{above, below}
+		}
+	}
+	return [2]float64{math.Inf(1), math.Inf(1)}
 }
 
 // keptBest holds the k best keys met so far, best first: the k-th is the limit an item must reach.
@@ -142,7 +159,8 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 		kb.add(c.key)
 	}
 	var h hopeless
-	var cut [2]float64 // by side, for h.limit
+	var cut [2]float64   // by side, for h.limit: logits beyond an item's steps (infoCut, hopeless)
+	var reach [2]float64 // by side, for h.limit: logits from the bound point (the envelope)
 	bound := sel.theta + sel.lambda*sel.s
 	x := (sel.theta - pi.ref) / sel.s
 	y := math.Exp(x)
@@ -151,18 +169,19 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 	for lo >= 0 || hi < len(poly) {
 		var p int32
 		var side int // 0: the item's steps may lie above the bound point; 1: below
-		var z float64
+		var dist float64
 		if hi < len(poly) && (lo < 0 || all[poly[hi]].Difficulty-bound <= bound-all[poly[lo]].Difficulty) {
 			p, side = poly[hi], 0
-			z = (all[p].Difficulty - pi.span - bound) / sel.s
+			dist = (all[p].Difficulty - bound) / sel.s
 		} else {
 			p, side = poly[lo], 1
-			z = (bound - all[p].Difficulty - pi.span) / sel.s
+			dist = (bound - all[p].Difficulty) / sel.s
 		}
 		limit, known := kb.limit()
-		if known && z > 0 {
+		if known {
 			if h.sel == nil || limit != h.limit {
 				h = hopeless{sel: sel, limit: limit}
+				reach = sel.reach(pi, limit)
 				for sd := range cut {
 					if sel.target == 0 {
 						cut[sd] = infoCut(limit)
@@ -171,7 +190,7 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 					}
 				}
 			}
-			if z > cut[side] {
+			if z := dist - pi.span/sel.s; z > 0 && z > cut[side] || dist > reach[side] {
 				if side == 0 {
 					hi = len(poly)
 				} else {
@@ -185,7 +204,7 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 		} else {
 			lo--
 		}
-		if contains(used, p) {
+		if known && sel.target == 0 && pi.vmax(p) < limit*(1-1e-9) || contains(used, p) {
 			continue
 		}
 		steps := all[p].Steps
