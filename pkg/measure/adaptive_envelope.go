@@ -15,56 +15,72 @@ import "math"
 const (
 	envRung   = 0.02  // the ladder's levels are e^(envRung·q) for integers q
 	envFloor  = 0.005 // the lowest level kept; below it the walk goes by infoCut alone
-	envCell   = 0.1   // a cell's width times m: its bound exceeds the larger end by at most e^0.05
+	envCell   = 0.25   // a cell's width times m: its bound exceeds the larger end by at most e^0.05
 	envEvals  = 8192  // evaluations allowed an item; past them it is bounded by infoCut alone
 	envMargin = 1e-9  // relative slack on an evaluated V, far above its rounding
 	envAbsTol = 1e-12 // absolute slack on an evaluated V, which may lose its last bits near 0
+	// envTopIndex caps the ladder at e^(0.02·600) ≈ 1.6e5 (above m²/4 for m up to 800); an item
+	// whose bound reaches it counts as reaching every level below it, none above.
+	envTopIndex = 865
 )
 
-// envelope is the bank's ladder: for each level q (from qlo up), how far beyond the bound point,
+// envGrow is e^(envCell/2), a full cell's factor.
+var envGrow = math.Exp(envCell / 2)
+
+// envelope is the bank's ladder: for each level (envLevels), how far beyond the bound point,
 // in logits, an item at least that informative can lie on either side.
 type envelope struct {
-	qlo    int
-	levels []float64 // e^(envRung·q) from qlo on, one more than above and below
-	above  []float64 // items harder than the bound point (u < 0): the largest −u with V ≥ level
-	below  []float64 // easier ones (u > 0): the largest u with V ≥ level
-	cut    []float64 // infoCut of each level, for items bounded by it alone (filled as needed)
+	above []float64 // items harder than the bound point (u < 0): the largest −u with V ≥ level
+	below []float64 // easier ones (u > 0): the largest u with V ≥ level
+	cut   []float64 // infoCut of each level, for items bounded by it alone (filled as needed)
 }
 
-// level is the q-th level of the ladder, computed the same way wherever it is used.
-func level(q int) float64 { return math.Exp(envRung * float64(q)) }
+// envQlo is the q of the ladder's lowest level, the first at or above envFloor.
+var envQlo = int(math.Ceil(math.Log(envFloor) / envRung))
 
-// rung is the largest q with level(q) ≤ v (v > 0 and finite).
+// envLevels are the ladder's levels from envQlo on, computed once so that every use agrees.
+var envLevels = func() []float64 {
+	l := make([]float64, envTopIndex+2)
+	for i := range l {
+		l[i] = math.Exp(envRung * float64(envQlo+i))
+	}
+	return l
+}()
+
+// rung is the index in envLevels of the highest level at most v, −1 when v is below them all
+// and envTopIndex when above.
 func rung(v float64) int {
-	q := int(math.Floor(math.Log(v) / envRung))
-	for level(q) > v {
-		q--
+	if !(v >= envLevels[0]) {
+		return -1
 	}
-	for level(q+1) <= v {
-		q++
+	if v >= envLevels[envTopIndex] {
+		return envTopIndex
 	}
-	return q
+	i := min(max(int(math.Log(v)/envRung)-envQlo, 0), envTopIndex)
+	for envLevels[i] > v {
+		i--
+	}
+	for envLevels[i+1] <= v {
+		i++
+	}
+	return i
 }
 
 // newEnvelope prepares an empty ladder.
-func newEnvelope() *envelope {
-	qlo := rung(envFloor) + 1
-	return &envelope{qlo: qlo, levels: []float64{level(qlo)}}
-}
+func newEnvelope() *envelope { return &envelope{} }
 
-// grow makes room for level index i (q − qlo).
+// grow makes room for level index i.
 func (ev *envelope) grow(i int) {
 	for len(ev.above) <= i {
 		ev.above = append(ev.above, math.Inf(-1))
 		ev.below = append(ev.below, math.Inf(-1))
-		ev.levels = append(ev.levels, level(ev.qlo+len(ev.levels)))
 	}
 }
 
 // infoCutAt is infoCut of level index i.
 func (ev *envelope) infoCutAt(i int) float64 {
 	for len(ev.cut) <= i {
-		ev.cut = append(ev.cut, infoCut(ev.levels[len(ev.cut)]))
+		ev.cut = append(ev.cut, infoCut(envLevels[len(ev.cut)]))
 	}
 	return ev.cut[i]
 }
@@ -83,7 +99,7 @@ func (ev *envelope) add(scratch *envItem, steps []float64, diff, s, lambda float
 	for _, d := range steps {
 		eLo, eHi = min(eLo, (d-diff)/s), max(eHi, (d-diff)/s)
 	}
-	floor := ev.levels[0]
+	floor := envLevels[0]
 	reach := infoCut(floor) // beyond the steps by this much, V < floor
 	start, end := eLo-reach, eHi+reach
 	info := func(u float64) float64 {
@@ -101,15 +117,16 @@ func (ev *envelope) add(scratch *envItem, steps []float64, diff, s, lambda float
 		if evals > envEvals {
 			return ev.addLoose(steps, eLo, eHi)
 		}
-		w := envCell / m
-		if va < floor { // V stays below floor for ln(floor/va)/m logits at least
-			w = max(w, math.Log(floor/va)/m)
+		w, grow := envCell/m, envGrow                   // a cell cut short by end grows less: grow still bounds it
+		if va < floor && math.Log(floor/va) > envCell { // V stays below floor for ln(floor/va)/m logits at least
+			w = math.Log(floor/va) / m
+			grow = math.Sqrt(floor / va)
 		}
 		ub := min(u+w, end)
 		vb := info(ub)
-		bound := math.Sqrt(va*vb) * math.Exp(m*(ub-u)/2)
+		bound := math.Sqrt(va*vb) * grow
 		if bound >= floor {
-			i := min(rung(bound)-ev.qlo, envTopIndex)
+			i := rung(bound)
 			for len(scratch.lo) <= i {
 				scratch.lo = append(scratch.lo, math.Inf(1))
 				scratch.hi = append(scratch.hi, math.Inf(-1))
@@ -128,15 +145,12 @@ func (ev *envelope) add(scratch *envItem, steps []float64, diff, s, lambda float
 	return vmax
 }
 
-// envTopIndex caps the ladder (level e^(0.02·600) ≈ 1.6e5, above any item's m²/4 for m ≤ 800).
-const envTopIndex = 600 + 265
-
 // addLoose adds an item too wide or too fine for the grid: V ≤ m²/4 anywhere (the variance of a
 // score in 0 … m), and below a level beyond infoCut of it past the steps.
 func (ev *envelope) addLoose(steps []float64, eLo, eHi float64) float64 {
 	m := float64(len(steps))
 	vmax := m * m / 4 * (1 + envMargin)
-	top := min(rung(vmax)-ev.qlo, envTopIndex)
+	top := rung(vmax)
 	ev.grow(top)
 	for i := 0; i <= top; i++ {
 		c := ev.infoCutAt(i)
@@ -148,13 +162,9 @@ func (ev *envelope) addLoose(steps []float64, eLo, eHi float64) float64 {
 // reach is how far (logits) beyond the bound point an item can lie on each side and still have
 // information of at least limit; false when limit is below the ladder.
 func (ev *envelope) reach(limit float64) (above, below float64, ok bool) {
-	l := limit * (1 - envMargin)
-	if !(l >= ev.levels[0]) {
-		return 0, 0, false
-	}
-	i := rung(l) - ev.qlo
+	i := rung(limit * (1 - envMargin))
 	switch {
-	case i > envTopIndex: // above the capped ladder: unknown
+	case i < 0 || i == envTopIndex: // below the ladder, or above its top: unknown
 		return 0, 0, false
 	case i >= len(ev.above): // above every item's bound
 		return math.Inf(-1), math.Inf(-1), true
