@@ -79,7 +79,7 @@ func BenchmarkAdaptiveNext(b *testing.B) {
 // adaptivePCMBank is a lexile bank of 1,000 items over −400 … 1800: with poly, items scored 0–2
 // and 0–3 in turn, steps 0.8 logits apart about the item's location (pcmBenchTest's items);
 // without, the 0/1 items at the same locations.
-func adaptivePCMBank(b *testing.B, poly bool) *Bank {
+func adaptivePCMBank(b testing.TB, poly bool) *Bank {
 	b.Helper()
 	f := testFramework(b, "lexile")
 	const n = 1000
