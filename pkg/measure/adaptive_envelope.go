@@ -15,7 +15,7 @@ import "math"
 const (
 	envRung   = 0.02  // the ladder's levels are e^(envRung·q) for integers q
 	envFloor  = 0.005 // the lowest level kept; below it the walk goes by infoCut alone
-	envCell   = 0.1  // a cell's width times m: its bound exceeds the larger end by at most e^0.05
+	envCell   = 0.1   // a cell's width times m: its bound exceeds the larger end by at most e^0.05
 	envEvals  = 8192  // evaluations allowed an item; past them it is bounded by infoCut alone
 	envMargin = 1e-9  // relative slack on an evaluated V, far above its rounding
 	envAbsTol = 1e-12 // absolute slack on an evaluated V, which may lose its last bits near 0
