@@ -56,7 +56,15 @@ func rung(v float64) int {
 	if v >= envLevels[envTopIndex] {
 		return envTopIndex
 	}
-	i := min(max(int(math.Log(v)/envRung)-envQlo, 0), envTopIndex)
+	return rungFrom(v, min(max(int(math.Log(v)/envRung)-envQlo, 0), envTopIndex))
+}
+
+// rungFrom is rung of v ≥ envLevels[0], searched from index i (0 … envTopIndex): from the last
+// cell's, it is a few levels away.
+func rungFrom(v float64, i int) int {
+	if v >= envLevels[envTopIndex] {
+		return envTopIndex
+	}
 	for envLevels[i] > v {
 		i--
 	}
@@ -88,7 +96,9 @@ func (ev *envelope) infoCutAt(i int) float64 {
 // envItem is the scratch of one item's cells: by level index, the lowest u_a and highest u_b of
 // the cells whose bound reaches that level (and, once folded, every level below).
 type envItem struct {
-	lo, hi []float64
+	lo, hi  []float64
+	offsets []float64
+	grid    envGrid
 }
 
 // add adds an item (its steps, difficulty, units per logit s and λ) and returns the upper bound
@@ -102,17 +112,21 @@ func (ev *envelope) add(scratch *envItem, steps []float64, diff, s, lambda float
 	floor := envLevels[0]
 	reach := infoCut(floor) // beyond the steps by this much, V < floor
 	start, end := eLo-reach, eHi+reach
-	info := func(u float64) float64 {
-		_, v := scoreMoments(diff+s*(u-lambda), steps, s, lambda)
-		return v*(1+envMargin) + envAbsTol
-	}
-	scratch.lo, scratch.hi = scratch.lo[:0], scratch.hi[:0]
-	top := -1
-	vmax := floor
 	if !finite(end - start) {
 		return ev.addLoose(steps, eLo, eHi)
 	}
-	u, va := start, info(start)
+	offsets := scratch.offsets[:0]
+	for _, d := range steps {
+		offsets = append(offsets, (d-diff)/s)
+	}
+	scratch.offsets = offsets
+	g := &scratch.grid
+	g.reset(offsets, envCell/m)
+	margin := func(v float64) float64 { return v*(1+envMargin) + envAbsTol }
+	scratch.lo, scratch.hi = scratch.lo[:0], scratch.hi[:0]
+	top, last := -1, -1
+	vmax := floor
+	u, va := start, margin(g.at(start))
 	for evals := 1; u < end; evals++ {
 		if evals > envEvals {
 			return ev.addLoose(steps, eLo, eHi)
@@ -122,11 +136,21 @@ func (ev *envelope) add(scratch *envItem, steps []float64, diff, s, lambda float
 			w = math.Log(floor/va) / m
 			grow = math.Sqrt(floor / va)
 		}
-		ub := min(u+w, end)
-		vb := info(ub)
+		ub := u + w
+		var vb float64
+		switch {
+		case ub >= end:
+			ub = end
+			vb = margin(g.at(ub))
+		case w == envCell/m:
+			vb = margin(g.next(ub))
+		default:
+			vb = margin(g.at(ub))
+		}
 		bound := math.Sqrt(va*vb) * grow
 		if bound >= floor {
-			i := rung(bound)
+			i := rungFrom(bound, max(last, 0))
+			last = i
 			for len(scratch.lo) <= i {
 				scratch.lo = append(scratch.lo, math.Inf(1))
 				scratch.hi = append(scratch.hi, math.Inf(-1))
