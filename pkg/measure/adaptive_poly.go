@@ -183,10 +183,13 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 				h = hopeless{sel: sel, limit: limit}
 				reach = sel.reach(pi, limit)
 				for sd := range cut {
-					if sel.target == 0 {
-						cut[sd] = infoCut(limit)
-					} else {
+					switch {
+					case sel.target != 0:
 						cut[sd] = h.cutFor(sd, 1)
+					case reach[sd] < math.Inf(1):
+						cut[sd] = math.Inf(1) // the envelope's reach holds; infoCut's bisection is not needed
+					default:
+						cut[sd] = infoCut(limit)
 					}
 				}
 			}
