@@ -151,3 +151,29 @@ func BenchmarkAdaptiveNextPCM(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewBankPCM is the cost of indexing the benchmark's bank of 1,000 items (NewBank):
+// with items=pcm most of it is the partial credit items' information envelope, against
+// items=dichotomous, the same locations as 0/1 items, in the same run.
+func BenchmarkNewBankPCM(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		poly bool
+	}{{"items=pcm", true}, {"items=dichotomous", false}} {
+		bk := adaptivePCMBank(b, c.poly)
+		items := bk.all
+		b.Run(c.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var cpu time.Duration
+			for b.Loop() {
+				t0 := threadCPU()
+				if _, err := NewBank(bk.fw, items); err != nil {
+					b.Fatal(err)
+				}
+				cpu += threadCPU() - t0
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(items)), "cpu-ns/item")
+		})
+	}
+}

@@ -143,11 +143,14 @@ func infoCut(limit float64) float64 {
 // difficulty) that are not in used and may be among the k best, with their keys; out's
 // candidates from start on are the walk's over the dichotomous items. It walks outwards from the
 // point the bounds are taken from, θ + λ·s, nearer difficulty first. Once k keys are known, a
-// side ends where even the nearest step an item on it can have (its difficulty less the bank's
-// widest step distance) is farther than the bounds allow (infoCut; hopeless.cutFor under a
-// target): every item beyond is surely worse than the k-th best. Each item's key is first taken
-// from the index's ratios; only an item within 1e-9 of the limit by that has its key computed
-// the plain way (polyKey), which is the key it is ranked by.
+// side ends where the item's difficulty is farther from that point than any item at least as
+// informative as the k-th best can be (the bank's envelope, which holds inside an item's steps),
+// or where even the nearest step an item on it can have (its difficulty less the bank's widest
+// step distance) is farther than the bounds beyond the steps allow (infoCut where the envelope
+// does not reach; hopeless.cutFor under a target): every item beyond is surely worse than the
+// k-th best. An item whose information nowhere reaches the k-th best is passed over unread. Each
+// other item's key is first taken from the index's ratios; only an item within 1e-9 of the limit
+// by that has its key computed the plain way (polyKey), which is the key it is ranked by.
 func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out []candidate, start, k int) []candidate {
 	if len(poly) == 0 {
 		return out
