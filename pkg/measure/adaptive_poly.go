@@ -161,9 +161,7 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 	for _, c := range out[start:] {
 		kb.add(c.key)
 	}
-	var h hopeless
-	var cut [2]float64   // by side, for h.limit: logits beyond an item's steps (infoCut, hopeless)
-	var reach [2]float64 // by side, for h.limit: logits from the bound point (the envelope)
+	var bd walkBounds
 	bound := sel.theta + sel.lambda*sel.s
 	x := (sel.theta - pi.ref) / sel.s
 	y := math.Exp(x)
@@ -181,29 +179,13 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 			dist = (bound - all[p].Difficulty) / sel.s
 		}
 		limit, known := kb.limit()
-		if known {
-			if h.sel == nil || limit != h.limit {
-				h = hopeless{sel: sel, limit: limit}
-				reach = sel.reach(pi, limit)
-				for sd := range cut {
-					switch {
-					case sel.target != 0:
-						cut[sd] = h.cutFor(sd, 1)
-					case reach[sd] < math.Inf(1):
-						cut[sd] = math.Inf(1) // the envelope's reach holds; infoCut's bisection is not needed
-					default:
-						cut[sd] = infoCut(limit)
-					}
-				}
+		if known && bd.at(sel, pi, limit).ends(side, dist, pi.span/sel.s) {
+			if side == 0 {
+				hi = len(poly)
+			} else {
+				lo = -1
 			}
-			if z := dist - pi.span/sel.s; z > 0 && z > cut[side] || dist > reach[side] {
-				if side == 0 {
-					hi = len(poly)
-				} else {
-					lo = -1
-				}
-				continue
-			}
+			continue
 		}
 		if side == 0 {
 			hi++
@@ -214,19 +196,60 @@ func (sel *selector) scanPoly(all []Item, pi *polyIndex, poly, used []int32, out
 			continue
 		}
 		steps := all[p].Steps
-		if known {
-			if e, v, ok := pi.moments(p, len(steps), x, y); ok {
-				if sel.target == 0 && v < limit*(1-1e-9) ||
-					sel.target != 0 && math.Abs(e/float64(len(steps))-sel.target) > limit*(1+1e-9)+1e-12 {
-					continue
-				}
-			} else if h.sel != nil && h.limit == limit && h.far(steps) {
-				continue
-			}
+		if known && bd.worse(pi, p, steps, x, y) {
+			continue
 		}
 		key := sel.polyKey(steps)
 		out = append(out, candidate{p, key})
 		kb.add(key)
 	}
 	return out
+}
+
+// walkBounds are scanPoly's bounds for one limit (the k-th best key).
+type walkBounds struct {
+	h     hopeless
+	cut   [2]float64 // by side: logits beyond an item's steps (infoCut, hopeless.cutFor)
+	reach [2]float64 // by side: logits from the bound point (the envelope)
+}
+
+// at makes bd the bounds of limit, computing them only when it changed.
+func (bd *walkBounds) at(sel *selector, pi *polyIndex, limit float64) *walkBounds {
+	if bd.h.sel != nil && limit == bd.h.limit {
+		return bd
+	}
+	bd.h = hopeless{sel: sel, limit: limit}
+	bd.reach = sel.reach(pi, limit)
+	for sd := range bd.cut {
+		switch {
+		case sel.target != 0:
+			bd.cut[sd] = bd.h.cutFor(sd, 1)
+		case bd.reach[sd] < math.Inf(1):
+			bd.cut[sd] = math.Inf(1) // the envelope's reach holds; infoCut's bisection is not needed
+		default:
+			bd.cut[sd] = infoCut(limit)
+		}
+	}
+	return bd
+}
+
+// ends reports whether every item on this side from dist logits off (its difficulty's distance
+// from the bound point; span, the bank's widest step distance in logits) is surely worse.
+func (bd *walkBounds) ends(side int, dist, span float64) bool {
+	z := dist - span
+	return z > 0 && z > bd.cut[side] || dist > bd.reach[side]
+}
+
+// worse reports whether the item at position p is surely worse than the limit: by its key from
+// the index's ratios with a margin of 1e-9, or where those cannot be used by hopeless's bounds.
+func (bd *walkBounds) worse(pi *polyIndex, p int32, steps []float64, x, y float64) bool {
+	sel, limit := bd.h.sel, bd.h.limit
+	e, v, ok := pi.moments(p, len(steps), x, y)
+	switch {
+	case !ok:
+		return bd.h.far(steps)
+	case sel.target == 0:
+		return v < limit*(1-1e-9)
+	}
+	return math.Abs(e/float64(len(steps))-sel.target) > limit*(1+1e-9)+1e-12
 }
