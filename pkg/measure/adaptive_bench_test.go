@@ -79,7 +79,7 @@ func BenchmarkAdaptiveNext(b *testing.B) {
 // adaptivePCMBank is a lexile bank of 1,000 items over −400 … 1800: with poly, items scored 0–2
 // and 0–3 in turn, steps 0.8 logits apart about the item's location (pcmBenchTest's items);
 // without, the 0/1 items at the same locations.
-func adaptivePCMBank(b *testing.B, poly bool) *Bank {
+func adaptivePCMBank(b testing.TB, poly bool) *Bank {
 	b.Helper()
 	f := testFramework(b, "lexile")
 	const n = 1000
@@ -148,6 +148,32 @@ func BenchmarkAdaptiveNextPCM(b *testing.B) {
 			b.ReportMetric(float64(inNext.Nanoseconds())/n, "next-cpu-ns/op")
 			b.ReportMetric(float64(inEAP.Nanoseconds())/n, "eap-cpu-ns/op")
 			b.ReportMetric(float64((inNext-inEAP).Nanoseconds())/n, "select-cpu-ns/op")
+		})
+	}
+}
+
+// BenchmarkNewBankPCM is the cost of indexing the benchmark's bank of 1,000 items (NewBank):
+// with items=pcm most of it is the partial credit items' information envelope, against
+// items=dichotomous, the same locations as 0/1 items, in the same run.
+func BenchmarkNewBankPCM(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		poly bool
+	}{{"items=pcm", true}, {"items=dichotomous", false}} {
+		bk := adaptivePCMBank(b, c.poly)
+		items := bk.all
+		b.Run(c.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var cpu time.Duration
+			for b.Loop() {
+				t0 := threadCPU()
+				if _, err := NewBank(bk.fw, items); err != nil {
+					b.Fatal(err)
+				}
+				cpu += threadCPU() - t0
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(len(items)), "cpu-ns/item")
 		})
 	}
 }
