@@ -31,6 +31,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -90,7 +91,8 @@ type Options struct {
 	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
 	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
 	Wire        *jsonwire.Codec
-	Authz       *authz.Authorizer
+	Gate        *gate.Gate        // admits each call on its headers (tapHandle)
+	Authz       *authz.Authorizer // watches a stream's rights for its life
 	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
 	// pool and of the streams' budget (internal/admission); nil: none for every client.
 	Concurrency func(client string) int
