@@ -379,3 +379,38 @@ func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
 		t.Errorf("yardstick_client_throttled_total{client=batcher,reason=rate}: got %d; want 1", got)
 	}
 }
+
+// TestThrottledGRPCConnectionStays: the gate refuses a client over its rate on the call's
+// headers, before its message is read, and such refusals of an authenticated caller do not count
+// against its connection as the refusals of credentials do (more than 200 in a second close it:
+// TestGRPCAbusiveConnectionClosed): 250 calls refused for the rate leave the connection open.
+func TestThrottledGRPCConnectionStays(t *testing.T) {
+	t.Parallel()
+	h := startBatch(t, nil)
+	if err := setLimits(t, h, "{rate: 1, burst: 1}"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
+	client := scoringv1.NewScoringServiceClient(h.grpc)
+	if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults()); err != nil {
+		t.Fatalf("first call: got %v; want OK (the burst)", err)
+	}
+	for i := range 250 {
+		_, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults())
+		if status.Code(err) != codes.ResourceExhausted {
+			t.Fatalf("call %d over the rate: got %v; want RESOURCE_EXHAUSTED", i+2, err)
+		}
+	}
+	families, err := h.srv.telemetry.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "yardstick_grpc_connections_closed_total" && f.GetMetric()[0].GetCounter().GetValue() != 0 {
+			t.Errorf("yardstick_grpc_connections_closed_total: got %v; want 0", f.GetMetric()[0].GetCounter().GetValue())
+		}
+	}
+	if got := h.srv.limits.Throttled("batcher", "rate"); got != 250 {
+		t.Errorf("yardstick_client_throttled_total{client=batcher,reason=rate}: got %d; want 250", got)
+	}
+}

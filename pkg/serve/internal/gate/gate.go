@@ -165,8 +165,13 @@ func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
 }
 
 // Stream is a stream's admission, which its records are admitted through (Call.Record); nil for
-// any other call.
-func (t *Ticket) Stream() *admission.Stream { return t.stream }
+// any other call, and for no ticket.
+func (t *Ticket) Stream() *admission.Stream {
+	if t == nil {
+		return nil
+	}
+	return t.stream
+}
 
 // Holds reports whether the ticket holds anything to release: a place of its client's
 // concurrency, a record's place, budget or a stream's reserve.

@@ -27,8 +27,11 @@ import (
 )
 
 // tapHandle runs on each call's headers, in the connection's reader goroutine, before the call's
-// stream exists and before a byte of its message is read. It must not block: a call over the
-// in-flight cap is refused at once, not queued.
+// stream exists and before a byte of its message is read: the call's one admission by the gate,
+// whose ticket the call keeps (call.ticket). It must not block: a call over the in-flight cap is
+// refused at once, not queued; the gate's parts here decide without waiting (the token is CPU
+// alone, the limits refuse rather than queue; with Redis the rate is one bounded round trip),
+// and the budget of the message, which may wait, is admitted once gRPC holds it (Receive).
 func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	method := info.FullMethodName
 	r, served := g.routes.ByMethod[method]
@@ -79,7 +82,8 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	c.ticket, c.ctx = t, admitted
 	if t.Holds() {
 		// Given back by the interceptor once the call is answered; by the end of the call's
-		// stream when no interceptor takes it (gRPC ended it, or the read pool refused it).
+		// stream when no interceptor takes it (gRPC ended it, or the read pool refused it). Only
+		// then: a goroutine per call ended early would cost a flood of reset calls dearly.
 		c.stopRelease = context.AfterFunc(admitted, t.Release)
 	}
 	g.open.add(c)
@@ -133,7 +137,7 @@ type call struct {
 	once     sync.Once
 	ticket   *gate.Ticket // what the gate admitted the call with (tapHandle)
 	// stopRelease unregisters the ticket's release at the end of the call's stream, once an
-	// interceptor has released it; nil: the ticket holds nothing.
+	// interceptor has released it; nil: the ticket held nothing when the call was admitted.
 	stopRelease func() bool
 }
 
