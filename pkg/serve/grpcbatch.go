@@ -150,7 +150,7 @@ func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, er
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.FieldNames)
 	}
 	ctx = reqinfo.With(ctx, &reqinfo.Info{Route: rec.full, ID: st.ri.ID, ClientID: st.ri.ClientID})
-	ctx, t, err := st.s.gate.Admit(ctx, gate.Call{Route: st.s.routes.ByMethod[rec.full], Bearer: st.bearer, Front: "grpc", Record: st.adm, Cost: rec.cost})
+	ctx, t, err := st.s.gate.Admit(ctx, gate.Call{Route: st.s.routes.ByMethod[rec.full], Bearer: st.bearer, Front: "grpc", Record: st.adm, Cost: rec.cost}, nil)
 	if err != nil {
 		return nil, err // a refusal of the token, or the stream is over (this answer is never sent)
 	}

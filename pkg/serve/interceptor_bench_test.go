@@ -31,7 +31,7 @@ func BenchmarkInterceptor(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		actx, t, err := s.gate.Admit(ctx, call)
+		actx, t, err := s.gate.Admit(ctx, call, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

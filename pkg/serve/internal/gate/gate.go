@@ -3,7 +3,7 @@
 // bearer token and the declared size and before they read the body; a batch record is admitted
 // as a call of its own rpc, within its stream. Admit runs, in this order, authentication and
 // authorization (internal/authz, the one place a token is checked against a route), the
-// transport's own refusals on the call's headers (Call.Check), the client's limits
+// transport's own refusals on the call's headers (Admit's check), the client's limits
 // (internal/quota) and the memory budget (internal/admission), and returns a Ticket: what the
 // call holds, which it releases once answered.
 //
@@ -39,11 +39,6 @@ type Call struct {
 	Route  *routes.Route // nil: a method not served (refused, fail closed)
 	Bearer string        // the bearer token, "" when none was sent
 	Front  string        // "http" or "grpc": the budget's refusals are counted by front
-	// Check is the transport's own refusal on what the headers say of the body (the JSON front's
-	// content coding and media type): run once the caller is authorized, so a caller without a
-	// token learns nothing of the body's schema, and before the client's limits, so a refused
-	// call costs none of them. nil: none.
-	Check func() error
 	// Stream is set for a batch or group stream: its limits are a place of its client's
 	// concurrency for its life and a pacer for what it reads (quota.OpenStream: paced, never
 	// refused), its budget the stream's reserve (admission.AdmitStream).
@@ -75,12 +70,16 @@ type Ticket struct {
 	once   sync.Once
 }
 
-// Admit admits c: authentication and authorization, c.Check, the client's limits, then the
-// budget for a stream or a record. It returns the context the call runs with (its token's claims
-// in it, and for a stream the pacer of its reads) and the ticket to release once the call is
-// answered. A refused call holds nothing; its ticket (never nil) still carries the RateLimit
-// headers its refusal is answered with.
-func (g *Gate) Admit(ctx context.Context, c Call) (context.Context, *Ticket, error) {
+// Admit admits c: authentication and authorization, check, the client's limits, then the
+// budget for a stream or a record. check is the transport's own refusal on what the headers say
+// of the body (the JSON front's content coding and media type; nil: none), run once the caller
+// is authorized, so that a caller without a token learns nothing of the body's schema, and
+// before the client's limits, so that a refused call costs none of them (an argument of its own,
+// not a field of c: the transport's closure then stays on its stack). It returns the context the
+// call runs with (its token's claims in it, and for a stream the pacer of its reads) and the
+// ticket to release once the call is answered. A refused call holds nothing; its ticket (never
+// nil) still carries the RateLimit headers its refusal is answered with.
+func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.Context, *Ticket, error) {
 	t := &Ticket{gate: g, route: c.Route, front: c.Front}
 	if c.Route != nil {
 		t.Method = c.Route.Method
@@ -90,8 +89,8 @@ func (g *Gate) Admit(ctx context.Context, c Call) (context.Context, *Ticket, err
 		return ctx, t, err
 	}
 	t.Client = authz.ClientID(ctx)
-	if c.Check != nil {
-		if err := c.Check(); err != nil {
+	if check != nil {
+		if err := check(); err != nil {
 			return ctx, t, err
 		}
 	}

@@ -102,7 +102,7 @@ func TestAdmitInOrder(t *testing.T) {
 			g, tok := fixture(t, quota.Config{Rate: 1, Burst: 1})
 			checked := false
 			check := func() error { checked = true; return tc.check }
-			ctx, ticket, err := g.Admit(context.Background(), Call{Route: tc.route, Bearer: tc.bearer(tok), Front: "http", Check: check})
+			ctx, ticket, err := g.Admit(context.Background(), Call{Route: tc.route, Bearer: tc.bearer(tok), Front: "http"}, check)
 			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) || tc.wantErr == nil && status.Code(err) != tc.wantCode {
 				t.Fatalf("got %v; want %v %v", err, tc.wantCode, tc.wantErr)
 			}
@@ -116,7 +116,7 @@ func TestAdmitInOrder(t *testing.T) {
 				t.Errorf("RateLimit-Policy: got %q; want \"rate\";q=1;w=1", ticket.Policy)
 			}
 			ticket.Release()
-			_, next, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http"})
+			_, next, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http"}, nil)
 			if spent := status.Code(err) == codes.ResourceExhausted; spent != tc.wantSpent {
 				t.Errorf("the next call refused for the rate: got %v (%v); want %v", spent, err, tc.wantSpent)
 			}
@@ -133,22 +133,22 @@ func TestTicketHoldsItsPlace(t *testing.T) {
 	t.Parallel()
 	g, tok := fixture(t, quota.Config{Concurrency: 1})
 	call := Call{Route: scored, Bearer: tok, Front: "grpc"}
-	_, first, err := g.Admit(context.Background(), call)
+	_, first, err := g.Admit(context.Background(), call, nil)
 	if err != nil || !first.Holds() {
 		t.Fatalf("first call: got %v, holds %v; want admitted, holding a place", err, first.Holds())
 	}
-	if _, second, err := g.Admit(context.Background(), call); status.Code(err) != codes.ResourceExhausted || second.Holds() || second.Client != "acme" {
+	if _, second, err := g.Admit(context.Background(), call, nil); status.Code(err) != codes.ResourceExhausted || second.Holds() || second.Client != "acme" {
 		t.Errorf("second call while the first runs: got %v, holds %v, client %q; want ResourceExhausted, holding nothing, acme", err, second.Holds(), second.Client)
 	}
 	first.Release()
 	first.Release() // once: a second release gives nothing back twice
-	_, third, err := g.Admit(context.Background(), call)
+	_, third, err := g.Admit(context.Background(), call, nil)
 	if err != nil {
 		t.Fatalf("after the release: got %v; want admitted", err)
 	}
 	third.Release()
 	for range 3 {
-		_, pub, err := g.Admit(context.Background(), Call{Route: health, Front: "grpc"})
+		_, pub, err := g.Admit(context.Background(), Call{Route: health, Front: "grpc"}, nil)
 		if err != nil || pub.Client != "" || pub.Holds() || pub.Method != health.Method {
 			t.Fatalf("public call: got %v, client %q, holds %v, method %q; want admitted, no client, nothing held", err, pub.Client, pub.Holds(), pub.Method)
 		}
@@ -165,7 +165,7 @@ func TestTicketBudget(t *testing.T) {
 		want  func(b *admission.Budget) int64
 	}{
 		{"a gRPC group message", func(t *testing.T, g *Gate, tok string) *Ticket {
-			_, tk, err := g.Admit(context.Background(), Call{Route: group, Bearer: tok, Front: "grpc"})
+			_, tk, err := g.Admit(context.Background(), Call{Route: group, Bearer: tok, Front: "grpc"}, nil)
 			if err == nil {
 				err = tk.AdmitDecode(context.Background(), 1000)
 			}
@@ -175,7 +175,7 @@ func TestTicketBudget(t *testing.T) {
 			return tk
 		}, func(b *admission.Budget) int64 { return b.Cost(true, 1000, false) }},
 		{"a JSON group body", func(t *testing.T, g *Gate, tok string) *Ticket {
-			_, tk, err := g.Admit(context.Background(), Call{Route: group, Bearer: tok, Front: "http"})
+			_, tk, err := g.Admit(context.Background(), Call{Route: group, Bearer: tok, Front: "http"}, nil)
 			if err == nil {
 				err = tk.AdmitBody(context.Background(), []byte(`{"students":[{},{}]}`))
 			}
@@ -185,19 +185,19 @@ func TestTicketBudget(t *testing.T) {
 			return tk
 		}, func(b *admission.Budget) int64 { return b.GroupCostOfBody([]byte(`{"students":[{},{}]}`)) }},
 		{"a stream", func(t *testing.T, g *Gate, tok string) *Ticket {
-			_, tk, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http", Stream: true})
+			_, tk, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http", Stream: true}, nil)
 			if err != nil || tk.Stream() == nil {
 				t.Fatalf("got %v, stream %v; want the stream admitted", err, tk.Stream())
 			}
 			return tk
 		}, func(*admission.Budget) int64 { return admission.StreamReserve }},
 		{"a record of a stream", func(t *testing.T, g *Gate, tok string) *Ticket {
-			ctx, st, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "grpc", Stream: true})
+			ctx, st, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "grpc", Stream: true}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(st.Release)
-			_, rec, err := g.Admit(ctx, Call{Route: scored, Bearer: tok, Front: "grpc", Record: st.Stream(), Cost: 5 << 20})
+			_, rec, err := g.Admit(ctx, Call{Route: scored, Bearer: tok, Front: "grpc", Record: st.Stream(), Cost: 5 << 20}, nil)
 			if err != nil || !rec.Holds() {
 				t.Fatalf("got %v, holds %v; want the record admitted, holding its cost", err, rec.Holds())
 			}

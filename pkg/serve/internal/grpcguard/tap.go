@@ -68,7 +68,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	// The gate, on the call's headers: the token, the method's rule, the client's limits (and a
 	// batch stream's reserve of the budget); the budget of a unary call's message is admitted on
 	// the same ticket once gRPC holds the message and its size is known (Guard.Receive).
-	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records})
+	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records}, nil)
 	if err != nil {
 		c.release(g)
 		if t.Client != "" {

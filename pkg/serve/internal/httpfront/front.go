@@ -143,7 +143,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		}
 		return nil
 	}
-	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http", Check: check})
+	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http"}, check)
 	if t.Policy != "" {
 		h := w.Header()
 		h[policyKey], h[stateKey] = []string{t.Policy}, []string{t.State}
@@ -184,7 +184,7 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	f.Gateway.ServeHTTP(w, r)
 }
 
-// errAnswered is the front's own refusal of a call's headers (Call.Check), answered already.
+// errAnswered is the front's own refusal of a call's headers (the gate's check), answered already.
 var errAnswered = errors.New("httpfront: the request was refused and answered")
 
 // checkMediaType refuses a media type other than JSON (415), and reports whether the body was

@@ -38,7 +38,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		return nil
 	}
 	bearer := authz.Bearer(r.Header.Values("Authorization"))
-	authorized, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: bearer, Front: "http", Check: check, Stream: true})
+	authorized, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: bearer, Front: "http", Stream: true}, check)
 	if t.Policy != "" {
 		w.Header()[policyKey] = []string{t.Policy}
 	}
@@ -84,7 +84,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
-// errRecordTooLarge is the front's refusal of a record over its path's body limit (Call.Check).
+// errRecordTooLarge is the front's refusal of a record over its path's body limit (the gate's check).
 var errRecordTooLarge = errors.New("httpfront: the record is over its path's body limit")
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
@@ -136,7 +136,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	if rt.Group {
 		cost = f.Budget.GroupCostOfBody(body)
 	}
-	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Check: check, Record: d.stream, Cost: cost})
+	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Record: d.stream, Cost: cost}, check)
 	switch {
 	case errors.Is(err, errRecordTooLarge):
 		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
