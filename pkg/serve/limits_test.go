@@ -383,11 +383,13 @@ func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
 // TestThrottledGRPCConnectionStays: the gate refuses a client over its rate on the call's
 // headers, before its message is read, and such refusals of an authenticated caller do not count
 // against its connection as the refusals of credentials do (more than 200 in a second close it:
-// TestGRPCAbusiveConnectionClosed): 250 calls refused for the rate leave the connection open.
+// TestGRPCAbusiveConnectionClosed): 250 calls refused for the rate, sent at once, leave the
+// connection open.
 func TestThrottledGRPCConnectionStays(t *testing.T) {
 	t.Parallel()
 	h := startBatch(t, nil)
-	if err := setLimits(t, h, "{rate: 1, burst: 1}"); err != nil {
+	// One call every 100 s: however slow the machine, none of the 250 is let in.
+	if err := setLimits(t, h, "{rate: 0.01, burst: 1}"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
@@ -395,10 +397,22 @@ func TestThrottledGRPCConnectionStays(t *testing.T) {
 	if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults()); err != nil {
 		t.Fatalf("first call: got %v; want OK (the burst)", err)
 	}
-	for i := range 250 {
-		_, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults())
-		if status.Code(err) != codes.ResourceExhausted {
-			t.Fatalf("call %d over the rate: got %v; want RESOURCE_EXHAUSTED", i+2, err)
+	// Ten senders, so that the refusals fall within a second of each other.
+	codesSeen := make(chan codes.Code, 250)
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			for range 25 {
+				_, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults())
+				codesSeen <- status.Code(err)
+			}
+		})
+	}
+	wg.Wait()
+	close(codesSeen)
+	for c := range codesSeen {
+		if c != codes.ResourceExhausted {
+			t.Fatalf("a call over the rate: got %v; want RESOURCE_EXHAUSTED", c)
 		}
 	}
 	families, err := h.srv.telemetry.Registry().Gather()
