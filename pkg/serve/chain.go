@@ -1,16 +1,14 @@
 package serve
 
-// The interceptor chain of every unary call, one concern each, outermost first, and the two doors
-// a call comes in by. A call on the gRPC port passes the gRPC door's steps (grpcDoor: what only
-// a call read off the wire needs) and then the chain; every other call (the JSON front through
-// grpc-gateway, an NDJSON or gRPC batch record) comes in through the in-process channel
-// (internal/inproc), which runs the chain alone: the JSON front did the door's work in HTTP's
-// terms before the gateway decoded the body (telemetry.ObserveHTTP, httpfront), and a record's
-// stream did it once for all its records. No step asks which door a call came by: what a door
-// decided (the verdict on the token, the client's limits applied: quota.Decided) is in the
-// call's context, and so is a stream's pacer, which tells the limit step that a record is paced
-// by its stream, never refused. A new step (a tracing span, say) is one more entry in
-// unaryChain, and one more name on docs/architecture.md's chain line.
+// The chain every unary call runs once it is admitted and decoded, whichever transport brought
+// it, and the gRPC door's steps before it. Every call is admitted once, by the gate
+// (internal/gate), before its body is read: the JSON front and the gRPC tap handle call it for a
+// call, a batch stream for each of its records. The chain is handed the call's ticket as a value
+// (internal/inproc's Chain; on the gRPC port the guard's, grpcguard.Ticket): it decides nothing
+// the gate decided, and asks no step what another did; it refuses a call without a ticket for
+// its own rpc, so that a call no gate admitted never reaches a handler. A new step (a span's
+// attribute, say) is one more entry in unaryChain, and one more name on docs/architecture.md's
+// chain line.
 
 import (
 	"context"
@@ -18,49 +16,41 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// grpcDoor lists the steps of a call on the gRPC port before the chain. TestUnaryChain keeps
-// docs/architecture.md's list of it true.
+// grpcDoor lists the steps of a call on the gRPC port between grpc-go and the chain: what only a
+// message read off the wire needs. TestUnaryChain keeps docs/architecture.md's list of it true.
 func (s *Server) grpcDoor() []namedInterceptor {
 	return []namedInterceptor{
 		// The caller told its request id (the tap handle made it: the caller's x-request-id when
-		// sane) in a header; one log line and the metrics of the call. The JSON front writes its
-		// own (telemetry.ObserveHTTP), with the HTTP status.
+		// sane) and the RateLimit headers in header metadata; the call's ticket released once it
+		// is answered; one log line and the metrics of the call. The JSON front writes its own
+		// (telemetry.ObserveHTTP), with the HTTP status.
 		{"observe", s.guard.Observe},
-		// A panic in the door's later steps becomes Internal, inside the log line's step.
-		{"recover", s.recoverStep},
-		// The client's limits, decided before the message is admitted and decoded (a refused
-		// call costs no budget and no decode), as the JSON front decides before it reads the body.
-		// The tap handle authorized the call: its client is known (none for a public method).
-		{"limit", s.limits.Step},
 		// The message: its size against the method's limit, the budget's admission of its
-		// decoding, the decoding itself, and no unknown fields. The JSON front did all of this
-		// before and while it read the body.
+		// decoding on the call's ticket, the decoding itself, and no unknown fields. The JSON
+		// front did all of this before and while it read the body.
 		{"message", s.guard.Receive},
 	}
 }
 
-// unaryChain lists the chain every unary call runs, whichever door it came by. TestUnaryChain
+// unaryChain lists the chain every unary call runs once admitted and decoded. TestUnaryChain
 // keeps docs/architecture.md's list of it true.
 func (s *Server) unaryChain() []namedInterceptor {
 	return []namedInterceptor{
 		// A panic becomes Internal, logged with its stack: the caller gets the documented error.
+		// The call's one recovery: a transport's own (telemetry.ObserveHTTP, the stream engines)
+		// is for its code, not the call's.
 		{"recover", s.recoverStep},
-		// The token: the verdict the door reached on the call's headers, before its body or
-		// message was read (authz.Granted), or else authorize now.
-		{"authenticate", s.authenticateStep},
-		// The client's limits (internal/quota): its rate, then its calls in progress; a refusal
-		// is 429 / RESOURCE_EXHAUSTED before the handler runs, the RateLimit headers go out as
-		// header metadata. A call a door decided, or a stream's record, passes (above).
-		{"limit", s.limits.Step},
 		// The call's phases as events on its server span, when tracing is on: the message read,
-		// admitted and decoded (either door did so by now), then the handler's answer; the
-		// span's end is the answer encoded and sent.
+		// admitted and decoded (by now, whichever transport brought it), then the handler's
+		// answer; the span's end is the answer encoded and sent.
 		{"phases", phasesStep},
 	}
 }
@@ -69,6 +59,28 @@ func (s *Server) unaryChain() []namedInterceptor {
 type namedInterceptor struct {
 	name string
 	run  grpc.UnaryServerInterceptor
+}
+
+// admittedChain is the chain of steps as internal/inproc runs it, with the call's ticket: a call
+// without a ticket for the rpc called is refused before any step, fail closed (a handler that
+// calls another rpc, a gateway handler paired with the wrong route).
+func admittedChain(steps []namedInterceptor) inproc.Chain {
+	run := chain(steps)
+	return func(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if t == nil || t.Method != info.FullMethod {
+			return nil, rpcerr.NotAuthenticated("Authentication failed.", "The call was not admitted for this method.")
+		}
+		return run(ctx, req, info, h)
+	}
+}
+
+// grpcUnary is the gRPC server's one unary interceptor: the gRPC door's steps, then the chain
+// with the ticket the tap handle's gate admitted the call with.
+func (s *Server) grpcUnary() grpc.UnaryServerInterceptor {
+	toChain := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		return s.unary(ctx, grpcguard.Ticket(ctx), req, info, next)
+	}
+	return chain(append(s.grpcDoor(), namedInterceptor{"chain", toChain}))
 }
 
 // chain composes the steps into one interceptor, the first outermost: each step's next is a
@@ -94,16 +106,6 @@ func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServe
 			resp, err = nil, rpcerr.Internal()
 		}
 	}()
-	return next(ctx, req)
-}
-
-func (s *Server) authenticateStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if !authz.Granted(ctx, info.FullMethod) { // else a door authorized this very call: its claims are in ctx
-		var err error
-		if ctx, err = s.authz.Authorize(ctx, s.routes.ByMethod[info.FullMethod], authz.BearerFromMetadata(ctx)); err != nil {
-			return nil, err
-		}
-	}
 	return next(ctx, req)
 }
 

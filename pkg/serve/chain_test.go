@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -42,23 +43,33 @@ func TestUnaryChain(t *testing.T) {
 	}
 }
 
-// TestInterceptorAuthorizesWithoutTap: a direct call the tap handle did not authorize (no
-// verdict, or a verdict for another method) is authorized by the interceptor: never zero times.
-func TestInterceptorAuthorizesWithoutTap(t *testing.T) {
+// TestChainRefusesUnadmitted: a call the gate did not admit (no ticket, or a ticket for another
+// method) is refused by the chain before its handler: never run unauthorized.
+func TestChainRefusesUnadmitted(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
-	handler := func(context.Context, any) (any, error) { return "ran", nil }
-	// A verdict for another method is not taken either: grpcguard's TestTapAuthorized.
-	for _, tc := range []struct{ name string }{{"no verdict"}} {
+	for _, tc := range []struct {
+		name   string
+		ticket *gate.Ticket
+	}{{"no ticket", nil}, {"a ticket for another method", &gate.Ticket{Method: "/grpc.health.v1.Health/Check"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
-			out, err := h.srv.unary(ctx, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
-			if status.Code(err) != codes.Unauthenticated || out != nil {
-				t.Errorf("got %v, %v; want Unauthenticated and the handler not run", out, err)
+			ran := false
+			handler := func(context.Context, any) (any, error) { ran = true; return "ran", nil }
+			out, err := h.srv.unary(context.Background(), tc.ticket, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod}, handler)
+			if status.Code(err) != codes.Unauthenticated || out != nil || ran {
+				t.Errorf("got %v, %v, handler run %v; want Unauthenticated and the handler not run", out, err, ran)
 			}
 		})
 	}
+	t.Run("a ticket for the method runs it", func(t *testing.T) {
+		t.Parallel()
+		out, err := h.srv.unary(context.Background(), &gate.Ticket{Method: scoreMethod}, &scoringv1.ScoreItemResultsRequest{}, &grpc.UnaryServerInfo{FullMethod: scoreMethod},
+			func(context.Context, any) (any, error) { return "ran", nil })
+		if err != nil || out != "ran" {
+			t.Errorf("got %v, %v; want the handler's answer", out, err)
+		}
+	})
 	t.Run("a tap-authorized call names its client in the log", func(t *testing.T) {
 		t.Parallel()
 		if _, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+h.token), scoreOfSize(t, 100)); err != nil {

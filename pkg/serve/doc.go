@@ -12,9 +12,12 @@
 //
 //   - routes: the route table (path, rpc, access rule, body and message limits) and a gRPC
 //     batch rpc's record and answer, read once from the contract;
-//   - authz: token checks (one Authorize for every way in), logins, the caller's address;
+//   - gate: the one admission of every call (token, rule, the client's limits, the budget, in
+//     that order), which returns the ticket the call runs the chain with and releases;
+//   - authz: token checks (one Authorize, which the gate calls), logins, the caller's address;
 //   - httpfront: the JSON front before grpc-gateway, its marshaler and error handlers;
-//   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain;
+//   - inproc: the in-process door, a grpc.ClientConnInterface that runs the chain with a call's
+//     ticket;
 //   - grpcguard: the gRPC side's limits, slots, codec, connection watch and log lines;
 //   - admission: the memory budget, its cost model, its fair queues by client and the gRPC read
 //     pool;
@@ -27,8 +30,9 @@
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
 // CORS for pages on other origins, off unless YARDSTICK_CORS_ORIGINS names them, is cors.go.
-// The interceptor chain, its steps and the doors' own, is chain.go; the gRPC stream
-// interceptors are the guard's first, then quota's (a stream's slot and pacing). The drain after
+// The chain every call runs once admitted and decoded, and the gRPC door's steps before it, is
+// chain.go; the gRPC stream interceptors are the guard's first, then quota's (the pacing of a
+// stream's messages). The drain after
 // SIGTERM is drain.go. docs/architecture.md traces a JSON and a gRPC request through these files;
 // TestImportGraph holds its import graph, and this list, to the code.
 //

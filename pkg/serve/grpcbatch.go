@@ -15,14 +15,15 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the guard
-// authorizes and admits the stream and logs it (grpcguard.StreamInterceptor), internal/batch's
+// The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the gate admits
+// the stream in the guard's tap handle, the guard logs it (grpcguard.StreamInterceptor), internal/batch's
 // Ordered keeps the answers in order and the records in flight bounded, and each record runs here
 // as a unary call of its rpc, in-process through the chain, with the stream's token: its
 // permission, its handler, its status. The record and answer messages are read from the contract
@@ -40,7 +41,7 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	return func(_ any, ss grpc.ServerStream) error {
 		ctx := ss.Context()
 		// Each record is authorized with the stream's token as a call made now would be.
-		st := &recordStream{s: s, sh: sh, bearer: authz.BearerFromMetadata(ctx), adm: admission.StreamFrom(ctx), ri: reqinfo.From(ctx)}
+		st := &recordStream{s: s, sh: sh, bearer: authz.BearerFromMetadata(ctx), adm: grpcguard.Ticket(ctx).Stream(), ri: reqinfo.From(ctx)}
 		start := time.Now()
 		var ok, failed int
 		recv := func() (*record, error) {
@@ -138,31 +139,23 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 	a.Set(st.sh.ErrField, protoreflect.ValueOfMessage(rpcerr.Record(err).ProtoReflect()))
 }
 
-// run runs the record's request as a unary call of its rpc with the stream's token: the token
-// and the rpc's permission against the clients as they are now (401 once the token has expired or
-// its client is gone, 403 for a permission taken away), a place among the records running at
-// once (the client's concurrency), the budget (waited for, never refused), then the rpc called by
-// name on the in-process channel (the chain, which takes the record's verdict, and the handler).
+// run runs the record's request as a unary call of its rpc with the stream's token: the gate
+// admits it as a record of the stream (the token and the rpc's permission against the clients as
+// they are now: 401 once the token has expired or its client is gone, 403 for a permission taken
+// away; a place among the records running at once, the client's concurrency; the budget, waited
+// for, never refused), then the rpc is called by name on the in-process channel with the
+// record's ticket (the chain and the handler).
 func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
 	if rec.req == nil {
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.FieldNames)
 	}
 	ctx = reqinfo.With(ctx, &reqinfo.Info{Route: rec.full, ID: st.ri.ID, ClientID: st.ri.ClientID})
-	authorized, err := st.s.authz.Authorize(ctx, st.s.routes.ByMethod[rec.full], st.bearer)
+	ctx, t, err := st.s.gate.Admit(ctx, gate.Call{Route: st.s.routes.ByMethod[rec.full], Bearer: st.bearer, Front: "grpc", Record: st.adm, Cost: rec.cost}, nil)
 	if err != nil {
-		return nil, err
+		return nil, err // a refusal of the token, or the stream is over (this answer is never sent)
 	}
-	done, err := quota.RecordSlot(ctx) // the client's concurrency bounds the records running at once
-	if err != nil {
-		return nil, err // the stream is over: this answer is never sent
-	}
-	defer done()
-	grant, err := st.adm.AdmitRecord(ctx, rec.cost) // the stream interceptor admitted the stream
-	if err != nil {
-		return nil, err // the stream is over: this answer is never sent
-	}
-	defer grant.Release()
-	resp, err := st.s.channel.Call(authorized, rec.full, rec.req)
+	defer t.Release()
+	resp, err := st.s.channel.Call(ctx, t, rec.full, rec.req)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/apidocs"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
@@ -46,12 +47,13 @@ type Server struct {
 	log       *slog.Logger
 	svc       Service
 	issuer    *token.Issuer
-	authz     *authz.Authorizer           // token checks and logins (internal/authz)
-	telemetry *telemetry.Recorder         // metrics and request log lines (internal/telemetry)
-	routes    *routes.Table               // every rpc served, with its path, rule and limits (internal/routes)
-	unary     grpc.UnaryServerInterceptor // the chain of every unary call, both doors (chain.go)
-	channel   *inproc.Channel             // the in-process door: the gateway, batch records (internal/inproc)
-	guard     *grpcguard.Guard            // the gRPC side's limits, slots and codec (internal/grpcguard)
+	authz     *authz.Authorizer   // token checks and logins (internal/authz)
+	telemetry *telemetry.Recorder // metrics and request log lines (internal/telemetry)
+	routes    *routes.Table       // every rpc served, with its path, rule and limits (internal/routes)
+	gate      *gate.Gate          // the one admission of every call (internal/gate)
+	unary     inproc.Chain        // the chain of every unary call, once admitted and decoded (chain.go)
+	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
+	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
 
@@ -128,7 +130,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 // memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
-	s.unary = chain(s.unaryChain())
+	s.gate = &gate.Gate{Authz: s.authz, Limits: s.limits} // its budget once made, below
+	s.unary = admittedChain(s.unaryChain())
 	s.channel = inproc.New(s.unary)
 	authv1.RegisterTokenServiceServer(s.channel, s.authz.TokenService())
 	svc.Register(s.channel)
@@ -144,17 +147,17 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Wire: s.codec, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
+		Wire: s.codec, Gate: s.gate, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
 		opts = append(opts, grpc.StatsHandler(h)) // only when tracing is on: a stats handler costs every call
 	}
 	s.grpc = grpc.NewServer(append(opts,
-		grpc.ChainUnaryInterceptor(chain(append(s.grpcDoor(), s.unaryChain()...))), // composed once (chain.go)
-		// The guard first (the token verified, the stream admitted, its log line), then the
-		// client's limits: its concurrency slot, and each message it receives paced by its rate.
-		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, s.limits.StreamInterceptor),
+		grpc.UnaryInterceptor(s.grpcUnary()), // composed once (chain.go)
+		// The guard first (the ticket the tap handle's gate admitted the stream with, its idle
+		// limit, its log line), then each message it receives paced by its client's rate.
+		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, quota.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.
@@ -182,6 +185,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
+	s.gate.Budget = s.budget
 	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
@@ -217,7 +221,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
-	front := httpfront.New(httpfront.Options{Routes: s.routes, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
+	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself

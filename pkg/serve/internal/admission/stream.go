@@ -82,20 +82,6 @@ func (b *Budget) StreamsHeldBy(client string) int64 { return b.clientStreams.hel
 // errStreamEnded is Hold's error for a record whose stream was released while it waited.
 var errStreamEnded = errors.New("admission: the stream has ended")
 
-type streamKey struct{}
-
-// WithStream is ctx carrying the stream's admission, for the records it runs (a gRPC stream's
-// handler finds it there: the guard admits the stream before the handler runs).
-func WithStream(ctx context.Context, s *Stream) context.Context {
-	return context.WithValue(ctx, streamKey{}, s)
-}
-
-// StreamFrom is the stream admission of ctx, or nil.
-func StreamFrom(ctx context.Context) *Stream {
-	s, _ := ctx.Value(streamKey{}).(*Stream)
-	return s
-}
-
 // Release gives the stream's reserve back (once; nil-safe). Its records give back what they hold.
 func (s *Stream) Release() {
 	if s == nil {

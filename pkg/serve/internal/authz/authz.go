@@ -1,5 +1,5 @@
 // Package authz decides who may call what: it checks a call's bearer token against its route's
-// access rule (Authorize, the same function for both fronts and the gRPC guard's tap handle),
+// access rule (Authorize, which the gate calls once per call, whichever transport brings it),
 // issues tokens (POST /authToken and the gRPC TokenService, one Login behind both), and finds the
 // caller's address for the login throttle (the X-Forwarded-For walk past trusted proxies, written
 // once). Rules come from the route table (internal/routes); clients, keys and tokens from
@@ -38,11 +38,9 @@ func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip
 
 type grantKey struct{}
 
-// grant is what Permit put in a call's context: the verified claims, and the method they were
-// checked against.
+// grant is what Permit put in a call's context: the verified claims.
 type grant struct {
 	claims token.Claims
-	method string
 }
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
@@ -51,24 +49,10 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 	return g.claims, ok
 }
 
-// Granted reports whether ctx carries a verdict for method itself (Authorize or Permit found
-// the token good for it): whichever door reached it on the call's headers (the JSON front, the
-// gRPC tap handle, a batch for its record), it stands, and the chain does not check the token a
-// second time. It notes the client for the request's log line, which may have been made after
-// the verdict.
-func Granted(ctx context.Context, method string) bool {
-	g, ok := ctx.Value(grantKey{}).(grant)
-	if !ok || g.method != method {
-		return false
-	}
-	NoteClient(ctx, g.claims.ClientID)
-	return true
-}
-
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
-// returns the context the handler runs with, the token's claims in it. The JSON front calls it
-// before it reads a body, the gRPC tap handle before it reads a message, the interceptor chain
-// for a call neither decided: the same rule, whichever way a caller comes.
+// returns the context the handler runs with, the token's claims in it. The gate (internal/gate)
+// is its one caller, once per call, before the call's body or message is read: the same rule,
+// whichever way a caller comes.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
 	if r == nil || !r.Ruled || r.Rule.Public {
 		return Permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
@@ -124,7 +108,7 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 				fmt.Sprintf("The client lacks the %q permission this endpoint needs.", p))
 		}
 	}
-	return context.WithValue(ctx, grantKey{}, grant{claims: claims, method: r.Method}), nil
+	return context.WithValue(ctx, grantKey{}, grant{claims: claims}), nil
 }
 
 // Bearer reads "Bearer <token>" from the Authorization values.

@@ -4,49 +4,41 @@ import (
 	"context"
 	"testing"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// TestGranted: a door's verdict stands for the very method it was reached for, and for no
-// other (the chain then authorizes the call itself); taking it names the client in the
-// request's facts, which may have been made after the verdict.
-func TestGranted(t *testing.T) {
+// TestPermit: claims with the route's permission put them in the call's context for its
+// handler; claims without it, a route with no rule and no route at all are refused; a public
+// route is open to all and carries no claims.
+func TestPermit(t *testing.T) {
 	t.Parallel()
-	const scored, other = "/yardstick.scoring.v1.ScoringService/ScoreItemResults", "/grpc.health.v1.Health/Check"
-	rt := &routes.Route{Method: scored, Ruled: true, Rule: routes.Rule{Permission: "score"}}
-	granted, err := Permit(context.Background(), rt, token.Claims{ClientID: "demo", Scope: []string{"score"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ri := &reqinfo.Info{}
-	ctx := reqinfo.With(granted, ri)
-	cases := []struct {
-		name   string
-		ctx    context.Context
-		method string
-		want   bool
+	const scored, health = "/yardstick.scoring.v1.ScoringService/ScoreItemResults", "/grpc.health.v1.Health/Check"
+	ruled := &routes.Route{Method: scored, Ruled: true, Rule: routes.Rule{Permission: "score"}}
+	public := &routes.Route{Method: health, Ruled: true, Rule: routes.Rule{Public: true}}
+	demo := token.Claims{ClientID: "demo", Scope: []string{"score"}}
+	for _, tc := range []struct {
+		name       string
+		route      *routes.Route
+		claims     token.Claims
+		wantErr    bool
+		wantClient string
 	}{
-		{"the method it was reached for", ctx, scored, true},
-		{"another method", ctx, other, false},
-		{"no verdict", reqinfo.With(context.Background(), &reqinfo.Info{}), scored, false},
-	}
-	for _, tc := range cases {
+		{"the permission held", ruled, demo, false, "demo"},
+		{"the permission lacking", ruled, token.Claims{ClientID: "other", Scope: []string{"forecast"}}, true, ""},
+		{"a route without a rule", &routes.Route{Method: scored}, demo, true, ""},
+		{"no route", nil, demo, true, ""},
+		{"a public route", public, token.Claims{}, false, ""},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Granted(tc.ctx, tc.method); got != tc.want {
-				t.Errorf("got %v; want %v", got, tc.want)
+			t.Parallel()
+			ctx, err := Permit(context.Background(), tc.route, tc.claims)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("got %v; want an error %v", err, tc.wantErr)
+			}
+			if got := ClientID(ctx); got != tc.wantClient {
+				t.Errorf("client in the context: got %q; want %q", got, tc.wantClient)
 			}
 		})
-	}
-	if ri.ClientID != "demo" {
-		t.Errorf("client noted: got %q; want demo", ri.ClientID)
-	}
-	if claims, ok := ClaimsFrom(ctx); !ok || claims.ClientID != "demo" {
-		t.Errorf("ClaimsFrom: got %+v, %v; want demo's claims", claims, ok)
-	}
-	public := &routes.Route{Method: other, Ruled: true, Rule: routes.Rule{Public: true}}
-	if pctx, err := Permit(context.Background(), public, token.Claims{}); err != nil || Granted(pctx, other) {
-		t.Errorf("a public method: got %v, granted %v; want no verdict to take (anyone may call it)", err, Granted(pctx, other))
 	}
 }

@@ -1,8 +1,9 @@
 // Package grpcguard is the gRPC side's guard against hostile and heavy traffic. A gRPC server
 // reads and decodes a call's whole message before any interceptor runs, so checks made there come
 // too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to
-// 861 MiB. So New bounds each connection, the tap handle checks a call's token on its headers and
-// reads calls without one within a few slots (tap.go), the read pool admits the others before
+// 861 MiB. So New bounds each connection, the tap handle has the gate (internal/gate) admit a
+// call on its headers (its token, its rule, its client's limits) and reads calls without a token
+// within a few slots (tap.go), the read pool admits the others before
 // gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
 // valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
 // same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
@@ -31,6 +32,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -63,8 +65,7 @@ const (
 	connWindowBytes = 1 << 20
 )
 
-// Guard is what the tap handle, the codec, the read admission and the chain's steps for direct
-// calls share. Everything but the slots is written once, in New and Bind, before the server
+// Guard is what the tap handle, the codec, the read admission and the gRPC door's steps share. Everything but the slots is written once, in New and Bind, before the server
 // serves, and only read afterwards.
 type Guard struct {
 	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
@@ -90,7 +91,8 @@ type Options struct {
 	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
 	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
 	Wire        *jsonwire.Codec
-	Authz       *authz.Authorizer
+	Gate        *gate.Gate        // admits each call on its headers (tapHandle)
+	Authz       *authz.Authorizer // watches a stream's rights for its life
 	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
 	// pool and of the streams' budget (internal/admission); nil: none for every client.
 	Concurrency func(client string) int

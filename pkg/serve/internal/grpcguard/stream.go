@@ -11,19 +11,20 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
 // batch streams (Route.Records). Same rules as a unary call, per message. A batch
-// stream is also admitted once for its whole life (admission.Stream, in its context for the
-// records it runs; refused RESOURCE_EXHAUSTED with RetryInfo when there is no room, as an
-// over-budget call is), and ended DEADLINE_EXCEEDED after StreamIdle with no message received
+// stream was admitted once for its whole life by the gate in the tap handle (its ticket holds
+// its admission.Stream, through which it admits its records; refused RESOURCE_EXHAUSTED with
+// RetryInfo when there is no room, as an over-budget call is), and is ended DEADLINE_EXCEEDED after StreamIdle with no message received
 // and no answer sent (a caller that takes no answer blocks the sends, and then the reads). Its
 // log line carries what the handler put in the request's reqinfo.Info.Stream (its counts).
 func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
@@ -46,14 +47,12 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		}
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
-	if records {
-		client := authz.ClientID(ctx)
-		adm, err := g.budget.AdmitStream("grpc", client, g.Concurrency(client))
-		if err != nil {
-			return err
-		}
-		defer adm.Release()
-		ctx = admission.WithStream(ctx, adm)
+	// The gate admitted the stream in the tap handle: a place of its client's concurrency, the
+	// pacer of its messages (quota.StreamInterceptor) and, for a batch stream, its reserve of the
+	// budget (its handler admits its records through it, Ticket(ctx).Stream()).
+	defer call.releaseTicket()
+	if p := call.ticket.Policy; p != "" {
+		_ = ss.SetHeader(metadata.MD{quota.PolicyMD: {p}})
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)

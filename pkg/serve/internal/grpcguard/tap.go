@@ -18,6 +18,8 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -25,8 +27,11 @@ import (
 )
 
 // tapHandle runs on each call's headers, in the connection's reader goroutine, before the call's
-// stream exists and before a byte of its message is read. It must not block: a call over the
-// in-flight cap is refused at once, not queued.
+// stream exists and before a byte of its message is read: the call's one admission by the gate,
+// whose ticket the call keeps (call.ticket). It must not block: a call over the in-flight cap is
+// refused at once, not queued; the gate's parts here decide without waiting (the token is CPU
+// alone, the limits refuse rather than queue; with Redis the rate is one bounded round trip),
+// and the budget of the message, which may wait, is admitted once gRPC holds it (Receive).
 func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	method := info.FullMethodName
 	r, served := g.routes.ByMethod[method]
@@ -60,14 +65,29 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 		}
 	}
-	authorized, err := g.Authz.Authorize(ctx, r, authz.Bearer(info.Header.Get("authorization")))
+	// The gate, on the call's headers: the token, the method's rule, the client's limits (and a
+	// batch stream's reserve of the budget); the budget of a unary call's message is admitted on
+	// the same ticket once gRPC holds the message and its size is known (Guard.Receive).
+	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records}, nil)
 	if err != nil {
 		c.release(g)
+		if t.Client != "" {
+			// An authenticated caller over its limits, or a stream finding no room, is not
+			// abusing the connection: only refusals of its credentials count (conn.go).
+			g.logCall(ctx, err, false, 0)
+			return nil, err
+		}
 		return nil, g.refuseOnHeaders(ctx, err)
 	}
-	c.ctx = authorized
+	c.ticket, c.ctx = t, admitted
+	if t.Holds() {
+		// Given back by the interceptor once the call is answered; by the end of the call's
+		// stream when no interceptor takes it (gRPC ended it, or the read pool refused it). Only
+		// then: a goroutine per call ended early would cost a flood of reset calls dearly.
+		c.stopRelease = context.AfterFunc(admitted, t.Release)
+	}
 	g.open.add(c)
-	return authorized, nil
+	return admitted, nil
 }
 
 // refuseOnHeaders logs and counts a call the tap handle refuses, and counts it against its
@@ -115,6 +135,27 @@ type call struct {
 	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
 	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
 	once     sync.Once
+	ticket   *gate.Ticket // what the gate admitted the call with (tapHandle)
+	// stopRelease unregisters the ticket's release at the end of the call's stream, once an
+	// interceptor has released it; nil: the ticket held nothing when the call was admitted.
+	stopRelease func() bool
+}
+
+// Ticket is the ticket the gate admitted the direct call of ctx with, in the tap handle; nil for
+// a context the tap handle did not make.
+func Ticket(ctx context.Context) *gate.Ticket {
+	if c := callFrom(ctx); c != nil {
+		return c.ticket
+	}
+	return nil
+}
+
+// releaseTicket gives back what the call's ticket holds, now that the call is answered.
+func (c *call) releaseTicket() {
+	c.ticket.Release()
+	if c.stopRelease != nil {
+		c.stopRelease()
+	}
 }
 
 type callKey struct{}
@@ -257,16 +298,32 @@ func (g *Guard) logCall(ctx context.Context, err error, ended bool, d time.Durat
 	g.Telemetry.Write(ctx, l)
 }
 
-// Observe is the gRPC door's first step: it tells the caller its request id in a header, and
-// writes the call's line and metrics when it ends (the sweep of ended calls leaves it alone).
+// Observe is the gRPC door's first step: it tells the caller its request id (and the RateLimit
+// headers of a client with a rate) in header metadata, gives back what the call's ticket holds
+// once it is answered, and writes the call's line and metrics (the sweep of ended calls leaves
+// it alone).
 func (g *Guard) Observe(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	c := callFrom(ctx)
-	_ = grpc.SetHeader(ctx, metadata.MD{telemetry.RequestIDHeader: {c.info.ID}}) // the key is lower case already
+	_ = grpc.SetHeader(ctx, headerMD(c)) // the keys are lower case already
 	g.markLogged(c)
 	start, inFlight := time.Now(), g.Telemetry.InFlight(telemetry.FrontGRPC)
 	inFlight.Inc()
 	resp, err := next(ctx, req)
+	c.releaseTicket()
 	inFlight.Dec()
 	g.logCall(ctx, err, false, time.Since(start))
 	return resp, err
+}
+
+// headerMD is the header metadata of the call c: its request id, and the RateLimit headers its
+// ticket carries.
+func headerMD(c *call) metadata.MD {
+	md := metadata.MD{telemetry.RequestIDHeader: {c.info.ID}}
+	if t := c.ticket; t.Policy != "" {
+		md[quota.PolicyMD] = []string{t.Policy}
+		if t.State != "" {
+			md[quota.StateMD] = []string{t.State}
+		}
+	}
+	return md
 }

@@ -1,16 +1,15 @@
 // Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
-// (internal/routes), authorizes its token before it reads a byte (internal/authz), refuses content
-// codings, wrong media types and bodies over the route's limit, holds the body's bytes while it
-// paces and reads it, admits the request's memory by the body read (internal/admission), and
-// hands the request to the gateway, whose marshaler (internal/jsonwire) and error handlers it
-// provides. The gateway calls the rpc on the frame's in-process channel (internal/inproc), which
-// runs the interceptor chain and the handler; the token's verdict travels in the request's
-// context (authz.Granted). A new kind of route (a streaming batch route) gets its case in
-// ServeHTTP.
+// (internal/routes) and has the gate (internal/gate) admit the call before it reads a byte: the
+// token, the route's rule, then the front's refusals of content codings and wrong media types,
+// then the client's limits. It refuses bodies over the route's limit, holds the body's bytes
+// while it paces and reads it, admits the request's memory by the body read on the call's ticket
+// (internal/admission), and hands the request to the gateway, whose marshaler
+// (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the frame's
+// in-process channel (internal/inproc), which hands the call's ticket to the chain and runs the
+// handler. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
 package httpfront
 
 import (
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -22,6 +21,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -42,13 +42,13 @@ var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
 // Options are what the front works with.
 type Options struct {
 	Routes  *routes.Table
-	Authz   *authz.Authorizer // checks tokens
+	Gate    *gate.Gate        // admits each call and each record before its body is read
+	Authz   *authz.Authorizer // serves /authToken, watches a stream's rights
 	Budget  *admission.Budget // admits memory
 	Channel *inproc.Channel   // the in-process door: the gateway's routes and batch records call the rpcs on it
 	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it
-	// Limits are each client's limits (internal/quota): a unary call's before its body is read,
-	// and a stream's concurrency, its records and students paced by the client's rate (a
-	// record's context carries the stream's pacer through the channel). nil: none.
+	// Limits are each client's limits (internal/quota), which the gate applies; the front reads
+	// a client's concurrency from them, its share of the body pool. nil: none.
 	Limits *quota.Limiter
 	Groups map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	Stream batch.Options              // the stream engine's options
@@ -83,7 +83,7 @@ func New(o Options) *Handler {
 // Direct has the front call each handler of a registration (Mux.Register) for the route of its
 // path when that route's rpc is the one the handler calls, without the mux, and returns the
 // handlers it left to the mux (no such route, another rpc, or no names). A wrong pairing would
-// fail closed: the chain takes the front's verdict for the route's own rpc only (authz.Granted).
+// fail closed: the chain refuses a ticket for another rpc than the one called.
 func (f *Handler) Direct(handled []Handled) (left []Handled) {
 	for _, h := range handled {
 		if rt := f.Routes.ByPath[h.Path]; rt != nil && h.Method != "" && rt.Method == h.Method {
@@ -126,51 +126,51 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.serveRoute(w, r, rt)
 }
 
-// serveRoute serves a POST to one of the API's routes: credentials, media type, the client's
-// limits, size, the body's bytes, body, memory, in that order, each refusal answered before
-// anything later is spent on the request.
+// serveRoute serves a POST to one of the API's routes: the gate (credentials, media type, the
+// client's limits), size, the body's bytes, body, memory, in that order, each refusal answered
+// before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	authorized, ri, ok := f.authorize(w, r, rt)
-	if !ok {
-		return
-	}
-	form, ok := checkMediaType(w, r)
-	if !ok {
-		return
-	}
-	if !rt.Rule.Public && f.Limits != nil {
-		// The client's limits, before the body is read or decoded: a refused call costs nothing,
-		// and the concurrency slot covers the whole call; the chain's limit step takes this
-		// decision (quota.Decided), so the call is counted once.
-		out := f.Limits.Admit(authz.ClientID(authorized))
-		if out.Policy != "" {
-			h := w.Header()
-			h[policyKey], h[stateKey] = []string{out.Policy}, []string{out.State}
+	ri := reqinfo.From(r.Context())
+	ri.HTTPRequest = r
+	var form bool
+	check := func() error {
+		var ok bool
+		if refuseEncoded(w, r) {
+			return errAnswered
 		}
-		if out.Err != nil {
-			refuse(w, r, rpcerr.ToHTTP(out.Err))
-			return
+		if form, ok = checkMediaType(w, r); !ok {
+			return errAnswered
 		}
-		defer out.Done()
-		authorized = quota.Decided(authorized)
+		return nil
 	}
-	body, adm, ok := f.admitAndRead(w, r, rt, authz.ClientID(authorized))
+	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http"}, check)
+	if t.Policy != "" {
+		h := w.Header()
+		h[policyKey], h[stateKey] = []string{t.Policy}, []string{t.State}
+	}
+	if err != nil {
+		if !errors.Is(err, errAnswered) {
+			refuse(w, r, rpcerr.ToHTTP(err))
+		}
+		return
+	}
+	defer t.Release()
+	body, ok := f.admitAndRead(w, r, rt, t)
 	if !ok {
 		return
 	}
-	defer adm.Release()
 	tracing.EventInt(r.Context(), "admitted and read", "body.bytes", len(body))
 	if form && !jsonwire.IsObject(body) {
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	r = r.WithContext(authorized)
+	r = r.WithContext(gate.With(admitted, t))
 	r.Body = &frontBody{data: body, info: ri}
 	r.ContentLength = int64(len(body))
 	if !rt.Rule.Public {
-		// The verdict travels in the context, and everything else the call needs in reqinfo
-		// (which keeps the caller's own request): the gateway, which copies every header it is
-		// given into gRPC metadata, is given none but the type.
+		// The ticket and the claims travel in the context, and everything else the call needs in
+		// reqinfo (which keeps the caller's own request): the gateway, which copies every header
+		// it is given into gRPC metadata, is given none but the type.
 		r.Header = gatewayHeader
 	} else {
 		r.Header.Set("Content-Type", "application/json")
@@ -184,19 +184,8 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	f.Gateway.ServeHTTP(w, r)
 }
 
-// authorize checks what a POST's headers decide before its body is read: the token first (401,
-// 403: a caller without one learns nothing of the body's schema, and makes us read no body), then
-// a content coding (415). It returns the context with the token's verdict (authz.Granted).
-func (f *Handler) authorize(w http.ResponseWriter, r *http.Request, rt *routes.Route) (context.Context, *reqinfo.Info, bool) {
-	ri := reqinfo.From(r.Context())
-	ri.HTTPRequest = r
-	authorized, err := f.Authz.Authorize(r.Context(), rt, authz.Bearer(r.Header.Values("Authorization")))
-	if err != nil {
-		refuse(w, r, rpcerr.ToHTTP(err))
-		return nil, nil, false
-	}
-	return authorized, ri, !refuseEncoded(w, r)
-}
+// errAnswered is the front's own refusal of a call's headers (the gate's check), answered already.
+var errAnswered = errors.New("httpfront: the request was refused and answered")
 
 // checkMediaType refuses a media type other than JSON (415), and reports whether the body was
 // labelled form-encoded: curl -d labels every body so, and a body that is JSON is then taken as
@@ -221,13 +210,13 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
 
 // admitAndRead holds the body to the route's limit, holds its bytes in the body pool while it is
 // read (admission.BodyPool: a slow upload holds what it sent, not what its decoding will cost),
-// then admits the request's memory by the body read, waiting in the client's queue for it. The
-// caller releases the grant; on a refusal, answered here, there is none to release.
-func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, client string) ([]byte, *admission.Grant, bool) {
-	limit := rt.BodyLimit
+// then admits the request's memory by the body read on the call's ticket, waiting in the
+// client's queue for it. A refusal is answered here.
+func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
+	limit, client := rt.BodyLimit, t.Client
 	if r.ContentLength > limit {
 		refuse(w, r, f.tooLarge(rt, limit))
-		return nil, nil, false
+		return nil, false
 	}
 	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
@@ -236,20 +225,19 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 		_ = http.NewResponseController(w).EnableFullDuplex()
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		discardBody(w, r.Body, limit)
-		return nil, nil, false
+		return nil, false
 	}
 	defer read.Done() // once admitted, the body's bytes are in its grant
 	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		writeReadError(w, r, err, func(limit int64) rpcerr.HTTP { return f.tooLarge(rt, limit) })
-		return nil, nil, false
+		return nil, false
 	}
-	adm, err := f.Budget.AdmitBody(r.Context(), client, rt.Group, body)
-	if err != nil {
+	if err := t.AdmitBody(r.Context(), body); err != nil {
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
-		return nil, nil, false
+		return nil, false
 	}
-	return body, adm, true
+	return body, true
 }
 
 // writeReadError answers a body that could not be read: over the limit (413), too slow (408), or

@@ -2,6 +2,7 @@ package httpfront
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -10,7 +11,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -20,35 +21,35 @@ import (
 // (internal/batch) runs, and the stream's counts for its one log line (reqinfo); the engine owns
 // the body and the answers.
 
-// serveStream serves a POST to a stream route: the token (401, 403), the media type (415), the
-// stream's admission (503 with Retry-After), all before the head; then the engine.
+// serveStream serves a POST to a stream route: the gate (the token, 401 and 403; the media type,
+// 415; the client's concurrency, 429; the stream's reserve of the budget, 429 or 503 with
+// Retry-After), all before the head; then the engine.
 func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	authorized, ri, ok := f.authorize(w, r, rt)
-	if !ok {
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
-		refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
-		return
-	}
-	if f.Limits != nil {
-		var limit quota.Outcome
-		if authorized, limit = f.Limits.OpenStream(authorized); limit.Policy != "" {
-			w.Header()[policyKey] = []string{limit.Policy}
+	ri := reqinfo.From(r.Context())
+	ri.HTTPRequest = r
+	check := func() error {
+		if refuseEncoded(w, r) {
+			return errAnswered
 		}
-		if limit.Err != nil {
-			refuse(w, r, rpcerr.ToHTTP(limit.Err))
-			return
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
+			refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
+			return errAnswered
 		}
-		defer limit.Done()
+		return nil
 	}
-	client := authz.ClientID(authorized)
-	adm, err := f.Budget.AdmitStream("http", client, f.Limits.Concurrency(client))
+	bearer := authz.Bearer(r.Header.Values("Authorization"))
+	authorized, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: bearer, Front: "http", Stream: true}, check)
+	if t.Policy != "" {
+		w.Header()[policyKey] = []string{t.Policy}
+	}
 	if err != nil {
-		refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
+		if !errors.Is(err, errAnswered) {
+			refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
+		}
 		return
 	}
-	defer adm.Release()
+	defer t.Release()
+	adm := t.Stream()
 	body := r.Body
 	if p, ok := body.(*pacedBody); ok {
 		body = p.ReadCloser // the engine's idle limit replaces the minimum rate
@@ -57,7 +58,6 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	start := time.Now()
 	// The stream's rights are checked again at each reload and at its token's expiry: once they
 	// are gone, the engine answers what it read and ends with the answer a call would get.
-	bearer := authz.Bearer(r.Header.Values("Authorization"))
 	revoked := make(chan error, 1)
 	watching, stopWatch := context.WithCancel(authorized)
 	defer stopWatch()
@@ -83,6 +83,9 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	}
 	ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 }
+
+// errRecordTooLarge is the front's refusal of a record over its path's body limit (the gate's check).
+var errRecordTooLarge = errors.New("httpfront: the record is over its path's body limit")
 
 // notFoundBody is the 404 of a record whose path is not a unary path of this service.
 var notFoundBody = rpcerr.BodyFor(http.StatusNotFound, nil)
@@ -121,29 +124,27 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	ctx, err := f.Authz.Authorize(reqinfo.With(ctx, ri), rt, d.bearer)
-	if err != nil {
-		return batch.ErrorAnswer(err)
+	// A line under the stream's limit but over its path's is answered as the unary front answers
+	// it, once the record is authorized.
+	check := func() error {
+		if int64(len(body)) > rt.BodyLimit {
+			return errRecordTooLarge
+		}
+		return nil
 	}
-	if int64(len(body)) > rt.BodyLimit {
-		// A line under the stream's limit but over its path's: the unary front's answer.
-		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
-	}
-	done, err := quota.RecordSlot(ctx) // the client's concurrency bounds the records running at once
-	if err != nil {
-		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
-	}
-	defer done()
 	cost := f.Budget.Cost(false, int64(len(body)), true)
 	if rt.Group {
 		cost = f.Budget.GroupCostOfBody(body)
 	}
-	grant, err := d.stream.AdmitRecord(ctx, cost)
-	if err != nil {
-		return batch.ErrorAnswer(err) // the stream is over: this answer is never written
+	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Record: d.stream, Cost: cost}, check)
+	switch {
+	case errors.Is(err, errRecordTooLarge):
+		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
+	case err != nil:
+		return batch.ErrorAnswer(err) // a refusal of the token, or the stream is over: this answer is never written
 	}
-	defer grant.Release()
-	resp, err := f.Channel.CallDecoding(ctx, rt.Method, func(v any) error {
+	defer t.Release()
+	resp, err := f.Channel.CallDecoding(ctx, t, rt.Method, func(v any) error {
 		err := f.marshal.Unmarshal(body, v)
 		if err != nil && FieldsOnly(err) {
 			ri.FieldProblems = err // the handler's problems too, as frontBody.Decode

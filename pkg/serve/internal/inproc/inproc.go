@@ -1,9 +1,12 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
-// whose every call runs the frame's interceptor chain and then the method's generated handler,
-// as grpc-go's server would, without a network, a codec or a copy of the request. Everything
-// that does not come in on the gRPC port calls through it: the grpc-gateway JSON front (its
-// generated Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch
-// records, which name their rpc.
+// whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
+// server would, without a network, a codec or a copy of the request. Everything that does not
+// come in on the gRPC port calls through it: the grpc-gateway JSON front (its generated
+// Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch records,
+// which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
+// body was read, and it hands the call's ticket to the chain as a value: a record's caller passes
+// it to Call or CallDecoding, and the JSON front puts it in the request's context for the one hop
+// through grpc-gateway's generated code, which Invoke takes it out of (gate.From).
 //
 // Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
 // (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
@@ -12,7 +15,7 @@
 // decoded heap behind the budget's back), and 1.24-1.28 with a shallow-copy cloner, its best case
 // (79 allocations: a goroutine, a channel, a cancelable context and frames each call). Its
 // handler also runs on when the caller's context ends, after the front has released the call's
-// budget, and it drops the caller's context values, which the doors' decisions travel in. Here
+// budget, and it drops the caller's context values, which the token's claims travel in. Here
 // the caller is the frame itself, which never touches a request after handing it over, and the
 // handler runs on the caller's goroutine and context.
 //
@@ -28,12 +31,18 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 )
+
+// Chain is the chain every unary call runs once decoded, with the ticket the gate admitted it
+// with (nil: none did; the chain refuses it), before the method's handler h.
+type Chain func(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error)
 
 // Channel is the in-process door. Register every service before the first call; after that it
 // is only read, and safe for concurrent calls.
 type Channel struct {
-	chain    grpc.UnaryServerInterceptor
+	chain    Chain
 	methods  map[string]method
 	services []Service
 }
@@ -54,7 +63,7 @@ type method struct {
 }
 
 // New is a channel whose calls run through chain.
-func New(chain grpc.UnaryServerInterceptor) *Channel {
+func New(chain Chain) *Channel {
 	return &Channel{chain: chain, methods: map[string]method{}}
 }
 
@@ -97,13 +106,13 @@ func Describe(d *grpc.ServiceDesc) grpc.ServiceInfo {
 }
 
 // Call runs the unary method (a full method name) with req, which the handler gets as it is,
-// through the chain; the answer is the handler's own.
-func (c *Channel) Call(ctx context.Context, fullMethod string, req any) (any, error) {
+// through the chain with the call's ticket t; the answer is the handler's own.
+func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, req any) (any, error) {
 	m, ok := c.methods[fullMethod]
 	if !ok {
 		return nil, unimplemented(fullMethod)
 	}
-	return c.chain(ctx, req, m.info, m.unary)
+	return c.chain(ctx, t, req, m.info, m.unary)
 }
 
 // capture is the call of the method a generated handler makes once its message is decoded, and
@@ -123,21 +132,24 @@ func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServ
 
 // CallDecoding runs the unary method with the request dec fills (the generated handler's own
 // message, decoded before the chain runs, as grpc-go decodes a call's message): a batch record
-// given as bytes.
-func (c *Channel) CallDecoding(ctx context.Context, fullMethod string, dec func(any) error) (any, error) {
+// given as bytes, with the record's ticket t.
+func (c *Channel) CallDecoding(ctx context.Context, t *gate.Ticket, fullMethod string, dec func(any) error) (any, error) {
 	m, ok := c.methods[fullMethod]
 	if !ok {
 		return nil, unimplemented(fullMethod)
 	}
-	return m.handler(m.impl, ctx, dec, c.chain)
+	return m.handler(m.impl, ctx, dec, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return c.chain(ctx, t, req, info, h)
+	})
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call, its answer put in reply. The generated
+// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket the JSON front put in
+// ctx (gate.With), its answer put in reply. The generated
 // client allocates reply and hands it over; the handler's answer is not used after, so its
 // fields are moved into reply as they are (a shallow copy, no codec): the caller gets exactly
 // the message the handler built.
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
-	resp, err := c.Call(ctx, fullMethod, args)
+	resp, err := c.Call(ctx, gate.From(ctx), fullMethod, args)
 	if err != nil {
 		return err
 	}

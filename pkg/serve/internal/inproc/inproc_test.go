@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -28,14 +29,16 @@ func (s *tokens) IssueToken(_ context.Context, r *authv1.IssueTokenRequest) (*au
 	return &authv1.IssueTokenResponse{AccessToken: "token-of-" + r.GetClientId(), ExpiresIn: 60}, nil
 }
 
-// recording is a chain that notes each call's method and request, and may refuse it.
+// recording is a chain that notes each call's method and ticket, and may refuse it.
 type recording struct {
 	methods []string
+	tickets []*gate.Ticket
 	refuse  error
 }
 
-func (c *recording) chain(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (c *recording) chain(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	c.methods = append(c.methods, info.FullMethod)
+	c.tickets = append(c.tickets, t)
 	if c.refuse != nil {
 		return nil, c.refuse
 	}
@@ -52,13 +55,15 @@ func newChannel(t *testing.T) (*Channel, *tokens, *recording) {
 }
 
 // TestInvoke: a generated client on the channel reaches the handler through the chain, with
-// the caller's very request, and gets the handler's answer and its error as they are.
+// the caller's very request and the ticket its context carries (gate.With) handed to the chain,
+// and gets the handler's answer and its error as they are.
 func TestInvoke(t *testing.T) {
 	t.Parallel()
 	ch, svc, rec := newChannel(t)
 	client := authv1.NewTokenServiceClient(ch)
 	req := &authv1.IssueTokenRequest{ClientId: proto.String("demo")}
-	resp, err := client.IssueToken(context.Background(), req)
+	ticket := &gate.Ticket{Method: authv1.TokenService_IssueToken_FullMethodName}
+	resp, err := client.IssueToken(gate.With(context.Background(), ticket), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +75,9 @@ func TestInvoke(t *testing.T) {
 	}
 	if want := []string{authv1.TokenService_IssueToken_FullMethodName}; len(rec.methods) != 1 || rec.methods[0] != want[0] {
 		t.Errorf("chain ran for %v; want once, for %v", rec.methods, want)
+	}
+	if rec.tickets[0] != ticket {
+		t.Errorf("chain handed ticket %p; want the context's %p", rec.tickets[0], ticket)
 	}
 	_, err = client.IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("bad")})
 	if status.Code(err) != codes.PermissionDenied || status.Convert(err).Message() != "no" {
@@ -93,7 +101,8 @@ func TestChainRefuses(t *testing.T) {
 func TestCallDecoding(t *testing.T) {
 	t.Parallel()
 	ch, svc, rec := newChannel(t)
-	resp, err := ch.CallDecoding(context.Background(), authv1.TokenService_IssueToken_FullMethodName, func(v any) error {
+	ticket := &gate.Ticket{Method: authv1.TokenService_IssueToken_FullMethodName}
+	resp, err := ch.CallDecoding(context.Background(), ticket, authv1.TokenService_IssueToken_FullMethodName, func(v any) error {
 		v.(*authv1.IssueTokenRequest).ClientId = proto.String("decoded")
 		return nil
 	})
@@ -101,11 +110,14 @@ func TestCallDecoding(t *testing.T) {
 		t.Errorf("got %v, %v; want the decoded request answered", resp, err)
 	}
 	broken := errors.New("broken body")
-	if _, err := ch.CallDecoding(context.Background(), authv1.TokenService_IssueToken_FullMethodName, func(any) error { return broken }); !errors.Is(err, broken) {
+	if _, err := ch.CallDecoding(context.Background(), ticket, authv1.TokenService_IssueToken_FullMethodName, func(any) error { return broken }); !errors.Is(err, broken) {
 		t.Errorf("got %v; want the decoder's error", err)
 	}
 	if len(rec.methods) != 1 {
 		t.Errorf("chain ran %d times; want once (not for the call whose decoding failed)", len(rec.methods))
+	}
+	if len(rec.tickets) == 1 && rec.tickets[0] != ticket {
+		t.Errorf("chain handed ticket %p; want the caller's %p", rec.tickets[0], ticket)
 	}
 }
 
@@ -115,10 +127,10 @@ func TestUnknownAndStreams(t *testing.T) {
 	t.Parallel()
 	ch, _, _ := newChannel(t)
 	ctx := context.Background()
-	if _, err := ch.Call(ctx, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
+	if _, err := ch.Call(ctx, nil, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method: got %v; want Unimplemented", err)
 	}
-	if _, err := ch.CallDecoding(ctx, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
+	if _, err := ch.CallDecoding(ctx, nil, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method decoding: got %v; want Unimplemented", err)
 	}
 	if _, err := ch.NewStream(ctx, &grpc.StreamDesc{}, "/a.B/Stream"); status.Code(err) != codes.Unimplemented {

@@ -22,6 +22,6 @@
 // memory fallback must be the script's arithmetic: so the GCRA is by hand (gcra, rateScript), as
 // is the count of calls in progress (a map under the limiter's mutex).
 //
-// Where the frame calls it (the JSON front's Admit before it reads a body, the chain's Step, a
-// stream's OpenStream and Pace for each record) is told beside the chain, in pkg/serve/chain.go.
+// Where the frame calls it (the gate, internal/gate: Admit for a call, OpenStream for a stream,
+// RecordSlot for a record; Pace for each record or student a stream reads) is told in docs/architecture.md.
 package quota

@@ -113,22 +113,14 @@ func Pace(ctx context.Context) error {
 	}
 }
 
-// StreamInterceptor is OpenStream and Pace for the gRPC streams: inside the guard's stream
-// interceptor (the token is verified and in the stream's context), each message the handler
-// receives is paced. Streams without a client (health, reflection) pass through.
-func (l *Limiter) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, out := l.OpenStream(ss.Context())
-	if out.Err != nil {
-		return out.Err
-	}
-	defer out.Done()
-	if ctx == ss.Context() {
+// StreamInterceptor paces each message a gRPC stream's handler receives by its client's rate,
+// with the pacer the gate put in the stream's context (OpenStream). A stream without one (health,
+// reflection: no client) passes through.
+func StreamInterceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if ss.Context().Value(paceKey{}) == nil {
 		return handler(srv, ss)
 	}
-	if out.Policy != "" {
-		_ = ss.SetHeader(map[string][]string{policyMD: {out.Policy}})
-	}
-	return handler(srv, &pacedStream{ServerStream: ss, ctx: ctx})
+	return handler(srv, &pacedStream{ServerStream: ss, ctx: ss.Context()})
 }
 
 // pacedStream paces each message received.

@@ -27,11 +27,6 @@ type Info struct {
 	HTTPRequest *http.Request
 	// Stream is what a stream did (its counts, why it ended), for its one log line.
 	Stream []slog.Attr
-	// LimitsDecided says the JSON front applied the client's limits to this call before it read
-	// the body (internal/quota, Decided): the chain's limit step takes that decision and does
-	// not count the call again. A field here rather than a context value of its own: the front
-	// has the request's Info already, and a context value would cost every call an allocation.
-	LimitsDecided bool
 }
 
 type key struct{}

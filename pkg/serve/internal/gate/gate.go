@@ -1,0 +1,209 @@
+// Package gate is the one admission of every call, whichever transport brings it: the JSON
+// front and the gRPC port each call Admit exactly once per call, when they know the method, the
+// bearer token and the declared size and before they read the body; a batch record is admitted
+// as a call of its own rpc, within its stream. Admit runs, in this order, authentication and
+// authorization (internal/authz, the one place a token is checked against a route), the
+// transport's own refusals on the call's headers (Admit's check), the client's limits
+// (internal/quota) and the memory budget (internal/admission), and returns a Ticket: what the
+// call holds, which it releases once answered.
+//
+// The budget is a part of the ticket rather than of Admit's return for a unary call, because a
+// call's cost is its size, and that is known only once the body is read (JSON: the body pool
+// holds the declared bytes while it arrives) or once gRPC holds the message (the codec): the
+// transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is decoded.
+// A stream and a record, whose cost is known at Admit, are admitted there whole.
+//
+// After the gate, a call runs the chain with its ticket handed over explicitly
+// (internal/inproc's Call), never as marks that the chain's steps look for.
+package gate
+
+import (
+	"context"
+	"sync"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+)
+
+// Gate admits calls for one server.
+type Gate struct {
+	Authz  *authz.Authorizer
+	Limits *quota.Limiter    // each client's rate and concurrency; nil: none
+	Budget *admission.Budget // the memory budget
+}
+
+// Call is what a transport knows of a call before it reads its body.
+type Call struct {
+	Route  *routes.Route // nil: a method not served (refused, fail closed)
+	Bearer string        // the bearer token, "" when none was sent
+	Front  string        // "http" or "grpc": the budget's refusals are counted by front
+	// Stream is set for a batch or group stream: its limits are a place of its client's
+	// concurrency for its life and a pacer for what it reads (quota.OpenStream: paced, never
+	// refused), its budget the stream's reserve (admission.AdmitStream).
+	Stream bool
+	// Record is the stream a batch record is read from (nil: not a record): a record is
+	// authorized as a call of its own rpc, takes a place among its stream's records running at
+	// once (the client's concurrency) and its Cost from the budget through its stream, both
+	// waited for, never refused: the stream was admitted.
+	Record *admission.Stream
+	Cost   int64 // a record's cost (the budget's estimate of its heap)
+}
+
+// Ticket is one admitted call: the rpc it admits, its client, what it holds of the client's
+// limits and of the budget, and the RateLimit headers its answer carries.
+type Ticket struct {
+	Method string // the full rpc name the ticket admits; a chain refuses it for any other
+	Client string // the authenticated client, "" for a public method
+	// Policy and State are the RateLimit-Policy and RateLimit headers due to a client with a
+	// rate ("" otherwise), on the answer or on the refusal by its limits.
+	Policy, State string
+
+	gate   *Gate
+	route  *routes.Route
+	front  string
+	limit  quota.Outcome     // a unary call's or a stream's place in its client's concurrency
+	record func()            // a record's place among its stream's records
+	grant  *admission.Grant  // the budget's share, once admitted
+	stream *admission.Stream // a stream's admission
+	once   sync.Once
+}
+
+// Admit admits c: authentication and authorization, check, the client's limits, then the
+// budget for a stream or a record. check is the transport's own refusal on what the headers say
+// of the body (the JSON front's content coding and media type; nil: none), run once the caller
+// is authorized, so that a caller without a token learns nothing of the body's schema, and
+// before the client's limits, so that a refused call costs none of them (an argument of its own,
+// not a field of c: the transport's closure then stays on its stack). It returns the context the
+// call runs with (its token's claims in it, and for a stream the pacer of its reads) and the
+// ticket to release once the call is answered. A refused call holds nothing; its ticket (never
+// nil) still carries the RateLimit headers its refusal is answered with.
+func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.Context, *Ticket, error) {
+	t := &Ticket{gate: g, route: c.Route, front: c.Front}
+	if c.Route != nil {
+		t.Method = c.Route.Method
+	}
+	ctx, err := g.Authz.Authorize(ctx, c.Route, c.Bearer)
+	if err != nil {
+		return ctx, t, err
+	}
+	t.Client = authz.ClientID(ctx)
+	if check != nil {
+		if err := check(); err != nil {
+			return ctx, t, err
+		}
+	}
+	switch {
+	case c.Record != nil:
+		err = t.admitRecord(ctx, c.Record, c.Cost)
+	case c.Stream:
+		ctx, err = t.admitStream(ctx)
+	default:
+		err = t.admitLimits()
+	}
+	if err != nil {
+		t.Release()
+		return ctx, t, err
+	}
+	return ctx, t, nil
+}
+
+// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress.
+// A call without a client (a public method) has none.
+func (t *Ticket) admitLimits() error {
+	if t.Client == "" || t.gate.Limits == nil {
+		return nil
+	}
+	t.limit = t.gate.Limits.Admit(t.Client)
+	t.Policy, t.State = t.limit.Policy, t.limit.State
+	return t.limit.Err
+}
+
+// admitStream takes a place of the client's concurrency for the stream's life (refused at once,
+// 429, when none is free), then the stream's reserve of the budget (429 when the client's
+// streams hold its share, 503 when the streams' half is full).
+func (t *Ticket) admitStream(ctx context.Context) (context.Context, error) {
+	if t.gate.Limits != nil {
+		ctx, t.limit = t.gate.Limits.OpenStream(ctx)
+		t.Policy = t.limit.Policy
+		if t.limit.Err != nil {
+			return ctx, t.limit.Err
+		}
+	}
+	var err error
+	t.stream, err = t.gate.Budget.AdmitStream(t.front, t.Client, t.gate.Limits.Concurrency(t.Client))
+	return ctx, err
+}
+
+// admitRecord waits for a place among the stream's records running at once, then for the
+// record's cost from the budget; an error is the stream's end (the answer is never sent).
+func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int64) error {
+	var err error
+	if t.record, err = quota.RecordSlot(ctx); err != nil {
+		return err
+	}
+	t.grant, err = s.AdmitRecord(ctx, cost)
+	return err
+}
+
+// AdmitBody admits a JSON call's memory by the body read (a group forecast by the students its
+// brackets can hold), waiting in the client's queue; the grant is the ticket's until Release.
+func (t *Ticket) AdmitBody(ctx context.Context, body []byte) error {
+	var err error
+	t.grant, err = t.gate.Budget.AdmitBody(ctx, t.Client, t.route.Group, body)
+	return err
+}
+
+// AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, as the codec
+// read it, waiting in the client's queue; the grant is the ticket's until Release.
+func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
+	var err error
+	t.grant, err = t.gate.Budget.AdmitDecode(ctx, t.Client, t.route.Group, size)
+	return err
+}
+
+// Stream is a stream's admission, which its records are admitted through (Call.Record); nil for
+// any other call, and for no ticket.
+func (t *Ticket) Stream() *admission.Stream {
+	if t == nil {
+		return nil
+	}
+	return t.stream
+}
+
+// Holds reports whether the ticket holds anything to release: a place of its client's
+// concurrency, a record's place, budget or a stream's reserve.
+func (t *Ticket) Holds() bool {
+	return t.limit.Held() || t.record != nil || t.grant != nil || t.stream != nil
+}
+
+// Release gives back everything the ticket holds, budget first, once; nil-safe.
+func (t *Ticket) Release() {
+	if t == nil {
+		return
+	}
+	t.once.Do(func() {
+		t.grant.Release()
+		if t.stream != nil {
+			t.stream.Release()
+		}
+		if t.record != nil {
+			t.record()
+		}
+		t.limit.Done()
+	})
+}
+
+type key struct{}
+
+// With is ctx carrying t across code that is not the frame's (grpc-gateway's generated handler,
+// between the JSON front and the in-process channel): the channel takes it out (From) and hands
+// it to the chain as a value.
+func With(ctx context.Context, t *Ticket) context.Context { return context.WithValue(ctx, key{}, t) }
+
+// From is the ticket With put in ctx, or nil.
+func From(ctx context.Context) *Ticket {
+	t, _ := ctx.Value(key{}).(*Ticket)
+	return t
+}
