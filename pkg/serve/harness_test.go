@@ -81,7 +81,8 @@ type harness struct {
 	srv     *Server
 	base    string // http://127.0.0.1:port
 	grpc    *grpc.ClientConn
-	fake    *fakeScoring
+	fake    *fakeScoring // start's
+	echo    *echoServer  // startTest's
 	logs    *proc.LogBuffer
 	cancel  context.CancelFunc
 	stopped chan error
@@ -89,6 +90,27 @@ type harness struct {
 
 // clientSecret is the secret of the clients the harness writes into its clients file.
 const clientSecret = "s3cret-for-tests"
+
+// scorePath is a path of the fake scoring service, for the tests still serving it (start).
+const scorePath = "/api/score/items/idsWithResults/standard"
+
+// writeTestClients writes a clients file with a scoring client limited to the test service's
+// Echo (throwaway:echo, not Shout) and a forecast-only client.
+func writeTestClients(t *testing.T) string {
+	t.Helper()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml := "clients:\n" +
+		"  - clientId: echo-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\"]\n" +
+		"  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	path := filepath.Join(t.TempDir(), "clients.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
 
 // writeClients writes a clients file with a scoring-only client limited to score:standard and a
 // forecast-only client.

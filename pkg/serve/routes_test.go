@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -81,12 +80,7 @@ func TestEveryRouteDirect(t *testing.T) {
 		{"forecast", func(t *testing.T) *harness {
 			return startService(t, forecastConfig(t), newFakeForecast(t, forecastConfig(t).Limits).service())
 		}},
-		{"throwaway", func(t *testing.T) *harness {
-			return startService(t, testConfig(t), Service{
-				Register: func(g grpc.ServiceRegistrar) { g.RegisterService(throwawayDesc(), struct{}{}) },
-				Gateway:  throwawayGateway,
-			})
-		}},
+		{"throwaway", func(t *testing.T) *harness { return startTest(t, testConfig(t)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
