@@ -96,7 +96,7 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 	// The batch rpc's record and answer, as the contract's batch rpcs have them:
 	// {id, oneof request {a field named for each rpc}}, {id, oneof answer {responses, error}}.
 	record := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchRecord"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("request")}},
-		Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo", 2, pkg+"EchoRequest", proto.Int32(0))}}
+		Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo", 2, pkg+"EchoRequest", proto.Int32(0)), field("shout", 3, pkg+"EchoRequest", proto.Int32(0))}}
 	answer := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchAnswer"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("answer")}},
 		Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo_response", 2, pkg+"EchoResponse", proto.Int32(0)),
 			field("error", 3, ".yardstick.batch.v1.Status", proto.Int32(0))}}
@@ -109,7 +109,7 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 			Options: rpcOptions(throwawayPerm, throwawayPath, true),
 		}, {
 			Name: proto.String("Shout"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
-			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, false),
+			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, true),
 		}, {
 			Name: proto.String("EchoBatch"), InputType: proto.String(pkg + "EchoBatchRecord"), OutputType: proto.String(pkg + "EchoBatchAnswer"),
 			ClientStreaming: proto.Bool(true), ServerStreaming: proto.Bool(true), Options: rpcOptions(throwawayBatchPerm, "", false),
