@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -196,7 +195,7 @@ func TestBatchNotAdmitted(t *testing.T) {
 	}
 	// The answer to a record comes while the body is still open.
 	go func() {
-		_, _ = io.WriteString(pw, `{"id":"a","path":"` + throwawayPath + `","body":{"text":"x"}}`+"\n")
+		_, _ = io.WriteString(pw, `{"id":"a","path":"`+throwawayPath+`","body":{"text":"x"}}`+"\n")
 	}()
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, `{"id":"a","status":200,`) {

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-
 )
 
 // scrape reads /metrics and returns each sample by its name and labels as the text format writes

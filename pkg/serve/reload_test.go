@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-
-
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 

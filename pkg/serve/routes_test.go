@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -76,10 +75,8 @@ func TestEveryRouteDirect(t *testing.T) {
 		name  string
 		start func(t *testing.T) *harness
 	}{
-		{"scoring", func(t *testing.T) *harness { return start(t, testConfig(t)) }},
-		{"forecast", func(t *testing.T) *harness {
-			return startService(t, forecastConfig(t), newFakeForecast(t, forecastConfig(t).Limits).service())
-		}},
+		{"scoring", func(t *testing.T) *harness { return startService(t, testConfig(t), contractService(t, "scoring")) }},
+		{"forecast", func(t *testing.T) *harness { return startService(t, forecastConfig(t), contractService(t, "forecast")) }},
 		{"throwaway", func(t *testing.T) *harness { return startTest(t, testConfig(t)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
