@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"cmp"
 	"context"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,6 +50,17 @@ func TestThrowawayEndpoint(t *testing.T) {
 		_, err := token.New(token.Options{ClientsFile: clientsFile(t, entry("reader", "forecast", throwawayPerm)), Dev: true})
 		if want := `permission "` + throwawayPerm + `" needs service "scoring"`; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v; want an error with %s", err, want)
+		}
+	})
+
+	// Nothing of the frame or of pkg/token was written for it: no code of theirs (tests aside)
+	// names the service, its paths or its permissions.
+	t.Run("nothing of the frame names it", func(t *testing.T) {
+		for _, dir := range []string{".", "../token"} {
+			named, scanned := codeNaming(t, dir, "EchoService", "throwaway", "Echo")
+			if len(named) > 0 || scanned < 10 {
+				t.Errorf("%s: %q of %d files name the test service; want none of 10 or more", dir, named, scanned)
+			}
 		}
 	})
 
@@ -183,4 +197,29 @@ func testThrowawayGRPCBatch(t *testing.T, h *harness, echoer, other, unbatched s
 			}
 		})
 	}
+}
+
+// codeNaming lists the Go files under dir, tests and testdata aside, that hold one of words as a
+// whole word (case-sensitive), and how many files it read.
+func codeNaming(t *testing.T, dir string, words ...string) (named []string, scanned int) {
+	t.Helper()
+	re := regexp.MustCompile(`\b(` + strings.Join(words, "|") + `)\b`)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && d.Name() == "testdata" {
+			return cmp.Or(err, filepath.SkipDir)
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		scanned++
+		src, err := os.ReadFile(path)
+		if err == nil && re.Match(src) {
+			named = append(named, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return named, scanned
 }
