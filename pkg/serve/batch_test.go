@@ -21,9 +21,9 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// startBatch runs the test service, with its batch path, and clients: batcher (throwaway:echo and
-// throwaway:batch) and echo-only (no throwaway:batch).
-func startBatch(t *testing.T, edit func(*Config)) *harness {
+// startTestBatch runs the test service, with its batch path, and clients: batcher
+// (throwaway:echo and throwaway:batch) and echo-only (no throwaway:batch).
+func startTestBatch(t *testing.T, edit func(*Config)) *harness {
 	t.Helper()
 	hash, err := token.HashSecret(clientSecret)
 	if err != nil {
@@ -50,7 +50,7 @@ const ndjson = "application/x-ndjson"
 // front answers it.
 func TestBatchRefusals(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	batcher := "Bearer " + h.token("batcher", clientSecret)
 	standard := "Bearer " + h.token("echo-only", clientSecret)
 	record := `{"id":"a","path":"` + throwawayPath + `","body":{"text":"x"}}` + "\n"
@@ -93,7 +93,7 @@ func TestBatchRefusals(t *testing.T) {
 // log line of the stream with its counts.
 func TestBatchRecords(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	shout := `{"text":"x","items":[{"id":"x","result":1}]}`
 	unary403 := h.post(throwawayShoutPath, shout, "Authorization", auth)
@@ -175,7 +175,7 @@ not json
 // its head; one admitted streams its answers while its body is still open.
 func TestBatchNotAdmitted(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
+	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	pr, pw := io.Pipe()
 	defer pw.Close()
@@ -312,7 +312,7 @@ func TestStreamPermissionsFromContract(t *testing.T) {
 // a body larger than the unary limit, sent slower than the rate, is answered whole.
 func TestBatchNotPaced(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) {
+	h := startTestBatch(t, func(c *Config) {
 		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
 		c.Limits.MaxBodyBytes = 64 << 10
 	})

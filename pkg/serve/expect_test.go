@@ -15,7 +15,7 @@ import (
 // not ask gets none.
 func TestBatchExpectContinue(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	token := h.token("batcher", clientSecret)
 	addr := strings.TrimPrefix(h.base, "http://")
 	line := `{"id":"a","path":"` + throwawayPath + `","body":{"text":"L000100"}}` + "\n"
@@ -92,7 +92,7 @@ func TestBatchCurlStreamsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Skip("curl is not installed: the documented command cannot be timed")
 	}
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	token := h.token("batcher", clientSecret)
 	var body strings.Builder
 	for i := range 20000 {

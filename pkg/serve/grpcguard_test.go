@@ -238,7 +238,7 @@ func TestGuardRecordFrom(t *testing.T) {
 		cfg := forecastConfig(t)
 		cfg.Limits.MaxBodyBytes = tc.maxBody
 		ctx, cancel := context.WithCancel(context.Background())
-		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService())
+		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService(t))
 		if err != nil {
 			cancel()
 			t.Fatalf("New: %v", err)

@@ -252,3 +252,37 @@ func (h *harness) token(clientID, secret string) string {
 	}
 	return r.json(h.t)["accessToken"].(string)
 }
+
+// startBatch runs the fake scoring service with its batch path, and clients: batcher
+// (score:standard and score:batch) and standard-only (no score:batch). For the tests still on
+// the fake (the admission, limits and rights tests, the gRPC batch tests); the others serve the
+// test service (startTestBatch).
+func startBatch(t *testing.T, edit func(*Config)) *harness {
+	t.Helper()
+	hash, err := token.HashSecret(clientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := filepath.Join(t.TempDir(), "clients.yaml")
+	yaml := "clients:\n" +
+		"  - clientId: batcher\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\", \"score:batch\"]\n" +
+		"  - clientId: standard-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\"]\n"
+	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.ClientsFile = clients
+	if edit != nil {
+		edit(&cfg)
+	}
+	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	h := startService(t, cfg, Service{
+		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
+		Gateway:   scoringGateway,
+		Wire:      scoringWire,
+		BatchPath: "/api/score/batch",
+		BatchRPC:  scoringv1.ScoringService_ScoreBatch_FullMethodName,
+	})
+	h.fake = fake
+	return h
+}

@@ -12,7 +12,7 @@ import (
 // the batch path, TestRoutingAndTransportErrors and httpfront's TestTooLarge.
 func TestNotFoundSuggestsAPath(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	token := "Bearer " + h.token("batcher", clientSecret)
 	const suggested = `{"message":"Not found.","exceptionType":"NotFound","additionalInfo":"No endpoint has this path; did you mean /api/throwaway/echo? See /openapi.json."}`
 	for _, tc := range []struct {
