@@ -249,7 +249,7 @@ func TestGroupStreamPermissions(t *testing.T) {
 	}
 	cfg := forecastConfig(t)
 	cfg.ClientsFile = clients
-	svc := newFakeForecast(t, cfg.Limits).service()
+	svc := contractService(t, "forecast")
 	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName
 	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
 	h := startService(t, cfg, svc)
@@ -297,7 +297,7 @@ func TestStreamPermissionsFromContract(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			svc := newFakeForecast(t, cfg.Limits).service()
+			svc := contractService(t, "forecast")
 			svc.BatchPath, svc.BatchRPC = tc.batchPath, tc.batchRPC
 			if tc.groups {
 				svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -285,4 +286,41 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	})
 	h.fake = fake
 	return h
+}
+
+// itemsRecord is a ScoreBatch record of the fake scoring service: one item, its id item.
+func itemsRecord(id, item string) *scoringv1.ScoreBatchRecord {
+	return &scoringv1.ScoreBatchRecord{Id: id, Request: &scoringv1.ScoreBatchRecord_ScoreItemResults{
+		ScoreItemResults: &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: proto.String(item), Result: proto.Int32(1)}}}}}
+}
+
+// scoreBatch sends records on a ScoreBatch stream with the token, reading as it sends, and
+// returns the answers, the trailer and the stream's status.
+func scoreBatch(t *testing.T, h *harness, tok string, records []*scoringv1.ScoreBatchRecord) ([]*scoringv1.ScoreBatchAnswer, metadata.MD, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), time.Minute)
+	defer cancel()
+	st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		for _, r := range records {
+			if st.Send(r) != nil {
+				return
+			}
+		}
+		_ = st.CloseSend()
+	}()
+	var out []*scoringv1.ScoreBatchAnswer
+	for {
+		a, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, st.Trailer(), nil
+		}
+		if err != nil {
+			return out, st.Trailer(), err
+		}
+		out = append(out, a)
+	}
 }
