@@ -168,7 +168,7 @@ func TestGRPCBatchRecords(t *testing.T) {
 		}
 	}
 	// The details compared unpacked: their bytes vary with the order their maps were written in.
-	if unary := h.grpcUnaryStatus(tok, "panic"); !cmp.Equal(answers[4].err, rpcerr.Record(unary), protocmp.Transform()) {
+	if unary := h.echoUnaryStatus(tok, "panic"); !cmp.Equal(answers[4].err, rpcerr.Record(unary), protocmp.Transform()) {
 		t.Errorf("panic: %v; unary %v", answers[4].err, unary)
 	}
 	for k, v := range map[string]string{TrailerRecords: "6", TrailerOK: "2", TrailerFailed: "4"} {
@@ -178,8 +178,8 @@ func TestGRPCBatchRecords(t *testing.T) {
 	}
 }
 
-// grpcUnaryStatus is the status of a unary Echo call of text.
-func (h *harness) grpcUnaryStatus(tok, text string) error {
+// echoUnaryStatus is the status of a unary Echo call of text.
+func (h *harness) echoUnaryStatus(tok, text string) error {
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	return h.grpc.Invoke(ctx, throwawayMethod, echoRequest(text), dynamicpb.NewMessage(echoOut))
 }
@@ -215,7 +215,7 @@ func TestGRPCBatchNotAdmitted(t *testing.T) {
 			t.Errorf("second stream: %v (%v); want RESOURCE_EXHAUSTED with RetryInfo, overloaded %v", err, info, tc.overloaded)
 		}
 	}
-	if err := h.grpcUnaryStatus(tok, "x"); err != nil {
+	if err := h.echoUnaryStatus(tok, "x"); err != nil {
 		t.Errorf("unary call beside a stream: %v", err)
 	}
 }

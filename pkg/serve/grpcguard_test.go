@@ -86,7 +86,7 @@ func TestGRPCLimits(t *testing.T) {
 	}
 	t.Run("scoring alone", func(t *testing.T) {
 		t.Parallel()
-		s := start(t, testConfig(t)) // the fake scoring service only: 1 MiB methods
+		s := startService(t, testConfig(t), contractService(t, "scoring")) // 1 MiB methods
 		if got, want := s.srv.guard.Ceiling(), int64(mib); got != want {
 			t.Errorf("server-wide receive limit: got %d; want %d", got, want)
 		}
