@@ -30,7 +30,7 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// echoRecord is a record of the test service's batch: its rpc ("echo" or "shout") with text;
+// echoRecordOf is a record of the test service's batch: its rpc ("echo" or "shout") with text;
 // "" for a record without a request.
 func echoRecordOf(id, rpc, text string) *dynamicpb.Message {
 	rec := dynamicpb.NewMessage(echoRecord)

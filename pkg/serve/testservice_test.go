@@ -281,7 +281,7 @@ func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.Clie
 // message: "words" is another spelling of "text".
 var testWire = WireRules{Aliases: map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.EchoRequest": {"words": "text"}}}
 
-// testService is the test service as a service brings itself to the frame.
+// service is the test service as a service brings itself to the frame.
 func (e *echoServer) service() Service {
 	return Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(e.desc(), struct{}{}) },
