@@ -15,17 +15,15 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// startBatch runs the fake scoring service with its batch path, and clients: batcher
-// (score:standard and score:batch) and standard-only (no score:batch).
-func startBatch(t *testing.T, edit func(*Config)) *harness {
+// startTestBatch runs the test service, with its batch path, and clients: batcher
+// (throwaway:echo and throwaway:batch) and echo-only (no throwaway:batch).
+func startTestBatch(t *testing.T, edit func(*Config)) *harness {
 	t.Helper()
 	hash, err := token.HashSecret(clientSecret)
 	if err != nil {
@@ -33,8 +31,8 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	}
 	clients := filepath.Join(t.TempDir(), "clients.yaml")
 	yaml := "clients:\n" +
-		"  - clientId: batcher\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\", \"score:batch\"]\n" +
-		"  - clientId: standard-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\"]\n"
+		"  - clientId: batcher\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\", \"" + throwawayBatchPerm + "\"]\n" +
+		"  - clientId: echo-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\"]\n"
 	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -43,16 +41,7 @@ func startBatch(t *testing.T, edit func(*Config)) *harness {
 	if edit != nil {
 		edit(&cfg)
 	}
-	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
-	h := startService(t, cfg, Service{
-		Register:  func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		Gateway:   scoringGateway,
-		Wire:      scoringWire,
-		BatchPath: "/api/score/batch",
-		BatchRPC:  scoringv1.ScoringService_ScoreBatch_FullMethodName,
-	})
-	h.fake = fake
-	return h
+	return startTest(t, cfg)
 }
 
 const ndjson = "application/x-ndjson"
@@ -61,10 +50,10 @@ const ndjson = "application/x-ndjson"
 // front answers it.
 func TestBatchRefusals(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	batcher := "Bearer " + h.token("batcher", clientSecret)
-	standard := "Bearer " + h.token("standard-only", clientSecret)
-	record := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}` + "\n"
+	standard := "Bearer " + h.token("echo-only", clientSecret)
+	record := `{"id":"a","path":"` + throwawayPath + `","body":{"text":"x"}}` + "\n"
 	for _, tc := range []struct {
 		name, ctype, auth string
 		status            int
@@ -72,7 +61,7 @@ func TestBatchRefusals(t *testing.T) {
 	}{
 		{"no token", ndjson, "", 401, "Missing bearer token"},
 		{"bad token", ndjson, "Bearer nope", 401, "The token could not be read"},
-		{"no score:batch", ndjson, standard, 403, `\"score:batch\"`},
+		{"no batch permission", ndjson, standard, 403, `\"` + throwawayBatchPerm + `\"`},
 		{"json", "application/json", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
 		{"no type", "", batcher, 415, `"additionalInfo":"Send Content-Type: application/x-ndjson."`},
 		{"ndjson with parameters", ndjson + "; charset=utf-8", batcher, 200, `"summary"`},
@@ -88,7 +77,7 @@ func TestBatchRefusals(t *testing.T) {
 			if tc.name == "GET" {
 				method = http.MethodGet
 			}
-			r := h.do(method, "/api/score/batch", tc.ctype, record, hdr...)
+			r := h.do(method, throwawayBatchPath, tc.ctype, record, hdr...)
 			if tc.status == 405 && r.header.Get("Allow") != "POST" {
 				t.Errorf("405 with Allow %q", r.header.Get("Allow"))
 			}
@@ -104,13 +93,13 @@ func TestBatchRefusals(t *testing.T) {
 // log line of the stream with its counts.
 func TestBatchRecords(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	auth := "Bearer " + h.token("batcher", clientSecret)
-	bayes := `{"items":[{"id":"x","result":1}],"priorAbility":500,"priorUncertainty":50}`
-	unary403 := h.post("/api/score/items/idsWithResults/bayes", bayes, "Authorization", auth)
-	unaryOK := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth)
-	unaryInvalid := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"invalid","result":1}]}`, "Authorization", auth)
-	notFound := h.post("/api/score/nope", `{}`, "Authorization", auth)
+	shout := `{"text":"x","items":[{"id":"x","result":1}]}`
+	unary403 := h.post(throwawayShoutPath, shout, "Authorization", auth)
+	unaryOK := h.post(throwawayPath, `{"text":"x"}`, "Authorization", auth)
+	unaryInvalid := h.post(throwawayPath, `{"text":"invalid"}`, "Authorization", auth)
+	notFound := h.post("/api/nothing/of/the/kind/anywhere", `{}`, "Authorization", auth)
 	// The other service's path: the unary 404 says whose it is, and so does its record.
 	elsewhere := h.post("/api/forecast/reading", `{}`, "Authorization", auth)
 	if !strings.Contains(string(elsewhere.body), "served by the forecast service") {
@@ -120,24 +109,24 @@ func TestBatchRecords(t *testing.T) {
 		t.Fatalf("unary: %d %d %d %d", unary403.status, unaryOK.status, unaryInvalid.status, notFound.status)
 	}
 	before := strings.Count(h.logs.String(), `"msg":"http request"`)
-	body := `{"id":"ok","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}
-{"id":"bayes","path":"/api/score/items/idsWithResults/bayes","body":` + bayes + `}
-{"id":"invalid","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"invalid","result":1}]}}
-{"id":"self","path":"/api/score/batch","body":{}}
+	body := `{"id":"ok","path":"` + throwawayPath + `","body":{"text":"x"}}
+{"id":"shout","path":"` + throwawayShoutPath + `","body":` + shout + `}
+{"id":"invalid","path":"` + throwawayPath + `","body":{"text":"invalid"}}
+{"id":"self","path":"` + throwawayBatchPath + `","body":{}}
 {"id":"login","path":"/authToken","body":{"clientId":"batcher","clientSecret":"` + clientSecret + `"}}
 {"id":"other","path":"/api/forecast/reading","body":{}}
 {"id":"health","path":"/healthz","body":{}}
 
 not json
 `
-	r := h.do(http.MethodPost, "/api/score/batch", ndjson, body, "Authorization", auth)
+	r := h.do(http.MethodPost, throwawayBatchPath, ndjson, body, "Authorization", auth)
 	if r.status != 200 {
 		t.Fatalf("batch: %d %s", r.status, r.body)
 	}
 	trim := func(b []byte) string { return strings.TrimRight(string(b), "\n") }
 	want := []string{
 		`{"id":"ok","status":200,"body":` + trim(unaryOK.body) + `}`,
-		`{"id":"bayes","status":403,"body":` + trim(unary403.body) + `}`,
+		`{"id":"shout","status":403,"body":` + trim(unary403.body) + `}`,
 		`{"id":"invalid","status":400,"body":` + trim(unaryInvalid.body) + `}`,
 		`{"id":"self","status":404,"body":` + trim(notFound.body) + `}`,
 		`{"id":"login","status":404,"body":` + trim(notFound.body) + `}`,
@@ -163,7 +152,7 @@ not json
 		logs := h.logs.String()
 		streamLines = nil
 		for line := range strings.Lines(logs) {
-			if strings.Contains(line, `"route":"/api/score/batch"`) {
+			if strings.Contains(line, `"route":"`+throwawayBatchPath+`"`) {
 				streamLines = append(streamLines, line)
 			}
 		}
@@ -186,11 +175,11 @@ not json
 // its head; one admitted streams its answers while its body is still open.
 func TestBatchNotAdmitted(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
+	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	req, err := http.NewRequest(http.MethodPost, h.base+throwawayBatchPath, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +195,7 @@ func TestBatchNotAdmitted(t *testing.T) {
 	}
 	// The answer to a record comes while the body is still open.
 	go func() {
-		_, _ = io.WriteString(pw, `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}`+"\n")
+		_, _ = io.WriteString(pw, `{"id":"a","path":"`+throwawayPath+`","body":{"text":"x"}}`+"\n")
 	}()
 	line, err := bufio.NewReader(resp.Body).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, `{"id":"a","status":200,`) {
@@ -218,13 +207,13 @@ func TestBatchNotAdmitted(t *testing.T) {
 		auth   string
 		status int
 	}{{"Bearer " + h.token("demo", "demo-secret"), 503}, {auth, 429}} {
-		r := h.do(http.MethodPost, "/api/score/batch", ndjson, "\n", "Authorization", tc.auth)
+		r := h.do(http.MethodPost, throwawayBatchPath, ndjson, "\n", "Authorization", tc.auth)
 		if r.status != tc.status || r.header.Get("Retry-After") != "1" {
 			t.Errorf("second stream: got %d Retry-After %q %s; want %d, Retry-After 1", r.status, r.header.Get("Retry-After"), r.body, tc.status)
 		}
 	}
 	// Unary calls are not refused for it.
-	if u := h.post("/api/score/items/idsWithResults/standard", `{"items":[{"id":"x","result":1}]}`, "Authorization", auth); u.status != 200 {
+	if u := h.post(throwawayPath, `{"text":"x"}`, "Authorization", auth); u.status != 200 {
 		t.Errorf("unary call beside a stream: %d %s", u.status, u.body)
 	}
 }
@@ -260,7 +249,7 @@ func TestGroupStreamPermissions(t *testing.T) {
 	}
 	cfg := forecastConfig(t)
 	cfg.ClientsFile = clients
-	svc := newFakeForecast(t, cfg.Limits).service()
+	svc := contractService(t, "forecast")
 	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName
 	svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
 	h := startService(t, cfg, svc)
@@ -308,7 +297,7 @@ func TestStreamPermissionsFromContract(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			svc := newFakeForecast(t, cfg.Limits).service()
+			svc := contractService(t, "forecast")
 			svc.BatchPath, svc.BatchRPC = tc.batchPath, tc.batchRPC
 			if tc.groups {
 				svc.GroupStreams = map[string]OpenGroup{"/api/forecast/reading/group/stream": echoGroup}
@@ -323,7 +312,7 @@ func TestStreamPermissionsFromContract(t *testing.T) {
 // a body larger than the unary limit, sent slower than the rate, is answered whole.
 func TestBatchNotPaced(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) {
+	h := startTestBatch(t, func(c *Config) {
 		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
 		c.Limits.MaxBodyBytes = 64 << 10
 	})
@@ -331,8 +320,8 @@ func TestBatchNotPaced(t *testing.T) {
 	pr, pw := io.Pipe()
 	go func() {
 		defer pw.Close()
-		line := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"x","result":1}]}}` + "\n"
-		chunk := strings.Repeat(line, 400) // 400 records, 40 KiB
+		line := `{"id":"a","path":"` + throwawayPath + `","body":{"text":"x","items":[{"id":"x","result":1}]}}` + "\n"
+		chunk := strings.Repeat(line, 400) // 400 records, 38 KiB
 		for range 3 {                      // 120 KiB in all, over 300 ms
 			if _, err := io.WriteString(pw, chunk); err != nil {
 				return
@@ -340,7 +329,7 @@ func TestBatchNotPaced(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	req, err := http.NewRequest(http.MethodPost, h.base+throwawayBatchPath, pr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func slowPost(t *testing.T, addr, auth string, body []byte, chunk int, interval 
 		t.Fatal(err)
 	}
 	defer c.Close()
-	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", scorePath, len(body))
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n", throwawayPath, len(body))
 	if auth != "" {
 		head += "Authorization: " + auth + "\r\n"
 	}
@@ -58,9 +58,9 @@ func slowPost(t *testing.T, addr, auth string, body []byte, chunk int, interval 
 	return resp, took, closed
 }
 
-// paddedScore is a valid scoring body of n bytes.
-func paddedScore(n int) []byte {
-	b := []byte(`{"items":[{"id":"L1","result":1}]}`)
+// paddedEcho is a valid body of the test service's Echo, of n bytes.
+func paddedEcho(n int) []byte {
+	b := []byte(`{"text":"L1","items":[{"id":"L1","result":1}]}`)
 	return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), n-len(b)), '}')...)
 }
 
@@ -73,10 +73,10 @@ func TestBodyRate(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.BodyGrace = 200 * time.Millisecond
 	cfg.MinBodyRate = 2000
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	addr := strings.TrimPrefix(h.base, "http://")
 	auth := "Bearer " + h.token("demo", "demo-secret")
-	body := paddedScore(2000)
+	body := paddedEcho(2000)
 
 	t.Run("twice the minimum rate passes", func(t *testing.T) {
 		t.Parallel()

@@ -66,11 +66,11 @@ func TestCORS(t *testing.T) {
 	const allowed, other = "https://app.example.com", "https://evil.example"
 	cfg := testConfig(t)
 	cfg.CORSOrigins, cfg.CORSMaxAge = []string{allowed, "http://localhost:5173"}, 90*time.Second
-	on := start(t, cfg)
+	on := startTest(t, cfg)
 	star := testConfig(t)
 	star.CORSOrigins = []string{"*"}
-	any := start(t, star)
-	off := start(t, testConfig(t))
+	any := startTest(t, star)
+	off := startTest(t, testConfig(t))
 	preflight := []string{"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,content-type"}
 	corsHeaders := []string{"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers",
 		"Access-Control-Max-Age", "Access-Control-Expose-Headers", "Access-Control-Allow-Credentials"}
@@ -83,28 +83,28 @@ func TestCORS(t *testing.T) {
 		status       int
 		want         map[string]string // "" means absent
 	}{
-		{"preflight of an allowed origin", on, http.MethodOptions, "/api/score/items/idsWithResults/standard", append([]string{"Origin", allowed}, preflight...), http.StatusNoContent,
+		{"preflight of an allowed origin", on, http.MethodOptions, throwawayPath, append([]string{"Origin", allowed}, preflight...), http.StatusNoContent,
 			map[string]string{"Access-Control-Allow-Origin": allowed, "Access-Control-Allow-Methods": "GET, HEAD, POST",
 				"Access-Control-Allow-Headers": "Authorization, Content-Type, X-Request-Id", "Access-Control-Max-Age": "90",
 				"Access-Control-Allow-Credentials": "", "Access-Control-Expose-Headers": ""}},
-		{"preflight of a batch path", on, http.MethodOptions, "/api/score/batch", append([]string{"Origin", "http://localhost:5173"}, preflight...), http.StatusNoContent,
+		{"preflight of a batch path", on, http.MethodOptions, throwawayBatchPath, append([]string{"Origin", "http://localhost:5173"}, preflight...), http.StatusNoContent,
 			map[string]string{"Access-Control-Allow-Origin": "http://localhost:5173", "Access-Control-Max-Age": "90"}},
-		{"preflight of another origin", on, http.MethodOptions, "/api/score/items/idsWithResults/standard", append([]string{"Origin", other}, preflight...), http.StatusForbidden, nil},
-		{"preflight of an origin differing in port", on, http.MethodOptions, "/api/score/items/idsWithResults/standard", append([]string{"Origin", "http://localhost:5174"}, preflight...), http.StatusForbidden, nil},
-		{"call without a token from an allowed origin", on, http.MethodPost, "/api/score/items/idsWithResults/standard", []string{"Origin", allowed}, http.StatusUnauthorized,
+		{"preflight of another origin", on, http.MethodOptions, throwawayPath, append([]string{"Origin", other}, preflight...), http.StatusForbidden, nil},
+		{"preflight of an origin differing in port", on, http.MethodOptions, throwawayPath, append([]string{"Origin", "http://localhost:5174"}, preflight...), http.StatusForbidden, nil},
+		{"call without a token from an allowed origin", on, http.MethodPost, throwawayPath, []string{"Origin", allowed}, http.StatusUnauthorized,
 			map[string]string{"Access-Control-Allow-Origin": allowed, "Access-Control-Expose-Headers": exposed, "Access-Control-Allow-Methods": ""}},
 		{"health from an allowed origin", on, http.MethodGet, "/healthz", []string{"Origin", allowed}, http.StatusOK,
 			map[string]string{"Access-Control-Allow-Origin": allowed, "Access-Control-Expose-Headers": exposed}},
-		{"call from another origin", on, http.MethodPost, "/api/score/items/idsWithResults/standard", []string{"Origin", other}, http.StatusUnauthorized, nil},
-		{"call without Origin", on, http.MethodPost, "/api/score/items/idsWithResults/standard", nil, http.StatusUnauthorized, nil},
-		{"OPTIONS without a preflight's header", on, http.MethodOptions, "/api/score/items/idsWithResults/standard", []string{"Origin", allowed}, http.StatusMethodNotAllowed,
+		{"call from another origin", on, http.MethodPost, throwawayPath, []string{"Origin", other}, http.StatusUnauthorized, nil},
+		{"call without Origin", on, http.MethodPost, throwawayPath, nil, http.StatusUnauthorized, nil},
+		{"OPTIONS without a preflight's header", on, http.MethodOptions, throwawayPath, []string{"Origin", allowed}, http.StatusMethodNotAllowed,
 			map[string]string{"Access-Control-Allow-Origin": allowed}},
-		{"star: preflight of any origin", any, http.MethodOptions, "/api/score/items/idsWithResults/standard", append([]string{"Origin", other}, preflight...), http.StatusNoContent,
+		{"star: preflight of any origin", any, http.MethodOptions, throwawayPath, append([]string{"Origin", other}, preflight...), http.StatusNoContent,
 			map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Max-Age": "600"}},
-		{"star: call", any, http.MethodPost, "/api/score/items/idsWithResults/standard", []string{"Origin", other}, http.StatusUnauthorized,
+		{"star: call", any, http.MethodPost, throwawayPath, []string{"Origin", other}, http.StatusUnauthorized,
 			map[string]string{"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": exposed}},
-		{"off: preflight", off, http.MethodOptions, "/api/score/items/idsWithResults/standard", append([]string{"Origin", allowed}, preflight...), http.StatusMethodNotAllowed, nil},
-		{"off: call", off, http.MethodPost, "/api/score/items/idsWithResults/standard", []string{"Origin", allowed}, http.StatusUnauthorized, nil},
+		{"off: preflight", off, http.MethodOptions, throwawayPath, append([]string{"Origin", allowed}, preflight...), http.StatusMethodNotAllowed, nil},
+		{"off: call", off, http.MethodPost, throwawayPath, []string{"Origin", allowed}, http.StatusUnauthorized, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -137,8 +137,8 @@ func TestCORSVaryAndCredentials(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.CORSOrigins, cfg.CORSCredentials = []string{"https://app.example.com"}, true
-	h := start(t, cfg)
-	req, err := http.NewRequest(http.MethodOptions, h.base+"/api/score/items/idsWithResults/standard", nil)
+	h := startTest(t, cfg)
+	req, err := http.NewRequest(http.MethodOptions, h.base+throwawayPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

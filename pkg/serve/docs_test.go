@@ -13,7 +13,7 @@ import (
 // the API's 404.
 func TestDocsRoute(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	cases := []struct {
 		method, path string
 		status       int

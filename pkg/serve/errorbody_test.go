@@ -21,11 +21,11 @@ import (
 // small for a body nested 10,000 deep.
 func TestErrorBodiesQuoteLittle(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
 	unknownKeys := func(n int) string {
 		var b strings.Builder
-		b.WriteString(`{"items":[{"id":"ok","result":1}]`)
+		b.WriteString(`{"text":"ok","items":[{"id":"ok","result":1}]`)
 		for i := range n {
 			fmt.Fprintf(&b, `,"u%d":1`, i)
 		}
@@ -49,7 +49,7 @@ func TestErrorBodiesQuoteLittle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := h.post(scorePath, tc.body, "Authorization", tok)
+			r := h.post(throwawayPath, tc.body, "Authorization", tok)
 			if r.status != http.StatusBadRequest || !utf8.Valid(r.body) {
 				t.Fatalf("got %d, valid UTF-8 %v; want 400 in valid text", r.status, utf8.Valid(r.body))
 			}
@@ -72,21 +72,21 @@ func TestErrorBodiesQuoteLittle(t *testing.T) {
 // credentials are still checked first.
 func TestContentEncodingIs415(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
-	body := `{"items":[{"id":"ok","result":1}]}`
+	body := `{"text":"ok"}`
 	login := `{"clientId":"demo","clientSecret":"demo-secret"}`
 	for _, tc := range []struct {
 		name, path, body, encoding, auth string
 		want                             int
 	}{
-		{"gzip", scorePath, body, "gzip", tok, http.StatusUnsupportedMediaType},
-		{"br", scorePath, body, "br", tok, http.StatusUnsupportedMediaType},
-		{"identity then gzip", scorePath, body, "identity, gzip", tok, http.StatusUnsupportedMediaType},
-		{"identity", scorePath, body, "identity", tok, http.StatusOK},
-		{"IDENTITY", scorePath, body, "IDENTITY", tok, http.StatusOK},
-		{"none", scorePath, body, "", tok, http.StatusOK},
-		{"gzip without a token: credentials first", scorePath, body, "gzip", "", http.StatusUnauthorized},
+		{"gzip", throwawayPath, body, "gzip", tok, http.StatusUnsupportedMediaType},
+		{"br", throwawayPath, body, "br", tok, http.StatusUnsupportedMediaType},
+		{"identity then gzip", throwawayPath, body, "identity, gzip", tok, http.StatusUnsupportedMediaType},
+		{"identity", throwawayPath, body, "identity", tok, http.StatusOK},
+		{"IDENTITY", throwawayPath, body, "IDENTITY", tok, http.StatusOK},
+		{"none", throwawayPath, body, "", tok, http.StatusOK},
+		{"gzip without a token: credentials first", throwawayPath, body, "gzip", "", http.StatusUnauthorized},
 		{"gzip at /authToken", "/authToken", login, "gzip", "", http.StatusUnsupportedMediaType},
 		{"identity at /authToken", "/authToken", login, "identity", "", http.StatusOK},
 	} {
@@ -121,7 +121,7 @@ func TestContentEncodingIs415(t *testing.T) {
 // text; a header under the limit reaches the API.
 func TestHeaderTooLargeIsJSON(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	addr := strings.TrimPrefix(h.base, "http://")
 	for _, tc := range []struct {
 		name   string
@@ -141,7 +141,7 @@ func TestHeaderTooLargeIsJSON(t *testing.T) {
 			defer c.Close()
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 			go func() { // the server may answer before it has read it all
-				_, _ = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nContent-Length: 2\r\n\r\n{}", scorePath, strings.Repeat("a", tc.header))
+				_, _ = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\nContent-Length: 2\r\n\r\n{}", throwawayPath, strings.Repeat("a", tc.header))
 			}()
 			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 			if err != nil {

@@ -15,10 +15,10 @@ import (
 // not ask gets none.
 func TestBatchExpectContinue(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	token := h.token("batcher", clientSecret)
 	addr := strings.TrimPrefix(h.base, "http://")
-	line := `{"id":"a","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"L000100","result":1}]}}` + "\n"
+	line := `{"id":"a","path":"` + throwawayPath + `","body":{"text":"L000100"}}` + "\n"
 	for _, tc := range []struct {
 		name, auth, expect string
 		proto              string
@@ -37,7 +37,7 @@ func TestBatchExpectContinue(t *testing.T) {
 			}
 			defer conn.Close()
 			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-			head := fmt.Sprintf("POST /api/score/batch %s\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n",
+			head := fmt.Sprintf("POST "+throwawayBatchPath+" %s\r\nHost: %s\r\nAuthorization: %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n",
 				tc.proto, addr, tc.auth, len(line))
 			if tc.expect != "" {
 				head += "Expect: " + tc.expect + "\r\n"
@@ -92,14 +92,14 @@ func TestBatchCurlStreamsAtOnce(t *testing.T) {
 	if err != nil {
 		t.Skip("curl is not installed: the documented command cannot be timed")
 	}
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	token := h.token("batcher", clientSecret)
 	var body strings.Builder
 	for i := range 20000 {
-		fmt.Fprintf(&body, `{"id":"r%d","path":"/api/score/items/idsWithResults/standard","body":{"items":[{"id":"L000100","result":1}]}}`+"\n", i)
+		fmt.Fprintf(&body, `{"id":"r%d","path":"%s","body":{"text":"L000100"}}`+"\n", i, throwawayPath)
 	}
 	run := func(extra ...string) (time.Duration, string) {
-		args := append([]string{"-s", "-S", "-v", "-X", "POST", h.base + "/api/score/batch", "--data-binary", "@-",
+		args := append([]string{"-s", "-S", "-v", "-X", "POST", h.base + throwawayBatchPath, "--data-binary", "@-",
 			"-H", "Authorization: Bearer " + token, "-H", "Content-Type: application/x-ndjson"}, extra...)
 		cmd := exec.Command(curl, args...)
 		cmd.Stdin = strings.NewReader(body.String())

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
+	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -98,6 +99,23 @@ func answerAll(t testing.TB, name protoreflect.FullName) *grpc.ServiceDesc {
 	return desc
 }
 
+// contractService is the contract's service of that name (scoring, forecast) with answerAll's
+// handlers, its generated gateway and its wire rules.
+func contractService(t testing.TB, name string) Service {
+	t.Helper()
+	desc, gateway, wire := scoringv1.ScoringService_ServiceDesc.ServiceName, scoringGateway, scoringWire
+	if name == "forecast" {
+		desc, gateway, wire = forecastv1.ForecastService_ServiceDesc.ServiceName, forecastGateway, forecastWire
+	}
+	return Service{
+		Register: func(g grpc.ServiceRegistrar) {
+			g.RegisterService(answerAll(t, protoreflect.FullName(desc)), struct{}{})
+		},
+		Gateway: gateway,
+		Wire:    wire,
+	}
+}
+
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.
 func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Handler, string) {
 	t.Helper()
@@ -127,16 +145,8 @@ func fuzzServer(t testing.TB, service string, svc func(Config) Service) (http.Ha
 //
 //	go test -run '^$' -fuzz FuzzFront -fuzztime 60s ./pkg/serve/
 func FuzzFront(f *testing.F) {
-	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service {
-		return Service{
-			Register: func(g grpc.ServiceRegistrar) {
-				g.RegisterService(answerAll(f, protoreflect.FullName(scoringv1.ScoringService_ServiceDesc.ServiceName)), struct{}{})
-			},
-			Gateway: scoringGateway,
-			Wire:    scoringWire,
-		}
-	})
-	forecast, forecastTok := fuzzServer(f, "forecast", func(cfg Config) Service { return newFakeForecast(f, cfg.Limits).service() })
+	scoring, scoringTok := fuzzServer(f, "scoring", func(Config) Service { return contractService(f, "scoring") })
+	forecast, forecastTok := fuzzServer(f, "forecast", func(Config) Service { return contractService(f, "forecast") })
 
 	seeds := exampleSeeds(f)
 	for _, path := range fuzzRoutes[:len(fuzzRoutes)-1] { // the last is the path that does not exist

@@ -19,32 +19,35 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 func TestGRPCFront(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	ctx := context.Background()
 	auth := authv1.NewTokenServiceClient(h.grpc)
 	tok, err := auth.IssueToken(ctx, &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")})
 	if err != nil {
 		t.Fatalf("IssueToken: %v", err)
 	}
-	score := scoringv1.NewScoringServiceClient(h.grpc)
-	req := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}}
+	req := echoRequest("ok", "x", 1)
+	call := func(ctx context.Context, req *dynamicpb.Message, opts ...grpc.CallOption) (*dynamicpb.Message, error) {
+		out := dynamicpb.NewMessage(echoOut)
+		return out, h.grpc.Invoke(ctx, throwawayMethod, req, out, opts...)
+	}
 
-	if _, err := score.ScoreItemResults(ctx, req); status.Code(err) != codes.Unauthenticated {
+	if _, err := call(ctx, req); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("no token: got %v; want Unauthenticated", err)
 	}
 	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok.GetAccessToken())
-	got, err := score.ScoreItemResults(authed, req)
-	if err != nil || got.GetAbility() != 500 {
-		t.Fatalf("with token: got %v, %v; want ability 500", got, err)
+	got, err := call(authed, req)
+	if text, client := textOf(got); err != nil || text != "OK" || client != "demo" {
+		t.Fatalf("with token: got %v, %v; want OK for demo", got, err)
 	}
 	// The answer's header carries the request id: the caller's when it sent a sane one, else a
 	// new one.
@@ -54,7 +57,7 @@ func TestGRPCFront(t *testing.T) {
 		if tc.sent != "" {
 			callCtx = metadata.AppendToOutgoingContext(authed, "x-request-id", tc.sent)
 		}
-		if _, err := score.ScoreItemResults(callCtx, req, grpc.Header(&header)); err != nil {
+		if _, err := call(callCtx, req, grpc.Header(&header)); err != nil {
 			t.Fatal(err)
 		}
 		got := header.Get("x-request-id")
@@ -62,7 +65,7 @@ func TestGRPCFront(t *testing.T) {
 			t.Errorf("x-request-id %q sent: got %q; want %q (or a new 24-digit id)", tc.sent, got, tc.want)
 		}
 	}
-	_, err = score.ScoreItemResults(authed, &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("invalid")}}})
+	_, err = call(authed, echoRequest("invalid"))
 	if status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("invalid: got %v; want InvalidArgument", err)
 	}
@@ -80,14 +83,14 @@ func TestGRPCFront(t *testing.T) {
 
 func TestOperationalEndpoints(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
-	h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", tok)
+	h.post(throwawayPath, `{"text":"ok"}`, "Authorization", tok)
 
 	for _, tc := range []struct{ path, want string }{
 		{"/healthz", `"ok"`},
 		{"/readyz", `"ready"`},
-		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + scorePath + `",service="scoring"} 1`},
+		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + throwawayPath + `",service="scoring"} 1`},
 		{"/openapi.json", `"/api/score/items/idsWithResults/bayes/strands"`},
 		{"/.well-known/jwks.json", `"EdDSA"`},
 	} {
@@ -104,7 +107,7 @@ func TestOperationalEndpoints(t *testing.T) {
 
 func TestThrottle(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	var last response
 	for i := 0; i < 30; i++ {
 		last = h.post("/authToken", `{"clientId":"demo","clientSecret":"wrong"}`)
@@ -129,13 +132,13 @@ func TestThrottle(t *testing.T) {
 
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
 	done := make(chan response, 1)
 	go func() {
-		done <- h.post(scorePath, `{"items":[{"id":"slow","result":1}]}`, "Authorization", tok)
+		done <- h.post(throwawayPath, `{"text":"slow"}`, "Authorization", tok)
 	}()
-	<-h.fake.started
+	<-h.echo.started
 	h.cancel() // SIGTERM
 	// Readiness turns false while the request is still in flight.
 	deadline := time.Now().Add(5 * time.Second)
@@ -145,7 +148,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if h.srv.ready.Load() {
 		t.Error("still ready after shutdown began")
 	}
-	close(h.fake.release)
+	close(h.echo.release)
 	r := <-done
 	if r.status != 200 {
 		t.Errorf("in-flight request during shutdown: got %d %s; want 200", r.status, r.body)
@@ -202,11 +205,11 @@ func (k testKey) sign(t *testing.T, claims jwt.MapClaims) string {
 // 401 on a protected path names the Bearer scheme (RFC 6750 §3).
 func TestTrailingSlashAndChallenge(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
-	body := `{"items":[{"id":"ok","result":1}]}`
-	plain := h.post(scorePath, body, "Authorization", tok)
-	slash := h.post(scorePath+"/", body, "Authorization", tok)
+	body := `{"text":"ok"}`
+	plain := h.post(throwawayPath, body, "Authorization", tok)
+	slash := h.post(throwawayPath+"/", body, "Authorization", tok)
 	if plain.status != 200 || slash.status != 200 || string(plain.body) != string(slash.body) {
 		t.Errorf("with and without a trailing slash: got %d %s and %d %s; want the same 200", plain.status, plain.body, slash.status, slash.body)
 	}
@@ -216,11 +219,11 @@ func TestTrailingSlashAndChallenge(t *testing.T) {
 	if r := h.do(http.MethodGet, "/healthz/", "", ""); r.status != 200 {
 		t.Errorf("/healthz/: got %d; want 200", r.status)
 	}
-	r := h.post(scorePath, body)
+	r := h.post(throwawayPath, body)
 	if got := r.header.Get("WWW-Authenticate"); r.status != 401 || got != `Bearer realm="yardstick"` {
 		t.Errorf("no token: got %d with WWW-Authenticate %q; want 401 with %q", r.status, got, `Bearer realm="yardstick"`)
 	}
-	if r := h.post(scorePath, body, "Authorization", tok); r.header.Get("WWW-Authenticate") != "" {
+	if r := h.post(throwawayPath, body, "Authorization", tok); r.header.Get("WWW-Authenticate") != "" {
 		t.Errorf("200 carries WWW-Authenticate %q; want none", r.header.Get("WWW-Authenticate"))
 	}
 }

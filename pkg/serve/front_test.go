@@ -17,10 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
-
-const scorePath = "/api/score/items/idsWithResults/standard"
 
 // compactToken is the token answer byte for byte: no whitespace whatever protojson's build-keyed
 // randomisation chooses.
@@ -52,8 +50,8 @@ func errorBody(t *testing.T, r response) rpcerr.ErrorBody {
 func TestForbiddenService(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.ClientsFile = writeClients(t)
-	h := start(t, cfg)
+	cfg.ClientsFile = writeTestClients(t)
+	h := startTest(t, cfg)
 	r := h.post("/authToken", `{"clientId":"forecaster","clientSecret":"`+clientSecret+`"}`)
 	if r.status != http.StatusForbidden {
 		t.Fatalf("forecast-only client at scoring: got %d %s; want 403", r.status, r.body)
@@ -67,12 +65,12 @@ func TestForbiddenService(t *testing.T) {
 func TestAuthMatrix(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.ClientsFile = writeClients(t)
+	cfg.ClientsFile = writeTestClients(t)
 	keys := writeKey(t)
 	cfg.KeysDir = keys.dir
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	demo := h.token("demo", "demo-secret")
-	limited := h.token("standard-only", clientSecret)
+	limited := h.token("echo-only", clientSecret)
 	// Same key, same client, forecast audience: only the audience is wrong.
 	otherService := keys.sign(t, jwt.MapClaims{"iss": "yardstick", "aud": "forecast", "sub": "demo", "scope": "*",
 		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(), "jti": "x3", "cfp": cfpOf(t, demo)})
@@ -96,25 +94,25 @@ func TestAuthMatrix(t *testing.T) {
 		otherMsg   = "The token is for another service; a token works only on the service that issued it: get one from this (scoring) service's POST /authToken."
 		revokedMsg = "The token was revoked: its client has since been removed, registered again or given a new secret; get a new one from POST /authToken."
 	)
-	body := `{"items":[{"id":"ok","result":1}]}`
+	body := `{"text":"ok"}`
 	for _, tc := range []struct {
 		name, path, auth string
 		status           int
 		exception        string
 		challenge        string
 	}{
-		{"no token", scorePath, "", 401, rpcerr.ExceptionNotAuthenticated, plain},
-		{"garbage", scorePath, "Bearer not.a.jwt", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
-		{"wrong scheme", scorePath, "Basic " + demo, 401, rpcerr.ExceptionNotAuthenticated, plain},
-		{"tampered", scorePath, "Bearer " + demo[:len(demo)-2] + "xx", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
-		{"other service's token", scorePath, "Bearer " + otherService, 401, rpcerr.ExceptionNotAuthenticated, invalid(otherMsg)},
-		{"expired", scorePath, "Bearer " + expired, 401, rpcerr.ExceptionNotAuthenticated, invalid(expiredMsg)},
-		{"revoked", scorePath, "Bearer " + revoked, 401, rpcerr.ExceptionNotAuthenticated, invalid(revokedMsg)},
-		{"signed by our key, not expired", scorePath, "Bearer " + fresh, 200, "", ""},
-		{"valid", scorePath, "Bearer " + demo, 200, "", ""},
-		{"lower-case scheme", scorePath, "bearer " + demo, 200, "", ""},
-		{"permission granted", scorePath, "Bearer " + limited, 200, "", ""},
-		{"permission missing", "/api/score/scale/standard", "Bearer " + limited, 403, rpcerr.ExceptionPermissionDenied, ""},
+		{"no token", throwawayPath, "", 401, rpcerr.ExceptionNotAuthenticated, plain},
+		{"garbage", throwawayPath, "Bearer not.a.jwt", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
+		{"wrong scheme", throwawayPath, "Basic " + demo, 401, rpcerr.ExceptionNotAuthenticated, plain},
+		{"tampered", throwawayPath, "Bearer " + demo[:len(demo)-2] + "xx", 401, rpcerr.ExceptionNotAuthenticated, invalid(unreadable)},
+		{"other service's token", throwawayPath, "Bearer " + otherService, 401, rpcerr.ExceptionNotAuthenticated, invalid(otherMsg)},
+		{"expired", throwawayPath, "Bearer " + expired, 401, rpcerr.ExceptionNotAuthenticated, invalid(expiredMsg)},
+		{"revoked", throwawayPath, "Bearer " + revoked, 401, rpcerr.ExceptionNotAuthenticated, invalid(revokedMsg)},
+		{"signed by our key, not expired", throwawayPath, "Bearer " + fresh, 200, "", ""},
+		{"valid", throwawayPath, "Bearer " + demo, 200, "", ""},
+		{"lower-case scheme", throwawayPath, "bearer " + demo, 200, "", ""},
+		{"permission granted", throwawayPath, "Bearer " + limited, 200, "", ""},
+		{"permission missing", throwawayShoutPath, "Bearer " + limited, 403, rpcerr.ExceptionPermissionDenied, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var hdr []string
@@ -140,7 +138,6 @@ func TestAuthMatrix(t *testing.T) {
 	}
 
 	t.Run("gRPC tells the same refusals apart by ErrorInfo reason", func(t *testing.T) {
-		client := scoringv1.NewScoringServiceClient(h.grpc)
 		for _, tc := range []struct{ name, auth, reason, info string }{
 			{"no token", "", "NOT_AUTHENTICATED", "Missing bearer token: send 'Authorization: Bearer <accessToken>' with a token from POST /authToken."},
 			{"garbage", "Bearer not.a.jwt", "TOKEN_INVALID", unreadable},
@@ -152,7 +149,7 @@ func TestAuthMatrix(t *testing.T) {
 			if tc.auth != "" {
 				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", tc.auth)
 			}
-			_, err := client.ScoreItemResults(ctx, &scoringv1.ScoreItemResultsRequest{})
+			err := h.grpc.Invoke(ctx, throwawayMethod, echoRequest(""), dynamicpb.NewMessage(echoOut))
 			info := errorInfoOf(err)
 			if status.Code(err) != codes.Unauthenticated || info.GetReason() != tc.reason || info.GetMetadata()[rpcerr.InfoKey] != tc.info {
 				t.Errorf("%s: got %v, ErrorInfo %v; want Unauthenticated, reason %s, additionalInfo %q", tc.name, err, info, tc.reason, tc.info)
@@ -160,23 +157,23 @@ func TestAuthMatrix(t *testing.T) {
 		}
 	})
 	t.Run("error text is not HTML-escaped", func(t *testing.T) {
-		r := h.post(scorePath, body)
+		r := h.post(throwawayPath, body)
 		if !strings.Contains(string(r.body), "<accessToken>") || strings.HasSuffix(string(r.body), "\n") {
 			t.Errorf("got %q; want the hint written as is and no trailing newline", r.body)
 		}
 	})
 	t.Run("credentials are checked before the body is read", func(t *testing.T) {
-		if r := h.post(scorePath, `{"items":5`); r.status != 401 {
+		if r := h.post(throwawayPath, `{"text":5`); r.status != 401 {
 			t.Errorf("no token, malformed body: got %d %s; want 401", r.status, r.body)
 		}
-		if r := h.post("/api/score/scale/standard", `{"items":5`, "Authorization", "Bearer "+limited); r.status != 403 {
+		if r := h.post(throwawayShoutPath, `{"text":5`, "Authorization", "Bearer "+limited); r.status != 403 {
 			t.Errorf("no permission, malformed body: got %d %s; want 403", r.status, r.body)
 		}
 	})
 	t.Run("claims reach the handler", func(t *testing.T) {
-		r := h.post(scorePath, body, "Authorization", "Bearer "+limited)
-		if got := r.json(t)["apiVersion"]; got != "standard-only" {
-			t.Errorf("client seen by handler: got %v; want standard-only", got)
+		r := h.post(throwawayPath, body, "Authorization", "Bearer "+limited)
+		if got := r.json(t)["client"]; got != "echo-only" {
+			t.Errorf("client seen by handler: got %v; want echo-only", got)
 		}
 	})
 }
@@ -185,7 +182,7 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Limits.MaxBodyBytes = 2048
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	tok := "Bearer " + h.token("demo", "demo-secret")
 	big := `{"items":[` + strings.Repeat(`{"id":"x","result":1},`, 200) + `{"id":"x","result":1}]}`
 
@@ -197,12 +194,12 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 	}{
 		{"unknown path", "POST", "/api/nope", "application/json", "{}", 404, rpcerr.ExceptionNotFound, ""},
 		{"unknown path GET", "GET", "/favicon.ico", "", "", 404, rpcerr.ExceptionNotFound, ""},
-		{"GET on an API path", "GET", scorePath, "", "", 405, rpcerr.ExceptionMethodNotAllowed, "POST"},
+		{"GET on an API path", "GET", throwawayPath, "", "", 405, rpcerr.ExceptionMethodNotAllowed, "POST"},
 		{"POST on healthz", "POST", "/healthz", "application/json", "{}", 405, rpcerr.ExceptionMethodNotAllowed, "GET, HEAD"},
-		{"body over the limit", "POST", scorePath, "application/json", big, 413, rpcerr.ExceptionTooLarge, ""},
-		{"xml body", "POST", scorePath, "application/xml", "<a/>", 415, rpcerr.ExceptionUnsupportedType, ""},
-		{"form body off /authToken", "POST", scorePath, "application/x-www-form-urlencoded", "a=b", 415, rpcerr.ExceptionUnsupportedType, ""},
-		{"JSON labelled form-encoded (curl -d) reaches the handler", "POST", scorePath, "application/x-www-form-urlencoded", `{"items":[{"id":"invalid","result":7}]}`, 400, rpcerr.ExceptionValidation, ""},
+		{"body over the limit", "POST", throwawayPath, "application/json", big, 413, rpcerr.ExceptionTooLarge, ""},
+		{"xml body", "POST", throwawayPath, "application/xml", "<a/>", 415, rpcerr.ExceptionUnsupportedType, ""},
+		{"form body off /authToken", "POST", throwawayPath, "application/x-www-form-urlencoded", "a=b", 415, rpcerr.ExceptionUnsupportedType, ""},
+		{"JSON labelled form-encoded (curl -d) reaches the handler", "POST", throwawayPath, "application/x-www-form-urlencoded", `{"text":"invalid"}`, 400, rpcerr.ExceptionValidation, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := h.do(tc.method, tc.path, tc.contentType, tc.body, "Authorization", tok)
@@ -219,9 +216,10 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 	}
 
 	// The limit is stated whether the body announced its length or came chunked; a body of
-	// exactly the limit is read.
-	const stated = "The request body exceeds the size limit of 2048 bytes (2 KiB)."
-	padded := func(n int) string { return `{"items":[]` + strings.Repeat(" ", n-len(`{"items":[]}`)) + "}" }
+	// exactly the limit is read; the service's batch path is offered for many requests.
+	const stated = "The request body exceeds the size limit of 2048 bytes (2 KiB). Send many requests as records of POST " +
+		throwawayBatchPath + " (NDJSON, one a line), which has no size limit."
+	padded := func(n int) string { return `{"text":"x"` + strings.Repeat(" ", n-len(`{"text":"x"}`)) + "}" }
 	for _, tc := range []struct {
 		name    string
 		body    string
@@ -238,7 +236,7 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 			if tc.chunked {
 				body = io.MultiReader(body) // no length known: sent chunked
 			}
-			req, err := http.NewRequest(http.MethodPost, h.base+scorePath, body)
+			req, err := http.NewRequest(http.MethodPost, h.base+throwawayPath, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,11 +259,11 @@ func TestRoutingAndTransportErrors(t *testing.T) {
 
 func TestValidationAndFaults(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	tok := "Bearer " + h.token("demo", "demo-secret")
 
 	t.Run("every problem, keyed by top-level field, element path in the message", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"invalid","result":7}]}`, "Authorization", tok)
+		r := h.post(throwawayPath, `{"text":"invalid"}`, "Authorization", tok)
 		if r.status != 400 {
 			t.Fatalf("got %d; want 400", r.status)
 		}
@@ -280,7 +278,7 @@ func TestValidationAndFaults(t *testing.T) {
 		}
 	})
 	t.Run("wrong JSON type names the field", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"a","result":"one"}]}`, "Authorization", tok)
+		r := h.post(throwawayPath, `{"text":"a","items":[{"id":"a","result":"one"}]}`, "Authorization", tok)
 		b := errorBody(t, r)
 		want := []string{`items[0].result: must be a whole number, got "one"`}
 		if r.status != 400 || !reflect.DeepEqual(b.ValidationErrors["items"], want) {
@@ -288,18 +286,18 @@ func TestValidationAndFaults(t *testing.T) {
 		}
 	})
 	t.Run("an authorized call reaches the service without the caller's headers", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"metadata","result":1}]}`, "Authorization", tok, "X-Caller-Header", "x", "X-Request-Id", "req-1")
-		var m struct{ ApiVersion string }
+		r := h.post(throwawayPath, `{"text":"metadata"}`, "Authorization", tok, "X-Caller-Header", "x", "X-Request-Id", "req-1")
+		var m struct{ Text string }
 		if err := json.Unmarshal(r.body, &m); err != nil || r.status != 200 {
 			t.Fatalf("got %d %s; want 200", r.status, r.body)
 		}
 		// The call runs in the context the front authorized: no token, no caller header.
-		if got, want := m.ApiVersion, ""; got != want {
+		if got, want := m.Text, ""; got != want {
 			t.Errorf("metadata keys: got %q; want %q", got, want)
 		}
 	})
 	t.Run("panic is a 500 that leaks nothing", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"panic","result":1}]}`, "Authorization", tok)
+		r := h.post(throwawayPath, `{"text":"panic"}`, "Authorization", tok)
 		if r.status != 500 || strings.Contains(string(r.body), "secret internal detail") {
 			t.Fatalf("got %d %s; want 500 without the panic value", r.status, r.body)
 		}
@@ -311,13 +309,13 @@ func TestValidationAndFaults(t *testing.T) {
 		}
 	})
 	t.Run("an unexpected error is a 500 that leaks nothing", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"fault","result":1}]}`, "Authorization", tok)
+		r := h.post(throwawayPath, `{"text":"fault"}`, "Authorization", tok)
 		if r.status != 500 || strings.Contains(string(r.body), "hunter2") {
 			t.Fatalf("got %d %s; want 500 without the cause", r.status, r.body)
 		}
 	})
 	t.Run("logs carry request id and client id, never a secret or token", func(t *testing.T) {
-		r := h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", tok, "X-Request-Id", "trace-abc.123")
+		r := h.post(throwawayPath, `{"text":"ok"}`, "Authorization", tok, "X-Request-Id", "trace-abc.123")
 		if r.header.Get("X-Request-Id") != "trace-abc.123" {
 			t.Errorf("X-Request-Id: got %q; want the caller's", r.header.Get("X-Request-Id"))
 		}
@@ -328,7 +326,7 @@ func TestValidationAndFaults(t *testing.T) {
 				line = l
 			}
 		}
-		if !strings.Contains(line, `"client_id":"demo"`) || !strings.Contains(line, `"route":"`+scorePath+`"`) {
+		if !strings.Contains(line, `"client_id":"demo"`) || !strings.Contains(line, `"route":"`+throwawayPath+`"`) {
 			t.Errorf("log line: got %q; want request id, client id and route", line)
 		}
 		if strings.Contains(logs, strings.TrimPrefix(tok, "Bearer ")) {

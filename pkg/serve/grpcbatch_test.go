@@ -15,68 +15,116 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-func itemsRecord(id, item string) *scoringv1.ScoreBatchRecord {
-	return &scoringv1.ScoreBatchRecord{Id: id, Request: &scoringv1.ScoreBatchRecord_ScoreItemResults{
-		ScoreItemResults: &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: proto.String(item), Result: proto.Int32(1)}}}}}
+// echoRecordOf is a record of the test service's batch: its rpc ("echo" or "shout") with text;
+// "" for a record without a request.
+func echoRecordOf(id, rpc, text string) *dynamicpb.Message {
+	rec := dynamicpb.NewMessage(echoRecord)
+	rec.Set(echoRecord.Fields().ByName("id"), protoreflect.ValueOfString(id))
+	if rpc != "" {
+		rec.Set(echoRecord.Fields().ByName(protoreflect.Name(rpc)), protoreflect.ValueOfMessage(echoRequest(text)))
+	}
+	return rec
 }
 
-// scoreBatch sends records on a ScoreBatch stream with the token, reading as it sends, and
-// returns the answers, the trailer and the stream's status.
-func scoreBatch(t *testing.T, h *harness, tok string, records []*scoringv1.ScoreBatchRecord) ([]*scoringv1.ScoreBatchAnswer, metadata.MD, error) {
+// echoBatchAnswer is what a test reads of a batch answer: its id, its error (nil for none) and
+// its response's text and client.
+type echoBatchAnswer struct {
+	id           string
+	err          *batchv1.Status
+	text, client string
+}
+
+func readAnswer(t *testing.T, ans *dynamicpb.Message) echoBatchAnswer {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), time.Minute)
+	out := echoBatchAnswer{id: ans.Get(echoAnswer.Fields().ByName("id")).String()}
+	if f := echoAnswer.Fields().ByName("error"); ans.Has(f) {
+		b, err := proto.Marshal(ans.Get(f).Message().Interface())
+		out.err = &batchv1.Status{}
+		if err == nil {
+			err = proto.Unmarshal(b, out.err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f := echoAnswer.Fields().ByName("echo_response"); ans.Has(f) {
+		out.text, out.client = textOf(ans.Get(f).Message().Interface().(*dynamicpb.Message))
+	}
+	return out
+}
+
+// openEchoBatch opens the test service's batch stream with the token.
+func openEchoBatch(ctx context.Context, h *harness, tok string) (grpc.ClientStream, error) {
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+	return h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true, ServerStreams: true}, throwawayBatch)
+}
+
+// recvAnswer reads the next answer of a batch stream.
+func recvAnswer(st grpc.ClientStream) (*dynamicpb.Message, error) {
+	ans := dynamicpb.NewMessage(echoAnswer)
+	return ans, st.RecvMsg(ans)
+}
+
+// echoBatch sends records on the test service's batch stream with the token, reading as it
+// sends, and returns the answers, the trailer and the stream's status.
+func echoBatch(t *testing.T, h *harness, tok string, records []*dynamicpb.Message) ([]echoBatchAnswer, metadata.MD, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	st, err := openEchoBatch(ctx, h, tok)
 	if err != nil {
 		return nil, nil, err
 	}
 	go func() {
 		for _, r := range records {
-			if st.Send(r) != nil {
+			if st.SendMsg(r) != nil {
 				return
 			}
 		}
 		_ = st.CloseSend()
 	}()
-	var out []*scoringv1.ScoreBatchAnswer
+	var out []echoBatchAnswer
 	for {
-		a, err := st.Recv()
+		a, err := recvAnswer(st)
 		if errors.Is(err, io.EOF) {
 			return out, st.Trailer(), nil
 		}
 		if err != nil {
 			return out, st.Trailer(), err
 		}
-		out = append(out, a)
+		out = append(out, readAnswer(t, a))
 	}
 }
 
-// TestGRPCBatchRefusals: the stream takes a token with score:batch, refused before any answer.
+// TestGRPCBatchRefusals: the stream takes a token with its batch permission, refused before any
+// answer.
 func TestGRPCBatchRefusals(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	for _, tc := range []struct {
 		name, tok string
 		code      codes.Code
 	}{
 		{"no token", "", codes.Unauthenticated},
 		{"bad token", "x.y.z", codes.Unauthenticated},
-		{"no score:batch", h.token("standard-only", clientSecret), codes.PermissionDenied},
+		{"no batch permission", h.token("echo-only", clientSecret), codes.PermissionDenied},
 	} {
-		answers, _, err := scoreBatch(t, h, tc.tok, []*scoringv1.ScoreBatchRecord{itemsRecord("a", "x")})
+		answers, _, err := echoBatch(t, h, tc.tok, []*dynamicpb.Message{echoRecordOf("a", "echo", "x")})
 		if status.Code(err) != tc.code || len(answers) != 0 {
 			t.Errorf("%s: %v after %d answers; want %v before any", tc.name, err, len(answers), tc.code)
 		}
@@ -89,11 +137,11 @@ func TestGRPCBatchRefusals(t *testing.T) {
 // trailer counts them.
 func TestGRPCBatchRecords(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	tok := h.token("batcher", clientSecret)
-	bayes := &scoringv1.ScoreBatchRecord{Id: "bayes", Request: &scoringv1.ScoreBatchRecord_ScoreItemResultsBayes{ScoreItemResultsBayes: &scoringv1.ScoreItemResultsBayesRequest{}}}
-	answers, trailer, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{
-		itemsRecord("ok", "x"), itemsRecord("invalid", "invalid"), {Id: "empty"}, bayes, itemsRecord("panic", "panic"), itemsRecord("ok2", "y"),
+	answers, trailer, err := echoBatch(t, h, tok, []*dynamicpb.Message{
+		echoRecordOf("ok", "echo", "x"), echoRecordOf("invalid", "echo", "invalid"), echoRecordOf("empty", "", ""),
+		echoRecordOf("shout", "shout", "x"), echoRecordOf("panic", "echo", "panic"), echoRecordOf("ok2", "echo", "y"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -103,26 +151,25 @@ func TestGRPCBatchRecords(t *testing.T) {
 		code  codes.Code
 		field string
 	}{{"ok", codes.OK, ""}, {"invalid", codes.InvalidArgument, "items[0].result"}, {"empty", codes.InvalidArgument, "request"},
-		{"bayes", codes.PermissionDenied, ""}, {"panic", codes.Internal, ""}, {"ok2", codes.OK, ""}}
+		{"shout", codes.PermissionDenied, ""}, {"panic", codes.Internal, ""}, {"ok2", codes.OK, ""}}
 	if len(answers) != len(want) {
 		t.Fatalf("%d answers; want %d", len(answers), len(want))
 	}
 	for i, w := range want {
 		a := answers[i]
-		if a.GetId() != w.id {
-			t.Errorf("answer %d: id %q; want %q", i, a.GetId(), w.id)
+		if a.id != w.id {
+			t.Errorf("answer %d: id %q; want %q", i, a.id, w.id)
 		}
-		got := a.GetError()
-		if codes.Code(got.GetCode()) != w.code || (w.field != "" && !violates(got, w.field)) {
-			t.Errorf("answer %s: %v; want %v %s", w.id, got, w.code, w.field)
+		if codes.Code(a.err.GetCode()) != w.code || (w.field != "" && !violates(a.err, w.field)) {
+			t.Errorf("answer %s: %v; want %v %s", w.id, a.err, w.code, w.field)
 		}
-		if w.code == codes.OK && a.GetMeasure().GetApiVersion() != "batcher" {
-			t.Errorf("answer %s: %v; want the fake's measure for client batcher", w.id, a)
+		if w.code == codes.OK && a.client != "batcher" {
+			t.Errorf("answer %s: %+v; want the handler's answer for client batcher", w.id, a)
 		}
 	}
 	// The details compared unpacked: their bytes vary with the order their maps were written in.
-	if unary := h.grpcUnaryStatus(tok, "panic"); !cmp.Equal(answers[4].GetError(), rpcerr.Record(unary), protocmp.Transform()) {
-		t.Errorf("panic: %v; unary %v", answers[4].GetError(), unary)
+	if unary := h.echoUnaryStatus(tok, "panic"); !cmp.Equal(answers[4].err, rpcerr.Record(unary), protocmp.Transform()) {
+		t.Errorf("panic: %v; unary %v", answers[4].err, unary)
 	}
 	for k, v := range map[string]string{TrailerRecords: "6", TrailerOK: "2", TrailerFailed: "4"} {
 		if got := trailer.Get(k); len(got) != 1 || got[0] != v {
@@ -131,29 +178,28 @@ func TestGRPCBatchRecords(t *testing.T) {
 	}
 }
 
-// grpcUnaryStatus is the status of a unary ScoreItemResults call with one item id.
-func (h *harness) grpcUnaryStatus(tok, item string) error {
+// echoUnaryStatus is the status of a unary Echo call of text.
+func (h *harness) echoUnaryStatus(tok, text string) error {
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
-	_, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreItemResults(ctx, itemsRecord("", item).GetScoreItemResults())
-	return err
+	return h.grpc.Invoke(ctx, throwawayMethod, echoRequest(text), dynamicpb.NewMessage(echoOut))
 }
 
 // TestGRPCBatchNotAdmitted: a stream takes one admission for its life; with no room for a
 // second, the second is refused RESOURCE_EXHAUSTED with RetryInfo, and unary calls go on.
 func TestGRPCBatchNotAdmitted(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
+	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 2 * admission.StreamReserve }) // room for one stream
 	tok := h.token("batcher", clientSecret)
-	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok))
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	first, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	first, err := openEchoBatch(ctx, h, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Send(itemsRecord("a", "x")); err != nil {
+	if err := first.SendMsg(echoRecordOf("a", "echo", "x")); err != nil {
 		t.Fatal(err)
 	}
-	if a, err := first.Recv(); err != nil || a.GetId() != "a" { // the answer comes with the stream open
+	if a, err := recvAnswer(first); err != nil || readAnswer(t, a).id != "a" { // the answer comes with the stream open
 		t.Fatalf("first stream: %v %v", a, err)
 	}
 	// Another client's stream finds the streams' half full (OVERLOADED); the same client's, its
@@ -162,14 +208,14 @@ func TestGRPCBatchNotAdmitted(t *testing.T) {
 		tok        string
 		overloaded bool
 	}{{h.token("demo", "demo-secret"), true}, {tok, false}} {
-		_, _, err = scoreBatch(t, h, tc.tok, nil)
+		_, _, err = echoBatch(t, h, tc.tok, nil)
 		info := errorInfoOf(err)
 		if status.Code(err) != codes.ResourceExhausted || (info.GetReason() == rpcerr.ReasonOverloaded) != tc.overloaded ||
 			(!tc.overloaded && info.GetMetadata()[rpcerr.ExceptionKey] != rpcerr.ExceptionThrottled) || retryOf(err) != time.Second {
 			t.Errorf("second stream: %v (%v); want RESOURCE_EXHAUSTED with RetryInfo, overloaded %v", err, info, tc.overloaded)
 		}
 	}
-	if err := h.grpcUnaryStatus(tok, "x"); err != nil {
+	if err := h.echoUnaryStatus(tok, "x"); err != nil {
 		t.Errorf("unary call beside a stream: %v", err)
 	}
 }
@@ -179,10 +225,10 @@ func TestGRPCBatchNotAdmitted(t *testing.T) {
 // caller); the heap stays bounded; and once the caller goes away the work stops within a second
 // and the stream's admission is given back.
 func TestGRPCBatchCallerReadsNothing(t *testing.T) {
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	tok := h.token("batcher", clientSecret)
-	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok))
-	st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := openEchoBatch(ctx, h, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +239,7 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 	go func() {
 		n := 0
 		for ; n < 200000; n++ {
-			if st.Send(itemsRecord("r", "x")) != nil {
+			if st.SendMsg(echoRecordOf("r", "echo", "x")) != nil {
 				break
 			}
 		}
@@ -204,7 +250,7 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		time.Sleep(300 * time.Millisecond)
-		c := h.fake.calls.Load()
+		c := h.echo.calls.Load()
 		if c == calls && c > 0 {
 			break
 		}
@@ -238,7 +284,7 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 	if a := h.srv.budget.Admitted(); a != 0 {
 		t.Errorf("a second after the caller left, %d bytes are still admitted: the stream goes on", a)
 	}
-	if c := h.fake.calls.Load(); c != calls {
+	if c := h.echo.calls.Load(); c != calls {
 		t.Errorf("records run after the caller left: %d, then %d", calls, c)
 	}
 }
@@ -250,21 +296,21 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 func TestGRPCBatchIdle(t *testing.T) {
 	t.Parallel()
 	const idle = 400 * time.Millisecond
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	h.srv.guard.SetStreamIdle(idle)
 	tok := h.token("batcher", clientSecret)
-	open := func() (scoringv1.ScoringService_ScoreBatchClient, context.CancelFunc) {
-		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), 30*time.Second)
-		st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+	open := func() (grpc.ClientStream, context.CancelFunc) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		st, err := openEchoBatch(ctx, h, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return st, cancel
 	}
-	lastStatus := func(st scoringv1.ScoringService_ScoreBatchClient) (int, error) {
+	lastStatus := func(st grpc.ClientStream) (int, error) {
 		n := 0
 		for {
-			if _, err := st.Recv(); err != nil {
+			if _, err := recvAnswer(st); err != nil {
 				if errors.Is(err, io.EOF) {
 					return n, nil
 				}
@@ -288,7 +334,7 @@ func TestGRPCBatchIdle(t *testing.T) {
 		defer cancel()
 		go func() { // until the server stops reading and gRPC's flow control stops this
 			for i := range 200000 {
-				if st.Send(itemsRecord(strconv.Itoa(i), "x")) != nil {
+				if st.SendMsg(echoRecordOf(strconv.Itoa(i), "echo", "x")) != nil {
 					return
 				}
 			}
@@ -313,7 +359,7 @@ func TestGRPCBatchIdle(t *testing.T) {
 		st, cancel := open()
 		defer cancel()
 		for i := range 5 {
-			if err := st.Send(itemsRecord(strconv.Itoa(i), "x")); err != nil {
+			if err := st.SendMsg(echoRecordOf(strconv.Itoa(i), "echo", "x")); err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(idle / 2) // the stream is idle less than its limit at a time, longer in all
@@ -321,7 +367,7 @@ func TestGRPCBatchIdle(t *testing.T) {
 		_ = st.CloseSend()
 		n := 0
 		for {
-			_, err := st.Recv()
+			_, err := recvAnswer(st)
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -351,17 +397,19 @@ func TestGRPCBatchIdle(t *testing.T) {
 // caller resumes after the last it got).
 func TestGRPCBatchRefusedMessage(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	tok := h.token("batcher", clientSecret)
-	unknown := itemsRecord("b", "x")
-	unknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
-	huge := itemsRecord("c", "x")
+	unknown := echoRecordOf("b", "echo", "x")
+	unknown.SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1))
+	huge := echoRecordOf("c", "echo", "x")
+	items := make([]any, 0, 2*90000)
 	for range 90000 { // 13 bytes an item
-		huge.GetScoreItemResults().Items = append(huge.GetScoreItemResults().Items, &scoringv1.ItemResult{Id: proto.String("L000001"), Result: proto.Int32(1)})
+		items = append(items, "L000001", 1)
 	}
+	huge.Set(echoRecord.Fields().ByName("echo"), protoreflect.ValueOfMessage(echoRequest("x", items...)))
 	for _, tc := range []struct {
 		name     string
-		bad      *scoringv1.ScoreBatchRecord
+		bad      *dynamicpb.Message
 		code     codes.Code
 		in       string
 		mayLoseA bool
@@ -369,11 +417,11 @@ func TestGRPCBatchRefusedMessage(t *testing.T) {
 		{"unknown field", unknown, codes.InvalidArgument, "99", false},
 		{"over 1 MiB", huge, codes.ResourceExhausted, "", true},
 	} {
-		answers, _, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{itemsRecord("a", "x"), tc.bad, itemsRecord("d", "x")})
+		answers, _, err := echoBatch(t, h, tok, []*dynamicpb.Message{echoRecordOf("a", "echo", "x"), tc.bad, echoRecordOf("d", "echo", "x")})
 		if status.Code(err) != tc.code || !strings.Contains(fmt.Sprint(status.Convert(err).Details(), err), tc.in) {
 			t.Errorf("%s: %v; want %v naming %q", tc.name, err, tc.code, tc.in)
 		}
-		if (len(answers) != 1 || answers[0].GetId() != "a") && !(tc.mayLoseA && len(answers) == 0) {
+		if (len(answers) != 1 || answers[0].id != "a") && !(tc.mayLoseA && len(answers) == 0) {
 			t.Errorf("%s: answers %v; want the first record's alone", tc.name, answers)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
@@ -26,17 +27,10 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// The gRPC guard's tests run a "forecast" server that serves a fake forecast service (its group
-// methods take 16 MiB) beside the fake scoring service (1 MiB methods), on a loopback listener
-// that counts the bytes the server reads.
-
-type guardForecast struct {
-	forecastv1.UnimplementedForecastServiceServer
-}
-
-func (guardForecast) ForecastReadingGroup(_ context.Context, r *forecastv1.GroupForecastRequest) (*forecastv1.GroupForecastResponse, error) {
-	return &forecastv1.GroupForecastResponse{}, nil
-}
+// The gRPC guard's tests run a "forecast" server that serves the contract's forecast service (its
+// group methods take the group limit) beside its scoring service (1 MiB methods), each rpc
+// answered empty by answerAll, on a loopback listener that counts the bytes the server reads: the
+// guard's limits are the contract's, and no handler of either service is faked.
 
 // countingListener counts every byte read from its connections.
 type countingListener struct {
@@ -95,7 +89,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 	h := &guardHarness{logs: &proc.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
-	h.srv, err = New(ctx, cfg, log, guardService())
+	h.srv, err = New(ctx, cfg, log, guardService(t))
 	if err != nil {
 		cancel()
 		t.Fatalf("New: %v", err)
@@ -132,12 +126,16 @@ func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
 	return conn
 }
 
-// guardService is the fake scoring and forecast services, without a JSON front.
-func guardService() Service {
+// guardService is the contract's scoring and forecast services, each rpc answered empty
+// (answerAll), without a JSON front.
+func guardService(t testing.TB) Service {
+	t.Helper()
+	scoring := answerAll(t, protoreflect.FullName(scoringv1.ScoringService_ServiceDesc.ServiceName))
+	forecast := answerAll(t, protoreflect.FullName(forecastv1.ForecastService_ServiceDesc.ServiceName))
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) {
-			scoringv1.RegisterScoringServiceServer(g, &fakeScoring{})
-			forecastv1.RegisterForecastServiceServer(g, guardForecast{})
+			g.RegisterService(scoring, struct{}{})
+			g.RegisterService(forecast, struct{}{})
 		},
 		Gateway: func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 		Wire:    WireRules{Aliases: scoringWire.Aliases, Ignored: union(scoringWire.Ignored, forecastWire.Ignored), Positional: forecastWire.Positional, NumberAsText: scoringWire.NumberAsText},

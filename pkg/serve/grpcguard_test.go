@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -59,13 +58,8 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.ReadTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
 	}
-	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
-		t.Errorf("group limit for 1,000 students: got %d; want %d", got, want)
-	}
-	if got, want := routes.GRPCGroupLimit(routes.Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
-		t.Errorf("group limit under a smaller JSON limit: got %d; want %d (the JSON limit)", got, want)
-	}
-	// The transport limits are pinned by grpcguard's TestTransportLimits.
+	// The group limit's rule is pinned by internal/routes' TestGRPCGroupLimit, the transport
+	// limits by grpcguard's TestTransportLimits.
 	for _, tc := range []struct {
 		method string
 		want   int64
@@ -86,7 +80,7 @@ func TestGRPCLimits(t *testing.T) {
 	}
 	t.Run("scoring alone", func(t *testing.T) {
 		t.Parallel()
-		s := start(t, testConfig(t)) // the fake scoring service only: 1 MiB methods
+		s := startService(t, testConfig(t), contractService(t, "scoring")) // 1 MiB methods
 		if got, want := s.srv.guard.Ceiling(), int64(mib); got != want {
 			t.Errorf("server-wide receive limit: got %d; want %d", got, want)
 		}
@@ -238,7 +232,7 @@ func TestGuardRecordFrom(t *testing.T) {
 		cfg := forecastConfig(t)
 		cfg.Limits.MaxBodyBytes = tc.maxBody
 		ctx, cancel := context.WithCancel(context.Background())
-		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService())
+		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService(t))
 		if err != nil {
 			cancel()
 			t.Fatalf("New: %v", err)

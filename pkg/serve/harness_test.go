@@ -3,68 +3,24 @@ package serve
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
-	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
-
-// fakeScoring is a scoring service whose behaviour the test picks with the first item id.
-type fakeScoring struct {
-	scoringv1.UnimplementedScoringServiceServer
-	release chan struct{} // "slow" waits for it
-	started chan struct{} // "slow" signals it has begun
-	calls   atomic.Int64  // ScoreItemResults calls begun
-}
-
-func (f *fakeScoring) ScoreItemResults(ctx context.Context, req *scoringv1.ScoreItemResultsRequest) (*scoringv1.Measure, error) {
-	f.calls.Add(1)
-	id := ""
-	if len(req.GetItems()) > 0 {
-		id = req.GetItems()[0].GetId()
-	}
-	switch id {
-	case "panic":
-		panic("secret internal detail")
-	case "slow":
-		f.started <- struct{}{}
-		<-f.release
-	case "invalid":
-		var p rpcerr.Problems
-		p.Add("items[0].result", "must be 0 or 1, got %d", 7)
-		p.Add("framework", "is required")
-		p.Add("", "request-wide problem")
-		return nil, p.Err()
-	case "fault":
-		return nil, errors.New("database password is hunter2")
-	case "metadata":
-		// Answers with the metadata keys the call carried, in ApiVersion.
-		md, _ := metadata.FromIncomingContext(ctx)
-		keys := slices.Sorted(maps.Keys(md))
-		return &scoringv1.Measure{ApiVersion: strings.Join(keys, ",")}, nil
-	}
-	client, _ := ClaimsFrom(ctx)
-	return &scoringv1.Measure{Ability: 500, AbilityDisplay: "500L", Uncertainty: 0, Framework: "lexile", ApiVersion: client.ClientID}, nil
-}
 
 // scoringGateway registers the scoring contract's JSON routes on a client of the in-process
 // channel, as the scoring service does.
@@ -72,16 +28,13 @@ func scoringGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.Client
 	return scoringv1.RegisterScoringServiceHandlerClient(ctx, mux, scoringv1.NewScoringServiceClient(conn))
 }
 
-func (f *fakeScoring) ScoreScale(context.Context, *scoringv1.ScoreScaleRequest) (*scoringv1.Measure, error) {
-	return &scoringv1.Measure{Ability: 1}, nil
-}
-
 type harness struct {
 	t       testing.TB
 	srv     *Server
 	base    string // http://127.0.0.1:port
 	grpc    *grpc.ClientConn
-	fake    *fakeScoring
+	fake    *fakeScoring // start's (scoringfake_test.go)
+	echo    *echoServer  // startTest's
 	logs    *proc.LogBuffer
 	cancel  context.CancelFunc
 	stopped chan error
@@ -90,16 +43,16 @@ type harness struct {
 // clientSecret is the secret of the clients the harness writes into its clients file.
 const clientSecret = "s3cret-for-tests"
 
-// writeClients writes a clients file with a scoring-only client limited to score:standard and a
-// forecast-only client.
-func writeClients(t *testing.T) string {
+// writeTestClients writes a clients file with a scoring client limited to the test service's
+// Echo (throwaway:echo, not Shout) and a forecast-only client.
+func writeTestClients(t *testing.T) string {
 	t.Helper()
 	hash, err := token.HashSecret(clientSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	yaml := "clients:\n" +
-		"  - clientId: standard-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"score:standard\"]\n" +
+		"  - clientId: echo-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\"]\n" +
 		"  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
 	path := filepath.Join(t.TempDir(), "clients.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
@@ -117,19 +70,6 @@ func testConfig(t testing.TB) Config {
 	cfg.ReloadInterval = 0
 	cfg.ShutdownGrace = 10 * time.Second
 	return cfg
-}
-
-// start runs a server with the fake scoring service on loopback listeners on port 0.
-func start(t testing.TB, cfg Config) *harness {
-	t.Helper()
-	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
-	h := startService(t, cfg, Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		Gateway:  scoringGateway,
-		Wire:     scoringWire,
-	})
-	h.fake = fake
-	return h
 }
 
 // startService runs svc on loopback listeners on port 0 until the test ends.

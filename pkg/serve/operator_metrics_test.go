@@ -12,10 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
-
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // scrape reads /metrics and returns each sample by its name and labels as the text format writes
@@ -78,14 +74,12 @@ func TestOperatorSeries(t *testing.T) {
 		version string
 		err     error
 	}{version: "aaaaaaaaaaaa"}
-	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
-	h := startService(t, cfg, Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		Gateway:  scoringGateway,
-		Wire:     scoringWire,
-		Reload:   func() (bool, error) { mu.Lock(); defer mu.Unlock(); return content.err == nil, content.err },
-		Version:  func() string { mu.Lock(); defer mu.Unlock(); return content.version },
-	})
+	registerThrowaway(t)
+	echo := newEchoServer()
+	svc := echo.service()
+	svc.Reload = func() (bool, error) { mu.Lock(); defer mu.Unlock(); return content.err == nil, content.err }
+	svc.Version = func() string { mu.Lock(); defer mu.Unlock(); return content.version }
+	h := startService(t, cfg, svc)
 	tok := h.token("demo", "demo-secret")
 
 	t.Run("ready and loaded at start", func(t *testing.T) {
@@ -113,9 +107,9 @@ func TestOperatorSeries(t *testing.T) {
 	t.Run("requests in flight", func(t *testing.T) {
 		done := make(chan response, 1)
 		go func() {
-			done <- h.post(scorePath, `{"items":[{"id":"slow","result":1}]}`, "Authorization", "Bearer "+tok)
+			done <- h.post(throwawayPath, `{"text":"slow"}`, "Authorization", "Bearer "+tok)
 		}()
-		<-fake.started
+		<-echo.started
 		m := scrape(t, h)
 		if _, v := sample(t, m, "yardstick_requests_in_flight", `front="http"`); v != 2 {
 			t.Errorf("http in flight during a slow call: got %v; want 2 (it and the scrape)", v)
@@ -123,7 +117,7 @@ func TestOperatorSeries(t *testing.T) {
 		if _, v := sample(t, m, "yardstick_requests_in_flight", `front="grpc"`); v != 0 {
 			t.Errorf("grpc in flight: got %v; want 0 (a JSON call is the http front's)", v)
 		}
-		fake.release <- struct{}{}
+		echo.release <- struct{}{}
 		if r := <-done; r.status != http.StatusOK {
 			t.Fatalf("slow call: got %d", r.status)
 		}

@@ -32,9 +32,9 @@ func TestReflection(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Reflection = tc.reflection
 			if !tc.dev {
-				cfg.Dev, cfg.ClientsFile, cfg.KeysDir = false, writeClients(t), writeKey(t).dir
+				cfg.Dev, cfg.ClientsFile, cfg.KeysDir = false, writeTestClients(t), writeKey(t).dir
 			}
-			h := start(t, cfg)
+			h := startTest(t, cfg)
 			names, err := listServices(h)
 			if !tc.want {
 				if status.Code(err) != codes.Unimplemented {
@@ -45,7 +45,7 @@ func TestReflection(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reflection: %v", err)
 			}
-			for _, want := range []string{"yardstick.auth.v1.TokenService", "yardstick.scoring.v1.ScoringService", "grpc.health.v1.Health"} {
+			for _, want := range []string{"yardstick.auth.v1.TokenService", throwawayService, "grpc.health.v1.Health"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("services %v; want %s among them", names, want)
 				}
@@ -79,9 +79,9 @@ func listServices(h *harness) ([]string, error) {
 // TestHealthPerService: grpc.health.v1 answers for the server as a whole and for each service.
 func TestHealthPerService(t *testing.T) {
 	t.Parallel()
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	hc := healthpb.NewHealthClient(h.grpc)
-	for _, name := range []string{"", "yardstick.scoring.v1.ScoringService", "yardstick.auth.v1.TokenService"} {
+	for _, name := range []string{"", throwawayService, "yardstick.auth.v1.TokenService"} {
 		got, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{Service: name})
 		if err != nil || got.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 			t.Errorf("Check(%q): got %v, %v; want SERVING", name, got, err)

@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
-
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -43,13 +39,10 @@ func TestReloadLogs(t *testing.T) {
 		changed bool
 		err     error
 	}
-	fake := &fakeScoring{release: make(chan struct{}), started: make(chan struct{}, 1)}
-	h := startService(t, cfg, Service{
-		Register: func(g grpc.ServiceRegistrar) { scoringv1.RegisterScoringServiceServer(g, fake) },
-		Gateway:  scoringGateway,
-		Wire:     scoringWire,
-		Reload:   func() (bool, error) { return content.changed, content.err },
-	})
+	registerThrowaway(t)
+	svc := newEchoServer().service()
+	svc.Reload = func() (bool, error) { return content.changed, content.err }
+	h := startService(t, cfg, svc)
 	rl := &reloadLog{h: h}
 	reload := func() []map[string]any { t.Helper(); return rl.reload(t) }
 	reload() // past the start-up lines

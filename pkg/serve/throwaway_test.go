@@ -1,173 +1,26 @@
 package serve
 
 import (
+	"cmp"
 	"context"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
-	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/token"
-	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
-
-// The throwaway endpoint: a service of its own, declared the way a new .proto file of the
-// scoring service's contract (yardstick/scoring/v1/) declares one: its rpcs, their permissions,
-// that a batch record may name it, its HTTP rule; with the handler and the two registrations the
-// generators would write. Nothing of the frame or of pkg/token knows it: the clients file grants
-// its permissions because the contract declares them, and its package makes them scoring's.
-const (
-	throwawayService   = "yardstick.scoring.v1.EchoService"
-	throwawayMethod    = "/" + throwawayService + "/Echo"
-	throwawayBatch     = "/" + throwawayService + "/EchoBatch"
-	throwawayPath      = "/api/throwaway/echo"
-	throwawayBatchPath = "/api/throwaway/batch"
-	throwawayPerm      = "throwaway:echo"
-	throwawayBatchPerm = "throwaway:batch"
-)
-
-var (
-	throwawayOnce sync.Once
-	echoIn        protoreflect.MessageDescriptor
-	echoOut       protoreflect.MessageDescriptor
-	echoRecord    protoreflect.MessageDescriptor
-	echoAnswer    protoreflect.MessageDescriptor
-)
-
-// registerThrowaway adds the throwaway contract to the registries, as a generated file's init
-// does.
-func registerThrowaway(t *testing.T) {
-	t.Helper()
-	throwawayOnce.Do(func() {
-		opts := &descriptorpb.MethodOptions{}
-		proto.SetExtension(opts, authv1.E_Permission, throwawayPerm)
-		proto.SetExtension(opts, batchv1.E_Record, true)
-		proto.SetExtension(opts, annotations.E_Http, &annotations.HttpRule{Pattern: &annotations.HttpRule_Post{Post: throwawayPath}, Body: "*"})
-		text := func(name string) *descriptorpb.DescriptorProto {
-			return &descriptorpb.DescriptorProto{Name: proto.String(name), Field: []*descriptorpb.FieldDescriptorProto{{
-				Name: proto.String("text"), JsonName: proto.String("text"), Number: proto.Int32(1),
-				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(),
-			}}}
-		}
-		// The batch rpc's record and answer, as the contract's batch rpcs have them:
-		// {id, oneof request {a field named for each rpc}}, {id, oneof answer {responses, error}}.
-		field := func(name string, num int32, typ string, oneof *int32) *descriptorpb.FieldDescriptorProto {
-			f := &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(num), OneofIndex: oneof,
-				Label: descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL.Enum(), Type: descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), TypeName: proto.String(typ)}
-			if typ == "" {
-				f.Type, f.TypeName = descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum(), nil
-			}
-			return f
-		}
-		record := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchRecord"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("request")}},
-			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo", 2, ".yardstick.scoring.v1.EchoRequest", proto.Int32(0))}}
-		answer := &descriptorpb.DescriptorProto{Name: proto.String("EchoBatchAnswer"), OneofDecl: []*descriptorpb.OneofDescriptorProto{{Name: proto.String("answer")}},
-			Field: []*descriptorpb.FieldDescriptorProto{field("id", 1, "", nil), field("echo_response", 2, ".yardstick.scoring.v1.EchoResponse", proto.Int32(0)),
-				field("error", 3, ".yardstick.batch.v1.Status", proto.Int32(0))}}
-		batchOpts := &descriptorpb.MethodOptions{}
-		proto.SetExtension(batchOpts, authv1.E_Permission, throwawayBatchPerm)
-		fdp := &descriptorpb.FileDescriptorProto{
-			Name: proto.String("yardstick/scoring/v1/echo.proto"), Package: proto.String("yardstick.scoring.v1"), Syntax: proto.String("proto3"),
-			Dependency:  []string{"yardstick/auth/v1/auth.proto", "yardstick/batch/v1/batch.proto", "google/api/annotations.proto"},
-			MessageType: []*descriptorpb.DescriptorProto{text("EchoRequest"), text("EchoResponse"), record, answer},
-			Service: []*descriptorpb.ServiceDescriptorProto{{Name: proto.String("EchoService"), Method: []*descriptorpb.MethodDescriptorProto{{
-				Name: proto.String("Echo"), InputType: proto.String(".yardstick.scoring.v1.EchoRequest"), OutputType: proto.String(".yardstick.scoring.v1.EchoResponse"), Options: opts,
-			}, {
-				Name: proto.String("EchoBatch"), InputType: proto.String(".yardstick.scoring.v1.EchoBatchRecord"), OutputType: proto.String(".yardstick.scoring.v1.EchoBatchAnswer"),
-				ClientStreaming: proto.Bool(true), ServerStreaming: proto.Bool(true), Options: batchOpts,
-			}}}},
-		}
-		fd, err := protodesc.NewFile(fdp, protoregistry.GlobalFiles)
-		if err != nil {
-			panic(err)
-		}
-		if err := protoregistry.GlobalFiles.RegisterFile(fd); err != nil {
-			panic(err)
-		}
-		echoIn, echoOut = fd.Messages().ByName("EchoRequest"), fd.Messages().ByName("EchoResponse")
-		echoRecord, echoAnswer = fd.Messages().ByName("EchoBatchRecord"), fd.Messages().ByName("EchoBatchAnswer")
-		for _, md := range []protoreflect.MessageDescriptor{echoIn, echoOut, echoRecord, echoAnswer} {
-			if err := protoregistry.GlobalTypes.RegisterMessage(dynamicpb.NewMessageType(md)); err != nil {
-				panic(err)
-			}
-		}
-	})
-}
-
-// echo is the handler: it answers the request's text, upper-cased.
-func echo(_ context.Context, in *dynamicpb.Message) (*dynamicpb.Message, error) {
-	out := dynamicpb.NewMessage(echoOut)
-	text := in.Get(echoIn.Fields().ByName("text")).String()
-	if text == "" {
-		return nil, status.Error(codes.InvalidArgument, "text is required")
-	}
-	out.Set(echoOut.Fields().ByName("text"), protoreflect.ValueOfString(strings.ToUpper(text)))
-	return out, nil
-}
-
-// throwawayDesc is what protoc-gen-go-grpc would generate for the service.
-func throwawayDesc() *grpc.ServiceDesc {
-	return &grpc.ServiceDesc{
-		ServiceName: throwawayService,
-		HandlerType: (*any)(nil),
-		Methods: []grpc.MethodDesc{{MethodName: "Echo", Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-			in := dynamicpb.NewMessage(echoIn)
-			if err := dec(in); err != nil {
-				return nil, err
-			}
-			handler := func(ctx context.Context, req any) (any, error) { return echo(ctx, req.(*dynamicpb.Message)) }
-			if interceptor == nil {
-				return handler(ctx, in)
-			}
-			return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: throwawayMethod}, handler)
-		}}},
-		// The batch rpc's stub: the frame serves it in the service's place (Service.BatchRPC).
-		Streams: []grpc.StreamDesc{{StreamName: "EchoBatch", ClientStreams: true, ServerStreams: true,
-			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "served by the frame") }}},
-		Metadata: "yardstick/scoring/v1/echo.proto",
-	}
-}
-
-// throwawayGateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rule:
-// decode the body, call the rpc on the client connection, forward the answer or the error.
-func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-	return mux.HandlePath(http.MethodPost, throwawayPath, func(w http.ResponseWriter, req *http.Request, _ map[string]string) {
-		ctx, cancel := context.WithCancel(req.Context())
-		defer cancel()
-		inbound, outbound := runtime.MarshalerForRequest(mux, req)
-		annotated, err := runtime.AnnotateContext(ctx, mux, req, throwawayMethod, runtime.WithHTTPPathPattern(throwawayPath))
-		if err != nil {
-			runtime.HTTPError(ctx, mux, outbound, w, req, err)
-			return
-		}
-		in, out := dynamicpb.NewMessage(echoIn), dynamicpb.NewMessage(echoOut)
-		if err := inbound.NewDecoder(req.Body).Decode(in); err != nil {
-			runtime.HTTPError(annotated, mux, outbound, w, req, status.Errorf(codes.InvalidArgument, "%v", err))
-			return
-		}
-		if err := conn.Invoke(annotated, throwawayMethod, in, out); err != nil {
-			runtime.HTTPError(annotated, mux, outbound, w, req, err)
-			return
-		}
-		runtime.ForwardResponseMessage(annotated, mux, outbound, w, req, out)
-	})
-}
 
 // TestThrowawayEndpoint: an rpc the frame has never heard of, declared in its own contract with
 // its permission, its batch option and its HTTP rule, and given a handler, is served on both
@@ -200,19 +53,23 @@ func TestThrowawayEndpoint(t *testing.T) {
 		}
 	})
 
+	// Nothing of the frame or of pkg/token was written for it: no code of theirs (tests aside)
+	// names the service, its paths or its permissions.
+	t.Run("nothing of the frame names it", func(t *testing.T) {
+		for _, dir := range []string{".", "../token"} {
+			named, scanned := codeNaming(t, dir, "EchoService", "throwaway", "Echo")
+			if len(named) > 0 || scanned < 10 {
+				t.Errorf("%s: %q of %d files name the test service; want none of 10 or more", dir, named, scanned)
+			}
+		}
+	})
+
 	cfg := testConfig(t)
 	cfg.ClientsFile = clientsFile(t,
 		entry("echoer", "scoring", throwawayPerm, throwawayBatchPerm),
 		entry("other", "scoring", "score:standard", throwawayBatchPerm), // the batches, not the rpc
 		entry("unbatched", "scoring", throwawayPerm))                    // the rpc, not the batches
-	h := startService(t, cfg, Service{
-		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(throwawayDesc(), struct{}{}) },
-		Gateway:   throwawayGateway,
-		BatchPath: throwawayBatchPath,
-		BatchRPC:  throwawayBatch,
-		// Its own JSON rule, which the frame applies without knowing the message.
-		Wire: WireRules{Aliases: map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.EchoRequest": {"words": "text"}}},
-	})
+	h := startTest(t, cfg) // the test service: the throwaway contract, its handlers, its wire rule
 	echoer, other, unbatched := h.token("echoer", secret), h.token("other", secret), h.token("unbatched", secret)
 
 	t.Run("JSON", func(t *testing.T) {
@@ -221,8 +78,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 			status          int
 			want            string
 		}{
-			{"answered", echoer, `{"text":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
-			{"its own alias", echoer, `{"words":"hello"}`, http.StatusOK, `{"text":"HELLO"}`},
+			{"answered", echoer, `{"text":"hello"}`, http.StatusOK, `{"text":"HELLO","client":"echoer"}`},
+			{"its own alias", echoer, `{"words":"hello"}`, http.StatusOK, `{"text":"HELLO","client":"echoer"}`},
 			{"a field it has no rule for", echoer, `{"itemid":"hello"}`, http.StatusBadRequest, `itemid`},
 			{"the handler's error", echoer, `{}`, http.StatusBadRequest, `text is required`},
 			{"without its permission", other, `{"text":"hello"}`, http.StatusForbidden, throwawayPerm},
@@ -273,7 +130,7 @@ func TestThrowawayEndpoint(t *testing.T) {
 			status    int
 			want      []string
 		}{
-			{"answered", echoer, http.StatusOK, []string{`"id":"1","status":200,"body":{"text":"BATCHED"}`, `"id":"2","status":400`}},
+			{"answered", echoer, http.StatusOK, []string{`"id":"1","status":200,"body":{"text":"BATCHED","client":"echoer"}`, `"id":"2","status":400`}},
 			{"without its permission", other, http.StatusOK, []string{`"id":"1","status":403`, `"id":"2","status":403`}},
 			{"without the batch permission", unbatched, http.StatusForbidden, []string{throwawayBatchPerm}},
 		} {
@@ -340,4 +197,29 @@ func testThrowawayGRPCBatch(t *testing.T, h *harness, echoer, other, unbatched s
 			}
 		})
 	}
+}
+
+// codeNaming lists the Go files under dir, tests and testdata aside, that hold one of words as a
+// whole word (case-sensitive), and how many files it read.
+func codeNaming(t *testing.T, dir string, words ...string) (named []string, scanned int) {
+	t.Helper()
+	re := regexp.MustCompile(`\b(` + strings.Join(words, "|") + `)\b`)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && d.Name() == "testdata" {
+			return cmp.Or(err, filepath.SkipDir)
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		scanned++
+		src, err := os.ReadFile(path)
+		if err == nil && re.Match(src) {
+			named = append(named, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return named, scanned
 }

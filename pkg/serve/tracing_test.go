@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // otlpReceiver is a real OTLP trace receiver: the collector's own generated gRPC service.
@@ -53,20 +53,19 @@ func TestTracingBothFronts(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", "true")
 
-	h := start(t, testConfig(t))
+	h := startTest(t, testConfig(t))
 	const (
 		jsonTrace, jsonParent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 		grpcTrace, grpcParent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 	)
 	tok := h.token("demo", "demo-secret")
-	if r := h.post(scorePath, `{"items":[{"id":"ok","result":1}]}`, "Authorization", "Bearer "+tok,
+	if r := h.post(throwawayPath, `{"text":"ok"}`, "Authorization", "Bearer "+tok,
 		"traceparent", "00-"+jsonTrace+"-"+jsonParent+"-01"); r.status != 200 {
 		t.Fatalf("JSON call: got %d %s; want 200", r.status, r.body)
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok,
 		"traceparent", "00-"+grpcTrace+"-"+grpcParent+"-01")
-	req := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr("ok"), Result: ptr(int32(1))}}}
-	if _, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreItemResults(ctx, req); err != nil {
+	if err := h.grpc.Invoke(ctx, throwawayMethod, echoRequest("ok"), dynamicpb.NewMessage(echoOut)); err != nil {
 		t.Fatalf("gRPC call: %v", err)
 	}
 	h.cancel() // the server flushes its spans as it stops
@@ -86,8 +85,8 @@ func TestTracingBothFronts(t *testing.T) {
 		front, trace, parent, name string
 		events                     []string
 	}{
-		{"http", jsonTrace, jsonParent, "POST " + scorePath, []string{"admitted and read", "decoded", "handled"}},
-		{"grpc", grpcTrace, grpcParent, "yardstick.scoring.v1.ScoringService/ScoreItemResults", []string{"decoded", "handled"}},
+		{"http", jsonTrace, jsonParent, "POST " + throwawayPath, []string{"admitted and read", "decoded", "handled"}},
+		{"grpc", grpcTrace, grpcParent, throwawayMethod[1:], []string{"decoded", "handled"}},
 	} {
 		got := byTrace[want.trace]
 		if len(got) != 1 {

@@ -57,11 +57,11 @@ func TestOwnersScope(t *testing.T) {
 	}
 }
 
-// TestReadmePermissions holds README.md's table of permissions to the contract: every permission
-// declared there, with its service, and no other.
-func TestReadmePermissions(t *testing.T) {
+// TestDocsPermissions holds docs/api.md's table of permissions (its docs entry, beside the
+// paths') to the contract: every permission declared there, with its service, and no other.
+func TestDocsPermissions(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +74,6 @@ func TestReadmePermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !maps.Equal(got, want) {
-		t.Errorf("README.md's table: got %v; want the contract's %v", got, want)
+		t.Errorf("docs/api.md's table: got %v; want the contract's %v", got, want)
 	}
 }

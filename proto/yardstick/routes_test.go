@@ -1,7 +1,16 @@
 package yardstick
 
-import "testing"
+import (
+	"strings"
+	"testing"
 
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// TestRoutes: known paths are bound to their rpcs, every path once; and the rules and the
+// contract agree: each rule names a unary rpc of the contract, and each unary rpc of the
+// contract's services has a rule (its JSON path). A new rpc with its rule needs nothing here.
 func TestRoutes(t *testing.T) {
 	t.Parallel()
 	routes, err := Routes()
@@ -19,15 +28,41 @@ func TestRoutes(t *testing.T) {
 		"/api/content/items":                            "/yardstick.scoring.v1.ContentService/ListItems",
 		"/api/content/frameworks":                       "/yardstick.scoring.v1.ContentService/ListFrameworks",
 	}
-	got := map[string]string{}
+	got, ruled := map[string]string{}, map[string]bool{}
 	for _, r := range routes {
 		if r.Method != "POST" {
 			t.Errorf("%s: method %s; want POST (the original API: every call is a POST)", r.Path, r.Method)
 		}
-		got[r.Path] = r.FullMethod
+		if _, twice := got[r.Path]; twice {
+			t.Errorf("%s: bound twice; want once", r.Path)
+		}
+		got[r.Path], ruled[r.FullMethod] = r.FullMethod, true
+		name := strings.ReplaceAll(strings.TrimPrefix(r.FullMethod, "/"), "/", ".")
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
+		if md, ok := d.(protoreflect.MethodDescriptor); err != nil || !ok || md.IsStreamingClient() || md.IsStreamingServer() {
+			t.Errorf("%s: rule for %s; want a unary rpc of the contract (%v)", r.Path, r.FullMethod, err)
+		}
 	}
-	if len(routes) != 24 {
-		t.Errorf("got %d routes; want 24 (1 token, 11 scoring, 5 content, 7 forecast)", len(routes))
+	rpcs := 0
+	protoregistry.GlobalFiles.RangeFiles(func(f protoreflect.FileDescriptor) bool {
+		if !strings.HasPrefix(string(f.Package()), "yardstick.") {
+			return true
+		}
+		for i := range f.Services().Len() {
+			sd := f.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				md := sd.Methods().Get(j)
+				full := "/" + string(sd.FullName()) + "/" + string(md.Name())
+				if !md.IsStreamingClient() && !md.IsStreamingServer() && !ruled[full] {
+					t.Errorf("%s: a unary rpc without a rule in http.yaml", full)
+				}
+				rpcs++
+			}
+		}
+		return true
+	})
+	if rpcs < len(routes) {
+		t.Errorf("%d rpcs in the contract's services, fewer than its %d rules: are its packages registered?", rpcs, len(routes))
 	}
 	for path, method := range want {
 		if got[path] != method {
