@@ -79,16 +79,74 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	return c
 }
 
-// multiply sets dst (grown as needed) to the product of the polynomials a and b.
+// multiply sets dst (grown as needed) to the product of the polynomials a and b, b the shorter
+// (an item's: its coefficients are held in registers for the entries that take all of them).
 func multiply(dst, a, b []float64) []float64 {
-	dst = resize(dst, len(a)+len(b)-1)
-	clear(dst)
-	for i, x := range a {
-		for j, y := range b {
-			dst[i+j] += x * y
+	n := len(a) + len(b) - 1
+	dst = resize(dst, n)
+	m := len(b) - 1
+	edge := func(t int) {
+		s := 0.0
+		for h := max(0, t-len(a)+1); h <= min(m, t); h++ {
+			s += b[h] * a[t-h]
+		}
+		dst[t] = s
+	}
+	for t := 0; t < min(m, n); t++ {
+		edge(t)
+	}
+	if m < len(a) {
+		mid := dst[m:len(a)]
+		switch m {
+		case 1:
+			a0, a1 := a[1:], a[:len(a)-1]
+			b0, b1 := b[0], b[1]
+			for t := range mid {
+				mid[t] = b0*a0[t] + b1*a1[t]
+			}
+		case 2:
+			a0, a1, a2 := a[2:], a[1:len(a)-1], a[:len(a)-2]
+			b0, b1, b2 := b[0], b[1], b[2]
+			for t := range mid {
+				mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t]
+			}
+		case 3:
+			a0, a1, a2, a3 := a[3:], a[2:len(a)-1], a[1:len(a)-2], a[:len(a)-3]
+			b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+			for t := range mid {
+				mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t] + b3*a3[t]
+			}
+		default:
+			for t := m; t < len(a); t++ {
+				edge(t)
+			}
 		}
 	}
+	for t := max(m, len(a)); t < n; t++ {
+		edge(t)
+	}
 	return dst
+}
+
+// timesInPlace sets q to q·e up to its length (q's entries above the product's degree being 0
+// on entry): q[t] = Σ_h e[h]·q[t−h], from the top down so that each entry is read before it is
+// written.
+func timesInPlace(q, e []float64) {
+	m := len(e) - 1
+	t := len(q) - 1
+	if m == 3 {
+		e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+		for ; t >= 3; t-- {
+			q[t] = e0*q[t] + e1*q[t-1] + e2*q[t-2] + e3*q[t-3]
+		}
+	}
+	for ; t >= 0; t-- {
+		s := 0.0
+		for h := 0; h <= min(m, t); h++ {
+			s += e[h] * q[t-h]
+		}
+		q[t] = s
+	}
 }
 
 // resize returns s resliced to n elements, reallocated (contents lost) if its capacity is smaller.
@@ -232,15 +290,18 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 // of every pair of items i < j of the booklet.
 func (w *pesfWork) joint(b *booklet, total int) {
 	k := len(b.items)
-	// The functional's weights; entries past M stay 0, so the shifted reads of u need no bounds.
 	maxm := 0
 	for l := 0; l < k; l++ {
 		maxm = max(maxm, w.deg[l+1]-w.deg[l])
 	}
-	width := total + 2*maxm + 1
+	// Every weight above the highest score present is 0, and so is every weight derived from them
+	// (the products below only move weights to lower degrees): nothing above rmax is computed,
+	// and the 2·maxm entries above it are held at 0 so that the shifted reads need no bounds.
+	rmax := w.scores[len(w.scores)-1]
+	width := rmax + 2*maxm + 2
 	w.u = resize(w.u, width)
 	clear(w.u)
-	for s := 0; s <= total; s++ {
+	for s := 0; s <= rmax; s++ {
 		if n := b.n[s]; n > 0 {
 			w.u[s] = n / w.prefix[k][s]
 		}
@@ -250,47 +311,30 @@ func (w *pesfWork) joint(b *booklet, total int) {
 	}
 	for j := range k {
 		w.alpha[j] = resize(w.alpha[j], width)
+		clear(w.alpha[j][rmax+1:])
 	}
-	w.q = resize(w.q, total+1)
+	w.q = resize(w.q, width)
 	w.w = resize(w.w, 2*maxm+1)
-	// Every weight above the highest score present is 0, and so is every weight derived from them
-	// (the products below only move weights to lower degrees): nothing above rmax is computed or
-	// read, which halves the work for a person's own booklet (one score, about M/2).
-	rmax := w.scores[len(w.scores)-1]
 	for i := 0; i+1 < k; i++ {
 		mi := w.deg[i+1] - w.deg[i]
 		// u holds the weights of p ↦ L(prefix[i]·p), valid for degrees up to M − D_i.
 		// alpha[j] holds those of p ↦ L(prefix[i]·p·suffix[j+1]); it is read at t + a with
 		// t ≤ D_j − D_{i+1} (the degree of q) and a ≤ m_i + m_j.
-		last := w.alpha[k-1]
-		copy(last[:rmax+1], w.u[:rmax+1])
+		copy(w.alpha[k-1][:rmax+1], w.u[:rmax+1])
 		for j := k - 1; j > i+1; j-- {
-			src, dst := w.alpha[j], w.alpha[j-1]
-			mj := w.deg[j+1] - w.deg[j]
 			n := min(w.deg[j]-w.deg[i+1]+mi+1, rmax+1) // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
-			ej := w.eps[j]
-			for t := 0; t < n; t++ {
-				s := 0.0
-				for h := 0; h <= min(mj, rmax-t); h++ {
-					s += ej[h] * src[t+h]
-				}
-				dst[t] = s
-			}
+			correlate(w.alpha[j-1][:n], w.alpha[j], w.eps[j])
 		}
 		q := w.q
+		clear(q[:rmax+1])
 		q[0] = 1
 		dq := 0
 		ei := w.eps[i]
 		for j := i + 1; j < k; j++ {
 			mj := w.deg[j+1] - w.deg[j]
-			a := w.alpha[j]
-			for s := 2; s <= mi+mj; s++ {
-				v := 0.0
-				for t := 0; t <= min(dq, rmax-s); t++ {
-					v += q[t] * a[t+s]
-				}
-				w.w[s] = v
-			}
+			// w[s] = Σ_t q[t]·alpha[j][t+s] for 2 ≤ s ≤ m_i + m_j; q is 0 above rmax and alpha[j]
+			// above rmax, so every s may run over t ≤ min(dq, rmax).
+			dots(w.w[2:mi+mj+1], q[:min(dq, rmax)+1], w.alpha[j][2:])
 			ej := w.eps[j]
 			for h := 1; h <= mi; h++ {
 				row := w.h[(w.deg[i]+h-1)*total+w.deg[j]-1:]
@@ -298,24 +342,60 @@ func (w *pesfWork) joint(b *booklet, total int) {
 					row[gg] += ei[h] * ej[gg] * w.w[h+gg]
 				}
 			}
-			// q ← q·f_j, up to degree rmax (its higher coefficients are never read)
-			for t := min(dq+mj, rmax); t >= 0; t-- {
-				s := 0.0
-				for h := max(0, t-dq); h <= min(mj, t); h++ {
-					s += ej[h] * q[t-h]
-				}
-				q[t] = s
-			}
+			// q ← q·f_j, up to degree rmax (its higher coefficients are never read; those above dq
+			// are 0)
+			timesInPlace(q[:min(dq+mj, rmax)+1], ej)
 			dq += mj
 		}
 		// u ← u ∘ (· f_i): u[t] = Σ_h ε'_ih u[t+h], in place reading ahead before writing.
-		for t := 0; t <= rmax; t++ {
-			s := 0.0
-			for h := 0; h <= mi; h++ {
-				s += ei[h] * w.u[t+h]
-			}
-			w.u[t] = s
+		correlate(w.u[:rmax+1], w.u, ei)
+	}
+}
+
+// correlate sets dst[t] = Σ_h e[h]·src[t+h] for every t < len(dst) (src has len(dst) + len(e) − 1
+// entries or more); dst may be src itself, each entry being read before it is written.
+func correlate(dst, src, e []float64) {
+	n := len(dst)
+	switch len(e) {
+	case 2:
+		src = src[:n+1]
+		e0, e1 := e[0], e[1]
+		for t := range dst {
+			dst[t] = e0*src[t] + e1*src[t+1]
 		}
+	case 3:
+		src = src[:n+2]
+		e0, e1, e2 := e[0], e[1], e[2]
+		for t := range dst {
+			dst[t] = e0*src[t] + e1*src[t+1] + e2*src[t+2]
+		}
+	case 4:
+		src = src[:n+3]
+		e0, e1, e2, e3 := e[0], e[1], e[2], e[3]
+		for t := range dst {
+			dst[t] = e0*src[t] + e1*src[t+1] + e2*src[t+2] + e3*src[t+3]
+		}
+	default:
+		for t := range dst {
+			s := 0.0
+			for h, x := range src[t : t+len(e)] {
+				s += e[h] * x
+			}
+			dst[t] = s
+		}
+	}
+}
+
+// dots sets out[s] = Σ_t q[t]·a[t+s] for every s < len(out) (a has len(q) + len(out) − 1 entries
+// or more).
+func dots(out, q, a []float64) {
+	for s := range out {
+		as := a[s : s+len(q)]
+		v := 0.0
+		for t, x := range q {
+			v += x * as[t]
+		}
+		out[s] = v
 	}
 }
 
