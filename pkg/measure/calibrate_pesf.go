@@ -13,6 +13,8 @@ import (
 // is sufficient for θ, so P(x | r) = Π ε_{l,x_l} / γ_r.
 type pesfWork struct {
 	deg    []int       // deg[l] = D_l = m_0 + … + m_{l−1}; deg[k] = M, the booklet's maximum score
+	lim    int         // the highest score present: no product is kept above that degree
+	steps  stepCache   // the thresholds' exponentials for a pass over every booklet
 	eps    [][]float64 // eps[l][h] = ε'_lh
 	prefix [][]float64 // prefix[l]: coefficients of f_0 ⋯ f_{l−1} (degree D_l)
 	suffix [][]float64 // suffix[l]: coefficients of f_l ⋯ f_{k−1} (degree M − D_l)
@@ -35,7 +37,7 @@ func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 	w.suffix[k] = resize(w.suffix[k], 1)
 	w.suffix[k][0] = 1
 	for l := k - 1; l >= 0; l-- {
-		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1], w.lim)
 	}
 	return c
 }
@@ -43,11 +45,21 @@ func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 // setupPrefix is setup without the suffix products, all that the likelihood alone needs.
 func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) float64 {
 	k := len(b.items)
+	w.lim = len(b.n) - 1
+	for w.lim > 0 && b.n[w.lim] == 0 {
+		w.lim--
+	}
 	w.deg = resize(w.deg, k+1)
 	w.deg[0] = 0
 	sum := 0.0
+	cached := w.steps.valid
 	for l, i := range b.items {
 		w.deg[l+1] = w.deg[l] + top[i]
+		if w.steps.valid {
+			sum += w.steps.sum[i]
+			cached = cached && w.steps.ok[i]
+			continue
+		}
 		for s := 0; s < top[i]; s++ {
 			sum += delta[off[i]+s]
 		}
@@ -57,14 +69,16 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	if len(w.eps) < k {
 		w.eps = make([][]float64, k)
 	}
-	for l, i := range b.items {
-		m := top[i]
-		w.eps[l] = resize(w.eps[l], m+1)
-		w.eps[l][0] = 1
-		cum := 0.0
-		for h := 1; h <= m; h++ {
-			cum += delta[off[i]+h-1] - c
-			w.eps[l][h] = math.Exp(-cum)
+	if !cached || !w.steps.fill(w.eps[:k], b.items, top, off, c) {
+		for l, i := range b.items {
+			m := top[i]
+			w.eps[l] = resize(w.eps[l], m+1)
+			w.eps[l][0] = 1
+			cum := 0.0
+			for h := 1; h <= m; h++ {
+				cum += delta[off[i]+h-1] - c
+				w.eps[l][h] = math.Exp(-cum)
+			}
 		}
 	}
 	if len(w.prefix) < k+1 {
@@ -74,15 +88,16 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	w.prefix[0] = resize(w.prefix[0], 1)
 	w.prefix[0][0] = 1
 	for l := 0; l < k; l++ {
-		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:w.deg[l]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:min(w.deg[l], w.lim)+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1], w.lim)
 	}
 	return c
 }
 
-// multiply sets dst (grown as needed) to the product of the polynomials a and b, b the shorter
-// (an item's: its coefficients are held in registers for the entries that take all of them).
-func multiply(dst, a, b []float64) []float64 {
-	n := len(a) + len(b) - 1
+// multiply sets dst (grown as needed) to the product of the polynomials a and b up to degree
+// lim, b the shorter (an item's: its coefficients are held in registers for the entries that
+// take all of them).
+func multiply(dst, a, b []float64, lim int) []float64 {
+	n := min(len(a)+len(b)-1, lim+1)
 	dst = resize(dst, n)
 	m := len(b) - 1
 	edge := func(t int) {
@@ -95,8 +110,8 @@ func multiply(dst, a, b []float64) []float64 {
 	for t := 0; t < min(m, n); t++ {
 		edge(t)
 	}
-	if m < len(a) {
-		mid := dst[m:len(a)]
+	if m < min(len(a), n) {
+		mid := dst[m:min(len(a), n)]
 		switch m {
 		case 1:
 			a0, a1 := a[1:], a[:len(a)-1]
@@ -117,7 +132,7 @@ func multiply(dst, a, b []float64) []float64 {
 				mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t] + b3*a3[t]
 			}
 		default:
-			for t := m; t < len(a); t++ {
+			for t := m; t < min(len(a), n); t++ {
 				edge(t)
 			}
 		}
@@ -209,7 +224,7 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 	for ri, r := range w.scores {
 		row := w.p[ri*total : (ri+1)*total]
 		for l := 0; l < k; l++ {
-			pre, suf := w.prefix[l][:w.deg[l]+1], w.suffix[l+1][:total-w.deg[l+1]+1]
+			pre, suf := w.prefix[l][:min(w.deg[l], w.lim)+1], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1]
 			m := w.deg[l+1] - w.deg[l]
 			for h := 1; h <= m; h++ {
 				t := r - h // the coefficient of Γ^(l) wanted

@@ -38,6 +38,8 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 	for h, s := range e.atLeast {
 		f += s * delta[h]
 	}
+	e.work.steps.prepare(delta, e.top, e.off)
+	defer e.work.steps.done()
 	for b := range e.booklets {
 		if b%256 == 255 {
 			if err := ctx.Err(); err != nil {

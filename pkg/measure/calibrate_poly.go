@@ -289,6 +289,8 @@ func (e *pestimation) objective(eta []float64) (float64, error) {
 	for h, s := range e.atLeast {
 		f += s * delta[h]
 	}
+	e.work.steps.prepare(delta, e.top, e.off)
+	defer e.work.steps.done()
 	for b := range e.booklets {
 		ll, err := e.work.loglik(&e.booklets[b], delta, e.top, e.off)
 		if err != nil {
