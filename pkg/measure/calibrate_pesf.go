@@ -191,8 +191,9 @@ func (w *pesfWork) loglik(b *booklet, delta []float64, top, off []int) (float64,
 }
 
 // accumulate adds booklet b's part of the expected category counts (e, at off[i] + h − 1 for
-// item i's category h ≥ 1) and of the information in the category indicators 1[x_i = h]
-// (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r)) at thresholds delta, and
+// item i's category h ≥ 1) and of the upper triangle of the information in the category
+// indicators 1[x_i = h] (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r); the
+// caller mirrors it once all booklets are in, mirrorUpper) at thresholds delta, and
 // returns its part of Σ_r n_r log γ_r. With info nil only the expected counts are added: the
 // information's joint terms are most of the work, and a chord Newton step does without them.
 //
@@ -223,6 +224,7 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 	w.p = resize(w.p, len(w.scores)*total)
 	for ri, r := range w.scores {
 		row := w.p[ri*total : (ri+1)*total]
+		inv := 1 / g[r]
 		for l := 0; l < k; l++ {
 			pre, suf := w.prefix[l][:min(w.deg[l], w.lim)+1], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1]
 			m := w.deg[l+1] - w.deg[l]
@@ -232,7 +234,7 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 				for a := max(0, t-(len(suf)-1)); a <= min(t, len(pre)-1); a++ {
 					s += pre[a] * suf[t-a]
 				}
-				row[w.deg[l]+h-1] = w.eps[l][h] * s / g[r]
+				row[w.deg[l]+h-1] = w.eps[l][h] * s * inv
 			}
 		}
 	}
@@ -275,25 +277,23 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 		w.h[a*total+a] += w.e[a]
 	}
 	w.joint(b, total)
-	// Scatter to the item bank's indices.
+	// Scatter the upper triangle to the item bank's indices: the booklet's items are in the
+	// bank's order, so it lands in the upper triangle there, an item's steps contiguous.
 	for l, i := range b.items {
 		for h := 1; h <= top[i]; h++ {
 			a := w.deg[l] + h - 1
 			ga := off[i] + h - 1
 			e[ga] += w.e[a]
+			src, dst := w.h[a*total:(a+1)*total], info[ga*size:(ga+1)*size]
 			for j := l; j < k; j++ {
 				gj := b.items[j]
-				for hh := 1; hh <= top[gj]; hh++ {
-					bb := w.deg[j] + hh - 1
-					if bb < a {
-						continue
-					}
-					v := w.h[a*total+bb]
-					gb := off[gj] + hh - 1
-					info[ga*size+gb] += v
-					if gb != ga {
-						info[gb*size+ga] += v
-					}
+				first := 1
+				if j == l {
+					first = h
+				}
+				seg := src[w.deg[j]+first-1 : w.deg[j+1]]
+				for x, v := range seg {
+					dst[off[gj]+first-1+x] += v
 				}
 			}
 		}
@@ -401,9 +401,32 @@ func correlate(dst, src, e []float64) {
 	}
 }
 
+// mirrorUpper copies the upper triangle of the n × n matrix m (row-major) to the lower.
+func mirrorUpper(m []float64, n int) {
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			m[j*n+i] = m[i*n+j]
+		}
+	}
+}
+
 // dots sets out[s] = Σ_t q[t]·a[t+s] for every s < len(out) (a has len(q) + len(out) − 1 entries
-// or more).
+// or more). Five outputs (two items of three steps) are taken in one sweep, q[t] loaded once.
 func dots(out, q, a []float64) {
+	if len(out) == 5 {
+		a = a[:len(q)+4]
+		var v0, v1, v2, v3, v4 float64
+		for t, x := range q {
+			w := a[t : t+5]
+			v0 += x * w[0]
+			v1 += x * w[1]
+			v2 += x * w[2]
+			v3 += x * w[3]
+			v4 += x * w[4]
+		}
+		out[0], out[1], out[2], out[3], out[4] = v0, v1, v2, v3, v4
+		return
+	}
 	for s := range out {
 		as := a[s : s+len(q)]
 		v := 0.0

@@ -63,6 +63,9 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 		}
 		f += ll
 	}
+	if hessian {
+		mirrorUpper(info, size)
+	}
 	if stride > 1 {
 		scale := float64(e.persons) / sampled
 		for h := range info {

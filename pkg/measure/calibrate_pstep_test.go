@@ -58,6 +58,8 @@ func TestStepCacheMatchesDirect(t *testing.T) {
 					if errA != nil || errB != nil {
 						t.Fatalf("got errors %v, %v; want none", errA, errB)
 					}
+					mirrorUpper(iA, size)
+					mirrorUpper(iB, size)
 					near := func(what string, got, want float64) {
 						if math.Abs(got-want) > 1e-12*math.Max(1, math.Abs(want)) {
 							t.Errorf("%s: got %.17g; want %.17g (direct)", what, got, want)
