@@ -15,6 +15,8 @@ type pesfWork struct {
 	deg    []int       // deg[l] = D_l = m_0 + … + m_{l−1}; deg[k] = M, the booklet's maximum score
 	lim    int         // the highest score present: no product is kept above that degree
 	steps  stepCache   // the thresholds' exponentials for a pass over every booklet
+	blocks []float64   // if not nil, each booklet's same-item blocks of the information are added (addBlocks)
+	boff   []int       // item i's m × m block at blocks[boff[i]:]
 	eps    [][]float64 // eps[l][h] = ε'_lh
 	prefix [][]float64 // prefix[l]: coefficients of f_0 ⋯ f_{l−1} (degree D_l)
 	suffix [][]float64 // suffix[l]: coefficients of f_l ⋯ f_{k−1} (degree M − D_l)
@@ -240,6 +242,9 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 	}
 	w.e = resize(w.e, total)
 	clear(w.e)
+	if w.blocks != nil {
+		w.addBlocks(b, top)
+	}
 	if info == nil {
 		for ri, r := range w.scores {
 			n := b.n[r]
@@ -439,4 +444,28 @@ func dots(out, q, a []float64) {
 
 func (w *pesfWork) overflow(k int) error {
 	return fmt.Errorf("the symmetric functions of a booklet of %d items overflow: its thresholds are too far apart for one booklet", k)
+}
+
+// addBlocks adds to w.blocks the booklet's same-item blocks of the information (each item's
+// m × m block at boff[i], upper triangle): Σ_r n_r·(1[h = g]·p_h − p_h·p_g), from the
+// probabilities p alone.
+func (w *pesfWork) addBlocks(b *booklet, top []int) {
+	total := w.deg[len(b.items)]
+	for ri, r := range w.scores {
+		n := b.n[r]
+		row := w.p[ri*total : (ri+1)*total]
+		for l, i := range b.items {
+			p := row[w.deg[l]:w.deg[l+1]]
+			m := top[i]
+			blk := w.blocks[w.boff[i] : w.boff[i]+m*m]
+			for h, ph := range p {
+				np := n * ph
+				dst := blk[h*m : (h+1)*m]
+				dst[h] += np
+				for g := h; g < len(p); g++ {
+					dst[g] -= np * p[g]
+				}
+			}
+		}
+	}
 }

@@ -25,8 +25,30 @@ func (e *pestimation) thresholdDerivatives(ctx context.Context, delta []float64,
 
 // thresholdPass is thresholdDerivatives; with all false it visits only the booklets of the
 // Hessian's sample and returns the Hessian alone (when the gradient at delta is known already).
+//
+// A sampled Hessian (stride > 1) takes its same-item blocks exactly, from every booklet: they
+// need only the first-order probabilities, which every pass over all booklets computes anyway
+// (so each such pass keeps them, with the thresholds they belong to, for a sample-only pass at
+// the same point), and they are the bulk of the information; only the joint terms of different
+// items come from the sample, scaled up. That halves the rate at which the quasi-Newton steps
+// shrink (10 iterations instead of 12 on the 20%-blank benchmark).
 func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride int, all bool) (float64, []float64, []float64, error) {
 	size := len(delta)
+	if !all && stride > 1 && !slices.Equal(e.blocksAt, delta) {
+		all = true
+	}
+	if all {
+		n := len(e.kept)
+		e.boff = resize(e.boff, n+1)
+		for k := range n {
+			e.boff[k+1] = e.boff[k] + e.top[k]*e.top[k]
+		}
+		e.blocks = resize(e.blocks, e.boff[n])
+		clear(e.blocks)
+		e.blocksAt = append(e.blocksAt[:0], delta...)
+		e.work.blocks, e.work.boff = e.blocks, e.boff
+		defer func() { e.work.blocks = nil }()
+	}
 	exp := make([]float64, size)
 	var info []float64
 	hessian := stride != hessNone
@@ -63,6 +85,11 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 		}
 		f += ll
 	}
+	if all {
+		for k := range e.kept {
+			mirrorUpper(e.blocks[e.boff[k]:e.boff[k+1]], e.top[k])
+		}
+	}
 	if hessian {
 		mirrorUpper(info, size)
 	}
@@ -70,6 +97,13 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 		scale := float64(e.persons) / sampled
 		for h := range info {
 			info[h] *= scale
+		}
+		for k := range e.kept {
+			m := e.top[k]
+			for h := range m {
+				a := e.off[k] + h
+				copy(info[a*size+e.off[k]:a*size+e.off[k+1]], e.blocks[e.boff[k]+h*m:e.boff[k]+(h+1)*m])
+			}
 		}
 	}
 	// From category indicators 1[x = h] to cumulative ones 1[x ≥ k] = Σ_{h≥k} 1[x = h]: suffix
@@ -181,8 +215,7 @@ func (e *pestimation) newton(ctx context.Context, progress func(CalibrateProgres
 			return 0, err
 		}
 		change := maxAbs(step)
-		copy(e.eta, trial)
-		e.centreEta(e.eta)
+		copy(e.eta, trial) // centred by lineSearch
 		if progress != nil {
 			progress(CalibrateProgress{Iteration: iter, MaxChange: change})
 		}
@@ -264,7 +297,9 @@ func newtonStep(ch *mat.Cholesky, grad []float64) ([]float64, error) {
 }
 
 // lineSearch halves step (in place) until the objective at eta + step does not rise; trial is
-// left at the accepted point. It returns the objective there and its gradient when the full step
+// left at the accepted point, centred (the identification: a common shift changes neither the
+// objective nor its gradient, and a pass over every booklet at the centred point leaves its
+// same-item blocks for the next sampled information there). It returns the objective there and its gradient when the full step
 // was taken and is not small enough to end the iterations (the next iteration starts from them;
 // nil otherwise: one pass that computes both costs little more than the objective alone, but a
 // halved step's rejected trials need only the objective), and whether the step was halved.
@@ -273,6 +308,7 @@ func (e *pestimation) lineSearch(ctx context.Context, f float64, step, trial []f
 		for k := range trial {
 			trial[k] = e.eta[k] + step[k]
 		}
+		e.centreEta(trial)
 		var ft float64
 		var gt []float64
 		var err error
