@@ -230,13 +230,15 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 		for l := 0; l < k; l++ {
 			pre, suf := w.prefix[l][:min(w.deg[l], w.lim)+1], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1]
 			m := w.deg[l+1] - w.deg[l]
+			// Γ^(l)_{r−h} for h = m … 1: the coefficients r − m … r − 1 of pre·suf.
+			var buf [3]float64
+			gam := buf[:]
+			if m > len(buf) {
+				gam = make([]float64, m)
+			}
+			window(gam[:m], pre, suf, r-m)
 			for h := 1; h <= m; h++ {
-				t := r - h // the coefficient of Γ^(l) wanted
-				s := 0.0
-				for a := max(0, t-(len(suf)-1)); a <= min(t, len(pre)-1); a++ {
-					s += pre[a] * suf[t-a]
-				}
-				row[w.deg[l]+h-1] = w.eps[l][h] * s * inv
+				row[w.deg[l]+h-1] = w.eps[l][h] * gam[m-h] * inv
 			}
 		}
 	}
@@ -403,6 +405,40 @@ func correlate(dst, src, e []float64) {
 			}
 			dst[t] = s
 		}
+	}
+}
+
+// window sets out[x] = Σ_a pre[a]·suf[t0+x−a], the coefficients t0 … t0 + len(out) − 1 of the
+// product pre·suf (0 where out of its range). Three coefficients (an item of three steps) are
+// taken in one sweep over the a that all of them use, pre[a] loaded once.
+func window(out, pre, suf []float64, t0 int) {
+	one := func(x, lo, hi int) {
+		t := t0 + x
+		for a := max(lo, 0, t-len(suf)+1); a <= min(hi, t, len(pre)-1); a++ {
+			out[x] += pre[a] * suf[t-a]
+		}
+	}
+	clear(out)
+	n := len(out)
+	lo, hi := max(0, t0+n-len(suf)), min(t0, len(pre)-1) // every x reads suf within range
+	if n != 3 || lo > hi {
+		for x := range n {
+			one(x, 0, len(pre)-1)
+		}
+		return
+	}
+	var v0, v1, v2 float64
+	for a := lo; a <= hi; a++ {
+		p := pre[a]
+		sw := suf[t0-a : t0-a+3]
+		v0 += p * sw[0]
+		v1 += p * sw[1]
+		v2 += p * sw[2]
+	}
+	out[0], out[1], out[2] = v0, v1, v2
+	for x := range n {
+		one(x, 0, lo-1)
+		one(x, hi+1, len(pre)-1)
 	}
 }
 
