@@ -97,20 +97,16 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 
 // multiply sets dst (grown as needed) to the product of the polynomials a and b up to degree
 // lim, b the shorter (an item's: its coefficients are held in registers for the entries that
-// take all of them).
+// take all of them, and for three steps at the ends too).
 func multiply(dst, a, b []float64, lim int) []float64 {
 	n := min(len(a)+len(b)-1, lim+1)
 	dst = resize(dst, n)
 	m := len(b) - 1
-	edge := func(t int) {
-		s := 0.0
-		for h := max(0, t-len(a)+1); h <= min(m, t); h++ {
-			s += b[h] * a[t-h]
-		}
-		dst[t] = s
+	if m == 3 && len(a) >= 3 {
+		return multiply3(dst, a, b)
 	}
 	for t := 0; t < min(m, n); t++ {
-		edge(t)
+		dst[t] = convAt(a, b, t)
 	}
 	if m < min(len(a), n) {
 		mid := dst[m:min(len(a), n)]
@@ -127,22 +123,56 @@ func multiply(dst, a, b []float64, lim int) []float64 {
 			for t := range mid {
 				mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t]
 			}
-		case 3:
-			a0, a1, a2, a3 := a[3:], a[2:len(a)-1], a[1:len(a)-2], a[:len(a)-3]
-			b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-			for t := range mid {
-				mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t] + b3*a3[t]
-			}
 		default:
 			for t := m; t < min(len(a), n); t++ {
-				edge(t)
+				dst[t] = convAt(a, b, t)
 			}
 		}
 	}
 	for t := max(m, len(a)); t < n; t++ {
-		edge(t)
+		dst[t] = convAt(a, b, t)
 	}
 	return dst
+}
+
+// multiply3 is multiply for b of degree 3 and a of 3 coefficients or more, dst already sized.
+func multiply3(dst, a, b []float64) []float64 {
+	b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+	n, la := len(dst), len(a)
+	dst[0] = b0 * a[0]
+	if n > 1 {
+		dst[1] = b0*a[1] + b1*a[0]
+	}
+	if n > 2 {
+		dst[2] = b0*a[2] + b1*a[1] + b2*a[0]
+	}
+	if n > 3 {
+		mid := dst[3:min(la, n)]
+		a0, a1, a2, a3 := a[3:], a[2:la-1], a[1:la-2], a[:la-3]
+		for t := range mid {
+			mid[t] = b0*a0[t] + b1*a1[t] + b2*a2[t] + b3*a3[t]
+		}
+	}
+	// The top three coefficients (those past a's degree), as far as dst reaches.
+	if la < n {
+		dst[la] = b1*a[la-1] + b2*a[la-2] + b3*a[la-3]
+	}
+	if la+1 < n {
+		dst[la+1] = b2*a[la-1] + b3*a[la-2]
+	}
+	if la+2 < n {
+		dst[la+2] = b3 * a[la-1]
+	}
+	return dst
+}
+
+// convAt is the coefficient t of the product of a and b.
+func convAt(a, b []float64, t int) float64 {
+	s := 0.0
+	for h := max(0, t-len(a)+1); h <= min(len(b)-1, t); h++ {
+		s += b[h] * a[t-h]
+	}
+	return s
 }
 
 // timesInPlace sets q to q·e up to its length (q's entries above the product's degree being 0
