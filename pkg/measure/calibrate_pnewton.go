@@ -45,7 +45,7 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 		}
 		e.blocks = resize(e.blocks, e.boff[n])
 		clear(e.blocks)
-		e.blocksAt = append(e.blocksAt[:0], delta...)
+		e.blocksAt = e.blocksAt[:0] // set once the pass is complete
 		e.work.blocks, e.work.boff = e.blocks, e.boff
 		defer func() { e.work.blocks = nil }()
 	}
@@ -89,6 +89,7 @@ func (e *pestimation) thresholdPass(ctx context.Context, delta []float64, stride
 		for k := range e.kept {
 			mirrorUpper(e.blocks[e.boff[k]:e.boff[k+1]], e.top[k])
 		}
+		e.blocksAt = append(e.blocksAt, delta...)
 	}
 	if hessian {
 		mirrorUpper(info, size)
