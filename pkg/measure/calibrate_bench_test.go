@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // benchCSV is the speed case as a response file: 5,000 persons, 60 items in 6 blocks of
@@ -102,25 +104,47 @@ func pcmBenchData(blank float64) *Responses {
 
 // BenchmarkCalibratePCM: Calibrate (CML, step and location SEs, item fit) by the partial credit
 // model on 2,000 persons × 30 items of 4 categories, complete, and with 20% of the cells blank at
-// random. Run it on one core:
+// random; ratio calibrates the two in turn and reports each one's CPU time (of the thread: on a
+// shared machine steadier than wall time) and blank20/complete. Run it on one core:
 // go test -run '^$' -bench CalibratePCM -cpu 1 -benchtime 3x -benchmem ./pkg/measure/
 func BenchmarkCalibratePCM(b *testing.B) {
+	calibrate := func(b *testing.B, resp *Responses) {
+		cal, err := Calibrate(context.Background(), resp, CalibrateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(cal.Items) != 30 || cal.Model != ModelPCM {
+			b.Fatalf("%d items calibrated by %s; want 30 by pcm", len(cal.Items), cal.Model)
+		}
+	}
+	complete, blank20 := pcmBenchData(0), pcmBenchData(0.2)
 	for _, c := range []struct {
-		name  string
-		blank float64
-	}{{"complete", 0}, {"blank20", 0.2}} {
+		name string
+		resp *Responses
+	}{{"complete", complete}, {"blank20", blank20}} {
 		b.Run(c.name, func(b *testing.B) {
-			resp := pcmBenchData(c.blank)
 			b.ReportAllocs()
 			for b.Loop() {
-				cal, err := Calibrate(context.Background(), resp, CalibrateOptions{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(cal.Items) != 30 || cal.Model != ModelPCM {
-					b.Fatalf("%d items calibrated by %s; want 30 by pcm", len(cal.Items), cal.Model)
-				}
+				calibrate(b, c.resp)
 			}
 		})
 	}
+	b.Run("ratio", func(b *testing.B) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var inComplete, inBlank time.Duration
+		for b.Loop() {
+			t0 := threadCPU()
+			calibrate(b, complete)
+			t1 := threadCPU()
+			calibrate(b, blank20)
+			t2 := threadCPU()
+			inComplete += t1 - t0
+			inBlank += t2 - t1
+		}
+		n := float64(b.N)
+		b.ReportMetric(float64(inComplete.Microseconds())/1e3/n, "complete-cpu-ms/op")
+		b.ReportMetric(float64(inBlank.Microseconds())/1e3/n, "blank20-cpu-ms/op")
+		b.ReportMetric(float64(inBlank)/float64(inComplete), "blank20/complete")
+	})
 }

@@ -13,6 +13,10 @@ import (
 // is sufficient for θ, so P(x | r) = Π ε_{l,x_l} / γ_r.
 type pesfWork struct {
 	deg    []int       // deg[l] = D_l = m_0 + … + m_{l−1}; deg[k] = M, the booklet's maximum score
+	lim    int         // the highest score present: no product is kept above that degree
+	steps  stepCache   // the thresholds' exponentials for a pass over every booklet
+	blocks []float64   // if not nil, each booklet's same-item blocks of the information are added (addBlocks)
+	boff   []int       // item i's m × m block at blocks[boff[i]:]
 	eps    [][]float64 // eps[l][h] = ε'_lh
 	prefix [][]float64 // prefix[l]: coefficients of f_0 ⋯ f_{l−1} (degree D_l)
 	suffix [][]float64 // suffix[l]: coefficients of f_l ⋯ f_{k−1} (degree M − D_l)
@@ -35,7 +39,7 @@ func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 	w.suffix[k] = resize(w.suffix[k], 1)
 	w.suffix[k][0] = 1
 	for l := k - 1; l >= 0; l-- {
-		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:total-w.deg[l+1]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+		w.suffix[l] = multiply(w.suffix[l], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1], w.lim)
 	}
 	return c
 }
@@ -43,11 +47,21 @@ func (w *pesfWork) setup(b *booklet, delta []float64, top, off []int) float64 {
 // setupPrefix is setup without the suffix products, all that the likelihood alone needs.
 func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) float64 {
 	k := len(b.items)
+	w.lim = len(b.n) - 1
+	for w.lim > 0 && b.n[w.lim] == 0 {
+		w.lim--
+	}
 	w.deg = resize(w.deg, k+1)
 	w.deg[0] = 0
 	sum := 0.0
+	cached := w.steps.valid
 	for l, i := range b.items {
 		w.deg[l+1] = w.deg[l] + top[i]
+		if w.steps.valid {
+			sum += w.steps.sum[i]
+			cached = cached && w.steps.ok[i]
+			continue
+		}
 		for s := 0; s < top[i]; s++ {
 			sum += delta[off[i]+s]
 		}
@@ -57,14 +71,16 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	if len(w.eps) < k {
 		w.eps = make([][]float64, k)
 	}
-	for l, i := range b.items {
-		m := top[i]
-		w.eps[l] = resize(w.eps[l], m+1)
-		w.eps[l][0] = 1
-		cum := 0.0
-		for h := 1; h <= m; h++ {
-			cum += delta[off[i]+h-1] - c
-			w.eps[l][h] = math.Exp(-cum)
+	if !cached || !w.steps.fill(w.eps[:k], b.items, top, off, c) {
+		for l, i := range b.items {
+			m := top[i]
+			w.eps[l] = resize(w.eps[l], m+1)
+			w.eps[l][0] = 1
+			cum := 0.0
+			for h := 1; h <= m; h++ {
+				cum += delta[off[i]+h-1] - c
+				w.eps[l][h] = math.Exp(-cum)
+			}
 		}
 	}
 	if len(w.prefix) < k+1 {
@@ -74,29 +90,9 @@ func (w *pesfWork) setupPrefix(b *booklet, delta []float64, top, off []int) floa
 	w.prefix[0] = resize(w.prefix[0], 1)
 	w.prefix[0][0] = 1
 	for l := 0; l < k; l++ {
-		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:w.deg[l]+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1])
+		w.prefix[l+1] = multiply(w.prefix[l+1], w.prefix[l][:min(w.deg[l], w.lim)+1], w.eps[l][:w.deg[l+1]-w.deg[l]+1], w.lim)
 	}
 	return c
-}
-
-// multiply sets dst (grown as needed) to the product of the polynomials a and b.
-func multiply(dst, a, b []float64) []float64 {
-	dst = resize(dst, len(a)+len(b)-1)
-	clear(dst)
-	for i, x := range a {
-		for j, y := range b {
-			dst[i+j] += x * y
-		}
-	}
-	return dst
-}
-
-// resize returns s resliced to n elements, reallocated (contents lost) if its capacity is smaller.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }
 
 // loglik returns Σ_r n_r log γ_r of booklet b at thresholds delta: the booklet's part of
@@ -118,8 +114,9 @@ func (w *pesfWork) loglik(b *booklet, delta []float64, top, off []int) (float64,
 }
 
 // accumulate adds booklet b's part of the expected category counts (e, at off[i] + h − 1 for
-// item i's category h ≥ 1) and of the information in the category indicators 1[x_i = h]
-// (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r)) at thresholds delta, and
+// item i's category h ≥ 1) and of the upper triangle of the information in the category
+// indicators 1[x_i = h] (info, P × P row-major: Σ_r n_r·Cov(1[x_i = h], 1[x_j = l] | r); the
+// caller mirrors it once all booklets are in, mirrorUpper) at thresholds delta, and
 // returns its part of Σ_r n_r log γ_r. With info nil only the expected counts are added: the
 // information's joint terms are most of the work, and a chord Newton step does without them.
 //
@@ -150,21 +147,27 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 	w.p = resize(w.p, len(w.scores)*total)
 	for ri, r := range w.scores {
 		row := w.p[ri*total : (ri+1)*total]
+		inv := 1 / g[r]
 		for l := 0; l < k; l++ {
-			pre, suf := w.prefix[l][:w.deg[l]+1], w.suffix[l+1][:total-w.deg[l+1]+1]
+			pre, suf := w.prefix[l][:min(w.deg[l], w.lim)+1], w.suffix[l+1][:min(total-w.deg[l+1], w.lim)+1]
 			m := w.deg[l+1] - w.deg[l]
+			// Γ^(l)_{r−h} for h = m … 1: the coefficients r − m … r − 1 of pre·suf.
+			var buf [3]float64
+			gam := buf[:]
+			if m > len(buf) {
+				gam = make([]float64, m)
+			}
+			window(gam[:m], pre, suf, r-m)
 			for h := 1; h <= m; h++ {
-				t := r - h // the coefficient of Γ^(l) wanted
-				s := 0.0
-				for a := max(0, t-(len(suf)-1)); a <= min(t, len(pre)-1); a++ {
-					s += pre[a] * suf[t-a]
-				}
-				row[w.deg[l]+h-1] = w.eps[l][h] * s / g[r]
+				row[w.deg[l]+h-1] = w.eps[l][h] * gam[m-h] * inv
 			}
 		}
 	}
 	w.e = resize(w.e, total)
 	clear(w.e)
+	if w.blocks != nil {
+		w.addBlocks(b, top)
+	}
 	if info == nil {
 		for ri, r := range w.scores {
 			n := b.n[r]
@@ -202,121 +205,28 @@ func (w *pesfWork) accumulate(b *booklet, delta []float64, top, off []int, e, in
 		w.h[a*total+a] += w.e[a]
 	}
 	w.joint(b, total)
-	// Scatter to the item bank's indices.
+	// Scatter the upper triangle to the item bank's indices: the booklet's items are in the
+	// bank's order, so it lands in the upper triangle there, an item's steps contiguous.
 	for l, i := range b.items {
 		for h := 1; h <= top[i]; h++ {
 			a := w.deg[l] + h - 1
 			ga := off[i] + h - 1
 			e[ga] += w.e[a]
+			src, dst := w.h[a*total:(a+1)*total], info[ga*size:(ga+1)*size]
 			for j := l; j < k; j++ {
 				gj := b.items[j]
-				for hh := 1; hh <= top[gj]; hh++ {
-					bb := w.deg[j] + hh - 1
-					if bb < a {
-						continue
-					}
-					v := w.h[a*total+bb]
-					gb := off[gj] + hh - 1
-					info[ga*size+gb] += v
-					if gb != ga {
-						info[gb*size+ga] += v
-					}
+				first := 1
+				if j == l {
+					first = h
+				}
+				seg := src[w.deg[j]+first-1 : w.deg[j+1]]
+				for x, v := range seg {
+					dst[off[gj]+first-1+x] += v
 				}
 			}
 		}
 	}
 	return ll, nil
-}
-
-// joint adds to the upper triangle of w.h the joint probabilities Σ_r n_r P(x_i = h, x_j = g | r)
-// of every pair of items i < j of the booklet.
-func (w *pesfWork) joint(b *booklet, total int) {
-	k := len(b.items)
-	// The functional's weights; entries past M stay 0, so the shifted reads of u need no bounds.
-	maxm := 0
-	for l := 0; l < k; l++ {
-		maxm = max(maxm, w.deg[l+1]-w.deg[l])
-	}
-	width := total + 2*maxm + 1
-	w.u = resize(w.u, width)
-	clear(w.u)
-	for s := 0; s <= total; s++ {
-		if n := b.n[s]; n > 0 {
-			w.u[s] = n / w.prefix[k][s]
-		}
-	}
-	if len(w.alpha) < k {
-		w.alpha = make([][]float64, k)
-	}
-	for j := range k {
-		w.alpha[j] = resize(w.alpha[j], width)
-	}
-	w.q = resize(w.q, total+1)
-	w.w = resize(w.w, 2*maxm+1)
-	// Every weight above the highest score present is 0, and so is every weight derived from them
-	// (the products below only move weights to lower degrees): nothing above rmax is computed or
-	// read, which halves the work for a person's own booklet (one score, about M/2).
-	rmax := w.scores[len(w.scores)-1]
-	for i := 0; i+1 < k; i++ {
-		mi := w.deg[i+1] - w.deg[i]
-		// u holds the weights of p ↦ L(prefix[i]·p), valid for degrees up to M − D_i.
-		// alpha[j] holds those of p ↦ L(prefix[i]·p·suffix[j+1]); it is read at t + a with
-		// t ≤ D_j − D_{i+1} (the degree of q) and a ≤ m_i + m_j.
-		last := w.alpha[k-1]
-		copy(last[:rmax+1], w.u[:rmax+1])
-		for j := k - 1; j > i+1; j-- {
-			src, dst := w.alpha[j], w.alpha[j-1]
-			mj := w.deg[j+1] - w.deg[j]
-			n := min(w.deg[j]-w.deg[i+1]+mi+1, rmax+1) // entries of alpha[j−1] read: t + a ≤ D_j − D_{i+1} + m_i
-			ej := w.eps[j]
-			for t := 0; t < n; t++ {
-				s := 0.0
-				for h := 0; h <= min(mj, rmax-t); h++ {
-					s += ej[h] * src[t+h]
-				}
-				dst[t] = s
-			}
-		}
-		q := w.q
-		q[0] = 1
-		dq := 0
-		ei := w.eps[i]
-		for j := i + 1; j < k; j++ {
-			mj := w.deg[j+1] - w.deg[j]
-			a := w.alpha[j]
-			for s := 2; s <= mi+mj; s++ {
-				v := 0.0
-				for t := 0; t <= min(dq, rmax-s); t++ {
-					v += q[t] * a[t+s]
-				}
-				w.w[s] = v
-			}
-			ej := w.eps[j]
-			for h := 1; h <= mi; h++ {
-				row := w.h[(w.deg[i]+h-1)*total+w.deg[j]-1:]
-				for gg := 1; gg <= mj; gg++ {
-					row[gg] += ei[h] * ej[gg] * w.w[h+gg]
-				}
-			}
-			// q ← q·f_j, up to degree rmax (its higher coefficients are never read)
-			for t := min(dq+mj, rmax); t >= 0; t-- {
-				s := 0.0
-				for h := max(0, t-dq); h <= min(mj, t); h++ {
-					s += ej[h] * q[t-h]
-				}
-				q[t] = s
-			}
-			dq += mj
-		}
-		// u ← u ∘ (· f_i): u[t] = Σ_h ε'_ih u[t+h], in place reading ahead before writing.
-		for t := 0; t <= rmax; t++ {
-			s := 0.0
-			for h := 0; h <= mi; h++ {
-				s += ei[h] * w.u[t+h]
-			}
-			w.u[t] = s
-		}
-	}
 }
 
 func (w *pesfWork) overflow(k int) error {

@@ -146,6 +146,7 @@ func TestPESFMatchesEnumeration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			mirrorUpper(info, size)
 			llOnly, err := w.loglik(&booklet{items: items, n: n}, delta, tc.tops, off)
 			if err != nil {
 				t.Fatal(err)

@@ -10,18 +10,19 @@ import "math"
 func (e *pestimation) fit() (infit, outfit []float64, n []int) {
 	size := len(e.kept)
 	delta := e.delta(e.eta)
-	theta := make([][]float64, len(e.booklets))
-	var steps [][]float64
+	// moments[b][ri·2k + 2l], [… + 1]: E and V of the booklet's item l at the θ of its ri-th
+	// raw score (in the order of bk.n); slot[b][r] is ri.
+	moments := make([][]float64, len(e.booklets))
+	slot := make([][]int, len(e.booklets))
+	var fm fitMoments
 	for b := range e.booklets {
 		bk := &e.booklets[b]
-		theta[b] = make([]float64, len(bk.n))
-		steps = steps[:0]
-		for _, k := range bk.items {
-			steps = append(steps, delta[e.off[k]:e.off[k+1]])
-		}
-		for r := 1; r+1 < len(bk.n); r++ {
-			if bk.n[r] > 0 {
-				theta[b][r] = pcmLogitMLE(steps, r)
+		fm.setup(bk, delta, e.top, e.off)
+		slot[b] = make([]int, len(bk.n))
+		for r, c := range bk.n {
+			if c > 0 {
+				slot[b][r] = len(moments[b]) / (2 * len(bk.items))
+				moments[b] = fm.at(moments[b], r)
 			}
 		}
 	}
@@ -32,14 +33,11 @@ func (e *pestimation) fit() (infit, outfit []float64, n []int) {
 		if b < 0 {
 			continue
 		}
-		th := theta[b][e.score[p]]
-		for i, x := range row {
-			k := e.col[i]
-			if x == Missing || k < 0 {
-				continue
-			}
-			ex, v, _ := pcmMoments(delta[e.off[k]:e.off[k+1]], th)
-			d := float64(x) - ex
+		bk := &e.booklets[b]
+		mom := moments[b][slot[b][e.score[p]]*2*len(bk.items):]
+		for l, k := range bk.items {
+			ex, v := mom[2*l], mom[2*l+1]
+			d := float64(row[e.kept[k]]) - ex
 			sq[k] += d * d
 			w[k] += v
 			std[k] += d * d / v

@@ -99,6 +99,10 @@ type pestimation struct {
 	// exactNewton computes the exact information at every iteration (the reference path the
 	// quasi-Newton one is tested against).
 	exactNewton bool
+	// blocks holds the same-item blocks of the information at the thresholds blocksAt, from the
+	// last pass over every booklet: item k's m × m block at boff[k].
+	blocks, blocksAt []float64
+	boff             []int
 }
 
 func newPEstimation(d *design, kept []int, rsm bool) *pestimation {
@@ -289,6 +293,8 @@ func (e *pestimation) objective(eta []float64) (float64, error) {
 	for h, s := range e.atLeast {
 		f += s * delta[h]
 	}
+	e.work.steps.prepare(delta, e.top, e.off)
+	defer e.work.steps.done()
 	for b := range e.booklets {
 		ll, err := e.work.loglik(&e.booklets[b], delta, e.top, e.off)
 		if err != nil {
