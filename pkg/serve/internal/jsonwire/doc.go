@@ -21,10 +21,8 @@
 // (fastdecode.go), and lets strings share the body's memory. Setting the same fields through
 // protoreflect allocated a pointer per optional scalar and per element (a 40-item request: ≈ 250
 // allocations against ≈ 10). A message whose struct layout does not verify (the Opaque API, any
-// shape not seen before) is decoded through protoreflect, with the same answers. The gRPC front
-// uses the same layouts twice: HasUnknown for its unknown-field check, and TryUnmarshalProtobuf
-// (protodecode.go) to decode the protobuf encoding of the contract's requests without protobuf-go's
-// allocation per element, declining whatever it does not decode exactly as protobuf-go does.
+// shape not seen before) is decoded through protoreflect, with the same answers. (The gRPC side
+// decodes the protobuf encoding with vtprotobuf's generated code: internal/grpcguard.)
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
