@@ -62,21 +62,26 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 		return false
 	}
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 || int(num) >= len(s.fields) || !s.fields[num].known {
-			return false
+		tag, n := varint(b)
+		if n < 0 || tag>>3 >= uint64(len(s.fields)) || !s.fields[tag>>3].known {
+			return false // field 0, or one the type does not know
 		}
-		f := &s.fields[num]
-		b = b[n:]
-		switch {
-		case typ == f.wire:
-			n = f.value(b, typ, depth)
-		case f.packed && typ == protowire.BytesType:
-			n = packed(b, f.wire)
-		default:
+		f, typ := &s.fields[tag>>3], protowire.Type(tag&7)
+		if typ != f.wire && (typ != protowire.BytesType || !f.packed) {
 			return false // protobuf-go would keep it as an unknown field
 		}
-		if n < 0 {
+		b = b[n:]
+		switch typ { // the numbers here, without a call: most fields of the contract are numbers
+		case protowire.Fixed64Type:
+			n = 8
+		case protowire.Fixed32Type:
+			n = 4
+		case protowire.VarintType:
+			_, n = varint(b)
+		default:
+			n = f.bytes(b, depth)
+		}
+		if n < 0 || n > len(b) {
 			return false
 		}
 		b = b[n:]
@@ -84,39 +89,55 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 	return true
 }
 
-// value checks the value of f at the start of b, of wire type typ, and returns its length (< 0:
-// not well formed).
-func (f *fieldShape) value(b []byte, typ protowire.Type, depth int) int {
-	if typ != protowire.BytesType {
-		return protowire.ConsumeFieldValue(0, typ, b) // numbers: any value is one
+// bytes checks the length-delimited value of f at the start of b (a string, a message, a packed
+// list of numbers) and returns its length (< 0: not well formed).
+func (f *fieldShape) bytes(b []byte, depth int) int {
+	size, n := varint(b)
+	if n < 0 || size > uint64(len(b)-n) {
+		return -1
 	}
-	v, n := protowire.ConsumeBytes(b)
+	v := b[n : n+int(size)]
 	switch {
-	case n < 0:
-		return n
+	case f.wire != protowire.BytesType: // packed numbers
+		for len(v) > 0 {
+			m := number(v, f.wire)
+			if m < 0 {
+				return m
+			}
+			v = v[m:]
+		}
 	case f.utf8 && !utf8.Valid(v):
 		return -1
 	case f.sub != nil && !f.sub.wellFormed(v, depth+1):
 		return -1
 	}
+	return n + int(size)
+}
+
+// number is the length of the number of wire type typ at the start of b (< 0: none).
+func number(b []byte, typ protowire.Type) int {
+	switch typ {
+	case protowire.Fixed64Type:
+		if len(b) < 8 {
+			return -1
+		}
+		return 8
+	case protowire.Fixed32Type:
+		if len(b) < 4 {
+			return -1
+		}
+		return 4
+	}
+	_, n := varint(b)
 	return n
 }
 
-// packed checks a packed list of numbers of wire type wire at the start of b and returns its
-// length.
-func packed(b []byte, wire protowire.Type) int {
-	v, n := protowire.ConsumeBytes(b)
-	if n < 0 {
-		return n
+// varint is protowire.ConsumeVarint, with the one-byte case (most tags and lengths) inline.
+func varint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
 	}
-	for len(v) > 0 {
-		m := protowire.ConsumeFieldValue(0, wire, v)
-		if m < 0 {
-			return m
-		}
-		v = v[m:]
-	}
-	return n
+	return protowire.ConsumeVarint(b)
 }
 
 // shapeOf builds md's shape; building holds the shapes being built, for types that hold
