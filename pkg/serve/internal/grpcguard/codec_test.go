@@ -133,7 +133,8 @@ func problemsOf(err error) string {
 
 // TestWellFormed: the messages the generated decoder takes, and each kind it leaves to
 // protobuf-go, on the growth request (its percentiles packed, as protobuf-go writes them, and one
-// by one, as another encoder may) and a batch record.
+// by one, as another encoder may) and a batch record; the guard's answer is protobuf-go's in every
+// case.
 func TestWellFormed(t *testing.T) {
 	t.Parallel()
 	tag := protowire.AppendTag
@@ -181,6 +182,10 @@ func TestWellFormed(t *testing.T) {
 			t.Parallel()
 			if got := wellFormed(growth, tc.b); got != tc.want {
 				t.Errorf("got %v; want %v", got, tc.want)
+			}
+			// Either way, the guard decodes it as protobuf-go did (or refuses it as it did).
+			if got := sameAsReference(t, tc.b, (&forecastv1.GrowthRequest{}).ProtoReflect().Type(), tc.name); got != tc.want {
+				t.Errorf("decoded by the generated decoder: got %v; want %v", got, tc.want)
 			}
 		})
 	}

@@ -83,7 +83,7 @@ func sameMessage(a, b proto.Message) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ab, bb)
 }
 
-// TestDecodeMatchesProtobufGo: on 12,000 random messages of every contract type, as protobuf-go
+// TestDecodeMatchesProtobufGo: on 6,000 random messages of every contract type, as protobuf-go
 // encodes them and with their lists of numbers one by one as other encoders may, the generated
 // decoder decodes every one, exactly as protobuf-go; on the same bytes damaged (an unknown field
 // added, a field of the wrong wire type, a string not UTF-8, another message appended, cut short, a
@@ -93,7 +93,7 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 41))
 	types := contractTypes(t)
 	taken := map[string]int{}
-	for i := range 12000 {
+	for i := range 6000 {
 		mt := types[i%len(types)]
 		m := mt.New()
 		fill(r, m, 0)
@@ -132,7 +132,7 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 			t.Errorf("%s: taken by the generated decoder %d times; want 0", kind, taken[kind])
 		}
 	}
-	if taken["concatenated"] < 1000 || taken["truncated"] == 0 || taken["a byte changed"] == 0 {
+	if taken["concatenated"] < 500 || taken["truncated"] == 0 || taken["a byte changed"] == 0 {
 		t.Errorf("damaged encodings the generated decoder took: %v; want some of each kind it can read", taken)
 	}
 }
