@@ -2,6 +2,7 @@ package grpcguard
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,7 +121,7 @@ func TestReceiveStreamed(t *testing.T) {
 	}
 }
 
-// problemsOf is an InvalidArgument's problems as "field: description" lines.
+// problemsOf is an InvalidArgument's problems as "field: description" lines, sorted.
 func problemsOf(err error) string {
 	var lines []string
 	for field, descs := range rpcerr.ToHTTP(err).Body.ValidationErrors {
@@ -128,6 +129,7 @@ func problemsOf(err error) string {
 			lines = append(lines, field+": "+d)
 		}
 	}
+	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
 
