@@ -10,20 +10,33 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Receive is the gRPC door's step for a call's message: its size against the method's limit, the
-// budget's admission of its decoding, the decoding itself, and no unknown fields. The read was
-// admitted before gRPC read it, and the message read as bytes (read.go); now the decoding is
-// admitted, at its real size, until the call is answered.
+// budget's admission of its decoding, the decoding itself, and no unknown fields (decodeCall). The
+// read was admitted before gRPC read it, and the message read as bytes (read.go); now the decoding
+// is admitted, at its real size, until the call is answered.
 func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	rt := g.routes.ByMethod[info.FullMethod] // the tap handle let in served methods only
-	c := callFrom(ctx)
+	adm, err := g.decodeCall(ctx, g.routes.ByMethod[info.FullMethod], callFrom(ctx), req) // the tap handle let in served methods only
+	if err != nil {
+		return nil, err
+	}
+	defer adm.Release()
+	return next(ctx, req)
+}
+
+// decodeCall decodes the message c read as bytes (c.msg) into req, the handler's empty request,
+// once it is within rt's limit and the budget has admitted what decoding it costs, and gives the
+// call's read back. The caller releases the admission once the call is answered. It needs nothing
+// of the interceptors: once the client's limits are decided before the read, the handler wrapper
+// (admitRead) can call it in place of the message step.
+func (g *Guard) decodeCall(ctx context.Context, rt *routes.Route, c *call, req any) (*admission.Grant, error) {
 	w := c.msg
-	c.msg = wireMessage{} // the call's handler wrapper no longer frees it: this step does
+	c.msg = wireMessage{} // the handler wrapper no longer frees it: this does
 	defer w.free()
 	if w.size() > rt.MessageLimit {
 		return nil, tooLarge(w.size(), rt.MessageLimit)
@@ -32,13 +45,13 @@ func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo
 	if err != nil {
 		return nil, err
 	}
-	defer adm.Release()
 	err = decode(&w, req, true)
 	c.read.Done() // the message is decoded: its bytes are gone
 	if err != nil {
+		adm.Release()
 		return nil, err
 	}
-	return next(ctx, req)
+	return adm, nil
 }
 
 // receiveStreamed is Receive's check for a message a stream read, without the budget: health and
