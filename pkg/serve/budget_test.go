@@ -133,8 +133,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
 		checkLoggedAsWarning(t, h.logs.String(), want)
 	}
-	// A single forecast message of 64 KiB is large; one byte less skips the budget (the size is
-	// the codec's, which records it only from there).
+	// A single forecast message of 64 KiB is large; one byte less costs the budget nothing.
 	for _, tc := range []struct {
 		size int
 		want codes.Code

@@ -26,7 +26,8 @@
 //   - telemetry: metrics, the logger, request ids and the one writer of request lines;
 //   - tracing: OpenTelemetry from the OTEL_* variables, off without an endpoint;
 //   - batch: the NDJSON batch and group stream engines, and Ordered for gRPC batches;
-//   - jsonwire: JSON and protobuf decoding of the contract's messages (the only user of unsafe);
+//   - jsonwire: JSON decoding and encoding of the contract's messages, through the codecs
+//     generated from the contract (proto/jsoncodec);
 //   - reqinfo: a request's facts in its context; apidocs: Swagger UI.
 //
 // CORS for pages on other origins, off unless YARDSTICK_CORS_ORIGINS names them, is cors.go.

@@ -2,8 +2,6 @@ package serve
 
 import (
 	"context"
-	"log/slog"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -210,44 +208,9 @@ func TestGRPCMethodLimits(t *testing.T) {
 	// How the JSON front would answer a method's size refusal: grpcguard's TestTransportLimits.
 }
 
-// TestGuardNoteFrom: the size from which the codec notes a request type's messages, as bind
-// works it out from the served methods: every group forecast message (the budget costs each),
-// else 64 KiB (where the budget starts counting) or one byte over the smallest limit of the
-// type's methods, whichever is smaller.
-func TestGuardRecordFrom(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		maxBody int64
-		msg     proto.Message
-		want    int64
-	}{
-		{1 << 20, &forecastv1.GroupForecastRequest{}, 0},
-		{1 << 20, &forecastv1.ForecastRequest{}, 64 << 10},
-		{1 << 20, &scoringv1.ScoreItemResultsRequest{}, 64 << 10},
-		{1 << 20, &authv1.IssueTokenRequest{}, 64 << 10},
-		{2048, &forecastv1.GroupForecastRequest{}, 0},
-		{2048, &forecastv1.ForecastRequest{}, 2049},
-		{2048, &scoringv1.ScoreItemResultsRequest{}, 2049},
-	} {
-		cfg := forecastConfig(t)
-		cfg.Limits.MaxBodyBytes = tc.maxBody
-		ctx, cancel := context.WithCancel(context.Background())
-		srv, err := New(ctx, cfg, slog.New(slog.DiscardHandler), guardService(t))
-		if err != nil {
-			cancel()
-			t.Fatalf("New: %v", err)
-		}
-		name := tc.msg.ProtoReflect().Descriptor().FullName()
-		if got := srv.guard.RecordFrom(name); got != tc.want {
-			t.Errorf("body limit %d, %s: got noteFrom %d; want %d", tc.maxBody, name, got, tc.want)
-		}
-		cancel()
-	}
-}
-
 // TestGRPCMalformedProtobuf: a message that is not protobuf is answered InvalidArgument with the
 // validation error's details, on unary and streaming methods, with a token or without one needed;
-// it is logged and counted, and the codec keeps no note of it afterwards.
+// it is logged and counted.
 func TestGRPCMalformedProtobuf(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
@@ -300,13 +263,6 @@ func TestGRPCMalformedProtobuf(t *testing.T) {
 					return h.count(tc.method, "InvalidArgument") >= 1 && h.logged(tc.method, "InvalidArgument")
 				})
 			}
-			// A note whose message no interceptor saw (the second-message case) goes with the
-			// message.
-			waitFor(t, "no note left in the codec", func() bool {
-				runtime.GC()
-				stored, waiting := h.srv.guard.RecordsLeft()
-				return stored == 0 && waiting == 0
-			})
 		})
 	}
 }

@@ -15,14 +15,15 @@ import (
 
 // The numbers the frame holds itself to: no function of pkg/serve (tests too) above a cyclomatic
 // complexity of maxComplexity, as gocyclo counts it, and no hand-written file of its code above
-// maxLines lines, and no more than maxFrameLines hand-written lines of code (test files aside) in
-// the whole frame. Generated files (a "Code generated" line) and testdata are not hand-written.
+// maxLines lines, no more than maxFrameLines hand-written lines of code (test files aside) in
+// the whole frame, and no import of unsafe in hand-written code (what needs it is generated). Generated files (a "Code generated" line) and testdata are not hand-written.
 const (
 	maxComplexity = 25
 	maxLines      = 400
-	// maxFrameLines is the frame's size as it stands (12,372 lines), with little room: the
-	// target is 10,000. Lower it whenever the frame shrinks, never raise it to let code in.
-	maxFrameLines = 12_500
+	// maxFrameLines is the frame's size as it stands (11,231 lines; 12,372 before the gate and
+	// the generated codecs), with little room: the target is 10,000. Lower it whenever the frame
+	// shrinks, never raise it to let code in.
+	maxFrameLines = 11_300
 )
 
 // cyclomatic is gocyclo's count of a function: 1, and 1 for each if, for, range, case and
@@ -67,6 +68,11 @@ func overLimits(fset *gotoken.FileSet, name string, src []byte) (over []string, 
 	}
 	if code > maxLines {
 		over = append(over, fmt.Sprintf("%s: %d lines; want at most %d (split it by what it does)", name, code, maxLines))
+	}
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"unsafe"` && code > 0 {
+			over = append(over, fmt.Sprintf("%s imports unsafe; want none in hand-written code (generate it)", name))
+		}
 	}
 	for _, d := range f.Decls {
 		if fn, ok := d.(*ast.FuncDecl); ok {
@@ -154,6 +160,8 @@ func TestNumbersCount(t *testing.T) {
 		{"400 lines", "a.go", "package a\n" + lines(400) + "\n", 0, 400},
 		{"401 lines", "a.go", "package a\n" + lines(401) + "\n", 1, 401},
 		{"401 lines of a test", "a_test.go", "package a\n" + lines(401) + "\n", 0, 0},
+		{"unsafe", "a.go", "package a\n\nimport \"unsafe\"\n\nvar _ = unsafe.Sizeof(0)\n", 1, 5},
+		{"unsafe, generated", "a.pb.go", generated + "\nimport \"unsafe\"\n\nvar _ = unsafe.Sizeof(0)\n", 0, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +178,7 @@ func TestNumbersCount(t *testing.T) {
 	for _, tc := range []struct {
 		code int
 		over bool
-	}{{12_500, false}, {12_501, true}} {
+	}{{11_300, false}, {11_301, true}} {
 		if got := frameOver(tc.code) != ""; got != tc.over {
 			t.Errorf("frameOver(%d) reports a problem: got %v; want %v", tc.code, got, tc.over)
 		}

@@ -55,7 +55,7 @@ type Server struct {
 	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
 	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
-	codec     *jsonwire.Codec // the JSON front's codec; also reads gRPC requests for unknown fields
+	codec     *jsonwire.Codec // the JSON front's codec
 
 	grpc     *grpc.Server
 	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
@@ -147,7 +147,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Wire: s.codec, Gate: s.gate, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
+		Gate: s.gate, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
@@ -170,14 +170,13 @@ func (s *Server) buildGRPC(svc Service) error {
 			return err
 		}
 		registrar = batchRegistrar{ServiceRegistrar: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
-		s.guard.DecodeRecords(shape)
 	}
 	for _, rs := range s.channel.Services() {
 		registrar.RegisterService(rs.Desc, rs.Impl)
 	}
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	healthpb.RegisterHealthServer(s.grpc, s.health)
+	healthpb.RegisterHealthServer(s.guard.Registrar(s.grpc), s.health) // its Check reads its message as the others do
 	if cfg.ReflectionOn() {
 		reflection.Register(s.grpc)
 	}

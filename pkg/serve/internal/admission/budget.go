@@ -211,9 +211,9 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC request message by its size, as the codec
-// read it (0 when it is under SizedFrom: the codec noted no size), waiting in the client's queue
-// as AdmitBody does.
+// AdmitDecode admits the decoding of client's gRPC request message by its size as read (Cost: a
+// message under SmallRequestBytes costs nothing unless it is a group forecast's), waiting in the
+// client's queue as AdmitBody does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }
@@ -226,15 +226,6 @@ func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64
 		return nil, rpcerr.Overloaded(RetryAfter)
 	}
 	return a, nil
-}
-
-// SizedFrom is the smallest request, in protobuf bytes, whose size the budget counts: any group
-// forecast, else SmallRequestBytes (smaller requests cost nothing).
-func SizedFrom(group bool) int64 {
-	if group {
-		return 0
-	}
-	return SmallRequestBytes
 }
 
 // Size is the budget: configured when it is set (YARDSTICK_MEMORY_BUDGET), else fraction of the

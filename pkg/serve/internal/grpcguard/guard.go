@@ -3,17 +3,17 @@
 // too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to
 // 861 MiB. So New bounds each connection, the tap handle has the gate (internal/gate) admit a
 // call on its headers (its token, its rule, its client's limits) and reads calls without a token
-// within a few slots (tap.go), the read pool admits the others before
-// gRPC reads their message (read.go), the codec refuses a message over its method's limit or not
-// valid protobuf and decodes a large one once the budget admits it (codec.go), streams get the
-// same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
+// within a few slots (tap.go), the read pool admits the others before gRPC reads their message
+// (read.go), which is read as bytes (codec.go) and decoded only once it is within its method's
+// limit and the budget has admitted its decoding on the call's ticket (message.go), streams get
+// the same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
 // probes have a port of their own (probe.go). Each file says why its piece exists. The guard also
 // writes every direct call's one log line (tap.go, logCall), since it sees the calls no
 // interceptor does.
 //
 // There is no stats handler: with one, gRPC builds eight event values and copies the call's
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
-// told comes from elsewhere: the size read from the codec's record of the message, and the end of
+// told comes from elsewhere: the size of the message as read (message.go), and the end of
 // a call that never reached an interceptor from a sweep of the calls between the tap handle and an
 // interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
 package grpcguard
@@ -21,19 +21,15 @@ package grpcguard
 import (
 	"log/slog"
 	"net"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
@@ -65,7 +61,8 @@ const (
 	connWindowBytes = 1 << 20
 )
 
-// Guard is what the tap handle, the codec, the read admission and the gRPC door's steps share. Everything but the slots is written once, in New and Bind, before the server
+// Guard is what the tap handle, the read admission and the gRPC door's steps share. Everything
+// but the slots is written once, in New and Bind, before the server
 // serves, and only read afterwards.
 type Guard struct {
 	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
@@ -73,7 +70,6 @@ type Guard struct {
 	routes  *routes.Table // every method served, with its message limit
 	logins  chan struct{} // slots of in-flight logins
 	infra   chan struct{} // slots of in-flight health and reflection calls
-	codec   *codec
 	budget  *admission.Budget
 	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
 	conns   connSlots           // calls without a token in the slots, per connection
@@ -87,10 +83,9 @@ type Guard struct {
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
-	Wire        *jsonwire.Codec
+	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration     // time a batch stream may go without a message (batch.DefaultIdle)
 	Gate        *gate.Gate        // admits each call on its headers (tapHandle)
 	Authz       *authz.Authorizer // watches a stream's rights for its life
 	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
@@ -108,7 +103,6 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		ceiling: ceiling,
 		logins:  make(chan struct{}, MaxLoginReads),
 		infra:   make(chan struct{}, MaxInfraReads),
-		codec:   newCodec(o.Wire),
 		open:    openCalls{calls: map[*call]struct{}{}},
 		conns:   connSlots{held: map[*peer.Peer]int{}},
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
@@ -126,35 +120,15 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		grpc.StaticStreamWindowSize(streamWindowBytes),
 		grpc.StaticConnWindowSize(connWindowBytes),
 		grpc.InTapHandle(g.tapHandle),
-		grpc.ForceServerCodecV2(g.codec),
+		grpc.ForceServerCodecV2(newCodec()),
 	}
 }
 
 // Bind takes the server's route table, once every service is registered, and the memory budget
-// (of budgetBytes): it sets the codec's limits per request type and sizes the read pool.
+// (of budgetBytes), which sizes the read pool.
 func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.routes, g.budget = t, b
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
-	types := map[protoreflect.FullName]typeLimits{}
-	for full, r := range t.ByMethod {
-		// The method's request type, from the descriptors the generated code registered
-		// ("/pkg.Service/Method" is pkg.Service.Method).
-		d, _ := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(strings.Replace(strings.TrimPrefix(full, "/"), "/", ".", 1)))
-		md, ok := d.(protoreflect.MethodDescriptor)
-		if !ok {
-			continue
-		}
-		in := md.Input().FullName()
-		lim, from := r.MessageLimit, admission.SizedFrom(r.Group)
-		tl, seen := types[in]
-		if !seen {
-			tl = typeLimits{largest: lim, smallest: lim, recordFrom: from}
-		}
-		tl = typeLimits{largest: max(tl.largest, lim), smallest: min(tl.smallest, lim), recordFrom: min(tl.recordFrom, from)}
-		tl.recordFrom = min(tl.recordFrom, tl.smallest+1) // over the smallest limit: held to its method's
-		types[in] = tl
-	}
-	g.codec.limits = types
 }
 
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.
@@ -166,21 +140,14 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 // streams opened after it; the read timeout is the option's). None of it is needed to serve; each
 // reads or sets what its name says: the server-wide receive limit, a batch stream's idle limit,
 // the read pool, the connection watch's clock, the read slots calls without a token hold (logins,
-// then health or reflection), the size from which the codec records a message of a request type,
-// the codec's records of messages no interceptor has taken yet (stored, and the count of them it
-// believes waiting), and the calls the tap handle let in that no interceptor has taken yet.
-func (g *Guard) Ceiling() int64                              { return g.ceiling }
-func (g *Guard) SetStreamIdle(d time.Duration)               { g.streamIdle.Store(int64(d)) }
-func (g *Guard) ReadPool() *admission.ReadPool               { return g.reads }
-func (g *Guard) SetReadPool(p *admission.ReadPool)           { g.reads = p }
-func (g *Guard) SetClock(now func() time.Time)               { g.watch.now = now }
-func (g *Guard) SlotsHeld() (logins, infra int)              { return len(g.logins), len(g.infra) }
-func (g *Guard) RecordFrom(name protoreflect.FullName) int64 { return g.codec.limits[name].recordFrom }
-
-func (g *Guard) RecordsLeft() (stored int, waiting int64) {
-	g.codec.records.Range(func(any, any) bool { stored++; return true })
-	return stored, g.codec.waiting.Load()
-}
+// then health or reflection), and the calls the tap handle let in that no interceptor has taken
+// yet.
+func (g *Guard) Ceiling() int64                    { return g.ceiling }
+func (g *Guard) SetStreamIdle(d time.Duration)     { g.streamIdle.Store(int64(d)) }
+func (g *Guard) ReadPool() *admission.ReadPool     { return g.reads }
+func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
+func (g *Guard) SetClock(now func() time.Time)     { g.watch.now = now }
+func (g *Guard) SlotsHeld() (logins, infra int)    { return len(g.logins), len(g.infra) }
 
 func (g *Guard) OpenCalls() int {
 	g.open.mu.Lock()

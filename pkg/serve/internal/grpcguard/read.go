@@ -4,14 +4,14 @@ package grpcguard
 // may still send up to the largest limit of the service, and forty 16 MiB messages once took the
 // forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
 // server-wide limit) from the read pool before its handler lets gRPC read a byte past the
-// stream's 64 KiB window, and gives it back once its message is decoded; the interceptor admits
-// what decoding costs against the memory budget before decoding (codec.go keeps a large message as
-// bytes until then). The read pool is a quarter of the budget beside it, so reads and the work
-// they bring stay within the memory the budget was sized for; a read that finds the pool full waits
-// up to readWait (reads take microseconds to a few milliseconds), then is answered
-// ResourceExhausted with RetryInfo, as an over-budget JSON request is answered 503 with
-// Retry-After. Calls without a token are read within their slots instead (tap.go): they
-// must not be able to fill the pool that calls with a token need.
+// stream's 64 KiB window, and gives it back once its message is decoded. The handler reads the
+// message as bytes (codec.go), and the interceptors' message step (message.go) admits what
+// decoding costs against the memory budget before it decodes them. The read pool is a quarter of
+// the budget beside it, so reads and the work they bring stay within the memory the budget was
+// sized for; a read that finds the pool full waits up to readWait (reads take microseconds to a
+// few milliseconds), then is answered ResourceExhausted with RetryInfo, as an over-budget JSON
+// request is answered 503 with Retry-After. Calls without a token are read within their slots
+// instead (tap.go): they must not be able to fill the pool that calls with a token need.
 
 import (
 	"context"
@@ -25,7 +25,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Registrar is srv with the read admission in front of each unary handler registered on it.
+// Registrar is srv with the read admission in front of each unary handler registered on it, and
+// the handler's message read as bytes for the message step: every unary service the server serves
+// is registered through it.
 func (g *Guard) Registrar(srv grpc.ServiceRegistrar) grpc.ServiceRegistrar {
 	return guardedRegistrar{g: g, srv: srv}
 }
@@ -45,12 +47,16 @@ func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 }
 
 // admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
-// interceptor.
+// interceptors: the read is admitted first, and the message read as bytes into the call (c.msg)
+// in place of the handler's empty request, which the message step (Receive) decodes them into
+// once it has admitted the decoding. Bytes no step took (a call refused before its message step)
+// are given back here.
 func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
+		defer c.msg.free()
 		if c.slots != nil {
-			return h(srv, ctx, dec, ic) // read within a slot
+			return h(srv, ctx, func(any) error { return dec(&c.msg) }, ic) // read within a slot
 		}
 		client := authz.ClientID(ctx) // the tap handle authorized the call
 		r, ok := g.reads.Take(ctx, client, g.Concurrency(client), g.ceiling)
@@ -62,9 +68,9 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 			return nil, err
 		}
 		c.read = r
-		defer r.Done() // the interceptor gives it back sooner, once the message is decoded
-		return h(srv, ctx, func(v any) error {
-			err := dec(v)
+		defer r.Done() // the message step gives it back sooner, once the message is decoded
+		return h(srv, ctx, func(any) error {
+			err := dec(&c.msg)
 			if err != nil && ctx.Err() != nil {
 				g.watch.abused(ctx) // reset before its message came (conn.go)
 			}

@@ -123,7 +123,8 @@ type guardedStream struct {
 func (g *guardedStream) Context() context.Context { return g.ctx }
 
 func (g *guardedStream) RecvMsg(m any) error {
-	err := g.ServerStream.RecvMsg(m)
+	var w wireMessage // read as bytes, checked, then decoded into m (message.go)
+	err := g.ServerStream.RecvMsg(&w)
 	switch {
 	case g.streams && (err == nil || errors.Is(err, io.EOF)):
 		g.quiet.Reset(g.idle) // after the last message, the answers must still be taken
@@ -131,15 +132,9 @@ func (g *guardedStream) RecvMsg(m any) error {
 		g.quiet.Stop()
 	}
 	if err == nil {
-		var r received
-		if r, err = g.guard.checkReceived(g.route, m); err == nil {
-			// Health and reflection are read within their slots, and a batch stream's records
-			// are admitted one by one by its handler, once decoded (weighed as they wait). A
-			// record holds the contract's messages: a field the server does not know is refused
-			// as in a unary call (health and reflection are not ours to judge).
-			err = g.guard.decode(&r, m, g.route.Records)
-		}
+		err = receiveStreamed(g.route, &w, m)
 	}
+	w.free()
 	if !g.streams {
 		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
 	}

@@ -134,6 +134,7 @@ type call struct {
 	cancel   context.CancelFunc // ends the call (its message did not come in time); nil: none
 	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
 	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
+	msg      wireMessage        // a unary call's message as read, until its message step decodes it
 	once     sync.Once
 	ticket   *gate.Ticket // what the gate admitted the call with (tapHandle)
 	// stopRelease unregisters the ticket's release at the end of the call's stream, once an

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
@@ -100,33 +99,3 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 		t.Errorf("12 items with a list limit of 10: got %v; want that limit named", err)
 	}
 }
-
-// TestProtoDecodeAllocations pins the gRPC door's decoding of the same 40-item request: no
-// allocation per item but its id (protobuf-go makes 94).
-func TestProtoDecodeAllocations(t *testing.T) {
-	c := New(Options{})
-	var src scoringv1.ScoreItemResultsRequest
-	for i := 0; i < 40; i++ {
-		src.Items = append(src.Items, &scoringv1.ItemResult{Id: ptrTo("L" + strconv.Itoa(100000+i)), Result: ptrTo(int32(i % 2))})
-	}
-	src.Framework = ptrTo("lexile")
-	wire, err := proto.Marshal(&src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var req scoringv1.ScoreItemResultsRequest
-	allocs := testing.AllocsPerRun(100, func() {
-		if !c.TryUnmarshalProtobuf(wire, &req) {
-			t.Fatal("declined a canonical encoding")
-		}
-	})
-	// 40 ids are 40 strings (copied: gRPC reuses its buffer), plus the list.
-	if allocs > 44 && !raceEnabled {
-		t.Errorf("40-item request: %v allocations; want at most 44", allocs)
-	}
-	if !proto.Equal(&req, &src) {
-		t.Errorf("decoded %v; want %v", &req, &src)
-	}
-}
-
-func ptrTo[T any](v T) *T { return &v }

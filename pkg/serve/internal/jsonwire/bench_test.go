@@ -96,7 +96,7 @@ func BenchmarkUnmarshalDifficulties40Tokenizer(b *testing.B) {
 
 // measureAnswer is make bench-e2e's answer to that request.
 func measureAnswer() *scoringv1.Measure {
-	return &scoringv1.Measure{Ability: 712, AbilityDisplay: "712L", Uncertainty: 41, Framework: "lexile", ApiVersion: "1.4.0", Percentile: ptrTo(int32(63))}
+	return &scoringv1.Measure{Ability: 712, AbilityDisplay: "712L", Uncertainty: 41, Framework: "lexile", ApiVersion: "1.4.0", Percentile: new(int32(63))}
 }
 
 // BenchmarkMarshalMeasure encodes the answer: the generated encoder, the protoreflect path, and

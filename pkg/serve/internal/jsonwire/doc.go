@@ -19,18 +19,16 @@
 // generate) writes beside each .pb.go file a DecodeJSONWire that switches on each key and sets the
 // struct's fields by name, and an AppendJSONWire that appends the answer's bytes, in plain Go (no
 // reflection, no unsafe). They run on package jsoncodec (proto/jsoncodec), which holds the
-// tokenizing (a scanner for the common body, go-faster/jx for the rest), the problems and their paths, the number rules, and the Options as Rules that the
-// generated code consults on the rare path (an unknown key, a number for a text field, an array
-// for a message). Unmarshal and Marshal take a message's generated codec when it has one
+// tokenizing (a scanner for the common body, go-faster/jx for the rest), the problems and their
+// paths, the number rules, and the Options as Rules that the generated code consults on the rare
+// path (an unknown key, a number for a text field, an array for a message). Unmarshal and Marshal take a message's generated codec when it has one
 // (jsoncodec.Message); any other message — a dynamicpb message, the Opaque API's structs, a type
 // outside the contract, a message with a oneof — is read and written through protoreflect, on the
 // same jsoncodec.Decoder, with the same answers (the differential and fuzz tests hold the two
 // paths and protojson to each other).
 //
-// The gRPC front still uses package layout, which finds the generated structs' field offsets at
-// run time (unsafe), twice: HasUnknown for its unknown-field check, and TryUnmarshalProtobuf
-// (protodecode.go) to decode the protobuf encoding of the contract's requests without protobuf-go's
-// allocation per element (fastdecode.go holds its arenas and chunks).
+// The gRPC side decodes the protobuf encoding with vtprotobuf's generated code
+// (internal/grpcguard).
 //
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a

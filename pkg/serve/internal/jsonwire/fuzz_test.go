@@ -86,32 +86,3 @@ func FuzzUnmarshalJSON(f *testing.F) {
 		}
 	})
 }
-
-// FuzzUnmarshalProtobuf decodes any bytes as any contract type with TryUnmarshalProtobuf: when it
-// takes them, proto.Unmarshal takes them too and makes the same message; and HasUnknown agrees
-// with a walk through protoreflect on what protobuf-go decodes.
-func FuzzUnmarshalProtobuf(f *testing.F) {
-	types := contractMessages(f)
-	r := rand.New(rand.NewPCG(33, 34))
-	for i := range types {
-		m := types[i].New()
-		fill(r, m, 0)
-		b, err := proto.Marshal(m.Interface())
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(uint8(i), b)
-	}
-	c := New(Options{})
-	f.Fuzz(func(t *testing.T, typ uint8, b []byte) {
-		mt, _ := fuzzType(t, types, typ)
-		sameAsProtobuf(t, c, b, func() proto.Message { return mt.New().Interface() }, string(mt.Descriptor().FullName()))
-		m := mt.New().Interface()
-		if proto.Unmarshal(b, m) != nil {
-			return
-		}
-		if got, want := c.HasUnknown(m), hasUnknownReflect(m.ProtoReflect()); got != want {
-			t.Fatalf("%s from % x: HasUnknown %v; want %v", mt.Descriptor().FullName(), b, got, want)
-		}
-	})
-}

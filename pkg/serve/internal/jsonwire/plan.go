@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire/layout"
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
@@ -62,8 +61,8 @@ func byName[V any](m map[protoreflect.FullName]V) map[string]V {
 	return out
 }
 
-// plan is what the codec knows of one message type: for the protoreflect path (messages without a
-// generated codec), and for the gRPC side's protobuf path (its layout).
+// plan is what the codec knows of one message type, for the protoreflect path (messages without a
+// generated codec).
 type plan struct {
 	fields     []*fieldPlan          // declaration order: protojson's output order
 	byName     map[string]*fieldPlan // JSON name, proto name, aliases
@@ -73,12 +72,6 @@ type plan struct {
 	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
 	// enums, well-known types); those take protojson's path.
 	supported bool
-	// fast is true when package layout verified the generated Go struct (st) and the fields'
-	// offsets and kinds are set (useLayout): TryUnmarshalProtobuf and HasUnknown read it.
-	fast bool
-	st   *layout.Struct
-	// byNumber finds a field by its number, for the protobuf decoder (nil: numbers too sparse).
-	byNumber []*fieldPlan
 }
 
 type fieldPlan struct {
@@ -89,10 +82,8 @@ type fieldPlan struct {
 	list         bool
 	presence     bool // proto3 optional (scalar or message): omitted when unset, as protojson does
 	numberAsText bool
-	maxLen       int         // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
-	sub          *plan       // message fields
-	offset       uintptr     // fast plans: where the field lies in the generated struct
-	kind         layout.Kind // and how it is held there
+	maxLen       int   // lists: the limit; decoding ends past maxLen+1 entries (0: no limit)
+	sub          *plan // message fields
 }
 
 func (c *Codec) planOf(md protoreflect.MessageDescriptor) *plan {
@@ -139,7 +130,7 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 }
 
 // buildField makes the plan of the field fd, the i-th of its message (asText: the options read it
-// as a number-as-text field), and reports whether the fast decoders can take it.
+// as a number-as-text field), and reports whether this codec reads and writes its kind.
 func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, building map[protoreflect.FullName]*plan) (*fieldPlan, bool) {
 	f := &fieldPlan{
 		fd:           fd,
@@ -171,7 +162,7 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 }
 
 // finish completes the plan p of md once its fields are planned: the aliases the options give,
-// whether it may arrive as a number array, and its generated struct when the fast decoders take it.
+// and whether it may arrive as a number array.
 func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 	for alias, target := range c.opts.Aliases[md.FullName()] {
 		if f, ok := p.byName[target]; ok {
@@ -183,33 +174,6 @@ func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
 			if k := f.fd.Kind(); f.list || k != protoreflect.DoubleKind && k != protoreflect.FloatKind {
 				p.positional = false // only all-number messages can arrive as a number array
 			}
-		}
-	}
-	if p.supported {
-		useLayout(p, md)
-	}
-}
-
-// useLayout makes p fast when layout verified md's generated struct and every message it holds is
-// fast too; otherwise p stays on the protoreflect path.
-func useLayout(p *plan, md protoreflect.MessageDescriptor) {
-	st := layout.Of(md)
-	if st == nil {
-		return
-	}
-	maxNum := 0
-	for i, f := range p.fields {
-		f.offset, f.kind = st.Fields[i].Offset, st.Fields[i].Kind
-		if (f.kind == layout.Message || f.kind == layout.Messages) && (f.sub == nil || !f.sub.fast) {
-			return
-		}
-		maxNum = max(maxNum, int(f.fd.Number()))
-	}
-	p.fast, p.st = true, st
-	if maxNum <= 1024 {
-		p.byNumber = make([]*fieldPlan, maxNum+1)
-		for _, f := range p.fields {
-			p.byNumber[f.fd.Number()] = f
 		}
 	}
 }

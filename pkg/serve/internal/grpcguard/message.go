@@ -1,0 +1,144 @@
+package grpcguard
+
+import (
+	"context"
+	"strconv"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+)
+
+// Receive is the gRPC door's step for a call's message: its size against the method's limit, the
+// budget's admission of its decoding, the decoding itself, and no unknown fields (decodeCall). The
+// read was admitted before gRPC read it, and the message read as bytes (read.go); now the decoding
+// is admitted, at its real size, until the call is answered.
+func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if err := g.decodeCall(ctx, g.routes.ByMethod[info.FullMethod], callFrom(ctx), req); err != nil { // the tap handle let in served methods only
+		return nil, err
+	}
+	return next(ctx, req)
+}
+
+// decodeCall decodes the message c read as bytes (c.msg) into req, the handler's empty request,
+// once it is within rt's limit and the budget has admitted what decoding it costs, and gives the
+// call's read back. The budget's grant is the call's ticket's (the gate admitted the call on its
+// headers; a group costs per student), given back with the rest of it once the call is answered
+// (Observe).
+func (g *Guard) decodeCall(ctx context.Context, rt *routes.Route, c *call, req any) error {
+	w := c.msg
+	c.msg = wireMessage{} // the handler wrapper no longer frees it: this does
+	defer w.free()
+	if w.size() > rt.MessageLimit {
+		return tooLarge(w.size(), rt.MessageLimit)
+	}
+	if err := c.ticket.AdmitDecode(ctx, w.size()); err != nil {
+		return err
+	}
+	err := decode(&w, req, true)
+	c.read.Done() // the message is decoded: its bytes are gone
+	return err
+}
+
+// receiveStreamed is Receive's check for a message a stream read, without the budget: health and
+// reflection are read within their slots, and a batch stream's records are admitted one by one by
+// its handler, once decoded (weighed as they wait). A record holds the contract's messages: a
+// field the server does not know is refused as in a unary call (health and reflection are not
+// ours to judge).
+func receiveStreamed(rt *routes.Route, w *wireMessage, m any) error {
+	defer w.free()
+	if w.size() > rt.MessageLimit {
+		return tooLarge(w.size(), rt.MessageLimit)
+	}
+	return decode(w, m, rt.Records)
+}
+
+// vtMessage is a message with vtprotobuf's generated decoder (make generate writes one for every
+// message of the contract).
+type vtMessage interface {
+	UnmarshalVT([]byte) error
+}
+
+// decode decodes w's bytes into msg, which it resets first, and gives the bytes back. A message
+// the generated decoder reads exactly as protobuf-go would (wellFormed: every field known, of its
+// wire type, its strings UTF-8) is decoded by it; any other, and a message with no generated
+// decoder, by protobuf-go, whose answers stand: not valid protobuf, or, with unknown, the fields
+// the contract does not know. A message refused is left empty: a handler must never see half of
+// one.
+func decode(w *wireMessage, msg any, unknown bool) error {
+	m, ok := msg.(proto.Message)
+	if !w.read || !ok {
+		w.free()
+		return rpcerr.Internal() // a handler the guard did not register, or not a protobuf service
+	}
+	buf := w.data.MaterializeToBuffer(mem.DefaultBufferPool()) // no copy when gRPC read it in one piece
+	w.free()
+	defer buf.Free() // decoded strings are copies: the buffer may be reused
+	b := buf.ReadOnlyData()
+	proto.Reset(m) // a stream reads every message into the same one; the generated decoder merges
+	if vm, ok := msg.(vtMessage); ok && wellFormed(m.ProtoReflect().Descriptor(), b) {
+		if err := vm.UnmarshalVT(b); err == nil {
+			return nil
+		}
+		proto.Reset(m) // wellFormed is stricter than the decoder: never reached; protobuf-go decides
+	}
+	if err := proto.Unmarshal(b, m); err != nil {
+		proto.Reset(m)
+		return rpcerr.Invalid("", "the message is not valid protobuf: %v", err)
+	}
+	if !unknown {
+		return nil
+	}
+	var p rpcerr.Problems
+	walkUnknown(&p, "", m.ProtoReflect())
+	if err := p.Err(); err != nil {
+		proto.Reset(m)
+		return err
+	}
+	return nil
+}
+
+// walkUnknown reports the fields of a gRPC request that the contract does not know (protobuf
+// keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
+// JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
+// or older .proto than the server's). Paths are built only when something is found.
+func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
+	for raw := m.GetUnknown(); len(raw) > 0; {
+		num, typ, n := protowire.ConsumeTag(raw)
+		if n < 0 {
+			p.Add(path, "malformed unknown field data")
+			return
+		}
+		raw = raw[n:]
+		m := protowire.ConsumeFieldValue(num, typ, raw)
+		if m < 0 {
+			p.Add(path, "malformed unknown field data")
+			return
+		}
+		raw = raw[m:]
+		p.Add(path, "unknown field number %d", num)
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd.Message() == nil || fd.IsMap() {
+			return true
+		}
+		name := fd.JSONName()
+		if path != "" {
+			name = path + "." + name
+		}
+		if fd.IsList() {
+			list := v.List()
+			for i := 0; i < list.Len(); i++ {
+				walkUnknown(p, name+"["+strconv.Itoa(i)+"]", list.Get(i).Message())
+			}
+			return true
+		}
+		walkUnknown(p, name, v.Message())
+		return true
+	})
+}

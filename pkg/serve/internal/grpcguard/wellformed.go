@@ -1,0 +1,202 @@
+package grpcguard
+
+import (
+	"sync"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// vtprotobuf's generated decoder and protobuf-go read a message the same way only when it is
+// what an encoder writes for its type: the generated decoder refuses a known field of another wire
+// type (protobuf-go keeps it as an unknown field, which the guard then names), keeps unknown
+// fields where the guard's check would have to look for them with protoreflect, and does not check
+// that strings are UTF-8 (protobuf-go refuses them). wellFormed tells the two cases apart in one
+// pass over the bytes, with no allocation, from a table built once per message type from its
+// descriptor: a message it passes has only fields its type knows, each of its wire type (a
+// repeated number also packed), every string UTF-8, nested at most maxWellFormedDepth deep. It is
+// stricter than it needs to be (a closed enum, a group, a field number past maxShapedNumber: none
+// in the contract) where being exact would cost code: a message it does not pass is decoded by
+// protobuf-go, which gives every answer it gave before the generated decoders existed.
+
+// maxWellFormedDepth bounds the nesting wellFormed follows (the contract's messages nest 3 deep;
+// protobuf-go's own limit is 10,000).
+const maxWellFormedDepth = 100
+
+// maxShapedNumber is the largest field number a shape indexes; a type with a larger one is never
+// well formed (its messages go to protobuf-go).
+const maxShapedNumber = 1 << 12
+
+// shape is what wellFormed knows of a message type: its fields by number (nil: none past the
+// end), or none at all when opaque.
+type shape struct {
+	fields []fieldShape
+	opaque bool // the type has a field wellFormed does not judge: its messages are never well formed
+}
+
+// fieldShape is one field: the wire type it takes, and what its value must hold.
+type fieldShape struct {
+	known  bool
+	wire   protowire.Type
+	packed bool   // a repeated number: packed (bytes) as well as one by one
+	utf8   bool   // a string: valid UTF-8
+	sub    *shape // a message's (or a map entry's) own shape
+}
+
+// shapes caches each message type's shape, by its descriptor.
+var shapes sync.Map // protoreflect.MessageDescriptor -> *shape
+
+// wellFormed reports whether b is a message of type md that the generated decoder reads exactly as
+// protobuf-go does, with no unknown field (above).
+func wellFormed(md protoreflect.MessageDescriptor, b []byte) bool {
+	s, ok := shapes.Load(md)
+	if !ok {
+		s, _ = shapes.LoadOrStore(md, shapeOf(md, map[protoreflect.FullName]*shape{}))
+	}
+	return s.(*shape).wellFormed(b, 0)
+}
+
+func (s *shape) wellFormed(b []byte, depth int) bool {
+	if s.opaque || depth > maxWellFormedDepth {
+		return false
+	}
+	for len(b) > 0 {
+		tag, n := varint(b)
+		if n < 0 || tag>>3 >= uint64(len(s.fields)) || !s.fields[tag>>3].known {
+			return false // field 0, or one the type does not know
+		}
+		f, typ := &s.fields[tag>>3], protowire.Type(tag&7)
+		if typ != f.wire && (typ != protowire.BytesType || !f.packed) {
+			return false // protobuf-go would keep it as an unknown field
+		}
+		b = b[n:]
+		switch typ { // the numbers here, without a call: most fields of the contract are numbers
+		case protowire.Fixed64Type:
+			n = 8
+		case protowire.Fixed32Type:
+			n = 4
+		case protowire.VarintType:
+			_, n = varint(b)
+		default:
+			n = f.bytes(b, depth)
+		}
+		if n < 0 || n > len(b) {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
+
+// bytes checks the length-delimited value of f at the start of b (a string, a message, a packed
+// list of numbers) and returns its length (< 0: not well formed).
+func (f *fieldShape) bytes(b []byte, depth int) int {
+	size, n := varint(b)
+	if n < 0 || size > uint64(len(b)-n) {
+		return -1
+	}
+	v := b[n : n+int(size)]
+	switch {
+	case f.wire != protowire.BytesType: // packed numbers
+		for len(v) > 0 {
+			m := number(v, f.wire)
+			if m < 0 {
+				return m
+			}
+			v = v[m:]
+		}
+	case f.utf8 && !utf8.Valid(v):
+		return -1
+	case f.sub != nil && !f.sub.wellFormed(v, depth+1):
+		return -1
+	}
+	return n + int(size)
+}
+
+// number is the length of the number of wire type typ at the start of b (< 0: none).
+func number(b []byte, typ protowire.Type) int {
+	switch typ {
+	case protowire.Fixed64Type:
+		if len(b) < 8 {
+			return -1
+		}
+		return 8
+	case protowire.Fixed32Type:
+		if len(b) < 4 {
+			return -1
+		}
+		return 4
+	}
+	_, n := varint(b)
+	return n
+}
+
+// varint is protowire.ConsumeVarint, with the one-byte case (most tags and lengths) inline.
+func varint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
+}
+
+// shapeOf builds md's shape; building holds the shapes being built, for types that hold
+// themselves.
+func shapeOf(md protoreflect.MessageDescriptor, building map[protoreflect.FullName]*shape) *shape {
+	if s, ok := building[md.FullName()]; ok {
+		return s
+	}
+	s := &shape{}
+	building[md.FullName()] = s
+	fields := md.Fields()
+	largest := 0
+	for i := range fields.Len() {
+		largest = max(largest, int(fields.Get(i).Number()))
+	}
+	if largest > maxShapedNumber || md.ExtensionRanges().Len() > 0 {
+		s.opaque = true
+		return s
+	}
+	s.fields = make([]fieldShape, largest+1)
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		f, ok := fieldShapeOf(fd, building)
+		if !ok {
+			s.opaque = true
+			return s
+		}
+		s.fields[fd.Number()] = f
+	}
+	return s
+}
+
+// fieldShapeOf is fd's shape; false for a field wellFormed does not judge.
+func fieldShapeOf(fd protoreflect.FieldDescriptor, building map[protoreflect.FullName]*shape) (fieldShape, bool) {
+	f := fieldShape{known: true}
+	switch fd.Kind() {
+	case protoreflect.BoolKind, protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Uint32Kind,
+		protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Uint64Kind:
+		f.wire = protowire.VarintType
+	case protoreflect.EnumKind:
+		if fd.Enum().IsClosed() {
+			return f, false // protobuf-go keeps a value the enum does not list as an unknown field
+		}
+		f.wire = protowire.VarintType
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		f.wire = protowire.Fixed32Type
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		f.wire = protowire.Fixed64Type
+	case protoreflect.StringKind:
+		// Every string, though protobuf-go checks only those its syntax asks it to: stricter
+		// only sends a proto2 string that is not UTF-8 to protobuf-go.
+		f.wire, f.utf8 = protowire.BytesType, true
+	case protoreflect.BytesKind:
+		f.wire = protowire.BytesType
+	case protoreflect.MessageKind:
+		f.wire, f.sub = protowire.BytesType, shapeOf(fd.Message(), building)
+	default:
+		return f, false // groups
+	}
+	f.packed = fd.IsList() && f.wire != protowire.BytesType
+	return f, true
+}
