@@ -1,12 +1,10 @@
 package measure
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 )
@@ -23,25 +21,9 @@ var updateAdaptiveDifferential = flag.Bool("update-adaptive-differential", false
 func TestAdaptiveDifferential(t *testing.T) {
 	t.Parallel()
 	got := adaptiveDifferentialLines(t)
-	const file = "testdata/adaptive_differential.txt"
-	if *updateAdaptiveDifferential {
-		if err := os.WriteFile(file, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	want := goldenLines(t, "testdata/adaptive_differential.txt", got, *updateAdaptiveDifferential, 400)
+	if want == nil {
 		return
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var want []string
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
-	if len(got) != len(want) || len(want) < 400 {
-		t.Fatalf("%d sessions; want %d (and at least 400)", len(got), len(want))
 	}
 	bad := 0
 	for i := range want {

@@ -1,12 +1,10 @@
 package measure
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -25,32 +23,15 @@ var updateDifferential = flag.Bool("update-differential", false, "rewrite testda
 // which uses only the API both builds share:
 //
 //	git archive dc8bcb8 pkg/measure | tar -x -C /tmp/old
-//	cp differential_test.go /tmp/old/pkg/measure/
+//	cp differential_test.go golden_lines_test.go /tmp/old/pkg/measure/
 //	cd /tmp/old/pkg/measure && GOWORK=off go test -run TestDichotomousDifferential -update-differential .
 //	cp testdata/differential.txt back here
 func TestDichotomousDifferential(t *testing.T) {
 	t.Parallel()
 	got := differentialLines(t)
-	const file = "testdata/differential.txt"
-	if *updateDifferential {
-		if err := os.WriteFile(file, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	want := goldenLines(t, "testdata/differential.txt", got, *updateDifferential, 2000)
+	if want == nil {
 		return
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var want []string
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
-	if len(got) != len(want) || len(want) < 2000 {
-		t.Fatalf("%d lines; want %d (and at least 2,000)", len(got), len(want))
 	}
 	bad := 0
 	for i := range want {

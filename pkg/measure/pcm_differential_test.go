@@ -1,12 +1,10 @@
 package measure
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,26 +23,9 @@ var updatePCMDifferential = flag.Bool("update-pcm-differential", false, "rewrite
 func TestPCMDifferential(t *testing.T) {
 	t.Parallel()
 	got := pcmDifferentialLines(t)
-	const file = "testdata/pcm_differential.txt"
-	if *updatePCMDifferential {
-		if err := os.WriteFile(file, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	want := goldenLines(t, "testdata/pcm_differential.txt", got, *updatePCMDifferential, 2700)
+	if want == nil {
 		return
-	}
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	var want []string
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
-	if len(got) != len(want) || len(want) < 2700 {
-		t.Fatalf("%d lines; want %d (and at least 2,700)", len(got), len(want))
 	}
 	bad, worst := 0, 0.0
 	for i := range want {
