@@ -245,18 +245,21 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 		}
 		sent <- n
 	}()
-	// The calls stop growing: the server has stopped reading.
+	// The calls stop growing: the server has stopped reading. Unchanged for four looks in a row
+	// (1.2 s), not one: on a loaded machine a starved server can look still for 300 ms.
 	var calls int64
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	deadline := time.Now().Add(20 * time.Second)
+	for still := 0; still < 4; {
 		time.Sleep(300 * time.Millisecond)
 		c := h.echo.calls.Load()
 		if c == calls && c > 0 {
-			break
+			still++
+		} else {
+			still = 0
 		}
 		calls = c
 		if time.Now().After(deadline) {
-			t.Fatalf("the server still reads after 10 s: %d records run", c)
+			t.Fatalf("the server still reads after 20 s: %d records run", c)
 		}
 	}
 	// 16 records in flight, and those whose answers fill gRPC's send window and the client's
