@@ -302,3 +302,25 @@ func startTest(t testing.TB, cfg Config) *harness {
 	h.echo = e
 	return h
 }
+
+// echoCall makes a unary Echo call of in on the gRPC port.
+func (h *harness) echoCall(ctx context.Context, in *dynamicpb.Message, opts ...grpc.CallOption) error {
+	return h.grpc.Invoke(ctx, throwawayMethod, in, dynamicpb.NewMessage(echoOut), opts...)
+}
+
+// echoOfSize is an EchoRequest of exactly n encoded bytes: text "x" and one item whose id pads
+// it, so that Echo answers it with a small response.
+func echoOfSize(t testing.TB, n int) *dynamicpb.Message {
+	t.Helper()
+	k := n
+	for range 8 {
+		m := echoRequest("x", strings.Repeat("x", k), 1)
+		size := proto.Size(m)
+		if size == n {
+			return m
+		}
+		k += n - size
+	}
+	t.Fatalf("no EchoRequest of %d bytes", n)
+	return nil
+}
