@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -41,9 +42,11 @@ const (
 	throwawayMethod    = "/" + throwawayService + "/Echo"
 	throwawayShout     = "/" + throwawayService + "/Shout"
 	throwawayBatch     = "/" + throwawayService + "/EchoBatch"
+	throwawayGroup     = "/" + throwawayService + "/Group"
 	throwawayPath      = "/api/throwaway/echo"
 	throwawayShoutPath = "/api/throwaway/shout"
 	throwawayBatchPath = "/api/throwaway/batch"
+	throwawayGroupPath = "/api/throwaway/group"
 	throwawayPerm      = "throwaway:echo"
 	throwawayShoutPerm = "throwaway:shout"
 	throwawayBatchPerm = "throwaway:batch"
@@ -111,6 +114,11 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 			Name: proto.String("Shout"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
 			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, true),
 		}, {
+			// Group is Echo on a path ending in /group, which the frame admits as a group
+			// forecast's (its cost estimate, its body limits): for the memory budget's tests.
+			Name: proto.String("Group"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
+			Options: rpcOptions(throwawayPerm, throwawayGroupPath, false),
+		}, {
 			Name: proto.String("EchoBatch"), InputType: proto.String(pkg + "EchoBatchRecord"), OutputType: proto.String(pkg + "EchoBatchAnswer"),
 			ClientStreaming: proto.Bool(true), ServerStreaming: proto.Bool(true), Options: rpcOptions(throwawayBatchPerm, "", false),
 		}}}},
@@ -151,7 +159,7 @@ func registerThrowaway(t testing.TB) {
 type echoServer struct {
 	release chan struct{} // "slow" waits for it
 	started chan struct{} // "slow" signals it has begun
-	calls   atomic.Int64  // Echo and Shout calls begun
+	calls   atomic.Int64  // Echo, Shout and Group calls begun
 }
 
 func newEchoServer() *echoServer {
@@ -238,7 +246,7 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 	return &grpc.ServiceDesc{
 		ServiceName: throwawayService,
 		HandlerType: (*any)(nil),
-		Methods:     []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout)},
+		Methods:     []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout), unary("Group", throwawayGroup)},
 		// The batch rpc's stub: the frame serves it in the service's place (Service.BatchRPC).
 		Streams: []grpc.StreamDesc{{StreamName: "EchoBatch", ClientStreams: true, ServerStreams: true,
 			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "served by the frame") }}},
@@ -249,7 +257,7 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 // throwawayGateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rules:
 // decode the body, call the rpc on the client connection, forward the answer or the error.
 func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-	for path, method := range map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout} {
+	for path, method := range map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout, throwawayGroupPath: throwawayGroup} {
 		err := mux.HandlePath(http.MethodPost, path, func(w http.ResponseWriter, req *http.Request, _ map[string]string) {
 			ctx, cancel := context.WithCancel(req.Context())
 			defer cancel()
@@ -323,4 +331,17 @@ func echoOfSize(t testing.TB, n int) *dynamicpb.Message {
 	}
 	t.Fatalf("no EchoRequest of %d bytes", n)
 	return nil
+}
+
+// echoGroupBody is a JSON EchoRequest of text with n items, each an object as a group forecast's
+// students are: the frame costs a body of Group by its brackets as it costs a group forecast's.
+func echoGroupBody(text string, n int) []byte {
+	b := []byte(`{"text":"` + text + `","items":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"id":"L%06d","result":%d}`, i, i%2)
+	}
+	return append(b, "]}"...)
 }
