@@ -146,8 +146,9 @@ func registerThrowaway(t testing.TB) {
 	})
 }
 
-// echoServer is the test service's handlers. Echo answers the request's text upper-cased, and the
-// client the token names; the text picks what else it does:
+// echoServer is the test service's handlers. Echo (and Shout and Group, the same handler) answers
+// the request's text upper-cased, and the client the token names; the text picks what else it
+// does:
 //
 //	"panic"     panics with "secret internal detail"
 //	"slow"      signals started, then waits for release
