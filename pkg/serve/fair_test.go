@@ -31,7 +31,7 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := startTest(t, cfg)
+	h := startTestGroup(t, cfg)
 	toks := map[string]string{"demo": h.token("demo", "demo-secret"), "flood": h.token("flood", clientSecret), "single": h.token("single", clientSecret)}
 	group := echoGroupBody("slow", 900) // each holds until released
 	if c := h.srv.budget.GroupCostOfBody(group); c > cfg.MemoryBudget || 2*c <= cfg.MemoryBudget {

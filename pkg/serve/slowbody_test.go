@@ -39,7 +39,7 @@ func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := startTest(t, cfg)
+	h := startTestGroup(t, cfg)
 	slowTok := h.token("slow", clientSecret)
 	const declared = 600_000
 	// upload sends a group call's head, declaring its body, and the body's first bytes, then

@@ -115,7 +115,8 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, true),
 		}, {
 			// Group is Echo on a path ending in /group, which the frame admits as a group
-			// forecast's (its cost estimate, its body limits): for the memory budget's tests.
+			// forecast's (its cost estimate, its body limits): for the group admission tests,
+			// which alone serve it (startTestGroup).
 			Name: proto.String("Group"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
 			Options: rpcOptions(throwawayPerm, throwawayGroupPath, false),
 		}, {
@@ -161,6 +162,7 @@ type echoServer struct {
 	release chan struct{} // "slow" waits for it
 	started chan struct{} // "slow" signals it has begun
 	calls   atomic.Int64  // Echo, Shout and Group calls begun
+	group   bool          // serves Group (startTestGroup)
 }
 
 func newEchoServer() *echoServer {
@@ -244,10 +246,14 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 			return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, handler)
 		}}
 	}
+	methods := []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout)}
+	if e.group {
+		methods = append(methods, unary("Group", throwawayGroup))
+	}
 	return &grpc.ServiceDesc{
 		ServiceName: throwawayService,
 		HandlerType: (*any)(nil),
-		Methods:     []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout), unary("Group", throwawayGroup)},
+		Methods:     methods,
 		// The batch rpc's stub: the frame serves it in the service's place (Service.BatchRPC).
 		Streams: []grpc.StreamDesc{{StreamName: "EchoBatch", ClientStreams: true, ServerStreams: true,
 			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "served by the frame") }}},
@@ -255,10 +261,14 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 	}
 }
 
-// throwawayGateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rules:
-// decode the body, call the rpc on the client connection, forward the answer or the error.
-func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-	for path, method := range map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout, throwawayGroupPath: throwawayGroup} {
+// gateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rules: decode
+// the body, call the rpc on the client connection, forward the answer or the error.
+func (e *echoServer) gateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	rules := map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout}
+	if e.group {
+		rules[throwawayGroupPath] = throwawayGroup
+	}
+	for path, method := range rules {
 		err := mux.HandlePath(http.MethodPost, path, func(w http.ResponseWriter, req *http.Request, _ map[string]string) {
 			ctx, cancel := context.WithCancel(req.Context())
 			defer cancel()
@@ -294,7 +304,7 @@ var testWire = WireRules{Aliases: map[protoreflect.FullName]map[string]string{"y
 func (e *echoServer) service() Service {
 	return Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(e.desc(), struct{}{}) },
-		Gateway:   throwawayGateway,
+		Gateway:   e.gateway,
 		BatchPath: throwawayBatchPath,
 		BatchRPC:  throwawayBatch,
 		Wire:      testWire,
@@ -307,6 +317,18 @@ func startTest(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	registerThrowaway(t)
 	e := newEchoServer()
+	h := startService(t, cfg, e.service())
+	h.echo = e
+	return h
+}
+
+// startTestGroup is startTest with the test service's Group served too. Only the tests of group
+// admission serve it: a group route raises the gRPC read ceiling to a group message's limit.
+func startTestGroup(t testing.TB, cfg Config) *harness {
+	t.Helper()
+	registerThrowaway(t)
+	e := newEchoServer()
+	e.group = true
 	h := startService(t, cfg, e.service())
 	h.echo = e
 	return h
