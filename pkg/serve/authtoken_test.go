@@ -98,7 +98,7 @@ func TestAuthTokenShapes(t *testing.T) {
 	cfg := testConfig(t)
 	var forecasterSecret string
 	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	mpCT, mpBody := multipartBody(t, "clientId", "demo", "clientSecret", "demo-secret")
 	mpOAuthCT, mpOAuthBody := multipartBody(t, "grant_type", "client_credentials", "client_id", "demo", "client_secret", "demo-secret")
 	mpRepeatCT, mpRepeatBody := multipartBody(t, "clientId", "demo", "clientId", "demo", "clientSecret", "demo-secret")
@@ -192,7 +192,7 @@ func TestAuthTokenShapes(t *testing.T) {
 	}
 	t.Run("oauth scope asked is answered", func(t *testing.T) {
 		t.Parallel()
-		r := h.do(http.MethodPost, "/authToken", formCT, oauthForm+"&scope=score:standard")
+		r := h.do(http.MethodPost, "/authToken", formCT, oauthForm+"&scope="+throwawayPerm)
 		if got := r.json(t)["scope"]; r.status != 200 || got != "*" {
 			t.Errorf("got %d, scope %v; want 200 and the scope granted, \"*\"", r.status, got)
 		}
@@ -277,7 +277,7 @@ func TestLoginDoorsAgree(t *testing.T) {
 	cfg := testConfig(t)
 	var forecasterSecret string
 	cfg.ClientsFile, forecasterSecret = writeFastClients(t)
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	grpcClient := authv1.NewTokenServiceClient(h.grpc)
 	cases := []struct {
 		name, id, secret string
@@ -318,7 +318,7 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 	t.Parallel()
 	t.Run("throttled", func(t *testing.T) {
 		t.Parallel()
-		h := start(t, testConfig(t))
+		h := startTest(t, testConfig(t))
 		var last response
 		for range 30 {
 			if last = h.do(http.MethodPost, "/authToken", formCT, grantOnly+"&client_id=demo&client_secret=wrong"); last.status == 429 {
@@ -336,8 +336,8 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 	t.Run("busy", func(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig(t)
-		cfg.ClientsFile = writeClients(t) // argon2id at the default cost: each check takes 0.1 s or more
-		h := start(t, cfg)
+		cfg.ClientsFile = writeTestClients(t) // argon2id at the default cost: each check takes 0.1 s or more
+		h := startTest(t, cfg)
 		const logins = 40
 		var mu sync.Mutex
 		got := map[string]int{}
@@ -348,9 +348,9 @@ func TestAuthTokenThrottledAndBusy(t *testing.T) {
 				kind := "spec"
 				if i%2 == 0 {
 					kind = "oauth"
-					r = h.do(http.MethodPost, "/authToken", formCT, grantOnly+"&client_id=standard-only&client_secret="+clientSecret)
+					r = h.do(http.MethodPost, "/authToken", formCT, grantOnly+"&client_id=echo-only&client_secret="+clientSecret)
 				} else {
-					r = h.post("/authToken", `{"clientId":"standard-only","clientSecret":"`+clientSecret+`"}`)
+					r = h.post("/authToken", `{"clientId":"echo-only","clientSecret":"`+clientSecret+`"}`)
 				}
 				outcome := kind + " " + http.StatusText(r.status)
 				if r.status == 503 {

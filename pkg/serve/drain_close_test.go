@@ -30,11 +30,11 @@ func TestShutdownAcrossTheClose(t *testing.T) {
 	for round := range rounds {
 		cfg := testConfig(t)
 		cfg.ShutdownDelay = 0
-		h := start(t, cfg)
+		h := startTest(t, cfg)
 		auth := "Bearer " + h.token("demo", "demo-secret")
-		body := `{"items":[{"id":"L1","result":1}]}`
+		body := `{"text":"L1"}`
 		req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: %s\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
-			scorePath, auth, len(body), body)
+			throwawayPath, auth, len(body), body)
 		addr := h.base[len("http://"):]
 		var stop atomic.Bool
 		var wg sync.WaitGroup

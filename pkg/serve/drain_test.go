@@ -36,7 +36,7 @@ func TestShutdownLosesNoRequest(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
 			cfg.ShutdownDelay = delay
-			h := start(t, cfg)
+			h := startTest(t, cfg)
 			auth := "Bearer " + h.token("demo", "demo-secret")
 
 			var mu sync.Mutex
@@ -46,7 +46,7 @@ func TestShutdownLosesNoRequest(t *testing.T) {
 			loop := func(name string, c *http.Client) {
 				wg.Go(func() {
 					for !stop.Load() {
-						req, _ := http.NewRequest(http.MethodPost, h.base+scorePath, strings.NewReader(`{"items":[{"id":"L1","result":1}]}`))
+						req, _ := http.NewRequest(http.MethodPost, h.base+throwawayPath, strings.NewReader(`{"text":"L1"}`))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("Authorization", auth)
 						o := outcome{client: name, sent: time.Now()}
@@ -133,8 +133,8 @@ func TestShutdownIsQuiet(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.ShutdownDelay = 0
-	h := start(t, cfg)
-	if r := h.post(scorePath, `{"items":[{"id":"L1","result":1}]}`, "Authorization", "Bearer "+h.token("demo", "demo-secret")); r.status != http.StatusOK {
+	h := startTest(t, cfg)
+	if r := h.post(throwawayPath, `{"text":"L1"}`, "Authorization", "Bearer "+h.token("demo", "demo-secret")); r.status != http.StatusOK {
 		t.Fatalf("score: got %d; want 200", r.status)
 	}
 	h.stop()
@@ -171,7 +171,7 @@ func TestShutdownAnswersConnectionsOpenedDuringDrain(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)
 			cfg.ShutdownDelay = delay
-			h := start(t, cfg)
+			h := startTest(t, cfg)
 			auth := "Bearer " + h.token("demo", "demo-secret")
 			addr := strings.TrimPrefix(h.base, "http://")
 
@@ -194,8 +194,8 @@ func TestShutdownAnswersConnectionsOpenedDuringDrain(t *testing.T) {
 			closed := waitListenerClosed(t, addr)
 			time.Sleep(100 * time.Millisecond)
 
-			body := `{"items":[{"id":"L1","result":1}]}`
-			req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", scorePath, auth, len(body), body)
+			body := `{"text":"L1"}`
+			req := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", throwawayPath, auth, len(body), body)
 			var wg sync.WaitGroup
 			errs := make([]error, len(conns))
 			for i, c := range conns {

@@ -11,13 +11,13 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// TestFairAdmissionRoundRobin: with the budget room for one group forecast at a time, a client
+// TestFairAdmissionRoundRobin: with the budget room for one group call at a time, a client
 // with four queued behind the one running cannot hold another client's single one behind all
 // four: once the running one ends, the queues are served one call per client in turn.
 func TestFairAdmissionRoundRobin(t *testing.T) {
 	t.Parallel()
-	cfg := forecastConfig(t)
-	cfg.MemoryBudget = 3 << 19 // one group forecast of 900 students at a time
+	cfg := testConfig(t)
+	cfg.MemoryBudget = 3 << 19 // one group call of 900 items at a time (1.16 MB of 1.5 MiB)
 	cfg.Limits.MaxStudents = 1000
 	cfg.AdmissionWait = time.Minute
 	hash, err := token.HashSecret(clientSecret)
@@ -26,20 +26,21 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 	}
 	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
 	yaml := "clients:\n" +
-		"  - clientId: flood\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n" +
-		"  - clientId: single\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+		"  - clientId: flood\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"*\"]\n" +
+		"  - clientId: single\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"*\"]\n"
 	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fake := newFakeForecast(t, cfg.Limits)
-	fake.faulty = true // each math group forecast holds until released
-	h := startService(t, cfg, fake.service())
+	h := startTestGroup(t, cfg)
 	toks := map[string]string{"demo": h.token("demo", "demo-secret"), "flood": h.token("flood", clientSecret), "single": h.token("single", clientSecret)}
-	group := groupBody(900, typicalStudent)
+	group := echoGroupBody("slow", 900) // each holds until released
+	if c := h.srv.budget.GroupCostOfBody(group); c > cfg.MemoryBudget || 2*c <= cfg.MemoryBudget {
+		t.Fatalf("a group call costs %d; want one, not two, in the budget of %d", c, cfg.MemoryBudget)
+	}
 	done := make(chan string, 8)
 	send := func(who string) {
 		go func() {
-			r, err := post(h.base, "/api/forecast/math/group", toks[who], bytes.NewReader(group))
+			r, err := post(h.base, throwawayGroupPath, toks[who], bytes.NewReader(group))
 			if err != nil || r.status != http.StatusOK {
 				t.Errorf("%s: got %d %s %v; want 200", who, r.status, r.body, err)
 			}
@@ -55,7 +56,7 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 		}
 	}
 	send("demo")
-	<-fake.started
+	<-h.echo.started
 	for i := range 4 {
 		send("flood")
 		waiting(i + 1)
@@ -64,10 +65,10 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 	waiting(5)
 	var order []string
 	for range 6 {
-		fake.release <- struct{}{}
+		h.echo.release <- struct{}{}
 		order = append(order, <-done)
 		if len(order) < 6 {
-			<-fake.started // the next one admitted is running
+			<-h.echo.started // the next one admitted is running
 		}
 	}
 	want := []string{"demo", "flood", "single", "flood", "flood", "flood"}

@@ -26,14 +26,13 @@ import (
 // connection open.
 func TestThrottledGRPCConnectionStays(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	// One call every 100 s: however slow the machine, none of the 250 is let in.
 	if err := setLimits(t, h, "{rate: 0.01, burst: 1}"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
-	client := scoringv1.NewScoringServiceClient(h.grpc)
-	if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults()); err != nil {
+	if err := h.echoCall(ctx, echoRequest("x")); err != nil {
 		t.Fatalf("first call: got %v; want OK (the burst)", err)
 	}
 	// Ten senders, so that the refusals fall within a second of each other.
@@ -42,7 +41,7 @@ func TestThrottledGRPCConnectionStays(t *testing.T) {
 	for range 10 {
 		wg.Go(func() {
 			for range 25 {
-				_, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults())
+				err := h.echoCall(ctx, echoRequest("x"))
 				codesSeen <- status.Code(err)
 			}
 		})

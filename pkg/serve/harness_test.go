@@ -33,8 +33,7 @@ type harness struct {
 	srv     *Server
 	base    string // http://127.0.0.1:port
 	grpc    *grpc.ClientConn
-	fake    *fakeScoring // start's (scoringfake_test.go)
-	echo    *echoServer  // startTest's
+	echo    *echoServer // startTest's handlers
 	logs    *proc.LogBuffer
 	cancel  context.CancelFunc
 	stopped chan error

@@ -18,13 +18,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
-const standardPath = "/api/score/items/idsWithResults/standard"
-
-// setLimits rewrites the batcher's entry of startBatch's clients file with limits (YAML flow
+// setLimits rewrites the batcher's entry of startTestBatch's clients file with limits (YAML flow
 // mapping, "" for none) and reloads.
 func setLimits(t *testing.T, h *harness, limits string) error {
 	t.Helper()
@@ -57,15 +54,15 @@ func setLimits(t *testing.T, h *harness, limits string) error {
 // touched.
 func TestClientRateBothFronts(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{rate: 1, burst: 3}"); err != nil {
 		t.Fatal(err)
 	}
 	tok := h.token("batcher", clientSecret)
 	auth := []string{"Authorization", "Bearer " + tok}
-	body := `{"items":[{"id":"x","result":1}]}`
+	body := `{"text":"x"}`
 	for i, want := range []string{`"rate";r=2;t=1`, `"rate";r=1;t=2`} {
-		r := h.post(standardPath, body, auth...)
+		r := h.post(throwawayPath, body, auth...)
 		if r.status != 200 || r.header.Get("RateLimit-Policy") != `"rate";q=1;w=1` || r.header.Get("RateLimit") != want {
 			t.Fatalf("JSON call %d: got %d RateLimit-Policy %q RateLimit %q; want 200 \"rate\";q=1;w=1 %s", i+1, r.status,
 				r.header.Get("RateLimit-Policy"), r.header.Get("RateLimit"), want)
@@ -73,14 +70,13 @@ func TestClientRateBothFronts(t *testing.T) {
 	}
 	var hdr metadata.MD
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
-	client := scoringv1.NewScoringServiceClient(h.grpc)
-	if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults(), grpc.Header(&hdr)); err != nil {
+	if err := h.echoCall(ctx, echoRequest("x"), grpc.Header(&hdr)); err != nil {
 		t.Fatalf("gRPC call 3: got %v; want OK (the third of the burst)", err)
 	}
 	if got := hdr.Get("ratelimit-policy"); len(got) != 1 || got[0] != `"rate";q=1;w=1` {
 		t.Errorf("gRPC header ratelimit-policy: got %q; want \"rate\";q=1;w=1", got)
 	}
-	r := h.post(standardPath, body, auth...)
+	r := h.post(throwawayPath, body, auth...)
 	if r.status != 429 || r.header.Get("Retry-After") != "1" || r.header.Get("RateLimit") != `"rate";r=0;t=3` ||
 		r.header.Get("RateLimit-Policy") != `"rate";q=1;w=1` {
 		t.Fatalf("JSON call 4: got %d Retry-After %q RateLimit %q %q; want 429, 1, \"rate\";r=0;t=3", r.status,
@@ -90,7 +86,7 @@ func TestClientRateBothFronts(t *testing.T) {
 	if string(r.body) != want {
 		t.Errorf("429 body: got %s; want %s", r.body, want)
 	}
-	_, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults())
+	err := h.echoCall(ctx, echoRequest("x"))
 	st := status.Convert(err)
 	var delay time.Duration
 	for _, d := range st.Details() {
@@ -102,7 +98,7 @@ func TestClientRateBothFronts(t *testing.T) {
 		t.Errorf("gRPC call 5: got %s with RetryInfo %s; want RESOURCE_EXHAUSTED with 1s", st.Code(), delay)
 	}
 	h.token("batcher", clientSecret) // a login while throttled: 200, it is the login throttle's
-	other := h.post(standardPath, body, "Authorization", "Bearer "+h.token("standard-only", clientSecret))
+	other := h.post(throwawayPath, body, "Authorization", "Bearer "+h.token("echo-only", clientSecret))
 	if other.status != 200 || other.header.Get("RateLimit-Policy") != "" {
 		t.Errorf("a client without limits: got %d with RateLimit-Policy %q; want 200 and no header", other.status, other.header.Get("RateLimit-Policy"))
 	}
@@ -115,16 +111,16 @@ func TestClientRateBothFronts(t *testing.T) {
 // at once (Retry-After 1), on either front; once the first is answered the next runs.
 func TestClientConcurrencyRefusedAtOnce(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{concurrency: 1}"); err != nil {
 		t.Fatal(err)
 	}
 	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
 	first := make(chan response, 1)
-	go func() { first <- h.post(standardPath, `{"items":[{"id":"slow","result":1}]}`, auth...) }()
-	<-h.fake.started
+	go func() { first <- h.post(throwawayPath, `{"text":"slow"}`, auth...) }()
+	<-h.echo.started
 	start := time.Now()
-	r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...)
+	r := h.post(throwawayPath, `{"text":"x"}`, auth...)
 	if r.status != 429 || r.header.Get("Retry-After") != "1" || !strings.Contains(string(r.body), "may have 1 requests in progress at once") {
 		t.Errorf("second call: got %d Retry-After %q %s; want 429, 1, the concurrency", r.status, r.header.Get("Retry-After"), r.body)
 	}
@@ -134,11 +130,11 @@ func TestClientConcurrencyRefusedAtOnce(t *testing.T) {
 	if took := time.Since(start); took > 1500*time.Millisecond {
 		t.Errorf("the refusal took %s; want it at once", took)
 	}
-	h.fake.release <- struct{}{}
+	h.echo.release <- struct{}{}
 	if got := <-first; got.status != 200 {
 		t.Fatalf("first call: got %d %s; want 200", got.status, got.body)
 	}
-	if r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...); r.status != 200 {
+	if r := h.post(throwawayPath, `{"text":"x"}`, auth...); r.status != 200 {
 		t.Errorf("after the first ended: got %d %s; want 200", r.status, r.body)
 	}
 }
@@ -147,7 +143,7 @@ func TestClientConcurrencyRefusedAtOnce(t *testing.T) {
 // answered 429, on NDJSON and gRPC alike; a stream takes a concurrency slot.
 func TestStreamsPaced(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{rate: 20, burst: 1, concurrency: 1}"); err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +151,10 @@ func TestStreamsPaced(t *testing.T) {
 	const n = 11 // the first at once, ten more at 50 ms each
 	var b strings.Builder
 	for i := range n {
-		fmt.Fprintf(&b, `{"id":"%d","path":"%s","body":{"items":[{"id":"x","result":1}]}}`+"\n", i, standardPath)
+		fmt.Fprintf(&b, `{"id":"%d","path":"%s","body":{"text":"x"}}`+"\n", i, throwawayPath)
 	}
 	start := time.Now()
-	r := h.do(http.MethodPost, "/api/score/batch", ndjson, b.String(), "Authorization", "Bearer "+tok)
+	r := h.do(http.MethodPost, throwawayBatchPath, ndjson, b.String(), "Authorization", "Bearer "+tok)
 	took := time.Since(start)
 	if r.status != 200 || strings.Count(string(r.body), `"status":200`) != n || strings.Contains(string(r.body), "429") {
 		t.Fatalf("NDJSON: got %d %s; want 200 with %d records answered 200, none 429", r.status, r.body, n)
@@ -169,19 +165,19 @@ func TestStreamsPaced(t *testing.T) {
 	if took < 450*time.Millisecond {
 		t.Errorf("NDJSON: %d records at 20/s took %s; want at least 450ms", n, took)
 	}
-	var records []*scoringv1.ScoreBatchRecord
+	var records []*dynamicpb.Message
 	for i := range n {
-		records = append(records, itemsRecord(fmt.Sprint(i), "x"))
+		records = append(records, echoRecordOf(fmt.Sprint(i), "echo", "x"))
 	}
 	start = time.Now()
-	answers, _, err := scoreBatch(t, h, tok, records)
+	answers, _, err := echoBatch(t, h, tok, records)
 	took = time.Since(start)
 	if err != nil || len(answers) != n {
 		t.Fatalf("gRPC: got %d answers, %v; want %d and OK", len(answers), err, n)
 	}
 	for _, a := range answers {
-		if a.GetError() != nil || a.GetMeasure() == nil {
-			t.Errorf("gRPC record %s: got error %v; want a measure", a.GetId(), a.GetError())
+		if a.err != nil || a.text != "X" {
+			t.Errorf("gRPC record %s: got error %v, text %q; want the handler's answer X", a.id, a.err, a.text)
 		}
 	}
 	if took < 450*time.Millisecond {
@@ -199,34 +195,34 @@ func TestStreamsPaced(t *testing.T) {
 // a bad value is refused with file:line and the last good limits stay.
 func TestLimitsReload(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{rate: 1, burst: 1}"); err != nil {
 		t.Fatal(err)
 	}
 	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
-	body := `{"items":[{"id":"x","result":1}]}`
-	if r1, r2 := h.post(standardPath, body, auth...), h.post(standardPath, body, auth...); r1.status != 200 || r2.status != 429 {
+	body := `{"text":"x"}`
+	if r1, r2 := h.post(throwawayPath, body, auth...), h.post(throwawayPath, body, auth...); r1.status != 200 || r2.status != 429 {
 		t.Fatalf("rate 1, burst 1: got %d then %d; want 200 then 429", r1.status, r2.status)
 	}
 	err := setLimits(t, h, "{rate: 1, burst: -1}")
 	if err == nil || !strings.Contains(err.Error(), h.srv.cfg.ClientsFile+`:3: client "batcher": limits.burst must be at least 1, got -1`) {
 		t.Fatalf("a bad burst: got %v; want the file:line of the value", err)
 	}
-	if r := h.post(standardPath, body, auth...); r.status != 429 || r.header.Get("RateLimit-Policy") != `"rate";q=1;w=1` {
+	if r := h.post(throwawayPath, body, auth...); r.status != 429 || r.header.Get("RateLimit-Policy") != `"rate";q=1;w=1` {
 		t.Errorf("after a refused reload: got %d %q; want the last good limits: 429", r.status, r.header.Get("RateLimit-Policy"))
 	}
 	if err := setLimits(t, h, "{rate: 1000}"); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if r := h.post(standardPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != `"rate";q=1000;w=1` {
+		if r := h.post(throwawayPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != `"rate";q=1000;w=1` {
 			t.Fatalf("call %d after raising the rate: got %d %q; want 200 at q=1000", i+1, r.status, r.header.Get("RateLimit-Policy"))
 		}
 	}
 	if err := setLimits(t, h, ""); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.post(standardPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != "" {
+	if r := h.post(throwawayPath, body, auth...); r.status != 200 || r.header.Get("RateLimit-Policy") != "" {
 		t.Errorf("limits removed: got %d %q; want 200 with no header", r.status, r.header.Get("RateLimit-Policy"))
 	}
 }
@@ -243,13 +239,13 @@ func TestClientLimitsRedisUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	h := startBatch(t, func(c *Config) {
+	h := startTestBatch(t, func(c *Config) {
 		c.RedisURL, c.ClientRate, c.ClientBurst, c.Replicas = "redis://"+addr, 4, 4, 2
 	})
 	metrics := string(h.do("GET", "/metrics", "", "").body)
 	for _, series := range []string{
 		`yardstick_client_throttled_total{client="batcher",reason="rate",service="scoring"} 0`,
-		`yardstick_client_throttled_total{client="standard-only",reason="concurrency",service="scoring"} 0`,
+		`yardstick_client_throttled_total{client="echo-only",reason="concurrency",service="scoring"} 0`,
 		`yardstick_client_throttled_total{client="other",reason="stream",service="scoring"} 0`,
 		`yardstick_client_limit_fallbacks_total{service="scoring"} 0`,
 	} {
@@ -260,7 +256,7 @@ func TestClientLimitsRedisUnreachable(t *testing.T) {
 	auth := []string{"Authorization", "Bearer " + h.token("batcher", clientSecret)}
 	var statuses []int
 	for range 4 {
-		statuses = append(statuses, h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...).status)
+		statuses = append(statuses, h.post(throwawayPath, `{"text":"x"}`, auth...).status)
 	}
 	if fmt.Sprint(statuses) != "[200 200 429 429]" {
 		t.Errorf("rate 4, burst 4 over 2 replicas without Redis: got %v; want [200 200 429 429] (a burst of 2 here)", statuses)
@@ -282,7 +278,7 @@ func TestClientLimitsRedisUnreachable(t *testing.T) {
 // burst + rate·t in each second (±20%), with no call refused for any other reason.
 func TestLimitsReloadedUnderLoad(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{rate: 20, burst: 20}"); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +298,7 @@ func TestLimitsReloadedUnderLoad(t *testing.T) {
 				default:
 				}
 				p := phase.Load().(string)
-				r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, auth...)
+				r := h.post(throwawayPath, `{"text":"x"}`, auth...)
 				mu.Lock()
 				counts[p][r.status]++
 				mu.Unlock()
@@ -349,14 +345,13 @@ func TestLimitsReloadedUnderLoad(t *testing.T) {
 // again: a client with a burst of 2 makes 2 calls.
 func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, nil)
+	h := startTestBatch(t, nil)
 	if err := setLimits(t, h, "{rate: 0.1, burst: 2}"); err != nil {
 		t.Fatal(err)
 	}
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
-	client := scoringv1.NewScoringServiceClient(h.grpc)
 	for i := range 2 {
-		if _, err := client.ScoreItemResults(ctx, itemsRecord("", "x").GetScoreItemResults()); err != nil {
+		if err := h.echoCall(ctx, echoRequest("x")); err != nil {
 			t.Fatalf("call %d of the burst of 2: got %v; want OK", i+1, err)
 		}
 	}
@@ -365,9 +360,9 @@ func TestGRPCThrottledBeforeItsMessage(t *testing.T) {
 		t.Fatal("could not fill the budget")
 	}
 	defer full.Release()
-	large := scoreOfSize(t, 100<<10) // over 64 KiB: the budget counts its decoding
+	large := echoOfSize(t, 100<<10) // over 64 KiB: the budget counts its decoding
 	start := time.Now()
-	_, err := client.ScoreItemResults(ctx, large)
+	err := h.echoCall(ctx, large)
 	took := time.Since(start)
 	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != "THROTTLED" {
 		t.Fatalf("a large call over the rate: got %v; want ResourceExhausted, reason THROTTLED", err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+	"google.golang.org/protobuf/types/dynamicpb"
 )
 
 // TestStreamRecordsWithinConcurrency: a stream of a client limited to concurrency 1 runs one
@@ -27,8 +27,8 @@ func TestStreamRecordsWithinConcurrency(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := startBatch(t, nil)
-			h.fake.started = make(chan struct{}, 4)
+			h := startTestBatch(t, nil)
+			h.echo.started = make(chan struct{}, 4)
 			// The stream holds one of the client's places; its records run within the client's
 			// concurrency.
 			if err := setLimits(t, h, fmt.Sprintf("{rate: 50, burst: 2, concurrency: %d}", tc.conc)); err != nil {
@@ -40,21 +40,21 @@ func TestStreamRecordsWithinConcurrency(t *testing.T) {
 				defer close(done)
 				switch tc.front {
 				case "ndjson":
-					body := strings.Repeat(`{"id":"s","path":"`+standardPath+`","body":{"items":[{"id":"slow","result":1}]}}`+"\n", 2)
-					r := h.do(http.MethodPost, "/api/score/batch", ndjson, body, "Authorization", "Bearer "+tok)
+					body := strings.Repeat(`{"id":"s","path":"`+throwawayPath+`","body":{"text":"slow"}}`+"\n", 2)
+					r := h.do(http.MethodPost, throwawayBatchPath, ndjson, body, "Authorization", "Bearer "+tok)
 					if r.status != 200 || !strings.Contains(string(r.body), `{"summary":{"records":2,"ok":2,"failed":0}}`) {
 						t.Errorf("NDJSON: got %d %s; want both records 200", r.status, r.body)
 					}
 				case "grpc":
-					answers, _, err := scoreBatch(t, h, tok, []*scoringv1.ScoreBatchRecord{itemsRecord("1", "slow"), itemsRecord("2", "slow")})
+					answers, _, err := echoBatch(t, h, tok, []*dynamicpb.Message{echoRecordOf("1", "echo", "slow"), echoRecordOf("2", "echo", "slow")})
 					if err != nil || len(answers) != 2 {
 						t.Errorf("gRPC: got %d answers, %v; want 2", len(answers), err)
 					}
 				}
 			}()
-			<-h.fake.started
+			<-h.echo.started
 			select {
-			case <-h.fake.started:
+			case <-h.echo.started:
 				if tc.conc == 1 {
 					t.Fatal("a second record started while the first ran; want one at a time")
 				}
@@ -63,11 +63,11 @@ func TestStreamRecordsWithinConcurrency(t *testing.T) {
 					t.Fatal("the second record did not start beside the first; want two at once")
 				}
 			}
-			h.fake.release <- struct{}{}
+			h.echo.release <- struct{}{}
 			if tc.conc == 1 {
-				<-h.fake.started // the second, now the first has ended
+				<-h.echo.started // the second, now the first has ended
 			}
-			h.fake.release <- struct{}{}
+			h.echo.release <- struct{}{}
 			<-done
 		})
 	}

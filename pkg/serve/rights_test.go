@@ -13,10 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // Rights for the life of a stream: each record is authorized as a call made now would be, and a
@@ -24,9 +21,9 @@ import (
 // permission taken) ends with the answer a call would get, on NDJSON and gRPC alike, whether or
 // not the caller sends anything more.
 
-const standardRecord = `{"id":"%s","path":"` + standardPath + `","body":{"items":[{"id":"x","result":1}]}}` + "\n"
+const echoLine = `{"id":"%s","path":"` + throwawayPath + `","body":{"text":"x"}}` + "\n"
 
-// editBatcher rewrites startBatch's clients file with the batcher's permissions replaced by perms
+// editBatcher rewrites startTestBatch's clients file with the batcher's permissions replaced by perms
 // (a YAML list's items), or without the batcher when perms is "", and reloads.
 func editBatcher(t *testing.T, h *harness, perms string) {
 	t.Helper()
@@ -70,7 +67,7 @@ type ndjsonStream struct {
 func openNDJSON(t *testing.T, h *harness, auth string) *ndjsonStream {
 	t.Helper()
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+	req, err := http.NewRequest(http.MethodPost, h.base+throwawayBatchPath, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +86,7 @@ func openNDJSON(t *testing.T, h *harness, auth string) *ndjsonStream {
 
 func (s *ndjsonStream) send(t *testing.T, id string) {
 	t.Helper()
-	go func() { _, _ = io.WriteString(s.body, strings.ReplaceAll(standardRecord, "%s", id)) }()
+	go func() { _, _ = io.WriteString(s.body, strings.ReplaceAll(echoLine, "%s", id)) }()
 }
 
 // next reads an answer line, failing after within.
@@ -115,7 +112,7 @@ func (s *ndjsonStream) next(t *testing.T, within time.Duration) string {
 
 // unaryBody is the body a unary call of the standard path gets with auth now, and its status.
 func unaryBody(h *harness, auth string) (int, string) {
-	r := h.post(standardPath, `{"items":[{"id":"x","result":1}]}`, "Authorization", auth)
+	r := h.post(throwawayPath, `{"text":"x"}`, "Authorization", auth)
 	return r.status, string(r.body)
 }
 
@@ -126,14 +123,14 @@ func TestNDJSONStreamRights(t *testing.T) {
 	t.Parallel()
 	t.Run("record's permission taken", func(t *testing.T) {
 		t.Parallel()
-		h := startBatch(t, nil)
+		h := startTestBatch(t, nil)
 		auth := "Bearer " + h.token("batcher", clientSecret)
 		s := openNDJSON(t, h, auth)
 		s.send(t, "a")
 		if got := s.next(t, 5*time.Second); !strings.HasPrefix(got, `{"id":"a","status":200,`) {
 			t.Fatalf("before the reload: got %s; want 200", got)
 		}
-		editBatcher(t, h, `"score:batch"`)
+		editBatcher(t, h, strconv.Quote(throwawayBatchPerm))
 		code, body := unaryBody(h, auth)
 		s.send(t, "b")
 		if got, want := s.next(t, 5*time.Second), `{"id":"b","status":403,"body":`+body+`}`; got != want || code != 403 {
@@ -150,12 +147,12 @@ func TestNDJSONStreamRights(t *testing.T) {
 		end   func(t *testing.T, h *harness)
 	}{
 		{"client removed", nil, func(t *testing.T, h *harness) { editBatcher(t, h, "") }},
-		{"stream's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, `"score:standard"`) }},
+		{"stream's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, strconv.Quote(throwawayPerm)) }},
 		{"token expired", &tokenClock{ttl: 2 * time.Second, leeway: time.Millisecond}, func(*testing.T, *harness) {}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := startBatch(t, func(c *Config) { c.tokenClock = tc.clock })
+			h := startTestBatch(t, func(c *Config) { c.tokenClock = tc.clock })
 			auth := "Bearer " + h.token("batcher", clientSecret)
 			s := openNDJSON(t, h, auth)
 			s.send(t, "a")
@@ -170,7 +167,7 @@ func TestNDJSONStreamRights(t *testing.T) {
 			got := s.next(t, 5*time.Second)
 			t.Logf("the end line came %s after the reload, or the token's expiry", time.Since(changed))
 			// What a new stream with the token gets now: a call's 401, or the stream route's 403.
-			r := h.do(http.MethodPost, "/api/score/batch", ndjson, "", "Authorization", auth)
+			r := h.do(http.MethodPost, throwawayBatchPath, ndjson, "", "Authorization", auth)
 			if want := `{"end":{"status":` + strconv.Itoa(r.status) + `,"body":` + string(r.body) + `}}`; got != want || (r.status != 401 && r.status != 403) {
 				t.Fatalf("last line: got %s; want %s", got, want)
 			}
@@ -192,26 +189,26 @@ func TestGRPCStreamRights(t *testing.T) {
 		code   codes.Code // of the next record's answer (ok stream), or of the stream
 		ends   bool
 	}{
-		{"record's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, `"score:batch"`) }, codes.PermissionDenied, false},
+		{"record's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, strconv.Quote(throwawayBatchPerm)) }, codes.PermissionDenied, false},
 		{"client removed", nil, func(t *testing.T, h *harness) { editBatcher(t, h, "") }, codes.Unauthenticated, true},
-		{"stream's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, `"score:standard"`) }, codes.PermissionDenied, true},
+		{"stream's permission taken", nil, func(t *testing.T, h *harness) { editBatcher(t, h, strconv.Quote(throwawayPerm)) }, codes.PermissionDenied, true},
 		{"token expired", &tokenClock{ttl: 2 * time.Second, leeway: time.Millisecond}, func(*testing.T, *harness) {}, codes.Unauthenticated, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := startBatch(t, func(c *Config) { c.tokenClock = tc.clock })
+			h := startTestBatch(t, func(c *Config) { c.tokenClock = tc.clock })
 			tok := h.token("batcher", clientSecret)
-			ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			st, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreBatch(ctx)
+			st, err := openEchoBatch(ctx, h, tok)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := st.Send(itemsRecord("a", "x")); err != nil {
+			if err := st.SendMsg(echoRecordOf("a", "echo", "x")); err != nil {
 				t.Fatal(err)
 			}
-			if a, err := st.Recv(); err != nil || a.GetMeasure() == nil {
-				t.Fatalf("first record: got %v, %v; want a measure", a, err)
+			if a, err := recvAnswer(st); err != nil || readAnswer(t, a).text != "X" {
+				t.Fatalf("first record: got %v, %v; want the handler's answer X", a, err)
 			}
 			changed := time.Now()
 			if tc.clock != nil {
@@ -219,21 +216,21 @@ func TestGRPCStreamRights(t *testing.T) {
 			}
 			tc.change(t, h)
 			if !tc.ends {
-				if err := st.Send(itemsRecord("b", "x")); err != nil {
+				if err := st.SendMsg(echoRecordOf("b", "echo", "x")); err != nil {
 					t.Fatal(err)
 				}
-				a, err := st.Recv()
-				unary := h.grpcUnaryStatus(tok, "x")
-				if err != nil || a.GetError().GetCode() != int32(tc.code) || status.Code(unary) != tc.code {
+				a, err := recvAnswer(st)
+				unary := h.echoUnaryStatus(tok, "x")
+				if err != nil || readAnswer(t, a).err.GetCode() != int32(tc.code) || status.Code(unary) != tc.code {
 					t.Fatalf("after the reload: got %v, %v (the call: %v); want the record %v as the call", a, err, unary, tc.code)
 				}
 				_ = st.CloseSend()
-				if _, err := st.Recv(); !errors.Is(err, io.EOF) {
+				if _, err := recvAnswer(st); !errors.Is(err, io.EOF) {
 					t.Errorf("the stream's end: got %v; want EOF (it went on)", err)
 				}
 				return
 			}
-			_, err = st.Recv() // the caller sends nothing more
+			_, err = recvAnswer(st) // the caller sends nothing more
 			if status.Code(err) != tc.code {
 				t.Fatalf("stream: got %v after %s; want %v", err, time.Since(changed), tc.code)
 			}

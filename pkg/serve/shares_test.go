@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // TestIdleStreamsHoldTheirReserve: header-only streams of one client without a concurrency limit
@@ -23,13 +23,13 @@ import (
 // took the whole half, and every other client's stream was 503.
 func TestIdleStreamsHoldTheirReserve(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 })
+	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 64 << 20 })
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	const share = (64 << 20) / 2 / admission.ClientShareDivisor // 8 MiB: four reserves
 	for i := range share / admission.StreamReserve {
 		pr, pw := io.Pipe()
 		t.Cleanup(func() { pw.Close() })
-		req, err := http.NewRequest(http.MethodPost, h.base+"/api/score/batch", pr)
+		req, err := http.NewRequest(http.MethodPost, h.base+throwawayBatchPath, pr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,15 +47,15 @@ func TestIdleStreamsHoldTheirReserve(t *testing.T) {
 	if got := h.srv.budget.StreamsHeldBy("batcher"); got != share {
 		t.Errorf("4 idle streams hold %d; want 4 reserves, %d", got, share)
 	}
-	if r := h.do(http.MethodPost, "/api/score/batch", ndjson, "\n", "Authorization", auth); r.status != 429 || r.header.Get("Retry-After") != "1" {
+	if r := h.do(http.MethodPost, throwawayBatchPath, ndjson, "\n", "Authorization", auth); r.status != 429 || r.header.Get("Retry-After") != "1" {
 		t.Errorf("the client's 5th stream: got %d %s; want 429 with Retry-After 1", r.status, r.body)
 	}
 	demo := h.token("demo", "demo-secret")
-	r := h.do(http.MethodPost, "/api/score/batch", ndjson, strings.ReplaceAll(standardRecord, "%s", "d"), "Authorization", "Bearer "+demo)
+	r := h.do(http.MethodPost, throwawayBatchPath, ndjson, strings.ReplaceAll(echoLine, "%s", "d"), "Authorization", "Bearer "+demo)
 	if r.status != 200 || !strings.Contains(string(r.body), `{"summary":{"records":1,"ok":1,"failed":0}}`) {
 		t.Errorf("another client's NDJSON stream: got %d %s; want its record answered", r.status, r.body)
 	}
-	if answers, _, err := scoreBatch(t, h, demo, []*scoringv1.ScoreBatchRecord{itemsRecord("g", "x")}); err != nil || len(answers) != 1 {
+	if answers, _, err := echoBatch(t, h, demo, []*dynamicpb.Message{echoRecordOf("g", "echo", "x")}); err != nil || len(answers) != 1 {
 		t.Errorf("another client's gRPC stream: got %d answers, %v; want 1 and OK", len(answers), err)
 	}
 }
@@ -67,7 +67,7 @@ func TestIdleStreamsHoldTheirReserve(t *testing.T) {
 // RESOURCE_EXHAUSTED.
 func TestReadPoolShareOfOneClient(t *testing.T) {
 	t.Parallel()
-	h := startBatch(t, func(c *Config) { c.MemoryBudget = 40 << 20 }) // a read pool of 10 MiB: 10 reads of 1 MiB
+	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 40 << 20 }) // a read pool of 10 MiB: 10 reads of 1 MiB
 	if got := h.srv.guard.ReadPool().Size(); got != 10<<20 || h.srv.guard.Ceiling() != 1<<20 {
 		t.Fatalf("read pool %d, ceiling %d; want 10 MiB of 1 MiB reads", got, h.srv.guard.Ceiling())
 	}
@@ -75,16 +75,16 @@ func TestReadPoolShareOfOneClient(t *testing.T) {
 	defer cancel()
 	refused := make(chan error, 50)
 	for range 50 {
-		cs, err := h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoringv1.ScoringService_ScoreItemResults_FullMethodName)
+		cs, err := h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, throwawayMethod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { refused <- cs.RecvMsg(&scoringv1.Measure{}) }()
+		go func() { refused <- cs.RecvMsg(dynamicpb.NewMessage(echoOut)) }()
 	}
 	waitFor(t, "the client's share of the pool held", func() bool { return h.srv.guard.ReadPool().HeldBy("batcher") == 2<<20 })
 	demo := bearer("Bearer " + h.token("demo", "demo-secret"))
 	start := time.Now()
-	_, err := scoringv1.NewScoringServiceClient(h.grpc).ScoreItemResults(demo, scoreOfSize(t, 100))
+	err := h.echoCall(demo, echoOfSize(t, 100))
 	if status.Code(err) == codes.ResourceExhausted || time.Since(start) > 500*time.Millisecond {
 		t.Errorf("another client's call beside them: got %v after %s; want it read at once", err, time.Since(start))
 	}

@@ -17,17 +17,17 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// TestSlowUploadsHoldTheirBytes: a client's group forecasts that declare large bodies and send
+// TestSlowUploadsHoldTheirBytes: a client's group calls that declare large bodies and send
 // them slowly hold their declared bytes in the body pool, and nothing of the budget, while they
 // arrive; the client's bodies in flight hold at most its share of the pool (a quarter of it:
 // three of 600,000 bytes fit 2 MiB, a fourth is 503 after the read wait), and another client's
-// group forecast is admitted and answered meanwhile. Once, each slow upload took its whole
+// group call is admitted and answered meanwhile. Once, each slow upload took its whole
 // estimated cost (16 × its declared size, or a student per 8 bytes) from the budget before its
 // first byte, and three of them held 528 of a 537 MB budget while every other client's group
 // forecast was 503.
 func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 	t.Parallel()
-	cfg := forecastConfig(t)
+	cfg := testConfig(t)
 	cfg.MemoryBudget = 32 << 20            // a body pool of 8 MiB: 2 MiB a client without a concurrency limit
 	cfg.Limits.MaxGroupBodyBytes = 4 << 20 // under the pool's quarter of the budget
 	hash, err := token.HashSecret(clientSecret)
@@ -35,15 +35,14 @@ func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: slow\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
+	yaml := "clients:\n  - clientId: slow\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"*\"]\n"
 	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fake := newFakeForecast(t, cfg.Limits)
-	h := startService(t, cfg, fake.service())
+	h := startTestGroup(t, cfg)
 	slowTok := h.token("slow", clientSecret)
 	const declared = 600_000
-	// upload sends a group forecast's head, declaring its body, and the body's first bytes, then
+	// upload sends a group call's head, declaring its body, and the body's first bytes, then
 	// nothing; the answer, when one comes, is sent on the channel.
 	upload := func() chan response {
 		c, err := net.Dial("tcp", strings.TrimPrefix(h.base, "http://"))
@@ -51,9 +50,9 @@ func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		head := fmt.Sprintf("POST /api/forecast/math/group HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+		head := fmt.Sprintf("POST "+throwawayGroupPath+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
 			"Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", slowTok, declared)
-		first := `{"testUncertainty":30,"studentData":[`
+		first := `{"text":"x","items":[`
 		if _, err := io.WriteString(c, head+first); err != nil {
 			t.Fatal(err)
 		}
@@ -77,11 +76,11 @@ func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 		t.Errorf("budget held by three slow uploads: got %d; want 0 (their bytes are in the body pool)", got)
 	}
 	demo := h.token("demo", "demo-secret")
-	group := groupBody(2000, typicalStudent)
+	group := echoGroupBody("x", 2000)
 	start := time.Now()
-	r, err := post(h.base, "/api/forecast/math/group", demo, bytes.NewReader(group))
+	r, err := post(h.base, throwawayGroupPath, demo, bytes.NewReader(group))
 	if err != nil || r.status != http.StatusOK || time.Since(start) > time.Second {
-		t.Errorf("another client's %d-byte group forecast beside the slow uploads: got %d %s %v after %s; want 200 at once",
+		t.Errorf("another client's %d-byte group call beside the slow uploads: got %d %s %v after %s; want 200 at once",
 			len(group), r.status, r.body, err, time.Since(start))
 	}
 	fourth := upload() // past the client's share: 2.4 MB of its 2 MiB

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -41,9 +42,11 @@ const (
 	throwawayMethod    = "/" + throwawayService + "/Echo"
 	throwawayShout     = "/" + throwawayService + "/Shout"
 	throwawayBatch     = "/" + throwawayService + "/EchoBatch"
+	throwawayGroup     = "/" + throwawayService + "/Group"
 	throwawayPath      = "/api/throwaway/echo"
 	throwawayShoutPath = "/api/throwaway/shout"
 	throwawayBatchPath = "/api/throwaway/batch"
+	throwawayGroupPath = "/api/throwaway/group"
 	throwawayPerm      = "throwaway:echo"
 	throwawayShoutPerm = "throwaway:shout"
 	throwawayBatchPerm = "throwaway:batch"
@@ -111,6 +114,12 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 			Name: proto.String("Shout"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
 			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, true),
 		}, {
+			// Group is Echo on a path ending in /group, which the frame admits as a group
+			// forecast's (its cost estimate, its body limits): for the group admission tests,
+			// which alone serve it (startTestGroup).
+			Name: proto.String("Group"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
+			Options: rpcOptions(throwawayPerm, throwawayGroupPath, false),
+		}, {
 			Name: proto.String("EchoBatch"), InputType: proto.String(pkg + "EchoBatchRecord"), OutputType: proto.String(pkg + "EchoBatchAnswer"),
 			ClientStreaming: proto.Bool(true), ServerStreaming: proto.Bool(true), Options: rpcOptions(throwawayBatchPerm, "", false),
 		}}}},
@@ -138,8 +147,9 @@ func registerThrowaway(t testing.TB) {
 	})
 }
 
-// echoServer is the test service's handlers. Echo answers the request's text upper-cased, and the
-// client the token names; the text picks what else it does:
+// echoServer is the test service's handlers. Echo (and Shout and Group, the same handler) answers
+// the request's text upper-cased, and the client the token names; the text picks what else it
+// does:
 //
 //	"panic"     panics with "secret internal detail"
 //	"slow"      signals started, then waits for release
@@ -151,7 +161,8 @@ func registerThrowaway(t testing.TB) {
 type echoServer struct {
 	release chan struct{} // "slow" waits for it
 	started chan struct{} // "slow" signals it has begun
-	calls   atomic.Int64  // Echo and Shout calls begun
+	calls   atomic.Int64  // Echo, Shout and Group calls begun
+	group   bool          // serves Group (startTestGroup)
 }
 
 func newEchoServer() *echoServer {
@@ -235,10 +246,14 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 			return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, handler)
 		}}
 	}
+	methods := []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout)}
+	if e.group {
+		methods = append(methods, unary("Group", throwawayGroup))
+	}
 	return &grpc.ServiceDesc{
 		ServiceName: throwawayService,
 		HandlerType: (*any)(nil),
-		Methods:     []grpc.MethodDesc{unary("Echo", throwawayMethod), unary("Shout", throwawayShout)},
+		Methods:     methods,
 		// The batch rpc's stub: the frame serves it in the service's place (Service.BatchRPC).
 		Streams: []grpc.StreamDesc{{StreamName: "EchoBatch", ClientStreams: true, ServerStreams: true,
 			Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "served by the frame") }}},
@@ -246,10 +261,14 @@ func (e *echoServer) desc() *grpc.ServiceDesc {
 	}
 }
 
-// throwawayGateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rules:
-// decode the body, call the rpc on the client connection, forward the answer or the error.
-func throwawayGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
-	for path, method := range map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout} {
+// gateway is what protoc-gen-grpc-gateway would generate for the service's HTTP rules: decode
+// the body, call the rpc on the client connection, forward the answer or the error.
+func (e *echoServer) gateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	rules := map[string]string{throwawayPath: throwawayMethod, throwawayShoutPath: throwawayShout}
+	if e.group {
+		rules[throwawayGroupPath] = throwawayGroup
+	}
+	for path, method := range rules {
 		err := mux.HandlePath(http.MethodPost, path, func(w http.ResponseWriter, req *http.Request, _ map[string]string) {
 			ctx, cancel := context.WithCancel(req.Context())
 			defer cancel()
@@ -285,7 +304,7 @@ var testWire = WireRules{Aliases: map[protoreflect.FullName]map[string]string{"y
 func (e *echoServer) service() Service {
 	return Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(e.desc(), struct{}{}) },
-		Gateway:   throwawayGateway,
+		Gateway:   e.gateway,
 		BatchPath: throwawayBatchPath,
 		BatchRPC:  throwawayBatch,
 		Wire:      testWire,
@@ -301,4 +320,51 @@ func startTest(t testing.TB, cfg Config) *harness {
 	h := startService(t, cfg, e.service())
 	h.echo = e
 	return h
+}
+
+// startTestGroup is startTest with the test service's Group served too. Only the tests of group
+// admission serve it: a group route raises the gRPC read ceiling to a group message's limit.
+func startTestGroup(t testing.TB, cfg Config) *harness {
+	t.Helper()
+	registerThrowaway(t)
+	e := newEchoServer()
+	e.group = true
+	h := startService(t, cfg, e.service())
+	h.echo = e
+	return h
+}
+
+// echoCall makes a unary Echo call of in on the gRPC port.
+func (h *harness) echoCall(ctx context.Context, in *dynamicpb.Message, opts ...grpc.CallOption) error {
+	return h.grpc.Invoke(ctx, throwawayMethod, in, dynamicpb.NewMessage(echoOut), opts...)
+}
+
+// echoOfSize is an EchoRequest of exactly n encoded bytes: text "x" and one item whose id pads
+// it, so that Echo answers it with a small response.
+func echoOfSize(t testing.TB, n int) *dynamicpb.Message {
+	t.Helper()
+	k := n
+	for range 8 {
+		m := echoRequest("x", strings.Repeat("x", k), 1)
+		size := proto.Size(m)
+		if size == n {
+			return m
+		}
+		k += n - size
+	}
+	t.Fatalf("no EchoRequest of %d bytes", n)
+	return nil
+}
+
+// echoGroupBody is a JSON EchoRequest of text with n items, each an object as a group forecast's
+// students are: the frame costs a body of Group by its brackets as it costs a group forecast's.
+func echoGroupBody(text string, n int) []byte {
+	b := []byte(`{"text":"` + text + `","items":[`)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, `{"id":"L%06d","result":%d}`, i, i%2)
+	}
+	return append(b, "]}"...)
 }

@@ -26,7 +26,7 @@ func TestRedisUnreachable(t *testing.T) {
 		t.Fatalf("got %q, %v; want the URL from YARDSTICK_REDIS_URL", cfg.RedisURL, err)
 	}
 	cfg.ReloadInterval = 0
-	h := start(t, cfg)
+	h := startTest(t, cfg)
 	if r := h.do("GET", "/readyz", "", ""); r.status != 200 {
 		t.Fatalf("/readyz: got %d; want 200", r.status)
 	}
