@@ -60,7 +60,7 @@ run: build ## Run both services in dev mode on the embedded demo content (CONTEN
 
 .PHONY: test
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
-	go test -race -count=1 $(PKGS)
+	go test -race -count=1 -timeout 30m $(PKGS)
 	go test -count=1 -run 'Allocations|Hostile' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
 	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
