@@ -58,8 +58,9 @@ func TestGolden(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("generated code differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
-	for _, name := range []string{"Item", "Point", "Request"} {
-		if !strings.Contains(got, "func (x *"+name+") DecodeJSONWire(") || !strings.Contains(got, "func (x *"+name+") AppendJSONWire(") {
+	for _, name := range []string{"Item", "Point", "Request", "Empty"} {
+		if !strings.Contains(got, "func (x *"+name+") DecodeJSONWire(") || !strings.Contains(got, "func (x *"+name+") AppendJSONWire(") ||
+			!strings.Contains(got, "func (x *"+name+") DecodeProtoWire(") {
 			t.Errorf("%s: no codec; want one", name)
 		}
 	}

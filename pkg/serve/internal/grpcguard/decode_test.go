@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1" // the token service's messages
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -56,9 +57,16 @@ func reference(b []byte, mt protoreflect.MessageType) (proto.Message, error) {
 	return m, nil
 }
 
-// sameAsReference decodes b as a message of type mt through decode and reports whether the
+// sameAsReference decodes b as a message of type mt through decode and reports whether a
 // generated decoder took it; it fails t unless the answer is the reference's.
 func sameAsReference(t *testing.T, b []byte, mt protoreflect.MessageType, what string) (generated bool) {
+	t.Helper()
+	return decodedBy(t, b, mt, what) != ""
+}
+
+// decodedBy is sameAsReference naming the decoder that took b: "own" (this repository's
+// generated DecodeProtoWire), "vt" (vtprotobuf's UnmarshalVT), or "" (protobuf-go).
+func decodedBy(t *testing.T, b []byte, mt protoreflect.MessageType, what string) string {
 	t.Helper()
 	w := wireMessage{data: received(b), read: true}
 	got := mt.New().Interface()
@@ -70,8 +78,17 @@ func sameAsReference(t *testing.T, b []byte, mt protoreflect.MessageType, what s
 	case err == nil && !sameMessage(got, want):
 		t.Fatalf("%s from % x:\ngot  %v\nwant %v", what, b, got, want)
 	}
+	_, own := got.(jsoncodec.ProtoMessage)
 	_, vt := got.(vtMessage)
-	return vt && wellFormed(mt.Descriptor(), b)
+	switch {
+	case !wellFormed(mt.Descriptor(), b):
+		return ""
+	case own:
+		return "own"
+	case vt:
+		return "vt"
+	}
+	return ""
 }
 
 // sameMessage compares by deterministic encoding, which keeps NaN payloads (proto.Equal calls NaN
@@ -93,6 +110,7 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 41))
 	types := contractTypes(t)
 	taken := map[string]int{}
+	own := 0 // types the repository's own decoder took
 	for i := range 6000 {
 		mt := types[i%len(types)]
 		m := mt.New()
@@ -102,8 +120,12 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := string(mt.Descriptor().FullName())
-		if !sameAsReference(t, b, mt, name+" as encoded") {
+		by := decodedBy(t, b, mt, name+" as encoded")
+		if by == "" {
 			t.Fatalf("%s as protobuf-go encodes it (% x): left to protobuf-go; want the generated decoder", name, b)
+		}
+		if i < len(types) && by == "own" {
+			own++
 		}
 		if !sameAsReference(t, unpack(t, b, mt.Descriptor()), mt, name+" unpacked") {
 			t.Fatalf("%s with its lists one by one: left to protobuf-go; want the generated decoder", name)
@@ -131,6 +153,11 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 		if taken[kind] != 0 {
 			t.Errorf("%s: taken by the generated decoder %d times; want 0", kind, taken[kind])
 		}
+	}
+	// Every type with a codec of this repository's plugin (all but those holding a oneof or an
+	// enum: vtprotobuf's) is decoded by it.
+	if own < 60 {
+		t.Errorf("types decoded by the repository's own generated decoder: got %d; want at least 60 of %d", own, len(types))
 	}
 	if taken["concatenated"] < 500 || taken["truncated"] == 0 || taken["a byte changed"] == 0 {
 		t.Errorf("damaged encodings the generated decoder took: %v; want some of each kind it can read", taken)
