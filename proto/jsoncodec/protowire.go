@@ -1,6 +1,7 @@
 package jsoncodec
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"sync"
@@ -52,7 +53,14 @@ func DecodeProto(m ProtoMessage, b []byte) error {
 // ProtoTag reads the tag at the start of b: the field number, its wire type, and the tag's length
 // (< 0: no tag).
 func ProtoTag(b []byte) (protowire.Number, protowire.Type, int) {
-	v, n := varint(b)
+	if len(b) > 0 && b[0] < 0x80 && b[0] >= 8 { // fields 1 to 15: small enough to inline
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protoTag(b)
+}
+
+func protoTag(b []byte) (protowire.Number, protowire.Type, int) {
+	v, n := protowire.ConsumeVarint(b)
 	if n < 0 || v>>3 == 0 || v>>3 > uint64(protowire.MaxValidNumber) {
 		return 0, 0, -1
 	}
@@ -70,7 +78,14 @@ func varint(b []byte) (uint64, int) {
 
 // delimited is the length-delimited value at the start of b and the length read (< 0: none).
 func delimited(b []byte) ([]byte, int) {
-	size, n := varint(b)
+	if len(b) > 0 && b[0] < 0x80 && int(b[0]) < len(b) { // under 128 bytes: inlined
+		return b[1 : 1+b[0]], 1 + int(b[0])
+	}
+	return delimitedLong(b)
+}
+
+func delimitedLong(b []byte) ([]byte, int) {
+	size, n := protowire.ConsumeVarint(b)
 	if n < 0 || size > uint64(len(b)-n) {
 		return nil, -1
 	}
@@ -83,8 +98,7 @@ func (d *ProtoDecoder) Double(b []byte, typ protowire.Type) (float64, int) {
 	if typ != protowire.Fixed64Type || len(b) < 8 {
 		return 0, -1
 	}
-	v, _ := protowire.ConsumeFixed64(b)
-	return math.Float64frombits(v), 8
+	return math.Float64frombits(binary.LittleEndian.Uint64(b)), 8
 }
 
 func (d *ProtoDecoder) Int32(b []byte, typ protowire.Type) (int32, int) {

@@ -314,8 +314,18 @@ func randomScalar(r *rand.Rand, fd protoreflect.FieldDescriptor) protoreflect.Va
 	panic("no random value for " + fd.Kind().String())
 }
 
+// vtOnly hides the repository's own decoder of the message it holds (its DecodeProtoWire is not
+// jsoncodec's), so the guard decodes it with vtprotobuf's, as it did before: the reference the
+// own decoder is measured against.
+type vtOnly struct {
+	*scoringv1.ScoreDifficultiesBayesRequest
+}
+
+func (vtOnly) DecodeProtoWire() {}
+
 // BenchmarkDecodeDifficulties40 decodes make bench-e2e's gRPC request as the guard does (the check,
-// then the generated decoder) against protobuf-go with the unknown-field walk it needed.
+// then the repository's generated decoder), as it did with vtprotobuf's generated decoder instead,
+// and with protobuf-go and the unknown-field walk it needed.
 //
 //	go test -run '^$' -bench DecodeDifficulties40 -count 6 ./pkg/serve/internal/grpcguard/
 func BenchmarkDecodeDifficulties40(b *testing.B) {
@@ -334,6 +344,16 @@ func BenchmarkDecodeDifficulties40(b *testing.B) {
 			var m scoringv1.ScoreDifficultiesBayesRequest
 			w := wireMessage{data: mem.BufferSlice{mem.SliceBuffer(wire)}, read: true}
 			if err := decode(&w, &m, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("vtprotobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m scoringv1.ScoreDifficultiesBayesRequest
+			w := wireMessage{data: mem.BufferSlice{mem.SliceBuffer(wire)}, read: true}
+			if err := decode(&w, vtOnly{&m}, true); err != nil || len(m.Items) != 40 {
 				b.Fatal(err)
 			}
 		}
