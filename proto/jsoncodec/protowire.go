@@ -40,7 +40,8 @@ type ProtoDecoder struct {
 var protoDecoders = sync.Pool{New: func() any { return new(ProtoDecoder) }}
 
 // DecodeProto decodes b into m with a pooled decoder. m's strings never share b's memory: the
-// caller may reuse b once it returns.
+// caller may reuse b once it returns. It follows nested messages as deep as b nests them: the
+// caller's check bounds the depth (grpcguard's wellFormed, at 100).
 func DecodeProto(m ProtoMessage, b []byte) error {
 	d := protoDecoders.Get().(*ProtoDecoder)
 	d.data = b
