@@ -257,16 +257,6 @@ func (g *gathered[T]) next() *T {
 	return &g.chunk[len(g.chunk)-1]
 }
 
-// take hands out k elements side by side (a protobuf list's run).
-func (g *gathered[T]) take(k int) []T {
-	if cap(g.chunk)-len(g.chunk) < k {
-		g.chunk = make([]T, 0, max(min(max(2*cap(g.chunk), 16), maxChunkElements), k))
-	}
-	n := len(g.chunk)
-	g.chunk = g.chunk[:n+k]
-	return g.chunk[n : n+k : n+k]
-}
-
 // Messages reads a list field of messages of type T (of JSON type t), elements from pool.
 func Messages[T any, P interface {
 	*T

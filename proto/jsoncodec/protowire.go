@@ -269,41 +269,39 @@ func ProtoMessages[T any, P interface {
 	if typ != protowire.BytesType {
 		return list, -1
 	}
+	g, _ := pool.p.Get().(*gathered[T])
+	if g == nil {
+		g = &gathered[T]{}
+	}
+	defer func() {
+		clear(g.ptrs) // the pool must not keep a request's messages alive
+		g.ptrs = g.ptrs[:0]
+		pool.p.Put(g)
+	}()
 	tag := protowire.EncodeTag(num, protowire.BytesType)
-	k, end := 0, 0 // the run: k elements in b[:end]
+	end := 0
 	for {
-		_, n := delimited(b[end:])
+		v, n := delimited(b[end:])
 		if n < 0 {
 			return list, -1
 		}
-		k, end = k+1, end+n
+		m := g.next()
+		if P(m).DecodeProtoWire(d, v) != nil {
+			return list, -1
+		}
+		g.ptrs = append(g.ptrs, m)
+		end += n
 		t, tn := varint(b[end:])
 		if tn < 0 || t != tag {
 			break
 		}
 		end += tn
 	}
-	g, _ := pool.p.Get().(*gathered[T])
-	if g == nil {
-		g = &gathered[T]{}
-	}
-	elems := g.take(k)
-	pool.p.Put(g)
 	if list == nil {
-		list = make([]P, 0, k)
+		list = make([]P, 0, len(g.ptrs))
 	}
-	for i, pos := 0, 0; i < k; i++ {
-		if i > 0 {
-			_, tn := varint(b[pos:])
-			pos += tn
-		}
-		v, n := delimited(b[pos:])
-		m := P(&elems[i])
-		if m.DecodeProtoWire(d, v) != nil {
-			return list, -1
-		}
+	for _, m := range g.ptrs {
 		list = append(list, m)
-		pos += n
 	}
 	return list, end
 }
