@@ -58,11 +58,7 @@ type Decoder struct {
 
 	values []float64 // Positional's
 
-	strs    arena[string]
-	int32s  arena[int32]
-	int64s  arena[int64]
-	doubles arena[float64]
-	bools   arena[bool]
+	arenas
 }
 
 var decoders = sync.Pool{New: func() any { return &Decoder{d: jx.GetDecoder()} }}
@@ -346,9 +342,32 @@ func (a *arena[T]) put(v T) *T {
 	return &a.chunk[len(a.chunk)-1]
 }
 
+// take hands out k values of T side by side (a packed list), zero, with no room to grow into
+// the next slots: an append copies them out. A list larger than a chunk gets its own.
+func (a *arena[T]) take(k int) []T {
+	if k > 1<<12 {
+		return make([]T, k)
+	}
+	if cap(a.chunk)-len(a.chunk) < k {
+		a.chunk = make([]T, 0, max(min(max(2*cap(a.chunk), 16), 1<<14), k))
+	}
+	n := len(a.chunk)
+	a.chunk = a.chunk[:n+k]
+	return a.chunk[n : n+k : n+k]
+}
+
+// arenas are a decoder's, one per scalar type of the contract, kept with it across requests.
+type arenas struct {
+	strs    arena[string]
+	int32s  arena[int32]
+	int64s  arena[int64]
+	doubles arena[float64]
+	bools   arena[bool]
+}
+
 // Float64Ptr, Int32Ptr, ... are pointers to v for optional fields, from the decoder's arenas.
-func (d *Decoder) Float64Ptr(v float64) *float64 { return d.doubles.put(v) }
-func (d *Decoder) Int32Ptr(v int32) *int32       { return d.int32s.put(v) }
-func (d *Decoder) Int64Ptr(v int64) *int64       { return d.int64s.put(v) }
-func (d *Decoder) StringPtr(v string) *string    { return d.strs.put(v) }
-func (d *Decoder) BoolPtr(v bool) *bool          { return d.bools.put(v) }
+func (a *arenas) Float64Ptr(v float64) *float64 { return a.doubles.put(v) }
+func (a *arenas) Int32Ptr(v int32) *int32       { return a.int32s.put(v) }
+func (a *arenas) Int64Ptr(v int64) *int64       { return a.int64s.put(v) }
+func (a *arenas) StringPtr(v string) *string    { return a.strs.put(v) }
+func (a *arenas) BoolPtr(v bool) *bool          { return a.bools.put(v) }

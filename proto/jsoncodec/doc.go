@@ -27,4 +27,8 @@
 // for the request (no copy per string, and no unsafe); optional scalars come from arenas and list
 // elements from chunks that a Decoder and a Pool keep across requests, so a 40-item request costs a
 // few allocations, not one per field.
+//
+// The gRPC side decodes the contract's protobuf encoding on the same arenas and chunks
+// (ProtoDecoder, DecodeProto; the generated DecodeProtoWire methods), for messages its caller has
+// found well formed (protowire.go).
 package jsoncodec

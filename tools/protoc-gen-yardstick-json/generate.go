@@ -60,6 +60,7 @@ func generateMessage(g *protogen.GeneratedFile, m *protogen.Message) {
 		generatePositional(g, m)
 	}
 	generateEncode(g, m)
+	generateProtoDecode(g, m)
 }
 
 func generateDecode(g *protogen.GeneratedFile, m *protogen.Message) {

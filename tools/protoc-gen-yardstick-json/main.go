@@ -5,6 +5,11 @@
 // (github.com/yardstick-dev/yardstick/proto/jsoncodec), which holds the wire rules' rare paths,
 // so a service's rules are values it owns, read at run time, not baked into the generated code.
 //
+// Beside each message's JSON codec it writes DecodeProtoWire, a decoder of the message's protobuf
+// binary encoding on the same run time (proto/jsoncodec/protowire.go: optional scalars and list
+// elements from its arenas and chunks), for the gRPC side: it reads what an encoder writes for the
+// type and leaves anything else (an unknown field, another wire type) to protobuf-go.
+//
 // A message gets a codec when every field is a string, bool, int32, int64 or double (single,
 // optional or repeated), a message that gets one too, or a map from strings to such scalars; a
 // message with anything else (a oneof, an enum, bytes, a well-known type, more than 64 fields) gets

@@ -20,7 +20,8 @@ var update = flag.Bool("update", false, "rewrite testdata/example_json.pb.go.gol
 // TestGolden: the codecs generated for testdata/example.proto are the golden file's, byte for byte
 // (go test -update rewrites it); the messages with a oneof, an enum, or a field of a message
 // without a codec get none. The contract's own output is held by make check-generate, and its
-// behaviour by jsonwire's differential and fuzz tests.
+// behaviour by jsonwire's differential and fuzz tests (JSON) and grpcguard's
+// TestDecodeMatchesProtobufGo and FuzzDecode (DecodeProtoWire, against protobuf-go).
 func TestGolden(t *testing.T) {
 	t.Parallel()
 	compiler := protocompile.Compiler{Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{ImportPaths: []string{"testdata"}})}
@@ -58,8 +59,9 @@ func TestGolden(t *testing.T) {
 	if got != string(want) {
 		t.Errorf("generated code differs from %s (go test -update rewrites it):\n%s", golden, got)
 	}
-	for _, name := range []string{"Item", "Point", "Request"} {
-		if !strings.Contains(got, "func (x *"+name+") DecodeJSONWire(") || !strings.Contains(got, "func (x *"+name+") AppendJSONWire(") {
+	for _, name := range []string{"Item", "Point", "Request", "Empty"} {
+		if !strings.Contains(got, "func (x *"+name+") DecodeJSONWire(") || !strings.Contains(got, "func (x *"+name+") AppendJSONWire(") ||
+			!strings.Contains(got, "func (x *"+name+") DecodeProtoWire(") {
 			t.Errorf("%s: no codec; want one", name)
 		}
 	}

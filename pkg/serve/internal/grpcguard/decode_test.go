@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1" // the token service's messages
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -56,9 +57,16 @@ func reference(b []byte, mt protoreflect.MessageType) (proto.Message, error) {
 	return m, nil
 }
 
-// sameAsReference decodes b as a message of type mt through decode and reports whether the
+// sameAsReference decodes b as a message of type mt through decode and reports whether a
 // generated decoder took it; it fails t unless the answer is the reference's.
 func sameAsReference(t *testing.T, b []byte, mt protoreflect.MessageType, what string) (generated bool) {
+	t.Helper()
+	return decodedBy(t, b, mt, what) != ""
+}
+
+// decodedBy is sameAsReference naming the decoder that took b: "own" (this repository's
+// generated DecodeProtoWire), "vt" (vtprotobuf's UnmarshalVT), or "" (protobuf-go).
+func decodedBy(t *testing.T, b []byte, mt protoreflect.MessageType, what string) string {
 	t.Helper()
 	w := wireMessage{data: received(b), read: true}
 	got := mt.New().Interface()
@@ -70,8 +78,17 @@ func sameAsReference(t *testing.T, b []byte, mt protoreflect.MessageType, what s
 	case err == nil && !sameMessage(got, want):
 		t.Fatalf("%s from % x:\ngot  %v\nwant %v", what, b, got, want)
 	}
+	_, own := got.(jsoncodec.ProtoMessage)
 	_, vt := got.(vtMessage)
-	return vt && wellFormed(mt.Descriptor(), b)
+	switch {
+	case !wellFormed(mt.Descriptor(), b):
+		return ""
+	case own:
+		return "own"
+	case vt:
+		return "vt"
+	}
+	return ""
 }
 
 // sameMessage compares by deterministic encoding, which keeps NaN payloads (proto.Equal calls NaN
@@ -93,6 +110,7 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 41))
 	types := contractTypes(t)
 	taken := map[string]int{}
+	own := 0 // types the repository's own decoder took
 	for i := range 6000 {
 		mt := types[i%len(types)]
 		m := mt.New()
@@ -102,8 +120,12 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := string(mt.Descriptor().FullName())
-		if !sameAsReference(t, b, mt, name+" as encoded") {
+		by := decodedBy(t, b, mt, name+" as encoded")
+		if by == "" {
 			t.Fatalf("%s as protobuf-go encodes it (% x): left to protobuf-go; want the generated decoder", name, b)
+		}
+		if i < len(types) && by == "own" {
+			own++
 		}
 		if !sameAsReference(t, unpack(t, b, mt.Descriptor()), mt, name+" unpacked") {
 			t.Fatalf("%s with its lists one by one: left to protobuf-go; want the generated decoder", name)
@@ -131,6 +153,11 @@ func TestDecodeMatchesProtobufGo(t *testing.T) {
 		if taken[kind] != 0 {
 			t.Errorf("%s: taken by the generated decoder %d times; want 0", kind, taken[kind])
 		}
+	}
+	// Every type with a codec of this repository's plugin (all but those holding a oneof or an
+	// enum: vtprotobuf's) is decoded by it.
+	if own < 60 {
+		t.Errorf("types decoded by the repository's own generated decoder: got %d; want at least 60 of %d", own, len(types))
 	}
 	if taken["concatenated"] < 500 || taken["truncated"] == 0 || taken["a byte changed"] == 0 {
 		t.Errorf("damaged encodings the generated decoder took: %v; want some of each kind it can read", taken)
@@ -287,8 +314,18 @@ func randomScalar(r *rand.Rand, fd protoreflect.FieldDescriptor) protoreflect.Va
 	panic("no random value for " + fd.Kind().String())
 }
 
+// vtOnly hides the repository's own decoder of the message it holds (its DecodeProtoWire is not
+// jsoncodec's), so the guard decodes it with vtprotobuf's, as it did before: the reference the
+// own decoder is measured against.
+type vtOnly struct {
+	*scoringv1.ScoreDifficultiesBayesRequest
+}
+
+func (vtOnly) DecodeProtoWire() {}
+
 // BenchmarkDecodeDifficulties40 decodes make bench-e2e's gRPC request as the guard does (the check,
-// then the generated decoder) against protobuf-go with the unknown-field walk it needed.
+// then the repository's generated decoder), as it did with vtprotobuf's generated decoder instead,
+// and with protobuf-go and the unknown-field walk it needed.
 //
 //	go test -run '^$' -bench DecodeDifficulties40 -count 6 ./pkg/serve/internal/grpcguard/
 func BenchmarkDecodeDifficulties40(b *testing.B) {
@@ -307,6 +344,16 @@ func BenchmarkDecodeDifficulties40(b *testing.B) {
 			var m scoringv1.ScoreDifficultiesBayesRequest
 			w := wireMessage{data: mem.BufferSlice{mem.SliceBuffer(wire)}, read: true}
 			if err := decode(&w, &m, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("vtprotobuf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var m scoringv1.ScoreDifficultiesBayesRequest
+			w := wireMessage{data: mem.BufferSlice{mem.SliceBuffer(wire)}, read: true}
+			if err := decode(&w, vtOnly{&m}, true); err != nil || len(m.Items) != 40 {
 				b.Fatal(err)
 			}
 		}

@@ -2,6 +2,7 @@ package grpcguard
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"google.golang.org/grpc"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // Receive is the gRPC door's step for a call's message: its size against the method's limit, the
@@ -65,11 +67,12 @@ type vtMessage interface {
 }
 
 // decode decodes w's bytes into msg, which it resets first, and gives the bytes back. A message
-// the generated decoder reads exactly as protobuf-go would (wellFormed: every field known, of its
-// wire type, its strings UTF-8) is decoded by it; any other, and a message with no generated
-// decoder, by protobuf-go, whose answers stand: not valid protobuf, or, with unknown, the fields
-// the contract does not know. A message refused is left empty: a handler must never see half of
-// one.
+// a generated decoder reads exactly as protobuf-go would (wellFormed: every field known, of its
+// wire type, its strings UTF-8) is decoded by it: this repository's own (jsoncodec.ProtoMessage,
+// its optional scalars and list elements from arenas and chunks), else vtprotobuf's; any other,
+// and a message with no generated decoder, by protobuf-go, whose answers stand: not valid
+// protobuf, or, with unknown, the fields the contract does not know. A message refused is left
+// empty: a handler must never see half of one.
 func decode(w *wireMessage, msg any, unknown bool) error {
 	m, ok := msg.(proto.Message)
 	if !w.read || !ok {
@@ -81,11 +84,8 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	defer buf.Free() // decoded strings are copies: the buffer may be reused
 	b := buf.ReadOnlyData()
 	proto.Reset(m) // a stream reads every message into the same one; the generated decoder merges
-	if vm, ok := msg.(vtMessage); ok && wellFormed(m.ProtoReflect().Descriptor(), b) {
-		if err := vm.UnmarshalVT(b); err == nil {
-			return nil
-		}
-		proto.Reset(m) // wellFormed is stricter than the decoder: never reached; protobuf-go decides
+	if err := decodeGenerated(m, b); err == nil {
+		return nil
 	}
 	if err := proto.Unmarshal(b, m); err != nil {
 		proto.Reset(m)
@@ -102,6 +102,28 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	}
 	return nil
 }
+
+// decodeGenerated decodes b into m, just reset, with a generated decoder if m has one and b is
+// well formed; otherwise (m reset again) it returns errNotGenerated and protobuf-go decides.
+func decodeGenerated(m proto.Message, b []byte) error {
+	pm, own := m.(jsoncodec.ProtoMessage)
+	vm, vt := m.(vtMessage)
+	if !own && !vt || !wellFormed(m.ProtoReflect().Descriptor(), b) {
+		return errNotGenerated
+	}
+	var err error
+	if own {
+		err = jsoncodec.DecodeProto(pm, b)
+	} else {
+		err = vm.UnmarshalVT(b)
+	}
+	if err != nil {
+		proto.Reset(m) // wellFormed is stricter than the decoders: never reached; protobuf-go decides
+	}
+	return err
+}
+
+var errNotGenerated = errors.New("no generated decoder for the message")
 
 // walkUnknown reports the fields of a gRPC request that the contract does not know (protobuf
 // keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the

@@ -8,11 +8,12 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// vtprotobuf's generated decoder and protobuf-go read a message the same way only when it is
-// what an encoder writes for its type: the generated decoder refuses a known field of another wire
-// type (protobuf-go keeps it as an unknown field, which the guard then names), keeps unknown
-// fields where the guard's check would have to look for them with protoreflect, and does not check
-// that strings are UTF-8 (protobuf-go refuses them). wellFormed tells the two cases apart in one
+// The generated decoders (the repository's own DecodeProtoWire, vtprotobuf's UnmarshalVT) and
+// protobuf-go read a message the same way only when it is what an encoder writes for its type: a
+// generated decoder refuses a known field of another wire type (protobuf-go keeps it as an
+// unknown field, which the guard then names), keeps unknown fields where the guard's check would
+// have to look for them with protoreflect (or, the repository's own, refuses them), and does not
+// check that strings are UTF-8 (protobuf-go refuses them). wellFormed tells the two cases apart in one
 // pass over the bytes, with no allocation, from a table built once per message type from its
 // descriptor: a message it passes has only fields its type knows, each of its wire type (a
 // repeated number also packed), every string UTF-8, nested at most maxWellFormedDepth deep. It is
@@ -47,7 +48,7 @@ type fieldShape struct {
 // shapes caches each message type's shape, by its descriptor.
 var shapes sync.Map // protoreflect.MessageDescriptor -> *shape
 
-// wellFormed reports whether b is a message of type md that the generated decoder reads exactly as
+// wellFormed reports whether b is a message of type md that the generated decoders read exactly as
 // protobuf-go does, with no unknown field (above).
 func wellFormed(md protoreflect.MessageDescriptor, b []byte) bool {
 	s, ok := shapes.Load(md)

@@ -72,6 +72,30 @@ func (x *IssueTokenRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed IssueTokenRequest into x.
+func (x *IssueTokenRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.ClientId, n = d.OptString(b, typ)
+		case 2:
+			x.ClientSecret, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_IssueTokenResponse = jsoncodec.MessageInfo{FullName: "yardstick.auth.v1.IssueTokenResponse", Names: []string{"accessToken", "expiresIn"}, Doubles: false}
 
 // jsonWirePool_IssueTokenResponse keeps the elements of lists of IssueTokenResponse between requests.
@@ -124,4 +148,28 @@ func (x *IssueTokenResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"expiresIn\":"...)
 	b = jsoncodec.AppendInt32(b, x.ExpiresIn)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed IssueTokenResponse into x.
+func (x *IssueTokenResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.AccessToken, n = d.String(b, typ)
+		case 2:
+			x.ExpiresIn, n = d.Int32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }

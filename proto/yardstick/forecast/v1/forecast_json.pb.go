@@ -124,6 +124,40 @@ func (x *ForecastRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ForecastRequest into x.
+func (x *ForecastRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 2:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.TestUncertainty, n = d.OptDouble(b, typ)
+		case 4:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 5:
+			x.CutLevels, n = d.Doubles(x.CutLevels, b, typ)
+		case 6:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 7:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_StudentData = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.StudentData", Names: []string{"priorAbility", "priorUncertainty", "elapsedDays"}, Doubles: true}
 
 // jsonWirePool_StudentData keeps the elements of lists of StudentData between requests.
@@ -200,6 +234,32 @@ func (x *StudentData) AppendJSONWire(b []byte) ([]byte, error) {
 		b = jsoncodec.AppendDouble(b, *x.ElapsedDays)
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed StudentData into x.
+func (x *StudentData) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 2:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_GroupForecastRequest = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupForecastRequest", Names: []string{"studentData", "testUncertainty", "cutLevels", "grade", "timeOfYear"}, Doubles: false}
@@ -283,6 +343,36 @@ func (x *GroupForecastRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecastRequest into x.
+func (x *GroupForecastRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.StudentData, n = jsoncodec.ProtoMessages[StudentData, *StudentData](d, x.StudentData, b, num, typ, &jsonWirePool_StudentData)
+		case 2:
+			x.TestUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.CutLevels, n = d.Doubles(x.CutLevels, b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_Forecast = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.Forecast", Names: []string{"ability", "abilityDisplay", "uncertainty", "probabilities", "apiVersion", "framework", "percentile"}, Doubles: false}
@@ -378,6 +468,40 @@ func (x *Forecast) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed Forecast into x.
+func (x *Forecast) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Ability, n = d.Double(b, typ)
+		case 2:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 3:
+			x.Uncertainty, n = d.Double(b, typ)
+		case 4:
+			x.Probabilities, n = d.Doubles(x.Probabilities, b, typ)
+		case 5:
+			x.ApiVersion, n = d.String(b, typ)
+		case 6:
+			x.Framework, n = d.String(b, typ)
+		case 7:
+			x.Percentile, n = d.OptInt32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_StudentForecast = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.StudentForecast", Names: []string{"ability", "abilityDisplay", "uncertainty", "probabilities", "percentile"}, Doubles: false}
 
 // jsonWirePool_StudentForecast keeps the elements of lists of StudentForecast between requests.
@@ -453,6 +577,36 @@ func (x *StudentForecast) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed StudentForecast into x.
+func (x *StudentForecast) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Ability, n = d.Double(b, typ)
+		case 2:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 3:
+			x.Uncertainty, n = d.Double(b, typ)
+		case 4:
+			x.Probabilities, n = d.Doubles(x.Probabilities, b, typ)
+		case 5:
+			x.Percentile, n = d.OptInt32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GroupAggregate = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupAggregate", Names: []string{"groupAbility", "groupUncertainty", "GroupProportionPerLevel", "groupStderrPerLevel"}, Doubles: false}
 
 // jsonWirePool_GroupAggregate keeps the elements of lists of GroupAggregate between requests.
@@ -516,6 +670,34 @@ func (x *GroupAggregate) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupAggregate into x.
+func (x *GroupAggregate) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.GroupAbility, n = d.Double(b, typ)
+		case 2:
+			x.GroupUncertainty, n = d.Double(b, typ)
+		case 3:
+			x.GroupProportionPerLevel, n = d.Doubles(x.GroupProportionPerLevel, b, typ)
+		case 4:
+			x.GroupStderrPerLevel, n = d.Doubles(x.GroupStderrPerLevel, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GroupForecasts = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupForecasts", Names: []string{"students", "group"}, Doubles: false}
 
 // jsonWirePool_GroupForecasts keeps the elements of lists of GroupForecasts between requests.
@@ -572,6 +754,33 @@ func (x *GroupForecasts) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecasts into x.
+func (x *GroupForecasts) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Students, n = jsoncodec.ProtoMessages[StudentForecast, *StudentForecast](d, x.Students, b, num, typ, &jsonWirePool_StudentForecast)
+		case 2:
+			if x.Group == nil {
+				x.Group = new(GroupAggregate)
+			}
+			n = d.Message(x.Group, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_GroupForecastResponse = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupForecastResponse", Names: []string{"forecasts", "apiVersion", "framework"}, Doubles: false}
@@ -641,6 +850,35 @@ func (x *GroupForecastResponse) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecastResponse into x.
+func (x *GroupForecastResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			if x.Forecasts == nil {
+				x.Forecasts = new(GroupForecasts)
+			}
+			n = d.Message(x.Forecasts, b, typ)
+		case 2:
+			x.ApiVersion, n = d.String(b, typ)
+		case 3:
+			x.Framework, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ComprehensionRequest = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.ComprehensionRequest", Names: []string{"framework", "readerAbility", "textMeasures"}, Doubles: false}
@@ -717,6 +955,32 @@ func (x *ComprehensionRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ComprehensionRequest into x.
+func (x *ComprehensionRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		case 2:
+			x.ReaderAbility, n = d.OptDouble(b, typ)
+		case 3:
+			x.TextMeasures, n = d.Doubles(x.TextMeasures, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ComprehensionResponse = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.ComprehensionResponse", Names: []string{"rates", "framework", "apiVersion"}, Doubles: false}
 
 // jsonWirePool_ComprehensionResponse keeps the elements of lists of ComprehensionResponse between requests.
@@ -778,6 +1042,32 @@ func (x *ComprehensionResponse) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ComprehensionResponse into x.
+func (x *ComprehensionResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Rates, n = d.Doubles(x.Rates, b, typ)
+		case 2:
+			x.Framework, n = d.String(b, typ)
+		case 3:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_PlanRequest = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.PlanRequest", Names: []string{"framework", "priorAbility", "priorUncertainty", "grade", "timeOfYear", "target", "probability", "testUncertainty", "horizonDays"}, Doubles: false}
@@ -934,6 +1224,44 @@ func (x *PlanRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed PlanRequest into x.
+func (x *PlanRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		case 2:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 3:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 6:
+			x.Target, n = d.OptDouble(b, typ)
+		case 7:
+			x.Probability, n = d.OptDouble(b, typ)
+		case 8:
+			x.TestUncertainty, n = d.OptDouble(b, typ)
+		case 9:
+			x.HorizonDays, n = d.OptInt32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_PlanPoint = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.PlanPoint", Names: []string{"grade", "timeOfYear", "elapsedDays", "ability", "abilityDisplay", "uncertainty", "probability"}, Doubles: false}
 
 // jsonWirePool_PlanPoint keeps the elements of lists of PlanPoint between requests.
@@ -1021,6 +1349,40 @@ func (x *PlanPoint) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"probability\":"...)
 	b = jsoncodec.AppendDouble(b, x.Probability)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed PlanPoint into x.
+func (x *PlanPoint) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Grade, n = d.Int32(b, typ)
+		case 2:
+			x.TimeOfYear, n = d.String(b, typ)
+		case 3:
+			x.ElapsedDays, n = d.Double(b, typ)
+		case 4:
+			x.Ability, n = d.Double(b, typ)
+		case 5:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 6:
+			x.Uncertainty, n = d.Double(b, typ)
+		case 7:
+			x.Probability, n = d.Double(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_PlanReach = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.PlanReach", Names: []string{"elapsedDays", "ability", "abilityDisplay", "uncertainty", "probability", "grade", "timeOfYear"}, Doubles: false}
@@ -1116,6 +1478,40 @@ func (x *PlanReach) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed PlanReach into x.
+func (x *PlanReach) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.ElapsedDays, n = d.Double(b, typ)
+		case 2:
+			x.Ability, n = d.Double(b, typ)
+		case 3:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 4:
+			x.Uncertainty, n = d.Double(b, typ)
+		case 5:
+			x.Probability, n = d.Double(b, typ)
+		case 6:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 7:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_PlanPeak = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.PlanPeak", Names: []string{"elapsedDays", "probability"}, Doubles: true}
 
 // jsonWirePool_PlanPeak keeps the elements of lists of PlanPeak between requests.
@@ -1169,6 +1565,30 @@ func (x *PlanPeak) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"probability\":"...)
 	b = jsoncodec.AppendDouble(b, x.Probability)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed PlanPeak into x.
+func (x *PlanPeak) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.ElapsedDays, n = d.Double(b, typ)
+		case 2:
+			x.Probability, n = d.Double(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_PlanResponse = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.PlanResponse", Names: []string{"trajectory", "reach", "peak", "framework", "apiVersion"}, Doubles: false}
@@ -1258,6 +1678,42 @@ func (x *PlanResponse) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed PlanResponse into x.
+func (x *PlanResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Trajectory, n = jsoncodec.ProtoMessages[PlanPoint, *PlanPoint](d, x.Trajectory, b, num, typ, &jsonWirePool_PlanPoint)
+		case 2:
+			if x.Reach == nil {
+				x.Reach = new(PlanReach)
+			}
+			n = d.Message(x.Reach, b, typ)
+		case 5:
+			if x.Peak == nil {
+				x.Peak = new(PlanPeak)
+			}
+			n = d.Message(x.Peak, b, typ)
+		case 3:
+			x.Framework, n = d.String(b, typ)
+		case 4:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_GrowthRequest = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GrowthRequest", Names: []string{"framework", "grade", "timeOfYear", "ability", "priors", "percentiles"}, Doubles: false}
@@ -1370,6 +1826,38 @@ func (x *GrowthRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed GrowthRequest into x.
+func (x *GrowthRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		case 2:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 3:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 4:
+			x.Ability, n = d.OptDouble(b, typ)
+		case 5:
+			x.Priors, n = jsoncodec.ProtoMessages[GrowthPrior, *GrowthPrior](d, x.Priors, b, num, typ, &jsonWirePool_GrowthPrior)
+		case 6:
+			x.Percentiles, n = d.Int32s(x.Percentiles, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GrowthPrior = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GrowthPrior", Names: []string{"grade", "timeOfYear", "ability"}, Doubles: false}
 
 // jsonWirePool_GrowthPrior keeps the elements of lists of GrowthPrior between requests.
@@ -1444,6 +1932,32 @@ func (x *GrowthPrior) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed GrowthPrior into x.
+func (x *GrowthPrior) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 2:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 3:
+			x.Ability, n = d.OptDouble(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GrowthWindow = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GrowthWindow", Names: []string{"grade", "timeOfYear"}, Doubles: false}
 
 // jsonWirePool_GrowthWindow keeps the elements of lists of GrowthWindow between requests.
@@ -1494,6 +2008,30 @@ func (x *GrowthWindow) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GrowthWindow into x.
+func (x *GrowthWindow) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Grade, n = d.Int32(b, typ)
+		case 2:
+			x.TimeOfYear, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_GrowthCut = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GrowthCut", Names: []string{"percentile", "ability", "abilityDisplay"}, Doubles: false}
@@ -1553,6 +2091,32 @@ func (x *GrowthCut) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GrowthCut into x.
+func (x *GrowthCut) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Percentile, n = d.Int32(b, typ)
+		case 2:
+			x.Ability, n = d.Double(b, typ)
+		case 3:
+			x.AbilityDisplay, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_GrowthResponse = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GrowthResponse", Names: []string{"sgp", "sgpOrder", "priors", "cuts", "framework", "apiVersion"}, Doubles: false}
@@ -1641,6 +2205,38 @@ func (x *GrowthResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed GrowthResponse into x.
+func (x *GrowthResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Sgp, n = d.Int32(b, typ)
+		case 2:
+			x.SgpOrder, n = d.Int32(b, typ)
+		case 3:
+			x.Priors, n = jsoncodec.ProtoMessages[GrowthWindow, *GrowthWindow](d, x.Priors, b, num, typ, &jsonWirePool_GrowthWindow)
+		case 4:
+			x.Cuts, n = jsoncodec.ProtoMessages[GrowthCut, *GrowthCut](d, x.Cuts, b, num, typ, &jsonWirePool_GrowthCut)
+		case 5:
+			x.Framework, n = d.String(b, typ)
+		case 6:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GroupStreamSettings = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupStreamSettings", Names: []string{"subject", "testUncertainty", "cutLevels", "grade", "timeOfYear"}, Doubles: false}
 
 // jsonWirePool_GroupStreamSettings keeps the elements of lists of GroupStreamSettings between requests.
@@ -1724,6 +2320,36 @@ func (x *GroupStreamSettings) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupStreamSettings into x.
+func (x *GroupStreamSettings) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Subject, n = d.String(b, typ)
+		case 2:
+			x.TestUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.CutLevels, n = d.Doubles(x.CutLevels, b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_GroupStreamResult = jsoncodec.MessageInfo{FullName: "yardstick.forecast.v1.GroupStreamResult", Names: []string{"aggregate", "students"}, Doubles: false}
 
 // jsonWirePool_GroupStreamResult keeps the elements of lists of GroupStreamResult between requests.
@@ -1780,4 +2406,31 @@ func (x *GroupStreamResult) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"students\":"...)
 	b = jsoncodec.AppendInt64(b, x.Students)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed GroupStreamResult into x.
+func (x *GroupStreamResult) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			if x.Aggregate == nil {
+				x.Aggregate = new(GroupAggregate)
+			}
+			n = d.Message(x.Aggregate, b, typ)
+		case 2:
+			x.Students, n = d.Int64(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }

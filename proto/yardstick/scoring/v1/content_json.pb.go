@@ -124,6 +124,40 @@ func (x *ListItemsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ListItemsRequest into x.
+func (x *ListItemsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		case 2:
+			x.Strand, n = d.OptString(b, typ)
+		case 3:
+			x.Ids, n = d.Strings(x.Ids, b, typ)
+		case 4:
+			x.PageSize, n = d.OptInt32(b, typ)
+		case 5:
+			x.PageToken, n = d.OptString(b, typ)
+		case 6:
+			x.MaxScore, n = d.OptInt32(b, typ)
+		case 7:
+			x.PartialCredit, n = d.OptBool(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_BundleInfo = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.BundleInfo", Names: []string{"source", "hash"}, Doubles: false}
 
 // jsonWirePool_BundleInfo keeps the elements of lists of BundleInfo between requests.
@@ -176,6 +210,30 @@ func (x *BundleInfo) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed BundleInfo into x.
+func (x *BundleInfo) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Source, n = d.String(b, typ)
+		case 2:
+			x.Hash, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_CatalogItem = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.CatalogItem", Names: []string{"id", "framework", "strand", "difficulty", "maxScore", "steps"}, Doubles: false}
@@ -262,6 +320,38 @@ func (x *CatalogItem) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed CatalogItem into x.
+func (x *CatalogItem) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Id, n = d.String(b, typ)
+		case 2:
+			x.Framework, n = d.String(b, typ)
+		case 3:
+			x.Strand, n = d.String(b, typ)
+		case 4:
+			x.Difficulty, n = d.Double(b, typ)
+		case 5:
+			x.MaxScore, n = d.Int32(b, typ)
+		case 6:
+			x.Steps, n = d.Doubles(x.Steps, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListItemsResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListItemsResponse", Names: []string{"items", "nextPageToken", "bundle", "apiVersion"}, Doubles: false}
 
 // jsonWirePool_ListItemsResponse keeps the elements of lists of ListItemsResponse between requests.
@@ -340,6 +430,37 @@ func (x *ListItemsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ListItemsResponse into x.
+func (x *ListItemsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Items, n = jsoncodec.ProtoMessages[CatalogItem, *CatalogItem](d, x.Items, b, num, typ, &jsonWirePool_CatalogItem)
+		case 2:
+			x.NextPageToken, n = d.String(b, typ)
+		case 3:
+			if x.Bundle == nil {
+				x.Bundle = new(BundleInfo)
+			}
+			n = d.Message(x.Bundle, b, typ)
+		case 4:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListFormsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListFormsRequest", Names: []string{"framework"}, Doubles: false}
 
 // jsonWirePool_ListFormsRequest keeps the elements of lists of ListFormsRequest between requests.
@@ -387,6 +508,28 @@ func (x *ListFormsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ListFormsRequest into x.
+func (x *ListFormsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_CatalogForm = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.CatalogForm", Names: []string{"form", "framework", "items"}, Doubles: false}
@@ -450,6 +593,32 @@ func (x *CatalogForm) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed CatalogForm into x.
+func (x *CatalogForm) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Form, n = d.String(b, typ)
+		case 2:
+			x.Framework, n = d.String(b, typ)
+		case 3:
+			x.Items, n = d.Strings(x.Items, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ListFormsResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListFormsResponse", Names: []string{"forms", "bundle", "apiVersion"}, Doubles: false}
@@ -521,6 +690,35 @@ func (x *ListFormsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ListFormsResponse into x.
+func (x *ListFormsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Forms, n = jsoncodec.ProtoMessages[CatalogForm, *CatalogForm](d, x.Forms, b, num, typ, &jsonWirePool_CatalogForm)
+		case 2:
+			if x.Bundle == nil {
+				x.Bundle = new(BundleInfo)
+			}
+			n = d.Message(x.Bundle, b, typ)
+		case 3:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListLinksRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListLinksRequest", Names: []string{}, Doubles: false}
 
 // jsonWirePool_ListLinksRequest keeps the elements of lists of ListLinksRequest between requests.
@@ -547,6 +745,14 @@ func (x *ListLinksRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	}
 	b = append(b, '{')
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ListLinksRequest into x.
+func (x *ListLinksRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	if len(b) > 0 {
+		return jsoncodec.ErrProtoWire // a field it does not know
+	}
+	return nil
 }
 
 var jsonWireInfo_CatalogLink = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.CatalogLink", Names: []string{"linkId", "framework", "minScore", "maxScore"}, Doubles: false}
@@ -615,6 +821,34 @@ func (x *CatalogLink) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"maxScore\":"...)
 	b = jsoncodec.AppendDouble(b, x.MaxScore)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed CatalogLink into x.
+func (x *CatalogLink) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.LinkId, n = d.String(b, typ)
+		case 2:
+			x.Framework, n = d.String(b, typ)
+		case 3:
+			x.MinScore, n = d.Double(b, typ)
+		case 4:
+			x.MaxScore, n = d.Double(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ListLinksResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListLinksResponse", Names: []string{"links", "bundle", "apiVersion"}, Doubles: false}
@@ -686,6 +920,35 @@ func (x *ListLinksResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ListLinksResponse into x.
+func (x *ListLinksResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Links, n = jsoncodec.ProtoMessages[CatalogLink, *CatalogLink](d, x.Links, b, num, typ, &jsonWirePool_CatalogLink)
+		case 2:
+			if x.Bundle == nil {
+				x.Bundle = new(BundleInfo)
+			}
+			n = d.Message(x.Bundle, b, typ)
+		case 3:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListStrandsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListStrandsRequest", Names: []string{"framework"}, Doubles: false}
 
 // jsonWirePool_ListStrandsRequest keeps the elements of lists of ListStrandsRequest between requests.
@@ -733,6 +996,28 @@ func (x *ListStrandsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ListStrandsRequest into x.
+func (x *ListStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ListStrandsResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListStrandsResponse", Names: []string{"strands", "framework", "bundle", "apiVersion"}, Doubles: false}
@@ -813,6 +1098,37 @@ func (x *ListStrandsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ListStrandsResponse into x.
+func (x *ListStrandsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Strands, n = d.Strings(x.Strands, b, typ)
+		case 2:
+			x.Framework, n = d.String(b, typ)
+		case 3:
+			if x.Bundle == nil {
+				x.Bundle = new(BundleInfo)
+			}
+			n = d.Message(x.Bundle, b, typ)
+		case 4:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListFrameworksRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListFrameworksRequest", Names: []string{}, Doubles: false}
 
 // jsonWirePool_ListFrameworksRequest keeps the elements of lists of ListFrameworksRequest between requests.
@@ -839,6 +1155,14 @@ func (x *ListFrameworksRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	}
 	b = append(b, '{')
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ListFrameworksRequest into x.
+func (x *ListFrameworksRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	if len(b) > 0 {
+		return jsoncodec.ErrProtoWire // a field it does not know
+	}
+	return nil
 }
 
 var jsonWireInfo_FrameworkOffer = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.FrameworkOffer", Names: []string{"name", "subject", "label", "negativePrefix", "unitsPerLogit", "successAtMatch", "displayMin", "displayMax", "items", "partialCreditItems", "strands", "forms", "links", "normCurve", "benchmarks", "normsTables"}, Doubles: false}
@@ -997,6 +1321,58 @@ func (x *FrameworkOffer) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed FrameworkOffer into x.
+func (x *FrameworkOffer) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Name, n = d.String(b, typ)
+		case 2:
+			x.Subject, n = d.String(b, typ)
+		case 3:
+			x.Label, n = d.String(b, typ)
+		case 4:
+			x.NegativePrefix, n = d.String(b, typ)
+		case 5:
+			x.UnitsPerLogit, n = d.Double(b, typ)
+		case 6:
+			x.SuccessAtMatch, n = d.Double(b, typ)
+		case 7:
+			x.DisplayMin, n = d.Double(b, typ)
+		case 8:
+			x.DisplayMax, n = d.Double(b, typ)
+		case 9:
+			x.Items, n = d.Int32(b, typ)
+		case 10:
+			x.PartialCreditItems, n = d.Int32(b, typ)
+		case 11:
+			x.Strands, n = d.Int32(b, typ)
+		case 12:
+			x.Forms, n = d.Int32(b, typ)
+		case 13:
+			x.Links, n = d.Int32(b, typ)
+		case 14:
+			x.NormCurve, n = d.Bool(b, typ)
+		case 15:
+			x.Benchmarks, n = d.Bool(b, typ)
+		case 16:
+			x.NormsTables, n = d.Int32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ListFrameworksResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ListFrameworksResponse", Names: []string{"frameworks", "bundle", "apiVersion"}, Doubles: false}
 
 // jsonWirePool_ListFrameworksResponse keeps the elements of lists of ListFrameworksResponse between requests.
@@ -1064,4 +1440,33 @@ func (x *ListFrameworksResponse) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ListFrameworksResponse into x.
+func (x *ListFrameworksResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Frameworks, n = jsoncodec.ProtoMessages[FrameworkOffer, *FrameworkOffer](d, x.Frameworks, b, num, typ, &jsonWirePool_FrameworkOffer)
+		case 2:
+			if x.Bundle == nil {
+				x.Bundle = new(BundleInfo)
+			}
+			n = d.Message(x.Bundle, b, typ)
+		case 3:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }

@@ -68,6 +68,30 @@ func (x *ItemResult) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ItemResult into x.
+func (x *ItemResult) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Id, n = d.OptString(b, typ)
+		case 2:
+			x.Result, n = d.OptInt32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ItemId = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ItemId", Names: []string{"id"}, Doubles: false}
 
 // jsonWirePool_ItemId keeps the elements of lists of ItemId between requests.
@@ -113,6 +137,28 @@ func (x *ItemId) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ItemId into x.
+func (x *ItemId) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Id, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ItemDifficulty = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ItemDifficulty", Names: []string{"difficulty", "count", "steps"}, Doubles: false}
@@ -182,6 +228,32 @@ func (x *ItemDifficulty) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, "\"steps\":"...)
 	b = jsoncodec.AppendList(b, x.Steps, jsoncodec.AppendDouble)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ItemDifficulty into x.
+func (x *ItemDifficulty) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Difficulty, n = d.OptDouble(b, typ)
+		case 2:
+			x.Count, n = d.OptInt32(b, typ)
+		case 3:
+			x.Steps, n = d.Doubles(x.Steps, b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ScoreItemResultsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemResultsRequest", Names: []string{"items", "framework", "fit", "grade", "timeOfYear"}, Doubles: false}
@@ -271,6 +343,36 @@ func (x *ScoreItemResultsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsRequest into x.
+func (x *ScoreItemResultsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Items, n = jsoncodec.ProtoMessages[ItemResult, *ItemResult](d, x.Items, b, num, typ, &jsonWirePool_ItemResult)
+		case 2:
+			x.Framework, n = d.OptString(b, typ)
+		case 3:
+			x.Fit, n = d.OptBool(b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ScoreItemIdsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemIdsRequest", Names: []string{"items", "numberCorrect", "framework", "grade", "timeOfYear"}, Doubles: false}
 
 // jsonWirePool_ScoreItemIdsRequest keeps the elements of lists of ScoreItemIdsRequest between requests.
@@ -356,6 +458,36 @@ func (x *ScoreItemIdsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemIdsRequest into x.
+func (x *ScoreItemIdsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Items, n = jsoncodec.ProtoMessages[ItemId, *ItemId](d, x.Items, b, num, typ, &jsonWirePool_ItemId)
+		case 2:
+			x.NumberCorrect, n = d.OptInt32(b, typ)
+		case 3:
+			x.Framework, n = d.OptString(b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ScoreScaleRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreScaleRequest", Names: []string{"linkId", "scaleScore", "scaleSem", "grade", "timeOfYear"}, Doubles: false}
@@ -464,6 +596,36 @@ func (x *ScoreScaleRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreScaleRequest into x.
+func (x *ScoreScaleRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.LinkId, n = d.OptString(b, typ)
+		case 2:
+			x.ScaleScore, n = d.OptString(b, typ)
+		case 3:
+			x.ScaleSem, n = d.OptDouble(b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ScoreItemResultsStrandsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemResultsStrandsRequest", Names: []string{"grade", "timeOfYear", "items", "framework", "fit"}, Doubles: false}
 
 // jsonWirePool_ScoreItemResultsStrandsRequest keeps the elements of lists of ScoreItemResultsStrandsRequest between requests.
@@ -559,6 +721,36 @@ func (x *ScoreItemResultsStrandsRequest) AppendJSONWire(b []byte) ([]byte, error
 		b = jsoncodec.AppendBool(b, *x.Fit)
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsStrandsRequest into x.
+func (x *ScoreItemResultsStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 2:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 3:
+			x.Items, n = jsoncodec.ProtoMessages[ItemResult, *ItemResult](d, x.Items, b, num, typ, &jsonWirePool_ItemResult)
+		case 4:
+			x.Framework, n = d.OptString(b, typ)
+		case 5:
+			x.Fit, n = d.OptBool(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ScoreDifficultiesBayesRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreDifficultiesBayesRequest", Names: []string{"items", "numberCorrect", "framework", "priorAbility", "priorUncertainty", "elapsedDays", "grade", "timeOfYear"}, Doubles: false}
@@ -673,6 +865,42 @@ func (x *ScoreDifficultiesBayesRequest) AppendJSONWire(b []byte) ([]byte, error)
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreDifficultiesBayesRequest into x.
+func (x *ScoreDifficultiesBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Items, n = jsoncodec.ProtoMessages[ItemDifficulty, *ItemDifficulty](d, x.Items, b, num, typ, &jsonWirePool_ItemDifficulty)
+		case 2:
+			x.NumberCorrect, n = d.OptInt32(b, typ)
+		case 3:
+			x.Framework, n = d.OptString(b, typ)
+		case 4:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 5:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 6:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 7:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 8:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ScoreItemResultsBayesRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemResultsBayesRequest", Names: []string{"priorAbility", "priorUncertainty", "elapsedDays", "items", "framework", "fit", "grade", "timeOfYear"}, Doubles: false}
@@ -803,6 +1031,42 @@ func (x *ScoreItemResultsBayesRequest) AppendJSONWire(b []byte) ([]byte, error) 
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsBayesRequest into x.
+func (x *ScoreItemResultsBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 2:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 4:
+			x.Items, n = jsoncodec.ProtoMessages[ItemResult, *ItemResult](d, x.Items, b, num, typ, &jsonWirePool_ItemResult)
+		case 5:
+			x.Framework, n = d.OptString(b, typ)
+		case 6:
+			x.Fit, n = d.OptBool(b, typ)
+		case 7:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 8:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ScoreItemIdsBayesRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemIdsBayesRequest", Names: []string{"items", "numberCorrect", "priorAbility", "priorUncertainty", "elapsedDays", "framework", "grade", "timeOfYear"}, Doubles: false}
 
 // jsonWirePool_ScoreItemIdsBayesRequest keeps the elements of lists of ScoreItemIdsBayesRequest between requests.
@@ -915,6 +1179,42 @@ func (x *ScoreItemIdsBayesRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemIdsBayesRequest into x.
+func (x *ScoreItemIdsBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Items, n = jsoncodec.ProtoMessages[ItemId, *ItemId](d, x.Items, b, num, typ, &jsonWirePool_ItemId)
+		case 2:
+			x.NumberCorrect, n = d.OptInt32(b, typ)
+		case 3:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 4:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 5:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 6:
+			x.Framework, n = d.OptString(b, typ)
+		case 7:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 8:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_ScoreScaleBayesRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreScaleBayesRequest", Names: []string{"linkId", "scaleScore", "scaleSem", "priorAbility", "priorUncertainty", "elapsedDays", "grade", "timeOfYear"}, Doubles: false}
@@ -1062,6 +1362,42 @@ func (x *ScoreScaleBayesRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreScaleBayesRequest into x.
+func (x *ScoreScaleBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.LinkId, n = d.OptString(b, typ)
+		case 2:
+			x.ScaleScore, n = d.OptString(b, typ)
+		case 3:
+			x.ScaleSem, n = d.OptDouble(b, typ)
+		case 4:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 5:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 6:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 7:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 8:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ScoreItemResultsBayesStrandsRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreItemResultsBayesStrandsRequest", Names: []string{"priorAbility", "priorUncertainty", "elapsedDays", "grade", "timeOfYear", "items", "framework", "fit"}, Doubles: false}
 
 // jsonWirePool_ScoreItemResultsBayesStrandsRequest keeps the elements of lists of ScoreItemResultsBayesStrandsRequest between requests.
@@ -1198,6 +1534,42 @@ func (x *ScoreItemResultsBayesStrandsRequest) AppendJSONWire(b []byte) ([]byte, 
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsBayesStrandsRequest into x.
+func (x *ScoreItemResultsBayesStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 2:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 3:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 4:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 5:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 6:
+			x.Items, n = jsoncodec.ProtoMessages[ItemResult, *ItemResult](d, x.Items, b, num, typ, &jsonWirePool_ItemResult)
+		case 7:
+			x.Framework, n = d.OptString(b, typ)
+		case 8:
+			x.Fit, n = d.OptBool(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_ScoreFormRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.ScoreFormRequest", Names: []string{"formId", "numberCorrect", "grade", "timeOfYear"}, Doubles: false}
 
 // jsonWirePool_ScoreFormRequest keeps the elements of lists of ScoreFormRequest between requests.
@@ -1287,6 +1659,34 @@ func (x *ScoreFormRequest) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed ScoreFormRequest into x.
+func (x *ScoreFormRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.FormId, n = d.OptString(b, typ)
+		case 2:
+			x.NumberCorrect, n = d.OptInt32(b, typ)
+		case 3:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 4:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_NextItemRequest = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.NextItemRequest", Names: []string{"framework", "items", "priorAbility", "priorUncertainty", "elapsedDays", "grade", "timeOfYear", "pool", "exclude", "randomesque", "seed", "targetSuccess", "stop", "strands"}, Doubles: false}
@@ -1465,6 +1865,57 @@ func (x *NextItemRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed NextItemRequest into x.
+func (x *NextItemRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Framework, n = d.OptString(b, typ)
+		case 2:
+			x.Items, n = jsoncodec.ProtoMessages[ItemResult, *ItemResult](d, x.Items, b, num, typ, &jsonWirePool_ItemResult)
+		case 3:
+			x.PriorAbility, n = d.OptDouble(b, typ)
+		case 4:
+			x.PriorUncertainty, n = d.OptDouble(b, typ)
+		case 5:
+			x.ElapsedDays, n = d.OptDouble(b, typ)
+		case 6:
+			x.Grade, n = d.OptInt32(b, typ)
+		case 7:
+			x.TimeOfYear, n = d.OptString(b, typ)
+		case 8:
+			x.Pool, n = d.Strings(x.Pool, b, typ)
+		case 9:
+			x.Exclude, n = d.Strings(x.Exclude, b, typ)
+		case 10:
+			x.Randomesque, n = d.OptInt32(b, typ)
+		case 11:
+			x.Seed, n = d.OptInt32(b, typ)
+		case 12:
+			x.TargetSuccess, n = d.OptDouble(b, typ)
+		case 13:
+			if x.Stop == nil {
+				x.Stop = new(StopRules)
+			}
+			n = d.Message(x.Stop, b, typ)
+		case 14:
+			n = jsoncodec.ProtoMap(d, &x.Strands, b, typ, (*jsoncodec.ProtoDecoder).Double)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_StopRules = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.StopRules", Names: []string{"maxItems", "minItems", "targetUncertainty", "cut", "confidence"}, Doubles: false}
 
 // jsonWirePool_StopRules keeps the elements of lists of StopRules between requests.
@@ -1562,6 +2013,36 @@ func (x *StopRules) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed StopRules into x.
+func (x *StopRules) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.MaxItems, n = d.OptInt32(b, typ)
+		case 2:
+			x.MinItems, n = d.OptInt32(b, typ)
+		case 3:
+			x.TargetUncertainty, n = d.OptDouble(b, typ)
+		case 4:
+			x.Cut, n = d.OptDouble(b, typ)
+		case 5:
+			x.Confidence, n = d.OptDouble(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_AdaptiveItem = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.AdaptiveItem", Names: []string{"id", "strand", "maxScore"}, Doubles: false}
 
 // jsonWirePool_AdaptiveItem keeps the elements of lists of AdaptiveItem between requests.
@@ -1621,6 +2102,32 @@ func (x *AdaptiveItem) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"maxScore\":"...)
 	b = jsoncodec.AppendInt32(b, x.MaxScore)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed AdaptiveItem into x.
+func (x *AdaptiveItem) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Id, n = d.String(b, typ)
+		case 2:
+			x.Strand, n = d.String(b, typ)
+		case 3:
+			x.MaxScore, n = d.Int32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_NextItemResponse = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.NextItemResponse", Names: []string{"next", "stopReason", "ability", "abilityDisplay", "uncertainty", "itemsAnswered", "framework", "apiVersion"}, Doubles: false}
@@ -1731,6 +2238,45 @@ func (x *NextItemResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed NextItemResponse into x.
+func (x *NextItemResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			if x.Next == nil {
+				x.Next = new(AdaptiveItem)
+			}
+			n = d.Message(x.Next, b, typ)
+		case 2:
+			x.StopReason, n = d.String(b, typ)
+		case 3:
+			x.Ability, n = d.Int32(b, typ)
+		case 4:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 5:
+			x.Uncertainty, n = d.Int32(b, typ)
+		case 6:
+			x.ItemsAnswered, n = d.Int32(b, typ)
+		case 7:
+			x.Framework, n = d.String(b, typ)
+		case 8:
+			x.ApiVersion, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_PersonFit = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.PersonFit", Names: []string{"infit", "outfit", "infitZ", "outfitZ", "flag"}, Doubles: false}
 
 // jsonWirePool_PersonFit keeps the elements of lists of PersonFit between requests.
@@ -1802,6 +2348,36 @@ func (x *PersonFit) AppendJSONWire(b []byte) ([]byte, error) {
 		return b, err
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed PersonFit into x.
+func (x *PersonFit) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Infit, n = d.Double(b, typ)
+		case 2:
+			x.Outfit, n = d.Double(b, typ)
+		case 3:
+			x.InfitZ, n = d.Double(b, typ)
+		case 4:
+			x.OutfitZ, n = d.Double(b, typ)
+		case 5:
+			x.Flag, n = d.String(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_Measure = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.Measure", Names: []string{"ability", "abilityDisplay", "uncertainty", "framework", "apiVersion", "percentile", "fit", "fitNote"}, Doubles: false}
@@ -1916,6 +2492,45 @@ func (x *Measure) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed Measure into x.
+func (x *Measure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Ability, n = d.Int32(b, typ)
+		case 2:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 3:
+			x.Uncertainty, n = d.Int32(b, typ)
+		case 4:
+			x.Framework, n = d.String(b, typ)
+		case 5:
+			x.ApiVersion, n = d.String(b, typ)
+		case 6:
+			x.Percentile, n = d.OptInt32(b, typ)
+		case 7:
+			if x.Fit == nil {
+				x.Fit = new(PersonFit)
+			}
+			n = d.Message(x.Fit, b, typ)
+		case 8:
+			x.FitNote, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_Strand = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.Strand", Names: []string{"name", "category"}, Doubles: false}
 
 // jsonWirePool_Strand keeps the elements of lists of Strand between requests.
@@ -1966,6 +2581,30 @@ func (x *Strand) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"category\":"...)
 	b = jsoncodec.AppendInt32(b, x.Category)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed Strand into x.
+func (x *Strand) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Name, n = d.String(b, typ)
+		case 2:
+			x.Category, n = d.Int32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_StrandsMeasure = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.StrandsMeasure", Names: []string{"ability", "abilityDisplay", "uncertainty", "framework", "apiVersion", "strands", "fit", "fitNote"}, Doubles: false}
@@ -2080,6 +2719,45 @@ func (x *StrandsMeasure) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// DecodeProtoWire merges the binary encoding b of a well-formed StrandsMeasure into x.
+func (x *StrandsMeasure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Ability, n = d.Int32(b, typ)
+		case 2:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 3:
+			x.Uncertainty, n = d.Int32(b, typ)
+		case 4:
+			x.Framework, n = d.String(b, typ)
+		case 5:
+			x.ApiVersion, n = d.String(b, typ)
+		case 6:
+			x.Strands, n = jsoncodec.ProtoMessages[Strand, *Strand](d, x.Strands, b, num, typ, &jsonWirePool_Strand)
+		case 7:
+			if x.Fit == nil {
+				x.Fit = new(PersonFit)
+			}
+			n = d.Message(x.Fit, b, typ)
+		case 8:
+			x.FitNote, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
 var jsonWireInfo_BayesStrand = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.BayesStrand", Names: []string{"name", "ability", "abilityDisplay", "uncertainty", "category"}, Doubles: false}
 
 // jsonWirePool_BayesStrand keeps the elements of lists of BayesStrand between requests.
@@ -2153,6 +2831,36 @@ func (x *BayesStrand) AppendJSONWire(b []byte) ([]byte, error) {
 	b = append(b, ",\"category\":"...)
 	b = jsoncodec.AppendInt32(b, x.Category)
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed BayesStrand into x.
+func (x *BayesStrand) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Name, n = d.String(b, typ)
+		case 2:
+			x.Ability, n = d.Int32(b, typ)
+		case 3:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 4:
+			x.Uncertainty, n = d.Int32(b, typ)
+		case 5:
+			x.Category, n = d.Int32(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 var jsonWireInfo_BayesStrandsMeasure = jsoncodec.MessageInfo{FullName: "yardstick.scoring.v1.BayesStrandsMeasure", Names: []string{"ability", "abilityDisplay", "uncertainty", "framework", "apiVersion", "strands", "fit", "fitNote"}, Doubles: false}
@@ -2267,4 +2975,43 @@ func (x *BayesStrandsMeasure) AppendJSONWire(b []byte) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
+}
+
+// DecodeProtoWire merges the binary encoding b of a well-formed BayesStrandsMeasure into x.
+func (x *BayesStrandsMeasure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := jsoncodec.ProtoTag(b)
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			x.Ability, n = d.Int32(b, typ)
+		case 2:
+			x.AbilityDisplay, n = d.String(b, typ)
+		case 3:
+			x.Uncertainty, n = d.Int32(b, typ)
+		case 4:
+			x.Framework, n = d.String(b, typ)
+		case 5:
+			x.ApiVersion, n = d.String(b, typ)
+		case 6:
+			x.Strands, n = jsoncodec.ProtoMessages[BayesStrand, *BayesStrand](d, x.Strands, b, num, typ, &jsonWirePool_BayesStrand)
+		case 7:
+			if x.Fit == nil {
+				x.Fit = new(PersonFit)
+			}
+			n = d.Message(x.Fit, b, typ)
+		case 8:
+			x.FitNote, n = d.OptString(b, typ)
+		default:
+			return jsoncodec.ErrProtoWire
+		}
+		if n < 0 {
+			return jsoncodec.ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
 }
