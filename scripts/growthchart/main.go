@@ -8,42 +8,21 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/yardstick-dev/yardstick/scripts/internal/chart"
 )
 
 func main() {
-	fs := flag.NewFlagSet("growthchart", flag.ContinueOnError)
-	reqPath := fs.String("request", "", "the growth request (JSON) whose answer is drawn: its measures are the points")
-	ansPath := fs.String("answer", "", "the service's answer to that request (JSON)")
-	outPath := fs.String("o", "", "the SVG file to write (default: stdout)")
-	switch err := fs.Parse(os.Args[1:]); {
-	case err == flag.ErrHelp:
-		return
-	case err != nil:
-		os.Exit(2)
-	}
-	if err := run(*reqPath, *ansPath, *outPath); err != nil {
-		fmt.Fprintln(os.Stderr, "growthchart:", err)
-		os.Exit(1)
-	}
+	chart.Main("growthchart", "the growth request (JSON) whose answer is drawn: its measures are the points", run)
 }
 
 func run(reqPath, ansPath, outPath string) error {
-	if reqPath == "" || ansPath == "" {
-		return fmt.Errorf("-request and -answer are required")
-	}
-	var req request
-	if err := readJSON(reqPath, &req); err != nil {
-		return err
-	}
-	var ans answer
-	if err := readJSON(ansPath, &ans); err != nil {
-		return err
-	}
+	return chart.Run(reqPath, ansPath, outPath, drawable, draw)
+}
+
+// drawable refuses a request and answer the chart cannot be drawn from.
+func drawable(reqPath, ansPath string, req request, ans answer) error {
 	switch {
 	case len(req.Priors) == 0:
 		return fmt.Errorf("%s: no priors", reqPath)
@@ -51,26 +30,6 @@ func run(reqPath, ansPath, outPath string) error {
 		return fmt.Errorf("%s: sgp %d is not a growth percentile 1 … 99", ansPath, ans.Sgp)
 	case len(ans.Cuts) == 0:
 		return fmt.Errorf("%s: no cuts to draw as a fan (ask for percentiles)", ansPath)
-	}
-	var out io.Writer = os.Stdout
-	if outPath != "" {
-		f, err := os.Create(outPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	return draw(out, req, ans)
-}
-
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

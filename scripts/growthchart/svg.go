@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/yardstick-dev/yardstick/scripts/internal/chart"
 )
 
 const (
@@ -49,10 +51,10 @@ func draw(w io.Writer, req request, ans answer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="white"/>`+"\n", width, height)
-	title := fmt.Sprintf("Growth percentile (%s): %g at %s %s, SGP %d", ans.Framework, cur.Ability, gradeName(cur.Grade), strings.ToUpper(cur.TimeOfYear), ans.Sgp)
+	title := fmt.Sprintf("Growth percentile (%s): %g at %s %s, SGP %d", ans.Framework, cur.Ability, chart.GradeName(cur.Grade), strings.ToUpper(cur.TimeOfYear), ans.Sgp)
 	fmt.Fprintf(&b, `<text x="%g" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
 
-	step := niceStep((hi - lo) / 6)
+	step := chart.NiceStep((hi - lo) / 6)
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, width-right, y(v), y(v))
 		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" fill="#555">%g</text>`+"\n", left-6, y(v)+4, v)
@@ -76,12 +78,12 @@ func draw(w io.Writer, req request, ans answer) error {
 	road := append(slices.Clone(pts), cur)
 	var line strings.Builder
 	for i, p := range road {
-		fmt.Fprintf(&line, "%s%.1f,%.1f", sep(i), x(p), y(p.Ability))
+		fmt.Fprintf(&line, "%s%.1f,%.1f", chart.Sep(i), x(p), y(p.Ability))
 	}
 	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#c0392b" stroke-width="2"/>`+"\n", line.String())
 	for i, p := range road {
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="#c0392b"/>`+"\n", x(p), y(p.Ability))
-		label := fmt.Sprintf("%s %s", strings.TrimPrefix(gradeName(p.Grade), "grade "), strings.ToUpper(p.TimeOfYear))
+		label := fmt.Sprintf("%s %s", strings.TrimPrefix(chart.GradeName(p.Grade), "grade "), strings.ToUpper(p.TimeOfYear))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle" fill="#333">%s</text>`+"\n", x(p), height-bottom+16, html.EscapeString(label))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#c0392b" font-size="11">%g</text>`+"\n", x(p), y(p.Ability)-9, p.Ability)
 		if i == len(road)-1 {
@@ -90,7 +92,7 @@ func draw(w io.Writer, req request, ans answer) error {
 	}
 	used := make([]string, len(ans.Priors))
 	for i, p := range ans.Priors {
-		used[i] = fmt.Sprintf("%s %s", gradeName(p.Grade), p.TimeOfYear)
+		used[i] = fmt.Sprintf("%s %s", chart.GradeName(p.Grade), p.TimeOfYear)
 	}
 	note := fmt.Sprintf("norms of %d prior(s): %s; the student grew more than %d in 100 who started alike", ans.SgpOrder, strings.Join(used, " and "), ans.Sgp)
 	fmt.Fprintf(&b, `<text x="%g" y="%g" fill="#c0392b">%s</text>`+"\n", left, height-bottom+36, html.EscapeString(note))
@@ -98,30 +100,4 @@ func draw(w io.Writer, req request, ans answer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func sep(i int) string {
-	if i == 0 {
-		return ""
-	}
-	return " "
-}
-
-// niceStep rounds a raw grid step up to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// gradeName is the grade as a school says it: K, then 1 to 12.
-func gradeName(g int) string {
-	if g == 0 {
-		return "grade K"
-	}
-	return fmt.Sprintf("grade %d", g)
 }

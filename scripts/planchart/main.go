@@ -8,67 +8,26 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
-	"os"
+
+	"github.com/yardstick-dev/yardstick/scripts/internal/chart"
 )
 
 func main() {
-	fs := flag.NewFlagSet("planchart", flag.ContinueOnError)
-	reqPath := fs.String("request", "", "the plan request (JSON) whose answer is drawn: its target is the line to reach")
-	ansPath := fs.String("answer", "", "the service's answer to that request (JSON)")
-	outPath := fs.String("o", "", "the SVG file to write (default: stdout)")
-	switch err := fs.Parse(os.Args[1:]); {
-	case err == flag.ErrHelp:
-		return
-	case err != nil:
-		os.Exit(2)
-	}
-	if err := run(*reqPath, *ansPath, *outPath); err != nil {
-		fmt.Fprintln(os.Stderr, "planchart:", err)
-		os.Exit(1)
-	}
+	chart.Main("planchart", "the plan request (JSON) whose answer is drawn: its target is the line to reach", run)
 }
 
 func run(reqPath, ansPath, outPath string) error {
-	if reqPath == "" || ansPath == "" {
-		return fmt.Errorf("-request and -answer are required")
-	}
-	var req request
-	if err := readJSON(reqPath, &req); err != nil {
-		return err
-	}
-	var ans answer
-	if err := readJSON(ansPath, &ans); err != nil {
-		return err
-	}
+	return chart.Run(reqPath, ansPath, outPath, drawable, draw)
+}
+
+// drawable refuses a request and answer the chart cannot be drawn from.
+func drawable(reqPath, ansPath string, req request, ans answer) error {
 	if req.Target == nil {
 		return fmt.Errorf("%s: no target", reqPath)
 	}
 	if len(ans.Trajectory) == 0 {
 		return fmt.Errorf("%s: an empty trajectory has nothing to draw", ansPath)
-	}
-	var out io.Writer = os.Stdout
-	if outPath != "" {
-		f, err := os.Create(outPath)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	return draw(out, req, ans)
-}
-
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

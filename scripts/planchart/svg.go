@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/yardstick-dev/yardstick/scripts/internal/chart"
 )
 
 // z80 is the standard normal quantile of 0.9: ability ± z80·uncertainty is the central 80% band.
@@ -36,11 +38,11 @@ func draw(w io.Writer, req request, ans answer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="white"/>`+"\n", width, height)
-	title := fmt.Sprintf("Growth plan (%s): from %g at %s %s, toward %g", ans.Framework, req.PriorAbility, gradeName(req.Grade), req.TimeOfYear, target)
+	title := fmt.Sprintf("Growth plan (%s): from %g at %s %s, toward %g", ans.Framework, req.PriorAbility, chart.GradeName(req.Grade), req.TimeOfYear, target)
 	fmt.Fprintf(&b, `<text x="%g" y="24" font-size="15" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
 
 	// Axes and horizontal grid.
-	step := niceStep((hi - lo) / 6)
+	step := chart.NiceStep((hi - lo) / 6)
 	for v := math.Ceil(lo/step) * step; v <= hi; v += step {
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#e5e5e5"/>`+"\n", left, width-right, y(v), y(v))
 		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end" fill="#555">%g</text>`+"\n", left-6, y(v)+4, v)
@@ -51,8 +53,8 @@ func draw(w io.Writer, req request, ans answer) error {
 	// The 80% band, then the expected measure.
 	var band, line strings.Builder
 	for i, p := range pts {
-		fmt.Fprintf(&band, "%s%.1f,%.1f", sep(i), x(p.ElapsedDays), y(p.Ability+z80*p.Uncertainty))
-		fmt.Fprintf(&line, "%s%.1f,%.1f", sep(i), x(p.ElapsedDays), y(p.Ability))
+		fmt.Fprintf(&band, "%s%.1f,%.1f", chart.Sep(i), x(p.ElapsedDays), y(p.Ability+z80*p.Uncertainty))
+		fmt.Fprintf(&line, "%s%.1f,%.1f", chart.Sep(i), x(p.ElapsedDays), y(p.Ability))
 	}
 	for i := len(pts) - 1; i >= 0; i-- {
 		fmt.Fprintf(&band, " %.1f,%.1f", x(pts[i].ElapsedDays), y(pts[i].Ability-z80*pts[i].Uncertainty))
@@ -67,7 +69,7 @@ func draw(w io.Writer, req request, ans answer) error {
 	// Each school time: its point, its label under the axis, and P(at or above the target).
 	for i, p := range pts {
 		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="#1f4e8c"/>`+"\n", x(p.ElapsedDays), y(p.Ability))
-		label := fmt.Sprintf("%s %s", strings.TrimPrefix(gradeName(p.Grade), "grade "), p.TimeOfYear)
+		label := fmt.Sprintf("%s %s", strings.TrimPrefix(chart.GradeName(p.Grade), "grade "), p.TimeOfYear)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle" fill="#333">%s</text>`+"\n", x(p.ElapsedDays), height-bottom+16, html.EscapeString(label))
 		if i > 0 {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle" fill="#1f4e8c" font-size="11">%.0f%%</text>`+"\n", x(p.ElapsedDays), y(p.Ability+z80*p.Uncertainty)-6, 100*p.Probability)
@@ -89,30 +91,4 @@ func draw(w io.Writer, req request, ans answer) error {
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func sep(i int) string {
-	if i == 0 {
-		return ""
-	}
-	return " "
-}
-
-// niceStep rounds a raw grid step up to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
-}
-
-// gradeName is the grade as a school says it: K, then 1 to 12.
-func gradeName(g int) string {
-	if g == 0 {
-		return "grade K"
-	}
-	return fmt.Sprintf("grade %d", g)
 }
