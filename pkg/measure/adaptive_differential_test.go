@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 )
 
@@ -108,21 +107,7 @@ func adaptiveDifferentialLines(t *testing.T) []string {
 		case 2:
 			req.Strands = map[string]float64{"A": 1, "B": 2, "C": float64(1 + rng.IntN(3))}
 		}
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "session %d", i)
-		for {
-			step, err := bk.Next(&req)
-			if err != nil {
-				t.Fatalf("session %d: %v", i, err)
-			}
-			if step.Next == nil {
-				fmt.Fprintf(&sb, " stop:%s", step.StopReason)
-				break
-			}
-			fmt.Fprintf(&sb, " %s", step.Next.ID)
-			req.Items = append(req.Items, Response{ID: step.Next.ID, Score: rng.IntN(step.Next.MaxScore() + 1)})
-		}
-		lines = append(lines, sb.String())
+		lines = append(lines, walkSession(t, bk, &req, rng, fmt.Sprintf("session %d", i)))
 	}
 	return lines
 }

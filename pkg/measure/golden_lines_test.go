@@ -2,6 +2,8 @@ package measure
 
 import (
 	"bufio"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -36,4 +38,24 @@ func goldenLines(t *testing.T, file string, got []string, update bool, least int
 		t.Fatalf("%s: got %d lines; want %d (and at least %d)", file, len(got), len(want), least)
 	}
 	return want
+}
+
+// walkSession runs an adaptive session to its stop, answering each item with a score drawn from
+// rng, and writes it as a differential line: the name, each item picked, and the stop reason.
+func walkSession(t *testing.T, bk *Bank, req *AdaptiveRequest, rng *rand.Rand, name string) string {
+	t.Helper()
+	var sb strings.Builder
+	sb.WriteString(name)
+	for {
+		step, err := bk.Next(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if step.Next == nil {
+			fmt.Fprintf(&sb, " stop:%s", step.StopReason)
+			return sb.String()
+		}
+		fmt.Fprintf(&sb, " %s", step.Next.ID)
+		req.Items = append(req.Items, Response{ID: step.Next.ID, Score: rng.IntN(step.Next.MaxScore() + 1)})
+	}
 }

@@ -131,21 +131,7 @@ func pcmDifferentialLines(t *testing.T) []string {
 			}
 			req.Pool = pool
 		}
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "adaptive %d", i)
-		for {
-			step, err := bk.Next(&req)
-			if err != nil {
-				t.Fatalf("adaptive case %d: %v", i, err)
-			}
-			if step.Next == nil {
-				fmt.Fprintf(&sb, " stop:%s", step.StopReason)
-				break
-			}
-			fmt.Fprintf(&sb, " %s", step.Next.ID)
-			req.Items = append(req.Items, Response{ID: step.Next.ID, Score: rng.IntN(step.Next.MaxScore() + 1)})
-		}
-		lines = append(lines, sb.String())
+		lines = append(lines, walkSession(t, bk, &req, rng, fmt.Sprintf("adaptive %d", i)))
 	}
 	return lines
 }
