@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -225,12 +224,13 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handled, err := gw.Register(httpfront.ProblemsConn(s.channel), func(mux *runtime.ServeMux, conn grpc.ClientConnInterface) error { return svc.Gateway(ctx, mux, conn) })
-	if err != nil {
+	if err := svc.Gateway(ctx, gw.ServeMux, httpfront.ProblemsConn(s.channel)); err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
-	for _, h := range front.Direct(handled) {
-		s.log.Warn("a gateway handler serves no route of the table as its rpc; the mux finds it", "rpc", h.Method, "path", h.Path)
+	for path, rt := range s.routes.ByPath {
+		if rt.Stream == routes.Unary && s.channel.NewRequest(rt.Method) == nil {
+			s.log.Warn("a JSON route's rpc is not on the in-process channel; the gateway's mux serves it", "rpc", rt.Method, "path", path)
+		}
 	}
 	if err := s.addStreams(svc); err != nil {
 		return err

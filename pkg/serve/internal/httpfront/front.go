@@ -3,20 +3,23 @@
 // token, the route's rule, then the front's refusals of content codings and wrong media types,
 // then the client's limits. It refuses bodies over the route's limit, holds the body's bytes
 // while it paces and reads it, admits the request's memory by the body read on the call's ticket
-// (internal/admission), and hands the request to the gateway, whose marshaler
-// (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the frame's
-// in-process channel (internal/inproc), which hands the call's ticket to the chain and runs the
-// handler. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
+// (internal/admission), decodes it into the route's rpc's request with its codec
+// (internal/jsonwire), and calls the rpc on the frame's in-process channel (internal/inproc), which
+// hands the call's ticket to the chain and runs the handler. grpc-gateway's mux, with the same
+// marshaler and error handlers, serves the rest: a path sent escaped, the 404 and 405 of paths
+// and methods with no route. A new kind of route (a streaming batch route) gets its case in
+// ServeHTTP.
 package httpfront
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
@@ -58,11 +61,8 @@ type Options struct {
 // Handler is the JSON API's front (see the package doc).
 type Handler struct {
 	Options
-	marshal marshaler // the gateway's marshaler, for batch records
-	// direct is the gateway's handler of each unary path, the one its mux would choose: the
-	// front has found the route, and need not have the mux try each pattern again.
-	direct map[string]runtime.HandlerFunc
-	bodies *admission.BodyPool // the unary bodies being read, beside the budget
+	marshal marshaler           // the gateway's marshaler, for calls and batch records
+	bodies  *admission.BodyPool // the unary bodies being read, beside the budget
 }
 
 // New is the front o describes.
@@ -73,26 +73,11 @@ func New(o Options) *Handler {
 			ceiling = max(ceiling, rt.BodyLimit)
 		}
 	}
-	f := &Handler{Options: o, marshal: marshaler{codec: o.Codec}, direct: map[string]runtime.HandlerFunc{}}
+	f := &Handler{Options: o, marshal: marshaler{codec: o.Codec}}
 	if o.Budget != nil {
 		f.bodies = admission.NewBodyPool(o.Budget, ceiling)
 	}
 	return f
-}
-
-// Direct has the front call each handler of a registration (Mux.Register) for the route of its
-// path when that route's rpc is the one the handler calls, without the mux, and returns the
-// handlers it left to the mux (no such route, another rpc, or no names). A wrong pairing would
-// fail closed: the chain refuses a ticket for another rpc than the one called.
-func (f *Handler) Direct(handled []Handled) (left []Handled) {
-	for _, h := range handled {
-		if rt := f.Routes.ByPath[h.Path]; rt != nil && h.Method != "" && rt.Method == h.Method {
-			f.direct[h.Path] = h.Handler
-			continue
-		}
-		left = append(left, h)
-	}
-	return left
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
@@ -164,6 +149,12 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
+	// A path sent escaped (RawPath set) is matched by the mux on its escaped form: the mux
+	// decides those.
+	if req := f.Channel.NewRequest(rt.Method); req != nil && r.URL.RawPath == "" {
+		f.call(admitted, w, t, rt, ri, req, body)
+		return
+	}
 	r = r.WithContext(gate.With(admitted, t))
 	r.Body = &frontBody{data: body, info: ri}
 	r.ContentLength = int64(len(body))
@@ -175,14 +166,43 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	} else {
 		r.Header.Set("Content-Type", "application/json")
 	}
-	// A path sent escaped (RawPath set) is matched by the mux on its escaped form: the mux
-	// decides those.
-	if h := f.direct[r.URL.Path]; h != nil && r.URL.RawPath == "" {
-		h(w, r, nil)
-		return
-	}
 	f.Gateway.ServeHTTP(w, r)
 }
+
+// call serves an admitted call of the route's rpc as the gateway's handler of its path would, without
+// the gateway: the body decoded into req by the front's codec, the rpc called on the in-process
+// channel with the call's ticket, the answer encoded by the codec; a decoding error or the call's
+// error is written as the gateway's error handler writes it, and a call whose body had field
+// problems answers them with the handler's own (WithFieldProblems).
+func (f *Handler) call(ctx context.Context, w http.ResponseWriter, t *gate.Ticket, rt *routes.Route, ri *reqinfo.Info, req proto.Message, body []byte) {
+	err := f.marshal.Unmarshal(body, req)
+	switch {
+	case err == nil:
+	case FieldsOnly(err):
+		ri.FieldProblems = err
+	default:
+		ri.DecodeErr = err
+		rpcerr.Write(w, rpcerr.ToHTTP(DecodeProblems(err)))
+		return
+	}
+	resp, err := f.Channel.Call(ctx, t, rt.Method, req)
+	if ri.FieldProblems != nil {
+		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
+	}
+	var answer []byte
+	if err == nil {
+		answer, err = f.marshal.Marshal(resp)
+	}
+	if err != nil {
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
+		return
+	}
+	w.Header()["Content-Type"] = jsonType
+	_, _ = w.Write(answer)
+}
+
+// jsonType is the Content-Type header's value of every answer call writes. Nothing writes to it.
+var jsonType = []string{"application/json"}
 
 // errAnswered is the front's own refusal of a call's headers (the gate's check), answered already.
 var errAnswered = errors.New("httpfront: the request was refused and answered")

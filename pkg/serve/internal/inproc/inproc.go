@@ -4,9 +4,10 @@
 // come in on the gRPC port calls through it: the grpc-gateway JSON front (its generated
 // Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch records,
 // which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
-// body was read, and it hands the call's ticket to the chain as a value: a record's caller passes
-// it to Call or CallDecoding, and the JSON front puts it in the request's context for the one hop
-// through grpc-gateway's generated code, which Invoke takes it out of (gate.From).
+// body was read, and it hands the call's ticket to the chain as a value: the JSON front and a
+// record's caller pass it to Call or CallDecoding; for the one hop through grpc-gateway's
+// generated code (a path sent escaped), the front puts it in the request's context, which Invoke
+// takes it out of (gate.From).
 //
 // Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
 // (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
@@ -31,6 +32,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 )
@@ -60,6 +62,7 @@ type method struct {
 	// call of the method with whatever request it is given, and the method's description.
 	unary grpc.UnaryHandler
 	info  *grpc.UnaryServerInfo
+	req   proto.Message // the request the handler decodes into, to make more of (NewRequest); nil: not a proto message
 }
 
 // New is a channel whose calls run through chain.
@@ -72,7 +75,7 @@ func New(chain Chain) *Channel {
 func (c *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	for _, md := range desc.Methods {
 		m := method{impl: impl, handler: md.Handler}
-		if m.unary, m.info = capture(md.Handler, impl); m.unary == nil {
+		if m.unary, m.info, m.req = capture(md.Handler, impl); m.unary == nil {
 			// grpc.ServiceRegistrar's way to refuse a registration it cannot serve.
 			panic(fmt.Sprintf("inproc: the handler of %s/%s does not hand its interceptor the call", desc.ServiceName, md.MethodName))
 		}
@@ -115,19 +118,32 @@ func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, r
 	return c.chain(ctx, t, req, m.info, m.unary)
 }
 
-// capture is the call of the method a generated handler makes once its message is decoded, and
-// the UnaryServerInfo it describes the method with, taken by running the handler once with an
-// interceptor that keeps them and calls nothing (grpc.MethodHandler hands its interceptor both;
-// the call closes over the implementation alone). A call can then hand its own request to the
-// chain: no message decoded into and dropped, no closure or info made a call.
-func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo) {
+// NewRequest is a new, empty request of the unary method (a full method name), for a caller that
+// decodes it itself and then calls Call; nil when the method is not registered or its request is
+// not a proto message.
+func (c *Channel) NewRequest(fullMethod string) proto.Message {
+	if m, ok := c.methods[fullMethod]; ok && m.req != nil {
+		return m.req.ProtoReflect().New().Interface()
+	}
+	return nil
+}
+
+// capture is the call of the method a generated handler makes once its message is decoded, the
+// UnaryServerInfo it describes the method with, and the message it made, taken by running the
+// handler once with an interceptor that keeps them and calls nothing (grpc.MethodHandler hands
+// its interceptor all three; the call closes over the implementation alone). A call can then hand
+// its own request to the chain: no message decoded into and dropped, no closure or info made a
+// call.
+func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo, proto.Message) {
 	var unary grpc.UnaryHandler
 	var info *grpc.UnaryServerInfo
-	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, _ any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
+	var req proto.Message
+	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, r any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
 		unary, info = u, i
+		req, _ = r.(proto.Message)
 		return nil, nil
 	})
-	return unary, info
+	return unary, info, req
 }
 
 // CallDecoding runs the unary method with the request dec fills (the generated handler's own
