@@ -224,7 +224,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	if err := svc.Gateway(ctx, gw.ServeMux, httpfront.ProblemsConn(s.channel)); err != nil {
+	if err := svc.Gateway(ctx, gw.ServeMux, s.channel); err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
 	for path, rt := range s.routes.ByPath {

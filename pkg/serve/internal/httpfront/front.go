@@ -38,10 +38,6 @@ import (
 // directly, they are not canonicalized again on every answer of a limited client.
 var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.CanonicalHeaderKey(quota.StateHeader)
 
-// gatewayHeader is the request header of every authorized call the front passes to the gateway.
-// Nothing writes to it.
-var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
-
 // Options are what the front works with.
 type Options struct {
 	Routes  *routes.Table
@@ -149,45 +145,28 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	// A path sent escaped (RawPath set) is matched by the mux on its escaped form: the mux
-	// decides those.
-	if req := f.Channel.NewRequest(rt.Method); req != nil && r.URL.RawPath == "" {
-		f.call(admitted, w, t, rt, ri, req, body)
+	req := f.Channel.NewRequest(rt.Method)
+	if req == nil { // not served here (Server.buildHTTP warns at start): the mux answers it
+		f.Gateway.ServeHTTP(w, r)
 		return
 	}
-	r = r.WithContext(gate.With(admitted, t))
-	r.Body = &frontBody{data: body, info: ri}
-	r.ContentLength = int64(len(body))
-	if !rt.Rule.Public {
-		// The ticket and the claims travel in the context, and everything else the call needs in
-		// reqinfo (which keeps the caller's own request): the gateway, which copies every header
-		// it is given into gRPC metadata, is given none but the type.
-		r.Header = gatewayHeader
-	} else {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	f.Gateway.ServeHTTP(w, r)
+	f.call(admitted, w, t, rt, req, body)
 }
 
-// call serves an admitted call of the route's rpc as the gateway's handler of its path would, without
-// the gateway: the body decoded into req by the front's codec, the rpc called on the in-process
-// channel with the call's ticket, the answer encoded by the codec; a decoding error or the call's
-// error is written as the gateway's error handler writes it, and a call whose body had field
-// problems answers them with the handler's own (WithFieldProblems).
-func (f *Handler) call(ctx context.Context, w http.ResponseWriter, t *gate.Ticket, rt *routes.Route, ri *reqinfo.Info, req proto.Message, body []byte) {
-	err := f.marshal.Unmarshal(body, req)
-	switch {
-	case err == nil:
-	case FieldsOnly(err):
-		ri.FieldProblems = err
-	default:
-		ri.DecodeErr = err
-		rpcerr.Write(w, rpcerr.ToHTTP(DecodeProblems(err)))
+// call serves an admitted call of the route's rpc as the gateway's handler of its path would,
+// without the gateway: the body decoded into req by the front's codec, the rpc called on the
+// in-process channel with the call's ticket, the answer encoded by the codec; a decoding error or
+// the call's error is written as the documented error body. A body whose problems are each a
+// field's still reaches the handler, and the answer is both's problems (WithFieldProblems).
+func (f *Handler) call(ctx context.Context, w http.ResponseWriter, t *gate.Ticket, rt *routes.Route, req proto.Message, body []byte) {
+	fieldErr := f.marshal.Unmarshal(body, req)
+	if fieldErr != nil && !FieldsOnly(fieldErr) {
+		rpcerr.Write(w, rpcerr.ToHTTP(DecodeProblems(fieldErr)))
 		return
 	}
 	resp, err := f.Channel.Call(ctx, t, rt.Method, req)
-	if ri.FieldProblems != nil {
-		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
+	if fieldErr != nil {
+		resp, err = nil, WithFieldProblems(fieldErr, err)
 	}
 	var answer []byte
 	if err == nil {

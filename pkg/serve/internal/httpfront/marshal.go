@@ -11,7 +11,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
 // marshaler is the JSON front's marshaler: jsonwire for the contract's messages (the wire rules,
@@ -51,14 +50,7 @@ func (wm marshaler) Unmarshal(data []byte, v any) error {
 	return wm.codec.Unmarshal(data, m)
 }
 
-// NewDecoder decodes the body the front already read (ServeHTTP hands it over as a frontBody,
-// which is its own decoder: no closure a call), and keeps the decoder's problems for the error
-// handler: the gateway flattens a decoding error into a string, which would lose the field paths.
 func (wm marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	if fb, ok := r.(*frontBody); ok {
-		fb.wm = wm
-		return fb
-	}
 	return runtime.DecoderFunc(func(v any) error {
 		data, err := io.ReadAll(r)
 		if err != nil {
@@ -78,38 +70,3 @@ func (wm marshaler) NewEncoder(w io.Writer) runtime.Encoder {
 		return err
 	})
 }
-
-// frontBody is a request body the front has read whole; the decoder takes its bytes without a copy.
-type frontBody struct {
-	data []byte
-	info *reqinfo.Info
-	wm   marshaler // set by NewDecoder, whose decoder this is
-}
-
-// Decode decodes the body into v, once, and notes a decoding error in the request's info: one
-// of fields only lets the call go on (reqinfo.Info.FieldProblems), any other ends it.
-func (b *frontBody) Decode(v any) error {
-	data := b.data
-	b.data = nil
-	err := b.wm.Unmarshal(data, v)
-	switch {
-	case err == nil:
-	case FieldsOnly(err):
-		b.info.FieldProblems = err
-		return nil
-	default:
-		b.info.DecodeErr = err
-	}
-	return err
-}
-
-func (b *frontBody) Read(p []byte) (int, error) {
-	if len(b.data) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.data)
-	b.data = b.data[n:]
-	return n, nil
-}
-
-func (b *frontBody) Close() error { return nil }

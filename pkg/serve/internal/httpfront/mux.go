@@ -10,7 +10,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
@@ -43,12 +42,9 @@ type Mux struct {
 // side's metadata, as Grpc-Metadata-* headers would.
 func noHeader(string) (string, bool) { return "", false }
 
-// gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
-// JSON front is written as the documented body.
-func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if ri := reqinfo.From(ctx); ri != nil && ri.DecodeErr != nil {
-		err = DecodeProblems(ri.DecodeErr)
-	}
+// gatewayErrorHandler is the gateway's one error handler: every error is written as the
+// documented body.
+func gatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
 

@@ -2,19 +2,16 @@ package httpfront
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -121,18 +118,4 @@ func covered(field string, problems []jsonwire.Problem) bool {
 		}
 	}
 	return false
-}
-
-// ProblemsConn is the channel as the gateway calls it: a call whose body had field problems
-// answers them with the handler's own (WithFieldProblems).
-func ProblemsConn(c grpc.ClientConnInterface) grpc.ClientConnInterface { return problemsConn{c} }
-
-type problemsConn struct{ grpc.ClientConnInterface }
-
-func (c problemsConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
-	if ri := reqinfo.From(ctx); ri != nil && ri.FieldProblems != nil {
-		return WithFieldProblems(ri.FieldProblems, err)
-	}
-	return err
 }

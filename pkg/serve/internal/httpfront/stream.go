@@ -144,19 +144,20 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // a refusal of the token, or the stream is over: this answer is never written
 	}
 	defer t.Release()
+	var fieldErr error
 	resp, err := f.Channel.CallDecoding(ctx, t, rt.Method, func(v any) error {
 		err := f.marshal.Unmarshal(body, v)
 		if err != nil && FieldsOnly(err) {
-			ri.FieldProblems = err // the handler's problems too, as frontBody.Decode
+			fieldErr = err // the handler's problems too, as Handler.call
 			return nil
 		}
 		if err != nil {
-			return DecodeProblems(err) // as gatewayErrorHandler answers it
+			return DecodeProblems(err)
 		}
 		return nil
 	})
-	if ri.FieldProblems != nil {
-		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
+	if fieldErr != nil {
+		resp, err = nil, WithFieldProblems(fieldErr, err)
 	}
 	var answer []byte
 	if err == nil {

@@ -1,13 +1,12 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
 // server would, without a network, a codec or a copy of the request. Everything that does not
-// come in on the gRPC port calls through it: the grpc-gateway JSON front (its generated
-// Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch records,
-// which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
+// come in on the gRPC port calls through it: the JSON front and the NDJSON and gRPC batch
+// records, which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
 // body was read, and it hands the call's ticket to the chain as a value: the JSON front and a
-// record's caller pass it to Call or CallDecoding; for the one hop through grpc-gateway's
-// generated code (a path sent escaped), the front puts it in the request's context, which Invoke
-// takes it out of (gate.From).
+// record's caller pass it to Call or CallDecoding. Invoke, the generated clients' way in, takes
+// it from the context (gate.With); the JSON front calls the rpc itself, so a gateway handler that
+// reached Invoke without one would be refused by the chain, fail closed.
 //
 // Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
 // (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
