@@ -228,8 +228,8 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
 	for path, rt := range s.routes.ByPath {
-		if rt.Stream == routes.Unary && s.channel.NewRequest(rt.Method) == nil {
-			s.log.Warn("a JSON route's rpc is not on the in-process channel; the gateway's mux serves it", "rpc", rt.Method, "path", path)
+		if _, err := s.channel.NewRequest(rt.Method); rt.Stream == routes.Unary && err != nil {
+			s.log.Warn("a JSON route's rpc is not on the in-process channel; its calls are answered 500", "rpc", rt.Method, "path", path)
 		}
 	}
 	if err := s.addStreams(svc); err != nil {

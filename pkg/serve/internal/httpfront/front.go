@@ -19,8 +19,6 @@ import (
 	"net/http"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"
@@ -44,8 +42,8 @@ type Options struct {
 	Gate    *gate.Gate        // admits each call and each record before its body is read
 	Authz   *authz.Authorizer // serves /authToken, watches a stream's rights
 	Budget  *admission.Budget // admits memory
-	Channel *inproc.Channel   // the in-process door: the gateway's routes and batch records call the rpcs on it
-	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it
+	Channel *inproc.Channel   // the in-process door: the front calls each route's rpc, and each batch record's, on it
+	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
 	// Limits are each client's limits (internal/quota), which the gate applies; the front reads
 	// a client's concurrency from them, its share of the body pool. nil: none.
 	Limits *quota.Limiter
@@ -145,39 +143,37 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	req := f.Channel.NewRequest(rt.Method)
-	if req == nil { // not served here (Server.buildHTTP warns at start): the mux answers it
-		f.Gateway.ServeHTTP(w, r)
-		return
-	}
-	f.call(admitted, w, t, rt, req, body)
-}
-
-// call serves an admitted call of the route's rpc as the gateway's handler of its path would,
-// without the gateway: the body decoded into req by the front's codec, the rpc called on the
-// in-process channel with the call's ticket, the answer encoded by the codec; a decoding error or
-// the call's error is written as the documented error body. A body whose problems are each a
-// field's still reaches the handler, and the answer is both's problems (WithFieldProblems).
-func (f *Handler) call(ctx context.Context, w http.ResponseWriter, t *gate.Ticket, rt *routes.Route, req proto.Message, body []byte) {
-	fieldErr := f.marshal.Unmarshal(body, req)
-	if fieldErr != nil && !FieldsOnly(fieldErr) {
-		rpcerr.Write(w, rpcerr.ToHTTP(DecodeProblems(fieldErr)))
-		return
-	}
-	resp, err := f.Channel.Call(ctx, t, rt.Method, req)
-	if fieldErr != nil {
-		resp, err = nil, WithFieldProblems(fieldErr, err)
-	}
-	var answer []byte
-	if err == nil {
-		answer, err = f.marshal.Marshal(resp)
-	}
+	answer, err := f.invoke(admitted, t, rt, body)
 	if err != nil {
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		return
 	}
 	w.Header()["Content-Type"] = jsonType
 	_, _ = w.Write(answer)
+}
+
+// invoke calls the route's rpc with an admitted call's body, as grpc-gateway's handler of its path
+// would, without the gateway: the body decoded into the rpc's request by the front's codec, the
+// rpc called on the in-process channel with the call's ticket t, and the answer encoded by the
+// codec. A body whose problems are each a field's still reaches the handler, and the error is
+// both's problems (WithFieldProblems). A unary call and a batch record are answered by it alike.
+func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, body []byte) ([]byte, error) {
+	req, err := f.Channel.NewRequest(rt.Method)
+	if err != nil {
+		return nil, err
+	}
+	fieldErr := f.marshal.Unmarshal(body, req)
+	if fieldErr != nil && !FieldsOnly(fieldErr) {
+		return nil, DecodeProblems(fieldErr)
+	}
+	resp, err := f.Channel.Call(ctx, t, rt.Method, req)
+	switch {
+	case fieldErr != nil:
+		return nil, WithFieldProblems(fieldErr, err)
+	case err != nil:
+		return nil, err
+	}
+	return f.marshal.Marshal(resp)
 }
 
 // jsonType is the Content-Type header's value of every answer call writes. Nothing writes to it.

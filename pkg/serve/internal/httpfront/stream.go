@@ -144,25 +144,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // a refusal of the token, or the stream is over: this answer is never written
 	}
 	defer t.Release()
-	var fieldErr error
-	resp, err := f.Channel.CallDecoding(ctx, t, rt.Method, func(v any) error {
-		err := f.marshal.Unmarshal(body, v)
-		if err != nil && FieldsOnly(err) {
-			fieldErr = err // the handler's problems too, as Handler.call
-			return nil
-		}
-		if err != nil {
-			return DecodeProblems(err)
-		}
-		return nil
-	})
-	if fieldErr != nil {
-		resp, err = nil, WithFieldProblems(fieldErr, err)
-	}
-	var answer []byte
-	if err == nil {
-		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written
-	}
+	answer, err := f.invoke(ctx, t, rt, body) // a buffer of its own, which the engine holds until it is written
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}

@@ -4,7 +4,7 @@
 // come in on the gRPC port calls through it: the JSON front and the NDJSON and gRPC batch
 // records, which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
 // body was read, and it hands the call's ticket to the chain as a value: the JSON front and a
-// record's caller pass it to Call or CallDecoding. Invoke, the generated clients' way in, takes
+// record's caller pass it to Call. Invoke, the generated clients' way in, takes
 // it from the context (gate.With); the JSON front calls the rpc itself, so a gateway handler that
 // reached Invoke without one would be refused by the chain, fail closed.
 //
@@ -54,14 +54,13 @@ type Service struct {
 	Impl any
 }
 
+// method is what the generated handler hands the chain, taken once (capture): the call of the
+// method with whatever request it is given, the method's description, and the request it decodes
+// into, to make more of (NewRequest; nil when it is not a proto message).
 type method struct {
-	impl    any
-	handler grpc.MethodHandler // the generated handler: decodes its own message, then the chain
-	// unary and info are what the generated handler hands the chain, taken once (capture): the
-	// call of the method with whatever request it is given, and the method's description.
 	unary grpc.UnaryHandler
 	info  *grpc.UnaryServerInfo
-	req   proto.Message // the request the handler decodes into, to make more of (NewRequest); nil: not a proto message
+	req   proto.Message
 }
 
 // New is a channel whose calls run through chain.
@@ -73,7 +72,7 @@ func New(chain Chain) *Channel {
 // gRPC port only (Services hands them on).
 func (c *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	for _, md := range desc.Methods {
-		m := method{impl: impl, handler: md.Handler}
+		var m method
 		if m.unary, m.info, m.req = capture(md.Handler, impl); m.unary == nil {
 			// grpc.ServiceRegistrar's way to refuse a registration it cannot serve.
 			panic(fmt.Sprintf("inproc: the handler of %s/%s does not hand its interceptor the call", desc.ServiceName, md.MethodName))
@@ -118,13 +117,13 @@ func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, r
 }
 
 // NewRequest is a new, empty request of the unary method (a full method name), for a caller that
-// decodes it itself and then calls Call; nil when the method is not registered or its request is
-// not a proto message.
-func (c *Channel) NewRequest(fullMethod string) proto.Message {
-	if m, ok := c.methods[fullMethod]; ok && m.req != nil {
-		return m.req.ProtoReflect().New().Interface()
+// decodes it itself and then calls Call: the generated handler's own message type.
+func (c *Channel) NewRequest(fullMethod string) (proto.Message, error) {
+	m, ok := c.methods[fullMethod]
+	if !ok || m.req == nil {
+		return nil, unimplemented(fullMethod)
 	}
-	return nil
+	return m.req.ProtoReflect().New().Interface(), nil
 }
 
 // capture is the call of the method a generated handler makes once its message is decoded, the
@@ -143,19 +142,6 @@ func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServ
 		return nil, nil
 	})
 	return unary, info, req
-}
-
-// CallDecoding runs the unary method with the request dec fills (the generated handler's own
-// message, decoded before the chain runs, as grpc-go decodes a call's message): a batch record
-// given as bytes, with the record's ticket t.
-func (c *Channel) CallDecoding(ctx context.Context, t *gate.Ticket, fullMethod string, dec func(any) error) (any, error) {
-	m, ok := c.methods[fullMethod]
-	if !ok {
-		return nil, unimplemented(fullMethod)
-	}
-	return m.handler(m.impl, ctx, dec, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return c.chain(ctx, t, req, info, h)
-	})
 }
 
 // Invoke is grpc.ClientConnInterface's unary call: Call with the ticket the JSON front put in
