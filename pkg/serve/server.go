@@ -217,7 +217,7 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 // first.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
-	gw := httpfront.NewMux(s.codec)
+	gw := httpfront.NewMux()
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})

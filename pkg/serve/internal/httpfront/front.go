@@ -1,14 +1,13 @@
-// Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
-// (internal/routes) and has the gate (internal/gate) admit the call before it reads a byte: the
-// token, the route's rule, then the front's refusals of content codings and wrong media types,
-// then the client's limits. It refuses bodies over the route's limit, holds the body's bytes
-// while it paces and reads it, admits the request's memory by the body read on the call's ticket
-// (internal/admission), decodes it into the route's rpc's request with its codec
-// (internal/jsonwire), and calls the rpc on the frame's in-process channel (internal/inproc), which
-// hands the call's ticket to the chain and runs the handler. grpc-gateway's mux, with the same
-// marshaler and error handlers, serves the rest: a path sent escaped, the 404 and 405 of paths
-// and methods with no route. A new kind of route (a streaming batch route) gets its case in
-// ServeHTTP.
+// Package httpfront is the JSON API's front: it finds a request's route (internal/routes) and has
+// the gate (internal/gate) admit the call before it reads a byte: the token, the route's rule,
+// then the front's refusals of content codings and wrong media types, then the client's limits.
+// It refuses bodies over the route's limit, holds the body's bytes while it paces and reads it,
+// admits the request's memory by the body read on the call's ticket (internal/admission), decodes
+// it into the route's rpc's request with its codec (internal/jsonwire), and calls the rpc on the
+// frame's in-process channel (internal/inproc), which hands the call's ticket to the chain and
+// runs the handler. grpc-gateway's mux, with the front's error handlers, answers the 404 and 405
+// of paths and methods with no route. A new kind of route (a streaming batch route) gets its case
+// in ServeHTTP.
 package httpfront
 
 import (
@@ -49,14 +48,13 @@ type Options struct {
 	Limits *quota.Limiter
 	Groups map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	Stream batch.Options              // the stream engine's options
-	Codec  *jsonwire.Codec            // the front's codec: Dispatch decodes a record and encodes its answer with it
+	Codec  *jsonwire.Codec            // the front's codec: a call's and a record's body and answer
 }
 
 // Handler is the JSON API's front (see the package doc).
 type Handler struct {
 	Options
-	marshal marshaler           // the gateway's marshaler, for calls and batch records
-	bodies  *admission.BodyPool // the unary bodies being read, beside the budget
+	bodies *admission.BodyPool // the unary bodies being read, beside the budget
 }
 
 // New is the front o describes.
@@ -67,7 +65,7 @@ func New(o Options) *Handler {
 			ceiling = max(ceiling, rt.BodyLimit)
 		}
 	}
-	f := &Handler{Options: o, marshal: marshaler{codec: o.Codec}}
+	f := &Handler{Options: o}
 	if o.Budget != nil {
 		f.bodies = admission.NewBodyPool(o.Budget, ceiling)
 	}
@@ -162,7 +160,7 @@ func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, 
 	if err != nil {
 		return nil, err
 	}
-	fieldErr := f.marshal.Unmarshal(body, req)
+	fieldErr := f.Codec.Unmarshal(body, req)
 	if fieldErr != nil && !FieldsOnly(fieldErr) {
 		return nil, DecodeProblems(fieldErr)
 	}
@@ -173,7 +171,7 @@ func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, 
 	case err != nil:
 		return nil, err
 	}
-	return f.marshal.Marshal(resp)
+	return marshal(f.Codec, resp)
 }
 
 // jsonType is the Content-Type header's value of every answer call writes. Nothing writes to it.

@@ -14,12 +14,11 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
-// NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
-// the error handlers that write the documented error body, and no header forwarded.
-func NewMux(codec *jsonwire.Codec) *Mux {
+// NewMux is grpc-gateway's mux as the front uses it: the error handlers that write the documented
+// error body, and no header forwarded.
+func NewMux() *Mux {
 	m := &Mux{}
 	m.ServeMux = runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(m.routingError),
 		runtime.WithIncomingHeaderMatcher(noHeader),
@@ -28,8 +27,8 @@ func NewMux(codec *jsonwire.Codec) *Mux {
 	return m
 }
 
-// Mux is the gateway's mux, which serves what the front does not call itself: a path sent
-// escaped, and the 404 and 405 of paths and methods it has no route for.
+// Mux is the gateway's mux, which answers the 404 and 405 of paths and methods the front has no
+// route for.
 type Mux struct {
 	*runtime.ServeMux
 	// Suggest is the documented path nearest to an unknown one, or "" (Handler.NearestPath);
