@@ -1,6 +1,7 @@
 package httpfront
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -47,26 +48,13 @@ func (f *Handler) batchPath() string {
 // operational ones), when it is near enough to be a typo ("" otherwise): a path one letter off,
 // a segment missing, the case wrong.
 func (f *Handler) NearestPath(path string) string {
-	known := slices.Collect(func(yield func(string) bool) {
-		for p := range f.Routes.ByPath {
-			if !yield(p) {
-				return
-			}
-		}
-		for p := range servedBy() {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	known := slices.AppendSeq(slices.Collect(maps.Keys(f.Routes.ByPath)), maps.Keys(servedBy()))
 	known = append(known, "/authToken", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/.well-known/jwks.json")
+	if slices.Contains(known, path) {
+		return "" // a path that exists, not here (a batch record naming /healthz): no typo to fix
+	}
 	slices.Sort(known) // a tie goes to the same path every time
 	best, bestDist := "", len(path)/4+2
-	for _, k := range known {
-		if k == path {
-			return "" // a path that exists, not here (a batch record naming /healthz): no typo to fix
-		}
-	}
 	for _, k := range known {
 		if strings.EqualFold(k, path) {
 			return k
