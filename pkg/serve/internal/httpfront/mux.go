@@ -9,8 +9,8 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
@@ -51,7 +51,7 @@ func gatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marsh
 // problems become, so both are keyed and worded alike (a group stream's lines, decoded by the
 // service, too).
 func DecodeProblems(err error) error {
-	var wire *jsonwire.Error
+	var wire *jsoncodec.Error
 	if !errors.As(err, &wire) {
 		return rpcerr.Invalid("", "request body could not be read: %v", err)
 	}

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // What a caller who sent a body too large, or a path that does not exist, should send instead.
@@ -59,7 +59,7 @@ func (f *Handler) NearestPath(path string) string {
 		if strings.EqualFold(k, path) {
 			return k
 		}
-		if d := jsonwire.Distance(strings.ToLower(path), strings.ToLower(k)); d < bestDist {
+		if d := jsoncodec.Distance(strings.ToLower(path), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
