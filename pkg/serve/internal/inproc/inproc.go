@@ -144,9 +144,8 @@ func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServ
 	return unary, info, req
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket the JSON front put in
-// ctx (gate.With), its answer put in reply. The generated
-// client allocates reply and hands it over; the handler's answer is not used after, so its
+// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
+// its answer put in reply. The generated client allocates reply and hands it over; the handler's answer is not used after, so its
 // fields are moved into reply as they are (a shallow copy, no codec): the caller gets exactly
 // the message the handler built.
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
