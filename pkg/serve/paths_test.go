@@ -34,6 +34,13 @@ func TestNotFoundSuggestsAPath(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a documented path sent escaped", func(t *testing.T) {
+		t.Parallel()
+		// Matched as it reads unescaped, as grpc-gateway's mux (legacy unescaping) matched it.
+		if r := h.do(http.MethodPost, "/api/throwaway/%65cho", "application/json", `{"text":"hi"}`, "Authorization", token); r.status != http.StatusOK {
+			t.Errorf("status: got %d; want 200 (%s)", r.status, r.body)
+		}
+	})
 	t.Run("a batch record", func(t *testing.T) {
 		t.Parallel()
 		r := h.do(http.MethodPost, throwawayBatchPath, ndjson, `{"id":"a","path":"/api/throwaway/ech","body":{}}`+"\n", "Authorization", token)

@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestEveryRouteDirect: the front finds each JSON route's handler by the rpc and path the
-// generated gateway code names (httpfront.Mux.Register), for both contracts' services and one
-// the frame has never seen, registered in whatever order: no handler is left to the mux.
+// TestEveryRouteDirect: the front calls each JSON route's rpc, as the route table names it, on
+// the in-process channel itself, for both contracts' services and one the frame has never seen:
+// no route is left to the gateway's mux.
 func TestEveryRouteDirect(t *testing.T) {
 	t.Parallel()
 	registerThrowaway(t)
@@ -22,8 +22,8 @@ func TestEveryRouteDirect(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := tc.start(t)
-			if logs := h.logs.String(); strings.Contains(logs, "serves no route") {
-				t.Errorf("got a handler left to the mux; want every one direct: %s", logs)
+			if logs := h.logs.String(); strings.Contains(logs, "not on the in-process channel") {
+				t.Errorf("got a route left to the mux; want every one direct: %s", logs)
 			}
 		})
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
@@ -218,19 +217,20 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 // first.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
-	gw := httpfront.NewMux(s.codec)
+	gw := httpfront.NewMux()
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
-	handled, err := gw.Register(httpfront.ProblemsConn(s.channel), func(mux *runtime.ServeMux, conn grpc.ClientConnInterface) error { return svc.Gateway(ctx, mux, conn) })
-	if err != nil {
+	if err := svc.Gateway(ctx, gw.ServeMux, s.channel); err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}
-	for _, h := range front.Direct(handled) {
-		s.log.Warn("a gateway handler serves no route of the table as its rpc; the mux finds it", "rpc", h.Method, "path", h.Path)
+	for path, rt := range s.routes.ByPath {
+		if _, err := s.channel.NewRequest(rt.Method); rt.Stream == routes.Unary && err != nil {
+			s.log.Warn("a JSON route's rpc is not on the in-process channel; its calls are answered 500", "rpc", rt.Method, "path", path)
+		}
 	}
 	if err := s.addStreams(svc); err != nil {
 		return err

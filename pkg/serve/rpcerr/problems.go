@@ -12,8 +12,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // Problems collects every validation problem of one request, each under the path of the field it
@@ -28,7 +28,7 @@ type Problems struct {
 const maxProblems = 100
 
 // Add records a problem of field. A string that a %q verb quotes is the caller's input: it is
-// quoted to its first jsonwire.MaxQuoted bytes, with a note of its length (a 1 MB item id must not
+// quoted to its first jsoncodec.MaxQuoted bytes, with a note of its length (a 1 MB item id must not
 // come back whole). Text that is not UTF-8 is sent with U+FFFD in its place: a problem protobuf
 // could not carry would leave the answer without its validationErrors.
 func (p *Problems) Add(field, format string, args ...any) {
@@ -38,7 +38,7 @@ func (p *Problems) Add(field, format string, args ...any) {
 	}
 	copied := false
 	for i, a := range args {
-		if s, ok := a.(string); ok && len(s) > jsonwire.MaxQuoted {
+		if s, ok := a.(string); ok && len(s) > jsoncodec.MaxQuoted {
 			if !copied {
 				args, copied = slices.Clone(args), true // the caller's slice stays as it was
 			}
@@ -60,7 +60,7 @@ func (c clippedText) Format(f fmt.State, verb rune) {
 		_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), string(c))
 		return
 	}
-	shown, note := jsonwire.Clip(string(c))
+	shown, note := jsoncodec.Clip(string(c))
 	_, _ = io.WriteString(f, strconv.Quote(shown)+note)
 }
 

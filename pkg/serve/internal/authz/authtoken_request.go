@@ -18,6 +18,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // loginRequest is a /authToken request, whatever its shape.
@@ -244,7 +245,7 @@ func basicCredentials(values []string) (id, secret string, ok bool, err error) {
 func suggest(name string) string {
 	fold := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 	for _, param := range []string{"clientId", "clientSecret", "grant_type", "scope"} {
-		if jsonwire.Distance(fold(name), fold(param)) <= 2 {
+		if jsoncodec.Distance(fold(name), fold(param)) <= 2 {
 			return fmt.Sprintf("; did you mean %q?", param)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-faster/jx"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // ErrorAnswer is the status and body the HTTP front would answer for err (rpcerr.ToHTTP), the
@@ -171,7 +171,7 @@ func suggest(key string) string {
 		return "" // no record field is that long: not a near miss (and no distance to compute)
 	}
 	for _, f := range recordFields {
-		if jsonwire.Distance(key, f) <= 2 {
+		if jsoncodec.Distance(key, f) <= 2 {
 			return fmt.Sprintf("; did you mean %q?", f)
 		}
 	}

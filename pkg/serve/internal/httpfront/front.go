@@ -1,22 +1,22 @@
-// Package httpfront is the JSON API's front, in front of grpc-gateway: it finds a request's route
-// (internal/routes) and has the gate (internal/gate) admit the call before it reads a byte: the
-// token, the route's rule, then the front's refusals of content codings and wrong media types,
-// then the client's limits. It refuses bodies over the route's limit, holds the body's bytes
-// while it paces and reads it, admits the request's memory by the body read on the call's ticket
-// (internal/admission), and hands the request to the gateway, whose marshaler
-// (internal/jsonwire) and error handlers it provides. The gateway calls the rpc on the frame's
-// in-process channel (internal/inproc), which hands the call's ticket to the chain and runs the
-// handler. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
+// Package httpfront is the JSON API's front: it finds a request's route (internal/routes) and has
+// the gate (internal/gate) admit the call before it reads a byte: the token, the route's rule,
+// then the front's refusals of content codings and wrong media types, then the client's limits.
+// It refuses bodies over the route's limit, holds the body's bytes while it paces and reads it,
+// admits the request's memory by the body read on the call's ticket (internal/admission), decodes
+// it into the route's rpc's request with its codec (internal/jsonwire), and calls the rpc on the
+// frame's in-process channel (internal/inproc), which hands the call's ticket to the chain and
+// runs the handler. grpc-gateway's mux, with the front's error handlers, answers the 404 and 405
+// of paths and methods with no route. A new kind of route (a streaming batch route) gets its case
+// in ServeHTTP.
 package httpfront
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
-
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
@@ -35,33 +35,25 @@ import (
 // directly, they are not canonicalized again on every answer of a limited client.
 var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.CanonicalHeaderKey(quota.StateHeader)
 
-// gatewayHeader is the request header of every authorized call the front passes to the gateway.
-// Nothing writes to it.
-var gatewayHeader = http.Header{"Content-Type": {"application/json"}}
-
 // Options are what the front works with.
 type Options struct {
 	Routes  *routes.Table
 	Gate    *gate.Gate        // admits each call and each record before its body is read
 	Authz   *authz.Authorizer // serves /authToken, watches a stream's rights
 	Budget  *admission.Budget // admits memory
-	Channel *inproc.Channel   // the in-process door: the gateway's routes and batch records call the rpcs on it
-	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it
+	Channel *inproc.Channel   // the in-process door: the front calls each route's rpc, and each batch record's, on it
+	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
 	// Limits are each client's limits (internal/quota), which the gate applies; the front reads
 	// a client's concurrency from them, its share of the body pool. nil: none.
 	Limits *quota.Limiter
 	Groups map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	Stream batch.Options              // the stream engine's options
-	Codec  *jsonwire.Codec            // the front's codec: Dispatch decodes a record and encodes its answer with it
+	Codec  *jsonwire.Codec            // the front's codec: a call's and a record's body and answer
 }
 
 // Handler is the JSON API's front (see the package doc).
 type Handler struct {
 	Options
-	marshal marshaler // the gateway's marshaler, for batch records
-	// direct is the gateway's handler of each unary path, the one its mux would choose: the
-	// front has found the route, and need not have the mux try each pattern again.
-	direct map[string]runtime.HandlerFunc
 	bodies *admission.BodyPool // the unary bodies being read, beside the budget
 }
 
@@ -73,26 +65,11 @@ func New(o Options) *Handler {
 			ceiling = max(ceiling, rt.BodyLimit)
 		}
 	}
-	f := &Handler{Options: o, marshal: marshaler{codec: o.Codec}, direct: map[string]runtime.HandlerFunc{}}
+	f := &Handler{Options: o}
 	if o.Budget != nil {
 		f.bodies = admission.NewBodyPool(o.Budget, ceiling)
 	}
 	return f
-}
-
-// Direct has the front call each handler of a registration (Mux.Register) for the route of its
-// path when that route's rpc is the one the handler calls, without the mux, and returns the
-// handlers it left to the mux (no such route, another rpc, or no names). A wrong pairing would
-// fail closed: the chain refuses a ticket for another rpc than the one called.
-func (f *Handler) Direct(handled []Handled) (left []Handled) {
-	for _, h := range handled {
-		if rt := f.Routes.ByPath[h.Path]; rt != nil && h.Method != "" && rt.Method == h.Method {
-			f.direct[h.Path] = h.Handler
-			continue
-		}
-		left = append(left, h)
-	}
-	return left
 }
 
 // ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
@@ -164,25 +141,41 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
 		return
 	}
-	r = r.WithContext(gate.With(admitted, t))
-	r.Body = &frontBody{data: body, info: ri}
-	r.ContentLength = int64(len(body))
-	if !rt.Rule.Public {
-		// The ticket and the claims travel in the context, and everything else the call needs in
-		// reqinfo (which keeps the caller's own request): the gateway, which copies every header
-		// it is given into gRPC metadata, is given none but the type.
-		r.Header = gatewayHeader
-	} else {
-		r.Header.Set("Content-Type", "application/json")
-	}
-	// A path sent escaped (RawPath set) is matched by the mux on its escaped form: the mux
-	// decides those.
-	if h := f.direct[r.URL.Path]; h != nil && r.URL.RawPath == "" {
-		h(w, r, nil)
+	answer, err := f.invoke(admitted, t, rt, body)
+	if err != nil {
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
 		return
 	}
-	f.Gateway.ServeHTTP(w, r)
+	w.Header()["Content-Type"] = jsonType
+	_, _ = w.Write(answer)
 }
+
+// invoke calls the route's rpc with an admitted call's body, as grpc-gateway's handler of its path
+// would, without the gateway: the body decoded into the rpc's request by the front's codec, the
+// rpc called on the in-process channel with the call's ticket t, and the answer encoded by the
+// codec. A body whose problems are each a field's still reaches the handler, and the error is
+// both's problems (WithFieldProblems). A unary call and a batch record are answered by it alike.
+func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, body []byte) ([]byte, error) {
+	req, err := f.Channel.NewRequest(rt.Method)
+	if err != nil {
+		return nil, err
+	}
+	fieldErr := f.Codec.Unmarshal(body, req)
+	if fieldErr != nil && !FieldsOnly(fieldErr) {
+		return nil, DecodeProblems(fieldErr)
+	}
+	resp, err := f.Channel.Call(ctx, t, rt.Method, req)
+	switch {
+	case fieldErr != nil:
+		return nil, WithFieldProblems(fieldErr, err)
+	case err != nil:
+		return nil, err
+	}
+	return marshal(f.Codec, resp)
+}
+
+// jsonType is the Content-Type header's value of every answer call writes. Nothing writes to it.
+var jsonType = []string{"application/json"}
 
 // errAnswered is the front's own refusal of a call's headers (the gate's check), answered already.
 var errAnswered = errors.New("httpfront: the request was refused and answered")

@@ -4,32 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 
-	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
-// marshaler is the JSON front's marshaler: jsonwire for the contract's messages (the wire rules,
-// and answers byte-identical to protojson without its white space), protojson for any message
-// jsonwire does not write.
-type marshaler struct{ codec *jsonwire.Codec }
-
+// fallback writes the answers jsonwire does not.
 var fallback = protojson.MarshalOptions{EmitUnpopulated: true}
 
-func (wm marshaler) ContentType(any) string { return "application/json" }
-
-func (wm marshaler) Marshal(v any) ([]byte, error) {
+// marshal is an answer's JSON: jsonwire's for the contract's messages (byte for byte protojson's
+// without its white space), protojson's for any message jsonwire does not write.
+func marshal(codec *jsonwire.Codec, v any) ([]byte, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return json.Marshal(v)
 	}
 	// Sized for most answers at once: appending from nil grew the buffer three times a call.
-	b, err := wm.codec.Marshal(make([]byte, 0, 512), m)
+	b, err := codec.Marshal(make([]byte, 0, 512), m)
 	if !errors.Is(err, jsonwire.ErrUnsupported) {
 		return b, err
 	}
@@ -42,74 +35,3 @@ func (wm marshaler) Marshal(v any) ([]byte, error) {
 	err = json.Compact(&compact, b)
 	return compact.Bytes(), err
 }
-
-func (wm marshaler) Unmarshal(data []byte, v any) error {
-	m, ok := v.(proto.Message)
-	if !ok {
-		return json.Unmarshal(data, v)
-	}
-	return wm.codec.Unmarshal(data, m)
-}
-
-// NewDecoder decodes the body the front already read (ServeHTTP hands it over as a frontBody,
-// which is its own decoder: no closure a call), and keeps the decoder's problems for the error
-// handler: the gateway flattens a decoding error into a string, which would lose the field paths.
-func (wm marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	if fb, ok := r.(*frontBody); ok {
-		fb.wm = wm
-		return fb
-	}
-	return runtime.DecoderFunc(func(v any) error {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
-		return wm.Unmarshal(data, v)
-	})
-}
-
-func (wm marshaler) NewEncoder(w io.Writer) runtime.Encoder {
-	return runtime.EncoderFunc(func(v any) error {
-		b, err := wm.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
-	})
-}
-
-// frontBody is a request body the front has read whole; the decoder takes its bytes without a copy.
-type frontBody struct {
-	data []byte
-	info *reqinfo.Info
-	wm   marshaler // set by NewDecoder, whose decoder this is
-}
-
-// Decode decodes the body into v, once, and notes a decoding error in the request's info: one
-// of fields only lets the call go on (reqinfo.Info.FieldProblems), any other ends it.
-func (b *frontBody) Decode(v any) error {
-	data := b.data
-	b.data = nil
-	err := b.wm.Unmarshal(data, v)
-	switch {
-	case err == nil:
-	case FieldsOnly(err):
-		b.info.FieldProblems = err
-		return nil
-	default:
-		b.info.DecodeErr = err
-	}
-	return err
-}
-
-func (b *frontBody) Read(p []byte) (int, error) {
-	if len(b.data) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, b.data)
-	b.data = b.data[n:]
-	return n, nil
-}
-
-func (b *frontBody) Close() error { return nil }

@@ -23,7 +23,7 @@ func TestMarshalFallback(t *testing.T) {
 	if _, err := codec.Marshal(nil, m); !errors.Is(err, jsonwire.ErrUnsupported) {
 		t.Fatalf("jsonwire writes a Struct (%v); the test needs a message it does not", err)
 	}
-	got, err := marshaler{codec: codec}.Marshal(m)
+	got, err := marshal(codec, m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,133 +6,34 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
-// NewMux is grpc-gateway's mux as the front uses it: the codec's marshaler for every media type,
-// the error handlers that write the documented error body, and no header forwarded.
-func NewMux(codec *jsonwire.Codec) *Mux {
+// NewMux is grpc-gateway's mux as the front uses it: the error handlers that write the documented
+// error body, and no header forwarded.
+func NewMux() *Mux {
 	m := &Mux{}
 	m.ServeMux = runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler{codec: codec}),
 		runtime.WithErrorHandler(gatewayErrorHandler),
 		runtime.WithRoutingErrorHandler(m.routingError),
 		runtime.WithIncomingHeaderMatcher(noHeader),
 		runtime.WithOutgoingHeaderMatcher(noHeader),
-		runtime.WithMiddlewares(m.keep),
 	)
 	return m
 }
 
-// Mux is the gateway's mux, with each route's handler as it was registered. The mux finds a
-// request's handler by trying each route's pattern in turn (two allocations and a little CPU a
-// pattern that does not match: a dozen allocations a call for a route registered early); the
-// front, which has found the route already, calls the route's handler itself.
+// Mux is the gateway's mux, which answers the 404 and 405 of paths and methods the front has no
+// route for.
 type Mux struct {
 	*runtime.ServeMux
-	registered []runtime.HandlerFunc // every handler registered, in order (keep)
 	// Suggest is the documented path nearest to an unknown one, or "" (Handler.NearestPath);
 	// nil: no suggestion.
 	Suggest func(path string) string
-}
-
-// keep notes each handler as the mux registers it (grpc-gateway applies middlewares when a
-// route is registered), and leaves it as it is: nothing is added to a call.
-func (m *Mux) keep(h runtime.HandlerFunc) runtime.HandlerFunc {
-	m.registered = append(m.registered, h)
-	return h
-}
-
-// Handled is a handler the gateway registered, named as its generated code names its call: the
-// rpc (grpc-gateway's RPCMethod) and the path of its HTTP rule (HTTPPathPattern). Both are ""
-// when the handler never reached its rpc with a probe (a rule with path parameters).
-type Handled struct {
-	Method, Path string
-	Handler      runtime.HandlerFunc
-}
-
-// Register runs register, the generated Register…HandlerClient of services, on the mux with a
-// client connection over conn, and names each handler it registered by calling it once with a
-// probe: the generated code annotates its call with its rpc and its path pattern and calls the
-// rpc on the connection, which takes the names and answers the probe with an error, so no rpc
-// runs. Which handler serves which path is what the generated code says, in whatever order it
-// registered them.
-func (m *Mux) Register(conn grpc.ClientConnInterface, register func(*runtime.ServeMux, grpc.ClientConnInterface) error) ([]Handled, error) {
-	before := len(m.registered)
-	pc := &probeConn{ClientConnInterface: conn}
-	if err := register(m.ServeMux, pc); err != nil {
-		return nil, err
-	}
-	out := make([]Handled, 0, len(m.registered)-before)
-	pc.on.Store(true)
-	defer pc.on.Store(false)
-	for _, h := range m.registered[before:] {
-		p := &probe{}
-		r, err := http.NewRequestWithContext(context.WithValue(context.Background(), probeKey{}, p), http.MethodPost, "/", strings.NewReader("{}"))
-		if err != nil {
-			return nil, err
-		}
-		r.Header.Set("Content-Type", "application/json")
-		h(discard{}, r, nil)
-		out = append(out, Handled{Method: p.method, Path: p.path, Handler: h})
-	}
-	return out, nil
-}
-
-// discard is a probe's response writer: a probe's answer is the error that ended it.
-type discard struct{}
-
-func (discard) Header() http.Header         { return http.Header{} }
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
-func (discard) WriteHeader(int)             {}
-
-// probeConn is the gateway's connection: conn, and while the handlers are probed, the probes'
-// end. Calls pay one atomic load for it.
-type probeConn struct {
-	grpc.ClientConnInterface
-	on atomic.Bool
-}
-
-type (
-	probeKey struct{}
-	probe    struct{ method, path string }
-)
-
-// errProbe ends a probe's call where the rpc would start.
-var errProbe = status.Error(codes.Canceled, "httpfront: a probe of the registered handlers")
-
-func (c *probeConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	if c.on.Load() && c.took(ctx, method) {
-		return errProbe
-	}
-	return c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
-}
-
-func (c *probeConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	if c.on.Load() && c.took(ctx, method) {
-		return nil, errProbe
-	}
-	return c.ClientConnInterface.NewStream(ctx, desc, method, opts...)
-}
-
-// took notes the call's names in its probe, if it is one.
-func (c *probeConn) took(ctx context.Context, method string) bool {
-	p, ok := ctx.Value(probeKey{}).(*probe)
-	if ok {
-		p.method = method
-		p.path, _ = runtime.HTTPPathPattern(ctx)
-	}
-	return ok
 }
 
 // noHeader forwards no header either way: the front hands the chain what it needs in the context
@@ -140,12 +41,9 @@ func (c *probeConn) took(ctx context.Context, method string) bool {
 // side's metadata, as Grpc-Metadata-* headers would.
 func noHeader(string) (string, bool) { return "", false }
 
-// gatewayErrorHandler is the gateway's one error handler: every gRPC error and decoding error of the
-// JSON front is written as the documented body.
-func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
-	if ri := reqinfo.From(ctx); ri != nil && ri.DecodeErr != nil {
-		err = DecodeProblems(ri.DecodeErr)
-	}
+// gatewayErrorHandler is the gateway's one error handler: every error is written as the
+// documented body.
+func gatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
 
@@ -153,7 +51,7 @@ func gatewayErrorHandler(ctx context.Context, _ *runtime.ServeMux, _ runtime.Mar
 // problems become, so both are keyed and worded alike (a group stream's lines, decoded by the
 // service, too).
 func DecodeProblems(err error) error {
-	var wire *jsonwire.Error
+	var wire *jsoncodec.Error
 	if !errors.As(err, &wire) {
 		return rpcerr.Invalid("", "request body could not be read: %v", err)
 	}

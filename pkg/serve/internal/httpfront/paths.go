@@ -1,12 +1,13 @@
 package httpfront
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // What a caller who sent a body too large, or a path that does not exist, should send instead.
@@ -47,31 +48,18 @@ func (f *Handler) batchPath() string {
 // operational ones), when it is near enough to be a typo ("" otherwise): a path one letter off,
 // a segment missing, the case wrong.
 func (f *Handler) NearestPath(path string) string {
-	known := slices.Collect(func(yield func(string) bool) {
-		for p := range f.Routes.ByPath {
-			if !yield(p) {
-				return
-			}
-		}
-		for p := range servedBy() {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	known := slices.AppendSeq(slices.Collect(maps.Keys(f.Routes.ByPath)), maps.Keys(servedBy()))
 	known = append(known, "/authToken", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/.well-known/jwks.json")
+	if slices.Contains(known, path) {
+		return "" // a path that exists, not here (a batch record naming /healthz): no typo to fix
+	}
 	slices.Sort(known) // a tie goes to the same path every time
 	best, bestDist := "", len(path)/4+2
-	for _, k := range known {
-		if k == path {
-			return "" // a path that exists, not here (a batch record naming /healthz): no typo to fix
-		}
-	}
 	for _, k := range known {
 		if strings.EqualFold(k, path) {
 			return k
 		}
-		if d := jsonwire.Distance(strings.ToLower(path), strings.ToLower(k)); d < bestDist {
+		if d := jsoncodec.Distance(strings.ToLower(path), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}

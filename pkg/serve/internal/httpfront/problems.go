@@ -2,20 +2,17 @@ package httpfront
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // Every problem of a request comes in one answer: a value of the wrong type is found by the
@@ -26,7 +23,7 @@ import (
 // FieldsOnly reports whether err is a decoding error whose problems are each a field's: the body
 // was one JSON object, read to its end.
 func FieldsOnly(err error) bool {
-	var wire *jsonwire.Error
+	var wire *jsoncodec.Error
 	if !errors.As(err, &wire) || len(wire.Problems) == 0 {
 		return false
 	}
@@ -45,7 +42,7 @@ func FieldsOnly(err error) bool {
 // are left out. Any other error of the handler is dropped: the request was invalid, whatever
 // else happened to it.
 func WithFieldProblems(decodeErr, err error) error {
-	var wire *jsonwire.Error
+	var wire *jsoncodec.Error
 	errors.As(decodeErr, &wire)
 	all := slices.Clone(wire.Problems)
 	if st, ok := status.FromError(err); ok && st.Code() == codes.InvalidArgument {
@@ -56,13 +53,13 @@ func WithFieldProblems(decodeErr, err error) error {
 			}
 			for _, v := range bad.GetFieldViolations() {
 				if v.GetField() != "" && !covered(v.GetField(), wire.Problems) {
-					all = append(all, jsonwire.Problem{Path: v.GetField(), Message: v.GetDescription()})
+					all = append(all, jsoncodec.Problem{Path: v.GetField(), Message: v.GetDescription()})
 				}
 			}
 		}
 	}
 	// In the body's order, as either alone lists them: items[0] before items[2], whoever found it.
-	slices.SortStableFunc(all, func(a, b jsonwire.Problem) int { return comparePaths(a.Path, b.Path) })
+	slices.SortStableFunc(all, func(a, b jsoncodec.Problem) int { return comparePaths(a.Path, b.Path) })
 	var p rpcerr.Problems
 	for _, pr := range all {
 		p.Add(pr.Path, "%s", pr.Message)
@@ -111,7 +108,7 @@ func digits(s string) int {
 
 // covered reports whether a problem of field is about a value the decoder found wrong: the field
 // itself or a part of it.
-func covered(field string, problems []jsonwire.Problem) bool {
+func covered(field string, problems []jsoncodec.Problem) bool {
 	if field == "" {
 		return false
 	}
@@ -121,18 +118,4 @@ func covered(field string, problems []jsonwire.Problem) bool {
 		}
 	}
 	return false
-}
-
-// ProblemsConn is the channel as the gateway calls it: a call whose body had field problems
-// answers them with the handler's own (WithFieldProblems).
-func ProblemsConn(c grpc.ClientConnInterface) grpc.ClientConnInterface { return problemsConn{c} }
-
-type problemsConn struct{ grpc.ClientConnInterface }
-
-func (c problemsConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
-	if ri := reqinfo.From(ctx); ri != nil && ri.FieldProblems != nil {
-		return WithFieldProblems(ri.FieldProblems, err)
-	}
-	return err
 }

@@ -87,11 +87,8 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 // errRecordTooLarge is the front's refusal of a record over its path's body limit (the gate's check).
 var errRecordTooLarge = errors.New("httpfront: the record is over its path's body limit")
 
-// notFoundBody is the 404 of a record whose path is not a unary path of this service.
-var notFoundBody = rpcerr.BodyFor(http.StatusNotFound, nil)
-
-// notFoundJSON is notFoundBody encoded once.
-var notFoundJSON = rpcerr.JSON(notFoundBody)
+// notFoundJSON is the 404 of a record whose path a record may not name, encoded once.
+var notFoundJSON = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 
 // dispatcher runs one batch stream's records.
 type dispatcher struct {
@@ -116,11 +113,9 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	}
 	rt := f.Routes.ByPath[path]
 	if rt == nil { // the other service's path: say whose it is; else the nearest path, if any
-		if e := notFound(path, f.NearestPath); e.Body.AdditionalInfo != notFoundBody.AdditionalInfo {
-			return http.StatusNotFound, rpcerr.JSON(e.Body)
-		}
+		return http.StatusNotFound, rpcerr.JSON(notFound(path, f.NearestPath).Body)
 	}
-	if rt == nil || !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
+	if !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
@@ -144,24 +139,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return batch.ErrorAnswer(err) // a refusal of the token, or the stream is over: this answer is never written
 	}
 	defer t.Release()
-	resp, err := f.Channel.CallDecoding(ctx, t, rt.Method, func(v any) error {
-		err := f.marshal.Unmarshal(body, v)
-		if err != nil && FieldsOnly(err) {
-			ri.FieldProblems = err // the handler's problems too, as frontBody.Decode
-			return nil
-		}
-		if err != nil {
-			return DecodeProblems(err) // as gatewayErrorHandler answers it
-		}
-		return nil
-	})
-	if ri.FieldProblems != nil {
-		resp, err = nil, WithFieldProblems(ri.FieldProblems, err)
-	}
-	var answer []byte
-	if err == nil {
-		answer, err = f.marshal.Marshal(resp) // a buffer of its own, which the engine holds until it is written
-	}
+	answer, err := f.invoke(ctx, t, rt, body) // a buffer of its own, which the engine holds until it is written
 	if err != nil {
 		return batch.ErrorAnswer(err)
 	}

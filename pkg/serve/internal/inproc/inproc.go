@@ -1,12 +1,12 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
 // server would, without a network, a codec or a copy of the request. Everything that does not
-// come in on the gRPC port calls through it: the grpc-gateway JSON front (its generated
-// Register…HandlerClient on a client of this channel), and the NDJSON and gRPC batch records,
-// which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
-// body was read, and it hands the call's ticket to the chain as a value: a record's caller passes
-// it to Call or CallDecoding, and the JSON front puts it in the request's context for the one hop
-// through grpc-gateway's generated code, which Invoke takes it out of (gate.From).
+// come in on the gRPC port calls through it: the JSON front and the NDJSON and gRPC batch
+// records, which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
+// body was read, and it hands the call's ticket to the chain as a value: the JSON front and a
+// record's caller pass it to Call. Invoke, the generated clients' way in, takes
+// it from the context (gate.With); the JSON front calls the rpc itself, so a gateway handler that
+// reached Invoke without one would be refused by the chain, fail closed.
 //
 // Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
 // (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
@@ -31,6 +31,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 )
@@ -53,13 +54,13 @@ type Service struct {
 	Impl any
 }
 
+// method is what the generated handler hands the chain, taken once (capture): the call of the
+// method with whatever request it is given, the method's description, and the request it decodes
+// into, to make more of (NewRequest; nil when it is not a proto message).
 type method struct {
-	impl    any
-	handler grpc.MethodHandler // the generated handler: decodes its own message, then the chain
-	// unary and info are what the generated handler hands the chain, taken once (capture): the
-	// call of the method with whatever request it is given, and the method's description.
 	unary grpc.UnaryHandler
 	info  *grpc.UnaryServerInfo
+	req   proto.Message
 }
 
 // New is a channel whose calls run through chain.
@@ -71,8 +72,8 @@ func New(chain Chain) *Channel {
 // gRPC port only (Services hands them on).
 func (c *Channel) RegisterService(desc *grpc.ServiceDesc, impl any) {
 	for _, md := range desc.Methods {
-		m := method{impl: impl, handler: md.Handler}
-		if m.unary, m.info = capture(md.Handler, impl); m.unary == nil {
+		var m method
+		if m.unary, m.info, m.req = capture(md.Handler, impl); m.unary == nil {
 			// grpc.ServiceRegistrar's way to refuse a registration it cannot serve.
 			panic(fmt.Sprintf("inproc: the handler of %s/%s does not hand its interceptor the call", desc.ServiceName, md.MethodName))
 		}
@@ -115,37 +116,36 @@ func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, r
 	return c.chain(ctx, t, req, m.info, m.unary)
 }
 
-// capture is the call of the method a generated handler makes once its message is decoded, and
-// the UnaryServerInfo it describes the method with, taken by running the handler once with an
-// interceptor that keeps them and calls nothing (grpc.MethodHandler hands its interceptor both;
-// the call closes over the implementation alone). A call can then hand its own request to the
-// chain: no message decoded into and dropped, no closure or info made a call.
-func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo) {
-	var unary grpc.UnaryHandler
-	var info *grpc.UnaryServerInfo
-	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, _ any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
-		unary, info = u, i
-		return nil, nil
-	})
-	return unary, info
-}
-
-// CallDecoding runs the unary method with the request dec fills (the generated handler's own
-// message, decoded before the chain runs, as grpc-go decodes a call's message): a batch record
-// given as bytes, with the record's ticket t.
-func (c *Channel) CallDecoding(ctx context.Context, t *gate.Ticket, fullMethod string, dec func(any) error) (any, error) {
+// NewRequest is a new, empty request of the unary method (a full method name), for a caller that
+// decodes it itself and then calls Call: the generated handler's own message type.
+func (c *Channel) NewRequest(fullMethod string) (proto.Message, error) {
 	m, ok := c.methods[fullMethod]
-	if !ok {
+	if !ok || m.req == nil {
 		return nil, unimplemented(fullMethod)
 	}
-	return m.handler(m.impl, ctx, dec, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		return c.chain(ctx, t, req, info, h)
-	})
+	return m.req.ProtoReflect().New().Interface(), nil
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket the JSON front put in
-// ctx (gate.With), its answer put in reply. The generated
-// client allocates reply and hands it over; the handler's answer is not used after, so its
+// capture is the call of the method a generated handler makes once its message is decoded, the
+// UnaryServerInfo it describes the method with, and the message it made, taken by running the
+// handler once with an interceptor that keeps them and calls nothing (grpc.MethodHandler hands
+// its interceptor all three; the call closes over the implementation alone). A call can then hand
+// its own request to the chain: no message decoded into and dropped, no closure or info made a
+// call.
+func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo, proto.Message) {
+	var unary grpc.UnaryHandler
+	var info *grpc.UnaryServerInfo
+	var req proto.Message
+	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, r any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
+		unary, info = u, i
+		req, _ = r.(proto.Message)
+		return nil, nil
+	})
+	return unary, info, req
+}
+
+// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
+// its answer put in reply. The generated client allocates reply and hands it over; the handler's answer is not used after, so its
 // fields are moved into reply as they are (a shallow copy, no codec): the caller gets exactly
 // the message the handler built.
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {

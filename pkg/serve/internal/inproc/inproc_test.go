@@ -2,7 +2,6 @@ package inproc
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -96,28 +95,31 @@ func TestChainRefuses(t *testing.T) {
 	}
 }
 
-// TestCallDecoding: a request given as bytes is decoded into the handler's own message before
-// the chain; a decoding error ends the call before the chain.
-func TestCallDecoding(t *testing.T) {
+// TestNewRequest: a new request of a method is a fresh message of the type its generated handler
+// decodes into, which Call then hands to the handler as it is.
+func TestNewRequest(t *testing.T) {
 	t.Parallel()
 	ch, svc, rec := newChannel(t)
+	req, err := ch.NewRequest(authv1.TokenService_IssueToken_FullMethodName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := ch.NewRequest(authv1.TokenService_IssueToken_FullMethodName)
+	if req == again {
+		t.Error("NewRequest gave the same message twice; want a new one each call")
+	}
+	in, ok := req.(*authv1.IssueTokenRequest)
+	if !ok {
+		t.Fatalf("got a %T; want a *authv1.IssueTokenRequest", req)
+	}
+	in.ClientId = proto.String("decoded")
 	ticket := &gate.Ticket{Method: authv1.TokenService_IssueToken_FullMethodName}
-	resp, err := ch.CallDecoding(context.Background(), ticket, authv1.TokenService_IssueToken_FullMethodName, func(v any) error {
-		v.(*authv1.IssueTokenRequest).ClientId = proto.String("decoded")
-		return nil
-	})
-	if err != nil || resp.(*authv1.IssueTokenResponse).GetAccessToken() != "token-of-decoded" || svc.got.GetClientId() != "decoded" {
-		t.Errorf("got %v, %v; want the decoded request answered", resp, err)
+	resp, err := ch.Call(context.Background(), ticket, authv1.TokenService_IssueToken_FullMethodName, req)
+	if err != nil || resp.(*authv1.IssueTokenResponse).GetAccessToken() != "token-of-decoded" || svc.got != in {
+		t.Errorf("got %v, %v; want the request itself answered", resp, err)
 	}
-	broken := errors.New("broken body")
-	if _, err := ch.CallDecoding(context.Background(), ticket, authv1.TokenService_IssueToken_FullMethodName, func(any) error { return broken }); !errors.Is(err, broken) {
-		t.Errorf("got %v; want the decoder's error", err)
-	}
-	if len(rec.methods) != 1 {
-		t.Errorf("chain ran %d times; want once (not for the call whose decoding failed)", len(rec.methods))
-	}
-	if len(rec.tickets) == 1 && rec.tickets[0] != ticket {
-		t.Errorf("chain handed ticket %p; want the caller's %p", rec.tickets[0], ticket)
+	if len(rec.tickets) != 1 || rec.tickets[0] != ticket {
+		t.Errorf("chain handed tickets %v; want the caller's %p once", rec.tickets, ticket)
 	}
 }
 
@@ -130,8 +132,8 @@ func TestUnknownAndStreams(t *testing.T) {
 	if _, err := ch.Call(ctx, nil, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
 		t.Errorf("unknown method: got %v; want Unimplemented", err)
 	}
-	if _, err := ch.CallDecoding(ctx, nil, "/no.Such/Method", nil); status.Code(err) != codes.Unimplemented {
-		t.Errorf("unknown method decoding: got %v; want Unimplemented", err)
+	if _, err := ch.NewRequest("/no.Such/Method"); status.Code(err) != codes.Unimplemented {
+		t.Errorf("unknown method's request: got %v; want Unimplemented", err)
 	}
 	if _, err := ch.NewStream(ctx, &grpc.StreamDesc{}, "/a.B/Stream"); status.Code(err) != codes.Unimplemented {
 		t.Errorf("stream: got %v; want Unimplemented", err)

@@ -10,6 +10,8 @@ import (
 
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // TestDecodeAllocations pins the fast path's allocation counts, which do not grow with the number
@@ -66,9 +68,9 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 	runtime.ReadMemStats(&stats[0])
 	err := c.Unmarshal(unknown, &g)
 	runtime.ReadMemStats(&stats[1])
-	werr, ok := err.(*Error)
-	if !ok || len(werr.Problems) != MaxProblems || werr.Dropped == 0 {
-		t.Fatalf("got %v; want %d problems and a count of the rest", err, MaxProblems)
+	werr, ok := err.(*jsoncodec.Error)
+	if !ok || len(werr.Problems) != jsoncodec.MaxProblems || werr.Dropped == 0 {
+		t.Fatalf("got %v; want %d problems and a count of the rest", err, jsoncodec.MaxProblems)
 	}
 	if perByte := float64(stats[1].TotalAlloc-stats[0].TotalAlloc) / float64(len(unknown)); perByte > 2 && !raceEnabled {
 		t.Errorf("unknown keys: %.1f bytes allocated per body byte; want at most 2", perByte)
@@ -84,7 +86,7 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 		case !tc.refused && (err != nil || len(g.GetStudentData()) != tc.n):
 			t.Errorf("%d entries (the limit): got %v and %d students; want them all", tc.n, err, len(g.GetStudentData()))
 		case tc.refused:
-			werr, ok := err.(*Error)
+			werr, ok := err.(*jsoncodec.Error)
 			if !ok || len(werr.Problems) != 1 || werr.Problems[0].Path != "studentData" || werr.Problems[0].Message != "holds more than 1000 entries; the limit is 1000" {
 				t.Errorf("%d entries: got %v; want one problem at studentData naming the limit", tc.n, err)
 			}

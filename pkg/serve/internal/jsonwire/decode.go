@@ -54,8 +54,6 @@ func IsObject(body []byte) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }
-
 // The protoreflect path: messages without a generated codec (dynamicpb, the Opaque API, types
 // outside the contract), read on the same decoder as the generated codecs, so every problem is
 // found and worded the same way.

@@ -12,6 +12,8 @@ import (
 
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 func TestDecodeRules(t *testing.T) {
@@ -86,9 +88,9 @@ func TestDecodeRules(t *testing.T) {
 				}
 				return
 			}
-			werr, ok := err.(*Error)
+			werr, ok := err.(*jsoncodec.Error)
 			if !ok {
-				t.Fatalf("got %v; want an *Error", err)
+				t.Fatalf("got %v; want an *jsoncodec.Error", err)
 			}
 			if tc.errs == nil {
 				if len(werr.Problems) != 1 || !strings.HasPrefix(werr.Problems[0].Message, "request body is not valid JSON") {
@@ -116,9 +118,9 @@ func TestProblemsAreBounded(t *testing.T) {
 	c := New(Options{})
 	body := `{"studentData":[` + strings.Repeat(`{"priorAbility":"x"},`, 500) + `{}]}`
 	err := c.Unmarshal([]byte(body), new(forecastv1.GroupForecastRequest))
-	werr, ok := err.(*Error)
-	if !ok || len(werr.Problems) != MaxProblems || werr.Dropped != 400 {
-		t.Fatalf("got %v; want %d problems listed and 400 more counted", err, MaxProblems)
+	werr, ok := err.(*jsoncodec.Error)
+	if !ok || len(werr.Problems) != jsoncodec.MaxProblems || werr.Dropped != 400 {
+		t.Fatalf("got %v; want %d problems listed and 400 more counted", err, jsoncodec.MaxProblems)
 	}
 	if !strings.HasSuffix(werr.Error(), "; 400 more problems not listed") {
 		t.Errorf("message ends %q; want the count of the problems not listed", werr.Error()[max(0, len(werr.Error())-60):])
@@ -160,9 +162,9 @@ func TestProblemsQuoteLittle(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			werr, ok := c.Unmarshal([]byte(tc.body), ids()).(*Error)
+			werr, ok := c.Unmarshal([]byte(tc.body), ids()).(*jsoncodec.Error)
 			if !ok {
-				t.Fatalf("got no *Error; want %q", tc.errs)
+				t.Fatalf("got no *jsoncodec.Error; want %q", tc.errs)
 			}
 			var got []string
 			for _, p := range werr.Problems {

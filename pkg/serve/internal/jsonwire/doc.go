@@ -27,9 +27,6 @@
 // same jsoncodec.Decoder, with the same answers (the differential and fuzz tests hold the two
 // paths and protojson to each other).
 //
-// The gRPC side decodes the protobuf encoding with vtprotobuf's generated code
-// (internal/grpcguard).
-//
 // Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
 // then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
 // maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, which words every

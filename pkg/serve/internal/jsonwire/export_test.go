@@ -1,6 +1,8 @@
 package jsonwire
 
 import (
+	"bytes"
+
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
@@ -43,3 +45,6 @@ func (c *Codec) unmarshalTokenizer(body []byte, m proto.Message) error {
 	}
 	return d.Err()
 }
+
+// blank reports whether b is only JSON white space.
+func blank(b []byte) bool { return len(bytes.TrimLeft(b, " \t\r\n")) == 0 }

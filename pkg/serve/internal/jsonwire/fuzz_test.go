@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
 // The fuzz targets run in make ci for a bounded time (make fuzz); their seeds are random messages
@@ -36,8 +38,8 @@ func fuzzType(t testing.TB, types []protoreflect.MessageType, i uint8) (protoref
 func decodeAnswer(t *testing.T, c *Codec, body []byte, m proto.Message) string {
 	t.Helper()
 	if err := c.Unmarshal(body, m); err != nil {
-		if _, ok := err.(*Error); !ok {
-			t.Fatalf("got %T %v; want an *Error", err, err)
+		if _, ok := err.(*jsoncodec.Error); !ok {
+			t.Fatalf("got %T %v; want an *jsoncodec.Error", err, err)
 		}
 		return "error: " + err.Error()
 	}

@@ -1,6 +1,6 @@
 // Package reqinfo carries what is learnt of one request through its context, so that whichever
-// layer learns a fact (the auth interceptor learns the client id, the JSON decoder its problems)
-// makes it known to the layer that logs, and to a handler's error.
+// layer learns a fact (the authorizer learns the client id, a stream its counts) makes it known to the
+// layer that logs.
 package reqinfo
 
 import (
@@ -14,14 +14,6 @@ type Info struct {
 	ID       string // the request id (the caller's x-request-id when sane)
 	Route    string // the HTTP path or the gRPC method, as the metrics label it
 	ClientID string // the authenticated client, once known
-	// DecodeErr is the JSON front's decoding error with its field paths (the gateway keeps only
-	// its text).
-	DecodeErr error
-	// FieldProblems are the JSON front's decoding problems when each is a field's (a value of
-	// the wrong type, an unknown field) and the body was one JSON object: the call goes on with
-	// the fields that decoded, so that the handler's own problems come in the same answer
-	// (httpfront.WithFieldProblems), and the answer is those problems whatever the handler says.
-	FieldProblems error
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request
