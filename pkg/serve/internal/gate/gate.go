@@ -11,7 +11,9 @@
 // call's cost is its size, and that is known only once the body is read (JSON: the body pool
 // holds the declared bytes while it arrives) or once gRPC holds the message (the codec): the
 // transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is decoded.
-// A stream and a record, whose cost is known at Admit, are admitted there whole.
+// A stream and a record, whose cost is known at Admit, are admitted there whole. Likewise a
+// caller that must not wait on the network (Call.Local: gRPC's tap handle) has a rate shared
+// through Redis decided on the same ticket later, by the call's own goroutine (AdmitRate).
 //
 // After the gate, a call runs the chain with its ticket handed over explicitly
 // (internal/inproc's Call), never as marks that the chain's steps look for.
@@ -49,6 +51,11 @@ type Call struct {
 	// waited for, never refused: the stream was admitted.
 	Record *admission.Stream
 	Cost   int64 // a record's cost (the budget's estimate of its heap)
+	// Local is set by a caller that must not wait on the network: gRPC's tap handle, which runs
+	// in the connection's reader, where a slow Redis would hold every stream of the connection.
+	// A rate shared through Redis is then left to the ticket's AdmitRate, which the call's own
+	// goroutine runs before its message is read; the concurrency is taken here all the same.
+	Local bool
 }
 
 // Ticket is one admitted call: the rpc it admits, its client, what it holds of the client's
@@ -67,6 +74,7 @@ type Ticket struct {
 	record func()            // a record's place among its stream's records
 	grant  *admission.Grant  // the budget's share, once admitted
 	stream *admission.Stream // a stream's admission
+	rate   bool              // the client's rate is still to be decided (AdmitRate)
 	once   sync.Once
 }
 
@@ -100,7 +108,7 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 	case c.Stream:
 		ctx, err = t.admitStream(ctx)
 	default:
-		err = t.admitLimits()
+		err = t.admitLimits(c.Local)
 	}
 	if err != nil {
 		t.Release()
@@ -109,15 +117,34 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 	return ctx, t, nil
 }
 
-// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress.
+// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress;
+// local with a rate shared through Redis, its calls in progress alone (the rate is AdmitRate's).
 // A call without a client (a public method) has none.
-func (t *Ticket) admitLimits() error {
+func (t *Ticket) admitLimits(local bool) error {
 	if t.Client == "" || t.gate.Limits == nil {
 		return nil
+	}
+	if local && t.gate.Limits.Shared() {
+		t.rate, t.limit = true, t.gate.Limits.Acquire(t.Client)
+		return t.limit.Err
 	}
 	t.limit = t.gate.Limits.Admit(t.Client)
 	t.Policy, t.State = t.limit.Policy, t.limit.State
 	return t.limit.Err
+}
+
+// AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local,
+// with the rate shared through Redis), setting the ticket's RateLimit headers; nil when none is
+// due. The ticket still holds its place of the client's concurrency when it refuses: Release
+// gives it back.
+func (t *Ticket) AdmitRate() error {
+	if !t.rate {
+		return nil
+	}
+	t.rate = false
+	var err error
+	t.Policy, t.State, err = t.gate.Limits.Rate(t.Client)
+	return err
 }
 
 // admitStream takes a place of the client's concurrency for the stream's life (refused at once,
@@ -156,8 +183,12 @@ func (t *Ticket) AdmitBody(ctx context.Context, body []byte) error {
 }
 
 // AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, as the codec
-// read it, waiting in the client's queue; the grant is the ticket's until Release.
+// read it, waiting in the client's queue, after a rate still due (AdmitRate); the grant is the
+// ticket's until Release.
 func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
+	if err := t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
+		return err
+	}
 	var err error
 	t.grant, err = t.gate.Budget.AdmitDecode(ctx, t.Client, t.route.Group, size)
 	return err

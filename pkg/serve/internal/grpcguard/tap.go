@@ -28,10 +28,12 @@ import (
 
 // tapHandle runs on each call's headers, in the connection's reader goroutine, before the call's
 // stream exists and before a byte of its message is read: the call's one admission by the gate,
-// whose ticket the call keeps (call.ticket). It must not block: a call over the in-flight cap is
-// refused at once, not queued; the gate's parts here decide without waiting (the token is CPU
-// alone, the limits refuse rather than queue; with Redis the rate is one bounded round trip),
-// and the budget of the message, which may wait, is admitted once gRPC holds it (Receive).
+// whose ticket the call keeps (call.ticket). It must not block, for while it runs no other stream
+// of the connection is read: a call over the in-flight cap is refused at once, not queued; the
+// gate's parts here decide without the network (gate.Call.Local: the token is CPU alone, the
+// limits refuse rather than queue), a rate shared through Redis is decided in the call's own
+// goroutine before its message is read (admitRead), and the budget of the message, which may
+// wait, is admitted once gRPC holds it (Receive).
 func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	method := info.FullMethodName
 	r, served := g.routes.ByMethod[method]
@@ -68,7 +70,7 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	// The gate, on the call's headers: the token, the method's rule, the client's limits (and a
 	// batch stream's reserve of the budget); the budget of a unary call's message is admitted on
 	// the same ticket once gRPC holds the message and its size is known (Guard.Receive).
-	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records}, nil)
+	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records, Local: true}, nil)
 	if err != nil {
 		c.release(g)
 		if t.Client != "" {

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -154,24 +155,39 @@ func (o Outcome) Done() {
 // Admit decides one unary call of client: its rate first (a refused call spends nothing), then
 // its concurrency on this replica.
 func (l *Limiter) Admit(client string) (out Outcome) {
-	p, rated, conc := l.limitsOf(client)
-	if rated {
-		d := l.take(client, p)
-		out.Policy, out.State = policyHeader(p), stateHeader(d)
-		if !d.allowed {
-			out.Err = l.refuse(client, p, d.wait, ReasonRate, conc)
-			return out
-		}
+	policy, state, err := l.Rate(client)
+	if err == nil {
+		out = l.Acquire(client)
 	}
-	out.slot, out.Err = l.acquire(client, p, conc)
+	out.Policy, out.State, out.Err = policy, state, cmp.Or(err, out.Err)
 	return out
 }
 
-// acquire takes a slot of the client's concurrency conc, if it has one (conc > 0): refused at
-// once when all are taken, never queued behind the client's own calls.
-func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
+// Shared reports whether the rate is decided in Redis, a network round trip (bounded by
+// token.SharedRedis's timeouts and breaker), which a caller that must not wait (gRPC's tap
+// handle, in the connection's reader) leaves to the call's own goroutine (Rate).
+func (l *Limiter) Shared() bool { return l != nil && l.redis != nil }
+
+// Rate decides one request of client against its rate: the RateLimit-Policy and RateLimit
+// headers of a client with a rate ("" otherwise), and the refusal (429 Throttled) when it is spent.
+func (l *Limiter) Rate(client string) (policy, state string, err error) {
+	p, rated, conc := l.limitsOf(client)
+	if !rated {
+		return "", "", nil
+	}
+	d := l.take(client, p)
+	if !d.allowed {
+		err = l.refuse(client, p, d.wait, ReasonRate, conc)
+	}
+	return policyHeader(p), stateHeader(d), err
+}
+
+// Acquire takes a place of client's concurrency, if it has a limit: refused at once when all are
+// taken (out.Err), never queued behind the client's own calls.
+func (l *Limiter) Acquire(client string) (out Outcome) {
+	p, _, conc := l.limitsOf(client)
 	if conc <= 0 {
-		return nil, nil
+		return out
 	}
 	l.mu.Lock()
 	full := l.running[client] >= conc
@@ -180,9 +196,11 @@ func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
 	}
 	l.mu.Unlock()
 	if full {
-		return nil, l.refuse(client, p, time.Second, ReasonConcurrency, conc)
+		out.Err = l.refuse(client, p, time.Second, ReasonConcurrency, conc)
+		return out
 	}
-	return &slot{l: l, client: client}, nil
+	out.slot = &slot{l: l, client: client}
+	return out
 }
 
 func (l *Limiter) release(client string) {

@@ -75,11 +75,11 @@ func (l *Limiter) OpenStream(ctx context.Context) (_ context.Context, out Outcom
 	if client == "" {
 		return ctx, out
 	}
-	p, rated, conc := l.limitsOf(client)
-	if rated {
+	out = l.Acquire(client)
+	if p, rated, _ := l.limitsOf(client); rated {
 		out.Policy = policyHeader(p)
 	}
-	if out.slot, out.Err = l.acquire(client, p, conc); out.Err != nil {
+	if out.Err != nil {
 		return ctx, out
 	}
 	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), out
