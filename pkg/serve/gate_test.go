@@ -103,8 +103,8 @@ func TestGRPCRefusedReadGivesBackItsPlace(t *testing.T) {
 		t.Fatalf("a call while the read pool is held: got %v; want ResourceExhausted, reason %s", err, rpcerr.ReasonOverloaded)
 	}
 	waitFor(t, "the refused call's place given back", func() bool {
-		out := limits.Admit("demo")
-		out.Done()
-		return out.Err == nil
+		slot, err := limits.Acquire("demo")
+		slot.Done()
+		return err == nil
 	})
 }

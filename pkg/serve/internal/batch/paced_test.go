@@ -2,7 +2,6 @@ package batch
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,15 +15,18 @@ import (
 // answers every student, none 429, at the client's rate: 11 students take at least 500 ms.
 func TestGroupStreamPaced(t *testing.T) {
 	t.Parallel()
-	l, err := quota.New(quota.Config{Service: "forecast", Rate: 20, Burst: 1,
-		Client: func(context.Context) string { return "acme" }})
+	l, err := quota.New(quota.Config{Service: "forecast", Rate: 20, Burst: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := groupService{fw: lexile(t)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, out := l.OpenStream(r.Context())
-		defer out.Done()
+		ctx, slot, err := l.OpenStream(r.Context(), "acme")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer slot.Done()
 		_, _ = ServeGroup(ctx, w, r.Body, svc.open, Options{})
 	}))
 	t.Cleanup(srv.Close)

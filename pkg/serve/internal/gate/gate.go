@@ -70,7 +70,7 @@ type Ticket struct {
 	gate   *Gate
 	route  *routes.Route
 	front  string
-	limit  quota.Outcome     // a unary call's or a stream's place in its client's concurrency
+	slot   *quota.Slot       // a unary call's or a stream's place in its client's concurrency
 	record func()            // a record's place among its stream's records
 	grant  *admission.Grant  // the budget's share, once admitted
 	stream *admission.Stream // a stream's admission
@@ -120,17 +120,18 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 // admitLimits applies the client's limits to a unary call: its rate, then its calls in progress;
 // local with a rate shared through Redis, its calls in progress alone (the rate is AdmitRate's).
 // A call without a client (a public method) has none.
-func (t *Ticket) admitLimits(local bool) error {
-	if t.Client == "" || t.gate.Limits == nil {
+func (t *Ticket) admitLimits(local bool) (err error) {
+	l := t.gate.Limits
+	if t.Client == "" || l == nil {
 		return nil
 	}
-	if local && t.gate.Limits.Shared() {
-		t.rate, t.limit = true, t.gate.Limits.Acquire(t.Client)
-		return t.limit.Err
+	if t.rate = local && l.Shared(); !t.rate {
+		if t.Policy, t.State, err = l.Rate(t.Client); err != nil {
+			return err
+		}
 	}
-	t.limit = t.gate.Limits.Admit(t.Client)
-	t.Policy, t.State = t.limit.Policy, t.limit.State
-	return t.limit.Err
+	t.slot, err = l.Acquire(t.Client)
+	return err
 }
 
 // AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local,
@@ -150,15 +151,13 @@ func (t *Ticket) AdmitRate() error {
 // admitStream takes a place of the client's concurrency for the stream's life (refused at once,
 // 429, when none is free), then the stream's reserve of the budget (429 when the client's
 // streams hold its share, 503 when the streams' half is full).
-func (t *Ticket) admitStream(ctx context.Context) (context.Context, error) {
-	if t.gate.Limits != nil {
-		ctx, t.limit = t.gate.Limits.OpenStream(ctx)
-		t.Policy = t.limit.Policy
-		if t.limit.Err != nil {
-			return ctx, t.limit.Err
+func (t *Ticket) admitStream(ctx context.Context) (_ context.Context, err error) {
+	if l := t.gate.Limits; l != nil && t.Client != "" {
+		t.Policy = l.Policy(t.Client)
+		if ctx, t.slot, err = l.OpenStream(ctx, t.Client); err != nil {
+			return ctx, err
 		}
 	}
-	var err error
 	t.stream, err = t.gate.Budget.AdmitStream(t.front, t.Client, t.gate.Limits.Concurrency(t.Client))
 	return ctx, err
 }
@@ -206,7 +205,7 @@ func (t *Ticket) Stream() *admission.Stream {
 // Holds reports whether the ticket holds anything to release: a place of its client's
 // concurrency, a record's place, budget or a stream's reserve.
 func (t *Ticket) Holds() bool {
-	return t.limit.Held() || t.record != nil || t.grant != nil || t.stream != nil
+	return t.slot.Held() || t.record != nil || t.grant != nil || t.stream != nil
 }
 
 // Release gives back everything the ticket holds, budget first, once; nil-safe.
@@ -222,7 +221,7 @@ func (t *Ticket) Release() {
 		if t.record != nil {
 			t.record()
 		}
-		t.limit.Done()
+		t.slot.Done()
 	})
 }
 

@@ -1,8 +1,6 @@
 package quota
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -13,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
@@ -36,8 +33,6 @@ type Config struct {
 	Limits func(clientID string) (token.Limits, bool)
 	// Clients are the registered client ids (token.Issuer.ClientIDs): the metric's label values.
 	Clients func() []string
-	// Client is the authenticated client of a call's context; default authz.ClientID.
-	Client func(context.Context) string
 	Log    *slog.Logger
 	Now    func() time.Time // for tests; default time.Now
 }
@@ -68,9 +63,6 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(string) (token.Limits, bool) { return token.Limits{}, false }
-	}
-	if cfg.Client == nil {
-		cfg.Client = authz.ClientID
 	}
 	if cfg.Clients == nil {
 		cfg.Clients = func() []string { return nil }
@@ -127,41 +119,22 @@ func (l *Limiter) limitsOf(client string) (p policy, rated bool, concurrency int
 	return policy{rate: rate, burst: burst}, rate > 0, conc
 }
 
-// Outcome is what the limits said of one call: whether it may run, the headers due to a client
-// with a rate (Policy and State empty otherwise), and the refusal when it may not.
-type Outcome struct {
-	Policy string // RateLimit-Policy, e.g. "rate";q=50;w=1
-	State  string // RateLimit, e.g. "rate";r=0;t=1
-	Err    error  // nil when the call may run: a 429 Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo otherwise
-	slot   *slot  // the call's place in its client's concurrency, if it took one
-}
-
-// slot is one call's place in its client's concurrency. A pointer, so that Done called on any
-// copy of the Outcome releases it once.
-type slot struct {
+// Slot is one call's place in its client's concurrency: nil for a call that took none.
+type Slot struct {
 	l        *Limiter
 	client   string
 	released atomic.Bool
 }
 
-// Done ends the call's hold on its client's concurrency: a no-op when it took none (or was
-// refused), and when called again.
-func (o Outcome) Done() {
-	if o.slot != nil && !o.slot.released.Swap(true) {
-		o.slot.l.release(o.slot.client)
+// Done gives the place back, once; a no-op on nil.
+func (s *Slot) Done() {
+	if s != nil && !s.released.Swap(true) {
+		s.l.release(s.client)
 	}
 }
 
-// Admit decides one unary call of client: its rate first (a refused call spends nothing), then
-// its concurrency on this replica.
-func (l *Limiter) Admit(client string) (out Outcome) {
-	policy, state, err := l.Rate(client)
-	if err == nil {
-		out = l.Acquire(client)
-	}
-	out.Policy, out.State, out.Err = policy, state, cmp.Or(err, out.Err)
-	return out
-}
+// Held reports whether s still holds its place (Done gives it back).
+func (s *Slot) Held() bool { return s != nil && !s.released.Load() }
 
 // Shared reports whether the rate is decided in Redis, a network round trip (bounded by
 // token.SharedRedis's timeouts and breaker), which a caller that must not wait (gRPC's tap
@@ -169,7 +142,9 @@ func (l *Limiter) Admit(client string) (out Outcome) {
 func (l *Limiter) Shared() bool { return l != nil && l.redis != nil }
 
 // Rate decides one request of client against its rate: the RateLimit-Policy and RateLimit
-// headers of a client with a rate ("" otherwise), and the refusal (429 Throttled) when it is spent.
+// headers of a client with a rate ("" otherwise), and the refusal when it is spent: a 429
+// Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo. A unary call's rate is decided before its
+// concurrency (internal/gate), so that a call refused spends nothing.
 func (l *Limiter) Rate(client string) (policy, state string, err error) {
 	p, rated, conc := l.limitsOf(client)
 	if !rated {
@@ -182,12 +157,20 @@ func (l *Limiter) Rate(client string) (policy, state string, err error) {
 	return policyHeader(p), stateHeader(d), err
 }
 
-// Acquire takes a place of client's concurrency, if it has a limit: refused at once when all are
-// taken (out.Err), never queued behind the client's own calls.
-func (l *Limiter) Acquire(client string) (out Outcome) {
+// Policy is the RateLimit-Policy of a client with a rate, "" otherwise.
+func (l *Limiter) Policy(client string) string {
+	if p, rated, _ := l.limitsOf(client); rated {
+		return policyHeader(p)
+	}
+	return ""
+}
+
+// Acquire takes a place of client's concurrency on this replica, if it has a limit (nil
+// otherwise): refused at once (429) when all are taken, never queued behind the client's own calls.
+func (l *Limiter) Acquire(client string) (*Slot, error) {
 	p, _, conc := l.limitsOf(client)
 	if conc <= 0 {
-		return out
+		return nil, nil
 	}
 	l.mu.Lock()
 	full := l.running[client] >= conc
@@ -196,11 +179,9 @@ func (l *Limiter) Acquire(client string) (out Outcome) {
 	}
 	l.mu.Unlock()
 	if full {
-		out.Err = l.refuse(client, p, time.Second, ReasonConcurrency, conc)
-		return out
+		return nil, l.refuse(client, p, time.Second, ReasonConcurrency, conc)
 	}
-	out.slot = &slot{l: l, client: client}
-	return out
+	return &Slot{l: l, client: client}, nil
 }
 
 func (l *Limiter) release(client string) {
@@ -210,6 +191,14 @@ func (l *Limiter) release(client string) {
 		delete(l.running, client)
 	}
 }
+
+// Header names, as gRPC metadata (lower case) and as the JSON front writes them.
+const (
+	PolicyHeader = "RateLimit-Policy"
+	StateHeader  = "RateLimit"
+	PolicyMD     = "ratelimit-policy"
+	StateMD      = "ratelimit"
+)
 
 // policyHeader is RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers-10): q requests per w
 // seconds, w one second unless the rate is below one a second.

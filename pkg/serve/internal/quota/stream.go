@@ -65,24 +65,16 @@ func (p *pacer) give() {
 	}
 }
 
-// OpenStream admits a stream of the client whose token ctx carries: a slot of its concurrency
-// (refused at once, 429, when none is free: out.Err), and, on the context returned, the pacer
-// its records and students call (Pace). The stream's rate is spent by its records, not by its
-// opening; out.Policy is the RateLimit-Policy of a client with a rate (no RateLimit: that
-// would cost a decision the opening does not take). out.Done ends the slot.
-func (l *Limiter) OpenStream(ctx context.Context) (_ context.Context, out Outcome) {
-	client := l.cfg.Client(ctx)
-	if client == "" {
-		return ctx, out
+// OpenStream admits a stream of client: a place of its concurrency for the stream's life
+// (refused at once, 429, when none is free) and, on the context returned, the pacer its records
+// and students call (Pace). The stream's rate is spent by its records, not by its opening (its
+// head carries the Policy alone: a RateLimit would cost a decision the opening does not take).
+func (l *Limiter) OpenStream(ctx context.Context, client string) (context.Context, *Slot, error) {
+	s, err := l.Acquire(client)
+	if err != nil {
+		return ctx, nil, err
 	}
-	out = l.Acquire(client)
-	if p, rated, _ := l.limitsOf(client); rated {
-		out.Policy = policyHeader(p)
-	}
-	if out.Err != nil {
-		return ctx, out
-	}
-	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), out
+	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), s, nil
 }
 
 // Pace takes one of the stream's client's requests, waiting while its rate is spent (never
