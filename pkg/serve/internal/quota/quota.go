@@ -33,8 +33,8 @@ type Config struct {
 	Limits func(clientID string) (token.Limits, bool)
 	// Clients are the registered client ids (token.Issuer.ClientIDs): the metric's label values.
 	Clients func() []string
-	Log    *slog.Logger
-	Now    func() time.Time // for tests; default time.Now
+	Log     *slog.Logger
+	Now     func() time.Time // for tests; default time.Now
 }
 
 // Limiter enforces every client's limits. It is safe for concurrent use.
