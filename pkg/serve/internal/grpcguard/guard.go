@@ -15,12 +15,13 @@
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
 // told comes from elsewhere: the size of the message as read (message.go), and the end of
 // a call that never reached an interceptor from a sweep of the calls between the tap handle and an
-// interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
+// interceptor (calls.go; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
 package grpcguard
 
 import (
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,10 +72,12 @@ type Guard struct {
 	logins  chan struct{} // slots of in-flight logins
 	infra   chan struct{} // slots of in-flight health and reflection calls
 	budget  *admission.Budget
-	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
-	conns   connSlots           // calls without a token in the slots, per connection
 	watch   *connWatch          // closes connections that abuse the server (conn.go)
 	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
+	openMu  sync.Mutex
+	open    map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
+	slotMu  sync.Mutex
+	perConn map[*peer.Peer]int // calls without a token in the slots, per connection
 	// streamIdle is how long a batch stream may go without a message in or an answer out
 	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
 	streamIdle atomic.Int64
@@ -103,8 +106,8 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		ceiling: ceiling,
 		logins:  make(chan struct{}, MaxLoginReads),
 		infra:   make(chan struct{}, MaxInfraReads),
-		open:    openCalls{calls: map[*call]struct{}{}},
-		conns:   connSlots{held: map[*peer.Peer]int{}},
+		open:    map[*call]struct{}{},
+		perConn: map[*peer.Peer]int{},
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	g.streamIdle.Store(int64(o.StreamIdle))
@@ -150,7 +153,7 @@ func (g *Guard) SetClock(now func() time.Time)     { g.watch.now = now }
 func (g *Guard) SlotsHeld() (logins, infra int)    { return len(g.logins), len(g.infra) }
 
 func (g *Guard) OpenCalls() int {
-	g.open.mu.Lock()
-	defer g.open.mu.Unlock()
-	return len(g.open.calls)
+	g.openMu.Lock()
+	defer g.openMu.Unlock()
+	return len(g.open)
 }

@@ -3,9 +3,11 @@ package grpcguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -163,4 +165,10 @@ func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 		walkUnknown(p, name, v.Message())
 		return true
 	})
+}
+
+// tooLarge is the answer to a message over its method's limit.
+func tooLarge(size, limit int64) error {
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
+		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
 }

@@ -55,7 +55,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
 		defer c.msg.free()
-		if c.slots != nil {
+		if c.slot != nil {
 			return h(srv, ctx, func(any) error { return dec(&c.msg) }, ic) // read within a slot
 		}
 		// The client's rate when shared through Redis, which the tap handle left to the call's

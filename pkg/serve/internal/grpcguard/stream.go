@@ -136,7 +136,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 	}
 	w.free()
 	if !g.streams {
-		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
+		g.call.giveSlot() // one message, and gRPC has checked that no second one follows
 	}
 	return err
 }
