@@ -1,28 +1,22 @@
 package serve
 
-// The gate on the gRPC port, as only a whole server shows it: what a refusal after the gate
-// leaves held, and what the gate's refusals count against a connection.
+// The gate on the gRPC port, as only a whole server shows it: what the gate's refusals of a
+// client over its limits count against a connection, through the test service's own rpc.
 
 import (
 	"context"
 	"sync"
 	"testing"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
-	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
-	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // TestThrottledGRPCConnectionStays: the gate refuses a client over its rate on the call's
 // headers, before its message is read, and such refusals of an authenticated caller do not count
 // against its connection as the refusals of credentials do (more than 200 in a second close it:
-// TestGRPCAbusiveConnectionClosed): 250 calls refused for the rate, sent at once, leave the
+// grpcguard's TestAbusiveConnectionClosed): 250 calls refused for the rate, sent at once, leave the
 // connection open.
 func TestThrottledGRPCConnectionStays(t *testing.T) {
 	t.Parallel()
@@ -65,46 +59,4 @@ func TestThrottledGRPCConnectionStays(t *testing.T) {
 	if got := h.srv.limits.Throttled("batcher", "rate"); got != 250 {
 		t.Errorf("yardstick_client_throttled_total{client=batcher,reason=rate}: got %d; want 250", got)
 	}
-}
-
-// TestGRPCRefusedReadGivesBackItsPlace: a call the gate admitted holds a place of its client's
-// concurrency; when the read pool then refuses it, before any interceptor, the place is given
-// back as its stream ends (else a client would lose a place for every such refusal).
-func TestGRPCRefusedReadGivesBackItsPlace(t *testing.T) {
-	t.Parallel()
-	var limits *quota.Limiter
-	h := startGuard(t, func(s *Server) {
-		s.guard.SetReadPool(admission.NewReadPool(0, s.guard.Ceiling())) // one read at a time
-		var err error
-		if limits, err = quota.New(quota.Config{Service: "forecast", Concurrency: 2}); err != nil {
-			t.Fatal(err)
-		}
-		s.gate.Limits = limits
-	})
-	authed := bearer("Bearer " + h.token)
-	holdCtx, release := context.WithCancel(authed)
-	defer release()
-	// The holder: admitted (one place of two), then holding the one read while its message does
-	// not come.
-	if _, err := h.conn.NewStream(holdCtx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the read pool held", func() bool {
-		gone, cancel := context.WithCancel(context.Background())
-		cancel()
-		if r, ok := h.srv.guard.ReadPool().Take(gone, "probe", 0, 1); ok {
-			r.Done()
-			return false
-		}
-		return true
-	})
-	_, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(authed, scoreOfSize(t, 100))
-	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != rpcerr.ReasonOverloaded {
-		t.Fatalf("a call while the read pool is held: got %v; want ResourceExhausted, reason %s", err, rpcerr.ReasonOverloaded)
-	}
-	waitFor(t, "the refused call's place given back", func() bool {
-		slot, err := limits.Acquire("demo")
-		slot.Done()
-		return err == nil
-	})
 }

@@ -206,30 +206,6 @@ func (h *guardHarness) count(route, code string) float64 {
 	return 0
 }
 
-// countAll is the number of direct gRPC calls of route counted, whatever their code.
-func (h *guardHarness) countAll(route string) float64 {
-	families, err := h.srv.telemetry.Registry().Gather()
-	if err != nil {
-		panic(err)
-	}
-	n := 0.0
-	for _, f := range families {
-		if f.GetName() != "yardstick_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["front"] == "grpc" && labels["route"] == route {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
 // logged reports whether a "grpc request" log line names route and code.
 func (h *guardHarness) logged(route, code string) bool { return h.loggedAt(route, code, "") }
 

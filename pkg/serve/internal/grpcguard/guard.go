@@ -139,21 +139,9 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
-// What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
-// streams opened after it; the read timeout is the option's). None of it is needed to serve; each
-// reads or sets what its name says: the server-wide receive limit, a batch stream's idle limit,
-// the read pool, the connection watch's clock, the read slots calls without a token hold (logins,
-// then health or reflection), and the calls the tap handle let in that no interceptor has taken
-// yet.
-func (g *Guard) Ceiling() int64                    { return g.ceiling }
-func (g *Guard) SetStreamIdle(d time.Duration)     { g.streamIdle.Store(int64(d)) }
-func (g *Guard) ReadPool() *admission.ReadPool     { return g.reads }
-func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
-func (g *Guard) SetClock(now func() time.Time)     { g.watch.now = now }
-func (g *Guard) SlotsHeld() (logins, infra int)    { return len(g.logins), len(g.infra) }
-
-func (g *Guard) OpenCalls() int {
-	g.openMu.Lock()
-	defer g.openMu.Unlock()
-	return len(g.open)
-}
+// What the frame reads of the guard, and its tests change before it serves (SetStreamIdle: for
+// the streams opened after it; the read timeout is the option's): the server-wide receive limit,
+// the read pool, and a batch stream's idle limit (a batch stream's handler is the frame's).
+func (g *Guard) Ceiling() int64                { return g.ceiling }
+func (g *Guard) ReadPool() *admission.ReadPool { return g.reads }
+func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }
