@@ -56,7 +56,7 @@ func TestThrottledGRPCConnectionStays(t *testing.T) {
 			t.Errorf("yardstick_grpc_connections_closed_total: got %v; want 0", f.GetMetric()[0].GetCounter().GetValue())
 		}
 	}
-	if got := h.srv.limits.Throttled("batcher", "rate"); got != 250 {
+	if got := h.throttled("batcher", "rate"); got != 250 {
 		t.Errorf("yardstick_client_throttled_total{client=batcher,reason=rate}: got %d; want 250", got)
 	}
 }

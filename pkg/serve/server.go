@@ -155,9 +155,9 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.UnaryInterceptor(s.grpcUnary()), // composed once (chain.go)
-		// The guard first (the ticket the tap handle's gate admitted the stream with, its idle
-		// limit, its log line), then each message it receives paced by its client's rate.
-		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, quota.StreamInterceptor),
+		// The guard: the ticket the tap handle's gate admitted the stream with, its idle limit,
+		// each message checked and paced by its client's rate, its log line.
+		grpc.StreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.

@@ -1,5 +1,7 @@
 package quota
 
+import dto "github.com/prometheus/client_model/go"
+
 // Outcome is what the limits say of one unary call, as the gate composes them (internal/gate):
 // its rate first, then its concurrency.
 type Outcome struct {
@@ -14,4 +16,15 @@ func (l *Limiter) Admit(client string) (out Outcome) {
 		out.Slot, out.Err = l.Acquire(client)
 	}
 	return out
+}
+
+// Throttled is the count of the client's label and reason; 0 for an id the clients file does not
+// register now, which is counted as OtherClient.
+func (l *Limiter) Throttled(client, reason string) uint64 {
+	if _, ok := l.cfg.Limits(client); !ok && client != OtherClient {
+		return 0 // reading its series would create it
+	}
+	var m dto.Metric
+	_ = l.metrics.WithLabelValues(client, reason).Write(&m)
+	return uint64(m.GetCounter().GetValue())
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 type paceKey struct{}
@@ -103,33 +101,6 @@ func Pace(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 	}
-}
-
-// StreamInterceptor paces each message a gRPC stream's handler receives by its client's rate,
-// with the pacer the gate put in the stream's context (OpenStream). A stream without one (health,
-// reflection: no client) passes through.
-func StreamInterceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if ss.Context().Value(paceKey{}) == nil {
-		return handler(srv, ss)
-	}
-	return handler(srv, &pacedStream{ServerStream: ss, ctx: ss.Context()})
-}
-
-// pacedStream paces each message received.
-type pacedStream struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (s *pacedStream) Context() context.Context { return s.ctx }
-
-// RecvMsg paces a message once it is received, so the end of the stream (io.EOF) spends
-// nothing and waits for nothing.
-func (s *pacedStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	return Pace(s.ctx)
 }
 
 // Concurrency is the client's concurrency limit (its own, else the default; 0: none): the share
