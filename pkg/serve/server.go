@@ -147,7 +147,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Gate: s.gate, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
+		Gate: s.gate, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {

@@ -86,16 +86,15 @@ type Guard struct {
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration     // time a batch stream may go without a message (batch.DefaultIdle)
-	Gate        *gate.Gate        // admits each call on its headers (tapHandle)
-	Authz       *authz.Authorizer // watches a stream's rights for its life
-	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
-	// pool and of the streams' budget (internal/admission); nil: none for every client.
-	Concurrency func(client string) int
-	Telemetry   *telemetry.Recorder
-	Log         *slog.Logger
+	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
+	// Gate admits each call on its headers (tapHandle); its limits' concurrency bounds a client's
+	// share of the read pool (internal/admission).
+	Gate      *gate.Gate
+	Authz     *authz.Authorizer // watches a stream's rights for its life
+	Telemetry *telemetry.Recorder
+	Log       *slog.Logger
 }
 
 // New makes the guard and the server options it needs, with ceiling, the route table's largest
@@ -111,9 +110,6 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	g.streamIdle.Store(int64(o.StreamIdle))
-	if g.Concurrency == nil {
-		g.Concurrency = func(string) int { return 0 }
-	}
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Per connection: at most this many calls open, and as many handlers running (grpc-go

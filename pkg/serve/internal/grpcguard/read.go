@@ -64,7 +64,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 			return nil, g.refuseCall(ctx, c, err)
 		}
 		client := authz.ClientID(ctx) // the tap handle authorized the call
-		r, ok := g.reads.Take(ctx, client, g.Concurrency(client), g.ceiling)
+		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
 		if !ok {
 			g.budget.Refuse("grpc", admission.CauseReadPool)
 			return nil, g.refuseCall(ctx, c, rpcerr.Overloaded(admission.RetryAfter))
