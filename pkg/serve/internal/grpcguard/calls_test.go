@@ -28,7 +28,7 @@ func TestCallsGRPCEnds(t *testing.T) {
 		level  string     // the log line's
 	}{
 		{"over the server-wide limit", groupMethod, func(t *testing.T, h *harness) error {
-			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(16*mib+1))
+			_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(bearer("Bearer "+h.token), groupOfSize(t, 16*mib+1))
 			return err
 		}, codes.ResourceExhausted, codes.Unknown, "WARN"},
 		{"health watch the caller ends", watchMethod, func(t *testing.T, h *harness) error {

@@ -302,9 +302,30 @@ func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
 	return nil
 }
 
-// groupOfSize is a group forecast request of at least n bytes: packed cut levels (8 bytes each).
-func groupOfSize(n int) *forecastv1.GroupForecastRequest {
-	return &forecastv1.GroupForecastRequest{CutLevels: make([]float64, n/8+1)}
+// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
+// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
+func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
+	t.Helper()
+	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
+		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
+		rest := n - proto.Size(m)
+		if rest%2 == 1 && rest >= 9 {
+			m.TestUncertainty = ptr(1.0)
+			rest -= 9
+		}
+		if rest < 0 || rest%2 == 1 {
+			continue
+		}
+		m.StudentData = make([]*forecastv1.StudentData, rest/2)
+		for i := range m.StudentData {
+			m.StudentData[i] = &forecastv1.StudentData{}
+		}
+		if proto.Size(m) == n {
+			return m
+		}
+	}
+	t.Fatalf("no group request of %d bytes", n)
+	return nil
 }
 
 // issueOfSize is an IssueToken request of exactly n bytes (a long, wrong secret).
