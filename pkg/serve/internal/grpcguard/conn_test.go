@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
@@ -121,5 +123,55 @@ func TestAbusiveConnectionClosed(t *testing.T) {
 	}
 	if got := h.metric("yardstick_grpc_connections_refused_total"); got < 1 {
 		t.Errorf("yardstick_grpc_connections_refused_total: got %v; want at least 1", got)
+	}
+}
+
+// TestThrottledConnectionStays: the gate refuses a client over its rate on the call's headers,
+// before its message is read, and such refusals of an authenticated caller do not count against
+// its connection as the refusals of credentials do (more than 200 in a second close it:
+// TestAbusiveConnectionClosed): 250 calls refused for the rate, sent at once, leave the
+// connection open.
+func TestThrottledConnectionStays(t *testing.T) {
+	t.Parallel()
+	h := startGuard(t, func(g *Guard) {
+		// One call every 100 s: however slow the machine, none of the 250 is let in.
+		limits, err := quota.New(quota.Config{Service: "forecast", Rate: 0.01, Burst: 1})
+		if err == nil {
+			err = limits.Register(g.Telemetry.Registry())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Gate.Limits = limits
+	})
+	score := scoringv1.NewScoringServiceClient(h.conn)
+	authed := bearer("Bearer " + h.token)
+	if _, err := score.ScoreItemResults(authed, scoreOfSize(t, 100)); err != nil {
+		t.Fatalf("first call: got %v; want OK (the burst)", err)
+	}
+	// Ten senders, so that the refusals fall within a second of each other.
+	codesSeen := make(chan codes.Code, 250)
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			for range 25 {
+				_, err := score.ScoreItemResults(authed, scoreOfSize(t, 100))
+				codesSeen <- status.Code(err)
+			}
+		})
+	}
+	wg.Wait()
+	close(codesSeen)
+	for c := range codesSeen {
+		if c != codes.ResourceExhausted {
+			t.Fatalf("a call over the rate: got %v; want RESOURCE_EXHAUSTED", c)
+		}
+	}
+	if got := h.metric("yardstick_grpc_connections_closed_total"); got != 0 {
+		t.Errorf("yardstick_grpc_connections_closed_total: got %v; want 0", got)
+	}
+	// The dev client is not in the limiter's clients: counted as "other".
+	if got := h.series("yardstick_client_throttled_total", map[string]string{"client": "other", "reason": "rate"}); got != 250 {
+		t.Errorf("yardstick_client_throttled_total{client=other,reason=rate}: got %v; want 250", got)
 	}
 }
