@@ -9,9 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/internal/redistest"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
@@ -219,5 +221,55 @@ func TestReflectionAbortIsNotAnError(t *testing.T) {
 	waitFor(t, "the aborted stream logged", func() bool { return strings.Contains(h.logs.String(), `"route":"`+route+`"`) })
 	if !h.loggedAt(route, "Canceled", "INFO") {
 		t.Errorf("an aborted reflection stream: want an INFO line with code Canceled; got:\n%s", h.logs)
+	}
+}
+
+// TestSharedRateRefusedBeforeTheRead: with the rate shared through Redis (a real redis-server),
+// the tap handle leaves it to the call's goroutine, which decides it before the read pool: a call
+// over the rate is refused as on its headers (RESOURCE_EXHAUSTED, THROTTLED, RetryInfo, no header
+// metadata), logged and counted once, takes nothing from the read pool, and gives its place of
+// the client's concurrency back at once; an allowed call carries the RateLimit headers.
+func TestSharedRateRefusedBeforeTheRead(t *testing.T) {
+	t.Parallel()
+	r := redistest.Start(t)
+	var limits *quota.Limiter
+	h := startGuard(t, func(g *Guard) {
+		var err error
+		if limits, err = quota.New(quota.Config{Service: "forecast", Rate: 0.01, Burst: 1, Concurrency: 1, RedisURL: r.URL()}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { limits.Close() })
+		g.Gate.Limits = limits
+	})
+	score := scoringv1.NewScoringServiceClient(h.conn)
+	authed := bearer("Bearer " + h.token)
+	var md metadata.MD
+	if _, err := score.ScoreItemResults(authed, scoreOfSize(t, 100), grpc.Header(&md)); err != nil {
+		t.Fatalf("the burst's call: got %v; want OK", err)
+	}
+	if got := md.Get(quota.StateMD); len(got) != 1 || got[0] != `"rate";r=0;t=100` {
+		t.Errorf("the allowed call's %s: got %q; want \"rate\";r=0;t=100", quota.StateMD, got)
+	}
+	md = nil
+	_, err := score.ScoreItemResults(authed, scoreOfSize(t, 100), grpc.Header(&md))
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != "THROTTLED" || retryOf(err) < 99*time.Second {
+		t.Fatalf("a call over the rate: got %v (retry %s); want ResourceExhausted, THROTTLED, retry after about 100 s", err, retryOf(err))
+	}
+	if len(md.Get(quota.StateMD)) != 0 || len(md.Get(quota.PolicyMD)) != 0 {
+		t.Errorf("the refusal's header metadata: got %v; want none (the status alone)", md)
+	}
+	waitFor(t, "the refusal logged and counted", func() bool {
+		return h.count(scoreMethod, "ResourceExhausted") == 1 && h.logged(scoreMethod, "ResourceExhausted")
+	})
+	if got := h.refusals("grpc", "read_pool"); got != 0 || h.g.reads.HeldBy("demo") != 0 {
+		t.Errorf("the read pool: %v refusals, %d bytes held; want none taken", got, h.g.reads.HeldBy("demo"))
+	}
+	slot, err := limits.Acquire("demo")
+	if err != nil {
+		t.Errorf("the client's one place after the refusal: got %v; want it given back", err)
+	}
+	slot.Done()
+	if limits.Fallbacks() != 0 {
+		t.Errorf("decisions without Redis: got %d; want 0", limits.Fallbacks())
 	}
 }
