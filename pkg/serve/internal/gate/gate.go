@@ -111,10 +111,9 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 		err = t.admitLimits(c.Local)
 	}
 	if err != nil {
-		t.Release()
-		return ctx, t, err
+		t.Release() // a refused call holds nothing
 	}
-	return ctx, t, nil
+	return ctx, t, err
 }
 
 // admitLimits applies the client's limits to a unary call: its rate, then its calls in progress;
