@@ -34,7 +34,6 @@ type Config struct {
 	// Clients are the registered client ids (token.Issuer.ClientIDs): the metric's label values.
 	Clients func() []string
 	Log     *slog.Logger
-	Now     func() time.Time // for tests; default time.Now
 }
 
 // Limiter enforces every client's limits. It is safe for concurrent use.
@@ -45,8 +44,9 @@ type Limiter struct {
 	metrics *metrics
 
 	mu      sync.Mutex
-	running map[string]int  // calls in progress on this replica, per client with a concurrency limit
-	cells   map[string]cell // the clients' buckets in this replica's memory
+	running map[string]int   // calls in progress on this replica, per client with a concurrency limit
+	cells   map[string]cell  // the clients' buckets in this replica's memory
+	now     func() time.Time // time.Now; a test's clock
 }
 
 // New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not
@@ -54,9 +54,6 @@ type Limiter struct {
 func New(cfg Config) (*Limiter, error) {
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -67,7 +64,7 @@ func New(cfg Config) (*Limiter, error) {
 	if cfg.Clients == nil {
 		cfg.Clients = func() []string { return nil }
 	}
-	l := &Limiter{cfg: cfg, running: map[string]int{}, cells: map[string]cell{}}
+	l := &Limiter{cfg: cfg, running: map[string]int{}, cells: map[string]cell{}, now: time.Now}
 	l.metrics = newMetrics(cfg.Service, l)
 	if cfg.RedisURL != "" {
 		var err error

@@ -43,7 +43,6 @@ func (l *Limiter) Running(client string) int {
 func newLocalLimiter(t *testing.T, cfg Config, own map[string]token.Limits) (*Limiter, *clock) {
 	t.Helper()
 	c := &clock{now: time.Unix(1_800_000_000, 0)}
-	cfg.Now = c.Now
 	cfg.Service = "scoring"
 	cfg.Limits = func(id string) (token.Limits, bool) { l, ok := own[id]; return l, ok }
 	cfg.Clients = func() []string {
@@ -57,6 +56,7 @@ func newLocalLimiter(t *testing.T, cfg Config, own map[string]token.Limits) (*Li
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.now = c.Now
 	return l, c
 }
 
