@@ -15,7 +15,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -27,10 +26,14 @@ import (
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
-// The gRPC guard's tests run a "forecast" server that serves the contract's forecast service (its
-// group methods take the group limit) beside its scoring service (1 MiB methods), each rpc
-// answered empty by answerAll, on a loopback listener that counts the bytes the server reads: the
-// guard's limits are the contract's, and no handler of either service is faked.
+// A "forecast" server that serves the contract's forecast service (its group methods take the
+// group limit) beside its scoring service (1 MiB methods), each rpc answered empty by answerAll,
+// on a loopback listener that counts the bytes the server reads. The guard's own tests run in
+// internal/grpcguard on a guarded server of that package's; this one serves what only the whole
+// frame shows: the server-wide limit its configuration and routes make (TestGRPCLimits), a
+// refusal on a real clients file's permissions with the bytes read off the wire
+// (TestGRPCRefusedBeforeRead), the probe listener and the read timeout's default (run.go,
+// config.go), and the budget, shares, log-limit and JSON tests of other parts.
 
 // countingListener counts every byte read from its connections.
 type countingListener struct {
@@ -206,30 +209,6 @@ func (h *guardHarness) count(route, code string) float64 {
 	return 0
 }
 
-// countAll is the number of direct gRPC calls of route counted, whatever their code.
-func (h *guardHarness) countAll(route string) float64 {
-	families, err := h.srv.telemetry.Registry().Gather()
-	if err != nil {
-		panic(err)
-	}
-	n := 0.0
-	for _, f := range families {
-		if f.GetName() != "yardstick_requests_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["front"] == "grpc" && labels["route"] == route {
-				n += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return n
-}
-
 // logged reports whether a "grpc request" log line names route and code.
 func (h *guardHarness) logged(route, code string) bool { return h.loggedAt(route, code, "") }
 
@@ -289,38 +268,6 @@ func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
 	t.Fatalf("no group request of %d bytes", n)
 	return nil
 }
-
-// issueOfSize is an IssueToken request of exactly n bytes (a long, wrong secret).
-func issueOfSize(t *testing.T, n int) *authv1.IssueTokenRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr(strings.Repeat("x", k))}
-		size := proto.Size(m)
-		if size == n {
-			return m
-		}
-		k += n - size
-	}
-	t.Fatalf("no IssueToken request of %d bytes", n)
-	return nil
-}
-
-// rawBytesCodec sends *rawMessage bytes as they are, so a test can send what no proto library would.
-type rawBytesCodec struct{}
-
-type rawMessage []byte
-
-func (rawBytesCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*rawMessage))}, nil
-}
-
-func (rawBytesCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*rawMessage) = data.Materialize()
-	return nil
-}
-
-func (rawBytesCodec) Name() string { return "proto" }
 
 // waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
 // caller has its answer.

@@ -146,7 +146,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
-		Gate: s.gate, Authz: s.authz, Concurrency: s.limits.Concurrency, Telemetry: s.telemetry, Log: s.log}
+		Gate: s.gate, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
@@ -154,9 +154,9 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.grpc = grpc.NewServer(append(opts,
 		grpc.UnaryInterceptor(s.grpcUnary()), // composed once (chain.go)
-		// The guard first (the ticket the tap handle's gate admitted the stream with, its idle
-		// limit, its log line), then each message it receives paced by its client's rate.
-		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, quota.StreamInterceptor),
+		// The guard: the ticket the tap handle's gate admitted the stream with, its idle limit,
+		// each message checked and paced by its client's rate, its log line.
+		grpc.StreamInterceptor(s.guard.StreamInterceptor),
 		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
 		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
 		// stack growth). Calls beyond the pool still get goroutines of their own.

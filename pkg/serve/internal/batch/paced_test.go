@@ -2,12 +2,13 @@ package batch
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 )
@@ -16,15 +17,22 @@ import (
 // answers every student, none 429, at the client's rate: 11 students take at least 500 ms.
 func TestGroupStreamPaced(t *testing.T) {
 	t.Parallel()
-	l, err := quota.New(quota.Config{Service: "forecast", Rate: 20, Burst: 1,
-		Client: func(context.Context) string { return "acme" }})
+	l, err := quota.New(quota.Config{Service: "forecast", Rate: 20, Burst: 1})
 	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	if err := l.Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	svc := groupService{fw: lexile(t)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, out := l.OpenStream(r.Context())
-		defer out.Done()
+		ctx, slot, err := l.OpenStream(r.Context(), "acme")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer slot.Done()
 		_, _ = ServeGroup(ctx, w, r.Body, svc.open, Options{})
 	}))
 	t.Cleanup(srv.Close)
@@ -45,7 +53,29 @@ func TestGroupStreamPaced(t *testing.T) {
 	if took < 450*time.Millisecond {
 		t.Errorf("11 students at 20 a second, burst 1: took %s; want at least 500ms", took)
 	}
-	if n := l.Throttled(quota.OtherClient, quota.ReasonStream); n < 8 {
-		t.Errorf("students slowed: got %d; want most of the 10 after the first", n)
+	slowed := `yardstick_client_throttled_total{client="other",reason="stream",service="forecast"}`
+	if n := gathered(t, reg, slowed); n < 8 {
+		t.Errorf("students slowed: got %.0f; want most of the 10 after the first", n)
 	}
+}
+
+// gathered is the value of the one series of reg written as series (name{labels, sorted}).
+func gathered(t *testing.T, reg *prometheus.Registry, series string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
+			}
+			if f.GetName()+"{"+strings.Join(labels, ",")+"}" == series {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }

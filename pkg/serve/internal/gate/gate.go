@@ -11,7 +11,9 @@
 // call's cost is its size, and that is known only once the body is read (JSON: the body pool
 // holds the declared bytes while it arrives) or once gRPC holds the message (the codec): the
 // transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is decoded.
-// A stream and a record, whose cost is known at Admit, are admitted there whole.
+// A stream and a record, whose cost is known at Admit, are admitted there whole. Likewise a
+// caller that must not wait on the network (Call.Local: gRPC's tap handle) has a rate shared
+// through Redis decided on the same ticket later, by the call's own goroutine (AdmitRate).
 //
 // After the gate, a call runs the chain with its ticket handed over explicitly
 // (internal/inproc's Call), never as marks that the chain's steps look for.
@@ -49,6 +51,11 @@ type Call struct {
 	// waited for, never refused: the stream was admitted.
 	Record *admission.Stream
 	Cost   int64 // a record's cost (the budget's estimate of its heap)
+	// Local is set by a caller that must not wait on the network: gRPC's tap handle, which runs
+	// in the connection's reader, where a slow Redis would hold every stream of the connection.
+	// A rate shared through Redis is then left to the ticket's AdmitRate, which the call's own
+	// goroutine runs before its message is read; the concurrency is taken here all the same.
+	Local bool
 }
 
 // Ticket is one admitted call: the rpc it admits, its client, what it holds of the client's
@@ -63,10 +70,11 @@ type Ticket struct {
 	gate   *Gate
 	route  *routes.Route
 	front  string
-	limit  quota.Outcome     // a unary call's or a stream's place in its client's concurrency
+	slot   *quota.Slot       // a unary call's or a stream's place in its client's concurrency
 	record func()            // a record's place among its stream's records
 	grant  *admission.Grant  // the budget's share, once admitted
 	stream *admission.Stream // a stream's admission
+	rate   bool              // the client's rate is still to be decided (AdmitRate)
 	once   sync.Once
 }
 
@@ -100,38 +108,55 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 	case c.Stream:
 		ctx, err = t.admitStream(ctx)
 	default:
-		err = t.admitLimits()
+		err = t.admitLimits(c.Local)
 	}
 	if err != nil {
-		t.Release()
-		return ctx, t, err
+		t.Release() // a refused call holds nothing
 	}
-	return ctx, t, nil
+	return ctx, t, err
 }
 
-// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress.
+// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress;
+// local with a rate shared through Redis, its calls in progress alone (the rate is AdmitRate's).
 // A call without a client (a public method) has none.
-func (t *Ticket) admitLimits() error {
-	if t.Client == "" || t.gate.Limits == nil {
+func (t *Ticket) admitLimits(local bool) (err error) {
+	l := t.gate.Limits
+	if t.Client == "" || l == nil {
 		return nil
 	}
-	t.limit = t.gate.Limits.Admit(t.Client)
-	t.Policy, t.State = t.limit.Policy, t.limit.State
-	return t.limit.Err
+	if t.rate = local && l.Shared(); !t.rate {
+		if t.Policy, t.State, err = l.Rate(t.Client); err != nil {
+			return err
+		}
+	}
+	t.slot, err = l.Acquire(t.Client)
+	return err
+}
+
+// AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local,
+// with the rate shared through Redis), setting the ticket's RateLimit headers; nil when none is
+// due. The ticket still holds its place of the client's concurrency when it refuses: Release
+// gives it back.
+func (t *Ticket) AdmitRate() error {
+	if !t.rate {
+		return nil
+	}
+	t.rate = false
+	var err error
+	t.Policy, t.State, err = t.gate.Limits.Rate(t.Client)
+	return err
 }
 
 // admitStream takes a place of the client's concurrency for the stream's life (refused at once,
 // 429, when none is free), then the stream's reserve of the budget (429 when the client's
 // streams hold its share, 503 when the streams' half is full).
-func (t *Ticket) admitStream(ctx context.Context) (context.Context, error) {
-	if t.gate.Limits != nil {
-		ctx, t.limit = t.gate.Limits.OpenStream(ctx)
-		t.Policy = t.limit.Policy
-		if t.limit.Err != nil {
-			return ctx, t.limit.Err
+func (t *Ticket) admitStream(ctx context.Context) (_ context.Context, err error) {
+	if l := t.gate.Limits; l != nil && t.Client != "" {
+		t.Policy = l.Policy(t.Client)
+		if ctx, t.slot, err = l.OpenStream(ctx, t.Client); err != nil {
+			return ctx, err
 		}
 	}
-	var err error
 	t.stream, err = t.gate.Budget.AdmitStream(t.front, t.Client, t.gate.Limits.Concurrency(t.Client))
 	return ctx, err
 }
@@ -156,8 +181,12 @@ func (t *Ticket) AdmitBody(ctx context.Context, body []byte) error {
 }
 
 // AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, as the codec
-// read it, waiting in the client's queue; the grant is the ticket's until Release.
+// read it, waiting in the client's queue, after a rate still due (AdmitRate); the grant is the
+// ticket's until Release.
 func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
+	if err := t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
+		return err
+	}
 	var err error
 	t.grant, err = t.gate.Budget.AdmitDecode(ctx, t.Client, t.route.Group, size)
 	return err
@@ -175,7 +204,7 @@ func (t *Ticket) Stream() *admission.Stream {
 // Holds reports whether the ticket holds anything to release: a place of its client's
 // concurrency, a record's place, budget or a stream's reserve.
 func (t *Ticket) Holds() bool {
-	return t.limit.Held() || t.record != nil || t.grant != nil || t.stream != nil
+	return t.slot.Held() || t.record != nil || t.grant != nil || t.stream != nil
 }
 
 // Release gives back everything the ticket holds, budget first, once; nil-safe.
@@ -191,7 +220,7 @@ func (t *Ticket) Release() {
 		if t.record != nil {
 			t.record()
 		}
-		t.limit.Done()
+		t.slot.Done()
 	})
 }
 

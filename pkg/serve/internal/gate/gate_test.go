@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/internal/redistest"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -233,4 +234,61 @@ func TestWithFrom(t *testing.T) {
 	}
 	var none *Ticket
 	none.Release() // nil-safe
+}
+
+// TestLocalLeavesTheSharedRate: with the rate shared through a real redis-server, a Local call
+// (gRPC's tap handle) is admitted without the rate, holding its place of the client's
+// concurrency; AdmitRate then decides the rate, once, with its headers (rate 1, burst 1: the
+// second call is refused, still holding its place until released), and AdmitDecode decides a rate
+// still due before the budget. Without Local, or without Redis, Admit decides the rate itself.
+func TestLocalLeavesTheSharedRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		redis   bool
+		local   bool
+		wantDue bool
+	}{
+		{"local, shared through Redis", true, true, true},
+		{"not local, shared through Redis", true, false, false},
+		{"local, in memory", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := quota.Config{Rate: 1, Burst: 1, Concurrency: 5}
+			if tc.redis {
+				cfg.RedisURL = redistest.Start(t).URL()
+			}
+			g, tok := fixture(t, cfg)
+			call := Call{Route: scored, Bearer: tok, Front: "grpc", Local: tc.local}
+			_, first, err := g.Admit(context.Background(), call, nil)
+			if err != nil || !first.Holds() {
+				t.Fatalf("first call: got %v, holds %v; want admitted, holding its place", err, first.Holds())
+			}
+			if due := first.State == ""; due != tc.wantDue {
+				t.Fatalf("first call's rate left for later: got %v (RateLimit %q); want %v", due, first.State, tc.wantDue)
+			}
+			if err := first.AdmitRate(); err != nil || first.Policy != `"rate";q=1;w=1` || first.State != `"rate";r=0;t=1` {
+				t.Fatalf("first call's rate: got %v, %q %q; want allowed, \"rate\";q=1;w=1 \"rate\";r=0;t=1", err, first.Policy, first.State)
+			}
+			defer first.Release()
+			_, second, err := g.Admit(context.Background(), call, nil)
+			if tc.wantDue {
+				if err != nil || !second.Holds() {
+					t.Fatalf("second call on its headers: got %v, holds %v; want admitted without its rate", err, second.Holds())
+				}
+				err = second.AdmitDecode(context.Background(), 100)
+				if again := second.AdmitRate(); again != nil {
+					t.Errorf("the rate decided twice: got %v; want nil the second time", again)
+				}
+			}
+			if status.Code(err) != codes.ResourceExhausted || second.State != `"rate";r=0;t=1` {
+				t.Errorf("second call: got %v, RateLimit %q; want ResourceExhausted, \"rate\";r=0;t=1", err, second.State)
+			}
+			second.Release()
+			if second.Holds() || g.Budget.Admitted() != 0 {
+				t.Errorf("the refused call after its release: holds %v, budget %d; want nothing", second.Holds(), g.Budget.Admitted())
+			}
+		})
+	}
 }

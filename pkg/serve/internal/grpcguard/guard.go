@@ -15,12 +15,13 @@
 // metadata three times for every call, which cost about a tenth of a small call's CPU. What it
 // told comes from elsewhere: the size of the message as read (message.go), and the end of
 // a call that never reached an interceptor from a sweep of the calls between the tap handle and an
-// interceptor (openCalls; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
+// interceptor (calls.go; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
 package grpcguard
 
 import (
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,10 +72,12 @@ type Guard struct {
 	logins  chan struct{} // slots of in-flight logins
 	infra   chan struct{} // slots of in-flight health and reflection calls
 	budget  *admission.Budget
-	open    openCalls           // calls the tap handle let in that no interceptor has taken yet
-	conns   connSlots           // calls without a token in the slots, per connection
 	watch   *connWatch          // closes connections that abuse the server (conn.go)
 	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
+	openMu  sync.Mutex
+	open    map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
+	slotMu  sync.Mutex
+	perConn map[*peer.Peer]int // calls without a token in the slots, per connection
 	// streamIdle is how long a batch stream may go without a message in or an answer out
 	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
 	streamIdle atomic.Int64
@@ -83,16 +86,15 @@ type Guard struct {
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration     // time a batch stream may go without a message (batch.DefaultIdle)
-	Gate        *gate.Gate        // admits each call on its headers (tapHandle)
-	Authz       *authz.Authorizer // watches a stream's rights for its life
-	// Concurrency is a client's concurrency limit (0: none), which bounds its share of the read
-	// pool and of the streams' budget (internal/admission); nil: none for every client.
-	Concurrency func(client string) int
-	Telemetry   *telemetry.Recorder
-	Log         *slog.Logger
+	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
+	// Gate admits each call on its headers (tapHandle); its limits' concurrency bounds a client's
+	// share of the read pool (internal/admission).
+	Gate      *gate.Gate
+	Authz     *authz.Authorizer // watches a stream's rights for its life
+	Telemetry *telemetry.Recorder
+	Log       *slog.Logger
 }
 
 // New makes the guard and the server options it needs, with ceiling, the route table's largest
@@ -103,14 +105,11 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		ceiling: ceiling,
 		logins:  make(chan struct{}, MaxLoginReads),
 		infra:   make(chan struct{}, MaxInfraReads),
-		open:    openCalls{calls: map[*call]struct{}{}},
-		conns:   connSlots{held: map[*peer.Peer]int{}},
+		open:    map[*call]struct{}{},
+		perConn: map[*peer.Peer]int{},
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	g.streamIdle.Store(int64(o.StreamIdle))
-	if g.Concurrency == nil {
-		g.Concurrency = func(string) int { return 0 }
-	}
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Per connection: at most this many calls open, and as many handlers running (grpc-go
@@ -136,21 +135,9 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
-// What the frame's tests read of the guard, and change before it serves (SetStreamIdle: for the
-// streams opened after it; the read timeout is the option's). None of it is needed to serve; each
-// reads or sets what its name says: the server-wide receive limit, a batch stream's idle limit,
-// the read pool, the connection watch's clock, the read slots calls without a token hold (logins,
-// then health or reflection), and the calls the tap handle let in that no interceptor has taken
-// yet.
-func (g *Guard) Ceiling() int64                    { return g.ceiling }
-func (g *Guard) SetStreamIdle(d time.Duration)     { g.streamIdle.Store(int64(d)) }
-func (g *Guard) ReadPool() *admission.ReadPool     { return g.reads }
-func (g *Guard) SetReadPool(p *admission.ReadPool) { g.reads = p }
-func (g *Guard) SetClock(now func() time.Time)     { g.watch.now = now }
-func (g *Guard) SlotsHeld() (logins, infra int)    { return len(g.logins), len(g.infra) }
-
-func (g *Guard) OpenCalls() int {
-	g.open.mu.Lock()
-	defer g.open.mu.Unlock()
-	return len(g.open.calls)
-}
+// What the frame reads of the guard, and its tests change before it serves (SetStreamIdle: for
+// the streams opened after it; the read timeout is the option's): the server-wide receive limit,
+// the read pool, and a batch stream's idle limit (a batch stream's handler is the frame's).
+func (g *Guard) Ceiling() int64                { return g.ceiling }
+func (g *Guard) ReadPool() *admission.ReadPool { return g.reads }
+func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }

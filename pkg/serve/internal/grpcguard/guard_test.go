@@ -37,18 +37,18 @@ const mib = 1 << 20
 // a sweep takes exactly the calls whose context has ended.
 func TestOpenCalls(t *testing.T) {
 	t.Parallel()
-	o := openCalls{calls: map[*call]struct{}{}}
+	o := &Guard{open: map[*call]struct{}{}}
 	ctxs := make([]context.CancelFunc, 4)
 	calls := make([]*call, 4)
 	for i := range calls {
 		ctx, cancel := context.WithCancel(context.Background())
-		calls[i], ctxs[i] = &call{ctx: ctx}, cancel
-		o.add(calls[i])
+		calls[i], ctxs[i] = &call{ctx: ctx, start: time.Now(), cancel: cancel}, cancel
+		o.open[calls[i]] = struct{}{}
 	}
-	members := func() map[*call]struct{} { return maps.Clone(o.calls) }
-	o.remove(calls[1])
-	o.remove(calls[3])
-	o.remove(calls[3]) // twice: no harm
+	members := func() map[*call]struct{} { return maps.Clone(o.open) }
+	o.markLogged(calls[1])
+	o.markLogged(calls[3])
+	o.markLogged(calls[3]) // twice: no harm
 	if got := members(); len(got) != 2 || got[calls[2]] != struct{}{} || got[calls[0]] != struct{}{} {
 		t.Fatalf("after removals: got %v; want calls 2 and 0", got)
 	}
@@ -64,7 +64,7 @@ func TestOpenCalls(t *testing.T) {
 	}
 	// A call that has waited for its message longer than the read timeout is ended by the sweep,
 	// and the next sweep finds it ended; one that has waited less is left alone.
-	calls[2].cancel, calls[2].start = ctxs[2], time.Now().Add(-2*time.Second)
+	calls[2].start = time.Now().Add(-2 * time.Second)
 	if got := o.ended(3 * time.Second); len(got) != 0 || calls[2].ctx.Err() != nil || calls[2].timedOut.Load() {
 		t.Fatalf("a call within the read timeout: got %d ended, err %v, timed out %v; want it left alone", len(got), calls[2].ctx.Err(), calls[2].timedOut.Load())
 	}

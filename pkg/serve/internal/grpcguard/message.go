@@ -3,9 +3,11 @@ package grpcguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -17,34 +19,28 @@ import (
 )
 
 // Receive is the gRPC door's step for a call's message: its size against the method's limit, the
-// budget's admission of its decoding, the decoding itself, and no unknown fields (decodeCall). The
-// read was admitted before gRPC read it, and the message read as bytes (read.go); now the decoding
-// is admitted, at its real size, until the call is answered.
-func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if err := g.decodeCall(ctx, g.routes.ByMethod[info.FullMethod], callFrom(ctx), req); err != nil { // the tap handle let in served methods only
-		return nil, err
-	}
-	return next(ctx, req)
-}
-
-// decodeCall decodes the message c read as bytes (c.msg) into req, the handler's empty request,
-// once it is within rt's limit and the budget has admitted what decoding it costs, and gives the
-// call's read back. The budget's grant is the call's ticket's (the gate admitted the call on its
+// budget's admission of its decoding, the decoding itself, and no unknown fields. The read was
+// admitted before gRPC read it, and the message read as bytes into the call (read.go); now the
+// decoding is admitted at its real size on the call's ticket (the gate admitted the call on its
 // headers; a group costs per student), given back with the rest of it once the call is answered
-// (Observe).
-func (g *Guard) decodeCall(ctx context.Context, rt *routes.Route, c *call, req any) error {
+// (Observe), and the read is given back once the message is decoded.
+func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	c, rt := callFrom(ctx), g.routes.ByMethod[info.FullMethod] // the tap handle let in served methods only
 	w := c.msg
 	c.msg = wireMessage{} // the handler wrapper no longer frees it: this does
 	defer w.free()
 	if w.size() > rt.MessageLimit {
-		return tooLarge(w.size(), rt.MessageLimit)
+		return nil, tooLarge(w.size(), rt.MessageLimit)
 	}
 	if err := c.ticket.AdmitDecode(ctx, w.size()); err != nil {
-		return err
+		return nil, err
 	}
 	err := decode(&w, req, true)
 	c.read.Done() // the message is decoded: its bytes are gone
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return next(ctx, req)
 }
 
 // receiveStreamed is Receive's check for a message a stream read, without the budget: health and
@@ -163,4 +159,10 @@ func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 		walkUnknown(p, name, v.Message())
 		return true
 	})
+}
+
+// tooLarge is the answer to a message over its method's limit.
+func tooLarge(size, limit int64) error {
+	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
+		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
 }

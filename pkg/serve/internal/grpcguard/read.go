@@ -55,17 +55,19 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
 		defer c.msg.free()
-		if c.slots != nil {
+		if c.slot != nil {
 			return h(srv, ctx, func(any) error { return dec(&c.msg) }, ic) // read within a slot
 		}
+		// The client's rate when shared through Redis, which the tap handle left to the call's
+		// own goroutine: the limits before the budget, and before a byte of the message is read.
+		if err := c.ticket.AdmitRate(); err != nil {
+			return nil, g.refuseCall(ctx, c, err)
+		}
 		client := authz.ClientID(ctx) // the tap handle authorized the call
-		r, ok := g.reads.Take(ctx, client, g.Concurrency(client), g.ceiling)
+		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
 		if !ok {
 			g.budget.Refuse("grpc", admission.CauseReadPool)
-			err := rpcerr.Overloaded(admission.RetryAfter)
-			g.markLogged(c)
-			g.logCall(ctx, err, false, time.Since(c.start))
-			return nil, err
+			return nil, g.refuseCall(ctx, c, rpcerr.Overloaded(admission.RetryAfter))
 		}
 		c.read = r
 		defer r.Done() // the message step gives it back sooner, once the message is decoded
@@ -77,4 +79,13 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 			return err
 		}, ic)
 	}
+}
+
+// refuseCall logs and counts a call refused before any interceptor took it, and gives back what
+// its ticket holds now rather than at the end of its stream.
+func (g *Guard) refuseCall(ctx context.Context, c *call, err error) error {
+	g.markLogged(c)
+	c.releaseTicket()
+	g.logCall(ctx, err, false, time.Since(c.start))
+	return err
 }

@@ -21,12 +21,13 @@ import (
 )
 
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
-// batch streams (Route.Records). Same rules as a unary call, per message. A batch
-// stream was admitted once for its whole life by the gate in the tap handle (its ticket holds
-// its admission.Stream, through which it admits its records; refused RESOURCE_EXHAUSTED with
-// RetryInfo when there is no room, as an over-budget call is), and is ended DEADLINE_EXCEEDED after StreamIdle with no message received
-// and no answer sent (a caller that takes no answer blocks the sends, and then the reads). Its
-// log line carries what the handler put in the request's reqinfo.Info.Stream (its counts).
+// batch streams (Route.Records). Same rules as a unary call, per message. A batch stream was
+// admitted once for its whole life by the gate in the tap handle (its ticket holds its
+// admission.Stream, through which it admits its records; refused RESOURCE_EXHAUSTED with
+// RetryInfo when there is no room, as an over-budget call is), and is ended DEADLINE_EXCEEDED
+// after StreamIdle with no message received and no answer sent (a caller that takes no answer
+// blocks the sends, and then the reads). Its log line carries what the handler put in the
+// request's reqinfo.Info.Stream (its counts).
 func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
@@ -48,7 +49,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
 	// The gate admitted the stream in the tap handle: a place of its client's concurrency, the
-	// pacer of its messages (quota.StreamInterceptor) and, for a batch stream, its reserve of the
+	// pacer of its messages (RecvMsg) and, for a batch stream, its reserve of the
 	// budget (its handler admits its records through it, Ticket(ctx).Stream()).
 	defer call.releaseTicket()
 	if p := call.ticket.Policy; p != "" {
@@ -57,35 +58,32 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
 	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream, idle: idle}
-	// The call's timer: first the handler's context, which a batch stream's engine watches:
-	// it returns at once and the caller learns why. Then, if the handler is still blocked a
-	// grace later, the call.
+	// The call's end, by its timer or its rights: first the handler's context, which a batch
+	// stream's engine watches: it returns at once and the caller learns why. Then, if the handler
+	// is still blocked a grace later, the call.
 	var ended atomic.Bool
-	gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
-		call.timedOut.Store(true)
-		soft(errIdle)
-		if !records {
-			call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
-			return
-		}
-		time.AfterFunc(idleGrace, func() {
-			if !ended.Load() {
-				call.cancel()
-			}
-		})
-	})
-	defer ended.Store(true)
-	defer gs.quiet.Stop()
-	// The stream's rights, checked again at each reload and at its token's expiry: once gone,
-	// the stream ends as the idle limit ends it, with the status a call would get now.
-	g.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), func(why error) {
+	end := func(why error) {
 		soft(why)
 		time.AfterFunc(idleGrace, func() {
 			if !ended.Load() {
 				call.cancel()
 			}
 		})
+	}
+	gs.quiet = time.AfterFunc(gs.idle-time.Since(call.start), func() {
+		call.timedOut.Store(true)
+		if !records {
+			soft(errIdle)
+			call.cancel() // health and reflection: their handlers wait in a read; their slots go back now
+			return
+		}
+		end(errIdle)
 	})
+	defer ended.Store(true)
+	defer gs.quiet.Stop()
+	// The stream's rights, checked again at each reload and at its token's expiry: once gone,
+	// the stream ends as the idle limit ends it, with the status a call would get now.
+	g.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), end)
 	err = handler(srv, gs)
 	cause := context.Cause(handlerCtx)
 	if denied, ok := authz.RevokedErr(cause); ok && err != nil {
@@ -134,9 +132,15 @@ func (g *guardedStream) RecvMsg(m any) error {
 	if err == nil {
 		err = receiveStreamed(g.route, &w, m)
 	}
+	if err == nil {
+		// Its client's rate, with the pacer the gate put in a batch stream's context
+		// (quota.OpenStream): a message waits, never refused; the end of the stream waits for
+		// nothing.
+		err = quota.Pace(g.ctx)
+	}
 	w.free()
 	if !g.streams {
-		g.call.release(g.guard) // one message, and gRPC has checked that no second one follows
+		g.call.giveSlot() // one message, and gRPC has checked that no second one follows
 	}
 	return err
 }

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
 
@@ -28,10 +25,12 @@ import (
 
 // tapHandle runs on each call's headers, in the connection's reader goroutine, before the call's
 // stream exists and before a byte of its message is read: the call's one admission by the gate,
-// whose ticket the call keeps (call.ticket). It must not block: a call over the in-flight cap is
-// refused at once, not queued; the gate's parts here decide without waiting (the token is CPU
-// alone, the limits refuse rather than queue; with Redis the rate is one bounded round trip),
-// and the budget of the message, which may wait, is admitted once gRPC holds it (Receive).
+// whose ticket the call keeps (call.ticket). It must not block, for while it runs no other stream
+// of the connection is read: a call over the in-flight cap is refused at once, not queued; the
+// gate's parts here decide without the network (gate.Call.Local: the token is CPU alone, the
+// limits refuse rather than queue), a rate shared through Redis is decided in the call's own
+// goroutine before its message is read (admitRead), and the budget of the message, which may
+// wait, is admitted once gRPC holds it (Receive).
 func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
 	method := info.FullMethodName
 	r, served := g.routes.ByMethod[method]
@@ -49,28 +48,14 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 	// A call that does not send its message within the read timeout is ended: by the sweep of
 	// open calls (unary), or by its stream's timer (StreamInterceptor).
 	ctx, c.cancel = context.WithCancel(ctx)
-	if slots := g.slotsFor(method, r.Rule); slots != nil {
-		conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
-		if !g.conns.take(conn) {
-			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
-		}
-		select {
-		case slots <- struct{}{}:
-			// The slot, and the connection's count, are the call's until its stream ends,
-			// whatever ends it, or it has read its message (release).
-			c.slots, c.conn = slots, conn
-			context.AfterFunc(ctx, func() { c.release(g) })
-		default:
-			g.conns.give(conn)
-			return nil, g.refuseOnHeaders(ctx, g.readsBusy())
-		}
+	if slots := g.slotsFor(method, r.Rule); slots != nil && !g.takeSlot(ctx, c, slots) {
+		return nil, g.refuseOnHeaders(ctx, g.readsBusy())
 	}
-	// The gate, on the call's headers: the token, the method's rule, the client's limits (and a
-	// batch stream's reserve of the budget); the budget of a unary call's message is admitted on
-	// the same ticket once gRPC holds the message and its size is known (Guard.Receive).
-	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records}, nil)
+	// The budget of a unary call's message is admitted on the same ticket once gRPC holds the
+	// message and its size is known (Receive).
+	admitted, t, err := g.Gate.Admit(ctx, gate.Call{Route: r, Bearer: authz.Bearer(info.Header.Get("authorization")), Front: "grpc", Stream: r.Records, Local: true}, nil)
 	if err != nil {
-		c.release(g)
+		c.giveSlot()
 		if t.Client != "" {
 			// An authenticated caller over its limits, or a stream finding no room, is not
 			// abusing the connection: only refusals of its credentials count (conn.go).
@@ -86,7 +71,9 @@ func (g *Guard) tapHandle(ctx context.Context, info *tap.Info) (context.Context,
 		// then: a goroutine per call ended early would cost a flood of reset calls dearly.
 		c.stopRelease = context.AfterFunc(admitted, t.Release)
 	}
-	g.open.add(c)
+	g.openMu.Lock()
+	g.open[c] = struct{}{}
+	g.openMu.Unlock()
 	return admitted, nil
 }
 
@@ -106,123 +93,6 @@ func (g *Guard) readsBusy() error {
 		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs), ri)
 }
 
-// tooLarge is the answer to a message over its method's limit.
-func tooLarge(size, limit int64) error {
-	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
-		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))
-}
-
-// markLogged records that an interceptor logs and counts the call c: the sweep leaves it alone.
-func (g *Guard) markLogged(c *call) {
-	c.logged.Store(true)
-	g.open.remove(c)
-}
-
-// call is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
-// interceptors through the call's context (the context the tap handle returns is the one every
-// later stage derives from). The tap handle writes it before the call's goroutine starts;
-// afterwards only that goroutine touches it, except release, logged, and the sweep's reading of
-// the id and route.
-type call struct {
-	info   reqinfo.Info // the request's facts, in the call's context (reqinfo.From)
-	logged atomic.Bool  // an interceptor logged and counted the call
-	// While the call is in openCalls: its context (the tap handle's answer) and start.
-	ctx      context.Context
-	start    time.Time
-	slots    chan struct{}
-	conn     *peer.Peer         // the connection whose slot count the call holds, with slots
-	cancel   context.CancelFunc // ends the call (its message did not come in time); nil: none
-	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
-	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
-	msg      wireMessage        // a unary call's message as read, until its message step decodes it
-	once     sync.Once
-	ticket   *gate.Ticket // what the gate admitted the call with (tapHandle)
-	// stopRelease unregisters the ticket's release at the end of the call's stream, once an
-	// interceptor has released it; nil: the ticket held nothing when the call was admitted.
-	stopRelease func() bool
-}
-
-// Ticket is the ticket the gate admitted the direct call of ctx with, in the tap handle; nil for
-// a context the tap handle did not make.
-func Ticket(ctx context.Context) *gate.Ticket {
-	if c := callFrom(ctx); c != nil {
-		return c.ticket
-	}
-	return nil
-}
-
-// releaseTicket gives back what the call's ticket holds, now that the call is answered.
-func (c *call) releaseTicket() {
-	c.ticket.Release()
-	if c.stopRelease != nil {
-		c.stopRelease()
-	}
-}
-
-type callKey struct{}
-
-func callFrom(ctx context.Context) *call {
-	c, _ := ctx.Value(callKey{}).(*call)
-	return c
-}
-
-// release gives the call's read slot back, once, whoever gets there first: the end of its reads,
-// or its stream's context ending with the call.
-func (c *call) release(g *Guard) {
-	c.once.Do(func() {
-		if c.slots != nil {
-			<-c.slots
-			g.conns.give(c.conn)
-		}
-	})
-}
-
-// connSlots counts, per connection, the calls without a token that hold a read slot. The key is
-// the connection's peer, which grpc-go makes once per connection.
-type connSlots struct {
-	mu   sync.Mutex
-	held map[*peer.Peer]int
-}
-
-// take counts one more call on conn, or reports that conn holds its share already.
-func (s *connSlots) take(conn *peer.Peer) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held[conn] >= MaxTokenlessPerConn {
-		return false
-	}
-	s.held[conn]++
-	return true
-}
-
-func (s *connSlots) give(conn *peer.Peer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held[conn]--; s.held[conn] <= 0 {
-		delete(s.held, conn)
-	}
-}
-
-// openCalls are the direct calls between the tap handle and an interceptor. A call stays in it
-// only if gRPC ends it before any interceptor runs (a message over the server-wide limit, a caller
-// gone), until a sweep finds its context ended and logs it.
-type openCalls struct {
-	mu    sync.Mutex
-	calls map[*call]struct{}
-}
-
-func (o *openCalls) add(c *call) {
-	o.mu.Lock()
-	o.calls[c] = struct{}{}
-	o.mu.Unlock()
-}
-
-func (o *openCalls) remove(c *call) {
-	o.mu.Lock()
-	delete(o.calls, c)
-	o.mu.Unlock()
-}
-
 // slotsFor is the pool of read slots a method's calls take: none for methods that need a token
 // (the tap handle has checked it before anything is read).
 func (g *Guard) slotsFor(method string, rule routes.Rule) chan struct{} {
@@ -233,52 +103,6 @@ func (g *Guard) slotsFor(method string, rule routes.Rule) chan struct{} {
 		return g.infra
 	}
 	return g.logins
-}
-
-// ended unlists and returns the calls whose context has ended, and ends the calls that have waited
-// longer than readTimeout for their message (the next sweep finds them ended).
-func (o *openCalls) ended(readTimeout time.Duration) []*call {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []*call
-	now := time.Now()
-	for c := range o.calls {
-		switch {
-		case c.ctx.Err() != nil:
-			delete(o.calls, c)
-			out = append(out, c)
-		case c.cancel != nil && now.Sub(c.start) > readTimeout:
-			c.timedOut.Store(true)
-			c.cancel()
-		}
-	}
-	return out
-}
-
-// EndedCallSweep is how often calls gRPC ended before any interceptor are looked for.
-const EndedCallSweep = 500 * time.Millisecond
-
-// LogEndedCalls logs and counts the calls gRPC ended before any interceptor ran. The frame runs it
-// every EndedCallSweep while serving, and once more after the drain.
-func (g *Guard) LogEndedCalls() {
-	for _, c := range g.open.ended(g.ReadTimeout) {
-		if !c.logged.Load() {
-			g.logCall(c.ctx, endedEarly(c), true, time.Since(c.start))
-		}
-	}
-}
-
-// endedEarly is what is known of a call that ended before any interceptor ran. gRPC answers such
-// a call itself and tells no one which answer it gave; only a passed deadline, the caller's or the
-// read timeout's, is certain.
-func endedEarly(c *call) error {
-	if c.timedOut.Load() {
-		return status.Error(codes.DeadlineExceeded, "the call's message did not come within the read timeout")
-	}
-	if d, ok := c.ctx.Deadline(); ok && !time.Now().Before(d) {
-		return status.Error(codes.DeadlineExceeded, "the call's deadline passed before its message was read")
-	}
-	return status.Error(codes.Unknown, "the call ended before its handler ran: its message was over the server-wide limit, or the caller left or cut it off before sending it whole")
 }
 
 // logCall logs and counts the direct call of ctx, ended with err after d: the one line every

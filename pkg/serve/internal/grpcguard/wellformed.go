@@ -99,11 +99,13 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 	}
 	v := b[n : n+int(size)]
 	switch {
-	case f.wire != protowire.BytesType: // packed numbers
+	case f.wire == protowire.Fixed64Type && len(v)%8 != 0, f.wire == protowire.Fixed32Type && len(v)%4 != 0:
+		return -1 // packed numbers of a fixed size: a whole number of them
+	case f.wire == protowire.VarintType: // packed varints: each whole
 		for len(v) > 0 {
-			m := number(v, f.wire)
+			_, m := varint(v)
 			if m < 0 {
-				return m
+				return -1
 			}
 			v = v[m:]
 		}
@@ -113,24 +115,6 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 		return -1
 	}
 	return n + int(size)
-}
-
-// number is the length of the number of wire type typ at the start of b (< 0: none).
-func number(b []byte, typ protowire.Type) int {
-	switch typ {
-	case protowire.Fixed64Type:
-		if len(b) < 8 {
-			return -1
-		}
-		return 8
-	case protowire.Fixed32Type:
-		if len(b) < 4 {
-			return -1
-		}
-		return 4
-	}
-	_, n := varint(b)
-	return n
 }
 
 // varint is protowire.ConsumeVarint, with the one-byte case (most tags and lengths) inline.

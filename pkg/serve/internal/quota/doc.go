@@ -22,6 +22,7 @@
 // memory fallback must be the script's arithmetic: so the GCRA is by hand (gcra, rateScript), as
 // is the count of calls in progress (a map under the limiter's mutex).
 //
-// Where the frame calls it (the gate, internal/gate: Admit for a call, OpenStream for a stream,
-// RecordSlot for a record; Pace for each record or student a stream reads) is told in docs/architecture.md.
+// Where the frame calls it (the gate, internal/gate: Rate then Acquire for a call, OpenStream for
+// a stream, RecordSlot for a record; Pace for each record or student a stream reads) is told in
+// docs/architecture.md.
 package quota

@@ -74,7 +74,7 @@ func (l *Limiter) take(client string, p policy) decision {
 			return d
 		}
 	}
-	p, now := p.share(l.cfg.Replicas), l.cfg.Now()
+	p, now := p.share(l.cfg.Replicas), l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cells[client]

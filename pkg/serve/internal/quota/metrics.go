@@ -2,7 +2,6 @@ package quota
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // OtherClient is the client label of every id the clients file does not register now: the
@@ -43,18 +42,6 @@ func (m *metrics) throttled(client, reason string) {
 		client = OtherClient
 	}
 	m.WithLabelValues(client, reason).Inc()
-}
-
-// Throttled is the count of the client's label and reason (for tests, this package's and
-// pkg/serve's); 0 for an id the clients file does not register now, which is counted as
-// OtherClient.
-func (l *Limiter) Throttled(client, reason string) uint64 {
-	if _, ok := l.cfg.Limits(client); !ok && client != OtherClient {
-		return 0 // reading its series would create it
-	}
-	var m dto.Metric
-	_ = l.metrics.WithLabelValues(client, reason).Write(&m)
-	return uint64(m.GetCounter().GetValue())
 }
 
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {

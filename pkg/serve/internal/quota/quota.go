@@ -1,7 +1,6 @@
 package quota
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -12,7 +11,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
@@ -35,10 +33,7 @@ type Config struct {
 	Limits func(clientID string) (token.Limits, bool)
 	// Clients are the registered client ids (token.Issuer.ClientIDs): the metric's label values.
 	Clients func() []string
-	// Client is the authenticated client of a call's context; default authz.ClientID.
-	Client func(context.Context) string
-	Log    *slog.Logger
-	Now    func() time.Time // for tests; default time.Now
+	Log     *slog.Logger
 }
 
 // Limiter enforces every client's limits. It is safe for concurrent use.
@@ -49,8 +44,9 @@ type Limiter struct {
 	metrics *metrics
 
 	mu      sync.Mutex
-	running map[string]int  // calls in progress on this replica, per client with a concurrency limit
-	cells   map[string]cell // the clients' buckets in this replica's memory
+	running map[string]int   // calls in progress on this replica, per client with a concurrency limit
+	cells   map[string]cell  // the clients' buckets in this replica's memory
+	now     func() time.Time // time.Now; a test's clock
 }
 
 // New makes a limiter. A Redis URL that does not parse is an error; an unreachable Redis is not
@@ -59,22 +55,16 @@ func New(cfg Config) (*Limiter, error) {
 	if cfg.Replicas < 1 {
 		cfg.Replicas = 1
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(string) (token.Limits, bool) { return token.Limits{}, false }
 	}
-	if cfg.Client == nil {
-		cfg.Client = authz.ClientID
-	}
 	if cfg.Clients == nil {
 		cfg.Clients = func() []string { return nil }
 	}
-	l := &Limiter{cfg: cfg, running: map[string]int{}, cells: map[string]cell{}}
+	l := &Limiter{cfg: cfg, running: map[string]int{}, cells: map[string]cell{}, now: time.Now}
 	l.metrics = newMetrics(cfg.Service, l)
 	if cfg.RedisURL != "" {
 		var err error
@@ -126,50 +116,56 @@ func (l *Limiter) limitsOf(client string) (p policy, rated bool, concurrency int
 	return policy{rate: rate, burst: burst}, rate > 0, conc
 }
 
-// Outcome is what the limits said of one call: whether it may run, the headers due to a client
-// with a rate (Policy and State empty otherwise), and the refusal when it may not.
-type Outcome struct {
-	Policy string // RateLimit-Policy, e.g. "rate";q=50;w=1
-	State  string // RateLimit, e.g. "rate";r=0;t=1
-	Err    error  // nil when the call may run: a 429 Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo otherwise
-	slot   *slot  // the call's place in its client's concurrency, if it took one
-}
-
-// slot is one call's place in its client's concurrency. A pointer, so that Done called on any
-// copy of the Outcome releases it once.
-type slot struct {
+// Slot is one call's place in its client's concurrency: nil for a call that took none.
+type Slot struct {
 	l        *Limiter
 	client   string
 	released atomic.Bool
 }
 
-// Done ends the call's hold on its client's concurrency: a no-op when it took none (or was
-// refused), and when called again.
-func (o Outcome) Done() {
-	if o.slot != nil && !o.slot.released.Swap(true) {
-		o.slot.l.release(o.slot.client)
+// Done gives the place back, once; a no-op on nil.
+func (s *Slot) Done() {
+	if s != nil && !s.released.Swap(true) {
+		s.l.release(s.client)
 	}
 }
 
-// Admit decides one unary call of client: its rate first (a refused call spends nothing), then
-// its concurrency on this replica.
-func (l *Limiter) Admit(client string) (out Outcome) {
+// Held reports whether s still holds its place (Done gives it back).
+func (s *Slot) Held() bool { return s != nil && !s.released.Load() }
+
+// Shared reports whether the rate is decided in Redis, a network round trip (bounded by
+// token.SharedRedis's timeouts and breaker), which a caller that must not wait (gRPC's tap
+// handle, in the connection's reader) leaves to the call's own goroutine (Rate).
+func (l *Limiter) Shared() bool { return l != nil && l.redis != nil }
+
+// Rate decides one request of client against its rate: the RateLimit-Policy and RateLimit
+// headers of a client with a rate ("" otherwise), and the refusal when it is spent: a 429
+// Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo. A unary call's rate is decided before its
+// concurrency (internal/gate), so that a call refused spends nothing.
+func (l *Limiter) Rate(client string) (policy, state string, err error) {
 	p, rated, conc := l.limitsOf(client)
-	if rated {
-		d := l.take(client, p)
-		out.Policy, out.State = policyHeader(p), stateHeader(d)
-		if !d.allowed {
-			out.Err = l.refuse(client, p, d.wait, ReasonRate, conc)
-			return out
-		}
+	if !rated {
+		return "", "", nil
 	}
-	out.slot, out.Err = l.acquire(client, p, conc)
-	return out
+	d := l.take(client, p)
+	if !d.allowed {
+		err = l.refuse(client, p, d.wait, ReasonRate, conc)
+	}
+	return policyHeader(p), stateHeader(d), err
 }
 
-// acquire takes a slot of the client's concurrency conc, if it has one (conc > 0): refused at
-// once when all are taken, never queued behind the client's own calls.
-func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
+// Policy is the RateLimit-Policy of a client with a rate, "" otherwise.
+func (l *Limiter) Policy(client string) string {
+	if p, rated, _ := l.limitsOf(client); rated {
+		return policyHeader(p)
+	}
+	return ""
+}
+
+// Acquire takes a place of client's concurrency on this replica, if it has a limit (nil
+// otherwise): refused at once (429) when all are taken, never queued behind the client's own calls.
+func (l *Limiter) Acquire(client string) (*Slot, error) {
+	p, _, conc := l.limitsOf(client)
 	if conc <= 0 {
 		return nil, nil
 	}
@@ -182,7 +178,7 @@ func (l *Limiter) acquire(client string, p policy, conc int) (*slot, error) {
 	if full {
 		return nil, l.refuse(client, p, time.Second, ReasonConcurrency, conc)
 	}
-	return &slot{l: l, client: client}, nil
+	return &Slot{l: l, client: client}, nil
 }
 
 func (l *Limiter) release(client string) {
@@ -192,6 +188,14 @@ func (l *Limiter) release(client string) {
 		delete(l.running, client)
 	}
 }
+
+// Header names, as gRPC metadata (lower case) and as the JSON front writes them.
+const (
+	PolicyHeader = "RateLimit-Policy"
+	StateHeader  = "RateLimit"
+	PolicyMD     = "ratelimit-policy"
+	StateMD      = "ratelimit"
+)
 
 // policyHeader is RateLimit-Policy (draft-ietf-httpapi-ratelimit-headers-10): q requests per w
 // seconds, w one second unless the rate is below one a second.

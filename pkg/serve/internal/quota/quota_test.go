@@ -43,9 +43,7 @@ func (l *Limiter) Running(client string) int {
 func newLocalLimiter(t *testing.T, cfg Config, own map[string]token.Limits) (*Limiter, *clock) {
 	t.Helper()
 	c := &clock{now: time.Unix(1_800_000_000, 0)}
-	cfg.Now = c.Now
 	cfg.Service = "scoring"
-	cfg.Client = clientOf
 	cfg.Limits = func(id string) (token.Limits, bool) { l, ok := own[id]; return l, ok }
 	cfg.Clients = func() []string {
 		var ids []string
@@ -58,6 +56,7 @@ func newLocalLimiter(t *testing.T, cfg Config, own map[string]token.Limits) (*Li
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.now = c.Now
 	return l, c
 }
 
@@ -305,15 +304,15 @@ yardstick_client_limit_fallbacks_total{service="scoring"} 0
 // each as slowed, and a stream that ends while one waits gets its context's cause.
 func TestPace(t *testing.T) {
 	t.Parallel()
-	l, err := New(Config{Service: "forecast", Rate: 100, Burst: 1, Client: clientOf})
+	l, err := New(Config{Service: "forecast", Rate: 100, Burst: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, out := l.OpenStream(withClient(t, "acme"))
-	if out.Err != nil || out.Policy != `"rate";q=100;w=1` {
-		t.Fatalf("open: got %v %q; want allowed with the policy", out.Err, out.Policy)
+	ctx, slot, err := l.OpenStream(context.Background(), "acme")
+	if err != nil || l.Policy("acme") != `"rate";q=100;w=1` {
+		t.Fatalf("open: got %v %q; want allowed with the policy", err, l.Policy("acme"))
 	}
-	defer out.Done()
+	defer slot.Done()
 	start := time.Now()
 	for range 31 {
 		if err := Pace(ctx); err != nil {
@@ -336,13 +335,3 @@ func TestPace(t *testing.T) {
 		t.Errorf("a context without a stream: got %v; want nil", err)
 	}
 }
-
-type clientKey struct{}
-
-// withClient is a context whose authenticated client is id, as clientOf reads it in tests.
-func withClient(t *testing.T, id string) context.Context {
-	t.Helper()
-	return context.WithValue(context.Background(), clientKey{}, id)
-}
-
-func clientOf(ctx context.Context) string { s, _ := ctx.Value(clientKey{}).(string); return s }

@@ -17,7 +17,7 @@ func replicas(t *testing.T, n int, url string, log *logBuffer, limits func(strin
 	t.Helper()
 	var out []*Limiter
 	for range n {
-		l, err := New(Config{Service: "scoring", Replicas: n, RedisURL: url, Limits: limits, Client: clientOf,
+		l, err := New(Config{Service: "scoring", Replicas: n, RedisURL: url, Limits: limits,
 			Log: slog.New(slog.NewTextHandler(log, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
 )
 
 type paceKey struct{}
@@ -65,24 +63,16 @@ func (p *pacer) give() {
 	}
 }
 
-// OpenStream admits a stream of the client whose token ctx carries: a slot of its concurrency
-// (refused at once, 429, when none is free: out.Err), and, on the context returned, the pacer
-// its records and students call (Pace). The stream's rate is spent by its records, not by its
-// opening; out.Policy is the RateLimit-Policy of a client with a rate (no RateLimit: that
-// would cost a decision the opening does not take). out.Done ends the slot.
-func (l *Limiter) OpenStream(ctx context.Context) (_ context.Context, out Outcome) {
-	client := l.cfg.Client(ctx)
-	if client == "" {
-		return ctx, out
+// OpenStream admits a stream of client: a place of its concurrency for the stream's life
+// (refused at once, 429, when none is free) and, on the context returned, the pacer its records
+// and students call (Pace). The stream's rate is spent by its records, not by its opening (its
+// head carries the Policy alone: a RateLimit would cost a decision the opening does not take).
+func (l *Limiter) OpenStream(ctx context.Context, client string) (context.Context, *Slot, error) {
+	s, err := l.Acquire(client)
+	if err != nil {
+		return ctx, nil, err
 	}
-	p, rated, conc := l.limitsOf(client)
-	if rated {
-		out.Policy = policyHeader(p)
-	}
-	if out.slot, out.Err = l.acquire(client, p, conc); out.Err != nil {
-		return ctx, out
-	}
-	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), out
+	return context.WithValue(ctx, paceKey{}, &pacer{l: l, client: client}), s, nil
 }
 
 // Pace takes one of the stream's client's requests, waiting while its rate is spent (never
@@ -111,33 +101,6 @@ func Pace(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 	}
-}
-
-// StreamInterceptor paces each message a gRPC stream's handler receives by its client's rate,
-// with the pacer the gate put in the stream's context (OpenStream). A stream without one (health,
-// reflection: no client) passes through.
-func StreamInterceptor(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if ss.Context().Value(paceKey{}) == nil {
-		return handler(srv, ss)
-	}
-	return handler(srv, &pacedStream{ServerStream: ss, ctx: ss.Context()})
-}
-
-// pacedStream paces each message received.
-type pacedStream struct {
-	grpc.ServerStream
-	ctx context.Context
-}
-
-func (s *pacedStream) Context() context.Context { return s.ctx }
-
-// RecvMsg paces a message once it is received, so the end of the stream (io.EOF) spends
-// nothing and waits for nothing.
-func (s *pacedStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
-		return err
-	}
-	return Pace(s.ctx)
 }
 
 // Concurrency is the client's concurrency limit (its own, else the default; 0: none): the share

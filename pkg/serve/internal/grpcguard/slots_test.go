@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 // The read slots of calls without a token: per pool, per connection, and the read timeout.
 
@@ -15,19 +15,18 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// TestGRPCLoginReadCap: IssueToken calls are read at most grpcguard.MaxLoginReads at a time across all
+// TestLoginReadCap: IssueToken calls are read at most MaxLoginReads at a time across all
 // connections. The cap-th call is taken, the next refused at once with ResourceExhausted and a
 // RetryInfo, health checks still pass, and every slot comes back however its call ended:
 // success, wrong secret, message over the limit, caller gone.
-func TestGRPCLoginReadCap(t *testing.T) {
+func TestLoginReadCap(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
-	if grpcguard.MaxLoginReads != 4 || grpcguard.MaxInfraReads != 4 {
-		t.Fatalf("caps: got %d logins, %d infrastructure; want 4 and 4 (docs/operations.md, Limits and protection)", grpcguard.MaxLoginReads, grpcguard.MaxInfraReads)
+	if MaxLoginReads != 4 || MaxInfraReads != 4 {
+		t.Fatalf("caps: got %d logins, %d infrastructure; want 4 and 4 (docs/operations.md, Limits and protection)", MaxLoginReads, MaxInfraReads)
 	}
 	// Hold every slot: calls whose headers are sent and whose message is not (yet).
 	ends := []struct {
@@ -54,7 +53,7 @@ func TestGRPCLoginReadCap(t *testing.T) {
 		}
 		streams = append(streams, held{cs, cancel})
 	}
-	waitFor(t, "every login slot taken", func() bool { return h.loginSlots() == grpcguard.MaxLoginReads })
+	waitFor(t, "every login slot taken", func() bool { return h.loginSlots() == MaxLoginReads })
 
 	start := time.Now()
 	_, err := authv1.NewTokenServiceClient(h.conn).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")})
@@ -103,9 +102,9 @@ func TestGRPCLoginReadCap(t *testing.T) {
 	}
 }
 
-// TestGRPCTokenlessPerConnection: one connection holds at most 2 calls without a token in the
+// TestTokenlessPerConnection: one connection holds at most 2 calls without a token in the
 // slots; its third is refused at once while another connection's call is read.
-func TestGRPCTokenlessPerConnection(t *testing.T) {
+func TestTokenlessPerConnection(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
 	hog := h.dial(t)
@@ -129,9 +128,9 @@ func TestGRPCTokenlessPerConnection(t *testing.T) {
 	}
 }
 
-// TestGRPCInfraReadCap: health calls have their own slots; a Watch gives its slot back once it
+// TestInfraReadCap: health calls have their own slots; a Watch gives its slot back once it
 // has read its one message, though it stays open.
-func TestGRPCInfraReadCap(t *testing.T) {
+func TestInfraReadCap(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
 	hc := healthpb.NewHealthClient(h.conn)
@@ -141,7 +140,7 @@ func TestGRPCInfraReadCap(t *testing.T) {
 			c()
 		}
 	}()
-	for range grpcguard.MaxInfraReads + 2 {
+	for range MaxInfraReads + 2 {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancels = append(cancels, cancel)
 		w, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{})
@@ -154,14 +153,14 @@ func TestGRPCInfraReadCap(t *testing.T) {
 	}
 	waitFor(t, "watches hold no slot", func() bool { return h.infraSlots() == 0 })
 	// Hold every infrastructure slot with checks whose message has not come.
-	for range grpcguard.MaxInfraReads {
+	for range MaxInfraReads {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancels = append(cancels, cancel)
 		if _, err := h.dial(t).NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, healthMethod); err != nil {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "every infrastructure slot taken", func() bool { return h.infraSlots() == grpcguard.MaxInfraReads })
+	waitFor(t, "every infrastructure slot taken", func() bool { return h.infraSlots() == MaxInfraReads })
 	if _, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); status.Code(err) != codes.ResourceExhausted {
 		t.Errorf("check over the cap: got %v; want ResourceExhausted", err)
 	}
@@ -170,13 +169,13 @@ func TestGRPCInfraReadCap(t *testing.T) {
 	}
 }
 
-// TestGRPCTokenlessReadTimeout: a call without a token that holds a read slot must send its
+// TestTokenlessReadTimeout: a call without a token that holds a read slot must send its
 // message, and end its stream, within the read timeout; then it is cancelled and the slot comes
 // back. A call that sends in time is answered.
-func TestGRPCTokenlessReadTimeout(t *testing.T) {
+func TestTokenlessReadTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	h := startGuard(t, func(s *Server) { s.guard.ReadTimeout = timeout })
+	h := startGuard(t, func(g *Guard) { g.ReadTimeout = timeout })
 	login := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr("demo-secret")}
 	t.Run("calls", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -228,3 +227,7 @@ func TestGRPCTokenlessReadTimeout(t *testing.T) {
 	})
 	waitFor(t, "every slot back", func() bool { return h.loginSlots()+h.infraSlots() == 0 })
 }
+
+// loginSlots and infraSlots are the read slots held by calls without a token.
+func (h *harness) loginSlots() int { return len(h.g.logins) }
+func (h *harness) infraSlots() int { return len(h.g.infra) }
