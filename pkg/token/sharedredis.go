@@ -56,6 +56,9 @@ func DialRedis(rawURL string, log *slog.Logger, down, up string, attrs ...any) (
 			*d = redisTimeout
 		}
 	}
+	// Call's context bounds a call (two timeouts) only with this: go-redis otherwise leaves a
+	// read to the connection's read timeout, which a URL may set far longer.
+	o.ContextTimeoutEnabled = true
 	if o.MaxRetries == 0 {
 		o.MaxRetries = -1
 	}
