@@ -118,7 +118,7 @@ func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Mess
 	a := st.sh.Ans.New()
 	a.Set(st.sh.AnsID, r.Get(st.sh.RecID))
 	defer func() {
-		if p := recover(); p != nil { // outside the chain's own recovery: the frame's fault
+		if p := recover(); p != nil { // the one net of this batch.Ordered worker goroutine: a handler's panic is the chain's
 			st.s.log.ErrorContext(ctx, "batch record panicked", "request_id", reqinfo.ID(ctx), "panic", p)
 			st.setError(a, rpcerr.Internal())
 			ans = a.Interface()

@@ -39,6 +39,8 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		idle = d
 	}
 	defer func() {
+		// grpc-go recovers nothing and a stream runs no unary chain: this is the stream
+		// goroutine's one net.
 		if p := recover(); p != nil {
 			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()

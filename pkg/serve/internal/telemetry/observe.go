@@ -115,6 +115,9 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		inFlight.Inc()
 		defer func() {
 			inFlight.Dec()
+			// net/http's connection goroutine has this one net for the frame's code around the
+			// chain (a handler's panic is the chain's): the documented 500 and the request's line,
+			// not net/http's cut connection and a line that says 200.
 			if p := recover(); p != nil {
 				t.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
 				if rec.code == 0 {
