@@ -1,14 +1,9 @@
 package serve
 
-// The chain every unary call runs once it is admitted and decoded, whichever transport brought
-// it, and the gRPC door's steps before it. Every call is admitted once, by the gate
-// (internal/gate), before its body is read: the JSON front and the gRPC tap handle call it for a
-// call, a batch stream for each of its records. The chain is handed the call's ticket as a value
-// (internal/inproc's Chain; on the gRPC port the guard's, grpcguard.Ticket): it decides nothing
-// the gate decided, and asks no step what another did; it refuses a call without a ticket for
-// its own rpc, so that a call no gate admitted never reaches a handler. A new step (a span's
-// attribute, say) is one more entry in unaryChain, and one more name on docs/architecture.md's
-// chain line.
+// The chain every unary call runs once the gate (internal/gate) has admitted it and it is
+// decoded, whichever transport brought it, and the gRPC door's steps before it. The chain is
+// handed the call's ticket as a value: it decides nothing the gate decided and asks no step what
+// another did.
 
 import (
 	"context"
@@ -25,7 +20,7 @@ import (
 )
 
 // grpcDoor lists the steps of a call on the gRPC port between grpc-go and the chain: what only a
-// message read off the wire needs. TestUnaryChain keeps docs/architecture.md's list of it true.
+// message read off the wire needs. TestUnaryChain holds docs/architecture.md's list to it.
 func (s *Server) grpcDoor() []namedInterceptor {
 	return []namedInterceptor{
 		// The caller told its request id (the tap handle made it: the caller's x-request-id when
@@ -40,13 +35,15 @@ func (s *Server) grpcDoor() []namedInterceptor {
 	}
 }
 
-// unaryChain lists the chain every unary call runs once admitted and decoded. TestUnaryChain
-// keeps docs/architecture.md's list of it true.
+// unaryChain lists the chain's steps; a new one is an entry here and a name on
+// docs/architecture.md's chain line (TestUnaryChain).
 func (s *Server) unaryChain() []namedInterceptor {
 	return []namedInterceptor{
 		// A panic becomes Internal, logged with its stack: the caller gets the documented error.
-		// The call's one recovery: a transport's own (telemetry.ObserveHTTP, the stream engines)
-		// is for its code, not the call's.
+		// The call's one recovery. The others each guard a goroutine of their own at its top,
+		// around the frame's code outside the chain: net/http's connection goroutine
+		// (telemetry.ObserveHTTP), a gRPC stream's (grpcguard's StreamInterceptor), and a batch
+		// engine's workers (batch's dispatch, grpcbatch.go's answer).
 		{"recover", s.recoverStep},
 		// The call's phases as events on its server span, when tracing is on: the message read,
 		// admitted and decoded (by now, whichever transport brought it), then the handler's
@@ -55,7 +52,7 @@ func (s *Server) unaryChain() []namedInterceptor {
 	}
 }
 
-// namedInterceptor is one step of the chain.
+// namedInterceptor is one step of the chain, named as docs/architecture.md names it.
 type namedInterceptor struct {
 	name string
 	run  grpc.UnaryServerInterceptor
@@ -84,10 +81,9 @@ func (s *Server) grpcUnary() grpc.UnaryServerInterceptor {
 }
 
 // chain composes the steps into one interceptor, the first outermost: each step's next is a
-// closure of the steps after it, made per call (grpc-go's own chaining does the same). A walker
-// shared by the steps saved two of a call's 74 allocations in-process and no CPU measurable
-// (BenchmarkFrontHandlerDifficulties40, interleaved), and held every step to calling next at most
-// once and never after returning.
+// closure of the steps after it, made per call, as grpc-go's own chaining does (a walker shared
+// by the steps saved two of a call's 74 allocations and no measurable CPU,
+// BenchmarkFrontHandlerDifficulties40).
 func chain(steps []namedInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		next := handler

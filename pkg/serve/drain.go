@@ -14,24 +14,25 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Shutdown without lost requests. After SIGTERM, readiness turns false and for ShutdownDelay the
-// service keeps serving while load balancers take it out: new connections are accepted, and every
-// HTTP answer says Connection: close, so a keep-alive client learns with its next answer that it
-// must dial again, instead of finding its idle connection shut under a request later. Closing idle
-// connections at that moment (http.Server.SetKeepAlivesEnabled(false) does) would race requests
-// already on their way in them.
+// Shutdown without lost requests, in the order shutdown takes its steps:
+//  1. Readiness turns false and for ShutdownDelay the service keeps serving while load balancers
+//     take it out: new connections are accepted, and every HTTP answer says Connection: close, so
+//     a keep-alive client learns with its next answer that it must dial again. Closing idle
+//     connections then (http.Server.SetKeepAlivesEnabled(false) does) would race requests already
+//     on their way in them.
+//  2. The HTTP listener stops accepting, taking first what the kernel has already accepted (a
+//     connection left in the accept queue would be reset under its request), and on Linux
+//     plugging the queue so that none slips in before the close (narrowBacklog, plugQueue).
+//  3. Connections whose request is on its way get settleDelay to start it, and one not yet
+//     answered once is waited for, up to firstRequestWait: net/http drops without an answer a
+//     request it reads once Shutdown has begun (the client sees EOF and does not retry it on a
+//     fresh connection), and a connection opened during the delay may send its first request
+//     after the listener closed. Its first answer shows that net/http has passed that check; one
+//     that has sent nothing by the bound is closed.
+//  4. http.Server.Shutdown closes the idle connections and waits for every request in progress,
+//     up to ShutdownGrace, which bounds the waits before too.
 //
-// Then the HTTP listener stops accepting, taking first what the kernel has already accepted (a
-// connection left in the accept queue would be reset under its request), and on Linux plugging
-// the queue so that none slips in before the close (plugQueue); connections whose request is on
-// its way get settleDelay to start it. A connection not yet answered once is waited for too, up
-// to firstRequestWait: net/http drops without an answer a request it reads once Shutdown has
-// begun (the client sees EOF, and an HTTP client does not retry a request on a fresh
-// connection), and a connection opened during the delay may send its first request after the
-// listener closed. Its first answer shows that net/http has passed that check. One that has sent
-// nothing by the bound is closed. Only then does http.Server.Shutdown close the idle connections
-// and wait for every request in progress (up to ShutdownGrace, which bounds the waits before
-// too). gRPC drains at the same time with GracefulStop (GOAWAY: its clients retry elsewhere).
+// gRPC drains meanwhile with GracefulStop (GOAWAY: its clients retry elsewhere).
 
 const (
 	// acceptDrainWait is how long the listener keeps taking connections the kernel accepted
@@ -40,17 +41,16 @@ const (
 	// settleDelay lets a request sent just before the listener closed reach its handler (an idle
 	// connection with a request in its socket buffer is still "idle" until the server reads it).
 	settleDelay = 100 * time.Millisecond
-	// firstRequestWait bounds how long the drain waits for connections that have not been
-	// answered yet: a client dials just before it sends, so a connection silent this long is not
-	// about to send.
+	// firstRequestWait: a client dials just before it sends, so a connection silent this long is
+	// not about to send.
 	firstRequestWait = 2 * time.Second
-	// plugTries and plugWait bound the plugging of the accept queue (plugQueue): a connect to
-	// loopback takes microseconds; one that waits is one whose SYN was dropped.
+	// plugTries and plugWait bound plugQueue: a connect to loopback takes microseconds; one that
+	// waits is one whose SYN was dropped.
 	plugTries = 20
 	plugWait  = 50 * time.Millisecond
 )
 
-// closeWhenDraining makes every HTTP answer close its connection once the drain has begun.
+// closeWhenDraining is step 1's Connection: close.
 func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
@@ -60,7 +60,7 @@ func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
 	})
 }
 
-// shutdown drains both fronts (above).
+// shutdown drains both fronts, step by step (above).
 func (s *Server) shutdown(httpLis *drainListener) {
 	s.ready.Store(false)
 	s.draining.Store(true)
@@ -98,8 +98,8 @@ func (s *Server) shutdown(httpLis *drainListener) {
 }
 
 // drainListener accepts in its own loop, so that it can stop accepting on its own schedule
-// (stopAccepting): http.Server.Shutdown's Close only ends Serve. It hands out its connections
-// wrapped (drainConn), to know which have not been answered yet.
+// (step 2; http.Server.Shutdown's Close only ends Serve), and hands out its connections wrapped
+// (drainConn) to know which have not been answered yet (step 3).
 type drainListener struct {
 	net.Listener
 	conns    chan net.Conn
@@ -169,8 +169,8 @@ func (d *drainListener) Accept() (net.Conn, error) {
 	}
 }
 
-// stopAccepting takes the connections the kernel has accepted (for up to wait), then closes the
-// socket: later connections are refused, none is left queued to be reset.
+// stopAccepting is step 2: the connections the kernel has accepted taken for up to wait, then the
+// socket closed.
 func (d *drainListener) stopAccepting(wait time.Duration) {
 	d.stopping.Store(true)
 	narrowed := narrowBacklog(d.Listener) // one place in the accept queue (drain_linux.go)
@@ -193,9 +193,8 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 }
 
 // plugQueue fills the accept queue's one place (narrowBacklog) with a connection of the
-// listener's own, so that the close that follows resets only it. A client's connection found in
-// the place first is handed over, and the plug tried again. nil: the place could not be taken
-// (the close may then reset one client's connection).
+// listener's own, so that the close resets only it; a client's connection found there first is
+// handed over. nil: the place could not be taken (the close may reset one client's connection).
 func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) net.Conn {
 	addr := dialable(d.Listener.Addr())
 	if addr == "" {
@@ -205,7 +204,6 @@ func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) 
 		if c, err := net.DialTimeout("tcp", addr, plugWait); err == nil {
 			return c
 		}
-		// A SYN dropped: the place is a client's. Take that connection.
 		_ = dl.SetDeadline(time.Now().Add(plugWait))
 		if c, err := d.Listener.Accept(); err == nil && !d.handOver(c) {
 			return nil
@@ -244,10 +242,9 @@ func (d *drainListener) Close() error {
 	return nil
 }
 
-// awaitFirstAnswers waits until every connection has been answered once or has closed, for at most
-// bound (or until ctx ends). Then it closes those that have sent nothing, and reports how many. A
-// connection that has sent part of a request is left to Shutdown. The listener must have stopped
-// accepting.
+// awaitFirstAnswers is step 3's wait, for at most bound, once the listener has stopped accepting:
+// it reports how many silent connections it closed. One that has sent part of a request is left
+// to Shutdown.
 func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Duration) (silent int) {
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
@@ -281,9 +278,8 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 }
 
 // drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body). net/http writes
-// nothing to a connection before it has passed its check for a Shutdown in progress (which drops
-// the request read), so a written connection's first request is answered.
+// closed (net/http writes nothing before its check for a Shutdown in progress), and writes
+// net/http's plain 431 as the JSON error body.
 type drainConn struct {
 	net.Conn
 	d     *drainListener

@@ -137,7 +137,8 @@ func (s *Server) buildGRPC(svc Service) error {
 	svc.Register(s.channel)
 	info := s.channel.ServiceInfo()
 	info[healthpb.Health_ServiceDesc.ServiceName] = inproc.Describe(&healthpb.Health_ServiceDesc)
-	if cfg.ReflectionOn() {
+	reflectionOn := cfg.Reflection == "true" || (cfg.Reflection == "auto" && cfg.Dev)
+	if reflectionOn {
 		for _, d := range reflectionServices {
 			info[d.ServiceName] = inproc.Describe(d)
 		}
@@ -177,10 +178,10 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.guard.Registrar(s.grpc), s.health) // its Check reads its message as the others do
-	if cfg.ReflectionOn() {
+	if reflectionOn {
 		reflection.Register(s.grpc)
 	}
-	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
+	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
@@ -259,14 +260,6 @@ func (s *Server) spanRoute(path string) string {
 // Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
 // for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
-
-// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
-// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
-// heap growth of the service's handler, and what capacity planning can read.
-func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
-	r := s.routes.ByMethod[fullMethod]
-	return s.budget.Cost(r != nil && r.Group, n, json)
-}
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.
 func (s *Server) httpRoutes(api http.Handler) http.Handler {

@@ -7,7 +7,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -42,9 +41,6 @@ type Service struct {
 	// the rpc its request field names. Its record and answer follow the contract's shape there.
 	BatchRPC string
 }
-
-// RequestID returns the id of the request being served, for handlers that log.
-func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }
