@@ -246,31 +246,26 @@ func (d *drainListener) Close() error {
 // it reports how many silent connections it closed. One that has sent part of a request is left
 // to Shutdown.
 func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Duration) (silent int) {
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for waiting := true; waiting; {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var quiet []*drainConn
+	for {
 		d.mu.Lock()
-		n := len(d.unanswered)
-		d.mu.Unlock()
-		if n == 0 {
-			return 0
+		if len(d.unanswered) == 0 || ctx.Err() != nil {
+			for dc := range d.unanswered {
+				if !dc.heard.Load() {
+					quiet = append(quiet, dc)
+				}
+			}
+			d.mu.Unlock()
+			break
 		}
+		d.mu.Unlock()
 		select {
 		case <-d.answered:
-		case <-timer.C:
-			waiting = false
 		case <-ctx.Done():
-			waiting = false
 		}
 	}
-	d.mu.Lock()
-	var quiet []*drainConn
-	for dc := range d.unanswered {
-		if !dc.heard.Load() {
-			quiet = append(quiet, dc)
-		}
-	}
-	d.mu.Unlock()
 	for _, dc := range quiet {
 		_ = dc.Close() // net/http's read fails and it ends the connection
 	}
