@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -169,7 +170,7 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if !validName(c.Service) {
+	if !serviceName.MatchString(c.Service) {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
 	for _, s := range settings(Identity{}, &c) {
@@ -194,19 +195,9 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// validName reports whether name may name a service: it is a token's audience, a metric label
-// and part of a log line, so it is kept to what needs no quoting in any of them.
-func validName(name string) bool {
-	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for _, r := range name {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
-			return false
-		}
-	}
-	return true
-}
+// serviceName is what may name a service: it is a token's audience, a metric label and part of a
+// log line, so it is kept to what needs no quoting in any of them.
+var serviceName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
 // validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:
 // each listen picks its own).

@@ -16,35 +16,31 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// Serving: the listeners, the background loops, the health status, and the drain at the end
-// (drain.go).
-
 // Run listens on the configured addresses and serves until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
-	httpLis, err := net.Listen("tcp", s.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen http %s: %w", s.cfg.HTTPAddr, err)
-	}
-	grpcLis, err := net.Listen("tcp", s.cfg.GRPCAddr)
-	if err != nil {
-		httpLis.Close()
-		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
-	}
-	if s.cfg.ProbeAddr != "" {
-		probeLis, err := net.Listen("tcp", s.cfg.ProbeAddr)
-		if err != nil {
-			httpLis.Close()
-			grpcLis.Close()
-			return fmt.Errorf("listen probe %s: %w", s.cfg.ProbeAddr, err)
+	var lis []net.Listener // HTTP, gRPC, and the probe's when it has an address
+	for _, a := range []struct{ name, addr string }{{"http", s.cfg.HTTPAddr}, {"grpc", s.cfg.GRPCAddr}, {"probe", s.cfg.ProbeAddr}} {
+		if a.addr == "" {
+			continue // the probe's alone may be empty (Validate)
 		}
-		s.ProbeOn(probeLis)
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			for _, l := range lis {
+				l.Close()
+			}
+			return fmt.Errorf("listen %s %s: %w", a.name, a.addr, err)
+		}
+		lis = append(lis, l)
 	}
-	return s.Serve(ctx, httpLis, grpcLis)
+	if len(lis) == 3 {
+		s.probeOn(lis[2])
+	}
+	return s.Serve(ctx, lis[0], lis[1])
 }
 
-// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
-// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
-func (s *Server) ProbeOn(lis net.Listener) {
+// probeOn has Serve also serve probes on lis, a gRPC health server of their own with tiny limits
+// (grpcguard.NewProbeServer); it is called before Serve.
+func (s *Server) probeOn(lis net.Listener) {
 	s.probeLis = lis
 	s.probe = grpcguard.NewProbeServer(s.health)
 }
