@@ -2,6 +2,8 @@ package serve
 
 import (
 	"io"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +86,21 @@ func TestLoadConfig(t *testing.T) {
 			wantErr: []string{"YARDSTICK_KEY_LIFETIME 23h59m59s"}},
 		{name: "key lifetime past its upper bound", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_KEY_LIFETIME=87600h0m1s"},
 			wantErr: []string{"YARDSTICK_KEY_LIFETIME 87600h0m1s"}},
+		{name: "trusted proxies: CIDRs and addresses, host bits masked, blanks dropped", service: "scoring",
+			env: []string{"YARDSTICK_DEV=true", "YARDSTICK_TRUSTED_PROXIES= 10.1.2.3/8 ,192.168.1.7,,2001:db8::1/64"},
+			check: func(t *testing.T, c Config) {
+				want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("2001:db8::/64")}
+				if !slices.Equal(c.TrustedProxies, want) {
+					t.Errorf("got %v; want %v", c.TrustedProxies, want)
+				}
+			}},
+		{name: "trusted proxies: none by default", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
+			if c.TrustedProxies != nil {
+				t.Errorf("got %v; want none", c.TrustedProxies)
+			}
+		}},
+		{name: "trusted proxies: not an address", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_TRUSTED_PROXIES=10.0.0.0/8,10.0.0.300"},
+			wantErr: []string{`YARDSTICK_TRUSTED_PROXIES: "10.0.0.300" is not a CIDR or an IP address`}},
 		{name: "unknown flag", service: "scoring", env: dev, args: []string{"-nope"}, wantErr: []string{"flags"}},
 		{name: "stray argument", service: "scoring", env: dev, args: []string{"extra"}, wantErr: []string{"unexpected arguments: extra"}},
 	})

@@ -156,9 +156,9 @@ func settings(id Identity, c *Config) []setting {
 		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(&c.ShutdownDelay, within(0, forever, "0s or more"))},
 		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(&c.ShutdownGrace, within(1, forever, "more than 0s"))},
 		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(&c.ReloadInterval, within(0, forever, "0s (no reloads) or more"))},
-		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", prefixes(&c.TrustedProxies)},
+		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", list(&c.TrustedProxies, prefix)},
 		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(&c.RedisURL)},
-		{"YARDSTICK_CORS_ORIGINS", "cors-origins", "comma-separated origins (https://app.example.com) whose web pages may call the JSON API, or * for any (empty: no cross-origin calls)", "", list(&c.CORSOrigins)},
+		{"YARDSTICK_CORS_ORIGINS", "cors-origins", "comma-separated origins (https://app.example.com) whose web pages may call the JSON API, or * for any (empty: no cross-origin calls)", "", list(&c.CORSOrigins, func(f string) (string, error) { return f, nil })},
 		{"YARDSTICK_CORS_CREDENTIALS", "cors-credentials", "answer cross-origin calls with Access-Control-Allow-Credentials: true (cookies, TLS client certificates; not with *)", "false", boolean(&c.CORSCredentials)},
 		{"YARDSTICK_CORS_MAX_AGE", "cors-max-age", "how long a browser may cache a preflight's answer (whole seconds, 0s to 24h)", "10m", dur(&c.CORSMaxAge, corsMaxAge)},
 		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(&c.ClientRate)},
@@ -195,41 +195,36 @@ func corsMaxAge(d time.Duration) string {
 	return ""
 }
 
-// prefixes parses comma-separated CIDRs or addresses, an address being the prefix of itself alone.
-func prefixes(dst *[]netip.Prefix) parser {
+// list parses a comma-separated list, its blanks dropped, each item by parse.
+func list[T any](dst *[]T, parse func(string) (T, error)) parser {
 	return parser{kind: "string", apply: func(v string) error {
-		var out []netip.Prefix
-		for _, f := range strings.Split(v, ",") {
+		var out []T
+		for f := range strings.SplitSeq(v, ",") {
 			if f = strings.TrimSpace(f); f == "" {
 				continue
 			}
-			p, err := netip.ParsePrefix(f)
+			x, err := parse(f)
 			if err != nil {
-				a, aerr := netip.ParseAddr(f)
-				if aerr != nil {
-					return fmt.Errorf("%q is not a CIDR or an IP address", f)
-				}
-				p = netip.PrefixFrom(a, a.BitLen())
+				return err
 			}
-			out = append(out, p.Masked())
+			out = append(out, x)
 		}
 		*dst = out
 		return nil
 	}}
 }
 
-// list parses a comma-separated list, its blanks dropped.
-func list(dst *[]string) parser {
-	return parser{kind: "string", apply: func(v string) error {
-		var out []string
-		for f := range strings.SplitSeq(v, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				out = append(out, f)
-			}
+// prefix parses a CIDR or an address, an address being the prefix of itself alone.
+func prefix(f string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(f)
+	if err != nil {
+		a, aerr := netip.ParseAddr(f)
+		if aerr != nil {
+			return p, fmt.Errorf("%q is not a CIDR or an IP address", f)
 		}
-		*dst = out
-		return nil
-	}}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	return p.Masked(), nil
 }
 
 // flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
