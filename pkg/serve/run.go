@@ -33,16 +33,9 @@ func (s *Server) Run(ctx context.Context) error {
 		lis = append(lis, l)
 	}
 	if len(lis) == 3 {
-		s.probeOn(lis[2])
+		s.probeLis = lis[2]
 	}
 	return s.Serve(ctx, lis[0], lis[1])
-}
-
-// probeOn has Serve also serve probes on lis, a gRPC health server of their own with tiny limits
-// (grpcguard.NewProbeServer); it is called before Serve.
-func (s *Server) probeOn(lis net.Listener) {
-	s.probeLis = lis
-	s.probe = grpcguard.NewProbeServer(s.health)
 }
 
 // Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
@@ -59,18 +52,17 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		})
 	}
 	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
-	if s.probe != nil {
-		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
+	var probe *grpc.Server
+	probeAddr := ""
+	if s.probeLis != nil {
+		probe, probeAddr = grpcguard.NewProbeServer(s.health), s.probeLis.Addr().String()
+		serve("probe", func() error { return probe.Serve(s.probeLis) })
 	}
 	drainLis := newDrainListener(httpLis)
 	serve("http", func() error { return s.http.Serve(drainLis) })
 
 	s.ready.Store(true)
 	s.setHealth(healthpb.HealthCheckResponse_SERVING)
-	probeAddr := ""
-	if s.probe != nil {
-		probeAddr = s.probeLis.Addr().String()
-	}
 	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(), "probe", probeAddr)
 
 	// The background loops (reload, the sweep of ended calls) stop before the drain.
@@ -92,8 +84,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	}
 	stopBackground()
 	s.shutdown(drainLis)
-	if s.probe != nil {
-		s.probe.Stop() // probes saw NOT_SERVING through the drain
+	if probe != nil {
+		probe.Stop() // probes saw NOT_SERVING through the drain
 	}
 	wg.Wait()
 	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them

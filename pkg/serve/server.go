@@ -58,8 +58,7 @@ type Server struct {
 	codec     *jsonwire.Codec // the JSON front's codec
 
 	grpc     *grpc.Server
-	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
-	probeLis net.Listener
+	probeLis net.Listener // Serve's probe server's, health alone for the kubelet (grpcguard.NewProbeServer); nil: none
 	health   *health.Server
 	http     *http.Server
 	ready    atomic.Bool
