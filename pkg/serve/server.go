@@ -163,16 +163,23 @@ func (s *Server) buildGRPC(svc Service) error {
 		// stack growth). Calls beyond the pool still get goroutines of their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
-	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
+	var records grpc.StreamHandler // the frame's batch rpc, in place of the service's stub
 	if svc.BatchRPC != "" {
 		shape, err := routes.ReadBatch(svc.BatchRPC)
 		if err != nil {
 			return err
 		}
-		registrar = batchRegistrar{ServiceRegistrar: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
+		records = s.serveRecords(shape)
 	}
 	for _, rs := range s.channel.Services() {
-		registrar.RegisterService(rs.Desc, rs.Impl)
+		d := *rs.Desc
+		d.Streams = slices.Clone(d.Streams)
+		for i := range d.Streams {
+			if records != nil && "/"+d.ServiceName+"/"+d.Streams[i].StreamName == svc.BatchRPC {
+				d.Streams[i].Handler = records
+			}
+		}
+		s.guard.Registrar(s.grpc).RegisterService(&d, rs.Impl)
 	}
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
@@ -188,25 +195,6 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
-}
-
-// batchRegistrar registers services with the handler serve in place of the batch rpc full's
-// (the service's own is its Unimplemented stub).
-type batchRegistrar struct {
-	grpc.ServiceRegistrar
-	full  string
-	serve grpc.StreamHandler
-}
-
-func (r batchRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	d := *desc
-	d.Streams = slices.Clone(desc.Streams)
-	for i := range d.Streams {
-		if "/"+desc.ServiceName+"/"+d.Streams[i].StreamName == r.full {
-			d.Streams[i].Handler = r.serve
-		}
-	}
-	r.ServiceRegistrar.RegisterService(&d, impl)
 }
 
 // reflectionServices are the services reflection.Register adds, for the route table, which is
