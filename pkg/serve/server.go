@@ -248,6 +248,14 @@ func (s *Server) spanRoute(path string) string {
 // for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
+// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
+// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a service's tests hold against
+// the real heap growth of its handler, and what capacity planning can read.
+func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
+	r := s.routes.ByMethod[fullMethod]
+	return s.budget.Cost(r != nil && r.Group, n, json)
+}
+
 // httpRoutes serves the operational endpoints and hands everything else to the API.
 func (s *Server) httpRoutes(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
