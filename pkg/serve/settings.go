@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +83,8 @@ func offOr[T cmp.Ordered](check func(T) string) func(T) string {
 // oneOf is the check of a value among a few, which want lists.
 func oneOf(want string, values ...string) func(string) string {
 	return func(v string) string {
-		for _, ok := range values {
-			if v == ok {
-				return ""
-			}
+		if slices.Contains(values, v) {
+			return ""
 		}
 		return want
 	}
