@@ -15,14 +15,11 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
-// with command-line flags of the same meaning taking precedence; nothing deeper reads the
-// environment. Each field's variable, flag, default, meaning and the values it takes are in
-// settings.go's table, which -help prints and Validate checks; the comments here add only why.
+// Config is everything a service reads at start, from YARDSTICK_* environment variables and flags
+// that take precedence; nothing deeper reads the environment. Each field's variable, flag, default,
+// meaning and values are in settings.go's table; the comments here add only why.
 type Config struct {
-	// Service is the service's name (Identity.Name): the token audience and the name in logs and
-	// metrics.
-	Service string
+	Service string // Identity.Name
 
 	HTTPAddr string
 	GRPCAddr string
@@ -79,15 +76,13 @@ type Config struct {
 
 	Limits Limits
 
-	// tokenClock, set by tests only, shortens the tokens' life (TTL and leeway) below what the
-	// configuration accepts, so that a token's expiry can be watched in a test.
+	// tokenClock, set by tests only, shortens the tokens' TTL and leeway below what the
+	// configuration accepts, so that a test can watch a token expire.
 	tokenClock *tokenClock
 }
 
-// Identity is what a service tells the frame of itself before its configuration is read: its
-// name (the token audience, the name in logs, metrics and -help) and the addresses it listens on
-// unless YARDSTICK_HTTP_ADDR and YARDSTICK_GRPC_ADDR say otherwise. The frame knows no service:
-// each one's main passes its own.
+// Identity is what a service tells the frame of itself before its configuration is read: its name
+// (the token audience, the name in logs, metrics and -help) and its default listen addresses.
 type Identity struct {
 	Name     string
 	HTTPAddr string
@@ -97,13 +92,13 @@ type Identity struct {
 // tokenClock is a token lifetime and leeway for tests.
 type tokenClock struct{ ttl, leeway time.Duration }
 
-// Limits bound what one request may ask for (docs/api.md). Over-limit requests get 413 (body) or a
-// 400 naming the field. The route table reads them, so they are its type.
+// Limits bound what one request may ask for (docs/api.md): over them, 413 (body) or a 400 naming
+// the field. The route table reads them, so they are its type.
 type Limits = routes.Limits
 
-// LoadConfig builds the configuration of a service from defaults, then the environment, then
-// flags, and validates it. environ is os.Environ(); an unknown YARDSTICK_* variable is an error, so
-// a misspelt setting in a manifest fails at start instead of being silently ignored.
+// LoadConfig builds a service's configuration from defaults, then environ (os.Environ()), then
+// flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails
+// at start instead of being silently ignored.
 func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (Config, error) {
 	service := id.Name
 	c := Config{Service: service}
@@ -165,8 +160,8 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 	return c, nil
 }
 
-// Validate reports every problem of the configuration at once: each setting's against its values
-// (settings.go), then those between settings.
+// Validate reports every problem of the configuration at once, each setting's (settings.go) and
+// those between settings.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
@@ -195,12 +190,11 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// serviceName is what may name a service: it is a token's audience, a metric label and part of a
-// log line, so it is kept to what needs no quoting in any of them.
+// serviceName is what may name a service: as a token's audience, a metric label and in log lines,
+// it needs no quoting in any of them.
 var serviceName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
-// validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:
-// each listen picks its own).
+// validateAddrs checks the listen addresses: host:port each, no two the same but for port 0.
 func (c Config) validateAddrs(bad func(string, ...any)) {
 	addrs := []struct{ name, addr string }{{"YARDSTICK_HTTP_ADDR", c.HTTPAddr}, {"YARDSTICK_GRPC_ADDR", c.GRPCAddr}}
 	if c.ProbeAddr != "" {
@@ -219,10 +213,9 @@ func (c Config) validateAddrs(bad func(string, ...any)) {
 	}
 }
 
-// ErrHelp is LoadConfig's answer to -help or -h: the usage has been written and the caller should
-// stop without an error (Main returns nil, so the process exits 0, as Go commands do).
-var ErrHelp = errors.New("help requested")
-
-// ErrVersion is LoadConfig's answer to -version: the caller prints Version and stops without an
-// error.
-var ErrVersion = errors.New("version requested")
+var (
+	// ErrHelp is LoadConfig's answer to -help: the usage is written; stop without an error.
+	ErrHelp = errors.New("help requested")
+	// ErrVersion is LoadConfig's answer to -version: print Version and stop without an error.
+	ErrVersion = errors.New("version requested")
+)

@@ -13,13 +13,10 @@ import (
 )
 
 // CORS: a web page on another origin may call the JSON front only when the operator named its
-// origin (YARDSTICK_CORS_ORIGINS); with none named the front answers as it always has, and a
-// browser keeps other origins' pages away.
+// origin (YARDSTICK_CORS_ORIGINS).
 
-// corsMethods, corsHeaders and corsExposed are what a preflight allows and what a page may read
-// of an answer: the methods and request headers of the API, and the headers a client needs to
-// back off (Retry-After, the RateLimit pair), to authenticate (WWW-Authenticate) and to quote a
-// call to an operator (X-Request-Id). Content-Type is safelisted by the Fetch standard.
+// corsMethods, corsHeaders and corsExposed are what a preflight allows and what a page may read of
+// an answer: the headers a client needs to back off, to authenticate and to quote a call.
 const (
 	corsMethods = "GET, HEAD, POST"
 	corsHeaders = "Authorization, Content-Type, X-Request-Id"
@@ -51,9 +48,8 @@ func newCORS(c Config) *cors {
 	return out
 }
 
-// wrap answers preflights and adds the CORS headers to the answers to allowed origins. A request
-// without Origin, or from an origin not allowed, gets none: the browser then refuses the page
-// the answer, which is the point.
+// wrap answers preflights and adds the CORS headers to the answers to allowed origins; other
+// origins get none, so that the browser keeps the answer from the page.
 func (c *cors) wrap(next http.Handler) http.Handler {
 	if c == nil {
 		return next
@@ -103,8 +99,8 @@ func (c *cors) allow(h http.Header, origin string) {
 	}
 }
 
-// validateCORS checks the origins as a browser sends them in Origin (scheme://host[:port], lower
-// case, no default port, no path): an origin written otherwise would never match, silently.
+// validateCORS checks the origins as a browser sends them in Origin: one written otherwise would
+// never match, silently.
 func (c Config) validateCORS(bad func(string, ...any)) {
 	for _, o := range c.CORSOrigins {
 		if o == "*" {

@@ -16,21 +16,18 @@ import (
 
 // Shutdown without lost requests, in the order shutdown takes its steps:
 //  1. Readiness turns false and for ShutdownDelay the service keeps serving while load balancers
-//     take it out: new connections are accepted, and every HTTP answer says Connection: close, so
-//     a keep-alive client learns with its next answer that it must dial again. Closing idle
-//     connections then (http.Server.SetKeepAlivesEnabled(false) does) would race requests already
-//     on their way in them.
+//     take it out; every HTTP answer says Connection: close, so a keep-alive client dials again.
+//     Closing idle connections instead (SetKeepAlivesEnabled(false)) would race requests in them.
 //  2. The HTTP listener stops accepting, taking first what the kernel has already accepted (a
-//     connection left in the accept queue would be reset under its request), and on Linux
-//     plugging the queue so that none slips in before the close (narrowBacklog, plugQueue).
-//  3. Connections whose request is on its way get settleDelay to start it, and one not yet
-//     answered once is waited for, up to firstRequestWait: net/http drops without an answer a
-//     request it reads once Shutdown has begun (the client sees EOF and does not retry it on a
-//     fresh connection), and a connection opened during the delay may send its first request
-//     after the listener closed. Its first answer shows that net/http has passed that check; one
-//     that has sent nothing by the bound is closed.
-//  4. http.Server.Shutdown closes the idle connections and waits for every request in progress,
-//     up to ShutdownGrace, which bounds the waits before too.
+//     connection left in the queue would be reset under its request), and on Linux plugging the
+//     queue so that none slips in before the close (narrowBacklog, plugQueue).
+//  3. Requests on their way get settleDelay to start, and a connection not yet answered once is
+//     waited for, up to firstRequestWait: net/http drops unanswered a request it reads once
+//     Shutdown has begun (the client sees EOF and does not retry), and a connection opened during
+//     the delay may send its first request late. Its first answer shows net/http has passed that
+//     check; one that has sent nothing by the bound is closed.
+//  4. http.Server.Shutdown closes the idle connections and waits for the requests in progress, up
+//     to ShutdownGrace, which bounds the waits before too.
 //
 // gRPC drains meanwhile with GracefulStop (GOAWAY: its clients retry elsewhere).
 
@@ -44,8 +41,7 @@ const (
 	// firstRequestWait: a client dials just before it sends, so a connection silent this long is
 	// not about to send.
 	firstRequestWait = 2 * time.Second
-	// plugTries and plugWait bound plugQueue: a connect to loopback takes microseconds; one that
-	// waits is one whose SYN was dropped.
+	// plugTries and plugWait bound plugQueue: a loopback connect that waits had its SYN dropped.
 	plugTries = 20
 	plugWait  = 50 * time.Millisecond
 )
@@ -97,9 +93,8 @@ func (s *Server) shutdown(httpLis *drainListener) {
 	s.log.Info("stopped")
 }
 
-// drainListener accepts in its own loop, so that it can stop accepting on its own schedule
-// (step 2; http.Server.Shutdown's Close only ends Serve), and hands out its connections wrapped
-// (drainConn) to know which have not been answered yet (step 3).
+// drainListener accepts in its own loop, to stop accepting on its own schedule (step 2; Shutdown's
+// Close only ends Serve), and wraps its connections (drainConn) to know which are unanswered.
 type drainListener struct {
 	net.Listener
 	conns    chan net.Conn
@@ -143,8 +138,8 @@ func (d *drainListener) acceptLoop() {
 	}
 }
 
-// handOver counts c as unanswered, then hands it to Accept; false: the listener was closed (and
-// c with it). Counted before it is handed over: once the loop has ended, every connection is.
+// handOver counts c as unanswered, before handing it to Accept so that once the loop has ended
+// every connection is counted; false: the listener was closed (and c with it).
 func (d *drainListener) handOver(c net.Conn) bool {
 	dc := &drainConn{Conn: c, d: d}
 	d.mu.Lock()
@@ -169,8 +164,7 @@ func (d *drainListener) Accept() (net.Conn, error) {
 	}
 }
 
-// stopAccepting is step 2: the connections the kernel has accepted taken for up to wait, then the
-// socket closed.
+// stopAccepting is step 2: what the kernel has accepted taken for up to wait, then the close.
 func (d *drainListener) stopAccepting(wait time.Duration) {
 	d.stopping.Store(true)
 	narrowed := narrowBacklog(d.Listener) // one place in the accept queue (drain_linux.go)
@@ -192,9 +186,8 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 	_ = d.Listener.Close()
 }
 
-// plugQueue fills the accept queue's one place (narrowBacklog) with a connection of the
-// listener's own, so that the close resets only it; a client's connection found there first is
-// handed over. nil: the place could not be taken (the close may reset one client's connection).
+// plugQueue fills the accept queue's one place (narrowBacklog) with a connection of its own, so
+// that the close resets only it; a client's found there first is handed over. nil: not taken.
 func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) net.Conn {
 	addr := dialable(d.Listener.Addr())
 	if addr == "" {
@@ -242,9 +235,8 @@ func (d *drainListener) Close() error {
 	return nil
 }
 
-// awaitFirstAnswers is step 3's wait, for at most bound, once the listener has stopped accepting:
-// it reports how many silent connections it closed. One that has sent part of a request is left
-// to Shutdown.
+// awaitFirstAnswers is step 3's wait, for at most bound: it closes the connections that sent
+// nothing and counts them (one that sent part of a request is left to Shutdown).
 func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Duration) (silent int) {
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
@@ -272,9 +264,8 @@ func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Durati
 	return len(quiet)
 }
 
-// drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (net/http writes nothing before its check for a Shutdown in progress), and writes
-// net/http's plain 431 as the JSON error body.
+// drainConn tells its listener when it is first written to or closed (net/http writes nothing
+// before its check for a Shutdown in progress), and writes net/http's plain 431 as JSON.
 type drainConn struct {
 	net.Conn
 	d     *drainListener
@@ -327,13 +318,9 @@ func (c *drainConn) forget() {
 	}
 }
 
-// net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
-// text, before any handler runs. The connection that answer is written to is the drain
-// listener's, whose Write puts the documented error body in its place: every non-2xx answer of
-// the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go wrote
-// it (TestHeaderTooLargeIsJSON says so).
-
-// plainTooLarge is net/http's answer, byte for byte (net/http/server.go, conn.serve).
+// plainTooLarge is net/http's own answer to a header over MaxHeaderBytes, byte for byte
+// (net/http/server.go, conn.serve), in plain text before any handler: drainConn writes the JSON
+// body instead. A Go release that words it otherwise sends its own (TestHeaderTooLargeIsJSON).
 const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
 
 var jsonTooLarge = func() []byte {

@@ -38,9 +38,7 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, lis[0], lis[1])
 }
 
-// Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
-// close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
-// before Serve returns (drain.go).
+// Serve serves on the given listeners until ctx ends, then drains (drain.go) before it returns.
 func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
 	errc := make(chan error, 3)
 	var wg sync.WaitGroup
@@ -97,8 +95,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	return runErr
 }
 
-// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
-// about the server as a whole or about the one service it uses.
+// setHealth sets the overall status ("") and each served service's, so a client may ask about
+// either.
 func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
 	for name := range s.grpc.GetServiceInfo() {

@@ -70,21 +70,13 @@ type Server struct {
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
-// New builds a server from its configuration: the token issuer from the clients file and keys,
-// the gRPC server with its interceptors, and the JSON front.
+// New builds a server from its configuration: the token issuer, the gRPC server and the JSON front.
 func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	opts := token.Options{
-		ClientsFile: cfg.ClientsFile,
-		KeysDir:     cfg.KeysDir,
-		Dev:         cfg.Dev,
-		TTL:         cfg.TokenTTL,
-		RedisURL:    cfg.RedisURL,
-		Logger:      log,
-		KeyLifetime: cfg.KeyLifetime,
-	}
+	opts := token.Options{ClientsFile: cfg.ClientsFile, KeysDir: cfg.KeysDir, Dev: cfg.Dev, TTL: cfg.TokenTTL,
+		RedisURL: cfg.RedisURL, Logger: log, KeyLifetime: cfg.KeyLifetime}
 	if c := cfg.tokenClock; c != nil {
 		opts.TTL, opts.Leeway = c.ttl, c.leeway
 	}
@@ -158,9 +150,8 @@ func (s *Server) buildGRPC(svc Service) error {
 		// The guard first (the ticket the tap handle's gate admitted the stream with, its idle
 		// limit, its log line), then each message it receives paced by its client's rate.
 		grpc.ChainStreamInterceptor(s.guard.StreamInterceptor, quota.StreamInterceptor),
-		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
-		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
-		// stack growth). Calls beyond the pool still get goroutines of their own.
+		// Stream workers instead of a goroutine per call: a worker's stack grows once, a new
+		// goroutine's on every call (≈ 6% of a small call's CPU). Calls beyond the pool get their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
 	var records grpc.StreamHandler // the frame's batch rpc, in place of the service's stub
@@ -201,9 +192,8 @@ func (s *Server) buildGRPC(svc Service) error {
 // read before the gRPC server exists (its receive limit comes from the table).
 var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
 
-// buildHTTP builds the HTTP side: the gateway's mux with the service's routes, each on a client
-// of the in-process channel, the JSON front before it, and the handlers around it, outermost
-// first.
+// buildHTTP builds the HTTP side: the gateway's mux with the service's routes on the in-process
+// channel, the JSON front before it, and the handlers around it.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux(s.codec)
@@ -244,13 +234,11 @@ func (s *Server) spanRoute(path string) string {
 	return ""
 }
 
-// Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
-// for in-process benchmarks and fuzzing.
+// Handler is the HTTP front as the HTTP listener serves it, for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
-// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
-// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a service's tests hold against
-// the real heap growth of its handler, and what capacity planning can read.
+// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes (JSON
+// when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
 	r := s.routes.ByMethod[fullMethod]
 	return s.budget.Cost(r != nil && r.Group, n, json)

@@ -16,26 +16,24 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// setting is one configuration value, all in one place: its environment variable, its flag, its
-// -help text and default, its parser into its field and the values the field takes; -help is
-// written from them, and Config.Validate checks them.
+// setting is one configuration value in one place: its environment variable, flag, -help text,
+// default, and parser into its field; -help is written from them and Config.Validate checks them.
 type setting struct {
 	env, flag, usage string
 	def              string
 	set              parser
 }
 
-// parser turns a setting's text into its field, and checks the field. kind names the value's
-// type in -help the way the flag package names its own ("-http-addr string", "-token-ttl
-// duration"); "" is a boolean, which is given bare (-dev) or as -dev=false.
+// parser turns a setting's text into its field, and checks the field. kind names the value's type
+// in -help as the flag package does ("-token-ttl duration"); "" is a boolean, given bare (-dev).
 type parser struct {
 	kind  string
 	apply func(v string) error
 	check func() error // nil: any value the text parses to
 }
 
-// value is the parser of a field of type T: parse's value, or an error saying what the text is
-// not. want, if given, says what the field's value must be, "" when it is.
+// value is the parser of a field of type T, its error saying what the text is not; want, if
+// given, says what the field's value must be, "" when it is.
 func value[T any](dst *T, kind, notA string, parse func(string) (T, error), want ...func(T) string) parser {
 	p := parser{kind: kind, apply: func(v string) error {
 		x, err := parse(v)
@@ -90,8 +88,7 @@ func oneOf(want string, values ...string) func(string) string {
 	}
 }
 
-// unsetOr parses a client limit: unset (0) when empty; set, it must be valid: 0 is refused, not
-// taken as unset.
+// unsetOr parses a client limit: unset (0) when empty; set, it must be valid (0 is refused).
 func unsetOr[T int | float64](parse func(string) (T, error), valid func(T) bool) func(string) (T, error) {
 	return func(v string) (T, error) {
 		if v == "" {
@@ -124,8 +121,7 @@ func settings(id Identity, c *Config) []setting {
 	bytes := func(dst *int64, want ...func(int64) string) parser {
 		return value(dst, "int", "a number of bytes", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, want...)
 	}
-	// A client limit: a rate is a number > 0, a burst or a concurrency a whole number >= 1; 0 is
-	// none, which only the empty text gives.
+	// A client limit: a rate > 0, a burst or a concurrency >= 1; 0 (none) only from the empty text.
 	positive := func(dst *float64) parser {
 		return value(dst, "float", "a number more than 0 (leave it empty for no limit)",
 			unsetOr(float, func(f float64) bool { return f > 0 && !math.IsInf(f, 1) }), within(0, math.Inf(1), "more than 0, or 0 for none"))
@@ -226,7 +222,7 @@ func prefix(f string) (netip.Prefix, error) {
 	return p.Masked(), nil
 }
 
-// flagValue routes one flag to its setting. IsBoolFlag lets a boolean be given bare (-dev).
+// flagValue routes one flag to its setting.
 type flagValue struct{ s setting }
 
 func (v *flagValue) Set(text string) error { return v.s.set.apply(text) }
@@ -238,8 +234,8 @@ func (v *flagValue) String() string {
 }
 func (v *flagValue) IsBoolFlag() bool { return v.s.set.kind == "" }
 
-// printUsage writes -help the way the flag package does, with each value's type as its
-// placeholder ("-token-ttl duration"; a boolean has none) instead of the generic "value".
+// printUsage writes -help as the flag package does, with each value's type as its placeholder
+// instead of the generic "value".
 func printUsage(fs *flag.FlagSet, service string, all []setting) {
 	w := fs.Output()
 	fmt.Fprintf(w, "Usage of %s:\n", service)
