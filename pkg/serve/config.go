@@ -100,8 +100,7 @@ type Limits = routes.Limits
 // flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails
 // at start instead of being silently ignored.
 func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (Config, error) {
-	service := id.Name
-	c := Config{Service: service}
+	c := Config{Service: id.Name}
 	all := settings(id, &c)
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
@@ -132,13 +131,13 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(names, ", ")))
 	}
 
-	fs := flag.NewFlagSet(service, flag.ContinueOnError)
+	fs := flag.NewFlagSet(id.Name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	for _, s := range all {
 		fs.Var(&flagValue{s}, s.flag, s.usage)
 	}
 	version := fs.Bool("version", false, "")
-	fs.Usage = func() { printUsage(fs, service, all) }
+	fs.Usage = func() { printUsage(fs, id.Name, all) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, ErrHelp

@@ -26,8 +26,7 @@ var corsExposed = strings.Join([]string{"Retry-After", quota.StateHeader, quota.
 
 // cors holds the allowed origins as the browser sends them in Origin.
 type cors struct {
-	any         bool // "*": every origin
-	origins     map[string]bool
+	origins     map[string]bool // "*": every origin
 	credentials bool
 	maxAge      string // seconds
 }
@@ -40,9 +39,6 @@ func newCORS(c Config) *cors {
 	out := &cors{origins: map[string]bool{}, credentials: c.CORSCredentials,
 		maxAge: strconv.FormatInt(int64(c.CORSMaxAge/time.Second), 10)}
 	for _, o := range c.CORSOrigins {
-		if o == "*" {
-			out.any = true
-		}
 		out.origins[o] = true
 	}
 	return out
@@ -62,7 +58,7 @@ func (c *cors) wrap(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		h.Add("Vary", "Origin") // caches must not serve one origin's answer to another
-		allowed := c.any || c.origins[origin]
+		allowed := c.origins["*"] || c.origins[origin]
 		preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 		if preflight {
 			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
@@ -89,7 +85,7 @@ func (c *cors) wrap(next http.Handler) http.Handler {
 }
 
 func (c *cors) allow(h http.Header, origin string) {
-	if c.any {
+	if c.origins["*"] {
 		h.Set("Access-Control-Allow-Origin", "*")
 		return
 	}

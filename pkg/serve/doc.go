@@ -4,15 +4,8 @@
 // clients read NDJSON batch lines by the engine's rules with serve/ndjson.
 //
 // The frame wires packages of one concern each, under internal/: docs/architecture.md lists
-// them, draws their import graph (TestImportGraph holds it to the code) and follows a JSON, a gRPC
-// and a batch call through their files.
-//
-// Libraries: grpc-gateway for the JSON front (the original API's routes onto the rpcs),
-// prometheus/client_golang for metrics, genproto's errdetails for status details gRPC clients
-// already read, automemlimit for GOMEMLIMIT from the cgroup limit, x/sync's weighted semaphores
-// for the memory budget and the gRPC read pool (internal/admission), x/time/rate for the log lines
-// of refusals (internal/telemetry), otelgrpc and otelhttp for the server spans (internal/tracing),
-// and go-redis for the clients' rates shared among replicas (internal/quota).
+// them and the libraries they build on, draws their import graph (TestImportGraph holds it to the
+// code) and follows a JSON, a gRPC and a batch call through their files.
 package serve
 
 // Version is the build's version, set at link time with

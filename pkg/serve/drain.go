@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -324,7 +323,7 @@ func (c *drainConn) forget() {
 const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
 
 var jsonTooLarge = func() []byte {
-	body, _ := json.Marshal(rpcerr.ErrorBody{ // a struct of strings: cannot fail
+	body := rpcerr.JSON(rpcerr.ErrorBody{
 		Message: "Request header fields too large.", ExceptionType: rpcerr.ExceptionTooLarge,
 		AdditionalInfo: "The request's header exceeds the size limit (64 KiB).",
 	})
