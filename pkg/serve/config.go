@@ -89,7 +89,6 @@ type Identity struct {
 	GRPCAddr string
 }
 
-// tokenClock is a token lifetime and leeway for tests.
 type tokenClock struct{ ttl, leeway time.Duration }
 
 // Limits bound what one request may ask for (docs/api.md): over them, 413 (body) or a 400 naming

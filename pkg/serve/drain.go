@@ -31,14 +31,12 @@ import (
 // gRPC drains meanwhile with GracefulStop (GOAWAY: its clients retry elsewhere).
 
 const (
-	// acceptDrainWait is how long the listener keeps taking connections the kernel accepted
-	// before it closes.
+	// acceptDrainWait is how long the listener takes what the kernel accepted before it closes.
 	acceptDrainWait = 20 * time.Millisecond
 	// settleDelay lets a request sent just before the listener closed reach its handler (an idle
 	// connection with a request in its socket buffer is still "idle" until the server reads it).
 	settleDelay = 100 * time.Millisecond
-	// firstRequestWait: a client dials just before it sends, so a connection silent this long is
-	// not about to send.
+	// firstRequestWait: a client dials just before it sends; one silent this long is not about to.
 	firstRequestWait = 2 * time.Second
 	// plugTries and plugWait bound plugQueue: a loopback connect that waits had its SYN dropped.
 	plugTries = 20

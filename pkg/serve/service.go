@@ -23,15 +23,14 @@ type Service struct {
 	Reload func() (changed bool, err error)
 	// Wire are the JSON rules of the service's messages beyond protojson's; none when empty.
 	Wire WireRules
-	// Version names the content the service serves (a hash of its files), for the
-	// yardstick_reload_info series; nil if it has none.
+	// Version names the content served (a hash of its files) in yardstick_reload_info; nil: none.
 	Version func() string
 
 	// BatchPath is the service's NDJSON batch stream (streams.go), "" for none; it takes BatchRPC's
 	// permission (and each record its own path's).
 	BatchPath string
-	// GroupStreams are the service's group forecast streams by path: they take the permissions of
-	// the group stream rpc, BatchRPC's service's other stream.
+	// GroupStreams are the service's group forecast streams by path, with the permissions of the
+	// group stream rpc (BatchRPC's service's other stream).
 	GroupStreams map[string]OpenGroup
 	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the frame
 	// serves in its place (grpcbatch.go): each record runs as a unary call of the rpc it names.

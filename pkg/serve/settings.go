@@ -173,8 +173,7 @@ func settings(id Identity, c *Config) []setting {
 	}
 }
 
-// The checks of single settings that are more than bounds.
-
+// logLevel is the check of a log level: what telemetry.ParseLevel takes.
 func logLevel(v string) string {
 	if _, err := telemetry.ParseLevel(v); err != nil {
 		return "debug, info, warn or error"

@@ -21,8 +21,8 @@ type WireRules struct {
 	NumberAsText map[protoreflect.FullName][]string
 }
 
-// frameWire are the rules of the frame's own messages: the token request's clientID, as the
-// original API's callers spell it.
+// frameWire are the rules of the frame's own messages: the token request's clientID, as callers
+// of the original API spell it.
 var frameWire = WireRules{
 	Aliases: map[protoreflect.FullName]map[string]string{"yardstick.auth.v1.IssueTokenRequest": {"clientID": "clientId"}},
 }
