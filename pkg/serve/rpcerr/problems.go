@@ -34,12 +34,9 @@ func (p *Problems) Add(field, format string, args ...any) {
 		p.dropped++
 		return
 	}
-	copied := false
 	for i, a := range args {
 		if s, ok := a.(string); ok && len(s) > jsonwire.MaxQuoted {
-			if !copied {
-				args, copied = slices.Clone(args), true // the caller's slice stays as it was
-			}
+			args = slices.Clone(args) // the caller's slice stays as it was
 			args[i] = clippedText(s)
 		}
 	}
