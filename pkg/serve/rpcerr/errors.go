@@ -185,10 +185,8 @@ func ToHTTP(err error) HTTP {
 	switch st.Code() {
 	case codes.InvalidArgument:
 		out.Status = http.StatusBadRequest
-		out.Body.ExceptionType = ExceptionValidation
-		out.Body.ValidationErrors = validationErrors(bad, st.Message())
-		out.Body.Message = MsgInvalid
-		out.Body.AdditionalInfo = cmp.Or(out.Body.AdditionalInfo, InfoValidation)
+		out.Body = ErrorBody{Message: MsgInvalid, ExceptionType: ExceptionValidation,
+			AdditionalInfo: cmp.Or(out.Body.AdditionalInfo, InfoValidation), ValidationErrors: validationErrors(bad, st.Message())}
 	case codes.Unauthenticated:
 		out.Status, out.Body.ExceptionType = http.StatusUnauthorized, ExceptionNotAuthenticated
 		out.Challenge = bearerChallenge(info)
