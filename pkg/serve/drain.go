@@ -90,15 +90,17 @@ func (s *Server) shutdown(httpLis *drainListener) {
 	s.log.Info("stopped")
 }
 
-// drainListener accepts in its own loop, to stop accepting on its own schedule (step 2; Shutdown's
-// Close only ends Serve), and wraps its connections (drainConn) to know which are unanswered.
+// drainListener lets http.Server accept until the stop, then stops on its own schedule (step 2;
+// Shutdown's Close only ends Serve), and wraps its connections (drainConn) to know which are
+// unanswered (step 3).
 type drainListener struct {
 	net.Listener
-	conns    chan net.Conn
-	loopDone chan struct{} // the accept loop has ended
-	closed   chan struct{} // Close was called
-	stopping atomic.Bool
-	once     sync.Once
+	stopping   atomic.Bool
+	acceptDone chan struct{} // Accept has met the stop: the socket is stopAccepting's
+	doneOnce   sync.Once
+	late       chan net.Conn // what plugQueue took off the queue, for Accept
+	closed     chan struct{} // Close was called
+	once       sync.Once
 
 	mu         sync.Mutex
 	unanswered map[*drainConn]struct{} // nothing written to them yet
@@ -106,58 +108,52 @@ type drainListener struct {
 }
 
 func newDrainListener(l net.Listener) *drainListener {
-	d := &drainListener{
-		Listener: l, conns: make(chan net.Conn), loopDone: make(chan struct{}), closed: make(chan struct{}),
-		unanswered: map[*drainConn]struct{}{}, answered: make(chan struct{}, 1),
-	}
-	go d.acceptLoop()
-	return d
+	return &drainListener{Listener: l, acceptDone: make(chan struct{}), late: make(chan net.Conn), closed: make(chan struct{}),
+		unanswered: map[*drainConn]struct{}{}, answered: make(chan struct{}, 1)}
 }
 
-func (d *drainListener) acceptLoop() {
-	defer close(d.loopDone)
-	var backoff time.Duration
-	for {
+// Accept takes the socket's connections until it meets the stop, then hands over plugQueue's
+// until Close. Its other errors (out of file descriptors and the like) http.Server retries.
+func (d *drainListener) Accept() (net.Conn, error) {
+	select {
+	case <-d.acceptDone: // the socket is stopAccepting's: one Accept on it at a time
+	default:
 		c, err := d.Listener.Accept()
-		if err != nil {
-			if d.stopping.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait and retry, as http.Server does.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
-			continue
+		if err == nil {
+			return d.track(c), nil
 		}
-		backoff = 0
-		if !d.handOver(c) {
-			return
+		if !d.stopping.Load() {
+			return nil, err
 		}
+		d.doneOnce.Do(func() { close(d.acceptDone) })
+	}
+	select {
+	case c := <-d.late:
+		return c, nil
+	case <-d.closed:
+		return nil, net.ErrClosed
 	}
 }
 
-// handOver counts c as unanswered, before handing it to Accept so that once the loop has ended
-// every connection is counted; false: the listener was closed (and c with it).
-func (d *drainListener) handOver(c net.Conn) bool {
+// track counts c as unanswered before it is handed out: once Accept has met the stop, every
+// connection is counted.
+func (d *drainListener) track(c net.Conn) *drainConn {
 	dc := &drainConn{Conn: c, d: d}
 	d.mu.Lock()
 	d.unanswered[dc] = struct{}{}
 	d.mu.Unlock()
+	return dc
+}
+
+// handOver gives c to Accept; false: the listener was closed (and c with it).
+func (d *drainListener) handOver(c net.Conn) bool {
+	dc := d.track(c)
 	select {
-	case d.conns <- dc:
+	case d.late <- dc:
 		return true
 	case <-d.closed:
 		dc.Close()
 		return false
-	}
-}
-
-// Accept hands over the loop's connections until Close.
-func (d *drainListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-d.conns:
-		return c, nil
-	case <-d.closed:
-		return nil, net.ErrClosed
 	}
 }
 
@@ -172,7 +168,7 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 		_ = d.Listener.Close()
 	}
 	select {
-	case <-d.loopDone:
+	case <-d.acceptDone:
 	case <-d.closed:
 	}
 	if narrowed && ok {
