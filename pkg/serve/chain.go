@@ -1,14 +1,8 @@
 package serve
 
-// The chain every unary call runs once it is admitted and decoded, whichever transport brought
-// it, and the gRPC door's steps before it. Every call is admitted once, by the gate
-// (internal/gate), before its body is read: the JSON front and the gRPC tap handle call it for a
-// call, a batch stream for each of its records. The chain is handed the call's ticket as a value
-// (internal/inproc's Chain; on the gRPC port the guard's, grpcguard.Ticket): it decides nothing
-// the gate decided, and asks no step what another did; it refuses a call without a ticket for
-// its own rpc, so that a call no gate admitted never reaches a handler. A new step (a span's
-// attribute, say) is one more entry in unaryChain, and one more name on docs/architecture.md's
-// chain line.
+// The chain every unary call runs once the gate has admitted it and it is decoded, whichever
+// transport brought it, and the gRPC door's steps before it. The chain gets the call's ticket as a
+// value: it decides nothing the gate decided and asks no step what another did.
 
 import (
 	"context"
@@ -24,46 +18,35 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// grpcDoor lists the steps of a call on the gRPC port between grpc-go and the chain: what only a
-// message read off the wire needs. TestUnaryChain keeps docs/architecture.md's list of it true.
+// grpcDoor lists the steps between grpc-go and the chain: what only a message read off the wire
+// needs (the JSON front does the same in its own way). docs/architecture.md describes each step;
+// TestUnaryChain holds its list to this one.
 func (s *Server) grpcDoor() []namedInterceptor {
-	return []namedInterceptor{
-		// The caller told its request id (the tap handle made it: the caller's x-request-id when
-		// sane) and the RateLimit headers in header metadata; the call's ticket released once it
-		// is answered; one log line and the metrics of the call. The JSON front writes its own
-		// (telemetry.ObserveHTTP), with the HTTP status.
-		{"observe", s.guard.Observe},
-		// The message: its size against the method's limit, the budget's admission of its
-		// decoding on the call's ticket, the decoding itself, and no unknown fields. The JSON
-		// front did all of this before and while it read the body.
-		{"message", s.guard.Receive},
-	}
+	return []namedInterceptor{{"observe", s.guard.Observe}, {"message", s.guard.Receive}}
 }
 
-// unaryChain lists the chain every unary call runs once admitted and decoded. TestUnaryChain
-// keeps docs/architecture.md's list of it true.
+// unaryChain lists the chain's steps; a new one is an entry here and a name on
+// docs/architecture.md's chain line (TestUnaryChain).
 func (s *Server) unaryChain() []namedInterceptor {
 	return []namedInterceptor{
-		// A panic becomes Internal, logged with its stack: the caller gets the documented error.
-		// The call's one recovery: a transport's own (telemetry.ObserveHTTP, the stream engines)
-		// is for its code, not the call's.
+		// A panic becomes Internal, logged with its stack: the call's one recovery. The others
+		// each guard a goroutine of their own outside the chain (net/http's connection, a gRPC
+		// stream, a batch engine's workers).
 		{"recover", s.recoverStep},
-		// The call's phases as events on its server span, when tracing is on: the message read,
-		// admitted and decoded (by now, whichever transport brought it), then the handler's
-		// answer; the span's end is the answer encoded and sent.
+		// The call's phases as events on its span: decoded (whichever transport brought it), then
+		// handled; the span's end is the answer sent.
 		{"phases", phasesStep},
 	}
 }
 
-// namedInterceptor is one step of the chain.
+// namedInterceptor is one step of the chain, named as docs/architecture.md names it.
 type namedInterceptor struct {
 	name string
 	run  grpc.UnaryServerInterceptor
 }
 
-// admittedChain is the chain of steps as internal/inproc runs it, with the call's ticket: a call
-// without a ticket for the rpc called is refused before any step, fail closed (a handler that
-// calls another rpc, a gateway handler paired with the wrong route).
+// admittedChain is the chain as internal/inproc runs it: a call without a ticket for the rpc called
+// (a handler calling another rpc, a gateway handler paired with the wrong route) fails closed.
 func admittedChain(steps []namedInterceptor) inproc.Chain {
 	run := chain(steps)
 	return func(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -83,11 +66,9 @@ func (s *Server) grpcUnary() grpc.UnaryServerInterceptor {
 	return chain(append(s.grpcDoor(), namedInterceptor{"chain", toChain}))
 }
 
-// chain composes the steps into one interceptor, the first outermost: each step's next is a
-// closure of the steps after it, made per call (grpc-go's own chaining does the same). A walker
-// shared by the steps saved two of a call's 74 allocations in-process and no CPU measurable
-// (BenchmarkFrontHandlerDifficulties40, interleaved), and held every step to calling next at most
-// once and never after returning.
+// chain composes the steps into one interceptor, the first outermost, each next a closure made per
+// call as grpc-go's chaining does (a shared walker saved 2 of 74 allocations and no measurable CPU,
+// BenchmarkFrontHandlerDifficulties40).
 func chain(steps []namedInterceptor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		next := handler

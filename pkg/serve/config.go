@@ -7,23 +7,19 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// Config is everything a service reads at start. It comes from YARDSTICK_* environment variables,
-// with command-line flags of the same meaning taking precedence; nothing deeper reads the
-// environment. Each field's variable, flag, default and meaning are in settings.go's table, which
-// -help prints; the comments here add only what the table does not say.
+// Config is everything a service reads at start, from YARDSTICK_* environment variables and flags
+// that take precedence; nothing deeper reads the environment. Each field's variable, flag, default,
+// meaning and values are in settings.go's table; the comments here add only why.
 type Config struct {
-	// Service is the service's name (Identity.Name): the token audience and the name in logs and
-	// metrics.
-	Service string
+	Service string // Identity.Name
 
 	HTTPAddr string
 	GRPCAddr string
@@ -63,25 +59,16 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	RedisURL       string
 
-	// CORSOrigins are the origins whose pages may call the JSON front (cors.go); empty: none,
-	// and the front answers as if CORS did not exist.
 	CORSOrigins     []string
 	CORSCredentials bool
 	CORSMaxAge      time.Duration
 
-	// ClientRate, ClientBurst and ClientConcurrency are the limits of a client whose clients
-	// file entry does not set its own (internal/quota); 0 is unset.
 	ClientRate        float64
 	ClientBurst       int
 	ClientConcurrency int
-	// Replicas: without Redis each replica enforces a client's rate/Replicas and burst/Replicas,
-	// so together they give about its rate.
-	Replicas      int
-	AdmissionWait time.Duration // the client queues are served round-robin
+	Replicas          int
+	AdmissionWait     time.Duration
 
-	// MemoryBudget bounds the heap of the requests in progress whose cost grows with their size
-	// (internal/admission). 0 derives it: MemoryBudgetFraction of the container's memory limit,
-	// DefaultMemoryBudget when there is none.
 	MemoryBudget         int64
 	MemoryBudgetFraction float64
 	BodyGrace            time.Duration // httpfront.PaceBodies
@@ -89,39 +76,30 @@ type Config struct {
 
 	Limits Limits
 
-	// tokenClock, set by tests only, shortens the tokens' life (TTL and leeway) below what the
-	// configuration accepts, so that a token's expiry can be watched in a test.
+	// tokenClock, set by tests only, shortens the tokens' TTL and leeway below what the
+	// configuration accepts, so that a test can watch a token expire.
 	tokenClock *tokenClock
 }
 
-// Identity is what a service tells the frame of itself before its configuration is read: its
-// name (the token audience, the name in logs, metrics and -help) and the addresses it listens on
-// unless YARDSTICK_HTTP_ADDR and YARDSTICK_GRPC_ADDR say otherwise. The frame knows no service:
-// each one's main passes its own.
+// Identity is what a service tells the frame of itself before its configuration is read: its name
+// (the token audience, the name in logs, metrics and -help) and its default listen addresses.
 type Identity struct {
 	Name     string
 	HTTPAddr string
 	GRPCAddr string
 }
 
-// tokenClock is a token lifetime and leeway for tests.
 type tokenClock struct{ ttl, leeway time.Duration }
 
-// Limits bound what one request may ask for (docs/api.md). Over-limit requests get 413 (body) or a
-// 400 naming the field. The route table reads them, so they are its type.
+// Limits bound what one request may ask for (docs/api.md): over them, 413 (body) or a 400 naming
+// the field. The route table reads them, so they are its type.
 type Limits = routes.Limits
 
-// ReflectionOn reports whether the gRPC reflection service is served.
-func (c Config) ReflectionOn() bool {
-	return c.Reflection == "true" || (c.Reflection == "auto" && c.Dev)
-}
-
-// LoadConfig builds the configuration of a service from defaults, then the environment, then
-// flags, and validates it. environ is os.Environ(); an unknown YARDSTICK_* variable is an error, so
-// a misspelt setting in a manifest fails at start instead of being silently ignored.
+// LoadConfig builds a service's configuration from defaults, then environ (os.Environ()), then
+// flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails
+// at start instead of being silently ignored.
 func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (Config, error) {
-	service := id.Name
-	c := Config{Service: service}
+	c := Config{Service: id.Name}
 	all := settings(id, &c)
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
@@ -152,13 +130,13 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 		problems = append(problems, fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(names, ", ")))
 	}
 
-	fs := flag.NewFlagSet(service, flag.ContinueOnError)
+	fs := flag.NewFlagSet(id.Name, flag.ContinueOnError)
 	fs.SetOutput(usage)
 	for _, s := range all {
 		fs.Var(&flagValue{s}, s.flag, s.usage)
 	}
 	version := fs.Bool("version", false, "")
-	fs.Usage = func() { printUsage(fs, service, all) }
+	fs.Usage = func() { printUsage(fs, id.Name, all) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, ErrHelp
@@ -180,122 +158,41 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 	return c, nil
 }
 
-// Validate reports every problem of the configuration at once, area by area.
+// Validate reports every problem of the configuration at once, each setting's (settings.go) and
+// those between settings.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if !validName(c.Service) {
+	if !serviceName.MatchString(c.Service) {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
-	c.validateAddrs(bad)
-	c.validateCORS(bad)
-	c.validateGRPC(bad)
-	c.validateTokens(bad)
-	c.validateOperations(bad)
-	c.validateMemory(bad)
-	c.validateClients(bad)
-	validateLimits(c.Limits, bad)
-	return errors.Join(errs...)
-}
-
-// validName reports whether name may name a service: it is a token's audience, a metric label
-// and part of a log line, so it is kept to what needs no quoting in any of them.
-func validName(name string) bool {
-	if name == "" || len(name) > 32 || name[0] < 'a' || name[0] > 'z' {
-		return false
-	}
-	for _, r := range name {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
-			return false
+	for _, s := range settings(Identity{}, &c) {
+		if s.set.check == nil {
+			continue
+		}
+		if err := s.set.check(); err != nil {
+			bad("%s %w", s.env, err)
 		}
 	}
-	return true
-}
-
-// validateGRPC checks the gRPC door's own limits.
-func (c Config) validateGRPC(bad func(string, ...any)) {
-	if c.GRPCMaxStreams < 1 || c.GRPCMaxStreams > 10000 {
-		bad("YARDSTICK_GRPC_MAX_STREAMS %d: want 1 to 10000", c.GRPCMaxStreams)
-	}
-	if c.GRPCReadTimeout < 100*time.Millisecond || c.GRPCReadTimeout > 5*time.Minute {
-		bad("YARDSTICK_GRPC_READ_TIMEOUT %s: want 100ms to 5m", c.GRPCReadTimeout)
-	}
-}
-
-// validateTokens checks the clients, keys and tokens, and what the gRPC side tells of the
-// contract.
-func (c Config) validateTokens(bad func(string, ...any)) {
 	if !c.Dev && c.ClientsFile == "" {
 		bad("YARDSTICK_CLIENTS_FILE is required outside dev mode (set YARDSTICK_DEV=true to run with the demo client)")
 	}
 	if !c.Dev && c.KeysDir == "" {
 		bad("YARDSTICK_KEYS_DIR is required outside dev mode (create a key with: yardstick-token keygen -dir DIR)")
 	}
-	if c.TokenTTL < time.Minute || c.TokenTTL > 7*24*time.Hour {
-		bad("YARDSTICK_TOKEN_TTL %s: want between 1m and 168h", c.TokenTTL)
+	if c.Limits.MaxGroupBodyBytes < c.Limits.MaxBodyBytes {
+		bad("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", c.Limits.MaxGroupBodyBytes, c.Limits.MaxBodyBytes)
 	}
-	if c.KeyLifetime != 0 && (c.KeyLifetime < 24*time.Hour || c.KeyLifetime > 87600*time.Hour) {
-		bad("YARDSTICK_KEY_LIFETIME %s: want 0 (no date) or between 24h and 87600h (10 years)", c.KeyLifetime)
-	}
-	if c.Reflection != "auto" && c.Reflection != "true" && c.Reflection != "false" {
-		bad("YARDSTICK_REFLECTION %q: want auto, true or false", c.Reflection)
-	}
+	c.validateAddrs(bad)
+	c.validateCORS(bad)
+	return errors.Join(errs...)
 }
 
-// validateOperations checks the logs, the shutdown and the reloads.
-func (c Config) validateOperations(bad func(string, ...any)) {
-	if c.LogFormat != "json" && c.LogFormat != "text" {
-		bad("YARDSTICK_LOG_FORMAT %q: want json or text", c.LogFormat)
-	}
-	if _, err := telemetry.ParseLevel(c.LogLevel); err != nil {
-		bad("YARDSTICK_LOG_LEVEL: %v", err)
-	}
-	if c.ShutdownDelay < 0 || c.ShutdownGrace <= 0 {
-		bad("YARDSTICK_SHUTDOWN_DELAY must be >= 0 and YARDSTICK_SHUTDOWN_GRACE > 0")
-	}
-	if c.ReloadInterval < 0 {
-		bad("YARDSTICK_RELOAD_INTERVAL must be >= 0")
-	}
-}
+// serviceName is what may name a service: as a token's audience, a metric label and in log lines,
+// it needs no quoting in any of them.
+var serviceName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
-// validateMemory checks the memory budget and the pacing of bodies.
-func (c Config) validateMemory(bad func(string, ...any)) {
-	if c.MemoryBudget < 0 || (c.MemoryBudget > 0 && c.MemoryBudget < 1<<20) {
-		bad("YARDSTICK_MEMORY_BUDGET %d: want 0 (derived) or at least 1048576 bytes", c.MemoryBudget)
-	}
-	if !(c.MemoryBudgetFraction > 0 && c.MemoryBudgetFraction <= admission.MaxFraction) {
-		bad("YARDSTICK_MEMORY_BUDGET_FRACTION %v: want more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", c.MemoryBudgetFraction, admission.MaxFraction, admission.GoMemLimitRatio)
-	}
-	if c.BodyGrace <= 0 || c.MinBodyRate < 1 {
-		bad("YARDSTICK_BODY_GRACE must be > 0 and YARDSTICK_MIN_BODY_RATE >= 1")
-	}
-}
-
-// validateClients checks the clients' default limits and how they are shared.
-func (c Config) validateClients(bad func(string, ...any)) {
-	if c.ClientRate < 0 || c.ClientBurst < 0 || c.ClientConcurrency < 0 {
-		bad("YARDSTICK_CLIENT_RATE, _BURST and _CONCURRENCY must be more than 0, or empty for none")
-	}
-	if c.Replicas < 1 || c.Replicas > 1000 {
-		bad("YARDSTICK_REPLICAS %d: want 1 to 1000", c.Replicas)
-	}
-	if c.AdmissionWait < 0 || c.AdmissionWait > time.Minute {
-		bad("YARDSTICK_ADMISSION_WAIT %s: want 0 (refused at once) to 1m", c.AdmissionWait)
-	}
-}
-
-// validateLimits checks the limits of one request.
-func validateLimits(l Limits, bad func(string, ...any)) {
-	if l.MaxBodyBytes < 1024 || l.MaxGroupBodyBytes < l.MaxBodyBytes {
-		bad("YARDSTICK_MAX_BODY_BYTES must be >= 1024 and YARDSTICK_MAX_GROUP_BODY_BYTES >= it")
-	}
-	if l.MaxItems < 1 || l.MaxStudents < 1 || l.MaxCutLevels < 1 {
-		bad("YARDSTICK_MAX_ITEMS, YARDSTICK_MAX_STUDENTS and YARDSTICK_MAX_CUT_LEVELS must be >= 1")
-	}
-}
-
-// validateAddrs checks the listen addresses: host:port each, no two the same (port 0 excepted:
-// each listen picks its own).
+// validateAddrs checks the listen addresses: host:port each, no two the same but for port 0.
 func (c Config) validateAddrs(bad func(string, ...any)) {
 	addrs := []struct{ name, addr string }{{"YARDSTICK_HTTP_ADDR", c.HTTPAddr}, {"YARDSTICK_GRPC_ADDR", c.GRPCAddr}}
 	if c.ProbeAddr != "" {
@@ -314,10 +211,9 @@ func (c Config) validateAddrs(bad func(string, ...any)) {
 	}
 }
 
-// ErrHelp is LoadConfig's answer to -help or -h: the usage has been written and the caller should
-// stop without an error (Main returns nil, so the process exits 0, as Go commands do).
-var ErrHelp = errors.New("help requested")
-
-// ErrVersion is LoadConfig's answer to -version: the caller prints Version and stops without an
-// error.
-var ErrVersion = errors.New("version requested")
+var (
+	// ErrHelp is LoadConfig's answer to -help: the usage is written; stop without an error.
+	ErrHelp = errors.New("help requested")
+	// ErrVersion is LoadConfig's answer to -version: print Version and stop without an error.
+	ErrVersion = errors.New("version requested")
+)

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -14,43 +13,37 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Shutdown without lost requests. After SIGTERM, readiness turns false and for ShutdownDelay the
-// service keeps serving while load balancers take it out: new connections are accepted, and every
-// HTTP answer says Connection: close, so a keep-alive client learns with its next answer that it
-// must dial again, instead of finding its idle connection shut under a request later. Closing idle
-// connections at that moment (http.Server.SetKeepAlivesEnabled(false) does) would race requests
-// already on their way in them.
+// Shutdown without lost requests, in the order shutdown takes its steps:
+//  1. Readiness turns false and for ShutdownDelay the service keeps serving while load balancers
+//     take it out; every HTTP answer says Connection: close, so a keep-alive client dials again.
+//     Closing idle connections instead (SetKeepAlivesEnabled(false)) would race requests in them.
+//  2. The HTTP listener stops accepting, taking first what the kernel has already accepted (a
+//     connection left in the queue would be reset under its request), and on Linux plugging the
+//     queue so that none slips in before the close (narrowBacklog, plugQueue).
+//  3. Requests on their way get settleDelay to start, and a connection not yet answered once is
+//     waited for, up to firstRequestWait: net/http drops unanswered a request it reads once
+//     Shutdown has begun (the client sees EOF and does not retry), and a connection opened during
+//     the delay may send its first request late. Its first answer shows net/http has passed that
+//     check; one that has sent nothing by the bound is closed.
+//  4. http.Server.Shutdown closes the idle connections and waits for the requests in progress, up
+//     to ShutdownGrace, which bounds the waits before too.
 //
-// Then the HTTP listener stops accepting, taking first what the kernel has already accepted (a
-// connection left in the accept queue would be reset under its request), and on Linux plugging
-// the queue so that none slips in before the close (plugQueue); connections whose request is on
-// its way get settleDelay to start it. A connection not yet answered once is waited for too, up
-// to firstRequestWait: net/http drops without an answer a request it reads once Shutdown has
-// begun (the client sees EOF, and an HTTP client does not retry a request on a fresh
-// connection), and a connection opened during the delay may send its first request after the
-// listener closed. Its first answer shows that net/http has passed that check. One that has sent
-// nothing by the bound is closed. Only then does http.Server.Shutdown close the idle connections
-// and wait for every request in progress (up to ShutdownGrace, which bounds the waits before
-// too). gRPC drains at the same time with GracefulStop (GOAWAY: its clients retry elsewhere).
+// gRPC drains meanwhile with GracefulStop (GOAWAY: its clients retry elsewhere).
 
 const (
-	// acceptDrainWait is how long the listener keeps taking connections the kernel accepted
-	// before it closes.
+	// acceptDrainWait is how long the listener takes what the kernel accepted before it closes.
 	acceptDrainWait = 20 * time.Millisecond
 	// settleDelay lets a request sent just before the listener closed reach its handler (an idle
 	// connection with a request in its socket buffer is still "idle" until the server reads it).
 	settleDelay = 100 * time.Millisecond
-	// firstRequestWait bounds how long the drain waits for connections that have not been
-	// answered yet: a client dials just before it sends, so a connection silent this long is not
-	// about to send.
+	// firstRequestWait: a client dials just before it sends; one silent this long is not about to.
 	firstRequestWait = 2 * time.Second
-	// plugTries and plugWait bound the plugging of the accept queue (plugQueue): a connect to
-	// loopback takes microseconds; one that waits is one whose SYN was dropped.
+	// plugTries and plugWait bound plugQueue: a loopback connect that waits had its SYN dropped.
 	plugTries = 20
 	plugWait  = 50 * time.Millisecond
 )
 
-// closeWhenDraining makes every HTTP answer close its connection once the drain has begun.
+// closeWhenDraining is step 1's Connection: close.
 func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
@@ -60,7 +53,7 @@ func (s *Server) closeWhenDraining(next http.Handler) http.Handler {
 	})
 }
 
-// shutdown drains both fronts (above).
+// shutdown drains both fronts, step by step (above).
 func (s *Server) shutdown(httpLis *drainListener) {
 	s.ready.Store(false)
 	s.draining.Store(true)
@@ -97,16 +90,17 @@ func (s *Server) shutdown(httpLis *drainListener) {
 	s.log.Info("stopped")
 }
 
-// drainListener accepts in its own loop, so that it can stop accepting on its own schedule
-// (stopAccepting): http.Server.Shutdown's Close only ends Serve. It hands out its connections
-// wrapped (drainConn), to know which have not been answered yet.
+// drainListener lets http.Server accept until the stop, then stops on its own schedule (step 2;
+// Shutdown's Close only ends Serve), and wraps its connections (drainConn) to know which are
+// unanswered (step 3).
 type drainListener struct {
 	net.Listener
-	conns    chan net.Conn
-	loopDone chan struct{} // the accept loop has ended
-	closed   chan struct{} // Close was called
-	stopping atomic.Bool
-	once     sync.Once
+	stopping   atomic.Bool
+	acceptDone chan struct{} // Accept has met the stop: the socket is stopAccepting's
+	doneOnce   sync.Once
+	late       chan net.Conn // what plugQueue took off the queue, for Accept
+	closed     chan struct{} // Close was called
+	once       sync.Once
 
 	mu         sync.Mutex
 	unanswered map[*drainConn]struct{} // nothing written to them yet
@@ -114,44 +108,48 @@ type drainListener struct {
 }
 
 func newDrainListener(l net.Listener) *drainListener {
-	d := &drainListener{
-		Listener: l, conns: make(chan net.Conn), loopDone: make(chan struct{}), closed: make(chan struct{}),
-		unanswered: map[*drainConn]struct{}{}, answered: make(chan struct{}, 1),
-	}
-	go d.acceptLoop()
-	return d
+	return &drainListener{Listener: l, acceptDone: make(chan struct{}), late: make(chan net.Conn), closed: make(chan struct{}),
+		unanswered: map[*drainConn]struct{}{}, answered: make(chan struct{}, 1)}
 }
 
-func (d *drainListener) acceptLoop() {
-	defer close(d.loopDone)
-	var backoff time.Duration
-	for {
+// Accept takes the socket's connections until it meets the stop, then hands over plugQueue's
+// until Close. Its other errors (out of file descriptors and the like) http.Server retries.
+func (d *drainListener) Accept() (net.Conn, error) {
+	select {
+	case <-d.acceptDone: // the socket is stopAccepting's: one Accept on it at a time
+	default:
 		c, err := d.Listener.Accept()
-		if err != nil {
-			if d.stopping.Load() || errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait and retry, as http.Server does.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
-			continue
+		if err == nil {
+			return d.track(c), nil
 		}
-		backoff = 0
-		if !d.handOver(c) {
-			return
+		if !d.stopping.Load() {
+			return nil, err
 		}
+		d.doneOnce.Do(func() { close(d.acceptDone) })
+	}
+	select {
+	case c := <-d.late:
+		return c, nil
+	case <-d.closed:
+		return nil, net.ErrClosed
 	}
 }
 
-// handOver counts c as unanswered, then hands it to Accept; false: the listener was closed (and
-// c with it). Counted before it is handed over: once the loop has ended, every connection is.
-func (d *drainListener) handOver(c net.Conn) bool {
+// track counts c as unanswered before it is handed out: once Accept has met the stop, every
+// connection is counted.
+func (d *drainListener) track(c net.Conn) *drainConn {
 	dc := &drainConn{Conn: c, d: d}
 	d.mu.Lock()
 	d.unanswered[dc] = struct{}{}
 	d.mu.Unlock()
+	return dc
+}
+
+// handOver gives c to Accept; false: the listener was closed (and c with it).
+func (d *drainListener) handOver(c net.Conn) bool {
+	dc := d.track(c)
 	select {
-	case d.conns <- dc:
+	case d.late <- dc:
 		return true
 	case <-d.closed:
 		dc.Close()
@@ -159,18 +157,7 @@ func (d *drainListener) handOver(c net.Conn) bool {
 	}
 }
 
-// Accept hands over the loop's connections until Close.
-func (d *drainListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-d.conns:
-		return c, nil
-	case <-d.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-// stopAccepting takes the connections the kernel has accepted (for up to wait), then closes the
-// socket: later connections are refused, none is left queued to be reset.
+// stopAccepting is step 2: what the kernel has accepted taken for up to wait, then the close.
 func (d *drainListener) stopAccepting(wait time.Duration) {
 	d.stopping.Store(true)
 	narrowed := narrowBacklog(d.Listener) // one place in the accept queue (drain_linux.go)
@@ -181,7 +168,7 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 		_ = d.Listener.Close()
 	}
 	select {
-	case <-d.loopDone:
+	case <-d.acceptDone:
 	case <-d.closed:
 	}
 	if narrowed && ok {
@@ -192,10 +179,8 @@ func (d *drainListener) stopAccepting(wait time.Duration) {
 	_ = d.Listener.Close()
 }
 
-// plugQueue fills the accept queue's one place (narrowBacklog) with a connection of the
-// listener's own, so that the close that follows resets only it. A client's connection found in
-// the place first is handed over, and the plug tried again. nil: the place could not be taken
-// (the close may then reset one client's connection).
+// plugQueue fills the accept queue's one place (narrowBacklog) with a connection of its own, so
+// that the close resets only it; a client's found there first is handed over. nil: not taken.
 func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) net.Conn {
 	addr := dialable(d.Listener.Addr())
 	if addr == "" {
@@ -205,7 +190,6 @@ func (d *drainListener) plugQueue(dl interface{ SetDeadline(time.Time) error }) 
 		if c, err := net.DialTimeout("tcp", addr, plugWait); err == nil {
 			return c
 		}
-		// A SYN dropped: the place is a client's. Take that connection.
 		_ = dl.SetDeadline(time.Now().Add(plugWait))
 		if c, err := d.Listener.Accept(); err == nil && !d.handOver(c) {
 			return nil
@@ -244,46 +228,37 @@ func (d *drainListener) Close() error {
 	return nil
 }
 
-// awaitFirstAnswers waits until every connection has been answered once or has closed, for at most
-// bound (or until ctx ends). Then it closes those that have sent nothing, and reports how many. A
-// connection that has sent part of a request is left to Shutdown. The listener must have stopped
-// accepting.
+// awaitFirstAnswers is step 3's wait, for at most bound: it closes the connections that sent
+// nothing and counts them (one that sent part of a request is left to Shutdown).
 func (d *drainListener) awaitFirstAnswers(ctx context.Context, bound time.Duration) (silent int) {
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for waiting := true; waiting; {
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	var quiet []*drainConn
+	for {
 		d.mu.Lock()
-		n := len(d.unanswered)
-		d.mu.Unlock()
-		if n == 0 {
-			return 0
+		if len(d.unanswered) == 0 || ctx.Err() != nil {
+			for dc := range d.unanswered {
+				if !dc.heard.Load() {
+					quiet = append(quiet, dc)
+				}
+			}
+			d.mu.Unlock()
+			break
 		}
+		d.mu.Unlock()
 		select {
 		case <-d.answered:
-		case <-timer.C:
-			waiting = false
 		case <-ctx.Done():
-			waiting = false
 		}
 	}
-	d.mu.Lock()
-	var quiet []*drainConn
-	for dc := range d.unanswered {
-		if !dc.heard.Load() {
-			quiet = append(quiet, dc)
-		}
-	}
-	d.mu.Unlock()
 	for _, dc := range quiet {
 		_ = dc.Close() // net/http's read fails and it ends the connection
 	}
 	return len(quiet)
 }
 
-// drainConn is an accepted connection that tells its listener when it is first written to or
-// closed (and writes net/http's plain 431 as the JSON error body). net/http writes
-// nothing to a connection before it has passed its check for a Shutdown in progress (which drops
-// the request read), so a written connection's first request is answered.
+// drainConn tells its listener when it is first written to or closed (net/http writes nothing
+// before its check for a Shutdown in progress), and writes net/http's plain 431 as JSON.
 type drainConn struct {
 	net.Conn
 	d     *drainListener
@@ -336,17 +311,13 @@ func (c *drainConn) forget() {
 	}
 }
 
-// net/http answers a request whose header is over http.Server.MaxHeaderBytes itself, in plain
-// text, before any handler runs. The connection that answer is written to is the drain
-// listener's, whose Write puts the documented error body in its place: every non-2xx answer of
-// the HTTP front is JSON. If a Go release words that answer differently, it goes out as Go wrote
-// it (TestHeaderTooLargeIsJSON says so).
-
-// plainTooLarge is net/http's answer, byte for byte (net/http/server.go, conn.serve).
+// plainTooLarge is net/http's own answer to a header over MaxHeaderBytes, byte for byte
+// (net/http/server.go, conn.serve), in plain text before any handler: drainConn writes the JSON
+// body instead. A Go release that words it otherwise sends its own (TestHeaderTooLargeIsJSON).
 const plainTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
 
 var jsonTooLarge = func() []byte {
-	body, _ := json.Marshal(rpcerr.ErrorBody{ // a struct of strings: cannot fail
+	body := rpcerr.JSON(rpcerr.ErrorBody{
 		Message: "Request header fields too large.", ExceptionType: rpcerr.ExceptionTooLarge,
 		AdditionalInfo: "The request's header exceeds the size limit (64 KiB).",
 	})

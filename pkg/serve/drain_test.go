@@ -298,3 +298,39 @@ func askOnce(c net.Conn, req string) error {
 	}
 	return nil
 }
+
+// TestGracefulShutdown: readiness turns false at once on SIGTERM, and a request in flight is
+// still answered 200 before Serve returns.
+func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	h := startTest(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	done := make(chan response, 1)
+	go func() {
+		done <- h.post(throwawayPath, `{"text":"slow"}`, "Authorization", tok)
+	}()
+	<-h.echo.started
+	h.cancel() // SIGTERM
+	// Readiness turns false while the request is still in flight.
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.ready.Load() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h.srv.ready.Load() {
+		t.Error("still ready after shutdown began")
+	}
+	close(h.echo.release)
+	r := <-done
+	if r.status != 200 {
+		t.Errorf("in-flight request during shutdown: got %d %s; want 200", r.status, r.body)
+	}
+	select {
+	case err := <-h.stopped:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		h.stopped <- nil // for Cleanup's stop
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not stop")
+	}
+}

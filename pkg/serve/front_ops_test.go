@@ -9,9 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"google.golang.org/grpc"
@@ -81,30 +79,6 @@ func TestGRPCFront(t *testing.T) {
 	}
 }
 
-func TestOperationalEndpoints(t *testing.T) {
-	t.Parallel()
-	h := startTest(t, testConfig(t))
-	tok := "Bearer " + h.token("demo", "demo-secret")
-	h.post(throwawayPath, `{"text":"ok"}`, "Authorization", tok)
-
-	for _, tc := range []struct{ path, want string }{
-		{"/healthz", `"ok"`},
-		{"/readyz", `"ready"`},
-		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + throwawayPath + `",service="scoring"} 1`},
-		{"/openapi.json", `"/api/score/items/idsWithResults/bayes/strands"`},
-		{"/.well-known/jwks.json", `"EdDSA"`},
-	} {
-		r := h.do(http.MethodGet, tc.path, "", "")
-		if r.status != 200 || !strings.Contains(string(r.body), tc.want) {
-			t.Errorf("GET %s: got %d, body without %s", tc.path, r.status, tc.want)
-		}
-	}
-	r := h.do(http.MethodGet, "/openapi.json", "", "")
-	if strings.Contains(string(r.body), "/api/forecast/") {
-		t.Error("scoring's OpenAPI document lists forecast paths")
-	}
-}
-
 func TestThrottle(t *testing.T) {
 	t.Parallel()
 	h := startTest(t, testConfig(t))
@@ -127,40 +101,6 @@ func TestThrottle(t *testing.T) {
 		if r.status != http.StatusTooManyRequests {
 			t.Errorf("X-Forwarded-For %q: got %d; want still 429", forged, r.status)
 		}
-	}
-}
-
-func TestGracefulShutdown(t *testing.T) {
-	t.Parallel()
-	h := startTest(t, testConfig(t))
-	tok := "Bearer " + h.token("demo", "demo-secret")
-	done := make(chan response, 1)
-	go func() {
-		done <- h.post(throwawayPath, `{"text":"slow"}`, "Authorization", tok)
-	}()
-	<-h.echo.started
-	h.cancel() // SIGTERM
-	// Readiness turns false while the request is still in flight.
-	deadline := time.Now().Add(5 * time.Second)
-	for h.srv.ready.Load() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if h.srv.ready.Load() {
-		t.Error("still ready after shutdown began")
-	}
-	close(h.echo.release)
-	r := <-done
-	if r.status != 200 {
-		t.Errorf("in-flight request during shutdown: got %d %s; want 200", r.status, r.body)
-	}
-	select {
-	case err := <-h.stopped:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		h.stopped <- nil // for Cleanup's stop
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not stop")
 	}
 }
 

@@ -56,7 +56,7 @@ func importsOf(t *testing.T, dir string) []string {
 
 // TestImportGraph: docs/architecture.md's import graph names every package of the frame and,
 // for each concern, exactly what it imports of ours; the frame's tree lists exactly the internal
-// packages the root package imports; doc.go's list names every internal package.
+// packages the root package imports.
 func TestImportGraph(t *testing.T) {
 	t.Parallel()
 	doc, err := os.ReadFile("../../docs/architecture.md")
@@ -128,24 +128,5 @@ func TestImportGraph(t *testing.T) {
 	}
 	if !slices.Equal(inTree, rootImports) {
 		t.Errorf("pkg/serve imports %v; docs/architecture.md's tree lists %v", rootImports, inTree)
-	}
-
-	docGo, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bullet := regexp.MustCompile(`(?:^//   - |; )(\w+):`)
-	var inDoc []string
-	for _, line := range strings.Split(string(docGo), "\n") {
-		if !strings.HasPrefix(line, "//   - ") {
-			continue
-		}
-		for _, m := range bullet.FindAllStringSubmatch(line, -1) {
-			inDoc = append(inDoc, m[1])
-		}
-	}
-	slices.Sort(inDoc)
-	if !slices.Equal(inDoc, internal) {
-		t.Errorf("doc.go lists %v; pkg/serve/internal holds %v", inDoc, internal)
 	}
 }

@@ -32,7 +32,7 @@ func TestProbe(t *testing.T) {
 	t.Parallel()
 	// The probe's limits: grpcguard's TestTransportLimits.
 	probeLis := loopback(t)
-	h := startGuard(t, func(s *Server) { s.ProbeOn(probeLis) })
+	h := startGuard(t, func(s *Server) { s.probeLis = probeLis })
 	probe, err := grpc.NewClient(probeLis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

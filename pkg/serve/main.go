@@ -11,10 +11,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// Main is the body of a service's main: configuration from args and environ, the logger, the
-// service build (content loading), then serving until ctx ends. Each service's main is only its
-// signal handling and this call. -help writes the usage to stderr and returns nil; -version writes
-// "<service> <Version>" to stdout and returns nil.
+// Main is the body of a service's main, after its signal handling: configuration from args and
+// environ, the logger, the service's build, then serving until ctx ends. -help writes the usage to
+// stderr, -version "<service> <Version>" to stdout, and both return nil.
 func Main(ctx context.Context, id Identity, args, environ []string, stdout, stderr io.Writer, build func(Config, *slog.Logger) (Service, error)) error {
 	cfg, err := LoadConfig(id, args, environ, stderr)
 	if errors.Is(err, ErrHelp) {

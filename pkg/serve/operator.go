@@ -8,9 +8,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// Reload re-reads every file now. A file that fails is logged and its last good version keeps
-// serving; a change taken is logged once; unchanged files log nothing. Each outcome is counted in
-// the reload series (telemetry.Reloads).
+// Reload re-reads every file now: a file that fails is logged and its last good version keeps
+// serving; a change is logged once. Each outcome is counted in the reload series.
 func (s *Server) Reload() {
 	changed, err := s.issuer.Reload()
 	if err != nil {
@@ -41,8 +40,7 @@ func (s *Server) Reload() {
 }
 
 // registerOperatorSeries registers what an operator asks beside the request series: the login
-// throttle's fallbacks, logins and keys (from the issuer at each scrape), the reloads (loaded at
-// start, then each reload) and readiness.
+// throttle's fallbacks, logins and keys (read at each scrape), the reloads and readiness.
 func (s *Server) registerOperatorSeries() {
 	reg, labels := s.telemetry.Registry(), prometheus.Labels{"service": s.cfg.Service}
 	issuer := s.issuer

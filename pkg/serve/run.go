@@ -16,42 +16,29 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// Serving: the listeners, the background loops, the health status, and the drain at the end
-// (drain.go).
-
 // Run listens on the configured addresses and serves until ctx ends, then shuts down gracefully.
 func (s *Server) Run(ctx context.Context) error {
-	httpLis, err := net.Listen("tcp", s.cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("listen http %s: %w", s.cfg.HTTPAddr, err)
-	}
-	grpcLis, err := net.Listen("tcp", s.cfg.GRPCAddr)
-	if err != nil {
-		httpLis.Close()
-		return fmt.Errorf("listen grpc %s: %w", s.cfg.GRPCAddr, err)
-	}
-	if s.cfg.ProbeAddr != "" {
-		probeLis, err := net.Listen("tcp", s.cfg.ProbeAddr)
-		if err != nil {
-			httpLis.Close()
-			grpcLis.Close()
-			return fmt.Errorf("listen probe %s: %w", s.cfg.ProbeAddr, err)
+	var lis []net.Listener // HTTP, gRPC, and the probe's when it has an address
+	for _, a := range []struct{ name, addr string }{{"http", s.cfg.HTTPAddr}, {"grpc", s.cfg.GRPCAddr}, {"probe", s.cfg.ProbeAddr}} {
+		if a.addr == "" {
+			continue // the probe's alone may be empty (Validate)
 		}
-		s.ProbeOn(probeLis)
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			for _, l := range lis {
+				l.Close()
+			}
+			return fmt.Errorf("listen %s %s: %w", a.name, a.addr, err)
+		}
+		lis = append(lis, l)
 	}
-	return s.Serve(ctx, httpLis, grpcLis)
+	if len(lis) == 3 {
+		s.probeLis = lis[2]
+	}
+	return s.Serve(ctx, lis[0], lis[1])
 }
 
-// ProbeOn has Serve also serve probes on lis (Run does it for YARDSTICK_PROBE_ADDR), a gRPC
-// health server of their own with tiny limits (grpcguard.NewProbeServer); call it before Serve.
-func (s *Server) ProbeOn(lis net.Listener) {
-	s.probeLis = lis
-	s.probe = grpcguard.NewProbeServer(s.health)
-}
-
-// Serve serves on the given listeners until ctx ends. Then readiness turns false, the listeners
-// close after ShutdownDelay, and every accepted request finishes (bounded by ShutdownGrace)
-// before Serve returns (drain.go).
+// Serve serves on the given listeners until ctx ends, then drains (drain.go) before it returns.
 func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error {
 	errc := make(chan error, 3)
 	var wg sync.WaitGroup
@@ -63,18 +50,17 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 		})
 	}
 	serve("grpc", func() error { return s.grpc.Serve(s.guard.Listen(grpcLis)) })
-	if s.probe != nil {
-		serve("probe", func() error { return s.probe.Serve(s.probeLis) })
+	var probe *grpc.Server
+	probeAddr := ""
+	if s.probeLis != nil {
+		probe, probeAddr = grpcguard.NewProbeServer(s.health), s.probeLis.Addr().String()
+		serve("probe", func() error { return probe.Serve(s.probeLis) })
 	}
 	drainLis := newDrainListener(httpLis)
 	serve("http", func() error { return s.http.Serve(drainLis) })
 
 	s.ready.Store(true)
 	s.setHealth(healthpb.HealthCheckResponse_SERVING)
-	probeAddr := ""
-	if s.probe != nil {
-		probeAddr = s.probeLis.Addr().String()
-	}
 	s.log.Info("serving", "service", s.cfg.Service, "version", Version, "http", httpLis.Addr().String(), "grpc", grpcLis.Addr().String(), "probe", probeAddr)
 
 	// The background loops (reload, the sweep of ended calls) stop before the drain.
@@ -96,8 +82,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	}
 	stopBackground()
 	s.shutdown(drainLis)
-	if s.probe != nil {
-		s.probe.Stop() // probes saw NOT_SERVING through the drain
+	if probe != nil {
+		probe.Stop() // probes saw NOT_SERVING through the drain
 	}
 	wg.Wait()
 	s.guard.LogEndedCalls() // the last calls gRPC ended early, before the sweep found them
@@ -109,8 +95,8 @@ func (s *Server) Serve(ctx context.Context, httpLis, grpcLis net.Listener) error
 	return runErr
 }
 
-// setHealth sets the overall status ("") and each served service's, so a probe or client may ask
-// about the server as a whole or about the one service it uses.
+// setHealth sets the overall status ("") and each served service's, so a client may ask about
+// either.
 func (s *Server) setHealth(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
 	for name := range s.grpc.GetServiceInfo() {

@@ -57,8 +57,7 @@ type Server struct {
 	codec     *jsonwire.Codec // the JSON front's codec
 
 	grpc     *grpc.Server
-	probe    *grpc.Server // health alone, for the kubelet (grpcguard.NewProbeServer); nil: none
-	probeLis net.Listener
+	probeLis net.Listener // Serve's probe server's, health alone for the kubelet (grpcguard.NewProbeServer); nil: none
 	health   *health.Server
 	http     *http.Server
 	ready    atomic.Bool
@@ -70,21 +69,13 @@ type Server struct {
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
 }
 
-// New builds a server from its configuration: the token issuer from the clients file and keys,
-// the gRPC server with its interceptors, and the JSON front.
+// New builds a server from its configuration: the token issuer, the gRPC server and the JSON front.
 func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	opts := token.Options{
-		ClientsFile: cfg.ClientsFile,
-		KeysDir:     cfg.KeysDir,
-		Dev:         cfg.Dev,
-		TTL:         cfg.TokenTTL,
-		RedisURL:    cfg.RedisURL,
-		Logger:      log,
-		KeyLifetime: cfg.KeyLifetime,
-	}
+	opts := token.Options{ClientsFile: cfg.ClientsFile, KeysDir: cfg.KeysDir, Dev: cfg.Dev, TTL: cfg.TokenTTL,
+		RedisURL: cfg.RedisURL, Logger: log, KeyLifetime: cfg.KeyLifetime}
 	if c := cfg.tokenClock; c != nil {
 		opts.TTL, opts.Leeway = c.ttl, c.leeway
 	}
@@ -136,7 +127,8 @@ func (s *Server) buildGRPC(svc Service) error {
 	svc.Register(s.channel)
 	info := s.channel.ServiceInfo()
 	info[healthpb.Health_ServiceDesc.ServiceName] = inproc.Describe(&healthpb.Health_ServiceDesc)
-	if cfg.ReflectionOn() {
+	reflectionOn := cfg.Reflection == "true" || (cfg.Reflection == "auto" && cfg.Dev)
+	if reflectionOn {
 		for _, d := range reflectionServices {
 			info[d.ServiceName] = inproc.Describe(d)
 		}
@@ -157,29 +149,35 @@ func (s *Server) buildGRPC(svc Service) error {
 		// The guard: the ticket the tap handle's gate admitted the stream with, its idle limit,
 		// each message checked and paced by its client's rate, its log line.
 		grpc.StreamInterceptor(s.guard.StreamInterceptor),
-		// A pool of stream workers instead of a goroutine per call: a worker's stack has grown
-		// once, a new goroutine's grows again on every call (≈ 6% of a small call's CPU went to
-		// stack growth). Calls beyond the pool still get goroutines of their own.
+		// Stream workers instead of a goroutine per call: a worker's stack grows once, a new
+		// goroutine's on every call (≈ 6% of a small call's CPU). Calls beyond the pool get their own.
 		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
 	)...)
-	var registrar grpc.ServiceRegistrar = s.guard.Registrar(s.grpc)
+	var records grpc.StreamHandler // the frame's batch rpc, in place of the service's stub
 	if svc.BatchRPC != "" {
 		shape, err := routes.ReadBatch(svc.BatchRPC)
 		if err != nil {
 			return err
 		}
-		registrar = batchRegistrar{ServiceRegistrar: registrar, full: svc.BatchRPC, serve: s.serveRecords(shape)}
+		records = s.serveRecords(shape)
 	}
 	for _, rs := range s.channel.Services() {
-		registrar.RegisterService(rs.Desc, rs.Impl)
+		d := *rs.Desc
+		d.Streams = slices.Clone(d.Streams)
+		for i := range d.Streams {
+			if records != nil && "/"+d.ServiceName+"/"+d.Streams[i].StreamName == svc.BatchRPC {
+				d.Streams[i].Handler = records
+			}
+		}
+		s.guard.Registrar(s.grpc).RegisterService(&d, rs.Impl)
 	}
 	s.health = health.NewServer()
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	healthpb.RegisterHealthServer(s.guard.Registrar(s.grpc), s.health) // its Check reads its message as the others do
-	if cfg.ReflectionOn() {
+	if reflectionOn {
 		reflection.Register(s.grpc)
 	}
-	s.log.Info("grpc reflection", "enabled", cfg.ReflectionOn(), "setting", cfg.Reflection)
+	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
 	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
@@ -189,32 +187,12 @@ func (s *Server) buildGRPC(svc Service) error {
 	return nil
 }
 
-// batchRegistrar registers services with the handler serve in place of the batch rpc full's
-// (the service's own is its Unimplemented stub).
-type batchRegistrar struct {
-	grpc.ServiceRegistrar
-	full  string
-	serve grpc.StreamHandler
-}
-
-func (r batchRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	d := *desc
-	d.Streams = slices.Clone(desc.Streams)
-	for i := range d.Streams {
-		if "/"+desc.ServiceName+"/"+d.Streams[i].StreamName == r.full {
-			d.Streams[i].Handler = r.serve
-		}
-	}
-	r.ServiceRegistrar.RegisterService(&d, impl)
-}
-
 // reflectionServices are the services reflection.Register adds, for the route table, which is
 // read before the gRPC server exists (its receive limit comes from the table).
 var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
 
-// buildHTTP builds the HTTP side: the gateway's mux with the service's routes, each on a client
-// of the in-process channel, the JSON front before it, and the handlers around it, outermost
-// first.
+// buildHTTP builds the HTTP side: the gateway's mux with the service's routes on the in-process
+// channel, the JSON front before it, and the handlers around it.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux()
@@ -256,13 +234,11 @@ func (s *Server) spanRoute(path string) string {
 	return ""
 }
 
-// Handler is the HTTP front (JSON API, health, metrics, documents) as the HTTP listener serves it:
-// for in-process benchmarks and fuzzing.
+// Handler is the HTTP front as the HTTP listener serves it, for in-process benchmarks and fuzzing.
 func (s *Server) Handler() http.Handler { return s.http.Handler }
 
-// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes on the
-// rpc fullMethod (JSON bytes when json, else protobuf bytes): what a test holds against the real
-// heap growth of the service's handler, and what capacity planning can read.
+// Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes (JSON
+// when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
 	r := s.routes.ByMethod[fullMethod]
 	return s.budget.Cost(r != nil && r.Group, n, json)

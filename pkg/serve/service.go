@@ -7,44 +7,35 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
 // Service is what a service brings to the frame.
 type Service struct {
-	// Register adds the service's gRPC implementations to the registrar (the generated
-	// Register…Server functions take it), once: the frame's in-process channel
-	// (internal/inproc), which then hands them to the gRPC server too.
+	// Register adds the service's gRPC implementations (the generated Register…Server) to the
+	// registrar, once: the in-process channel (internal/inproc), which hands them to gRPC too.
 	Register func(grpc.ServiceRegistrar)
-	// Gateway registers the service's JSON routes: the generated Register…HandlerClient with a
-	// client of conn, the in-process channel, so that a JSON call runs the same chain and
-	// handler as a gRPC call.
+	// Gateway registers the service's JSON routes (the generated Register…HandlerClient) on conn,
+	// the in-process channel, so that a JSON call runs the same chain and handler as a gRPC call.
 	Gateway func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 	// Reload re-reads the service's own files (its content bundle) and reports whether they
 	// changed; nil if it has none. An error keeps the last good version serving and is logged.
 	Reload func() (changed bool, err error)
-	// Wire are the JSON rules of the service's messages beyond protojson's (aliases, ignored
-	// extras, positional messages, numbers as text); none when empty.
+	// Wire are the JSON rules of the service's messages beyond protojson's; none when empty.
 	Wire WireRules
-	// Version names the content the service serves (a hash of its files), for the
-	// yardstick_reload_info series; nil if it has none.
+	// Version names the content served (a hash of its files) in yardstick_reload_info; nil: none.
 	Version func() string
 
-	// BatchPath is the service's NDJSON batch stream (streams.go), "" for none: it takes
-	// BatchRPC's permission from the contract (each record takes its own path's as well).
+	// BatchPath is the service's NDJSON batch stream (streams.go), "" for none; it takes BatchRPC's
+	// permission (and each record its own path's).
 	BatchPath string
-	// GroupStreams are the service's group forecast streams by path: they take the permissions of
-	// the group stream rpc, BatchRPC's service's other stream.
+	// GroupStreams are the service's group forecast streams by path, with the permissions of the
+	// group stream rpc (BatchRPC's service's other stream).
 	GroupStreams map[string]OpenGroup
-	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the
-	// frame serves in place of the service (grpcbatch.go): each record runs as a unary call of
-	// the rpc its request field names. Its record and answer follow the contract's shape there.
+	// BatchRPC is the full method of the service's gRPC batch stream ("" for none), which the frame
+	// serves in its place (grpcbatch.go): each record runs as a unary call of the rpc it names.
 	BatchRPC string
 }
-
-// RequestID returns the id of the request being served, for handlers that log.
-func RequestID(ctx context.Context) string { return reqinfo.ID(ctx) }
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }

@@ -8,13 +8,12 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 )
 
-// WireRules are a service's JSON rules beyond protojson's, for its own messages by full name
+// WireRules are a service's JSON rules beyond protojson's, by message full name
 // (docs/migrating.md lists the contract's): Aliases are extra spellings of a field (alias → JSON
-// name); Ignored are fields accepted and dropped (extras an older API's callers send);
-// Positional messages also arrive as an array of their fields' values in field order;
-// NumberAsText are string fields that also take a JSON number, kept as its literal text. The
-// service owns them (Service.Wire); the frame adds its own messages' and applies them to every
-// body, batch record and gRPC message it decodes.
+// name); Ignored are fields accepted and dropped (extras an older API's callers send); Positional
+// messages also arrive as an array of their fields' values; NumberAsText are string fields that
+// also take a JSON number, kept as its text. The frame adds its own messages' rules and applies
+// them to every body, batch record and gRPC message it decodes.
 type WireRules struct {
 	Aliases      map[protoreflect.FullName]map[string]string
 	Ignored      map[protoreflect.FullName][]string
@@ -22,15 +21,14 @@ type WireRules struct {
 	NumberAsText map[protoreflect.FullName][]string
 }
 
-// frameWire are the rules of the frame's own messages: the token request's clientID, as the
-// original API's callers spell it.
+// frameWire are the rules of the frame's own messages: the token request's clientID, as callers
+// of the original API spell it.
 var frameWire = WireRules{
 	Aliases: map[protoreflect.FullName]map[string]string{"yardstick.auth.v1.IssueTokenRequest": {"clientID": "clientId"}},
 }
 
-// newWireCodec is a server's JSON codec: the service's wire rules with the frame's, and lists
-// cut off past the largest list the server accepts, so a body of a million empty entries costs no
-// more than the limit's worth.
+// newWireCodec is a server's JSON codec: the service's wire rules with the frame's, and lists cut
+// off past the largest the server accepts (a million empty entries cost only the limit's worth).
 func newWireCodec(l Limits, r WireRules) *jsonwire.Codec {
 	opts := jsonwire.Options{
 		Aliases:      union(r.Aliases, frameWire.Aliases),
@@ -43,8 +41,7 @@ func newWireCodec(l Limits, r WireRules) *jsonwire.Codec {
 	return jsonwire.New(opts)
 }
 
-// union is the service's rules and the frame's in one map, the frame's winning for its own
-// messages; nil when both are empty.
+// union is the service's rules and the frame's in one map, the frame's winning; nil when empty.
 func union[V any](service, frame map[protoreflect.FullName]V) map[protoreflect.FullName]V {
 	if len(service)+len(frame) == 0 {
 		return nil

@@ -1,8 +1,6 @@
 // Package ndjson is the NDJSON batch format as the frame's engine (internal/batch) reads and
-// answers it, for what lives outside the frame: the yardstick-batch client checks each line by
-// the engine's own rules, so that a line the service would refuse is answered the same way
-// without being sent, and its tests stand a server up with the engine itself. Every name here
-// is the engine's own, not a copy.
+// answers it, for the yardstick-batch client: it answers a line the service would refuse the same
+// way without sending it, and its tests serve with the engine itself. Every name is the engine's.
 package ndjson
 
 import "github.com/yardstick-dev/yardstick/pkg/serve/internal/batch"

@@ -1,7 +1,6 @@
-// Package rpcerr is the error model both fronts share: the constructors of the gRPC status errors
-// handlers and the frame return (with google.rpc ErrorInfo, BadRequest and RetryInfo details),
-// Problems for validation, and the one mapping from a status to the documented HTTP error body and
-// the writer of that body.
+// Package rpcerr is the error model both fronts share: the gRPC status errors handlers and the
+// frame return (with ErrorInfo, BadRequest and RetryInfo details), Problems for validation, and the
+// one mapping from a status to the documented HTTP error body, with its writer.
 package rpcerr
 
 import (
@@ -23,9 +22,8 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// Exception types of the error body. On gRPC they travel as a google.rpc.ErrorInfo detail whose
-// Reason is the UPPER_SNAKE_CASE form (AIP-193: VALIDATION_ERROR, NOT_AUTHENTICATED, ...) and whose
-// metadata carries the exceptionType itself, so both fronts say the same thing.
+// Exception types of the error body. On gRPC they travel in ErrorInfo: its metadata carries the
+// type itself, its Reason the UPPER_SNAKE_CASE form (AIP-193), so both fronts say the same thing.
 const (
 	ExceptionValidation       = "ValidationError"
 	ExceptionNotAuthenticated = "NotAuthenticated"
@@ -46,13 +44,12 @@ const (
 	MsgInvalid = "Invalid input."
 	// InfoValidation is the additionalInfo of a 400 that lists its problems.
 	InfoValidation = "See validationErrors for every problem found."
-	// InfoKey and ExceptionKey are ErrorInfo's metadata keys of the body's additionalInfo and
-	// exceptionType.
+	// InfoKey and ExceptionKey are ErrorInfo's metadata keys of additionalInfo and exceptionType.
 	InfoKey      = "additionalInfo"
 	ExceptionKey = "exceptionType"
 	// NonFieldErrors is the validationErrors key of problems across fields.
 	NonFieldErrors = "nonFieldErrors"
-	// ReasonOverloaded is the ErrorInfo reason of Overloaded, which tells it apart from the other
+	// ReasonOverloaded is Overloaded's ErrorInfo reason, which tells it from the other
 	// ResourceExhausted answers (a message over the size limit, Throttled).
 	ReasonOverloaded = "OVERLOADED"
 )
@@ -101,8 +98,7 @@ func withDetails(code codes.Code, message string, details ...protoadapt.MessageV
 	return st.Err()
 }
 
-// Retry is a delay in whole seconds, rounded up and at least 1, and its RetryInfo: what a
-// refusal that names when to come back says, on both fronts.
+// Retry is a refusal's delay in whole seconds, rounded up and at least 1, and its RetryInfo.
 func Retry(d time.Duration) (int64, *errdetails.RetryInfo) {
 	secs := max(int64(math.Ceil(d.Seconds())), 1)
 	return secs, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(secs) * time.Second)}
@@ -113,9 +109,8 @@ func NotAuthenticated(message, info string) error {
 	return New(codes.Unauthenticated, ExceptionNotAuthenticated, message, info)
 }
 
-// ErrorInfo reasons of a token that was sent and refused, one per thing the caller can do about
-// it; the HTTP front answers each with RFC 6750's error="invalid_token". A missing token and
-// bad credentials keep NOT_AUTHENTICATED.
+// ErrorInfo reasons of a token that was sent and refused, one per thing the caller can do about it
+// (a missing token and bad credentials keep NOT_AUTHENTICATED).
 const (
 	ReasonTokenExpired      = "TOKEN_EXPIRED"       // get a new token
 	ReasonTokenOtherService = "TOKEN_OTHER_SERVICE" // get one from this service
@@ -123,16 +118,14 @@ const (
 	ReasonTokenInvalid      = "TOKEN_INVALID"       // not a token of this deployment, or altered
 )
 
-// InvalidToken is the answer for a token that was sent and refused, for the reason given (one of
-// the ReasonToken* constants); info says what to do and becomes the WWW-Authenticate
-// error_description, so it must not quote the token.
+// InvalidToken is the answer for a token that was sent and refused for reason (a ReasonToken*);
+// info says what to do and becomes the error_description, so it must not quote the token.
 func InvalidToken(reason, message, info string) error {
 	i := errorInfo(ExceptionNotAuthenticated, info)
 	i.Reason = reason
 	return withDetails(codes.Unauthenticated, message, i)
 }
 
-// tokenReasons are the reasons that answer error="invalid_token".
 var tokenReasons = map[string]bool{ReasonTokenExpired: true, ReasonTokenOtherService: true, ReasonTokenRevoked: true, ReasonTokenInvalid: true}
 
 // bearerChallenge is the WWW-Authenticate of a 401: RFC 6750 §3's plain challenge, or for a
@@ -183,9 +176,8 @@ func ToHTTP(err error) HTTP {
 		return HTTP{Status: hse.HTTPStatus, Body: BodyFor(hse.HTTPStatus, hse.Err)}
 	}
 	st := status.Convert(err)
-	out := HTTP{Body: ErrorBody{Message: st.Message()}}
 	info, bad, retryAfter := detailsOf(st)
-	out.RetryAfter = retryAfter
+	out := HTTP{Body: ErrorBody{Message: st.Message()}, RetryAfter: retryAfter}
 	if info != nil && info.Domain == errorDomain {
 		out.Body.ExceptionType = info.Metadata[ExceptionKey]
 		out.Body.AdditionalInfo = info.Metadata[InfoKey]
@@ -193,20 +185,15 @@ func ToHTTP(err error) HTTP {
 	switch st.Code() {
 	case codes.InvalidArgument:
 		out.Status = http.StatusBadRequest
-		out.Body.ExceptionType = ExceptionValidation
-		out.Body.ValidationErrors = validationErrors(bad, st.Message())
-		out.Body.Message = MsgInvalid
-		out.Body.AdditionalInfo = cmp.Or(out.Body.AdditionalInfo, InfoValidation)
+		out.Body = ErrorBody{Message: MsgInvalid, ExceptionType: ExceptionValidation,
+			AdditionalInfo: cmp.Or(out.Body.AdditionalInfo, InfoValidation), ValidationErrors: validationErrors(bad, st.Message())}
 	case codes.Unauthenticated:
-		out.Status = http.StatusUnauthorized
-		out.Body.ExceptionType = ExceptionNotAuthenticated
+		out.Status, out.Body.ExceptionType = http.StatusUnauthorized, ExceptionNotAuthenticated
 		out.Challenge = bearerChallenge(info)
 	case codes.PermissionDenied:
-		out.Status = http.StatusForbidden
-		out.Body.ExceptionType = ExceptionPermissionDenied
+		out.Status, out.Body.ExceptionType = http.StatusForbidden, ExceptionPermissionDenied
 	case codes.NotFound:
-		out.Status = http.StatusNotFound
-		out.Body.ExceptionType = ExceptionNotFound
+		out.Status, out.Body.ExceptionType = http.StatusNotFound, ExceptionNotFound
 	case codes.ResourceExhausted:
 		exhausted(&out, info)
 	case codes.Unavailable, codes.Canceled, codes.DeadlineExceeded:
@@ -228,8 +215,8 @@ func Record(err error) *batchv1.Status {
 	return &batchv1.Status{Code: p.GetCode(), Message: p.GetMessage(), Details: p.GetDetails()}
 }
 
-// detailsOf is what ToHTTP reads of a status's details: its ErrorInfo, its BadRequest and its
-// RetryInfo's delay in whole seconds, rounded up (nil and 0 when absent).
+// detailsOf is a status's ErrorInfo, BadRequest and RetryInfo's delay in whole seconds, rounded up
+// (nil and 0 when absent).
 func detailsOf(st *status.Status) (info *errdetails.ErrorInfo, bad *errdetails.BadRequest, retryAfter int64) {
 	for _, d := range st.Details() {
 		switch d := d.(type) {
@@ -262,34 +249,32 @@ func exhausted(out *HTTP, info *errdetails.ErrorInfo) {
 
 // BodyFor is the body of an error that arises on the HTTP front itself.
 func BodyFor(code int, cause error) ErrorBody {
-	switch code {
-	case http.StatusBadRequest:
+	if code == http.StatusBadRequest {
 		msg := "Malformed request."
 		if cause != nil {
 			msg = cause.Error()
 		}
 		return ErrorBody{Message: MsgInvalid, ExceptionType: ExceptionValidation, AdditionalInfo: InfoValidation,
 			ValidationErrors: map[string][]string{NonFieldErrors: {msg}}}
-	case http.StatusNotFound:
-		return ErrorBody{Message: "Not found.", ExceptionType: ExceptionNotFound, AdditionalInfo: "No endpoint has this path; see /openapi.json."}
-	case http.StatusMethodNotAllowed:
-		return ErrorBody{Message: "Method not allowed.", ExceptionType: ExceptionMethodNotAllowed, AdditionalInfo: "Endpoints take POST with a JSON body."}
-	case http.StatusRequestTimeout:
-		return ErrorBody{Message: "Request timeout.", ExceptionType: ExceptionTimeout, AdditionalInfo: "The request body arrived too slowly (see the minimum body rate)."}
-	case http.StatusRequestEntityTooLarge:
-		return ErrorBody{Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request body exceeds the size limit."}
-	case http.StatusUnsupportedMediaType:
-		return ErrorBody{Message: "Unsupported media type.", ExceptionType: ExceptionUnsupportedType, AdditionalInfo: "Send Content-Type: application/json."}
-	case http.StatusServiceUnavailable:
-		return ErrorBody{Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."}
-	default:
-		return ErrorBody{Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."}
 	}
+	if b, ok := frontBodies[code]; ok {
+		return b
+	}
+	return frontBodies[http.StatusInternalServerError]
 }
 
-// validationErrors keys every problem as the original API does: by the request's top-level field
-// (`items`, `priorAbility`), rules across fields under nonFieldErrors. A problem of an element
-// (`items[3].result`) names its element path at the start of the message.
+var frontBodies = map[int]ErrorBody{
+	http.StatusNotFound:              {Message: "Not found.", ExceptionType: ExceptionNotFound, AdditionalInfo: "No endpoint has this path; see /openapi.json."},
+	http.StatusMethodNotAllowed:      {Message: "Method not allowed.", ExceptionType: ExceptionMethodNotAllowed, AdditionalInfo: "Endpoints take POST with a JSON body."},
+	http.StatusRequestTimeout:        {Message: "Request timeout.", ExceptionType: ExceptionTimeout, AdditionalInfo: "The request body arrived too slowly (see the minimum body rate)."},
+	http.StatusRequestEntityTooLarge: {Message: "Request too large.", ExceptionType: ExceptionTooLarge, AdditionalInfo: "The request body exceeds the size limit."},
+	http.StatusUnsupportedMediaType:  {Message: "Unsupported media type.", ExceptionType: ExceptionUnsupportedType, AdditionalInfo: "Send Content-Type: application/json."},
+	http.StatusServiceUnavailable:    {Message: "Service unavailable.", ExceptionType: ExceptionAPI, AdditionalInfo: "The service is not ready or is shutting down; retry shortly."},
+	http.StatusInternalServerError:   {Message: "Internal error.", ExceptionType: ExceptionAPI, AdditionalInfo: "The request could not be completed; it has been logged."},
+}
+
+// validationErrors keys every problem as the original API does, by the request's top-level field
+// (`items`; rules across fields under nonFieldErrors); an element's problem starts with its path.
 func validationErrors(bad *errdetails.BadRequest, message string) map[string][]string {
 	out := map[string][]string{}
 	for _, v := range bad.GetFieldViolations() {
@@ -300,15 +285,13 @@ func validationErrors(bad *errdetails.BadRequest, message string) map[string][]s
 		out[key] = append(out[key], desc)
 	}
 	if len(out) == 0 && message != "" && message != MsgInvalid {
-		// An InvalidArgument without field details (a gRPC library's own): its message is all
-		// there is to say.
+		// An InvalidArgument without field details (a gRPC library's own) says it all in its message.
 		out[NonFieldErrors] = []string{message}
 	}
 	return out
 }
 
-// topLevel is the top-level field of an element path: items[3].result → items, "" →
-// nonFieldErrors.
+// topLevel is the top-level field of an element path: items[3].result → items, "" → nonFieldErrors.
 func topLevel(path string) string {
 	if path == "" {
 		return NonFieldErrors
@@ -319,9 +302,8 @@ func topLevel(path string) string {
 	return path
 }
 
-// Overloaded is the answer when the memory budget cannot take a request now: gRPC
-// ResourceExhausted with RetryInfo and an ErrorInfo of reason OVERLOADED, HTTP 503 APIException
-// with Retry-After.
+// Overloaded is the answer when the memory budget cannot take a request now: ResourceExhausted
+// with RetryInfo and reason OVERLOADED (on HTTP: 503 APIException with Retry-After).
 func Overloaded(retryAfter time.Duration) error {
 	secs, ri := Retry(retryAfter)
 	info := errorInfo(ExceptionAPI, fmt.Sprintf("Too much large work is in progress; retry after %d seconds.", secs))

@@ -16,9 +16,8 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// Problems collects every validation problem of one request, each under the path of the field it
-// concerns (`items[3].result`, `priorAbility`; "" for a rule across fields, which the JSON front
-// reports under nonFieldErrors), so a caller learns everything wrong with a request in one answer.
+// Problems collects every validation problem of one request, each under its field's path
+// (`items[3].result`; "" for a rule across fields), so a caller learns them all in one answer.
 type Problems struct {
 	violations []*errdetails.BadRequest_FieldViolation
 	dropped    int
@@ -27,21 +26,17 @@ type Problems struct {
 // maxProblems bounds the error body: 100,000 bad students must not produce a 10 MB answer.
 const maxProblems = 100
 
-// Add records a problem of field. A string that a %q verb quotes is the caller's input: it is
-// quoted to its first jsoncodec.MaxQuoted bytes, with a note of its length (a 1 MB item id must not
-// come back whole). Text that is not UTF-8 is sent with U+FFFD in its place: a problem protobuf
-// could not carry would leave the answer without its validationErrors.
+// Add records a problem of field. A %q-quoted string is the caller's input: only its first
+// jsoncodec.MaxQuoted bytes are quoted, with a note of its length (a 1 MB item id must not come back
+// whole). Non-UTF-8 text becomes U+FFFD: protobuf could not carry it, losing the validationErrors.
 func (p *Problems) Add(field, format string, args ...any) {
 	if len(p.violations) >= maxProblems {
 		p.dropped++
 		return
 	}
-	copied := false
 	for i, a := range args {
 		if s, ok := a.(string); ok && len(s) > jsoncodec.MaxQuoted {
-			if !copied {
-				args, copied = slices.Clone(args), true // the caller's slice stays as it was
-			}
+			args = slices.Clone(args) // the caller's slice stays as it was
 			args[i] = clippedText(s)
 		}
 	}
@@ -51,8 +46,7 @@ func (p *Problems) Add(field, format string, args ...any) {
 	})
 }
 
-// clippedText is a long input string: a %q of it is clipped and followed by the note; any other
-// verb prints it whole, as it prints a string.
+// clippedText is a long input string: %q clips it and adds the note; other verbs print it whole.
 type clippedText string
 
 func (c clippedText) Format(f fmt.State, verb rune) {
@@ -93,8 +87,8 @@ func Invalid(field, format string, args ...any) error {
 	return p.Err()
 }
 
-// Fault turns an error the validation should have prevented into a logged internal error: the
-// cause goes to the log with the request id, the caller gets the documented 500.
+// Fault turns an error the validation should have prevented into Internal, its cause logged with
+// the request id.
 func Fault(ctx context.Context, log *slog.Logger, what string, err error) error {
 	log.ErrorContext(ctx, what, "request_id", reqinfo.ID(ctx), "error", err)
 	return Internal()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,13 +121,18 @@ func TestProblemsClipQuotedInput(t *testing.T) {
 		{"65 bytes: clipped", "items[0].id", "unknown item id %q", []any{id65}, "items[0].id", `unknown item id "` + id64 + `…" (65 bytes; the first 64 shown)`},
 		{"1 MiB, second verb", "items[1].id", "%q repeats items[%d].id", []any{strings.Repeat("L", 1<<20), 0}, "items[1].id", `"` + id64 + `…" (1048576 bytes; the first 64 shown) repeats items[0].id`},
 		{"after %% and %d", "x", "100%% of %d: %q", []any{3, id65}, "x", `100% of 3: "` + id64 + `…" (65 bytes; the first 64 shown)`},
+		{"two long: both clipped", "x", "%q then %q", []any{id65, id65}, "x", `"` + id64 + `…" (65 bytes; the first 64 shown) then "` + id64 + `…" (65 bytes; the first 64 shown)`},
 		{"%s text is ours: whole", "scaleScore", "%s", []any{long}, "scaleScore", long},
 		{"not UTF-8", "a\xffb", "got %s", []any{"c\xfed"}, "a\ufffdb", "got c\ufffdd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var p Problems
-			p.Add(tc.field, tc.format, tc.args...)
+			args := slices.Clone(tc.args)
+			p.Add(tc.field, tc.format, args...)
+			if !slices.Equal(args, tc.args) {
+				t.Errorf("got the caller's args %.200v after Add; want them as they were", args)
+			}
 			var bad *errdetails.BadRequest
 			for _, d := range status.Convert(p.Err()).Details() {
 				if d, ok := d.(*errdetails.BadRequest); ok {

@@ -8,8 +8,7 @@ import (
 	"strconv"
 )
 
-// The HTTP front's writer of the documented error body, and the HTTP-only answers (415, 413)
-// that no gRPC status stands for.
+// The writer of the documented error body, and the HTTP-only answers no gRPC status stands for.
 
 // Write writes e as the documented error body.
 func Write(w http.ResponseWriter, e HTTP) {
@@ -36,9 +35,8 @@ func WriteJSON(w http.ResponseWriter, code int, v any) {
 	_, _ = w.Write(JSON(v))
 }
 
-// JSON is v compact, without HTML escaping ("<accessToken>" reads as written; this is not HTML)
-// and without a final newline. v is the package's bodies or a login's answer: maps and structs of
-// strings and numbers, which cannot fail to encode.
+// JSON is v compact, without HTML escaping ("<accessToken>" reads as written) or a final newline.
+// v is the package's bodies or a login's answer, which cannot fail to encode.
 func JSON(v any) []byte {
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
@@ -54,8 +52,8 @@ const (
 	MediaLogin = "application/json, application/x-www-form-urlencoded or multipart/form-data"
 )
 
-// UnsupportedMediaType is the 415 of a path that takes the media type(s) named: the caller
-// learns what to send, not merely that this was wrong.
+// UnsupportedMediaType is the 415 of a path that takes the media type(s) named, so that the
+// caller learns what to send.
 func UnsupportedMediaType(takes string) HTTP {
 	return HTTP{Status: http.StatusUnsupportedMediaType, Body: ErrorBody{Message: "Unsupported media type.",
 		ExceptionType: ExceptionUnsupportedType, AdditionalInfo: "Send Content-Type: " + takes + "."}}

@@ -9,6 +9,31 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
+// TestOperationalEndpoints: the paths httpRoutes serves beside the API, on a running server.
+func TestOperationalEndpoints(t *testing.T) {
+	t.Parallel()
+	h := startTest(t, testConfig(t))
+	tok := "Bearer " + h.token("demo", "demo-secret")
+	h.post(throwawayPath, `{"text":"ok"}`, "Authorization", tok)
+
+	for _, tc := range []struct{ path, want string }{
+		{"/healthz", `"ok"`},
+		{"/readyz", `"ready"`},
+		{"/metrics", `yardstick_requests_total{code="200",front="http",route="` + throwawayPath + `",service="scoring"} 1`},
+		{"/openapi.json", `"/api/score/items/idsWithResults/bayes/strands"`},
+		{"/.well-known/jwks.json", `"EdDSA"`},
+	} {
+		r := h.do(http.MethodGet, tc.path, "", "")
+		if r.status != 200 || !strings.Contains(string(r.body), tc.want) {
+			t.Errorf("GET %s: got %d, body without %s", tc.path, r.status, tc.want)
+		}
+	}
+	r := h.do(http.MethodGet, "/openapi.json", "", "")
+	if strings.Contains(string(r.body), "/api/forecast/") {
+		t.Error("scoring's OpenAPI document lists forecast paths")
+	}
+}
+
 // TestDocsRoute: /docs is Swagger UI on the HTTP front, GET and HEAD only; paths beside it are
 // the API's 404.
 func TestDocsRoute(t *testing.T) {
