@@ -31,7 +31,8 @@ func NewBodyPool(b *Budget, ceiling int64) *BodyPool {
 	return p
 }
 
-// BodiesHeldBy is what client's bodies being read hold of the body pool (for tests and the soak).
+// BodiesHeldBy is what client's bodies being read hold of the body pool (for pkg/serve's
+// whole-server tests, which see the budget but not the front's pool).
 func (b *Budget) BodiesHeldBy(client string) int64 {
 	if p := b.bodies.Load(); p != nil {
 		return p.reads.HeldBy(client)
@@ -39,18 +40,13 @@ func (b *Budget) BodiesHeldBy(client string) int64 {
 	return 0
 }
 
-// Skips reports whether a body of declared bytes (-1: not declared) on a group forecast's route
-// when group skips the budget, and so the pool: a small body of another route (Budget.Cost).
-func Skips(group bool, declared int64) bool {
-	return !group && declared >= 0 && declared < SmallRequestBytes
-}
-
 // Take holds the bytes of client's body (whose concurrency limit is conc, 0 for none) before it
-// is read: declared, or limit when it declared none. It waits up to a second for room in the
-// client's share and in the pool, then refuses: rpcerr.Overloaded (503, Retry-After 1), counted
-// as a read_pool refusal of the http front. A body that skips the budget holds nothing (nil).
+// is read: declared (-1: not declared), or limit when it declared none. It waits up to a second
+// for room in the client's share and in the pool, then refuses: rpcerr.Overloaded (503,
+// Retry-After 1), counted as a read_pool refusal of the http front. A body that skips the budget
+// (a small one of a route other than the group forecasts, Budget.Cost) holds nothing (nil).
 func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool, declared, limit int64) (*Read, error) {
-	if Skips(group, declared) {
+	if !group && declared >= 0 && declared < SmallRequestBytes {
 		return nil, nil
 	}
 	n := declared
@@ -64,9 +60,6 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 	}
 	return r, nil
 }
-
-// Size is the pool's size in bytes.
-func (p *BodyPool) Size() int64 { return p.reads.Size() }
 
 // AdmitBody admits a JSON request of client whose body has been read, by what the body costs (a
 // group forecast by the students it can hold, GroupCostOfBody; another route by its size),

@@ -60,7 +60,7 @@ func (r *Read) Done() {
 // none), waiting up to readWait (or the call's end) for them, within the client's share first.
 func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (*Read, bool) {
 	n = min(n, p.size)
-	share := p.Share(conc, n)
+	share := p.share(conc, n)
 	// The common case first, without a timer: room in the client's share and in the pool.
 	inShare := p.clients.take(nil, client, n, share)
 	if inShare && p.sem.TryAcquire(n) {
@@ -78,8 +78,8 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	return &Read{pool: p, client: client, n: n}, true
 }
 
-// Share is the most a client of concurrency conc (0: none) may hold of the pool in reads of n.
-func (p *ReadPool) Share(conc int, n int64) int64 { return shareOf(p.size, n, min(n, p.size), conc) }
+// share is the most a client of concurrency conc (0: none) may hold of the pool in reads of n.
+func (p *ReadPool) share(conc int, n int64) int64 { return shareOf(p.size, n, min(n, p.size), conc) }
 
 // HeldBy is what client's reads hold (for tests).
 func (p *ReadPool) HeldBy(client string) int64 { return p.clients.heldBy(client) }

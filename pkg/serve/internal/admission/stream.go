@@ -51,7 +51,7 @@ type Stream struct {
 // when the streams' half of the budget is full, a 429 when the client's streams hold its share.
 func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	reserve := min(int64(StreamReserve), b.capacity/2)
-	share := b.StreamShare(conc)
+	share := b.streamShare(conc)
 	if !b.clientStreams.take(nil, client, reserve, share) {
 		b.Refuse(front, CauseClientShare)
 		secs, retry := rpcerr.Retry(RetryAfter)
@@ -70,9 +70,9 @@ func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	return nil, rpcerr.Overloaded(RetryAfter)
 }
 
-// StreamShare is the share of the streams' half of the budget a client of concurrency conc may
+// streamShare is the share of the streams' half of the budget a client of concurrency conc may
 // hold (0: no limit).
-func (b *Budget) StreamShare(conc int) int64 {
+func (b *Budget) streamShare(conc int) int64 {
 	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
 }
 

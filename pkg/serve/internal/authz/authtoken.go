@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
@@ -30,7 +29,7 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, false, 0)
 			return
 		}
-		writeRequestError(w, rerr)
+		rpcerr.Write(w, rerr.answer)
 		return
 	}
 	if req.oauth && req.grant != "client_credentials" {
@@ -83,27 +82,6 @@ func writeLoginError(w http.ResponseWriter, err error, basic bool) {
 
 // basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.
 const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
-
-// writeRequestError answers a SPEC-style request that could not be read: 413 and 415 with their
-// documented bodies, 400 naming the field at fault.
-func writeRequestError(w http.ResponseWriter, rerr *requestError) {
-	switch rerr.status {
-	case http.StatusRequestEntityTooLarge:
-		rpcerr.Write(w, rpcerr.TooLarge(routes.AuthTokenBodyLimit))
-		return
-	case http.StatusUnsupportedMediaType:
-		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaLogin))
-		return
-	}
-	key := rerr.field
-	if key == "" {
-		key = rpcerr.NonFieldErrors
-	}
-	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
-		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
-		ValidationErrors: map[string][]string{key: {rerr.msg}},
-	}})
-}
 
 // writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
 // throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.

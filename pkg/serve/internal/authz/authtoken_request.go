@@ -2,6 +2,7 @@ package authz
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -32,16 +33,26 @@ type loginRequest struct {
 	basicErr error // the 401 of a Basic header that could not be read
 }
 
-// requestError is a /authToken request that cannot be read. status is 400, 413 or 415; a 413 and a
-// 415 have their documented bodies, and no msg.
+// requestError is a /authToken request that cannot be read: its answer in the original API's
+// shape (a 400 naming the field at fault, or the documented 413 and 415), and for a 400 the
+// problem alone, OAuth 2.0's error_description.
 type requestError struct {
-	status int
+	answer rpcerr.HTTP
 	msg    string
-	field  string // the field at fault, "" for the request as a whole
 }
 
+var (
+	errTooLarge    = &requestError{answer: rpcerr.TooLarge(routes.AuthTokenBodyLimit)}
+	errUnsupported = &requestError{answer: rpcerr.UnsupportedMediaType(rpcerr.MediaLogin)}
+)
+
+// badRequest is a 400 of field ("": the request as a whole).
 func badRequest(field, format string, args ...any) *requestError {
-	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	return &requestError{msg: msg, answer: rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
+		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
+		ValidationErrors: map[string][]string{cmp.Or(field, rpcerr.NonFieldErrors): {msg}},
+	}}}
 }
 
 // canonical maps each name a /authToken body may use to its parameter: the original API's names
@@ -127,7 +138,7 @@ func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *request
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, &requestError{status: http.StatusRequestEntityTooLarge}
+		return nil, errTooLarge
 	case err != nil:
 		return nil, badRequest("", "request body could not be read")
 	}
@@ -135,7 +146,7 @@ func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *request
 	mt, params, err := mime.ParseMediaType(ct)
 	switch {
 	case ct != "" && err != nil:
-		return nil, &requestError{status: http.StatusUnsupportedMediaType} // answered as any other type it does not take
+		return nil, errUnsupported // answered as any other type it does not take
 	case mt == "multipart/form-data":
 		return parseMultipart(body, params["boundary"])
 	case (mt == "" || mt == "application/x-www-form-urlencoded") && !jsonwire.IsObject(body):
@@ -147,7 +158,7 @@ func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *request
 	case mt == "" || mt == "application/x-www-form-urlencoded" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return parseLoginJSON(body)
 	}
-	return nil, &requestError{status: http.StatusUnsupportedMediaType}
+	return nil, errUnsupported
 }
 
 // parseLoginJSON reads a JSON object of string fields: duplicate keys, trailing data and values

@@ -36,17 +36,13 @@ func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }
 
+// grantKey is the context key of the verified claims permit grants a call.
 type grantKey struct{}
-
-// grant is what Permit put in a call's context: the verified claims.
-type grant struct {
-	claims token.Claims
-}
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
-	g, ok := ctx.Value(grantKey{}).(grant)
-	return g.claims, ok
+	claims, ok := ctx.Value(grantKey{}).(token.Claims)
+	return claims, ok
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
@@ -55,7 +51,7 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 // whichever way a caller comes.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
 	if r == nil || !r.Ruled || r.Rule.Public {
-		return Permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
+		return permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
 	}
 	if bearer == "" {
 		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
@@ -66,8 +62,8 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 		a.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", reqinfo.ID(ctx))
 		return ctx, a.refused(err)
 	}
-	NoteClient(ctx, claims.ClientID)
-	return Permit(ctx, r, claims)
+	noteClient(ctx, claims.ClientID)
+	return permit(ctx, r, claims)
 }
 
 // refused is the answer for a token Verify refused: what happened to it, and what to do, without
@@ -88,11 +84,9 @@ func (a *Authorizer) refused(err error) error {
 	return rpcerr.InvalidToken(reason, "Authentication failed.", info)
 }
 
-// Permit checks claims already verified (a stream's token, verified once by Authorize for the
-// stream) against the route r's rule, as Authorize does after verifying: a batch record runs
-// with the stream's token and its own path's permission. It returns the context the handler
-// runs with.
-func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.Context, error) {
+// permit checks verified claims against the route r's rule (Authorize's last step, and Watch's)
+// and returns the context the handler runs with.
+func permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.Context, error) {
 	if r == nil || !r.Ruled {
 		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
 	}
@@ -108,7 +102,7 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 				fmt.Sprintf("The client lacks the %q permission this endpoint needs.", p))
 		}
 	}
-	return context.WithValue(ctx, grantKey{}, grant{claims: claims}), nil
+	return context.WithValue(ctx, grantKey{}, claims), nil
 }
 
 // Bearer reads "Bearer <token>" from the Authorization values.
@@ -142,8 +136,8 @@ func ClientID(ctx context.Context) string {
 	return ""
 }
 
-// NoteClient records the authenticated client for the request's log line.
-func NoteClient(ctx context.Context, clientID string) {
+// noteClient records the authenticated client for the request's log line.
+func noteClient(ctx context.Context, clientID string) {
 	if ri := reqinfo.From(ctx); ri != nil {
 		ri.ClientID = clientID
 	}

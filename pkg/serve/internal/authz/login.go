@@ -28,7 +28,7 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 	var busy *token.BusyError
 	switch {
 	case err == nil:
-		NoteClient(ctx, clientID)
+		noteClient(ctx, clientID)
 		return tok, nil
 	case errors.As(err, &throttled):
 		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)

@@ -68,7 +68,7 @@ func (a *Authorizer) check(r *routes.Route, bearer string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, a.refused(err)
 	}
-	if _, err := Permit(context.Background(), r, claims); err != nil {
+	if _, err := permit(context.Background(), r, claims); err != nil {
 		return time.Time{}, err
 	}
 	return a.issuer.ValidUntil(claims), nil

@@ -42,8 +42,19 @@ type Record struct {
 	Body []byte
 }
 
-// recordFields are a record's keys, for the "did you mean" of an unknown one.
-var recordFields = []string{"id", "path", "body"}
+// recordFields are a record's keys (for the "did you mean" of an unknown one), the kind of value
+// each takes, and the problem of a value of another kind, which is skipped.
+var recordFields = [3]recordField{
+	{"id", jx.String, "must be a JSON string (the caller's record id)"},
+	{"path", jx.String, "must be a JSON string (a path of this service, such as /api/score/items/bayes)"},
+	{"body", jx.Object, "must be a JSON object (the request of the record's path)"},
+}
+
+type recordField struct {
+	name  string
+	kind  jx.Type
+	wrong string
+}
 
 // ParseRecord reads one line as a record, or says everything wrong with it as the validation
 // error of a 400 (keyed by the record's field, as a unary 400 keys by the request's; see
@@ -61,7 +72,7 @@ func ParseRecord(line []byte) (Record, error) {
 	var rec Record
 	var seen [3]bool
 	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
-		k := slices.Index(recordFields, string(key))
+		k := slices.IndexFunc(recordFields[:], func(f recordField) bool { return f.name == string(key) })
 		switch {
 		case k < 0:
 			field := string(key)
@@ -71,11 +82,11 @@ func ParseRecord(line []byte) (Record, error) {
 			p.Add(field, "unknown field %q%s", string(key), suggest(string(key)))
 			return d.Skip()
 		case seen[k]:
-			p.Add(recordFields[k], "duplicate field %q", recordFields[k])
+			p.Add(recordFields[k].name, "duplicate field %q", recordFields[k].name)
 			return d.Skip()
 		}
 		seen[k] = true
-		return recordField[k](d, &rec, &p)
+		return readField(d, k, &rec, &p)
 	})
 	if err == nil {
 		err = onlyValue(d)
@@ -89,7 +100,7 @@ func ParseRecord(line []byte) (Record, error) {
 	}
 	for i, f := range recordFields {
 		if !seen[i] {
-			p.Add(f, "is required")
+			p.Add(f.name, "is required")
 		}
 	}
 	if err := p.Err(); err != nil {
@@ -110,46 +121,30 @@ func onlyValue(d *jx.Decoder) error {
 	return err
 }
 
-// recordField reads each of recordFields' values into the record, in recordFields' order; a value
-// of the wrong kind is a problem of its field, and is skipped.
-var recordField = [3]func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error{
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // id
-		if d.Next() != jx.String {
-			p.Add("id", "must be a JSON string (the caller's record id)")
-			return d.Skip()
-		}
-		raw, err := d.Raw()
-		if err != nil {
-			return err
-		}
-		if !utf8.Valid(raw) {
-			p.Add("id", "must be valid UTF-8")
-			return nil
-		}
-		rec.ID = bytes.Clone(raw)
-		return nil
-	},
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // path
-		if d.Next() != jx.String {
-			p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
-			return d.Skip()
-		}
+// readField reads the value of recordFields[k] into the record.
+func readField(d *jx.Decoder, k int, rec *Record, p *rpcerr.Problems) error {
+	f := recordFields[k]
+	if d.Next() != f.kind {
+		p.Add(f.name, "%s", f.wrong)
+		return d.Skip()
+	}
+	if f.name == "path" {
 		s, err := d.Str()
 		rec.Path = s
 		return err
-	},
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // body
-		if d.Next() != jx.Object {
-			p.Add("body", "must be a JSON object (the request of the record's path)")
-			return d.Skip()
-		}
-		raw, err := d.Raw()
-		if err != nil {
-			return err
-		}
+	}
+	raw, err := d.Raw()
+	switch {
+	case err != nil:
+		return err
+	case f.name == "body":
 		rec.Body = bytes.Clone(raw)
-		return nil
-	},
+	case !utf8.Valid(raw):
+		p.Add("id", "must be valid UTF-8")
+	default:
+		rec.ID = bytes.Clone(raw)
+	}
+	return nil
 }
 
 // notJSON is the 400 of a line that is not JSON, saying where it breaks.
@@ -171,8 +166,8 @@ func suggest(key string) string {
 		return "" // no record field is that long: not a near miss (and no distance to compute)
 	}
 	for _, f := range recordFields {
-		if jsonwire.Distance(key, f) <= 2 {
-			return fmt.Sprintf("; did you mean %q?", f)
+		if jsonwire.Distance(key, f.name) <= 2 {
+			return fmt.Sprintf("; did you mean %q?", f.name)
 		}
 	}
 	return ""

@@ -1,14 +1,17 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
 // of it (its JSON path, who may call it, its body and message limits, whether it is a group
 // forecast), read once in serve.New from the contract (the routes file and the methods' options)
-// and the configured limits, and the shape of a gRPC batch rpc's messages (batchshape.go). The JSON front finds a request's route by path, the gRPC guard by
-// method, each once per call; no layer keeps a rule of its own. A new kind of route (a streaming
+// and the configured limits, and the shape of a gRPC batch rpc's messages (batchshape.go). The
+// JSON front finds a request's route by path, the gRPC guard by method, each once per call; no
+// layer keeps a rule of its own. A new kind of route (a streaming
 // batch route, say) is a new field here and a case in Build.
 package routes
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/api/annotations"
@@ -85,15 +88,15 @@ const AuthTokenBodyLimit = 64 << 10
 // operational paths of the HTTP front, beside the API's.
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
 
-// IsGroup reports whether path is a group forecast's: the one place this rule is written.
-func IsGroup(path string) bool { return strings.HasSuffix(path, "/group") }
+// isGroup reports whether path is a group forecast's: the one place this rule is written.
+func isGroup(path string) bool { return strings.HasSuffix(path, "/group") }
 
 // bodyLimit is the largest JSON body path takes.
 func bodyLimit(path string, l Limits) int64 {
 	switch {
 	case path == "/authToken":
 		return AuthTokenBodyLimit
-	case IsGroup(path):
+	case isGroup(path):
 		return l.MaxGroupBodyBytes
 	default:
 		return l.MaxBodyBytes
@@ -104,21 +107,17 @@ func bodyLimit(path string, l Limits) int64 {
 // repeating a field: three doubles of 9 bytes, and the entry's tag and length.
 const protoStudentBytes = 29
 
-// GRPCGroupLimit is a group forecast message's limit over gRPC: what the most students the
+// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students the
 // service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
 // (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
 // admitted at the service's largest limit (the gRPC read pool), so this sets how many fit at once.
-func GRPCGroupLimit(l Limits) int64 {
+func grpcGroupLimit(l Limits) int64 {
 	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
 }
 
 // Build builds the table of the methods in info, the services registered on a server.
 func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
-	var names []string
-	for name := range info {
-		names = append(names, name)
-	}
-	contract, err := httpRules(names...) // which also finds each service of ours in the contract
+	contract, err := httpRules(slices.Collect(maps.Keys(info))...) // which also finds each service of ours in the contract
 	if err != nil {
 		return nil, err
 	}
@@ -150,10 +149,10 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		if r.Path == "" || limit > r.BodyLimit { // an rpc of several paths takes the largest body
 			r.BodyLimit = limit
 		}
-		r.Path, r.Group = c.Path, r.Group || IsGroup(c.Path)
+		r.Path, r.Group = c.Path, r.Group || isGroup(c.Path)
 		r.MessageLimit = r.BodyLimit
 		if r.Group {
-			r.MessageLimit = GRPCGroupLimit(l)
+			r.MessageLimit = grpcGroupLimit(l)
 		}
 		if r.Ruled {
 			t.ByPath[c.Path], t.labels[c.Path] = r, true
