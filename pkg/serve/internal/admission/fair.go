@@ -118,5 +118,6 @@ func (q *queues) leave(w *waiter, admitted bool) {
 	}
 }
 
-// Waiting is the calls waiting in the queues (for tests).
+// Waiting is the calls waiting in the queues (for pkg/serve's whole-server test of fairness
+// between clients, which sees the budget but not its queues).
 func (b *Budget) Waiting() int { return int(b.q.waiting.Load()) }

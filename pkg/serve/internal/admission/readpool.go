@@ -81,7 +81,7 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 // share is the most a client of concurrency conc (0: none) may hold of the pool in reads of n.
 func (p *ReadPool) share(conc int, n int64) int64 { return shareOf(p.size, n, min(n, p.size), conc) }
 
-// HeldBy is what client's reads hold (for tests).
+// HeldBy is what client's reads hold (for pkg/serve's whole-server test of the client's share).
 func (p *ReadPool) HeldBy(client string) int64 { return p.clients.heldBy(client) }
 
 // Size is the pool's size in bytes.

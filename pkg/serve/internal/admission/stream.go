@@ -76,9 +76,6 @@ func (b *Budget) streamShare(conc int) int64 {
 	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
 }
 
-// StreamsHeldBy is what client's streams hold of the budget (for tests and the soak).
-func (b *Budget) StreamsHeldBy(client string) int64 { return b.clientStreams.heldBy(client) }
-
 // errStreamEnded is Hold's error for a record whose stream was released while it waited.
 var errStreamEnded = errors.New("admission: the stream has ended")
 
