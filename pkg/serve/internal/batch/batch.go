@@ -197,13 +197,15 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 	case err != nil:
 		return counts, err
 	}
-	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	_ = c.write(summary) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
-		return counts, err
-	}
-	counts.Complete = true
-	return counts, nil
+	err = c.last(fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed))
+	counts.Complete = err == nil
+	return counts, err
+}
+
+// last writes the stream's last line and sends it with what is buffered: nil once it went out.
+func (c *conn) last(line []byte) error {
+	_ = c.write(line) // an error sticks: flush returns it
+	return c.flush()
 }
 
 // writeEnd writes the last line of a stream ended before its body did, {"end":{"status":S,
@@ -212,9 +214,7 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 func (c *conn) writeEnd(ended *endedError) error {
 	status, body := ErrorAnswer(ended.err)
 	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)
-	line = append(append(append(line, `,"body":`...), body...), "}}\n"...)
-	_ = c.write(line) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
+	if err := c.last(append(append(append(line, `,"body":`...), body...), "}}\n"...)); err != nil {
 		return err
 	}
 	return ended

@@ -148,10 +148,7 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
-	_ = c.write(append(buf, "}\n"...)) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
-		return counts, err
-	}
-	counts.Complete = true
-	return counts, nil
+	err = c.last(append(buf, "}\n"...))
+	counts.Complete = err == nil
+	return counts, err
 }
