@@ -60,7 +60,7 @@ func TestGRPCGroupLimit(t *testing.T) {
 		t.Errorf("group limit under a smaller JSON limit: got %d; want %d (the JSON limit)", got, want)
 	}
 	if !isGroup("/api/forecast/math/group") || isGroup("/api/forecast/math") {
-		t.Error("IsGroup: want the /group suffix and only it")
+		t.Error("isGroup: want the /group suffix and only it")
 	}
 	if !IsPublicService("grpc.health.v1.Health") || IsPublicService("yardstick.forecast.v1.ForecastService") {
 		t.Error("IsPublicService: want health public and the forecast service not")
