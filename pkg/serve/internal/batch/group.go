@@ -108,25 +108,24 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
 			return counts, err
 		}
-		buf = buf[:0]
-		if tooLong {
+		status, answer, err := http.StatusRequestEntityTooLarge, tooLarge, BOMProblem(line)
+		if !tooLong && err == nil {
+			answer, err = g.Student(ctx, line)
+		}
+		switch {
+		case tooLong:
 			counts.Invalid++
-			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLarge)
-		} else if err := BOMProblem(line); err != nil {
+		case err != nil:
 			counts.Invalid++
-			status, body := ErrorAnswer(err)
-			buf = appendLineAnswer(buf, num, status, body)
-		} else if entry, err := g.Student(ctx, line); err != nil {
-			counts.Invalid++
-			status, body := ErrorAnswer(err)
-			buf = appendLineAnswer(buf, num, status, body)
-		} else {
+			status, answer = ErrorAnswer(err)
+		default:
 			counts.Students++
-			if status, entry := checkAnswer(http.StatusOK, entry); status == http.StatusOK {
-				buf = append(append(buf, entry...), '\n')
-			} else {
-				buf = appendLineAnswer(buf, num, status, entry) // an entry that is not JSON: our fault
-			}
+			status, answer = checkAnswer(http.StatusOK, answer) // an entry that is not JSON: our fault
+		}
+		if status == http.StatusOK {
+			buf = append(append(buf[:0], answer...), '\n')
+		} else {
+			buf = appendLineAnswer(buf[:0], num, status, answer)
 		}
 		if err := c.write(buf); err != nil {
 			return counts, err
