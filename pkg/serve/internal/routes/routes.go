@@ -9,9 +9,7 @@ package routes
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/api/annotations"
@@ -117,7 +115,7 @@ func grpcGroupLimit(l Limits) int64 {
 
 // Build builds the table of the methods in info, the services registered on a server.
 func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
-	contract, err := httpRules(slices.Collect(maps.Keys(info))...) // which also finds each service of ours in the contract
+	file, err := yardstick.Routes()
 	if err != nil {
 		return nil, err
 	}
@@ -126,36 +124,26 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		t.labels[p] = true
 	}
 	for svcName, si := range info {
-		sd, _ := serviceDescriptor(svcName) // read only for a service of ours, found above
+		var sd protoreflect.ServiceDescriptor
+		if !publicServices[svcName] {
+			if sd, err = serviceDescriptor(svcName); err != nil {
+				return nil, err
+			}
+		}
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			rule, ruled, record := Rule{Public: true}, true, false // an infrastructure service's
-			if !publicServices[svcName] {
+			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+			if sd != nil { // a service of ours; an infrastructure service's methods are open to all
 				md := sd.Methods().ByName(protoreflect.Name(m.Name))
-				rule, ruled = options(md)
-				record = recordable(md)
+				r.Rule, r.Ruled = options(md)
+				r.Record, r.Records = recordable(md), m.IsClientStream && m.IsServerStream && r.Ruled && !r.Rule.Public
 			}
-			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, Record: record,
-				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
-				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+			t.ByMethod[full] = r
 		}
-	}
-	for _, c := range contract {
-		r := t.ByMethod[c.FullMethod]
-		if r == nil || c.Method != http.MethodPost {
-			continue
-		}
-		limit := bodyLimit(c.Path, l)
-		if r.Path == "" || limit > r.BodyLimit { // an rpc of several paths takes the largest body
-			r.BodyLimit = limit
-		}
-		r.Path, r.Group = c.Path, r.Group || isGroup(c.Path)
-		r.MessageLimit = r.BodyLimit
-		if r.Group {
-			r.MessageLimit = grpcGroupLimit(l)
-		}
-		if r.Ruled {
-			t.ByPath[c.Path], t.labels[c.Path] = r, true
+		for _, c := range httpRules(sd, file) {
+			if r := t.ByMethod[c.FullMethod]; r != nil && c.Method == http.MethodPost {
+				t.bind(r, c.Path, l)
+			}
 		}
 	}
 	t.Ceiling = l.MaxBodyBytes
@@ -163,6 +151,22 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		t.Ceiling = max(t.Ceiling, r.MessageLimit)
 	}
 	return t, nil
+}
+
+// bind gives r the JSON path path: an rpc of several paths takes the largest body.
+func (t *Table) bind(r *Route, path string, l Limits) {
+	limit := bodyLimit(path, l)
+	if r.Path == "" || limit > r.BodyLimit {
+		r.BodyLimit = limit
+	}
+	r.Path, r.Group = path, r.Group || isGroup(path)
+	r.MessageLimit = r.BodyLimit
+	if r.Group {
+		r.MessageLimit = grpcGroupLimit(l)
+	}
+	if r.Ruled {
+		t.ByPath[path], t.labels[path] = r, true
+	}
 }
 
 // Label bounds the metric label set: a known path is itself, anything else "other" (a scanner
@@ -174,40 +178,30 @@ func (t *Table) Label(path string) string {
 	return "other"
 }
 
-// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: the
-// services as given, each one's methods as its .proto file declares them, and each method's own
-// google.api.http option, then the routes file's rules (http.yaml, which the contract's services
-// use) in the file's order. An infrastructure service has none.
-func httpRules(services ...string) ([]yardstick.Route, error) {
-	file, err := yardstick.Routes()
-	if err != nil {
-		return nil, err
+// httpRules are the HTTP rules of the service sd's rpcs (nil: an infrastructure service, which
+// has none), as grpc-gateway's generator reads them: its methods as its .proto file declares
+// them, each method's own google.api.http option, then the routes file's rules (http.yaml, which
+// the contract's services use) in the file's order.
+func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yardstick.Route {
+	if sd == nil {
+		return nil
 	}
 	var rules []yardstick.Route
-	for _, name := range services {
-		if publicServices[name] {
-			continue
-		}
-		sd, err := serviceDescriptor(name)
-		if err != nil {
-			return nil, err
-		}
-		for i := range sd.Methods().Len() {
-			md := sd.Methods().Get(i)
-			full := "/" + name + "/" + string(md.Name())
-			if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
-				if method, path := httpBinding(rule); path != "" {
-					rules = append(rules, yardstick.Route{Method: method, Path: path, FullMethod: full})
-				}
+	for i := range sd.Methods().Len() {
+		md := sd.Methods().Get(i)
+		full := "/" + string(sd.FullName()) + "/" + string(md.Name())
+		if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
+			if method, path := httpBinding(rule); path != "" {
+				rules = append(rules, yardstick.Route{Method: method, Path: path, FullMethod: full})
 			}
-			for _, r := range file {
-				if r.FullMethod == full {
-					rules = append(rules, r)
-				}
+		}
+		for _, r := range file {
+			if r.FullMethod == full {
+				rules = append(rules, r)
 			}
 		}
 	}
-	return rules, nil
+	return rules
 }
 
 // httpBinding is a google.api.http rule's method and path ("" when it binds none).
