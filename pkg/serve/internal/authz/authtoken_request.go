@@ -71,10 +71,8 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 	if rerr != nil {
 		return loginRequest{}, rerr
 	}
-	var req loginRequest
-	if g := values["grant_type"]; len(g) > 0 && g[0] != "" {
-		req.oauth = true // decided first, so that even a malformed OAuth request is answered in OAuth's shape
-	}
+	// Decided first, so that even a malformed OAuth request is answered in OAuth's shape.
+	req := loginRequest{oauth: len(values["grant_type"]) > 0 && values["grant_type"][0] != ""}
 	params, rerr := loginParams(values, req.oauth)
 	if rerr != nil {
 		return req, rerr

@@ -235,13 +235,6 @@ func (c *conn) detach(parent context.Context, cancel context.CancelCauseFunc) fu
 	})
 }
 
-// bodyEnded notes that the body was read to its end.
-func (c *conn) bodyEnded() {
-	c.mu.Lock()
-	c.bodyDone = true
-	c.mu.Unlock()
-}
-
 // endedError is the body's error once endReads ran: err is the stream's last answer.
 type endedError struct{ err error }
 
@@ -298,8 +291,10 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, context.Cause(b.ctx)
 	}
 	n, err := b.r.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.c.bodyEnded()
+	if errors.Is(err, io.EOF) { // the body was read to its end
+		b.c.mu.Lock()
+		b.c.bodyDone = true
+		b.c.mu.Unlock()
 	}
 	if err != nil && n == 0 {
 		if err := b.c.readEnded(); err != nil { // endReads's deadline
