@@ -6,16 +6,11 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// A unary JSON body is admitted in two steps, so that a caller who declares a large body and
-// sends it slowly holds only the bytes it declared, never the heap its decoding will cost. While
-// the body arrives it holds its bytes (once: the buffer it is read into) in the body pool, a read
-// pool (readpool.go) of a quarter of the budget with per-client shares; a client's bodies in
-// flight hold at most its share of the pool, so one client's slow uploads never keep another
-// client's body from being read. Once the whole body is in, its full cost is admitted through
-// the fair queues (fair.go) by what the body holds; while it waits there it holds its bytes in
-// the body pool and nothing of the budget. The order is always pool, then budget, and nothing
-// that holds budget waits for the pool, so no call holds what another waits for while waiting
-// for what that one holds.
+// A unary JSON body is admitted in two steps, so that a caller who sends a large body slowly
+// holds only its bytes, never the heap its decoding will cost: while it arrives, its bytes in the
+// body pool (a read pool with per-client shares, so one client's slow uploads never keep
+// another's body from being read); once in, its cost from the budget (fair.go). The order is
+// always pool, then budget, and nothing that holds budget waits for the pool: no deadlock.
 
 // BodyPool is the JSON front's pool of unary bodies being read.
 type BodyPool struct {
@@ -24,7 +19,7 @@ type BodyPool struct {
 }
 
 // NewBodyPool is the body pool beside b: a quarter of the budget, and at least ceiling (the largest
-// body a route takes), so that any one body can be read. b keeps it (BodiesHeldBy).
+// body a route takes), so that any one body can be read.
 func NewBodyPool(b *Budget, ceiling int64) *BodyPool {
 	p := &BodyPool{b: b, reads: NewReadPool(b.capacity, ceiling)}
 	b.bodies.Store(p)
@@ -40,11 +35,9 @@ func (b *Budget) BodiesHeldBy(client string) int64 {
 	return 0
 }
 
-// Take holds the bytes of client's body (whose concurrency limit is conc, 0 for none) before it
-// is read: declared (-1: not declared), or limit when it declared none. It waits up to a second
-// for room in the client's share and in the pool, then refuses: rpcerr.Overloaded (503,
-// Retry-After 1), counted as a read_pool refusal of the http front. A body that skips the budget
-// (a small one of a route other than the group forecasts, Budget.Cost) holds nothing (nil).
+// Take holds the bytes of client's body (concurrency limit conc, 0 for none) before it is read:
+// declared, or limit when it declared none (-1). It waits up to a second for room, then refuses
+// (rpcerr.Overloaded, a read_pool refusal). A body that skips the budget holds nothing (nil).
 func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool, declared, limit int64) (*Read, error) {
 	if !group && declared >= 0 && declared < SmallRequestBytes {
 		return nil, nil
@@ -62,8 +55,7 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 }
 
 // AdmitBody admits a JSON request of client whose body has been read, by what the body costs (a
-// group forecast by the students it can hold, GroupCostOfBody; another route by its size),
-// waiting in the client's queue (fair.go) up to the budget's wait.
+// group forecast by GroupCostOfBody), waiting in the client's queue up to the budget's wait.
 func (b *Budget) AdmitBody(ctx context.Context, client string, group bool, body []byte) (*Grant, error) {
 	cost := b.Cost(false, int64(len(body)), true)
 	if group {

@@ -5,21 +5,18 @@ import (
 	"sync"
 )
 
-// Each client's share. The streams' half of the budget and the gRPC read pool are held for as long
-// as a caller takes to send its bytes, which the caller decides: one client's idle streams or
-// header-only calls must not hold what every other client's calls need. So what each client holds
-// of them is bounded: by its concurrency (that many streams' or reads' worth), at most half of the
-// pool, or, for a client without a concurrency limit, a quarter of it (ClientShareDivisor); a
-// client over its share waits for its own holdings to come back, or is refused, and other
-// clients are not touched.
+// Each client's share. The streams' half of the budget and the read pools are held for as long as
+// a caller takes to send its bytes, which the caller decides: one client's idle streams or
+// header-only calls must not hold what every other client needs. A client over its share waits
+// for its own holdings to come back, or is refused; other clients are not touched.
 
 // ClientShareDivisor: a client without a concurrency limit holds at most 1/ClientShareDivisor of
 // the streams' half of the budget, and of the read pool.
 const ClientShareDivisor = 4
 
 // shareOf is a client's share of a pool of size: conc units of unit when it has a concurrency
-// limit (conc > 0), at most half the pool; else a quarter of the pool; never less than least (one
-// stream's reserve, one read: a client may always have one).
+// limit (conc > 0), at most half the pool; else a quarter; never less than least (a client may
+// always have one stream or read).
 func shareOf(size, unit, least int64, conc int) int64 {
 	share := size / ClientShareDivisor
 	if conc > 0 {

@@ -11,21 +11,14 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Streams (the batch and group streams) are admitted with a small fixed reserve, StreamReserve (a
-// line of the engine's default limit and its buffers), and hold more only as their bytes arrive:
-// each record read takes its bytes (Hold) until its answer is written, from the stream's own
-// reserve while it has room, else from the budget. A stream that sends nothing holds its reserve
-// and no more; one stream holds at most StreamCost (the engine's bound on what it holds,
-// internal/batch's MaxHeld of 32 MiB, plus a line and the answers in progress). Streams together
-// hold at most half the budget, so that the records they run, which wait for budget instead of
-// being refused (a record is never answered 503), always find room once the calls in progress
-// end: a record costs at most the other half. And each client's streams hold at most its share of
-// that half (share.go): its concurrency's worth of streams (StreamCost each), at most half of it;
-// a quarter of it for a client without a concurrency limit. A stream that finds no room is
-// refused before its head: 429 when its client's streams hold its share, 503 when the streams'
-// half is full.
+// Streams are admitted with a small reserve and hold more only as their bytes arrive (Hold), so a
+// stream that sends nothing holds its reserve and no more. Streams together hold at most half the
+// budget, so that the records they run, which wait for budget instead of being refused, always
+// find room once the calls in progress end: a record costs at most the other half. Each client's
+// streams hold at most its share of that half (share.go).
 
-// StreamCost is the most one stream holds of the budget: its reserve and its records' bytes.
+// StreamCost is the most one stream holds of the budget: its reserve and its records' bytes
+// (internal/batch's MaxHeld of 32 MiB, a line and the answers in progress).
 const StreamCost = 48 << 20
 
 // StreamReserve is what a stream takes from the budget when it is admitted, before any byte of
@@ -46,9 +39,9 @@ type Stream struct {
 	ended bool            // Release ran: holds still open were given back with it
 }
 
-// AdmitStream admits one stream of client (whose concurrency limit is conc, 0 for none) on front
-// ("http" or "grpc") with its reserve, or refuses it: rpcerr.Overloaded (503 with Retry-After)
-// when the streams' half of the budget is full, a 429 when the client's streams hold its share.
+// AdmitStream admits one stream of client (concurrency limit conc, 0 for none) on front ("http"
+// or "grpc") with its reserve, or refuses it: rpcerr.Overloaded (503 with Retry-After) when the
+// streams' half of the budget is full, a 429 when the client's streams hold its share.
 func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	reserve := min(int64(StreamReserve), b.capacity/2)
 	share := b.streamShare(conc)
@@ -70,8 +63,7 @@ func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	return nil, rpcerr.Overloaded(RetryAfter)
 }
 
-// streamShare is the share of the streams' half of the budget a client of concurrency conc may
-// hold (0: no limit).
+// streamShare is the share of the streams' half a client of concurrency conc (0: none) may hold.
 func (b *Budget) streamShare(conc int) int64 {
 	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
 }
@@ -107,10 +99,9 @@ func (s *Stream) give(n int64) {
 }
 
 // Hold takes n bytes of a record as they arrive, until done is called (once) when its answer is
-// written: from the stream's reserve while it has room (a record of a line's size always fits
-// once the stream's earlier records are answered), else from the client's share, the streams'
-// half and the budget, waiting for them (never refusing: the stream slows down). The error is
-// ctx's cause, when the stream ended while it waited. nil-safe: a nil stream holds nothing.
+// written: from the stream's reserve while it has room (a line's worth always fits once earlier
+// records are answered), else from the client's share, the streams' half and the budget, waiting
+// (never refusing: the stream slows down). The error is ctx's cause. A nil stream holds nothing.
 func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	if s == nil || n <= 0 {
 		return func() {}, nil
@@ -175,9 +166,8 @@ func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	}, nil
 }
 
-// AdmitRecord takes a record's cost from the budget, waiting for it in the budget's FIFO while the
-// budget is full (never refusing): nil when it costs nothing. The error is ctx's cause, when the
-// stream ended while the record waited.
+// AdmitRecord takes a record's cost from the budget, waiting in the budget's FIFO (never
+// refusing): nil when it costs nothing. The error is ctx's cause.
 func (s *Stream) AdmitRecord(ctx context.Context, cost int64) (*Grant, error) {
 	cost = min(cost, s.b.capacity/2)
 	if cost <= 0 {

@@ -1,10 +1,8 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
-// of it (its JSON path, who may call it, its body and message limits, whether it is a group
-// forecast), read once in serve.New from the contract (the routes file and the methods' options)
-// and the configured limits, and the shape of a gRPC batch rpc's messages (batchshape.go). The
-// JSON front finds a request's route by path, the gRPC guard by method, each once per call; no
-// layer keeps a rule of its own. A new kind of route (a streaming
-// batch route, say) is a new field here and a case in Build.
+// of it (JSON path, access rule, body and message limits, group or not), read once in serve.New
+// from the contract and the configured limits, and the shape of a gRPC batch rpc's messages
+// (batchshape.go). The JSON front finds a route by path, the gRPC guard by method; no layer keeps
+// a rule of its own.
 package routes
 
 import (
@@ -27,12 +25,10 @@ type Route struct {
 	Path   string // its JSON path; "" for an rpc without one (health, reflection)
 	Rule   Rule   // who may call it
 	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
-	// Records marks a gRPC batch stream (a bidirectional stream of ours with an access rule: the
-	// batch rpcs and the group stream): admitted once for its whole life, ended
-	// after the batch idle limit instead of the read timeout.
+	// Records marks a gRPC batch stream (a bidirectional stream of ours with an access rule):
+	// admitted once for its life, ended after the batch idle limit instead of the read timeout.
 	Records bool
-	// Record marks a unary rpc a batch record may name (the contract's method option
-	// yardstick.batch.v1.record): an NDJSON record by its path, a gRPC record by its field.
+	// Record marks a unary rpc a batch record may name (method option yardstick.batch.v1.record).
 	Record       bool
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
@@ -48,16 +44,14 @@ type Table struct {
 	Ceiling  int64             // the server-wide receive limit: the largest message limit
 }
 
-// Stream is the kind of a streaming route of the JSON front: it has no rpc of its
-// own, takes application/x-ndjson, no body limit (its records are bounded one by one) and one
-// admission for its whole life.
+// Stream is the kind of a streaming route of the JSON front: no rpc of its own, NDJSON, no body
+// limit (its records are bounded one by one), one admission for its life.
 type Stream int
 
 const (
 	// Unary is every route of the contract: one JSON body, one answer.
 	Unary Stream = iota
-	// Batch is the NDJSON batch (POST /api/score/batch, /api/forecast/batch): each record is
-	// run as a unary call of its own path.
+	// Batch is the NDJSON batch: each record is run as a unary call of its own path.
 	Batch
 	// GroupStream is a group forecast's stream (POST /api/forecast/{reading,math}/group/stream).
 	GroupStream
@@ -69,8 +63,7 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits. The table
-// takes the body limits and the students; the wire codec the lists' lengths.
+// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits.
 type Limits struct {
 	MaxBodyBytes      int64 // every JSON body but group forecasts
 	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
@@ -83,7 +76,6 @@ type Limits struct {
 // is not authenticated yet.
 const AuthTokenBodyLimit = 64 << 10
 
-// operational paths of the HTTP front, beside the API's.
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
 
 // isGroup reports whether path is a group forecast's: the one place this rule is written.
@@ -101,14 +93,13 @@ func bodyLimit(path string, l Limits) int64 {
 	}
 }
 
-// protoStudentBytes is the most one student of a group forecast takes in protobuf without
-// repeating a field: three doubles of 9 bytes, and the entry's tag and length.
+// protoStudentBytes is the most one student takes in protobuf without repeating a field: three
+// doubles of 9 bytes, and the entry's tag and length.
 const protoStudentBytes = 29
 
-// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students the
-// service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
-// (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
-// admitted at the service's largest limit (the gRPC read pool), so this sets how many fit at once.
+// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students fill in
+// protobuf, with 64 KiB for the rest, when under the JSON limit (3.0 MiB for 100,000 students).
+// Every read with a token is admitted at the largest limit, so this sets how many fit at once.
 func grpcGroupLimit(l Limits) int64 {
 	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
 }
@@ -178,10 +169,9 @@ func (t *Table) Label(path string) string {
 	return "other"
 }
 
-// httpRules are the HTTP rules of the service sd's rpcs (nil: an infrastructure service, which
-// has none), as grpc-gateway's generator reads them: its methods as its .proto file declares
-// them, each method's own google.api.http option, then the routes file's rules (http.yaml, which
-// the contract's services use) in the file's order.
+// httpRules are the HTTP rules of the service sd's rpcs (nil: an infrastructure service), in
+// grpc-gateway's generator's order: its methods as declared, each one's google.api.http POST
+// binding (the front serves POST alone), then the routes file's rules (http.yaml) in order.
 func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yardstick.Route {
 	if sd == nil {
 		return nil
@@ -190,10 +180,8 @@ func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yard
 	for i := range sd.Methods().Len() {
 		md := sd.Methods().Get(i)
 		full := "/" + string(sd.FullName()) + "/" + string(md.Name())
-		if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
-			if method, path := httpBinding(rule); path != "" {
-				rules = append(rules, yardstick.Route{Method: method, Path: path, FullMethod: full})
-			}
+		if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule.GetPost() != "" {
+			rules = append(rules, yardstick.Route{Method: http.MethodPost, Path: rule.GetPost(), FullMethod: full})
 		}
 		for _, r := range file {
 			if r.FullMethod == full {
@@ -202,23 +190,6 @@ func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yard
 		}
 	}
 	return rules
-}
-
-// httpBinding is a google.api.http rule's method and path ("" when it binds none).
-func httpBinding(r *annotations.HttpRule) (method, path string) {
-	switch {
-	case r.GetPost() != "":
-		return http.MethodPost, r.GetPost()
-	case r.GetGet() != "":
-		return http.MethodGet, r.GetGet()
-	case r.GetPut() != "":
-		return http.MethodPut, r.GetPut()
-	case r.GetPatch() != "":
-		return http.MethodPatch, r.GetPatch()
-	case r.GetDelete() != "":
-		return http.MethodDelete, r.GetDelete()
-	}
-	return "", ""
 }
 
 // serviceDescriptor is the contract's descriptor of the service name.
