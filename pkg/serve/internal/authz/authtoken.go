@@ -14,8 +14,8 @@ import (
 
 // ServeAuthToken is POST /authToken on the HTTP front: JSON, form-urlencoded and
 // multipart/form-data bodies, credentials in the body or in HTTP Basic. A request with grant_type
-// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape (§5.1, §5.2); any other
-// in the original API's ({"accessToken","expiresIn"} and the error body).
+// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape; any other in the
+// original API's.
 func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
@@ -53,8 +53,7 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeToken answers a login with its token: in OAuth 2.0's shape (RFC 6749 §5.1) or in the
-// original API's.
+// writeToken answers a login with its token, in OAuth 2.0's shape (RFC 6749 §5.1) or the API's.
 func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if !req.oauth {
 		rpcerr.WriteJSON(w, http.StatusOK, struct {
@@ -70,8 +69,7 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	rpcerr.WriteJSON(w, http.StatusOK, out)
 }
 
-// writeLoginError answers a failed login in the original API's error body; a 401 to a caller
-// that used HTTP Basic carries its challenge.
+// writeLoginError answers a failed login in the original API's error body.
 func writeLoginError(w http.ResponseWriter, err error, basic bool) {
 	e := rpcerr.ToHTTP(err)
 	if e.Status == http.StatusUnauthorized && basic {

@@ -34,8 +34,7 @@ type loginRequest struct {
 }
 
 // requestError is a /authToken request that cannot be read: its answer in the original API's
-// shape (a 400 naming the field at fault, or the documented 413 and 415), and for a 400 the
-// problem alone, OAuth 2.0's error_description.
+// shape (a 400 naming the field, 413 or 415), and for a 400 OAuth 2.0's error_description.
 type requestError struct {
 	answer rpcerr.HTTP
 	msg    string
@@ -64,8 +63,7 @@ var canonical = map[string]string{
 	"scope":      "scope",
 }
 
-// readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
-// Authorization header of a /authToken request.
+// readLoginRequest reads the body and the Authorization header of a /authToken request.
 func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
 	values, rerr := readLoginBody(w, r)
 	if rerr != nil {
@@ -82,9 +80,9 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 	return req, rerr
 }
 
-// loginParams maps the body's values to their parameters (clientId, clientSecret, grant_type,
-// scope) under either naming: an OAuth 2.0 request ignores names it does not know, any other
-// refuses them; a name given twice, or a parameter under two names, is refused.
+// loginParams maps the body's values to their parameters under either naming: an OAuth 2.0
+// request ignores names it does not know, any other refuses them; a name given twice, or a
+// parameter under two names, is refused.
 func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
 	params := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
@@ -94,8 +92,7 @@ func loginParams(values url.Values, oauth bool) (map[string]string, *requestErro
 		case !known && oauth:
 			continue // RFC 6749 §3.2: unrecognized parameters are ignored
 		case !known:
-			// SPEC-style requests follow the JSON front's rule: an unknown field is an error, so a
-			// misspelt name is named rather than answered 401 "missing".
+			// As on the JSON front: a misspelt name is named rather than answered 401 "missing".
 			return nil, badRequest(name, "unknown field %q%s", name, suggest(name))
 		case len(v) > 1:
 			return nil, badRequest(param, "%s is given more than once", name)
@@ -110,9 +107,8 @@ func loginParams(values url.Values, oauth bool) (map[string]string, *requestErro
 	return params, nil
 }
 
-// takeBasic takes the credentials of an HTTP Basic Authorization header, when there is one:
-// unreadable ones are no credentials (401, with the Basic challenge), and credentials in both the
-// header and the body are refused.
+// takeBasic takes the credentials of an HTTP Basic Authorization header, if any: unreadable ones
+// are no credentials (401), and credentials in both the header and the body are refused.
 func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	id, secret, basic, err := basicCredentials(authorization)
 	switch {
@@ -129,8 +125,8 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 }
 
 // readLoginBody reads the body, up to its limit, and decodes it by its media type. An absent
-// Content-Type is sniffed, and a body labelled form-encoded that is a JSON object is read as JSON
-// (curl -d labels everything so).
+// Content-Type is sniffed, and a form-encoded body that is a JSON object is read as JSON (curl -d
+// labels everything so).
 func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
 	var tooLarge *http.MaxBytesError
@@ -198,8 +194,8 @@ func parseLoginJSON(body []byte) (url.Values, *requestError) {
 	return values, nil
 }
 
-// parseMultipart reads the fields of a multipart/form-data body (already bounded in size); a file
-// part's content is its field's value.
+// parseMultipart reads the fields of a multipart/form-data body; a file part's content is its
+// field's value.
 func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	if boundary == "" {
 		return nil, badRequest("", "multipart body could not be parsed: no boundary")

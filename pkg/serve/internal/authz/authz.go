@@ -1,9 +1,7 @@
 // Package authz decides who may call what: it checks a call's bearer token against its route's
-// access rule (Authorize, which the gate calls once per call, whichever transport brings it),
-// issues tokens (POST /authToken and the gRPC TokenService, one Login behind both), and finds the
-// caller's address for the login throttle (the X-Forwarded-For walk past trusted proxies, written
-// once). Rules come from the route table (internal/routes); clients, keys and tokens from
-// pkg/token.
+// access rule (Authorize), issues tokens (POST /authToken and the gRPC TokenService, one Login
+// behind both), and finds the caller's address for the login throttle. Rules come from the route
+// table (internal/routes); clients, keys and tokens from pkg/token.
 package authz
 
 import (
@@ -46,9 +44,8 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
-// returns the context the handler runs with, the token's claims in it. The gate (internal/gate)
-// is its one caller, once per call, before the call's body or message is read: the same rule,
-// whichever way a caller comes.
+// returns the context the handler runs with, the token's claims in it. The gate calls it once
+// per call, before the body or message is read, whichever transport brings it.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
 	if r == nil || !r.Ruled || r.Rule.Public {
 		return permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
@@ -66,8 +63,8 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 	return permit(ctx, r, claims)
 }
 
-// refused is the answer for a token Verify refused: what happened to it, and what to do, without
-// a word of the token itself.
+// refused is the answer for a token Verify refused: what happened and what to do, without a word
+// of the token itself.
 func (a *Authorizer) refused(err error) error {
 	reason, info := rpcerr.ReasonTokenInvalid,
 		"The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
@@ -84,8 +81,7 @@ func (a *Authorizer) refused(err error) error {
 	return rpcerr.InvalidToken(reason, "Authentication failed.", info)
 }
 
-// permit checks verified claims against the route r's rule (Authorize's last step, and Watch's)
-// and returns the context the handler runs with.
+// permit checks verified claims against the route r's rule and returns the handler's context.
 func permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.Context, error) {
 	if r == nil || !r.Ruled {
 		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
@@ -122,8 +118,7 @@ func authParam(values []string, scheme string) (string, bool) {
 	return "", false
 }
 
-// BearerFromMetadata reads a gRPC call's bearer token (ValueFromIncomingContext: no copy of the
-// metadata).
+// BearerFromMetadata reads a gRPC call's bearer token (without copying the metadata).
 func BearerFromMetadata(ctx context.Context) string {
 	return Bearer(metadata.ValueFromIncomingContext(ctx, "authorization"))
 }

@@ -14,11 +14,10 @@ import (
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// Login is the one way to a token, for both fronts: POST /authToken (ServeAuthToken) and the gRPC
-// TokenService.IssueToken (below). Its errors are gRPC statuses, which each front
-// turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
-// without a right on this service PermissionDenied (403), too many failures Throttled (429
-// with RetryInfo), no hashing slot free Unavailable (503 with RetryInfo), anything else Internal.
+// Login is the one way to a token, for both fronts (ServeAuthToken and TokenService). Its errors
+// are gRPC statuses, which each front turns into its own answer: bad credentials 401, a client
+// without a right on this service 403, too many failures 429, no hashing slot free 503 (both
+// with RetryInfo), anything else Internal.
 func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
 	if clientID == "" || secret == "" {
 		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
@@ -45,8 +44,8 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 	}
 }
 
-// loginsBusy is the answer when a login's secret could not be checked in time because too many were
-// being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
+// loginsBusy is the answer when too many logins were being checked to check this one in time:
+// gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
 func loginsBusy(retryAfter time.Duration) error {
 	secs, ri := rpcerr.Retry(retryAfter)
 	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
@@ -54,7 +53,7 @@ func loginsBusy(retryAfter time.Duration) error {
 }
 
 // TokenService is the gRPC way to a token, served by both services: a token is for the service
-// that issued it. It shares Login with POST /authToken, so both answer alike.
+// that issued it.
 func (a *Authorizer) TokenService() authv1.TokenServiceServer { return tokenService{a: a} }
 
 type tokenService struct {

@@ -17,15 +17,13 @@ import (
 )
 
 // DispatcherFunc answers one record exactly as the unary path would answer its request: the
-// status and the answer body, error bodies included (a 404 NotFound body for a path that is not a
-// unary path of the service, 403 for a path the caller's token lacks). ctx is the stream's: it
-// carries the caller's identity and is cancelled when the stream ends early.
+// status and the answer body, error bodies included. ctx is the stream's: it carries the caller's
+// identity and is cancelled when the stream ends early.
 type DispatcherFunc func(ctx context.Context, path string, body []byte) (status int, answer []byte)
 
 // Options are a stream's limits. The zero value takes the documented defaults.
 type Options struct {
-	// InFlight bounds the records of one stream read and not yet answered (default 16): when the
-	// caller stops reading answers, the engine stops reading its body once this many wait.
+	// InFlight bounds the records of one stream read and not yet answered (default 16).
 	InFlight int
 	// Workers is how many records of one stream are dispatched at once (default the smaller of
 	// GOMAXPROCS and InFlight).
@@ -36,24 +34,20 @@ type Options struct {
 	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
 	MaxLine int
 	// MaxHeld bounds the bytes of records and answers held between the body and the caller
-	// (default 32 MiB): whatever the answers' size, the engine stops reading and dispatching
-	// past it (see budget).
+	// (default 32 MiB).
 	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
 	// Revoked, when set, ends the stream with the first error it yields (the caller's rights are
 	// gone, as a status error): no more of the body is read, the records read are answered, and
-	// the last line is {"end":{"status":S,"body":B}}, the answer a call would get, in place of
-	// the summary (a group stream's in place of its group; before its head, that answer is the
-	// whole response).
+	// the last line is {"end":{"status":S,"body":B}} in place of the summary or group (before the
+	// head, that answer is the whole response).
 	Revoked <-chan error
-	// Hold, when set, takes a record's bytes from the memory budget as they arrive (its id and
-	// body, once its line is read) until its answer is written: done gives them back. It may
-	// wait (the stream slows down); its error ends the stream as the context's end does.
+	// Hold, when set, takes a record's bytes from the memory budget once its line is read, until
+	// its answer is written (done). It may wait; its error ends the stream as the context's does.
 	Hold func(ctx context.Context, n int64) (done func(), err error)
-	// Trusted says the dispatcher's answers are compact JSON by construction (the frame's own
-	// encoder and error bodies): Serve then writes them without checking (a stray trailing
-	// newline is still dropped). A panic is still a 500.
+	// Trusted says the dispatcher's answers are compact JSON by construction: Serve writes them
+	// unchecked (a trailing newline is still dropped). A panic is still a 500.
 	Trusted bool
 }
 
@@ -109,11 +103,9 @@ type job struct {
 }
 
 // Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
-// and broken line of the body in input order (o.Workers dispatched at once, o.InFlight read
-// ahead), then the summary line once the body has ended. It returns when the stream is over, with
+// and broken line in input order, then the summary line once the body has ended. It returns with
 // no dispatch still running; the error says why a stream ended early (the context's cause,
-// ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
-// 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
+// ErrIdle, the body's or the connection's error) and is nil after the summary.
 func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)
@@ -149,8 +141,7 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 				j.done, err = o.Hold(ctx, int64(j.size))
 			}
 			if err != nil && !errors.Is(err, io.EOF) {
-				// The connection broke (the caller is gone) or the body was idle: either way
-				// net/http has cancelled the request, and the stream ends here, without a summary.
+				// The caller is gone or the body was idle: the stream ends without a summary.
 				readErr = err
 				cancel(err)
 				return nil, err
@@ -209,8 +200,7 @@ func (c *conn) last(line []byte) error {
 }
 
 // writeEnd writes the last line of a stream ended before its body did, {"end":{"status":S,
-// "body":B}} with the answer a call would get now (S and B as ErrorAnswer's), and returns the
-// stream's error.
+// "body":B}} (ErrorAnswer's), and returns the stream's error.
 func (c *conn) writeEnd(ended *endedError) error {
 	status, body := ErrorAnswer(ended.err)
 	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)
@@ -220,8 +210,7 @@ func (c *conn) writeEnd(ended *endedError) error {
 	return ended
 }
 
-// head writes a stream's 200 head and sends it at once: the caller learns it was admitted before
-// it sends a record.
+// head writes a stream's 200 head and sends it at once: the caller learns it was admitted.
 func (c *conn) head() error {
 	h := c.w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
@@ -231,8 +220,8 @@ func (c *conn) head() error {
 	return c.flush()
 }
 
-// readJob reads the body's next line that is not blank as a job (io.EOF at the body's end),
-// counting the lines read in lines, after the client's rate allows it.
+// readJob reads the body's next line that is not blank as a job, once the client's rate allows,
+// counting the lines read in lines.
 func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (*job, error) {
 	line, num, tooLong, err := lr.nextNonBlank()
 	*lines = num

@@ -6,9 +6,8 @@ import (
 )
 
 // budget bounds the bytes a stream holds between its body and its connection: the records read
-// (their id and body) and the answers not yet written. A record is read, and dispatched, only
-// while the stream holds less than max, save the oldest unanswered one (the package doc says why,
-// and why this is no semaphore).
+// and the answers not yet written. A record is read, and dispatched, only while the stream holds
+// less than max, save the oldest unanswered one (the package doc says why).
 type budget struct {
 	mu   sync.Mutex
 	cond sync.Cond

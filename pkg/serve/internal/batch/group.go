@@ -10,22 +10,20 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// GroupStream is one group forecast in progress, made by the service from the settings line.
-// It owns the validation, the forecast and the encoding, so that the engine knows nothing of
-// the forecast service: the service builds it on measure's GroupAccumulator.
+// GroupStream is one group forecast in progress, made by the service from the settings line: it
+// owns the validation, the forecast and the encoding.
 type GroupStream interface {
-	// Student validates one student line (an object {priorAbility, priorUncertainty,
-	// elapsedDays} or an array of those three numbers), adds it to the group and returns its
-	// entry exactly as the unary group answer's students[i]. An error (a status error, as
-	// rpcerr's) is the line's answer, and the student must then be left out of the group.
+	// Student validates one student line, adds it to the group and returns its entry exactly as
+	// the unary group answer's students[i]. An error (a status error) is the line's answer, and
+	// the student must then be left out of the group.
 	Student(ctx context.Context, line []byte) (entry []byte, err error)
-	// Group is the group's aggregate exactly as the unary answer's forecasts.group, for the
-	// students added so far. The engine calls it once, at the end, and only if a student was added.
+	// Group is the group's aggregate exactly as the unary answer's forecasts.group. The engine
+	// calls it once, at the end, and only if a student was added.
 	Group(ctx context.Context) (group []byte, err error)
 }
 
-// OpenGroup validates the settings line (testUncertainty, cutLevels, optional framework, as on
-// the unary group request) and starts the group; an error is the answer to the whole request.
+// OpenGroup validates the settings line and starts the group; an error is the answer to the
+// whole request.
 type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
 
 // GroupCounts are what one group stream did, for its log line and metrics.
@@ -38,12 +36,10 @@ type GroupCounts struct {
 
 // ServeGroup runs one group stream. The first line that is not blank is the settings line: a
 // body without one is a 400, a settings line over MaxLine a 413, and open's error the answer
-// for the whole request, all written before any line. Then each student line gets its entry, or
-// {"line": N, "status": 4xx, "body": {...}}, in input order; answers are flushed whenever the
-// engine is about to wait for the body, and the last line is {"group": {...}}, or
-// {"group": null} when no student was valid. Students are handled one at a time in input order
-// (the group's sums depend on that order), so the stream holds one line and one answer.
-// Workers and InFlight are not used. The error is as Serve's.
+// for the whole request. Then each student line gets its entry, or {"line": N, "status": 4xx,
+// "body": {...}}, and the last line is {"group": {...}}, or {"group": null} when no student was
+// valid. Students are handled one at a time in input order (the group's sums depend on that
+// order), so Workers and InFlight are not used. The error is as Serve's.
 func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)

@@ -8,18 +8,14 @@ import (
 )
 
 // Ordered runs one stream of records that arrive as messages rather than lines (gRPC's batch
-// streams, where the transport frames each record and its flow control stops a caller that
-// sends too fast): recv reads the next record (io.EOF once the caller has sent its last), weigh
-// (nil: none) says what a record read holds in memory, answer answers one (it must not panic and
-// must honour its context), send writes one answer. Order and memory are as Serve's (the package
-// doc), answers not weighed. When recv fails, the records read are answered and sent, then
-// Ordered returns recv's error; when ctx ends or send fails, no record is started and Ordered
-// returns once the answers in progress have.
+// streams): recv reads the next record (io.EOF after the last), weigh (nil: none) says what a
+// record holds in memory, answer answers one (it must not panic and must honour its context),
+// send writes one answer. Order and memory are as Serve's, answers not weighed. When recv fails,
+// the records read are answered and sent, then Ordered returns recv's error; when ctx ends or
+// send fails, it returns once the answers in progress have, with the cause.
 //
-// recv is not waited for: it may block until the stream itself ends, which is after Ordered
-// has returned (gRPC ends a stream when its handler returns). It is never called again once
-// Ordered has returned. The error is nil once every record was answered and sent after recv's
-// io.EOF; else why the stream ended early (recv's error, send's, or ctx's cause).
+// recv is not waited for: it may block until the stream itself ends, after Ordered has returned
+// (gRPC ends a stream when its handler returns); it is never called again then.
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -30,16 +26,15 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 }
 
 // pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers answering, and the
-// sender, which sends the answers in input order.
+// sender, in input order.
 type pipeline[R, A any] struct {
 	recv   func() (R, error)
 	weigh  func(R) int
 	answer func(context.Context, R) (A, int) // the answer, and the bytes it adds to those held
 	send   func(A) error
-	// What Serve adds: a record is answered only within the bound, as it is read (its answer is
-	// held too); idle is called when the next answer is not ready (Serve flushes what it wrote);
-	// the reader is waited for (it reads the request body, which must not be read once Serve has
-	// returned).
+	// What Serve adds: a record is answered only within the bound (its answer is held too); idle
+	// is called when the next answer is not ready; the reader is waited for (the request body
+	// must not be read once Serve has returned).
 	answersHeld, waitRecv bool
 	idle                  func() error
 }
@@ -76,9 +71,8 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			}
 			rec, err := p.recv()
 			if err != nil {
-				// The records read are still answered: after a message the transport refused
-				// (the stream then ends with its status) as after the last. A caller that is
-				// gone fails the next send instead.
+				// The records read are still answered, after a message the transport refused
+				// as after the last; a caller that is gone fails the next send.
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}

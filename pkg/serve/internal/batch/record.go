@@ -25,10 +25,8 @@ func ErrorAnswer(err error) (status int, body []byte) {
 	return e.Status, rpcerr.JSON(e.Body)
 }
 
-// TooLargeAnswer is the body of a line over the default size limit, for the client
-// (cmd/yardstick-batch, through the public package ndjson), which checks its input by the
-// engine's own rules (LineReader, Blank, ParseRecord): a line the engine would refuse is answered
-// the same way without being sent.
+// TooLargeAnswer is the body of a line over the default size limit, for the client (through the
+// public package ndjson), which checks its input by the engine's own rules without sending it.
 func TooLargeAnswer() []byte { return lineTooLarge(DefaultMaxLine) }
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
@@ -42,8 +40,8 @@ type Record struct {
 	Body []byte
 }
 
-// recordFields are a record's keys (for the "did you mean" of an unknown one), the kind of value
-// each takes, and the problem of a value of another kind, which is skipped.
+// recordFields are a record's keys, the kind of value each takes, and the problem of a value of
+// another kind, which is skipped.
 var recordFields = [3]recordField{
 	{"id", jx.String, "must be a JSON string (the caller's record id)"},
 	{"path", jx.String, "must be a JSON string (a path of this service, such as /api/score/items/bayes)"},
@@ -57,8 +55,7 @@ type recordField struct {
 }
 
 // ParseRecord reads one line as a record, or says everything wrong with it as the validation
-// error of a 400 (keyed by the record's field, as a unary 400 keys by the request's; see
-// ErrorAnswer). ID and Body are copies: the line's buffer is reused.
+// error of a 400, keyed by the record's field. ID and Body are copies: the line's buffer is reused.
 func ParseRecord(line []byte) (Record, error) {
 	var p rpcerr.Problems
 	d := jx.DecodeBytes(line)
@@ -195,8 +192,7 @@ func appendStatusBody(dst []byte, status int, body []byte) []byte {
 var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }()
 
 // checkAnswer makes sure a dispatcher's answer can sit inside one line: JSON (a broken one
-// would break every line after it for the caller) without a newline. The unary answers are
-// compact JSON, so this changes nothing for them; a stray trailing newline is dropped.
+// would break every line after it for the caller) without a newline.
 func checkAnswer(status int, answer []byte) (int, []byte) {
 	answer = bytes.TrimRight(answer, " \t\r\n")
 	if status < 100 || status > 599 || !json.Valid(answer) {
