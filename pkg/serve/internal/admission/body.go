@@ -18,16 +18,14 @@ type BodyPool struct {
 	reads *ReadPool
 }
 
-// NewBodyPool is the body pool beside b: a quarter of the budget, and at least ceiling (the largest
-// body a route takes), so that any one body can be read.
+// NewBodyPool is the body pool beside b: a quarter of the budget, at least ceiling (the largest body).
 func NewBodyPool(b *Budget, ceiling int64) *BodyPool {
 	p := &BodyPool{b: b, reads: NewReadPool(b.capacity, ceiling)}
 	b.bodies.Store(p)
 	return p
 }
 
-// BodiesHeldBy is what client's bodies being read hold of the body pool (for pkg/serve's
-// whole-server tests, which see the budget but not the front's pool).
+// BodiesHeldBy is what client's bodies being read hold of the body pool (for pkg/serve's tests).
 func (b *Budget) BodiesHeldBy(client string) int64 {
 	if p := b.bodies.Load(); p != nil {
 		return p.reads.HeldBy(client)

@@ -97,8 +97,7 @@ const (
 	CauseClientShare  = "client_share"  // a stream or gRPC read of a client that holds its share (share.go)
 )
 
-// New makes a budget of capacity bytes for a service whose group forecasts take at most
-// maxStudents students, and registers its series in reg.
+// New makes a budget of capacity bytes and registers its series in reg.
 func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
 	labels := prometheus.Labels{"service": service}
 	b := &Budget{
@@ -202,8 +201,7 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC request message by its size as read, waiting
-// in the client's queue as AdmitBody does.
+// AdmitDecode admits the decoding of client's gRPC message by its size, as AdmitBody does.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }

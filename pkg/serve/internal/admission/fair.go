@@ -30,8 +30,7 @@ type queues struct {
 	waiting  atomic.Int64
 }
 
-// SetWait sets how long a call that does not fit waits in its client's queue; 0 (the default)
-// refuses it at once. Only before the budget is used.
+// SetWait sets how long a call that does not fit waits (0: refused at once), before any use.
 func (b *Budget) SetWait(d time.Duration) { b.wait = d }
 
 // admit takes cost from the budget for client's call, waiting in the client's queue when it does

@@ -49,8 +49,7 @@ func (r *Read) Done() {
 	}
 }
 
-// Take holds n bytes of the pool for a call of client (concurrency limit conc, 0 for none),
-// within the client's share, waiting up to readWait (or the call's end).
+// Take holds n bytes for client (concurrency conc) within its share, waiting up to readWait.
 func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (*Read, bool) {
 	n = min(n, p.size)
 	share := shareOf(p.size, n, n, conc)

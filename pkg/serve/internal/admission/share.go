@@ -10,8 +10,7 @@ import (
 // header-only calls must not hold what every other client needs. A client over its share waits
 // for its own holdings to come back, or is refused; other clients are not touched.
 
-// ClientShareDivisor: a client without a concurrency limit holds at most 1/ClientShareDivisor of
-// the streams' half of the budget, and of the read pool.
+// ClientShareDivisor: a client without a concurrency limit holds 1/ClientShareDivisor of a pool.
 const ClientShareDivisor = 4
 
 // shareOf is a client's share of a pool of size: conc units of unit when it has a concurrency

@@ -166,8 +166,7 @@ func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	}, nil
 }
 
-// AdmitRecord takes a record's cost from the budget, waiting in the budget's FIFO (never
-// refusing): nil when it costs nothing. The error is ctx's cause.
+// AdmitRecord takes a record's cost from the budget, waiting (never refusing); nil: no cost.
 func (s *Stream) AdmitRecord(ctx context.Context, cost int64) (*Grant, error) {
 	cost = min(cost, s.b.capacity/2)
 	if cost <= 0 {

@@ -194,8 +194,7 @@ func parseLoginJSON(body []byte) (url.Values, *requestError) {
 	return values, nil
 }
 
-// parseMultipart reads the fields of a multipart/form-data body; a file part's content is its
-// field's value.
+// parseMultipart reads a multipart/form-data body's fields; a file part's content is its value.
 func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	if boundary == "" {
 		return nil, badRequest("", "multipart body could not be parsed: no boundary")

@@ -28,8 +28,7 @@ type Authorizer struct {
 	trusted []netip.Prefix // proxies in front (YARDSTICK_TRUSTED_PROXIES)
 }
 
-// New is the authorizer of service, with its issuer, its logger and the proxies it trusts to
-// forward the caller's address.
+// New is the authorizer of service; trusted are the proxies that forward the caller's address.
 func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip.Prefix) *Authorizer {
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }

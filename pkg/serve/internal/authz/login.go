@@ -52,8 +52,7 @@ func loginsBusy(retryAfter time.Duration) error {
 		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
 }
 
-// TokenService is the gRPC way to a token, served by both services: a token is for the service
-// that issued it.
+// TokenService is the gRPC way to a token: a token is for the service that issued it.
 func (a *Authorizer) TokenService() authv1.TokenServiceServer { return tokenService{a: a} }
 
 type tokenService struct {

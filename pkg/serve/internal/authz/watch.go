@@ -58,8 +58,7 @@ func (a *Authorizer) Watch(ctx context.Context, r *routes.Route, bearer string, 
 	}()
 }
 
-// check is Authorize's verdict on bearer for r, without a call's context, and until when it
-// holds unless a reload changes it.
+// check is Authorize's verdict on bearer for r, and until when it holds unless a reload changes it.
 func (a *Authorizer) check(r *routes.Route, bearer string) (time.Time, error) {
 	claims, err := a.issuer.Verify(bearer, a.service)
 	if err != nil {

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,8 +34,7 @@ type Options struct {
 	Idle time.Duration
 	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
 	MaxLine int
-	// MaxHeld bounds the bytes of records and answers held between the body and the caller
-	// (default 32 MiB).
+	// MaxHeld bounds the bytes of records and answers held (default 32 MiB).
 	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
@@ -59,25 +59,14 @@ const (
 	DefaultMaxHeld  = 32 << 20
 )
 
+// withDefaults gives every field not above zero its default.
 func (o Options) withDefaults() Options {
-	if o.InFlight <= 0 {
-		o.InFlight = DefaultInFlight
-	}
-	if o.Workers <= 0 {
-		o.Workers = min(runtime.GOMAXPROCS(0), o.InFlight)
-	}
-	if o.Idle <= 0 {
-		o.Idle = DefaultIdle
-	}
-	if o.MaxLine <= 0 {
-		o.MaxLine = DefaultMaxLine
-	}
-	if o.MaxHeld <= 0 {
-		o.MaxHeld = DefaultMaxHeld
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	o.InFlight = cmp.Or(max(o.InFlight, 0), DefaultInFlight)
+	o.Workers = cmp.Or(max(o.Workers, 0), min(runtime.GOMAXPROCS(0), o.InFlight))
+	o.Idle = cmp.Or(max(o.Idle, 0), DefaultIdle)
+	o.MaxLine = cmp.Or(max(o.MaxLine, 0), DefaultMaxLine)
+	o.MaxHeld = cmp.Or(max(o.MaxHeld, 0), DefaultMaxHeld)
+	o.Log = cmp.Or(o.Log, slog.Default())
 	return o
 }
 
@@ -220,8 +209,7 @@ func (c *conn) head() error {
 	return c.flush()
 }
 
-// readJob reads the body's next line that is not blank as a job, once the client's rate allows,
-// counting the lines read in lines.
+// readJob reads the next line that is not blank as a job, once the client's rate allows.
 func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (*job, error) {
 	line, num, tooLong, err := lr.nextNonBlank()
 	*lines = num

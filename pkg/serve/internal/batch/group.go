@@ -22,8 +22,7 @@ type GroupStream interface {
 	Group(ctx context.Context) (group []byte, err error)
 }
 
-// OpenGroup validates the settings line and starts the group; an error is the answer to the
-// whole request.
+// OpenGroup validates the settings line and starts the group; an error answers the whole request.
 type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
 
 // GroupCounts are what one group stream did, for its log line and metrics.

@@ -105,8 +105,7 @@ func (l *LineReader) nextNonBlank() (line []byte, num int, tooLong bool, err err
 // or a caller that stopped reading would hold the engine forever. Answered 500: a wiring fault.
 var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
 
-// ErrIdle is the error of Serve and ServeGroup for a stream whose body sent nothing for
-// Options.Idle.
+// ErrIdle is the error of Serve and ServeGroup for a body that sent nothing for Options.Idle.
 var ErrIdle = errors.New("batch: the request body sent nothing for the idle limit")
 
 // conn is the connection under the response writer, as far as the engine needs it: read and
@@ -128,8 +127,7 @@ type conn struct {
 func newConn(w http.ResponseWriter, idle time.Duration) *conn {
 	c := &conn{w: w, rc: http.NewResponseController(w), idle: idle}
 	c.buf = bufio.NewWriterSize(deadlineWriter{c}, 32<<10)
-	// HTTP/1 would otherwise read the rest of the body before the answer's first byte goes out.
-	// HTTP/2 is full duplex already (ErrNotSupported).
+	// Else HTTP/1 reads the whole body before the answer's first byte; HTTP/2 is full duplex.
 	_ = c.rc.EnableFullDuplex()
 	c.deadlines = c.rc.SetReadDeadline(time.Time{}) == nil
 	return c

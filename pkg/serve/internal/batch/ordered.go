@@ -25,8 +25,7 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 	return sent, err
 }
 
-// pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers answering, and the
-// sender, in input order.
+// pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers and the sender.
 type pipeline[R, A any] struct {
 	recv   func() (R, error)
 	weigh  func(R) int

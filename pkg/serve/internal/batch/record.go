@@ -40,8 +40,7 @@ type Record struct {
 	Body []byte
 }
 
-// recordFields are a record's keys, the kind of value each takes, and the problem of a value of
-// another kind, which is skipped.
+// recordFields are a record's keys, each one's kind of value, and the problem of another kind.
 var recordFields = [3]recordField{
 	{"id", jx.String, "must be a JSON string (the caller's record id)"},
 	{"path", jx.String, "must be a JSON string (a path of this service, such as /api/score/items/bayes)"},

@@ -102,8 +102,7 @@ func (sh *BatchShape) readAnswers(_ protoreflect.ServiceDescriptor, md protorefl
 	return nil
 }
 
-// readRequests reads the record's request fields: one for each rpc a record may name, named for
-// it (yardstick.RecordField), of its request type; and no other.
+// readRequests reads the record's request fields: one per rpc a record may name, and no other.
 func (sh *BatchShape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)
