@@ -33,9 +33,8 @@ func (b *Budget) BodiesHeldBy(client string) int64 {
 	return 0
 }
 
-// Take holds the bytes of client's body (concurrency limit conc, 0 for none) before it is read:
-// declared, or limit when it declared none (-1). It waits up to a second for room, then refuses
-// (rpcerr.Overloaded, a read_pool refusal). A body that skips the budget holds nothing (nil).
+// Take holds client's body's declared bytes (limit when -1) before it is read, waiting up to a
+// second, then refusing (rpcerr.Overloaded). A body that skips the budget holds nothing (nil).
 func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool, declared, limit int64) (*Read, error) {
 	if !group && declared >= 0 && declared < SmallRequestBytes {
 		return nil, nil

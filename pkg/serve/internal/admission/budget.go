@@ -192,8 +192,7 @@ func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
 }
 
 // GroupCostOfBody is the cost of a JSON group forecast body once read: every student opens with a
-// bracket, so the brackets bound how many students it holds (never an undercount: strings may hold
-// brackets too). It is never more than the cost from the body's size.
+// bracket, so the brackets bound its students. It is never more than the cost from its size.
 func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	n := int64(len(body))
 	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
@@ -216,9 +215,8 @@ func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64
 	return a, nil
 }
 
-// Size is the budget: configured when it is set (YARDSTICK_MEMORY_BUDGET), else fraction of the
-// memory limit that limit reports (the container's, memlimit.FromCgroup), else
-// DefaultMemoryBudget when there is none; source says which.
+// Size is the budget: configured when set, else fraction of the memory limit that limit reports,
+// else DefaultMemoryBudget; source says which.
 func Size(configured int64, fraction float64, limit func() (uint64, error)) (bytes int64, source string) {
 	if configured > 0 {
 		return configured, "YARDSTICK_MEMORY_BUDGET"

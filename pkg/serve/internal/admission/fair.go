@@ -33,9 +33,8 @@ type queues struct {
 // SetWait sets how long a call that does not fit waits (0: refused at once), before any use.
 func (b *Budget) SetWait(d time.Duration) { b.wait = d }
 
-// admit takes cost from the budget for client's call, waiting in the client's queue when it does
-// not fit or others wait (none jumps them), up to wait or ctx's end; false: refused. A cost of 0
-// takes nothing and its grant is nil (most requests: no allocation).
+// admit takes cost from the budget for client's call, waiting in its queue up to wait when it does
+// not fit or others wait; false: refused. A cost of 0 is granted nil (most requests: no allocation).
 func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time.Duration) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
@@ -80,8 +79,7 @@ func (q *queues) inTurn(ctx context.Context, client string, acquire func() error
 }
 
 // leave takes w out of the queues. When it was in line, its client's next call takes its place:
-// at the back when w was admitted, where w stood when it gave up. When it was first, the new
-// first's turn comes.
+// at the back when w was admitted, where w stood when it gave up.
 func (q *queues) leave(w *waiter, admitted bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()

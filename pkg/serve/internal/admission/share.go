@@ -13,9 +13,8 @@ import (
 // ClientShareDivisor: a client without a concurrency limit holds 1/ClientShareDivisor of a pool.
 const ClientShareDivisor = 4
 
-// shareOf is a client's share of a pool of size: conc units of unit when it has a concurrency
-// limit (conc > 0), at most half the pool; else a quarter; never less than least (a client may
-// always have one stream or read).
+// shareOf is a client's share of a pool of size: conc units, at most half the pool; a quarter
+// without a concurrency limit; never less than least (a client may always have one).
 func shareOf(size, unit, least int64, conc int) int64 {
 	share := size / ClientShareDivisor
 	if conc > 0 {

@@ -39,9 +39,8 @@ type Stream struct {
 	ended bool            // Release ran: holds still open were given back with it
 }
 
-// AdmitStream admits one stream of client (concurrency limit conc, 0 for none) on front ("http"
-// or "grpc") with its reserve, or refuses it: rpcerr.Overloaded (503 with Retry-After) when the
-// streams' half of the budget is full, a 429 when the client's streams hold its share.
+// AdmitStream admits one stream of client on front with its reserve, or refuses it: 429 when the
+// client's streams hold its share, rpcerr.Overloaded when the streams' half is full.
 func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	reserve := min(int64(StreamReserve), b.capacity/2)
 	share := b.streamShare(conc)

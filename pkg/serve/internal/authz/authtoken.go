@@ -12,10 +12,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// ServeAuthToken is POST /authToken on the HTTP front: JSON, form-urlencoded and
-// multipart/form-data bodies, credentials in the body or in HTTP Basic. A request with grant_type
-// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape; any other in the
-// original API's.
+// ServeAuthToken is POST /authToken on the HTTP front. A request with grant_type is OAuth 2.0
+// client credentials (RFC 6749 §4.4), answered in its shape; any other in the original API's.
 func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)

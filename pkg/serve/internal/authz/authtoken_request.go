@@ -81,8 +81,7 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 }
 
 // loginParams maps the body's values to their parameters under either naming: an OAuth 2.0
-// request ignores names it does not know, any other refuses them; a name given twice, or a
-// parameter under two names, is refused.
+// request ignores unknown names, any other refuses them, as it does a name given twice.
 func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
 	params := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
@@ -124,9 +123,8 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	return nil
 }
 
-// readLoginBody reads the body, up to its limit, and decodes it by its media type. An absent
-// Content-Type is sniffed, and a form-encoded body that is a JSON object is read as JSON (curl -d
-// labels everything so).
+// readLoginBody reads the body and decodes it by its media type, sniffed when absent; a
+// form-encoded body that is a JSON object is read as JSON (curl -d labels everything so).
 func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
 	var tooLarge *http.MaxBytesError

@@ -43,8 +43,7 @@ func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
-// returns the context the handler runs with, the token's claims in it. The gate calls it once
-// per call, before the body or message is read, whichever transport brings it.
+// returns the context the handler runs with, the token's claims in it.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
 	if r == nil || !r.Ruled || r.Rule.Public {
 		return permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
@@ -62,8 +61,7 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 	return permit(ctx, r, claims)
 }
 
-// refused is the answer for a token Verify refused: what happened and what to do, without a word
-// of the token itself.
+// refused is the answer for a token Verify refused, without a word of the token itself.
 func (a *Authorizer) refused(err error) error {
 	reason, info := rpcerr.ReasonTokenInvalid,
 		"The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."

@@ -12,8 +12,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
-// callerAddress is the caller's address for the login throttle, on either front: the JSON front's
-// HTTP request, or a direct gRPC call's connection, each with what trusted proxies forwarded.
+// callerAddress is the caller's address for the login throttle, on either front.
 func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if ri := reqinfo.From(ctx); ri != nil && ri.HTTPRequest != nil {
 		return clientOf(ri.HTTPRequest.Header.Values("X-Forwarded-For"), ri.HTTPRequest.RemoteAddr, trusted)

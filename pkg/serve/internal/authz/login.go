@@ -14,10 +14,8 @@ import (
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// Login is the one way to a token, for both fronts (ServeAuthToken and TokenService). Its errors
-// are gRPC statuses, which each front turns into its own answer: bad credentials 401, a client
-// without a right on this service 403, too many failures 429, no hashing slot free 503 (both
-// with RetryInfo), anything else Internal.
+// Login is the one way to a token, for both fronts. Its errors are gRPC statuses: bad credentials
+// 401, no right on this service 403, too many failures 429, no hashing slot free 503.
 func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
 	if clientID == "" || secret == "" {
 		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
@@ -44,8 +42,7 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 	}
 }
 
-// loginsBusy is the answer when too many logins were being checked to check this one in time:
-// gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
+// loginsBusy is the answer when too many logins are being checked: Unavailable, retryable (503).
 func loginsBusy(retryAfter time.Duration) error {
 	secs, ri := rpcerr.Retry(retryAfter)
 	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",

@@ -17,20 +17,17 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// DispatcherFunc answers one record exactly as the unary path would answer its request: the
-// status and the answer body, error bodies included. ctx is the stream's: it carries the caller's
-// identity and is cancelled when the stream ends early.
+// DispatcherFunc answers one record exactly as the unary path would answer its request. ctx is
+// the stream's: it carries the caller's identity and is cancelled when the stream ends early.
 type DispatcherFunc func(ctx context.Context, path string, body []byte) (status int, answer []byte)
 
 // Options are a stream's limits. The zero value takes the documented defaults.
 type Options struct {
 	// InFlight bounds the records of one stream read and not yet answered (default 16).
 	InFlight int
-	// Workers is how many records of one stream are dispatched at once (default the smaller of
-	// GOMAXPROCS and InFlight).
+	// Workers is how many records are dispatched at once (default min(GOMAXPROCS, InFlight)).
 	Workers int
-	// Idle ends a stream whose body sends nothing, or whose caller takes no answer, for this
-	// long (default 60 s).
+	// Idle ends a stream whose body sends nothing, or whose caller takes nothing, this long (60 s).
 	Idle time.Duration
 	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
 	MaxLine int
@@ -38,10 +35,9 @@ type Options struct {
 	MaxHeld int
 	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
 	Log *slog.Logger
-	// Revoked, when set, ends the stream with the first error it yields (the caller's rights are
-	// gone, as a status error): no more of the body is read, the records read are answered, and
-	// the last line is {"end":{"status":S,"body":B}} in place of the summary or group (before the
-	// head, that answer is the whole response).
+	// Revoked, when set, ends the stream with the first error it yields: no more of the body is
+	// read, the records read are answered, and the last line is {"end":…} (before the head, that
+	// answer is the whole response).
 	Revoked <-chan error
 	// Hold, when set, takes a record's bytes from the memory budget once its line is read, until
 	// its answer is written (done). It may wait; its error ends the stream as the context's does.
@@ -91,10 +87,8 @@ type job struct {
 	done   func() // gives back the record's bytes (Options.Hold); nil: none held
 }
 
-// Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
-// and broken line in input order, then the summary line once the body has ended. It returns with
-// no dispatch still running; the error says why a stream ended early (the context's cause,
-// ErrIdle, the body's or the connection's error) and is nil after the summary.
+// Serve runs one batch stream as the package doc says. It returns with no dispatch running; the
+// error says why a stream ended early, nil after the summary.
 func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)
@@ -188,8 +182,7 @@ func (c *conn) last(line []byte) error {
 	return c.flush()
 }
 
-// writeEnd writes the last line of a stream ended before its body did, {"end":{"status":S,
-// "body":B}} (ErrorAnswer's), and returns the stream's error.
+// writeEnd writes the {"end":…} line of a stream ended early and returns the stream's error.
 func (c *conn) writeEnd(ended *endedError) error {
 	status, body := ErrorAnswer(ended.err)
 	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)

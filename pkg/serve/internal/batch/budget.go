@@ -5,9 +5,8 @@ import (
 	"sync"
 )
 
-// budget bounds the bytes a stream holds between its body and its connection: the records read
-// and the answers not yet written. A record is read, and dispatched, only while the stream holds
-// less than max, save the oldest unanswered one (the package doc says why).
+// budget bounds the bytes of records and answers a stream holds: a record is read, and
+// dispatched, only while they are under max, save the oldest unanswered one (the package doc).
 type budget struct {
 	mu   sync.Mutex
 	cond sync.Cond

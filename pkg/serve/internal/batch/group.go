@@ -10,12 +10,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// GroupStream is one group forecast in progress, made by the service from the settings line: it
-// owns the validation, the forecast and the encoding.
+// GroupStream is one group forecast in progress: the service's validation, forecast and encoding.
 type GroupStream interface {
-	// Student validates one student line, adds it to the group and returns its entry exactly as
-	// the unary group answer's students[i]. An error (a status error) is the line's answer, and
-	// the student must then be left out of the group.
+	// Student validates one student line, adds it to the group and returns its entry as the
+	// unary answer's students[i]; an error is the line's answer and leaves the student out.
 	Student(ctx context.Context, line []byte) (entry []byte, err error)
 	// Group is the group's aggregate exactly as the unary answer's forecasts.group. The engine
 	// calls it once, at the end, and only if a student was added.
@@ -33,12 +31,9 @@ type GroupCounts struct {
 	Complete bool // the body ended and the group line went out
 }
 
-// ServeGroup runs one group stream. The first line that is not blank is the settings line: a
-// body without one is a 400, a settings line over MaxLine a 413, and open's error the answer
-// for the whole request. Then each student line gets its entry, or {"line": N, "status": 4xx,
-// "body": {...}}, and the last line is {"group": {...}}, or {"group": null} when no student was
-// valid. Students are handled one at a time in input order (the group's sums depend on that
-// order), so Workers and InFlight are not used. The error is as Serve's.
+// ServeGroup runs one group stream (docs/api.md): the settings line, open's error the whole
+// answer, then each student's entry or line error, then {"group": …}. Students are handled one at
+// a time in input order (the group's sums depend on it): Workers and InFlight are not used.
 func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)

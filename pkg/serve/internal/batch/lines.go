@@ -15,8 +15,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// LineReader cuts a body into lines of at most max bytes without ever holding more than that:
-// a longer line is thrown away as it arrives.
+// LineReader cuts a body into lines of at most max bytes, a longer one thrown away as it arrives.
 type LineReader struct {
 	r    *bufio.Reader
 	max  int
@@ -108,8 +107,7 @@ var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its co
 // ErrIdle is the error of Serve and ServeGroup for a body that sent nothing for Options.Idle.
 var ErrIdle = errors.New("batch: the request body sent nothing for the idle limit")
 
-// conn is the connection under the response writer, as far as the engine needs it: read and
-// write deadlines, which unblock a read or write in progress, and the answers, buffered.
+// conn is the connection under the response writer: its deadlines and the answers, buffered.
 type conn struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController

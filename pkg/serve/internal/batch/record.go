@@ -17,9 +17,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// ErrorAnswer is the status and body the HTTP front would answer for err (rpcerr.ToHTTP), the
-// body written by rpcerr.Write itself, so that a broken line's body is byte for byte every other
-// error body of the service.
+// ErrorAnswer is the status and body the HTTP front would answer for err, byte for byte (the
+// body written by rpcerr.Write itself).
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
 	return e.Status, rpcerr.JSON(e.Body)
@@ -32,8 +31,7 @@ func TooLargeAnswer() []byte { return lineTooLarge(DefaultMaxLine) }
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
 func lineTooLarge(max int) []byte { return rpcerr.JSON(rpcerr.LineTooLarge(int64(max)).Body) }
 
-// Record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
-// path and the request body, both to go to the dispatcher.
+// Record is one well-formed line: the caller's id token as spelled, the path and the request body.
 type Record struct {
 	ID   []byte
 	Path string

@@ -27,8 +27,7 @@ type BatchShape struct {
 }
 
 // ReadBatch reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract and
-// checks that every rpc a record may name has its record field and answer field: a record the
-// frame could not run is found at start-up.
+// checks it at start-up: every rpc a record may name has its record field and answer field.
 func ReadBatch(full string) (*BatchShape, error) {
 	sd, md, err := method(full)
 	if err != nil {
