@@ -45,11 +45,9 @@ const DefaultMemoryBudget = 512 << 20
 const (
 	// GoMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
 	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
-	GoMemLimitRatio = 0.9
-	// MaxFraction keeps the budget under GOMEMLIMIT.
-	MaxFraction = GoMemLimitRatio
-	// SmallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
-	SmallRequestBytes = 64 << 10
+	GoMemLimitRatio   = 0.9
+	MaxFraction       = GoMemLimitRatio // the largest budget fraction: under GOMEMLIMIT
+	SmallRequestBytes = 64 << 10        // smaller bodies of routes but the group forecasts skip the budget
 	// RetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
 	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
 	RetryAfter = time.Second
@@ -74,15 +72,14 @@ const (
 
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
-	capacity    int64
-	maxStudents int64               // the student limit: a group forecast costs at most this many students
-	sem         *semaphore.Weighted // the budget: what is granted, and the calls and records waiting for it
-	streams     *semaphore.Weighted // the streams' half of it (stream.go)
-	used        atomic.Int64        // what sem has granted (a semaphore does not say)
-	wait        time.Duration       // how long a call that does not fit waits in its client's queue
-	q           queues              // the calls waiting, per client (fair.go)
-	// clientStreams is what each client's streams hold of the streams' half (share.go).
-	clientStreams *shares
+	capacity      int64
+	maxStudents   int64                    // the student limit: a group forecast costs at most this many students
+	sem           *semaphore.Weighted      // the budget: what is granted, and the calls and records waiting for it
+	streams       *semaphore.Weighted      // the streams' half of it (stream.go)
+	used          atomic.Int64             // what sem has granted (a semaphore does not say)
+	wait          time.Duration            // how long a call that does not fit waits in its client's queue
+	q             queues                   // the calls waiting, per client (fair.go)
+	clientStreams *shares                  // what each client's streams hold of the streams' half
 	bodies        atomic.Pointer[BodyPool] // the JSON front's body pool, for BodiesHeldBy
 	inUse         prometheus.Gauge
 	refused       prometheus.Counter

@@ -67,7 +67,6 @@ func (b *Budget) streamShare(conc int) int64 {
 	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
 }
 
-// errStreamEnded is Hold's error for a record whose stream was released while it waited.
 var errStreamEnded = errors.New("admission: the stream has ended")
 
 // Release gives the stream's reserve back (once; nil-safe). Its records give back what they hold.

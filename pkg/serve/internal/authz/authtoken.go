@@ -76,8 +76,7 @@ func writeLoginError(w http.ResponseWriter, err error, basic bool) {
 	rpcerr.Write(w, e)
 }
 
-// basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.
-const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
+const basicChallenge = `Basic realm="yardstick", charset="UTF-8"` // a 401's to a caller that used Basic
 
 // writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
 // throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.

@@ -33,8 +33,7 @@ func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }
 
-// grantKey is the context key of the verified claims permit grants a call.
-type grantKey struct{}
+type grantKey struct{} // the context key of the verified claims permit grants a call
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) {

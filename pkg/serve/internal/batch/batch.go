@@ -23,18 +23,12 @@ type DispatcherFunc func(ctx context.Context, path string, body []byte) (status 
 
 // Options are a stream's limits. The zero value takes the documented defaults.
 type Options struct {
-	// InFlight bounds the records of one stream read and not yet answered (default 16).
-	InFlight int
-	// Workers is how many records are dispatched at once (default min(GOMAXPROCS, InFlight)).
-	Workers int
-	// Idle ends a stream whose body sends nothing, or whose caller takes nothing, this long (60 s).
-	Idle time.Duration
-	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
-	MaxLine int
-	// MaxHeld bounds the bytes of records and answers held (default 32 MiB).
-	MaxHeld int
-	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
-	Log *slog.Logger
+	InFlight int           // records read and not yet answered, at most (default 16)
+	Workers  int           // records dispatched at once (default min(GOMAXPROCS, InFlight))
+	Idle     time.Duration // a body sending nothing, or a caller taking nothing, this long ends it (60 s)
+	MaxLine  int           // the longest line, in bytes without its newline (default 1 MiB)
+	MaxHeld  int           // the most bytes of records and answers held (default 32 MiB)
+	Log      *slog.Logger  // what the caller must not see: a dispatcher's panic (default slog.Default())
 	// Revoked, when set, ends the stream with the first error it yields: no more of the body is
 	// read, the records read are answered, and the last line is {"end":…} (before the head, that
 	// answer is the whole response).

@@ -69,8 +69,7 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	}
 }
 
-// bom is the UTF-8 byte-order mark, U+FEFF.
-var bom = []byte("\xEF\xBB\xBF")
+var bom = []byte("\xEF\xBB\xBF") // the UTF-8 byte-order mark, U+FEFF
 
 // BOMProblem is the 400 of a line that is not JSON because of a byte-order mark outside a string
 // (LineReader skips one on the first line), or nil: the JSON's error would name an "invalid

@@ -185,8 +185,7 @@ func appendStatusBody(dst []byte, status int, body []byte) []byte {
 	return append(dst, "}\n"...)
 }
 
-// internalBody is the documented 500, for a dispatcher that failed to answer.
-var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }()
+var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }() // the documented 500
 
 // checkAnswer makes sure a dispatcher's answer can sit inside one line: JSON (a broken one
 // would break every line after it for the caller) without a newline.

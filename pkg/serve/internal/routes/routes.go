@@ -21,15 +21,12 @@ import (
 
 // Route is one rpc the server serves.
 type Route struct {
-	Method string // the gRPC full method
-	Path   string // its JSON path; "" for an rpc without one (health, reflection)
-	Rule   Rule   // who may call it
-	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
-	// Records marks a gRPC batch stream (a bidirectional stream of ours with an access rule):
-	// admitted once for its life, ended after the batch idle limit instead of the read timeout.
-	Records bool
-	// Record marks a unary rpc a batch record may name (method option yardstick.batch.v1.record).
-	Record       bool
+	Method       string // the gRPC full method
+	Path         string // its JSON path; "" for an rpc without one (health, reflection)
+	Rule         Rule   // who may call it
+	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
+	Records      bool   // a gRPC batch stream: admitted once, ended by the batch idle limit, not the read timeout
+	Record       bool   // a unary rpc a batch record may name (method option yardstick.batch.v1.record)
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
@@ -49,12 +46,9 @@ type Table struct {
 type Stream int
 
 const (
-	// Unary is every route of the contract: one JSON body, one answer.
-	Unary Stream = iota
-	// Batch is the NDJSON batch: each record is run as a unary call of its own path.
-	Batch
-	// GroupStream is a group forecast's stream (POST /api/forecast/{reading,math}/group/stream).
-	GroupStream
+	Unary       Stream = iota // every route of the contract: one JSON body, one answer
+	Batch                     // the NDJSON batch: each record runs as a unary call of its path
+	GroupStream               // a group forecast's stream (/api/forecast/{reading,math}/group/stream)
 )
 
 // AddStream adds a streaming route at path, open to tokens with rule's permissions.
