@@ -148,9 +148,8 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 			}
 			return err
 		},
-		idle:        c.flush, // what was written goes to the caller before waiting
-		answersHeld: true,
-		waitRecv:    true,
+		idle:     c.flush,
+		fromBody: true,
 	}.run(ctx, cancel, o)
 	counts.Records, counts.PeakHeld = records, int(peak)
 	counts.Failed = counts.Records - counts.OK

@@ -31,11 +31,10 @@ type pipeline[R, A any] struct {
 	weigh  func(R) int
 	answer func(context.Context, R) (A, int) // the answer, and the bytes it adds to those held
 	send   func(A) error
-	// What Serve adds: a record is answered only within the bound (its answer is held too); idle
-	// is called when the next answer is not ready; the reader is waited for (the request body
-	// must not be read once Serve has returned).
-	answersHeld, waitRecv bool
-	idle                  func() error
+	idle   func() error // called when the next answer is not ready (Serve flushes what it wrote)
+	// fromBody (Serve's): a record is answered only within the bound (its answer is held too),
+	// and the reader is waited for (the request body must not be read once Serve has returned).
+	fromBody bool
 }
 
 // run runs the stream until it ends (cancelling ctx with why, when it ended early) and returns
@@ -87,7 +86,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			work <- it  // nor this: no more items than slots
 		}
 	}
-	if p.waitRecv {
+	if p.fromBody {
 		wg.Go(read)
 	} else {
 		go read()
@@ -97,7 +96,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			for {
 				select {
 				case it, ok := <-work:
-					if !ok || (p.answersHeld && !held.wait(it.seq)) {
+					if !ok || (p.fromBody && !held.wait(it.seq)) {
 						return
 					}
 					var n int

@@ -75,18 +75,6 @@ var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.jso
 // isGroup reports whether path is a group forecast's: the one place this rule is written.
 func isGroup(path string) bool { return strings.HasSuffix(path, "/group") }
 
-// bodyLimit is the largest JSON body path takes.
-func bodyLimit(path string, l Limits) int64 {
-	switch {
-	case path == "/authToken":
-		return AuthTokenBodyLimit
-	case isGroup(path):
-		return l.MaxGroupBodyBytes
-	default:
-		return l.MaxBodyBytes
-	}
-}
-
 // protoStudentBytes is the most one student takes in protobuf without repeating a field: three
 // doubles of 9 bytes, and the entry's tag and length.
 const protoStudentBytes = 29
@@ -140,7 +128,13 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 
 // bind gives r the JSON path path: an rpc of several paths takes the largest body.
 func (t *Table) bind(r *Route, path string, l Limits) {
-	limit := bodyLimit(path, l)
+	limit := l.MaxBodyBytes
+	switch {
+	case path == "/authToken":
+		limit = AuthTokenBodyLimit
+	case isGroup(path):
+		limit = l.MaxGroupBodyBytes
+	}
 	if r.Path == "" || limit > r.BodyLimit {
 		r.BodyLimit = limit
 	}
