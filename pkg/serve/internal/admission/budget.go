@@ -14,11 +14,8 @@
 // forecasts fill the budget. Group forecasts are always admitted: a few KiB of `{}` students
 // already cost megabytes.
 //
-// The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
-// semaphores, whose strict FIFO keeps a large call from being starved by small ones. Kept by hand:
-// the fair layer over the budget (fair.go), since the semaphore's one FIFO for everyone would let
-// one client's queued calls hold another's behind them; and the count of what is admitted, which
-// a semaphore does not report.
+// The budget, the streams' half of it and the read pool are weighted semaphores, whose strict FIFO
+// keeps a large call from being starved by small ones; fair.go orders the calls by client.
 package admission
 
 import (

@@ -29,9 +29,8 @@ type Options struct {
 	MaxLine  int           // the longest line, in bytes without its newline (default 1 MiB)
 	MaxHeld  int           // the most bytes of records and answers held (default 32 MiB)
 	Log      *slog.Logger  // what the caller must not see: a dispatcher's panic (default slog.Default())
-	// Revoked, when set, ends the stream with the first error it yields: no more of the body is
-	// read, the records read are answered, and the last line is {"end":…} (before the head, that
-	// answer is the whole response).
+	// Revoked ends the stream with the first error it yields: the records read are answered, then
+	// the {"end":…} line (before the head, that answer is the whole response).
 	Revoked <-chan error
 	// Hold, when set, takes a record's bytes from the memory budget once its line is read, until
 	// its answer is written (done). It may wait; its error ends the stream as the context's does.

@@ -15,8 +15,7 @@ type GroupStream interface {
 	// Student validates one student line, adds it to the group and returns its entry as the
 	// unary answer's students[i]; an error is the line's answer and leaves the student out.
 	Student(ctx context.Context, line []byte) (entry []byte, err error)
-	// Group is the group's aggregate exactly as the unary answer's forecasts.group. The engine
-	// calls it once, at the end, and only if a student was added.
+	// Group is the aggregate as the unary answer's forecasts.group, called once, if a student was.
 	Group(ctx context.Context) (group []byte, err error)
 }
 

@@ -29,8 +29,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 }
 
 // Next returns the next line without its "\n" or "\r\n" (valid until the following call), its
-// 1-based number, and whether it was longer than max (then line is nil). err is io.EOF at a clean
-// end, or the body's error: a line cut by it is not returned.
+// 1-based number, and whether it was longer than max (then line is nil); err is io.EOF at the end.
 func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	l.line = l.line[:0]
 	for {
@@ -98,9 +97,8 @@ func (l *LineReader) nextNonBlank() (line []byte, num int, tooLong bool, err err
 	}
 }
 
-// ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
-// http.ResponseController cannot reach (a wrapper without Unwrap): without deadlines, an idle body
-// or a caller that stopped reading would hold the engine forever. Answered 500: a wiring fault.
+// ErrNoDeadlines is the error (and a 500) for a ResponseWriter that does not reach its connection's
+// deadlines: without them, an idle body or caller would hold the engine forever.
 var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
 
 // ErrIdle is the error of Serve and ServeGroup for a body that sent nothing for Options.Idle.
@@ -155,11 +153,9 @@ func (c *conn) stopOn(ctx context.Context) func() {
 	}
 }
 
-// release hands the connection back to net/http once the engine is done. After a complete
-// stream the connection may serve another request: no deadline of ours is left on it. After one
-// cut short, the write deadline is the idle limit from now, so that net/http can end the answer
-// cleanly (stop's past deadline would cut its last chunk) but not wait for a caller that reads
-// nothing; the read deadline stays: the rest of the body is not to be read.
+// release hands the connection back to net/http: after a complete stream, without a deadline of
+// ours; after one cut short, the read deadline kept and the write deadline the idle limit from
+// now, so that net/http ends the answer (stop's past one would cut its last chunk) but not waits.
 func (c *conn) release(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -171,8 +167,7 @@ func (c *conn) release(complete bool) {
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 }
 
-// endReads stops the reading of the body, a read in progress included, for why: the stream ends
-// once what was read is answered (endedError).
+// endReads stops the reading of the body, a read in progress included: the stream ends (endedError).
 func (c *conn) endReads(why error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -183,8 +178,7 @@ func (c *conn) endReads(why error) {
 	_ = c.rc.SetReadDeadline(time.Unix(1, 0))
 }
 
-// endReadsOn runs endReads with the first error revoked yields. The function it returns stops
-// the watch and waits for an endReads in progress (as stopOn's does).
+// endReadsOn runs endReads with revoked's first error; the function returned stops it as stopOn's.
 func (c *conn) endReadsOn(ctx context.Context, revoked <-chan error) func() {
 	if revoked == nil {
 		return func() {}
@@ -202,10 +196,9 @@ func (c *conn) endReadsOn(ctx context.Context, revoked <-chan error) func() {
 	return func() { close(stop); <-done }
 }
 
-// detach ends the engine's context with parent only while the body is still being read:
-// net/http cancels a request's context when the connection's read side ends, so a caller that
-// half-closes after its whole body (a shell pipe into nc, curl -T) would lose every answer. The
-// function returned unregisters the watch on parent.
+// detach ends the engine's context with parent only while the body is still being read: net/http
+// cancels a request's context when the connection's read side ends, so a caller that half-closes
+// after its body (a pipe into nc, curl -T) would lose every answer. It returns the unregister.
 func (c *conn) detach(parent context.Context, cancel context.CancelCauseFunc) func() bool {
 	return context.AfterFunc(parent, func() {
 		c.mu.Lock()

@@ -17,15 +17,13 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// ErrorAnswer is the status and body the HTTP front would answer for err, byte for byte (the
-// body written by rpcerr.Write itself).
+// ErrorAnswer is the status and body the HTTP front would answer for err, byte for byte.
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
 	return e.Status, rpcerr.JSON(e.Body)
 }
 
-// TooLargeAnswer is the body of a line over the default size limit, for the client (through the
-// public package ndjson), which checks its input by the engine's own rules without sending it.
+// TooLargeAnswer is the body of a line over the default limit, for the ndjson client's own checks.
 func TooLargeAnswer() []byte { return lineTooLarge(DefaultMaxLine) }
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
@@ -166,8 +164,6 @@ func suggest(key string) string {
 	}
 	return ""
 }
-
-// Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
 
 func appendRecordAnswer(dst, id []byte, status int, body []byte) []byte {
 	dst = append(append(dst, `{"id":`...), id...)

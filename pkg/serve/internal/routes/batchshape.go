@@ -11,10 +11,9 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// BatchShape is what the frame knows of a batch rpc's messages, so that its handler works on any
-// service's batch rpc by that shape alone: the record is {id, oneof request {one field per unary
-// rpc, named for it}}, the answer {id, oneof answer {one field per response type, and error
-// (yardstick.batch.v1.Status)}}.
+// BatchShape is what the frame's handler knows of any service's batch rpc: the record is {id,
+// oneof request {one field per unary rpc}}, the answer {id, oneof answer {one field per response
+// type, and error (yardstick.batch.v1.Status)}}.
 type BatchShape struct {
 	Rec, Ans   protoreflect.MessageType
 	RecID      protoreflect.FieldDescriptor

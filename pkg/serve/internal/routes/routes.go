@@ -1,8 +1,6 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
-// of it (JSON path, access rule, body and message limits, group or not), read once in serve.New
-// from the contract and the configured limits, and the shape of a gRPC batch rpc's messages
-// (batchshape.go). The JSON front finds a route by path, the gRPC guard by method; no layer keeps
-// a rule of its own.
+// of it (JSON path, access rule, limits), read once from the contract and the configured limits,
+// and the shape of a gRPC batch rpc's messages (batchshape.go). No layer keeps a rule of its own.
 package routes
 
 import (
