@@ -6,11 +6,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// A unary JSON body is admitted in two steps, so that a caller who sends a large body slowly
-// holds only its bytes, never the heap its decoding will cost: while it arrives, its bytes in the
-// body pool (a read pool with per-client shares, so one client's slow uploads never keep
-// another's body from being read); once in, its cost from the budget (fair.go). The order is
-// always pool, then budget, and nothing that holds budget waits for the pool: no deadlock.
+// A unary JSON body is admitted in two steps, so that a caller who sends a large body slowly holds
+// only its bytes, never its decoding's heap: while it arrives, its bytes in the body pool (a read
+// pool: per-client shares); once in, its cost from the budget. The order is always pool, then
+// budget, and nothing that holds budget waits for the pool: no deadlock.
 
 // BodyPool is the JSON front's pool of unary bodies being read.
 type BodyPool struct {

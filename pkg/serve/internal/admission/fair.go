@@ -9,11 +9,10 @@ import (
 )
 
 // Fair admission. A call that does not fit the budget waits in its client's queue, holding none
-// of the budget, up to the budget's wait (YARDSTICK_ADMISSION_WAIT), then is refused. Only the
-// first of the line of clients' oldest calls waits in the semaphore; once admitted, its client's
-// next call joins the back of the line: round-robin by client, so one client's forty queued calls
-// delay another's single one by at most one. The turn is strict (a large call is never starved by
-// small ones), and settled under the queues' lock, not by which goroutine reaches the semaphore.
+// of the budget, up to the budget's wait. Only the first of the line of clients' oldest calls
+// waits in the semaphore; once admitted, its client's next call joins the back of the line:
+// round-robin by client, so one client's forty queued calls delay another's single one by at most
+// one. The turn is strict, settled under the queues' lock, not by which goroutine comes first.
 
 // waiter is one call waiting for the budget.
 type waiter struct {

@@ -3,8 +3,7 @@ package admission
 // The gRPC read pool. gRPC reads a call's whole message before any interceptor runs, so a call
 // with a token takes the most gRPC may read for it from this pool before its handler lets gRPC
 // read, and gives it back once decoded (the gRPC guard does both). A quarter of the budget, so
-// reads and their work stay within the memory the budget was sized for; a client's reads hold at
-// most its share (share.go), so one client's header-only calls wait on its share alone.
+// reads and their work stay within the memory the budget was sized for.
 
 import (
 	"context"

@@ -11,11 +11,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Streams are admitted with a small reserve and hold more only as their bytes arrive (Hold), so a
-// stream that sends nothing holds its reserve and no more. Streams together hold at most half the
-// budget, so that the records they run, which wait for budget instead of being refused, always
-// find room once the calls in progress end: a record costs at most the other half. Each client's
-// streams hold at most its share of that half (share.go).
+// Streams are admitted with a small reserve and hold more only as their bytes arrive (Hold).
+// Streams together hold at most half the budget, so that the records they run, which wait for
+// budget instead of being refused, always find room once the calls in progress end: a record
+// costs at most the other half.
 
 // StreamCost is the most one stream holds of the budget: its reserve and its records' bytes
 // (internal/batch's MaxHeld of 32 MiB, a line and the answers in progress).

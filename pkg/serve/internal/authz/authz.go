@@ -121,10 +121,8 @@ func BearerFromMetadata(ctx context.Context) string {
 
 // ClientID is the authenticated client of ctx, or "".
 func ClientID(ctx context.Context) string {
-	if claims, ok := ClaimsFrom(ctx); ok {
-		return claims.ClientID
-	}
-	return ""
+	claims, _ := ClaimsFrom(ctx)
+	return claims.ClientID
 }
 
 // noteClient records the authenticated client for the request's log line.

@@ -9,9 +9,8 @@ import (
 )
 
 // Rights for the life of a call. A stream outlives the check of its token on its headers: a
-// reload may drop its client or narrow its permissions, and its token expires. So each record is
-// authorized as a call of its path would be now, and Watch checks the stream's own rule again at
-// every reload and at its token's expiry, and ends the stream once its rights are gone.
+// reload may drop its client or narrow its permissions, and its token expires. So Watch checks
+// the stream's rule again at every reload and at its token's expiry.
 
 // Revoked is the cause a stream ends with when Watch found its rights gone: Err is the answer a
 // call with the stream's token would get now (401 or 403 as a status error).
@@ -22,8 +21,7 @@ func (r *Revoked) Unwrap() error { return r.Err }
 
 // RevokedErr is err's Revoked answer, if it is one.
 func RevokedErr(err error) (error, bool) {
-	var r *Revoked
-	if errors.As(err, &r) {
+	if r, ok := errors.AsType[*Revoked](err); ok {
 		return r.Err, true
 	}
 	return nil, false

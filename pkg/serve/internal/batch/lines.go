@@ -155,7 +155,7 @@ func (c *conn) stopOn(ctx context.Context) func() {
 
 // release hands the connection back to net/http: after a complete stream, without a deadline of
 // ours; after one cut short, the read deadline kept and the write deadline the idle limit from
-// now, so that net/http ends the answer (stop's past one would cut its last chunk) but not waits.
+// now: net/http ends the answer (stop's past one would cut its last chunk) without waiting forever.
 func (c *conn) release(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

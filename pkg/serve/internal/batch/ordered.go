@@ -7,15 +7,12 @@ import (
 	"sync"
 )
 
-// Ordered runs one stream of records that arrive as messages rather than lines (gRPC's batch
-// streams): recv reads the next record (io.EOF after the last), weigh (nil: none) says what a
-// record holds in memory, answer answers one (it must not panic and must honour its context),
-// send writes one answer. Order and memory are as Serve's, answers not weighed. When recv fails,
-// the records read are answered and sent, then Ordered returns recv's error; when ctx ends or
-// send fails, it returns once the answers in progress have, with the cause.
-//
-// recv is not waited for: it may block until the stream itself ends, after Ordered has returned
-// (gRPC ends a stream when its handler returns); it is never called again then.
+// Ordered runs one stream of records that arrive as messages (gRPC's batch streams): recv reads
+// the next (io.EOF after the last), weigh (nil: none) says what one holds in memory, answer
+// answers one (it must not panic and must honour its context), send writes one answer. Order and
+// memory are as Serve's. When recv fails, the records read are answered, then Ordered returns its
+// error; when ctx ends or send fails, it returns once the answers in progress have. recv is not
+// waited for (it may block until gRPC ends the stream), but not called once Ordered has returned.
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
