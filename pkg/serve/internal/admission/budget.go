@@ -180,7 +180,6 @@ func (b *Budget) Cost(group bool, n int64, json bool) int64 {
 	return b.groupCost(n, perByte, perStudent, n/minStudent)
 }
 
-// groupCost is a group forecast's cost: per byte, or per student up to the student limit.
 func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
 	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
 }

@@ -14,7 +14,6 @@ import (
 // round-robin by client, so one client's forty queued calls delay another's single one by at most
 // one. The turn is strict, settled under the queues' lock, not by which goroutine comes first.
 
-// waiter is one call waiting for the budget.
 type waiter struct {
 	client string
 	turn   chan struct{} // closed once the call is first in line: it may wait in the semaphore

@@ -98,7 +98,6 @@ func (s *shares) wake(client string) {
 	}
 }
 
-// give gives back n of client's holdings.
 func (s *shares) give(client string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,7 +117,6 @@ func (s *shares) dropIfEmpty(client string, h *holding) {
 	}
 }
 
-// heldBy is what client holds (for tests).
 func (s *shares) heldBy(client string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

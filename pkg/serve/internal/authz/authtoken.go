@@ -24,14 +24,14 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	req, rerr := readLoginRequest(w, r)
 	if rerr != nil {
 		if req.oauth {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, false, 0)
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, 0)
 			return
 		}
 		rpcerr.Write(w, rerr.answer)
 		return
 	}
 	if req.oauth && req.grant != "client_credentials" {
-		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
+		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", 0)
 		return
 	}
 	remote := clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, a.trusted)
@@ -88,25 +88,23 @@ func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
 		code := http.StatusBadRequest
 		if basic {
 			code = http.StatusUnauthorized
+			w.Header().Set("WWW-Authenticate", basicChallenge)
 		}
-		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, basic, 0)
+		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, 0)
 	case codes.PermissionDenied:
-		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, false, 0)
+		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, 0)
 	case codes.ResourceExhausted:
 		// slow_down: the OAuth error registry's code for "poll less often" (RFC 8628 §3.5).
-		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, false, e.RetryAfter)
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, e.RetryAfter)
 	case codes.Unavailable:
-		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.RetryAfter)
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", e.RetryAfter)
 	default:
-		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", false, 0)
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", 0)
 	}
 }
 
 // writeOAuthError writes {"error","error_description"} (RFC 6749 §5.2).
-func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, challenge bool, retryAfter int64) {
-	if challenge {
-		w.Header().Set("WWW-Authenticate", basicChallenge)
-	}
+func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, retryAfter int64) {
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	}

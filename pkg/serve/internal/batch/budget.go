@@ -55,7 +55,6 @@ func (b *budget) written(n int) {
 	b.mu.Unlock()
 }
 
-// maxHeld is the most bytes held at once so far.
 func (b *budget) maxHeld() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -285,7 +285,6 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readEnded is endReads's error, once it ran.
 func (c *conn) readEnded() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -308,7 +307,6 @@ func (c *conn) write(p []byte) error {
 	return c.err
 }
 
-// flush sends what is buffered to the caller now.
 func (c *conn) flush() error {
 	if c.err == nil {
 		c.err = c.buf.Flush()

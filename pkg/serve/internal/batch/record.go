@@ -113,7 +113,6 @@ func onlyValue(d *jx.Decoder) error {
 	return err
 }
 
-// readField reads the value of recordFields[k] into the record.
 func readField(d *jx.Decoder, k int, rec *Record, p *rpcerr.Problems) error {
 	f := recordFields[k]
 	if d.Next() != f.kind {

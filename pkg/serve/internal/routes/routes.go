@@ -178,7 +178,6 @@ func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yard
 	return rules
 }
 
-// serviceDescriptor is the contract's descriptor of the service name.
 func serviceDescriptor(name string) (protoreflect.ServiceDescriptor, error) {
 	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
 	if err != nil {
