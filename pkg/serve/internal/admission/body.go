@@ -50,8 +50,7 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 	return r, nil
 }
 
-// AdmitBody admits a JSON request of client whose body has been read, by what the body costs (a
-// group forecast by GroupCostOfBody), waiting in the client's queue up to the budget's wait.
+// AdmitBody admits a JSON request whose body has been read by its cost, as AdmitDecode does.
 func (b *Budget) AdmitBody(ctx context.Context, client string, group bool, body []byte) (*Grant, error) {
 	cost := b.Cost(false, int64(len(body)), true)
 	if group {

@@ -50,12 +50,10 @@ const (
 	RetryAfter = time.Second
 )
 
-// Cost model: heap bytes a request allocates from its body size, measured with the garbage
-// collector off (pkg/serve's TestCostCoversHeapGrowth fails when a factor no longer covers what it
-// measures). Group forecasts cost per body byte, and at least a fixed amount per student up to the
-// student limit; every other route per body byte. A JSON student as a compact array `[1,1,1]`
-// costs what a 60-byte object does, so a JSON group is costed by how many students its body can
-// hold at most (GroupCostOfBody); Cost, from the size alone, is its bound.
+// Cost model: heap bytes per body byte (group forecasts: at least a fixed amount per student, up to
+// the student limit), measured with the garbage collector off; pkg/serve's TestCostCoversHeapGrowth
+// fails when a factor no longer covers what it measures. A JSON student `[1,1,1]` costs what a
+// 60-byte object does, so a JSON group is costed by the students its body can hold at most.
 const (
 	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
 	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
@@ -193,7 +191,8 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC message by its size, as AdmitBody does.
+// AdmitDecode admits the decoding of client's gRPC message by its size, waiting in the client's
+// queue up to the budget's wait.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }

@@ -8,11 +8,10 @@ import (
 	"time"
 )
 
-// Fair admission. A call that does not fit the budget waits in its client's queue, holding none
-// of the budget, up to the budget's wait. Only the first of the line of clients' oldest calls
-// waits in the semaphore; once admitted, its client's next call joins the back of the line:
-// round-robin by client, so one client's forty queued calls delay another's single one by at most
-// one. The turn is strict, settled under the queues' lock, not by which goroutine comes first.
+// Fair admission. A call that does not fit waits in its client's queue, holding none of the
+// budget, up to the budget's wait. Only the first of the line of clients' oldest calls waits in
+// the semaphore; once admitted, its client's next call joins the back of the line: round-robin by
+// client, settled under the queues' lock, not by which goroutine reaches the semaphore first.
 
 type waiter struct {
 	client string

@@ -6,9 +6,8 @@ import (
 )
 
 // Each client's share. The streams' half of the budget and the read pools are held for as long as
-// a caller takes to send its bytes, which the caller decides: one client's idle streams or
-// header-only calls must not hold what every other client needs. A client over its share waits
-// for its own holdings to come back, or is refused; other clients are not touched.
+// a caller takes to send its bytes: one client's idle streams or header-only calls must not hold
+// what every other client needs, so a client over its share waits for its own holdings, or fails.
 
 // ClientShareDivisor: a client without a concurrency limit holds 1/ClientShareDivisor of a pool.
 const ClientShareDivisor = 4

@@ -11,10 +11,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Streams are admitted with a small reserve and hold more only as their bytes arrive (Hold).
-// Streams together hold at most half the budget, so that the records they run, which wait for
-// budget instead of being refused, always find room once the calls in progress end: a record
-// costs at most the other half.
+// Streams are admitted with a small reserve, hold more only as their bytes arrive (Hold), and
+// together at most half the budget, so that the records they run, which wait for budget instead of
+// being refused, find room once the calls in progress end: a record costs at most the other half.
 
 // StreamCost is the most one stream holds of the budget: its reserve and its records' bytes
 // (internal/batch's MaxHeld of 32 MiB, a line and the answers in progress).
@@ -95,10 +94,9 @@ func (s *Stream) give(n int64) {
 	s.b.give(n)
 }
 
-// Hold takes n bytes of a record as they arrive, until done is called (once) when its answer is
-// written: from the stream's reserve while it has room (a line's worth always fits once earlier
-// records are answered), else from the client's share, the streams' half and the budget, waiting
-// (never refusing: the stream slows down). The error is ctx's cause. A nil stream holds nothing.
+// Hold takes n bytes of a record until done is called (once), from the stream's reserve while it
+// has room, else from the client's share, the streams' half and the budget, waiting (never
+// refusing: the stream slows down). The error is ctx's cause. A nil stream holds nothing.
 func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	if s == nil || n <= 0 {
 		return func() {}, nil

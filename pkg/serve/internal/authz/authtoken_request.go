@@ -24,13 +24,11 @@ import (
 // loginRequest is a /authToken request, whatever its shape.
 type loginRequest struct {
 	clientID, secret string
-	// oauth is true when the request carries grant_type (RFC 6749 §4.4): it is answered in
-	// OAuth 2.0's shape, else in the original API's.
-	oauth    bool
-	grant    string
-	scope    string
-	basic    bool  // the credentials came in an HTTP Basic Authorization header
-	basicErr error // the 401 of a Basic header that could not be read
+	oauth            bool // grant_type given (RFC 6749 §4.4): answered in OAuth 2.0's shape
+	grant            string
+	scope            string
+	basic            bool  // the credentials came in an HTTP Basic Authorization header
+	basicErr         error // the 401 of a Basic header that could not be read
 }
 
 // requestError is a /authToken request that cannot be read: its answer in the original API's
@@ -70,7 +68,7 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 		return loginRequest{}, rerr
 	}
 	// Decided first, so that even a malformed OAuth request is answered in OAuth's shape.
-	req := loginRequest{oauth: len(values["grant_type"]) > 0 && values["grant_type"][0] != ""}
+	req := loginRequest{oauth: values.Get("grant_type") != ""}
 	params, rerr := loginParams(values, req.oauth)
 	if rerr != nil {
 		return req, rerr
@@ -217,9 +215,8 @@ func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	}
 }
 
-// basicCredentials reads HTTP Basic credentials, which RFC 6749 §2.3.1 form-urlencodes before
-// they are joined with ':' and base64-encoded. ok is false when there is no Basic header (a
-// Bearer one on /authToken is ignored); err is for a Basic header that cannot be read.
+// basicCredentials reads HTTP Basic credentials, form-urlencoded (RFC 6749 §2.3.1): ok false when
+// there is no Basic header (a Bearer one is ignored), err for one that cannot be read.
 func basicCredentials(values []string) (id, secret string, ok bool, err error) {
 	enc, ok := authParam(values, "basic")
 	if !ok {

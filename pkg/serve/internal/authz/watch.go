@@ -8,9 +8,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// Rights for the life of a call. A stream outlives the check of its token on its headers: a
-// reload may drop its client or narrow its permissions, and its token expires. So Watch checks
-// the stream's rule again at every reload and at its token's expiry.
+// Rights for the life of a call: a stream outlives the check of its token on its headers (a
+// reload may drop its client or narrow its permissions; its token expires).
 
 // Revoked is the cause a stream ends with when Watch found its rights gone: Err is the answer a
 // call with the stream's token would get now (401 or 403 as a status error).

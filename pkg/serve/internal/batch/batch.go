@@ -80,8 +80,7 @@ type job struct {
 	done   func() // gives back the record's bytes (Options.Hold); nil: none held
 }
 
-// Serve runs one batch stream as the package doc says. It returns with no dispatch running; the
-// error says why a stream ended early, nil after the summary.
+// Serve runs one batch stream as the package doc says; the error says why it ended early.
 func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)

@@ -30,9 +30,8 @@ type GroupCounts struct {
 	Complete bool // the body ended and the group line went out
 }
 
-// ServeGroup runs one group stream (docs/api.md): the settings line, open's error the whole
-// answer, then each student's entry or line error, then {"group": …}. Students are handled one at
-// a time in input order (the group's sums depend on it): Workers and InFlight are not used.
+// ServeGroup runs one group stream (docs/api.md). Students are handled one at a time in input
+// order (the group's sums depend on it): Workers and InFlight are not used.
 func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)

@@ -57,8 +57,7 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 		line = bytes.TrimSuffix(l.line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if l.num == 1 {
-			// A byte-order mark opens the files of Windows tools (Excel's "UTF-8" export, .NET's
-			// writers): it marks the encoding, it is not part of the first record.
+			// A byte-order mark (Excel's and .NET's "UTF-8") marks the encoding, not a record.
 			line = bytes.TrimPrefix(line, bom)
 		}
 		if len(line) > l.max {
@@ -70,9 +69,8 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 
 var bom = []byte("\xEF\xBB\xBF") // the UTF-8 byte-order mark, U+FEFF
 
-// BOMProblem is the 400 of a line that is not JSON because of a byte-order mark outside a string
-// (LineReader skips one on the first line), or nil: the JSON's error would name an "invalid
-// character 'ï'", which says nothing to the person who exported the file.
+// BOMProblem is the 400 of a line that is not JSON for a byte-order mark outside a string, or nil:
+// JSON's "invalid character 'ï'" says nothing to the person who exported the file.
 func BOMProblem(line []byte) error {
 	if !bytes.Contains(line, bom) {
 		return nil

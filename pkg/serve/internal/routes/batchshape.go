@@ -11,9 +11,8 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// BatchShape is what the frame's handler knows of any service's batch rpc: the record is {id,
-// oneof request {one field per unary rpc}}, the answer {id, oneof answer {one field per response
-// type, and error (yardstick.batch.v1.Status)}}.
+// BatchShape is what the frame's handler knows of any service's batch rpc: the record is {id, oneof
+// request {a field per unary rpc}}, the answer {id, oneof answer {a field per response, and error}}.
 type BatchShape struct {
 	Rec, Ans   protoreflect.MessageType
 	RecID      protoreflect.FieldDescriptor

@@ -39,8 +39,7 @@ type Table struct {
 	Ceiling  int64             // the server-wide receive limit: the largest message limit
 }
 
-// Stream is the kind of a streaming route of the JSON front: no rpc of its own, NDJSON, no body
-// limit (its records are bounded one by one), one admission for its life.
+// Stream is the kind of a JSON front's streaming route: no rpc, NDJSON, records bounded one by one.
 type Stream int
 
 const (
@@ -64,8 +63,7 @@ type Limits struct {
 	MaxCutLevels      int   // most cut levels in one forecast
 }
 
-// AuthTokenBodyLimit bounds a /authToken body: credentials are a few hundred bytes, and the caller
-// is not authenticated yet.
+// AuthTokenBodyLimit bounds a /authToken body: credentials are small, and the caller unknown yet.
 const AuthTokenBodyLimit = 64 << 10
 
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
@@ -77,9 +75,8 @@ func isGroup(path string) bool { return strings.HasSuffix(path, "/group") }
 // doubles of 9 bytes, and the entry's tag and length.
 const protoStudentBytes = 29
 
-// grpcGroupLimit is a group forecast message's limit over gRPC: what the most students fill in
-// protobuf, with 64 KiB for the rest, when under the JSON limit (3.0 MiB for 100,000 students).
-// Every read with a token is admitted at the largest limit, so this sets how many fit at once.
+// grpcGroupLimit is a group forecast message's limit over gRPC, at most the JSON one: what the most
+// students fill in protobuf, and 64 KiB (3.0 MiB for 100,000). It sets how many reads fit at once.
 func grpcGroupLimit(l Limits) int64 {
 	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
 }
@@ -155,9 +152,8 @@ func (t *Table) Label(path string) string {
 	return "other"
 }
 
-// httpRules are the HTTP rules of the service sd's rpcs (nil: an infrastructure service), in
-// grpc-gateway's generator's order: its methods as declared, each one's google.api.http POST
-// binding (the front serves POST alone), then the routes file's rules (http.yaml) in order.
+// httpRules are the HTTP rules of sd's rpcs in grpc-gateway's generator's order: each method's
+// google.api.http POST binding (the front serves POST alone), then the routes file's rules.
 func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yardstick.Route {
 	if sd == nil {
 		return nil
