@@ -114,10 +114,9 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		{"http", CauseClientShare}, {"grpc", CauseClientShare}} {
 		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
 	}
-	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{
+	capGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
-	})
-	capGauge.Set(float64(capacity))
+	}, func() float64 { return float64(capacity) })
 	reg.MustRegister(b.inUse, b.refused, b.refusals, capGauge)
 	return b
 }
@@ -141,10 +140,9 @@ func (b *Budget) grant(cost int64) *Grant {
 
 // Release gives the grant back.
 func (a *Grant) Release() {
-	if a == nil {
-		return
+	if a != nil {
+		a.once.Do(func() { a.b.give(a.cost) })
 	}
-	a.once.Do(func() { a.b.give(a.cost) })
 }
 
 func (b *Budget) give(n int64) {

@@ -25,8 +25,7 @@ import (
 type loginRequest struct {
 	clientID, secret string
 	oauth            bool // grant_type given (RFC 6749 §4.4): answered in OAuth 2.0's shape
-	grant            string
-	scope            string
+	grant, scope     string
 	basic            bool  // the credentials came in an HTTP Basic Authorization header
 	basicErr         error // the 401 of a Basic header that could not be read
 }
