@@ -27,8 +27,8 @@ const StreamReserve = 2 << 20
 type Stream struct {
 	b       *Budget
 	client  string
-	share   int64  // its client's share of the streams' half
-	reserve *Grant // its reserve
+	share   int64 // its client's share of the streams' half
+	reserve int64
 	once    sync.Once
 
 	mu    sync.Mutex
@@ -50,7 +50,8 @@ func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	}
 	if b.streams.TryAcquire(reserve) {
 		if b.sem.TryAcquire(reserve) {
-			return &Stream{b: b, client: client, share: share, reserve: b.grant(reserve), free: reserve}, nil
+			b.grant(reserve)
+			return &Stream{b: b, client: client, share: share, reserve: reserve, free: reserve, holds: map[*int64]bool{}}, nil
 		}
 		b.streams.Release(reserve)
 	}
@@ -81,13 +82,11 @@ func (s *Stream) Release() {
 		for n := range holds {
 			s.give(*n)
 		}
-		s.b.streams.Release(s.reserve.cost)
-		s.b.clientStreams.give(s.client, s.reserve.cost)
-		s.reserve.Release()
+		s.give(s.reserve)
 	})
 }
 
-// give gives back a record's hold of n beyond the reserve.
+// give gives back n of the stream's: its reserve, or a record's hold beyond it.
 func (s *Stream) give(n int64) {
 	s.b.streams.Release(n)
 	s.b.clientStreams.give(s.client, n)
@@ -144,9 +143,6 @@ func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 		s.mu.Unlock()
 		s.give(n)
 		return nil, errStreamEnded
-	}
-	if s.holds == nil {
-		s.holds = map[*int64]bool{}
 	}
 	s.holds[h] = true
 	s.mu.Unlock()

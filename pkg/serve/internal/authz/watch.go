@@ -42,8 +42,7 @@ func (a *Authorizer) Watch(ctx context.Context, r *routes.Route, bearer string, 
 				end(&Revoked{Err: err})
 				return
 			}
-			// A millisecond past: Verify refuses from ValidUntil on, and a timer may fire a hair
-			// early on a coarse clock; the loop checks again if it did.
+			// A millisecond past ValidUntil, from which Verify refuses; a timer early just loops.
 			timer.Reset(max(time.Until(until)+time.Millisecond, time.Millisecond))
 			select {
 			case <-changed:

@@ -65,8 +65,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			}
 			rec, err := p.recv()
 			if err != nil {
-				// The records read are still answered, after a message the transport refused
-				// as after the last; a caller that is gone fails the next send.
+				// Still answered after a message the transport refused, as after the last.
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}
