@@ -124,9 +124,8 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 // form-encoded body that is a JSON object is read as JSON (curl -d labels everything so).
 func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
-	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
+	case errors.As(err, new(*http.MaxBytesError)):
 		return nil, errTooLarge
 	case err != nil:
 		return nil, badRequest("", "request body could not be read")

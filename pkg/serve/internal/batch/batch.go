@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -106,8 +105,7 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 	records, peak, err := pipeline[*job, *job]{
 		recv: func() (*job, error) {
 			j, err := readJob(ctx, lr, tooLarge, &counts.Lines)
-			var ended *endedError
-			if errors.As(err, &ended) {
+			if _, ok := errors.AsType[*endedError](err); ok {
 				// The records read are answered, then the stream's last line says why it ended.
 				readErr = err
 				return j, err
@@ -176,8 +174,7 @@ func (c *conn) last(line []byte) error {
 // writeEnd writes the {"end":…} line of a stream ended early and returns the stream's error.
 func (c *conn) writeEnd(ended *endedError) error {
 	status, body := ErrorAnswer(ended.err)
-	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)
-	if err := c.last(append(append(append(line, `,"body":`...), body...), "}}\n"...)); err != nil {
+	if err := c.last(fmt.Appendf(nil, `{"end":{"status":%d,"body":%s}}`+"\n", status, body)); err != nil {
 		return err
 	}
 	return ended

@@ -144,8 +144,7 @@ func notJSON(line []byte) error {
 		return err
 	}
 	var raw json.RawMessage
-	var syntax *json.SyntaxError
-	if err := json.Unmarshal(line, &raw); errors.As(err, &syntax) {
+	if syntax, ok := errors.AsType[*json.SyntaxError](json.Unmarshal(line, &raw)); ok {
 		return rpcerr.Invalid("", "the line is not JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
 	}
 	return rpcerr.Invalid("", "the line is not JSON")
