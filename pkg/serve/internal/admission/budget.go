@@ -36,10 +36,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
-const DefaultMemoryBudget = 512 << 20
-
 const (
+	// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
+	DefaultMemoryBudget = 512 << 20
 	// GoMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
 	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
 	GoMemLimitRatio   = 0.9

@@ -46,8 +46,12 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		writeToken(w, req, tok)
 	case req.oauth:
 		writeOAuthLoginError(w, err, req.basic)
-	default:
-		writeLoginError(w, err, req.basic)
+	default: // the original API's error body
+		e := rpcerr.ToHTTP(err)
+		if e.Status == http.StatusUnauthorized && req.basic {
+			w.Header().Set("WWW-Authenticate", basicChallenge)
+		}
+		rpcerr.Write(w, e)
 	}
 }
 
@@ -65,15 +69,6 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 		out["scope"] = strings.Join(tok.Scope, " ") // RFC 6749 §5.1: the scope granted, when one was asked
 	}
 	rpcerr.WriteJSON(w, http.StatusOK, out)
-}
-
-// writeLoginError answers a failed login in the original API's error body.
-func writeLoginError(w http.ResponseWriter, err error, basic bool) {
-	e := rpcerr.ToHTTP(err)
-	if e.Status == http.StatusUnauthorized && basic {
-		w.Header().Set("WWW-Authenticate", basicChallenge)
-	}
-	rpcerr.Write(w, e)
 }
 
 const basicChallenge = `Basic realm="yardstick", charset="UTF-8"` // a 401's to a caller that used Basic

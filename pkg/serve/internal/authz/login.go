@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -29,8 +28,10 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 		return tok, nil
 	case errors.As(err, &throttled):
 		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)
-	case errors.As(err, &busy):
-		return token.Token{}, loginsBusy(busy.RetryAfter)
+	case errors.As(err, &busy): // Unavailable, which clients may retry
+		secs, ri := rpcerr.Retry(busy.RetryAfter)
+		return token.Token{}, rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
+			fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
 	case errors.Is(err, token.ErrNotAuthenticated):
 		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
 	case errors.Is(err, token.ErrPermissionDenied):
@@ -40,13 +41,6 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
 		return token.Token{}, rpcerr.Internal()
 	}
-}
-
-// loginsBusy is the answer when too many logins are being checked: Unavailable, retryable (503).
-func loginsBusy(retryAfter time.Duration) error {
-	secs, ri := rpcerr.Retry(retryAfter)
-	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
-		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
 }
 
 // TokenService is the gRPC way to a token: a token is for the service that issued it.
