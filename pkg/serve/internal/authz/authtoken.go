@@ -71,7 +71,7 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	rpcerr.WriteJSON(w, http.StatusOK, out)
 }
 
-const basicChallenge = `Basic realm="yardstick", charset="UTF-8"` // a 401's to a caller that used Basic
+const basicChallenge = `Basic realm="yardstick", charset="UTF-8"` // the WWW-Authenticate of a 401 to Basic
 
 // writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
 // throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.

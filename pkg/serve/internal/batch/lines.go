@@ -28,8 +28,9 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// Next returns the next line without its "\n" or "\r\n" (valid until the following call), its
-// 1-based number, and whether it was longer than max (then line is nil); err is io.EOF at the end.
+// Next returns the next line without its "\n" or "\r\n" (which the last may lack; valid until the
+// following call), its 1-based number, and whether it was longer than max (then line is nil). err
+// is io.EOF at a clean end, or the body's error: a line cut by it is not returned.
 func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	l.line = l.line[:0]
 	for {
