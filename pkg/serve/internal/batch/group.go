@@ -13,7 +13,7 @@ import (
 // GroupStream is one group forecast in progress: the service's validation, forecast and encoding.
 type GroupStream interface {
 	// Student validates one student line, adds it to the group and returns its entry as the
-	// unary answer's students[i]; an error is the line's answer and leaves the student out.
+	// unary answer's students[i]; an error (a status error) is the line's answer and leaves it out.
 	Student(ctx context.Context, line []byte) (entry []byte, err error)
 	// Group is the aggregate as the unary answer's forecasts.group, called once, if a student was.
 	Group(ctx context.Context) (group []byte, err error)

@@ -10,8 +10,8 @@ import (
 // Ordered runs one stream of records that arrive as messages (gRPC's batch streams), in order and
 // memory as Serve: recv reads the next (io.EOF after the last), weigh (nil: none) says what one
 // holds, answer answers one (it must not panic and must honour ctx), send writes one. When recv
-// fails, the records read are answered, then Ordered returns its error. recv is not waited for
-// (it may block until gRPC ends the stream), but not called once Ordered has returned.
+// fails, the records read are answered, then Ordered returns its error (nil for io.EOF); else the
+// cause. recv is not waited for (it may block until gRPC ends the stream), nor called once done.
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
