@@ -44,8 +44,8 @@ func TestIdleStreamsHoldTheirReserve(t *testing.T) {
 			t.Fatalf("idle stream %d: got %d; want 200", i+1, resp.StatusCode)
 		}
 	}
-	if got := h.srv.budget.StreamsHeldBy("batcher"); got != share {
-		t.Errorf("4 idle streams hold %d; want 4 reserves, %d", got, share)
+	if _, got := sample(t, scrape(t, h), "yardstick_memory_budget_in_use_bytes", `service=`); got != share {
+		t.Errorf("4 idle streams hold %v of the budget; want 4 reserves, %d", got, share)
 	}
 	if r := h.do(http.MethodPost, throwawayBatchPath, ndjson, "\n", "Authorization", auth); r.status != 429 || r.header.Get("Retry-After") != "1" {
 		t.Errorf("the client's 5th stream: got %d %s; want 429 with Retry-After 1", r.status, r.body)

@@ -6,16 +6,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// A unary JSON body is admitted in two steps, so that a caller who declares a large body and
-// sends it slowly holds only the bytes it declared, never the heap its decoding will cost. While
-// the body arrives it holds its bytes (once: the buffer it is read into) in the body pool, a read
-// pool (readpool.go) of a quarter of the budget with per-client shares; a client's bodies in
-// flight hold at most its share of the pool, so one client's slow uploads never keep another
-// client's body from being read. Once the whole body is in, its full cost is admitted through
-// the fair queues (fair.go) by what the body holds; while it waits there it holds its bytes in
-// the body pool and nothing of the budget. The order is always pool, then budget, and nothing
-// that holds budget waits for the pool, so no call holds what another waits for while waiting
-// for what that one holds.
+// A unary JSON body is admitted in two steps, so that a caller who sends a large body slowly holds
+// only its bytes, never its decoding's heap: while it arrives, its bytes in the body pool (a read
+// pool: per-client shares); once in, its cost from the budget. The order is always pool, then
+// budget, and nothing that holds budget waits for the pool: no deadlock.
 
 // BodyPool is the JSON front's pool of unary bodies being read.
 type BodyPool struct {
@@ -23,15 +17,14 @@ type BodyPool struct {
 	reads *ReadPool
 }
 
-// NewBodyPool is the body pool beside b: a quarter of the budget, and at least ceiling (the largest
-// body a route takes), so that any one body can be read. b keeps it (BodiesHeldBy).
+// NewBodyPool is the body pool beside b: a quarter of the budget, at least ceiling (the largest body).
 func NewBodyPool(b *Budget, ceiling int64) *BodyPool {
 	p := &BodyPool{b: b, reads: NewReadPool(b.capacity, ceiling)}
 	b.bodies.Store(p)
 	return p
 }
 
-// BodiesHeldBy is what client's bodies being read hold of the body pool (for tests and the soak).
+// BodiesHeldBy is what client's bodies being read hold of the body pool (for pkg/serve's tests).
 func (b *Budget) BodiesHeldBy(client string) int64 {
 	if p := b.bodies.Load(); p != nil {
 		return p.reads.HeldBy(client)
@@ -39,18 +32,10 @@ func (b *Budget) BodiesHeldBy(client string) int64 {
 	return 0
 }
 
-// Skips reports whether a body of declared bytes (-1: not declared) on a group forecast's route
-// when group skips the budget, and so the pool: a small body of another route (Budget.Cost).
-func Skips(group bool, declared int64) bool {
-	return !group && declared >= 0 && declared < SmallRequestBytes
-}
-
-// Take holds the bytes of client's body (whose concurrency limit is conc, 0 for none) before it
-// is read: declared, or limit when it declared none. It waits up to a second for room in the
-// client's share and in the pool, then refuses: rpcerr.Overloaded (503, Retry-After 1), counted
-// as a read_pool refusal of the http front. A body that skips the budget holds nothing (nil).
+// Take holds client's body's declared bytes (limit when -1) before it is read, waiting up to a
+// second, then refusing (rpcerr.Overloaded). A body that skips the budget holds nothing (nil).
 func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool, declared, limit int64) (*Read, error) {
-	if Skips(group, declared) {
+	if !group && declared >= 0 && declared < SmallRequestBytes {
 		return nil, nil
 	}
 	n := declared
@@ -65,12 +50,7 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 	return r, nil
 }
 
-// Size is the pool's size in bytes.
-func (p *BodyPool) Size() int64 { return p.reads.Size() }
-
-// AdmitBody admits a JSON request of client whose body has been read, by what the body costs (a
-// group forecast by the students it can hold, GroupCostOfBody; another route by its size),
-// waiting in the client's queue (fair.go) up to the budget's wait.
+// AdmitBody admits a JSON request whose body has been read by its cost, as AdmitDecode does.
 func (b *Budget) AdmitBody(ctx context.Context, client string, group bool, body []byte) (*Grant, error) {
 	cost := b.Cost(false, int64(len(body)), true)
 	if group {

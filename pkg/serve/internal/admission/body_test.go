@@ -17,10 +17,10 @@ func TestBodyPoolTake(t *testing.T) {
 	const limit = 1 << 20
 	b := New(256<<20, 100000, prometheus.NewRegistry(), "forecast")
 	p := NewBodyPool(b, 16<<20)
-	if got := p.Size(); got != 64<<20 {
+	if got := p.reads.Size(); got != 64<<20 {
 		t.Fatalf("pool of a 256 MiB budget: got %d; want %d", got, 64<<20)
 	}
-	if got := NewBodyPool(New(32<<20, 100000, prometheus.NewRegistry(), "forecast"), 16<<20).Size(); got != 16<<20 {
+	if got := NewBodyPool(New(32<<20, 100000, prometheus.NewRegistry(), "forecast"), 16<<20).reads.Size(); got != 16<<20 {
 		t.Errorf("pool of a 32 MiB budget: got %d; want the largest body, %d", got, 16<<20)
 	}
 	for _, tc := range []struct {

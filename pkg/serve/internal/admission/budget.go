@@ -1,29 +1,21 @@
 // Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
 // of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
-// with its size takes its estimated heap from the budget once its body is read (JSON: the body
-// itself is held in the body pool while it arrives, body.go) or before it is decoded (gRPC), and
-// gives it back when it is answered; a request that does not fit waits in its client's queue
-// (fair.go), and is answered 503 (gRPC ResourceExhausted) with Retry-After when its wait is over.
-// The package owns the cost model (bytes of heap per body byte and per student), the budget's
-// size, GOMEMLIMIT, the streams' admission (stream.go), the JSON body pool (body.go) and the gRPC
-// read pool (readpool.go).
+// with its size takes its estimated heap from the budget once its body is read (JSON) or before
+// it is decoded (gRPC), and gives it back when answered; a request that does not fit waits in its
+// client's queue (fair.go), then is answered 503 (gRPC ResourceExhausted) with Retry-After. The
+// package owns the cost model, the budget's size, GOMEMLIMIT, the streams' admission (stream.go),
+// the JSON body pool (body.go) and the gRPC read pool (readpool.go).
 //
-// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5;
-// GOMEMLIMIT is set to 0.9 of the limit), so the requests admitted, the process's own baseline and
-// the small requests that skip the budget all fit under the limit with room for the garbage
-// collector to work. Small requests skip it: a body under 64 KiB on a route other than the group
-// forecasts costs at most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the
-// worst shape), of the order of a connection's own buffers, which no budget meters either; and
-// scoring traffic must not be refused while a few large group forecasts fill the budget. Group
-// forecasts are always admitted: a few KiB of `{}` students already cost megabytes.
+// The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5), so
+// the requests admitted, the process's baseline and the small requests all fit under GOMEMLIMIT.
+// Small requests skip it: a body under 64 KiB on a route other than the group forecasts costs at
+// most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the worst shape), of the
+// order of a connection's own buffers, and scoring must not be refused while a few large group
+// forecasts fill the budget. Group forecasts are always admitted: a few KiB of `{}` students
+// already cost megabytes.
 //
-// The budget, the streams' half of it and the read pool are golang.org/x/sync/semaphore weighted
-// semaphores: TryAcquire refuses, Acquire waits, and its strict FIFO keeps a large call from being
-// starved by small ones. Kept by hand: the fair layer over the budget (fair.go), a FIFO per client
-// and a line of the clients' oldest calls of which only the first waits in the semaphore, since
-// the semaphore's one FIFO for everyone would let one client's forty queued calls hold another's
-// single one behind them, and goroutines reach a semaphore in no set order; and the count of
-// what is admitted (Admitted, the in-use gauge), which a semaphore does not report.
+// The budget, the streams' half of it and the read pool are weighted semaphores, whose strict FIFO
+// keeps a large call from being starved by small ones; fair.go orders the calls by client.
 package admission
 
 import (
@@ -44,30 +36,23 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
-const DefaultMemoryBudget = 512 << 20
-
 const (
+	// DefaultMemoryBudget is the budget when the process has no memory limit (make run, tests).
+	DefaultMemoryBudget = 512 << 20
 	// GoMemLimitRatio is the share of the container's memory limit GOMEMLIMIT is set to: the
 	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
-	GoMemLimitRatio = 0.9
-	// MaxFraction keeps the budget under GOMEMLIMIT.
-	MaxFraction = GoMemLimitRatio
-	// SmallRequestBytes: smaller bodies of routes other than group forecasts skip the budget.
-	SmallRequestBytes = 64 << 10
+	GoMemLimitRatio   = 0.9
+	MaxFraction       = GoMemLimitRatio // the largest budget fraction: under GOMEMLIMIT
+	SmallRequestBytes = 64 << 10        // smaller bodies of routes but the group forecasts skip the budget
 	// RetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
 	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
 	RetryAfter = time.Second
 )
 
-// Cost model: heap bytes a request allocates from its body size, measured with the garbage
-// collector off (pkg/serve's TestCostCoversHeapGrowth, budget_cost_test.go, which fails when a factor no
-// longer covers what it measures). Group forecasts cost per body byte, and at least a fixed amount
-// per student however few bytes the student takes, up to the student limit; every other route
-// costs per body byte. In JSON a student may be an object or a compact array, and the array is
-// the costlier per byte: `[1,1,1]` (8 bytes with its comma) costs what a full object of 60 bytes
-// does. So a JSON group is costed by how many students its body can hold at most (GroupCostOfBody:
-// one bracket each, and at most one every 8 bytes); Cost, from the size alone, is its bound.
+// Cost model: heap bytes per body byte (group forecasts: at least a fixed amount per student, up to
+// the student limit), measured with the garbage collector off; pkg/serve's TestCostCoversHeapGrowth
+// fails when a factor no longer covers what it measures. A JSON student `[1,1,1]` costs what a
+// 60-byte object does, so a JSON group is costed by the students its body can hold at most.
 const (
 	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
 	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
@@ -81,16 +66,15 @@ const (
 
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
-	capacity    int64
-	maxStudents int64               // the student limit: a group forecast costs at most this many students
-	sem         *semaphore.Weighted // the budget: what is granted, and the calls and records waiting for it
-	streams     *semaphore.Weighted // the streams' half of it (stream.go)
-	used        atomic.Int64        // what sem has granted (a semaphore does not say)
-	wait        time.Duration       // how long a call that does not fit waits in its client's queue (fair.go)
-	q           queues              // the calls waiting, per client (fair.go)
-	// clientStreams is what each client's streams hold of the streams' half (share.go).
-	clientStreams *shares
-	bodies        atomic.Pointer[BodyPool] // the JSON front's unary bodies being read (body.go)
+	capacity      int64
+	maxStudents   int64                    // the student limit: a group forecast costs at most this many students
+	sem           *semaphore.Weighted      // the budget: what is granted, and the calls and records waiting for it
+	streams       *semaphore.Weighted      // the streams' half of it (stream.go)
+	used          atomic.Int64             // what sem has granted (a semaphore does not say)
+	wait          time.Duration            // how long a call that does not fit waits in its client's queue
+	q             queues                   // the calls waiting, per client (fair.go)
+	clientStreams *shares                  // what each client's streams hold of the streams' half
+	bodies        atomic.Pointer[BodyPool] // the JSON front's body pool, for BodiesHeldBy
 	inUse         prometheus.Gauge
 	refused       prometheus.Counter
 	refusals      *prometheus.CounterVec // by front and cause: the operator's one series of refusals
@@ -104,8 +88,7 @@ const (
 	CauseClientShare  = "client_share"  // a stream or gRPC read of a client that holds its share (share.go)
 )
 
-// New makes a budget of capacity bytes for a service whose group forecasts take at most
-// maxStudents students, and registers its series in reg.
+// New makes a budget of capacity bytes and registers its series in reg.
 func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
 	labels := prometheus.Labels{"service": service}
 	b := &Budget{
@@ -130,16 +113,14 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 		{"http", CauseClientShare}, {"grpc", CauseClientShare}} {
 		b.refusals.WithLabelValues(fc[0], fc[1]) // at 0 from the start, so that rate() sees the first
 	}
-	capGauge := prometheus.NewGauge(prometheus.GaugeOpts{
+	capGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
-	})
-	capGauge.Set(float64(capacity))
+	}, func() float64 { return float64(capacity) })
 	reg.MustRegister(b.inUse, b.refused, b.refusals, capGauge)
 	return b
 }
 
-// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants): the
-// budget's own refusals, and the gRPC guard's of its read pool and read slots.
+// Refuse counts a refusal of front ("http" or "grpc") for cause (one of the Cause constants).
 func (b *Budget) Refuse(front, cause string) { b.refusals.WithLabelValues(front, cause).Inc() }
 
 // Grant is one request's share of the budget; Release gives it back (once; nil-safe).
@@ -156,12 +137,11 @@ func (b *Budget) grant(cost int64) *Grant {
 	return &Grant{b: b, cost: cost}
 }
 
-// Release gives the admission back.
+// Release gives the grant back.
 func (a *Grant) Release() {
-	if a == nil {
-		return
+	if a != nil {
+		a.once.Do(func() { a.b.give(a.cost) })
 	}
-	a.once.Do(func() { a.b.give(a.cost) })
 }
 
 func (b *Budget) give(n int64) {
@@ -180,8 +160,7 @@ func (b *Budget) Admitted() int64 { return b.used.Load() }
 func (b *Budget) Capacity() int64 { return b.capacity }
 
 // Cost is the estimated heap of a request of n body bytes (JSON bytes when json, else protobuf
-// bytes), on a group forecast's route when group. Small requests of routes other than the group
-// forecasts cost nothing (above).
+// bytes), on a group forecast's route when group. Small requests of other routes cost nothing.
 func (b *Budget) Cost(group bool, n int64, json bool) int64 {
 	if !group {
 		if n < SmallRequestBytes {
@@ -196,14 +175,12 @@ func (b *Budget) Cost(group bool, n int64, json bool) int64 {
 	return b.groupCost(n, perByte, perStudent, n/minStudent)
 }
 
-// groupCost is a group forecast's cost: per byte, or per student up to the student limit.
 func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
 	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
 }
 
-// GroupCostOfBody is the cost of a JSON group forecast body once read: every student, object or
-// array, opens with a bracket, so the brackets bound how many students it holds (a bound, never an
-// undercount: strings may hold brackets too). It is never more than the cost from the body's size.
+// GroupCostOfBody is the cost of a JSON group forecast body once read: every student opens with a
+// bracket, so the brackets bound its students. It is never more than the cost from its size.
 func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	n := int64(len(body))
 	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
@@ -211,9 +188,8 @@ func (b *Budget) GroupCostOfBody(body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC request message by its size as read (Cost: a
-// message under SmallRequestBytes costs nothing unless it is a group forecast's), waiting in the
-// client's queue as AdmitBody does.
+// AdmitDecode admits the decoding of client's gRPC message by its size, waiting in the client's
+// queue up to the budget's wait.
 func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
 	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
 }
@@ -228,9 +204,8 @@ func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64
 	return a, nil
 }
 
-// Size is the budget: configured when it is set (YARDSTICK_MEMORY_BUDGET), else fraction of the
-// memory limit that limit reports (the container's, memlimit.FromCgroup), else
-// DefaultMemoryBudget when there is none; source says which.
+// Size is the budget: configured when set, else fraction of the memory limit that limit reports,
+// else DefaultMemoryBudget; source says which.
 func Size(configured int64, fraction float64, limit func() (uint64, error)) (bytes int64, source string) {
 	if configured > 0 {
 		return configured, "YARDSTICK_MEMORY_BUDGET"
@@ -242,9 +217,8 @@ func Size(configured int64, fraction float64, limit func() (uint64, error)) (byt
 	return int64(fraction * float64(l)), fmt.Sprintf("%v of the memory limit %d", fraction, l)
 }
 
-// SetMemoryLimit sets GOMEMLIMIT to 0.9 of the container's memory limit (read from the cgroup), so
-// the garbage collector works harder near the limit instead of the kernel killing the process. A
-// GOMEMLIMIT in the environment wins; no limit leaves it unset. Main calls it once per process.
+// SetMemoryLimit sets GOMEMLIMIT to GoMemLimitRatio of the container's memory limit (read from the
+// cgroup). A GOMEMLIMIT in the environment wins; no limit leaves it unset. Main calls it once.
 func SetMemoryLimit(log *slog.Logger) {
 	limit, err := memlimit.Set(memlimit.WithRatio(GoMemLimitRatio), memlimit.WithProvider(memlimit.FromCgroup))
 	switch {

@@ -8,26 +8,18 @@ import (
 	"time"
 )
 
-// Fair admission. A call that does not fit the budget waits in its client's queue, holding
-// none of the budget, for up to the budget's wait (YARDSTICK_ADMISSION_WAIT), then is refused
-// as before. The clients' oldest calls stand in a line, and only the first in line waits in the
-// budget's semaphore: once it is admitted its client's next call joins the back of the line, so
-// the queues are served round-robin by client (a client with forty queued group forecasts gets
-// one admitted per turn, so another client's single one waits behind at most one of them, not
-// forty), and a client new to the queues takes its turn last. The turn is strict: when the call
-// whose turn it is does not fit yet, later ones wait too (a large call is never starved by small
-// ones). A call that arrives while any wait is admitted only through its queue. The order is
-// settled under the queues' lock as each call arrives, not by which goroutine reaches the
-// semaphore first.
+// Fair admission. A call that does not fit waits in its client's queue, holding none of the
+// budget, up to the budget's wait. Only the first of the line of clients' oldest calls waits in
+// the semaphore; once admitted, its client's next call joins the back of the line: round-robin by
+// client, settled under the queues' lock, not by which goroutine reaches the semaphore first.
 
-// waiter is one call waiting for the budget.
 type waiter struct {
 	client string
 	turn   chan struct{} // closed once the call is first in line: it may wait in the semaphore
 }
 
 // queues are the calls waiting for the budget: a FIFO per client, and the line of the clients'
-// oldest calls in turn order. Guarded by mu, but for waiting, read by the path that does not wait.
+// oldest calls in turn order. Guarded by mu, but for waiting (atomic: read without the lock).
 type queues struct {
 	mu       sync.Mutex
 	byClient map[string][]*waiter
@@ -35,14 +27,11 @@ type queues struct {
 	waiting  atomic.Int64
 }
 
-// SetWait sets how long a call that does not fit waits in its client's queue; 0 (the default)
-// refuses it at once. Only before the budget is used.
+// SetWait sets how long a call that does not fit waits (0: refused at once), before any use.
 func (b *Budget) SetWait(d time.Duration) { b.wait = d }
 
-// admit takes cost from the budget for client's call, waiting in the client's queue when it does
-// not fit (or when others wait before it: none jumps them), up to wait or ctx's end. ok false:
-// refused. A cost of 0 takes nothing, never waits, and its grant is nil (most requests: no
-// allocation).
+// admit takes cost from the budget for client's call, waiting in its queue up to wait when it does
+// not fit or others wait; false: refused. A cost of 0 is granted nil (most requests: no allocation).
 func (b *Budget) admit(ctx context.Context, client string, cost int64, wait time.Duration) (*Grant, bool) {
 	cost = min(cost, b.capacity) // a request larger than the whole budget runs alone
 	if cost <= 0 {
@@ -87,8 +76,7 @@ func (q *queues) inTurn(ctx context.Context, client string, acquire func() error
 }
 
 // leave takes w out of the queues. When it was in line, its client's next call takes its place:
-// at the back of the line when w was admitted (the next client's turn), where w stood when it
-// gave up (the turn stays with its client). When it was first, the new first's turn comes.
+// at the back when w was admitted, where w stood when it gave up.
 func (q *queues) leave(w *waiter, admitted bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -118,5 +106,5 @@ func (q *queues) leave(w *waiter, admitted bool) {
 	}
 }
 
-// Waiting is the calls waiting in the queues (for tests).
+// Waiting is the calls waiting in the queues (for pkg/serve's whole-server tests).
 func (b *Budget) Waiting() int { return int(b.q.waiting.Load()) }

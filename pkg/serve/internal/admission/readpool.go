@@ -1,14 +1,9 @@
 package admission
 
-// The gRPC read pool. gRPC reads a call's whole message, up to the server-wide receive limit,
-// before any interceptor runs; a call with a token takes the most gRPC may read for it from this
-// pool before its handler lets gRPC read its message, and gives it back once the message is
-// decoded (the gRPC guard does both). The pool is a quarter of the budget beside it, so reads and
-// the work they bring stay within the memory the budget was sized for; a read that finds the pool
-// full waits up to readWait, then is refused. A client's reads hold at most its share of the pool
-// (share.go): its concurrency's worth of reads, at most half the pool; a quarter of it without a
-// concurrency limit; one read at least. So header-only calls of one client, which hold their
-// reads until the read timeout, wait on that client's share alone.
+// The gRPC read pool. gRPC reads a call's whole message before any interceptor runs, so a call
+// with a token takes the most gRPC may read for it from this pool before its handler lets gRPC
+// read, and gives it back once decoded (the gRPC guard does both). A quarter of the budget, so
+// reads and their work stay within the memory the budget was sized for.
 
 import (
 	"context"
@@ -19,14 +14,11 @@ import (
 )
 
 const (
-	// readPoolShare is the read pool's size against the memory budget.
-	readPoolShare = 4
-	// readWait bounds how long a call waits for the read pool before it is refused.
-	readWait = time.Second
+	readPoolShare = 4           // the pool is 1/readPoolShare of the budget
+	readWait      = time.Second // the longest a call waits for the pool before it is refused
 )
 
-// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token (a
-// semaphore: the package doc says why).
+// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token.
 type ReadPool struct {
 	sem     *semaphore.Weighted
 	size    int64
@@ -56,12 +48,11 @@ func (r *Read) Done() {
 	}
 }
 
-// Take holds n bytes of the pool for a call of client (whose concurrency limit is conc, 0 for
-// none), waiting up to readWait (or the call's end) for them, within the client's share first.
+// Take holds n bytes for client (concurrency conc) within its share, waiting up to readWait.
 func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (*Read, bool) {
 	n = min(n, p.size)
-	share := p.Share(conc, n)
-	// The common case first, without a timer: room in the client's share and in the pool.
+	share := shareOf(p.size, n, n, conc)
+	// The common case first, without a timer.
 	inShare := p.clients.take(nil, client, n, share)
 	if inShare && p.sem.TryAcquire(n) {
 		return &Read{pool: p, client: client, n: n}, true
@@ -78,10 +69,7 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	return &Read{pool: p, client: client, n: n}, true
 }
 
-// Share is the most a client of concurrency conc (0: none) may hold of the pool in reads of n.
-func (p *ReadPool) Share(conc int, n int64) int64 { return shareOf(p.size, n, min(n, p.size), conc) }
-
-// HeldBy is what client's reads hold (for tests).
+// HeldBy is what client's reads hold (for pkg/serve's whole-server tests).
 func (p *ReadPool) HeldBy(client string) int64 { return p.clients.heldBy(client) }
 
 // Size is the pool's size in bytes.

@@ -32,7 +32,7 @@ func TestReadPoolClientShare(t *testing.T) {
 		conc int
 		want int64
 	}{{0, 16 << 20}, {1, read}, {3, 3 * read}, {100, 32 << 20}} {
-		if got := p.Share(tc.conc, read); got != tc.want {
+		if got := shareOf(p.size, read, read, tc.conc); got != tc.want {
 			t.Errorf("share at concurrency %d: got %d; want %d", tc.conc, got, tc.want)
 		}
 	}

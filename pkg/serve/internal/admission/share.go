@@ -5,21 +5,15 @@ import (
 	"sync"
 )
 
-// Each client's share. The streams' half of the budget and the gRPC read pool are held for as long
-// as a caller takes to send its bytes, which the caller decides: one client's idle streams or
-// header-only calls must not hold what every other client's calls need. So what each client holds
-// of them is bounded: by its concurrency (that many streams' or reads' worth), at most half of the
-// pool, or, for a client without a concurrency limit, a quarter of it (ClientShareDivisor); a
-// client over its share waits for its own holdings to come back, or is refused, and other
-// clients are not touched.
+// Each client's share. The streams' half of the budget and the read pools are held for as long as
+// a caller takes to send its bytes: one client's idle streams or header-only calls must not hold
+// what every other client needs, so a client over its share waits for its own holdings, or fails.
 
-// ClientShareDivisor: a client without a concurrency limit holds at most 1/ClientShareDivisor of
-// the streams' half of the budget, and of the read pool.
+// ClientShareDivisor: a client without a concurrency limit holds 1/ClientShareDivisor of a pool.
 const ClientShareDivisor = 4
 
-// shareOf is a client's share of a pool of size: conc units of unit when it has a concurrency
-// limit (conc > 0), at most half the pool; else a quarter of the pool; never less than least (one
-// stream's reserve, one read: a client may always have one).
+// shareOf is a client's share of a pool of size: conc units, at most half the pool; a quarter
+// without a concurrency limit; never less than least (a client may always have one).
 func shareOf(size, unit, least int64, conc int) int64 {
 	share := size / ClientShareDivisor
 	if conc > 0 {
@@ -103,7 +97,6 @@ func (s *shares) wake(client string) {
 	}
 }
 
-// give gives back n of client's holdings.
 func (s *shares) give(client string, n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,7 +116,6 @@ func (s *shares) dropIfEmpty(client string, h *holding) {
 	}
 }
 
-// heldBy is what client holds (for tests).
 func (s *shares) heldBy(client string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()

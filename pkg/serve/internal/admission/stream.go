@@ -11,21 +11,12 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Streams (the batch and group streams) are admitted with a small fixed reserve, StreamReserve (a
-// line of the engine's default limit and its buffers), and hold more only as their bytes arrive:
-// each record read takes its bytes (Hold) until its answer is written, from the stream's own
-// reserve while it has room, else from the budget. A stream that sends nothing holds its reserve
-// and no more; one stream holds at most StreamCost (the engine's bound on what it holds,
-// internal/batch's MaxHeld of 32 MiB, plus a line and the answers in progress). Streams together
-// hold at most half the budget, so that the records they run, which wait for budget instead of
-// being refused (a record is never answered 503), always find room once the calls in progress
-// end: a record costs at most the other half. And each client's streams hold at most its share of
-// that half (share.go): its concurrency's worth of streams (StreamCost each), at most half of it;
-// a quarter of it for a client without a concurrency limit. A stream that finds no room is
-// refused before its head: 429 when its client's streams hold its share, 503 when the streams'
-// half is full.
+// Streams are admitted with a small reserve, hold more only as their bytes arrive (Hold), and
+// together at most half the budget, so that the records they run, which wait for budget instead of
+// being refused, find room once the calls in progress end: a record costs at most the other half.
 
-// StreamCost is the most one stream holds of the budget: its reserve and its records' bytes.
+// StreamCost is the most one stream holds of the budget: its reserve and its records' bytes
+// (internal/batch's MaxHeld of 32 MiB, a line and the answers in progress).
 const StreamCost = 48 << 20
 
 // StreamReserve is what a stream takes from the budget when it is admitted, before any byte of
@@ -36,8 +27,8 @@ const StreamReserve = 2 << 20
 type Stream struct {
 	b       *Budget
 	client  string
-	share   int64  // its client's share of the streams' half
-	reserve *Grant // its reserve
+	share   int64 // its client's share of the streams' half
+	reserve int64
 	once    sync.Once
 
 	mu    sync.Mutex
@@ -46,12 +37,11 @@ type Stream struct {
 	ended bool            // Release ran: holds still open were given back with it
 }
 
-// AdmitStream admits one stream of client (whose concurrency limit is conc, 0 for none) on front
-// ("http" or "grpc") with its reserve, or refuses it: rpcerr.Overloaded (503 with Retry-After)
-// when the streams' half of the budget is full, a 429 when the client's streams hold its share.
+// AdmitStream admits one stream of client on front with its reserve, or refuses it: 429 when the
+// client's streams hold its share, rpcerr.Overloaded when the streams' half is full.
 func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	reserve := min(int64(StreamReserve), b.capacity/2)
-	share := b.StreamShare(conc)
+	share := b.streamShare(conc)
 	if !b.clientStreams.take(nil, client, reserve, share) {
 		b.Refuse(front, CauseClientShare)
 		secs, retry := rpcerr.Retry(RetryAfter)
@@ -60,7 +50,8 @@ func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	}
 	if b.streams.TryAcquire(reserve) {
 		if b.sem.TryAcquire(reserve) {
-			return &Stream{b: b, client: client, share: share, reserve: b.grant(reserve), free: reserve}, nil
+			b.grant(reserve)
+			return &Stream{b: b, client: client, share: share, reserve: reserve, free: reserve, holds: map[*int64]bool{}}, nil
 		}
 		b.streams.Release(reserve)
 	}
@@ -70,16 +61,11 @@ func (b *Budget) AdmitStream(front, client string, conc int) (*Stream, error) {
 	return nil, rpcerr.Overloaded(RetryAfter)
 }
 
-// StreamShare is the share of the streams' half of the budget a client of concurrency conc may
-// hold (0: no limit).
-func (b *Budget) StreamShare(conc int) int64 {
+// streamShare is the share of the streams' half a client of concurrency conc (0: none) may hold.
+func (b *Budget) streamShare(conc int) int64 {
 	return shareOf(b.capacity/2, StreamCost, min(int64(StreamReserve), b.capacity/2), conc)
 }
 
-// StreamsHeldBy is what client's streams hold of the budget (for tests and the soak).
-func (b *Budget) StreamsHeldBy(client string) int64 { return b.clientStreams.heldBy(client) }
-
-// errStreamEnded is Hold's error for a record whose stream was released while it waited.
 var errStreamEnded = errors.New("admission: the stream has ended")
 
 // Release gives the stream's reserve back (once; nil-safe). Its records give back what they hold.
@@ -96,24 +82,20 @@ func (s *Stream) Release() {
 		for n := range holds {
 			s.give(*n)
 		}
-		s.b.streams.Release(s.reserve.cost)
-		s.b.clientStreams.give(s.client, s.reserve.cost)
-		s.reserve.Release()
+		s.give(s.reserve)
 	})
 }
 
-// give gives back a record's hold of n beyond the reserve.
+// give gives back n of the stream's: its reserve, or a record's hold beyond it.
 func (s *Stream) give(n int64) {
 	s.b.streams.Release(n)
 	s.b.clientStreams.give(s.client, n)
 	s.b.give(n)
 }
 
-// Hold takes n bytes of a record as they arrive, until done is called (once) when its answer is
-// written: from the stream's reserve while it has room (a record of a line's size always fits
-// once the stream's earlier records are answered), else from the client's share, the streams'
-// half and the budget, waiting for them (never refusing: the stream slows down). The error is
-// ctx's cause, when the stream ended while it waited. nil-safe: a nil stream holds nothing.
+// Hold takes n bytes of a record until done is called (once), from the stream's reserve while it
+// has room, else from the client's share, the streams' half and the budget, waiting (never
+// refusing: the stream slows down). The error is ctx's cause. A nil stream holds nothing.
 func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	if s == nil || n <= 0 {
 		return func() {}, nil
@@ -162,9 +144,6 @@ func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 		s.give(n)
 		return nil, errStreamEnded
 	}
-	if s.holds == nil {
-		s.holds = map[*int64]bool{}
-	}
 	s.holds[h] = true
 	s.mu.Unlock()
 	return func() {
@@ -178,9 +157,7 @@ func (s *Stream) Hold(ctx context.Context, n int64) (done func(), err error) {
 	}, nil
 }
 
-// AdmitRecord takes a record's cost from the budget, waiting for it in the budget's FIFO while the
-// budget is full (never refusing): nil when it costs nothing. The error is ctx's cause, when the
-// stream ended while the record waited.
+// AdmitRecord takes a record's cost from the budget, waiting (never refusing); nil: no cost.
 func (s *Stream) AdmitRecord(ctx context.Context, cost int64) (*Grant, error) {
 	cost = min(cost, s.b.capacity/2)
 	if cost <= 0 {

@@ -56,7 +56,7 @@ func TestAdmitStream(t *testing.T) {
 		{b, 1, 32 << 20},       // the same bound in a small budget
 		{New(2*StreamReserve, 100000, prometheus.NewRegistry(), "scoring"), 0, StreamReserve}, // one stream at least
 	} {
-		if got := tc.b.StreamShare(tc.conc); got != tc.want {
+		if got := tc.b.streamShare(tc.conc); got != tc.want {
 			t.Errorf("share of a %d MiB budget at concurrency %d: got %d; want %d", tc.b.capacity>>20, tc.conc, got, tc.want)
 		}
 	}

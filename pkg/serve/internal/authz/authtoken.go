@@ -8,15 +8,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// ServeAuthToken is POST /authToken on the HTTP front: JSON, form-urlencoded and
-// multipart/form-data bodies, credentials in the body or in HTTP Basic. A request with grant_type
-// is OAuth 2.0 client credentials (RFC 6749 §4.4), answered in its shape (§5.1, §5.2); any other
-// in the original API's ({"accessToken","expiresIn"} and the error body).
+// ServeAuthToken is POST /authToken on the HTTP front. A request with grant_type is OAuth 2.0
+// client credentials (RFC 6749 §4.4), answered in its shape; any other in the original API's.
 func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
@@ -27,14 +24,14 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 	req, rerr := readLoginRequest(w, r)
 	if rerr != nil {
 		if req.oauth {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, false, 0)
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", rerr.msg, 0)
 			return
 		}
-		writeRequestError(w, rerr)
+		rpcerr.Write(w, rerr.answer)
 		return
 	}
 	if req.oauth && req.grant != "client_credentials" {
-		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", false, 0)
+		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", 0)
 		return
 	}
 	remote := clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, a.trusted)
@@ -49,13 +46,16 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		writeToken(w, req, tok)
 	case req.oauth:
 		writeOAuthLoginError(w, err, req.basic)
-	default:
-		writeLoginError(w, err, req.basic)
+	default: // the original API's error body
+		e := rpcerr.ToHTTP(err)
+		if e.Status == http.StatusUnauthorized && req.basic {
+			w.Header().Set("WWW-Authenticate", basicChallenge)
+		}
+		rpcerr.Write(w, e)
 	}
 }
 
-// writeToken answers a login with its token: in OAuth 2.0's shape (RFC 6749 §5.1) or in the
-// original API's.
+// writeToken answers a login with its token, in OAuth 2.0's shape (RFC 6749 §5.1) or the API's.
 func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	if !req.oauth {
 		rpcerr.WriteJSON(w, http.StatusOK, struct {
@@ -71,39 +71,7 @@ func writeToken(w http.ResponseWriter, req loginRequest, tok token.Token) {
 	rpcerr.WriteJSON(w, http.StatusOK, out)
 }
 
-// writeLoginError answers a failed login in the original API's error body; a 401 to a caller
-// that used HTTP Basic carries its challenge.
-func writeLoginError(w http.ResponseWriter, err error, basic bool) {
-	e := rpcerr.ToHTTP(err)
-	if e.Status == http.StatusUnauthorized && basic {
-		w.Header().Set("WWW-Authenticate", basicChallenge)
-	}
-	rpcerr.Write(w, e)
-}
-
-// basicChallenge is the WWW-Authenticate of a 401 to a caller that used HTTP Basic.
-const basicChallenge = `Basic realm="yardstick", charset="UTF-8"`
-
-// writeRequestError answers a SPEC-style request that could not be read: 413 and 415 with their
-// documented bodies, 400 naming the field at fault.
-func writeRequestError(w http.ResponseWriter, rerr *requestError) {
-	switch rerr.status {
-	case http.StatusRequestEntityTooLarge:
-		rpcerr.Write(w, rpcerr.TooLarge(routes.AuthTokenBodyLimit))
-		return
-	case http.StatusUnsupportedMediaType:
-		rpcerr.Write(w, rpcerr.UnsupportedMediaType(rpcerr.MediaLogin))
-		return
-	}
-	key := rerr.field
-	if key == "" {
-		key = rpcerr.NonFieldErrors
-	}
-	rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
-		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
-		ValidationErrors: map[string][]string{key: {rerr.msg}},
-	}})
-}
+const basicChallenge = `Basic realm="yardstick", charset="UTF-8"` // the WWW-Authenticate of a 401 to Basic
 
 // writeOAuthLoginError answers a failed OAuth 2.0 login with RFC 6749 §5.2's error codes;
 // throttled and busy, which §5.2 does not cover, keep their HTTP status and Retry-After.
@@ -115,25 +83,23 @@ func writeOAuthLoginError(w http.ResponseWriter, err error, basic bool) {
 		code := http.StatusBadRequest
 		if basic {
 			code = http.StatusUnauthorized
+			w.Header().Set("WWW-Authenticate", basicChallenge)
 		}
-		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, basic, 0)
+		writeOAuthError(w, code, "invalid_client", "Client authentication failed: "+e.Body.AdditionalInfo, 0)
 	case codes.PermissionDenied:
-		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, false, 0)
+		writeOAuthError(w, http.StatusBadRequest, "unauthorized_client", e.Body.AdditionalInfo, 0)
 	case codes.ResourceExhausted:
 		// slow_down: the OAuth error registry's code for "poll less often" (RFC 8628 §3.5).
-		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, false, e.RetryAfter)
+		writeOAuthError(w, http.StatusTooManyRequests, "slow_down", e.Body.AdditionalInfo, e.RetryAfter)
 	case codes.Unavailable:
-		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", false, e.RetryAfter)
+		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "Too many logins are being checked; retry later.", e.RetryAfter)
 	default:
-		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", false, 0)
+		writeOAuthError(w, http.StatusInternalServerError, "server_error", "The request could not be completed; it has been logged.", 0)
 	}
 }
 
 // writeOAuthError writes {"error","error_description"} (RFC 6749 §5.2).
-func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, challenge bool, retryAfter int64) {
-	if challenge {
-		w.Header().Set("WWW-Authenticate", basicChallenge)
-	}
+func writeOAuthError(w http.ResponseWriter, code int, errCode, description string, retryAfter int64) {
 	if retryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	}

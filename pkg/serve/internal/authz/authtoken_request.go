@@ -2,6 +2,7 @@ package authz
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,25 +25,31 @@ import (
 // loginRequest is a /authToken request, whatever its shape.
 type loginRequest struct {
 	clientID, secret string
-	// oauth is true when the request carries grant_type (RFC 6749 §4.4): it is answered in
-	// OAuth 2.0's shape, else in the original API's.
-	oauth    bool
-	grant    string
-	scope    string
-	basic    bool  // the credentials came in an HTTP Basic Authorization header
-	basicErr error // the 401 of a Basic header that could not be read
+	oauth            bool // grant_type given (RFC 6749 §4.4): answered in OAuth 2.0's shape
+	grant, scope     string
+	basic            bool  // the credentials came in an HTTP Basic Authorization header
+	basicErr         error // the 401 of a Basic header that could not be read
 }
 
-// requestError is a /authToken request that cannot be read. status is 400, 413 or 415; a 413 and a
-// 415 have their documented bodies, and no msg.
+// requestError is a /authToken request that cannot be read: its answer in the original API's
+// shape (a 400 naming the field, 413 or 415), and for a 400 OAuth 2.0's error_description.
 type requestError struct {
-	status int
+	answer rpcerr.HTTP
 	msg    string
-	field  string // the field at fault, "" for the request as a whole
 }
 
+var (
+	errTooLarge    = &requestError{answer: rpcerr.TooLarge(routes.AuthTokenBodyLimit)}
+	errUnsupported = &requestError{answer: rpcerr.UnsupportedMediaType(rpcerr.MediaLogin)}
+)
+
+// badRequest is a 400 of field ("": the request as a whole).
 func badRequest(field, format string, args ...any) *requestError {
-	return &requestError{status: http.StatusBadRequest, field: field, msg: fmt.Sprintf(format, args...)}
+	msg := fmt.Sprintf(format, args...)
+	return &requestError{msg: msg, answer: rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.ErrorBody{
+		Message: rpcerr.MsgInvalid, ExceptionType: rpcerr.ExceptionValidation, AdditionalInfo: rpcerr.InfoValidation,
+		ValidationErrors: map[string][]string{cmp.Or(field, rpcerr.NonFieldErrors): {msg}},
+	}}}
 }
 
 // canonical maps each name a /authToken body may use to its parameter: the original API's names
@@ -54,17 +61,14 @@ var canonical = map[string]string{
 	"scope":      "scope",
 }
 
-// readLoginRequest reads the body (JSON, form-urlencoded or multipart/form-data) and the
-// Authorization header of a /authToken request.
+// readLoginRequest reads the body and the Authorization header of a /authToken request.
 func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
 	values, rerr := readLoginBody(w, r)
 	if rerr != nil {
 		return loginRequest{}, rerr
 	}
-	var req loginRequest
-	if g := values["grant_type"]; len(g) > 0 && g[0] != "" {
-		req.oauth = true // decided first, so that even a malformed OAuth request is answered in OAuth's shape
-	}
+	// Decided first, so that even a malformed OAuth request is answered in OAuth's shape.
+	req := loginRequest{oauth: values.Get("grant_type") != ""}
 	params, rerr := loginParams(values, req.oauth)
 	if rerr != nil {
 		return req, rerr
@@ -74,9 +78,8 @@ func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *re
 	return req, rerr
 }
 
-// loginParams maps the body's values to their parameters (clientId, clientSecret, grant_type,
-// scope) under either naming: an OAuth 2.0 request ignores names it does not know, any other
-// refuses them; a name given twice, or a parameter under two names, is refused.
+// loginParams maps the body's values to their parameters under either naming: an OAuth 2.0
+// request ignores unknown names, any other refuses them, as it does a name given twice.
 func loginParams(values url.Values, oauth bool) (map[string]string, *requestError) {
 	params := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
@@ -86,8 +89,7 @@ func loginParams(values url.Values, oauth bool) (map[string]string, *requestErro
 		case !known && oauth:
 			continue // RFC 6749 §3.2: unrecognized parameters are ignored
 		case !known:
-			// SPEC-style requests follow the JSON front's rule: an unknown field is an error, so a
-			// misspelt name is named rather than answered 401 "missing".
+			// As on the JSON front: a misspelt name is named rather than answered 401 "missing".
 			return nil, badRequest(name, "unknown field %q%s", name, suggest(name))
 		case len(v) > 1:
 			return nil, badRequest(param, "%s is given more than once", name)
@@ -102,9 +104,8 @@ func loginParams(values url.Values, oauth bool) (map[string]string, *requestErro
 	return params, nil
 }
 
-// takeBasic takes the credentials of an HTTP Basic Authorization header, when there is one:
-// unreadable ones are no credentials (401, with the Basic challenge), and credentials in both the
-// header and the body are refused.
+// takeBasic takes the credentials of an HTTP Basic Authorization header, if any: unreadable ones
+// are no credentials (401), and credentials in both the header and the body are refused.
 func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	id, secret, basic, err := basicCredentials(authorization)
 	switch {
@@ -120,15 +121,13 @@ func (req *loginRequest) takeBasic(authorization []string) *requestError {
 	return nil
 }
 
-// readLoginBody reads the body, up to its limit, and decodes it by its media type. An absent
-// Content-Type is sniffed, and a body labelled form-encoded that is a JSON object is read as JSON
-// (curl -d labels everything so).
+// readLoginBody reads the body and decodes it by its media type, sniffed when absent; a
+// form-encoded body that is a JSON object is read as JSON (curl -d labels everything so).
 func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *requestError) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, routes.AuthTokenBodyLimit))
-	var tooLarge *http.MaxBytesError
 	switch {
-	case errors.As(err, &tooLarge):
-		return nil, &requestError{status: http.StatusRequestEntityTooLarge}
+	case errors.As(err, new(*http.MaxBytesError)):
+		return nil, errTooLarge
 	case err != nil:
 		return nil, badRequest("", "request body could not be read")
 	}
@@ -136,7 +135,7 @@ func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *request
 	mt, params, err := mime.ParseMediaType(ct)
 	switch {
 	case ct != "" && err != nil:
-		return nil, &requestError{status: http.StatusUnsupportedMediaType} // answered as any other type it does not take
+		return nil, errUnsupported // answered as any other type it does not take
 	case mt == "multipart/form-data":
 		return parseMultipart(body, params["boundary"])
 	case (mt == "" || mt == "application/x-www-form-urlencoded") && !jsonwire.IsObject(body):
@@ -148,7 +147,7 @@ func readLoginBody(w http.ResponseWriter, r *http.Request) (url.Values, *request
 	case mt == "" || mt == "application/x-www-form-urlencoded" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		return parseLoginJSON(body)
 	}
-	return nil, &requestError{status: http.StatusUnsupportedMediaType}
+	return nil, errUnsupported
 }
 
 // parseLoginJSON reads a JSON object of string fields: duplicate keys, trailing data and values
@@ -190,8 +189,7 @@ func parseLoginJSON(body []byte) (url.Values, *requestError) {
 	return values, nil
 }
 
-// parseMultipart reads the fields of a multipart/form-data body (already bounded in size); a file
-// part's content is its field's value.
+// parseMultipart reads a multipart/form-data body's fields; a file part's content is its value.
 func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	if boundary == "" {
 		return nil, badRequest("", "multipart body could not be parsed: no boundary")
@@ -216,9 +214,8 @@ func parseMultipart(body []byte, boundary string) (url.Values, *requestError) {
 	}
 }
 
-// basicCredentials reads HTTP Basic credentials, which RFC 6749 §2.3.1 form-urlencodes before
-// they are joined with ':' and base64-encoded. ok is false when there is no Basic header (a
-// Bearer one on /authToken is ignored); err is for a Basic header that cannot be read.
+// basicCredentials reads HTTP Basic credentials, form-urlencoded (RFC 6749 §2.3.1): ok false when
+// there is no Basic header (a Bearer one is ignored), err for one that cannot be read.
 func basicCredentials(values []string) (id, secret string, ok bool, err error) {
 	enc, ok := authParam(values, "basic")
 	if !ok {

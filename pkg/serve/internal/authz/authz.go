@@ -1,9 +1,7 @@
 // Package authz decides who may call what: it checks a call's bearer token against its route's
-// access rule (Authorize, which the gate calls once per call, whichever transport brings it),
-// issues tokens (POST /authToken and the gRPC TokenService, one Login behind both), and finds the
-// caller's address for the login throttle (the X-Forwarded-For walk past trusted proxies, written
-// once). Rules come from the route table (internal/routes); clients, keys and tokens from
-// pkg/token.
+// access rule (Authorize), issues tokens (POST /authToken and the gRPC TokenService, one Login
+// behind both), and finds the caller's address for the login throttle. Rules come from the route
+// table (internal/routes); clients, keys and tokens from pkg/token.
 package authz
 
 import (
@@ -30,32 +28,24 @@ type Authorizer struct {
 	trusted []netip.Prefix // proxies in front (YARDSTICK_TRUSTED_PROXIES)
 }
 
-// New is the authorizer of service, with its issuer, its logger and the proxies it trusts to
-// forward the caller's address.
+// New is the authorizer of service; trusted are the proxies that forward the caller's address.
 func New(issuer *token.Issuer, service string, log *slog.Logger, trusted []netip.Prefix) *Authorizer {
 	return &Authorizer{issuer: issuer, service: service, log: log, trusted: trusted}
 }
 
-type grantKey struct{}
-
-// grant is what Permit put in a call's context: the verified claims.
-type grant struct {
-	claims token.Claims
-}
+type grantKey struct{} // the context key of the verified claims permit grants a call
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) {
-	g, ok := ctx.Value(grantKey{}).(grant)
-	return g.claims, ok
+	claims, ok := ctx.Value(grantKey{}).(token.Claims)
+	return claims, ok
 }
 
 // Authorize checks a call's bearer token against its route's rule (nil: a method not served) and
-// returns the context the handler runs with, the token's claims in it. The gate (internal/gate)
-// is its one caller, once per call, before the call's body or message is read: the same rule,
-// whichever way a caller comes.
+// returns the context the handler runs with, the token's claims in it.
 func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer string) (context.Context, error) {
 	if r == nil || !r.Ruled || r.Rule.Public {
-		return Permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
+		return permit(ctx, r, token.Claims{}) // refused, or open to all: no token to check
 	}
 	if bearer == "" {
 		return ctx, rpcerr.NotAuthenticated("Authentication failed.",
@@ -66,12 +56,11 @@ func (a *Authorizer) Authorize(ctx context.Context, r *routes.Route, bearer stri
 		a.log.DebugContext(ctx, "token rejected", "reason", err.Error(), "request_id", reqinfo.ID(ctx))
 		return ctx, a.refused(err)
 	}
-	NoteClient(ctx, claims.ClientID)
-	return Permit(ctx, r, claims)
+	noteClient(ctx, claims.ClientID)
+	return permit(ctx, r, claims)
 }
 
-// refused is the answer for a token Verify refused: what happened to it, and what to do, without
-// a word of the token itself.
+// refused is the answer for a token Verify refused, without a word of the token itself.
 func (a *Authorizer) refused(err error) error {
 	reason, info := rpcerr.ReasonTokenInvalid,
 		"The token could not be read: it is not a token of this deployment, or it was altered or cut; send the accessToken exactly as POST /authToken gave it."
@@ -88,11 +77,8 @@ func (a *Authorizer) refused(err error) error {
 	return rpcerr.InvalidToken(reason, "Authentication failed.", info)
 }
 
-// Permit checks claims already verified (a stream's token, verified once by Authorize for the
-// stream) against the route r's rule, as Authorize does after verifying: a batch record runs
-// with the stream's token and its own path's permission. It returns the context the handler
-// runs with.
-func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.Context, error) {
+// permit checks verified claims against the route r's rule and returns the handler's context.
+func permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.Context, error) {
 	if r == nil || !r.Ruled {
 		return ctx, rpcerr.PermissionDenied("Permission denied.", "This method is not open to clients.")
 	}
@@ -108,7 +94,7 @@ func Permit(ctx context.Context, r *routes.Route, claims token.Claims) (context.
 				fmt.Sprintf("The client lacks the %q permission this endpoint needs.", p))
 		}
 	}
-	return context.WithValue(ctx, grantKey{}, grant{claims: claims}), nil
+	return context.WithValue(ctx, grantKey{}, claims), nil
 }
 
 // Bearer reads "Bearer <token>" from the Authorization values.
@@ -128,22 +114,19 @@ func authParam(values []string, scheme string) (string, bool) {
 	return "", false
 }
 
-// BearerFromMetadata reads a gRPC call's bearer token (ValueFromIncomingContext: no copy of the
-// metadata).
+// BearerFromMetadata reads a gRPC call's bearer token (without copying the metadata).
 func BearerFromMetadata(ctx context.Context) string {
 	return Bearer(metadata.ValueFromIncomingContext(ctx, "authorization"))
 }
 
 // ClientID is the authenticated client of ctx, or "".
 func ClientID(ctx context.Context) string {
-	if claims, ok := ClaimsFrom(ctx); ok {
-		return claims.ClientID
-	}
-	return ""
+	claims, _ := ClaimsFrom(ctx)
+	return claims.ClientID
 }
 
-// NoteClient records the authenticated client for the request's log line.
-func NoteClient(ctx context.Context, clientID string) {
+// noteClient records the authenticated client for the request's log line.
+func noteClient(ctx context.Context, clientID string) {
 	if ri := reqinfo.From(ctx); ri != nil {
 		ri.ClientID = clientID
 	}

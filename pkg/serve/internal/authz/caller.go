@@ -12,9 +12,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
-// callerAddress is the caller's address for the login throttle, on either front: the JSON
-// front's HTTP request (reqinfo's HTTPRequest), or a direct gRPC call's connection, each with what
-// the trusted proxies in front forwarded.
+// callerAddress is the caller's address for the login throttle, on either front.
 func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
 	if ri := reqinfo.From(ctx); ri != nil && ri.HTTPRequest != nil {
 		return clientOf(ri.HTTPRequest.Header.Values("X-Forwarded-For"), ri.HTTPRequest.RemoteAddr, trusted)
@@ -29,7 +27,6 @@ func callerAddress(ctx context.Context, trusted []netip.Prefix) string {
 // clientOf walks a forwarding chain (the X-Forwarded-For values, then the connection's address
 // peer, "" when unknown) from the right and returns the first address that is not a trusted
 // proxy: everything to its left was written by the client and may be forged. Ports are dropped.
-// It is the one walk of that chain, for both fronts.
 func clientOf(forwarded []string, peer string, trusted []netip.Prefix) string {
 	var chain []string
 	for _, v := range forwarded {

@@ -32,7 +32,7 @@ func TestPermit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			ctx, err := Permit(context.Background(), tc.route, tc.claims)
+			ctx, err := permit(context.Background(), tc.route, tc.claims)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("got %v; want an error %v", err, tc.wantErr)
 			}

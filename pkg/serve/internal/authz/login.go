@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -14,11 +13,8 @@ import (
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// Login is the one way to a token, for both fronts: POST /authToken (ServeAuthToken) and the gRPC
-// TokenService.IssueToken (below). Its errors are gRPC statuses, which each front
-// turns into its own answer: missing or bad credentials NotAuthenticated (401), a client
-// without a right on this service PermissionDenied (403), too many failures Throttled (429
-// with RetryInfo), no hashing slot free Unavailable (503 with RetryInfo), anything else Internal.
+// Login is the one way to a token, for both fronts. Its errors are gRPC statuses: bad credentials
+// 401, no right on this service 403, too many failures 429, no hashing slot free 503.
 func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr string) (token.Token, error) {
 	if clientID == "" || secret == "" {
 		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "clientId and clientSecret are both required.")
@@ -28,12 +24,14 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 	var busy *token.BusyError
 	switch {
 	case err == nil:
-		NoteClient(ctx, clientID)
+		noteClient(ctx, clientID)
 		return tok, nil
 	case errors.As(err, &throttled):
 		return token.Token{}, rpcerr.Throttled(throttled.RetryAfter)
-	case errors.As(err, &busy):
-		return token.Token{}, loginsBusy(busy.RetryAfter)
+	case errors.As(err, &busy): // Unavailable, which clients may retry
+		secs, ri := rpcerr.Retry(busy.RetryAfter)
+		return token.Token{}, rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
+			fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
 	case errors.Is(err, token.ErrNotAuthenticated):
 		return token.Token{}, rpcerr.NotAuthenticated("Authentication failed.", "The client id or client secret is incorrect.")
 	case errors.Is(err, token.ErrPermissionDenied):
@@ -45,16 +43,7 @@ func (a *Authorizer) Login(ctx context.Context, clientID, secret, remoteAddr str
 	}
 }
 
-// loginsBusy is the answer when a login's secret could not be checked in time because too many were
-// being checked: gRPC Unavailable (which clients may retry) with RetryInfo, HTTP 503.
-func loginsBusy(retryAfter time.Duration) error {
-	secs, ri := rpcerr.Retry(retryAfter)
-	return rpcerr.New(codes.Unavailable, rpcerr.ExceptionAPI, "Service busy.",
-		fmt.Sprintf("Too many logins are being checked; retry after %d seconds.", secs), ri)
-}
-
-// TokenService is the gRPC way to a token, served by both services: a token is for the service
-// that issued it. It shares Login with POST /authToken, so both answer alike.
+// TokenService is the gRPC way to a token: a token is for the service that issued it.
 func (a *Authorizer) TokenService() authv1.TokenServiceServer { return tokenService{a: a} }
 
 type tokenService struct {

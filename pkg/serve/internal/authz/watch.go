@@ -8,12 +8,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// Rights for the life of a call. A stream outlives the check of its token on its headers: the
-// clients file may drop its client or narrow its permissions at a reload, and its token expires
-// as time passes. So each record a stream runs is checked as a call of its path would be
-// (Authorize with the stream's bearer token, against the clients as they are now), and Watch
-// checks the stream's own rule again at every reload and at its token's expiry, and ends the
-// stream once its rights are gone (the front that serves the stream decides how it ends).
+// Rights for the life of a call: a stream outlives the check of its token on its headers (a
+// reload may drop its client or narrow its permissions; its token expires).
 
 // Revoked is the cause a stream ends with when Watch found its rights gone: Err is the answer a
 // call with the stream's token would get now (401 or 403 as a status error).
@@ -24,16 +20,14 @@ func (r *Revoked) Unwrap() error { return r.Err }
 
 // RevokedErr is err's Revoked answer, if it is one.
 func RevokedErr(err error) (error, bool) {
-	var r *Revoked
-	if errors.As(err, &r) {
+	if r, ok := errors.AsType[*Revoked](err); ok {
 		return r.Err, true
 	}
 	return nil, false
 }
 
-// Watch checks bearer against the route r's rule at every reload of the clients or keys and at
-// the token's expiry, until ctx ends, and calls end once (in its own goroutine) with a *Revoked
-// when the check fails. A public route has nothing to watch.
+// Watch checks bearer against the route r's rule at every reload and at the token's expiry, until
+// ctx ends, and calls end once (in its own goroutine) with a *Revoked when the check fails.
 func (a *Authorizer) Watch(ctx context.Context, r *routes.Route, bearer string, end func(error)) {
 	if r == nil || r.Rule.Public {
 		return
@@ -48,8 +42,7 @@ func (a *Authorizer) Watch(ctx context.Context, r *routes.Route, bearer string, 
 				end(&Revoked{Err: err})
 				return
 			}
-			// A millisecond past: Verify refuses from ValidUntil on, and a timer may fire a hair
-			// early on a coarse clock; the loop checks again if it did.
+			// A millisecond past ValidUntil, from which Verify refuses; a timer early just loops.
 			timer.Reset(max(time.Until(until)+time.Millisecond, time.Millisecond))
 			select {
 			case <-changed:
@@ -61,14 +54,13 @@ func (a *Authorizer) Watch(ctx context.Context, r *routes.Route, bearer string, 
 	}()
 }
 
-// check is Authorize's verdict on bearer for r without a call's context (nothing of the call is
-// noted), and until when it holds unless a reload changes it.
+// check is Authorize's verdict on bearer for r, and until when it holds unless a reload changes it.
 func (a *Authorizer) check(r *routes.Route, bearer string) (time.Time, error) {
 	claims, err := a.issuer.Verify(bearer, a.service)
 	if err != nil {
 		return time.Time{}, a.refused(err)
 	}
-	if _, err := Permit(context.Background(), r, claims); err != nil {
+	if _, err := permit(context.Background(), r, claims); err != nil {
 		return time.Time{}, err
 	}
 	return a.issuer.ValidUntil(claims), nil

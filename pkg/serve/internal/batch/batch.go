@@ -2,6 +2,7 @@ package batch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,51 +10,32 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// DispatcherFunc answers one record exactly as the unary path would answer its request: the
-// status and the answer body, error bodies included (a 404 NotFound body for a path that is not a
-// unary path of the service, 403 for a path the caller's token lacks). ctx is the stream's: it
-// carries the caller's identity and is cancelled when the stream ends early.
+// DispatcherFunc answers one record exactly as the unary path would answer its request. ctx is
+// the stream's: it carries the caller's identity and is cancelled when the stream ends early.
 type DispatcherFunc func(ctx context.Context, path string, body []byte) (status int, answer []byte)
 
 // Options are a stream's limits. The zero value takes the documented defaults.
 type Options struct {
-	// InFlight bounds the records of one stream read and not yet answered (default 16): when the
-	// caller stops reading answers, the engine stops reading its body once this many wait.
-	InFlight int
-	// Workers is how many records of one stream are dispatched at once (default the smaller of
-	// GOMAXPROCS and InFlight).
-	Workers int
-	// Idle ends a stream whose body sends nothing, or whose caller takes no answer, for this
-	// long (default 60 s).
-	Idle time.Duration
-	// MaxLine is the longest line accepted, in bytes without its newline (default 1 MiB).
-	MaxLine int
-	// MaxHeld bounds the bytes of records and answers held between the body and the caller
-	// (default 32 MiB): whatever the answers' size, the engine stops reading and dispatching
-	// past it (see budget).
-	MaxHeld int
-	// Log receives what the caller must not see: a dispatcher's panic. Default slog.Default().
-	Log *slog.Logger
-	// Revoked, when set, ends the stream with the first error it yields (the caller's rights are
-	// gone, as a status error): no more of the body is read, the records read are answered, and
-	// the last line is {"end":{"status":S,"body":B}}, the answer a call would get, in place of
-	// the summary (a group stream's in place of its group; before its head, that answer is the
-	// whole response).
+	InFlight int           // records read and not yet answered, at most (default 16)
+	Workers  int           // records dispatched at once (default min(GOMAXPROCS, InFlight))
+	Idle     time.Duration // a body sending nothing, or a caller taking nothing, this long ends it (60 s)
+	MaxLine  int           // the longest line, in bytes without its newline (default 1 MiB)
+	MaxHeld  int           // the most bytes of records and answers held (default 32 MiB)
+	Log      *slog.Logger  // what the caller must not see: a dispatcher's panic (default slog.Default())
+	// Revoked ends the stream with the first error it yields: the records read are answered, then
+	// the {"end":…} line (before the head, that answer is the whole response).
 	Revoked <-chan error
-	// Hold, when set, takes a record's bytes from the memory budget as they arrive (its id and
-	// body, once its line is read) until its answer is written: done gives them back. It may
-	// wait (the stream slows down); its error ends the stream as the context's end does.
+	// Hold, when set, takes a record's bytes from the memory budget once its line is read, until
+	// its answer is written (done). It may wait; its error ends the stream as the context's does.
 	Hold func(ctx context.Context, n int64) (done func(), err error)
-	// Trusted says the dispatcher's answers are compact JSON by construction (the frame's own
-	// encoder and error bodies): Serve then writes them without checking (a stray trailing
-	// newline is still dropped). A panic is still a 500.
+	// Trusted says the dispatcher's answers are compact JSON by construction: Serve writes them
+	// unchecked (a trailing newline is still dropped). A panic is still a 500.
 	Trusted bool
 }
 
@@ -65,25 +47,14 @@ const (
 	DefaultMaxHeld  = 32 << 20
 )
 
+// withDefaults gives every field not above zero its default.
 func (o Options) withDefaults() Options {
-	if o.InFlight <= 0 {
-		o.InFlight = DefaultInFlight
-	}
-	if o.Workers <= 0 {
-		o.Workers = min(runtime.GOMAXPROCS(0), o.InFlight)
-	}
-	if o.Idle <= 0 {
-		o.Idle = DefaultIdle
-	}
-	if o.MaxLine <= 0 {
-		o.MaxLine = DefaultMaxLine
-	}
-	if o.MaxHeld <= 0 {
-		o.MaxHeld = DefaultMaxHeld
-	}
-	if o.Log == nil {
-		o.Log = slog.Default()
-	}
+	o.InFlight = cmp.Or(max(o.InFlight, 0), DefaultInFlight)
+	o.Workers = cmp.Or(max(o.Workers, 0), min(runtime.GOMAXPROCS(0), o.InFlight))
+	o.Idle = cmp.Or(max(o.Idle, 0), DefaultIdle)
+	o.MaxLine = cmp.Or(max(o.MaxLine, 0), DefaultMaxLine)
+	o.MaxHeld = cmp.Or(max(o.MaxHeld, 0), DefaultMaxHeld)
+	o.Log = cmp.Or(o.Log, slog.Default())
 	return o
 }
 
@@ -108,12 +79,7 @@ type job struct {
 	done   func() // gives back the record's bytes (Options.Hold); nil: none held
 }
 
-// Serve runs one batch stream as the package doc says: the 200 head, one answer line per record
-// and broken line of the body in input order (o.Workers dispatched at once, o.InFlight read
-// ahead), then the summary line once the body has ended. It returns when the stream is over, with
-// no dispatch still running; the error says why a stream ended early (the context's cause,
-// ErrIdle, the body's or the connection's error) and is nil after the summary. The frame answers
-// 401, 403, 415 and 503 before calling Serve: Serve always answers 200.
+// Serve runs one batch stream as the package doc says; the error says why it ended early.
 func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d DispatcherFunc, o Options) (Counts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)
@@ -139,8 +105,7 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 	records, peak, err := pipeline[*job, *job]{
 		recv: func() (*job, error) {
 			j, err := readJob(ctx, lr, tooLarge, &counts.Lines)
-			var ended *endedError
-			if errors.As(err, &ended) {
+			if _, ok := errors.AsType[*endedError](err); ok {
 				// The records read are answered, then the stream's last line says why it ended.
 				readErr = err
 				return j, err
@@ -149,8 +114,7 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 				j.done, err = o.Hold(ctx, int64(j.size))
 			}
 			if err != nil && !errors.Is(err, io.EOF) {
-				// The connection broke (the caller is gone) or the body was idle: either way
-				// net/http has cancelled the request, and the stream ends here, without a summary.
+				// The caller is gone or the body was idle: the stream ends without a summary.
 				readErr = err
 				cancel(err)
 				return nil, err
@@ -180,9 +144,8 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 			}
 			return err
 		},
-		idle:        c.flush, // what was written goes to the caller before waiting
-		answersHeld: true,
-		waitRecv:    true,
+		idle:     c.flush,
+		fromBody: true,
 	}.run(ctx, cancel, o)
 	counts.Records, counts.PeakHeld = records, int(peak)
 	counts.Failed = counts.Records - counts.OK
@@ -197,31 +160,27 @@ func Serve(parent context.Context, w http.ResponseWriter, r io.Reader, d Dispatc
 	case err != nil:
 		return counts, err
 	}
-	summary := fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed)
-	_ = c.write(summary) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
-		return counts, err
-	}
-	counts.Complete = true
-	return counts, nil
+	err = c.last(fmt.Appendf(nil, `{"summary":{"records":%d,"ok":%d,"failed":%d}}`+"\n", counts.Records, counts.OK, counts.Failed))
+	counts.Complete = err == nil
+	return counts, err
 }
 
-// writeEnd writes the last line of a stream ended before its body did, {"end":{"status":S,
-// "body":B}} with the answer a call would get now (S and B as ErrorAnswer's), and returns the
-// stream's error.
+// last writes the stream's last line and sends it with what is buffered: nil once it went out.
+func (c *conn) last(line []byte) error {
+	_ = c.write(line) // an error sticks: flush returns it
+	return c.flush()
+}
+
+// writeEnd writes the {"end":…} line of a stream ended early and returns the stream's error.
 func (c *conn) writeEnd(ended *endedError) error {
 	status, body := ErrorAnswer(ended.err)
-	line := strconv.AppendInt(append([]byte(nil), `{"end":{"status":`...), int64(status), 10)
-	line = append(append(append(line, `,"body":`...), body...), "}}\n"...)
-	_ = c.write(line) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
+	if err := c.last(fmt.Appendf(nil, `{"end":{"status":%d,"body":%s}}`+"\n", status, body)); err != nil {
 		return err
 	}
 	return ended
 }
 
-// head writes a stream's 200 head and sends it at once: the caller learns it was admitted before
-// it sends a record.
+// head writes a stream's 200 head and sends it at once: the caller learns it was admitted.
 func (c *conn) head() error {
 	h := c.w.Header()
 	h.Set("Content-Type", "application/x-ndjson")
@@ -231,8 +190,7 @@ func (c *conn) head() error {
 	return c.flush()
 }
 
-// readJob reads the body's next line that is not blank as a job (io.EOF at the body's end),
-// counting the lines read in lines, after the client's rate allows it.
+// readJob reads the next line that is not blank as a job, once the client's rate allows.
 func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (*job, error) {
 	line, num, tooLong, err := lr.nextNonBlank()
 	*lines = num

@@ -5,10 +5,8 @@ import (
 	"sync"
 )
 
-// budget bounds the bytes a stream holds between its body and its connection: the records read
-// (their id and body) and the answers not yet written. A record is read, and dispatched, only
-// while the stream holds less than max, save the oldest unanswered one (the package doc says why,
-// and why this is no semaphore).
+// budget bounds the bytes of records and answers a stream holds: a record is read, and
+// dispatched, only while they are under max, save the oldest unanswered one (the package doc).
 type budget struct {
 	mu   sync.Mutex
 	cond sync.Cond
@@ -57,7 +55,6 @@ func (b *budget) written(n int) {
 	b.mu.Unlock()
 }
 
-// maxHeld is the most bytes held at once so far.
 func (b *budget) maxHeld() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -10,22 +10,16 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// GroupStream is one group forecast in progress, made by the service from the settings line.
-// It owns the validation, the forecast and the encoding, so that the engine knows nothing of
-// the forecast service: the service builds it on measure's GroupAccumulator.
+// GroupStream is one group forecast in progress: the service's validation, forecast and encoding.
 type GroupStream interface {
-	// Student validates one student line (an object {priorAbility, priorUncertainty,
-	// elapsedDays} or an array of those three numbers), adds it to the group and returns its
-	// entry exactly as the unary group answer's students[i]. An error (a status error, as
-	// rpcerr's) is the line's answer, and the student must then be left out of the group.
+	// Student validates one student line, adds it to the group and returns its entry as the
+	// unary answer's students[i]; an error (a status error) is the line's answer and leaves it out.
 	Student(ctx context.Context, line []byte) (entry []byte, err error)
-	// Group is the group's aggregate exactly as the unary answer's forecasts.group, for the
-	// students added so far. The engine calls it once, at the end, and only if a student was added.
+	// Group is the aggregate as the unary answer's forecasts.group, called once, if a student was.
 	Group(ctx context.Context) (group []byte, err error)
 }
 
-// OpenGroup validates the settings line (testUncertainty, cutLevels, optional framework, as on
-// the unary group request) and starts the group; an error is the answer to the whole request.
+// OpenGroup validates the settings line and starts the group; an error answers the whole request.
 type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
 
 // GroupCounts are what one group stream did, for its log line and metrics.
@@ -36,14 +30,8 @@ type GroupCounts struct {
 	Complete bool // the body ended and the group line went out
 }
 
-// ServeGroup runs one group stream. The first line that is not blank is the settings line: a
-// body without one is a 400, a settings line over MaxLine a 413, and open's error the answer
-// for the whole request, all written before any line. Then each student line gets its entry, or
-// {"line": N, "status": 4xx, "body": {...}}, in input order; answers are flushed whenever the
-// engine is about to wait for the body, and the last line is {"group": {...}}, or
-// {"group": null} when no student was valid. Students are handled one at a time in input order
-// (the group's sums depend on that order), so the stream holds one line and one answer.
-// Workers and InFlight are not used. The error is as Serve's.
+// ServeGroup runs one group stream (docs/api.md). Students are handled one at a time in input
+// order (the group's sums depend on it): Workers and InFlight are not used.
 func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
 	c := newConn(w, o.Idle)
@@ -108,25 +96,24 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
 			return counts, err
 		}
-		buf = buf[:0]
-		if tooLong {
+		status, answer, err := http.StatusRequestEntityTooLarge, tooLarge, BOMProblem(line)
+		if !tooLong && err == nil {
+			answer, err = g.Student(ctx, line)
+		}
+		switch {
+		case tooLong:
 			counts.Invalid++
-			buf = appendLineAnswer(buf, num, http.StatusRequestEntityTooLarge, tooLarge)
-		} else if err := BOMProblem(line); err != nil {
+		case err != nil:
 			counts.Invalid++
-			status, body := ErrorAnswer(err)
-			buf = appendLineAnswer(buf, num, status, body)
-		} else if entry, err := g.Student(ctx, line); err != nil {
-			counts.Invalid++
-			status, body := ErrorAnswer(err)
-			buf = appendLineAnswer(buf, num, status, body)
-		} else {
+			status, answer = ErrorAnswer(err)
+		default:
 			counts.Students++
-			if status, entry := checkAnswer(http.StatusOK, entry); status == http.StatusOK {
-				buf = append(append(buf, entry...), '\n')
-			} else {
-				buf = appendLineAnswer(buf, num, status, entry) // an entry that is not JSON: our fault
-			}
+			status, answer = checkAnswer(http.StatusOK, answer) // an entry that is not JSON: our fault
+		}
+		if status == http.StatusOK {
+			buf = append(append(buf[:0], answer...), '\n')
+		} else {
+			buf = appendLineAnswer(buf[:0], num, status, answer)
 		}
 		if err := c.write(buf); err != nil {
 			return counts, err
@@ -148,10 +135,7 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		_, group = checkAnswer(http.StatusOK, group)
 		buf = append(buf, group...)
 	}
-	_ = c.write(append(buf, "}\n"...)) // an error sticks: flush returns it
-	if err := c.flush(); err != nil {
-		return counts, err
-	}
-	counts.Complete = true
-	return counts, nil
+	err = c.last(append(buf, "}\n"...))
+	counts.Complete = err == nil
+	return counts, err
 }

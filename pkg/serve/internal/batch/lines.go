@@ -15,9 +15,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// LineReader cuts a body into lines of at most max bytes without ever holding more than that:
-// a longer line is read to its newline and thrown away as it arrives, so a 10 GB line costs the
-// same memory as a 1 MiB one.
+// LineReader cuts a body into lines of at most max bytes, a longer one thrown away as it arrives.
 type LineReader struct {
 	r    *bufio.Reader
 	max  int
@@ -30,10 +28,9 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// Next returns the next line without its "\n" (and a "\r" before it; valid until the following
-// call), its 1-based number, and whether it was longer than max (then line is nil). The last line
-// of a body need not end with "\n". err is io.EOF at a clean end, or the body's error: a line cut
-// by it is not returned.
+// Next returns the next line without its "\n" or "\r\n" (which the last may lack; valid until the
+// following call), its 1-based number, and whether it was longer than max (then line is nil). err
+// is io.EOF at a clean end, or the body's error: a line cut by it is not returned.
 func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	l.line = l.line[:0]
 	for {
@@ -61,8 +58,7 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 		line = bytes.TrimSuffix(l.line, []byte("\n"))
 		line = bytes.TrimSuffix(line, []byte("\r"))
 		if l.num == 1 {
-			// A byte-order mark opens the files of Windows tools (Excel's "UTF-8" export, .NET's
-			// writers): it marks the encoding, it is not part of the first record.
+			// A byte-order mark (Excel's and .NET's "UTF-8") marks the encoding, not a record.
 			line = bytes.TrimPrefix(line, bom)
 		}
 		if len(line) > l.max {
@@ -72,13 +68,10 @@ func (l *LineReader) Next() (line []byte, num int, tooLong bool, err error) {
 	}
 }
 
-// bom is the UTF-8 byte-order mark, U+FEFF.
-var bom = []byte("\xEF\xBB\xBF")
+var bom = []byte("\xEF\xBB\xBF") // the UTF-8 byte-order mark, U+FEFF
 
-// BOMProblem is the 400 of a line that is not JSON because of a byte-order mark, which only a
-// stream's first line may start with (LineReader skips it there), or nil: without it the JSON's
-// error names an "invalid character 'ï'", which says nothing to the person who exported the file.
-// A mark inside a string is text like any other.
+// BOMProblem is the 400 of a line that is not JSON for a byte-order mark outside a string, or nil:
+// JSON's "invalid character 'ï'" says nothing to the person who exported the file.
 func BOMProblem(line []byte) error {
 	if !bytes.Contains(line, bom) {
 		return nil
@@ -103,22 +96,14 @@ func (l *LineReader) nextNonBlank() (line []byte, num int, tooLong bool, err err
 	}
 }
 
-// ErrNoDeadlines is Serve's and ServeGroup's error for a ResponseWriter whose connection
-// http.ResponseController cannot reach (a wrapper without an Unwrap method): without read and
-// write deadlines, an idle body, a caller that stopped reading or a cancelled stream would hold
-// the engine forever, and on HTTP/1 net/http would read the whole body before the first answer.
-// The request is answered 500: a wiring fault, to be caught by the frame's first test.
+// ErrNoDeadlines is the error (and a 500) for a ResponseWriter that does not reach its connection's
+// deadlines: without them, an idle body or caller would hold the engine forever.
 var ErrNoDeadlines = errors.New("batch: the ResponseWriter does not reach its connection's deadlines (wrap it with an Unwrap method)")
 
-// ErrIdle is the error of Serve and ServeGroup for a stream whose body sent nothing for
-// Options.Idle.
+// ErrIdle is the error of Serve and ServeGroup for a body that sent nothing for Options.Idle.
 var ErrIdle = errors.New("batch: the request body sent nothing for the idle limit")
 
-// conn is the connection under the response writer, as far as the engine needs it: read and
-// write deadlines (so that an idle body, a caller that stopped reading and a cancelled stream
-// all unblock a read or write in progress), and the answers, buffered and written under the
-// write deadline (a caller that takes nothing for the idle limit is gone as far as the stream is
-// concerned).
+// conn is the connection under the response writer: its deadlines and the answers, buffered.
 type conn struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
@@ -136,15 +121,13 @@ type conn struct {
 func newConn(w http.ResponseWriter, idle time.Duration) *conn {
 	c := &conn{w: w, rc: http.NewResponseController(w), idle: idle}
 	c.buf = bufio.NewWriterSize(deadlineWriter{c}, 32<<10)
-	// HTTP/1 would otherwise read the rest of the body before the first byte of the answer
-	// goes out: no answer until the body ends. HTTP/2 is full duplex already (ErrNotSupported).
+	// Else HTTP/1 reads the whole body before the answer's first byte; HTTP/2 is full duplex.
 	_ = c.rc.EnableFullDuplex()
 	c.deadlines = c.rc.SetReadDeadline(time.Time{}) == nil
 	return c
 }
 
-// stop unblocks any read or write in progress and keeps further ones from waiting: the stream
-// is over.
+// stop unblocks any read or write in progress and keeps further ones from waiting.
 func (c *conn) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -169,12 +152,9 @@ func (c *conn) stopOn(ctx context.Context) func() {
 	}
 }
 
-// release hands the connection back to net/http once the engine is done. After a complete
-// stream the body was read to its end and the connection may serve another request: no
-// deadline of ours may be left on it. After a stream cut short, the write deadline is the idle
-// limit from now, so that net/http can end the answer cleanly (stop's past deadline would cut
-// its last chunk) but not wait for a caller that reads nothing; the read deadline stays, as
-// whatever the body still holds is not to be read.
+// release hands the connection back to net/http: after a complete stream, without a deadline of
+// ours; after one cut short, the read deadline kept and the write deadline the idle limit from
+// now: net/http ends the answer (stop's past one would cut its last chunk) without waiting forever.
 func (c *conn) release(complete bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -186,8 +166,7 @@ func (c *conn) release(complete bool) {
 	_ = c.rc.SetWriteDeadline(time.Now().Add(c.idle))
 }
 
-// endReads stops the reading of the body, a read in progress included, for why: the stream ends
-// once what was read is answered (endedError).
+// endReads stops the reading of the body, a read in progress included: the stream ends (endedError).
 func (c *conn) endReads(why error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -198,9 +177,7 @@ func (c *conn) endReads(why error) {
 	_ = c.rc.SetReadDeadline(time.Unix(1, 0))
 }
 
-// endReadsOn runs endReads with the first error revoked yields. The function it returns stops
-// the watch and waits for an endReads in progress: nothing may touch the ResponseWriter once the
-// handler has returned.
+// endReadsOn runs endReads with revoked's first error; the function returned stops it as stopOn's.
 func (c *conn) endReadsOn(ctx context.Context, revoked <-chan error) func() {
 	if revoked == nil {
 		return func() {}
@@ -218,12 +195,9 @@ func (c *conn) endReadsOn(ctx context.Context, revoked <-chan error) func() {
 	return func() { close(stop); <-done }
 }
 
-// detach is the engine's context: parent's values, ended with parent only while the body is
-// still being read. net/http cancels a request's context when the connection's read side ends,
-// and a caller that half-closes after its whole body (as a shell pipe into nc or curl -T does)
-// ends it so before it has read a single answer; the answers of such a caller still go out, and
-// a caller that is really gone fails the next write instead. The function returned unregisters
-// the watch on parent.
+// detach ends the engine's context with parent only while the body is still being read: net/http
+// cancels a request's context when the connection's read side ends, so a caller that half-closes
+// after its body (a pipe into nc, curl -T) would lose every answer. It returns the unregister.
 func (c *conn) detach(parent context.Context, cancel context.CancelCauseFunc) func() bool {
 	return context.AfterFunc(parent, func() {
 		c.mu.Lock()
@@ -235,22 +209,14 @@ func (c *conn) detach(parent context.Context, cancel context.CancelCauseFunc) fu
 	})
 }
 
-// bodyEnded notes that the body was read to its end.
-func (c *conn) bodyEnded() {
-	c.mu.Lock()
-	c.bodyDone = true
-	c.mu.Unlock()
-}
-
 // endedError is the body's error once endReads ran: err is the stream's last answer.
 type endedError struct{ err error }
 
 func (e *endedError) Error() string { return "batch: the stream was ended: " + e.err.Error() }
 func (e *endedError) Unwrap() error { return e.err }
 
-// arm gives the read or write about to be made (set: the controller's SetReadDeadline or
-// SetWriteDeadline) the idle limit; false when the stream is over. The lock orders it with stop:
-// a deadline set here is never left standing after stop's.
+// arm gives the read or write about to be made (set: SetReadDeadline or SetWriteDeadline) the
+// idle limit; false when the stream is over. The lock orders it with stop's deadline.
 func (c *conn) arm(set func(time.Time) error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -261,9 +227,8 @@ func (c *conn) arm(set func(time.Time) error) bool {
 	return true
 }
 
-// writing runs write under the idle limit, lifted once it is done: a write deadline must not stay
-// armed between writes, as on HTTP/2 it resets the stream when it passes, writing or not, which
-// would end a stream merely waiting for its body.
+// writing runs write under the idle limit, lifted once it is done: on HTTP/2 a write deadline
+// resets the stream when it passes, writing or not, which would end a stream waiting for its body.
 func (c *conn) writing(write func() error) error {
 	if !c.arm(c.rc.SetWriteDeadline) {
 		return errStopped
@@ -298,16 +263,17 @@ func (b *body) Read(p []byte) (int, error) {
 		return 0, context.Cause(b.ctx)
 	}
 	n, err := b.r.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.c.bodyEnded()
+	if errors.Is(err, io.EOF) { // the body was read to its end
+		b.c.mu.Lock()
+		b.c.bodyDone = true
+		b.c.mu.Unlock()
 	}
 	if err != nil && n == 0 {
 		if err := b.c.readEnded(); err != nil { // endReads's deadline
 			return 0, err
 		}
-		// net/http cancels the request's context on any read error of the connection, the
-		// idle deadline's included, so the context says nothing about the cause: a deadline
-		// error after the idle limit is the idle limit's; stop's deadline comes sooner.
+		// net/http cancels the request's context on any read error, so the context says nothing
+		// of the cause: a deadline error after the idle limit is the idle limit's.
 		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(armed) >= b.c.idle {
 			return 0, ErrIdle
 		}
@@ -318,7 +284,6 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readEnded is endReads's error, once it ran.
 func (c *conn) readEnded() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -334,7 +299,6 @@ func (d deadlineWriter) Write(p []byte) (n int, err error) {
 
 var errStopped = errors.New("batch: the stream was stopped")
 
-// write appends p, one line.
 func (c *conn) write(p []byte) error {
 	if c.err == nil {
 		_, c.err = c.buf.Write(p)
@@ -342,7 +306,6 @@ func (c *conn) write(p []byte) error {
 	return c.err
 }
 
-// flush sends what is buffered to the caller now.
 func (c *conn) flush() error {
 	if c.err == nil {
 		c.err = c.buf.Flush()

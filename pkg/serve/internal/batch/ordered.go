@@ -7,19 +7,11 @@ import (
 	"sync"
 )
 
-// Ordered runs one stream of records that arrive as messages rather than lines (gRPC's batch
-// streams, where the transport frames each record and its flow control stops a caller that
-// sends too fast): recv reads the next record (io.EOF once the caller has sent its last), weigh
-// (nil: none) says what a record read holds in memory, answer answers one (it must not panic and
-// must honour its context), send writes one answer. Order and memory are as Serve's (the package
-// doc), answers not weighed. When recv fails, the records read are answered and sent, then
-// Ordered returns recv's error; when ctx ends or send fails, no record is started and Ordered
-// returns once the answers in progress have.
-//
-// recv is not waited for: it may block until the stream itself ends, which is after Ordered
-// has returned (gRPC ends a stream when its handler returns). It is never called again once
-// Ordered has returned. The error is nil once every record was answered and sent after recv's
-// io.EOF; else why the stream ended early (recv's error, send's, or ctx's cause).
+// Ordered runs one stream of records that arrive as messages (gRPC's batch streams), in order and
+// memory as Serve: recv reads the next (io.EOF after the last), weigh (nil: none) says what one
+// holds, answer answers one (it must not panic and must honour ctx), send writes one. When recv
+// fails, the records read are answered, then Ordered returns its error (nil for io.EOF); else the
+// cause. recv is not waited for (it may block until gRPC ends the stream), nor called once done.
 func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R) int, answer func(context.Context, R) A, send func(A) error, o Options) (sent int, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -29,19 +21,16 @@ func Ordered[R, A any](ctx context.Context, recv func() (R, error), weigh func(R
 	return sent, err
 }
 
-// pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers answering, and the
-// sender, which sends the answers in input order.
+// pipeline is one ordered stream, Ordered's or Serve's: the reader, o.Workers and the sender.
 type pipeline[R, A any] struct {
 	recv   func() (R, error)
 	weigh  func(R) int
 	answer func(context.Context, R) (A, int) // the answer, and the bytes it adds to those held
 	send   func(A) error
-	// What Serve adds: a record is answered only within the bound, as it is read (its answer is
-	// held too); idle is called when the next answer is not ready (Serve flushes what it wrote);
-	// the reader is waited for (it reads the request body, which must not be read once Serve has
-	// returned).
-	answersHeld, waitRecv bool
-	idle                  func() error
+	idle   func() error // called when the next answer is not ready (Serve flushes what it wrote)
+	// fromBody (Serve's): a record is answered only within the bound (its answer is held too),
+	// and the reader is waited for (the request body must not be read once Serve has returned).
+	fromBody bool
 }
 
 // run runs the stream until it ends (cancelling ctx with why, when it ended early) and returns
@@ -76,9 +65,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			}
 			rec, err := p.recv()
 			if err != nil {
-				// The records read are still answered: after a message the transport refused
-				// (the stream then ends with its status) as after the last. A caller that is
-				// gone fails the next send instead.
+				// Still answered after a message the transport refused, as after the last.
 				if errors.Is(err, io.EOF) {
 					err = nil
 				}
@@ -94,7 +81,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			work <- it  // nor this: no more items than slots
 		}
 	}
-	if p.waitRecv {
+	if p.fromBody {
 		wg.Go(read)
 	} else {
 		go read()
@@ -104,7 +91,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 			for {
 				select {
 				case it, ok := <-work:
-					if !ok || (p.answersHeld && !held.wait(it.seq)) {
+					if !ok || (p.fromBody && !held.wait(it.seq)) {
 						return
 					}
 					var n int

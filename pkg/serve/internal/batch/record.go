@@ -17,37 +17,40 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// ErrorAnswer is the status and body the HTTP front would answer for err (rpcerr.ToHTTP), the
-// body written by rpcerr.Write itself, so that a broken line's body is byte for byte every other
-// error body of the service.
+// ErrorAnswer is the status and body the HTTP front would answer for err, byte for byte.
 func ErrorAnswer(err error) (status int, body []byte) {
 	e := rpcerr.ToHTTP(err)
 	return e.Status, rpcerr.JSON(e.Body)
 }
 
-// TooLargeAnswer is the body of a line over the default size limit, for the client
-// (cmd/yardstick-batch, through the public package ndjson), which checks its input by the
-// engine's own rules (LineReader, Blank, ParseRecord): a line the engine would refuse is answered
-// the same way without being sent.
+// TooLargeAnswer is the body of a line over the default limit, for the ndjson client's own checks.
 func TooLargeAnswer() []byte { return lineTooLarge(DefaultMaxLine) }
 
 // lineTooLarge is the body of a line over max bytes: the limit the caller met, stated.
 func lineTooLarge(max int) []byte { return rpcerr.JSON(rpcerr.LineTooLarge(int64(max)).Body) }
 
-// Record is one well-formed line: the caller's id as it spelled it (a JSON string token), the
-// path and the request body, both to go to the dispatcher.
+// Record is one well-formed line: the caller's id token as spelled, the path and the request body.
 type Record struct {
 	ID   []byte
 	Path string
 	Body []byte
 }
 
-// recordFields are a record's keys, for the "did you mean" of an unknown one.
-var recordFields = []string{"id", "path", "body"}
+// recordFields are a record's keys, each one's kind of value, and the problem of another kind.
+var recordFields = [3]recordField{
+	{"id", jx.String, "must be a JSON string (the caller's record id)"},
+	{"path", jx.String, "must be a JSON string (a path of this service, such as /api/score/items/bayes)"},
+	{"body", jx.Object, "must be a JSON object (the request of the record's path)"},
+}
+
+type recordField struct {
+	name  string
+	kind  jx.Type
+	wrong string
+}
 
 // ParseRecord reads one line as a record, or says everything wrong with it as the validation
-// error of a 400 (keyed by the record's field, as a unary 400 keys by the request's; see
-// ErrorAnswer). ID and Body are copies: the line's buffer is reused.
+// error of a 400, keyed by the record's field. ID and Body are copies: the line's buffer is reused.
 func ParseRecord(line []byte) (Record, error) {
 	var p rpcerr.Problems
 	d := jx.DecodeBytes(line)
@@ -61,7 +64,7 @@ func ParseRecord(line []byte) (Record, error) {
 	var rec Record
 	var seen [3]bool
 	err := d.ObjBytes(func(d *jx.Decoder, key []byte) error {
-		k := slices.Index(recordFields, string(key))
+		k := slices.IndexFunc(recordFields[:], func(f recordField) bool { return f.name == string(key) })
 		switch {
 		case k < 0:
 			field := string(key)
@@ -71,11 +74,11 @@ func ParseRecord(line []byte) (Record, error) {
 			p.Add(field, "unknown field %q%s", string(key), suggest(string(key)))
 			return d.Skip()
 		case seen[k]:
-			p.Add(recordFields[k], "duplicate field %q", recordFields[k])
+			p.Add(recordFields[k].name, "duplicate field %q", recordFields[k].name)
 			return d.Skip()
 		}
 		seen[k] = true
-		return recordField[k](d, &rec, &p)
+		return readField(d, k, &rec, &p)
 	})
 	if err == nil {
 		err = onlyValue(d)
@@ -89,7 +92,7 @@ func ParseRecord(line []byte) (Record, error) {
 	}
 	for i, f := range recordFields {
 		if !seen[i] {
-			p.Add(f, "is required")
+			p.Add(f.name, "is required")
 		}
 	}
 	if err := p.Err(); err != nil {
@@ -110,46 +113,29 @@ func onlyValue(d *jx.Decoder) error {
 	return err
 }
 
-// recordField reads each of recordFields' values into the record, in recordFields' order; a value
-// of the wrong kind is a problem of its field, and is skipped.
-var recordField = [3]func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error{
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // id
-		if d.Next() != jx.String {
-			p.Add("id", "must be a JSON string (the caller's record id)")
-			return d.Skip()
-		}
-		raw, err := d.Raw()
-		if err != nil {
-			return err
-		}
-		if !utf8.Valid(raw) {
-			p.Add("id", "must be valid UTF-8")
-			return nil
-		}
-		rec.ID = bytes.Clone(raw)
-		return nil
-	},
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // path
-		if d.Next() != jx.String {
-			p.Add("path", "must be a JSON string (a path of this service, such as /api/score/items/bayes)")
-			return d.Skip()
-		}
+func readField(d *jx.Decoder, k int, rec *Record, p *rpcerr.Problems) error {
+	f := recordFields[k]
+	if d.Next() != f.kind {
+		p.Add(f.name, "%s", f.wrong)
+		return d.Skip()
+	}
+	if f.name == "path" {
 		s, err := d.Str()
 		rec.Path = s
 		return err
-	},
-	func(d *jx.Decoder, rec *Record, p *rpcerr.Problems) error { // body
-		if d.Next() != jx.Object {
-			p.Add("body", "must be a JSON object (the request of the record's path)")
-			return d.Skip()
-		}
-		raw, err := d.Raw()
-		if err != nil {
-			return err
-		}
+	}
+	raw, err := d.Raw()
+	switch {
+	case err != nil:
+		return err
+	case f.name == "body":
 		rec.Body = bytes.Clone(raw)
-		return nil
-	},
+	case !utf8.Valid(raw):
+		p.Add("id", "must be valid UTF-8")
+	default:
+		rec.ID = bytes.Clone(raw)
+	}
+	return nil
 }
 
 // notJSON is the 400 of a line that is not JSON, saying where it breaks.
@@ -158,8 +144,7 @@ func notJSON(line []byte) error {
 		return err
 	}
 	var raw json.RawMessage
-	var syntax *json.SyntaxError
-	if err := json.Unmarshal(line, &raw); errors.As(err, &syntax) {
+	if syntax, ok := errors.AsType[*json.SyntaxError](json.Unmarshal(line, &raw)); ok {
 		return rpcerr.Invalid("", "the line is not JSON: %s (at byte %d)", syntax.Error(), syntax.Offset)
 	}
 	return rpcerr.Invalid("", "the line is not JSON")
@@ -171,14 +156,12 @@ func suggest(key string) string {
 		return "" // no record field is that long: not a near miss (and no distance to compute)
 	}
 	for _, f := range recordFields {
-		if jsoncodec.Distance(key, f) <= 2 {
-			return fmt.Sprintf("; did you mean %q?", f)
+		if jsoncodec.Distance(key, f.name) <= 2 {
+			return fmt.Sprintf("; did you mean %q?", f.name)
 		}
 	}
 	return ""
 }
-
-// Answer lines. Their bodies are copied verbatim: the dispatcher's bytes are the unary answer.
 
 func appendRecordAnswer(dst, id []byte, status int, body []byte) []byte {
 	dst = append(append(dst, `{"id":`...), id...)
@@ -196,12 +179,10 @@ func appendStatusBody(dst []byte, status int, body []byte) []byte {
 	return append(dst, "}\n"...)
 }
 
-// internalBody is the documented 500, for a dispatcher that failed to answer.
-var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }()
+var internalBody = func() []byte { _, b := ErrorAnswer(rpcerr.Internal()); return b }() // the documented 500
 
 // checkAnswer makes sure a dispatcher's answer can sit inside one line: JSON (a broken one
-// would break every line after it for the caller) without a newline. The unary answers are
-// compact JSON, so this changes nothing for them; a stray trailing newline is dropped.
+// would break every line after it for the caller) without a newline.
 func checkAnswer(status int, answer []byte) (int, []byte) {
 	answer = bytes.TrimRight(answer, " \t\r\n")
 	if status < 100 || status > 599 || !json.Valid(answer) {

@@ -1,10 +1,5 @@
 package routes
 
-// A batch rpc's record and answer messages, read from the contract and checked at start-up: a
-// record can name every rpc the contract lets a record name (the method option
-// yardstick.batch.v1.record) and its answer holds every response, so the frame's handler
-// (pkg/serve, grpcbatch.go) works on any service's batch rpc by that shape alone.
-
 import (
 	"fmt"
 	"strings"
@@ -16,9 +11,8 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// BatchShape is what the frame knows of a batch rpc's messages: the record is {id, oneof request
-// {one field per unary rpc, named for it}}, the answer {id, oneof answer {one field per response
-// type, and error (yardstick.batch.v1.Status)}}.
+// BatchShape is what the frame's handler knows of any service's batch rpc: the record is {id, oneof
+// request {a field per unary rpc}}, the answer {id, oneof answer {a field per response, and error}}.
 type BatchShape struct {
 	Rec, Ans   protoreflect.MessageType
 	RecID      protoreflect.FieldDescriptor
@@ -30,9 +24,8 @@ type BatchShape struct {
 	FieldNames string // the request fields, for the error of a record without one
 }
 
-// ReadBatch reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract, and
-// checks that the record has a field for every rpc a record may name and the answer one for each
-// of their response types: a record the frame could not run is found at start-up.
+// ReadBatch reads the shape of the batch rpc full ("/pkg.Service/Method") from the contract and
+// checks it at start-up: every rpc a record may name has its record field and answer field.
 func ReadBatch(full string) (*BatchShape, error) {
 	sd, md, err := method(full)
 	if err != nil {
@@ -106,9 +99,7 @@ func (sh *BatchShape) readAnswers(_ protoreflect.ServiceDescriptor, md protorefl
 	return nil
 }
 
-// readRequests reads the record's request fields: one for each rpc a record may name, named for
-// it (yardstick.RecordField) and holding its request type, whose answer has a field too; and no
-// other.
+// readRequests reads the record's request fields: one per rpc a record may name, and no other.
 func (sh *BatchShape) readRequests(sd protoreflect.ServiceDescriptor, _ protoreflect.MethodDescriptor) error {
 	for i := range sd.Methods().Len() {
 		m := sd.Methods().Get(i)

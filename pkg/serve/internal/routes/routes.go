@@ -1,9 +1,6 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
-// of it (its JSON path, who may call it, its body and message limits, whether it is a group
-// forecast), read once in serve.New from the contract (the routes file and the methods' options)
-// and the configured limits, and the shape of a gRPC batch rpc's messages (batchshape.go). The JSON front finds a request's route by path, the gRPC guard by
-// method, each once per call; no layer keeps a rule of its own. A new kind of route (a streaming
-// batch route, say) is a new field here and a case in Build.
+// of it (JSON path, access rule, limits), read once from the contract and the configured limits,
+// and the shape of a gRPC batch rpc's messages (batchshape.go). No layer keeps a rule of its own.
 package routes
 
 import (
@@ -22,17 +19,12 @@ import (
 
 // Route is one rpc the server serves.
 type Route struct {
-	Method string // the gRPC full method
-	Path   string // its JSON path; "" for an rpc without one (health, reflection)
-	Rule   Rule   // who may call it
-	Ruled  bool   // the contract gives it a rule; without one it is refused (fail closed)
-	// Records marks a gRPC batch stream (a bidirectional stream of ours with an access rule: the
-	// batch rpcs and the group stream): admitted once for its whole life, ended
-	// after the batch idle limit instead of the read timeout.
-	Records bool
-	// Record marks a unary rpc a batch record may name (the contract's method option
-	// yardstick.batch.v1.record): an NDJSON record by its path, a gRPC record by its field.
-	Record       bool
+	Method       string // the gRPC full method
+	Path         string // its JSON path; "" for an rpc without one (health, reflection)
+	Rule         Rule   // who may call it
+	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
+	Records      bool   // a gRPC batch stream: admitted once, ended by the batch idle limit, not the read timeout
+	Record       bool   // a unary rpc a batch record may name (method option yardstick.batch.v1.record)
 	Group        bool   // a group forecast: costed per student, its own body limits
 	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
@@ -47,19 +39,13 @@ type Table struct {
 	Ceiling  int64             // the server-wide receive limit: the largest message limit
 }
 
-// Stream is the kind of a streaming route of the JSON front: it has no rpc of its
-// own, takes application/x-ndjson, no body limit (its records are bounded one by one) and one
-// admission for its whole life.
+// Stream is the kind of a JSON front's streaming route: no rpc, NDJSON, records bounded one by one.
 type Stream int
 
 const (
-	// Unary is every route of the contract: one JSON body, one answer.
-	Unary Stream = iota
-	// Batch is the NDJSON batch (POST /api/score/batch, /api/forecast/batch): each record is
-	// run as a unary call of its own path.
-	Batch
-	// GroupStream is a group forecast's stream (POST /api/forecast/{reading,math}/group/stream).
-	GroupStream
+	Unary       Stream = iota // every route of the contract: one JSON body, one answer
+	Batch                     // the NDJSON batch: each record runs as a unary call of its path
+	GroupStream               // a group forecast's stream (/api/forecast/{reading,math}/group/stream)
 )
 
 // AddStream adds a streaming route at path, open to tokens with rule's permissions.
@@ -68,8 +54,7 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits. The table
-// takes the body limits and the students; the wire codec the lists' lengths.
+// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits.
 type Limits struct {
 	MaxBodyBytes      int64 // every JSON body but group forecasts
 	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
@@ -78,47 +63,27 @@ type Limits struct {
 	MaxCutLevels      int   // most cut levels in one forecast
 }
 
-// AuthTokenBodyLimit bounds a /authToken body: credentials are a few hundred bytes, and the caller
-// is not authenticated yet.
+// AuthTokenBodyLimit bounds a /authToken body: credentials are small, and the caller unknown yet.
 const AuthTokenBodyLimit = 64 << 10
 
-// operational paths of the HTTP front, beside the API's.
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
 
-// IsGroup reports whether path is a group forecast's: the one place this rule is written.
-func IsGroup(path string) bool { return strings.HasSuffix(path, "/group") }
+// isGroup reports whether path is a group forecast's: the one place this rule is written.
+func isGroup(path string) bool { return strings.HasSuffix(path, "/group") }
 
-// bodyLimit is the largest JSON body path takes.
-func bodyLimit(path string, l Limits) int64 {
-	switch {
-	case path == "/authToken":
-		return AuthTokenBodyLimit
-	case IsGroup(path):
-		return l.MaxGroupBodyBytes
-	default:
-		return l.MaxBodyBytes
-	}
-}
-
-// protoStudentBytes is the most one student of a group forecast takes in protobuf without
-// repeating a field: three doubles of 9 bytes, and the entry's tag and length.
+// protoStudentBytes is the most one student takes in protobuf without repeating a field: three
+// doubles of 9 bytes, and the entry's tag and length.
 const protoStudentBytes = 29
 
-// GRPCGroupLimit is a group forecast message's limit over gRPC: what the most students the
-// service takes can fill in protobuf, with 64 KiB for the rest, when that is under the JSON limit
-// (3.0 MiB for 100,000 students, against 16 MiB of JSON). Every read of a call with a token is
-// admitted at the service's largest limit (the gRPC read pool), so this sets how many fit at once.
-func GRPCGroupLimit(l Limits) int64 {
+// grpcGroupLimit is a group forecast message's limit over gRPC, at most the JSON one: what the most
+// students fill in protobuf, and 64 KiB (3.0 MiB for 100,000). It sets how many reads fit at once.
+func grpcGroupLimit(l Limits) int64 {
 	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
 }
 
 // Build builds the table of the methods in info, the services registered on a server.
 func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
-	var names []string
-	for name := range info {
-		names = append(names, name)
-	}
-	contract, err := httpRules(names...) // which also finds each service of ours in the contract
+	file, err := yardstick.Routes()
 	if err != nil {
 		return nil, err
 	}
@@ -127,36 +92,26 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		t.labels[p] = true
 	}
 	for svcName, si := range info {
-		sd, _ := serviceDescriptor(svcName) // read only for a service of ours, found above
+		var sd protoreflect.ServiceDescriptor
+		if !publicServices[svcName] {
+			if sd, err = serviceDescriptor(svcName); err != nil {
+				return nil, err
+			}
+		}
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			rule, ruled, record := Rule{Public: true}, true, false // an infrastructure service's
-			if !publicServices[svcName] {
+			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+			if sd != nil { // a service of ours; an infrastructure service's methods are open to all
 				md := sd.Methods().ByName(protoreflect.Name(m.Name))
-				rule, ruled = options(md)
-				record = recordable(md)
+				r.Rule, r.Ruled = options(md)
+				r.Record, r.Records = recordable(md), m.IsClientStream && m.IsServerStream && r.Ruled && !r.Rule.Public
 			}
-			t.ByMethod[full] = &Route{Method: full, Rule: rule, Ruled: ruled, Record: record,
-				Records:   m.IsClientStream && m.IsServerStream && ruled && !rule.Public,
-				BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+			t.ByMethod[full] = r
 		}
-	}
-	for _, c := range contract {
-		r := t.ByMethod[c.FullMethod]
-		if r == nil || c.Method != http.MethodPost {
-			continue
-		}
-		limit := bodyLimit(c.Path, l)
-		if r.Path == "" || limit > r.BodyLimit { // an rpc of several paths takes the largest body
-			r.BodyLimit = limit
-		}
-		r.Path, r.Group = c.Path, r.Group || IsGroup(c.Path)
-		r.MessageLimit = r.BodyLimit
-		if r.Group {
-			r.MessageLimit = GRPCGroupLimit(l)
-		}
-		if r.Ruled {
-			t.ByPath[c.Path], t.labels[c.Path] = r, true
+		for _, c := range httpRules(sd, file) {
+			if r := t.ByMethod[c.FullMethod]; r != nil && c.Method == http.MethodPost {
+				t.bind(r, c.Path, l)
+			}
 		}
 	}
 	t.Ceiling = l.MaxBodyBytes
@@ -164,6 +119,28 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		t.Ceiling = max(t.Ceiling, r.MessageLimit)
 	}
 	return t, nil
+}
+
+// bind gives r the JSON path path: an rpc of several paths takes the largest body.
+func (t *Table) bind(r *Route, path string, l Limits) {
+	limit := l.MaxBodyBytes
+	switch {
+	case path == "/authToken":
+		limit = AuthTokenBodyLimit
+	case isGroup(path):
+		limit = l.MaxGroupBodyBytes
+	}
+	if r.Path == "" || limit > r.BodyLimit {
+		r.BodyLimit = limit
+	}
+	r.Path, r.Group = path, r.Group || isGroup(path)
+	r.MessageLimit = r.BodyLimit
+	if r.Group {
+		r.MessageLimit = grpcGroupLimit(l)
+	}
+	if r.Ruled {
+		t.ByPath[path], t.labels[path] = r, true
+	}
 }
 
 // Label bounds the metric label set: a known path is itself, anything else "other" (a scanner
@@ -175,60 +152,28 @@ func (t *Table) Label(path string) string {
 	return "other"
 }
 
-// httpRules are the HTTP rules of the services' rpcs, as grpc-gateway's generator reads them: the
-// services as given, each one's methods as its .proto file declares them, and each method's own
-// google.api.http option, then the routes file's rules (http.yaml, which the contract's services
-// use) in the file's order. An infrastructure service has none.
-func httpRules(services ...string) ([]yardstick.Route, error) {
-	file, err := yardstick.Routes()
-	if err != nil {
-		return nil, err
+// httpRules are the HTTP rules of sd's rpcs in grpc-gateway's generator's order: each method's
+// google.api.http POST binding (the front serves POST alone), then the routes file's rules.
+func httpRules(sd protoreflect.ServiceDescriptor, file []yardstick.Route) []yardstick.Route {
+	if sd == nil {
+		return nil
 	}
 	var rules []yardstick.Route
-	for _, name := range services {
-		if publicServices[name] {
-			continue
+	for i := range sd.Methods().Len() {
+		md := sd.Methods().Get(i)
+		full := "/" + string(sd.FullName()) + "/" + string(md.Name())
+		if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule.GetPost() != "" {
+			rules = append(rules, yardstick.Route{Method: http.MethodPost, Path: rule.GetPost(), FullMethod: full})
 		}
-		sd, err := serviceDescriptor(name)
-		if err != nil {
-			return nil, err
-		}
-		for i := range sd.Methods().Len() {
-			md := sd.Methods().Get(i)
-			full := "/" + name + "/" + string(md.Name())
-			if rule, ok := proto.GetExtension(md.Options(), annotations.E_Http).(*annotations.HttpRule); ok && rule != nil {
-				if method, path := httpBinding(rule); path != "" {
-					rules = append(rules, yardstick.Route{Method: method, Path: path, FullMethod: full})
-				}
-			}
-			for _, r := range file {
-				if r.FullMethod == full {
-					rules = append(rules, r)
-				}
+		for _, r := range file {
+			if r.FullMethod == full {
+				rules = append(rules, r)
 			}
 		}
 	}
-	return rules, nil
+	return rules
 }
 
-// httpBinding is a google.api.http rule's method and path ("" when it binds none).
-func httpBinding(r *annotations.HttpRule) (method, path string) {
-	switch {
-	case r.GetPost() != "":
-		return http.MethodPost, r.GetPost()
-	case r.GetGet() != "":
-		return http.MethodGet, r.GetGet()
-	case r.GetPut() != "":
-		return http.MethodPut, r.GetPut()
-	case r.GetPatch() != "":
-		return http.MethodPatch, r.GetPatch()
-	case r.GetDelete() != "":
-		return http.MethodDelete, r.GetDelete()
-	}
-	return "", ""
-}
-
-// serviceDescriptor is the contract's descriptor of the service name.
 func serviceDescriptor(name string) (protoreflect.ServiceDescriptor, error) {
 	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
 	if err != nil {

@@ -31,7 +31,7 @@ func TestBuild(t *testing.T) {
 	if group == nil || group != table.ByMethod[forecastv1.ForecastService_ForecastReadingGroup_FullMethodName] {
 		t.Fatalf("group route: got %+v; want the same entry by path and by method", group)
 	}
-	if !group.Group || group.BodyLimit != 16*mib || group.MessageLimit != GRPCGroupLimit(l) || group.Rule.Public || group.Rule.Permission == "" {
+	if !group.Group || group.BodyLimit != 16*mib || group.MessageLimit != grpcGroupLimit(l) || group.Rule.Public || group.Rule.Permission == "" {
 		t.Errorf("group route: got %+v; want group, 16 MiB of JSON, the gRPC group limit, a permission", *group)
 	}
 	single := table.ByPath["/api/forecast/reading"]
@@ -42,8 +42,8 @@ func TestBuild(t *testing.T) {
 	if hc == nil || !hc.Ruled || !hc.Rule.Public || hc.Path != "" || hc.MessageLimit != mib {
 		t.Errorf("health: got %+v; want public, no path, the body limit", hc)
 	}
-	if table.Ceiling != GRPCGroupLimit(l) {
-		t.Errorf("ceiling: got %d; want %d", table.Ceiling, GRPCGroupLimit(l))
+	if table.Ceiling != grpcGroupLimit(l) {
+		t.Errorf("ceiling: got %d; want %d", table.Ceiling, grpcGroupLimit(l))
 	}
 	if table.Label("/api/forecast/reading") != "/api/forecast/reading" || table.Label("/healthz") != "/healthz" || table.Label("/wp-admin") != "other" {
 		t.Error("labels: want known paths as themselves, anything else other")
@@ -53,14 +53,14 @@ func TestBuild(t *testing.T) {
 // TestGRPCGroupLimit: what the most students fill in protobuf and 64 KiB, under the JSON limit.
 func TestGRPCGroupLimit(t *testing.T) {
 	t.Parallel()
-	if got, want := GRPCGroupLimit(Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
+	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 16 * mib, MaxStudents: 1000}), int64(1000*29+65536); got != want {
 		t.Errorf("group limit for 1,000 students: got %d; want %d", got, want)
 	}
-	if got, want := GRPCGroupLimit(Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
+	if got, want := grpcGroupLimit(Limits{MaxGroupBodyBytes: 2 * mib, MaxStudents: 100000}), int64(2*mib); got != want {
 		t.Errorf("group limit under a smaller JSON limit: got %d; want %d (the JSON limit)", got, want)
 	}
-	if !IsGroup("/api/forecast/math/group") || IsGroup("/api/forecast/math") {
-		t.Error("IsGroup: want the /group suffix and only it")
+	if !isGroup("/api/forecast/math/group") || isGroup("/api/forecast/math") {
+		t.Error("isGroup: want the /group suffix and only it")
 	}
 	if !IsPublicService("grpc.health.v1.Health") || IsPublicService("yardstick.forecast.v1.ForecastService") {
 		t.Error("IsPublicService: want health public and the forecast service not")

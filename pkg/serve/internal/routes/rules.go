@@ -8,8 +8,7 @@ import (
 	batchv1 "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1"
 )
 
-// Rule is what a method requires of its caller, read from the contract's method options
-// (yardstick.auth.v1.public / permission).
+// Rule is what a method requires of its caller, read from the contract's method options.
 type Rule struct {
 	Public     bool   // no token needed
 	Permission string // the permission the token must carry
@@ -23,8 +22,7 @@ var publicServices = map[string]bool{
 	"grpc.reflection.v1alpha.ServerReflection": true,
 }
 
-// IsPublicService reports whether the gRPC service name is an infrastructure service (health,
-// reflection), open to every caller.
+// IsPublicService reports whether name is an infrastructure service (health, reflection).
 func IsPublicService(name string) bool { return publicServices[name] }
 
 // options reads a method's access rule from its options. A method of ours with neither access
@@ -42,8 +40,7 @@ func options(md protoreflect.MethodDescriptor) (rule Rule, ruled bool) {
 	return rule, true
 }
 
-// recordable reports whether a batch record may name the rpc m: a unary rpc with the contract's
-// method option yardstick.batch.v1.record.
+// recordable reports whether a batch record may name m: a unary rpc with yardstick.batch.v1.record.
 func recordable(m protoreflect.MethodDescriptor) bool {
 	return !m.IsStreamingClient() && !m.IsStreamingServer() && proto.GetExtension(m.Options(), batchv1.E_Record).(bool)
 }

@@ -25,7 +25,7 @@ func TestTableOfTheContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groupLimit := GRPCGroupLimit(l)
+	groupLimit := grpcGroupLimit(l)
 	for _, tc := range []struct {
 		path, method        string
 		group, public       bool
@@ -56,8 +56,8 @@ func TestTableOfTheContract(t *testing.T) {
 		t.Errorf("AuthTokenBodyLimit: got %d; want 64 KiB", AuthTokenBodyLimit)
 	}
 	for path, r := range table.ByPath {
-		if r.Group != IsGroup(path) {
-			t.Errorf("%s: group %v; want %v", path, r.Group, IsGroup(path))
+		if r.Group != isGroup(path) {
+			t.Errorf("%s: group %v; want %v", path, r.Group, isGroup(path))
 		}
 	}
 	if table.Ceiling != groupLimit {
