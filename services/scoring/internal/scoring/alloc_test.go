@@ -14,7 +14,8 @@ import (
 // buffer and the request line's pieces were cut (72), before the front skipped the gateway's
 // pattern search (53), and before the gateway called the in-process channel, which hands the
 // request to the chain with the call and method description taken once (50). The chain's
-// closures came back (52): the walker that replaced them saved no measurable CPU. A new
+// closures came back (52): the walker that replaced them saved no measurable CPU. The front
+// calling each route's rpc itself, decoding into the channel's request, took it to 23. A new
 // allocation a call fails here.
 func TestFrontHandlerAllocations(t *testing.T) {
 	if raceEnabled {
@@ -38,9 +39,11 @@ func TestFrontHandlerAllocations(t *testing.T) {
 		}
 	}
 	serve() // the decoder's chunks and the token's cache entry are made once
-	const ceiling = 52
+	const ceiling = 23
 	if n := testing.AllocsPerRun(200, serve); n > ceiling {
 		t.Errorf("%v allocations a call; want at most %d", n, ceiling)
+	} else {
+		t.Logf("%v allocations a call", n)
 	}
 }
 
