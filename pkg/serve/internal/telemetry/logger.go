@@ -40,17 +40,15 @@ func ParseLevel(s string) (slog.Level, error) {
 	return lv, nil
 }
 
-// Every API request writes one log line. Written one by one, they cost a system call each — about
-// a fifth of a small request's CPU on the JSON front. The service logger therefore batches lines
-// below warning level and writes them at most flushEvery apart (or when maxBatch bytes are waiting);
-// a warning or an error is written at once, with everything before it, and Main flushes on exit.
-// A crash can lose at most the last flushEvery of request lines, never an error line.
+// A request line written alone costs a system call, about a fifth of a small JSON request's CPU.
+// So lines below warning level wait at most flushEvery (or until maxBatch bytes wait); a warning or
+// an error is written at once, with everything before it. A crash can lose at most the last
+// flushEvery of request lines, never an error line.
 const (
 	flushEvery = 100 * time.Millisecond
 	maxBatch   = 64 << 10
 )
 
-// batchWriter holds log lines until they are flushed.
 type batchWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -89,7 +87,7 @@ func (b *batchWriter) flushLocked() error {
 	return err
 }
 
-// urgentFlush is a handler that flushes its writer after each record of warning level or above.
+// urgentFlush flushes its writer after each record of warning level or above.
 type urgentFlush struct {
 	slog.Handler
 	w *batchWriter

@@ -6,7 +6,6 @@ package telemetry
 // 21 MB of log lines a second, one per reset stream. Answered requests are always logged.
 
 import (
-	"log/slog"
 	"sync"
 	"time"
 
@@ -15,15 +14,13 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
+// The log lines of one cause (front and code): a burst, then a few a second.
 const (
-	// logBurst and logPerSecond bound the log lines of one cause (front and code): a burst, then a
-	// few a second.
 	logBurst     = 20
 	logPerSecond = 5
 )
 
-// LogLimiter holds a token bucket (golang.org/x/time/rate) per cause. Causes are few: a front
-// times its codes (gRPC's 17, the HTTP statuses the front answers).
+// LogLimiter holds a token bucket per cause. Causes are few: a front times its codes.
 type LogLimiter struct {
 	mu         sync.Mutex
 	causes     map[logCause]*logBucket
@@ -50,8 +47,8 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 		now: time.Now,
 	}
 	reg.MustRegister(l.suppressed)
-	// Every cause a limited line can have, at 0 from the start: rate() sees the first
-	// suppression, and a dashboard needs no "or … * 0" for a series not yet born.
+	// Every cause at 0 from the start: rate() sees the first suppression, and a dashboard needs
+	// no "or … * 0" for a series not yet born.
 	for code := codes.Canceled; code <= codes.Unauthenticated; code++ { // every code but OK
 		l.suppressed.WithLabelValues("grpc", code.String())
 	}
@@ -66,7 +63,7 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 var limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
 
 // Allow reports whether a line of cause may be written now, and how many lines of that cause were
-// dropped since the last one written (the line says so).
+// dropped since the last one written.
 func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	k := logCause{front, code}
 	now := l.now()
@@ -84,18 +81,4 @@ func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	}
 	dropped, b.suppressed = b.suppressed, 0
 	return true, dropped
-}
-
-// logAllowed says whether a request's log line is written: always when it was answered (limited
-// false), else within its cause's bucket. suppressed is the attribute the line carries: how many
-// lines of its cause were dropped before it (an empty attribute, which slog leaves out, when none).
-func (t *Recorder) logAllowed(front string, limited bool, code string) (suppressed slog.Attr, ok bool) {
-	if !limited || t.limiter == nil {
-		return slog.Attr{}, true
-	}
-	ok, dropped := t.limiter.Allow(front, code)
-	if dropped > 0 {
-		suppressed = slog.Int64("suppressed", dropped)
-	}
-	return suppressed, ok
 }

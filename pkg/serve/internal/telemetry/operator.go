@@ -12,10 +12,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The operator's series beside the request series: logins and lockouts, the signing keys, what
-// each reload took or refused, readiness. Names follow Prometheus's conventions: base units,
-// _total for counters, _info for a version as labels, timestamps in seconds since the epoch;
-// the service is a constant label, never part of a name.
+// The operator's series beside the request series. Names follow Prometheus's conventions: base
+// units, _total for counters, _info for a version as labels, timestamps in seconds since the
+// epoch; the service is a constant label, never part of a name.
 
 // LoginSource is what the issuer tells of its logins and keys (a *token.Issuer).
 type LoginSource interface {
@@ -30,10 +29,7 @@ type issuerCollector struct {
 	logins, lockouts, keyInfo, keyBy *prometheus.Desc
 }
 
-// NewIssuerCollector exports the issuer's login outcomes, lockouts and keys:
-// yardstick_logins_total{outcome}, yardstick_login_lockouts_total, yardstick_signing_key_info{kid}
-// (1 for the key that signs) and yardstick_signing_key_expiry_timestamp_seconds{kid} (when a key
-// should be replaced, for kids that carry their creation time and a configured key lifetime).
+// NewIssuerCollector exports the issuer's login outcomes, lockouts and signing keys.
 func NewIssuerCollector(src LoginSource, labels prometheus.Labels) prometheus.Collector {
 	return &issuerCollector{
 		src: src,
@@ -49,10 +45,9 @@ func NewIssuerCollector(src LoginSource, labels prometheus.Labels) prometheus.Co
 }
 
 func (c *issuerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.logins
-	ch <- c.lockouts
-	ch <- c.keyInfo
-	ch <- c.keyBy
+	for _, d := range []*prometheus.Desc{c.logins, c.lockouts, c.keyInfo, c.keyBy} {
+		ch <- d
+	}
 }
 
 func (c *issuerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -81,9 +76,7 @@ const (
 	SourceClients = "clients" // the clients file and the signing keys
 )
 
-// Reloads records what each reload took or refused: yardstick_reload_info{source, hash} (1 for
-// the version loaded), yardstick_reload_last_success_timestamp_seconds{source} (a load, or a
-// check that found the files unchanged) and yardstick_reload_failures_total{source, cause}.
+// Reloads records what each reload took or refused.
 type Reloads struct {
 	mu       sync.Mutex
 	info     *prometheus.GaugeVec

@@ -2,11 +2,8 @@
 // registry and the request series, the service logger (NewLogger: JSON or text, lines batched,
 // errors written at once), one log line per request written by one function (Recorder's Write),
 // the limit on log lines of refused requests (LogLimiter), request ids and log levels. Both
-// fronts report each request here once; new metrics belong here too.
-//
-// Request lines are slog's: an earlier build wrote the JSON lines by hand, byte for byte as slog
-// does, and an A/B in one bench-e2e run (docs/performance.md, "What was kept") found it saved
-// nothing measurable (JSON 1.002, gRPC 1.028 of slog's CPU per call).
+// fronts report each request here once; new metrics belong here too. Request lines are slog's:
+// writing them by hand saved nothing measurable (docs/performance.md, "What was kept").
 package telemetry
 
 import (
@@ -25,7 +22,7 @@ import (
 // of its own.
 type Recorder struct {
 	log      *slog.Logger
-	limiter  *LogLimiter // nil: every line is written
+	limiter  *LogLimiter
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -91,8 +88,7 @@ func (t *Recorder) Registry() *prometheus.Registry { return t.registry }
 // Limiter limits log lines that are not request lines (a closed connection's, say) like refusals'.
 func (t *Recorder) Limiter() *LogLimiter { return t.limiter }
 
-// Line is one request's log line and metrics. A new field of every request line is added here
-// and written in Write.
+// Line is one request's log line and metrics; a new field of every request line is written in Write.
 type Line struct {
 	Front     string // FrontHTTP or FrontGRPC
 	Route     string
@@ -104,10 +100,8 @@ type Line struct {
 	Failed    bool   // refused or failed: its line is within the log limits (LogLimiter)
 	Level     slog.Level
 	Took      time.Duration
-	Quiet     bool // counted, not logged (probes and scrapes)
-
-	// Extra is a stream's counts, written after the line's own fields.
-	Extra []slog.Attr
+	Quiet     bool        // counted, not logged (probes and scrapes)
+	Extra     []slog.Attr // a stream's counts, written after the line's own fields
 }
 
 // Write counts a request in the metrics and writes its log line: the one place either front's
@@ -118,9 +112,17 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 	if l.Quiet {
 		return
 	}
-	suppressed, ok := t.logAllowed(l.Front, l.Failed, l.Code)
-	if !ok {
-		return
+	// An answered request's line is always written, a refusal's within its cause's bucket
+	// (LogLimiter); suppressed, when not empty (slog leaves that out), says how many were dropped.
+	var suppressed slog.Attr
+	if l.Failed {
+		ok, dropped := t.limiter.Allow(l.Front, l.Code)
+		if !ok {
+			return
+		}
+		if dropped > 0 {
+			suppressed = slog.Int64("suppressed", dropped)
+		}
 	}
 	// On the stack unless a stream's counts overflow it: a line allocates nothing of its own.
 	attrs := make([]slog.Attr, 0, 12)
@@ -137,17 +139,15 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 		attrs = append(attrs, slog.String("code", l.Code))
 	}
 	attrs = append(attrs, slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
-	// The request's trace and span (ours when tracing is on), so that its line and its spans can
-	// be found from each other, and a stream's counts: after the line's own fields.
+	// The request's trace and span (ours when tracing is on): its line and spans find each other.
 	if traceID, spanID, ok := tracing.IDs(ctx); ok {
 		attrs = append(attrs, slog.String("trace_id", traceID), slog.String("span_id", spanID))
 	}
 	logRequest(ctx, t.log, l.Level, msg, append(attrs, l.Extra...)...)
 }
 
-// logRequest writes a request's log line. Logger.LogAttrs also walks the stack for the caller's
-// program counter, which only a handler with AddSource prints (NewLogger's never do); a line per
-// request skips that walk.
+// logRequest writes a request's log line without Logger.LogAttrs's walk of the stack for the
+// caller's program counter, which only a handler with AddSource prints (NewLogger's never do).
 func logRequest(ctx context.Context, log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
 	h := log.Handler()
 	if !h.Enabled(ctx, level) {
