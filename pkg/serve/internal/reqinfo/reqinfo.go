@@ -1,6 +1,5 @@
 // Package reqinfo carries what is learnt of one request through its context, so that whichever
-// layer learns a fact (the authorizer learns the client id, a stream its counts) makes it known to the
-// layer that logs.
+// layer learns a fact (the client id, a stream's counts) makes it known to the layer that logs.
 package reqinfo
 
 import (

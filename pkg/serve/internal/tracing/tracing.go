@@ -3,26 +3,16 @@
 // span (HTTPHandler), hands gRPC the stats handler that makes a direct call's, adds a call's
 // phases to its span as events, and names the trace and span of a request for its log line.
 //
-// Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and then off again with OTEL_SDK_DISABLED=true or
-// OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no stats handler and no HTTP wrapper
-// are installed, and no span is made.
+// Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT), and off
+// again with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no
+// stats handler and no HTTP wrapper are installed. The SDK reads the ecosystem's other OTEL_*
+// variables itself (docs/operations.md lists them); this package decides only on and off and the
+// protocol (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or _PROTOCOL: grpc or http/protobuf, the default).
 //
-// The variables are read by the OpenTelemetry SDK itself, not by the frame's Config: they are the
-// ecosystem's own (sampler OTEL_TRACES_SAMPLER/_ARG, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
-// OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _INSECURE, the batch processor's OTEL_BSP_*), and an
-// operator sets them as for any other service. This package decides only on and off and the
-// protocol (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: grpc or
-// http/protobuf, the specification's default).
-//
-// Libraries, and why: go.opentelemetry.io/otel (API, SDK, OTLP exporters) is the reference
-// implementation the rest of the cluster speaks; go.opentelemetry.io/contrib's otelgrpc stats
-// handler and otelhttp handler make the server spans with the semantic conventions' names and
-// attributes, from the caller's traceparent. Nothing of the spans is kept by hand. An earlier
-// build made the JSON span itself; otelhttp replaced it at no cost with tracing off,
-// where it is not installed, and at a measured cost with tracing on, paid on every request
-// whether sampled or not (its wrappers and metric attributes): docs/performance.md, "Tracing",
-// "The JSON span from otelhttp".
+// go.opentelemetry.io/otel is the reference implementation the rest of the cluster speaks;
+// contrib's otelgrpc and otelhttp make the server spans with the semantic conventions' names and
+// attributes, from the caller's traceparent. otelhttp replaced a JSON span made by hand: no cost
+// with tracing off, a measured one with it on (docs/performance.md, "The JSON span from otelhttp").
 package tracing
 
 import (
@@ -86,8 +76,7 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 	if err != nil && res == nil {
 		return &Tracing{}, fmt.Errorf("tracing: resource: %w", err)
 	}
-	// The sampler is the SDK's default, which honours OTEL_TRACES_SAMPLER and _ARG (parentbased_always_on
-	// when unset).
+	// The SDK's default sampler honours OTEL_TRACES_SAMPLER and _ARG (unset: parentbased_always_on).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return &Tracing{sdk: tp, prop: propagation.TraceContext{}}, nil
 }
@@ -137,12 +126,10 @@ func (t *Tracing) ServerHandler() stats.Handler {
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
 }
 
-// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on: the semantic
-// conventions' attributes, parented by the traceparent header, named by its route ("POST
-// /api/score/items", the conventions' low-cardinality name; the method alone when route finds
-// none), a 5xx an error and a 4xx the caller's. route names a request's route from its path, ""
-// for none; it is set as the request's Pattern, as net/http's ServeMux would, which otelhttp
-// reads for the name and http.route. Off, it is next itself: no wrapper, nothing per request.
+// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on, and is next itself
+// when off. route names a request's route from its path ("" for none); it is set as the request's
+// Pattern, as net/http's ServeMux would, for otelhttp's span name ("POST /api/score/items", the
+// conventions' low-cardinality name; the method alone without a route) and http.route.
 func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler) http.Handler {
 	if !t.Enabled() {
 		return next
@@ -177,9 +164,8 @@ func IDs(ctx context.Context) (traceID, spanID string, ok bool) {
 	return sc.TraceID().String(), sc.SpanID().String(), true
 }
 
-// Event adds a named event to the span in ctx, if it records: the phases of a call (admitted,
-// decoded, answered) are events on its one server span, cheaper than child spans and as useful
-// on a timeline.
+// Event adds a named event to the span in ctx, if it records: a call's phases are events on its
+// one server span, cheaper than child spans and as useful on a timeline.
 func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
