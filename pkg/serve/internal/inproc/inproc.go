@@ -1,18 +1,14 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
 // server would, without a network, a codec or a copy of the request. The JSON front and the
-// NDJSON and gRPC batch records call through it, naming their rpc. The gate (internal/gate)
-// admitted every call before its body was read; the call's ticket reaches the chain as a value
-// (Call), or for Invoke, the generated clients' way in, from the context (gate.With): a gateway
-// handler that reached Invoke without one would be refused by the chain, fail closed.
+// batch records call their rpc through it, with the ticket the gate admitted the call with: Call
+// takes it as a value, Invoke from the context (gate.With), and the chain refuses a call without.
 //
-// Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
-// (docs/performance.md, "What was kept, and why"): inprocgrpc cost a JSON call 1.24-1.39 of this
-// channel's CPU, its default deep copy of a request doubles the decoded heap behind the budget's
-// back, its handler runs on after the caller's context ends (past the release of the call's
-// budget), and it drops the caller's context values, which the token's claims travel in. Here the
-// handler runs on the caller's goroutine and context, and the caller, the frame, never touches a
-// request after handing it over.
+// Kept by hand rather than fullstorydev/grpchan's inprocgrpc (docs/performance.md, "What was
+// kept, and why"): that cost a JSON call 1.24-1.39 of this channel's CPU, its deep copy hid heap
+// from the budget, its handler runs on past the caller's context (and the budget's release), and
+// it drops the context values the token's claims travel in. Here the handler runs on the caller's
+// goroutine and context, and the caller, the frame, never touches a request after handing it over.
 //
 // A service registers on the channel once (it is a grpc.ServiceRegistrar); the frame then
 // registers what the channel holds on the gRPC server, so both doors serve the same handlers.
@@ -120,9 +116,8 @@ func (c *Channel) NewRequest(fullMethod string) (proto.Message, error) {
 }
 
 // capture runs a generated handler once with an interceptor that keeps what grpc.MethodHandler
-// hands it and calls nothing: the call of the method (which closes over impl alone), its
-// UnaryServerInfo and the message it made. A call can then hand its own request to the chain: no
-// message decoded into and dropped, no closure or info made a call.
+// hands it (the call of the method, closing over impl alone, its info and the message it made)
+// and calls nothing: a call then hands its own request to the chain, no closure or info made.
 func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grpc.UnaryServerInfo, req proto.Message) {
 	noDecode := func(any) error { return nil }
 	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, r any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// NewLogger returns the service logger: JSON for clusters, text for people at a terminal. Lines
-// below warning level are batched (below); flush writes whatever is waiting and belongs at exit.
+// NewLogger returns the service logger, JSON or text; flush writes the lines still batched (below)
+// and belongs at exit.
 func NewLogger(w io.Writer, format, level string) (log *slog.Logger, flush func() error, err error) {
 	lv, err := ParseLevel(level)
 	if err != nil {
@@ -40,10 +40,9 @@ func ParseLevel(s string) (slog.Level, error) {
 	return lv, nil
 }
 
-// A request line written alone costs a system call, about a fifth of a small JSON request's CPU.
-// So lines below warning level wait at most flushEvery (or until maxBatch bytes wait); a warning or
-// an error is written at once, with everything before it. A crash can lose at most the last
-// flushEvery of request lines, never an error line.
+// A request line written alone costs a system call, a fifth of a small JSON request's CPU: lines
+// below warning level wait at most flushEvery (or until maxBatch bytes wait); a warning or an error
+// is written at once with all before it. A crash loses at most flushEvery of lines, never an error.
 const (
 	flushEvery = 100 * time.Millisecond
 	maxBatch   = 64 << 10

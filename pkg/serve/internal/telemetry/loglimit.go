@@ -1,9 +1,8 @@
 package telemetry
 
-// Log lines of refused and failed requests are limited per cause. Every request is counted in
-// yardstick_requests_total whatever happens to its log line, but an attacker's refusals must not
-// become the log's volume: one client resetting HTTP/2 streams as fast as it could once wrote
-// 21 MB of log lines a second, one per reset stream. Answered requests are always logged.
+// Log lines of refused and failed requests are limited per cause (every request is still counted):
+// one client resetting HTTP/2 streams as fast as it could once wrote 21 MB of log lines a second,
+// one per reset stream. Answered requests are always logged.
 
 import (
 	"sync"
@@ -47,8 +46,7 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 		now: time.Now,
 	}
 	reg.MustRegister(l.suppressed)
-	// Every cause at 0 from the start: rate() sees the first suppression, and a dashboard needs
-	// no "or … * 0" for a series not yet born.
+	// Every cause at 0 from the start: rate() sees the first suppression, no dashboard needs "or 0".
 	for code := codes.Canceled; code <= codes.Unauthenticated; code++ { // every code but OK
 		l.suppressed.WithLabelValues("grpc", code.String())
 	}
@@ -62,8 +60,7 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 // answers (rpcerr's table, and 408 of a slow body).
 var limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
 
-// Allow reports whether a line of cause may be written now, and how many lines of that cause were
-// dropped since the last one written.
+// Allow reports whether a line of cause may be written now, and how many were dropped before it.
 func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	k := logCause{front, code}
 	now := l.now()

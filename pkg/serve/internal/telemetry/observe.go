@@ -17,8 +17,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// RequestIDHeader is the header (HTTP X-Request-Id, gRPC metadata) that carries a request id
-// both ways.
+// RequestIDHeader carries a request id both ways (HTTP X-Request-Id, gRPC metadata).
 const RequestIDHeader = "x-request-id"
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -32,8 +31,7 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// RequestIDFrom keeps a caller's request id when it is sane, so callers can correlate their logs
-// with ours, and makes a new one otherwise.
+// RequestIDFrom keeps a caller's sane request id (they correlate their logs with ours) or makes one.
 func RequestIDFrom(v string) string {
 	if validRequestID.MatchString(v) {
 		return v
@@ -61,8 +59,7 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// codeText is code as text without an allocation for a status net/http can write (strconv.Itoa
-// makes a string for every number from 100).
+// codeText is code as text, without strconv.Itoa's allocation for a status net/http can write.
 func codeText(code int) string {
 	if code >= 0 && code < len(statusTexts) {
 		return statusTexts[code]
@@ -133,8 +130,7 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 	})
 }
 
-// HTTPLevel is GRPCLevel's rule for HTTP statuses: shedding load is 503 (the budget full, logins
-// queued too long, draining).
+// HTTPLevel is GRPCLevel's rule for HTTP statuses; shedding load (budget, logins, draining) is 503.
 func HTTPLevel(status int) slog.Level {
 	switch {
 	case status < 500:
@@ -146,9 +142,8 @@ func HTTPLevel(status int) slog.Level {
 	}
 }
 
-// GRPCLevel is the level of a gRPC call's log line, on every path that logs one: a caller's
-// mistakes, refusals and leaving are information, shedding load or running out of time a
-// warning, our faults errors.
+// GRPCLevel is a gRPC call's log level, on every path that logs one: a caller's mistakes, refusals
+// and leaving are information, shedding load or running out of time a warning, our faults errors.
 func GRPCLevel(code codes.Code) slog.Level {
 	switch code {
 	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:

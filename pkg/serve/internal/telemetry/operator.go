@@ -12,9 +12,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The operator's series beside the request series. Names follow Prometheus's conventions: base
-// units, _total for counters, _info for a version as labels, timestamps in seconds since the
-// epoch; the service is a constant label, never part of a name.
+// Names follow Prometheus's conventions: base units, _total for counters, _info for a version as
+// labels, timestamps in seconds since the epoch, the service a constant label, never in a name.
 
 // LoginSource is what the issuer tells of its logins and keys (a *token.Issuer).
 type LoginSource interface {
@@ -108,8 +107,7 @@ func NewReloads(reg prometheus.Registerer, labels prometheus.Labels) *Reloads {
 	return r
 }
 
-// Succeeded records a read of source without a problem at the time given; version names what is
-// loaded now.
+// Succeeded records a read of source without a problem at a time; version names what is loaded.
 func (r *Reloads) Succeeded(source, version string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -18,8 +18,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 )
 
-// Recorder writes the request lines and metrics of one server, whose series are in a registry
-// of its own.
+// Recorder writes one server's request lines and metrics, in a registry of its own.
 type Recorder struct {
 	log      *slog.Logger
 	limiter  *LogLimiter
@@ -45,8 +44,7 @@ const (
 	FrontGRPC = "grpc"
 )
 
-// NewRecorder makes a server's registry, with the Go and process collectors and the request
-// series, and the limiter of its refusals' log lines, which log writes to.
+// NewRecorder makes a server's registry (Go, process and request series) and its LogLimiter.
 func NewRecorder(log *slog.Logger, service string) *Recorder {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -81,8 +79,7 @@ func (t *Recorder) InFlight(front string) prometheus.Gauge {
 	return t.inFlight[0]
 }
 
-// Registry is the server's metric registry: other concerns register their series in it, and
-// /metrics serves it.
+// Registry is the server's metric registry, which other concerns register in and /metrics serves.
 func (t *Recorder) Registry() *prometheus.Registry { return t.registry }
 
 // Limiter limits log lines that are not request lines (a closed connection's, say) like refusals'.
@@ -104,16 +101,14 @@ type Line struct {
 	Extra     []slog.Attr // a stream's counts, written after the line's own fields
 }
 
-// Write counts a request in the metrics and writes its log line: the one place either front's
-// request lines are written (ObserveHTTP, the chain's observe step, and the gRPC calls the chain
-// never sees: refused on their headers, ended before a handler, streams).
+// Write counts a request and writes its log line: the one place either front's request lines are
+// written (ObserveHTTP, the chain's observe step, gRPC calls the chain never sees).
 func (t *Recorder) Write(ctx context.Context, l Line) {
 	t.observe(l.Front, l.Route, l.Code, l.Took)
 	if l.Quiet {
 		return
 	}
-	// An answered request's line is always written, a refusal's within its cause's bucket
-	// (LogLimiter); suppressed, when not empty (slog leaves that out), says how many were dropped.
+	// suppressed, when not empty (slog leaves that out), counts the lines of its cause dropped before.
 	var suppressed slog.Attr
 	if l.Failed {
 		ok, dropped := t.limiter.Allow(l.Front, l.Code)

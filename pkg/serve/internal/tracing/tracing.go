@@ -3,16 +3,14 @@
 // span (HTTPHandler), hands gRPC the stats handler that makes a direct call's, adds a call's
 // phases to its span as events, and names the trace and span of a request for its log line.
 //
-// Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT), and off
-// again with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no
-// stats handler and no HTTP wrapper are installed. The SDK reads the ecosystem's other OTEL_*
-// variables itself (docs/operations.md lists them); this package decides only on and off and the
-// protocol (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or _PROTOCOL: grpc or http/protobuf, the default).
+// Off unless an OTLP endpoint is set, and off again with OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none; off installs nothing and costs nothing per call. The SDK reads the
+// other OTEL_* variables itself (docs/operations.md); this package decides only on, off and the
+// protocol (grpc or http/protobuf, the default).
 //
-// go.opentelemetry.io/otel is the reference implementation the rest of the cluster speaks;
-// contrib's otelgrpc and otelhttp make the server spans with the semantic conventions' names and
-// attributes, from the caller's traceparent. otelhttp replaced a JSON span made by hand: no cost
-// with tracing off, a measured one with it on (docs/performance.md, "The JSON span from otelhttp").
+// otelgrpc and otelhttp, of go.opentelemetry.io (the reference implementation the rest of the
+// cluster speaks), make the server spans from the caller's traceparent with the semantic
+// conventions' names; otelhttp's cost is in docs/performance.md, "The JSON span from otelhttp".
 package tracing
 
 import (
@@ -41,13 +39,11 @@ import (
 
 // Tracing is the service's tracer, on or off. The zero value is off.
 type Tracing struct {
-	sdk  *sdktrace.TracerProvider // nil when off
-	prop propagation.TextMapPropagator
+	sdk *sdktrace.TracerProvider // nil when off
 }
 
-// New reads the OTEL_* variables from the environment and returns the service's tracing: off
-// when no endpoint is set (see the package doc), else spans batched to the OTLP endpoint.
-// service names the service when OTEL_SERVICE_NAME does not.
+// New returns the service's tracing from the OTEL_* variables: off (see the package doc) or spans
+// batched to the OTLP endpoint. service names the service when OTEL_SERVICE_NAME does not.
 func New(ctx context.Context, service, version string) (*Tracing, error) {
 	return newFrom(ctx, service, version, os.Getenv)
 }
@@ -58,10 +54,9 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		return &Tracing{}, err
 	}
 	var exp *otlptrace.Exporter
-	switch protocol {
-	case "grpc":
+	if protocol == "grpc" {
 		exp, err = otlptracegrpc.New(ctx)
-	default:
+	} else {
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
@@ -78,7 +73,7 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 	}
 	// The SDK's default sampler honours OTEL_TRACES_SAMPLER and _ARG (unset: parentbased_always_on).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{sdk: tp, prop: propagation.TraceContext{}}, nil
+	return &Tracing{sdk: tp}, nil
 }
 
 // settings decides on, off and the protocol from the variables.
@@ -115,14 +110,13 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return t.sdk.Shutdown(ctx)
 }
 
-// ServerHandler is the gRPC stats handler that makes each direct call's server span (named by
-// its rpc, parented by the traceparent in its metadata), or nil when tracing is off: gRPC
-// builds eight events per call for any stats handler, a cost paid only when spans are wanted.
+// ServerHandler is the gRPC stats handler that makes each direct call's server span, or nil when
+// tracing is off: gRPC builds eight events per call for any stats handler.
 func (t *Tracing) ServerHandler() stats.Handler {
 	if !t.Enabled() {
 		return nil
 	}
-	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.sdk), otelgrpc.WithPropagators(t.prop),
+	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.sdk), otelgrpc.WithPropagators(propagation.TraceContext{}),
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
 }
 
@@ -135,7 +129,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 		return next
 	}
 	// otelhttp takes client.address from the first X-Forwarded-For hop, which any caller can
-	// write; the span keeps the connection's address instead, as the span made by hand did.
+	// write; the span keeps the connection's address instead.
 	peerAddressed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
 			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
@@ -144,7 +138,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 		}
 		next.ServeHTTP(w, r)
 	})
-	traced := otelhttp.NewHandler(peerAddressed, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(t.prop),
+	traced := otelhttp.NewHandler(peerAddressed, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt := route(r.URL.Path); rt != "" {
@@ -154,8 +148,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 	})
 }
 
-// IDs are the trace and span ids of the span ctx carries, for a request's log line; ok is false
-// when there is none.
+// IDs are the trace and span ids of the span ctx carries (ok false: none), for a log line.
 func IDs(ctx context.Context) (traceID, spanID string, ok bool) {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
