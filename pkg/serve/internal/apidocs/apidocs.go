@@ -2,11 +2,10 @@
 // service's own /openapi.json, where a person authorizes with client credentials (the
 // document's OAuth2 flow against /authToken) and runs every endpoint.
 //
-// Swagger UI, the de-facto tool (a hand-written page would not reproduce its request builder,
-// OAuth2 flow and schema rendering), is npm's swagger-ui-dist at a pinned version (dist/VERSION),
-// vendored with only the files the page needs (vendor.sh re-fetches them and checks the tarball's
-// integrity) and embedded: the page works offline and loads nothing from another origin, which
-// its Content-Security-Policy enforces.
+// Swagger UI is the de-facto tool (a hand-written page would not reproduce its request builder,
+// OAuth2 flow and schema rendering): npm's swagger-ui-dist at a pinned version (dist/VERSION), only
+// the files the page needs, vendored (vendor.sh checks the tarball's integrity) and embedded, so the
+// page works offline and loads nothing from another origin, which its Content-Security-Policy enforces.
 package apidocs
 
 import (
@@ -25,8 +24,7 @@ import (
 // Prefix is the path of the page; its assets are under Prefix + "/".
 const Prefix = "/docs"
 
-// csp lets the page load only this service's files. Swagger UI sets inline styles, so styles
-// may be inline; scripts may not.
+// csp lets the page load only this service's files; Swagger UI sets inline styles, not scripts.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 

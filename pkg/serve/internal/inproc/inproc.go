@@ -128,9 +128,8 @@ func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grp
 	return unary, info, req
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With).
-// The handler's answer is not used after, so its fields are moved into the reply the generated
-// client allocated as they are (a shallow copy, no codec).
+// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
+// the handler's answer, not used after, moved into reply as it is (a shallow copy, no codec).
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
 	resp, err := c.Call(ctx, gate.From(ctx), fullMethod, args)
 	if err != nil {

@@ -124,9 +124,8 @@ func (r *Reloads) Failed(source string, err error) {
 	r.failures.WithLabelValues(source, ReloadCause(err)).Inc()
 }
 
-// ReloadCause sorts a reload error into the cause label: the phrases are the fixed ones
-// pkg/token and pkg/measure write for a file that is not there, not a regular file, over its
-// size limit or not read in time; anything else is a file that was read and refused.
+// ReloadCause sorts a reload error into the cause label by the fixed phrases pkg/token and
+// pkg/measure write for a file missing, not regular, too large or not read in time; else invalid.
 func ReloadCause(err error) string {
 	msg := err.Error()
 	switch {

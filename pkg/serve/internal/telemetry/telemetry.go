@@ -121,19 +121,14 @@ func (t *Recorder) Write(ctx context.Context, l Line) {
 	}
 	// On the stack unless a stream's counts overflow it: a line allocates nothing of its own.
 	attrs := make([]slog.Attr, 0, 12)
-	msg := "grpc request"
+	msg, outcome := "grpc request", slog.String("code", l.Code)
 	attrs = append(attrs, slog.String("request_id", l.RequestID))
 	if l.Front == FrontHTTP {
-		msg = "http request"
+		msg, outcome = "http request", slog.Int("status", l.Status)
 		attrs = append(attrs, slog.String("method", l.Method))
 	}
-	attrs = append(attrs, slog.String("route", l.Route), slog.String("client_id", l.ClientID))
-	if l.Front == FrontHTTP {
-		attrs = append(attrs, slog.Int("status", l.Status))
-	} else {
-		attrs = append(attrs, slog.String("code", l.Code))
-	}
-	attrs = append(attrs, slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
+	attrs = append(attrs, slog.String("route", l.Route), slog.String("client_id", l.ClientID), outcome,
+		slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
 	// The request's trace and span (ours when tracing is on): its line and spans find each other.
 	if traceID, spanID, ok := tracing.IDs(ctx); ok {
 		attrs = append(attrs, slog.String("trace_id", traceID), slog.String("span_id", spanID))

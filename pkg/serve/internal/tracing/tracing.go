@@ -120,10 +120,9 @@ func (t *Tracing) ServerHandler() stats.Handler {
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
 }
 
-// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on, and is next itself
-// when off. route names a request's route from its path ("" for none); it is set as the request's
-// Pattern, as net/http's ServeMux would, for otelhttp's span name ("POST /api/score/items", the
-// conventions' low-cardinality name; the method alone without a route) and http.route.
+// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on, next itself when
+// off. route names a request's route from its path ("" for none), set as its Pattern as ServeMux
+// would, for the span's name ("POST /api/score/items"; the method alone without one) and http.route.
 func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler) http.Handler {
 	if !t.Enabled() {
 		return next
