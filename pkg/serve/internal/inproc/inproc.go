@@ -4,11 +4,11 @@
 // batch records call their rpc through it, with the ticket the gate admitted the call with: Call
 // takes it as a value, Invoke from the context (gate.With), and the chain refuses a call without.
 //
-// Kept by hand rather than fullstorydev/grpchan's inprocgrpc (docs/performance.md, "What was
-// kept, and why"): that cost a JSON call 1.24-1.39 of this channel's CPU, its deep copy hid heap
-// from the budget, its handler runs on past the caller's context (and the budget's release), and
-// it drops the context values the token's claims travel in. Here the handler runs on the caller's
-// goroutine and context, and the caller, the frame, never touches a request after handing it over.
+// Kept by hand rather than grpchan's inprocgrpc (docs/performance.md, "What was kept, and why"):
+// that cost a JSON call 1.24-1.39 of this channel's CPU, hid a deep copy's heap from the budget,
+// ran the handler past the caller's context and dropped the context values the token's claims
+// travel in. Here the handler runs on the caller's goroutine and context, and the caller, the
+// frame, never touches a request after handing it over.
 //
 // A service registers on the channel once (it is a grpc.ServiceRegistrar); the frame then
 // registers what the channel holds on the gRPC server, so both doors serve the same handlers.
@@ -31,8 +31,7 @@ import (
 // with (nil: none did; the chain refuses it), before the method's handler h.
 type Chain func(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error)
 
-// Channel is the in-process door. Register every service before the first call; after that it
-// is only read, and safe for concurrent calls.
+// Channel is the in-process door: every service registers before the first call, then it is read-only.
 type Channel struct {
 	chain    Chain
 	methods  map[string]method
@@ -95,8 +94,7 @@ func Describe(d *grpc.ServiceDesc) grpc.ServiceInfo {
 	return si
 }
 
-// Call runs the unary method (a full method name) with req, which the handler gets as it is,
-// through the chain with the call's ticket t; the answer is the handler's own.
+// Call runs the unary method with req through the chain with ticket t; req and answer pass as they are.
 func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, req any) (any, error) {
 	m, ok := c.methods[fullMethod]
 	if !ok {

@@ -56,8 +56,7 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 	return l
 }
 
-// limitedHTTPCodes are the HTTP causes of limited lines: every status of 400 and over the front
-// answers (rpcerr's table, and 408 of a slow body).
+// limitedHTTPCodes are the statuses of 400 and over the front answers (rpcerr's, 408 of a slow body).
 var limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
 
 // Allow reports whether a line of cause may be written now, and how many were dropped before it.

@@ -21,8 +21,7 @@ type LoginSource interface {
 	Keys() []token.KeyInfo
 }
 
-// issuerCollector reads the issuer once per scrape: the counts live in the issuer, where they
-// are counted without a lock, and the key set changes only on reload.
+// issuerCollector reads the issuer's lock-free counts and its keys (changed on reload) per scrape.
 type issuerCollector struct {
 	src                              LoginSource
 	logins, lockouts, keyInfo, keyBy *prometheus.Desc

@@ -3,10 +3,9 @@
 // span (HTTPHandler), hands gRPC the stats handler that makes a direct call's, adds a call's
 // phases to its span as events, and names the trace and span of a request for its log line.
 //
-// Off unless an OTLP endpoint is set, and off again with OTEL_SDK_DISABLED=true or
-// OTEL_TRACES_EXPORTER=none; off installs nothing and costs nothing per call. The SDK reads the
-// other OTEL_* variables itself (docs/operations.md); this package decides only on, off and the
-// protocol (grpc or http/protobuf, the default).
+// Off, which installs nothing, unless an OTLP endpoint is set and neither OTEL_SDK_DISABLED=true
+// nor OTEL_TRACES_EXPORTER=none. The SDK reads the other OTEL_* variables (docs/operations.md);
+// this package decides only on, off and the protocol (grpc or http/protobuf, the default).
 //
 // otelgrpc and otelhttp, of go.opentelemetry.io (the reference implementation the rest of the
 // cluster speaks), make the server spans from the caller's traceparent with the semantic
@@ -127,8 +126,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 	if !t.Enabled() {
 		return next
 	}
-	// otelhttp takes client.address from the first X-Forwarded-For hop, which any caller can
-	// write; the span keeps the connection's address instead.
+	// otelhttp takes client.address from X-Forwarded-For, which any caller writes: keep the connection's.
 	peerAddressed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
 			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
