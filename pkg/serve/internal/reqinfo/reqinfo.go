@@ -16,8 +16,7 @@ type Info struct {
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request
-	// Stream is what a stream did (its counts, why it ended), for its one log line.
-	Stream []slog.Attr
+	Stream      []slog.Attr // what a stream did (its counts, why it ended), for its one log line
 }
 
 type key struct{}

@@ -1,9 +1,5 @@
 package telemetry
 
-// Log lines of refused and failed requests are limited per cause (every request is still counted):
-// one client resetting HTTP/2 streams as fast as it could once wrote 21 MB of log lines a second,
-// one per reset stream. Answered requests are always logged.
-
 import (
 	"sync"
 	"time"
@@ -19,7 +15,9 @@ const (
 	logPerSecond = 5
 )
 
-// LogLimiter holds a token bucket per cause. Causes are few: a front times its codes.
+// LogLimiter limits the log lines of refused and failed requests with a token bucket per cause (a
+// front times its codes: few); every request is still counted, and an answered one always logged.
+// One client resetting HTTP/2 streams as fast as it could once wrote 21 MB of log lines a second.
 type LogLimiter struct {
 	mu         sync.Mutex
 	causes     map[logCause]*logBucket

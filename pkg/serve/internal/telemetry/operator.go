@@ -12,8 +12,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// Names follow Prometheus's conventions: base units, _total for counters, _info for a version as
-// labels, timestamps in seconds since the epoch, the service a constant label, never in a name.
+// Names follow Prometheus's conventions; the service is a constant label, never part of a name.
 
 // LoginSource is what the issuer tells of its logins and keys (a *token.Issuer).
 type LoginSource interface {
