@@ -2,11 +2,10 @@
 // service's own /openapi.json, where a person authorizes with client credentials (the
 // document's OAuth2 flow against /authToken) and runs every endpoint.
 //
-// Swagger UI is npm's swagger-ui-dist at a pinned version (dist/VERSION), vendored with only
-// the files the page needs (vendor.sh re-fetches them and checks the tarball's integrity) and
-// embedded in the binary: the page works offline and loads nothing from another origin, which
-// its Content-Security-Policy enforces. A hand-written page would not reproduce Swagger UI's
-// request builder, OAuth2 flow and schema rendering; it is the de-facto tool for this.
+// Swagger UI is the de-facto tool (a hand-written page would not reproduce its request builder,
+// OAuth2 flow and schema rendering): npm's swagger-ui-dist at a pinned version (dist/VERSION), only
+// the files the page needs, vendored (vendor.sh checks the tarball's integrity) and embedded, so the
+// page works offline and loads nothing from another origin, which its Content-Security-Policy enforces.
 package apidocs
 
 import (
@@ -25,15 +24,13 @@ import (
 // Prefix is the path of the page; its assets are under Prefix + "/".
 const Prefix = "/docs"
 
-// csp lets the page load only this service's files. Swagger UI sets inline styles, so styles
-// may be inline; scripts may not.
+// csp lets the page load only this service's files; Swagger UI sets inline styles, not scripts.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 //go:embed static/index.html static/init.js dist/swagger-ui-bundle.js dist/swagger-ui.css dist/favicon-32x32.png
 var files embed.FS
 
-// asset is one file of the page, read once.
 type asset struct {
 	body        []byte
 	contentType string
@@ -56,13 +53,12 @@ var assets = func() map[string]asset {
 		if strings.HasSuffix(name, ".js") {
 			a.contentType = "text/javascript; charset=utf-8" // not every mime table knows .js
 		}
-		base := path.Base(name)
-		if base == "index.html" {
+		if base := path.Base(name); base == "index.html" {
 			out[Prefix] = a
 			out[Prefix+"/"] = a
-			return nil
+		} else {
+			out[Prefix+"/"+base] = a
 		}
-		out[Prefix+"/"+base] = a
 		return nil
 	})
 	if err != nil {

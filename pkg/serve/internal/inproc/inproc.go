@@ -1,23 +1,14 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
-// server would, without a network, a codec or a copy of the request. Everything that does not
-// come in on the gRPC port calls through it: the JSON front and the NDJSON and gRPC batch
-// records, which name their rpc. Every call it carries was admitted by the gate (internal/gate) before its
-// body was read, and it hands the call's ticket to the chain as a value: the JSON front and a
-// record's caller pass it to Call. Invoke, the generated clients' way in, takes
-// it from the context (gate.With); the JSON front calls the rpc itself, so a gateway handler that
-// reached Invoke without one would be refused by the chain, fail closed.
+// server would, without a network, a codec or a copy of the request. The JSON front and the
+// batch records call their rpc through it, with the ticket the gate admitted the call with: Call
+// takes it as a value, Invoke from the context (gate.With), and the chain refuses a call without.
 //
-// Kept by hand rather than fullstorydev/grpchan's inprocgrpc because the A/B says so
-// (docs/performance.md, "What was kept, and why"): inprocgrpc v1.1.2 carrying the same chain
-// cost a JSON call 1.39 of this channel's CPU with its default cloner (171 allocations a call
-// against 50, and TestCostCoversHeapGrowth failed: its deep copy of a request doubles the
-// decoded heap behind the budget's back), and 1.24-1.28 with a shallow-copy cloner, its best case
-// (79 allocations: a goroutine, a channel, a cancelable context and frames each call). Its
-// handler also runs on when the caller's context ends, after the front has released the call's
-// budget, and it drops the caller's context values, which the token's claims travel in. Here
-// the caller is the frame itself, which never touches a request after handing it over, and the
-// handler runs on the caller's goroutine and context.
+// Kept by hand rather than grpchan's inprocgrpc (docs/performance.md, "What was kept, and why"):
+// that cost a JSON call 1.24-1.39 of this channel's CPU, hid a deep copy's heap from the budget,
+// ran the handler past the caller's context and dropped the context values the token's claims
+// travel in. Here the handler runs on the caller's goroutine and context, and the caller, the
+// frame, never touches a request after handing it over.
 //
 // A service registers on the channel once (it is a grpc.ServiceRegistrar); the frame then
 // registers what the channel holds on the gRPC server, so both doors serve the same handlers.
@@ -40,8 +31,7 @@ import (
 // with (nil: none did; the chain refuses it), before the method's handler h.
 type Chain func(ctx context.Context, t *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error)
 
-// Channel is the in-process door. Register every service before the first call; after that it
-// is only read, and safe for concurrent calls.
+// Channel is the in-process door: every service registers before the first call, then it is read-only.
 type Channel struct {
 	chain    Chain
 	methods  map[string]method
@@ -54,13 +44,11 @@ type Service struct {
 	Impl any
 }
 
-// method is what the generated handler hands the chain, taken once (capture): the call of the
-// method with whatever request it is given, the method's description, and the request it decodes
-// into, to make more of (NewRequest; nil when it is not a proto message).
+// method is what the generated handler hands the chain, taken once (capture).
 type method struct {
 	unary grpc.UnaryHandler
 	info  *grpc.UnaryServerInfo
-	req   proto.Message
+	req   proto.Message // the request it decodes into, to make more of (NewRequest); nil if not a proto
 }
 
 // New is a channel whose calls run through chain.
@@ -106,8 +94,7 @@ func Describe(d *grpc.ServiceDesc) grpc.ServiceInfo {
 	return si
 }
 
-// Call runs the unary method (a full method name) with req, which the handler gets as it is,
-// through the chain with the call's ticket t; the answer is the handler's own.
+// Call runs the unary method with req through the chain with ticket t; req and answer pass as they are.
 func (c *Channel) Call(ctx context.Context, t *gate.Ticket, fullMethod string, req any) (any, error) {
 	m, ok := c.methods[fullMethod]
 	if !ok {
@@ -126,16 +113,11 @@ func (c *Channel) NewRequest(fullMethod string) (proto.Message, error) {
 	return m.req.ProtoReflect().New().Interface(), nil
 }
 
-// capture is the call of the method a generated handler makes once its message is decoded, the
-// UnaryServerInfo it describes the method with, and the message it made, taken by running the
-// handler once with an interceptor that keeps them and calls nothing (grpc.MethodHandler hands
-// its interceptor all three; the call closes over the implementation alone). A call can then hand
-// its own request to the chain: no message decoded into and dropped, no closure or info made a
-// call.
-func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServerInfo, proto.Message) {
-	var unary grpc.UnaryHandler
-	var info *grpc.UnaryServerInfo
-	var req proto.Message
+// capture runs a generated handler once with an interceptor that keeps what grpc.MethodHandler
+// hands it (the call of the method, closing over impl alone, its info and the message it made)
+// and calls nothing: a call then hands its own request to the chain, no closure or info made.
+func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grpc.UnaryServerInfo, req proto.Message) {
+	noDecode := func(any) error { return nil }
 	_, _ = h(impl, context.Background(), noDecode, func(_ context.Context, r any, i *grpc.UnaryServerInfo, u grpc.UnaryHandler) (any, error) {
 		unary, info = u, i
 		req, _ = r.(proto.Message)
@@ -145,9 +127,7 @@ func capture(h grpc.MethodHandler, impl any) (grpc.UnaryHandler, *grpc.UnaryServ
 }
 
 // Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
-// its answer put in reply. The generated client allocates reply and hands it over; the handler's answer is not used after, so its
-// fields are moved into reply as they are (a shallow copy, no codec): the caller gets exactly
-// the message the handler built.
+// the handler's answer, not used after, moved into reply as it is (a shallow copy, no codec).
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
 	resp, err := c.Call(ctx, gate.From(ctx), fullMethod, args)
 	if err != nil {
@@ -165,8 +145,6 @@ func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any
 func (c *Channel) NewStream(_ context.Context, _ *grpc.StreamDesc, fullMethod string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
 	return nil, status.Error(codes.Unimplemented, fmt.Sprintf("inproc: %s is a stream, served on the gRPC port only", fullMethod))
 }
-
-func noDecode(any) error { return nil }
 
 func unimplemented(fullMethod string) error {
 	return status.Error(codes.Unimplemented, fmt.Sprintf("inproc: no unary method %s", fullMethod))

@@ -1,6 +1,5 @@
 // Package reqinfo carries what is learnt of one request through its context, so that whichever
-// layer learns a fact (the authorizer learns the client id, a stream its counts) makes it known to the
-// layer that logs.
+// layer learns a fact (the client id, a stream's counts) makes it known to the layer that logs.
 package reqinfo
 
 import (
@@ -17,8 +16,7 @@ type Info struct {
 	// HTTPRequest is the JSON front's request, as the caller sent it (nil on gRPC): a login reads
 	// the caller's address from it (X-Forwarded-For, the connection's address), and only then.
 	HTTPRequest *http.Request
-	// Stream is what a stream did (its counts, why it ended), for its one log line.
-	Stream []slog.Attr
+	Stream      []slog.Attr // what a stream did (its counts, why it ended), for its one log line
 }
 
 type key struct{}

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// NewLogger returns the service logger: JSON for clusters, text for people at a terminal. Lines
-// below warning level are batched (below); flush writes whatever is waiting and belongs at exit.
+// NewLogger returns the service logger, JSON or text; flush writes the lines still batched (below)
+// and belongs at exit.
 func NewLogger(w io.Writer, format, level string) (log *slog.Logger, flush func() error, err error) {
 	lv, err := ParseLevel(level)
 	if err != nil {
@@ -40,17 +40,14 @@ func ParseLevel(s string) (slog.Level, error) {
 	return lv, nil
 }
 
-// Every API request writes one log line. Written one by one, they cost a system call each — about
-// a fifth of a small request's CPU on the JSON front. The service logger therefore batches lines
-// below warning level and writes them at most flushEvery apart (or when maxBatch bytes are waiting);
-// a warning or an error is written at once, with everything before it, and Main flushes on exit.
-// A crash can lose at most the last flushEvery of request lines, never an error line.
+// A request line written alone costs a system call, a fifth of a small JSON request's CPU: lines
+// below warning level wait at most flushEvery (or until maxBatch bytes wait); a warning or an error
+// is written at once with all before it. A crash loses at most flushEvery of lines, never an error.
 const (
 	flushEvery = 100 * time.Millisecond
 	maxBatch   = 64 << 10
 )
 
-// batchWriter holds log lines until they are flushed.
 type batchWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -89,7 +86,7 @@ func (b *batchWriter) flushLocked() error {
 	return err
 }
 
-// urgentFlush is a handler that flushes its writer after each record of warning level or above.
+// urgentFlush flushes its writer after each record of warning level or above.
 type urgentFlush struct {
 	slog.Handler
 	w *batchWriter

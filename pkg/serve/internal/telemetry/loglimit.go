@@ -1,12 +1,6 @@
 package telemetry
 
-// Log lines of refused and failed requests are limited per cause. Every request is counted in
-// yardstick_requests_total whatever happens to its log line, but an attacker's refusals must not
-// become the log's volume: one client resetting HTTP/2 streams as fast as it could once wrote
-// 21 MB of log lines a second, one per reset stream. Answered requests are always logged.
-
 import (
-	"log/slog"
 	"sync"
 	"time"
 
@@ -15,15 +9,15 @@ import (
 	"google.golang.org/grpc/codes"
 )
 
+// The log lines of one cause (front and code): a burst, then a few a second.
 const (
-	// logBurst and logPerSecond bound the log lines of one cause (front and code): a burst, then a
-	// few a second.
 	logBurst     = 20
 	logPerSecond = 5
 )
 
-// LogLimiter holds a token bucket (golang.org/x/time/rate) per cause. Causes are few: a front
-// times its codes (gRPC's 17, the HTTP statuses the front answers).
+// LogLimiter limits the log lines of refused and failed requests with a token bucket per cause (a
+// front times its codes: few); every request is still counted, and an answered one always logged.
+// One client resetting HTTP/2 streams as fast as it could once wrote 21 MB of log lines a second.
 type LogLimiter struct {
 	mu         sync.Mutex
 	causes     map[logCause]*logBucket
@@ -50,8 +44,7 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 		now: time.Now,
 	}
 	reg.MustRegister(l.suppressed)
-	// Every cause a limited line can have, at 0 from the start: rate() sees the first
-	// suppression, and a dashboard needs no "or … * 0" for a series not yet born.
+	// Every cause at 0 from the start: rate() sees the first suppression, no dashboard needs "or 0".
 	for code := codes.Canceled; code <= codes.Unauthenticated; code++ { // every code but OK
 		l.suppressed.WithLabelValues("grpc", code.String())
 	}
@@ -61,12 +54,10 @@ func NewLogLimiter(reg prometheus.Registerer, service string) *LogLimiter {
 	return l
 }
 
-// limitedHTTPCodes are the HTTP causes of limited lines: every status of 400 and over the front
-// answers (rpcerr's table, and 408 of a slow body).
+// limitedHTTPCodes are the statuses of 400 and over the front answers (rpcerr's, 408 of a slow body).
 var limitedHTTPCodes = []string{"400", "401", "403", "404", "405", "408", "413", "415", "429", "500", "503"}
 
-// Allow reports whether a line of cause may be written now, and how many lines of that cause were
-// dropped since the last one written (the line says so).
+// Allow reports whether a line of cause may be written now, and how many were dropped before it.
 func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	k := logCause{front, code}
 	now := l.now()
@@ -84,18 +75,4 @@ func (l *LogLimiter) Allow(front, code string) (ok bool, dropped int64) {
 	}
 	dropped, b.suppressed = b.suppressed, 0
 	return true, dropped
-}
-
-// logAllowed says whether a request's log line is written: always when it was answered (limited
-// false), else within its cause's bucket. suppressed is the attribute the line carries: how many
-// lines of its cause were dropped before it (an empty attribute, which slog leaves out, when none).
-func (t *Recorder) logAllowed(front string, limited bool, code string) (suppressed slog.Attr, ok bool) {
-	if !limited || t.limiter == nil {
-		return slog.Attr{}, true
-	}
-	ok, dropped := t.limiter.Allow(front, code)
-	if dropped > 0 {
-		suppressed = slog.Int64("suppressed", dropped)
-	}
-	return suppressed, ok
 }

@@ -17,14 +17,13 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// RequestIDHeader is the header (HTTP X-Request-Id, gRPC metadata) that carries a request id
-// both ways.
+// RequestIDHeader carries a request id both ways (HTTP X-Request-Id, gRPC metadata).
 const RequestIDHeader = "x-request-id"
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// newRequestID makes a 24-hex-digit id. Ids correlate log lines; they are not secrets, so the
-// runtime's fast generator serves (crypto/rand costs a system call per request).
+// newRequestID makes a 24-hex-digit id. Ids correlate log lines and are not secrets: the runtime's
+// fast generator serves (crypto/rand costs a system call per request).
 func newRequestID() string {
 	var b [12]byte
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
@@ -32,8 +31,7 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// RequestIDFrom keeps a caller's request id when it is sane, so callers can correlate their logs
-// with ours, and makes a new one otherwise.
+// RequestIDFrom keeps a caller's sane request id (they correlate their logs with ours) or makes one.
 func RequestIDFrom(v string) string {
 	if validRequestID.MatchString(v) {
 		return v
@@ -61,16 +59,14 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// codeText is code as text (the metric label and the log limiter's cause), without an allocation
-// for a status net/http can write (strconv.Itoa makes a string for every number from 100).
-func (r *statusRecorder) codeText(code int) string {
+// codeText is code as text, without strconv.Itoa's allocation for a status net/http can write.
+func codeText(code int) string {
 	if code >= 0 && code < len(statusTexts) {
 		return statusTexts[code]
 	}
 	return strconv.Itoa(code)
 }
 
-// statusTexts are the numbers 0 to 999 as text, made once.
 var statusTexts = func() (t [1000]string) {
 	for i := range t {
 		t[i] = strconv.Itoa(i)
@@ -78,8 +74,7 @@ var statusTexts = func() (t [1000]string) {
 	return t
 }()
 
-// observed is what ObserveHTTP keeps of one request, in one allocation where each was one: its
-// facts, its status recorder and its X-Request-Id header's value.
+// observed is what ObserveHTTP keeps of one request, in one allocation rather than three.
 type observed struct {
 	ri  reqinfo.Info
 	rec statusRecorder
@@ -101,8 +96,7 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if p := r.URL.Path; len(p) > 1 && p[len(p)-1] == '/' {
-			// A trailing slash on a documented path is the same path (clients of the original
-			// API send both).
+			// A trailing slash on a documented path is the same path (the original API's clients send both).
 			r.URL.Path, r.URL.RawPath = p[:len(p)-1], ""
 		}
 		o := &observed{ri: reqinfo.Info{ID: RequestIDFrom(r.Header.Get("X-Request-Id")), Route: label(r.URL.Path)},
@@ -115,9 +109,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		inFlight.Inc()
 		defer func() {
 			inFlight.Dec()
-			// net/http's connection goroutine has this one net for the frame's code around the
-			// chain (a handler's panic is the chain's): the documented 500 and the request's line,
-			// not net/http's cut connection and a line that says 200.
+			// The one net for the frame's code around the chain (a handler's panic is the chain's):
+			// the documented 500 and the request's line, not net/http's cut connection and a 200 line.
 			if p := recover(); p != nil {
 				t.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
 				if rec.code == 0 {
@@ -128,8 +121,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 			if code == 0 {
 				code = http.StatusOK
 			}
-			t.Write(ctx, Line{Front: "http", Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
-				Code: rec.codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
+			t.Write(ctx, Line{Front: FrontHTTP, Route: ri.Route, Method: r.Method, RequestID: ri.ID, ClientID: ri.ClientID,
+				Code: codeText(code), Status: code, Failed: code >= 400, Level: HTTPLevel(code), Took: time.Since(start),
 				Quiet: ri.Route == "/healthz" || ri.Route == "/readyz" || ri.Route == "/metrics", // probes and scrapes every few seconds would drown the log
 				Extra: ri.Stream})
 		}()
@@ -137,9 +130,7 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 	})
 }
 
-// HTTPLevel is GRPCLevel's rule for HTTP statuses: a caller's mistakes and refusals are
-// information, shedding load (503: the budget full, logins queued too long, draining) a warning,
-// other faults of ours errors.
+// HTTPLevel is GRPCLevel's rule for HTTP statuses; shedding load (budget, logins, draining) is 503.
 func HTTPLevel(status int) slog.Level {
 	switch {
 	case status < 500:
@@ -151,9 +142,8 @@ func HTTPLevel(status int) slog.Level {
 	}
 }
 
-// GRPCLevel is the level of a gRPC call's log line, on every path that logs one: a caller's
-// mistakes and refusals (and a caller that left) are information, shedding load or running out
-// of time a warning, our faults errors.
+// GRPCLevel is a gRPC call's log level, on every path that logs one: a caller's mistakes, refusals
+// and leaving are information, shedding load or running out of time a warning, our faults errors.
 func GRPCLevel(code codes.Code) slog.Level {
 	switch code {
 	case codes.OK, codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.Canceled:

@@ -12,10 +12,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
-// The operator's series beside the request series: logins and lockouts, the signing keys, what
-// each reload took or refused, readiness. Names follow Prometheus's conventions: base units,
-// _total for counters, _info for a version as labels, timestamps in seconds since the epoch;
-// the service is a constant label, never part of a name.
+// Names follow Prometheus's conventions; the service is a constant label, never part of a name.
 
 // LoginSource is what the issuer tells of its logins and keys (a *token.Issuer).
 type LoginSource interface {
@@ -23,17 +20,13 @@ type LoginSource interface {
 	Keys() []token.KeyInfo
 }
 
-// issuerCollector reads the issuer once per scrape: the counts live in the issuer, where they
-// are counted without a lock, and the key set changes only on reload.
+// issuerCollector reads the issuer's lock-free counts and its keys (changed on reload) per scrape.
 type issuerCollector struct {
 	src                              LoginSource
 	logins, lockouts, keyInfo, keyBy *prometheus.Desc
 }
 
-// NewIssuerCollector exports the issuer's login outcomes, lockouts and keys:
-// yardstick_logins_total{outcome}, yardstick_login_lockouts_total, yardstick_signing_key_info{kid}
-// (1 for the key that signs) and yardstick_signing_key_expiry_timestamp_seconds{kid} (when a key
-// should be replaced, for kids that carry their creation time and a configured key lifetime).
+// NewIssuerCollector exports the issuer's login outcomes, lockouts and signing keys.
 func NewIssuerCollector(src LoginSource, labels prometheus.Labels) prometheus.Collector {
 	return &issuerCollector{
 		src: src,
@@ -49,10 +42,9 @@ func NewIssuerCollector(src LoginSource, labels prometheus.Labels) prometheus.Co
 }
 
 func (c *issuerCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.logins
-	ch <- c.lockouts
-	ch <- c.keyInfo
-	ch <- c.keyBy
+	for _, d := range []*prometheus.Desc{c.logins, c.lockouts, c.keyInfo, c.keyBy} {
+		ch <- d
+	}
 }
 
 func (c *issuerCollector) Collect(ch chan<- prometheus.Metric) {
@@ -81,9 +73,7 @@ const (
 	SourceClients = "clients" // the clients file and the signing keys
 )
 
-// Reloads records what each reload took or refused: yardstick_reload_info{source, hash} (1 for
-// the version loaded), yardstick_reload_last_success_timestamp_seconds{source} (a load, or a
-// check that found the files unchanged) and yardstick_reload_failures_total{source, cause}.
+// Reloads records what each reload took or refused.
 type Reloads struct {
 	mu       sync.Mutex
 	info     *prometheus.GaugeVec
@@ -115,8 +105,7 @@ func NewReloads(reg prometheus.Registerer, labels prometheus.Labels) *Reloads {
 	return r
 }
 
-// Succeeded records a read of source without a problem at the time given; version names what is
-// loaded now.
+// Succeeded records a read of source without a problem at a time; version names what is loaded.
 func (r *Reloads) Succeeded(source, version string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -133,9 +122,8 @@ func (r *Reloads) Failed(source string, err error) {
 	r.failures.WithLabelValues(source, ReloadCause(err)).Inc()
 }
 
-// ReloadCause sorts a reload error into the cause label: the phrases are the fixed ones
-// pkg/token and pkg/measure write for a file that is not there, not a regular file, over its
-// size limit or not read in time; anything else is a file that was read and refused.
+// ReloadCause sorts a reload error into the cause label by the fixed phrases pkg/token and
+// pkg/measure write for a file missing, not regular, too large or not read in time; else invalid.
 func ReloadCause(err error) string {
 	msg := err.Error()
 	switch {

@@ -2,11 +2,8 @@
 // registry and the request series, the service logger (NewLogger: JSON or text, lines batched,
 // errors written at once), one log line per request written by one function (Recorder's Write),
 // the limit on log lines of refused requests (LogLimiter), request ids and log levels. Both
-// fronts report each request here once; new metrics belong here too.
-//
-// Request lines are slog's: an earlier build wrote the JSON lines by hand, byte for byte as slog
-// does, and an A/B in one bench-e2e run (docs/performance.md, "What was kept") found it saved
-// nothing measurable (JSON 1.002, gRPC 1.028 of slog's CPU per call).
+// fronts report each request here once; new metrics belong here too. Request lines are slog's:
+// writing them by hand saved nothing measurable (docs/performance.md, "What was kept").
 package telemetry
 
 import (
@@ -21,11 +18,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 )
 
-// Recorder writes the request lines and metrics of one server, whose series are in a registry
-// of its own.
+// Recorder writes one server's request lines and metrics, in a registry of its own.
 type Recorder struct {
 	log      *slog.Logger
-	limiter  *LogLimiter // nil: every line is written
+	limiter  *LogLimiter
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -48,8 +44,7 @@ const (
 	FrontGRPC = "grpc"
 )
 
-// NewRecorder makes a server's registry, with the Go and process collectors and the request
-// series, and the limiter of its refusals' log lines, which log writes to.
+// NewRecorder makes a server's registry (Go, process and request series) and its LogLimiter.
 func NewRecorder(log *slog.Logger, service string) *Recorder {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -84,15 +79,13 @@ func (t *Recorder) InFlight(front string) prometheus.Gauge {
 	return t.inFlight[0]
 }
 
-// Registry is the server's metric registry: other concerns register their series in it, and
-// /metrics serves it.
+// Registry is the server's metric registry, which other concerns register in and /metrics serves.
 func (t *Recorder) Registry() *prometheus.Registry { return t.registry }
 
 // Limiter limits log lines that are not request lines (a closed connection's, say) like refusals'.
 func (t *Recorder) Limiter() *LogLimiter { return t.limiter }
 
-// Line is one request's log line and metrics. A new field of every request line is added here
-// and written in Write.
+// Line is one request's log line and metrics; a new field of every request line is written in Write.
 type Line struct {
 	Front     string // FrontHTTP or FrontGRPC
 	Route     string
@@ -104,50 +97,47 @@ type Line struct {
 	Failed    bool   // refused or failed: its line is within the log limits (LogLimiter)
 	Level     slog.Level
 	Took      time.Duration
-	Quiet     bool // counted, not logged (probes and scrapes)
-
-	// Extra is a stream's counts, written after the line's own fields.
-	Extra []slog.Attr
+	Quiet     bool        // counted, not logged (probes and scrapes)
+	Extra     []slog.Attr // a stream's counts, written after the line's own fields
 }
 
-// Write counts a request in the metrics and writes its log line: the one place either front's
-// request lines are written (ObserveHTTP, the chain's observe step, and the gRPC calls the chain
-// never sees: refused on their headers, ended before a handler, streams).
+// Write counts a request and writes its log line: the one place either front's request lines are
+// written (ObserveHTTP, the chain's observe step, gRPC calls the chain never sees).
 func (t *Recorder) Write(ctx context.Context, l Line) {
 	t.observe(l.Front, l.Route, l.Code, l.Took)
 	if l.Quiet {
 		return
 	}
-	suppressed, ok := t.logAllowed(l.Front, l.Failed, l.Code)
-	if !ok {
-		return
+	// suppressed, when not empty (slog leaves that out), counts the lines of its cause dropped before.
+	var suppressed slog.Attr
+	if l.Failed {
+		ok, dropped := t.limiter.Allow(l.Front, l.Code)
+		if !ok {
+			return
+		}
+		if dropped > 0 {
+			suppressed = slog.Int64("suppressed", dropped)
+		}
 	}
 	// On the stack unless a stream's counts overflow it: a line allocates nothing of its own.
 	attrs := make([]slog.Attr, 0, 12)
-	msg := "grpc request"
+	msg, outcome := "grpc request", slog.String("code", l.Code)
 	attrs = append(attrs, slog.String("request_id", l.RequestID))
 	if l.Front == FrontHTTP {
-		msg = "http request"
+		msg, outcome = "http request", slog.Int("status", l.Status)
 		attrs = append(attrs, slog.String("method", l.Method))
 	}
-	attrs = append(attrs, slog.String("route", l.Route), slog.String("client_id", l.ClientID))
-	if l.Front == FrontHTTP {
-		attrs = append(attrs, slog.Int("status", l.Status))
-	} else {
-		attrs = append(attrs, slog.String("code", l.Code))
-	}
-	attrs = append(attrs, slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
-	// The request's trace and span (ours when tracing is on), so that its line and its spans can
-	// be found from each other, and a stream's counts: after the line's own fields.
+	attrs = append(attrs, slog.String("route", l.Route), slog.String("client_id", l.ClientID), outcome,
+		slog.Float64("duration_ms", float64(l.Took.Microseconds())/1000), suppressed)
+	// The request's trace and span (ours when tracing is on): its line and spans find each other.
 	if traceID, spanID, ok := tracing.IDs(ctx); ok {
 		attrs = append(attrs, slog.String("trace_id", traceID), slog.String("span_id", spanID))
 	}
 	logRequest(ctx, t.log, l.Level, msg, append(attrs, l.Extra...)...)
 }
 
-// logRequest writes a request's log line. Logger.LogAttrs also walks the stack for the caller's
-// program counter, which only a handler with AddSource prints (NewLogger's never do); a line per
-// request skips that walk.
+// logRequest writes a request's log line without Logger.LogAttrs's walk of the stack for the
+// caller's program counter, which only a handler with AddSource prints (NewLogger's never do).
 func logRequest(ctx context.Context, log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
 	h := log.Handler()
 	if !h.Enabled(ctx, level) {

@@ -3,26 +3,13 @@
 // span (HTTPHandler), hands gRPC the stats handler that makes a direct call's, adds a call's
 // phases to its span as events, and names the trace and span of a request for its log line.
 //
-// Off unless an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), and then off again with OTEL_SDK_DISABLED=true or
-// OTEL_TRACES_EXPORTER=none. Off costs nothing per call: no stats handler and no HTTP wrapper
-// are installed, and no span is made.
+// Off, which installs nothing, unless an OTLP endpoint is set and neither OTEL_SDK_DISABLED=true
+// nor OTEL_TRACES_EXPORTER=none. The SDK reads the other OTEL_* variables (docs/operations.md);
+// this package decides only on, off and the protocol (grpc or http/protobuf, the default).
 //
-// The variables are read by the OpenTelemetry SDK itself, not by the frame's Config: they are the
-// ecosystem's own (sampler OTEL_TRACES_SAMPLER/_ARG, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,
-// OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _INSECURE, the batch processor's OTEL_BSP_*), and an
-// operator sets them as for any other service. This package decides only on and off and the
-// protocol (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL: grpc or
-// http/protobuf, the specification's default).
-//
-// Libraries, and why: go.opentelemetry.io/otel (API, SDK, OTLP exporters) is the reference
-// implementation the rest of the cluster speaks; go.opentelemetry.io/contrib's otelgrpc stats
-// handler and otelhttp handler make the server spans with the semantic conventions' names and
-// attributes, from the caller's traceparent. Nothing of the spans is kept by hand. An earlier
-// build made the JSON span itself; otelhttp replaced it at no cost with tracing off,
-// where it is not installed, and at a measured cost with tracing on, paid on every request
-// whether sampled or not (its wrappers and metric attributes): docs/performance.md, "Tracing",
-// "The JSON span from otelhttp".
+// otelgrpc and otelhttp, of go.opentelemetry.io (the reference implementation the rest of the
+// cluster speaks), make the server spans from the caller's traceparent with the semantic
+// conventions' names; otelhttp's cost is in docs/performance.md, "The JSON span from otelhttp".
 package tracing
 
 import (
@@ -51,13 +38,11 @@ import (
 
 // Tracing is the service's tracer, on or off. The zero value is off.
 type Tracing struct {
-	sdk  *sdktrace.TracerProvider // nil when off
-	prop propagation.TextMapPropagator
+	sdk *sdktrace.TracerProvider // nil when off
 }
 
-// New reads the OTEL_* variables from the environment and returns the service's tracing: off
-// when no endpoint is set (see the package doc), else spans batched to the OTLP endpoint.
-// service names the service when OTEL_SERVICE_NAME does not.
+// New returns the service's tracing from the OTEL_* variables: off (see the package doc) or spans
+// batched to the OTLP endpoint. service names the service when OTEL_SERVICE_NAME does not.
 func New(ctx context.Context, service, version string) (*Tracing, error) {
 	return newFrom(ctx, service, version, os.Getenv)
 }
@@ -68,10 +53,9 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 		return &Tracing{}, err
 	}
 	var exp *otlptrace.Exporter
-	switch protocol {
-	case "grpc":
+	if protocol == "grpc" {
 		exp, err = otlptracegrpc.New(ctx)
-	default:
+	} else {
 		exp, err = otlptracehttp.New(ctx)
 	}
 	if err != nil {
@@ -86,10 +70,9 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 	if err != nil && res == nil {
 		return &Tracing{}, fmt.Errorf("tracing: resource: %w", err)
 	}
-	// The sampler is the SDK's default, which honours OTEL_TRACES_SAMPLER and _ARG (parentbased_always_on
-	// when unset).
+	// The SDK's default sampler honours OTEL_TRACES_SAMPLER and _ARG (unset: parentbased_always_on).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{sdk: tp, prop: propagation.TraceContext{}}, nil
+	return &Tracing{sdk: tp}, nil
 }
 
 // settings decides on, off and the protocol from the variables.
@@ -126,29 +109,24 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	return t.sdk.Shutdown(ctx)
 }
 
-// ServerHandler is the gRPC stats handler that makes each direct call's server span (named by
-// its rpc, parented by the traceparent in its metadata), or nil when tracing is off: gRPC
-// builds eight events per call for any stats handler, a cost paid only when spans are wanted.
+// ServerHandler is the gRPC stats handler that makes each direct call's server span, or nil when
+// tracing is off: gRPC builds eight events per call for any stats handler.
 func (t *Tracing) ServerHandler() stats.Handler {
 	if !t.Enabled() {
 		return nil
 	}
-	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.sdk), otelgrpc.WithPropagators(t.prop),
+	return otelgrpc.NewServerHandler(otelgrpc.WithTracerProvider(t.sdk), otelgrpc.WithPropagators(propagation.TraceContext{}),
 		otelgrpc.WithMeterProvider(metricnoop.NewMeterProvider()))
 }
 
-// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on: the semantic
-// conventions' attributes, parented by the traceparent header, named by its route ("POST
-// /api/score/items", the conventions' low-cardinality name; the method alone when route finds
-// none), a 5xx an error and a 4xx the caller's. route names a request's route from its path, ""
-// for none; it is set as the request's Pattern, as net/http's ServeMux would, which otelhttp
-// reads for the name and http.route. Off, it is next itself: no wrapper, nothing per request.
+// HTTPHandler wraps the JSON front in otelhttp's server span when tracing is on, next itself when
+// off. route names a request's route from its path ("" for none), set as its Pattern as ServeMux
+// would, for the span's name ("POST /api/score/items"; the method alone without one) and http.route.
 func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler) http.Handler {
 	if !t.Enabled() {
 		return next
 	}
-	// otelhttp takes client.address from the first X-Forwarded-For hop, which any caller can
-	// write; the span keeps the connection's address instead, as the span made by hand did.
+	// otelhttp takes client.address from X-Forwarded-For, which any caller writes: keep the connection's.
 	peerAddressed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
 			if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
@@ -157,7 +135,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 		}
 		next.ServeHTTP(w, r)
 	})
-	traced := otelhttp.NewHandler(peerAddressed, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(t.prop),
+	traced := otelhttp.NewHandler(peerAddressed, "", otelhttp.WithTracerProvider(t.sdk), otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rt := route(r.URL.Path); rt != "" {
@@ -167,8 +145,7 @@ func (t *Tracing) HTTPHandler(route func(path string) string, next http.Handler)
 	})
 }
 
-// IDs are the trace and span ids of the span ctx carries, for a request's log line; ok is false
-// when there is none.
+// IDs are the trace and span ids of the span ctx carries (ok false: none), for a log line.
 func IDs(ctx context.Context) (traceID, spanID string, ok bool) {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
@@ -177,9 +154,8 @@ func IDs(ctx context.Context) (traceID, spanID string, ok bool) {
 	return sc.TraceID().String(), sc.SpanID().String(), true
 }
 
-// Event adds a named event to the span in ctx, if it records: the phases of a call (admitted,
-// decoded, answered) are events on its one server span, cheaper than child spans and as useful
-// on a timeline.
+// Event adds a named event to the span in ctx, if it records: a call's phases are events on its
+// one server span, cheaper than child spans and as useful on a timeline.
 func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
