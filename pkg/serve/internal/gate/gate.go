@@ -181,8 +181,7 @@ func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
 	return err
 }
 
-// Stream is a stream's admission, which its records are admitted through (Call.Record); nil for
-// any other call, and for no ticket.
+// Stream is a stream's admission, which its records are admitted through (Call.Record); nil else.
 func (t *Ticket) Stream() *admission.Stream {
 	if t == nil {
 		return nil
@@ -190,8 +189,7 @@ func (t *Ticket) Stream() *admission.Stream {
 	return t.stream
 }
 
-// Holds reports whether the ticket holds anything to release: a place of its client's
-// concurrency, a record's place, budget or a stream's reserve.
+// Holds reports whether the ticket holds anything to release.
 func (t *Ticket) Holds() bool {
 	return t.slot.Held() || t.record != nil || t.grant != nil || t.stream != nil
 }
@@ -216,8 +214,7 @@ func (t *Ticket) Release() {
 type key struct{}
 
 // With is ctx carrying t across code that is not the frame's (grpc-gateway's generated handler,
-// between the JSON front and the in-process channel): the channel takes it out (From) and hands
-// it to the chain as a value.
+// between the JSON front and the in-process channel), which hands it to the chain as a value.
 func With(ctx context.Context, t *Ticket) context.Context { return context.WithValue(ctx, key{}, t) }
 
 // From is the ticket With put in ctx, or nil.

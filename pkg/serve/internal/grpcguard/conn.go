@@ -65,7 +65,7 @@ func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, l
 	}
 }
 
-// watchedConn is one accepted connection and its count of abuse in the current second.
+// watchedConn is one accepted connection and its abuse in the current second.
 type watchedConn struct {
 	net.Conn
 	w      *connWatch
@@ -132,8 +132,7 @@ func hostOf(addr string) string {
 	return addr
 }
 
-// abused counts one abuse on the connection of the call ctx belongs to, and closes the connection
-// once it has abused more than maxAbusePerSecond times in a second.
+// abused counts one abuse on the connection of ctx's call, and closes it past maxAbusePerSecond.
 func (w *connWatch) abused(ctx context.Context) {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {

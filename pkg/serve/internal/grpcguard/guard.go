@@ -109,8 +109,7 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	}
 }
 
-// Bind takes the server's route table, once every service is registered, and the memory budget
-// (of budgetBytes), which sizes the read pool.
+// Bind takes the route table, once every service is registered, and the budget of budgetBytes.
 func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.routes, g.budget = t, b
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)

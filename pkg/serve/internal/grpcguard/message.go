@@ -2,7 +2,6 @@ package grpcguard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -72,7 +71,7 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	defer buf.Free() // decoded strings are copies: the buffer may be reused
 	b := buf.ReadOnlyData()
 	proto.Reset(m) // a stream reads every message into the same one; the generated decoder merges
-	if err := decodeGenerated(m, b); err == nil {
+	if decodeGenerated(m, b) {
 		return nil
 	}
 	if err := proto.Unmarshal(b, m); err != nil {
@@ -91,13 +90,13 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	return nil
 }
 
-// decodeGenerated decodes b into m, just reset, with the repository's own decoder, else
-// vtprotobuf's, if m has one and b is well formed; otherwise protobuf-go decides.
-func decodeGenerated(m proto.Message, b []byte) error {
+// decodeGenerated reports whether it decoded b into m, just reset, with the repository's own
+// decoder, else vtprotobuf's: only if m has one and b is well formed (else protobuf-go decides).
+func decodeGenerated(m proto.Message, b []byte) bool {
 	pm, own := m.(jsoncodec.ProtoMessage)
 	vm, vt := m.(vtMessage)
 	if !own && !vt || !wellFormed(m.ProtoReflect().Descriptor(), b) {
-		return errNotGenerated
+		return false
 	}
 	var err error
 	if own {
@@ -108,10 +107,8 @@ func decodeGenerated(m proto.Message, b []byte) error {
 	if err != nil {
 		proto.Reset(m) // wellFormed is stricter than the decoders: never reached; protobuf-go decides
 	}
-	return err
+	return err == nil
 }
-
-var errNotGenerated = errors.New("no generated decoder for the message")
 
 // walkUnknown reports the fields of a gRPC request the contract does not know, with their paths:
 // an unknown field is a 400 on the JSON front, and the same mistake (a client built from another

@@ -52,7 +52,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
-	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream, idle: idle}
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, call: call, route: rt, streams: info.IsClientStream, idle: idle}
 	// The call's end, by its timer or its rights: first the handler's context, which a batch
 	// stream's engine watches, so the caller learns why; then the call, if the handler is still
 	// blocked a grace later.
@@ -103,7 +103,6 @@ const idleGrace = time.Second
 type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
-	guard   *Guard
 	call    *call // the call the tap handle made
 	route   *routes.Route
 	streams bool // the client streams messages
