@@ -22,12 +22,10 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// The gRPC batch stream (Service.BatchRPC), served by the frame, not the service: the gate admits
-// the stream in the guard's tap handle, the guard logs it (grpcguard.StreamInterceptor), internal/batch's
-// Ordered keeps the answers in order and the records in flight bounded, and each record runs here
-// as a unary call of its rpc, in-process through the chain, with the stream's token: its
-// permission, its handler, its status. The record and answer messages are read from the contract
-// by shape (routes.ReadBatch), so a service declares only the rpc.
+// The gRPC batch stream (Service.BatchRPC), served by the frame: batch.Ordered keeps the answers
+// in order and the records in flight bounded, and each record runs as a unary call of its rpc,
+// in-process through the chain, with the stream's token. The record and answer messages are read
+// from the contract by shape (routes.ReadBatch), so a service declares only the rpc.
 
 // Trailers of a complete gRPC batch stream: its counts, as the NDJSON stream's summary line.
 const (
@@ -40,7 +38,6 @@ const (
 func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	return func(_ any, ss grpc.ServerStream) error {
 		ctx := ss.Context()
-		// Each record is authorized with the stream's token as a call made now would be.
 		st := &recordStream{s: s, sh: sh, bearer: authz.BearerFromMetadata(ctx), adm: grpcguard.Ticket(ctx).Stream(), ri: reqinfo.From(ctx)}
 		start := time.Now()
 		var ok, failed int
@@ -88,9 +85,8 @@ type recordStream struct {
 	ri     *reqinfo.Info // the stream's, which the guard's stream interceptor set
 }
 
-// record is one record read: its message, the rpc its request names ("": none) and that
-// request, and what it costs in memory while held and handled (the budget's cost of its
-// request: 0 for a small one).
+// record is one record read: its message, the rpc its request names ("": none) and that request,
+// and the budget's cost of its request (0 for a small one).
 type record struct {
 	m    proto.Message
 	full string
@@ -139,12 +135,10 @@ func (st *recordStream) setError(a protoreflect.Message, err error) {
 	a.Set(st.sh.ErrField, protoreflect.ValueOfMessage(rpcerr.Record(err).ProtoReflect()))
 }
 
-// run runs the record's request as a unary call of its rpc with the stream's token: the gate
-// admits it as a record of the stream (the token and the rpc's permission against the clients as
-// they are now: 401 once the token has expired or its client is gone, 403 for a permission taken
-// away; a place among the records running at once, the client's concurrency; the budget, waited
-// for, never refused), then the rpc is called by name on the in-process channel with the
-// record's ticket (the chain and the handler).
+// run runs the record's request as a unary call of its rpc: the gate admits it as a record of the
+// stream (the stream's token against the clients as they are now: 401 once expired or its client
+// gone, 403 for a permission taken away), then the in-process channel calls the rpc by name with
+// the record's ticket.
 func (st *recordStream) run(ctx context.Context, rec *record) (proto.Message, error) {
 	if rec.req == nil {
 		return nil, rpcerr.Invalid("request", "is required: set the request of one rpc (%s)", st.sh.FieldNames)

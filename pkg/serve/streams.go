@@ -12,10 +12,9 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
-// The NDJSON streams (docs/api.md, "Batches"): a service names its
-// NDJSON batch path and its group streams in Service; the frame routes them (internal/routes),
-// checks the token, media type and admission (internal/httpfront, stream.go) and runs the
-// engine (internal/batch). A batch record runs as a unary call of its own path on this front.
+// The NDJSON streams (docs/api.md, "Batches"): a service names its batch path and group streams
+// in Service; the frame routes them, admits them (internal/httpfront) and runs the engine
+// (internal/batch). A batch record runs as a unary call of its own path on this front.
 
 // GroupStream is one group forecast in progress on a group stream: the service validates,
 // forecasts and encodes each student line, then the group (internal/batch's GroupStream).
@@ -53,8 +52,7 @@ func (s *Server) addStreams(svc Service) error {
 }
 
 // Wire is the JSON front's codec, for a handler that decodes and encodes messages itself (a
-// group stream's lines): the service's wire rules with the frame's (wire.go), decoding errors worded and keyed
-// as the front words a body's, and answers encoded byte for byte as the front encodes them.
+// group stream's lines): errors and answers exactly as the front's.
 type Wire struct{ c *jsonwire.Codec }
 
 // NewWire is the codec of a service with the limits l (lists cut off past them, as the front's)
@@ -70,11 +68,10 @@ func (w Wire) Unmarshal(data []byte, m proto.Message) error {
 	return nil
 }
 
-// UnmarshalFields is Unmarshal for a handler that, as the front, answers every problem of a body
-// at once: when the decoding's problems are each a field's (a value of the wrong type, an
-// unknown field), m holds every other field as sent and they come back as fieldErr, err nil; the
-// handler checks m as usual and answers WithFieldProblems(fieldErr, its own error). Any other
-// problem (not JSON, not one object) is err, as Unmarshal's.
+// UnmarshalFields is Unmarshal for a handler that answers every problem of a body at once: when
+// the problems are each a field's, m holds every other field as sent and they come back as
+// fieldErr, err nil, for WithFieldProblems(fieldErr, the handler's own error). Any other problem
+// (not JSON, not one object) is err, as Unmarshal's.
 func (w Wire) UnmarshalFields(data []byte, m proto.Message) (fieldErr, err error) {
 	err = w.c.Unmarshal(data, m)
 	switch {

@@ -1,19 +1,16 @@
 // Package gate is the one admission of every call, whichever transport brings it: the JSON
-// front and the gRPC port each call Admit exactly once per call, when they know the method, the
-// bearer token and the declared size and before they read the body; a batch record is admitted
-// as a call of its own rpc, within its stream. Admit runs, in this order, authentication and
-// authorization (internal/authz, the one place a token is checked against a route), the
-// transport's own refusals on the call's headers (Admit's check), the client's limits
-// (internal/quota) and the memory budget (internal/admission), and returns a Ticket: what the
-// call holds, which it releases once answered.
+// front and the gRPC port each call Admit once per call, when they know the method, the bearer
+// token and the declared size and before they read the body; a batch record is admitted as a
+// call of its own rpc, within its stream. Admit runs authentication and authorization
+// (internal/authz, the one place a token is checked against a route), the transport's own
+// refusals on the headers, the client's limits (internal/quota) and the memory budget
+// (internal/admission), in that order, and returns a Ticket: what the call holds until answered.
 //
-// The budget is a part of the ticket rather than of Admit's return for a unary call, because a
-// call's cost is its size, and that is known only once the body is read (JSON: the body pool
-// holds the declared bytes while it arrives) or once gRPC holds the message (the codec): the
-// transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is decoded.
-// A stream and a record, whose cost is known at Admit, are admitted there whole. Likewise a
-// caller that must not wait on the network (Call.Local: gRPC's tap handle) has a rate shared
-// through Redis decided on the same ticket later, by the call's own goroutine (AdmitRate).
+// A unary call's cost is its size, known only once the body is read or gRPC holds the message:
+// the transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is
+// decoded; a stream and a record are admitted whole at Admit. Likewise a caller that must not
+// wait on the network (Call.Local) has a rate shared through Redis decided later on the same
+// ticket, by the call's own goroutine (AdmitRate).
 //
 // After the gate, a call runs the chain with its ticket handed over explicitly
 // (internal/inproc's Call), never as marks that the chain's steps look for.
@@ -41,20 +38,17 @@ type Call struct {
 	Route  *routes.Route // nil: a method not served (refused, fail closed)
 	Bearer string        // the bearer token, "" when none was sent
 	Front  string        // "http" or "grpc": the budget's refusals are counted by front
-	// Stream is set for a batch or group stream: its limits are a place of its client's
-	// concurrency for its life and a pacer for what it reads (quota.OpenStream: paced, never
-	// refused), its budget the stream's reserve (admission.AdmitStream).
+	// Stream is set for a batch or group stream: a place of its client's concurrency for its
+	// life, a pacer for what it reads, and the stream's reserve of the budget.
 	Stream bool
-	// Record is the stream a batch record is read from (nil: not a record): a record is
-	// authorized as a call of its own rpc, takes a place among its stream's records running at
-	// once (the client's concurrency) and its Cost from the budget through its stream, both
-	// waited for, never refused: the stream was admitted.
+	// Record is the stream a batch record is read from (nil: not a record): a record takes a
+	// place among its stream's records running at once and its Cost from the budget through its
+	// stream, both waited for, never refused: the stream was admitted.
 	Record *admission.Stream
 	Cost   int64 // a record's cost (the budget's estimate of its heap)
-	// Local is set by a caller that must not wait on the network: gRPC's tap handle, which runs
-	// in the connection's reader, where a slow Redis would hold every stream of the connection.
-	// A rate shared through Redis is then left to the ticket's AdmitRate, which the call's own
-	// goroutine runs before its message is read; the concurrency is taken here all the same.
+	// Local is set by a caller that must not wait on the network: gRPC's tap handle, where a slow
+	// Redis would hold every stream of the connection. A rate shared through Redis is then left
+	// to AdmitRate; the concurrency is taken here all the same.
 	Local bool
 }
 
@@ -78,15 +72,13 @@ type Ticket struct {
 	once   sync.Once
 }
 
-// Admit admits c: authentication and authorization, check, the client's limits, then the
-// budget for a stream or a record. check is the transport's own refusal on what the headers say
-// of the body (the JSON front's content coding and media type; nil: none), run once the caller
-// is authorized, so that a caller without a token learns nothing of the body's schema, and
-// before the client's limits, so that a refused call costs none of them (an argument of its own,
-// not a field of c: the transport's closure then stays on its stack). It returns the context the
-// call runs with (its token's claims in it, and for a stream the pacer of its reads) and the
-// ticket to release once the call is answered. A refused call holds nothing; its ticket (never
-// nil) still carries the RateLimit headers its refusal is answered with.
+// Admit admits c and returns the context the call runs with (its token's claims, a stream's
+// pacer) and the ticket to release once it is answered. check is the transport's own refusal on
+// what the headers say of the body (nil: none), run once the caller is authorized, so that a
+// caller without a token learns nothing of the body's schema, and before the client's limits, so
+// that a refused call costs none of them (an argument, not a field of c: the transport's closure
+// then stays on its stack). A refused call holds nothing; its ticket (never nil) still carries
+// the RateLimit headers its refusal is answered with.
 func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.Context, *Ticket, error) {
 	t := &Ticket{gate: g, route: c.Route, front: c.Front}
 	if c.Route != nil {
@@ -116,9 +108,8 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 	return ctx, t, err
 }
 
-// admitLimits applies the client's limits to a unary call: its rate, then its calls in progress;
-// local with a rate shared through Redis, its calls in progress alone (the rate is AdmitRate's).
-// A call without a client (a public method) has none.
+// admitLimits applies the client's limits to a unary call: its rate (unless local and shared:
+// AdmitRate's), then its calls in progress. A call without a client (a public method) has none.
 func (t *Ticket) admitLimits(local bool) (err error) {
 	l := t.gate.Limits
 	if t.Client == "" || l == nil {
@@ -133,10 +124,9 @@ func (t *Ticket) admitLimits(local bool) (err error) {
 	return err
 }
 
-// AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local,
-// with the rate shared through Redis), setting the ticket's RateLimit headers; nil when none is
-// due. The ticket still holds its place of the client's concurrency when it refuses: Release
-// gives it back.
+// AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local),
+// setting the ticket's RateLimit headers; nil when none is due. A refused ticket still holds its
+// place of the client's concurrency until Release.
 func (t *Ticket) AdmitRate() error {
 	if !t.rate {
 		return nil
@@ -147,9 +137,9 @@ func (t *Ticket) AdmitRate() error {
 	return err
 }
 
-// admitStream takes a place of the client's concurrency for the stream's life (refused at once,
-// 429, when none is free), then the stream's reserve of the budget (429 when the client's
-// streams hold its share, 503 when the streams' half is full).
+// admitStream takes a place of the client's concurrency for the stream's life, then the stream's
+// reserve of the budget (429 when the client's streams hold its share, 503 when the streams' half
+// is full).
 func (t *Ticket) admitStream(ctx context.Context) (_ context.Context, err error) {
 	if l := t.gate.Limits; l != nil && t.Client != "" {
 		t.Policy = l.Policy(t.Client)
@@ -180,9 +170,8 @@ func (t *Ticket) AdmitBody(ctx context.Context, body []byte) error {
 	return err
 }
 
-// AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, as the codec
-// read it, waiting in the client's queue, after a rate still due (AdmitRate); the grant is the
-// ticket's until Release.
+// AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, waiting in the
+// client's queue, after a rate still due; the grant is the ticket's until Release.
 func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
 	if err := t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
 		return err
@@ -192,8 +181,7 @@ func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
 	return err
 }
 
-// Stream is a stream's admission, which its records are admitted through (Call.Record); nil for
-// any other call, and for no ticket.
+// Stream is a stream's admission, which its records are admitted through (Call.Record); nil else.
 func (t *Ticket) Stream() *admission.Stream {
 	if t == nil {
 		return nil
@@ -201,8 +189,7 @@ func (t *Ticket) Stream() *admission.Stream {
 	return t.stream
 }
 
-// Holds reports whether the ticket holds anything to release: a place of its client's
-// concurrency, a record's place, budget or a stream's reserve.
+// Holds reports whether the ticket holds anything to release.
 func (t *Ticket) Holds() bool {
 	return t.slot.Held() || t.record != nil || t.grant != nil || t.stream != nil
 }
@@ -227,8 +214,7 @@ func (t *Ticket) Release() {
 type key struct{}
 
 // With is ctx carrying t across code that is not the frame's (grpc-gateway's generated handler,
-// between the JSON front and the in-process channel): the channel takes it out (From) and hands
-// it to the chain as a value.
+// between the JSON front and the in-process channel), which hands it to the chain as a value.
 func With(ctx context.Context, t *Ticket) context.Context { return context.WithValue(ctx, key{}, t) }
 
 // From is the ticket With put in ctx, or nil.

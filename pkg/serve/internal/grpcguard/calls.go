@@ -15,16 +15,13 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 )
 
-// call is one direct gRPC call as the guard follows it: made in the tap handle, seen by the
-// interceptors through the call's context (the context the tap handle returns is the one every
-// later stage derives from). The tap handle writes it before the call's goroutine starts;
-// afterwards only that goroutine touches it, except slot, logged, and the sweep's reading of the
-// id and route.
+// call is one direct gRPC call as the guard follows it, made in the tap handle and found in the
+// call's context. The tap handle writes it before the call's goroutine starts; afterwards only
+// that goroutine touches it, except slot, logged, and the sweep's reading of the id and route.
 type call struct {
-	info   reqinfo.Info // the request's facts, in the call's context (reqinfo.From)
-	logged atomic.Bool  // an interceptor logged and counted the call
-	// While the call is in the guard's open calls: its context (the tap handle's answer) and start.
-	ctx      context.Context
+	info     reqinfo.Info    // the request's facts, in the call's context (reqinfo.From)
+	logged   atomic.Bool     // an interceptor logged and counted the call
+	ctx      context.Context // the tap handle's answer
 	start    time.Time
 	cancel   context.CancelFunc // ends the call (its message did not come in time)
 	timedOut atomic.Bool        // the sweep ended it: its message had not come in time
@@ -32,8 +29,8 @@ type call struct {
 	read     *admission.Read    // what the call holds of the read pool (read.go); nil: none
 	msg      wireMessage        // a unary call's message as read, until its message step decodes it
 	ticket   *gate.Ticket       // what the gate admitted the call with (tapHandle)
-	// stopRelease unregisters the ticket's release at the end of the call's stream, once an
-	// interceptor has released it; nil: the ticket held nothing when the call was admitted.
+	// stopRelease unregisters the ticket's release at the end of the call's stream; nil: the
+	// ticket held nothing when admitted.
 	stopRelease func() bool
 }
 
@@ -53,7 +50,6 @@ func Ticket(ctx context.Context) *gate.Ticket {
 	return nil
 }
 
-// releaseTicket gives back what the call's ticket holds, now that the call is answered.
 func (c *call) releaseTicket() {
 	c.ticket.Release()
 	if c.stopRelease != nil {
@@ -61,7 +57,6 @@ func (c *call) releaseTicket() {
 	}
 }
 
-// giveSlot gives back the call's read slot, if it holds one.
 func (c *call) giveSlot() {
 	if c.slot != nil {
 		c.slot()
@@ -69,8 +64,7 @@ func (c *call) giveSlot() {
 }
 
 // takeSlot gives the call c without a token one of slots, within its connection's share
-// (MaxTokenlessPerConn; grpc-go makes one peer per connection, the count's key): the slot, and
-// the connection's count, are the call's until its stream ends, whatever ends it, or it has read
+// (grpc-go makes one peer per connection, the count's key), until its stream ends or it has read
 // its message (c.slot). It reports false when none is free.
 func (g *Guard) takeSlot(ctx context.Context, c *call, slots chan struct{}) bool {
 	conn, _ := peer.FromContext(ctx) // grpc-go's server puts it in every call's context
@@ -97,7 +91,7 @@ func (g *Guard) takeSlot(ctx context.Context, c *call, slots chan struct{}) bool
 	return true
 }
 
-// markLogged records that an interceptor logs and counts the call c: the sweep leaves it alone.
+// markLogged records that an interceptor logs and counts c: the sweep leaves it alone.
 func (g *Guard) markLogged(c *call) {
 	c.logged.Store(true)
 	g.openMu.Lock()
@@ -105,10 +99,9 @@ func (g *Guard) markLogged(c *call) {
 	g.openMu.Unlock()
 }
 
-// ended unlists and returns the open calls whose context has ended, and ends the calls that have
-// waited longer than readTimeout for their message (the next sweep finds them ended). A call stays
-// open only if gRPC ends it before any interceptor runs (a message over the server-wide limit, a
-// caller gone).
+// ended unlists and returns the open calls whose context has ended (gRPC ended them before any
+// interceptor: a message over the server-wide limit, a caller gone), and ends those that have
+// waited longer than readTimeout for their message (the next sweep finds them).
 func (g *Guard) ended(readTimeout time.Duration) []*call {
 	g.openMu.Lock()
 	defer g.openMu.Unlock()

@@ -6,13 +6,11 @@ import (
 	"google.golang.org/grpc/mem"
 )
 
-// codec is the server's protobuf codec: gRPC's own, except that a message read into a
-// wireMessage is not decoded at all. gRPC turns a codec's unmarshal error into Internal before
-// any interceptor runs, and a decode allocates memory the budget has not admitted yet; so every
-// request the guard reads (the unary handlers it registers, read.go; the streams it guards,
-// stream.go) comes off the wire as bytes, and the guard decodes them once it has checked their
-// size against the method's limit and the budget has admitted what decoding costs (message.go),
-// answering a malformed message InvalidArgument with its details.
+// codec is gRPC's protobuf codec, except that a message read into a wireMessage is not decoded:
+// gRPC turns a codec's unmarshal error into Internal before any interceptor runs, and a decode
+// allocates memory the budget has not admitted yet. So the guard's requests (read.go, stream.go)
+// come off the wire as bytes, decoded once checked and admitted (message.go), a malformed one
+// answered InvalidArgument with its details.
 type codec struct {
 	encoding.CodecV2 // gRPC's own: its name, Marshal, and Unmarshal of anything else
 }
@@ -67,7 +65,6 @@ func (c codec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.NewBuffer(b, pool)}, nil
 }
 
-// size is the message's length in bytes.
 func (w *wireMessage) size() int64 { return int64(w.data.Len()) }
 
 // free gives the bytes back to gRPC's pool; a message freed is empty, and still read.

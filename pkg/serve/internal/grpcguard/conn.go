@@ -1,17 +1,15 @@
 package grpcguard
 
-// Connections that abuse the gRPC port are closed. grpc-go bounds what a connection keeps
-// running (MaxConcurrentStreams), but not how fast it opens calls it then resets, or calls the tap
-// handle refuses: each still costs header decoding, the tap handle and a handler start. One token
-// holder resetting streams on four connections, 59,000 a second, took the core, and JSON answers
-// of the same pod waited a second. So a connection that resets calls before sending their message,
-// or has calls refused on their headers, more than maxAbusePerSecond times in a second is closed:
-// to go on, the caller must dial again, and its new connection is watched the same way. Go's own
-// HTTP/2 server does the same to a client that resets too many streams. For abuseCooldown after
-// that, the same address's new connections are closed as they are accepted, before a byte of
-// HTTP/2: dialling again must not be the cheap way on. Callers share an address only behind a
-// NAT or a proxy, and a proxy (an ingress) ends its clients' HTTP/2 streams itself rather than
-// passing their resets on.
+// Connections that abuse the gRPC port are closed. grpc-go bounds the calls a connection keeps
+// running, not how fast it opens calls it then resets or that the tap handle refuses, each costing
+// header decoding, the tap handle and a handler start: one token holder resetting 59,000 streams
+// a second on four connections took the core, and JSON answers waited a second. So a connection
+// that resets calls before their message, or has calls refused on their headers, more than
+// maxAbusePerSecond times in a second is closed, as Go's own HTTP/2 server closes one that resets
+// too many streams; for abuseCooldown after, the same address's new connections are closed as
+// accepted, so that dialling again is not the cheap way on. Callers share an address only behind
+// a NAT or a proxy, and a proxy ends its clients' HTTP/2 streams itself rather than passing their
+// resets on.
 
 import (
 	"context"
@@ -27,15 +25,14 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// The limits the comment above names. A client that means its calls neither resets them nor has
-// them refused: it sends the message it opened a call for, with the token it was given.
+// A client that means its calls neither resets them nor has them refused.
 const (
 	maxAbusePerSecond = 200
 	abuseCooldown     = time.Second
 )
 
 // connWatch knows the gRPC listener's open connections by their remote address (the peer gRPC
-// puts in each call's context), to close one that abuses the server.
+// puts in each call's context).
 type connWatch struct {
 	mu      sync.Mutex
 	conns   map[string]*watchedConn
@@ -43,7 +40,7 @@ type connWatch struct {
 	closed  prometheus.Counter
 	refused prometheus.Counter
 	log     *slog.Logger
-	logs    *telemetry.LogLimiter // the close lines are limited like refusals' (telemetry.LogLimiter)
+	logs    *telemetry.LogLimiter // the close lines are limited like refusals'
 	now     func() time.Time
 }
 
@@ -68,7 +65,7 @@ func newConnWatch(reg prometheus.Registerer, service string, log *slog.Logger, l
 	}
 }
 
-// watchedConn is one accepted connection and its count of abuse in the current second.
+// watchedConn is one accepted connection and its abuse in the current second.
 type watchedConn struct {
 	net.Conn
 	w      *connWatch
@@ -100,7 +97,6 @@ func (c *watchedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// watchListener is a listener whose connections w knows.
 type watchListener struct {
 	net.Listener
 	w *connWatch
@@ -129,7 +125,6 @@ func (l watchListener) Accept() (net.Conn, error) {
 	}
 }
 
-// hostOf is the host of a host:port address.
 func hostOf(addr string) string {
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		return host
@@ -137,8 +132,7 @@ func hostOf(addr string) string {
 	return addr
 }
 
-// abused counts one abuse on the connection of the call ctx belongs to, and closes the connection
-// once it has abused more than maxAbusePerSecond times in a second.
+// abused counts one abuse on the connection of ctx's call, and closes it past maxAbusePerSecond.
 func (w *connWatch) abused(ctx context.Context) {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {

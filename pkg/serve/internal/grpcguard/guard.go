@@ -1,21 +1,17 @@
 // Package grpcguard is the gRPC side's guard against hostile and heavy traffic. A gRPC server
-// reads and decodes a call's whole message before any interceptor runs, so checks made there come
-// too late for memory: 20 token-less 16 MiB calls once took the forecast service from 21 MiB to
-// 861 MiB. So New bounds each connection, the tap handle has the gate (internal/gate) admit a
-// call on its headers (its token, its rule, its client's limits) and reads calls without a token
-// within a few slots (tap.go), the read pool admits the others before gRPC reads their message
-// (read.go), which is read as bytes (codec.go) and decoded only once it is within its method's
-// limit and the budget has admitted its decoding on the call's ticket (message.go), streams get
-// the same per message (stream.go), an abusive connection is closed (conn.go), and the kubelet's
-// probes have a port of their own (probe.go). Each file says why its piece exists. The guard also
-// writes every direct call's one log line (tap.go, logCall), since it sees the calls no
-// interceptor does.
+// reads and decodes a call's whole message before any interceptor runs, too late for memory (20
+// token-less 16 MiB calls once took the forecast service from 21 MiB to 861 MiB). So New bounds
+// each connection; the tap handle has the gate admit a call on its headers and reads calls
+// without a token within a few slots (tap.go); the read pool admits the others before gRPC reads
+// their message (read.go), read as bytes (codec.go) and decoded once within its method's limit
+// and admitted by the budget (message.go), per message on streams (stream.go); an abusive
+// connection is closed (conn.go); the kubelet's probes have a port of their own (probe.go). The
+// guard writes every direct call's log line (logCall), since it sees calls no interceptor does.
 //
-// There is no stats handler: with one, gRPC builds eight event values and copies the call's
-// metadata three times for every call, which cost about a tenth of a small call's CPU. What it
-// told comes from elsewhere: the size of the message as read (message.go), and the end of
-// a call that never reached an interceptor from a sweep of the calls between the tap handle and an
-// interceptor (calls.go; a context.AfterFunc per call cost a goroutine per call, ≈ 2 µs).
+// There is no stats handler: it builds eight event values and copies the metadata three times per
+// call, about a tenth of a small call's CPU. The message's size comes from message.go, and the
+// end of a call no interceptor reached from a sweep (calls.go; a context.AfterFunc per call cost
+// a goroutine per call, ≈ 2 µs).
 package grpcguard
 
 import (
@@ -35,66 +31,57 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 )
 
-// Calls without a token read at once, across all connections. Each may hold up to the
-// server-wide receive limit while its message is read, so the worst case is (MaxLoginReads +
-// MaxInfraReads) × that limit: 8 MiB on scoring, 23 MiB on forecast (docs/operations.md, "Limits and
-// protection"). Two pools, so that a flood of logins cannot take the health checks of gRPC
-// clients; the kubelet's probes have a listener of their own (probe.go).
+// Calls without a token read at once, across all connections, each holding up to the
+// server-wide receive limit: at worst (MaxLoginReads + MaxInfraReads) × that limit, 8 MiB on
+// scoring, 23 MiB on forecast. Two pools, so that a flood of logins cannot take gRPC clients'
+// health checks (the kubelet's have a listener of their own, probe.go).
 const (
 	MaxLoginReads = 4 // logins (the token service)
 	MaxInfraReads = 4 // grpc.health.v1, reflection
-	// busyRetryAfter is the wait a refused call is told: a login holds its slot for about
-	// one secret check (0.1-0.7 s with the hashing queue).
+	// busyRetryAfter is told to a refused call: a login holds its slot for about one secret
+	// check (0.1-0.7 s with the hashing queue).
 	busyRetryAfter = time.Second
-	// MaxTokenlessPerConn is how many calls without a token one connection may have in the
-	// slots at once: a single connection cannot take a whole pool.
+	// MaxTokenlessPerConn is the slots one connection may hold at once: not a whole pool.
 	MaxTokenlessPerConn = 2
-	// maxHeaderListBytes bounds a call's headers (HTTP/2 SETTINGS_MAX_HEADER_LIST_SIZE). The
-	// largest legitimate set — a bearer token, a request id, traceparent and tracestate, gRPC's
-	// own — is under 4 KiB; grpc-go's default is 16 MiB.
+	// maxHeaderListBytes bounds a call's headers: the largest legitimate set (a bearer token, a
+	// request id, trace context, gRPC's own) is under 4 KiB; grpc-go's default is 16 MiB.
 	maxHeaderListBytes = 16 << 10
-	// streamWindowBytes is each stream's HTTP/2 flow-control window, fixed: a stream can hold at
-	// most this much of its message before its handler starts reading it (grpc-go otherwise grows
-	// windows up to 16 MiB to fill the link).
+	// streamWindowBytes, fixed, is the most a stream holds before its handler reads it (grpc-go
+	// otherwise grows windows up to 16 MiB).
 	streamWindowBytes = 64 << 10
-	// connWindowBytes is each connection's window, fixed; grpc-go grants it back as data
-	// arrives, so it paces the link rather than bounding memory.
+	// connWindowBytes, fixed, paces the link rather than bounding memory (granted back as data
+	// arrives).
 	connWindowBytes = 1 << 20
 )
 
 // Guard is what the tap handle, the read admission and the gRPC door's steps share. Everything
-// but the slots is written once, in New and Bind, before the server
-// serves, and only read afterwards.
+// but the slots is written in New and Bind, before the server serves, and only read afterwards.
 type Guard struct {
-	Options               // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
-	ceiling int64         // server-wide receive limit: the largest message limit
-	routes  *routes.Table // every method served, with its message limit
-	logins  chan struct{} // slots of in-flight logins
-	infra   chan struct{} // slots of in-flight health and reflection calls
-	budget  *admission.Budget
-	watch   *connWatch          // closes connections that abuse the server (conn.go)
-	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
-	openMu  sync.Mutex
-	open    map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
-	slotMu  sync.Mutex
-	perConn map[*peer.Peer]int // calls without a token in the slots, per connection
-	// streamIdle is how long a batch stream may go without a message in or an answer out
-	// (Options.StreamIdle; nanoseconds, atomic so that a test may shorten it while serving).
-	streamIdle atomic.Int64
+	Options                  // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
+	ceiling    int64         // server-wide receive limit: the largest message limit
+	routes     *routes.Table // every method served, with its message limit
+	logins     chan struct{} // slots of in-flight logins
+	infra      chan struct{} // slots of in-flight health and reflection calls
+	budget     *admission.Budget
+	watch      *connWatch          // closes connections that abuse the server (conn.go)
+	reads      *admission.ReadPool // messages being read for calls with a token (read.go)
+	openMu     sync.Mutex
+	open       map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
+	slotMu     sync.Mutex
+	perConn    map[*peer.Peer]int // calls without a token in the slots, per connection
+	streamIdle atomic.Int64       // Options.StreamIdle in nanoseconds; atomic: a test shortens it while serving
 }
 
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration // time a batch stream may go without a message (batch.DefaultIdle)
-	// Gate admits each call on its headers (tapHandle); its limits' concurrency bounds a client's
-	// share of the read pool (internal/admission).
-	Gate      *gate.Gate
-	Authz     *authz.Authorizer // watches a stream's rights for its life
-	Telemetry *telemetry.Recorder
-	Log       *slog.Logger
+	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration     // time a batch stream may go without a message (batch.DefaultIdle)
+	Gate        *gate.Gate        // admits each call on its headers; its concurrency bounds a client's read pool share
+	Authz       *authz.Authorizer // watches a stream's rights for its life
+	Telemetry   *telemetry.Recorder
+	Log         *slog.Logger
 }
 
 // New makes the guard and the server options it needs, with ceiling, the route table's largest
@@ -112,8 +99,7 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	g.streamIdle.Store(int64(o.StreamIdle))
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
-		// Per connection: at most this many calls open, and as many handlers running (grpc-go
-		// stops reading a connection whose handlers are all busy: the rapid-reset defence).
+		// Also the handlers running: grpc-go stops reading a connection whose handlers are all busy.
 		grpc.MaxConcurrentStreams(uint32(o.MaxStreams)),
 		grpc.MaxHeaderListSize(maxHeaderListBytes),
 		grpc.StaticStreamWindowSize(streamWindowBytes),
@@ -123,8 +109,7 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	}
 }
 
-// Bind takes the server's route table, once every service is registered, and the memory budget
-// (of budgetBytes), which sizes the read pool.
+// Bind takes the route table, once every service is registered, and the budget of budgetBytes.
 func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.routes, g.budget = t, b
 	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
@@ -135,9 +120,8 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
-// What the frame reads of the guard, and its tests change before it serves (SetStreamIdle: for
-// the streams opened after it; the read timeout is the option's): the server-wide receive limit,
-// the read pool, and a batch stream's idle limit (a batch stream's handler is the frame's).
+// The server-wide receive limit, the read pool, and a batch stream's idle limit (for the streams
+// opened after it), which the frame reads or its tests set.
 func (g *Guard) Ceiling() int64                { return g.ceiling }
 func (g *Guard) ReadPool() *admission.ReadPool { return g.reads }
 func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }

@@ -2,7 +2,6 @@ package grpcguard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -18,12 +17,10 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// Receive is the gRPC door's step for a call's message: its size against the method's limit, the
-// budget's admission of its decoding, the decoding itself, and no unknown fields. The read was
-// admitted before gRPC read it, and the message read as bytes into the call (read.go); now the
-// decoding is admitted at its real size on the call's ticket (the gate admitted the call on its
-// headers; a group costs per student), given back with the rest of it once the call is answered
-// (Observe), and the read is given back once the message is decoded.
+// Receive is the gRPC door's step for a call's message (read as bytes, read.go): its size against
+// the method's limit, the budget's admission of its decoding at its real size on the call's
+// ticket (released once answered, Observe), the decoding, and no unknown fields. The read goes
+// back once the message is decoded.
 func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	c, rt := callFrom(ctx), g.routes.ByMethod[info.FullMethod] // the tap handle let in served methods only
 	w := c.msg
@@ -44,10 +41,8 @@ func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo
 }
 
 // receiveStreamed is Receive's check for a message a stream read, without the budget: health and
-// reflection are read within their slots, and a batch stream's records are admitted one by one by
-// its handler, once decoded (weighed as they wait). A record holds the contract's messages: a
-// field the server does not know is refused as in a unary call (health and reflection are not
-// ours to judge).
+// reflection are read within their slots, and a batch stream's handler admits its records once
+// decoded. Only a record's unknown fields are refused (health and reflection are not ours).
 func receiveStreamed(rt *routes.Route, w *wireMessage, m any) error {
 	defer w.free()
 	if w.size() > rt.MessageLimit {
@@ -56,19 +51,15 @@ func receiveStreamed(rt *routes.Route, w *wireMessage, m any) error {
 	return decode(w, m, rt.Records)
 }
 
-// vtMessage is a message with vtprotobuf's generated decoder (make generate writes one for every
-// message of the contract).
+// vtMessage is a message with vtprotobuf's generated decoder.
 type vtMessage interface {
 	UnmarshalVT([]byte) error
 }
 
-// decode decodes w's bytes into msg, which it resets first, and gives the bytes back. A message
-// a generated decoder reads exactly as protobuf-go would (wellFormed: every field known, of its
-// wire type, its strings UTF-8) is decoded by it: this repository's own (jsoncodec.ProtoMessage,
-// its optional scalars and list elements from arenas and chunks), else vtprotobuf's; any other,
-// and a message with no generated decoder, by protobuf-go, whose answers stand: not valid
-// protobuf, or, with unknown, the fields the contract does not know. A message refused is left
-// empty: a handler must never see half of one.
+// decode decodes w's bytes into msg, which it resets first, and gives the bytes back: by a
+// generated decoder when it reads them exactly as protobuf-go would (wellFormed), else by
+// protobuf-go, whose answers stand (not valid protobuf; with unknown, the fields the contract
+// does not know). A message refused is left empty: a handler must never see half of one.
 func decode(w *wireMessage, msg any, unknown bool) error {
 	m, ok := msg.(proto.Message)
 	if !w.read || !ok {
@@ -80,7 +71,7 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	defer buf.Free() // decoded strings are copies: the buffer may be reused
 	b := buf.ReadOnlyData()
 	proto.Reset(m) // a stream reads every message into the same one; the generated decoder merges
-	if err := decodeGenerated(m, b); err == nil {
+	if decodeGenerated(m, b) {
 		return nil
 	}
 	if err := proto.Unmarshal(b, m); err != nil {
@@ -99,13 +90,13 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 	return nil
 }
 
-// decodeGenerated decodes b into m, just reset, with a generated decoder if m has one and b is
-// well formed; otherwise (m reset again) it returns errNotGenerated and protobuf-go decides.
-func decodeGenerated(m proto.Message, b []byte) error {
+// decodeGenerated reports whether it decoded b into m, just reset, with the repository's own
+// decoder, else vtprotobuf's: only if m has one and b is well formed (else protobuf-go decides).
+func decodeGenerated(m proto.Message, b []byte) bool {
 	pm, own := m.(jsoncodec.ProtoMessage)
 	vm, vt := m.(vtMessage)
 	if !own && !vt || !wellFormed(m.ProtoReflect().Descriptor(), b) {
-		return errNotGenerated
+		return false
 	}
 	var err error
 	if own {
@@ -116,15 +107,12 @@ func decodeGenerated(m proto.Message, b []byte) error {
 	if err != nil {
 		proto.Reset(m) // wellFormed is stricter than the decoders: never reached; protobuf-go decides
 	}
-	return err
+	return err == nil
 }
 
-var errNotGenerated = errors.New("no generated decoder for the message")
-
-// walkUnknown reports the fields of a gRPC request that the contract does not know (protobuf
-// keeps them aside as unknown bytes), with their element paths: an unknown field is a 400 on the
-// JSON front, and the same mistake must not pass silently over gRPC (a client built from a newer
-// or older .proto than the server's). Paths are built only when something is found.
+// walkUnknown reports the fields of a gRPC request the contract does not know, with their paths:
+// an unknown field is a 400 on the JSON front, and the same mistake (a client built from another
+// .proto than the server's) must not pass silently over gRPC.
 func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 	for raw := m.GetUnknown(); len(raw) > 0; {
 		num, typ, n := protowire.ConsumeTag(raw)
@@ -161,7 +149,6 @@ func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 	})
 }
 
-// tooLarge is the answer to a message over its method's limit.
 func tooLarge(size, limit int64) error {
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionTooLarge, "Request too large.",
 		fmt.Sprintf("The message is %d bytes; this method takes at most %d bytes.", size, limit))

@@ -1,14 +1,11 @@
 package grpcguard
 
 // The probe listener (YARDSTICK_PROBE_ADDR). On the main gRPC port a health check is a call
-// without a token, read within a small pool of slots shared across connections: it must be, since
-// gRPC reads any call's message up to the service's largest limit before a handler can look at it,
-// and a shared pool can always be held by a caller that opens calls and sends nothing. One such
-// connection once had 39 of 40 readiness checks refused. So the kubelet asks a gRPC server of its
-// own: grpc.health.v1 Check and List alone, messages of at most 1 KiB, 4 calls per connection,
-// each ended after 2 s, no pool to hold. What any caller can do there costs at most a few KiB per
-// connection and nothing anyone else needs. It answers from the same health state as the main
-// port, so it turns NOT_SERVING with the drain.
+// without a token, read within a small pool of slots shared across connections (tap.go), which a
+// caller that opens calls and sends nothing can hold: one such connection once had 39 of 40
+// readiness checks refused. So the kubelet asks a gRPC server of its own, where a caller costs at
+// most a few KiB per connection and nothing anyone else needs. It answers from the main port's
+// health state, so it turns NOT_SERVING with the drain.
 
 import (
 	"context"
@@ -21,8 +18,7 @@ import (
 	"google.golang.org/grpc/tap"
 )
 
-// The bounds the comment above names: a health check request is a service name, and the kubelet
-// opens a connection per probe and makes one call on it.
+// A health check request is a service name; the kubelet opens a connection per probe for one call.
 const (
 	probeMaxMessage  = 1 << 10
 	probeMaxStreams  = 4

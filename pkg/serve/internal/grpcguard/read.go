@@ -1,17 +1,14 @@
 package grpcguard
 
 // Admission before the read. grpc-go has no per-method receive limit: a call to a 1 MiB method
-// may still send up to the largest limit of the service, and forty 16 MiB messages once took the
-// forecast service to 3.46 GB. So a call with a token takes the most gRPC may read for it (the
-// server-wide limit) from the read pool before its handler lets gRPC read a byte past the
-// stream's 64 KiB window, and gives it back once its message is decoded. The handler reads the
-// message as bytes (codec.go), and the interceptors' message step (message.go) admits what
-// decoding costs against the memory budget before it decodes them. The read pool is a quarter of
-// the budget beside it, so reads and the work they bring stay within the memory the budget was
-// sized for; a read that finds the pool full waits up to readWait (reads take microseconds to a
-// few milliseconds), then is answered ResourceExhausted with RetryInfo, as an over-budget JSON
-// request is answered 503 with Retry-After. Calls without a token are read within their slots
-// instead (tap.go): they must not be able to fill the pool that calls with a token need.
+// may send up to the service's largest limit, and forty 16 MiB messages once took the forecast
+// service to 3.46 GB. So a call with a token takes the server-wide limit from the read pool
+// before its handler lets gRPC read past the stream's window, and gives it back once its message
+// is decoded (message.go). The pool is a quarter of the budget beside it, so reads and the work
+// they bring stay within the memory the budget was sized for; a read finding it full waits a
+// little, then is answered ResourceExhausted with RetryInfo, as an over-budget JSON request 503.
+// Calls without a token are read within their slots instead (tap.go), so that they cannot fill
+// the pool that calls with a token need.
 
 import (
 	"context"
@@ -25,9 +22,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Registrar is srv with the read admission in front of each unary handler registered on it, and
-// the handler's message read as bytes for the message step: every unary service the server serves
-// is registered through it.
+// Registrar is srv with the read admission in front of each unary handler registered on it:
+// every unary service the server serves is registered through it.
 func (g *Guard) Registrar(srv grpc.ServiceRegistrar) grpc.ServiceRegistrar {
 	return guardedRegistrar{g: g, srv: srv}
 }
@@ -47,10 +43,8 @@ func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 }
 
 // admitRead wraps a generated unary handler, which reads the message (dec) before it calls the
-// interceptors: the read is admitted first, and the message read as bytes into the call (c.msg)
-// in place of the handler's empty request, which the message step (Receive) decodes them into
-// once it has admitted the decoding. Bytes no step took (a call refused before its message step)
-// are given back here.
+// interceptors: the read is admitted first, and the message read as bytes into c.msg for Receive
+// to decode into the handler's request. Bytes no step took are given back here.
 func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		c := callFrom(ctx)
@@ -58,8 +52,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 		if c.slot != nil {
 			return h(srv, ctx, func(any) error { return dec(&c.msg) }, ic) // read within a slot
 		}
-		// The client's rate when shared through Redis, which the tap handle left to the call's
-		// own goroutine: the limits before the budget, and before a byte of the message is read.
+		// A rate shared through Redis, which the tap handle left to this goroutine: before the read.
 		if err := c.ticket.AdmitRate(); err != nil {
 			return nil, g.refuseCall(ctx, c, err)
 		}
@@ -81,8 +74,8 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	}
 }
 
-// refuseCall logs and counts a call refused before any interceptor took it, and gives back what
-// its ticket holds now rather than at the end of its stream.
+// refuseCall logs and counts a call refused before any interceptor, and releases its ticket now
+// rather than at the end of its stream.
 func (g *Guard) refuseCall(ctx context.Context, c *call, err error) error {
 	g.markLogged(c)
 	c.releaseTicket()

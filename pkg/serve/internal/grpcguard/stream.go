@@ -21,13 +21,10 @@ import (
 )
 
 // StreamInterceptor guards the streaming methods: health watch and reflection (public), and the
-// batch streams (Route.Records). Same rules as a unary call, per message. A batch stream was
-// admitted once for its whole life by the gate in the tap handle (its ticket holds its
-// admission.Stream, through which it admits its records; refused RESOURCE_EXHAUSTED with
-// RetryInfo when there is no room, as an over-budget call is), and is ended DEADLINE_EXCEEDED
-// after StreamIdle with no message received and no answer sent (a caller that takes no answer
-// blocks the sends, and then the reads). Its log line carries what the handler put in the
-// request's reqinfo.Info.Stream (its counts).
+// batch streams (Route.Records), with a unary call's rules per message. A batch stream, admitted
+// for its life in the tap handle, is ended DEADLINE_EXCEEDED after StreamIdle with no message
+// received and no answer sent (a caller that takes no answer blocks the sends, then the reads).
+// Its log line carries the handler's reqinfo.Info.Stream (its counts).
 func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx, start := ss.Context(), time.Now()
 	call := callFrom(ctx)
@@ -39,8 +36,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		idle = d
 	}
 	defer func() {
-		// grpc-go recovers nothing and a stream runs no unary chain: this is the stream
-		// goroutine's one net.
+		// grpc-go recovers nothing and a stream runs no unary chain: the goroutine's one net.
 		if p := recover(); p != nil {
 			g.Log.Error("panic in stream handler", "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 			err = rpcerr.Internal()
@@ -50,19 +46,16 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 		}
 		g.logCall(ctx, err, false, time.Since(start))
 	}()
-	// The gate admitted the stream in the tap handle: a place of its client's concurrency, the
-	// pacer of its messages (RecvMsg) and, for a batch stream, its reserve of the
-	// budget (its handler admits its records through it, Ticket(ctx).Stream()).
-	defer call.releaseTicket()
+	defer call.releaseTicket() // its place of the client's concurrency, and a batch stream's reserve
 	if p := call.ticket.Policy; p != "" {
 		_ = ss.SetHeader(metadata.MD{quota.PolicyMD: {p}})
 	}
 	handlerCtx, soft := context.WithCancelCause(ctx)
 	defer soft(nil)
-	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, guard: g, call: call, route: rt, streams: info.IsClientStream, idle: idle}
+	gs := &guardedStream{ServerStream: ss, ctx: handlerCtx, call: call, route: rt, streams: info.IsClientStream, idle: idle}
 	// The call's end, by its timer or its rights: first the handler's context, which a batch
-	// stream's engine watches: it returns at once and the caller learns why. Then, if the handler
-	// is still blocked a grace later, the call.
+	// stream's engine watches, so the caller learns why; then the call, if the handler is still
+	// blocked a grace later.
 	var ended atomic.Bool
 	end := func(why error) {
 		soft(why)
@@ -83,8 +76,8 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	})
 	defer ended.Store(true)
 	defer gs.quiet.Stop()
-	// The stream's rights, checked again at each reload and at its token's expiry: once gone,
-	// the stream ends as the idle limit ends it, with the status a call would get now.
+	// The stream's rights, checked again at each reload and at its token's expiry: once gone, it
+	// ends as on the idle limit, with the status a call would get now.
 	g.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), end)
 	err = handler(srv, gs)
 	cause := context.Cause(handlerCtx)
@@ -98,7 +91,6 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	return err
 }
 
-// errIdle is the cause a stream's context ends with when its timer fires.
 var errIdle = errors.New("the stream was idle for its limit")
 
 // idleGrace is how long a stream's handler has, once its context has ended on the idle limit, to
@@ -106,13 +98,11 @@ var errIdle = errors.New("the stream was idle for its limit")
 // sees only that: the caller then gets CANCELLED).
 const idleGrace = time.Second
 
-// guardedStream checks each message a streaming call reads, as Receive checks a unary call's, gives
-// the read slot back once a call that reads one message has read it, and puts the call's timer off
-// while the call makes progress.
+// guardedStream checks each message a streaming call reads, gives the read slot back once a call
+// that reads one message has read it, and puts the call's timer off while the call makes progress.
 type guardedStream struct {
 	grpc.ServerStream
 	ctx     context.Context
-	guard   *Guard
 	call    *call // the call the tap handle made
 	route   *routes.Route
 	streams bool // the client streams messages
@@ -135,9 +125,7 @@ func (g *guardedStream) RecvMsg(m any) error {
 		err = receiveStreamed(g.route, &w, m)
 	}
 	if err == nil {
-		// Its client's rate, with the pacer the gate put in a batch stream's context
-		// (quota.OpenStream): a message waits, never refused; the end of the stream waits for
-		// nothing.
+		// Its client's rate (the pacer of quota.OpenStream): a message waits, never refused.
 		err = quota.Pace(g.ctx)
 	}
 	w.free()

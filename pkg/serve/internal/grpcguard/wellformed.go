@@ -8,18 +8,15 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// The generated decoders (the repository's own DecodeProtoWire, vtprotobuf's UnmarshalVT) and
-// protobuf-go read a message the same way only when it is what an encoder writes for its type: a
-// generated decoder refuses a known field of another wire type (protobuf-go keeps it as an
-// unknown field, which the guard then names), keeps unknown fields where the guard's check would
-// have to look for them with protoreflect (or, the repository's own, refuses them), and does not
-// check that strings are UTF-8 (protobuf-go refuses them). wellFormed tells the two cases apart in one
-// pass over the bytes, with no allocation, from a table built once per message type from its
-// descriptor: a message it passes has only fields its type knows, each of its wire type (a
-// repeated number also packed), every string UTF-8, nested at most maxWellFormedDepth deep. It is
-// stricter than it needs to be (a closed enum, a group, a field number past maxShapedNumber: none
-// in the contract) where being exact would cost code: a message it does not pass is decoded by
-// protobuf-go, which gives every answer it gave before the generated decoders existed.
+// The generated decoders (the repository's own DecodeProtoWire, vtprotobuf's UnmarshalVT) read a
+// message as protobuf-go does only when it is what an encoder writes for its type: they refuse a
+// known field of another wire type (protobuf-go keeps it as an unknown field, which the guard
+// names), keep unknown fields out of protoreflect's sight (or refuse them), and do not check
+// UTF-8. wellFormed tells the cases apart in one pass with no allocation, from a table built once
+// per message type: a message it passes has only known fields, each of its wire type (a repeated
+// number also packed), UTF-8 strings, nesting at most maxWellFormedDepth. It is stricter where
+// being exact would cost code (a closed enum, a group, a field number past maxShapedNumber: none
+// in the contract); what it does not pass goes to protobuf-go, which answers as it always did.
 
 // maxWellFormedDepth bounds the nesting wellFormed follows (the contract's messages nest 3 deep;
 // protobuf-go's own limit is 10,000).
@@ -29,8 +26,7 @@ const maxWellFormedDepth = 100
 // well formed (its messages go to protobuf-go).
 const maxShapedNumber = 1 << 12
 
-// shape is what wellFormed knows of a message type: its fields by number (nil: none past the
-// end), or none at all when opaque.
+// shape is what wellFormed knows of a message type: its fields by number.
 type shape struct {
 	fields []fieldShape
 	opaque bool // the type has a field wellFormed does not judge: its messages are never well formed

@@ -15,14 +15,12 @@ type policy struct {
 	burst int
 }
 
-// interval is the time one request takes from the bucket, at least a microsecond (Redis
-// counts in microseconds).
+// interval is the time one request takes from the bucket, at least Redis's microsecond.
 func (p policy) interval() time.Duration {
 	return max(time.Duration(float64(time.Second)/p.rate), time.Microsecond)
 }
 
-// share is this replica's part of p when the replicas cannot share one budget: rate/n and
-// ⌈burst/n⌉.
+// share is this replica's part of p when the replicas cannot share one budget.
 func (p policy) share(n int) policy {
 	return policy{rate: p.rate / float64(n), burst: int(math.Ceil(float64(p.burst) / float64(n)))}
 }
@@ -35,11 +33,10 @@ type decision struct {
 	full      time.Duration // until the bucket is full again
 }
 
-// gcra decides one request at now against tat (the time the bucket is full again; zero for a
-// client not seen), counted in intervals of was (the interval tat was last moved by), and
-// returns the new tat: the generic cell rate algorithm, the same arithmetic as rateScript. When
-// the client's rate changed since (a reload), the time still owed is rescaled to the new
-// interval: the bucket keeps the share of requests it had, so a raised rate applies at once.
+// gcra decides one request at now against tat (zero for a client not seen), counted in intervals
+// of was, and returns the new tat: rateScript's arithmetic. When the rate changed since (a
+// reload), the time still owed is rescaled to the new interval: the bucket keeps its share of
+// requests, so a raised rate applies at once.
 func gcra(p policy, tat time.Time, was time.Duration, now time.Time) (decision, time.Time) {
 	iv := p.interval()
 	if tat.Before(now) {
@@ -55,8 +52,7 @@ func gcra(p policy, tat time.Time, was time.Duration, now time.Time) (decision, 
 	return decision{allowed: true, remaining: int(now.Sub(allowAt) / iv), full: next.Sub(now)}, next
 }
 
-// cell is one client's bucket in this replica's memory: when it is full again, and the interval
-// it was counted in.
+// cell is one client's bucket in this replica's memory.
 type cell struct {
 	tat time.Time
 	iv  time.Duration
@@ -66,8 +62,7 @@ type cell struct {
 // (a token names one), so the map is bounded by it.
 const maxLocal = 4096
 
-// take decides one request against the client's rate: in Redis when configured and answering,
-// else in this replica's memory at its share.
+// take decides one request against the client's rate: in Redis when answering, else in memory.
 func (l *Limiter) take(client string, p policy) decision {
 	if l.redis != nil {
 		if d, err := l.takeShared(client, p); err == nil {
@@ -96,9 +91,9 @@ func (l *Limiter) take(client string, p policy) decision {
 // was counted in}, expiring when the bucket is full.
 const RedisKeyPrefix = "yardstick:rate:"
 
-// rateScript is gcra in Redis, on Redis's clock. KEYS[1] the client's key, a hash
-// {tat, iv}; ARGV the interval (µs) and the burst. Returns {allowed (0/1), remaining, wait µs,
-// full µs}. Lua's doubles hold microseconds since 1970 exactly (2^53 µs is 285 years).
+// rateScript is gcra in Redis. ARGV: the interval (µs) and the burst. Returns {allowed (0/1),
+// remaining, wait µs, full µs}. Lua's doubles hold microseconds since 1970 exactly (2^53 µs is
+// 285 years).
 var rateScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -122,8 +117,8 @@ redis.call('PEXPIRE', KEYS[1], math.floor((nxt - now) / 1000) + 1)
 return {1, math.floor((now - allow_at) / iv), 0, nxt - now}
 `)
 
-// takeShared decides one request of client in Redis, through the login throttle's connection
-// and breaker (token.SharedRedis); an error when Redis was not asked or did not answer.
+// takeShared decides one request of client in Redis; an error when Redis was not asked or did
+// not answer.
 func (l *Limiter) takeShared(client string, p policy) (decision, error) {
 	var v []int64
 	err := l.redis.Call(func(ctx context.Context, c *redis.Client) error {

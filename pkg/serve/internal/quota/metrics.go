@@ -10,11 +10,9 @@ const OtherClient = "other"
 
 var reasons = []string{ReasonRate, ReasonConcurrency, ReasonStream}
 
-// metrics is yardstick_client_throttled_total{client,reason} and the fallback counter. The
-// throttled series of every registered client and reason are exported from the start, at 0,
-// so that rate() sees the first throttle and a dashboard needs no "or … * 0": each scrape
-// creates those of the clients registered then (a client added by a reload appears at the next
-// scrape; one removed keeps its series).
+// metrics is yardstick_client_throttled_total{client,reason} and the fallback counter. Each
+// scrape creates, at 0, the throttled series of the clients registered then, so that rate() sees
+// the first throttle and a dashboard needs no "or … * 0" (a client removed keeps its series).
 type metrics struct {
 	*prometheus.CounterVec
 	fallbacks prometheus.CounterFunc

@@ -125,23 +125,26 @@ type Slot struct {
 
 // Done gives the place back, once; a no-op on nil.
 func (s *Slot) Done() {
-	if s != nil && !s.released.Swap(true) {
-		s.l.release(s.client)
+	if s == nil || s.released.Swap(true) {
+		return
+	}
+	s.l.mu.Lock()
+	defer s.l.mu.Unlock()
+	if s.l.running[s.client]--; s.l.running[s.client] <= 0 {
+		delete(s.l.running, s.client)
 	}
 }
 
 // Held reports whether s still holds its place (Done gives it back).
 func (s *Slot) Held() bool { return s != nil && !s.released.Load() }
 
-// Shared reports whether the rate is decided in Redis, a network round trip (bounded by
-// token.SharedRedis's timeouts and breaker), which a caller that must not wait (gRPC's tap
-// handle, in the connection's reader) leaves to the call's own goroutine (Rate).
+// Shared reports whether the rate is decided in Redis, a network round trip, which a caller that
+// must not wait (gRPC's tap handle) leaves to the call's own goroutine.
 func (l *Limiter) Shared() bool { return l != nil && l.redis != nil }
 
 // Rate decides one request of client against its rate: the RateLimit-Policy and RateLimit
-// headers of a client with a rate ("" otherwise), and the refusal when it is spent: a 429
-// Throttled (gRPC RESOURCE_EXHAUSTED) with RetryInfo. A unary call's rate is decided before its
-// concurrency (internal/gate), so that a call refused spends nothing.
+// headers of a client with a rate ("" otherwise), and the 429 when it is spent. A unary call's
+// rate is decided before its concurrency (internal/gate), so that a call refused spends nothing.
 func (l *Limiter) Rate(client string) (policy, state string, err error) {
 	p, rated, conc := l.limitsOf(client)
 	if !rated {
@@ -181,14 +184,6 @@ func (l *Limiter) Acquire(client string) (*Slot, error) {
 	return &Slot{l: l, client: client}, nil
 }
 
-func (l *Limiter) release(client string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.running[client]--; l.running[client] <= 0 {
-		delete(l.running, client)
-	}
-}
-
 // Header names, as gRPC metadata (lower case) and as the JSON front writes them.
 const (
 	PolicyHeader = "RateLimit-Policy"
@@ -221,8 +216,8 @@ const (
 	ReasonStream      = "stream"      // a stream's record or student waited for the rate (never refused)
 )
 
-// refuse counts a refused call and answers it: 429 Throttled with Retry-After in whole seconds,
-// at least 1; gRPC RESOURCE_EXHAUSTED with RetryInfo of the same delay.
+// refuse counts a refused call and answers it: 429 Throttled (gRPC RESOURCE_EXHAUSTED) with the
+// retry delay in whole seconds, at least 1.
 func (l *Limiter) refuse(client string, p policy, wait time.Duration, reason string, concurrency int) error {
 	l.metrics.throttled(client, reason)
 	secs, retry := rpcerr.Retry(wait)

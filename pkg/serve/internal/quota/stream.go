@@ -8,9 +8,8 @@ import (
 
 type paceKey struct{}
 
-// pacer is a stream's hold on its client's rate, in the stream's context: every record and
-// student the stream reads calls Pace; and on its concurrency: every record the stream runs holds
-// a place (RecordSlot).
+// pacer is a stream's hold, in its context, on its client's rate (Pace) and concurrency
+// (RecordSlot).
 type pacer struct {
 	l      *Limiter
 	client string
@@ -20,12 +19,10 @@ type pacer struct {
 	freed   chan struct{} // closed when one ends, for the records waiting; nil: none waits
 }
 
-// RecordSlot waits for a place among the records of ctx's stream running at once: a stream runs
-// at most its client's concurrency of records at once (read at each record: a reload applies
-// mid-stream), no more than the calls the client may make at once, whatever the engine's workers;
-// a client without a concurrency limit has no bound here. done gives the place back (once). The
-// error is ctx's cause, when the stream ends while the record waits. A context without a stream's
-// pacer passes at once.
+// RecordSlot waits for a place among the records of ctx's stream running at once: at most its
+// client's concurrency (read at each record: a reload applies mid-stream), whatever the engine's
+// workers. done gives the place back (once). The error is ctx's cause, when the stream ends while
+// the record waits. A context without a stream's pacer passes at once.
 func RecordSlot(ctx context.Context) (done func(), err error) {
 	p, _ := ctx.Value(paceKey{}).(*pacer)
 	if p == nil {
@@ -63,10 +60,9 @@ func (p *pacer) give() {
 	}
 }
 
-// OpenStream admits a stream of client: a place of its concurrency for the stream's life
-// (refused at once, 429, when none is free) and, on the context returned, the pacer its records
-// and students call (Pace). The stream's rate is spent by its records, not by its opening (its
-// head carries the Policy alone: a RateLimit would cost a decision the opening does not take).
+// OpenStream admits a stream of client: a place of its concurrency for the stream's life (429
+// when none is free) and, on the context returned, its pacer. The stream's rate is spent by its
+// records, not by its opening (its head carries the Policy alone).
 func (l *Limiter) OpenStream(ctx context.Context, client string) (context.Context, *Slot, error) {
 	s, err := l.Acquire(client)
 	if err != nil {
@@ -103,9 +99,8 @@ func Pace(ctx context.Context) error {
 	}
 }
 
-// Concurrency is the client's concurrency limit (its own, else the default; 0: none): the share
-// of the streams' budget and of the gRPC read pool a client may hold follows it
-// (internal/admission). A nil limiter has none.
+// Concurrency is the client's concurrency limit (0: none; none of a nil limiter): a client's
+// share of the streams' budget and of the gRPC read pool follows it (internal/admission).
 func (l *Limiter) Concurrency(client string) int {
 	if l == nil {
 		return 0
