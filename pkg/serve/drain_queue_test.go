@@ -58,7 +58,9 @@ func TestStopAcceptingTakesTheQueue(t *testing.T) {
 			t.Errorf("client %d: got %q, %v; want the server's \"!\" (the connection was accepted, not reset)", i, b[:n], err)
 		}
 	}
-	if len(served) != queued {
-		t.Errorf("got %d connections out of Accept; want %d", len(served), queued)
+	// One more may come out: plugQueue's own connection, when its dial timed out on a loaded
+	// machine after the kernel had queued it (closed by its dialer: the server reads EOF).
+	if len(served) < queued || len(served) > queued+1 {
+		t.Errorf("got %d connections out of Accept; want the %d clients' (and perhaps the plug's)", len(served), queued)
 	}
 }
