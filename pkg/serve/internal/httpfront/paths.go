@@ -10,16 +10,14 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// What a caller who sent a body too large, or a path that does not exist, should send instead.
-
 // tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number
 // of what it holds: a group's students go one a line to its group stream, the requests of a path
 // a batch record may name go one a line to the service's batch path.
 func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	e := rpcerr.TooLarge(limit)
+	stream := f.Routes.ByPath[rt.Path+"/stream"]
 	switch {
-	case rt == nil:
-	case rt.Group && f.isStream(rt.Path+"/stream", routes.GroupStream):
+	case rt.Group && stream != nil && stream.Stream == routes.GroupStream:
 		e.Body.AdditionalInfo += " Send a group of any size one student a line (NDJSON) to POST " + rt.Path + "/stream."
 	case rt.Record:
 		if p := f.batchPath(); p != "" {
@@ -27,11 +25,6 @@ func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 		}
 	}
 	return e
-}
-
-func (f *Handler) isStream(path string, kind routes.Stream) bool {
-	rt, ok := f.Routes.ByPath[path]
-	return ok && rt.Stream == kind
 }
 
 // batchPath is the service's NDJSON batch path, "" without one.
