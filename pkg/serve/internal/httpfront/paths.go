@@ -15,6 +15,9 @@ import (
 // a batch record may name go one a line to the service's batch path.
 func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	e := rpcerr.TooLarge(limit)
+	if rt == nil {
+		return e
+	}
 	stream := f.Routes.ByPath[rt.Path+"/stream"]
 	switch {
 	case rt.Group && stream != nil && stream.Stream == routes.GroupStream:
