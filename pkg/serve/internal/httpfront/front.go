@@ -69,39 +69,33 @@ func New(o Options) *Handler {
 // gateway, which answers 404 or 405 (Mux.routingError). Every request carries its facts
 // (reqinfo.Info), which telemetry.ObserveHTTP, outside the front, puts in its context.
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
+	rt, known := f.Routes.ByPath[r.URL.Path]
+	switch {
+	case strings.TrimSuffix(r.URL.Path, "/") == "/authToken": // its own handler: forms, Basic, OAuth 2.0
 		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
 			f.Authz.ServeAuthToken(w, r)
 		}
-		return
-	}
-	rt, known := f.Routes.ByPath[r.URL.Path]
-	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
+	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
 		w.Header().Set("Allow", http.MethodPost)
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
-		return
-	}
-	if r.Method != http.MethodPost || !known {
+	case r.Method != http.MethodPost || !known:
 		dropBody(w, r)
 		f.Gateway.ServeHTTP(w, r)
-		return
-	}
-	if rt.Stream != routes.Unary { // the streams (stream.go)
+	case rt.Stream != routes.Unary: // the streams (stream.go)
 		f.serveStream(w, r, rt)
-		return
+	default:
+		f.serveRoute(w, r, rt)
 	}
-	f.serveRoute(w, r, rt)
 }
 
 // serveRoute serves a POST to one of the API's routes: the gate (credentials, media type, the
 // client's limits), size, the body's bytes, body, memory, in that order, each refusal answered
 // before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ri := reqinfo.From(r.Context())
-	ri.HTTPRequest = r
+	reqinfo.From(r.Context()).HTTPRequest = r
 	var form bool
 	check := func() (err error) {
 		if refuseEncoded(w, r) {

@@ -15,9 +15,9 @@ import (
 // uses protojson for them.
 var ErrUnsupported = errors.New("jsonwire: message kind not supported")
 
-// Marshal appends m's JSON to dst (through its generated codec when it has one): what protojson with EmitUnpopulated writes, without white
-// space. Unset proto3-optional fields (scalars and messages) are left out, other unset message
-// fields are null, every other field is written with its zero value.
+// Marshal appends m's JSON to dst: what protojson with EmitUnpopulated writes, without white
+// space (unset proto3-optional fields left out, other unset messages null, the rest with zero
+// values).
 func (c *Codec) Marshal(dst []byte, m proto.Message) ([]byte, error) {
 	if g, ok := m.(jsoncodec.Message); ok {
 		return g.AppendJSONWire(dst)
