@@ -5,8 +5,7 @@
 // Decoding applies the wire rules of the original API's clients, identically for every message:
 //   - an unknown field is an error that names it and suggests the nearest known one
 //     (`unknown field "cont"; did you mean "count"?`), except fields a message is told to ignore;
-//   - a duplicate key, trailing data after the object, or a body that is not one JSON object is an
-//     error;
+//   - a duplicate key, trailing data, or a body that is not one JSON object is an error;
 //   - whole-number fields (int32, int64, ...) take whole JSON numbers only (2 and 2.0, not 2.5);
 //     floating-point fields take any JSON number; both also take a quoted number, as protojson does;
 //   - aliases (`clientID` for `clientId`) and positional arrays (`[a, b, c]` for a message whose

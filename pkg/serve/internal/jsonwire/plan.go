@@ -50,8 +50,7 @@ func New(opts Options) *Codec {
 	})}
 }
 
-// byName is m keyed by plain strings, as package jsoncodec (which the generated code imports)
-// names messages.
+// byName is m keyed by plain strings, as package jsoncodec names messages.
 func byName[V any](m map[protoreflect.FullName]V) map[string]V {
 	out := make(map[string]V, len(m))
 	for k, v := range m {
@@ -68,9 +67,7 @@ type plan struct {
 	names      []string              // JSON names, for suggestions
 	ignored    map[string]bool
 	positional bool
-	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
-	// enums, well-known types); those take protojson's path.
-	supported bool
+	supported  bool // false with kinds this codec does not write (buildField): they take protojson's path
 }
 
 type fieldPlan struct {
