@@ -27,8 +27,7 @@ func NewMux() *Mux {
 	return m
 }
 
-// Mux is the gateway's mux, which answers the 404 and 405 of paths and methods the front has no
-// route for.
+// Mux is the gateway's mux: it answers the 404 and 405 of paths and methods with no route.
 type Mux struct {
 	*runtime.ServeMux
 	Suggest func(path string) string // the documented path nearest to an unknown one, or "" (Handler.NearestPath); nil: none

@@ -10,9 +10,8 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number
-// of what it holds: a group's students go one a line to its group stream, the requests of a path
-// a batch record may name go one a line to the service's batch path.
+// tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number of
+// its parts, one a line: its group stream for a group's students, the batch path for records.
 func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	e := rpcerr.TooLarge(limit)
 	if rt == nil {
@@ -40,9 +39,8 @@ func (f *Handler) batchPath() string {
 	return ""
 }
 
-// NearestPath is the documented path nearest to path (this service's, the other's, the
-// operational ones), when it is near enough to be a typo ("" otherwise): a path one letter off,
-// a segment missing, the case wrong.
+// NearestPath is the documented path (this service's, the other's, the operational ones) nearest to
+// path when it is near enough to be a typo (a letter off, a segment missing, the case wrong), or "".
 func (f *Handler) NearestPath(path string) string {
 	known := slices.AppendSeq(slices.Collect(maps.Keys(f.Routes.ByPath)), maps.Keys(servedBy()))
 	known = append(known, "/authToken", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/.well-known/jwks.json")
