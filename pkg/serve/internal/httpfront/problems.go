@@ -45,10 +45,7 @@ func WithFieldProblems(decodeErr, err error) error {
 	all := slices.Clone(wire.Problems)
 	if st, ok := status.FromError(err); ok && st.Code() == codes.InvalidArgument {
 		for _, d := range st.Details() {
-			bad, ok := d.(*errdetails.BadRequest)
-			if !ok {
-				continue
-			}
+			bad, _ := d.(*errdetails.BadRequest) // nil for other details: no violations
 			for _, v := range bad.GetFieldViolations() {
 				if v.GetField() != "" && !covered(v.GetField(), wire.Problems) {
 					all = append(all, jsoncodec.Problem{Path: v.GetField(), Message: v.GetDescription()})
@@ -107,9 +104,6 @@ func digits(s string) int {
 // covered reports whether a problem of field is about a value the decoder found wrong: the field
 // itself or a part of it.
 func covered(field string, problems []jsoncodec.Problem) bool {
-	if field == "" {
-		return false
-	}
 	for _, p := range problems {
 		if field == p.Path || strings.HasPrefix(field, p.Path+".") || strings.HasPrefix(field, p.Path+"[") {
 			return true
