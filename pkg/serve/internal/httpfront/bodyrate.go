@@ -65,8 +65,7 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 }
 
 // dropLinger is how long a connection refused before its body was read stays open after the
-// answer: closing it at once with the body still arriving resets it, and the reset destroys the
-// answer in the caller's receive buffer before the caller has read it.
+// answer: closed with the body still arriving, it resets, destroying the answer still unread.
 const dropLinger = 100 * time.Millisecond
 
 // dropBody is for answers given without reading the body: the connection closes dropLinger after

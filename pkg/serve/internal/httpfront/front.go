@@ -65,9 +65,8 @@ func New(o Options) *Handler {
 	return f
 }
 
-// ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
-// gateway, which answers 404 or 405 (Mux.routingError). Every request carries its facts
-// (reqinfo.Info), which telemetry.ObserveHTTP, outside the front, puts in its context.
+// ServeHTTP serves POST /authToken and the API's routes; the gateway answers the rest with 404 or
+// 405. telemetry.ObserveHTTP, outside the front, puts each request's reqinfo.Info in its context.
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, known := f.Routes.ByPath[r.URL.Path]
 	switch {
@@ -225,9 +224,8 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	return nil, false
 }
 
-// readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
-// (io.ReadAll would grow and copy a 16 MiB group body a dozen times; bytes.Buffer.ReadFrom would
-// want bytes.MinRead spare, 512 bytes more a call).
+// readBody reads a whole body into one buffer sized by Content-Length when sent: io.ReadAll would
+// copy a 16 MiB group body a dozen times, bytes.Buffer.ReadFrom want 512 bytes spare a call.
 func readBody(r io.Reader, length int64) ([]byte, error) {
 	if length <= 0 {
 		return io.ReadAll(r)
