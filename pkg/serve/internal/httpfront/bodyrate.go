@@ -11,21 +11,18 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// Request bodies are paced instead of timed as a whole. A fixed ReadTimeout either cuts a
-// legitimate 16 MiB group upload on a slow link or lets a caller hold a connection for minutes
-// by sending a byte now and then. Here a body has BodyGrace (default 10 s) to start, after which
-// it must have arrived at MinBodyRate on average (default 64 KiB/s): by time t after the headers,
-// at least (t - grace) × rate bytes. A 16 MiB group body passes on any link of 64 KiB/s or more
-// (it may take up to 4 min 26 s); a body that falls behind is cut with 408 and the connection
-// closed. The read deadline of the connection is moved as bytes arrive
-// (http.ResponseController), so no goroutine or timer is added per request.
+// Request bodies are paced instead of timed as a whole: a fixed ReadTimeout either cuts a 16 MiB
+// group upload on a slow link or lets a caller hold a connection for minutes with a byte now and
+// then. By time t after the headers a body must have sent (t - grace) × rate bytes (defaults 10 s,
+// 64 KiB/s: a 16 MiB body may take 4 min 26 s); one that falls behind is cut with 408 and its
+// connection closed. The connection's read deadline moves as bytes arrive: no goroutine or timer
+// per request.
 
 // errSlowBody is the error a paced body returns when it fell behind the minimum rate.
 var errSlowBody = errors.New("request body arrived slower than the minimum rate")
 
 // PaceBodies paces the body of every request that has one: grace to start, then rate bytes a
-// second on average (Config.BodyGrace, Config.MinBodyRate). It wraps the listener's own
-// ResponseWriter (in-process calls, which have no connection, are not paced).
+// second on average (Config.BodyGrace, Config.MinBodyRate). In-process calls are not paced.
 func PaceBodies(grace time.Duration, rate int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
@@ -68,13 +65,11 @@ func (p *pacedBody) Read(b []byte) (int, error) {
 }
 
 // dropLinger is how long a connection refused before its body was read stays open after the
-// answer: closing it at once with the body still arriving resets it, and the reset destroys the
-// answer in the caller's receive buffer before the caller has read it.
+// answer: closed with the body still arriving, it resets, destroying the answer still unread.
 const dropLinger = 100 * time.Millisecond
 
-// dropBody is for answers given without reading the body (no valid token, wrong media type, over
-// the size limit): the connection closes dropLinger after the answer, instead of net/http reading
-// up to 256 KiB of the rest at the caller's pace.
+// dropBody is for answers given without reading the body: the connection closes dropLinger after
+// the answer, instead of net/http reading up to 256 KiB of the rest at the caller's pace.
 func dropBody(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		return
@@ -87,13 +82,4 @@ func dropBody(w http.ResponseWriter, r *http.Request) {
 func refuse(w http.ResponseWriter, r *http.Request, e rpcerr.HTTP) {
 	dropBody(w, r)
 	rpcerr.Write(w, e)
-}
-
-// discardBody sends the answer already written, then reads the rest of the body into nothing (at
-// the paced rate, up to limit): a caller refused for want of memory budget is authenticated and
-// still sending, and a connection closed under its upload would reset before it read the 503.
-// Reading costs no memory.
-func discardBody(w http.ResponseWriter, body io.Reader, limit int64) {
-	_ = http.NewResponseController(w).Flush()
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, limit))
 }

@@ -5,11 +5,10 @@ import (
 	"strings"
 )
 
-// continueIfExpected sends 100 Continue to a caller that asked for it (Expect: 100-continue,
-// RFC 9110 §10.1.1) before a stream's 200 head. net/http sends it on the body's first read, but
-// a stream answers its head before it reads: without this the caller, curl among them, waits out
-// its own timer (a second) before it sends the body. Refusals (401, 403, 415, 503) come before
-// and need none: the caller then sends no body at all.
+// continueIfExpected sends 100 Continue (RFC 9110 §10.1.1) to a caller that asked for it, before a
+// stream's 200 head: net/http sends it on the body's first read, which comes after the head, and
+// the caller (curl among them) would wait out its own timer, a second, before sending the body.
+// Refusals come before and need none: the caller then sends no body at all.
 func continueIfExpected(w http.ResponseWriter, r *http.Request) {
 	if !r.ProtoAtLeast(1, 1) || r.ContentLength == 0 {
 		return

@@ -1,13 +1,9 @@
 // Package httpfront is the JSON API's front: it finds a request's route (internal/routes) and has
-// the gate (internal/gate) admit the call before it reads a byte: the token, the route's rule,
-// then the front's refusals of content codings and wrong media types, then the client's limits.
-// It refuses bodies over the route's limit, holds the body's bytes while it paces and reads it,
-// admits the request's memory by the body read on the call's ticket (internal/admission), decodes
-// it into the route's rpc's request with its codec (internal/jsonwire), and calls the rpc on the
-// frame's in-process channel (internal/inproc), which hands the call's ticket to the chain and
-// runs the handler. grpc-gateway's mux, with the front's error handlers, answers the 404 and 405
-// of paths and methods with no route. A new kind of route (a streaming batch route) gets its case
-// in ServeHTTP.
+// the gate (internal/gate) admit the call before it reads a byte. It then reads the body (paced,
+// within the route's limit, its bytes held in the body pool), admits its memory on the call's
+// ticket (internal/admission), decodes it (internal/jsonwire) and calls the route's rpc on the
+// in-process channel (internal/inproc). grpc-gateway's mux answers the 404 and 405 of paths and
+// methods with no route. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
 package httpfront
 
 import (
@@ -31,24 +27,21 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// policyKey and stateKey are the RateLimit headers' names as http.Header keys them: set
-// directly, they are not canonicalized again on every answer of a limited client.
+// policyKey and stateKey are the RateLimit headers' canonical keys, set directly on every answer.
 var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.CanonicalHeaderKey(quota.StateHeader)
 
 // Options are what the front works with.
 type Options struct {
 	Routes  *routes.Table
-	Gate    *gate.Gate        // admits each call and each record before its body is read
-	Authz   *authz.Authorizer // serves /authToken, watches a stream's rights
-	Budget  *admission.Budget // admits memory
-	Channel *inproc.Channel   // the in-process door: the front calls each route's rpc, and each batch record's, on it
-	Gateway http.Handler      // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
-	// Limits are each client's limits (internal/quota), which the gate applies; the front reads
-	// a client's concurrency from them, its share of the body pool. nil: none.
-	Limits *quota.Limiter
-	Groups map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
-	Stream batch.Options              // the stream engine's options
-	Codec  *jsonwire.Codec            // the front's codec: a call's and a record's body and answer
+	Gate    *gate.Gate                 // admits each call and each record before its body is read
+	Authz   *authz.Authorizer          // serves /authToken, watches a stream's rights
+	Budget  *admission.Budget          // admits memory
+	Channel *inproc.Channel            // the in-process door: the front calls each route's rpc, and each batch record's, on it
+	Gateway http.Handler               // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
+	Limits  *quota.Limiter             // each client's limits, which the gate applies; a client's concurrency is its share of the body pool. nil: none
+	Groups  map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
+	Stream  batch.Options              // the stream engine's options
+	Codec   *jsonwire.Codec            // a call's and a record's body and answer
 }
 
 // Handler is the JSON API's front (see the package doc).
@@ -72,53 +65,43 @@ func New(o Options) *Handler {
 	return f
 }
 
-// ServeHTTP serves POST /authToken (authz) and the API's routes; anything else goes to the
-// gateway, which answers 404 or 405 (Mux.routingError). Every request carries its facts
-// (reqinfo.Info), which telemetry.ObserveHTTP, outside the front, puts in its context.
+// ServeHTTP serves POST /authToken and the API's routes; the gateway answers the rest with 404 or
+// 405. telemetry.ObserveHTTP, outside the front, puts each request's reqinfo.Info in its context.
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.TrimSuffix(r.URL.Path, "/") == "/authToken" { // its own handler: forms, Basic, OAuth 2.0
+	rt, known := f.Routes.ByPath[r.URL.Path]
+	switch {
+	case strings.TrimSuffix(r.URL.Path, "/") == "/authToken": // its own handler: forms, Basic, OAuth 2.0
 		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
 			f.Authz.ServeAuthToken(w, r)
 		}
-		return
-	}
-	rt, known := f.Routes.ByPath[r.URL.Path]
-	if known && rt.Stream != routes.Unary && r.Method != http.MethodPost {
+	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
 		w.Header().Set("Allow", http.MethodPost)
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
-		return
-	}
-	if r.Method != http.MethodPost || !known {
+	case r.Method != http.MethodPost || !known:
 		dropBody(w, r)
 		f.Gateway.ServeHTTP(w, r)
-		return
-	}
-	if rt.Stream != routes.Unary { // the streams (stream.go)
+	case rt.Stream != routes.Unary: // the streams (stream.go)
 		f.serveStream(w, r, rt)
-		return
+	default:
+		f.serveRoute(w, r, rt)
 	}
-	f.serveRoute(w, r, rt)
 }
 
 // serveRoute serves a POST to one of the API's routes: the gate (credentials, media type, the
 // client's limits), size, the body's bytes, body, memory, in that order, each refusal answered
 // before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
-	ri := reqinfo.From(r.Context())
-	ri.HTTPRequest = r
+	reqinfo.From(r.Context()).HTTPRequest = r
 	var form bool
-	check := func() error {
-		var ok bool
+	check := func() (err error) {
 		if refuseEncoded(w, r) {
 			return errAnswered
 		}
-		if form, ok = checkMediaType(w, r); !ok {
-			return errAnswered
-		}
-		return nil
+		form, err = checkMediaType(w, r)
+		return err
 	}
 	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http"}, check)
 	if t.Policy != "" {
@@ -150,11 +133,9 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	_, _ = w.Write(answer)
 }
 
-// invoke calls the route's rpc with an admitted call's body, as grpc-gateway's handler of its path
-// would, without the gateway: the body decoded into the rpc's request by the front's codec, the
-// rpc called on the in-process channel with the call's ticket t, and the answer encoded by the
-// codec. A body whose problems are each a field's still reaches the handler, and the error is
-// both's problems (WithFieldProblems). A unary call and a batch record are answered by it alike.
+// invoke answers an admitted call or batch record as grpc-gateway's handler of its path would:
+// the body decoded by the front's codec, the rpc called on the in-process channel with the ticket
+// t. A body whose problems are each a field's still reaches the handler (WithFieldProblems).
 func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, body []byte) ([]byte, error) {
 	req, err := f.Channel.NewRequest(rt.Method)
 	if err != nil {
@@ -174,37 +155,36 @@ func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, 
 	return marshal(f.Codec, resp)
 }
 
-// jsonType is the Content-Type header's value of every answer call writes. Nothing writes to it.
+// jsonType is every answer's Content-Type header value. Nothing writes to it.
 var jsonType = []string{"application/json"}
 
 // errAnswered is the front's own refusal of a call's headers (the gate's check), answered already.
 var errAnswered = errors.New("httpfront: the request was refused and answered")
 
-// checkMediaType refuses a media type other than JSON (415), and reports whether the body was
-// labelled form-encoded: curl -d labels every body so, and a body that is JSON is then taken as
-// JSON.
-func checkMediaType(w http.ResponseWriter, r *http.Request) (form, ok bool) {
+// checkMediaType refuses a media type other than JSON (415, errAnswered), and reports whether the
+// body was labelled form-encoded: curl -d labels every body so, and a body that is JSON is then
+// taken as JSON.
+func checkMediaType(w http.ResponseWriter, r *http.Request) (form bool, err error) {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" || ct == "application/json" {
-		return false, true
+		return false, nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	switch {
 	case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
-		return false, true
+		return false, nil
 	case err == nil && mt == "application/x-www-form-urlencoded":
-		return true, true
+		return true, nil
 	default:
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusUnsupportedMediaType)
-		return false, false
+		return false, errAnswered
 	}
 }
 
-// admitAndRead holds the body to the route's limit, holds its bytes in the body pool while it is
-// read (admission.BodyPool: a slow upload holds what it sent, not what its decoding will cost),
-// then admits the request's memory by the body read on the call's ticket, waiting in the
-// client's queue for it. A refusal is answered here.
+// admitAndRead holds the body to the route's limit and its bytes in the body pool while it is read
+// (a slow upload holds what it sent, not what its decoding will cost), then admits the request's
+// memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
 	limit, client := rt.BodyLimit, t.Client
 	if r.ContentLength > limit {
@@ -213,44 +193,39 @@ func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *route
 	}
 	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
-		// Answered before the body is read: without full duplex the server would read up to
-		// 256 KiB of the body, at the caller's pace, before it sent the answer.
-		_ = http.NewResponseController(w).EnableFullDuplex()
+		// Answered before the body is read (without full duplex net/http would first read up to
+		// 256 KiB of it at the caller's pace); then the rest is read into nothing at the paced
+		// rate: the caller is authenticated and still sending, and a connection closed under its
+		// upload would reset before it read the answer.
+		rc := http.NewResponseController(w)
+		_ = rc.EnableFullDuplex()
 		rpcerr.Write(w, rpcerr.ToHTTP(err))
-		discardBody(w, r.Body, limit)
+		_ = rc.Flush()
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, limit))
 		return nil, false
 	}
 	defer read.Done() // once admitted, the body's bytes are in its grant
 	body, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
-	if err != nil {
-		writeReadError(w, r, err, func(limit int64) rpcerr.HTTP { return f.tooLarge(rt, limit) })
-		return nil, false
-	}
-	if err := t.AdmitBody(r.Context(), body); err != nil {
-		rpcerr.Write(w, rpcerr.ToHTTP(err))
-		return nil, false
-	}
-	return body, true
-}
-
-// writeReadError answers a body that could not be read: over the limit (413), too slow (408), or
-// cut off (400).
-func writeReadError(w http.ResponseWriter, r *http.Request, err error, tooLarge413 func(limit int64) rpcerr.HTTP) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		rpcerr.Write(w, tooLarge413(tooLarge.Limit))
+		rpcerr.Write(w, f.tooLarge(rt, limit))
 	case errors.Is(err, errSlowBody):
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusRequestTimeout)
-	default:
+	case err != nil: // cut off
 		rpcerr.Write(w, rpcerr.HTTP{Status: http.StatusBadRequest, Body: rpcerr.BodyFor(http.StatusBadRequest, errors.New("request body could not be read"))})
+	default:
+		if err = t.AdmitBody(r.Context(), body); err == nil {
+			return body, true
+		}
+		rpcerr.Write(w, rpcerr.ToHTTP(err))
 	}
+	return nil, false
 }
 
-// readBody reads a whole body into one buffer sized by Content-Length when the caller sent it
-// (io.ReadAll would grow and copy a 16 MiB group body a dozen times; bytes.Buffer.ReadFrom would
-// want bytes.MinRead spare, 512 bytes more a call).
+// readBody reads a whole body into one buffer sized by Content-Length when sent: io.ReadAll would
+// copy a 16 MiB group body a dozen times, bytes.Buffer.ReadFrom want 512 bytes spare a call.
 func readBody(r io.Reader, length int64) ([]byte, error) {
 	if length <= 0 {
 		return io.ReadAll(r)
@@ -268,9 +243,8 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 }
 
 // refuseEncoded refuses a body sent with a content coding (gzip, br, ...), and reports whether it
-// did. The front reads a body as sent: a compressed one is not malformed JSON (400) but a coding
-// it does not take, which RFC 9110 §15.5.16 answers with 415, and §12.5.3 with Accept-Encoding:
-// identity (the codings a request may use).
+// did: a coding the front does not take (it reads a body as sent), not malformed JSON, which
+// RFC 9110 answers with 415 (§15.5.16) and Accept-Encoding: identity (§12.5.3).
 func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
 	for _, v := range r.Header.Values("Content-Encoding") {
 		for c := range strings.SplitSeq(v, ",") {

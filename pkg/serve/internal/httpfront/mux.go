@@ -27,13 +27,10 @@ func NewMux() *Mux {
 	return m
 }
 
-// Mux is the gateway's mux, which answers the 404 and 405 of paths and methods the front has no
-// route for.
+// Mux is the gateway's mux: it answers the 404 and 405 of paths and methods with no route.
 type Mux struct {
 	*runtime.ServeMux
-	// Suggest is the documented path nearest to an unknown one, or "" (Handler.NearestPath);
-	// nil: no suggestion.
-	Suggest func(path string) string
+	Suggest func(path string) string // the documented path nearest to an unknown one, or "" (Handler.NearestPath); nil: none
 }
 
 // noHeader forwards no header either way: the front hands the chain what it needs in the context
@@ -41,15 +38,13 @@ type Mux struct {
 // side's metadata, as Grpc-Metadata-* headers would.
 func noHeader(string) (string, bool) { return "", false }
 
-// gatewayErrorHandler is the gateway's one error handler: every error is written as the
-// documented body.
+// gatewayErrorHandler writes every error of the gateway as the documented body.
 func gatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
 
-// DecodeProblems turns the JSON front's decoding error into the validation error a handler's
-// problems become, so both are keyed and worded alike (a group stream's lines, decoded by the
-// service, too).
+// DecodeProblems turns a decoding error of the JSON front (or of a group stream's line) into the
+// validation error a handler's problems become, keyed and worded alike.
 func DecodeProblems(err error) error {
 	var wire *jsoncodec.Error
 	if !errors.As(err, &wire) {
@@ -72,9 +67,9 @@ func (m *Mux) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Mar
 	rpcerr.WriteStatus(w, code)
 }
 
-// servedBy is, for every path of the contract (http.yaml), the service that serves it, as the
-// contract's package names it (the token path is served by every service and left out): a caller that sends a
-// path to the wrong service is told where it belongs instead of only that it is unknown here.
+// servedBy is the service that serves each path of the contract (http.yaml), as its package names
+// it (the token path, served by all, left out): a caller that sends a path to the wrong service is
+// told where it belongs, not only that it is unknown here.
 var servedBy = sync.OnceValue(func() map[string]string {
 	out := map[string]string{}
 	routes, err := yardstick.Routes()

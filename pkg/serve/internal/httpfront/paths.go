@@ -10,16 +10,16 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// What a caller who sent a body too large, or a path that does not exist, should send instead.
-
-// tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number
-// of what it holds: a group's students go one a line to its group stream, the requests of a path
-// a batch record may name go one a line to the service's batch path.
+// tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number of
+// its parts, one a line: its group stream for a group's students, the batch path for records.
 func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	e := rpcerr.TooLarge(limit)
+	if rt == nil {
+		return e
+	}
+	stream := f.Routes.ByPath[rt.Path+"/stream"]
 	switch {
-	case rt == nil:
-	case rt.Group && f.isStream(rt.Path+"/stream", routes.GroupStream):
+	case rt.Group && stream != nil && stream.Stream == routes.GroupStream:
 		e.Body.AdditionalInfo += " Send a group of any size one student a line (NDJSON) to POST " + rt.Path + "/stream."
 	case rt.Record:
 		if p := f.batchPath(); p != "" {
@@ -27,11 +27,6 @@ func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 		}
 	}
 	return e
-}
-
-func (f *Handler) isStream(path string, kind routes.Stream) bool {
-	rt, ok := f.Routes.ByPath[path]
-	return ok && rt.Stream == kind
 }
 
 // batchPath is the service's NDJSON batch path, "" without one.
@@ -44,9 +39,8 @@ func (f *Handler) batchPath() string {
 	return ""
 }
 
-// NearestPath is the documented path nearest to path (this service's, the other's, the
-// operational ones), when it is near enough to be a typo ("" otherwise): a path one letter off,
-// a segment missing, the case wrong.
+// NearestPath is the documented path (this service's, the other's, the operational ones) nearest to
+// path when it is near enough to be a typo (a letter off, a segment missing, the case wrong), or "".
 func (f *Handler) NearestPath(path string) string {
 	known := slices.AppendSeq(slices.Collect(maps.Keys(f.Routes.ByPath)), maps.Keys(servedBy()))
 	known = append(known, "/authToken", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/.well-known/jwks.json")

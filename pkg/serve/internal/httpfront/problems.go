@@ -15,10 +15,10 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// Every problem of a request comes in one answer: a value of the wrong type is found by the
-// decoder, a value out of range or a field missing by the handler. When the decoder's problems are
-// all of fields, the message holds every other field as sent (a list keeps its entries and their
-// indexes), so the handler runs on it for its own problems, and the answer is both.
+// Every problem of a request comes in one answer: the decoder finds values of the wrong type, the
+// handler values out of range and fields missing. When the decoder's problems are all of fields,
+// the message holds every other field as sent (lists keep their indexes), so the handler runs on
+// it too.
 
 // FieldsOnly reports whether err is a decoding error whose problems are each a field's: the body
 // was one JSON object, read to its end.
@@ -35,22 +35,17 @@ func FieldsOnly(err error) bool {
 	return true
 }
 
-// WithFieldProblems is the answer of a call whose body had the field problems decodeErr, and
-// whose handler answered err: the decoder's problems, then the handler's of other fields. Its
-// view of a field the decoder left unset ("is required") says nothing new, and its rules across
-// fields ("" problems: numberCorrect against the items) may rest on a field it did not get: both
-// are left out. Any other error of the handler is dropped: the request was invalid, whatever
-// else happened to it.
+// WithFieldProblems is the answer of a call whose body had the field problems decodeErr and whose
+// handler answered err: the decoder's problems, then the handler's of other fields. The handler's
+// problems of a field the decoder found wrong ("is required") and across fields ("", which may
+// rest on a field it did not get) are left out, as is any other error: the request was invalid.
 func WithFieldProblems(decodeErr, err error) error {
 	var wire *jsoncodec.Error
 	errors.As(decodeErr, &wire)
 	all := slices.Clone(wire.Problems)
 	if st, ok := status.FromError(err); ok && st.Code() == codes.InvalidArgument {
 		for _, d := range st.Details() {
-			bad, ok := d.(*errdetails.BadRequest)
-			if !ok {
-				continue
-			}
+			bad, _ := d.(*errdetails.BadRequest) // nil for other details: no violations
 			for _, v := range bad.GetFieldViolations() {
 				if v.GetField() != "" && !covered(v.GetField(), wire.Problems) {
 					all = append(all, jsoncodec.Problem{Path: v.GetField(), Message: v.GetDescription()})
@@ -109,9 +104,6 @@ func digits(s string) int {
 // covered reports whether a problem of field is about a value the decoder found wrong: the field
 // itself or a part of it.
 func covered(field string, problems []jsoncodec.Problem) bool {
-	if field == "" {
-		return false
-	}
 	for _, p := range problems {
 		if field == p.Path || strings.HasPrefix(field, p.Path+".") || strings.HasPrefix(field, p.Path+"[") {
 			return true

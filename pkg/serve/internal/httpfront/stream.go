@@ -17,9 +17,8 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// The NDJSON batch and group forecast streams: this front owns everything before the engine
-// (internal/batch) runs, and the stream's counts for its one log line (reqinfo); the engine owns
-// the body and the answers.
+// The NDJSON batch and group forecast streams: the front owns what comes before the engine
+// (internal/batch) and the counts for the stream's log line; the engine owns body and answers.
 
 // serveStream serves a POST to a stream route: the gate (the token, 401 and 403; the media type,
 // 415; the client's concurrency, 429; the stream's reserve of the budget, 429 or 503 with
@@ -98,14 +97,12 @@ type dispatcher struct {
 	ri     *reqinfo.Info     // the stream's request facts (its id, its client)
 }
 
-// Dispatch answers one record exactly as serveRoute and the gateway answer a unary call of its
-// path with the stream's token: its rpc called by name on the in-process channel, with the same
-// permission check, limit, decoding, chain, handler and bodies, without the HTTP request's log
-// line or metrics. A path whose rpc a record may not name (the contract's method option
-// yardstick.batch.v1.record) answers 404; a heavy record waits for budget. The token is checked
-// for each record against the clients as they are now (401 once it has expired or its client is
-// gone, 403 for a permission taken away), as a call made now would be; a path is matched as a
-// call's is (one trailing slash is the same path: telemetry.ObserveHTTP).
+// Dispatch answers one record exactly as serveRoute answers a unary call of its path with the
+// stream's token (invoke), without the HTTP request's log line or metrics. The token is checked
+// for each record against the clients as they are now, as a call made now would be (401 once it
+// expired or its client is gone, 403 for a permission taken away); a heavy record waits for
+// budget. A path is matched as a call's is (one trailing slash is the same path); a path whose
+// rpc a record may not name (yardstick.batch.v1.record) answers 404.
 func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (int, []byte) {
 	f := d.f
 	if len(path) > 1 && path[len(path)-1] == '/' {
@@ -115,13 +112,11 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 	if rt == nil { // the other service's path: say whose it is; else the nearest path, if any
 		return http.StatusNotFound, rpcerr.JSON(notFound(path, f.NearestPath).Body)
 	}
-	if !rt.Record { // the contract's option yardstick.batch.v1.record; not /authToken
+	if !rt.Record { // not /authToken either
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	// A line under the stream's limit but over its path's is answered as the unary front answers
-	// it, once the record is authorized.
-	check := func() error {
+	check := func() error { // a line over its path's limit is refused (413) once authorized
 		if int64(len(body)) > rt.BodyLimit {
 			return errRecordTooLarge
 		}

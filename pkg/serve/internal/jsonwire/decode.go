@@ -13,36 +13,32 @@ import (
 )
 
 // Unmarshal decodes one JSON object into m (which it resets) under the wire rules. An empty body
-// is an empty object. Every problem found is returned as an *Error. The contract's messages are
-// read by their generated codecs (jsoncodec.Message); any other message through protoreflect, with
-// the same answers.
-//
-// m shares no memory with data: the caller may reuse data afterwards.
+// is an empty object. Every problem found is returned as an *Error. m shares no memory with data.
 func (c *Codec) Unmarshal(data []byte, m proto.Message) error {
 	proto.Reset(m)
 	d := jsoncodec.Get(data, c.rules)
 	defer jsoncodec.Put(d)
-	g, ok := m.(jsoncodec.Message)
-	if !ok {
-		d.Slow()
-		if d.Start() {
+	g, generated := m.(jsoncodec.Message)
+	decode := func() {
+		if !d.Start() {
+			return
+		}
+		if generated {
+			g.DecodeJSONWire(d)
+		} else {
 			r := m.ProtoReflect()
 			message(d, c.planOf(r.Descriptor()), r)
-			d.End()
 		}
-		return d.Err()
-	}
-	if d.Start() {
-		g.DecodeJSONWire(d)
 		d.End()
 	}
-	if d.Bailed() { // a problem, or a form the scanner leaves to the tokenizer: read it again
+	if !generated {
+		d.Slow()
+	}
+	decode()
+	if generated && d.Bailed() { // a problem, or a form the scanner leaves to the tokenizer: read it again
 		proto.Reset(m)
 		d.Retry()
-		if d.Start() {
-			g.DecodeJSONWire(d)
-			d.End()
-		}
+		decode()
 	}
 	return d.Err()
 }
@@ -54,11 +50,8 @@ func IsObject(body []byte) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// The protoreflect path: messages without a generated codec (dynamicpb, the Opaque API, types
-// outside the contract), read on the same decoder as the generated codecs, so every problem is
-// found and worded the same way.
-
-// message decodes an object into m.
+// message decodes an object into m: the protoreflect path, for messages without a generated
+// codec, on the same decoder so that every problem is found and worded the same way.
 func message(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {
 	it := d.Object()
 	var seen uint64
@@ -134,8 +127,7 @@ func mapField(d *jsoncodec.Decoder, f *fieldPlan, m protoreflect.Message, t jx.T
 		d.PushKey(key.String())
 		switch {
 		case !utf8.Valid(it.Key()):
-			// protojson refuses it too; kept, it could not be written back (the path shows it with
-			// U+FFFD).
+			// protojson refuses it too: it could not be written back (the path shows U+FFFD).
 			d.Problem("a key must be valid UTF-8 text")
 			d.Skip()
 		case mp.Has(key):
@@ -154,18 +146,15 @@ func mapField(d *jsoncodec.Decoder, f *fieldPlan, m protoreflect.Message, t jx.T
 // object decodes a message value of JSON type t: an object, or for positional messages a number
 // array.
 func object(d *jsoncodec.Decoder, p *plan, m protoreflect.Message, t jx.Type) {
-	switch t {
-	case jx.Object:
+	switch {
+	case t == jx.Object:
 		message(d, p, m)
-		return
-	case jx.Array:
-		if p.positional {
-			positional(d, p, m)
-			return
-		}
+	case t == jx.Array && p.positional:
+		positional(d, p, m)
+	default:
+		d.Problem("must be an object")
+		d.Skip()
 	}
-	d.Problem("must be an object")
-	d.Skip()
 }
 
 func positional(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {

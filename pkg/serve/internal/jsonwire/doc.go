@@ -5,8 +5,7 @@
 // Decoding applies the wire rules of the original API's clients, identically for every message:
 //   - an unknown field is an error that names it and suggests the nearest known one
 //     (`unknown field "cont"; did you mean "count"?`), except fields a message is told to ignore;
-//   - a duplicate key, trailing data after the object, or a body that is not one JSON object is an
-//     error;
+//   - a duplicate key, trailing data, or a body that is not one JSON object is an error;
 //   - whole-number fields (int32, int64, ...) take whole JSON numbers only (2 and 2.0, not 2.5);
 //     floating-point fields take any JSON number; both also take a quoted number, as protojson does;
 //   - aliases (`clientID` for `clientId`) and positional arrays (`[a, b, c]` for a message whose
@@ -15,21 +14,16 @@
 //     bound, not only the first; past the bound a body costs no more to read (no names, no
 //     suggestions), and a list ends one entry past its limit (Options.ListLimits).
 //
-// The contract's messages carry generated codecs: protoc-gen-yardstick-json (tools/, run by make
-// generate) writes beside each .pb.go file a DecodeJSONWire that switches on each key and sets the
-// struct's fields by name, and an AppendJSONWire that appends the answer's bytes, in plain Go (no
-// reflection, no unsafe). They run on package jsoncodec (proto/jsoncodec), which holds the
+// The contract's messages carry codecs that protoc-gen-yardstick-json (tools/, make generate)
+// writes beside each .pb.go file in plain Go: DecodeJSONWire sets the struct's fields by key,
+// AppendJSONWire appends the answer. They run on package jsoncodec (proto/jsoncodec): the
 // tokenizing (a scanner for the common body, go-faster/jx for the rest), the problems and their
-// paths, the number rules, and the Options as Rules that the generated code consults on the rare
-// path (an unknown key, a number for a text field, an array for a message). Unmarshal and Marshal take a message's generated codec when it has one
-// (jsoncodec.Message); any other message — a dynamicpb message, the Opaque API's structs, a type
-// outside the contract, a message with a oneof — is read and written through protoreflect, on the
-// same jsoncodec.Decoder, with the same answers (the differential and fuzz tests hold the two
-// paths and protojson to each other).
+// paths, the number rules, and the Options as Rules. Any other message (dynamicpb, the Opaque
+// API, a type outside the contract, a message with a oneof) is read and written through
+// protoreflect on the same jsoncodec.Decoder, with the same answers (the differential and fuzz
+// tests hold both paths and protojson to each other).
 //
-// Why not protojson: on the JSON front it was the wall (reflection-driven decoding of each body,
-// then a second pass to strip the whitespace protojson adds on purpose). Why go-faster/jx: a
-// maintained, allocation-free JSON tokenizer with strict RFC 8259 validation, which words every
-// problem; the scanner in front of it takes the common body in about three quarters of the CPU
-// (docs/performance.md).
+// Why not protojson: on the JSON front it was the wall (reflection on each body, then a second
+// pass to strip the whitespace it adds on purpose). Why go-faster/jx: a maintained,
+// allocation-free tokenizer with strict RFC 8259 validation that words every problem.
 package jsonwire

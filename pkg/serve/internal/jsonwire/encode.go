@@ -11,13 +11,12 @@ import (
 	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// ErrUnsupported is returned by Marshal for messages the codec does not write itself; the caller
-// uses protojson for them.
+// ErrUnsupported is Marshal's error for a message it does not write: the caller uses protojson.
 var ErrUnsupported = errors.New("jsonwire: message kind not supported")
 
-// Marshal appends m's JSON to dst (through its generated codec when it has one): what protojson with EmitUnpopulated writes, without white
-// space. Unset proto3-optional fields (scalars and messages) are left out, other unset message
-// fields are null, every other field is written with its zero value.
+// Marshal appends m's JSON to dst: what protojson with EmitUnpopulated writes, without white
+// space (unset proto3-optional fields left out, other unset messages null, the rest with zero
+// values).
 func (c *Codec) Marshal(dst []byte, m proto.Message) ([]byte, error) {
 	if g, ok := m.(jsoncodec.Message); ok {
 		return g.AppendJSONWire(dst)
@@ -87,8 +86,7 @@ func appendList(b []byte, f *fieldPlan, list protoreflect.List) ([]byte, error) 
 	return append(b, ']'), nil
 }
 
-// appendMap writes a map of string keys and scalar values as protojson does: an object, keys in
-// sorted order.
+// appendMap writes a map of string keys and scalar values as protojson does: keys sorted.
 func appendMap(b []byte, f *fieldPlan, mp protoreflect.Map) ([]byte, error) {
 	keys := make([]string, 0, mp.Len())
 	mp.Range(func(k protoreflect.MapKey, _ protoreflect.Value) bool {

@@ -22,9 +22,8 @@ type Options struct {
 	// NumberAsText lists string fields that also take a JSON number, kept as its literal text.
 	NumberAsText map[protoreflect.FullName][]string
 	// MaxListLen, when above 0, ends decoding at the first list more than one entry longer than
-	// it: the services refuse such a list anyway (a list one entry over is decoded, so the service
-	// can say by how much), and decoding it whole would cost memory in proportion to a hostile
-	// body's length.
+	// it: the services refuse it anyway (one entry over still lets them say by how much), and
+	// decoding it whole would cost memory in proportion to a hostile body's length.
 	MaxListLen int
 	// ListLimits are the limits of particular lists, by JSON field name, in place of MaxListLen.
 	ListLimits map[string]int
@@ -51,8 +50,7 @@ func New(opts Options) *Codec {
 	})}
 }
 
-// byName is m keyed by plain strings, as package jsoncodec (which the generated code imports)
-// names messages.
+// byName is m keyed by plain strings, as package jsoncodec names messages.
 func byName[V any](m map[protoreflect.FullName]V) map[string]V {
 	out := make(map[string]V, len(m))
 	for k, v := range m {
@@ -69,9 +67,7 @@ type plan struct {
 	names      []string              // JSON names, for suggestions
 	ignored    map[string]bool
 	positional bool
-	// supported is false for messages with kinds this codec does not write (maps, oneofs, bytes,
-	// enums, well-known types); those take protojson's path.
-	supported bool
+	supported  bool // false with kinds this codec does not write (buildField): they take protojson's path
 }
 
 type fieldPlan struct {
@@ -104,17 +100,14 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 	if p, ok := building[md.FullName()]; ok {
 		return p
 	}
-	p := &plan{byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, supported: true}
+	fields := md.Fields()
+	p := &plan{byName: map[string]*fieldPlan{}, ignored: map[string]bool{}, positional: c.opts.Positional[md.FullName()],
+		supported: fields.Len() <= 64} // one bit a field, for duplicates
 	building[md.FullName()] = p
-	p.positional = c.opts.Positional[md.FullName()]
 	for _, name := range c.opts.Ignored[md.FullName()] {
 		p.ignored[name] = true
 	}
 	asText := c.opts.NumberAsText[md.FullName()]
-	fields := md.Fields()
-	if fields.Len() > 64 {
-		p.supported = false
-	}
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
 		f, supported := c.buildField(fd, i, slices.Contains(asText, fd.JSONName()), building)
@@ -124,7 +117,16 @@ func (c *Codec) build(md protoreflect.MessageDescriptor, building map[protorefle
 		p.byName[f.jsonName] = f
 		p.byName[string(fd.Name())] = f
 	}
-	c.finish(p, md)
+	for alias, target := range c.opts.Aliases[md.FullName()] {
+		if f, ok := p.byName[target]; ok {
+			p.byName[alias] = f
+		}
+	}
+	for _, f := range p.fields {
+		if k := f.fd.Kind(); f.list || k != protoreflect.DoubleKind && k != protoreflect.FloatKind {
+			p.positional = false // only all-number messages can arrive as a number array
+		}
+	}
 	c.plans.Store(md.FullName(), p)
 	return p
 }
@@ -159,23 +161,6 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 		supported = false
 	}
 	return f, supported
-}
-
-// finish completes the plan p of md once its fields are planned: the aliases the options give,
-// and whether it may arrive as a number array.
-func (c *Codec) finish(p *plan, md protoreflect.MessageDescriptor) {
-	for alias, target := range c.opts.Aliases[md.FullName()] {
-		if f, ok := p.byName[target]; ok {
-			p.byName[alias] = f
-		}
-	}
-	if p.positional {
-		for _, f := range p.fields {
-			if k := f.fd.Kind(); f.list || k != protoreflect.DoubleKind && k != protoreflect.FloatKind {
-				p.positional = false // only all-number messages can arrive as a number array
-			}
-		}
-	}
 }
 
 // scalarMap reports whether a map field has string keys and number, string or bool values: the
