@@ -20,10 +20,9 @@ import (
 const (
 	maxComplexity = 25
 	maxLines      = 400
-	// maxFrameLines is the frame's size as it stands (11,231 lines; 12,372 before the gate and
-	// the generated codecs), with little room: the target is 10,000. Lower it whenever the frame
-	// shrinks, never raise it to let code in.
-	maxFrameLines = 11_300
+	// maxFrameLines is the frame's target, which it meets (9,963 lines; 12,372 before the gate
+	// and the generated codecs). Lower it whenever the frame shrinks, never raise it to let code in.
+	maxFrameLines = 10_000
 )
 
 // cyclomatic is gocyclo's count of a function: 1, and 1 for each if, for, range, case and
@@ -117,7 +116,7 @@ func TestNumbers(t *testing.T) {
 	if files < 100 {
 		t.Errorf("got %d Go files under pkg/serve; want the whole frame (100 or more): is the walk rooted right?", files)
 	}
-	t.Logf("pkg/serve: %d hand-written lines of code in %d Go files (tests aside: target 10,000)", code, files)
+	t.Logf("pkg/serve: %d hand-written lines of code in %d Go files (tests aside: at most 10,000)", code, files)
 	if msg := frameOver(code); msg != "" {
 		t.Error(msg)
 	}
@@ -178,7 +177,7 @@ func TestNumbersCount(t *testing.T) {
 	for _, tc := range []struct {
 		code int
 		over bool
-	}{{11_300, false}, {11_301, true}} {
+	}{{10_000, false}, {10_001, true}} {
 		if got := frameOver(tc.code) != ""; got != tc.over {
 			t.Errorf("frameOver(%d) reports a problem: got %v; want %v", tc.code, got, tc.over)
 		}
