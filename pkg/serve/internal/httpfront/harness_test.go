@@ -121,15 +121,15 @@ func frontTestService() *grpc.ServiceDesc {
 
 // frontServer is the front on a loopback listener, and the token registry its gate checks.
 type frontServer struct {
-	addr   string // 127.0.0.1:port
-	issuer *token.Issuer
+	addr string // 127.0.0.1:port
+	reg  *token.Issuer
 }
 
 // startFront serves the front with bodies paced by grace and rate until the test ends.
 func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	t.Helper()
-	frontTestMessages()
-	issuer := testIssuer(t)
+	frontTestMessages() // before the registry reads the clients file: its permissions are the contract's
+	reg := testIssuer(t)
 	log := slog.New(slog.DiscardHandler)
 	ch := inproc.New(func(ctx context.Context, tk *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		if tk == nil || tk.Method != info.FullMethod { // as the frame's chain: a call not admitted fails closed
@@ -144,14 +144,14 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	}
 	table.AddStream(batchPath, routes.Batch, table.ByMethod["/yardstick.scoring.v1.FrontTestService/EchoBatch"].Rule)
 	rec := telemetry.NewRecorder(log, token.ServiceScoring)
-	az := authz.New(issuer, token.ServiceScoring, log, nil)
+	az := authz.New(reg, token.ServiceScoring, log, nil)
 	budget := admission.New(256<<20, 100_000, rec.Registry(), token.ServiceScoring)
 	budget.SetWait(2 * time.Second)
 	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Budget: budget}, Authz: az, Budget: budget, Channel: ch, Gateway: NewMux(),
 		Stream: batch.Options{Log: log, Trusted: true}, Codec: jsonwire.New(jsonwire.Options{ListLimits: map[string]int{"items": 5000}, MaxListLen: 100_000})})
 	srv := httptest.NewServer(PaceBodies(grace, rate, rec.ObserveHTTP(table.Label, f)))
 	t.Cleanup(srv.Close)
-	return &frontServer{addr: strings.TrimPrefix(srv.URL, "http://"), issuer: issuer}
+	return &frontServer{addr: strings.TrimPrefix(srv.URL, "http://"), reg: reg}
 }
 
 // testIssuer is a token registry over a new signing key and a clients file of one client,
@@ -178,17 +178,17 @@ func testIssuer(t *testing.T) *token.Issuer {
 	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	issuer, err := token.New(token.Options{ClientsFile: clients, KeysDir: keys, TTL: time.Hour})
+	reg, err := token.New(token.Options{ClientsFile: clients, KeysDir: keys, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return issuer
+	return reg
 }
 
 // bearer is an Authorization header value of a token of client.
 func (s *frontServer) bearer(t *testing.T, client string) string {
 	t.Helper()
-	tok, err := s.issuer.Authenticate(client, clientSecret, token.ServiceScoring, "127.0.0.1")
+	tok, err := s.reg.Authenticate(client, clientSecret, token.ServiceScoring, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
