@@ -52,6 +52,8 @@
 // their relative precision. Tests cross-check against gonum's distuv.Normal. Calibration solves
 // its Newton steps and covariance with gonum's Cholesky (mat), once per iteration on a k × k
 // matrix; its per-booklet sums are our own loops.
+// The benchmarks read a thread's CPU time through golang.org/x/sys/unix's ClockGettime (a
+// test-only use), so no test needs unsafe to make the system call.
 //
 // Errors: Standard, Bayes and Link.Measure return an error, never a panic or a NaN, for input
 // they cannot handle (no items, a raw score outside [0, n] (n the maximum points), non-finite values

@@ -156,7 +156,7 @@ func FuzzFront(f *testing.F) {
 	}
 	for path, bodies := range seeds {
 		if strings.HasSuffix(path, "/batch") || strings.HasSuffix(path, "/stream") {
-			continue // issue 21's NDJSON streams need a connection: batch_test.go and internal/batch test them
+			continue // NDJSON streams need a connection: batch_test.go and internal/batch test them
 		}
 		route := -1
 		for i, r := range fuzzRoutes {
