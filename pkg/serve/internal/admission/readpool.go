@@ -82,6 +82,7 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	return &Read{pool: p, client: client, n: n}, true
 }
 
+// held adds n to what the pool's series says its reads hold (none before Report).
 func (p *ReadPool) held(n int64) {
 	if p.inUse != nil {
 		p.inUse.Add(float64(n))
