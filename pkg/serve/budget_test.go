@@ -9,11 +9,13 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -55,15 +57,48 @@ func post(base, path, tok string, body io.Reader) (response, error) {
 }
 
 // waitIdle waits until the budget has nothing admitted.
-func waitIdle(t *testing.T, b *admission.Budget) {
+func waitIdle(t *testing.T, h *harness) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for b.Admitted() != 0 {
+	for admitted(t, h) != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("budget in use: got %d; want 0 (not released)", b.Admitted())
+			t.Fatalf("budget in use: got %d; want 0 (not released)", admitted(t, h))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// admitted is what the budget has admitted: yardstick_memory_budget_in_use_bytes.
+func admitted(t *testing.T, h *harness) int64 {
+	return gauge(t, h, "yardstick_memory_budget_in_use_bytes", "")
+}
+
+// bodiesHeld is what the JSON bodies being read hold of the body pool, every client's together:
+// yardstick_read_pool_in_use_bytes{front="http"}.
+func bodiesHeld(t *testing.T, h *harness) int64 {
+	return gauge(t, h, "yardstick_read_pool_in_use_bytes", "http")
+}
+
+// gauge is the value of the gauge name{front} of h's server (its one series when front is ""),
+// read from its registry as /metrics serves it.
+func gauge(t *testing.T, h *harness, name, front string) int64 {
+	t.Helper()
+	families, err := h.srv.telemetry.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if front == "" || slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == "front" && l.GetValue() == front }) {
+				return int64(m.GetGauge().GetValue())
+			}
+		}
+	}
+	t.Fatalf("no series %s{front=%q}", name, front)
+	return 0
 }
 
 func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
@@ -83,7 +118,7 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	// Admitted before the read by its size, as if every 8 bytes were a student; once read, by the
 	// students its brackets can hold.
 	before := h.srv.Cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true)
-	if got, want := h.srv.budget.Admitted(), h.srv.budget.GroupCostOfBody(group); got != want || want >= before {
+	if got, want := admitted(t, h), h.srv.budget.GroupCostOfBody(group); got != want || want >= before {
 		t.Fatalf("budget in use while one group runs: got %d; want %d, under the %d admitted before the read", got, want, before)
 	}
 
@@ -148,14 +183,14 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	if r := <-held; r.status != http.StatusOK {
 		t.Errorf("the admitted group: got %d %s; want 200", r.status, r.body)
 	}
-	waitIdle(t, h.srv.budget)
+	waitIdle(t, h)
 	if r, err := post(h.base, "/api/forecast/reading/group", tok, bytes.NewReader(group)); err != nil || r.status != http.StatusOK {
 		t.Errorf("after the budget was released: got %d %s %v; want 200", r.status, r.body, err)
 	}
 	if _, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req); err != nil {
 		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
 	}
-	waitIdle(t, h.srv.budget)
+	waitIdle(t, h)
 }
 
 // overloadOf is a gRPC refusal's code, and its RetryInfo's delay and ErrorInfo's reason.
@@ -245,15 +280,15 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 			}()
 			if tc.held {
 				<-fake.started
-				if h.srv.budget.Admitted() == 0 || h.srv.budget.Admitted() >= h.srv.budget.Capacity() {
-					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", h.srv.budget.Admitted(), h.srv.budget.Capacity())
+				if got, capacity := admitted(t, h), gauge(t, h, "yardstick_memory_budget_bytes", ""); got == 0 || got >= capacity {
+					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", got, capacity)
 				}
 				fake.release <- struct{}{}
 			}
 			if r := <-done; r.status != tc.status {
 				t.Errorf("status: got %d %s; want %d", r.status, r.body, tc.status)
 			}
-			waitIdle(t, h.srv.budget)
+			waitIdle(t, h)
 		})
 	}
 
@@ -264,13 +299,13 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 		}
 		fmt.Fprintf(c, "POST /api/forecast/reading/group HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"studentData\":[", tok)
 		// Its declared bytes are held in the body pool while they arrive, none of the budget.
-		waitFor(t, "the body's bytes held while it arrives", func() bool { return h.srv.budget.BodiesHeldBy("demo") == 100000 })
-		if got := h.srv.budget.Admitted(); got != 0 {
+		waitFor(t, "the body's bytes held while it arrives", func() bool { return bodiesHeld(t, h) == 100000 })
+		if got := admitted(t, h); got != 0 {
 			t.Errorf("budget held by a body still arriving: got %d; want 0", got)
 		}
 		c.Close()
-		waitFor(t, "the body's bytes given back", func() bool { return h.srv.budget.BodiesHeldBy("demo") == 0 })
-		waitIdle(t, h.srv.budget)
+		waitFor(t, "the body's bytes given back", func() bool { return bodiesHeld(t, h) == 0 })
+		waitIdle(t, h)
 	})
 }
 

@@ -31,6 +31,7 @@ type Config struct {
 	// rapid-reset defence).
 	GRPCMaxStreams  int
 	GRPCReadTimeout time.Duration // with a token or without
+	BatchIdle       time.Duration // both fronts' batch streams
 
 	ContentDir  string
 	ClientsFile string

@@ -13,7 +13,9 @@ import (
 
 // TestFairAdmissionRoundRobin: with the budget room for one group call at a time, a client
 // with four queued behind the one running cannot hold another client's single one behind all
-// four: once the running one ends, the queues are served one call per client in turn.
+// four: once the running one ends, the queues are served one call per client in turn. (The
+// queues' order alone: internal/admission's TestFair tests; only a whole server shows the JSON
+// front queueing each call by its token's client.)
 func TestFairAdmissionRoundRobin(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -47,17 +49,17 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 			done <- who
 		}()
 	}
-	waiting := func(n int) {
+	waiting := func(n int64) {
 		t.Helper()
-		for deadline := time.Now().Add(10 * time.Second); h.srv.budget.Waiting() != n; time.Sleep(2 * time.Millisecond) {
+		for deadline := time.Now().Add(10 * time.Second); queued(t, h) != n; time.Sleep(2 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				t.Fatalf("queued: got %d; want %d", h.srv.budget.Waiting(), n)
+				t.Fatalf("queued: got %d; want %d", queued(t, h), n)
 			}
 		}
 	}
 	send("demo")
 	<-h.echo.started
-	for i := range 4 {
+	for i := range int64(4) {
 		send("flood")
 		waiting(i + 1)
 	}
@@ -77,7 +79,12 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 			t.Fatalf("answered in order %v; want %v (single's one after one of flood's, not after all four)", order, want)
 		}
 	}
-	if got := h.srv.budget.Waiting(); got != 0 {
+	if got := queued(t, h); got != 0 {
 		t.Errorf("queued after all: %d; want 0", got)
 	}
+}
+
+// queued is the requests waiting in their client's queue: yardstick_memory_budget_queued_requests.
+func queued(t *testing.T, h *harness) int64 {
+	return gauge(t, h, "yardstick_memory_budget_queued_requests", "")
 }

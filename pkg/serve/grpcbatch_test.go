@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
 	"runtime"
 	"slices"
@@ -281,10 +282,10 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 	cancel()
 	<-sent
 	left := time.Now().Add(time.Second)
-	for h.srv.budget.Admitted() != 0 && time.Now().Before(left) {
+	for admitted(t, h) != 0 && time.Now().Before(left) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if a := h.srv.budget.Admitted(); a != 0 {
+	if a := admitted(t, h); a != 0 {
 		t.Errorf("a second after the caller left, %d bytes are still admitted: the stream goes on", a)
 	}
 	if c := h.echo.calls.Load(); c != calls {
@@ -293,14 +294,13 @@ func TestGRPCBatchCallerReadsNothing(t *testing.T) {
 }
 
 // TestGRPCBatchIdle: a batch stream with no message in and no answer out for its idle limit
-// ends DEADLINE_EXCEEDED and gives its admission back: one that sends nothing, and one that
-// sent its records and takes no answer. A caller that takes its answers slowly, each within the
-// limit, gets them all.
+// (YARDSTICK_BATCH_IDLE) ends DEADLINE_EXCEEDED and gives its admission back: one that sends
+// nothing, and one that sent its records and takes no answer. A caller that takes its answers
+// slowly, each within the limit, gets them all.
 func TestGRPCBatchIdle(t *testing.T) {
 	t.Parallel()
 	const idle = 400 * time.Millisecond
-	h := startTestBatch(t, nil)
-	h.srv.guard.SetStreamIdle(idle)
+	h := startTestBatch(t, func(c *Config) { c.BatchIdle = idle })
 	tok := h.token("batcher", clientSecret)
 	open := func() (grpc.ClientStream, context.CancelFunc) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -385,12 +385,63 @@ func TestGRPCBatchIdle(t *testing.T) {
 		}
 	})
 	deadline := time.Now().Add(2 * time.Second)
-	for h.srv.budget.Admitted() != 0 && time.Now().Before(deadline) {
+	for admitted(t, h) != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if a := h.srv.budget.Admitted(); a != 0 {
+	if a := admitted(t, h); a != 0 {
 		t.Errorf("%d bytes still admitted after the idle streams ended", a)
 	}
+}
+
+// TestNDJSONBatchIdle: YARDSTICK_BATCH_IDLE is the NDJSON streams' idle limit too: a stream that
+// sends nothing is ended after it, without a summary.
+func TestNDJSONBatchIdle(t *testing.T) {
+	t.Parallel()
+	const idle = 400 * time.Millisecond
+	h := startTestBatch(t, func(c *Config) { c.BatchIdle = idle })
+	tok := h.token("batcher", clientSecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.base+throwawayBatchPath, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", ndjson)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body) // cut off: the body may end without its last chunk
+	if took := time.Since(start); resp.StatusCode != http.StatusOK || took < idle || took > idle+5*time.Second || strings.Contains(string(body), "summary") {
+		t.Errorf("after %s: %d %q; want 200 ended after %s without a summary", took, resp.StatusCode, body, idle)
+	}
+}
+
+// TestBatchIdleBounds pins YARDSTICK_BATCH_IDLE: 60 s by default, 100 ms to 1 h, both sides of
+// each bound.
+func TestBatchIdleBounds(t *testing.T) {
+	t.Parallel()
+	idleIs := func(want time.Duration) func(t *testing.T, c Config) {
+		return func(t *testing.T, c Config) {
+			if c.BatchIdle != want {
+				t.Errorf("batch idle: got %s; want %s", c.BatchIdle, want)
+			}
+		}
+	}
+	runLoadCases(t, []loadCase{
+		{name: "default", service: "scoring", env: []string{"YARDSTICK_DEV=true"}, check: idleIs(60 * time.Second)},
+		{name: "lower bound", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_BATCH_IDLE=100ms"}, check: idleIs(100 * time.Millisecond)},
+		{name: "upper bound", service: "forecast", env: []string{"YARDSTICK_DEV=true"}, args: []string{"-batch-idle", "1h"}, check: idleIs(time.Hour)},
+		{name: "under the lower bound", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_BATCH_IDLE=99ms"},
+			wantErr: []string{"YARDSTICK_BATCH_IDLE 99ms: want 100ms to 1h"}},
+		{name: "past the upper bound", service: "scoring", env: []string{"YARDSTICK_DEV=true", "YARDSTICK_BATCH_IDLE=1h0m0.001s"},
+			wantErr: []string{"YARDSTICK_BATCH_IDLE 1h0m0.001s: want 100ms to 1h"}},
+	})
 }
 
 // TestGRPCBatchRefusedMessage: a message the door refuses ends the stream with the status a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 const (
@@ -37,14 +38,24 @@ func errorInfoOf(err error) *errdetails.ErrorInfo {
 // 64 KiB (grpcGroupLimit).
 const groupLimit = 2965536
 
-// TestGRPCLimits pins the receive limits: the server-wide one is the largest method limit, and
-// each method takes its own JSON limit, but a group forecast what 100,000 students take in
-// protobuf. Each transport limit is pinned too.
+// TestGRPCLimits pins the receive limits: the server-wide one is the largest method limit (gRPC
+// itself refuses a message past it, without an ErrorInfo; a message past a smaller method's limit
+// but within it is the method step's REQUEST_TOO_LARGE), and each method takes its own JSON limit,
+// but a group forecast what 100,000 students take in protobuf. Each transport limit is pinned too.
 func TestGRPCLimits(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
-	if got, want := h.srv.guard.Ceiling(), int64(groupLimit); got != want {
+	if got, want := h.srv.routes.Ceiling, int64(groupLimit); got != want {
 		t.Errorf("server-wide receive limit of a server with group methods: got %d; want %d", got, want)
+	}
+	authed := bearer("Bearer " + h.token)
+	_, err := forecastv1.NewForecastServiceClient(h.conn).ForecastReadingGroup(authed, groupOfSize(t, groupLimit+1))
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err) != nil {
+		t.Errorf("a message a byte past the server-wide limit: got %v; want gRPC's own RESOURCE_EXHAUSTED", err)
+	}
+	_, err = scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(authed, scoreOfSize(t, mib+1))
+	if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err).GetReason() != "REQUEST_TOO_LARGE" {
+		t.Errorf("a 1 MiB method's message a byte past its limit, within the server-wide one: got %v; want REQUEST_TOO_LARGE", err)
 	}
 	if got, want := h.srv.guard.ReadTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
@@ -72,8 +83,13 @@ func TestGRPCLimits(t *testing.T) {
 	t.Run("scoring alone", func(t *testing.T) {
 		t.Parallel()
 		s := startService(t, testConfig(t), contractService(t, "scoring")) // 1 MiB methods
-		if got, want := s.srv.guard.Ceiling(), int64(mib); got != want {
+		if got, want := s.srv.routes.Ceiling, int64(mib); got != want {
 			t.Errorf("server-wide receive limit: got %d; want %d", got, want)
+		}
+		tok := bearer("Bearer " + s.token("demo", "demo-secret"))
+		_, err := scoringv1.NewScoringServiceClient(s.grpc).ScoreItemResults(tok, scoreOfSize(t, mib+1))
+		if status.Code(err) != codes.ResourceExhausted || errorInfoOf(err) != nil {
+			t.Errorf("a message a byte past the server-wide limit of 1 MiB: got %v; want gRPC's own RESOURCE_EXHAUSTED", err)
 		}
 	})
 }

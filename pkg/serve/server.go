@@ -137,7 +137,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	if s.routes, err = routes.Build(info, cfg.Limits); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
-	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: batch.DefaultIdle,
+	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
 		Gate: s.gate, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
@@ -198,7 +198,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	gw := httpfront.NewMux()
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
-		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true}, Codec: s.codec})
+		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).

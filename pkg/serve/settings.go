@@ -139,6 +139,7 @@ func settings(id Identity, c *Config) []setting {
 		{"YARDSTICK_PROBE_ADDR", "probe-addr", "listen address of a gRPC health service for probes alone (empty: none; the main gRPC port serves health too)", "", str(&c.ProbeAddr)},
 		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", integer(&c.GRPCMaxStreams, within(1, 10000, "1 to 10000"))},
 		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(&c.GRPCReadTimeout, within(100*time.Millisecond, 5*time.Minute, "100ms to 5m"))},
+		{"YARDSTICK_BATCH_IDLE", "batch-idle", "time a batch stream (NDJSON or gRPC) may go with no record received and no answer taken before it is ended", "60s", dur(&c.BatchIdle, within(100*time.Millisecond, time.Hour, "100ms to 1h"))},
 		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(&c.ContentDir)},
 		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(&c.ClientsFile)},
 		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(&c.KeysDir)},

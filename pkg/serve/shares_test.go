@@ -1,16 +1,11 @@
 package serve
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
@@ -57,48 +52,5 @@ func TestIdleStreamsHoldTheirReserve(t *testing.T) {
 	}
 	if answers, _, err := echoBatch(t, h, demo, []*dynamicpb.Message{echoRecordOf("g", "echo", "x")}); err != nil || len(answers) != 1 {
 		t.Errorf("another client's gRPC stream: got %d answers, %v; want 1 and OK", len(answers), err)
-	}
-}
-
-// TestReadPoolShareOfOneClient: 50 header-only gRPC calls of one client on one connection hold
-// at most its share of the read pool (a quarter of it: 2 reads of 10); its calls past the share
-// are refused after the read wait, and another client's call is answered at once meanwhile. Once,
-// they held the whole pool until the read timeout, and every other client's call was
-// RESOURCE_EXHAUSTED.
-func TestReadPoolShareOfOneClient(t *testing.T) {
-	t.Parallel()
-	h := startTestBatch(t, func(c *Config) { c.MemoryBudget = 40 << 20 }) // a read pool of 10 MiB: 10 reads of 1 MiB
-	if got := h.srv.guard.ReadPool().Size(); got != 10<<20 || h.srv.guard.Ceiling() != 1<<20 {
-		t.Fatalf("read pool %d, ceiling %d; want 10 MiB of 1 MiB reads", got, h.srv.guard.Ceiling())
-	}
-	ctx, cancel := context.WithCancel(bearer("Bearer " + h.token("batcher", clientSecret)))
-	defer cancel()
-	refused := make(chan error, 50)
-	for range 50 {
-		cs, err := h.grpc.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, throwawayMethod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { refused <- cs.RecvMsg(dynamicpb.NewMessage(echoOut)) }()
-	}
-	waitFor(t, "the client's share of the pool held", func() bool { return h.srv.guard.ReadPool().HeldBy("batcher") == 2<<20 })
-	demo := bearer("Bearer " + h.token("demo", "demo-secret"))
-	start := time.Now()
-	err := h.echoCall(demo, echoOfSize(t, 100))
-	if status.Code(err) == codes.ResourceExhausted || time.Since(start) > 500*time.Millisecond {
-		t.Errorf("another client's call beside them: got %v after %s; want it read at once", err, time.Since(start))
-	}
-	for range 48 {
-		select {
-		case err := <-refused:
-			if status.Code(err) != codes.ResourceExhausted {
-				t.Fatalf("a header-only call past the client's share: got %v; want RESOURCE_EXHAUSTED", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the calls past the client's share were not refused after the read wait")
-		}
-	}
-	if got := h.srv.guard.ReadPool().HeldBy("batcher"); got != 2<<20 {
-		t.Errorf("held by the client after the refusals: %d; want its two reads", got)
 	}
 }

@@ -19,17 +19,7 @@ type BodyPool struct {
 
 // NewBodyPool is the body pool beside b: a quarter of the budget, at least ceiling (the largest body).
 func NewBodyPool(b *Budget, ceiling int64) *BodyPool {
-	p := &BodyPool{b: b, reads: NewReadPool(b.capacity, ceiling)}
-	b.bodies.Store(p)
-	return p
-}
-
-// BodiesHeldBy is what client's bodies being read hold of the body pool (for pkg/serve's tests).
-func (b *Budget) BodiesHeldBy(client string) int64 {
-	if p := b.bodies.Load(); p != nil {
-		return p.reads.HeldBy(client)
-	}
-	return 0
+	return &BodyPool{b: b, reads: b.Report("http", NewReadPool(b.capacity, ceiling))}
 }
 
 // Take holds client's body's declared bytes (limit when -1) before it is read, waiting up to a

@@ -26,7 +26,6 @@ import (
 	"log/slog"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -67,15 +66,15 @@ const (
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
 	capacity      int64
-	maxStudents   int64                    // the student limit: a group forecast costs at most this many students
-	sem           *semaphore.Weighted      // the budget: what is granted, and the calls and records waiting for it
-	streams       *semaphore.Weighted      // the streams' half of it (stream.go)
-	used          atomic.Int64             // what sem has granted (a semaphore does not say)
-	wait          time.Duration            // how long a call that does not fit waits in its client's queue
-	q             queues                   // the calls waiting, per client (fair.go)
-	clientStreams *shares                  // what each client's streams hold of the streams' half
-	bodies        atomic.Pointer[BodyPool] // the JSON front's body pool, for BodiesHeldBy
-	inUse         prometheus.Gauge
+	maxStudents   int64                // the student limit: a group forecast costs at most this many students
+	sem           *semaphore.Weighted  // the budget: what is granted, and the calls and records waiting for it
+	streams       *semaphore.Weighted  // the streams' half of it (stream.go)
+	wait          time.Duration        // how long a call that does not fit waits in its client's queue
+	q             queues               // the calls waiting, per client (fair.go)
+	clientStreams *shares              // what each client's streams hold of the streams' half
+	inUse         prometheus.Gauge     // what sem has granted (a semaphore does not say)
+	poolSize      *prometheus.GaugeVec // each front's read pool (readpool.go), by front
+	poolInUse     *prometheus.GaugeVec // what the reads hold of it
 	refused       prometheus.Counter
 	refusals      *prometheus.CounterVec // by front and cause: the operator's one series of refusals
 }
@@ -116,7 +115,16 @@ func New(capacity int64, maxStudents int, reg prometheus.Registerer, service str
 	capGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "yardstick_memory_budget_bytes", Help: "The memory budget of large requests.", ConstLabels: labels,
 	}, func() float64 { return float64(capacity) })
-	reg.MustRegister(b.inUse, b.refused, b.refusals, capGauge)
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "yardstick_memory_budget_queued_requests", Help: "Requests waiting in their client's queue for the memory budget.", ConstLabels: labels,
+	}, func() float64 { return float64(b.q.waiting.Load()) })
+	b.poolSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "yardstick_read_pool_bytes", Help: "The pool of request bodies (http) and messages (grpc) being read, by front.", ConstLabels: labels,
+	}, []string{"front"})
+	b.poolInUse = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "yardstick_read_pool_in_use_bytes", Help: "What the bodies and messages being read hold of their read pool, by front.", ConstLabels: labels,
+	}, []string{"front"})
+	reg.MustRegister(b.inUse, b.refused, b.refusals, capGauge, queued, b.poolSize, b.poolInUse)
 	return b
 }
 
@@ -132,7 +140,6 @@ type Grant struct {
 
 // grant records cost, which the caller has acquired from sem.
 func (b *Budget) grant(cost int64) *Grant {
-	b.used.Add(cost)
 	b.inUse.Add(float64(cost))
 	return &Grant{b: b, cost: cost}
 }
@@ -148,16 +155,9 @@ func (b *Budget) give(n int64) {
 	if n <= 0 {
 		return
 	}
-	b.used.Add(-n)
 	b.inUse.Sub(float64(n))
 	b.sem.Release(n) // the calls waiting first, in their order
 }
-
-// Admitted is the admitted total.
-func (b *Budget) Admitted() int64 { return b.used.Load() }
-
-// Capacity is the budget's size in bytes.
-func (b *Budget) Capacity() int64 { return b.capacity }
 
 // Cost is the estimated heap of a request of n body bytes (JSON bytes when json, else protobuf
 // bytes), on a group forecast's route when group. Small requests of other routes cost nothing.

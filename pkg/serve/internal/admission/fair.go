@@ -105,6 +105,3 @@ func (q *queues) leave(w *waiter, admitted bool) {
 		close(q.line[0].turn)
 	}
 }
-
-// Waiting is the calls waiting in the queues (for pkg/serve's whole-server tests).
-func (b *Budget) Waiting() int { return int(b.q.waiting.Load()) }

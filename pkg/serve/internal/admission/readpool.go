@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -22,13 +23,22 @@ const (
 type ReadPool struct {
 	sem     *semaphore.Weighted
 	size    int64
-	clients *shares // what each client's reads hold
+	clients *shares          // what each client's reads hold
+	inUse   prometheus.Gauge // what all of them hold, once Report names the pool's front; nil before
 }
 
 // NewReadPool sizes the pool from the budget, and at least one read of the largest message.
 func NewReadPool(budget, ceiling int64) *ReadPool {
 	n := max(budget/readPoolShare, ceiling)
 	return &ReadPool{sem: semaphore.NewWeighted(n), size: n, clients: newShares()}
+}
+
+// Report has b's series show p as front's read pool ("http": the body pool; "grpc"): its size,
+// and what its reads hold. Before p is used.
+func (b *Budget) Report(front string, p *ReadPool) *ReadPool {
+	b.poolSize.WithLabelValues(front).Set(float64(p.size))
+	p.inUse = b.poolInUse.WithLabelValues(front)
+	return p
 }
 
 // Read is one call's hold on the read pool; Done gives it back, once (nil-safe).
@@ -44,6 +54,7 @@ func (r *Read) Done() {
 		r.once.Do(func() {
 			r.pool.sem.Release(r.n)
 			r.pool.clients.give(r.client, r.n)
+			r.pool.held(-r.n)
 		})
 	}
 }
@@ -55,6 +66,7 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	// The common case first, without a timer.
 	inShare := p.clients.take(nil, client, n, share)
 	if inShare && p.sem.TryAcquire(n) {
+		p.held(n)
 		return &Read{pool: p, client: client, n: n}, true
 	}
 	wait, cancel := context.WithTimeout(ctx, readWait)
@@ -66,11 +78,16 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 		p.clients.give(client, n)
 		return nil, false
 	}
+	p.held(n)
 	return &Read{pool: p, client: client, n: n}, true
 }
 
-// HeldBy is what client's reads hold (for pkg/serve's whole-server tests).
-func (p *ReadPool) HeldBy(client string) int64 { return p.clients.heldBy(client) }
+// held adds n to what the pool's series says its reads hold (none before Report).
+func (p *ReadPool) held(n int64) {
+	if p.inUse != nil {
+		p.inUse.Add(float64(n))
+	}
+}
 
 // Size is the pool's size in bytes.
 func (p *ReadPool) Size() int64 { return p.size }

@@ -69,7 +69,7 @@ type Guard struct {
 	open       map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
 	slotMu     sync.Mutex
 	perConn    map[*peer.Peer]int // calls without a token in the slots, per connection
-	streamIdle atomic.Int64       // Options.StreamIdle in nanoseconds; atomic: a test shortens it while serving
+	streamIdle atomic.Int64       // Options.StreamIdle in nanoseconds (Config.BatchIdle), set in New
 }
 
 // Options are what the guard needs of the frame.
@@ -77,7 +77,7 @@ type Options struct {
 	Service     string
 	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
 	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration     // time a batch stream may go without a message (batch.DefaultIdle)
+	StreamIdle  time.Duration     // time a batch stream may go without a message (Config.BatchIdle)
 	Gate        *gate.Gate        // admits each call on its headers; its concurrency bounds a client's read pool share
 	Authz       *authz.Authorizer // watches a stream's rights for its life
 	Telemetry   *telemetry.Recorder
@@ -109,10 +109,11 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	}
 }
 
-// Bind takes the route table, once every service is registered, and the budget of budgetBytes.
+// Bind takes the route table, once every service is registered, and the budget of budgetBytes,
+// whose series report the read pool.
 func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
 	g.routes, g.budget = t, b
-	g.reads = admission.NewReadPool(budgetBytes, g.ceiling)
+	g.reads = b.Report("grpc", admission.NewReadPool(budgetBytes, g.ceiling))
 }
 
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.
@@ -120,8 +121,5 @@ func (g *Guard) Listen(lis net.Listener) net.Listener {
 	return watchListener{Listener: lis, w: g.watch}
 }
 
-// The server-wide receive limit, the read pool, and a batch stream's idle limit (for the streams
-// opened after it), which the frame reads or its tests set.
-func (g *Guard) Ceiling() int64                { return g.ceiling }
+// ReadPool is the read pool, whose size the frame logs.
 func (g *Guard) ReadPool() *admission.ReadPool { return g.reads }
-func (g *Guard) SetStreamIdle(d time.Duration) { g.streamIdle.Store(int64(d)) }

@@ -65,6 +65,53 @@ func TestReadPool(t *testing.T) {
 	})
 }
 
+// TestReadPoolShareOfOneClient: 50 header-only calls of one client on one connection hold at most
+// its share of the read pool (a quarter of it: 2 reads of 10); its calls past the share are
+// refused after the read wait, and another client's call is read at once meanwhile. Once, they
+// held the whole pool until the read timeout, and every other client's call was
+// RESOURCE_EXHAUSTED.
+func TestReadPoolShareOfOneClient(t *testing.T) {
+	t.Parallel()
+	var demo, other string
+	h := startGuard(t, func(g *Guard) {
+		g.reads = g.budget.Report("grpc", admission.NewReadPool(40*g.ceiling, g.ceiling)) // 10 reads of the largest message
+		demo, other = twoClients(t, g)
+	})
+	if got := h.g.reads.Size(); got != 10*h.g.ceiling {
+		t.Fatalf("read pool %d; want 10 reads of %d", got, h.g.ceiling)
+	}
+	ctx, cancel := context.WithCancel(bearer("Bearer " + demo))
+	defer cancel()
+	refused := make(chan error, 50)
+	for range 50 {
+		cs, err := h.conn.NewStream(ctx, &grpc.StreamDesc{ClientStreams: true}, scoreMethod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { refused <- cs.RecvMsg(&scoringv1.Measure{}) }()
+	}
+	share := float64(2 * h.g.ceiling)
+	waitFor(t, "the client's share of the pool held", func() bool { return h.readsHeld(t) == share })
+	start := time.Now()
+	_, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+other), scoreOfSize(t, 100))
+	if err != nil || time.Since(start) > 500*time.Millisecond {
+		t.Errorf("another client's call beside them: got %v after %s; want it read and answered at once", err, time.Since(start))
+	}
+	for range 48 {
+		select {
+		case err := <-refused:
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("a header-only call past the client's share: got %v; want RESOURCE_EXHAUSTED", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the calls past the client's share were not refused after the read wait")
+		}
+	}
+	if got := h.readsHeld(t); got != share {
+		t.Errorf("held after the refusals (the other client's read long done): %v; want the client's two reads, %v", got, share)
+	}
+}
+
 // TestRefusedReadGivesBackItsPlace: a call the gate admitted holds a place of its client's
 // concurrency; when the read pool then refuses it, before any interceptor, the place is given
 // back as its stream ends (else a client would lose a place for every such refusal).
@@ -147,7 +194,7 @@ func TestReadTimeoutWithToken(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, fillErr := h.g.budget.AdmitDecode(context.Background(), "", true, h.g.budget.Capacity()) // costs at least the budget
+	full, fillErr := h.g.budget.AdmitDecode(context.Background(), "", true, budgetBytes) // costs at least the budget
 	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}
@@ -261,8 +308,8 @@ func TestSharedRateRefusedBeforeTheRead(t *testing.T) {
 	waitFor(t, "the refusal logged and counted", func() bool {
 		return h.count(scoreMethod, "ResourceExhausted") == 1 && h.logged(scoreMethod, "ResourceExhausted")
 	})
-	if got := h.refusals("grpc", "read_pool"); got != 0 || h.g.reads.HeldBy("demo") != 0 {
-		t.Errorf("the read pool: %v refusals, %d bytes held; want none taken", got, h.g.reads.HeldBy("demo"))
+	if got, held := h.refusals("grpc", "read_pool"), h.readsHeld(t); got != 0 || held != 0 {
+		t.Errorf("the read pool: %v refusals, %v bytes held; want none taken", got, held)
 	}
 	slot, err := limits.Acquire("demo")
 	if err != nil {
