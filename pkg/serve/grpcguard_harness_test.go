@@ -5,8 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -80,15 +79,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 		t.Fatal(err)
 	}
 	cfg.ReloadInterval = 0
-	hash, err := token.HashSecret(readerSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: reader\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"forecast:reading\"]\n"
-	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg.ClientsFile = tokentest.WriteClients(t, t.TempDir(), tokentest.Client{ID: "reader", Secret: readerSecret, Services: []string{token.ServiceForecast}, Permissions: []string{"forecast:reading"}})
 	h := &guardHarness{logs: &proc.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())

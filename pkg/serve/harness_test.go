@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -46,18 +45,9 @@ const clientSecret = "s3cret-for-tests"
 // Echo (throwaway:echo, not Shout) and a forecast-only client.
 func writeTestClients(t *testing.T) string {
 	t.Helper()
-	hash, err := token.HashSecret(clientSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := "clients:\n" +
-		"  - clientId: echo-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\"]\n" +
-		"  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
-	path := filepath.Join(t.TempDir(), "clients.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tokentest.WriteClients(t, t.TempDir(),
+		tokentest.Client{ID: "echo-only", Secret: clientSecret, Services: []string{token.ServiceScoring}, Permissions: []string{throwawayPerm}},
+		tokentest.Client{ID: "forecaster", Secret: clientSecret, Services: []string{token.ServiceForecast}, Permissions: []string{"*"}})
 }
 
 func testConfig(t testing.TB) Config {

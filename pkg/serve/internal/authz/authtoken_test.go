@@ -10,8 +10,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
@@ -117,16 +116,8 @@ func errorBody(t *testing.T, r response) rpcerr.ErrorBody {
 // argon2 slot. It returns the path and the secret.
 func writeFastClients(t *testing.T) (path, secret string) {
 	t.Helper()
-	secret, hash, err := token.GenerateSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, secret
+	c := tokentest.Generated(t, "forecaster", []string{token.ServiceForecast}, "*")
+	return tokentest.WriteClients(t, t.TempDir(), c), c.Secret
 }
 
 // slowSecret is the secret of the client "slow", hashed with argon2id at its default cost.
@@ -136,16 +127,7 @@ const slowSecret = "a-secret-of-the-slow-client"
 // argon2id at the default cost: each check takes 0.1 s or more, and holds a hashing slot.
 func writeSlowClients(t *testing.T) string {
 	t.Helper()
-	hash, err := token.HashSecret(slowSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: slow\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"*\"]\n"
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tokentest.WriteClients(t, t.TempDir(), tokentest.Client{ID: "slow", Secret: slowSecret, Services: []string{token.ServiceScoring}, Permissions: []string{"*"}})
 }
 
 // multipartBody encodes fields (name, value pairs) as multipart/form-data.
