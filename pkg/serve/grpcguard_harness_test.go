@@ -14,12 +14,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
+	"github.com/yardstick-dev/yardstick/proto/prototest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -210,49 +210,11 @@ func (h *guardHarness) logged(route, code string) bool {
 	return false
 }
 
-// Messages of an exact encoded size.
-
-// scoreOfSize is a ScoreItemResults request of exactly n bytes.
-func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", k)), Result: ptr(int32(1))}}}
-		size := proto.Size(m)
-		if size == n {
-			return m
-		}
-		k += n - size
-	}
-	t.Fatalf("no ScoreItemResults request of %d bytes", n)
-	return nil
-}
-
-// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
-// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
-func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
-	t.Helper()
-	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
-		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
-		rest := n - proto.Size(m)
-		if rest%2 == 1 && rest >= 9 {
-			m.TestUncertainty = ptr(1.0)
-			rest -= 9
-		}
-		if rest < 0 || rest%2 == 1 {
-			continue
-		}
-		m.StudentData = make([]*forecastv1.StudentData, rest/2)
-		for i := range m.StudentData {
-			m.StudentData[i] = &forecastv1.StudentData{}
-		}
-		if proto.Size(m) == n {
-			return m
-		}
-	}
-	t.Fatalf("no group request of %d bytes", n)
-	return nil
-}
+// Requests of an exact encoded size (the one copy is the contract's, proto/prototest).
+var (
+	scoreOfSize = prototest.Score
+	groupOfSize = prototest.Group
+)
 
 // waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
 // caller has its answer.

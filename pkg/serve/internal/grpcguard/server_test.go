@@ -18,7 +18,6 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/proto/prototest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -286,63 +286,12 @@ func retryOf(err error) time.Duration {
 	return 0
 }
 
-// scoreOfSize is a ScoreItemResults request of exactly n bytes.
-func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", k)), Result: ptr(int32(1))}}}
-		if size := proto.Size(m); size != n {
-			k += n - size
-			continue
-		}
-		return m
-	}
-	t.Fatalf("no ScoreItemResults request of %d bytes", n)
-	return nil
-}
-
-// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
-// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
-func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
-	t.Helper()
-	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
-		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
-		rest := n - proto.Size(m)
-		if rest%2 == 1 && rest >= 9 {
-			m.TestUncertainty = ptr(1.0)
-			rest -= 9
-		}
-		if rest < 0 || rest%2 == 1 {
-			continue
-		}
-		m.StudentData = make([]*forecastv1.StudentData, rest/2)
-		for i := range m.StudentData {
-			m.StudentData[i] = &forecastv1.StudentData{}
-		}
-		if proto.Size(m) == n {
-			return m
-		}
-	}
-	t.Fatalf("no group request of %d bytes", n)
-	return nil
-}
-
-// issueOfSize is an IssueToken request of exactly n bytes (a long, wrong secret).
-func issueOfSize(t *testing.T, n int) *authv1.IssueTokenRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr(strings.Repeat("x", k))}
-		if size := proto.Size(m); size != n {
-			k += n - size
-			continue
-		}
-		return m
-	}
-	t.Fatalf("no IssueToken request of %d bytes", n)
-	return nil
-}
+// Requests of an exact encoded size (the one copy is the contract's, proto/prototest).
+var (
+	scoreOfSize = prototest.Score
+	groupOfSize = prototest.Group
+	issueOfSize = prototest.Issue
+)
 
 func ptr[T any](v T) *T { return &v }
 
