@@ -28,7 +28,8 @@ import (
 
 // loginServer is POST /authToken of a scoring service's authorizer on a real loopback listener,
 // the way the HTTP front serves it: an issuer in dev mode (the demo client, "*" on both
-// services) over the clients file given.
+// services) over the clients file given. Beside it, GET /whoami is a protected endpoint
+// (score:standard) that answers {"client": <the token's client>}.
 type loginServer struct {
 	t    *testing.T
 	a    *Authorizer
@@ -42,10 +43,23 @@ func newLoginServer(t *testing.T, clients string) *loginServer {
 		t.Fatal(err)
 	}
 	a := New(issuer, token.ServiceScoring, slog.New(slog.DiscardHandler), nil)
-	srv := httptest.NewServer(http.HandlerFunc(a.ServeAuthToken))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/authToken", a.ServeAuthToken)
+	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := a.Authorize(r.Context(), whoami, Bearer(r.Header.Values("Authorization")))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"client": ClientID(ctx)})
+	})
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &loginServer{t: t, a: a, base: srv.URL}
 }
+
+// whoami is the route of the login server's protected endpoint.
+var whoami = &routes.Route{Method: "/test.v1.Test/WhoAmI", Ruled: true, Rule: routes.Rule{Permission: "score:standard"}}
 
 // response is one answer of the login server.
 type response struct {
