@@ -8,14 +8,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
@@ -124,8 +123,8 @@ func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
 // (answerAll), without a JSON front.
 func guardService(t testing.TB) Service {
 	t.Helper()
-	scoring := answerAll(t, protoreflect.FullName(scoringv1.ScoringService_ServiceDesc.ServiceName))
-	forecast := answerAll(t, protoreflect.FullName(forecastv1.ForecastService_ServiceDesc.ServiceName))
+	scoring := answerAll(t, scoringv1.ScoringService_ServiceDesc.ServiceName)
+	forecast := answerAll(t, forecastv1.ForecastService_ServiceDesc.ServiceName)
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) {
 			g.RegisterService(scoring, struct{}{})
@@ -216,15 +215,6 @@ var (
 	groupOfSize = prototest.Group
 )
 
-// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
-// caller has its answer.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor polls cond for up to 5 s (the one copy is internal/calltest's): slots come back when
+// gRPC ends a call, just after the caller has its answer.
+var waitFor = calltest.WaitFor

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
@@ -123,26 +123,8 @@ func (r response) json(t testing.TB) map[string]any {
 
 func (h *harness) do(method, path, contentType, body string, header ...string) response {
 	h.t.Helper()
-	req, err := http.NewRequest(method, h.base+path, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	r := calltest.Do(h.t, method, h.base+path, contentType, body, header...)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 func (h *harness) post(path, body string, header ...string) response {

@@ -1,7 +1,8 @@
-// Package prototest builds the contract's requests for tests: messages of an exact encoded size,
-// to hold a size limit at its boundary (the last size accepted, the first refused). It is for
-// tests only; it lives in the contract's module because what it builds are the contract's
-// messages, and so that the frame's tests and its internal packages' share the one copy.
+// Package prototest builds the contract's messages and services for tests: requests of an exact
+// encoded size, to hold a size limit at its boundary (the last size accepted, the first
+// refused), and a service answering every rpc empty (AnswerAll). It is for tests only; it lives
+// in the contract's module because what it builds is the contract's, and so that the frame's
+// tests and its internal packages' share the one copy.
 package prototest
 
 import (
