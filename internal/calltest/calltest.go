@@ -5,6 +5,7 @@
 package calltest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -17,6 +18,16 @@ type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+}
+
+// Object is the body as a JSON object; a body that is not one fails the test.
+func (r Response) Object(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
 }
 
 // Do sends method url with body, labelled contentType ("": no Content-Type), and the headers

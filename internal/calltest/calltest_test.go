@@ -48,3 +48,34 @@ func TestWaitFor(t *testing.T) {
 		t.Errorf("got %d polls in %s; want 3, 5 ms apart", n.Load(), time.Since(start))
 	}
 }
+
+// TestObject: a JSON object comes back as a map; anything else fails the test.
+func TestObject(t *testing.T) {
+	t.Parallel()
+	if got := (Response{Body: []byte(`{"a":1}`)}).Object(t); len(got) != 1 || got["a"] != 1.0 {
+		t.Errorf("got %v; want map[a:1]", got)
+	}
+	for _, body := range []string{`[1]`, `{"a":`, ``} {
+		ft := &fatalT{TB: t}
+		func() {
+			defer func() { recover() }() // fatalT.Fatalf stops Object as t.Fatalf would
+			Response{Body: []byte(body)}.Object(ft)
+		}()
+		if !ft.failed {
+			t.Errorf("%q: got a map; want the test failed", body)
+		}
+	}
+}
+
+// fatalT records a Fatalf and stops the caller by panicking.
+type fatalT struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fatalT) Helper() {}
+
+func (f *fatalT) Fatalf(string, ...any) {
+	f.failed = true
+	panic("fatal")
+}

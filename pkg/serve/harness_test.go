@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -114,11 +113,7 @@ type response struct {
 
 func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
-	}
-	return m
+	return calltest.Response{Body: r.body}.Object(t)
 }
 
 func (h *harness) do(method, path, contentType, body string, header ...string) response {

@@ -18,21 +18,28 @@ import (
 
 // OfSize is the message build makes of exactly n bytes: build(pad) puts pad in one string
 // field, whose length is corrected by the size missed until it fits (a few rounds, as the
-// field's length prefix grows).
+// field's length prefix grows). A size build cannot make fails the test.
 func OfSize[M proto.Message](t testing.TB, n int, build func(pad string) M) M {
 	t.Helper()
+	m, ok := ofSize(n, build)
+	if !ok {
+		t.Fatalf("no %T of %d bytes", m, n)
+	}
+	return m
+}
+
+func ofSize[M proto.Message](n int, build func(pad string) M) (M, bool) {
 	k := n
 	for range 8 {
 		m := build(strings.Repeat("x", max(k, 0)))
 		size := proto.Size(m)
 		if size == n {
-			return m
+			return m, true
 		}
 		k += n - size
 	}
 	var zero M
-	t.Fatalf("no %T of %d bytes", zero, n)
-	return zero
+	return zero, false
 }
 
 // Score is a ScoreItemResults request of exactly n bytes: one item whose id fills it.

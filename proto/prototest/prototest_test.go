@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/protobuf/proto"
+
+	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
 // TestExactSize: every builder makes a message of exactly the size asked, on both sides of the
@@ -31,29 +33,16 @@ func TestExactSize(t *testing.T) {
 	}
 }
 
-// TestOfSizeFails: a size the message cannot take fails the test rather than returning another.
+// TestOfSizeFails: a size the message cannot take is no message, rather than one of another size.
 func TestOfSizeFails(t *testing.T) {
 	t.Parallel()
-	ft := &fakeT{TB: t}
-	func() {
-		defer func() { recover() }() // fakeT.Fatalf stops the builder as t.Fatalf would
-		Score(ft, 1)                 // an item alone is more than a byte
-	}()
-	if !ft.failed {
-		t.Error("Score(1): got a message; want the test failed (no ScoreItemResults request is 1 byte)")
+	build := func(pad string) *scoringv1.ScoreItemResultsRequest {
+		return &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: &pad}}}
 	}
-}
-
-// fakeT records a Fatalf and stops the caller by panicking, as testing.T stops it by
-// runtime.Goexit.
-type fakeT struct {
-	testing.TB
-	failed bool
-}
-
-func (f *fakeT) Helper() {}
-
-func (f *fakeT) Fatalf(string, ...any) {
-	f.failed = true
-	panic("fatal")
+	if m, ok := ofSize(1, build); ok {
+		t.Errorf("ofSize(1): got %v; want none (an item alone is more than a byte)", m)
+	}
+	if m, ok := ofSize(50, build); !ok || proto.Size(m) != 50 {
+		t.Errorf("ofSize(50): got %v, %v; want a message of 50 bytes", m, ok)
+	}
 }

@@ -81,11 +81,7 @@ func (h *loginServer) post(path, body string) response {
 
 func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
-	}
-	return m
+	return calltest.Response{Body: r.body}.Object(t)
 }
 
 // compactToken is the token answer byte for byte.
