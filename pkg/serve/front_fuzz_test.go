@@ -14,11 +14,8 @@ import (
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/proto/prototest"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -60,44 +57,7 @@ func exampleSeeds(t testing.TB) map[string][]string {
 // answerAll is a service that answers every unary rpc of the contract's service name with an
 // empty response, whatever rpcs the contract has: the fuzz target is after the front (routing,
 // auth, media types, limits, decoding, errors), which runs for real. Its streams are stubs.
-func answerAll(t testing.TB, name protoreflect.FullName) *grpc.ServiceDesc {
-	t.Helper()
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := d.(protoreflect.ServiceDescriptor)
-	desc := &grpc.ServiceDesc{ServiceName: string(name), HandlerType: (*any)(nil), Metadata: sd.ParentFile().Path()}
-	for i := range sd.Methods().Len() {
-		md := sd.Methods().Get(i)
-		if md.IsStreamingClient() || md.IsStreamingServer() {
-			desc.Streams = append(desc.Streams, grpc.StreamDesc{StreamName: string(md.Name()), ClientStreams: md.IsStreamingClient(), ServerStreams: md.IsStreamingServer(),
-				Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "a stub") }})
-			continue
-		}
-		in, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName())
-		if err != nil {
-			t.Fatal(err)
-		}
-		full := "/" + string(name) + "/" + string(md.Name())
-		desc.Methods = append(desc.Methods, grpc.MethodDesc{MethodName: string(md.Name()), Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
-			req := in.New().Interface()
-			if err := dec(req); err != nil {
-				return nil, err
-			}
-			answer := func(context.Context, any) (any, error) { return out.New().Interface(), nil }
-			if interceptor == nil {
-				return answer(ctx, req)
-			}
-			return interceptor(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, answer)
-		}})
-	}
-	return desc
-}
+var answerAll = prototest.AnswerAll
 
 // contractService is the contract's service of that name (scoring, forecast) with answerAll's
 // handlers, its generated gateway and its wire rules.
@@ -109,7 +69,7 @@ func contractService(t testing.TB, name string) Service {
 	}
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) {
-			g.RegisterService(answerAll(t, protoreflect.FullName(desc)), struct{}{})
+			g.RegisterService(answerAll(t, desc), struct{}{})
 		},
 		Gateway: gateway,
 		Wire:    wire,

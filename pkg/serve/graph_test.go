@@ -130,3 +130,28 @@ func TestImportGraph(t *testing.T) {
 		t.Errorf("pkg/serve imports %v; docs/architecture.md's tree lists %v", rootImports, inTree)
 	}
 }
+
+// TestTestHelpersOnlyInTests: no file of the frame but a test imports a test helper
+// (pkg/token/tokentest, proto/prototest, internal/redistest: the packages named …test), so
+// that a helper's fixed secrets and exact-size messages never reach a server.
+func TestTestHelpersOnlyInTests(t *testing.T) {
+	t.Parallel()
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := goparser.ParseFile(gotoken.NewFileSet(), path, nil, goparser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); strings.HasPrefix(p, ours) && strings.HasSuffix(p, "test") {
+				t.Errorf("%s imports the test helper %s; only tests may", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

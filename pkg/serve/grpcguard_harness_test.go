@@ -5,22 +5,20 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
+	"github.com/yardstick-dev/yardstick/proto/prototest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -80,15 +78,7 @@ func startGuard(t *testing.T, opts ...func(*Server)) *guardHarness {
 		t.Fatal(err)
 	}
 	cfg.ReloadInterval = 0
-	hash, err := token.HashSecret(readerSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ClientsFile = filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: reader\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"forecast:reading\"]\n"
-	if err := os.WriteFile(cfg.ClientsFile, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg.ClientsFile = tokentest.WriteClients(t, t.TempDir(), tokentest.Client{ID: "reader", Secret: readerSecret, Services: []string{token.ServiceForecast}, Permissions: []string{"forecast:reading"}})
 	h := &guardHarness{logs: &proc.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -133,8 +123,8 @@ func (h *guardHarness) dial(t *testing.T) *grpc.ClientConn {
 // (answerAll), without a JSON front.
 func guardService(t testing.TB) Service {
 	t.Helper()
-	scoring := answerAll(t, protoreflect.FullName(scoringv1.ScoringService_ServiceDesc.ServiceName))
-	forecast := answerAll(t, protoreflect.FullName(forecastv1.ForecastService_ServiceDesc.ServiceName))
+	scoring := answerAll(t, scoringv1.ScoringService_ServiceDesc.ServiceName)
+	forecast := answerAll(t, forecastv1.ForecastService_ServiceDesc.ServiceName)
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) {
 			g.RegisterService(scoring, struct{}{})
@@ -219,59 +209,12 @@ func (h *guardHarness) logged(route, code string) bool {
 	return false
 }
 
-// Messages of an exact encoded size.
+// Requests of an exact encoded size (the one copy is the contract's, proto/prototest).
+var (
+	scoreOfSize = prototest.Score
+	groupOfSize = prototest.Group
+)
 
-// scoreOfSize is a ScoreItemResults request of exactly n bytes.
-func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", k)), Result: ptr(int32(1))}}}
-		size := proto.Size(m)
-		if size == n {
-			return m
-		}
-		k += n - size
-	}
-	t.Fatalf("no ScoreItemResults request of %d bytes", n)
-	return nil
-}
-
-// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
-// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
-func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
-	t.Helper()
-	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
-		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
-		rest := n - proto.Size(m)
-		if rest%2 == 1 && rest >= 9 {
-			m.TestUncertainty = ptr(1.0)
-			rest -= 9
-		}
-		if rest < 0 || rest%2 == 1 {
-			continue
-		}
-		m.StudentData = make([]*forecastv1.StudentData, rest/2)
-		for i := range m.StudentData {
-			m.StudentData[i] = &forecastv1.StudentData{}
-		}
-		if proto.Size(m) == n {
-			return m
-		}
-	}
-	t.Fatalf("no group request of %d bytes", n)
-	return nil
-}
-
-// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
-// caller has its answer.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor polls cond for up to 5 s (the one copy is internal/calltest's): slots come back when
+// gRPC ends a call, just after the caller has its answer.
+var waitFor = calltest.WaitFor

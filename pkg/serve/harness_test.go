@@ -2,14 +2,10 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -46,18 +44,9 @@ const clientSecret = "s3cret-for-tests"
 // Echo (throwaway:echo, not Shout) and a forecast-only client.
 func writeTestClients(t *testing.T) string {
 	t.Helper()
-	hash, err := token.HashSecret(clientSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	yaml := "clients:\n" +
-		"  - clientId: echo-only\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"" + throwawayPerm + "\"]\n" +
-		"  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
-	path := filepath.Join(t.TempDir(), "clients.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tokentest.WriteClients(t, t.TempDir(),
+		tokentest.Client{ID: "echo-only", Secret: clientSecret, Services: []string{token.ServiceScoring}, Permissions: []string{throwawayPerm}},
+		tokentest.Client{ID: "forecaster", Secret: clientSecret, Services: []string{token.ServiceForecast}, Permissions: []string{"*"}})
 }
 
 func testConfig(t testing.TB) Config {
@@ -124,35 +113,13 @@ type response struct {
 
 func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
-	}
-	return m
+	return calltest.Response{Body: r.body}.Object(t)
 }
 
 func (h *harness) do(method, path, contentType, body string, header ...string) response {
 	h.t.Helper()
-	req, err := http.NewRequest(method, h.base+path, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	r := calltest.Do(h.t, method, h.base+path, contentType, body, header...)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 func (h *harness) post(path, body string, header ...string) response {

@@ -1,25 +1,18 @@
 package serve
 
 import (
-	"context"
 	"io"
 	"net"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
-
-	"github.com/yardstick-dev/yardstick/internal/redistest"
 )
 
 // TestRedisUnreachable: with YARDSTICK_REDIS_URL naming a Redis that does not answer, the
 // service starts and is ready, /authToken still throttles (in the process's memory), the
 // change is logged once and every decision made without Redis is counted in
-// yardstick_login_throttle_fallbacks_total.
+// yardstick_login_throttle_fallbacks_total. Only a whole server shows it: the URL read from the
+// environment reaching the login throttle, readiness not waiting on Redis, the count on /metrics.
 func TestRedisUnreachable(t *testing.T) {
 	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -55,47 +48,4 @@ func TestRedisUnreachable(t *testing.T) {
 	if r := h.do("GET", "/readyz", "", ""); r.status != 200 {
 		t.Errorf("/readyz after: got %d; want 200", r.status)
 	}
-}
-
-// TestSlowRedisHoldsNoOtherStream: with the clients' rates shared through a Redis that has stopped
-// answering (CLIENT PAUSE), a gRPC call's rate decision waits in the call's own goroutine, up to
-// its 500 ms bound, not in the connection's reader (the tap handle): a health check sent on
-// the same connection while the first call waits is answered before that decision ends, and the
-// first call is then decided by the replica's own share (one fallback counted) and answered.
-func TestSlowRedisHoldsNoOtherStream(t *testing.T) {
-	t.Parallel()
-	r := redistest.Start(t)
-	// A read timeout of 1 s (the URL's; 250 ms by default): the call's 500 ms context ends the
-	// decision first.
-	h := startTestBatch(t, func(c *Config) { c.RedisURL = r.URL() + "?read_timeout=1s" })
-	if err := setLimits(t, h, "{rate: 1000, burst: 1000}"); err != nil {
-		t.Fatal(err)
-	}
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+h.token("batcher", clientSecret))
-	if err := h.echoCall(ctx, echoRequest("x")); err != nil || h.srv.limits.Fallbacks() != 0 {
-		t.Fatalf("a call with Redis answering: got %v, %d fallbacks; want OK, decided in Redis", err, h.srv.limits.Fallbacks())
-	}
-	rc := redis.NewClient(&redis.Options{Addr: r.Addr()})
-	defer rc.Close()
-	if err := rc.Do(context.Background(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	first := make(chan error, 1)
-	go func() { first <- h.echoCall(ctx, echoRequest("x")) }()
-	time.Sleep(50 * time.Millisecond) // the first call is in its decision, which lasts 500 ms
-	if _, err := healthpb.NewHealthClient(h.grpc).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
-		t.Fatalf("a health check on the same connection: got %v; want SERVING", err)
-	}
-	answered, pending := time.Since(start), h.srv.limits.Fallbacks() == 0
-	if !pending {
-		t.Errorf("the health check was answered %s after the first call was sent, after its Redis decision ended; want before: held behind it", answered)
-	}
-	if err := <-first; err != nil {
-		t.Fatalf("the call whose decision Redis did not answer: got %v; want OK by the replica's own share", err)
-	}
-	if took, n := time.Since(start), h.srv.limits.Fallbacks(); took < 450*time.Millisecond || n != 1 {
-		t.Errorf("the call Redis did not answer: took %s with %d fallbacks; want at least the decision's 500 ms, 1 fallback", took, n)
-	}
-	t.Logf("health check answered %s after the rated call was sent", answered)
 }

@@ -3,6 +3,7 @@ module github.com/yardstick-dev/yardstick/services/servetest
 go 1.26.0
 
 require (
+	github.com/yardstick-dev/yardstick/internal v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/measure v0.0.0
 	github.com/yardstick-dev/yardstick/pkg/serve v0.0.0
 	github.com/yardstick-dev/yardstick/proto v0.0.0
@@ -33,7 +34,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/segmentio/asm v1.2.1 // indirect
-	github.com/yardstick-dev/yardstick/internal v0.0.0 // indirect
 	github.com/yardstick-dev/yardstick/pkg/token v0.0.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect

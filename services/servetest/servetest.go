@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/pkg/serve"
 )
 
@@ -104,26 +105,7 @@ func (r Response) JSON(t testing.TB) any {
 // Do sends a request with the given headers (name, value pairs).
 func (s *Server) Do(method, path, contentType, body string, header ...string) Response {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.Base+path, strings.NewReader(body))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return Response(calltest.Do(s.t, method, s.Base+path, contentType, body, header...))
 }
 
 // Post sends a JSON body with the demo client's token.

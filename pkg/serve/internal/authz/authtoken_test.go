@@ -5,13 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -21,15 +18,18 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
 // loginServer is POST /authToken of a scoring service's authorizer on a real loopback listener,
 // the way the HTTP front serves it: an issuer in dev mode (the demo client, "*" on both
-// services) over the clients file given.
+// services) over the clients file given. Beside it, GET /whoami is a protected endpoint
+// (score:standard) that answers {"client": <the token's client>}.
 type loginServer struct {
 	t    *testing.T
 	a    *Authorizer
@@ -43,10 +43,23 @@ func newLoginServer(t *testing.T, clients string) *loginServer {
 		t.Fatal(err)
 	}
 	a := New(issuer, token.ServiceScoring, slog.New(slog.DiscardHandler), nil)
-	srv := httptest.NewServer(http.HandlerFunc(a.ServeAuthToken))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/authToken", a.ServeAuthToken)
+	mux.HandleFunc("GET /whoami", func(w http.ResponseWriter, r *http.Request) {
+		ctx, err := a.Authorize(r.Context(), whoami, Bearer(r.Header.Values("Authorization")))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"client": ClientID(ctx)})
+	})
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return &loginServer{t: t, a: a, base: srv.URL}
 }
+
+// whoami is the route of the login server's protected endpoint.
+var whoami = &routes.Route{Method: "/test.v1.Test/WhoAmI", Ruled: true, Rule: routes.Rule{Permission: "score:standard"}}
 
 // response is one answer of the login server.
 type response struct {
@@ -57,26 +70,8 @@ type response struct {
 
 func (h *loginServer) do(method, path, contentType, body string, header ...string) response {
 	h.t.Helper()
-	req, err := http.NewRequest(method, h.base+path, strings.NewReader(body))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	r := calltest.Do(h.t, method, h.base+path, contentType, body, header...)
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 func (h *loginServer) post(path, body string) response {
@@ -86,11 +81,7 @@ func (h *loginServer) post(path, body string) response {
 
 func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
-	}
-	return m
+	return calltest.Response{Body: r.body}.Object(t)
 }
 
 // compactToken is the token answer byte for byte.
@@ -117,16 +108,8 @@ func errorBody(t *testing.T, r response) rpcerr.ErrorBody {
 // argon2 slot. It returns the path and the secret.
 func writeFastClients(t *testing.T) (path, secret string) {
 	t.Helper()
-	secret, hash, err := token.GenerateSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path = filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: forecaster\n    secretHash: " + hash + "\n    services: [forecast]\n    permissions: [\"*\"]\n"
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, secret
+	c := tokentest.Generated(t, "forecaster", []string{token.ServiceForecast}, "*")
+	return tokentest.WriteClients(t, t.TempDir(), c), c.Secret
 }
 
 // slowSecret is the secret of the client "slow", hashed with argon2id at its default cost.
@@ -136,16 +119,7 @@ const slowSecret = "a-secret-of-the-slow-client"
 // argon2id at the default cost: each check takes 0.1 s or more, and holds a hashing slot.
 func writeSlowClients(t *testing.T) string {
 	t.Helper()
-	hash, err := token.HashSecret(slowSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "clients.yaml")
-	yaml := "clients:\n  - clientId: slow\n    secretHash: " + hash + "\n    services: [scoring]\n    permissions: [\"*\"]\n"
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return tokentest.WriteClients(t, t.TempDir(), tokentest.Client{ID: "slow", Secret: slowSecret, Services: []string{token.ServiceScoring}, Permissions: []string{"*"}})
 }
 
 // multipartBody encodes fields (name, value pairs) as multipart/form-data.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,63 +14,43 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/pkg/token/tokentest"
 )
 
 // watchFixture is an authorizer over a clients file of one client, "streamer", whose entry the
 // test rewrites, with a token of ttl.
 type watchFixture struct {
-	a       *Authorizer
-	issuer  *token.Issuer
-	clients string
-	hash    string
-	bearer  string
+	a        *Authorizer
+	issuer   *token.Issuer
+	dir      string
+	streamer tokentest.Client
+	bearer   string
 }
 
 func newWatchFixture(t *testing.T, ttl time.Duration) *watchFixture {
 	t.Helper()
-	dir := t.TempDir()
-	keys := filepath.Join(dir, "keys")
-	if err := os.Mkdir(keys, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	kid, pem, err := token.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(keys, kid+".pem"), pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	secret, hash, err := token.GenerateSecret()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &watchFixture{clients: filepath.Join(dir, "clients.yaml"), hash: hash}
-	f.write(t, `"score:batch", "score:standard"`)
+	f := &watchFixture{dir: t.TempDir(), streamer: tokentest.Generated(t, "streamer", []string{token.ServiceScoring})}
+	clients := f.write(t, "score:batch", "score:standard")
 	// A leeway of a millisecond: the expiry the test waits for is the token's own.
-	f.issuer, err = token.New(token.Options{ClientsFile: f.clients, KeysDir: keys, TTL: ttl, Leeway: time.Millisecond})
+	var err error
+	f.issuer, err = token.New(token.Options{ClientsFile: clients, KeysDir: tokentest.KeysDir(t), TTL: ttl, Leeway: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := f.issuer.Authenticate("streamer", secret, token.ServiceScoring, "10.1.2.3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.a, f.bearer = New(f.issuer, token.ServiceScoring, slog.New(slog.DiscardHandler), nil), tok.AccessToken
+	f.a, f.bearer = New(f.issuer, token.ServiceScoring, slog.New(slog.DiscardHandler), nil), tokentest.Mint(t, f.issuer, f.streamer, token.ServiceScoring)
 	return f
 }
 
-// write writes the clients file with streamer's permissions (a YAML list's items), or without
-// streamer (another client in its place) when perms is "".
-func (f *watchFixture) write(t *testing.T, perms string) {
+// write writes the clients file with streamer's permissions, or without streamer (another
+// client with its secret in its place) when there are none.
+func (f *watchFixture) write(t *testing.T, perms ...string) (path string) {
 	t.Helper()
-	id := "streamer"
-	if perms == "" {
-		id, perms = "someone-else", `"score:standard"`
+	c := f.streamer
+	c.Permissions = perms
+	if len(perms) == 0 {
+		c.ID, c.Permissions = "someone-else", []string{"score:standard"}
 	}
-	yaml := "clients:\n  - clientId: " + id + "\n    secretHash: " + f.hash + "\n    services: [scoring]\n    permissions: [" + perms + "]\n"
-	if err := os.WriteFile(f.clients, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return tokentest.WriteClients(t, f.dir, c)
 }
 
 var batchRoute = &routes.Route{Method: "/yardstick.scoring.v1.ScoringService/ScoreBatch", Ruled: true, Rule: routes.Rule{Permission: "score:batch"}}
@@ -90,10 +68,10 @@ func TestWatch(t *testing.T) {
 		code   codes.Code
 		reason string // of a 401, in its additionalInfo
 	}{
-		{"client removed", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t, "") }, codes.Unauthenticated, "The token was revoked"},
-		{"stream's permission taken", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t, `"score:standard"`) }, codes.PermissionDenied, ""},
+		{"client removed", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t) }, codes.Unauthenticated, "The token was revoked"},
+		{"stream's permission taken", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t, "score:standard") }, codes.PermissionDenied, ""},
 		{"token expired", 1500 * time.Millisecond, nil, codes.Unauthenticated, "The token has expired"},
-		{"another permission taken", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t, `"score:batch"`) }, codes.OK, ""},
+		{"another permission taken", time.Hour, func(t *testing.T, f *watchFixture) { f.write(t, "score:batch") }, codes.OK, ""},
 		{"nothing changed", time.Hour, func(t *testing.T, f *watchFixture) {}, codes.OK, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +120,7 @@ func TestWatchStopsWithItsCall(t *testing.T) {
 	f.a.Watch(ctx, batchRoute, f.bearer, func(err error) { ended <- err })
 	cancel()
 	time.Sleep(20 * time.Millisecond)
-	f.write(t, "")
+	f.write(t)
 	if _, err := f.issuer.Reload(); err != nil {
 		t.Fatal(err)
 	}

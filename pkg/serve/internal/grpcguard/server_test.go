@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -18,10 +17,8 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/internal/calltest"
 	"github.com/yardstick-dev/yardstick/internal/proc"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
@@ -29,6 +26,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	"github.com/yardstick-dev/yardstick/proto/prototest"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
@@ -154,42 +152,8 @@ func (h *harness) dial(t *testing.T) *grpc.ClientConn {
 }
 
 // answerAll is the contract's service of that name with every unary rpc answered empty, through
-// the interceptors, and every stream a stub.
-func answerAll(t *testing.T, name string) *grpc.ServiceDesc {
-	t.Helper()
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd := d.(protoreflect.ServiceDescriptor)
-	desc := &grpc.ServiceDesc{ServiceName: name, HandlerType: (*any)(nil), Metadata: sd.ParentFile().Path()}
-	for i := range sd.Methods().Len() {
-		md := sd.Methods().Get(i)
-		if md.IsStreamingClient() || md.IsStreamingServer() {
-			desc.Streams = append(desc.Streams, grpc.StreamDesc{StreamName: string(md.Name()), ClientStreams: md.IsStreamingClient(), ServerStreams: md.IsStreamingServer(),
-				Handler: func(any, grpc.ServerStream) error { return status.Error(codes.Unimplemented, "a stub") }})
-			continue
-		}
-		in, err := protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName())
-		if err != nil {
-			t.Fatal(err)
-		}
-		full := "/" + name + "/" + string(md.Name())
-		desc.Methods = append(desc.Methods, grpc.MethodDesc{MethodName: string(md.Name()), Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-			req := in.New().Interface()
-			if err := dec(req); err != nil {
-				return nil, err
-			}
-			answer := func(context.Context, any) (any, error) { return out.New().Interface(), nil }
-			return ic(ctx, req, &grpc.UnaryServerInfo{Server: srv, FullMethod: full}, answer)
-		}})
-	}
-	return desc
-}
+// the interceptors, and every stream a stub (the one copy is proto/prototest's).
+var answerAll = prototest.AnswerAll
 
 // bearer is a context whose calls carry auth as their Authorization ("" = none).
 func bearer(auth string) context.Context {
@@ -286,75 +250,15 @@ func retryOf(err error) time.Duration {
 	return 0
 }
 
-// scoreOfSize is a ScoreItemResults request of exactly n bytes.
-func scoreOfSize(t *testing.T, n int) *scoringv1.ScoreItemResultsRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &scoringv1.ScoreItemResultsRequest{Items: []*scoringv1.ItemResult{{Id: ptr(strings.Repeat("x", k)), Result: ptr(int32(1))}}}
-		if size := proto.Size(m); size != n {
-			k += n - size
-			continue
-		}
-		return m
-	}
-	t.Fatalf("no ScoreItemResults request of %d bytes", n)
-	return nil
-}
-
-// groupOfSize is a group forecast request of exactly n bytes: packed cut levels (8 bytes each),
-// then empty students (2 bytes each) and test_uncertainty (9 bytes) for the remainder.
-func groupOfSize(t *testing.T, n int) *forecastv1.GroupForecastRequest {
-	t.Helper()
-	for cuts := (n - 16) / 8; cuts > (n-16)/8-8; cuts-- {
-		m := &forecastv1.GroupForecastRequest{CutLevels: make([]float64, cuts)}
-		rest := n - proto.Size(m)
-		if rest%2 == 1 && rest >= 9 {
-			m.TestUncertainty = ptr(1.0)
-			rest -= 9
-		}
-		if rest < 0 || rest%2 == 1 {
-			continue
-		}
-		m.StudentData = make([]*forecastv1.StudentData, rest/2)
-		for i := range m.StudentData {
-			m.StudentData[i] = &forecastv1.StudentData{}
-		}
-		if proto.Size(m) == n {
-			return m
-		}
-	}
-	t.Fatalf("no group request of %d bytes", n)
-	return nil
-}
-
-// issueOfSize is an IssueToken request of exactly n bytes (a long, wrong secret).
-func issueOfSize(t *testing.T, n int) *authv1.IssueTokenRequest {
-	t.Helper()
-	k := n
-	for range 8 {
-		m := &authv1.IssueTokenRequest{ClientId: ptr("demo"), ClientSecret: ptr(strings.Repeat("x", k))}
-		if size := proto.Size(m); size != n {
-			k += n - size
-			continue
-		}
-		return m
-	}
-	t.Fatalf("no IssueToken request of %d bytes", n)
-	return nil
-}
+// Requests of an exact encoded size (the one copy is the contract's, proto/prototest).
+var (
+	scoreOfSize = prototest.Score
+	groupOfSize = prototest.Group
+	issueOfSize = prototest.Issue
+)
 
 func ptr[T any](v T) *T { return &v }
 
-// waitFor polls cond for up to 5 s: slots come back when gRPC ends a call, just after the
-// caller has its answer.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor polls cond for up to 5 s (the one copy is internal/calltest's): slots come back when
+// gRPC ends a call, just after the caller has its answer.
+var waitFor = calltest.WaitFor

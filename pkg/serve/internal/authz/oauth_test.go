@@ -1,11 +1,10 @@
-package serve
+package authz
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +16,8 @@ import (
 // token and calls a protected endpoint with it, whichever way it sends its credentials.
 func TestOAuth2ClientCredentials(t *testing.T) {
 	t.Parallel()
-	h := startTest(t, testConfig(t))
+	clients, _ := writeFastClients(t)
+	h := newLoginServer(t, clients)
 	for _, tc := range []struct {
 		name  string
 		style oauth2.AuthStyle
@@ -33,7 +33,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 			if left := time.Until(tok.Expiry); tok.TokenType != "Bearer" || left < 86390*time.Second || left > 86400*time.Second {
 				t.Errorf("got token type %q, expiring in %v; want Bearer, in 24h", tok.TokenType, left)
 			}
-			resp, err := cc.Client(ctx).Post(h.base+throwawayPath, "application/json", strings.NewReader(`{"text":"ok"}`))
+			resp, err := cc.Client(ctx).Get(h.base + "/whoami")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,6 +52,12 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 		var re *oauth2.RetrieveError
 		if !errors.As(err, &re) || re.ErrorCode != "invalid_client" || re.Response.StatusCode != 401 {
 			t.Errorf("got %v; want a RetrieveError invalid_client with status 401", err)
+		}
+	})
+	t.Run("no token", func(t *testing.T) {
+		t.Parallel()
+		if r := h.do("GET", "/whoami", "", ""); r.status != 401 {
+			t.Errorf("the protected endpoint without a token: got %d %s; want 401 (the check above is not vacuous)", r.status, r.body)
 		}
 	})
 }
