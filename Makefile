@@ -62,7 +62,6 @@ run: build ## Run both services in dev mode on the embedded demo content (CONTEN
 test: ## Run every test of the workspace (race detector on), then the allocation counts without it.
 	go test -race -count=1 -timeout 30m $(PKGS)
 	go test -count=1 -run 'Allocations|Hostile' github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire
-	go test -count=1 -run 'TestCostCoversHeapGrowth' github.com/yardstick-dev/yardstick/pkg/serve
 	go test -count=1 -run 'TestBudgetCoversTheRealHandler' github.com/yardstick-dev/yardstick/services/forecast/internal/forecast
 	go test -count=1 -run 'TestFrontHandlerAllocations' github.com/yardstick-dev/yardstick/services/scoring/internal/scoring
 	cd tools && GOWORK=off go test -count=1 ./protoc-gen-yardstick-json/

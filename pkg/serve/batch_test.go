@@ -14,7 +14,6 @@ import (
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/token"
-	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
 // startTestBatch runs the test service, with its batch path, and clients: batcher
@@ -256,30 +255,32 @@ func TestBatchNotPaced(t *testing.T) {
 // waits for it (never a 503), and is answered when the budget frees.
 func TestBatchRecordWaitsForBudget(t *testing.T) {
 	t.Parallel()
-	cfg := forecastConfig(t)
-	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group of 900 students
+	cfg := testConfig(t)
+	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group call of 900 items
 	cfg.Limits.MaxStudents = 1000
-	fake := newFakeForecast(t, cfg.Limits)
-	fake.faulty = true
-	svc := fake.service()
-	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName
-	h := startService(t, cfg, svc)
+	h := startTestGroup(t, cfg)
 	tok := h.token("demo", "demo-secret")
-	group := groupBody(900, typicalStudent)
+	// The record: an Echo of 64 KiB, which costs 30 times its size (1.97 MB): more than the
+	// budget has left beside the stream and the group, less than the stream leaves.
+	record := paddedEcho(t, admission.SmallRequestBytes)
+	group := echoGroupBody("slow", 900)
+	if g, r := h.srv.budget.GroupCostOfBody(group), h.srv.Cost(throwawayMethod, int64(len(record)), true); g+r <= cfg.MemoryBudget-admission.StreamReserve || r > cfg.MemoryBudget-admission.StreamReserve {
+		t.Fatalf("the group costs %d, the record %d; want the record to fit in the budget of %d beside a stream alone, not beside the group too", g, r, cfg.MemoryBudget)
+	}
 
 	held := make(chan response, 1)
 	go func() {
-		r, err := post(h.base, "/api/forecast/math/group", tok, bytes.NewReader(group))
+		r, err := post(h.base, throwawayGroupPath, tok, bytes.NewReader(group))
 		if err != nil {
 			t.Error(err)
 		}
 		held <- r
 	}()
-	<-fake.started // the budget now holds that group
+	<-h.echo.started // the budget now holds that group
 
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	req, err := http.NewRequest(http.MethodPost, h.base+"/api/forecast/batch", pr)
+	req, err := http.NewRequest(http.MethodPost, h.base+throwawayBatchPath, pr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 			answers <- line
 		}
 	}()
-	if _, err := fmt.Fprintf(pw, `{"id":"g","path":"/api/forecast/reading/group","body":%s}`+"\n", group); err != nil {
+	if _, err := fmt.Fprintf(pw, `{"id":"g","path":"%s","body":%s}`+"\n", throwawayPath, record); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -313,11 +314,11 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 		t.Fatalf("answered while the budget was full: %.200s", a)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(fake.release)
+	h.echo.release <- struct{}{}
 	select {
 	case a := <-answers:
-		if !strings.HasPrefix(a, `{"id":"g","status":200,"body":{"forecasts":`) {
-			t.Errorf("record after the budget freed: %.200s", a)
+		if want := `{"id":"g","status":200,"body":{"text":"X","client":"demo"}}` + "\n"; a != want {
+			t.Errorf("record after the budget freed: got %.200s; want %s", a, want)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the record was not answered once the budget freed")
@@ -326,5 +327,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	if a := <-answers; a != `{"summary":{"records":1,"ok":1,"failed":0}}`+"\n" {
 		t.Errorf("summary: %q", a)
 	}
-	<-held
+	if r := <-held; r.status != http.StatusOK {
+		t.Errorf("the held group: got %d %s; want 200", r.status, r.body)
+	}
 }

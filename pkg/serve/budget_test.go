@@ -20,23 +20,21 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
-// budgetServer is a forecast server whose budget takes one group forecast of 900 students at a
-// time (1.14 MB of 1.5 MiB).
-func budgetServer(t *testing.T) (*harness, *fakeForecast, string) {
+// budgetServer is a server of the test service, its Group served, whose budget takes one group
+// call of 900 items at a time (1.16 MB of 1.5 MiB); a Group call of text "slow" or "slow:…"
+// holds it until the test releases it (h.echo.release).
+func budgetServer(t *testing.T) (*harness, string) {
 	t.Helper()
-	cfg := forecastConfig(t)
+	cfg := testConfig(t)
 	cfg.MemoryBudget = 3 << 19
 	cfg.Limits.MaxStudents = 1000
-	fake := newFakeForecast(t, cfg.Limits)
-	fake.faulty = true
-	h := startService(t, cfg, fake.service())
-	return h, fake, h.token("demo", "demo-secret")
+	h := startTestGroup(t, cfg)
+	return h, h.token("demo", "demo-secret")
 }
 
 // post sends body to path with the token; safe from any goroutine.
@@ -103,22 +101,22 @@ func gauge(t *testing.T, h *harness, name, front string) int64 {
 
 func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	t.Parallel()
-	h, fake, tok := budgetServer(t)
-	group := groupBody(900, typicalStudent)
+	h, tok := budgetServer(t)
+	slow, group := echoGroupBody("slow", 900), echoGroupBody("x", 900)
 
 	held := make(chan response, 1)
 	go func() {
-		r, err := post(h.base, "/api/forecast/math/group", tok, bytes.NewReader(group))
+		r, err := post(h.base, throwawayGroupPath, tok, bytes.NewReader(slow))
 		if err != nil {
 			t.Error(err)
 		}
 		held <- r
 	}()
-	<-fake.started
-	// Admitted before the read by its size, as if every 8 bytes were a student; once read, by the
-	// students its brackets can hold.
-	before := h.srv.Cost(forecastv1.ForecastService_ForecastMathGroup_FullMethodName, int64(len(group)), true)
-	if got, want := admitted(t, h), h.srv.budget.GroupCostOfBody(group); got != want || want >= before {
+	<-h.echo.started
+	// Admitted before the read by its size, as if every 8 bytes were an item; once read, by the
+	// items its brackets can hold.
+	before := h.srv.Cost(throwawayGroup, int64(len(slow)), true)
+	if got, want := admitted(t, h), h.srv.budget.GroupCostOfBody(slow); got != want || want >= before {
 		t.Fatalf("budget in use while one group runs: got %d; want %d, under the %d admitted before the read", got, want, before)
 	}
 
@@ -127,9 +125,9 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			path, body := "/api/forecast/reading/group", group
-			if i%2 == 1 { // a single forecast of 64 KiB is large too
-				path, body = "/api/forecast/reading", paddedForecast(admission.SmallRequestBytes)
+			path, body := throwawayGroupPath, group
+			if i%2 == 1 { // a call of another route is large too from 64 KiB
+				path, body = throwawayPath, paddedEcho(t, admission.SmallRequestBytes)
 			}
 			r, err := post(h.base, path, tok, bytes.NewReader(body))
 			if err != nil {
@@ -148,18 +146,16 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	wg.Wait()
 	wantRefusals(t, h, "http", 8)
 
-	// Below 64 KiB a single forecast skips the budget.
-	if r, err := post(h.base, "/api/forecast/reading", tok, bytes.NewReader(paddedForecast(admission.SmallRequestBytes-1))); err != nil || r.status != http.StatusOK {
+	// Below 64 KiB a call of another route skips the budget.
+	if r, err := post(h.base, throwawayPath, tok, bytes.NewReader(paddedEcho(t, admission.SmallRequestBytes-1))); err != nil || r.status != http.StatusOK {
 		t.Errorf("small request with the budget full: got %d %s %v; want 200", r.status, r.body, err)
 	}
 
 	// gRPC: ResourceExhausted with RetryInfo and the OVERLOADED reason.
-	req := &forecastv1.GroupForecastRequest{TestUncertainty: proto.Float64(30), CutLevels: []float64{400}}
-	for range 900 {
-		req.StudentData = append(req.StudentData, &forecastv1.StudentData{PriorAbility: proto.Float64(500), PriorUncertainty: proto.Float64(50), ElapsedDays: proto.Float64(30)})
-	}
+	req := echoGroupRequest("x", 900)
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
-	_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req)
+	groupCall := func() error { return h.grpc.Invoke(ctx, throwawayGroup, req, dynamicpb.NewMessage(echoOut)) }
+	err := groupCall()
 	if code, retry, reason := overloadOf(err); code != codes.ResourceExhausted || retry != time.Second || reason != "OVERLOADED" {
 		t.Errorf("gRPC beyond the budget: got %s retry %s reason %q; want ResourceExhausted 1s OVERLOADED", code, retry, reason)
 	}
@@ -168,26 +164,26 @@ func TestBudgetRefusesBeyondItWithRetryAfter(t *testing.T) {
 	for _, want := range []string{`"status":503`, `"code":"ResourceExhausted"`} {
 		checkLoggedAsWarning(t, h.logs.String(), want)
 	}
-	// A single forecast message of 64 KiB is large; one byte less costs the budget nothing.
+	// A message of another rpc of 64 KiB is large; one byte less costs the budget nothing.
 	for _, tc := range []struct {
 		size int
 		want codes.Code
 	}{{admission.SmallRequestBytes, codes.ResourceExhausted}, {admission.SmallRequestBytes - 1, codes.OK}} {
-		_, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReading(ctx, forecastOfSize(t, tc.size))
+		err := h.echoCall(ctx, echoOfSize(t, tc.size))
 		if got := status.Code(err); got != tc.want {
-			t.Errorf("gRPC single forecast of %d bytes with the budget full: got %v; want %v", tc.size, err, tc.want)
+			t.Errorf("gRPC Echo of %d bytes with the budget full: got %v; want %v", tc.size, err, tc.want)
 		}
 	}
 
-	fake.release <- struct{}{}
+	h.echo.release <- struct{}{}
 	if r := <-held; r.status != http.StatusOK {
 		t.Errorf("the admitted group: got %d %s; want 200", r.status, r.body)
 	}
 	waitIdle(t, h)
-	if r, err := post(h.base, "/api/forecast/reading/group", tok, bytes.NewReader(group)); err != nil || r.status != http.StatusOK {
+	if r, err := post(h.base, throwawayGroupPath, tok, bytes.NewReader(group)); err != nil || r.status != http.StatusOK {
 		t.Errorf("after the budget was released: got %d %s %v; want 200", r.status, r.body, err)
 	}
-	if _, err := forecastv1.NewForecastServiceClient(h.grpc).ForecastReadingGroup(ctx, req); err != nil {
+	if err := groupCall(); err != nil {
 		t.Errorf("gRPC after the budget was released: got %v; want OK", err)
 	}
 	waitIdle(t, h)
@@ -224,66 +220,59 @@ func checkLoggedAsWarning(t *testing.T, logs, want string) {
 	}
 }
 
-// forecastOfSize is a single forecast request of exactly n protobuf bytes: cut levels, and as
-// many of the four optional numbers (9 bytes each) as make the length come out.
-func forecastOfSize(t *testing.T, n int) *forecastv1.ForecastRequest {
+// paddedEcho is a valid EchoRequest of exactly n JSON bytes: text "x" and one item whose id pads
+// it, so that Echo answers it with a small response.
+func paddedEcho(t testing.TB, n int) []byte {
 	t.Helper()
-	for k := range 5 {
-		for levels := (n - 9*k - 4) / 8; levels > 0 && levels*8+9*k+1 >= n-4; levels-- {
-			req := &forecastv1.ForecastRequest{CutLevels: make([]float64, levels)}
-			for i, f := range []**float64{&req.PriorAbility, &req.PriorUncertainty, &req.TestUncertainty, &req.ElapsedDays}[:k] {
-				*f = proto.Float64(float64(100 + i))
-			}
-			if proto.Size(req) == n {
-				return req
-			}
-		}
+	b := []byte(`{"text":"x","items":[{"id":"","result":1}]}`)
+	if n < len(b) {
+		t.Fatalf("no EchoRequest of %d bytes", n)
 	}
-	t.Fatalf("no forecast request of %d bytes", n)
-	return nil
+	i := bytes.Index(b, []byte(`"",`)) + 1
+	return slices.Concat(b[:i], bytes.Repeat([]byte("x"), n-len(b)), b[i:])
 }
 
-// paddedForecast is a valid single forecast request of exactly n bytes (white space pads it).
-func paddedForecast(n int) []byte {
-	b := []byte(`{"priorAbility":500,"priorUncertainty":50,"elapsedDays":30,"testUncertainty":30,"cutLevels":[400]}`)
-	return append(b[:len(b)-1], append(bytes.Repeat([]byte(" "), n-len(b)), '}')...)
+// echoGroupRequest is the EchoRequest of echoGroupBody(text, n), for the gRPC front.
+func echoGroupRequest(text string, n int) *dynamicpb.Message {
+	items := make([]any, 0, 2*n)
+	for i := range n {
+		items = append(items, fmt.Sprintf("L%06d", i), i%2)
+	}
+	return echoRequest(text, items...)
 }
 
 func TestBudgetReleasedAfterErrors(t *testing.T) {
 	t.Parallel()
-	h, fake, tok := budgetServer(t)
-	heldGroup := func(testUncertainty int) []byte {
-		return []byte(strings.Replace(string(groupBody(900, typicalStudent)), `"testUncertainty":30`, fmt.Sprintf(`"testUncertainty":%d`, testUncertainty), 1))
-	}
+	h, tok := budgetServer(t)
+	// Each a Group call of 900 items: held ones wait for release, then end as their text asks.
 	for _, tc := range []struct {
 		name   string
-		path   string
 		body   io.Reader
 		held   bool // the handler waits for release
 		status int
 	}{
-		{"validation error of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(1)), true, http.StatusBadRequest},
-		{"fault of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(2)), true, http.StatusInternalServerError},
-		{"panic of the handler", "/api/forecast/math/group", bytes.NewReader(heldGroup(3)), true, http.StatusInternalServerError},
-		{"body that does not decode", "/api/forecast/reading/group", strings.NewReader(`{"studentData":[` + strings.Repeat(`{"priorAbility":"x"},`, 3000) + `{}]}`), false, http.StatusBadRequest},
-		{"invalid students", "/api/forecast/reading/group", bytes.NewReader(groupBody(900, func(int) string { return `{}` })), false, http.StatusBadRequest},
-		{"without Content-Length", "/api/forecast/math/group", io.MultiReader(bytes.NewReader(heldGroup(30))), true, http.StatusOK},
+		{"validation error of the handler", bytes.NewReader(echoGroupBody("slow:invalid", 900)), true, http.StatusBadRequest},
+		{"fault of the handler", bytes.NewReader(echoGroupBody("slow:fault", 900)), true, http.StatusInternalServerError},
+		{"panic of the handler", bytes.NewReader(echoGroupBody("slow:panic", 900)), true, http.StatusInternalServerError},
+		{"body that does not decode", strings.NewReader(`{"text":"x","items":[` + strings.Repeat(`{"result":"x"},`, 3000) + `{}]}`), false, http.StatusBadRequest},
+		{"invalid items", bytes.NewReader(echoGroupBody("invalid", 900)), false, http.StatusBadRequest},
+		{"without Content-Length", io.MultiReader(bytes.NewReader(echoGroupBody("slow", 900))), true, http.StatusOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			done := make(chan response, 1)
 			go func() {
-				r, err := post(h.base, tc.path, tok, tc.body)
+				r, err := post(h.base, throwawayGroupPath, tok, tc.body)
 				if err != nil {
 					t.Error(err)
 				}
 				done <- r
 			}()
 			if tc.held {
-				<-fake.started
+				<-h.echo.started
 				if got, capacity := admitted(t, h), gauge(t, h, "yardstick_memory_budget_bytes", ""); got == 0 || got >= capacity {
 					t.Errorf("in use while the handler runs: got %d; want the request's cost, under the capacity %d", got, capacity)
 				}
-				fake.release <- struct{}{}
+				h.echo.release <- struct{}{}
 			}
 			if r := <-done; r.status != tc.status {
 				t.Errorf("status: got %d %s; want %d", r.status, r.body, tc.status)
@@ -297,7 +286,7 @@ func TestBudgetReleasedAfterErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(c, "POST /api/forecast/reading/group HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"studentData\":[", tok)
+		fmt.Fprintf(c, "POST "+throwawayGroupPath+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"text\":\"x\",\"items\":[", tok)
 		// Its declared bytes are held in the body pool while they arrive, none of the budget.
 		waitFor(t, "the body's bytes held while it arrives", func() bool { return bodiesHeld(t, h) == 100000 })
 		if got := admitted(t, h); got != 0 {

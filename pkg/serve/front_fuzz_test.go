@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/proto/prototest"
@@ -74,6 +75,12 @@ func contractService(t testing.TB, name string) Service {
 		Gateway: gateway,
 		Wire:    wire,
 	}
+}
+
+// forecastGateway registers the forecast contract's JSON routes on a client of the in-process
+// channel, as the forecast service does.
+func forecastGateway(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+	return forecastv1.RegisterForecastServiceHandlerClient(ctx, mux, forecastv1.NewForecastServiceClient(conn))
 }
 
 // fuzzServer is a server of service built in-process (no listeners) with its demo-client token.

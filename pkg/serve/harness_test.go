@@ -60,6 +60,18 @@ func testConfig(t testing.TB) Config {
 	return cfg
 }
 
+// forecastConfig is the test configuration of a server under the forecast service's identity,
+// for the tests that serve its contract (contractService(t, "forecast")).
+func forecastConfig(t testing.TB) Config {
+	t.Helper()
+	cfg, err := LoadConfig(forecastID, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ReloadInterval = 0
+	return cfg
+}
+
 // startService runs svc on loopback listeners on port 0 until the test ends.
 func startService(t testing.TB, cfg Config, svc Service) *harness {
 	t.Helper()

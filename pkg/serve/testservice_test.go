@@ -153,6 +153,7 @@ func registerThrowaway(t testing.TB) {
 //
 //	"panic"     panics with "secret internal detail"
 //	"slow"      signals started, then waits for release
+//	"slow:T"    signals started, waits for release (or the call's end), then does what T asks
 //	"invalid"   fails validation with a problem of items[0].result, one of framework and a
 //	            request-wide one
 //	"fault"     fails with an unexpected error ("database password is hunter2")
@@ -172,6 +173,15 @@ func newEchoServer() *echoServer {
 func (e *echoServer) echo(ctx context.Context, in *dynamicpb.Message) (*dynamicpb.Message, error) {
 	e.calls.Add(1)
 	text := in.Get(echoIn.Fields().ByName("text")).String()
+	if then, held := strings.CutPrefix(text, "slow:"); held { // a call that holds the budget, then ends as asked
+		e.started <- struct{}{}
+		select {
+		case <-e.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		text = then
+	}
 	switch text {
 	case "":
 		return nil, status.Error(codes.InvalidArgument, "text is required")
