@@ -49,9 +49,10 @@ const (
 )
 
 // Cost model: heap bytes per body byte (group forecasts: at least a fixed amount per student, up to
-// the student limit), measured with the garbage collector off; pkg/serve's TestCostCoversHeapGrowth
-// fails when a factor no longer covers what it measures. A JSON student `[1,1,1]` costs what a
-// 60-byte object does, so a JSON group is costed by the students its body can hold at most.
+// the student limit), measured with the garbage collector off; services/forecast's
+// TestBudgetCoversTheRealHandler fails when a factor no longer covers what it measures. A JSON
+// student `[1,1,1]` costs what a 60-byte object does, so a JSON group is costed by the students its
+// body can hold at most.
 const (
 	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
 	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
