@@ -15,6 +15,7 @@
 package grpcguard
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"sync"
@@ -70,6 +71,9 @@ type Guard struct {
 	slotMu     sync.Mutex
 	perConn    map[*peer.Peer]int // calls without a token in the slots, per connection
 	streamIdle atomic.Int64       // Options.StreamIdle in nanoseconds; atomic: a test shortens it while serving
+
+	// stepHook is the tests' seam in each step of a unary call (export_test.go); nil when serving.
+	stepHook func(ctx context.Context, step string)
 }
 
 // Options are what the guard needs of the frame.
