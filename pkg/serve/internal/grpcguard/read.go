@@ -80,8 +80,8 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 // recoverCall is the one net of a unary call's goroutine, around all the frame runs there (the
 // read's admission, the door, the chain, the handler): grpc-go recovers nothing, and a panic would
 // end the process. The caller gets Internal, the documented problem with nothing of the panic;
-// the log the panic with its stack, once, and the call's line: Observe's, or this one's when the
-// panic came before it.
+// the log gets the panic with its stack, once, and the call's line: Observe's, or this net's when
+// the panic came before Observe.
 func (g *Guard) recoverCall(ctx context.Context, c *call, err *error) {
 	p := recover()
 	if p == nil {
