@@ -6,14 +6,12 @@ package serve
 
 import (
 	"context"
-	"runtime/debug"
 
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
@@ -26,13 +24,11 @@ func (s *Server) grpcDoor() []namedInterceptor {
 }
 
 // unaryChain lists the chain's steps; a new one is an entry here and a name on
-// docs/architecture.md's chain line (TestUnaryChain).
+// docs/architecture.md's chain line (TestUnaryChain). It has no net for panics: the goroutine
+// that runs it has its one (grpcguard's recoverCall for a gRPC call, telemetry.ObserveHTTP for a
+// JSON request, a batch worker's own for a record), around the frame's code before the chain too.
 func (s *Server) unaryChain() []namedInterceptor {
 	return []namedInterceptor{
-		// A panic becomes Internal, logged with its stack: the call's one recovery. The others
-		// each guard a goroutine of their own outside the chain (net/http's connection, a gRPC
-		// stream, a batch engine's workers).
-		{"recover", s.recoverStep},
 		// The call's phases as events on its span: decoded (whichever transport brought it), then
 		// handled; the span's end is the answer sent.
 		{"phases", phasesStep},
@@ -78,16 +74,6 @@ func chain(steps []namedInterceptor) grpc.UnaryServerInterceptor {
 		}
 		return next(ctx, req)
 	}
-}
-
-func (s *Server) recoverStep(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "panic in handler", "request_id", reqinfo.ID(ctx), "route", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
-			resp, err = nil, rpcerr.Internal()
-		}
-	}()
-	return next(ctx, req)
 }
 
 func phasesStep(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -114,8 +115,8 @@ func (st *recordStream) answer(ctx context.Context, rec *record) (ans proto.Mess
 	a := st.sh.Ans.New()
 	a.Set(st.sh.AnsID, r.Get(st.sh.RecID))
 	defer func() {
-		if p := recover(); p != nil { // the one net of this batch.Ordered worker goroutine: a handler's panic is the chain's
-			st.s.log.ErrorContext(ctx, "batch record panicked", "request_id", reqinfo.ID(ctx), "panic", p)
+		if p := recover(); p != nil { // the one net of this batch.Ordered worker goroutine, the handler's too (the chain has none)
+			st.s.log.ErrorContext(ctx, "batch record panicked", "request_id", reqinfo.ID(ctx), "panic", p, "stack", string(debug.Stack()))
 			st.setError(a, rpcerr.Internal())
 			ans = a.Interface()
 		}

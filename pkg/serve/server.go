@@ -150,8 +150,11 @@ func (s *Server) buildGRPC(svc Service) error {
 		// each message checked and paced by its client's rate, its log line.
 		grpc.StreamInterceptor(s.guard.StreamInterceptor),
 		// Stream workers instead of a goroutine per call: a worker's stack grows once, a new
-		// goroutine's on every call (≈ 6% of a small call's CPU). Calls beyond the pool get their own.
-		grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
+		// goroutine's on every call (≈ 6% of a small call's CPU). Calls beyond the pool get their
+		// own, so the pool covers the calls a loaded server has in flight, not only its cores
+		// (one per core left 6 of 8 callers' calls growing a stack: docs/performance.md); an idle
+		// worker costs its parked stack.
+		grpc.NumStreamWorkers(uint32(streamWorkersPerCore*goruntime.GOMAXPROCS(0))),
 	)...)
 	var records grpc.StreamHandler // the frame's batch rpc, in place of the service's stub
 	if svc.BatchRPC != "" {
@@ -186,6 +189,9 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
 }
+
+// streamWorkersPerCore is the gRPC server's stream workers per core (buildGRPC).
+const streamWorkersPerCore = 8
 
 // reflectionServices are the services reflection.Register adds, for the route table, which is
 // read before the gRPC server exists (its receive limit comes from the table).

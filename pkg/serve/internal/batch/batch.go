@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
@@ -219,7 +220,7 @@ func readJob(ctx context.Context, lr *LineReader, tooLarge []byte, lines *int) (
 func dispatch(ctx context.Context, d DispatcherFunc, rec Record, log *slog.Logger, trusted bool) (status int, answer []byte) {
 	defer func() {
 		if v := recover(); v != nil {
-			log.ErrorContext(ctx, "batch: dispatcher panicked", "path", rec.Path, "panic", v)
+			log.ErrorContext(ctx, "batch: dispatcher panicked", "path", rec.Path, "panic", v, "stack", string(debug.Stack()))
 			status, answer = http.StatusInternalServerError, internalBody
 		}
 	}()

@@ -15,10 +15,10 @@
 package grpcguard
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -57,19 +57,21 @@ const (
 // Guard is what the tap handle, the read admission and the gRPC door's steps share. Everything
 // but the slots is written in New and Bind, before the server serves, and only read afterwards.
 type Guard struct {
-	Options                  // ReadTimeout may be shortened by tests before serving; StreamIdle is streamIdle's start
-	ceiling    int64         // server-wide receive limit: the largest message limit
-	routes     *routes.Table // every method served, with its message limit
-	logins     chan struct{} // slots of in-flight logins
-	infra      chan struct{} // slots of in-flight health and reflection calls
-	budget     *admission.Budget
-	watch      *connWatch          // closes connections that abuse the server (conn.go)
-	reads      *admission.ReadPool // messages being read for calls with a token (read.go)
-	openMu     sync.Mutex
-	open       map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
-	slotMu     sync.Mutex
-	perConn    map[*peer.Peer]int // calls without a token in the slots, per connection
-	streamIdle atomic.Int64       // Options.StreamIdle in nanoseconds (Config.BatchIdle), set in New
+	Options               // ReadTimeout may be shortened by tests before serving
+	ceiling int64         // server-wide receive limit: the largest message limit
+	routes  *routes.Table // every method served, with its message limit
+	logins  chan struct{} // slots of in-flight logins
+	infra   chan struct{} // slots of in-flight health and reflection calls
+	budget  *admission.Budget
+	watch   *connWatch          // closes connections that abuse the server (conn.go)
+	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
+	openMu  sync.Mutex
+	open    map[*call]struct{} // calls the tap handle let in that no interceptor has taken yet
+	slotMu  sync.Mutex
+	perConn map[*peer.Peer]int // calls without a token in the slots, per connection
+
+	// stepHook is the tests' seam in each step of a unary call (export_test.go); nil when serving.
+	stepHook func(ctx context.Context, step string)
 }
 
 // Options are what the guard needs of the frame.
@@ -96,7 +98,6 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		perConn: map[*peer.Peer]int{},
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
-	g.streamIdle.Store(int64(o.StreamIdle))
 	return g, []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(int(g.ceiling)),
 		// Also the handlers running: grpc-go stops reading a connection whose handlers are all busy.

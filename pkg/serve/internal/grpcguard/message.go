@@ -37,6 +37,7 @@ func (g *Guard) Receive(ctx context.Context, req any, info *grpc.UnaryServerInfo
 	if err != nil {
 		return nil, err
 	}
+	g.step(ctx, "message")
 	return next(ctx, req)
 }
 

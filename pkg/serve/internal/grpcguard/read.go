@@ -12,6 +12,7 @@ package grpcguard
 
 import (
 	"context"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -46,8 +47,9 @@ func (r guardedRegistrar) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // interceptors: the read is admitted first, and the message read as bytes into c.msg for Receive
 // to decode into the handler's request. Bytes no step took are given back here.
 func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
-	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (_ any, err error) {
 		c := callFrom(ctx)
+		defer g.recoverCall(ctx, c, &err)
 		defer c.msg.free()
 		if c.slot != nil {
 			return h(srv, ctx, func(any) error { return dec(&c.msg) }, ic) // read within a slot
@@ -64,6 +66,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 		}
 		c.read = r
 		defer r.Done() // the message step gives it back sooner, once the message is decoded
+		g.step(ctx, "read")
 		return h(srv, ctx, func(any) error {
 			err := dec(&c.msg)
 			if err != nil && ctx.Err() != nil {
@@ -74,11 +77,35 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 	}
 }
 
-// refuseCall logs and counts a call refused before any interceptor, and releases its ticket now
+// recoverCall is the one net of a unary call's goroutine, around all the frame runs there (the
+// read's admission, the door, the chain, the handler): grpc-go recovers nothing, and a panic would
+// end the process. The caller gets Internal, the documented problem with nothing of the panic;
+// the log gets the panic with its stack, once, and the call's line: Observe's, or this net's when
+// the panic came before Observe.
+func (g *Guard) recoverCall(ctx context.Context, c *call, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	g.Log.ErrorContext(ctx, "panic in handler", "request_id", c.info.ID, "route", c.info.Route, "panic", p, "stack", string(debug.Stack()))
+	*err = rpcerr.Internal()
+	if !c.logged.Load() {
+		_ = g.refuseCall(ctx, c, *err)
+	}
+}
+
+// refuseCall logs and counts a call ended before any interceptor, and releases its ticket now
 // rather than at the end of its stream.
 func (g *Guard) refuseCall(ctx context.Context, c *call, err error) error {
 	g.markLogged(c)
 	c.releaseTicket()
 	g.logCall(ctx, err, false, time.Since(c.start))
 	return err
+}
+
+// step runs the tests' seam, if set, in the step of a unary call named (read, observe, message).
+func (g *Guard) step(ctx context.Context, name string) {
+	if g.stepHook != nil {
+		g.stepHook(ctx, name)
+	}
 }

@@ -32,7 +32,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	rt := g.routes.ByMethod[info.FullMethod]
 	records := rt.Records // the tap handle let in served methods only
 	idle := g.ReadTimeout // how long the call may go without a message; a batch stream has its own
-	if d := time.Duration(g.streamIdle.Load()); d > 0 && records {
+	if d := g.StreamIdle; d > 0 && records {
 		idle = d
 	}
 	defer func() {

@@ -110,17 +110,27 @@ func (g *Guard) logCall(ctx context.Context, err error, ended bool, d time.Durat
 }
 
 // Observe is the gRPC door's first step: it tells the caller its request id and RateLimit headers
-// in header metadata, releases the call's ticket once it is answered, and writes its line.
-func (g *Guard) Observe(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+// in header metadata, releases the call's ticket once it is answered, and writes its line. A
+// panic past it is on its way to the call's net (admitRead, read.go): the line says Internal, the
+// answer the net gives.
+func (g *Guard) Observe(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
 	c := callFrom(ctx)
-	_ = grpc.SetHeader(ctx, headerMD(c)) // the keys are lower case already
 	g.markLogged(c)
 	start, inFlight := time.Now(), g.Telemetry.InFlight(telemetry.FrontGRPC)
 	inFlight.Inc()
-	resp, err := next(ctx, req)
-	c.releaseTicket()
-	inFlight.Dec()
-	g.logCall(ctx, err, false, time.Since(start))
+	answered := false
+	defer func() {
+		if !answered {
+			err = rpcerr.Internal()
+		}
+		c.releaseTicket()
+		inFlight.Dec()
+		g.logCall(ctx, err, false, time.Since(start))
+	}()
+	_ = grpc.SetHeader(ctx, headerMD(c)) // the keys are lower case already
+	g.step(ctx, "observe")
+	resp, err = next(ctx, req)
+	answered = true
 	return resp, err
 }
 

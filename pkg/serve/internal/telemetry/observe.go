@@ -109,8 +109,8 @@ func (t *Recorder) ObserveHTTP(label func(path string) string, next http.Handler
 		inFlight.Inc()
 		defer func() {
 			inFlight.Dec()
-			// The one net for the frame's code around the chain (a handler's panic is the chain's):
-			// the documented 500 and the request's line, not net/http's cut connection and a 200 line.
+			// The request's one net, the frame's code and the handler's (the chain has none): the
+			// documented 500 and the request's line, not net/http's cut connection and a 200 line.
 			if p := recover(); p != nil {
 				t.log.ErrorContext(ctx, "panic in http handler", "request_id", ri.ID, "route", ri.Route, "panic", p, "stack", string(debug.Stack()))
 				if rec.code == 0 {
