@@ -75,6 +75,8 @@ func TestThrowawayEndpoint(t *testing.T) {
 		}
 	})
 
+	t.Run("its docs entry", testThrowawayDocs)
+
 	// Nothing of the frame or of pkg/token was written for it, nor for the root tests' service:
 	// no code of theirs (tests aside) names the services, their paths or their permissions.
 	t.Run("nothing of the frame names it", func(t *testing.T) {
