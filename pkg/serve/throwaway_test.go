@@ -60,6 +60,7 @@ func TestThrowawayEndpoint(t *testing.T) {
 
 	// The contract's package makes its permissions the scoring service's: a client must list it.
 	t.Run("its permissions are scoring's", func(t *testing.T) {
+		t.Parallel()
 		_, err := token.New(token.Options{ClientsFile: clientsFile(t, entry("reader", "forecast", reversePerm)), Dev: true})
 		if want := `permission "` + reversePerm + `" needs service "scoring"`; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v; want an error with %s", err, want)
@@ -68,6 +69,7 @@ func TestThrowawayEndpoint(t *testing.T) {
 
 	// Its rule is read where the contract's are, beside them.
 	t.Run("its rule is the contract's", func(t *testing.T) {
+		t.Parallel()
 		rules, err := yardstick.Routes()
 		want := yardstick.Route{Method: http.MethodPost, Path: reversePath, FullMethod: throwawayv1.ThrowawayService_Reverse_FullMethodName}
 		if err != nil || !slices.Contains(rules, want) || len(rules) < 10 {
@@ -75,11 +77,12 @@ func TestThrowawayEndpoint(t *testing.T) {
 		}
 	})
 
-	t.Run("its docs entry", testThrowawayDocs)
+	t.Run("its docs entry", func(t *testing.T) { t.Parallel(); testThrowawayDocs(t) })
 
 	// Nothing of the frame or of pkg/token was written for it, nor for the root tests' service:
 	// no code of theirs (tests aside) names the services, their paths or their permissions.
 	t.Run("nothing of the frame names it", func(t *testing.T) {
+		t.Parallel()
 		for _, dir := range []string{".", "../token"} {
 			named, scanned := codeNaming(t, dir, "ThrowawayService", "throwawayv1", "Reverse", "throwaway", "EchoService", "Echo")
 			if len(named) > 0 || scanned < 10 {
@@ -98,10 +101,10 @@ func TestThrowawayEndpoint(t *testing.T) {
 	c := throwawayClients{h: h, r: r,
 		reverser: h.token("reverser", secret), other: h.token("other", secret), unbatched: h.token("unbatched", secret)}
 
-	t.Run("JSON", c.testJSON)
-	t.Run("gRPC", c.testGRPC)
-	t.Run("NDJSON batch", c.testNDJSON)
-	t.Run("gRPC batch", c.testGRPCBatch)
+	t.Run("JSON", func(t *testing.T) { t.Parallel(); c.testJSON(t) })
+	t.Run("gRPC", func(t *testing.T) { t.Parallel(); c.testGRPC(t) })
+	t.Run("NDJSON batch", func(t *testing.T) { t.Parallel(); c.testNDJSON(t) })
+	t.Run("gRPC batch", func(t *testing.T) { t.Parallel(); c.testGRPCBatch(t) })
 }
 
 // throwawayClients are TestThrowawayEndpoint's server, its handler and its clients' tokens.
@@ -152,6 +155,7 @@ func (c throwawayClients) testJSON(t *testing.T) {
 		{"without a token", "", `{"text":"ab"}`, http.StatusUnauthorized, "Authentication failed.", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var header []string
 			if tc.tok != "" {
 				header = []string{"Authorization", "Bearer " + tc.tok}
@@ -182,6 +186,7 @@ func (c throwawayClients) testGRPC(t *testing.T) {
 		{"without a token", "", &throwawayv1.ReverseRequest{Text: proto.String("ab")}, codes.Unauthenticated, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			if tc.tok != "" {
 				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tc.tok)
@@ -215,6 +220,7 @@ func (c throwawayClients) testNDJSON(t *testing.T) {
 		{"without the batch permission", c.unbatched, http.StatusForbidden, []string{reverseBulkPerm}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			r := c.h.do(http.MethodPost, reverseBatchPath, "application/x-ndjson", body, "Authorization", "Bearer "+tc.tok)
 			if r.status != tc.status {
 				t.Fatalf("got %d %s; want %d", r.status, r.body, tc.status)
@@ -248,6 +254,7 @@ func (c throwawayClients) testGRPCBatch(t *testing.T) {
 		{"without the batch permission", c.unbatched, codes.PermissionDenied, "", codes.OK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tc.tok)
 			st, err := client.ReverseBatch(ctx)
 			if err != nil {
