@@ -29,6 +29,8 @@ TOOL_PKGS := github.com/bufbuild/buf/cmd/buf \
 
 # The contract's Opaque-API build, for jsonwire's fail-closed tests (made by its generate.sh).
 OPAQUE := pkg/serve/internal/jsonwire/testdata/opaque
+# The throwaway contract pkg/serve's TestThrowawayEndpoint serves: generated as the contract is.
+THROWAWAY := pkg/serve/testdata/throwaway
 
 GO_FILES = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v -E '\.pb(\.gw)?\.go$$' | while read -r f; do [[ -f $$f ]] && echo $$f; done)
 
@@ -166,11 +168,12 @@ generate: tools ## Regenerate Go, gateway and OpenAPI code from the .proto files
 	go run ./proto/openapi/internal/gen -dir proto/openapi
 	for s in scoring forecast; do $(TOOLS)/oapi-codegen -config e2e/client/$$s/oapi-codegen.yaml proto/openapi/$$s.openapi.json; done
 	$(OPAQUE)/generate.sh
+	$(THROWAWAY)/generate.sh
 
 .PHONY: check-generate
 check-generate: generate ## Regenerate, then fail if the committed generated code differs.
-	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client $(OPAQUE))" ]]; then \
-		git status --porcelain -- proto e2e/client $(OPAQUE); git --no-pager diff --stat -- proto e2e/client $(OPAQUE); \
+	@if [[ -n "$$(git status --porcelain -- proto buf.yaml buf.gen.yaml e2e/client $(OPAQUE) $(THROWAWAY))" ]]; then \
+		git status --porcelain -- proto e2e/client $(OPAQUE) $(THROWAWAY); git --no-pager diff --stat -- proto e2e/client $(OPAQUE) $(THROWAWAY); \
 		echo "generated code is stale: run 'make generate' and commit" >&2; exit 1; fi
 
 .PHONY: breaking
