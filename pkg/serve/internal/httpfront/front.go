@@ -34,7 +34,7 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 type Options struct {
 	Routes  *routes.Table
 	Gate    *gate.Gate                 // admits each call and each record before its body is read
-	Authz   *authz.Authorizer          // serves /authToken, watches a stream's rights
+	Authz   *authz.Authorizer          // answers /authToken once admitted, watches a stream's rights
 	Budget  *admission.Budget          // admits memory
 	Channel *inproc.Channel            // the in-process door: the front calls each route's rpc, and each batch record's, on it
 	Gateway http.Handler               // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
@@ -70,10 +70,8 @@ func New(o Options) *Handler {
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, known := f.Routes.ByPath[r.URL.Path]
 	switch {
-	case strings.TrimSuffix(r.URL.Path, "/") == "/authToken": // its own handler: forms, Basic, OAuth 2.0
-		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
-			f.Authz.ServeAuthToken(w, r)
-		}
+	case strings.TrimSuffix(r.URL.Path, "/") == authTokenPath: // its own door: forms, Basic, OAuth 2.0 (authtoken.go)
+		f.serveAuthToken(w, r)
 	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
@@ -91,8 +89,8 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveRoute serves a POST to one of the API's routes: the gate (credentials, media type, the
-// client's limits), size, the body's bytes, body, memory, in that order, each refusal answered
-// before anything later is spent on the request.
+// declared size, the client's limits), the body's bytes, body, memory, in that order, each
+// refusal answered before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
 	reqinfo.From(r.Context()).HTTPRequest = r
 	var form bool
@@ -103,15 +101,14 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 		form, err = checkMediaType(w, r)
 		return err
 	}
-	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http"}, check)
+	call := gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http", Size: r.ContentLength}
+	admitted, t, err := f.Gate.Admit(r.Context(), call, check)
 	if t.Policy != "" {
 		h := w.Header()
 		h[policyKey], h[stateKey] = []string{t.Policy}, []string{t.State}
 	}
 	if err != nil {
-		if !errors.Is(err, errAnswered) {
-			refuse(w, r, rpcerr.ToHTTP(err))
-		}
+		f.refuseAdmit(w, r, rt, err)
 		return
 	}
 	defer t.Release()
@@ -131,6 +128,18 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	}
 	w.Header()["Content-Type"] = jsonType
 	_, _ = w.Write(answer)
+}
+
+// refuseAdmit answers the gate's refusal of a call before its body is read, unless the front's
+// own check answered it already.
+func (f *Handler) refuseAdmit(w http.ResponseWriter, r *http.Request, rt *routes.Route, err error) {
+	switch {
+	case errors.Is(err, errAnswered):
+	case errors.Is(err, gate.ErrTooLarge):
+		refuse(w, r, f.tooLarge(rt, rt.BodyLimit))
+	default:
+		refuse(w, r, rpcerr.ToHTTP(err))
+	}
 }
 
 // invoke answers an admitted call or batch record as grpc-gateway's handler of its path would:
@@ -182,15 +191,12 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form bool, err erro
 	}
 }
 
-// admitAndRead holds the body to the route's limit and its bytes in the body pool while it is read
-// (a slow upload holds what it sent, not what its decoding will cost), then admits the request's
-// memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
+// admitAndRead holds the body to the route's limit (a declared size over it the gate refused; a
+// body sent without one is cut at it) and its bytes in the body pool while it is read (a slow
+// upload holds what it sent, not what its decoding will cost), then admits the request's memory
+// on the call's ticket, waiting in the client's queue. A refusal is answered here.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
 	limit, client := rt.BodyLimit, t.Client
-	if r.ContentLength > limit {
-		refuse(w, r, f.tooLarge(rt, limit))
-		return nil, false
-	}
 	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
 		// Answered before the body is read (without full duplex net/http would first read up to

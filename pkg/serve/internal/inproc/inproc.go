@@ -1,8 +1,9 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
 // server would, without a network, a codec or a copy of the request. The JSON front and the
-// batch records call their rpc through it, with the ticket the gate admitted the call with: Call
-// takes it as a value, Invoke from the context (gate.With), and the chain refuses a call without.
+// batch records call their rpc through it with the ticket the gate admitted the call with (Call
+// takes it as a value), and the chain refuses a call without one: a call by Invoke, which
+// grpc-gateway's registration needs, brings none.
 //
 // Kept by hand rather than grpchan's inprocgrpc (docs/performance.md, "What was kept, and why"):
 // that cost a JSON call 1.24-1.39 of this channel's CPU, hid a deep copy's heap from the budget,
@@ -17,7 +18,6 @@ package inproc
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -126,19 +126,14 @@ func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grp
 	return unary, info, req
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
-// the handler's answer, not used after, moved into reply as it is (a shallow copy, no codec).
-func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
-	resp, err := c.Call(ctx, gate.From(ctx), fullMethod, args)
-	if err != nil {
+// Invoke is grpc.ClientConnInterface's unary call, there for grpc-gateway's registration (the
+// front answers every route itself, with Call): a call by it brings no ticket, and the chain,
+// handed none, refuses it. Nothing is answered to a call no gate admitted, whatever the chain.
+func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, _ any, _ ...grpc.CallOption) error {
+	if _, err := c.Call(ctx, nil, fullMethod, args); err != nil {
 		return err
 	}
-	dst, src := reflect.ValueOf(reply), reflect.ValueOf(resp)
-	if dst.Kind() != reflect.Pointer || dst.IsNil() || src.Kind() != reflect.Pointer || src.IsNil() || dst.Type() != src.Type() {
-		return status.Error(codes.Internal, fmt.Sprintf("inproc: %s answered %T for a %T reply", fullMethod, resp, reply))
-	}
-	dst.Elem().Set(src.Elem())
-	return nil
+	return status.Error(codes.Internal, fmt.Sprintf("inproc: the chain let %s through without a ticket", fullMethod))
 }
 
 // NewStream is grpc.ClientConnInterface's stream: streams are served on the gRPC port only.
