@@ -2,7 +2,8 @@
 // the gate (internal/gate) admit the call before it reads a byte. It then reads the body (paced,
 // within the route's limit, its bytes held in the body pool), admits its memory on the call's
 // ticket (internal/admission), decodes it (internal/jsonwire) and calls the route's rpc on the
-// in-process channel (internal/inproc). grpc-gateway's mux answers the 404 and 405 of paths and
+// in-process channel (internal/inproc). POST /authToken is a call of its rpc too, read and answered
+// by a door of its own (authtoken.go). grpc-gateway's mux answers the 404 and 405 of paths and
 // methods with no route. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
 package httpfront
 

@@ -159,20 +159,19 @@ func TestDeclaredSizeInTheGate(t *testing.T) {
 	over := gatedBody + " "
 	const stated = "The request body exceeds the size limit of 96 bytes."
 	steps := []struct {
-		name    string
-		body    string
-		chunked bool
-		header  []string
-		status  int
-		info    string // the 413's additionalInfo
+		name   string
+		body   string
+		header []string
+		status int
+		info   string // the 413's additionalInfo
 	}{
-		{"over by one byte, without a token", over, false, nil, http.StatusUnauthorized, ""},
-		{"over by one byte", over, false, bearer, http.StatusRequestEntityTooLarge, stated},
-		{"at the limit, after it", gatedBody, false, bearer, http.StatusOK, ""},
-		{"at the limit again: the rate is spent", gatedBody, false, bearer, http.StatusTooManyRequests, ""},
+		{"over by one byte, without a token", over, nil, http.StatusUnauthorized, ""},
+		{"over by one byte", over, bearer, http.StatusRequestEntityTooLarge, stated},
+		{"at the limit, after it", gatedBody, bearer, http.StatusOK, ""},
+		{"at the limit again: the rate is spent", gatedBody, bearer, http.StatusTooManyRequests, ""},
 	}
 	for _, s := range steps { // in order: each step's rate is the one the steps before it left
-		r := g.do(t, http.MethodPost, gatedPath, s.body, s.chunked, s.header...)
+		r := g.do(t, http.MethodPost, gatedPath, s.body, false, s.header...)
 		if r.status != s.status {
 			t.Fatalf("%s: got %d %s; want %d", s.name, r.status, r.body, s.status)
 		}
