@@ -17,10 +17,9 @@ import (
 // the chain with the ticket the gate admitted the request with, as the gRPC port calls it.
 type Issue func(*authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error)
 
-// AnswerAuthToken answers a POST /authToken the HTTP front admitted (the front answers another
-// method, a content coding and a declared size over routes.AuthTokenBodyLimit): it reads the
-// credentials, logs in with issue and answers. A request with grant_type is OAuth 2.0 client
-// credentials (RFC 6749 §4.4), answered in its shape; any other in the original API's.
+// AnswerAuthToken answers a POST /authToken the HTTP front admitted: it reads the credentials,
+// logs in with issue and answers. A request with grant_type is OAuth 2.0 client credentials
+// (RFC 6749 §4.4), answered in its shape; any other in the original API's.
 func (a *Authorizer) AnswerAuthToken(w http.ResponseWriter, r *http.Request, issue Issue) {
 	NoStore(w.Header())
 	req, rerr := readLoginRequest(w, r)
@@ -55,8 +54,7 @@ func (a *Authorizer) AnswerAuthToken(w http.ResponseWriter, r *http.Request, iss
 	}
 }
 
-// NoStore marks a /authToken answer as not to be kept (RFC 6749 §5.1: tokens and credentials are
-// not cached); the front marks its own refusal of a body declared too large alike.
+// NoStore marks a /authToken answer not to be cached (RFC 6749 §5.1: tokens and credentials).
 func NoStore(h http.Header) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
@@ -64,22 +62,16 @@ func NoStore(h http.Header) {
 
 // issue logs req's client in by the IssueToken rpc. An OAuth 2.0 request that asked a scope is
 // answered the scope granted (RFC 6749 §5.1), which the rpc's answer does not carry: the token's
-// own, read back from it.
+// own, read back from it (a token just issued: its refusal is the server's error, 500).
 func (a *Authorizer) issue(issue Issue, req loginRequest) (token.Token, error) {
 	resp, err := issue(&authv1.IssueTokenRequest{ClientId: &req.clientID, ClientSecret: &req.secret})
-	if err != nil {
-		return token.Token{}, err
+	var claims token.Claims
+	if err == nil && resp == nil { // never a token of "": the rpc answered nothing
+		err = rpcerr.Internal()
+	} else if err == nil && req.oauth && req.scope != "" {
+		claims, err = a.issuer.Verify(resp.GetAccessToken(), a.service)
 	}
-	tok := token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn())}
-	if req.oauth && req.scope != "" {
-		claims, err := a.issuer.Verify(tok.AccessToken, a.service)
-		if err != nil {
-			a.log.Error("read back the scope of a token just issued", "error", err)
-			return token.Token{}, rpcerr.Internal()
-		}
-		tok.Scope = claims.Scope
-	}
-	return tok, nil
+	return token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn()), Scope: claims.Scope}, err
 }
 
 // writeToken answers a login with its token, in OAuth 2.0's shape (RFC 6749 §5.1) or the API's.

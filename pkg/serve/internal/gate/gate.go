@@ -40,9 +40,8 @@ type Call struct {
 	Route  *routes.Route // nil: a method not served (refused, fail closed)
 	Bearer string        // the bearer token, "" when none was sent
 	Front  string        // "http" or "grpc": the budget's refusals are counted by front
-	// Size is the body's declared size where the transport knows it before the read (a JSON
-	// body's Content-Length, a batch record's line; 0 or -1: none declared, as on gRPC, where the
-	// size comes with the message): over the route's BodyLimit the call is refused, ErrTooLarge.
+	// Size is the body's size where known before the read (Content-Length, a record's line; 0 or
+	// -1: none, as on gRPC): over the route's BodyLimit the call is refused, ErrTooLarge.
 	Size int64
 	// Stream is set for a batch or group stream: a place of its client's concurrency for its
 	// life, a pacer for what it reads, and the stream's reserve of the budget.
@@ -78,8 +77,7 @@ type Ticket struct {
 	once   sync.Once
 }
 
-// ErrTooLarge is Admit's refusal of a call whose declared size (Call.Size) is over its route's
-// body limit; the transport answers it in its own words (the JSON front's 413 names the limit).
+// ErrTooLarge refuses a Call.Size over the route's body limit; the transport answers it its way.
 var ErrTooLarge = errors.New("gate: the declared size is over the route's body limit")
 
 // Admit admits c and returns the context the call runs with (its token's claims, a stream's
@@ -87,9 +85,8 @@ var ErrTooLarge = errors.New("gate: the declared size is over the route's body l
 // what the headers say of the body (nil: none), run once the caller is authorized, so that a
 // caller without a token learns nothing of the body's schema, and before the client's limits, so
 // that a refused call costs none of them (an argument, not a field of c: the transport's closure
-// then stays on its stack); the declared size is held to the route's limit after it, and before
-// the limits for the same reason. A refused call holds nothing; its ticket (never nil) still
-// carries the RateLimit headers its refusal is answered with.
+// then stays on its stack); so is Call.Size, after it. A refused call holds nothing; its ticket
+// (never nil) still carries the RateLimit headers its refusal is answered with.
 func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.Context, *Ticket, error) {
 	t := &Ticket{gate: g, route: c.Route, front: c.Front}
 	if c.Route != nil {

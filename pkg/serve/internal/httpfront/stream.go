@@ -27,8 +27,8 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	ri := reqinfo.From(r.Context())
 	ri.HTTPRequest = r
 	check := func() error {
-		if refuseEncoded(w, r) {
-			return errAnswered
+		if err := refuseEncoded(w, r); err != nil {
+			return err
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
 			refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
@@ -42,9 +42,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		w.Header()[policyKey] = []string{t.Policy}
 	}
 	if err != nil {
-		if !errors.Is(err, errAnswered) {
-			refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
-		}
+		f.refuseAdmit(w, r, rt, err) // a stream's body has no end to wait for: refused at once
 		return
 	}
 	defer t.Release()
