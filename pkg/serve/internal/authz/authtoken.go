@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
@@ -38,7 +41,7 @@ func (a *Authorizer) AnswerAuthToken(w http.ResponseWriter, r *http.Request, iss
 	var tok token.Token
 	err := req.basicErr
 	if err == nil {
-		tok, err = a.issue(issue, req)
+		tok, err = a.issue(r.Context(), issue, req)
 	}
 	switch {
 	case err == nil:
@@ -55,23 +58,27 @@ func (a *Authorizer) AnswerAuthToken(w http.ResponseWriter, r *http.Request, iss
 }
 
 // NoStore marks a /authToken answer not to be cached (RFC 6749 §5.1: tokens and credentials).
-func NoStore(h http.Header) {
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-}
+func NoStore(h http.Header) { h.Set("Cache-Control", "no-store"); h.Set("Pragma", "no-cache") }
 
 // issue logs req's client in by the IssueToken rpc. An OAuth 2.0 request that asked a scope is
 // answered the scope granted (RFC 6749 §5.1), which the rpc's answer does not carry: the token's
-// own, read back from it (a token just issued: its refusal is the server's error, 500).
-func (a *Authorizer) issue(issue Issue, req loginRequest) (token.Token, error) {
+// own, read back from it. A token that cannot be, or no answer, is the server's error (logged).
+func (a *Authorizer) issue(ctx context.Context, issue Issue, req loginRequest) (token.Token, error) {
 	resp, err := issue(&authv1.IssueTokenRequest{ClientId: &req.clientID, ClientSecret: &req.secret})
 	var claims token.Claims
-	if err == nil && resp == nil { // never a token of "": the rpc answered nothing
-		err = rpcerr.Internal()
-	} else if err == nil && req.oauth && req.scope != "" {
+	switch {
+	case err != nil:
+		return token.Token{}, err
+	case resp == nil:
+		err = errors.New("the rpc answered nothing")
+	case req.oauth && req.scope != "":
 		claims, err = a.issuer.Verify(resp.GetAccessToken(), a.service)
 	}
-	return token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn()), Scope: claims.Scope}, err
+	if err != nil {
+		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
+		return token.Token{}, rpcerr.Internal()
+	}
+	return token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn()), Scope: claims.Scope}, nil
 }
 
 // writeToken answers a login with its token, in OAuth 2.0's shape (RFC 6749 §5.1) or the API's.

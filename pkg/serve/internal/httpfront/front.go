@@ -134,11 +134,9 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 
 // refuseAdmit answers the gate's refusal, before the body is read, unless the check answered it.
 func (f *Handler) refuseAdmit(w http.ResponseWriter, r *http.Request, rt *routes.Route, err error) {
-	switch {
-	case errors.Is(err, errAnswered):
-	case errors.Is(err, gate.ErrTooLarge):
+	if errors.Is(err, gate.ErrTooLarge) {
 		refuse(w, r, f.tooLarge(rt, rt.BodyLimit))
-	default:
+	} else if !errors.Is(err, errAnswered) {
 		refuse(w, r, rpcerr.ToHTTP(err))
 	}
 }
@@ -176,12 +174,9 @@ func (f *Handler) serveAuthToken(w http.ResponseWriter, r *http.Request) {
 	}
 	rt := f.Routes.ByPath[authTokenPath]
 	reqinfo.From(r.Context()).HTTPRequest = r // the caller's address, for the login throttle
-	check := func() error { return refuseEncoded(w, r) }
-	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Front: "http", Size: r.ContentLength}, check)
+	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Front: "http", Size: r.ContentLength}, func() error { return refuseEncoded(w, r) })
 	if err != nil {
-		if errors.Is(err, gate.ErrTooLarge) {
-			authz.NoStore(w.Header()) // as the door's own 413
-		}
+		authz.NoStore(w.Header()) // the 413, as the door's own (the check's 415 was sent without)
 		f.refuseAdmit(w, r, rt, err)
 		return
 	}

@@ -126,9 +126,8 @@ func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grp
 	return unary, info, req
 }
 
-// Invoke is grpc.ClientConnInterface's unary call, there for grpc-gateway's registration (the
-// front answers every route itself, with Call): a call by it brings no ticket, and the chain,
-// handed none, refuses it. Nothing is answered to a call no gate admitted, whatever the chain.
+// Invoke is grpc.ClientConnInterface's unary call, for grpc-gateway's registration: a call by it
+// brings no ticket, which the chain refuses; no gate admitted it, so nothing is answered to it.
 func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, _ any, _ ...grpc.CallOption) error {
 	_, err := c.Call(ctx, nil, fullMethod, args)
 	return cmp.Or(err, status.Error(codes.Internal, fmt.Sprintf("inproc: the chain let %s through without a ticket", fullMethod)))
