@@ -207,7 +207,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
-	// (authz.ServeAuthToken: forms, Basic, OAuth 2.0).
+	// (its own door, httpfront: forms, Basic, OAuth 2.0; then IssueToken through the chain).
 	if err := svc.Gateway(ctx, gw.ServeMux, s.channel); err != nil {
 		return fmt.Errorf("register the gateway's routes: %w", err)
 	}

@@ -1,6 +1,8 @@
 package authz
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,19 +10,21 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
 
-// ServeAuthToken is POST /authToken on the HTTP front. A request with grant_type is OAuth 2.0
-// client credentials (RFC 6749 §4.4), answered in its shape; any other in the original API's.
-func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store") // RFC 6749 §5.1: tokens and credentials are not cached
-	w.Header().Set("Pragma", "no-cache")
+// Issue is a /authToken request's login: the IssueToken rpc, which the HTTP front calls through
+// the chain with the ticket the gate admitted the request with, as the gRPC port calls it.
+type Issue func(*authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error)
+
+// AnswerAuthToken answers a POST /authToken the HTTP front admitted: it reads the credentials,
+// logs in with issue and answers. A request with grant_type is OAuth 2.0 client credentials
+// (RFC 6749 §4.4), answered in its shape; any other in the original API's.
+func (a *Authorizer) AnswerAuthToken(w http.ResponseWriter, r *http.Request, issue Issue) {
+	NoStore(w.Header())
 	req, rerr := readLoginRequest(w, r)
 	if rerr != nil {
 		if req.oauth {
@@ -34,12 +38,10 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "unsupported_grant_type", "Only grant_type=client_credentials is supported.", 0)
 		return
 	}
-	remote := clientOf(r.Header.Values("X-Forwarded-For"), r.RemoteAddr, a.trusted)
-
 	var tok token.Token
 	err := req.basicErr
 	if err == nil {
-		tok, err = a.Login(r.Context(), req.clientID, req.secret, remote)
+		tok, err = a.issue(r.Context(), issue, req)
 	}
 	switch {
 	case err == nil:
@@ -53,6 +55,30 @@ func (a *Authorizer) ServeAuthToken(w http.ResponseWriter, r *http.Request) {
 		}
 		rpcerr.Write(w, e)
 	}
+}
+
+// NoStore marks a /authToken answer not to be cached (RFC 6749 §5.1: tokens and credentials).
+func NoStore(h http.Header) { h.Set("Cache-Control", "no-store"); h.Set("Pragma", "no-cache") }
+
+// issue logs req's client in by the IssueToken rpc. An OAuth 2.0 request that asked a scope is
+// answered the scope granted (RFC 6749 §5.1), which the rpc's answer does not carry: the token's
+// own, read back from it. A token that cannot be, or no answer, is the server's error (logged).
+func (a *Authorizer) issue(ctx context.Context, issue Issue, req loginRequest) (token.Token, error) {
+	resp, err := issue(&authv1.IssueTokenRequest{ClientId: &req.clientID, ClientSecret: &req.secret})
+	var claims token.Claims
+	switch {
+	case err != nil:
+		return token.Token{}, err
+	case resp == nil:
+		err = errors.New("the rpc answered nothing")
+	case req.oauth && req.scope != "":
+		claims, err = a.issuer.Verify(resp.GetAccessToken(), a.service)
+	}
+	if err != nil {
+		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
+		return token.Token{}, rpcerr.Internal()
+	}
+	return token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn()), Scope: claims.Scope}, nil
 }
 
 // writeToken answers a login with its token, in OAuth 2.0's shape (RFC 6749 §5.1) or the API's.

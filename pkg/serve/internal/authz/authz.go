@@ -1,7 +1,7 @@
 // Package authz decides who may call what: it checks a call's bearer token against its route's
-// access rule (Authorize), issues tokens (POST /authToken and the gRPC TokenService, one Login
-// behind both), and finds the caller's address for the login throttle. Rules come from the route
-// table (internal/routes); clients, keys and tokens from pkg/token.
+// access rule (Authorize), issues tokens (the TokenService, whose IssueToken POST /authToken calls
+// too), and finds the caller's address for the login throttle. Rules come from the route table
+// (internal/routes); clients, keys and tokens from pkg/token.
 package authz
 
 import (

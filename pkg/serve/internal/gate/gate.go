@@ -3,8 +3,9 @@
 // token and the declared size and before they read the body; a batch record is admitted as a
 // call of its own rpc, within its stream. Admit runs authentication and authorization
 // (internal/authz, the one place a token is checked against a route), the transport's own
-// refusals on the headers, the client's limits (internal/quota) and the memory budget
-// (internal/admission), in that order, and returns a Ticket: what the call holds until answered.
+// refusals on the headers, the declared size against the route's body limit, the client's limits
+// (internal/quota) and the memory budget (internal/admission), in that order, and returns a
+// Ticket: what the call holds until answered.
 //
 // A unary call's cost is its size, known only once the body is read or gRPC holds the message:
 // the transport then admits it on the same ticket (AdmitBody, AdmitDecode), before a byte is
@@ -18,6 +19,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
@@ -38,6 +40,9 @@ type Call struct {
 	Route  *routes.Route // nil: a method not served (refused, fail closed)
 	Bearer string        // the bearer token, "" when none was sent
 	Front  string        // "http" or "grpc": the budget's refusals are counted by front
+	// Size is the body's size where known before the read (Content-Length, a record's line; 0 or
+	// -1: none, as on gRPC): over the route's BodyLimit the call is refused, ErrTooLarge.
+	Size int64
 	// Stream is set for a batch or group stream: a place of its client's concurrency for its
 	// life, a pacer for what it reads, and the stream's reserve of the budget.
 	Stream bool
@@ -72,13 +77,16 @@ type Ticket struct {
 	once   sync.Once
 }
 
+// ErrTooLarge refuses a Call.Size over the route's body limit; the transport answers it its way.
+var ErrTooLarge = errors.New("gate: the declared size is over the route's body limit")
+
 // Admit admits c and returns the context the call runs with (its token's claims, a stream's
 // pacer) and the ticket to release once it is answered. check is the transport's own refusal on
 // what the headers say of the body (nil: none), run once the caller is authorized, so that a
 // caller without a token learns nothing of the body's schema, and before the client's limits, so
 // that a refused call costs none of them (an argument, not a field of c: the transport's closure
-// then stays on its stack). A refused call holds nothing; its ticket (never nil) still carries
-// the RateLimit headers its refusal is answered with.
+// then stays on its stack); so is Call.Size, after it. A refused call holds nothing; its ticket
+// (never nil) still carries the RateLimit headers its refusal is answered with.
 func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.Context, *Ticket, error) {
 	t := &Ticket{gate: g, route: c.Route, front: c.Front}
 	if c.Route != nil {
@@ -93,6 +101,9 @@ func (g *Gate) Admit(ctx context.Context, c Call, check func() error) (context.C
 		if err := check(); err != nil {
 			return ctx, t, err
 		}
+	}
+	if c.Size > c.Route.BodyLimit { // c.Route is not nil: Authorize refuses a method not served
+		return ctx, t, ErrTooLarge
 	}
 	switch {
 	case c.Record != nil:
@@ -209,16 +220,4 @@ func (t *Ticket) Release() {
 		}
 		t.slot.Done()
 	})
-}
-
-type key struct{}
-
-// With is ctx carrying t across code that is not the frame's (grpc-gateway's generated handler,
-// between the JSON front and the in-process channel), which hands it to the chain as a value.
-func With(ctx context.Context, t *Ticket) context.Context { return context.WithValue(ctx, key{}, t) }
-
-// From is the ticket With put in ctx, or nil.
-func From(ctx context.Context) *Ticket {
-	t, _ := ctx.Value(key{}).(*Ticket)
-	return t
 }

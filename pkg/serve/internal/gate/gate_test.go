@@ -242,20 +242,6 @@ func TestTicketBudget(t *testing.T) {
 	}
 }
 
-// TestWithFrom: the ticket crosses code that is not the frame's in the context, and only there.
-func TestWithFrom(t *testing.T) {
-	t.Parallel()
-	tk := &Ticket{Method: scored.Method}
-	if got := From(With(context.Background(), tk)); got != tk {
-		t.Errorf("From(With(t)): got %p; want %p", got, tk)
-	}
-	if got := From(context.Background()); got != nil {
-		t.Errorf("From without a ticket: got %p; want nil", got)
-	}
-	var none *Ticket
-	none.Release() // nil-safe
-}
-
 // TestLocalLeavesTheSharedRate: with the rate shared through a real redis-server, a Local call
 // (gRPC's tap handle) is admitted without the rate, holding its place of the client's
 // concurrency; AdmitRate then decides the rate, once, with its headers (rate 1, burst 1: the

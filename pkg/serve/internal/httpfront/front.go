@@ -2,8 +2,8 @@
 // the gate (internal/gate) admit the call before it reads a byte. It then reads the body (paced,
 // within the route's limit, its bytes held in the body pool), admits its memory on the call's
 // ticket (internal/admission), decodes it (internal/jsonwire) and calls the route's rpc on the
-// in-process channel (internal/inproc). grpc-gateway's mux answers the 404 and 405 of paths and
-// methods with no route. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
+// in-process channel (internal/inproc); POST /authToken's call has a door of its own. grpc-gateway's
+// mux answers the 404 and 405 of paths and methods with no route. A new kind of route (a streaming batch route) gets its case in ServeHTTP.
 package httpfront
 
 import (
@@ -25,7 +25,11 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/tracing"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 )
+
+// authTokenPath is the token path, served by every service as a call of TokenService.IssueToken.
+const authTokenPath = "/authToken"
 
 // policyKey and stateKey are the RateLimit headers' canonical keys, set directly on every answer.
 var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.CanonicalHeaderKey(quota.StateHeader)
@@ -34,7 +38,7 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 type Options struct {
 	Routes  *routes.Table
 	Gate    *gate.Gate                 // admits each call and each record before its body is read
-	Authz   *authz.Authorizer          // serves /authToken, watches a stream's rights
+	Authz   *authz.Authorizer          // answers /authToken once admitted, watches a stream's rights
 	Budget  *admission.Budget          // admits memory
 	Channel *inproc.Channel            // the in-process door: the front calls each route's rpc, and each batch record's, on it
 	Gateway http.Handler               // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
@@ -70,10 +74,8 @@ func New(o Options) *Handler {
 func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt, known := f.Routes.ByPath[r.URL.Path]
 	switch {
-	case strings.TrimSuffix(r.URL.Path, "/") == "/authToken": // its own handler: forms, Basic, OAuth 2.0
-		if r.Method != http.MethodPost || !refuseEncoded(w, r) {
-			f.Authz.ServeAuthToken(w, r)
-		}
+	case strings.TrimSuffix(r.URL.Path, "/") == authTokenPath: // its own door: forms, Basic, OAuth 2.0
+		f.serveAuthToken(w, r)
 	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
 		// method on a unary path.
@@ -91,27 +93,24 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveRoute serves a POST to one of the API's routes: the gate (credentials, media type, the
-// client's limits), size, the body's bytes, body, memory, in that order, each refusal answered
-// before anything later is spent on the request.
+// declared size, the client's limits), the body's bytes, body, memory, in that order, each
+// refusal answered before anything later is spent on the request.
 func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.Route) {
 	reqinfo.From(r.Context()).HTTPRequest = r
 	var form bool
 	check := func() (err error) {
-		if refuseEncoded(w, r) {
-			return errAnswered
+		if err = refuseEncoded(w, r); err == nil {
+			form, err = checkMediaType(w, r)
 		}
-		form, err = checkMediaType(w, r)
 		return err
 	}
-	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http"}, check)
+	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Bearer: authz.Bearer(r.Header.Values("Authorization")), Front: "http", Size: r.ContentLength}, check)
 	if t.Policy != "" {
 		h := w.Header()
 		h[policyKey], h[stateKey] = []string{t.Policy}, []string{t.State}
 	}
 	if err != nil {
-		if !errors.Is(err, errAnswered) {
-			refuse(w, r, rpcerr.ToHTTP(err))
-		}
+		f.refuseAdmit(w, r, rt, err)
 		return
 	}
 	defer t.Release()
@@ -131,6 +130,15 @@ func (f *Handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *routes.
 	}
 	w.Header()["Content-Type"] = jsonType
 	_, _ = w.Write(answer)
+}
+
+// refuseAdmit answers the gate's refusal, before the body is read, unless the check answered it.
+func (f *Handler) refuseAdmit(w http.ResponseWriter, r *http.Request, rt *routes.Route, err error) {
+	if errors.Is(err, gate.ErrTooLarge) {
+		refuse(w, r, f.tooLarge(rt, rt.BodyLimit))
+	} else if !errors.Is(err, errAnswered) {
+		refuse(w, r, rpcerr.ToHTTP(err))
+	}
 }
 
 // invoke answers an admitted call or batch record as grpc-gateway's handler of its path would:
@@ -153,6 +161,31 @@ func (f *Handler) invoke(ctx context.Context, t *gate.Ticket, rt *routes.Route, 
 		return nil, err
 	}
 	return marshal(f.Codec, resp)
+}
+
+// serveAuthToken serves POST /authToken as a call of IssueToken whose door reads and answers the
+// shapes the codec does not (forms, HTTP Basic, OAuth 2.0; authz.AnswerAuthToken): the gate (its
+// public rule, a content coding, the declared size), then the door calls the rpc through the
+// chain with the ticket. The login throttle is the rpc's own, on either port.
+func (f *Handler) serveAuthToken(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
+		return
+	}
+	rt := f.Routes.ByPath[authTokenPath]
+	reqinfo.From(r.Context()).HTTPRequest = r // the caller's address, for the login throttle
+	admitted, t, err := f.Gate.Admit(r.Context(), gate.Call{Route: rt, Front: "http", Size: r.ContentLength}, func() error { return refuseEncoded(w, r) })
+	if err != nil {
+		authz.NoStore(w.Header()) // the 413, as the door's own (the check's 415 was sent without)
+		f.refuseAdmit(w, r, rt, err)
+		return
+	}
+	defer t.Release()
+	f.Authz.AnswerAuthToken(w, r, func(req *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {
+		resp, err := f.Channel.Call(admitted, t, rt.Method, req)
+		out, _ := resp.(*authv1.IssueTokenResponse) // nil with an error, or with none: AnswerAuthToken's 500
+		return out, err
+	})
 }
 
 // jsonType is every answer's Content-Type header value. Nothing writes to it.
@@ -182,15 +215,11 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form bool, err erro
 	}
 }
 
-// admitAndRead holds the body to the route's limit and its bytes in the body pool while it is read
-// (a slow upload holds what it sent, not what its decoding will cost), then admits the request's
-// memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
+// admitAndRead holds an undeclared body to the route's limit and its bytes in the body pool while
+// it is read (a slow upload holds what it sent, not what its decoding will cost), then admits the
+// request's memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
 	limit, client := rt.BodyLimit, t.Client
-	if r.ContentLength > limit {
-		refuse(w, r, f.tooLarge(rt, limit))
-		return nil, false
-	}
 	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
 		// Answered before the body is read (without full duplex net/http would first read up to
@@ -242,10 +271,10 @@ func readBody(r io.Reader, length int64) ([]byte, error) {
 	return append(buf[:n], rest...), err
 }
 
-// refuseEncoded refuses a body sent with a content coding (gzip, br, ...), and reports whether it
+// refuseEncoded refuses a body sent with a content coding (gzip, br, ...), errAnswered when it
 // did: a coding the front does not take (it reads a body as sent), not malformed JSON, which
 // RFC 9110 answers with 415 (§15.5.16) and Accept-Encoding: identity (§12.5.3).
-func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
+func refuseEncoded(w http.ResponseWriter, r *http.Request) error {
 	for _, v := range r.Header.Values("Content-Encoding") {
 		for c := range strings.SplitSeq(v, ",") {
 			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
@@ -254,9 +283,9 @@ func refuseEncoded(w http.ResponseWriter, r *http.Request) bool {
 					Message: "Unsupported media type.", ExceptionType: rpcerr.ExceptionUnsupportedType,
 					AdditionalInfo: "Send the body without Content-Encoding: it is read as sent.",
 				}})
-				return true
+				return errAnswered
 			}
 		}
 	}
-	return false
+	return nil
 }

@@ -27,8 +27,8 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	ri := reqinfo.From(r.Context())
 	ri.HTTPRequest = r
 	check := func() error {
-		if refuseEncoded(w, r) {
-			return errAnswered
+		if err := refuseEncoded(w, r); err != nil {
+			return err
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != rpcerr.MediaNDJSON {
 			refuse(w, r, rpcerr.UnsupportedMediaType(rpcerr.MediaNDJSON))
@@ -42,9 +42,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 		w.Header()[policyKey] = []string{t.Policy}
 	}
 	if err != nil {
-		if !errors.Is(err, errAnswered) {
-			refuse(w, r, rpcerr.ToHTTP(err)) // a stream's body has no end to wait for: refused at once
-		}
+		f.refuseAdmit(w, r, rt, err) // a stream's body has no end to wait for: refused at once
 		return
 	}
 	defer t.Release()
@@ -83,9 +81,6 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	ri.Stream = append(attrs, slog.Float64("stream_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
-// errRecordTooLarge is the front's refusal of a record over its path's body limit (the gate's check).
-var errRecordTooLarge = errors.New("httpfront: the record is over its path's body limit")
-
 // notFoundJSON is the 404 of a record whose path a record may not name, encoded once.
 var notFoundJSON = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 
@@ -116,19 +111,15 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	check := func() error { // a line over its path's limit is refused (413) once authorized
-		if int64(len(body)) > rt.BodyLimit {
-			return errRecordTooLarge
-		}
-		return nil
-	}
 	cost := f.Budget.Cost(false, int64(len(body)), true)
 	if rt.Group {
 		cost = f.Budget.GroupCostOfBody(body)
 	}
-	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Record: d.stream, Cost: cost}, check)
+	// A line over its path's limit is refused (413) once authorized, as a call's declared size is.
+	call := gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Size: int64(len(body)), Record: d.stream, Cost: cost}
+	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), call, nil)
 	switch {
-	case errors.Is(err, errRecordTooLarge):
+	case errors.Is(err, gate.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, rpcerr.JSON(rpcerr.TooLarge(rt.BodyLimit).Body)
 	case err != nil:
 		return batch.ErrorAnswer(err) // a refusal of the token, or the stream is over: this answer is never written

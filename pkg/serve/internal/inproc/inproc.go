@@ -1,8 +1,8 @@
 // Package inproc is the in-process door to the service's handlers: a grpc.ClientConnInterface
 // whose every call runs the frame's chain and then the method's generated handler, as grpc-go's
 // server would, without a network, a codec or a copy of the request. The JSON front and the
-// batch records call their rpc through it, with the ticket the gate admitted the call with: Call
-// takes it as a value, Invoke from the context (gate.With), and the chain refuses a call without.
+// batch records call their rpc through it with the ticket the gate admitted the call with (Call),
+// and the chain refuses a call without one, as every call by Invoke (grpc-gateway's) is.
 //
 // Kept by hand rather than grpchan's inprocgrpc (docs/performance.md, "What was kept, and why"):
 // that cost a JSON call 1.24-1.39 of this channel's CPU, hid a deep copy's heap from the budget,
@@ -15,9 +15,9 @@
 package inproc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"reflect"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -126,19 +126,11 @@ func capture(h grpc.MethodHandler, impl any) (unary grpc.UnaryHandler, info *grp
 	return unary, info, req
 }
 
-// Invoke is grpc.ClientConnInterface's unary call: Call with the ticket ctx carries (gate.With),
-// the handler's answer, not used after, moved into reply as it is (a shallow copy, no codec).
-func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, reply any, _ ...grpc.CallOption) error {
-	resp, err := c.Call(ctx, gate.From(ctx), fullMethod, args)
-	if err != nil {
-		return err
-	}
-	dst, src := reflect.ValueOf(reply), reflect.ValueOf(resp)
-	if dst.Kind() != reflect.Pointer || dst.IsNil() || src.Kind() != reflect.Pointer || src.IsNil() || dst.Type() != src.Type() {
-		return status.Error(codes.Internal, fmt.Sprintf("inproc: %s answered %T for a %T reply", fullMethod, resp, reply))
-	}
-	dst.Elem().Set(src.Elem())
-	return nil
+// Invoke is grpc.ClientConnInterface's unary call, for grpc-gateway's registration: a call by it
+// brings no ticket, which the chain refuses; no gate admitted it, so nothing is answered to it.
+func (c *Channel) Invoke(ctx context.Context, fullMethod string, args, _ any, _ ...grpc.CallOption) error {
+	_, err := c.Call(ctx, nil, fullMethod, args)
+	return cmp.Or(err, status.Error(codes.Internal, fmt.Sprintf("inproc: the chain let %s through without a ticket", fullMethod)))
 }
 
 // NewStream is grpc.ClientConnInterface's stream: streams are served on the gRPC port only.

@@ -53,32 +53,31 @@ func newChannel(t *testing.T) (*Channel, *tokens, *recording) {
 	return ch, svc, rec
 }
 
-// TestInvoke: a generated client on the channel reaches the handler through the chain, with
-// the caller's very request and the ticket its context carries (gate.With) handed to the chain,
-// and gets the handler's answer and its error as they are.
-func TestInvoke(t *testing.T) {
+// TestCall: a call with its ticket reaches the handler through the chain, with the caller's very
+// request and ticket handed to the chain, and gets the handler's answer and its error as they are.
+func TestCall(t *testing.T) {
 	t.Parallel()
 	ch, svc, rec := newChannel(t)
-	client := authv1.NewTokenServiceClient(ch)
+	const method = authv1.TokenService_IssueToken_FullMethodName
 	req := &authv1.IssueTokenRequest{ClientId: proto.String("demo")}
-	ticket := &gate.Ticket{Method: authv1.TokenService_IssueToken_FullMethodName}
-	resp, err := client.IssueToken(gate.With(context.Background(), ticket), req)
+	ticket := &gate.Ticket{Method: method}
+	resp, err := ch.Call(context.Background(), ticket, method, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (&authv1.IssueTokenResponse{AccessToken: "token-of-demo", ExpiresIn: 60}); !proto.Equal(resp, want) {
+	if want := (&authv1.IssueTokenResponse{AccessToken: "token-of-demo", ExpiresIn: 60}); !proto.Equal(resp.(proto.Message), want) {
 		t.Errorf("got %v; want %v", resp, want)
 	}
 	if svc.got != req {
 		t.Error("the handler got a copy of the request; want the caller's own")
 	}
-	if want := []string{authv1.TokenService_IssueToken_FullMethodName}; len(rec.methods) != 1 || rec.methods[0] != want[0] {
-		t.Errorf("chain ran for %v; want once, for %v", rec.methods, want)
+	if len(rec.methods) != 1 || rec.methods[0] != method {
+		t.Errorf("chain ran for %v; want once, for %v", rec.methods, method)
 	}
 	if rec.tickets[0] != ticket {
-		t.Errorf("chain handed ticket %p; want the context's %p", rec.tickets[0], ticket)
+		t.Errorf("chain handed ticket %p; want the caller's %p", rec.tickets[0], ticket)
 	}
-	_, err = client.IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("bad")})
+	_, err = ch.Call(context.Background(), ticket, method, &authv1.IssueTokenRequest{ClientId: proto.String("bad")})
 	if status.Code(err) != codes.PermissionDenied || status.Convert(err).Message() != "no" {
 		t.Errorf("got %v; want the handler's PermissionDenied as it is", err)
 	}
@@ -89,9 +88,43 @@ func TestChainRefuses(t *testing.T) {
 	t.Parallel()
 	ch, svc, rec := newChannel(t)
 	rec.refuse = status.Error(codes.Unauthenticated, "who?")
-	_, err := authv1.NewTokenServiceClient(ch).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("demo")})
+	const method = authv1.TokenService_IssueToken_FullMethodName
+	_, err := ch.Call(context.Background(), &gate.Ticket{Method: method}, method, &authv1.IssueTokenRequest{ClientId: proto.String("demo")})
 	if status.Code(err) != codes.Unauthenticated || svc.got != nil {
 		t.Errorf("got %v, handler handed %v; want Unauthenticated and the handler not run", err, svc.got)
+	}
+}
+
+// TestInvokeBringsNoTicket: a generated client on the channel (as grpc-gateway's registration
+// makes) hands the chain no ticket, whatever its context carries: a chain that refuses a call
+// without one (the server's) refuses it before the handler, and one that lets it through still
+// gets no answer out, Internal instead.
+func TestInvokeBringsNoTicket(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		refuse  error
+		code    codes.Code
+		handled bool
+	}{
+		{"the chain refuses", status.Error(codes.Unauthenticated, "not admitted"), codes.Unauthenticated, false},
+		{"the chain lets it through", nil, codes.Internal, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ch, svc, rec := newChannel(t)
+			rec.refuse = tc.refuse
+			resp, err := authv1.NewTokenServiceClient(ch).IssueToken(context.Background(), &authv1.IssueTokenRequest{ClientId: proto.String("demo")})
+			if status.Code(err) != tc.code || resp != nil {
+				t.Errorf("got %v, %v; want %v and no answer", resp, err, tc.code)
+			}
+			if len(rec.tickets) != 1 || rec.tickets[0] != nil {
+				t.Errorf("chain handed tickets %v; want none, once", rec.tickets)
+			}
+			if handled := svc.got != nil; handled != tc.handled {
+				t.Errorf("handler run: got %v; want %v", handled, tc.handled)
+			}
+		})
 	}
 }
 
@@ -123,7 +156,7 @@ func TestNewRequest(t *testing.T) {
 	}
 }
 
-// TestUnknownAndStreams: a method not registered, a stream, and a reply of the wrong type are
+// TestUnknownAndStreams: a method not registered, by Call, NewRequest or Invoke, and a stream are
 // refused with a status, never a panic.
 func TestUnknownAndStreams(t *testing.T) {
 	t.Parallel()
@@ -138,9 +171,8 @@ func TestUnknownAndStreams(t *testing.T) {
 	if _, err := ch.NewStream(ctx, &grpc.StreamDesc{}, "/a.B/Stream"); status.Code(err) != codes.Unimplemented {
 		t.Errorf("stream: got %v; want Unimplemented", err)
 	}
-	err := ch.Invoke(ctx, authv1.TokenService_IssueToken_FullMethodName, &authv1.IssueTokenRequest{}, &authv1.IssueTokenRequest{})
-	if status.Code(err) != codes.Internal || !strings.Contains(err.Error(), "IssueTokenResponse for a *authv1.IssueTokenRequest reply") {
-		t.Errorf("wrong reply type: got %v; want Internal naming both types", err)
+	if err := ch.Invoke(ctx, "/no.Such/Method", nil, nil); status.Code(err) != codes.Unimplemented || !strings.Contains(err.Error(), "/no.Such/Method") {
+		t.Errorf("unknown method by Invoke: got %v; want Unimplemented naming it", err)
 	}
 }
 
