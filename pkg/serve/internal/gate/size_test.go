@@ -76,14 +76,14 @@ func TestAdmitRecordSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Release()
-	reserve := g.Budget.Admitted()
+	reserve := admitted(t, g.Budget)
 	_, over, err := g.Admit(ctx, Call{Route: sized, Bearer: tok, Front: "http", Size: limit + 1, Record: st.Stream(), Cost: 1 << 20}, nil)
-	if !errors.Is(err, ErrTooLarge) || over.Holds() || g.Budget.Admitted() != reserve {
-		t.Errorf("record over the limit: got %v, holds %v, budget %d; want ErrTooLarge, nothing held, %d", err, over.Holds(), g.Budget.Admitted(), reserve)
+	if !errors.Is(err, ErrTooLarge) || over.Holds() || admitted(t, g.Budget) != reserve {
+		t.Errorf("record over the limit: got %v, holds %v, budget %d; want ErrTooLarge, nothing held, %d", err, over.Holds(), admitted(t, g.Budget), reserve)
 	}
 	_, at, err := g.Admit(ctx, Call{Route: sized, Bearer: tok, Front: "http", Size: limit, Record: st.Stream(), Cost: 1 << 20}, nil)
-	if err != nil || !at.Holds() || g.Budget.Admitted() != reserve+1<<20 {
-		t.Errorf("record at the limit: got %v, holds %v, budget %d; want admitted with its cost, %d", err, at.Holds(), g.Budget.Admitted(), reserve+1<<20)
+	if err != nil || !at.Holds() || admitted(t, g.Budget) != reserve+1<<20 {
+		t.Errorf("record at the limit: got %v, holds %v, budget %d; want admitted with its cost, %d", err, at.Holds(), admitted(t, g.Budget), reserve+1<<20)
 	}
 	at.Release()
 	var none *Ticket
