@@ -352,8 +352,8 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	t.Parallel()
 	cfg := forecastConfig(t)
 	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group of 900 students
-	cfg.Limits.MaxStudents = 1000
-	fake := newFakeForecast(t, cfg.Limits)
+	limitsOf(cfg).MaxStudents = 1000
+	fake := newFakeForecast(t, limitsOf(cfg))
 	fake.faulty = true
 	svc := fake.service()
 	svc.BatchPath, svc.BatchRPC = "/api/forecast/batch", forecastv1.ForecastService_ForecastBatch_FullMethodName

@@ -70,7 +70,7 @@ func TestCostCoversHeapGrowth(t *testing.T) {
 		t.Skip("heap figures mean nothing under -race; make test runs this test without it")
 	}
 	cfg := forecastConfig(t)
-	fake := newFakeForecast(t, cfg.Limits)
+	fake := newFakeForecast(t, limitsOf(cfg))
 	h := startService(t, cfg, fake.service())
 	tok := h.token("demo", "demo-secret")
 	method := forecastv1.ForecastService_ForecastReadingGroup_FullMethodName

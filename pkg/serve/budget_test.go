@@ -30,8 +30,8 @@ func budgetServer(t *testing.T) (*harness, *fakeForecast, string) {
 	t.Helper()
 	cfg := forecastConfig(t)
 	cfg.MemoryBudget = 3 << 19
-	cfg.Limits.MaxStudents = 1000
-	fake := newFakeForecast(t, cfg.Limits)
+	limitsOf(cfg).MaxStudents = 1000
+	fake := newFakeForecast(t, limitsOf(cfg))
 	fake.faulty = true
 	h := startService(t, cfg, fake.service())
 	return h, fake, h.token("demo", "demo-secret")

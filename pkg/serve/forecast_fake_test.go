@@ -23,13 +23,13 @@ import (
 type fakeForecast struct {
 	forecastv1.UnimplementedForecastServiceServer
 	fw      *measure.Framework
-	limits  Limits
+	limits  *fakeLimits
 	faulty  bool // ForecastMathGroup holds and fails on request
 	started chan struct{}
 	release chan struct{}
 }
 
-func newFakeForecast(t testing.TB, limits Limits) *fakeForecast {
+func newFakeForecast(t testing.TB, limits *fakeLimits) *fakeForecast {
 	t.Helper()
 	live, err := measure.OpenLive("")
 	if err != nil {
@@ -46,7 +46,8 @@ func (f *fakeForecast) service() Service {
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) { forecastv1.RegisterForecastServiceServer(g, f) },
 		Gateway:  forecastGateway,
-		Wire:     forecastWire,
+		Wire:     f.limits.wire(forecastWire),
+		Methods:  f.limits.forecastMethods(),
 	}
 }
 

@@ -55,9 +55,9 @@ func (s *Server) addStreams(svc Service) error {
 // group stream's lines): errors and answers exactly as the front's.
 type Wire struct{ c *jsonwire.Codec }
 
-// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's)
-// and its wire rules r (the Service.Wire the frame serves it with).
-func NewWire(l Limits, r WireRules) Wire { return Wire{c: newWireCodec(l, r)} }
+// NewWire is the codec of a service's wire rules r (the Service.Wire the frame serves it with):
+// the front's, its lists cut off past their limits as the front's.
+func NewWire(r WireRules) Wire { return Wire{c: newWireCodec(r)} }
 
 // Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
 // the same problems gets (rpcerr's validation error).
