@@ -16,8 +16,8 @@ import (
 // in Service; the frame routes them, admits them (internal/httpfront) and runs the engine
 // (internal/batch). A batch record runs as a unary call of its own path on this front.
 
-// GroupStream is one group forecast in progress on a group stream: the service validates,
-// forecasts and encodes each student line, then the group (internal/batch's GroupStream).
+// GroupStream is one group call in progress on a group stream: the service validates, works on
+// and encodes each entry line, then the group's aggregate (internal/batch's GroupStream).
 type GroupStream = batch.GroupStream
 
 // OpenGroup validates a group stream's settings line and starts the group; its error is the
