@@ -48,8 +48,8 @@ func TestBuild(t *testing.T) {
 	if hc == nil || !hc.Ruled || !hc.Rule.Public || hc.Path != "" || hc.MessageLimit != mib {
 		t.Errorf("health: got %+v; want public, no path, the body limit", hc)
 	}
-	if table.Ceiling != 3*mib {
-		t.Errorf("ceiling: got %d; want %d", table.Ceiling, 3*mib)
+	if table.Ceiling != 3*mib || table.MaxEntries != 100000 {
+		t.Errorf("ceiling %d, entries %d; want %d, 100000 (the group rpcs')", table.Ceiling, table.MaxEntries, 3*mib)
 	}
 	if table.Label("/api/forecast/reading") != "/api/forecast/reading" || table.Label("/healthz") != "/healthz" || table.Label("/wp-admin") != "other" {
 		t.Error("labels: want known paths as themselves, anything else other")
@@ -61,7 +61,7 @@ func TestBuild(t *testing.T) {
 
 // TestMethodLimits: what a service's limits of one rpc leave unset takes the frame's body limit
 // (a body limit alone is the message limit too); an rpc without a path takes its message limit;
-// a service's limits of no rpc served change nothing.
+// a service's limits of an rpc not served change nothing, its entries included.
 func TestMethodLimits(t *testing.T) {
 	t.Parallel()
 	srv := grpc.NewServer()
@@ -71,7 +71,7 @@ func TestMethodLimits(t *testing.T) {
 		forecastv1.ForecastService_ForecastReadingGroup_FullMethodName: {BodyLimit: 2 * mib},
 		forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {MessageLimit: mib / 2, Entries: 1},
 		forecastv1.ForecastService_ForecastGroupStream_FullMethodName:  {MessageLimit: 4 * mib},
-		"/yardstick.forecast.v1.ForecastService/NoSuchRpc":             {BodyLimit: 64 * mib},
+		"/yardstick.forecast.v1.ForecastService/NoSuchRpc":             {BodyLimit: 64 * mib, Entries: 1000},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +94,8 @@ func TestMethodLimits(t *testing.T) {
 			}
 		})
 	}
-	if table.ByMethod["/yardstick.forecast.v1.ForecastService/NoSuchRpc"] != nil || table.Ceiling != 4*mib {
-		t.Errorf("ceiling %d; want 4 MiB (the stream's), and no route for an rpc not served", table.Ceiling)
+	if table.ByMethod["/yardstick.forecast.v1.ForecastService/NoSuchRpc"] != nil || table.Ceiling != 4*mib || table.MaxEntries != 1 {
+		t.Errorf("ceiling %d, entries %d; want 4 MiB (the stream's), 1 (the one group's), and no route for an rpc not served", table.Ceiling, table.MaxEntries)
 	}
 }
 
