@@ -68,8 +68,7 @@ func Bytes(dst *int64, want ...func(int64) string) Parser {
 	return value(dst, "int", "a number of bytes", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, want...)
 }
 
-// Within is the check of a value between lo and hi, both taken (NaN is not); want says so when
-// it is not ("1 or more").
+// Within is the check of a value between lo and hi, both taken (NaN is not); want says so if not.
 func Within[T cmp.Ordered](lo, hi T, want string) func(T) string {
 	return func(x T) string {
 		if x >= lo && x <= hi {

@@ -14,9 +14,8 @@ import (
 // messages also arrive as an array of their fields' values; NumberAsText are string fields that
 // also take a JSON number, kept as its text. The frame adds its own messages' rules and applies
 // them to every body, batch record and gRPC message it decodes.
-// ListLimits (message → list field's JSON name → limit) and MaxListLen (every other list's; 0:
-// none) end decoding one entry past a list's limit: the service can still say by how much a list
-// is over, and a million empty entries cost only the limit's worth.
+// ListLimits (message → list field's JSON name → limit) and MaxListLen (any other list; 0: none)
+// end decoding one entry past a list's limit: a million empty entries cost the limit's worth.
 type WireRules struct {
 	Aliases      map[protoreflect.FullName]map[string]string
 	Ignored      map[protoreflect.FullName][]string

@@ -10,8 +10,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// GroupStream is one group call in progress, an entry a line: the service's validation, work and
-// encoding of each entry, then of the group's aggregate.
+// GroupStream is one group call in progress: the service's work on each entry, then the group's.
 type GroupStream interface {
 	// Entry validates one entry line, adds it to the group and returns its answer as the unary
 	// group call answers the entry; an error (a status error) is the line's answer and leaves it out.
