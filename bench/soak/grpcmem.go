@@ -31,7 +31,7 @@ const (
 	grpcCallers = 20
 	grpcRounds  = 5
 	// grpcMessage is just under the forecast service's receive limit (2,965,536 bytes: what
-	// 100,000 students fill in protobuf, pkg/serve's grpcGroupLimit), so gRPC does not
+	// 100,000 students fill in protobuf, the forecast service's group message limit), so gRPC does not
 	// refuse it on its length prefix: only the guard stands between it and the server's memory.
 	grpcMessage = 2965536 - 64
 	// Bounds on the growth of the server's peak RSS (VmHWM) over its idle value.

@@ -257,7 +257,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MemoryBudget = 4 << 20 // a stream (2 MiB, half of it) and one group call of 900 items
-	cfg.Limits.MaxStudents = 1000
+	limitsOf(cfg).MaxStudents = 1000
 	h := startTestGroup(t, cfg)
 	tok := h.token("demo", "demo-secret")
 	// The record: an Echo of 64 KiB, which costs 30 times its size (1.97 MB): more than the

@@ -32,7 +32,7 @@ func budgetServer(t *testing.T) (*harness, string) {
 	t.Helper()
 	cfg := testConfig(t)
 	cfg.MemoryBudget = 3 << 19
-	cfg.Limits.MaxStudents = 1000
+	limitsOf(cfg).MaxStudents = 1000
 	h := startTestGroup(t, cfg)
 	return h, h.token("demo", "demo-secret")
 }

@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
 // Config is everything a service reads at start, from YARDSTICK_* environment variables and flags
@@ -77,24 +75,34 @@ type Config struct {
 
 	Limits Limits
 
+	// Own is the value the service's own settings fill in (Identity.Settings), for its build.
+	Own       any
+	own       []setting // and its checks, which Validate runs with the frame's
+	ownChecks []func(Config) error
+
 	// tokenClock, set by tests only, shortens the tokens' TTL and leeway below what the
 	// configuration accepts, so that a test can watch a token expire.
 	tokenClock *tokenClock
 }
 
 // Identity is what a service tells the frame of itself before its configuration is read: its name
-// (the token audience, the name in logs, metrics and -help) and its default listen addresses.
+// (the token audience, the name in logs, metrics and -help), default addresses and own settings.
 type Identity struct {
 	Name     string
 	HTTPAddr string
 	GRPCAddr string
+	// Settings adds the service's own settings (its domain's limits) to s and returns the value
+	// they fill in (Config.Own), a new one at each configuration read. nil: none.
+	Settings func(s *Settings) any
 }
 
 type tokenClock struct{ ttl, leeway time.Duration }
 
-// Limits bound what one request may ask for (docs/api.md): over them, 413 (body) or a 400 naming
-// the field. The route table reads them, so they are its type.
-type Limits = routes.Limits
+// Limits bound any request of any service (docs/api.md): over them, 413. A service bounds its
+// own rpcs (Service.Methods, WireRules.ListLimits, its handlers) with its own Identity.Settings.
+type Limits struct {
+	MaxBodyBytes int64 // every JSON body and gRPC message but those Service.Methods bound
+}
 
 // LoadConfig builds a service's configuration from defaults, then environ (os.Environ()), then
 // flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails
@@ -102,6 +110,12 @@ type Limits = routes.Limits
 func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (Config, error) {
 	c := Config{Service: id.Name}
 	all := settings(id, &c)
+	if id.Settings != nil {
+		var own Settings
+		c.Own = id.Settings(&own)
+		c.own, c.ownChecks = own.list, own.checks
+		all = append(all, own.list...)
+	}
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
 		known[s.env], names[i] = s, s.env
@@ -167,7 +181,7 @@ func (c Config) Validate() error {
 	if !serviceName.MatchString(c.Service) {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
-	for _, s := range settings(Identity{}, &c) {
+	for _, s := range append(settings(Identity{}, &c), c.own...) {
 		if s.set.check == nil {
 			continue
 		}
@@ -181,8 +195,10 @@ func (c Config) Validate() error {
 	if !c.Dev && c.KeysDir == "" {
 		bad("YARDSTICK_KEYS_DIR is required outside dev mode (create a key with: yardstick-token keygen -dir DIR)")
 	}
-	if c.Limits.MaxGroupBodyBytes < c.Limits.MaxBodyBytes {
-		bad("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", c.Limits.MaxGroupBodyBytes, c.Limits.MaxBodyBytes)
+	for _, check := range c.ownChecks {
+		if err := check(c); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	c.validateAddrs(bad)
 	c.validateCORS(bad)
@@ -211,6 +227,23 @@ func (c Config) validateAddrs(bad func(string, ...any)) {
 		seen[a.addr] = a.name
 	}
 }
+
+// Settings is the table a service adds its own settings to (Identity.Settings), which the frame
+// reads, lists after its own in -help and checks as its own, without knowing what they mean.
+type Settings struct {
+	list   []setting
+	checks []func(Config) error
+}
+
+// Add adds the setting of environment variable env and flag flag, described by usage in -help,
+// of default def (its text, as an operator would write it), parsed and checked by p.
+func (s *Settings) Add(env, flag, usage, def string, p Parser) {
+	s.list = append(s.list, setting{env: env, flag: flag, usage: usage, def: def, set: p})
+}
+
+// Check adds a check between the service's settings and the frame's (the configuration whole),
+// which Validate runs after each setting's own; its error is reported as it is.
+func (s *Settings) Check(check func(Config) error) { s.checks = append(s.checks, check) }
 
 var (
 	// ErrHelp is LoadConfig's answer to -help: the usage is written; stop without an error.

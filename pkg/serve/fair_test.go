@@ -20,7 +20,7 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MemoryBudget = 3 << 19 // one group call of 900 items at a time (1.16 MB of 1.5 MiB)
-	cfg.Limits.MaxStudents = 1000
+	limitsOf(cfg).MaxStudents = 1000
 	cfg.AdmissionWait = time.Minute
 	hash, err := token.HashSecret(clientSecret)
 	if err != nil {

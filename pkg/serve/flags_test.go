@@ -116,8 +116,10 @@ func TestHelpText(t *testing.T) {
 			t.Errorf("help contains %q; got:\n%s", bad, help)
 		}
 	}
-	// Every setting is listed once, and -version.
-	if got, want := strings.Count(help, "\n  -"), len(settings(scoringID, &Config{}))+1; got != want {
+	// Every setting is listed once, the service's own too, and -version.
+	var own Settings
+	scoringID.Settings(&own)
+	if got, want := strings.Count(help, "\n  -"), len(settings(scoringID, &Config{}))+len(own.list)+1; got != want {
 		t.Errorf("got %d flags in help; want %d", got, want)
 	}
 }

@@ -61,19 +61,20 @@ func exampleSeeds(t testing.TB) map[string][]string {
 var answerAll = prototest.AnswerAll
 
 // contractService is the contract's service of that name (scoring, forecast) with answerAll's
-// handlers, its generated gateway and its wire rules.
+// handlers, its generated gateway, its wire rules and its limits (their defaults).
 func contractService(t testing.TB, name string) Service {
 	t.Helper()
-	desc, gateway, wire := scoringv1.ScoringService_ServiceDesc.ServiceName, scoringGateway, scoringWire
+	desc, gateway, wire, methods := scoringv1.ScoringService_ServiceDesc.ServiceName, scoringGateway, scoringWire, map[string]MethodLimits(nil)
 	if name == "forecast" {
-		desc, gateway, wire = forecastv1.ForecastService_ServiceDesc.ServiceName, forecastGateway, forecastWire
+		desc, gateway, wire, methods = forecastv1.ForecastService_ServiceDesc.ServiceName, forecastGateway, forecastWire, fakeDefaults.forecastMethods()
 	}
 	return Service{
 		Register: func(g grpc.ServiceRegistrar) {
 			g.RegisterService(answerAll(t, desc), struct{}{})
 		},
 		Gateway: gateway,
-		Wire:    wire,
+		Wire:    fakeDefaults.wire(wire),
+		Methods: methods,
 	}
 }
 

@@ -132,6 +132,7 @@ func guardService(t testing.TB) Service {
 		},
 		Gateway: func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 		Wire:    WireRules{Aliases: scoringWire.Aliases, Ignored: union(scoringWire.Ignored, forecastWire.Ignored), Positional: forecastWire.Positional, NumberAsText: scoringWire.NumberAsText},
+		Methods: fakeDefaults.forecastMethods(),
 	}
 }
 

@@ -35,7 +35,7 @@ func errorInfoOf(err error) *errdetails.ErrorInfo {
 }
 
 // groupLimit is a group forecast's message limit over gRPC: 100,000 students of 29 bytes and
-// 64 KiB (grpcGroupLimit).
+// 64 KiB, as the forecast service sets it (the fakes' Methods: fakeLimits.groupLimits).
 const groupLimit = 2965536
 
 // TestGRPCLimits pins the receive limits: the server-wide one is the largest method limit (gRPC
@@ -60,7 +60,7 @@ func TestGRPCLimits(t *testing.T) {
 	if got, want := h.srv.guard.ReadTimeout, 10*time.Second; got != want {
 		t.Errorf("time a call has to send its message: got %s; want %s", got, want)
 	}
-	// The group limit's rule is pinned by internal/routes' TestGRPCGroupLimit, the transport
+	// The group limit's rule is pinned by the forecast service's TestGroupMessageLimit, the transport
 	// limits by grpcguard's TestTransportLimits.
 	for _, tc := range []struct {
 		method string

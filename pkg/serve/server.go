@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(cfg.Limits, svc.Wire), tracing: tr}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(svc.Wire), tracing: tr}
 	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
 	s.registerOperatorSeries()
 	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
@@ -134,7 +134,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		}
 	}
 	var err error
-	if s.routes, err = routes.Build(info, cfg.Limits); err != nil {
+	if s.routes, err = routes.Build(info, routes.Limits{MaxBodyBytes: cfg.Limits.MaxBodyBytes, Methods: svc.Methods}); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
@@ -182,7 +182,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
-	s.budget = admission.New(budgetBytes, cfg.Limits.MaxStudents, s.telemetry.Registry(), cfg.Service)
+	s.budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	s.gate.Budget = s.budget
 	s.guard.Bind(s.routes, s.budget, budgetBytes)

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 )
 
@@ -23,6 +24,9 @@ type Service struct {
 	Reload func() (changed bool, err error)
 	// Wire are the JSON rules of the service's messages beyond protojson's; none when empty.
 	Wire WireRules
+	// Methods are the limits the service sets on particular rpcs of its own, by full method (the
+	// generated …_FullMethodName), in place of YARDSTICK_MAX_BODY_BYTES, which bounds every other.
+	Methods map[string]MethodLimits
 	// Version names the content served (a hash of its files) in yardstick_reload_info; nil: none.
 	Version func() string
 
@@ -36,6 +40,10 @@ type Service struct {
 	// serves in its place (grpcbatch.go): each record runs as a unary call of the rpc it names.
 	BatchRPC string
 }
+
+// MethodLimits are the limits of one rpc of a service: its JSON body and gRPC message, and the
+// entries of a group call (Route.Group), by which the memory budget costs it.
+type MethodLimits = routes.Method
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }

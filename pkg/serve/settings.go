@@ -21,12 +21,12 @@ import (
 type setting struct {
 	env, flag, usage string
 	def              string
-	set              parser
+	set              Parser
 }
 
-// parser turns a setting's text into its field, and checks the field. kind names the value's type
-// in -help as the flag package does ("-token-ttl duration"); "" is a boolean, given bare (-dev).
-type parser struct {
+// Parser turns a setting's text into its field, and checks the field (Int, Bytes). kind names its
+// type in -help as the flag package does ("-token-ttl duration"); "" is a boolean, bare (-dev).
+type Parser struct {
 	kind  string
 	apply func(v string) error
 	check func() error // nil: any value the text parses to
@@ -34,8 +34,8 @@ type parser struct {
 
 // value is the parser of a field of type T, its error saying what the text is not; want, if
 // given, says what the field's value must be, "" when it is.
-func value[T any](dst *T, kind, notA string, parse func(string) (T, error), want ...func(T) string) parser {
-	p := parser{kind: kind, apply: func(v string) error {
+func value[T any](dst *T, kind, notA string, parse func(string) (T, error), want ...func(T) string) Parser {
+	p := Parser{kind: kind, apply: func(v string) error {
 		x, err := parse(v)
 		if err != nil {
 			return fmt.Errorf("%q is not %s", v, notA)
@@ -58,8 +58,18 @@ func value[T any](dst *T, kind, notA string, parse func(string) (T, error), want
 	return p
 }
 
-// within is the check of a value between lo and hi, both taken (NaN is not).
-func within[T cmp.Ordered](lo, hi T, want string) func(T) string {
+// Int is the parser of a whole-number setting; want, if given, says what its value must be.
+func Int(dst *int, want ...func(int) string) Parser {
+	return value(dst, "int", "a whole number", strconv.Atoi, want...)
+}
+
+// Bytes is the parser of a setting that is a number of bytes; want as Int's.
+func Bytes(dst *int64, want ...func(int64) string) Parser {
+	return value(dst, "int", "a number of bytes", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, want...)
+}
+
+// Within is the check of a value between lo and hi, both taken (NaN is not); want says so if not.
+func Within[T cmp.Ordered](lo, hi T, want string) func(T) string {
 	return func(x T) string {
 		if x >= lo && x <= hi {
 			return ""
@@ -108,50 +118,44 @@ const forever = time.Duration(math.MaxInt64)
 // settings are the service's settings, each landing in its field of c.
 func settings(id Identity, c *Config) []setting {
 	float := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
-	str := func(dst *string, want ...func(string) string) parser {
+	str := func(dst *string, want ...func(string) string) Parser {
 		return value(dst, "string", "", func(v string) (string, error) { return v, nil }, want...)
 	}
-	dur := func(dst *time.Duration, want ...func(time.Duration) string) parser {
+	dur := func(dst *time.Duration, want ...func(time.Duration) string) Parser {
 		return value(dst, "duration", "a duration (e.g. 30s, 24h)", time.ParseDuration, want...)
 	}
-	boolean := func(dst *bool) parser { return value(dst, "", "true or false", strconv.ParseBool) }
-	integer := func(dst *int, want ...func(int) string) parser {
-		return value(dst, "int", "a whole number", strconv.Atoi, want...)
-	}
-	bytes := func(dst *int64, want ...func(int64) string) parser {
-		return value(dst, "int", "a number of bytes", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) }, want...)
-	}
+	boolean := func(dst *bool) Parser { return value(dst, "", "true or false", strconv.ParseBool) }
 	// A client limit: a rate > 0, a burst or a concurrency >= 1; 0 (none) only from the empty text.
-	positive := func(dst *float64) parser {
+	positive := func(dst *float64) Parser {
 		return value(dst, "float", "a number more than 0 (leave it empty for no limit)",
-			unsetOr(float, func(f float64) bool { return f > 0 && !math.IsInf(f, 1) }), within(0, math.Inf(1), "more than 0, or 0 for none"))
+			unsetOr(float, func(f float64) bool { return f > 0 && !math.IsInf(f, 1) }), Within(0, math.Inf(1), "more than 0, or 0 for none"))
 	}
-	atLeastOne := func(dst *int) parser {
+	atLeastOne := func(dst *int) Parser {
 		return value(dst, "int", "a whole number of at least 1 (leave it empty for the default)",
-			unsetOr(strconv.Atoi, func(n int) bool { return n >= 1 }), within(0, math.MaxInt, "1 or more, or 0 for none"))
+			unsetOr(strconv.Atoi, func(n int) bool { return n >= 1 }), Within(0, math.MaxInt, "1 or more, or 0 for none"))
 	}
 	// The budget stays under GOMEMLIMIT; more than 0 is at least the smallest positive float64.
-	fraction := within(math.SmallestNonzeroFloat64, admission.MaxFraction,
+	fraction := Within(math.SmallestNonzeroFloat64, admission.MaxFraction,
 		fmt.Sprintf("more than 0 and at most %v (GOMEMLIMIT is %v of the limit)", admission.MaxFraction, admission.GoMemLimitRatio))
 	return []setting{
 		{"YARDSTICK_HTTP_ADDR", "http-addr", "listen address of the JSON front, health and metrics", id.HTTPAddr, str(&c.HTTPAddr)},
 		{"YARDSTICK_GRPC_ADDR", "grpc-addr", "listen address of the gRPC services", id.GRPCAddr, str(&c.GRPCAddr)},
 		{"YARDSTICK_PROBE_ADDR", "probe-addr", "listen address of a gRPC health service for probes alone (empty: none; the main gRPC port serves health too)", "", str(&c.ProbeAddr)},
-		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", integer(&c.GRPCMaxStreams, within(1, 10000, "1 to 10000"))},
-		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(&c.GRPCReadTimeout, within(100*time.Millisecond, 5*time.Minute, "100ms to 5m"))},
-		{"YARDSTICK_BATCH_IDLE", "batch-idle", "time a batch stream (NDJSON or gRPC) may go with no record received and no answer taken before it is ended", "60s", dur(&c.BatchIdle, within(100*time.Millisecond, time.Hour, "100ms to 1h"))},
+		{"YARDSTICK_GRPC_MAX_STREAMS", "grpc-max-streams", "most concurrent calls on one gRPC connection", "100", Int(&c.GRPCMaxStreams, Within(1, 10000, "1 to 10000"))},
+		{"YARDSTICK_GRPC_READ_TIMEOUT", "grpc-read-timeout", "time a gRPC call has from its headers to send its message whole", "10s", dur(&c.GRPCReadTimeout, Within(100*time.Millisecond, 5*time.Minute, "100ms to 5m"))},
+		{"YARDSTICK_BATCH_IDLE", "batch-idle", "time a batch stream (NDJSON or gRPC) may go with no record received and no answer taken before it is ended", "60s", dur(&c.BatchIdle, Within(100*time.Millisecond, time.Hour, "100ms to 1h"))},
 		{"YARDSTICK_CONTENT_DIR", "content-dir", "content bundle directory (empty: embedded demonstration bundle)", "", str(&c.ContentDir)},
 		{"YARDSTICK_CLIENTS_FILE", "clients-file", "clients YAML file (required unless -dev)", "", str(&c.ClientsFile)},
 		{"YARDSTICK_KEYS_DIR", "keys-dir", "directory of Ed25519 signing keys, <kid>.pem (required unless -dev)", "", str(&c.KeysDir)},
 		{"YARDSTICK_DEV", "dev", "dev mode: demo client demo/demo-secret, ephemeral key if no keys dir", "false", boolean(&c.Dev)},
 		{"YARDSTICK_REFLECTION", "reflection", "gRPC server reflection: auto (on in dev mode only), true or false", "auto", str(&c.Reflection, oneOf("auto, true or false", "auto", "true", "false"))},
-		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(&c.TokenTTL, within(time.Minute, 7*24*time.Hour, "between 1m and 168h"))},
-		{"YARDSTICK_KEY_LIFETIME", "key-lifetime", "how long a signing key should be used, from the time in its kid; an alert warns before (0: no date)", "2160h", dur(&c.KeyLifetime, offOr(within(24*time.Hour, 87600*time.Hour, "0 (no date) or between 24h and 87600h (10 years)")))},
+		{"YARDSTICK_TOKEN_TTL", "token-ttl", "lifetime of issued tokens", "24h", dur(&c.TokenTTL, Within(time.Minute, 7*24*time.Hour, "between 1m and 168h"))},
+		{"YARDSTICK_KEY_LIFETIME", "key-lifetime", "how long a signing key should be used, from the time in its kid; an alert warns before (0: no date)", "2160h", dur(&c.KeyLifetime, offOr(Within(24*time.Hour, 87600*time.Hour, "0 (no date) or between 24h and 87600h (10 years)")))},
 		{"YARDSTICK_LOG_FORMAT", "log-format", "log format: json or text", "json", str(&c.LogFormat, oneOf("json or text", "json", "text"))},
 		{"YARDSTICK_LOG_LEVEL", "log-level", "log level: debug, info, warn or error", "info", str(&c.LogLevel, logLevel)},
-		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(&c.ShutdownDelay, within(0, forever, "0s or more"))},
-		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(&c.ShutdownGrace, within(1, forever, "more than 0s"))},
-		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(&c.ReloadInterval, within(0, forever, "0s (no reloads) or more"))},
+		{"YARDSTICK_SHUTDOWN_DELAY", "shutdown-delay", "time readiness reports draining before listeners stop", "0s", dur(&c.ShutdownDelay, Within(0, forever, "0s or more"))},
+		{"YARDSTICK_SHUTDOWN_GRACE", "shutdown-grace", "time in-flight requests may take to finish after SIGTERM", "20s", dur(&c.ShutdownGrace, Within(1, forever, "more than 0s"))},
+		{"YARDSTICK_RELOAD_INTERVAL", "reload-interval", "how often content, clients and keys are re-read (0 disables)", "30s", dur(&c.ReloadInterval, Within(0, forever, "0s (no reloads) or more"))},
 		{"YARDSTICK_TRUSTED_PROXIES", "trusted-proxies", "comma-separated CIDRs or addresses of proxies in front (the /authToken throttle looks past them in X-Forwarded-For)", "", list(&c.TrustedProxies, prefix)},
 		{"YARDSTICK_REDIS_URL", "redis-url", "Redis that shares the /authToken throttle and the clients' rates among replicas, redis://[:password@]host:port[/db] (empty: each process in memory)", "", str(&c.RedisURL)},
 		{"YARDSTICK_CORS_ORIGINS", "cors-origins", "comma-separated origins (https://app.example.com) whose web pages may call the JSON API, or * for any (empty: no cross-origin calls)", "", list(&c.CORSOrigins, func(f string) (string, error) { return f, nil })},
@@ -160,17 +164,13 @@ func settings(id Identity, c *Config) []setting {
 		{"YARDSTICK_CLIENT_RATE", "client-rate", "requests per second each client may sustain on this service, all replicas together, unless its clients file entry sets limits.rate (empty: no limit)", "", positive(&c.ClientRate)},
 		{"YARDSTICK_CLIENT_BURST", "client-burst", "most requests at once of a client after it idled, unless its entry sets limits.burst (empty: one second of its rate)", "", atLeastOne(&c.ClientBurst)},
 		{"YARDSTICK_CLIENT_CONCURRENCY", "client-concurrency", "most calls of a client in progress at once on one replica, streams included, unless its entry sets limits.concurrency (empty: no limit)", "", atLeastOne(&c.ClientConcurrency)},
-		{"YARDSTICK_REPLICAS", "replicas", "replicas of this service: without Redis each enforces rate/N and burst/N of every client", "1", integer(&c.Replicas, within(1, 1000, "1 to 1000"))},
-		{"YARDSTICK_ADMISSION_WAIT", "admission-wait", "how long a call that does not fit the memory budget waits in its client's queue before 503 (0: refused at once)", "2s", dur(&c.AdmissionWait, within(0, time.Minute, "0 (refused at once) to 1m"))},
-		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", bytes(&c.MemoryBudget, offOr(within[int64](1<<20, math.MaxInt64, "0 (derived) or at least 1048576 bytes")))},
+		{"YARDSTICK_REPLICAS", "replicas", "replicas of this service: without Redis each enforces rate/N and burst/N of every client", "1", Int(&c.Replicas, Within(1, 1000, "1 to 1000"))},
+		{"YARDSTICK_ADMISSION_WAIT", "admission-wait", "how long a call that does not fit the memory budget waits in its client's queue before 503 (0: refused at once)", "2s", dur(&c.AdmissionWait, Within(0, time.Minute, "0 (refused at once) to 1m"))},
+		{"YARDSTICK_MEMORY_BUDGET", "memory-budget", "bytes of heap the large requests in progress may hold together (0: the fraction below of the container's memory limit, 536870912 without one)", "0", Bytes(&c.MemoryBudget, offOr(Within[int64](1<<20, math.MaxInt64, "0 (derived) or at least 1048576 bytes")))},
 		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", value(&c.MemoryBudgetFraction, "float", "a number", float, fraction)},
-		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(&c.BodyGrace, within(1, forever, "more than 0s"))},
-		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", bytes(&c.MinBodyRate, within[int64](1, math.MaxInt64, "1 or more"))},
-		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", bytes(&c.Limits.MaxBodyBytes, within[int64](1024, math.MaxInt64, "1024 or more"))},
-		{"YARDSTICK_MAX_GROUP_BODY_BYTES", "max-group-body-bytes", "largest group forecast request body", "16777216", bytes(&c.Limits.MaxGroupBodyBytes)},
-		{"YARDSTICK_MAX_ITEMS", "max-items", "most items in one scoring request", "5000", integer(&c.Limits.MaxItems, within(1, math.MaxInt, "1 or more"))},
-		{"YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", integer(&c.Limits.MaxStudents, within(1, math.MaxInt, "1 or more"))},
-		{"YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", integer(&c.Limits.MaxCutLevels, within(1, math.MaxInt, "1 or more"))},
+		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(&c.BodyGrace, Within(1, forever, "more than 0s"))},
+		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", Bytes(&c.MinBodyRate, Within[int64](1, math.MaxInt64, "1 or more"))},
+		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", Bytes(&c.Limits.MaxBodyBytes, Within[int64](1024, math.MaxInt64, "1024 or more"))},
 	}
 }
 
@@ -191,8 +191,8 @@ func corsMaxAge(d time.Duration) string {
 }
 
 // list parses a comma-separated list, its blanks dropped, each item by parse.
-func list[T any](dst *[]T, parse func(string) (T, error)) parser {
-	return parser{kind: "string", apply: func(v string) error {
+func list[T any](dst *[]T, parse func(string) (T, error)) Parser {
+	return Parser{kind: "string", apply: func(v string) error {
 		var out []T
 		for f := range strings.SplitSeq(v, ",") {
 			if f = strings.TrimSpace(f); f == "" {

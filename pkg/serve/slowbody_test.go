@@ -30,8 +30,8 @@ import (
 func TestSlowUploadsHoldTheirBytes(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.MemoryBudget = 32 << 20            // a body pool of 8 MiB: 2 MiB a client without a concurrency limit
-	cfg.Limits.MaxGroupBodyBytes = 4 << 20 // under the pool's quarter of the budget
+	cfg.MemoryBudget = 32 << 20               // a body pool of 8 MiB: 2 MiB a client without a concurrency limit
+	limitsOf(cfg).MaxGroupBodyBytes = 4 << 20 // under the pool's quarter of the budget
 	hash, err := token.HashSecret(clientSecret)
 	if err != nil {
 		t.Fatal(err)

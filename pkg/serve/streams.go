@@ -16,8 +16,8 @@ import (
 // in Service; the frame routes them, admits them (internal/httpfront) and runs the engine
 // (internal/batch). A batch record runs as a unary call of its own path on this front.
 
-// GroupStream is one group forecast in progress on a group stream: the service validates,
-// forecasts and encodes each student line, then the group (internal/batch's GroupStream).
+// GroupStream is one group call in progress on a group stream: the service validates, works on
+// and encodes each entry line, then the group's aggregate (internal/batch's GroupStream).
 type GroupStream = batch.GroupStream
 
 // OpenGroup validates a group stream's settings line and starts the group; its error is the
@@ -55,9 +55,9 @@ func (s *Server) addStreams(svc Service) error {
 // group stream's lines): errors and answers exactly as the front's.
 type Wire struct{ c *jsonwire.Codec }
 
-// NewWire is the codec of a service with the limits l (lists cut off past them, as the front's)
-// and its wire rules r (the Service.Wire the frame serves it with).
-func NewWire(l Limits, r WireRules) Wire { return Wire{c: newWireCodec(l, r)} }
+// NewWire is the codec of a service's wire rules r (the Service.Wire the frame serves it with):
+// the front's, its lists cut off past their limits as the front's.
+func NewWire(r WireRules) Wire { return Wire{c: newWireCodec(r)} }
 
 // Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
 // the same problems gets (rpcerr's validation error).

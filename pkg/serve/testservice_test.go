@@ -114,9 +114,9 @@ func throwawayFile() *descriptorpb.FileDescriptorProto {
 			Name: proto.String("Shout"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
 			Options: rpcOptions(throwawayShoutPerm, throwawayShoutPath, true),
 		}, {
-			// Group is Echo on a path ending in /group, which the frame admits as a group
-			// forecast's (its cost estimate, its body limits): for the group admission tests,
-			// which alone serve it (startTestGroup).
+			// Group is Echo with the limits of a group call (the service's Methods: its cost
+			// estimate, its body limits): for the group admission tests, which alone serve it
+			// (startTestGroup).
 			Name: proto.String("Group"), InputType: proto.String(pkg + "EchoRequest"), OutputType: proto.String(pkg + "EchoResponse"),
 			Options: rpcOptions(throwawayPerm, throwawayGroupPath, false),
 		}, {
@@ -164,10 +164,11 @@ type echoServer struct {
 	started chan struct{} // "slow" signals it has begun
 	calls   atomic.Int64  // Echo, Shout and Group calls begun
 	group   bool          // serves Group (startTestGroup)
+	limits  fakeLimits    // its items' limit, and Group's as a group forecast's
 }
 
 func newEchoServer() *echoServer {
-	return &echoServer{release: make(chan struct{}), started: make(chan struct{}, 1)}
+	return &echoServer{release: make(chan struct{}), started: make(chan struct{}, 1), limits: fakeDefaults}
 }
 
 func (e *echoServer) echo(ctx context.Context, in *dynamicpb.Message) (*dynamicpb.Message, error) {
@@ -310,14 +311,19 @@ func (e *echoServer) gateway(ctx context.Context, mux *runtime.ServeMux, conn gr
 // message: "words" is another spelling of "text".
 var testWire = WireRules{Aliases: map[protoreflect.FullName]map[string]string{"yardstick.scoring.v1.EchoRequest": {"words": "text"}}}
 
-// service is the test service as a service brings itself to the frame.
+// service is the test service as a service brings itself to the frame: its items take the
+// scoring requests' limit, its Group the limits a group forecast has.
 func (e *echoServer) service() Service {
+	wire := testWire
+	wire.ListLimits = map[protoreflect.FullName]map[string]int{"yardstick.scoring.v1.EchoRequest": {"items": e.limits.MaxItems}}
+	wire.MaxListLen = max(e.limits.MaxItems, e.limits.MaxStudents, e.limits.MaxCutLevels)
 	return Service{
 		Register:  func(g grpc.ServiceRegistrar) { g.RegisterService(e.desc(), struct{}{}) },
 		Gateway:   e.gateway,
 		BatchPath: throwawayBatchPath,
 		BatchRPC:  throwawayBatch,
-		Wire:      testWire,
+		Wire:      wire,
+		Methods:   map[string]MethodLimits{throwawayGroup: e.limits.groupLimits()},
 	}
 }
 
@@ -327,6 +333,7 @@ func startTest(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	registerThrowaway(t)
 	e := newEchoServer()
+	e.limits = *limitsOf(cfg)
 	h := startService(t, cfg, e.service())
 	h.echo = e
 	return h
@@ -338,7 +345,7 @@ func startTestGroup(t testing.TB, cfg Config) *harness {
 	t.Helper()
 	registerThrowaway(t)
 	e := newEchoServer()
-	e.group = true
+	e.group, e.limits = true, *limitsOf(cfg)
 	h := startService(t, cfg, e.service())
 	h.echo = e
 	return h

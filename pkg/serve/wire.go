@@ -14,11 +14,15 @@ import (
 // messages also arrive as an array of their fields' values; NumberAsText are string fields that
 // also take a JSON number, kept as its text. The frame adds its own messages' rules and applies
 // them to every body, batch record and gRPC message it decodes.
+// ListLimits (message → list field's JSON name → limit) and MaxListLen (any other list; 0: none)
+// end decoding one entry past a list's limit: a million empty entries cost the limit's worth.
 type WireRules struct {
 	Aliases      map[protoreflect.FullName]map[string]string
 	Ignored      map[protoreflect.FullName][]string
 	Positional   map[protoreflect.FullName]bool
 	NumberAsText map[protoreflect.FullName][]string
+	ListLimits   map[protoreflect.FullName]map[string]int
+	MaxListLen   int
 }
 
 // frameWire are the rules of the frame's own messages: the token request's clientID, as callers
@@ -27,18 +31,16 @@ var frameWire = WireRules{
 	Aliases: map[protoreflect.FullName]map[string]string{"yardstick.auth.v1.IssueTokenRequest": {"clientID": "clientId"}},
 }
 
-// newWireCodec is a server's JSON codec: the service's wire rules with the frame's, and lists cut
-// off past the largest the server accepts (a million empty entries cost only the limit's worth).
-func newWireCodec(l Limits, r WireRules) *jsonwire.Codec {
-	opts := jsonwire.Options{
+// newWireCodec is a server's JSON codec: the service's wire rules with the frame's.
+func newWireCodec(r WireRules) *jsonwire.Codec {
+	return jsonwire.New(jsonwire.Options{
 		Aliases:      union(r.Aliases, frameWire.Aliases),
 		Ignored:      union(r.Ignored, frameWire.Ignored),
 		Positional:   union(r.Positional, frameWire.Positional),
 		NumberAsText: union(r.NumberAsText, frameWire.NumberAsText),
-	}
-	opts.ListLimits = map[string]int{"items": l.MaxItems, "studentData": l.MaxStudents, "cutLevels": l.MaxCutLevels}
-	opts.MaxListLen = max(l.MaxItems, l.MaxStudents, l.MaxCutLevels)
-	return jsonwire.New(opts)
+		ListLimits:   r.ListLimits,
+		MaxListLen:   r.MaxListLen,
+	})
 }
 
 // union is the service's rules and the frame's in one map, the frame's winning; nil when empty.

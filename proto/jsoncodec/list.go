@@ -39,7 +39,7 @@ func (d *Decoder) List(t jx.Type, wanted string) (e Elements, ok bool) {
 		return e, false
 	}
 	if d.info != nil {
-		e.limit = d.rules.ListLimit(d.info.Names[d.field])
+		e.limit = d.rules.ListLimit(d.info.FullName, d.info.Names[d.field])
 	}
 	return e, true
 }

@@ -8,7 +8,7 @@ type Rules struct {
 	positional   map[string]bool
 	numberAsText map[string]map[string]bool
 	maxListLen   int
-	listLimits   map[string]int
+	listLimits   map[string]map[string]int
 }
 
 // RuleSet is the rules as a service states them (jsonwire.Options holds the same).
@@ -18,7 +18,7 @@ type RuleSet struct {
 	Positional   map[string]bool              // messages that may arrive as a number array
 	NumberAsText map[string][]string          // message -> string fields that take a number
 	MaxListLen   int                          // above 0: a list ends one entry past it
-	ListLimits   map[string]int               // JSON field name -> its list's limit
+	ListLimits   map[string]map[string]int    // message -> list field (JSON name) -> its limit
 }
 
 // NewRules compiles s.
@@ -62,12 +62,12 @@ func (r *Rules) NumberAsText(message, field string) bool {
 	return r != nil && r.numberAsText[message][field]
 }
 
-// ListLimit is the limit of the list field named field (0: none).
-func (r *Rules) ListLimit(field string) int {
+// ListLimit is the limit of the list field (a JSON name) of message (0: none).
+func (r *Rules) ListLimit(message, field string) int {
 	if r == nil {
 		return 0
 	}
-	if n, ok := r.listLimits[field]; ok {
+	if n, ok := r.listLimits[message][field]; ok {
 		return n
 	}
 	return r.maxListLen

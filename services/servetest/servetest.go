@@ -36,11 +36,12 @@ type Server struct {
 	token string
 }
 
-// Start runs svc as service ("scoring" or "forecast") in dev mode until the test ends. edit, if
-// not nil, adjusts the configuration first.
-func Start(t testing.TB, service string, svc func(cfg serve.Config) serve.Service, edit func(*serve.Config)) *Server {
+// Start runs svc as the service id names, with its settings, in dev mode on loopback until the
+// test ends. edit, if not nil, adjusts the configuration first.
+func Start(t testing.TB, id serve.Identity, svc func(cfg serve.Config) serve.Service, edit func(*serve.Config)) *Server {
 	t.Helper()
-	cfg, err := serve.LoadConfig(serve.Identity{Name: service, HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"}, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
+	id.HTTPAddr, id.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg, err := serve.LoadConfig(id, nil, []string{"YARDSTICK_DEV=true", "YARDSTICK_HTTP_ADDR=127.0.0.1:0", "YARDSTICK_GRPC_ADDR=127.0.0.1:0"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ type Problems struct {
 	dropped    int
 }
 
-// maxProblems bounds the error body: 100,000 bad students must not produce a 10 MB answer.
+// maxProblems bounds the error body: 100,000 bad list entries must not produce a 10 MB answer.
 const maxProblems = 100
 
 // Add records a problem of field. A %q-quoted string is the caller's input: only its first

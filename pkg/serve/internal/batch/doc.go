@@ -25,7 +25,7 @@
 //   - Faults: a dispatcher that panics or answers bytes that are not JSON makes that record a
 //     documented 500; the stream goes on.
 //   - No record is answered 503: the dispatcher waits for the memory budget instead, and
-//     quota.Pace, called for each record or student read, waits for the client's rate.
+//     quota.Pace, called for each record or group entry read, waits for the client's rate.
 //
 // The stream's byte budget (budget.go) is a condition variable, not a weighted semaphore: a line
 // is let through while the stream holds less than the bound, before its size is known, and the

@@ -10,27 +10,28 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
-// GroupStream is one group forecast in progress: the service's validation, forecast and encoding.
+// GroupStream is one group call in progress: the service's work on each entry, then the group's.
 type GroupStream interface {
-	// Student validates one student line, adds it to the group and returns its entry as the
-	// unary answer's students[i]; an error (a status error) is the line's answer and leaves it out.
-	Student(ctx context.Context, line []byte) (entry []byte, err error)
-	// Group is the aggregate as the unary answer's forecasts.group, called once, if a student was.
+	// Entry validates one entry line, adds it to the group and returns its answer as the unary
+	// group call answers the entry; an error (a status error) is the line's answer and leaves it out.
+	Entry(ctx context.Context, line []byte) (answer []byte, err error)
+	// Group is the aggregate as the unary call answers it, called once, if an entry was added.
 	Group(ctx context.Context) (group []byte, err error)
 }
 
-// OpenGroup validates the settings line and starts the group; an error answers the whole request.
+// OpenGroup validates the settings line (nil: the body is empty) and starts the group; an error
+// answers the whole request.
 type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
 
 // GroupCounts are what one group stream did, for its log line and metrics.
 type GroupCounts struct {
 	Lines    int  // lines read, blank ones included
-	Students int  // students in the group
-	Invalid  int  // student lines answered with an error and left out
+	Students int  // entries in the group
+	Invalid  int  // entry lines answered with an error and left out
 	Complete bool // the body ended and the group line went out
 }
 
-// ServeGroup runs one group stream (docs/api.md). Students are handled one at a time in input
+// ServeGroup runs one group stream (docs/api.md). Entries are handled one at a time in input
 // order (the group's sums depend on it): Workers and InFlight are not used.
 func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open OpenGroup, o Options) (GroupCounts, error) {
 	o = o.withDefaults()
@@ -56,9 +57,8 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 	case errors.As(err, &ended): // before the head: the answer a call would get now is the response
 		rpcerr.Write(w, rpcerr.ToHTTP(ended.err))
 		return counts, err
-	case errors.Is(err, io.EOF):
-		rpcerr.Write(w, rpcerr.ToHTTP(rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")))
-		return counts, nil
+	case errors.Is(err, io.EOF): // the service says what the settings line must hold
+		settings = nil
 	case errors.Is(err, ErrIdle):
 		rpcerr.WriteStatus(w, http.StatusRequestTimeout)
 		return counts, err
@@ -93,12 +93,12 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 			_ = c.flush()
 			return counts, err
 		}
-		if err := quota.Pace(ctx); err != nil { // the client's rate: a student waits, never refused
+		if err := quota.Pace(ctx); err != nil { // the client's rate: an entry waits, never refused
 			return counts, err
 		}
 		status, answer, err := http.StatusRequestEntityTooLarge, tooLarge, BOMProblem(line)
 		if !tooLong && err == nil {
-			answer, err = g.Student(ctx, line)
+			answer, err = g.Entry(ctx, line)
 		}
 		switch {
 		case tooLong:

@@ -30,6 +30,9 @@ type groupSettings struct {
 }
 
 func (s groupService) open(_ context.Context, line []byte) (GroupStream, error) {
+	if line == nil {
+		return nil, rpcerr.Invalid("", "the body is empty: its first line must be the group's settings")
+	}
 	var set groupSettings
 	d := json.NewDecoder(bytes.NewReader(line))
 	d.DisallowUnknownFields()
@@ -77,7 +80,7 @@ func parseStudent(line []byte) (measure.Student, error) {
 	return measure.Student{Prior: measure.Normal{Mean: *v[0], SD: *v[1]}, ElapsedDays: *v[2]}, nil
 }
 
-func (g *groupOf) Student(_ context.Context, line []byte) ([]byte, error) {
+func (g *groupOf) Entry(_ context.Context, line []byte) ([]byte, error) {
 	s, err := parseStudent(line)
 	if err != nil {
 		return nil, err
@@ -288,7 +291,7 @@ func TestGroupStreamWhileOpen(t *testing.T) {
 // be made (a group that is not finite).
 type faulty struct{ n int }
 
-func (f *faulty) Student(context.Context, []byte) ([]byte, error) {
+func (f *faulty) Entry(context.Context, []byte) ([]byte, error) {
 	if f.n++; f.n == 2 {
 		return nil, rpcerr.Internal()
 	}

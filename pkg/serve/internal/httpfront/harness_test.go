@@ -34,6 +34,7 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
+	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
 	_ "github.com/yardstick-dev/yardstick/proto/yardstick/batch/v1" // the record option the contract below uses
 )
 
@@ -138,17 +139,19 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 		return h(ctx, req)
 	})
 	ch.RegisterService(frontTestService(), struct{}{})
-	table, err := routes.Build(ch.ServiceInfo(), routes.Limits{MaxBodyBytes: 1 << 20, MaxGroupBodyBytes: 16 << 20, MaxItems: 5000, MaxStudents: 100_000, MaxCutLevels: 20})
+	az := authz.New(reg, token.ServiceScoring, log, nil)
+	authv1.RegisterTokenServiceServer(ch, az.TokenService()) // /authToken, as the frame registers it
+	table, err := routes.Build(ch.ServiceInfo(), routes.Limits{MaxBodyBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	table.AddStream(batchPath, routes.Batch, table.ByMethod["/yardstick.scoring.v1.FrontTestService/EchoBatch"].Rule)
 	rec := telemetry.NewRecorder(log, token.ServiceScoring)
-	az := authz.New(reg, token.ServiceScoring, log, nil)
 	budget := admission.New(256<<20, 100_000, rec.Registry(), token.ServiceScoring)
 	budget.SetWait(2 * time.Second)
+	echoIn, _ := frontTestMessages()
 	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Budget: budget}, Authz: az, Budget: budget, Channel: ch, Gateway: NewMux(),
-		Stream: batch.Options{Log: log, Trusted: true}, Codec: jsonwire.New(jsonwire.Options{ListLimits: map[string]int{"items": 5000}, MaxListLen: 100_000})})
+		Stream: batch.Options{Log: log, Trusted: true}, Codec: jsonwire.New(jsonwire.Options{ListLimits: map[protoreflect.FullName]map[string]int{echoIn.FullName(): {"items": 5000}}, MaxListLen: 100_000})})
 	srv := httptest.NewServer(PaceBodies(grace, rate, rec.ObserveHTTP(table.Label, f)))
 	t.Cleanup(srv.Close)
 	return &frontServer{addr: strings.TrimPrefix(srv.URL, "http://"), reg: reg}

@@ -61,7 +61,7 @@ func TestDecodeAllocations(t *testing.T) {
 // suggestions, and a list longer than MaxListLen ends decoding there; neither costs memory in
 // proportion to the body.
 func TestHostileBodiesStayCheap(t *testing.T) {
-	c := New(Options{MaxListLen: 1000, ListLimits: map[string]int{"items": 10}, Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true}})
+	c := New(Options{MaxListLen: 1000, ListLimits: map[protoreflect.FullName]map[string]int{"yardstick.scoring.v1.ScoreItemIdsRequest": {"items": 10}}, Positional: map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true}})
 	unknown := []byte(`{"studentData":[` + strings.Repeat(`{"zz":1,"yy":2,"xx":3,"ww":4},`, 20000) + `{}]}`)
 	var g forecastv1.GroupForecastRequest
 	var stats [2]runtime.MemStats
@@ -99,5 +99,10 @@ func TestHostileBodiesStayCheap(t *testing.T) {
 	items := []byte(`{"items":[` + strings.TrimSuffix(strings.Repeat(`{"id":"L1"},`, 12), ",") + `]}`)
 	if err := c.Unmarshal(items, new(scoringv1.ScoreItemIdsRequest)); err == nil || err.Error() != "items: holds more than 10 entries; the limit is 10" {
 		t.Errorf("12 items with a list limit of 10: got %v; want that limit named", err)
+	}
+	// The limit is the message's field's: a list of the same name in another message takes the
+	// general one.
+	if err := c.Unmarshal(items, new(scoringv1.ScoreItemIdsBayesRequest)); err != nil {
+		t.Errorf("12 items of a message without a limit of its own: got %v; want none (the general limit is 1,000)", err)
 	}
 }

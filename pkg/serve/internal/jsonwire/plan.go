@@ -25,8 +25,8 @@ type Options struct {
 	// it: the services refuse it anyway (one entry over still lets them say by how much), and
 	// decoding it whole would cost memory in proportion to a hostile body's length.
 	MaxListLen int
-	// ListLimits are the limits of particular lists, by JSON field name, in place of MaxListLen.
-	ListLimits map[string]int
+	// ListLimits are particular lists' limits (message, JSON field name) in place of MaxListLen.
+	ListLimits map[protoreflect.FullName]map[string]int
 }
 
 // Codec decodes and encodes messages under one set of Options. It is safe for concurrent use; the
@@ -46,7 +46,7 @@ func New(opts Options) *Codec {
 		Positional:   byName(opts.Positional),
 		NumberAsText: byName(opts.NumberAsText),
 		MaxListLen:   opts.MaxListLen,
-		ListLimits:   opts.ListLimits,
+		ListLimits:   byName(opts.ListLimits),
 	})}
 }
 
@@ -145,7 +145,7 @@ func (c *Codec) buildField(fd protoreflect.FieldDescriptor, i int, asText bool, 
 	}
 	if f.list {
 		f.maxLen = c.opts.MaxListLen
-		if n, ok := c.opts.ListLimits[f.jsonName]; ok {
+		if n, ok := c.opts.ListLimits[fd.ContainingMessage().FullName()][f.jsonName]; ok {
 			f.maxLen = n
 		}
 	}

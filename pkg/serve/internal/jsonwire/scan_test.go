@@ -23,7 +23,7 @@ func TestScannerTakesCommonBodies(t *testing.T) {
 		Ignored:      map[protoreflect.FullName][]string{"yardstick.forecast.v1.GroupForecastRequest": {"framework"}},
 		Positional:   map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true},
 		NumberAsText: map[protoreflect.FullName][]string{"yardstick.scoring.v1.ScoreScaleRequest": {"scaleScore"}},
-		ListLimits:   map[string]int{"cutLevels": 3},
+		ListLimits:   map[protoreflect.FullName]map[string]int{"yardstick.forecast.v1.GroupForecastRequest": {"cutLevels": 3}},
 	})
 	ids := func() proto.Message { return new(scoringv1.ScoreItemIdsRequest) }
 	scale := func() proto.Message { return new(scoringv1.ScoreScaleRequest) }
@@ -92,8 +92,11 @@ var scanRules = Options{
 	Ignored:      map[protoreflect.FullName][]string{"yardstick.forecast.v1.GroupForecastRequest": {"framework"}, "yardstick.scoring.v1.ScoreItemResultsRequest": {"numberCorrect"}},
 	Positional:   map[protoreflect.FullName]bool{"yardstick.forecast.v1.StudentData": true},
 	NumberAsText: map[protoreflect.FullName][]string{"yardstick.scoring.v1.ScoreScaleRequest": {"scaleScore"}},
-	ListLimits:   map[string]int{"cutLevels": 3, "items": 5},
-	MaxListLen:   8,
+	ListLimits: map[protoreflect.FullName]map[string]int{
+		"yardstick.forecast.v1.GroupForecastRequest": {"cutLevels": 3}, "yardstick.forecast.v1.ForecastRequest": {"cutLevels": 3},
+		"yardstick.scoring.v1.ScoreItemIdsRequest": {"items": 5}, "yardstick.scoring.v1.ScoreItemResultsRequest": {"items": 5},
+	},
+	MaxListLen: 8,
 }
 
 // FuzzScanner decodes any body into any contract type under rules of every kind, with the

@@ -4,9 +4,9 @@
 package routes
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/grpc"
@@ -25,7 +25,7 @@ type Route struct {
 	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
 	Records      bool   // a gRPC batch stream: admitted once, ended by the batch idle limit, not the read timeout
 	Record       bool   // a unary rpc a batch record may name (method option yardstick.batch.v1.record)
-	Group        bool   // a group forecast: costed per student, its own body limits
+	Group        bool   // a group call (Method.Entries): costed by the entries its body can hold
 	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
 	MessageLimit int64  // the largest gRPC message
@@ -33,10 +33,11 @@ type Route struct {
 
 // Table is the server's routes by method and by JSON path. It is built once and only read after.
 type Table struct {
-	ByMethod map[string]*Route
-	ByPath   map[string]*Route // POST paths of the JSON front
-	labels   map[string]bool   // every HTTP path the front serves: the metric labels
-	Ceiling  int64             // the server-wide receive limit: the largest message limit
+	ByMethod   map[string]*Route
+	ByPath     map[string]*Route // POST paths of the JSON front
+	labels     map[string]bool   // every HTTP path the front serves: the metric labels
+	Ceiling    int64             // the server-wide receive limit: the largest message limit
+	MaxEntries int               // the most entries of a group call (Method.Entries)
 }
 
 // Stream is the kind of a JSON front's streaming route: no rpc, NDJSON, records bounded one by one.
@@ -45,7 +46,7 @@ type Stream int
 const (
 	Unary       Stream = iota // every route of the contract: one JSON body, one answer
 	Batch                     // the NDJSON batch: each record runs as a unary call of its path
-	GroupStream               // a group forecast's stream (/api/forecast/{reading,math}/group/stream)
+	GroupStream               // a group call's stream (serve.Service.GroupStreams): its entries one a line
 )
 
 // AddStream adds a streaming route at path, open to tokens with rule's permissions.
@@ -54,32 +55,24 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Limits bound what one request may ask for (docs/api.md), as configured: serve.Limits.
+// Limits bound what one request may ask for: the frame's body limit, and the limits a service
+// sets on particular rpcs of its own (serve.Service.Methods).
 type Limits struct {
-	MaxBodyBytes      int64 // every JSON body but group forecasts
-	MaxGroupBodyBytes int64 // group forecast bodies: 100,000 students do not fit in 1 MiB
-	MaxItems          int   // most items in one scoring request
-	MaxStudents       int   // most students in one group forecast
-	MaxCutLevels      int   // most cut levels in one forecast
+	MaxBodyBytes int64             // every JSON body and gRPC message but those Methods bound
+	Methods      map[string]Method // by full method
+}
+
+// Method are the limits a service sets on one of its rpcs in place of MaxBodyBytes.
+type Method struct {
+	BodyLimit    int64 // its largest JSON body, on each of its paths; 0: MaxBodyBytes
+	MessageLimit int64 // its largest gRPC message; 0: its body limit
+	Entries      int   // above 0: a group call (Route.Group), costed by up to this many entries
 }
 
 // AuthTokenBodyLimit bounds a /authToken body: credentials are small, and the caller unknown yet.
 const AuthTokenBodyLimit = 64 << 10
 
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
-
-// isGroup reports whether path is a group forecast's: the one place this rule is written.
-func isGroup(path string) bool { return strings.HasSuffix(path, "/group") }
-
-// protoStudentBytes is the most one student takes in protobuf without repeating a field: three
-// doubles of 9 bytes, and the entry's tag and length.
-const protoStudentBytes = 29
-
-// grpcGroupLimit is a group forecast message's limit over gRPC, at most the JSON one: what the most
-// students fill in protobuf, and 64 KiB (3.0 MiB for 100,000). It sets how many reads fit at once.
-func grpcGroupLimit(l Limits) int64 {
-	return min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*protoStudentBytes+64<<10)
-}
 
 // Build builds the table of the methods in info, the services registered on a server.
 func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
@@ -100,7 +93,10 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		}
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, BodyLimit: l.MaxBodyBytes, MessageLimit: l.MaxBodyBytes}
+			own := l.Methods[full]
+			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, Group: own.Entries > 0,
+				BodyLimit: cmp.Or(own.BodyLimit, l.MaxBodyBytes), MessageLimit: cmp.Or(own.MessageLimit, own.BodyLimit, l.MaxBodyBytes)}
+			t.MaxEntries = max(t.MaxEntries, own.Entries)
 			if sd != nil { // a service of ours; an infrastructure service's methods are open to all
 				md := sd.Methods().ByName(protoreflect.Name(m.Name))
 				r.Rule, r.Ruled = options(md)
@@ -123,21 +119,16 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 
 // bind gives r the JSON path path: an rpc of several paths takes the largest body.
 func (t *Table) bind(r *Route, path string, l Limits) {
-	limit := l.MaxBodyBytes
-	switch {
-	case path == "/authToken":
+	own := l.Methods[r.Method]
+	limit := cmp.Or(own.BodyLimit, l.MaxBodyBytes)
+	if path == "/authToken" {
 		limit = AuthTokenBodyLimit
-	case isGroup(path):
-		limit = l.MaxGroupBodyBytes
 	}
 	if r.Path == "" || limit > r.BodyLimit {
 		r.BodyLimit = limit
 	}
-	r.Path, r.Group = path, r.Group || isGroup(path)
-	r.MessageLimit = r.BodyLimit
-	if r.Group {
-		r.MessageLimit = grpcGroupLimit(l)
-	}
+	r.Path = path
+	r.MessageLimit = cmp.Or(own.MessageLimit, r.BodyLimit)
 	if r.Ruled {
 		t.ByPath[path], t.labels[path] = r, true
 	}

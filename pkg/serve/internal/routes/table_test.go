@@ -12,7 +12,8 @@ import (
 
 // TestTableOfTheContract: the table of a server of both contracts' services and the token
 // service, built from the contract: one entry per rpc served, found by path and by method alike,
-// with its rule, group flag and both limits; a path is a group's exactly when it ends /group.
+// with its rule, group flag and both limits; a route is a group's exactly when its service's
+// limits of its rpc give it entries.
 func TestTableOfTheContract(t *testing.T) {
 	t.Parallel()
 	srv := grpc.NewServer()
@@ -20,12 +21,11 @@ func TestTableOfTheContract(t *testing.T) {
 	scoringv1.RegisterScoringServiceServer(srv, scoringv1.UnimplementedScoringServiceServer{})
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
 	authv1.RegisterTokenServiceServer(srv, authv1.UnimplementedTokenServiceServer{})
-	l := Limits{MaxBodyBytes: mib, MaxGroupBodyBytes: 16 * mib, MaxStudents: 100000}
-	table, err := Build(srv.GetServiceInfo(), l)
+	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, Methods: groupLimits})
 	if err != nil {
 		t.Fatal(err)
 	}
-	groupLimit := grpcGroupLimit(l)
+	const groupLimit = 3 * mib
 	for _, tc := range []struct {
 		path, method        string
 		group, public       bool
@@ -56,8 +56,8 @@ func TestTableOfTheContract(t *testing.T) {
 		t.Errorf("AuthTokenBodyLimit: got %d; want 64 KiB", AuthTokenBodyLimit)
 	}
 	for path, r := range table.ByPath {
-		if r.Group != isGroup(path) {
-			t.Errorf("%s: group %v; want %v", path, r.Group, isGroup(path))
+		if want := groupLimits[r.Method].Entries > 0; r.Group != want {
+			t.Errorf("%s: group %v; want %v", path, r.Group, want)
 		}
 	}
 	if table.Ceiling != groupLimit {

@@ -15,9 +15,9 @@ import (
 	"github.com/yardstick-dev/yardstick/services/forecast/internal/forecast"
 )
 
-// identity names the service to the frame, with the ports it listens on by default
-// (docs/operations.md, "Configuration").
-var identity = serve.Identity{Name: "forecast", HTTPAddr: ":8081", GRPCAddr: ":9091"}
+// identity names the service to the frame, with the ports it listens on by default and its own
+// settings (docs/operations.md, "Configuration").
+var identity = serve.Identity{Name: "forecast", HTTPAddr: ":8081", GRPCAddr: ":9091", Settings: forecast.Settings}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -38,5 +38,5 @@ func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 	for _, o := range content.Bundle().Offers() {
 		log.Info("content framework", "hash", content.Version(), "offer", o.String())
 	}
-	return forecast.New(content, cfg.Limits, log).Service(), nil
+	return forecast.New(content, forecast.LimitsOf(cfg), log).Service(), nil
 }

@@ -47,7 +47,7 @@ func BenchmarkBatch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := New(content, s.Config.Limits, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv := New(content, LimitsOf(s.Config), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		defer cpuPerRecord(b)()
 		for b.Loop() {
 			for _, body := range bodies {
@@ -71,7 +71,7 @@ func BenchmarkBatch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := New(content, s.Config.Limits, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv := New(content, LimitsOf(s.Config), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		defer cpuPerRecord(b)()
 		for b.Loop() {
 			for _, body := range bodies {

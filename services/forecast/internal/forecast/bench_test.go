@@ -19,12 +19,12 @@ import (
 func BenchmarkJSONGroup(b *testing.B) {
 	for _, n := range []int{1000, 100000} {
 		b.Run(fmt.Sprintf("students=%d", n), func(b *testing.B) {
-			s := servetest.Start(b, "forecast", func(cfg serve.Config) serve.Service {
+			s := servetest.Start(b, testIdentity, func(cfg serve.Config) serve.Service {
 				content, err := measure.OpenLive("")
 				if err != nil {
 					b.Fatal(err)
 				}
-				return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+				return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 			}, nil)
 			var sb strings.Builder
 			sb.WriteString(`{"testUncertainty":30,"cutLevels":[400,600,800],"studentData":[`)
@@ -61,12 +61,12 @@ func BenchmarkJSONGroup(b *testing.B) {
 // JSON front over loopback, against one single forecast the same way, in the same run:
 // go test -run '^$' -bench JSONGrowth -benchmem ./services/forecast/internal/forecast/
 func BenchmarkJSONGrowth(b *testing.B) {
-	s := servetest.Start(b, "forecast", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(b, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
 			b.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	auth := "Bearer " + s.Token()
 	for _, c := range []struct{ name, path, body string }{

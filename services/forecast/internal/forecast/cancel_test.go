@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -40,7 +39,7 @@ func TestGroupCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(content, serve.Limits{MaxItems: 5000, MaxStudents: 100000, MaxCutLevels: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(content, Limits{MaxGroupBodyBytes: 16 << 20, MaxItems: 5000, MaxStudents: 100000, MaxCutLevels: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	req := &forecastv1.GroupForecastRequest{TestUncertainty: proto.Float64(32.5), CutLevels: []float64{500, 650, 800}}
 	for i := range 100000 {
 		req.StudentData = append(req.StudentData, &forecastv1.StudentData{

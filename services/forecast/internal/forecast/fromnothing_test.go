@@ -22,8 +22,8 @@ func startOn(t *testing.T, dir string) (*servetest.Server, *measure.Live) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return servetest.Start(t, "forecast", func(cfg serve.Config) serve.Service {
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+	return servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil), content
 }
 

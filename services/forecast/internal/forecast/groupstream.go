@@ -29,6 +29,9 @@ func (s *Server) groupStreams() map[string]serve.OpenGroup {
 // openGroup opens a group stream of a subject's framework from its settings line.
 func (s *Server) openGroup(subject string) serve.OpenGroup {
 	return func(ctx context.Context, settings []byte) (serve.GroupStream, error) {
+		if settings == nil {
+			return nil, rpcerr.Invalid("", "the body is empty: its first line must be the group's settings {testUncertainty, cutLevels}")
+		}
 		var req forecastv1.GroupForecastRequest
 		fieldErr, err := s.wire.UnmarshalFields(settings, &req)
 		if err != nil {
@@ -76,10 +79,10 @@ type groupStream struct {
 	buf   []byte
 }
 
-// Student validates one student line (an object or [priorAbility, priorUncertainty,
+// Entry validates one student line (an object or [priorAbility, priorUncertainty,
 // elapsedDays]) as the one entry of a unary group's studentData, adds it and returns its entry;
 // an invalid line's error is what that unary group would answer (studentData[0]. problems).
-func (g *groupStream) Student(_ context.Context, line []byte) ([]byte, error) {
+func (g *groupStream) Entry(_ context.Context, line []byte) ([]byte, error) {
 	// Decoded as the only student of a unary group's studentData, so that both forms are read by
 	// the same rules and a problem is answered as that group would answer it.
 	g.buf = append(append(append(g.buf[:0], `{"studentData":[`...), line...), "]}"...)

@@ -162,12 +162,12 @@ func TestForecastPercentileValidation(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "norms.csv")); err != nil {
 		t.Fatal(err)
 	}
-	bare := servetest.Start(t, "forecast", func(cfg serve.Config) serve.Service {
+	bare := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	if r := bare.Post("/api/forecast/math", single); r.Status != 200 {
 		t.Errorf("plain forecast without norms: %d %s", r.Status, r.Body)

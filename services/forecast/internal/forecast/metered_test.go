@@ -39,12 +39,12 @@ func startMetered(t *testing.T, method string) (s *servetest.Server, admitted fu
 			seen = append(seen, inUse(t, s.Handler))
 		}
 	}
-	s = servetest.Start(t, "forecast", func(cfg serve.Config) serve.Service {
+	s = servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		svc := New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 		register := svc.Register
 		svc.Register = func(g grpc.ServiceRegistrar) { register(meteredRegistrar{g, method, during}) }
 		return svc

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
@@ -33,7 +32,7 @@ func TestForecastsAreSendableAsPriors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(content, serve.Limits{MaxItems: 5000, MaxStudents: 100000, MaxCutLevels: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := New(content, Limits{MaxGroupBodyBytes: 16 << 20, MaxItems: 5000, MaxStudents: 100000, MaxCutLevels: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	priors := [][3]float64{{10000, 10000, 3653}, {-10000, 10000, 3653}, {-10000, 1e-300, 0}, {10000, 5e-324, 0}, {0, 9999.9, 3653}}
 	group := &forecastv1.GroupForecastRequest{TestUncertainty: proto.Float64(0), CutLevels: []float64{500}}
 	for _, p := range priors {

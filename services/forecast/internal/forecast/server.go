@@ -20,14 +20,14 @@ import (
 type Server struct {
 	forecastv1.UnimplementedForecastServiceServer
 	content *measure.Live
-	limits  serve.Limits
+	limits  Limits
 	log     *slog.Logger
 	wire    serve.Wire // the JSON front's codec, for the group streams' lines (groupstream.go)
 }
 
 // New returns the forecast service on content.
-func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
-	return &Server{content: content, limits: limits, log: log, wire: serve.NewWire(limits, WireRules)}
+func New(content *measure.Live, limits Limits, log *slog.Logger) *Server {
+	return &Server{content: content, limits: limits, log: log, wire: serve.NewWire(WireRules(limits))}
 }
 
 // Service is the server as the serving frame takes it.
@@ -40,7 +40,8 @@ func (s *Server) Service() serve.Service {
 		},
 		Reload:  s.content.Reload,
 		Version: s.content.Version,
-		Wire:    WireRules,
+		Wire:    WireRules(s.limits),
+		Methods: s.limits.methods(),
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
 		BatchPath: "/api/forecast/batch",
 		// Its gRPC form, served by the frame the same way: each record a unary call of its rpc.

@@ -15,9 +15,9 @@ import (
 	"github.com/yardstick-dev/yardstick/services/scoring/internal/scoring"
 )
 
-// identity names the service to the frame, with the ports it listens on by default
-// (docs/operations.md, "Configuration").
-var identity = serve.Identity{Name: "scoring", HTTPAddr: ":8080", GRPCAddr: ":9090"}
+// identity names the service to the frame, with the ports it listens on by default and its own
+// settings (docs/operations.md, "Configuration").
+var identity = serve.Identity{Name: "scoring", HTTPAddr: ":8080", GRPCAddr: ":9090", Settings: scoring.Settings}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -44,5 +44,5 @@ func build(cfg serve.Config, log *slog.Logger) (serve.Service, error) {
 	if err != nil {
 		return serve.Service{}, err
 	}
-	return scoring.New(content, cfg.Limits, log).WithPageKeys(pages).Service(), nil
+	return scoring.New(content, scoring.LimitsOf(cfg), log).WithPageKeys(pages).Service(), nil
 }

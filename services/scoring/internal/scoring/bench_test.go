@@ -18,12 +18,12 @@ import (
 )
 
 func benchServer(b testing.TB) *servetest.Server {
-	return servetest.Start(b, "scoring", func(cfg serve.Config) serve.Service {
+	return servetest.Start(b, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
 			b.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 }
 

@@ -73,12 +73,12 @@ func calibratedBundle(t *testing.T) (string, []measure.Item) {
 func TestCalibratedBundleServes(t *testing.T) {
 	t.Parallel()
 	dir, items := calibratedBundle(t)
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	bundle, err := measure.LoadDir(dir)
 	if err != nil {

@@ -23,7 +23,7 @@ const (
 type Catalog struct {
 	scoringv1.UnimplementedContentServiceServer
 	content *measure.Live
-	limits  serve.Limits
+	limits  Limits
 	pages   *PageKeys
 }
 

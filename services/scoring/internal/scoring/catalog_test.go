@@ -301,12 +301,12 @@ func TestCatalogReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	var live *measure.Live
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		var err error
 		if live, err = measure.OpenLive(dir); err != nil {
 			t.Fatal(err)
 		}
-		return New(live, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(live, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	const ask = `{"framework":"quantile","ids":["QNEW01"]}`
 	before := postJSON[catalogItemsBody](t, s, "/api/content/items", ask)
@@ -344,12 +344,12 @@ func TestCatalogPermission(t *testing.T) {
 	if err := os.WriteFile(clients, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, func(cfg *serve.Config) { cfg.ClientsFile = clients })
 	r := s.Do(http.MethodPost, "/authToken", "application/json", `{"clientId":"scorer","clientSecret":"`+secret+`"}`)
 	var tok struct{ AccessToken string }

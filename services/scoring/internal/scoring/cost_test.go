@@ -15,7 +15,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 )
 
@@ -26,7 +25,7 @@ func direct(t *testing.T) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(content, serve.Limits{MaxItems: 5000, MaxStudents: 100000, MaxCutLevels: 20}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(content, Limits{MaxItems: 5000}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // manyStepsRequest is the request that cost 10 s of CPU: one item of 5,000 steps, the first at

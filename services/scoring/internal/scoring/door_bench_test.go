@@ -33,7 +33,7 @@ func BenchmarkGRPCDoor(b *testing.B) {
 			b.Fatal(err)
 		}
 		srv := grpc.NewServer()
-		limits := benchServer(b).Config.Limits // the frame's, idle
+		limits := LimitsOf(benchServer(b).Config) // the frame's, idle
 		scoringv1.RegisterScoringServiceServer(srv, New(content, limits, slog.New(slog.NewTextHandler(io.Discard, nil))))
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -191,12 +191,12 @@ func TestPercentileWithoutNorms(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "norms.csv")); err != nil {
 		t.Fatal(err)
 	}
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	items, _ := pattern("1100")
 	if r := s.Post("/api/score/items/idsWithResults/standard", `{"items":`+items+`}`); r.Status != 200 {

@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/yardstick-dev/yardstick/pkg/measure"
-	"github.com/yardstick-dev/yardstick/pkg/serve"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	scoringv1 "github.com/yardstick-dev/yardstick/proto/yardstick/scoring/v1"
 	"github.com/yardstick-dev/yardstick/services/servetest"
@@ -126,7 +125,7 @@ func catalogOn(t *testing.T, keysDir string) (*Catalog, *PageKeys) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Catalog{content: content, limits: serve.Limits{MaxItems: 5000}, pages: pages}, pages
+	return &Catalog{content: content, limits: Limits{MaxItems: 5000}, pages: pages}, pages
 }
 
 func writeSigningKey(t *testing.T, dir, kid string) {
@@ -226,7 +225,7 @@ func TestContentReloadNotFailedByKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(content, serve.Limits{MaxItems: 5000}, slog.New(slog.DiscardHandler)).WithPageKeys(pages)
+	s := New(content, Limits{MaxItems: 5000}, slog.New(slog.DiscardHandler)).WithPageKeys(pages)
 	if err := os.WriteFile(filepath.Join(keys, "broken.pem"), []byte("no key"), 0o600); err != nil {
 		t.Fatal(err)
 	}

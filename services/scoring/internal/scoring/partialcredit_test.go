@@ -634,12 +634,12 @@ func TestPartialCreditIDsBayes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 	const prior = `"priorAbility":800,"priorUncertainty":120,"elapsedDays":30`
 	c := scoringv1.NewScoringServiceClient(s.Conn)

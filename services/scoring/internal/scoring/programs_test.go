@@ -80,12 +80,12 @@ func startTenants(t *testing.T, dir string) (*servetest.Server, string, map[stri
 	t.Helper()
 	clients := filepath.Join(t.TempDir(), "clients.yaml")
 	secrets := tenantsFile(t, clients, nil, nil)
-	s := servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	s := servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, func(cfg *serve.Config) { cfg.ClientsFile = clients })
 	return s, clients, secrets
 }

@@ -24,12 +24,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func start(t *testing.T) *servetest.Server {
 	t.Helper()
-	return servetest.Start(t, "scoring", func(cfg serve.Config) serve.Service {
+	return servetest.Start(t, testIdentity, func(cfg serve.Config) serve.Service {
 		content, err := measure.OpenLive("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		return New(content, cfg.Limits, slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
+		return New(content, LimitsOf(cfg), slog.New(slog.NewTextHandler(io.Discard, nil))).Service()
 	}, nil)
 }
 

@@ -19,14 +19,14 @@ import (
 type Server struct {
 	scoringv1.UnimplementedScoringServiceServer
 	content *measure.Live
-	limits  serve.Limits
+	limits  Limits
 	log     *slog.Logger
 	pages   *PageKeys
 }
 
 // New returns the scoring service on content, its catalog's page tokens signed with keys of its
 // own (random: see WithPageKeys).
-func New(content *measure.Live, limits serve.Limits, log *slog.Logger) *Server {
+func New(content *measure.Live, limits Limits, log *slog.Logger) *Server {
 	pages, err := NewPageKeys("")
 	if err != nil { // the system's random source failed: nothing can be served safely
 		panic(err)
@@ -56,7 +56,7 @@ func (s *Server) Service() serve.Service {
 			}
 			return scoringv1.RegisterContentServiceHandlerClient(ctx, mux, scoringv1.NewContentServiceClient(conn))
 		},
-		Wire:    WireRules,
+		Wire:    WireRules(s.limits),
 		Reload:  s.reload,
 		Version: s.content.Version,
 		// The NDJSON batch (docs/api.md): each record runs as a unary call of its path.
