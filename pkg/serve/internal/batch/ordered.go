@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 	"sync"
+
+	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
 // Ordered runs one stream of records that arrive as messages (gRPC's batch streams), in order and
@@ -54,6 +57,14 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 	read := func() {
 		defer close(queue)
 		defer close(work)
+		defer func() {
+			// The one net of the reader goroutine: reading and decoding a record is the frame's
+			// code, and a panic there must end this stream, not the process.
+			if v := recover(); v != nil {
+				o.Log.ErrorContext(ctx, "batch: reading a record panicked", "panic", v, "stack", string(debug.Stack()))
+				readErr <- rpcerr.Internal()
+			}
+		}()
 		for seq := 0; ; seq++ {
 			select {
 			case slots <- struct{}{}:

@@ -1,13 +1,19 @@
 package batch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestOrderedKeepsOrder: answers leave in input order whatever order they finish in, every
@@ -107,5 +113,33 @@ func TestOrderedStopsOnReadError(t *testing.T) {
 	}
 	if sent != 10 || len(got) != 10 || got[0] != 1 || got[9] != 10 {
 		t.Errorf("sent %d: %v; want the 10 records read, in order", sent, got)
+	}
+}
+
+// TestOrderedReadPanicEndsTheStream: a panic while a record is read (the frame's decoding) ends
+// that stream with Internal, every record read before it answered first, logged once with its
+// stack; the process goes on.
+func TestOrderedReadPanicEndsTheStream(t *testing.T) {
+	t.Parallel()
+	n := 0
+	recv := func() (int, error) {
+		if n == 3 {
+			panic("decoder bug")
+		}
+		n++
+		return n, nil
+	}
+	var logs bytes.Buffer
+	var got []int
+	sent, err := Ordered(context.Background(), recv, nil, func(_ context.Context, i int) int { return i },
+		func(a int) error { got = append(got, a); return nil }, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	if status.Code(err) != codes.Internal {
+		t.Errorf("got %v; want Internal", err)
+	}
+	if sent != 3 || len(got) != 3 {
+		t.Errorf("sent %d: %v; want the 3 records read before the panic", sent, got)
+	}
+	if lines := strings.Count(logs.String(), "reading a record panicked"); lines != 1 || !strings.Contains(logs.String(), "decoder bug") || !strings.Contains(logs.String(), "stack=") {
+		t.Errorf("log: %d lines, %q; want one with the panic and its stack", lines, logs.String())
 	}
 }

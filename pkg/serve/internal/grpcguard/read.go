@@ -19,7 +19,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 )
 
@@ -58,7 +57,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 		if err := c.ticket.AdmitRate(); err != nil {
 			return nil, g.refuseCall(ctx, c, err)
 		}
-		client := authz.ClientID(ctx) // the tap handle authorized the call
+		client := c.ticket.Client // the tap handle authorized the call
 		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
 		if !ok {
 			g.budget.Refuse("grpc", admission.CauseReadPool)

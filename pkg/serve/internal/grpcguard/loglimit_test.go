@@ -1,4 +1,4 @@
-package serve
+package grpcguard
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 func TestRefusalsDoNotFloodTheLog(t *testing.T) {
 	t.Parallel()
 	h := startGuard(t)
-	for range 3 { // 100 a connection: more would have it closed (grpcconn.go)
+	for range 3 { // 100 a connection: more would have it closed (conn.go)
 		score := scoringv1.NewScoringServiceClient(h.dial(t))
 		for range 100 {
 			if _, err := score.ScoreItemResults(context.Background(), scoreOfSize(t, 100)); status.Code(err) != codes.Unauthenticated {
