@@ -6,21 +6,21 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// The generated decoders (the repository's own DecodeProtoWire, vtprotobuf's UnmarshalVT) read a
-// message as protobuf-go does only when it is what an encoder writes for its type: they refuse a
-// known field of another wire type (protobuf-go keeps it as an unknown field, which the guard
-// names), keep unknown fields out of protoreflect's sight (or refuse them), and do not check
-// UTF-8. wellFormed tells the cases apart in one pass with no allocation, from a table built once
-// per message type: a message it passes has only known fields, each of its wire type (a repeated
-// number also packed), UTF-8 strings, nesting at most maxWellFormedDepth. It is stricter where
-// being exact would cost code (a closed enum, a group, a field number past maxShapedNumber: none
-// in the contract); what it does not pass goes to protobuf-go, which answers as it always did.
-
-// maxWellFormedDepth bounds the nesting wellFormed follows (the contract's messages nest 3 deep;
-// protobuf-go's own limit is 10,000).
-const maxWellFormedDepth = 100
+// vtprotobuf's generated decoder (UnmarshalVT, for the messages the repository's own generated
+// decoder does not take: those with a oneof or an Any) reads a message as protobuf-go does only
+// when it is what an encoder writes for its type: it refuses a known field of another wire type
+// (protobuf-go keeps it as an unknown field, which the guard names), keeps unknown fields out of
+// protoreflect's sight, and does not check UTF-8. wellFormed tells the cases apart in one pass
+// with no allocation, from a table built once per message type: a message it passes has only
+// known fields, each of its wire type (a repeated number also packed), UTF-8 strings, nesting at
+// most jsoncodec.MaxProtoDepth (the repository's own decoder makes the same checks as it reads).
+// It is stricter where being exact would cost code (a closed enum, a group, a field number past
+// maxShapedNumber: none in the contract); what it does not pass goes to protobuf-go, which answers
+// as it always did.
 
 // maxShapedNumber is the largest field number a shape indexes; a type with a larger one is never
 // well formed (its messages go to protobuf-go).
@@ -55,7 +55,7 @@ func wellFormed(md protoreflect.MessageDescriptor, b []byte) bool {
 }
 
 func (s *shape) wellFormed(b []byte, depth int) bool {
-	if s.opaque || depth > maxWellFormedDepth {
+	if s.opaque || depth > jsoncodec.MaxProtoDepth {
 		return false
 	}
 	for len(b) > 0 {
