@@ -59,7 +59,7 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 		return false
 	}
 	for len(b) > 0 {
-		tag, n := varint(b)
+		tag, n := protowire.ConsumeVarint(b)
 		if n < 0 || tag>>3 >= uint64(len(s.fields)) || !s.fields[tag>>3].known {
 			return false // field 0, or one the type does not know
 		}
@@ -68,15 +68,10 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 			return false // protobuf-go would keep it as an unknown field
 		}
 		b = b[n:]
-		switch typ { // the numbers here, without a call: most fields of the contract are numbers
-		case protowire.Fixed64Type:
-			n = 8
-		case protowire.Fixed32Type:
-			n = 4
-		case protowire.VarintType:
-			_, n = varint(b)
-		default:
+		if typ == protowire.BytesType {
 			n = f.bytes(b, depth)
+		} else {
+			n = protowire.ConsumeFieldValue(0, typ, b) // a number
 		}
 		if n < 0 || n > len(b) {
 			return false
@@ -89,7 +84,7 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 // bytes checks the length-delimited value of f at the start of b (a string, a message, a packed
 // list of numbers) and returns its length (< 0: not well formed).
 func (f *fieldShape) bytes(b []byte, depth int) int {
-	size, n := varint(b)
+	size, n := protowire.ConsumeVarint(b)
 	if n < 0 || size > uint64(len(b)-n) {
 		return -1
 	}
@@ -99,7 +94,7 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 		return -1 // packed numbers of a fixed size: a whole number of them
 	case f.wire == protowire.VarintType: // packed varints: each whole
 		for len(v) > 0 {
-			_, m := varint(v)
+			_, m := protowire.ConsumeVarint(v)
 			if m < 0 {
 				return -1
 			}
@@ -111,14 +106,6 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 		return -1
 	}
 	return n + int(size)
-}
-
-// varint is protowire.ConsumeVarint, with the one-byte case (most tags and lengths) inline.
-func varint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
-	}
-	return protowire.ConsumeVarint(b)
 }
 
 // shapeOf builds md's shape; building holds the shapes being built, for types that hold
