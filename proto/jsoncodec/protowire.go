@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -13,12 +14,13 @@ import (
 // DecodeJSONWire, reads the binary encoding of a message with the same arenas and list chunks,
 // so a 40-item request costs a few allocations, not one per optional field and list element.
 //
-// It reads only what an encoder writes for the message's type: every field known and of its wire
-// type (a repeated number packed or one by one), as the gRPC guard's well-formedness check has
-// made sure before calling it. Anything else is ErrProtoWire, and the caller decodes the message
-// with protobuf-go instead. Strings are not checked for UTF-8: the check did that too. Within
-// that, it reads as protobuf-go does: the last value of a scalar field wins, lists are appended
-// to, a message field given twice is merged, a map key given twice keeps its last value.
+// It reads only what an encoder writes for the message's type, and checks that as it reads (one
+// pass over the bytes): every field known and of its wire type (a repeated number packed or one
+// by one), every string valid UTF-8, nesting at most MaxProtoDepth. Anything else is
+// ErrProtoWire, and the caller decodes the message with protobuf-go instead, whose answers (an
+// unknown field kept and named, its errors) stand. Within that, it reads as protobuf-go does: the
+// last value of a scalar field wins, lists are appended to, a message field given twice is
+// merged, a map key given twice keeps its last value.
 
 // ProtoMessage is what the generated code gives each message type it supports.
 type ProtoMessage interface {
@@ -30,21 +32,26 @@ type ProtoMessage interface {
 // ErrProtoWire is DecodeProtoWire's answer to bytes it does not read.
 var ErrProtoWire = errors.New("jsoncodec: not a message the generated protobuf decoder reads")
 
+// MaxProtoDepth is the deepest a message nests in one DecodeProtoWire reads (the message itself
+// at 0, a map's entry one deeper than its message): the contract's messages nest 3 deep, and a
+// bound keeps a hostile message from running the stack down (protobuf-go's own is 10,000).
+const MaxProtoDepth = 100
+
 // ProtoDecoder holds what one message's decoding shares: the bytes it is cut from and the arenas.
 type ProtoDecoder struct {
-	data []byte // the whole message
-	text string // a copy of data, made at the first string cut from it
+	data  []byte // the whole message
+	text  string // a copy of data, made at the first string cut from it
+	depth int    // of the message being read
 	arenas
 }
 
 var protoDecoders = sync.Pool{New: func() any { return new(ProtoDecoder) }}
 
 // DecodeProto decodes b into m with a pooled decoder. m's strings never share b's memory: the
-// caller may reuse b once it returns. It follows nested messages as deep as b nests them: the
-// caller's check bounds the depth (grpcguard's wellFormed, at 100).
+// caller may reuse b once it returns.
 func DecodeProto(m ProtoMessage, b []byte) error {
 	d := protoDecoders.Get().(*ProtoDecoder)
-	d.data = b
+	d.data, d.depth = b, 0 // a refusal returns from any depth
 	err := m.DecodeProtoWire(d, b)
 	d.data, d.text = nil, ""
 	protoDecoders.Put(d)
@@ -125,6 +132,9 @@ func (d *ProtoDecoder) String(b []byte, typ protowire.Type) (string, int) {
 		return "", -1
 	}
 	v, n := delimited(b)
+	if n < 0 || !utf8.Valid(v) {
+		return "", -1
+	}
 	return d.share(v), n
 }
 
@@ -248,11 +258,17 @@ func grow[T any](a *arena[T], list []T, k int) []T {
 
 // Message merges a message field's value at the start of b into m.
 func (d *ProtoDecoder) Message(m ProtoMessage, b []byte, typ protowire.Type) int {
-	if typ != protowire.BytesType {
+	if typ != protowire.BytesType || d.depth >= MaxProtoDepth {
 		return -1
 	}
 	v, n := delimited(b)
-	if n < 0 || m.DecodeProtoWire(d, v) != nil {
+	if n < 0 {
+		return -1
+	}
+	d.depth++
+	err := m.DecodeProtoWire(d, v)
+	d.depth--
+	if err != nil {
 		return -1
 	}
 	return n
@@ -266,7 +282,7 @@ func ProtoMessages[T any, P interface {
 	*T
 	ProtoMessage
 }](d *ProtoDecoder, list []P, b []byte, num protowire.Number, typ protowire.Type, pool *Pool[T]) ([]P, int) {
-	if typ != protowire.BytesType {
+	if typ != protowire.BytesType || d.depth >= MaxProtoDepth {
 		return list, -1
 	}
 	g, _ := pool.p.Get().(*gathered[T])
@@ -286,7 +302,10 @@ func ProtoMessages[T any, P interface {
 			return list, -1
 		}
 		m := g.next()
-		if P(m).DecodeProtoWire(d, v) != nil {
+		d.depth++
+		err := P(m).DecodeProtoWire(d, v)
+		d.depth--
+		if err != nil {
 			return list, -1
 		}
 		g.ptrs = append(g.ptrs, m)
@@ -309,7 +328,7 @@ func ProtoMessages[T any, P interface {
 // ProtoMap sets the entry of a map field from strings at the start of b in *m (made when nil):
 // its key and value (with read), either missing taken as zero, a key given again replaced.
 func ProtoMap[V any](d *ProtoDecoder, m *map[string]V, b []byte, typ protowire.Type, read func(*ProtoDecoder, []byte, protowire.Type) (V, int)) int {
-	if typ != protowire.BytesType {
+	if typ != protowire.BytesType || d.depth >= MaxProtoDepth { // an entry is a message one deeper
 		return -1
 	}
 	entry, n := delimited(b)

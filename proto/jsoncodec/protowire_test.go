@@ -140,6 +140,10 @@ func TestProtoReaders(t *testing.T) {
 		{"a length past the end", []byte{0x0a, 0x05, 'x'}, wireMsg{}, false},
 		{"a double cut short", cat(tag(2, protowire.Fixed64Type), []byte{1, 2}), wireMsg{}, false},
 		{"an unknown field in a list element", protowire.AppendBytes(tag(6, protowire.BytesType), vint(2, 1)), wireMsg{}, false},
+		{"a string of every UTF-8 length", str(1, "aé€😀"), wireMsg{name: "aé€😀"}, true},
+		{"a string not UTF-8", protowire.AppendBytes(tag(1, protowire.BytesType), []byte{'a', 0xff}), wireMsg{}, false},
+		{"a string cut inside a character", protowire.AppendBytes(tag(1, protowire.BytesType), []byte("é")[:1]), wireMsg{}, false},
+		{"a map key not UTF-8", protowire.AppendBytes(tag(4, protowire.BytesType), protowire.AppendBytes(tag(1, protowire.BytesType), []byte{0xc0, 0x80})), wireMsg{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -192,3 +196,77 @@ func TestProtoStringsOutliveTheBytes(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// wireTree holds itself: a child (1) and children (2).
+type wireTree struct {
+	child    *wireTree
+	children []*wireTree
+}
+
+var wireTreePool Pool[wireTree]
+
+func (x *wireTree) DecodeProtoWire(d *ProtoDecoder, b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := ProtoTag(b)
+		if n < 0 {
+			return ErrProtoWire
+		}
+		b = b[n:]
+		switch num {
+		case 1:
+			if x.child == nil {
+				x.child = new(wireTree)
+			}
+			n = d.Message(x.child, b, typ)
+		case 2:
+			x.children, n = ProtoMessages[wireTree, *wireTree](d, x.children, b, num, typ, &wireTreePool)
+		default:
+			return ErrProtoWire
+		}
+		if n < 0 {
+			return ErrProtoWire
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// TestProtoDepth: messages nested MaxProtoDepth (100) deep are read, one deeper refused, through
+// a message field and a list of them; a refusal deep down leaves the pooled decoder at depth 0.
+func TestProtoDepth(t *testing.T) {
+	t.Parallel()
+	if MaxProtoDepth != 100 {
+		t.Fatalf("MaxProtoDepth: got %d; want 100", MaxProtoDepth)
+	}
+	nest := func(depth int, num protowire.Number) []byte {
+		var b []byte
+		for range depth {
+			b = protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), b)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		ok   bool
+	}{
+		{"a child at 100", nest(100, 1), true},
+		{"a child at 101", nest(101, 1), false},
+		{"a list's element at 100", nest(100, 2), true},
+		{"a list's element at 101", nest(101, 2), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if err := DecodeProto(new(wireTree), tc.b); (err == nil) != tc.ok {
+				t.Errorf("got error %v; want ok %v", err, tc.ok)
+			}
+		})
+	}
+	t.Run("a refusal resets the depth", func(t *testing.T) {
+		t.Parallel()
+		d := &ProtoDecoder{}
+		if err := new(wireTree).DecodeProtoWire(d, nest(101, 1)); err == nil || d.depth != 0 {
+			t.Errorf("got error %v and depth %d; want ErrProtoWire and 0", err, d.depth)
+		}
+	})
+}

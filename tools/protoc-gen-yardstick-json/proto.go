@@ -8,10 +8,14 @@ import (
 
 // generateProtoDecode writes m's DecodeProtoWire: a switch on each field number that calls the
 // run time's reader for the field's kind (jsoncodec/protowire.go), whose second answer is the
-// value's length, < 0 for anything the run time leaves to protobuf-go.
+// value's length, < 0 for anything the run time leaves to protobuf-go (another wire type, a string
+// not UTF-8, nesting past jsoncodec.MaxProtoDepth); a field number the message does not know is
+// ErrProtoWire here. So the one pass over the bytes both checks and decodes them.
 func generateProtoDecode(g *protogen.GeneratedFile, m *protogen.Message) {
 	g.P()
-	g.P("// DecodeProtoWire merges the binary encoding b of a well-formed ", m.GoIdent.GoName, " into x.")
+	g.P("// DecodeProtoWire merges b, ", m.GoIdent.GoName, "'s binary encoding, into x; ErrProtoWire (x half decoded)")
+	g.P("// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,")
+	g.P("// nesting too deep.")
 	g.P("func (x *", m.GoIdent.GoName, ") DecodeProtoWire(d *", runtime.Ident("ProtoDecoder"), ", b []byte) error {")
 	if len(m.Fields) == 0 {
 		g.P("if len(b) > 0 {")

@@ -323,9 +323,9 @@ type vtOnly struct {
 
 func (vtOnly) DecodeProtoWire() {}
 
-// BenchmarkDecodeDifficulties40 decodes make bench-e2e's gRPC request as the guard does (the check,
-// then the repository's generated decoder), as it did with vtprotobuf's generated decoder instead,
-// and with protobuf-go and the unknown-field walk it needed.
+// BenchmarkDecodeDifficulties40 decodes make bench-e2e's gRPC request as the guard does (the
+// repository's generated decoder, its checks in the same pass), as it did with vtprotobuf's
+// generated decoder after the check, and with protobuf-go and the unknown-field walk it needed.
 //
 //	go test -run '^$' -bench DecodeDifficulties40 -count 6 ./pkg/serve/internal/grpcguard/
 func BenchmarkDecodeDifficulties40(b *testing.B) {

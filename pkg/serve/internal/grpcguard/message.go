@@ -58,9 +58,9 @@ type vtMessage interface {
 }
 
 // decode decodes w's bytes into msg, which it resets first, and gives the bytes back: by a
-// generated decoder when it reads them exactly as protobuf-go would (wellFormed), else by
-// protobuf-go, whose answers stand (not valid protobuf; with unknown, the fields the contract
-// does not know). A message refused is left empty: a handler must never see half of one.
+// generated decoder when it reads them exactly as protobuf-go would, else by protobuf-go, whose
+// answers stand (not valid protobuf; with unknown, the fields the contract does not know). A
+// message refused is left empty: a handler must never see half of one.
 func decode(w *wireMessage, msg any, unknown bool) error {
 	m, ok := msg.(proto.Message)
 	if !w.read || !ok {
@@ -92,21 +92,19 @@ func decode(w *wireMessage, msg any, unknown bool) error {
 }
 
 // decodeGenerated reports whether it decoded b into m, just reset, with the repository's own
-// decoder, else vtprotobuf's: only if m has one and b is well formed (else protobuf-go decides).
+// decoder (which refuses what protobuf-go must read as it reads), else vtprotobuf's (only if b is
+// well formed); if not, m is reset and protobuf-go decides.
 func decodeGenerated(m proto.Message, b []byte) bool {
-	pm, own := m.(jsoncodec.ProtoMessage)
-	vm, vt := m.(vtMessage)
-	if !own && !vt || !wellFormed(m.ProtoReflect().Descriptor(), b) {
+	var err error
+	if pm, ok := m.(jsoncodec.ProtoMessage); ok {
+		err = jsoncodec.DecodeProto(pm, b)
+	} else if vm, ok := m.(vtMessage); ok && wellFormed(m.ProtoReflect().Descriptor(), b) {
+		err = vm.UnmarshalVT(b)
+	} else {
 		return false
 	}
-	var err error
-	if own {
-		err = jsoncodec.DecodeProto(pm, b)
-	} else {
-		err = vm.UnmarshalVT(b)
-	}
 	if err != nil {
-		proto.Reset(m) // wellFormed is stricter than the decoders: never reached; protobuf-go decides
+		proto.Reset(m) // half decoded
 	}
 	return err == nil
 }

@@ -6,21 +6,21 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/yardstick-dev/yardstick/proto/jsoncodec"
 )
 
-// The generated decoders (the repository's own DecodeProtoWire, vtprotobuf's UnmarshalVT) read a
-// message as protobuf-go does only when it is what an encoder writes for its type: they refuse a
-// known field of another wire type (protobuf-go keeps it as an unknown field, which the guard
-// names), keep unknown fields out of protoreflect's sight (or refuse them), and do not check
-// UTF-8. wellFormed tells the cases apart in one pass with no allocation, from a table built once
-// per message type: a message it passes has only known fields, each of its wire type (a repeated
-// number also packed), UTF-8 strings, nesting at most maxWellFormedDepth. It is stricter where
-// being exact would cost code (a closed enum, a group, a field number past maxShapedNumber: none
-// in the contract); what it does not pass goes to protobuf-go, which answers as it always did.
-
-// maxWellFormedDepth bounds the nesting wellFormed follows (the contract's messages nest 3 deep;
-// protobuf-go's own limit is 10,000).
-const maxWellFormedDepth = 100
+// vtprotobuf's generated decoder (UnmarshalVT, for the messages the repository's own generated
+// decoder does not take: those with a oneof or an Any) reads a message as protobuf-go does only
+// when it is what an encoder writes for its type: it refuses a known field of another wire type
+// (protobuf-go keeps it as an unknown field, which the guard names), keeps unknown fields out of
+// protoreflect's sight, and does not check UTF-8. wellFormed tells the cases apart in one pass
+// with no allocation, from a table built once per message type: a message it passes has only
+// known fields, each of its wire type (a repeated number also packed), UTF-8 strings, nesting at
+// most jsoncodec.MaxProtoDepth (the repository's own decoder makes the same checks as it reads).
+// It is stricter where being exact would cost code (a closed enum, a group, a field number past
+// maxShapedNumber: none in the contract); what it does not pass goes to protobuf-go, which answers
+// as it always did.
 
 // maxShapedNumber is the largest field number a shape indexes; a type with a larger one is never
 // well formed (its messages go to protobuf-go).
@@ -55,11 +55,11 @@ func wellFormed(md protoreflect.MessageDescriptor, b []byte) bool {
 }
 
 func (s *shape) wellFormed(b []byte, depth int) bool {
-	if s.opaque || depth > maxWellFormedDepth {
+	if s.opaque || depth > jsoncodec.MaxProtoDepth {
 		return false
 	}
 	for len(b) > 0 {
-		tag, n := varint(b)
+		tag, n := protowire.ConsumeVarint(b)
 		if n < 0 || tag>>3 >= uint64(len(s.fields)) || !s.fields[tag>>3].known {
 			return false // field 0, or one the type does not know
 		}
@@ -68,15 +68,10 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 			return false // protobuf-go would keep it as an unknown field
 		}
 		b = b[n:]
-		switch typ { // the numbers here, without a call: most fields of the contract are numbers
-		case protowire.Fixed64Type:
-			n = 8
-		case protowire.Fixed32Type:
-			n = 4
-		case protowire.VarintType:
-			_, n = varint(b)
-		default:
+		if typ == protowire.BytesType {
 			n = f.bytes(b, depth)
+		} else {
+			n = protowire.ConsumeFieldValue(0, typ, b) // a number
 		}
 		if n < 0 || n > len(b) {
 			return false
@@ -89,7 +84,7 @@ func (s *shape) wellFormed(b []byte, depth int) bool {
 // bytes checks the length-delimited value of f at the start of b (a string, a message, a packed
 // list of numbers) and returns its length (< 0: not well formed).
 func (f *fieldShape) bytes(b []byte, depth int) int {
-	size, n := varint(b)
+	size, n := protowire.ConsumeVarint(b)
 	if n < 0 || size > uint64(len(b)-n) {
 		return -1
 	}
@@ -99,7 +94,7 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 		return -1 // packed numbers of a fixed size: a whole number of them
 	case f.wire == protowire.VarintType: // packed varints: each whole
 		for len(v) > 0 {
-			_, m := varint(v)
+			_, m := protowire.ConsumeVarint(v)
 			if m < 0 {
 				return -1
 			}
@@ -111,14 +106,6 @@ func (f *fieldShape) bytes(b []byte, depth int) int {
 		return -1
 	}
 	return n + int(size)
-}
-
-// varint is protowire.ConsumeVarint, with the one-byte case (most tags and lengths) inline.
-func varint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
-	}
-	return protowire.ConsumeVarint(b)
 }
 
 // shapeOf builds md's shape; building holds the shapes being built, for types that hold

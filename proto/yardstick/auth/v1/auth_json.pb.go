@@ -72,7 +72,9 @@ func (x *IssueTokenRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed IssueTokenRequest into x.
+// DecodeProtoWire merges b, IssueTokenRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *IssueTokenRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -150,7 +152,9 @@ func (x *IssueTokenResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed IssueTokenResponse into x.
+// DecodeProtoWire merges b, IssueTokenResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *IssueTokenResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)

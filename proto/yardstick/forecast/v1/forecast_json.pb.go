@@ -124,7 +124,9 @@ func (x *ForecastRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ForecastRequest into x.
+// DecodeProtoWire merges b, ForecastRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ForecastRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -236,7 +238,9 @@ func (x *StudentData) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed StudentData into x.
+// DecodeProtoWire merges b, StudentData's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *StudentData) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -345,7 +349,9 @@ func (x *GroupForecastRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecastRequest into x.
+// DecodeProtoWire merges b, GroupForecastRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupForecastRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -468,7 +474,9 @@ func (x *Forecast) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed Forecast into x.
+// DecodeProtoWire merges b, Forecast's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *Forecast) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -577,7 +585,9 @@ func (x *StudentForecast) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed StudentForecast into x.
+// DecodeProtoWire merges b, StudentForecast's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *StudentForecast) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -670,7 +680,9 @@ func (x *GroupAggregate) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupAggregate into x.
+// DecodeProtoWire merges b, GroupAggregate's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupAggregate) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -756,7 +768,9 @@ func (x *GroupForecasts) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecasts into x.
+// DecodeProtoWire merges b, GroupForecasts's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupForecasts) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -852,7 +866,9 @@ func (x *GroupForecastResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupForecastResponse into x.
+// DecodeProtoWire merges b, GroupForecastResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupForecastResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -955,7 +971,9 @@ func (x *ComprehensionRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ComprehensionRequest into x.
+// DecodeProtoWire merges b, ComprehensionRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ComprehensionRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1044,7 +1062,9 @@ func (x *ComprehensionResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ComprehensionResponse into x.
+// DecodeProtoWire merges b, ComprehensionResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ComprehensionResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1224,7 +1244,9 @@ func (x *PlanRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PlanRequest into x.
+// DecodeProtoWire merges b, PlanRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PlanRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1351,7 +1373,9 @@ func (x *PlanPoint) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PlanPoint into x.
+// DecodeProtoWire merges b, PlanPoint's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PlanPoint) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1478,7 +1502,9 @@ func (x *PlanReach) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PlanReach into x.
+// DecodeProtoWire merges b, PlanReach's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PlanReach) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1567,7 +1593,9 @@ func (x *PlanPeak) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PlanPeak into x.
+// DecodeProtoWire merges b, PlanPeak's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PlanPeak) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1680,7 +1708,9 @@ func (x *PlanResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PlanResponse into x.
+// DecodeProtoWire merges b, PlanResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PlanResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1826,7 +1856,9 @@ func (x *GrowthRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GrowthRequest into x.
+// DecodeProtoWire merges b, GrowthRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GrowthRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1932,7 +1964,9 @@ func (x *GrowthPrior) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GrowthPrior into x.
+// DecodeProtoWire merges b, GrowthPrior's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GrowthPrior) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2010,7 +2044,9 @@ func (x *GrowthWindow) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GrowthWindow into x.
+// DecodeProtoWire merges b, GrowthWindow's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GrowthWindow) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2093,7 +2129,9 @@ func (x *GrowthCut) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GrowthCut into x.
+// DecodeProtoWire merges b, GrowthCut's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GrowthCut) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2205,7 +2243,9 @@ func (x *GrowthResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GrowthResponse into x.
+// DecodeProtoWire merges b, GrowthResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GrowthResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2320,7 +2360,9 @@ func (x *GroupStreamSettings) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupStreamSettings into x.
+// DecodeProtoWire merges b, GroupStreamSettings's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupStreamSettings) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2408,7 +2450,9 @@ func (x *GroupStreamResult) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed GroupStreamResult into x.
+// DecodeProtoWire merges b, GroupStreamResult's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *GroupStreamResult) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)

@@ -124,7 +124,9 @@ func (x *ListItemsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListItemsRequest into x.
+// DecodeProtoWire merges b, ListItemsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListItemsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -212,7 +214,9 @@ func (x *BundleInfo) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed BundleInfo into x.
+// DecodeProtoWire merges b, BundleInfo's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *BundleInfo) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -320,7 +324,9 @@ func (x *CatalogItem) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed CatalogItem into x.
+// DecodeProtoWire merges b, CatalogItem's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *CatalogItem) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -430,7 +436,9 @@ func (x *ListItemsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListItemsResponse into x.
+// DecodeProtoWire merges b, ListItemsResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListItemsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -510,7 +518,9 @@ func (x *ListFormsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListFormsRequest into x.
+// DecodeProtoWire merges b, ListFormsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListFormsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -595,7 +605,9 @@ func (x *CatalogForm) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed CatalogForm into x.
+// DecodeProtoWire merges b, CatalogForm's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *CatalogForm) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -690,7 +702,9 @@ func (x *ListFormsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListFormsResponse into x.
+// DecodeProtoWire merges b, ListFormsResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListFormsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -747,7 +761,9 @@ func (x *ListLinksRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListLinksRequest into x.
+// DecodeProtoWire merges b, ListLinksRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListLinksRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	if len(b) > 0 {
 		return jsoncodec.ErrProtoWire // a field it does not know
@@ -823,7 +839,9 @@ func (x *CatalogLink) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed CatalogLink into x.
+// DecodeProtoWire merges b, CatalogLink's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *CatalogLink) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -920,7 +938,9 @@ func (x *ListLinksResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListLinksResponse into x.
+// DecodeProtoWire merges b, ListLinksResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListLinksResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -998,7 +1018,9 @@ func (x *ListStrandsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListStrandsRequest into x.
+// DecodeProtoWire merges b, ListStrandsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1098,7 +1120,9 @@ func (x *ListStrandsResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListStrandsResponse into x.
+// DecodeProtoWire merges b, ListStrandsResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListStrandsResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1157,7 +1181,9 @@ func (x *ListFrameworksRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListFrameworksRequest into x.
+// DecodeProtoWire merges b, ListFrameworksRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListFrameworksRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	if len(b) > 0 {
 		return jsoncodec.ErrProtoWire // a field it does not know
@@ -1321,7 +1347,9 @@ func (x *FrameworkOffer) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed FrameworkOffer into x.
+// DecodeProtoWire merges b, FrameworkOffer's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *FrameworkOffer) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1442,7 +1470,9 @@ func (x *ListFrameworksResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ListFrameworksResponse into x.
+// DecodeProtoWire merges b, ListFrameworksResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ListFrameworksResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)

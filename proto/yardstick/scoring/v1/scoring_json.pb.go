@@ -68,7 +68,9 @@ func (x *ItemResult) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ItemResult into x.
+// DecodeProtoWire merges b, ItemResult's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ItemResult) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -139,7 +141,9 @@ func (x *ItemId) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ItemId into x.
+// DecodeProtoWire merges b, ItemId's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ItemId) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -230,7 +234,9 @@ func (x *ItemDifficulty) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ItemDifficulty into x.
+// DecodeProtoWire merges b, ItemDifficulty's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ItemDifficulty) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -343,7 +349,9 @@ func (x *ScoreItemResultsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsRequest into x.
+// DecodeProtoWire merges b, ScoreItemResultsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemResultsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -460,7 +468,9 @@ func (x *ScoreItemIdsRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemIdsRequest into x.
+// DecodeProtoWire merges b, ScoreItemIdsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemIdsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -596,7 +606,9 @@ func (x *ScoreScaleRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreScaleRequest into x.
+// DecodeProtoWire merges b, ScoreScaleRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreScaleRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -723,7 +735,9 @@ func (x *ScoreItemResultsStrandsRequest) AppendJSONWire(b []byte) ([]byte, error
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsStrandsRequest into x.
+// DecodeProtoWire merges b, ScoreItemResultsStrandsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemResultsStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -867,7 +881,9 @@ func (x *ScoreDifficultiesBayesRequest) AppendJSONWire(b []byte) ([]byte, error)
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreDifficultiesBayesRequest into x.
+// DecodeProtoWire merges b, ScoreDifficultiesBayesRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreDifficultiesBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1031,7 +1047,9 @@ func (x *ScoreItemResultsBayesRequest) AppendJSONWire(b []byte) ([]byte, error) 
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsBayesRequest into x.
+// DecodeProtoWire merges b, ScoreItemResultsBayesRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemResultsBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1181,7 +1199,9 @@ func (x *ScoreItemIdsBayesRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemIdsBayesRequest into x.
+// DecodeProtoWire merges b, ScoreItemIdsBayesRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemIdsBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1362,7 +1382,9 @@ func (x *ScoreScaleBayesRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreScaleBayesRequest into x.
+// DecodeProtoWire merges b, ScoreScaleBayesRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreScaleBayesRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1534,7 +1556,9 @@ func (x *ScoreItemResultsBayesStrandsRequest) AppendJSONWire(b []byte) ([]byte, 
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreItemResultsBayesStrandsRequest into x.
+// DecodeProtoWire merges b, ScoreItemResultsBayesStrandsRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreItemResultsBayesStrandsRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1661,7 +1685,9 @@ func (x *ScoreFormRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ScoreFormRequest into x.
+// DecodeProtoWire merges b, ScoreFormRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ScoreFormRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -1865,7 +1891,9 @@ func (x *NextItemRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed NextItemRequest into x.
+// DecodeProtoWire merges b, NextItemRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *NextItemRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2013,7 +2041,9 @@ func (x *StopRules) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed StopRules into x.
+// DecodeProtoWire merges b, StopRules's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *StopRules) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2104,7 +2134,9 @@ func (x *AdaptiveItem) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed AdaptiveItem into x.
+// DecodeProtoWire merges b, AdaptiveItem's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *AdaptiveItem) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2238,7 +2270,9 @@ func (x *NextItemResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed NextItemResponse into x.
+// DecodeProtoWire merges b, NextItemResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *NextItemResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2350,7 +2384,9 @@ func (x *PersonFit) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed PersonFit into x.
+// DecodeProtoWire merges b, PersonFit's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *PersonFit) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2492,7 +2528,9 @@ func (x *Measure) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed Measure into x.
+// DecodeProtoWire merges b, Measure's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *Measure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2583,7 +2621,9 @@ func (x *Strand) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed Strand into x.
+// DecodeProtoWire merges b, Strand's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *Strand) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2719,7 +2759,9 @@ func (x *StrandsMeasure) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed StrandsMeasure into x.
+// DecodeProtoWire merges b, StrandsMeasure's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *StrandsMeasure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2833,7 +2875,9 @@ func (x *BayesStrand) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed BayesStrand into x.
+// DecodeProtoWire merges b, BayesStrand's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *BayesStrand) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -2977,7 +3021,9 @@ func (x *BayesStrandsMeasure) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed BayesStrandsMeasure into x.
+// DecodeProtoWire merges b, BayesStrandsMeasure's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *BayesStrandsMeasure) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)

@@ -83,7 +83,9 @@ func (x *ReverseRequest) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ReverseRequest into x.
+// DecodeProtoWire merges b, ReverseRequest's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ReverseRequest) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -170,7 +172,9 @@ func (x *ReversePiece) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ReversePiece into x.
+// DecodeProtoWire merges b, ReversePiece's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ReversePiece) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
@@ -272,7 +276,9 @@ func (x *ReverseResponse) AppendJSONWire(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeProtoWire merges the binary encoding b of a well-formed ReverseResponse into x.
+// DecodeProtoWire merges b, ReverseResponse's binary encoding, into x; ErrProtoWire (x half decoded)
+// for bytes protobuf-go must read: an unknown field, another wire type, a string not UTF-8,
+// nesting too deep.
 func (x *ReverseResponse) DecodeProtoWire(d *jsoncodec.ProtoDecoder, b []byte) error {
 	for len(b) > 0 {
 		num, typ, n := jsoncodec.ProtoTag(b)
