@@ -92,8 +92,8 @@ func startGuard(t *testing.T, opts ...func(*Guard)) *harness {
 	for _, d := range reflected {
 		info[d.ServiceName] = grpc.ServiceInfo{Methods: []grpc.MethodInfo{{Name: d.Streams[0].StreamName, IsClientStream: true, IsServerStream: true}}}
 	}
-	table, err := routes.Build(info, routes.Limits{MaxBodyBytes: 1 << 20, Methods: map[string]routes.Method{ // the forecast service's group rpcs
-		groupMethod: {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}}})
+	table, err := routes.Build(info, 1<<20, map[string]routes.Method{ // the forecast service's group rpcs
+		groupMethod: {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}})
 	if err != nil {
 		t.Fatal(err)
 	}

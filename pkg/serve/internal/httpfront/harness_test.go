@@ -141,7 +141,7 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	ch.RegisterService(frontTestService(), struct{}{})
 	az := authz.New(reg, token.ServiceScoring, log, nil)
 	authv1.RegisterTokenServiceServer(ch, az.TokenService()) // /authToken, as the frame registers it
-	table, err := routes.Build(ch.ServiceInfo(), routes.Limits{MaxBodyBytes: 1 << 20})
+	table, err := routes.Build(ch.ServiceInfo(), 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
