@@ -76,9 +76,8 @@ type Config struct {
 	Limits Limits
 
 	// Own is the value the service's own settings fill in (Identity.Settings), for its build.
-	Own       any
-	own       []setting // and its checks, which Validate runs with the frame's
-	ownChecks []func(Config) error
+	Own any
+	own Settings // those settings and their checks, which Validate runs with the frame's
 
 	// tokenClock, set by tests only, shortens the tokens' TTL and leeway below what the
 	// configuration accepts, so that a test can watch a token expire.
@@ -111,10 +110,8 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 	c := Config{Service: id.Name}
 	all := settings(id, &c)
 	if id.Settings != nil {
-		var own Settings
-		c.Own = id.Settings(&own)
-		c.own, c.ownChecks = own.list, own.checks
-		all = append(all, own.list...)
+		c.Own = id.Settings(&c.own)
+		all = append(all, c.own.list...)
 	}
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
@@ -181,7 +178,7 @@ func (c Config) Validate() error {
 	if !serviceName.MatchString(c.Service) {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
-	for _, s := range append(settings(Identity{}, &c), c.own...) {
+	for _, s := range append(settings(Identity{}, &c), c.own.list...) {
 		if s.set.check == nil {
 			continue
 		}
@@ -195,7 +192,7 @@ func (c Config) Validate() error {
 	if !c.Dev && c.KeysDir == "" {
 		bad("YARDSTICK_KEYS_DIR is required outside dev mode (create a key with: yardstick-token keygen -dir DIR)")
 	}
-	for _, check := range c.ownChecks {
+	for _, check := range c.own.checks {
 		if err := check(c); err != nil {
 			errs = append(errs, err)
 		}
