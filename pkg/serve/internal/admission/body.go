@@ -42,9 +42,5 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 
 // AdmitBody admits a JSON request whose body has been read by its cost, as AdmitDecode does.
 func (b *Budget) AdmitBody(ctx context.Context, client string, group bool, body []byte) (*Grant, error) {
-	cost := b.Cost(false, int64(len(body)), true)
-	if group {
-		cost = b.GroupCostOfBody(body)
-	}
-	return b.admitCall(ctx, "http", client, cost)
+	return b.admitCall(ctx, "http", client, b.CostOfBody(group, body))
 }

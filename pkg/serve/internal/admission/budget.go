@@ -180,10 +180,13 @@ func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
 	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
 }
 
-// GroupCostOfBody is the cost of a JSON group forecast body once read: every student opens with a
-// bracket, so the brackets bound its students. It is never more than the cost from its size.
-func (b *Budget) GroupCostOfBody(body []byte) int64 {
+// CostOfBody is the cost of a JSON body once read: on a group forecast's route (group), bounded by
+// its students, as every student opens with a bracket, and never more than the cost from its size.
+func (b *Budget) CostOfBody(group bool, body []byte) int64 {
 	n := int64(len(body))
+	if !group {
+		return b.Cost(false, n, true)
+	}
 	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
 	students := min(int64(brackets), n/minStudentJSONBytes)
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)

@@ -111,10 +111,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	cost := f.Budget.Cost(false, int64(len(body)), true)
-	if rt.Group {
-		cost = f.Budget.GroupCostOfBody(body)
-	}
+	cost := f.Budget.CostOfBody(rt.Group, body)
 	// A line over its path's limit is refused (413) once authorized, as a call's declared size is.
 	call := gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Size: int64(len(body)), Record: d.stream, Cost: cost}
 	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), call, nil)
