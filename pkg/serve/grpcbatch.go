@@ -77,7 +77,6 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	}
 }
 
-// recordStream is one batch stream's state for its records.
 type recordStream struct {
 	s      *Server
 	sh     *routes.BatchShape

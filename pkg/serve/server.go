@@ -190,7 +190,6 @@ func (s *Server) buildGRPC(svc Service) error {
 	return nil
 }
 
-// streamWorkersPerCore is the gRPC server's stream workers per core (buildGRPC).
 const streamWorkersPerCore = 8
 
 // reflectionServices are the services reflection.Register adds, for the route table, which is

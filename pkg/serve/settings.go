@@ -115,7 +115,6 @@ func unsetOr[T int | float64](parse func(string) (T, error), valid func(T) bool)
 // forever is the longest duration: a setting's bounds when only its lower one matters.
 const forever = time.Duration(math.MaxInt64)
 
-// settings are the service's settings, each landing in its field of c.
 func settings(id Identity, c *Config) []setting {
 	float := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
 	str := func(dst *string, want ...func(string) string) Parser {

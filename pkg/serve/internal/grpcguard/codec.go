@@ -35,7 +35,6 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// vtAnswer is a message with vtprotobuf's generated encoder.
 type vtAnswer interface {
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)

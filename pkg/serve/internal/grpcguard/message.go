@@ -52,7 +52,6 @@ func receiveStreamed(rt *routes.Route, w *wireMessage, m any) error {
 	return decode(w, m, rt.Records)
 }
 
-// vtMessage is a message with vtprotobuf's generated decoder.
 type vtMessage interface {
 	UnmarshalVT([]byte) error
 }

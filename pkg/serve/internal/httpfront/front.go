@@ -78,8 +78,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveAuthToken(w, r)
 	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
-		// method on a unary path.
-		w.Header().Set("Allow", http.MethodPost)
+		// method on a unary path (rpcerr.Write's Allow: POST).
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 	case r.Method != http.MethodPost || !known:

@@ -84,7 +84,6 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 // notFoundJSON is the 404 of a record whose path a record may not name, encoded once.
 var notFoundJSON = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 
-// dispatcher runs one batch stream's records.
 type dispatcher struct {
 	f      *Handler
 	bearer string            // the stream's token: each record is authorized with it, as a call
