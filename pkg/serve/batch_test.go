@@ -219,7 +219,7 @@ func TestBatchNotPaced(t *testing.T) {
 	t.Parallel()
 	h := startTestBatch(t, func(c *Config) {
 		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
-		c.Limits.MaxBodyBytes = 64 << 10
+		c.MaxBodyBytes = 64 << 10
 	})
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	pr, pw := io.Pipe()

@@ -72,8 +72,9 @@ type Config struct {
 	MemoryBudgetFraction float64
 	BodyGrace            time.Duration // httpfront.PaceBodies
 	MinBodyRate          int64
-
-	Limits Limits
+	// MaxBodyBytes bounds every JSON body and gRPC message of any service (docs/api.md: over it,
+	// 413) but those a service bounds itself (Service.Methods), as its own settings bound the rest.
+	MaxBodyBytes int64
 
 	// Own is the value the service's own settings fill in (Identity.Settings), for its build.
 	Own any
@@ -96,12 +97,6 @@ type Identity struct {
 }
 
 type tokenClock struct{ ttl, leeway time.Duration }
-
-// Limits bound any request of any service (docs/api.md): over them, 413. A service bounds its
-// own rpcs (Service.Methods, WireRules.ListLimits, its handlers) with its own Identity.Settings.
-type Limits struct {
-	MaxBodyBytes int64 // every JSON body and gRPC message but those Service.Methods bound
-}
 
 // LoadConfig builds a service's configuration from defaults, then environ (os.Environ()), then
 // flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails

@@ -134,7 +134,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		}
 	}
 	var err error
-	if s.routes, err = routes.Build(info, cfg.Limits.MaxBodyBytes, svc.Methods); err != nil {
+	if s.routes, err = routes.Build(info, cfg.MaxBodyBytes, svc.Methods); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
