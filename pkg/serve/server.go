@@ -138,7 +138,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
-		Gate: s.gate, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
+		Gate: s.gate, Telemetry: s.telemetry, Log: s.log}
 	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
@@ -185,7 +185,7 @@ func (s *Server) buildGRPC(svc Service) error {
 	s.budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
 	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	s.gate.Budget = s.budget
-	s.guard.Bind(s.routes, s.budget, budgetBytes)
+	s.guard.Bind(s.routes, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
 }
@@ -202,8 +202,8 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux()
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
-	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
-		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
+	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Channel: s.channel, Gateway: gw,
+		Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (its own door, httpfront: forms, Basic, OAuth 2.0; then IssueToken through the chain).

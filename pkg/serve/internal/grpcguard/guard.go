@@ -25,7 +25,6 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -57,12 +56,11 @@ const (
 // Guard is what the tap handle, the read admission and the gRPC door's steps share. Everything
 // but the slots is written in New and Bind, before the server serves, and only read afterwards.
 type Guard struct {
-	Options               // ReadTimeout may be shortened by tests before serving
-	ceiling int64         // server-wide receive limit: the largest message limit
-	routes  *routes.Table // every method served, with its message limit
-	logins  chan struct{} // slots of in-flight logins
-	infra   chan struct{} // slots of in-flight health and reflection calls
-	budget  *admission.Budget
+	Options                     // ReadTimeout may be shortened by tests before serving
+	ceiling int64               // server-wide receive limit: the largest message limit
+	routes  *routes.Table       // every method served, with its message limit
+	logins  chan struct{}       // slots of in-flight logins
+	infra   chan struct{}       // slots of in-flight health and reflection calls
 	watch   *connWatch          // closes connections that abuse the server (conn.go)
 	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
 	openMu  sync.Mutex
@@ -77,11 +75,10 @@ type Guard struct {
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration     // time a batch stream may go without a message (Config.BatchIdle)
-	Gate        *gate.Gate        // admits each call on its headers; its concurrency bounds a client's read pool share
-	Authz       *authz.Authorizer // watches a stream's rights for its life
+	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration // time a batch stream may go without a message (Config.BatchIdle)
+	Gate        *gate.Gate    // admits each call on its headers; its Limits bound a client's read pool share, its Authz watches a stream's rights
 	Telemetry   *telemetry.Recorder
 	Log         *slog.Logger
 }
@@ -110,11 +107,11 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 	}
 }
 
-// Bind takes the route table, once every service is registered, and the budget of budgetBytes,
-// whose series report the read pool.
-func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
-	g.routes, g.budget = t, b
-	g.reads = b.Report("grpc", admission.NewReadPool(budgetBytes, g.ceiling))
+// Bind takes the route table, once every service is registered, and the gate's budget, of
+// budgetBytes, whose series report the read pool.
+func (g *Guard) Bind(t *routes.Table, budgetBytes int64) {
+	g.routes = t
+	g.reads = g.Gate.Budget.Report("grpc", admission.NewReadPool(budgetBytes, g.ceiling))
 }
 
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.

@@ -61,7 +61,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 		client := authz.ClientID(ctx) // the tap handle authorized the call
 		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
 		if !ok {
-			g.budget.Refuse("grpc", admission.CauseReadPool)
+			g.Gate.Budget.Refuse("grpc", admission.CauseReadPool)
 			return nil, g.refuseCall(ctx, c, rpcerr.Overloaded(admission.RetryAfter))
 		}
 		c.read = r

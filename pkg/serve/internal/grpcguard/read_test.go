@@ -74,7 +74,7 @@ func TestReadPoolShareOfOneClient(t *testing.T) {
 	t.Parallel()
 	var demo, other string
 	h := startGuard(t, func(g *Guard) {
-		g.reads = g.budget.Report("grpc", admission.NewReadPool(40*g.ceiling, g.ceiling)) // 10 reads of the largest message
+		g.reads = g.Gate.Budget.Report("grpc", admission.NewReadPool(40*g.ceiling, g.ceiling)) // 10 reads of the largest message
 		demo, other = twoClients(t, g)
 	})
 	if got := h.g.reads.Size(); got != 10*h.g.ceiling {
@@ -194,7 +194,7 @@ func TestReadTimeoutWithToken(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, fillErr := h.g.budget.AdmitDecode(context.Background(), "", true, budgetBytes) // costs at least the budget
+	full, fillErr := h.g.Gate.Budget.AdmitDecode(context.Background(), "", true, budgetBytes) // costs at least the budget
 	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}
