@@ -46,10 +46,9 @@ type Server struct {
 	log       *slog.Logger
 	svc       Service
 	issuer    *token.Issuer
-	authz     *authz.Authorizer   // token checks and logins (internal/authz)
 	telemetry *telemetry.Recorder // metrics and request log lines (internal/telemetry)
 	routes    *routes.Table       // every rpc served, with its path, rule and limits (internal/routes)
-	gate      *gate.Gate          // the one admission of every call (internal/gate)
+	gate      *gate.Gate          // the one admission of every call (internal/gate): token checks and logins, client limits, memory budget
 	unary     inproc.Chain        // the chain of every unary call, once admitted and decoded (chain.go)
 	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
 	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
@@ -62,8 +61,6 @@ type Server struct {
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget   *admission.Budget  // heap of the large requests in progress (internal/admission)
-	limits   *quota.Limiter     // each client's rate and concurrency (internal/quota)
 	reloads  *telemetry.Reloads // what each reload took or refused
 	tracing  *tracing.Tracing   // OpenTelemetry from the OTEL_* variables; off unless an endpoint is set
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
@@ -88,14 +85,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(svc.Wire), tracing: tr}
-	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
+	s.gate = &gate.Gate{Authz: authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)} // its budget in buildGRPC
 	s.registerOperatorSeries()
-	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
+	if s.gate.Limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
 		Concurrency: cfg.ClientConcurrency, Replicas: cfg.Replicas, RedisURL: cfg.RedisURL, Limits: issuer.Limits,
 		Clients: issuer.ClientIDs, Log: log}); err != nil {
 		return nil, err
 	}
-	if err := s.limits.Register(s.telemetry.Registry()); err != nil {
+	if err := s.gate.Limits.Register(s.telemetry.Registry()); err != nil {
 		return nil, fmt.Errorf("client limits: %w", err)
 	}
 	log.Info("token issuer ready", "issuer", issuer.Summary())
@@ -120,10 +117,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 // memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
-	s.gate = &gate.Gate{Authz: s.authz, Limits: s.limits} // its budget once made, below
 	s.unary = admittedChain(s.unaryChain())
 	s.channel = inproc.New(s.unary)
-	authv1.RegisterTokenServiceServer(s.channel, s.authz.TokenService())
+	authv1.RegisterTokenServiceServer(s.channel, s.gate.Authz.TokenService())
 	svc.Register(s.channel)
 	info := s.channel.ServiceInfo()
 	info[healthpb.Health_ServiceDesc.ServiceName] = inproc.Describe(&healthpb.Health_ServiceDesc)
@@ -182,9 +178,8 @@ func (s *Server) buildGRPC(svc Service) error {
 	}
 	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
-	s.budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
-	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
-	s.gate.Budget = s.budget
+	s.gate.Budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
+	s.gate.Budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	s.guard.Bind(s.routes, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
@@ -246,7 +241,7 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 // when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
 	r := s.routes.ByMethod[fullMethod]
-	return s.budget.Cost(r != nil && r.Group, n, json)
+	return s.gate.Budget.Cost(r != nil && r.Group, n, json)
 }
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.
