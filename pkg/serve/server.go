@@ -133,9 +133,12 @@ func (s *Server) buildGRPC(svc Service) error {
 	if s.routes, err = routes.Build(info, cfg.MaxBodyBytes, svc.Methods); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
+	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
+	s.gate.Budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
+	s.gate.Budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
 		Gate: s.gate, Telemetry: s.telemetry, Log: s.log}
-	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
+	guard, opts := grpcguard.New(guardOpts, s.routes, budgetBytes) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
 		opts = append(opts, grpc.StatsHandler(h)) // only when tracing is on: a stats handler costs every call
@@ -177,10 +180,6 @@ func (s *Server) buildGRPC(svc Service) error {
 		reflection.Register(s.grpc)
 	}
 	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
-	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
-	s.gate.Budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
-	s.gate.Budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
-	s.guard.Bind(s.routes, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
 }

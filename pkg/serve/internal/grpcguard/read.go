@@ -59,7 +59,7 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 			return nil, g.refuseCall(ctx, c, err)
 		}
 		client := authz.ClientID(ctx) // the tap handle authorized the call
-		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
+		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.routes.Ceiling)
 		if !ok {
 			g.Gate.Budget.Refuse("grpc", admission.CauseReadPool)
 			return nil, g.refuseCall(ctx, c, rpcerr.Overloaded(admission.RetryAfter))

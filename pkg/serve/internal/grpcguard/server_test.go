@@ -97,16 +97,14 @@ func startGuard(t *testing.T, opts ...func(*Guard)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gt := &gate.Gate{Authz: az}
+	gt := &gate.Gate{Authz: az, Budget: admission.New(budgetBytes, 100_000, rec.Registry(), token.ServiceForecast)}
 	g, sopts := New(Options{Service: token.ServiceForecast, MaxStreams: 100, ReadTimeout: 10 * time.Second, StreamIdle: time.Minute,
-		Gate: gt, Telemetry: rec, Log: log}, table.Ceiling)
+		Gate: gt, Telemetry: rec, Log: log}, table, budgetBytes)
 	srv := grpc.NewServer(append(sopts, grpc.ChainUnaryInterceptor(g.Observe, g.Receive), grpc.StreamInterceptor(g.StreamInterceptor))...)
 	for _, s := range services {
 		g.Registrar(srv).RegisterService(s.desc, s.impl)
 	}
 	reflection.Register(srv)
-	gt.Budget = admission.New(budgetBytes, 100_000, rec.Registry(), token.ServiceForecast)
-	g.Bind(table, budgetBytes)
 	for _, o := range opts {
 		o(g)
 	}
