@@ -29,7 +29,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -53,7 +52,6 @@ type Server struct {
 	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
 	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
-	codec     *jsonwire.Codec // the JSON front's codec
 
 	grpc     *grpc.Server
 	probeLis net.Listener // Serve's probe server's, health alone for the kubelet (grpcguard.NewProbeServer); nil: none
@@ -84,7 +82,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(svc.Wire), tracing: tr}
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), tracing: tr}
 	s.gate = &gate.Gate{Authz: authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)} // its budget in buildGRPC
 	s.registerOperatorSeries()
 	if s.gate.Limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
@@ -197,7 +195,7 @@ func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	gw := httpfront.NewMux()
 	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Channel: s.channel, Gateway: gw,
-		Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
+		Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: newWireCodec(svc.Wire)})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (its own door, httpfront: forms, Basic, OAuth 2.0; then IssueToken through the chain).
