@@ -193,7 +193,6 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux()
-	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
 	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Channel: s.channel, Gateway: gw,
 		Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: newWireCodec(svc.Wire)})
 	gw.Suggest = front.NearestPath

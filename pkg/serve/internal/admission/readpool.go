@@ -1,9 +1,7 @@
 package admission
 
-// The gRPC read pool. gRPC reads a call's whole message before any interceptor runs, so a call
-// with a token takes the most gRPC may read for it from this pool before its handler lets gRPC
-// read, and gives it back once decoded (the gRPC guard does both). A quarter of the budget, so
-// reads and their work stay within the memory the budget was sized for.
+// The read pools, of gRPC messages with a token (grpcguard's read.go) and of JSON bodies (body.go):
+// a quarter of the budget, so that reads and their work stay within what the budget was sized for.
 
 import (
 	"context"
@@ -19,7 +17,7 @@ const (
 	readWait      = time.Second // the longest a call waits for the pool before it is refused
 )
 
-// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token.
+// ReadPool is the bytes of the requests of one front that may be being read at once.
 type ReadPool struct {
 	sem     *semaphore.Weighted
 	size    int64
