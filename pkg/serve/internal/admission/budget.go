@@ -192,14 +192,9 @@ func (b *Budget) CostOfBody(group bool, body []byte) int64 {
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC message by its size, waiting in the client's
-// queue up to the budget's wait.
-func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
-	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
-}
-
-// admitCall is admit with the budget's wait, its refusal counted for front and answered Overloaded.
-func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
+// AdmitCall admits client's call of cost (Cost, CostOfBody), waiting in the client's queue up to
+// the budget's wait; a refusal is counted for front and answered Overloaded.
+func (b *Budget) AdmitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
 	a, ok := b.admit(ctx, client, cost, b.wait)
 	if !ok {
 		b.Refuse(front, CauseMemoryBudget)

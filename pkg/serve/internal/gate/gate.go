@@ -174,7 +174,7 @@ func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int6
 // AdmitBody admits a JSON call's memory by the body read (a group forecast by the students its
 // brackets can hold), waiting in the client's queue; the grant is the ticket's until Release.
 func (t *Ticket) AdmitBody(ctx context.Context, body []byte) (err error) {
-	t.grant, err = t.gate.Budget.AdmitBody(ctx, t.Client, t.route.Group, body)
+	t.grant, err = t.gate.Budget.AdmitCall(ctx, "http", t.Client, t.gate.Budget.CostOfBody(t.route.Group, body))
 	return err
 }
 
@@ -184,7 +184,7 @@ func (t *Ticket) AdmitDecode(ctx context.Context, size int64) (err error) {
 	if err = t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
 		return err
 	}
-	t.grant, err = t.gate.Budget.AdmitDecode(ctx, t.Client, t.route.Group, size)
+	t.grant, err = t.gate.Budget.AdmitCall(ctx, "grpc", t.Client, t.gate.Budget.Cost(t.route.Group, size, false))
 	return err
 }
 
