@@ -208,9 +208,7 @@ func (t *Ticket) Release() {
 	}
 	t.once.Do(func() {
 		t.grant.Release()
-		if t.stream != nil {
-			t.stream.Release()
-		}
+		t.stream.Release()
 		if t.record != nil {
 			t.record()
 		}
