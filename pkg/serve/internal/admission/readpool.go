@@ -63,18 +63,16 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	share := shareOf(p.size, n, n, conc)
 	// The common case first, without a timer.
 	inShare := p.clients.take(nil, client, n, share)
-	if inShare && p.sem.TryAcquire(n) {
-		p.held(n)
-		return &Read{pool: p, client: client, n: n}, true
-	}
-	wait, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
-	if !inShare && !p.clients.take(wait, client, n, share) {
-		return nil, false
-	}
-	if err := p.sem.Acquire(wait, n); err != nil {
-		p.clients.give(client, n)
-		return nil, false
+	if !inShare || !p.sem.TryAcquire(n) {
+		wait, cancel := context.WithTimeout(ctx, readWait)
+		defer cancel()
+		if !inShare && !p.clients.take(wait, client, n, share) {
+			return nil, false
+		}
+		if err := p.sem.Acquire(wait, n); err != nil {
+			p.clients.give(client, n)
+			return nil, false
+		}
 	}
 	p.held(n)
 	return &Read{pool: p, client: client, n: n}, true
