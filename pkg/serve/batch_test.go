@@ -219,7 +219,7 @@ func TestBatchNotPaced(t *testing.T) {
 	t.Parallel()
 	h := startTestBatch(t, func(c *Config) {
 		c.BodyGrace, c.MinBodyRate = 50*time.Millisecond, 1<<20
-		c.Limits.MaxBodyBytes = 64 << 10
+		c.MaxBodyBytes = 64 << 10
 	})
 	auth := "Bearer " + h.token("batcher", clientSecret)
 	pr, pw := io.Pipe()
@@ -264,7 +264,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	// budget has left beside the stream and the group, less than the stream leaves.
 	record := paddedEcho(t, admission.SmallRequestBytes)
 	group := echoGroupBody("slow", 900)
-	if g, r := h.srv.budget.GroupCostOfBody(group), h.srv.Cost(throwawayMethod, int64(len(record)), true); g+r <= cfg.MemoryBudget-admission.StreamReserve || r > cfg.MemoryBudget-admission.StreamReserve {
+	if g, r := h.srv.gate.Budget.CostOfBody(true, group), h.srv.Cost(throwawayMethod, int64(len(record)), true); g+r <= cfg.MemoryBudget-admission.StreamReserve || r > cfg.MemoryBudget-admission.StreamReserve {
 		t.Fatalf("the group costs %d, the record %d; want the record to fit in the budget of %d beside a stream alone, not beside the group too", g, r, cfg.MemoryBudget)
 	}
 

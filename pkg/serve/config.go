@@ -72,13 +72,13 @@ type Config struct {
 	MemoryBudgetFraction float64
 	BodyGrace            time.Duration // httpfront.PaceBodies
 	MinBodyRate          int64
-
-	Limits Limits
+	// MaxBodyBytes bounds every JSON body and gRPC message of any service (docs/api.md: over it,
+	// 413) but those a service bounds itself (Service.Methods), as its own settings bound the rest.
+	MaxBodyBytes int64
 
 	// Own is the value the service's own settings fill in (Identity.Settings), for its build.
-	Own       any
-	own       []setting // and its checks, which Validate runs with the frame's
-	ownChecks []func(Config) error
+	Own any
+	own Settings // those settings and their checks, which Validate runs with the frame's
 
 	// tokenClock, set by tests only, shortens the tokens' TTL and leeway below what the
 	// configuration accepts, so that a test can watch a token expire.
@@ -98,12 +98,6 @@ type Identity struct {
 
 type tokenClock struct{ ttl, leeway time.Duration }
 
-// Limits bound any request of any service (docs/api.md): over them, 413. A service bounds its
-// own rpcs (Service.Methods, WireRules.ListLimits, its handlers) with its own Identity.Settings.
-type Limits struct {
-	MaxBodyBytes int64 // every JSON body and gRPC message but those Service.Methods bound
-}
-
 // LoadConfig builds a service's configuration from defaults, then environ (os.Environ()), then
 // flags, and validates it. An unknown YARDSTICK_* variable is an error: a misspelt setting fails
 // at start instead of being silently ignored.
@@ -111,10 +105,8 @@ func LoadConfig(id Identity, args []string, environ []string, usage io.Writer) (
 	c := Config{Service: id.Name}
 	all := settings(id, &c)
 	if id.Settings != nil {
-		var own Settings
-		c.Own = id.Settings(&own)
-		c.own, c.ownChecks = own.list, own.checks
-		all = append(all, own.list...)
+		c.Own = id.Settings(&c.own)
+		all = append(all, c.own.list...)
 	}
 	known, names := make(map[string]setting, len(all)), make([]string, len(all))
 	for i, s := range all {
@@ -181,7 +173,7 @@ func (c Config) Validate() error {
 	if !serviceName.MatchString(c.Service) {
 		bad("service %q: want a name of lower-case letters, digits and hyphens, starting with a letter, at most 32", c.Service)
 	}
-	for _, s := range append(settings(Identity{}, &c), c.own...) {
+	for _, s := range append(settings(Identity{}, &c), c.own.list...) {
 		if s.set.check == nil {
 			continue
 		}
@@ -195,7 +187,7 @@ func (c Config) Validate() error {
 	if !c.Dev && c.KeysDir == "" {
 		bad("YARDSTICK_KEYS_DIR is required outside dev mode (create a key with: yardstick-token keygen -dir DIR)")
 	}
-	for _, check := range c.ownChecks {
+	for _, check := range c.own.checks {
 		if err := check(c); err != nil {
 			errs = append(errs, err)
 		}

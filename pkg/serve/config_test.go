@@ -26,7 +26,7 @@ func TestLoadConfig(t *testing.T) {
 	runLoadCases(t, []loadCase{
 		{name: "scoring defaults", service: "scoring", env: dev, check: func(t *testing.T, c Config) {
 			if c.HTTPAddr != ":8080" || c.GRPCAddr != ":9090" || c.TokenTTL != 24*time.Hour || c.LogFormat != "json" ||
-				c.Limits.MaxBodyBytes != 1<<20 || *limitsOf(c) != fakeDefaults {
+				c.MaxBodyBytes != 1<<20 || *limitsOf(c) != fakeDefaults {
 				t.Errorf("got %+v; want docs/operations.md's Configuration defaults for scoring", c)
 			}
 		}},

@@ -181,7 +181,7 @@ func TestAuthMatrix(t *testing.T) {
 func TestRoutingAndTransportErrors(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.Limits.MaxBodyBytes = 2048
+	cfg.MaxBodyBytes = 2048
 	h := startTest(t, cfg)
 	tok := "Bearer " + h.token("demo", "demo-secret")
 	big := `{"items":[` + strings.Repeat(`{"id":"x","result":1},`, 200) + `{"id":"x","result":1}]}`

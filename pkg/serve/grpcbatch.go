@@ -77,7 +77,6 @@ func (s *Server) serveRecords(sh *routes.BatchShape) grpc.StreamHandler {
 	}
 }
 
-// recordStream is one batch stream's state for its records.
 type recordStream struct {
 	s      *Server
 	sh     *routes.BatchShape
@@ -104,8 +103,7 @@ func (st *recordStream) cost(r *record) {
 		return
 	}
 	r.full, r.req = st.sh.Methods[fd.Number()], m.Get(fd).Message().Interface()
-	rt := st.s.routes.ByMethod[r.full]
-	r.cost = st.s.budget.Cost(rt != nil && rt.Group, int64(proto.Size(r.req)), false)
+	r.cost = st.s.Cost(r.full, int64(proto.Size(r.req)), false)
 }
 
 // answer answers one record: its id, and its rpc's response or status.

@@ -51,8 +51,8 @@ func fakeSettings(s *Settings) any {
 	s.Add("YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", Int(&l.MaxStudents, atLeastOne))
 	s.Add("YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", Int(&l.MaxCutLevels, atLeastOne))
 	s.Check(func(c Config) error {
-		if l.MaxGroupBodyBytes < c.Limits.MaxBodyBytes {
-			return fmt.Errorf("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", l.MaxGroupBodyBytes, c.Limits.MaxBodyBytes)
+		if l.MaxGroupBodyBytes < c.MaxBodyBytes {
+			return fmt.Errorf("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", l.MaxGroupBodyBytes, c.MaxBodyBytes)
 		}
 		return nil
 	})

@@ -73,7 +73,7 @@ func TestServiceSettings(t *testing.T) {
 			t.Fatal(err)
 		}
 		limitsOf(c).MaxCutLevels = 0
-		c.Limits.MaxBodyBytes = 32 << 20
+		c.MaxBodyBytes = 32 << 20
 		err = c.Validate()
 		for _, want := range []string{"YARDSTICK_MAX_CUT_LEVELS 0: want 1 or more", "YARDSTICK_MAX_GROUP_BODY_BYTES 16777216: want YARDSTICK_MAX_BODY_BYTES (33554432) or more"} {
 			if err == nil || !strings.Contains(err.Error(), want) {

@@ -29,7 +29,6 @@ import (
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/grpcguard"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/httpfront"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/inproc"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/jsonwire"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/quota"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -46,15 +45,13 @@ type Server struct {
 	log       *slog.Logger
 	svc       Service
 	issuer    *token.Issuer
-	authz     *authz.Authorizer   // token checks and logins (internal/authz)
 	telemetry *telemetry.Recorder // metrics and request log lines (internal/telemetry)
 	routes    *routes.Table       // every rpc served, with its path, rule and limits (internal/routes)
-	gate      *gate.Gate          // the one admission of every call (internal/gate)
+	gate      *gate.Gate          // the one admission of every call (internal/gate): token checks and logins, client limits, memory budget
 	unary     inproc.Chain        // the chain of every unary call, once admitted and decoded (chain.go)
 	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
 	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
-	codec     *jsonwire.Codec // the JSON front's codec
 
 	grpc     *grpc.Server
 	probeLis net.Listener // Serve's probe server's, health alone for the kubelet (grpcguard.NewProbeServer); nil: none
@@ -62,8 +59,6 @@ type Server struct {
 	http     *http.Server
 	ready    atomic.Bool
 
-	budget   *admission.Budget  // heap of the large requests in progress (internal/admission)
-	limits   *quota.Limiter     // each client's rate and concurrency (internal/quota)
 	reloads  *telemetry.Reloads // what each reload took or refused
 	tracing  *tracing.Tracing   // OpenTelemetry from the OTEL_* variables; off unless an endpoint is set
 	draining atomic.Bool        // after SIGTERM: every HTTP response says Connection: close (drain.go)
@@ -87,15 +82,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), codec: newWireCodec(svc.Wire), tracing: tr}
-	s.authz = authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)
+	s := &Server{cfg: cfg, log: log, svc: svc, issuer: issuer, telemetry: telemetry.NewRecorder(log, cfg.Service), tracing: tr}
+	s.gate = &gate.Gate{Authz: authz.New(issuer, cfg.Service, log, cfg.TrustedProxies)} // its budget in buildGRPC
 	s.registerOperatorSeries()
-	if s.limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
+	if s.gate.Limits, err = quota.New(quota.Config{Service: cfg.Service, Rate: cfg.ClientRate, Burst: cfg.ClientBurst,
 		Concurrency: cfg.ClientConcurrency, Replicas: cfg.Replicas, RedisURL: cfg.RedisURL, Limits: issuer.Limits,
 		Clients: issuer.ClientIDs, Log: log}); err != nil {
 		return nil, err
 	}
-	if err := s.limits.Register(s.telemetry.Registry()); err != nil {
+	if err := s.gate.Limits.Register(s.telemetry.Registry()); err != nil {
 		return nil, fmt.Errorf("client limits: %w", err)
 	}
 	log.Info("token issuer ready", "issuer", issuer.Summary())
@@ -120,10 +115,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger, svc Service) (*Serve
 // memory budget the guard admits reads and decodings against.
 func (s *Server) buildGRPC(svc Service) error {
 	cfg := s.cfg
-	s.gate = &gate.Gate{Authz: s.authz, Limits: s.limits} // its budget once made, below
 	s.unary = admittedChain(s.unaryChain())
 	s.channel = inproc.New(s.unary)
-	authv1.RegisterTokenServiceServer(s.channel, s.authz.TokenService())
+	authv1.RegisterTokenServiceServer(s.channel, s.gate.Authz.TokenService())
 	svc.Register(s.channel)
 	info := s.channel.ServiceInfo()
 	info[healthpb.Health_ServiceDesc.ServiceName] = inproc.Describe(&healthpb.Health_ServiceDesc)
@@ -134,12 +128,15 @@ func (s *Server) buildGRPC(svc Service) error {
 		}
 	}
 	var err error
-	if s.routes, err = routes.Build(info, routes.Limits{MaxBodyBytes: cfg.Limits.MaxBodyBytes, Methods: svc.Methods}); err != nil {
+	if s.routes, err = routes.Build(info, cfg.MaxBodyBytes, svc.Methods); err != nil {
 		return fmt.Errorf("routes: %w", err)
 	}
+	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
+	s.gate.Budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
+	s.gate.Budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
-		Gate: s.gate, Authz: s.authz, Telemetry: s.telemetry, Log: s.log}
-	guard, opts := grpcguard.New(guardOpts, s.routes.Ceiling) // tap handle, receive limit, codec
+		Gate: s.gate, Telemetry: s.telemetry, Log: s.log}
+	guard, opts := grpcguard.New(guardOpts, s.routes, budgetBytes) // tap handle, receive limit, codec
 	s.guard = guard
 	if h := s.tracing.ServerHandler(); h != nil {
 		opts = append(opts, grpc.StatsHandler(h)) // only when tracing is on: a stats handler costs every call
@@ -181,16 +178,10 @@ func (s *Server) buildGRPC(svc Service) error {
 		reflection.Register(s.grpc)
 	}
 	s.log.Info("grpc reflection", "enabled", reflectionOn, "setting", cfg.Reflection)
-	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
-	s.budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
-	s.budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
-	s.gate.Budget = s.budget
-	s.guard.Bind(s.routes, s.budget, budgetBytes)
 	s.log.Info("memory budget", "bytes", budgetBytes, "source", source, "grpc_read_pool_bytes", s.guard.ReadPool().Size())
 	return nil
 }
 
-// streamWorkersPerCore is the gRPC server's stream workers per core (buildGRPC).
 const streamWorkersPerCore = 8
 
 // reflectionServices are the services reflection.Register adds, for the route table, which is
@@ -202,9 +193,8 @@ var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_Serv
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux()
-	// Records run as the gateway runs a call: their rpc by name on the in-process channel.
-	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Authz: s.authz, Budget: s.budget, Channel: s.channel, Gateway: gw,
-		Limits: s.limits, Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: s.codec})
+	front := httpfront.New(httpfront.Options{Routes: s.routes, Gate: s.gate, Channel: s.channel, Gateway: gw,
+		Groups: svc.GroupStreams, Stream: batch.Options{Log: s.log, Trusted: true, Idle: cfg.BatchIdle}, Codec: newWireCodec(svc.Wire)})
 	gw.Suggest = front.NearestPath
 	// The token service has no route on the gateway: the front serves /authToken itself
 	// (its own door, httpfront: forms, Basic, OAuth 2.0; then IssueToken through the chain).
@@ -247,7 +237,7 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 // when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
 	r := s.routes.ByMethod[fullMethod]
-	return s.budget.Cost(r != nil && r.Group, n, json)
+	return s.gate.Budget.Cost(r != nil && r.Group, n, json)
 }
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.

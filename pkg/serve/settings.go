@@ -115,7 +115,6 @@ func unsetOr[T int | float64](parse func(string) (T, error), valid func(T) bool)
 // forever is the longest duration: a setting's bounds when only its lower one matters.
 const forever = time.Duration(math.MaxInt64)
 
-// settings are the service's settings, each landing in its field of c.
 func settings(id Identity, c *Config) []setting {
 	float := func(v string) (float64, error) { return strconv.ParseFloat(v, 64) }
 	str := func(dst *string, want ...func(string) string) Parser {
@@ -170,7 +169,7 @@ func settings(id Identity, c *Config) []setting {
 		{"YARDSTICK_MEMORY_BUDGET_FRACTION", "memory-budget-fraction", "share of the container's memory limit that is the memory budget", "0.5", value(&c.MemoryBudgetFraction, "float", "a number", float, fraction)},
 		{"YARDSTICK_BODY_GRACE", "body-grace", "time a request body may take before the minimum rate applies", "10s", dur(&c.BodyGrace, Within(1, forever, "more than 0s"))},
 		{"YARDSTICK_MIN_BODY_RATE", "min-body-rate", "bytes per second a request body must average after the grace (408 below)", "65536", Bytes(&c.MinBodyRate, Within[int64](1, math.MaxInt64, "1 or more"))},
-		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", Bytes(&c.Limits.MaxBodyBytes, Within[int64](1024, math.MaxInt64, "1024 or more"))},
+		{"YARDSTICK_MAX_BODY_BYTES", "max-body-bytes", "largest request body", "1048576", Bytes(&c.MaxBodyBytes, Within[int64](1024, math.MaxInt64, "1024 or more"))},
 	}
 }
 

@@ -59,19 +59,11 @@ type Wire struct{ c *jsonwire.Codec }
 // the front's, its lists cut off past their limits as the front's.
 func NewWire(r WireRules) Wire { return Wire{c: newWireCodec(r)} }
 
-// Unmarshal decodes data into m as the front decodes a body; the error is the 400 a body with
-// the same problems gets (rpcerr's validation error).
-func (w Wire) Unmarshal(data []byte, m proto.Message) error {
-	if err := w.c.Unmarshal(data, m); err != nil {
-		return httpfront.DecodeProblems(err)
-	}
-	return nil
-}
-
-// UnmarshalFields is Unmarshal for a handler that answers every problem of a body at once: when
-// the problems are each a field's, m holds every other field as sent and they come back as
-// fieldErr, err nil, for WithFieldProblems(fieldErr, the handler's own error). Any other problem
-// (not JSON, not one object) is err, as Unmarshal's.
+// UnmarshalFields decodes data into m as the front decodes a body, for a handler that answers
+// every problem of a body at once: when the problems are each a field's, m holds every other field
+// as sent and they come back as fieldErr, err nil, for WithFieldProblems(fieldErr, the handler's
+// own error). Any other problem (not JSON, not one object) is err, the 400 a body with the same
+// problems gets (rpcerr's validation error).
 func (w Wire) UnmarshalFields(data []byte, m proto.Message) (fieldErr, err error) {
 	err = w.c.Unmarshal(data, m)
 	switch {

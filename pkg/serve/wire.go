@@ -16,14 +16,7 @@ import (
 // them to every body, batch record and gRPC message it decodes.
 // ListLimits (message → list field's JSON name → limit) and MaxListLen (any other list; 0: none)
 // end decoding one entry past a list's limit: a million empty entries cost the limit's worth.
-type WireRules struct {
-	Aliases      map[protoreflect.FullName]map[string]string
-	Ignored      map[protoreflect.FullName][]string
-	Positional   map[protoreflect.FullName]bool
-	NumberAsText map[protoreflect.FullName][]string
-	ListLimits   map[protoreflect.FullName]map[string]int
-	MaxListLen   int
-}
+type WireRules = jsonwire.Options
 
 // frameWire are the rules of the frame's own messages: the token request's clientID, as callers
 // of the original API spell it.
@@ -33,14 +26,11 @@ var frameWire = WireRules{
 
 // newWireCodec is a server's JSON codec: the service's wire rules with the frame's.
 func newWireCodec(r WireRules) *jsonwire.Codec {
-	return jsonwire.New(jsonwire.Options{
-		Aliases:      union(r.Aliases, frameWire.Aliases),
-		Ignored:      union(r.Ignored, frameWire.Ignored),
-		Positional:   union(r.Positional, frameWire.Positional),
-		NumberAsText: union(r.NumberAsText, frameWire.NumberAsText),
-		ListLimits:   r.ListLimits,
-		MaxListLen:   r.MaxListLen,
-	})
+	r.Aliases = union(r.Aliases, frameWire.Aliases)
+	r.Ignored = union(r.Ignored, frameWire.Ignored)
+	r.Positional = union(r.Positional, frameWire.Positional)
+	r.NumberAsText = union(r.NumberAsText, frameWire.NumberAsText)
+	return jsonwire.New(r)
 }
 
 // union is the service's rules and the frame's in one map, the frame's winning; nil when empty.

@@ -15,7 +15,7 @@ func BenchmarkAdmitRelease(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		ctx := context.Background()
 		for pb.Next() {
-			g, err := budget.AdmitDecode(ctx, "c", true, 1<<20)
+			g, err := budget.AdmitCall(ctx, "grpc", "c", budget.Cost(true, 1<<20, false))
 			if err != nil {
 				b.Fatal(err)
 			}

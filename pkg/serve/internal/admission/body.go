@@ -39,12 +39,3 @@ func (p *BodyPool) Take(ctx context.Context, client string, conc int, group bool
 	}
 	return r, nil
 }
-
-// AdmitBody admits a JSON request whose body has been read by its cost, as AdmitDecode does.
-func (b *Budget) AdmitBody(ctx context.Context, client string, group bool, body []byte) (*Grant, error) {
-	cost := b.Cost(false, int64(len(body)), true)
-	if group {
-		cost = b.GroupCostOfBody(body)
-	}
-	return b.admitCall(ctx, "http", client, cost)
-}

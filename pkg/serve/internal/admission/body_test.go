@@ -109,7 +109,7 @@ func TestAdmitBody(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// In turn, not in parallel: each reads the whole budget's Admitted.
-			g, err := b.AdmitBody(context.Background(), "c", tc.group, tc.body)
+			g, err := b.AdmitCall(context.Background(), "http", "c", b.CostOfBody(tc.group, tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -180,23 +180,21 @@ func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
 	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
 }
 
-// GroupCostOfBody is the cost of a JSON group forecast body once read: every student opens with a
-// bracket, so the brackets bound its students. It is never more than the cost from its size.
-func (b *Budget) GroupCostOfBody(body []byte) int64 {
+// CostOfBody is the cost of a JSON body once read: on a group forecast's route (group), bounded by
+// its students, as every student opens with a bracket, and never more than the cost from its size.
+func (b *Budget) CostOfBody(group bool, body []byte) int64 {
 	n := int64(len(body))
+	if !group {
+		return b.Cost(false, n, true)
+	}
 	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
 	students := min(int64(brackets), n/minStudentJSONBytes)
 	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
-// AdmitDecode admits the decoding of client's gRPC message by its size, waiting in the client's
-// queue up to the budget's wait.
-func (b *Budget) AdmitDecode(ctx context.Context, client string, group bool, size int64) (*Grant, error) {
-	return b.admitCall(ctx, "grpc", client, b.Cost(group, size, false))
-}
-
-// admitCall is admit with the budget's wait, its refusal counted for front and answered Overloaded.
-func (b *Budget) admitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
+// AdmitCall admits client's call of cost (Cost, CostOfBody), waiting in the client's queue up to
+// the budget's wait; a refusal is counted for front and answered Overloaded.
+func (b *Budget) AdmitCall(ctx context.Context, front, client string, cost int64) (*Grant, error) {
 	a, ok := b.admit(ctx, client, cost, b.wait)
 	if !ok {
 		b.Refuse(front, CauseMemoryBudget)

@@ -29,7 +29,7 @@ func TestCostOfBody(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := b.GroupCostOfBody([]byte(tc.body)); got != tc.want {
+			if got := b.CostOfBody(true, []byte(tc.body)); got != tc.want {
 				t.Errorf("got %d; want %d", got, tc.want)
 			}
 		})

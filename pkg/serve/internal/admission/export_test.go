@@ -13,3 +13,13 @@ func (b *Budget) StreamsHeldBy(client string) int64 { return b.clientStreams.hel
 
 // HeldBy is what client's reads hold.
 func (p *ReadPool) HeldBy(client string) int64 { return p.clients.heldBy(client) }
+
+// heldBy is what client holds of s.
+func (s *shares) heldBy(client string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[client]; h != nil {
+		return h.n
+	}
+	return 0
+}

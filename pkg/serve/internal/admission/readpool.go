@@ -1,9 +1,7 @@
 package admission
 
-// The gRPC read pool. gRPC reads a call's whole message before any interceptor runs, so a call
-// with a token takes the most gRPC may read for it from this pool before its handler lets gRPC
-// read, and gives it back once decoded (the gRPC guard does both). A quarter of the budget, so
-// reads and their work stay within the memory the budget was sized for.
+// The read pools, of gRPC messages with a token (grpcguard's read.go) and of JSON bodies (body.go):
+// a quarter of the budget, so that reads and their work stay within what the budget was sized for.
 
 import (
 	"context"
@@ -19,7 +17,7 @@ const (
 	readWait      = time.Second // the longest a call waits for the pool before it is refused
 )
 
-// ReadPool is the bytes of messages gRPC may be reading at once for calls with a token.
+// ReadPool is the bytes of the requests of one front that may be being read at once.
 type ReadPool struct {
 	sem     *semaphore.Weighted
 	size    int64
@@ -65,18 +63,16 @@ func (p *ReadPool) Take(ctx context.Context, client string, conc int, n int64) (
 	share := shareOf(p.size, n, n, conc)
 	// The common case first, without a timer.
 	inShare := p.clients.take(nil, client, n, share)
-	if inShare && p.sem.TryAcquire(n) {
-		p.held(n)
-		return &Read{pool: p, client: client, n: n}, true
-	}
-	wait, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
-	if !inShare && !p.clients.take(wait, client, n, share) {
-		return nil, false
-	}
-	if err := p.sem.Acquire(wait, n); err != nil {
-		p.clients.give(client, n)
-		return nil, false
+	if !inShare || !p.sem.TryAcquire(n) {
+		wait, cancel := context.WithTimeout(ctx, readWait)
+		defer cancel()
+		if !inShare && !p.clients.take(wait, client, n, share) {
+			return nil, false
+		}
+		if err := p.sem.Acquire(wait, n); err != nil {
+			p.clients.give(client, n)
+			return nil, false
+		}
 	}
 	p.held(n)
 	return &Read{pool: p, client: client, n: n}, true

@@ -115,12 +115,3 @@ func (s *shares) dropIfEmpty(client string, h *holding) {
 		delete(s.held, client)
 	}
 }
-
-func (s *shares) heldBy(client string) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if h := s.held[client]; h != nil {
-		return h.n
-	}
-	return 0
-}

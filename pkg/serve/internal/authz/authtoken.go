@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
@@ -75,8 +74,7 @@ func (a *Authorizer) issue(ctx context.Context, issue Issue, req loginRequest) (
 		claims, err = a.issuer.Verify(resp.GetAccessToken(), a.service)
 	}
 	if err != nil {
-		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
-		return token.Token{}, rpcerr.Internal()
+		return token.Token{}, rpcerr.Fault(ctx, a.log, "issue token", err)
 	}
 	return token.Token{AccessToken: resp.GetAccessToken(), ExpiresIn: int64(resp.GetExpiresIn()), Scope: claims.Scope}, nil
 }

@@ -61,7 +61,6 @@ var canonical = map[string]string{
 	"scope":      "scope",
 }
 
-// readLoginRequest reads the body and the Authorization header of a /authToken request.
 func readLoginRequest(w http.ResponseWriter, r *http.Request) (loginRequest, *requestError) {
 	values, rerr := readLoginBody(w, r)
 	if rerr != nil {

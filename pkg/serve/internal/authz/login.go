@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/reqinfo"
 	"github.com/yardstick-dev/yardstick/pkg/serve/rpcerr"
 	"github.com/yardstick-dev/yardstick/pkg/token"
 	authv1 "github.com/yardstick-dev/yardstick/proto/yardstick/auth/v1"
@@ -49,7 +48,6 @@ func (t tokenService) IssueToken(ctx context.Context, req *authv1.IssueTokenRequ
 		return nil, rpcerr.PermissionDenied("Permission denied: the client lacks permission for this service.",
 			fmt.Sprintf("The client has no permission on the %s service.", a.service))
 	default:
-		a.log.ErrorContext(ctx, "issue token", "request_id", reqinfo.ID(ctx), "error", err)
-		return nil, rpcerr.Internal()
+		return nil, rpcerr.Fault(ctx, a.log, "issue token", err)
 	}
 }

@@ -138,12 +138,11 @@ func (t *Ticket) admitLimits(local bool) (err error) {
 // AdmitRate decides the client's rate that Admit left to the call's own goroutine (Call.Local),
 // setting the ticket's RateLimit headers; nil when none is due. A refused ticket still holds its
 // place of the client's concurrency until Release.
-func (t *Ticket) AdmitRate() error {
+func (t *Ticket) AdmitRate() (err error) {
 	if !t.rate {
 		return nil
 	}
 	t.rate = false
-	var err error
 	t.Policy, t.State, err = t.gate.Limits.Rate(t.Client)
 	return err
 }
@@ -164,8 +163,7 @@ func (t *Ticket) admitStream(ctx context.Context) (_ context.Context, err error)
 
 // admitRecord waits for a place among the stream's records running at once, then for the
 // record's cost from the budget; an error is the stream's end (the answer is never sent).
-func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int64) error {
-	var err error
+func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int64) (err error) {
 	if t.record, err = quota.RecordSlot(ctx); err != nil {
 		return err
 	}
@@ -175,20 +173,18 @@ func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int6
 
 // AdmitBody admits a JSON call's memory by the body read (a group forecast by the students its
 // brackets can hold), waiting in the client's queue; the grant is the ticket's until Release.
-func (t *Ticket) AdmitBody(ctx context.Context, body []byte) error {
-	var err error
-	t.grant, err = t.gate.Budget.AdmitBody(ctx, t.Client, t.route.Group, body)
+func (t *Ticket) AdmitBody(ctx context.Context, body []byte) (err error) {
+	t.grant, err = t.gate.Budget.AdmitCall(ctx, "http", t.Client, t.gate.Budget.CostOfBody(t.route.Group, body))
 	return err
 }
 
 // AdmitDecode admits the decoding of a gRPC call's message of size protobuf bytes, waiting in the
 // client's queue, after a rate still due; the grant is the ticket's until Release.
-func (t *Ticket) AdmitDecode(ctx context.Context, size int64) error {
-	if err := t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
+func (t *Ticket) AdmitDecode(ctx context.Context, size int64) (err error) {
+	if err = t.AdmitRate(); err != nil { // the transport decides it sooner: before the read
 		return err
 	}
-	var err error
-	t.grant, err = t.gate.Budget.AdmitDecode(ctx, t.Client, t.route.Group, size)
+	t.grant, err = t.gate.Budget.AdmitCall(ctx, "grpc", t.Client, t.gate.Budget.Cost(t.route.Group, size, false))
 	return err
 }
 
@@ -212,9 +208,7 @@ func (t *Ticket) Release() {
 	}
 	t.once.Do(func() {
 		t.grant.Release()
-		if t.stream != nil {
-			t.stream.Release()
-		}
+		t.stream.Release()
 		if t.record != nil {
 			t.record()
 		}

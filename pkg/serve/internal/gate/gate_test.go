@@ -204,7 +204,7 @@ func TestTicketBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			return tk
-		}, func(b *admission.Budget) int64 { return b.GroupCostOfBody([]byte(`{"students":[{},{}]}`)) }},
+		}, func(b *admission.Budget) int64 { return b.CostOfBody(true, []byte(`{"students":[{},{}]}`)) }},
 		{"a stream", func(t *testing.T, g *Gate, tok string) *Ticket {
 			_, tk, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http", Stream: true}, nil)
 			if err != nil || tk.Stream() == nil {

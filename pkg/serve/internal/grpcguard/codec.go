@@ -35,7 +35,6 @@ func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
 	return nil
 }
 
-// vtAnswer is a message with vtprotobuf's generated encoder.
 type vtAnswer interface {
 	SizeVT() int
 	MarshalToSizedBufferVT([]byte) (int, error)
@@ -69,8 +68,6 @@ func (w *wireMessage) size() int64 { return int64(w.data.Len()) }
 
 // free gives the bytes back to gRPC's pool; a message freed is empty, and still read.
 func (w *wireMessage) free() {
-	if w.data != nil {
-		w.data.Free()
-		w.data = nil
-	}
+	w.data.Free() // nil (freed, or never read): nothing
+	w.data = nil
 }

@@ -25,7 +25,6 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
-	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/gate"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/telemetry"
@@ -55,14 +54,12 @@ const (
 )
 
 // Guard is what the tap handle, the read admission and the gRPC door's steps share. Everything
-// but the slots is written in New and Bind, before the server serves, and only read afterwards.
+// but the slots is written in New, before the server serves, and only read afterwards.
 type Guard struct {
-	Options               // ReadTimeout may be shortened by tests before serving
-	ceiling int64         // server-wide receive limit: the largest message limit
-	routes  *routes.Table // every method served, with its message limit
-	logins  chan struct{} // slots of in-flight logins
-	infra   chan struct{} // slots of in-flight health and reflection calls
-	budget  *admission.Budget
+	Options                     // ReadTimeout may be shortened by tests before serving
+	routes  *routes.Table       // every method served, with its message limit; its Ceiling the server-wide receive limit
+	logins  chan struct{}       // slots of in-flight logins
+	infra   chan struct{}       // slots of in-flight health and reflection calls
 	watch   *connWatch          // closes connections that abuse the server (conn.go)
 	reads   *admission.ReadPool // messages being read for calls with a token (read.go)
 	openMu  sync.Mutex
@@ -77,21 +74,21 @@ type Guard struct {
 // Options are what the guard needs of the frame.
 type Options struct {
 	Service     string
-	MaxStreams  int               // calls one connection may have open (Config.GRPCMaxStreams)
-	ReadTimeout time.Duration     // time a call has to send its message (Config.GRPCReadTimeout)
-	StreamIdle  time.Duration     // time a batch stream may go without a message (Config.BatchIdle)
-	Gate        *gate.Gate        // admits each call on its headers; its concurrency bounds a client's read pool share
-	Authz       *authz.Authorizer // watches a stream's rights for its life
+	MaxStreams  int           // calls one connection may have open (Config.GRPCMaxStreams)
+	ReadTimeout time.Duration // time a call has to send its message (Config.GRPCReadTimeout)
+	StreamIdle  time.Duration // time a batch stream may go without a message (Config.BatchIdle)
+	Gate        *gate.Gate    // admits each call on its headers; its Limits bound a client's read pool share, its Authz watches a stream's rights
 	Telemetry   *telemetry.Recorder
 	Log         *slog.Logger
 }
 
-// New makes the guard and the server options it needs, with ceiling, the route table's largest
-// message limit, as the server-wide receive limit.
-func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
+// New makes the guard of the route table t, once every service is registered, and the server
+// options it needs; the gate's budget, of budgetBytes, reports the guard's read pool in its series.
+func New(o Options, t *routes.Table, budgetBytes int64) (*Guard, []grpc.ServerOption) {
 	g := &Guard{
 		Options: o,
-		ceiling: ceiling,
+		routes:  t,
+		reads:   o.Gate.Budget.Report("grpc", admission.NewReadPool(budgetBytes, t.Ceiling)),
 		logins:  make(chan struct{}, MaxLoginReads),
 		infra:   make(chan struct{}, MaxInfraReads),
 		open:    map[*call]struct{}{},
@@ -99,7 +96,7 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		watch:   newConnWatch(o.Telemetry.Registry(), o.Service, o.Log, o.Telemetry.Limiter()),
 	}
 	return g, []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(int(g.ceiling)),
+		grpc.MaxRecvMsgSize(int(t.Ceiling)),
 		// Also the handlers running: grpc-go stops reading a connection whose handlers are all busy.
 		grpc.MaxConcurrentStreams(uint32(o.MaxStreams)),
 		grpc.MaxHeaderListSize(maxHeaderListBytes),
@@ -108,13 +105,6 @@ func New(o Options, ceiling int64) (*Guard, []grpc.ServerOption) {
 		grpc.InTapHandle(g.tapHandle),
 		grpc.ForceServerCodecV2(newCodec()),
 	}
-}
-
-// Bind takes the route table, once every service is registered, and the budget of budgetBytes,
-// whose series report the read pool.
-func (g *Guard) Bind(t *routes.Table, b *admission.Budget, budgetBytes int64) {
-	g.routes, g.budget = t, b
-	g.reads = b.Report("grpc", admission.NewReadPool(budgetBytes, g.ceiling))
 }
 
 // Listen has the guard watch the connections lis accepts, to close one that abuses the server.

@@ -52,7 +52,6 @@ func receiveStreamed(rt *routes.Route, w *wireMessage, m any) error {
 	return decode(w, m, rt.Records)
 }
 
-// vtMessage is a message with vtprotobuf's generated decoder.
 type vtMessage interface {
 	UnmarshalVT([]byte) error
 }
@@ -115,17 +114,15 @@ func decodeGenerated(m proto.Message, b []byte) bool {
 func walkUnknown(p *rpcerr.Problems, path string, m protoreflect.Message) {
 	for raw := m.GetUnknown(); len(raw) > 0; {
 		num, typ, n := protowire.ConsumeTag(raw)
-		if n < 0 {
-			p.Add(path, "malformed unknown field data")
-			return
+		m := -1 // the value's length, once the tag is read
+		if n >= 0 {
+			m = protowire.ConsumeFieldValue(num, typ, raw[n:])
 		}
-		raw = raw[n:]
-		m := protowire.ConsumeFieldValue(num, typ, raw)
 		if m < 0 {
 			p.Add(path, "malformed unknown field data")
 			return
 		}
-		raw = raw[m:]
+		raw = raw[n+m:]
 		p.Add(path, "unknown field number %d", num)
 	}
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {

@@ -61,7 +61,6 @@ func twoClients(t *testing.T, g *Guard) (demo, other string) {
 		}
 		tokens[i] = tok.AccessToken
 	}
-	g.Authz = authz.New(issuer, token.ServiceForecast, slog.New(slog.DiscardHandler), nil)
-	g.Gate.Authz = g.Authz
+	g.Gate.Authz = authz.New(issuer, token.ServiceForecast, slog.New(slog.DiscardHandler), nil)
 	return tokens[0], tokens[1]
 }

@@ -58,9 +58,9 @@ func (g *Guard) admitRead(h grpc.MethodHandler) grpc.MethodHandler {
 			return nil, g.refuseCall(ctx, c, err)
 		}
 		client := c.ticket.Client // the tap handle authorized the call
-		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.ceiling)
+		r, ok := g.reads.Take(ctx, client, g.Gate.Limits.Concurrency(client), g.routes.Ceiling)
 		if !ok {
-			g.budget.Refuse("grpc", admission.CauseReadPool)
+			g.Gate.Budget.Refuse("grpc", admission.CauseReadPool)
 			return nil, g.refuseCall(ctx, c, rpcerr.Overloaded(admission.RetryAfter))
 		}
 		c.read = r

@@ -28,7 +28,7 @@ import (
 func TestReadPool(t *testing.T) {
 	t.Parallel()
 	// The pool's size and wait: admission's TestReadPoolSize.
-	h := startGuard(t, func(g *Guard) { g.reads = admission.NewReadPool(0, g.ceiling) })
+	h := startGuard(t, func(g *Guard) { g.reads = admission.NewReadPool(0, g.routes.Ceiling) })
 	authed := bearer("Bearer " + h.token)
 	holdCtx, release := context.WithCancel(authed)
 	defer release()
@@ -74,11 +74,11 @@ func TestReadPoolShareOfOneClient(t *testing.T) {
 	t.Parallel()
 	var demo, other string
 	h := startGuard(t, func(g *Guard) {
-		g.reads = g.budget.Report("grpc", admission.NewReadPool(40*g.ceiling, g.ceiling)) // 10 reads of the largest message
+		g.reads = g.Gate.Budget.Report("grpc", admission.NewReadPool(40*g.routes.Ceiling, g.routes.Ceiling)) // 10 reads of the largest message
 		demo, other = twoClients(t, g)
 	})
-	if got := h.g.reads.Size(); got != 10*h.g.ceiling {
-		t.Fatalf("read pool %d; want 10 reads of %d", got, h.g.ceiling)
+	if got := h.g.reads.Size(); got != 10*h.g.routes.Ceiling {
+		t.Fatalf("read pool %d; want 10 reads of %d", got, h.g.routes.Ceiling)
 	}
 	ctx, cancel := context.WithCancel(bearer("Bearer " + demo))
 	defer cancel()
@@ -90,7 +90,7 @@ func TestReadPoolShareOfOneClient(t *testing.T) {
 		}
 		go func() { refused <- cs.RecvMsg(&scoringv1.Measure{}) }()
 	}
-	share := float64(2 * h.g.ceiling)
+	share := float64(2 * h.g.routes.Ceiling)
 	waitFor(t, "the client's share of the pool held", func() bool { return h.readsHeld(t) == share })
 	start := time.Now()
 	_, err := scoringv1.NewScoringServiceClient(h.conn).ScoreItemResults(bearer("Bearer "+other), scoreOfSize(t, 100))
@@ -119,7 +119,7 @@ func TestRefusedReadGivesBackItsPlace(t *testing.T) {
 	t.Parallel()
 	var limits *quota.Limiter
 	h := startGuard(t, func(g *Guard) {
-		g.reads = admission.NewReadPool(0, g.ceiling) // one read at a time
+		g.reads = admission.NewReadPool(0, g.routes.Ceiling) // one read at a time
 		var err error
 		if limits, err = quota.New(quota.Config{Service: "forecast", Concurrency: 2}); err != nil {
 			t.Fatal(err)
@@ -194,7 +194,7 @@ func TestReadTimeoutWithToken(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, fillErr := h.g.budget.AdmitDecode(context.Background(), "", true, budgetBytes) // costs at least the budget
+	full, fillErr := h.g.Gate.Budget.AdmitCall(context.Background(), "grpc", "", h.g.Gate.Budget.Cost(true, budgetBytes, false)) // costs at least the budget
 	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}

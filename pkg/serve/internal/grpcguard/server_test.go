@@ -92,21 +92,19 @@ func startGuard(t *testing.T, opts ...func(*Guard)) *harness {
 	for _, d := range reflected {
 		info[d.ServiceName] = grpc.ServiceInfo{Methods: []grpc.MethodInfo{{Name: d.Streams[0].StreamName, IsClientStream: true, IsServerStream: true}}}
 	}
-	table, err := routes.Build(info, routes.Limits{MaxBodyBytes: 1 << 20, Methods: map[string]routes.Method{ // the forecast service's group rpcs
-		groupMethod: {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}}})
+	table, err := routes.Build(info, 1<<20, map[string]routes.Method{ // the forecast service's group rpcs
+		groupMethod: {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gt := &gate.Gate{Authz: az}
+	gt := &gate.Gate{Authz: az, Budget: admission.New(budgetBytes, 100_000, rec.Registry(), token.ServiceForecast)}
 	g, sopts := New(Options{Service: token.ServiceForecast, MaxStreams: 100, ReadTimeout: 10 * time.Second, StreamIdle: time.Minute,
-		Gate: gt, Authz: az, Telemetry: rec, Log: log}, table.Ceiling)
+		Gate: gt, Telemetry: rec, Log: log}, table, budgetBytes)
 	srv := grpc.NewServer(append(sopts, grpc.ChainUnaryInterceptor(g.Observe, g.Receive), grpc.StreamInterceptor(g.StreamInterceptor))...)
 	for _, s := range services {
 		g.Registrar(srv).RegisterService(s.desc, s.impl)
 	}
 	reflection.Register(srv)
-	gt.Budget = admission.New(budgetBytes, 100_000, rec.Registry(), token.ServiceForecast)
-	g.Bind(table, gt.Budget, budgetBytes)
 	for _, o := range opts {
 		o(g)
 	}

@@ -78,7 +78,7 @@ func (g *Guard) StreamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Stre
 	defer gs.quiet.Stop()
 	// The stream's rights, checked again at each reload and at its token's expiry: once gone, it
 	// ends as on the idle limit, with the status a call would get now.
-	g.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), end)
+	g.Gate.Authz.Watch(handlerCtx, rt, authz.BearerFromMetadata(ctx), end)
 	err = handler(srv, gs)
 	cause := context.Cause(handlerCtx)
 	if denied, ok := authz.RevokedErr(cause); ok && err != nil {

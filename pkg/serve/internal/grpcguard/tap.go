@@ -77,7 +77,7 @@ func (g *Guard) refuseOnHeaders(ctx context.Context, err error) error {
 
 // readsBusy counts and answers a call without a token when every read slot is taken.
 func (g *Guard) readsBusy() error {
-	g.budget.Refuse("grpc", admission.CauseReadSlots)
+	g.Gate.Budget.Refuse("grpc", admission.CauseReadSlots)
 	secs, ri := rpcerr.Retry(busyRetryAfter)
 	return rpcerr.New(codes.ResourceExhausted, rpcerr.ExceptionThrottled, "Too many calls in progress.",
 		fmt.Sprintf("Too many calls without a token are being read; retry after %d seconds.", secs), ri)

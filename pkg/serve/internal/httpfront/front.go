@@ -36,13 +36,12 @@ var policyKey, stateKey = http.CanonicalHeaderKey(quota.PolicyHeader), http.Cano
 
 // Options are what the front works with.
 type Options struct {
-	Routes  *routes.Table
-	Gate    *gate.Gate                 // admits each call and each record before its body is read
-	Authz   *authz.Authorizer          // answers /authToken once admitted, watches a stream's rights
-	Budget  *admission.Budget          // admits memory
+	Routes *routes.Table
+	// Gate admits each call and record before its body is read; the front also has its Authz answer
+	// /authToken and watch a stream's rights, its Budget admit memory, its Limits share the body pool.
+	Gate    *gate.Gate
 	Channel *inproc.Channel            // the in-process door: the front calls each route's rpc, and each batch record's, on it
 	Gateway http.Handler               // grpc-gateway's mux (NewMux), the services registered on it: the 404 and 405 of paths and methods with no route
-	Limits  *quota.Limiter             // each client's limits, which the gate applies; a client's concurrency is its share of the body pool. nil: none
 	Groups  map[string]batch.OpenGroup // the group forecast streams, by path (stream.go)
 	Stream  batch.Options              // the stream engine's options
 	Codec   *jsonwire.Codec            // a call's and a record's body and answer
@@ -63,8 +62,8 @@ func New(o Options) *Handler {
 		}
 	}
 	f := &Handler{Options: o}
-	if o.Budget != nil {
-		f.bodies = admission.NewBodyPool(o.Budget, ceiling)
+	if o.Gate != nil && o.Gate.Budget != nil {
+		f.bodies = admission.NewBodyPool(o.Gate.Budget, ceiling)
 	}
 	return f
 }
@@ -78,8 +77,7 @@ func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveAuthToken(w, r)
 	case known && rt.Stream != routes.Unary && r.Method != http.MethodPost:
 		// A stream's path has no route in the gateway: answered as the gateway answers another
-		// method on a unary path.
-		w.Header().Set("Allow", http.MethodPost)
+		// method on a unary path (rpcerr.Write's Allow: POST).
 		dropBody(w, r)
 		rpcerr.WriteStatus(w, http.StatusMethodNotAllowed)
 	case r.Method != http.MethodPost || !known:
@@ -181,7 +179,7 @@ func (f *Handler) serveAuthToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer t.Release()
-	f.Authz.AnswerAuthToken(w, r, func(req *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {
+	f.Gate.Authz.AnswerAuthToken(w, r, func(req *authv1.IssueTokenRequest) (*authv1.IssueTokenResponse, error) {
 		resp, err := f.Channel.Call(admitted, t, rt.Method, req)
 		out, _ := resp.(*authv1.IssueTokenResponse) // nil with an error, or with none: AnswerAuthToken's 500
 		return out, err
@@ -220,7 +218,7 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form bool, err erro
 // request's memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
 	limit, client := rt.BodyLimit, t.Client
-	read, err := f.bodies.Take(r.Context(), client, f.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
+	read, err := f.bodies.Take(r.Context(), client, f.Gate.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
 	if err != nil {
 		// Answered before the body is read (without full duplex net/http would first read up to
 		// 256 KiB of it at the caller's pace); then the rest is read into nothing at the paced

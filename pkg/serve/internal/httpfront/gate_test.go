@@ -81,8 +81,8 @@ func newGatedFront(t *testing.T) *gatedFront {
 		authTokenPath: {Method: method, Path: authTokenPath, Ruled: true, Rule: routes.Rule{Public: true}, BodyLimit: routes.AuthTokenBodyLimit},
 		gatedPath:     {Method: method, Path: gatedPath, Ruled: true, Rule: routes.Rule{Permission: "score:standard"}, BodyLimit: int64(len(gatedBody))},
 	}}
-	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Limits: limits, Budget: budget}, Authz: az, Budget: budget,
-		Channel: ch, Limits: limits, Codec: jsonwire.New(jsonwire.Options{})})
+	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Limits: limits, Budget: budget},
+		Channel: ch, Codec: jsonwire.New(jsonwire.Options{})})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.ServeHTTP(w, r.WithContext(reqinfo.With(r.Context(), &reqinfo.Info{}))) // as ObserveHTTP puts it
 	}))

@@ -141,7 +141,7 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	ch.RegisterService(frontTestService(), struct{}{})
 	az := authz.New(reg, token.ServiceScoring, log, nil)
 	authv1.RegisterTokenServiceServer(ch, az.TokenService()) // /authToken, as the frame registers it
-	table, err := routes.Build(ch.ServiceInfo(), routes.Limits{MaxBodyBytes: 1 << 20})
+	table, err := routes.Build(ch.ServiceInfo(), 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	budget := admission.New(256<<20, 100_000, rec.Registry(), token.ServiceScoring)
 	budget.SetWait(2 * time.Second)
 	echoIn, _ := frontTestMessages()
-	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Budget: budget}, Authz: az, Budget: budget, Channel: ch, Gateway: NewMux(),
+	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Budget: budget}, Channel: ch, Gateway: NewMux(),
 		Stream: batch.Options{Log: log, Trusted: true}, Codec: jsonwire.New(jsonwire.Options{ListLimits: map[protoreflect.FullName]map[string]int{echoIn.FullName(): {"items": 5000}}, MaxListLen: 100_000})})
 	srv := httptest.NewServer(PaceBodies(grace, rate, rec.ObserveHTTP(table.Label, f)))
 	t.Cleanup(srv.Close)

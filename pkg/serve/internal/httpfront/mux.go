@@ -38,7 +38,6 @@ type Mux struct {
 // side's metadata, as Grpc-Metadata-* headers would.
 func noHeader(string) (string, bool) { return "", false }
 
-// gatewayErrorHandler writes every error of the gateway as the documented body.
 func gatewayErrorHandler(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, _ *http.Request, err error) {
 	rpcerr.Write(w, rpcerr.ToHTTP(err))
 }
@@ -58,7 +57,6 @@ func DecodeProblems(err error) error {
 	return p.Err()
 }
 
-// routingError answers paths and methods the gateway has no route for.
 func (m *Mux) routingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
 	if code == http.StatusNotFound {
 		rpcerr.Write(w, notFound(r.URL.Path, m.Suggest))

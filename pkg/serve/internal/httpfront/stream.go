@@ -58,7 +58,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	revoked := make(chan error, 1)
 	watching, stopWatch := context.WithCancel(authorized)
 	defer stopWatch()
-	f.Authz.Watch(watching, rt, bearer, func(err error) { denied, _ := authz.RevokedErr(err); revoked <- denied })
+	f.Gate.Authz.Watch(watching, rt, bearer, func(err error) { denied, _ := authz.RevokedErr(err); revoked <- denied })
 	o := f.Stream
 	o.Revoked = revoked
 	o.Hold = adm.Hold // a record's bytes, from the budget as they arrive
@@ -84,7 +84,6 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 // notFoundJSON is the 404 of a record whose path a record may not name, encoded once.
 var notFoundJSON = rpcerr.JSON(rpcerr.BodyFor(http.StatusNotFound, nil))
 
-// dispatcher runs one batch stream's records.
 type dispatcher struct {
 	f      *Handler
 	bearer string            // the stream's token: each record is authorized with it, as a call
@@ -111,10 +110,7 @@ func (d *dispatcher) Dispatch(ctx context.Context, path string, body []byte) (in
 		return http.StatusNotFound, notFoundJSON
 	}
 	ri := &reqinfo.Info{Route: path, ID: d.ri.ID, ClientID: d.ri.ClientID}
-	cost := f.Budget.Cost(false, int64(len(body)), true)
-	if rt.Group {
-		cost = f.Budget.GroupCostOfBody(body)
-	}
+	cost := f.Gate.Budget.CostOfBody(rt.Group, body)
 	// A line over its path's limit is refused (413) once authorized, as a call's declared size is.
 	call := gate.Call{Route: rt, Bearer: d.bearer, Front: "http", Size: int64(len(body)), Record: d.stream, Cost: cost}
 	ctx, t, err := f.Gate.Admit(reqinfo.With(ctx, ri), call, nil)

@@ -82,7 +82,6 @@ func message(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {
 	d.EndObject(&it)
 }
 
-// field decodes the value of f, of JSON type t, into m.
 func field(d *jsoncodec.Decoder, f *fieldPlan, m protoreflect.Message, t jx.Type) {
 	switch {
 	case f.fd.IsMap():
@@ -171,7 +170,6 @@ func positional(d *jsoncodec.Decoder, p *plan, m protoreflect.Message) {
 	}
 }
 
-// scalar decodes a scalar value for f.
 func scalar(d *jsoncodec.Decoder, f *fieldPlan, t jx.Type) (protoreflect.Value, bool) {
 	switch kind := f.fd.Kind(); kind {
 	case protoreflect.StringKind:

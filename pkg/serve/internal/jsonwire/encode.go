@@ -60,7 +60,6 @@ func appendMessage(b []byte, p *plan, m protoreflect.Message) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendList writes the list of field f: messages, or scalars.
 func appendList(b []byte, f *fieldPlan, list protoreflect.List) ([]byte, error) {
 	var err error
 	b = append(b, '[')

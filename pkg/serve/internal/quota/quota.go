@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"math"
@@ -100,20 +101,11 @@ func (l *Limiter) Fallbacks() uint64 {
 // from the defaults; rated is false when it has no rate (no rate limit, no headers).
 func (l *Limiter) limitsOf(client string) (p policy, rated bool, concurrency int) {
 	own, _ := l.cfg.Limits(client)
-	rate, burst, conc := own.Rate, own.Burst, own.Concurrency
-	if rate == 0 {
-		rate = l.cfg.Rate
-	}
-	if burst == 0 {
-		burst = l.cfg.Burst
-	}
+	rate, burst := cmp.Or(own.Rate, l.cfg.Rate), cmp.Or(own.Burst, l.cfg.Burst)
 	if burst == 0 && rate > 0 {
 		burst = max(1, int(math.Ceil(rate))) // one second of the rate
 	}
-	if conc == 0 {
-		conc = l.cfg.Concurrency
-	}
-	return policy{rate: rate, burst: burst}, rate > 0, conc
+	return policy{rate: rate, burst: burst}, rate > 0, cmp.Or(own.Concurrency, l.cfg.Concurrency)
 }
 
 // Slot is one call's place in its client's concurrency: nil for a call that took none.

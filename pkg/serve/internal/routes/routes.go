@@ -55,16 +55,9 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Limits bound what one request may ask for: the frame's body limit, and the limits a service
-// sets on particular rpcs of its own (serve.Service.Methods).
-type Limits struct {
-	MaxBodyBytes int64             // every JSON body and gRPC message but those Methods bound
-	Methods      map[string]Method // by full method
-}
-
-// Method are the limits a service sets on one of its rpcs in place of MaxBodyBytes.
+// Method are the limits a service sets on one of its rpcs in place of the frame's body limit.
 type Method struct {
-	BodyLimit    int64 // its largest JSON body, on each of its paths; 0: MaxBodyBytes
+	BodyLimit    int64 // its largest JSON body, on each of its paths; 0: the frame's
 	MessageLimit int64 // its largest gRPC message; 0: its body limit
 	Entries      int   // above 0: a group call (Route.Group), costed by up to this many entries
 }
@@ -74,8 +67,9 @@ const AuthTokenBodyLimit = 64 << 10
 
 var operationalPaths = []string{"/healthz", "/readyz", "/metrics", "/openapi.json", "/.well-known/jwks.json"}
 
-// Build builds the table of the methods in info, the services registered on a server.
-func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
+// Build builds the table of the methods in info, the services registered on a server: every JSON
+// body and gRPC message bounded by maxBody but those of the methods a service bounds (by full method).
+func Build(info map[string]grpc.ServiceInfo, maxBody int64, methods map[string]Method) (*Table, error) {
 	file, err := yardstick.Routes()
 	if err != nil {
 		return nil, err
@@ -93,9 +87,9 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		}
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
-			own := l.Methods[full]
+			own := methods[full]
 			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, Group: own.Entries > 0,
-				BodyLimit: cmp.Or(own.BodyLimit, l.MaxBodyBytes), MessageLimit: cmp.Or(own.MessageLimit, own.BodyLimit, l.MaxBodyBytes)}
+				BodyLimit: cmp.Or(own.BodyLimit, maxBody), MessageLimit: cmp.Or(own.MessageLimit, own.BodyLimit, maxBody)}
 			t.MaxEntries = max(t.MaxEntries, own.Entries)
 			if sd != nil { // a service of ours; an infrastructure service's methods are open to all
 				md := sd.Methods().ByName(protoreflect.Name(m.Name))
@@ -106,11 +100,11 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 		}
 		for _, c := range httpRules(sd, file) {
 			if r := t.ByMethod[c.FullMethod]; r != nil && c.Method == http.MethodPost {
-				t.bind(r, c.Path, l)
+				t.bind(r, c.Path, methods[r.Method], maxBody)
 			}
 		}
 	}
-	t.Ceiling = l.MaxBodyBytes
+	t.Ceiling = maxBody
 	for _, r := range t.ByMethod {
 		t.Ceiling = max(t.Ceiling, r.MessageLimit)
 	}
@@ -118,9 +112,8 @@ func Build(info map[string]grpc.ServiceInfo, l Limits) (*Table, error) {
 }
 
 // bind gives r the JSON path path: an rpc of several paths takes the largest body.
-func (t *Table) bind(r *Route, path string, l Limits) {
-	own := l.Methods[r.Method]
-	limit := cmp.Or(own.BodyLimit, l.MaxBodyBytes)
+func (t *Table) bind(r *Route, path string, own Method, maxBody int64) {
+	limit := cmp.Or(own.BodyLimit, maxBody)
 	if path == "/authToken" {
 		limit = AuthTokenBodyLimit
 	}

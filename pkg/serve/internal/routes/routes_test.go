@@ -29,7 +29,7 @@ func TestBuild(t *testing.T) {
 	defer srv.Stop()
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
 	healthpb.RegisterHealthServer(srv, health.NewServer())
-	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, Methods: groupLimits})
+	table, err := Build(srv.GetServiceInfo(), mib, groupLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,12 +67,12 @@ func TestMethodLimits(t *testing.T) {
 	srv := grpc.NewServer()
 	defer srv.Stop()
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
-	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, Methods: map[string]Method{
+	table, err := Build(srv.GetServiceInfo(), mib, map[string]Method{
 		forecastv1.ForecastService_ForecastReadingGroup_FullMethodName: {BodyLimit: 2 * mib},
 		forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {MessageLimit: mib / 2, Entries: 1},
 		forecastv1.ForecastService_ForecastGroupStream_FullMethodName:  {MessageLimit: 4 * mib},
 		"/yardstick.forecast.v1.ForecastService/NoSuchRpc":             {BodyLimit: 64 * mib, Entries: 1000},
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestRecordOption(t *testing.T) {
 	defer srv.Stop()
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
 	healthpb.RegisterHealthServer(srv, health.NewServer())
-	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, Methods: groupLimits})
+	table, err := Build(srv.GetServiceInfo(), mib, groupLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestTableOfTheContract(t *testing.T) {
 	scoringv1.RegisterScoringServiceServer(srv, scoringv1.UnimplementedScoringServiceServer{})
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
 	authv1.RegisterTokenServiceServer(srv, authv1.UnimplementedTokenServiceServer{})
-	table, err := Build(srv.GetServiceInfo(), Limits{MaxBodyBytes: mib, Methods: groupLimits})
+	table, err := Build(srv.GetServiceInfo(), mib, groupLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

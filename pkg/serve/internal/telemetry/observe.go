@@ -39,7 +39,6 @@ func RequestIDFrom(v string) string {
 	return newRequestID()
 }
 
-// statusRecorder remembers the status code an HTTP handler wrote.
 type statusRecorder struct {
 	http.ResponseWriter
 	code int

@@ -148,7 +148,6 @@ func logRequest(ctx context.Context, log *slog.Logger, level slog.Level, msg str
 	_ = h.Handle(ctx, r)
 }
 
-// observe counts one request and its latency.
 func (t *Recorder) observe(front, route, code string, d time.Duration) {
 	k := seriesKey{front, route, code}
 	v, ok := t.series.Load(k)

@@ -75,7 +75,6 @@ func newFrom(ctx context.Context, service, version string, getenv func(string) s
 	return &Tracing{sdk: tp}, nil
 }
 
-// settings decides on, off and the protocol from the variables.
 func settings(getenv func(string) string) (on bool, protocol string, err error) {
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
 		return false, "", nil

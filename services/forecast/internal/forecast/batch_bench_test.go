@@ -76,8 +76,8 @@ func BenchmarkBatch(b *testing.B) {
 		for b.Loop() {
 			for _, body := range bodies {
 				var req forecastv1.ForecastRequest
-				if err := srv.wire.Unmarshal(body, &req); err != nil {
-					b.Fatal(err)
+				if fieldErr, err := srv.wire.UnmarshalFields(body, &req); err != nil || fieldErr != nil {
+					b.Fatal(err, fieldErr)
 				}
 				resp, err := srv.ForecastReading(context.Background(), &req)
 				if err != nil {

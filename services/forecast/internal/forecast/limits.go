@@ -27,8 +27,8 @@ func Settings(s *serve.Settings) any {
 	s.Add("YARDSTICK_MAX_STUDENTS", "max-students", "most students in one group forecast", "100000", serve.Int(&l.MaxStudents, atLeastOne))
 	s.Add("YARDSTICK_MAX_CUT_LEVELS", "max-cut-levels", "most cut levels in one forecast", "20", serve.Int(&l.MaxCutLevels, atLeastOne))
 	s.Check(func(c serve.Config) error {
-		if l.MaxGroupBodyBytes < c.Limits.MaxBodyBytes {
-			return fmt.Errorf("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", l.MaxGroupBodyBytes, c.Limits.MaxBodyBytes)
+		if l.MaxGroupBodyBytes < c.MaxBodyBytes {
+			return fmt.Errorf("YARDSTICK_MAX_GROUP_BODY_BYTES %d: want YARDSTICK_MAX_BODY_BYTES (%d) or more", l.MaxGroupBodyBytes, c.MaxBodyBytes)
 		}
 		return nil
 	})
