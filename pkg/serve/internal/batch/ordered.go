@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 
@@ -57,14 +58,7 @@ func (p pipeline[R, A]) run(ctx context.Context, cancel context.CancelCauseFunc,
 	read := func() {
 		defer close(queue)
 		defer close(work)
-		defer func() {
-			// The one net of the reader goroutine: reading and decoding a record is the frame's
-			// code, and a panic there must end this stream, not the process.
-			if v := recover(); v != nil {
-				o.Log.ErrorContext(ctx, "batch: reading a record panicked", "panic", v, "stack", string(debug.Stack()))
-				readErr <- rpcerr.Internal()
-			}
-		}()
+		defer recoverRead(ctx, o.Log, readErr)
 		for seq := 0; ; seq++ {
 			select {
 			case slots <- struct{}{}:
@@ -165,5 +159,14 @@ func whenReady[T any](ctx context.Context, c <-chan T, idle func() error) (v T, 
 		return v, ok, nil
 	case <-ctx.Done():
 		return v, false, context.Cause(ctx)
+	}
+}
+
+// recoverRead is the one net of a stream's reader goroutine: reading and decoding a record is the
+// frame's code, and a panic there must end this stream (Internal), not the process.
+func recoverRead(ctx context.Context, log *slog.Logger, readErr chan<- error) {
+	if v := recover(); v != nil {
+		log.ErrorContext(ctx, "batch: reading a record panicked", "panic", v, "stack", string(debug.Stack()))
+		readErr <- rpcerr.Internal()
 	}
 }
