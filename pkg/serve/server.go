@@ -49,7 +49,7 @@ type Server struct {
 	routes    *routes.Table       // every rpc served, with its path, rule and limits (internal/routes)
 	gate      *gate.Gate          // the one admission of every call (internal/gate): token checks and logins, client limits, memory budget
 	unary     inproc.Chain        // the chain of every unary call, once admitted and decoded (chain.go)
-	channel   *inproc.Channel     // the in-process door: the gateway, batch records (internal/inproc)
+	channel   *inproc.Channel     // the in-process door: the JSON front, batch records (internal/inproc)
 	guard     *grpcguard.Guard    // the gRPC side's limits, slots and codec (internal/grpcguard)
 	openapi   []byte
 
@@ -188,8 +188,9 @@ const streamWorkersPerCore = 8
 // read before the gRPC server exists (its receive limit comes from the table).
 var reflectionServices = []*grpc.ServiceDesc{&reflectionv1.ServerReflection_ServiceDesc, &reflectionv1alpha.ServerReflection_ServiceDesc}
 
-// buildHTTP builds the HTTP side: the gateway's mux with the service's routes on the in-process
-// channel, the JSON front before it, and the handlers around it.
+// buildHTTP builds the HTTP side: the JSON front, which calls each route's rpc on the in-process
+// channel (the gateway's mux answers only the 404 and 405 of paths with no route), and the
+// handlers around it.
 func (s *Server) buildHTTP(ctx context.Context, svc Service) error {
 	cfg := s.cfg
 	gw := httpfront.NewMux()
