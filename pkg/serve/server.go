@@ -237,11 +237,10 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 // Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes (JSON
 // when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
-	var g *admission.Group
 	if r := s.routes.ByMethod[fullMethod]; r != nil {
-		g = r.Group
+		return s.gate.Budget.Cost(r.Group, n, json)
 	}
-	return s.gate.Budget.Cost(g, n, json)
+	return s.gate.Budget.Cost(nil, n, json)
 }
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.

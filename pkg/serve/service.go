@@ -46,11 +46,10 @@ type Service struct {
 // group call its most entries and its cost model, by which the memory budget costs it.
 type MethodLimits = routes.Method
 
-// GroupCost is a group call's cost model (MethodLimits.Cost): the heap its handler takes, measured
-// by the service, per front (FrontCost) and per call.
+// GroupCost is a group call's cost model (MethodLimits.Cost), measured by its service.
 type GroupCost = admission.GroupCost
 
-// FrontCost is a group call's heap on one front: per body byte, per entry, and an entry's fewest bytes.
+// FrontCost is a group call's heap on one front (GroupCost.JSON, GroupCost.Proto).
 type FrontCost = admission.FrontCost
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.

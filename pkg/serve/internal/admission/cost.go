@@ -5,57 +5,47 @@ import (
 	"errors"
 )
 
-// otherPerByte is the heap per body byte of a call of 64 KiB to 1 MiB on a route that is not a
-// group call: 28 at worst, measured over the contract's rpcs.
-const otherPerByte = 30
+const otherPerByte = 30 // heap per body byte of other calls of 64 KiB to 1 MiB: 28 at worst measured
 
-// GroupCost is a group call's cost model, which its service measures against its own handler (the
-// frame cannot know what an entry costs): a call takes Base, and at least each front's heap per
-// body byte, or per entry for the most entries its body can hold, whichever is more.
+// GroupCost is a group call's cost model, measured by its service against its own handler: Base,
+// and the more of its front's heap per body byte and per entry its body can hold (at most the route's).
 type GroupCost struct {
-	JSON  FrontCost // a JSON body
-	Proto FrontCost // a protobuf message
-	Base  int64     // heap per call, whatever its size
+	JSON, Proto FrontCost // a JSON body; a protobuf message
+	Base        int64     // heap per call, whatever its size
 }
 
-// FrontCost is a group call's heap on one front.
-type FrontCost struct {
-	PerByte       int64 // heap per body byte
-	PerEntry      int64 // heap per entry, however short
-	MinEntryBytes int64 // the fewest body bytes an entry takes: n bytes hold n/MinEntryBytes entries
-}
+// FrontCost is a group call's heap on one front: per body byte, per entry however short, and the
+// fewest body bytes an entry takes (n bytes hold at most n/MinEntryBytes entries).
+type FrontCost struct{ PerByte, PerEntry, MinEntryBytes int64 }
 
-// Group is what the budget knows of a group call's route: its service's model and the most entries
-// one call takes (routes.Method.Entries).
+// Group is a group call's route as the budget costs it: its service's model and most entries.
 type Group struct {
 	Cost    GroupCost
 	Entries int64
 }
 
-// Check says what is missing from a model: a front without its heap per byte, per entry or an
-// entry's fewest bytes would let a large call in for nothing (or divide by zero).
+// Check refuses a model that would let a large call in for nothing (or divide by zero).
 func (m GroupCost) Check() error {
-	for _, f := range []struct {
-		name string
-		c    FrontCost
-	}{{"JSON", m.JSON}, {"Proto", m.Proto}} {
-		if f.c.PerByte <= 0 || f.c.PerEntry <= 0 || f.c.MinEntryBytes <= 0 {
-			return errors.New("cost model: " + f.name + " needs PerByte, PerEntry and MinEntryBytes above 0")
-		}
-	}
-	if m.Base < 0 {
+	switch {
+	case !m.JSON.whole():
+		return errors.New("cost model: JSON needs PerByte, PerEntry and MinEntryBytes above 0")
+	case !m.Proto.whole():
+		return errors.New("cost model: Proto needs PerByte, PerEntry and MinEntryBytes above 0")
+	case m.Base < 0:
 		return errors.New("cost model: Base below 0")
 	}
 	return nil
 }
 
+func (f FrontCost) whole() bool { return f.PerByte > 0 && f.PerEntry > 0 && f.MinEntryBytes > 0 }
+
 // Cost is the estimated heap of a call of n body bytes (JSON bytes when json, else protobuf bytes)
 // on a group call's route g, or on any other route when g is nil: small calls of those cost nothing.
 func (b *Budget) Cost(g *Group, n int64, json bool) int64 {
-	if g == nil {
-		if n < SmallRequestBytes {
-			return 0
-		}
+	switch {
+	case g == nil && n < SmallRequestBytes:
+		return 0
+	case g == nil:
 		return otherPerByte * n
 	}
 	f := g.Cost.Proto
@@ -65,7 +55,6 @@ func (b *Budget) Cost(g *Group, n int64, json bool) int64 {
 	return g.cost(f, n, n/f.MinEntryBytes)
 }
 
-// cost is the cost of n body bytes on front f holding at most entries entries.
 func (g *Group) cost(f FrontCost, n, entries int64) int64 {
 	return g.Cost.Base + max(f.PerByte*n, f.PerEntry*min(entries, g.Entries))
 }
@@ -77,7 +66,6 @@ func (b *Budget) CostOfBody(g *Group, body []byte) int64 {
 	if g == nil {
 		return b.Cost(nil, n, true)
 	}
-	f := g.Cost.JSON
-	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
-	return g.cost(f, n, min(int64(brackets), n/f.MinEntryBytes))
+	brackets := int64(bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'}))
+	return g.cost(g.Cost.JSON, n, min(brackets, n/g.Cost.JSON.MinEntryBytes))
 }

@@ -31,9 +31,7 @@ type Route struct {
 	BodyLimit    int64  // the largest JSON body
 	MessageLimit int64  // the largest gRPC message
 
-	// Group is a group call's cost model and most entries (Method.Entries, Method.Cost), by which
-	// the budget costs it; nil for any other rpc.
-	Group *admission.Group
+	Group *admission.Group // a group call's cost model and most entries (Method), by which it is costed; nil else
 }
 
 // Table is the server's routes by method and by JSON path. It is built once and only read after.
@@ -62,24 +60,20 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 // Method are the limits a service sets on one of its rpcs in place of the frame's body limit, and
 // a group call's cost model.
 type Method struct {
-	BodyLimit    int64 // its largest JSON body, on each of its paths; 0: the frame's
-	MessageLimit int64 // its largest gRPC message; 0: its body limit
-	Entries      int   // above 0: a group call (Route.Group), costed by up to this many entries
-	// Cost is a group call's cost model (required with Entries): the heap the service's handler
-	// takes per body byte and per entry, measured by the service against its own handler.
-	Cost admission.GroupCost
+	BodyLimit    int64               // its largest JSON body, on each of its paths; 0: the frame's
+	MessageLimit int64               // its largest gRPC message; 0: its body limit
+	Entries      int                 // above 0: a group call (Route.Group), costed by up to this many entries
+	Cost         admission.GroupCost // a group call's cost model (required with Entries), measured by the service
 }
 
 // group is the route's group call of own, nil when own has no entries; a model without entries,
 // or entries without a whole model, is refused rather than costed as nothing.
 func group(full string, own Method) (*admission.Group, error) {
-	if own.Entries <= 0 {
-		if own.Cost != (admission.GroupCost{}) {
-			return nil, fmt.Errorf("rpc %s: a cost model without Entries", full)
-		}
+	if own.Entries <= 0 && own.Cost != (admission.GroupCost{}) {
+		return nil, fmt.Errorf("rpc %s: a cost model without Entries", full)
+	} else if own.Entries <= 0 {
 		return nil, nil
-	}
-	if err := own.Cost.Check(); err != nil {
+	} else if err := own.Cost.Check(); err != nil {
 		return nil, fmt.Errorf("rpc %s, a group call of %d entries: %w", full, own.Entries, err)
 	}
 	return &admission.Group{Cost: own.Cost, Entries: int64(own.Entries)}, nil
