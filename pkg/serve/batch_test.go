@@ -264,7 +264,7 @@ func TestBatchRecordWaitsForBudget(t *testing.T) {
 	// budget has left beside the stream and the group, less than the stream leaves.
 	record := paddedEcho(t, admission.SmallRequestBytes)
 	group := echoGroupBody("slow", 900)
-	if g, r := h.srv.gate.Budget.CostOfBody(true, group), h.srv.Cost(throwawayMethod, int64(len(record)), true); g+r <= cfg.MemoryBudget-admission.StreamReserve || r > cfg.MemoryBudget-admission.StreamReserve {
+	if g, r := h.srv.gate.Budget.CostOfBody(h.srv.routes.ByMethod[throwawayGroup].Group, group), h.srv.Cost(throwawayMethod, int64(len(record)), true); g+r <= cfg.MemoryBudget-admission.StreamReserve || r > cfg.MemoryBudget-admission.StreamReserve {
 		t.Fatalf("the group costs %d, the record %d; want the record to fit in the budget of %d beside a stream alone, not beside the group too", g, r, cfg.MemoryBudget)
 	}
 

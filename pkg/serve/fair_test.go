@@ -36,7 +36,7 @@ func TestFairAdmissionRoundRobin(t *testing.T) {
 	h := startTestGroup(t, cfg)
 	toks := map[string]string{"demo": h.token("demo", "demo-secret"), "flood": h.token("flood", clientSecret), "single": h.token("single", clientSecret)}
 	group := echoGroupBody("slow", 900) // each holds until released
-	if c := h.srv.gate.Budget.CostOfBody(true, group); c > cfg.MemoryBudget || 2*c <= cfg.MemoryBudget {
+	if c := h.srv.gate.Budget.CostOfBody(h.srv.routes.ByMethod[throwawayGroup].Group, group); c > cfg.MemoryBudget || 2*c <= cfg.MemoryBudget {
 		t.Fatalf("a group call costs %d; want one, not two, in the budget of %d", c, cfg.MemoryBudget)
 	}
 	done := make(chan string, 8)

@@ -65,9 +65,11 @@ func limitsOf(cfg Config) *fakeLimits { return cfg.Own.(*fakeLimits) }
 
 // groupLimits are the limits of a group rpc under l, as the forecast service sets them on its
 // group forecasts: the group body limit, and over gRPC what the most students (29 bytes each)
-// fill in protobuf and 64 KiB; costed per student.
+// fill in protobuf and 64 KiB; costed per student by the forecast service's model (its limits.go),
+// which the budget, fairness and slow-body tests' figures assume.
 func (l fakeLimits) groupLimits() MethodLimits {
-	return MethodLimits{BodyLimit: l.MaxGroupBodyBytes, MessageLimit: min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*29+64<<10), Entries: l.MaxStudents}
+	return MethodLimits{BodyLimit: l.MaxGroupBodyBytes, MessageLimit: min(l.MaxGroupBodyBytes, int64(l.MaxStudents)*29+64<<10), Entries: l.MaxStudents,
+		Cost: GroupCost{JSON: FrontCost{PerByte: 16, PerEntry: 1000, MinEntryBytes: 8}, Proto: FrontCost{PerByte: 24, PerEntry: 320, MinEntryBytes: 2}, Base: 256 << 10}}
 }
 
 // forecastMethods are the limits of the forecast contract's group rpcs under l.

@@ -132,7 +132,7 @@ func (s *Server) buildGRPC(svc Service) error {
 		return fmt.Errorf("routes: %w", err)
 	}
 	budgetBytes, source := admission.Size(cfg.MemoryBudget, cfg.MemoryBudgetFraction, memlimit.FromCgroup)
-	s.gate.Budget = admission.New(budgetBytes, s.routes.MaxEntries, s.telemetry.Registry(), cfg.Service)
+	s.gate.Budget = admission.New(budgetBytes, s.telemetry.Registry(), cfg.Service)
 	s.gate.Budget.SetWait(cfg.AdmissionWait) // a call that does not fit waits in its client's queue
 	guardOpts := grpcguard.Options{Service: cfg.Service, MaxStreams: cfg.GRPCMaxStreams, ReadTimeout: cfg.GRPCReadTimeout, StreamIdle: cfg.BatchIdle,
 		Gate: s.gate, Telemetry: s.telemetry, Log: s.log}
@@ -237,8 +237,10 @@ func (s *Server) Handler() http.Handler { return s.http.Handler }
 // Cost is the admission budget's estimate, in bytes of heap, of a request of n body bytes (JSON
 // when json, else protobuf) on the rpc fullMethod; a service's tests hold it against its heap.
 func (s *Server) Cost(fullMethod string, n int64, json bool) int64 {
-	r := s.routes.ByMethod[fullMethod]
-	return s.gate.Budget.Cost(r != nil && r.Group, n, json)
+	if r := s.routes.ByMethod[fullMethod]; r != nil {
+		return s.gate.Budget.Cost(r.Group, n, json)
+	}
+	return s.gate.Budget.Cost(nil, n, json)
 }
 
 // httpRoutes serves the operational endpoints and hands everything else to the API.

@@ -6,6 +6,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/authz"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 	"github.com/yardstick-dev/yardstick/pkg/token"
@@ -41,9 +42,15 @@ type Service struct {
 	BatchRPC string
 }
 
-// MethodLimits are the limits of one rpc of a service: its JSON body and gRPC message, and the
-// entries of a group call (Route.Group), by which the memory budget costs it.
+// MethodLimits are the limits of one rpc of a service: its JSON body and gRPC message, and for a
+// group call its most entries and its cost model, by which the memory budget costs it.
 type MethodLimits = routes.Method
+
+// GroupCost is a group call's cost model (MethodLimits.Cost), measured by its service.
+type GroupCost = admission.GroupCost
+
+// FrontCost is a group call's heap on one front (GroupCost.JSON, GroupCost.Proto).
+type FrontCost = admission.FrontCost
 
 // ClaimsFrom returns the verified token claims of the request, for handlers that need the client.
 func ClaimsFrom(ctx context.Context) (token.Claims, bool) { return authz.ClaimsFrom(ctx) }

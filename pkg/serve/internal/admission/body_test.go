@@ -15,12 +15,12 @@ import (
 func TestBodyPoolTake(t *testing.T) {
 	t.Parallel()
 	const limit = 1 << 20
-	b := New(256<<20, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(256<<20, prometheus.NewRegistry(), "forecast")
 	p := NewBodyPool(b, 16<<20)
 	if got := p.reads.Size(); got != 64<<20 {
 		t.Fatalf("pool of a 256 MiB budget: got %d; want %d", got, 64<<20)
 	}
-	if got := NewBodyPool(New(32<<20, 100000, prometheus.NewRegistry(), "forecast"), 16<<20).reads.Size(); got != 16<<20 {
+	if got := NewBodyPool(New(32<<20, prometheus.NewRegistry(), "forecast"), 16<<20).reads.Size(); got != 16<<20 {
 		t.Errorf("pool of a 32 MiB budget: got %d; want the largest body, %d", got, 16<<20)
 	}
 	for _, tc := range []struct {
@@ -60,7 +60,7 @@ func TestBodyPoolTake(t *testing.T) {
 // refused as Overloaded after the read wait, and another client's body is taken meanwhile.
 func TestBodyPoolShare(t *testing.T) {
 	t.Parallel()
-	b := New(64<<20, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(64<<20, prometheus.NewRegistry(), "forecast")
 	p := NewBodyPool(b, 1<<20) // 16 MiB: 4 MiB a client
 	ctx := context.Background()
 	first, err := p.Take(ctx, "slow", 0, true, 3<<20, 16<<20)
@@ -91,21 +91,21 @@ func TestBodyPoolShare(t *testing.T) {
 	}
 }
 
-// TestAdmitBody: a body read is admitted by what it holds: a group forecast by its students (its
+// TestAdmitBody: a body read is admitted by what it holds: a group call by its entries (its
 // brackets), another route by its size (nothing under 64 KiB).
 func TestAdmitBody(t *testing.T) {
 	t.Parallel()
-	b := New(1<<30, 100000, prometheus.NewRegistry(), "forecast")
-	group := []byte(`{"testUncertainty":30,"cutLevels":[400],"studentData":[{},{}]}`)
+	b := New(1<<30, prometheus.NewRegistry(), "forecast")
+	group := []byte(`{"testUncertainty":30,"cutLevels":[400],"groupEntries":[{},{}]}`)
 	for _, tc := range []struct {
 		name  string
-		group bool
+		group *Group
 		body  []byte
 		want  int64
 	}{
-		{"group by its brackets", true, group, 256<<10 + 1000*5}, // 5 brackets of 62 bytes: more than 16 × 62
-		{"scoring under 64 KiB", false, make([]byte, SmallRequestBytes-1), 0},
-		{"scoring of 64 KiB", false, make([]byte, SmallRequestBytes), 30 * 65536},
+		{"group by its brackets", testGroup, group, 256<<10 + 1000*5}, // 5 brackets of 62 bytes: more than 16 × 62
+		{"other route under 64 KiB", nil, make([]byte, SmallRequestBytes-1), 0},
+		{"other route of 64 KiB", nil, make([]byte, SmallRequestBytes), 30 * 65536},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// In turn, not in parallel: each reads the whole budget's Admitted.

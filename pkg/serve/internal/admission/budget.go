@@ -1,25 +1,24 @@
-// Package admission is the memory budget. A group forecast of 100,000 students holds about 85 MB
-// of heap while it runs; twenty at once took a process to 2 GiB. So every request whose cost grows
-// with its size takes its estimated heap from the budget once its body is read (JSON) or before
-// it is decoded (gRPC), and gives it back when answered; a request that does not fit waits in its
-// client's queue (fair.go), then is answered 503 (gRPC ResourceExhausted) with Retry-After. The
-// package owns the cost model, the budget's size, GOMEMLIMIT, the streams' admission (stream.go),
-// the JSON body pool (body.go) and the gRPC read pool (readpool.go).
+// Package admission is the memory budget. A group call (a service's rpc of many entries, whose
+// heap grows with them: one of 100,000 entries held about 85 MB while it ran; twenty at once took a
+// process to 2 GiB) and every other call whose cost grows with its size takes its estimated heap
+// from the budget once its body is read (JSON) or before it is decoded (gRPC), and gives it back
+// when answered; a call that does not fit waits in its client's queue (fair.go), then is answered
+// 503 (gRPC ResourceExhausted) with Retry-After. The package owns the budget's size, how a call is
+// costed (cost.go: a group call by its service's model, GroupCost), GOMEMLIMIT, the streams'
+// admission (stream.go), the JSON body pool (body.go) and the gRPC read pool (readpool.go).
 //
 // The budget is a share of the container's memory limit (MemoryBudgetFraction, default 0.5), so
-// the requests admitted, the process's baseline and the small requests all fit under GOMEMLIMIT.
-// Small requests skip it: a body under 64 KiB on a route other than the group forecasts costs at
-// most a few MB (measured: 0.7 MB for a 64 KiB scoring body, 2.5 MB for the worst shape), of the
-// order of a connection's own buffers, and scoring must not be refused while a few large group
-// forecasts fill the budget. Group forecasts are always admitted: a few KiB of `{}` students
-// already cost megabytes.
+// the calls admitted, the process's baseline and the small calls all fit under GOMEMLIMIT.
+// Small calls skip it: a body under 64 KiB on a route other than a group call's costs at most a
+// few MB (measured: 0.7 MB for a 64 KiB body, 2.5 MB for the worst shape), of the order of a
+// connection's own buffers, and they must not be refused while a few large group calls fill the
+// budget. Group calls never skip it: a few KiB of empty entries already cost megabytes.
 //
 // The budget, the streams' half of it and the read pool are weighted semaphores, whose strict FIFO
 // keeps a large call from being starved by small ones; fair.go orders the calls by client.
 package admission
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,32 +41,15 @@ const (
 	// garbage collector works harder as the heap nears it, instead of the kernel killing the pod.
 	GoMemLimitRatio   = 0.9
 	MaxFraction       = GoMemLimitRatio // the largest budget fraction: under GOMEMLIMIT
-	SmallRequestBytes = 64 << 10        // smaller bodies of routes but the group forecasts skip the budget
-	// RetryAfter is the Retry-After of a request refused for want of budget: a 100,000-student
-	// group forecast over JSON takes about 0.6 s, so budget comes free within a second.
+	SmallRequestBytes = 64 << 10        // smaller bodies skip the budget, but a group call's
+	// RetryAfter is the Retry-After of a request refused for want of budget: the largest group
+	// calls measured (100,000 entries over JSON) take about 0.6 s, so budget comes free within a second.
 	RetryAfter = time.Second
-)
-
-// Cost model: heap bytes per body byte (group forecasts: at least a fixed amount per student, up to
-// the student limit), measured with the garbage collector off; services/forecast's
-// TestBudgetCoversTheRealHandler fails when a factor no longer covers what it measures. A JSON
-// student `[1,1,1]` costs what a 60-byte object does, so a JSON group is costed by the students its
-// body can hold at most.
-const (
-	groupJSONPerByte     = 16        // measured 14.7 (100,000 typical object students: 6.1 MB of body, 89.6 MB of heap)
-	groupJSONPerStudent  = 1000      // measured 896 per object student, 848 per array student (85 MB for 100,000)
-	minStudentJSONBytes  = 8         // `[1,1,1],`; `{},` is shorter but costs 290
-	groupGRPCPerByte     = 24        // measured 20.0, client included (100,000 students: 2.9 MB, 58 MB)
-	groupGRPCPerStudent  = 320       // empty students: 290 each over gRPC
-	groupBase            = 256 << 10 // per call, whatever its size (measured about 70 KB)
-	minStudentProtoBytes = 2         // an empty StudentData: tag and length
-	otherPerByte         = 30        // scoring and single forecasts, 64 KiB to 1 MiB: 28 at worst
 )
 
 // Budget is the heap the admitted requests may hold together.
 type Budget struct {
 	capacity      int64
-	maxStudents   int64                // the student limit: a group forecast costs at most this many students
 	sem           *semaphore.Weighted  // the budget: what is granted, and the calls and records waiting for it
 	streams       *semaphore.Weighted  // the streams' half of it (stream.go)
 	wait          time.Duration        // how long a call that does not fit waits in its client's queue
@@ -89,11 +71,10 @@ const (
 )
 
 // New makes a budget of capacity bytes and registers its series in reg.
-func New(capacity int64, maxStudents int, reg prometheus.Registerer, service string) *Budget {
+func New(capacity int64, reg prometheus.Registerer, service string) *Budget {
 	labels := prometheus.Labels{"service": service}
 	b := &Budget{
 		capacity:      capacity,
-		maxStudents:   int64(maxStudents),
 		sem:           semaphore.NewWeighted(capacity),
 		streams:       semaphore.NewWeighted(capacity / 2),
 		q:             queues{byClient: map[string][]*waiter{}},
@@ -158,38 +139,6 @@ func (b *Budget) give(n int64) {
 	}
 	b.inUse.Sub(float64(n))
 	b.sem.Release(n) // the calls waiting first, in their order
-}
-
-// Cost is the estimated heap of a request of n body bytes (JSON bytes when json, else protobuf
-// bytes), on a group forecast's route when group. Small requests of other routes cost nothing.
-func (b *Budget) Cost(group bool, n int64, json bool) int64 {
-	if !group {
-		if n < SmallRequestBytes {
-			return 0
-		}
-		return otherPerByte * n
-	}
-	perByte, perStudent, minStudent := int64(groupGRPCPerByte), int64(groupGRPCPerStudent), int64(minStudentProtoBytes)
-	if json {
-		perByte, perStudent, minStudent = groupJSONPerByte, groupJSONPerStudent, minStudentJSONBytes
-	}
-	return b.groupCost(n, perByte, perStudent, n/minStudent)
-}
-
-func (b *Budget) groupCost(n, perByte, perStudent, students int64) int64 {
-	return groupBase + max(perByte*n, perStudent*min(students, b.maxStudents))
-}
-
-// CostOfBody is the cost of a JSON body once read: on a group forecast's route (group), bounded by
-// its students, as every student opens with a bracket, and never more than the cost from its size.
-func (b *Budget) CostOfBody(group bool, body []byte) int64 {
-	n := int64(len(body))
-	if !group {
-		return b.Cost(false, n, true)
-	}
-	brackets := bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
-	students := min(int64(brackets), n/minStudentJSONBytes)
-	return b.groupCost(n, groupJSONPerByte, groupJSONPerStudent, students)
 }
 
 // AdmitCall admits client's call of cost (Cost, CostOfBody), waiting in the client's queue up to

@@ -3,7 +3,9 @@ package admission
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -13,23 +15,32 @@ import (
 // Admit takes cost at once or not at all, as a call does when the budget has no wait.
 func (b *Budget) Admit(cost int64) (*Grant, bool) { return b.admit(context.Background(), "", cost, 0) }
 
-// TestCostOfBody: once a JSON group body is read, it is costed by the students its brackets can
+// testGroup is a group call's route of at most 100,000 entries, costed by a model of the figures a
+// service measured (its own tests pin them against its handler).
+var testGroup = &Group{Entries: 100000, Cost: GroupCost{
+	JSON: FrontCost{PerByte: 16, PerEntry: 1000, MinEntryBytes: 8}, Proto: FrontCost{PerByte: 24, PerEntry: 320, MinEntryBytes: 2}, Base: 256 << 10,
+}}
+
+// TestCostOfBody: once a JSON group body is read, it is costed by the entries its brackets can
 // hold, never more than by its size.
 func TestCostOfBody(t *testing.T) {
 	t.Parallel()
-	b := New(1<<30, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(1<<30, prometheus.NewRegistry(), "test")
 	for _, tc := range []struct {
-		name string
-		body string
-		want int64
+		name  string
+		group *Group
+		body  string
+		want  int64
 	}{
-		{"two object students", `{"studentData":[{"priorAbility":1},{"priorAbility":2}],"cutLevels":[1]}`, 256<<10 + 1000*5},
-		{"two array students", `{"studentData":[[1,1,1],[2,2,2]]}`, 256<<10 + 1000*4},
-		{"brackets beyond a student every 8 bytes", `[[[[[[[[[[[[[[[[`, 256<<10 + 1000*2},
+		{"two object entries", testGroup, `{"entries":[{"a":1},{"a":2}],"cuts":[1]}`, 256<<10 + 1000*5},
+		{"two array entries", testGroup, `{"groupEntries":[[1,1,1],[2,2,2]]}`, 256<<10 + 1000*4},
+		{"brackets beyond an entry every 8 bytes", testGroup, `[[[[[[[[[[[[[[[[`, 256<<10 + 1000*2},
+		{"another route's small body costs nothing", nil, `{"a":[[1]]}`, 0},
+		{"another route's body of 64 KiB costs its size", nil, strings.Repeat("[", SmallRequestBytes), 30 * SmallRequestBytes},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := b.CostOfBody(true, []byte(tc.body)); got != tc.want {
+			if got := b.CostOfBody(tc.group, []byte(tc.body)); got != tc.want {
 				t.Errorf("got %d; want %d", got, tc.want)
 			}
 		})
@@ -38,28 +49,56 @@ func TestCostOfBody(t *testing.T) {
 
 func TestCost(t *testing.T) {
 	t.Parallel()
-	b := New(1<<30, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(1<<30, prometheus.NewRegistry(), "test")
 	for _, tc := range []struct {
-		name   string
-		method string
-		n      int64
-		json   bool
-		want   int64
+		name  string
+		group *Group
+		n     int64
+		json  bool
+		want  int64
 	}{
-		{"small other request skips the budget", "/o", SmallRequestBytes - 1, true, 0},
-		{"other request at the threshold", "/o", SmallRequestBytes, true, 30 * SmallRequestBytes},
-		{"largest other request", "/o", 1 << 20, true, 30 << 20},
-		{"small JSON group: a student every 8 bytes", "/g", 3000, true, 256<<10 + 1000*375},
-		{"JSON group of 100,000 typical students: the student limit", "/g", 6081024, true, 256<<10 + 1000*100000},
-		{"JSON group past the student limit: per byte", "/g", 7000000, true, 256<<10 + 16*7000000},
-		{"group of 100,000 typical students over gRPC", "/g", 2900035, false, 256<<10 + 24*2900035},
-		{"empty protobuf students: 2 bytes each", "/g", 20000, false, 256<<10 + 320*10000},
-		{"students beyond the limit cost per byte only", "/g", 900000, false, 256<<10 + max(24*900000, 320*100000)},
+		{"small other request skips the budget", nil, SmallRequestBytes - 1, true, 0},
+		{"other request at the threshold", nil, SmallRequestBytes, true, 30 * SmallRequestBytes},
+		{"largest other request", nil, 1 << 20, true, 30 << 20},
+		{"small JSON group: an entry every 8 bytes", testGroup, 3000, true, 256<<10 + 1000*375},
+		{"JSON group of 100,000 typical entries: the entry limit", testGroup, 6081024, true, 256<<10 + 1000*100000},
+		{"JSON group past the entry limit: per byte", testGroup, 7000000, true, 256<<10 + 16*7000000},
+		{"group of 100,000 typical entries over gRPC", testGroup, 2900035, false, 256<<10 + 24*2900035},
+		{"empty protobuf entries: 2 bytes each", testGroup, 20000, false, 256<<10 + 320*10000},
+		{"entries beyond the limit cost per byte only", testGroup, 900000, false, 256<<10 + max(24*900000, 320*100000)},
+		{"a group's small body costs its base at least", &Group{Entries: 10, Cost: GroupCost{JSON: FrontCost{1, 1, 1}, Proto: FrontCost{1, 1, 1}, Base: 7}}, 0, true, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := b.Cost(tc.method == "/g", tc.n, tc.json); got != tc.want {
-				t.Errorf("cost(%s, %d): got %d; want %d", tc.method, tc.n, got, tc.want)
+			if got := b.Cost(tc.group, tc.n, tc.json); got != tc.want {
+				t.Errorf("cost(%v, %d): got %d; want %d", tc.group != nil, tc.n, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestGroupCostCheck: a model is refused when a front lacks a factor (a large call would cost
+// nothing, or its entries would divide by zero) or its base is negative; the least valid passes.
+func TestGroupCostCheck(t *testing.T) {
+	t.Parallel()
+	one := FrontCost{PerByte: 1, PerEntry: 1, MinEntryBytes: 1}
+	for _, tc := range []struct {
+		name string
+		m    GroupCost
+		want string
+	}{
+		{"every factor 1, no base", GroupCost{JSON: one, Proto: one}, ""},
+		{"no model", GroupCost{}, "JSON needs"},
+		{"JSON per byte 0", GroupCost{JSON: FrontCost{0, 1, 1}, Proto: one}, "JSON needs"},
+		{"JSON per entry 0", GroupCost{JSON: FrontCost{1, 0, 1}, Proto: one}, "JSON needs"},
+		{"proto entry of 0 bytes", GroupCost{JSON: one, Proto: FrontCost{1, 1, 0}}, "Proto needs"},
+		{"negative base", GroupCost{JSON: one, Proto: one, Base: -1}, "Base below 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := tc.m.Check()
+			if got := fmt.Sprint(err); (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(got, tc.want)) {
+				t.Errorf("got %v; want %q", err, tc.want)
 			}
 		})
 	}
@@ -67,7 +106,7 @@ func TestCost(t *testing.T) {
 
 func TestBudgetAdmit(t *testing.T) {
 	t.Parallel()
-	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(100, prometheus.NewRegistry(), "forecast")
 	a1, ok := b.Admit(60)
 	if !ok || b.Admitted() != 60 {
 		t.Fatalf("first admit: got ok=%v in use %d; want true 60", ok, b.Admitted())

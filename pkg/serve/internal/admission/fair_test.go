@@ -37,7 +37,7 @@ func queued(t *testing.T, b *Budget, client string, cost int64, admitted chan<- 
 // behind all of them: the queues are served one call per client in turn.
 func TestFairRoundRobin(t *testing.T) {
 	t.Parallel()
-	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(100, prometheus.NewRegistry(), "forecast")
 	b.SetWait(time.Minute)
 	hold, ok := b.Admit(100)
 	if !ok {
@@ -88,7 +88,7 @@ func TestFairWait(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			reg := prometheus.NewRegistry()
-			b := New(100, 100000, reg, "forecast")
+			b := New(100, reg, "forecast")
 			b.SetWait(tc.wait)
 			hold, _ := b.Admit(60)
 			start := time.Now() // before the release is scheduled: it comes at freeAt at the earliest
@@ -114,7 +114,7 @@ func TestFairWait(t *testing.T) {
 			}
 		})
 	}
-	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(100, prometheus.NewRegistry(), "forecast")
 	b.SetWait(time.Minute)
 	hold, _ := b.Admit(60)
 	admitted := make(chan string, 1)
@@ -134,7 +134,7 @@ func TestFairWait(t *testing.T) {
 // small (a large call is never starved by small ones).
 func TestFairStrictTurn(t *testing.T) {
 	t.Parallel()
-	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(100, prometheus.NewRegistry(), "forecast")
 	b.SetWait(time.Minute)
 	a, _ := b.Admit(50)
 	c, _ := b.Admit(50)
@@ -163,7 +163,7 @@ func TestFairStrictTurn(t *testing.T) {
 // budget whole: nothing leaked, nothing given twice (run with -race).
 func TestFairRace(t *testing.T) {
 	t.Parallel()
-	b := New(1000, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(1000, prometheus.NewRegistry(), "forecast")
 	b.SetWait(5 * time.Millisecond)
 	var wg sync.WaitGroup
 	for i := range 200 {
@@ -186,7 +186,7 @@ func TestFairRace(t *testing.T) {
 // first; one admitted passes the turn on.
 func TestFairTurnKept(t *testing.T) {
 	t.Parallel()
-	b := New(100, 100000, prometheus.NewRegistry(), "forecast")
+	b := New(100, prometheus.NewRegistry(), "forecast")
 	b.SetWait(time.Minute)
 	hold, _ := b.Admit(100)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -37,7 +37,7 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, front string) float64 {
 func TestSeries(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	b := New(64<<20, 100000, reg, "forecast")
+	b := New(64<<20, reg, "forecast")
 	b.SetWait(time.Minute)
 	bodies := NewBodyPool(b, 1<<20)                        // 16 MiB
 	reads := b.Report("grpc", NewReadPool(64<<20, 32<<20)) // 32 MiB: the largest message

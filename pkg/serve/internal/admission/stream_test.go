@@ -22,7 +22,7 @@ func TestAdmitStream(t *testing.T) {
 	if StreamReserve != 2<<20 || StreamCost != 48<<20 || ClientShareDivisor != 4 {
 		t.Fatalf("reserve %d, cost %d, divisor %d; want 2 MiB, 48 MiB, 4", StreamReserve, StreamCost, ClientShareDivisor)
 	}
-	b := New(64*StreamReserve, 100000, prometheus.NewRegistry(), "scoring") // streams' half: 32 reserves
+	b := New(64*StreamReserve, prometheus.NewRegistry(), "scoring") // streams' half: 32 reserves
 	// A client without a concurrency limit: a quarter of the half, 8 reserves.
 	var own []*Stream
 	for i := range 8 {
@@ -43,7 +43,7 @@ func TestAdmitStream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another client's stream: %v", err)
 	}
-	large := New(1<<30, 100000, prometheus.NewRegistry(), "scoring")
+	large := New(1<<30, prometheus.NewRegistry(), "scoring")
 	for _, tc := range []struct {
 		b    *Budget
 		conc int
@@ -54,7 +54,7 @@ func TestAdmitStream(t *testing.T) {
 		{large, 5, 240 << 20},  // five
 		{large, 6, 256 << 20},  // at most half the streams' half
 		{b, 1, 32 << 20},       // the same bound in a small budget
-		{New(2*StreamReserve, 100000, prometheus.NewRegistry(), "scoring"), 0, StreamReserve}, // one stream at least
+		{New(2*StreamReserve, prometheus.NewRegistry(), "scoring"), 0, StreamReserve}, // one stream at least
 	} {
 		if got := tc.b.streamShare(tc.conc); got != tc.want {
 			t.Errorf("share of a %d MiB budget at concurrency %d: got %d; want %d", tc.b.capacity>>20, tc.conc, got, tc.want)
@@ -97,7 +97,7 @@ func TestAdmitStream(t *testing.T) {
 // gives back what its records still hold.
 func TestStreamHold(t *testing.T) {
 	t.Parallel()
-	b := New(64*StreamReserve, 100000, prometheus.NewRegistry(), "scoring") // share: 8 reserves
+	b := New(64*StreamReserve, prometheus.NewRegistry(), "scoring") // share: 8 reserves
 	s, err := b.AdmitStream("http", "c", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestStreamHold(t *testing.T) {
 // back; a stream that ends stops the wait.
 func TestAdmitRecordWaits(t *testing.T) {
 	t.Parallel()
-	b := New(4*StreamCost, 100000, prometheus.NewRegistry(), "scoring")
+	b := New(4*StreamCost, prometheus.NewRegistry(), "scoring")
 	s, _ := b.AdmitStream("http", "c", 0)
 	defer s.Release()
 	held, ok := b.Admit(4*StreamCost - StreamReserve) // the budget is full

@@ -171,8 +171,8 @@ func (t *Ticket) admitRecord(ctx context.Context, s *admission.Stream, cost int6
 	return err
 }
 
-// AdmitBody admits a JSON call's memory by the body read (a group forecast by the students its
-// brackets can hold), waiting in the client's queue; the grant is the ticket's until Release.
+// AdmitBody admits a JSON call's memory by the body read (a group call by the entries its
+// brackets can hold, by its route's model), waiting in the client's queue; the grant is the ticket's until Release.
 func (t *Ticket) AdmitBody(ctx context.Context, body []byte) (err error) {
 	t.grant, err = t.gate.Budget.AdmitCall(ctx, "http", t.Client, t.gate.Budget.CostOfBody(t.route.Group, body))
 	return err

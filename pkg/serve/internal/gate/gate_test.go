@@ -26,7 +26,9 @@ const budgetBytes = 64 << 20
 
 var (
 	scored = &routes.Route{Method: "/yardstick.scoring.v1.ScoringService/ScoreItemResults", Ruled: true, Rule: routes.Rule{Permission: "score:standard"}}
-	group  = &routes.Route{Method: "/yardstick.forecast.v1.ForecastService/ForecastGroup", Ruled: true, Rule: routes.Rule{Permission: "score:standard"}, Group: true}
+	group  = &routes.Route{Method: "/yardstick.forecast.v1.ForecastService/ForecastGroup", Ruled: true, Rule: routes.Rule{Permission: "score:standard"}, Group: &admission.Group{
+		Entries: 10, Cost: admission.GroupCost{JSON: admission.FrontCost{PerByte: 1, PerEntry: 100, MinEntryBytes: 1}, Proto: admission.FrontCost{PerByte: 3, PerEntry: 7, MinEntryBytes: 1}, Base: 1000},
+	}} // a model of its own: the calls are costed by their route's
 	health = &routes.Route{Method: "/grpc.health.v1.Health/Check", Ruled: true, Rule: routes.Rule{Public: true}}
 )
 
@@ -69,7 +71,7 @@ func fixture(t *testing.T, cfg quota.Config) (*Gate, string) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	b := admission.New(budgetBytes, 100_000, reg, "scoring")
+	b := admission.New(budgetBytes, reg, "scoring")
 	registries.Store(b, reg)
 	return &Gate{Authz: authz.New(issuer, token.ServiceScoring, slog.New(slog.DiscardHandler), nil), Limits: limits, Budget: b}, tok.AccessToken
 }
@@ -194,17 +196,17 @@ func TestTicketBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			return tk
-		}, func(b *admission.Budget) int64 { return b.Cost(true, 1000, false) }},
+		}, func(*admission.Budget) int64 { return 1000 + 3*1000 }}, // base, and per byte over 7 per entry (10 at most)
 		{"a JSON group body", func(t *testing.T, g *Gate, tok string) *Ticket {
 			_, tk, err := g.Admit(context.Background(), Call{Route: group, Bearer: tok, Front: "http"}, nil)
 			if err == nil {
-				err = tk.AdmitBody(context.Background(), []byte(`{"students":[{},{}]}`))
+				err = tk.AdmitBody(context.Background(), []byte(`{"entries":[{},{}]}`))
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			return tk
-		}, func(b *admission.Budget) int64 { return b.CostOfBody(true, []byte(`{"students":[{},{}]}`)) }},
+		}, func(*admission.Budget) int64 { return 1000 + 100*4 }}, // base, and 4 entries by its brackets over 1 per byte
 		{"a stream", func(t *testing.T, g *Gate, tok string) *Ticket {
 			_, tk, err := g.Admit(context.Background(), Call{Route: scored, Bearer: tok, Front: "http", Stream: true}, nil)
 			if err != nil || tk.Stream() == nil {

@@ -194,7 +194,7 @@ func TestReadTimeoutWithToken(t *testing.T) {
 // each), not what decoding it adds. Not parallel: it reads the process's allocation count.
 func TestRefusedGroupIsNotDecoded(t *testing.T) {
 	h := startGuard(t)
-	full, fillErr := h.g.Gate.Budget.AdmitCall(context.Background(), "grpc", "", h.g.Gate.Budget.Cost(true, budgetBytes, false)) // costs at least the budget
+	full, fillErr := h.g.Gate.Budget.AdmitCall(context.Background(), "grpc", "", budgetBytes) // costs the whole budget
 	if fillErr != nil {
 		t.Fatal("could not fill the budget")
 	}

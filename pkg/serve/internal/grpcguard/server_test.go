@@ -92,12 +92,14 @@ func startGuard(t *testing.T, opts ...func(*Guard)) *harness {
 	for _, d := range reflected {
 		info[d.ServiceName] = grpc.ServiceInfo{Methods: []grpc.MethodInfo{{Name: d.Streams[0].StreamName, IsClientStream: true, IsServerStream: true}}}
 	}
+	group := routes.Method{BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000, Cost: admission.GroupCost{ // the forecast service's model
+		JSON: admission.FrontCost{PerByte: 16, PerEntry: 1000, MinEntryBytes: 8}, Proto: admission.FrontCost{PerByte: 24, PerEntry: 320, MinEntryBytes: 2}, Base: 256 << 10}}
 	table, err := routes.Build(info, 1<<20, map[string]routes.Method{ // the forecast service's group rpcs
-		groupMethod: {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": {BodyLimit: 16 << 20, MessageLimit: groupLimit, Entries: 100_000}})
+		groupMethod: group, "/yardstick.forecast.v1.ForecastService/ForecastMathGroup": group})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gt := &gate.Gate{Authz: az, Budget: admission.New(budgetBytes, 100_000, rec.Registry(), token.ServiceForecast)}
+	gt := &gate.Gate{Authz: az, Budget: admission.New(budgetBytes, rec.Registry(), token.ServiceForecast)}
 	g, sopts := New(Options{Service: token.ServiceForecast, MaxStreams: 100, ReadTimeout: 10 * time.Second, StreamIdle: time.Minute,
 		Gate: gt, Telemetry: rec, Log: log}, table, budgetBytes)
 	srv := grpc.NewServer(append(sopts, grpc.ChainUnaryInterceptor(g.Observe, g.Receive), grpc.StreamInterceptor(g.StreamInterceptor))...)

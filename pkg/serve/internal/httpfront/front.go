@@ -218,7 +218,7 @@ func checkMediaType(w http.ResponseWriter, r *http.Request) (form bool, err erro
 // request's memory on the call's ticket, waiting in the client's queue. A refusal is answered here.
 func (f *Handler) admitAndRead(w http.ResponseWriter, r *http.Request, rt *routes.Route, t *gate.Ticket) ([]byte, bool) {
 	limit, client := rt.BodyLimit, t.Client
-	read, err := f.bodies.Take(r.Context(), client, f.Gate.Limits.Concurrency(client), rt.Group, r.ContentLength, limit)
+	read, err := f.bodies.Take(r.Context(), client, f.Gate.Limits.Concurrency(client), rt.Group != nil, r.ContentLength, limit)
 	if err != nil {
 		// Answered before the body is read (without full duplex net/http would first read up to
 		// 256 KiB of it at the caller's pace); then the rest is read into nothing at the paced

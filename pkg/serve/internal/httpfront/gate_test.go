@@ -64,7 +64,7 @@ func newGatedFront(t *testing.T) *gatedFront {
 	if err != nil {
 		t.Fatal(err)
 	}
-	budget := admission.New(64<<20, 100_000, prometheus.NewRegistry(), "scoring")
+	budget := admission.New(64<<20, prometheus.NewRegistry(), "scoring")
 	g := &gatedFront{token: tok.AccessToken}
 	ch := inproc.New(func(ctx context.Context, tk *gate.Ticket, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		g.mu.Lock()

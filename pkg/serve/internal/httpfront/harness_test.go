@@ -147,7 +147,7 @@ func startFront(t *testing.T, grace time.Duration, rate int64) *frontServer {
 	}
 	table.AddStream(batchPath, routes.Batch, table.ByMethod["/yardstick.scoring.v1.FrontTestService/EchoBatch"].Rule)
 	rec := telemetry.NewRecorder(log, token.ServiceScoring)
-	budget := admission.New(256<<20, 100_000, rec.Registry(), token.ServiceScoring)
+	budget := admission.New(256<<20, rec.Registry(), token.ServiceScoring)
 	budget.SetWait(2 * time.Second)
 	echoIn, _ := frontTestMessages()
 	f := New(Options{Routes: table, Gate: &gate.Gate{Authz: az, Budget: budget}, Channel: ch, Gateway: NewMux(),

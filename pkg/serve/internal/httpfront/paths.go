@@ -19,7 +19,7 @@ func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	}
 	stream := f.Routes.ByPath[rt.Path+"/stream"]
 	switch {
-	case rt.Group && stream != nil && stream.Stream == routes.GroupStream:
+	case rt.Group != nil && stream != nil && stream.Stream == routes.GroupStream:
 		e.Body.AdditionalInfo += " Send a group of any size one student a line (NDJSON) to POST " + rt.Path + "/stream."
 	case rt.Record:
 		if p := f.batchPath(); p != "" {

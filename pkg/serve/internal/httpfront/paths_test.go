@@ -3,6 +3,7 @@ package httpfront
 import (
 	"testing"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/pkg/serve/internal/routes"
 )
 
@@ -12,9 +13,9 @@ func pathsFront(batch bool) *Handler {
 	table := &routes.Table{ByPath: map[string]*routes.Route{
 		"/api/test/echo":                 {Path: "/api/test/echo", Record: true},
 		"/api/test/plain":                {Path: "/api/test/plain"},
-		"/api/test/reading/group":        {Path: "/api/test/reading/group", Group: true},
+		"/api/test/reading/group":        {Path: "/api/test/reading/group", Group: &admission.Group{}},
 		"/api/test/reading/group/stream": {Path: "/api/test/reading/group/stream", Stream: routes.GroupStream},
-		"/api/test/math/group":           {Path: "/api/test/math/group", Group: true},
+		"/api/test/math/group":           {Path: "/api/test/math/group", Group: &admission.Group{}},
 	}}
 	if batch {
 		table.ByPath["/api/test/batch"] = &routes.Route{Path: "/api/test/batch", Stream: routes.Batch}

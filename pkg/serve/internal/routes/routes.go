@@ -1,6 +1,7 @@
 // Package routes is the route table: every rpc the server serves, with all that each layer needs
-// of it (JSON path, access rule, limits), read once from the contract and the configured limits,
-// and the shape of a gRPC batch rpc's messages (batchshape.go). No layer keeps a rule of its own.
+// of it (JSON path, access rule, limits, a group call's cost model), read once from the contract
+// and the service's limits, and the shape of a gRPC batch rpc's messages (batchshape.go). No layer
+// keeps a rule of its own.
 package routes
 
 import (
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	"github.com/yardstick-dev/yardstick/proto/yardstick"
 )
 
@@ -25,19 +27,19 @@ type Route struct {
 	Ruled        bool   // the contract gives it a rule; without one it is refused (fail closed)
 	Records      bool   // a gRPC batch stream: admitted once, ended by the batch idle limit, not the read timeout
 	Record       bool   // a unary rpc a batch record may name (method option yardstick.batch.v1.record)
-	Group        bool   // a group call (Method.Entries): costed by the entries its body can hold
 	Stream       Stream // an NDJSON stream (served by internal/batch); 0 for a unary route
 	BodyLimit    int64  // the largest JSON body
 	MessageLimit int64  // the largest gRPC message
+
+	Group *admission.Group // a group call's cost model and most entries (Method), by which it is costed; nil else
 }
 
 // Table is the server's routes by method and by JSON path. It is built once and only read after.
 type Table struct {
-	ByMethod   map[string]*Route
-	ByPath     map[string]*Route // POST paths of the JSON front
-	labels     map[string]bool   // every HTTP path the front serves: the metric labels
-	Ceiling    int64             // the server-wide receive limit: the largest message limit
-	MaxEntries int               // the most entries of a group call (Method.Entries)
+	ByMethod map[string]*Route
+	ByPath   map[string]*Route // POST paths of the JSON front
+	labels   map[string]bool   // every HTTP path the front serves: the metric labels
+	Ceiling  int64             // the server-wide receive limit: the largest message limit
 }
 
 // Stream is the kind of a JSON front's streaming route: no rpc, NDJSON, records bounded one by one.
@@ -55,11 +57,26 @@ func (t *Table) AddStream(path string, kind Stream, rule Rule) {
 	t.labels[path] = true
 }
 
-// Method are the limits a service sets on one of its rpcs in place of the frame's body limit.
+// Method are the limits a service sets on one of its rpcs in place of the frame's body limit, and
+// a group call's cost model.
 type Method struct {
-	BodyLimit    int64 // its largest JSON body, on each of its paths; 0: the frame's
-	MessageLimit int64 // its largest gRPC message; 0: its body limit
-	Entries      int   // above 0: a group call (Route.Group), costed by up to this many entries
+	BodyLimit    int64               // its largest JSON body, on each of its paths; 0: the frame's
+	MessageLimit int64               // its largest gRPC message; 0: its body limit
+	Entries      int                 // above 0: a group call (Route.Group), costed by up to this many entries
+	Cost         admission.GroupCost // a group call's cost model (required with Entries), measured by the service
+}
+
+// group is the route's group call of own, nil when own has no entries; a model without entries,
+// or entries without a whole model, is refused rather than costed as nothing.
+func group(full string, own Method) (*admission.Group, error) {
+	if own.Entries <= 0 && own.Cost != (admission.GroupCost{}) {
+		return nil, fmt.Errorf("rpc %s: a cost model without Entries", full)
+	} else if own.Entries <= 0 {
+		return nil, nil
+	} else if err := own.Cost.Check(); err != nil {
+		return nil, fmt.Errorf("rpc %s, a group call of %d entries: %w", full, own.Entries, err)
+	}
+	return &admission.Group{Cost: own.Cost, Entries: int64(own.Entries)}, nil
 }
 
 // AuthTokenBodyLimit bounds a /authToken body: credentials are small, and the caller unknown yet.
@@ -88,9 +105,12 @@ func Build(info map[string]grpc.ServiceInfo, maxBody int64, methods map[string]M
 		for _, m := range si.Methods {
 			full := "/" + svcName + "/" + m.Name
 			own := methods[full]
-			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, Group: own.Entries > 0,
+			g, err := group(full, own)
+			if err != nil {
+				return nil, err
+			}
+			r := &Route{Method: full, Rule: Rule{Public: true}, Ruled: true, Group: g,
 				BodyLimit: cmp.Or(own.BodyLimit, maxBody), MessageLimit: cmp.Or(own.MessageLimit, own.BodyLimit, maxBody)}
-			t.MaxEntries = max(t.MaxEntries, own.Entries)
 			if sd != nil { // a service of ours; an infrastructure service's methods are open to all
 				md := sd.Methods().ByName(protoreflect.Name(m.Name))
 				r.Rule, r.Ruled = options(md)

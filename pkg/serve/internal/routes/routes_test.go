@@ -1,22 +1,27 @@
 package routes
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/yardstick-dev/yardstick/pkg/serve/internal/admission"
 	forecastv1 "github.com/yardstick-dev/yardstick/proto/yardstick/forecast/v1"
 )
 
 const mib = 1 << 20
 
+// testCost is a group call's cost model (a test's: the services own theirs).
+var testCost = admission.GroupCost{JSON: admission.FrontCost{PerByte: 16, PerEntry: 1000, MinEntryBytes: 8}, Proto: admission.FrontCost{PerByte: 24, PerEntry: 320, MinEntryBytes: 2}, Base: 256 << 10}
+
 // groupLimits are the limits a forecast service sets on its group rpcs (a test's: the services
-// own theirs): a larger JSON body, a gRPC message of its own, costed per entry.
+// own theirs): a larger JSON body, a gRPC message of its own, costed per entry by its model.
 var groupLimits = map[string]Method{
-	forecastv1.ForecastService_ForecastReadingGroup_FullMethodName: {BodyLimit: 16 * mib, MessageLimit: 3 * mib, Entries: 100000},
-	forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {BodyLimit: 16 * mib, MessageLimit: 3 * mib, Entries: 100000},
+	forecastv1.ForecastService_ForecastReadingGroup_FullMethodName: {BodyLimit: 16 * mib, MessageLimit: 3 * mib, Entries: 100000, Cost: testCost},
+	forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {BodyLimit: 16 * mib, MessageLimit: 3 * mib, Entries: 100000, Cost: testCost},
 }
 
 // TestBuild: the table of a forecast server, built alone from the contract and the service's
@@ -37,19 +42,19 @@ func TestBuild(t *testing.T) {
 	if group == nil || group != table.ByMethod[forecastv1.ForecastService_ForecastReadingGroup_FullMethodName] {
 		t.Fatalf("group route: got %+v; want the same entry by path and by method", group)
 	}
-	if !group.Group || group.BodyLimit != 16*mib || group.MessageLimit != 3*mib || group.Rule.Public || group.Rule.Permission == "" {
-		t.Errorf("group route: got %+v; want group, 16 MiB of JSON, 3 MiB over gRPC, a permission", *group)
+	if group.Group == nil || *group.Group != (admission.Group{Cost: testCost, Entries: 100000}) || group.BodyLimit != 16*mib || group.MessageLimit != 3*mib || group.Rule.Public || group.Rule.Permission == "" {
+		t.Errorf("group route: got %+v; want its model and 100,000 entries, 16 MiB of JSON, 3 MiB over gRPC, a permission", *group)
 	}
 	single := table.ByPath["/api/forecast/reading"]
-	if single == nil || single.Group || single.BodyLimit != mib || single.MessageLimit != mib {
+	if single == nil || single.Group != nil || single.BodyLimit != mib || single.MessageLimit != mib {
 		t.Errorf("single forecast: got %+v; want 1 MiB both ways", single)
 	}
 	hc := table.ByMethod["/grpc.health.v1.Health/Check"]
 	if hc == nil || !hc.Ruled || !hc.Rule.Public || hc.Path != "" || hc.MessageLimit != mib {
 		t.Errorf("health: got %+v; want public, no path, the body limit", hc)
 	}
-	if table.Ceiling != 3*mib || table.MaxEntries != 100000 {
-		t.Errorf("ceiling %d, entries %d; want %d, 100000 (the group rpcs')", table.Ceiling, table.MaxEntries, 3*mib)
+	if table.Ceiling != 3*mib {
+		t.Errorf("ceiling %d; want %d (the group rpcs')", table.Ceiling, 3*mib)
 	}
 	if table.Label("/api/forecast/reading") != "/api/forecast/reading" || table.Label("/healthz") != "/healthz" || table.Label("/wp-admin") != "other" {
 		t.Error("labels: want known paths as themselves, anything else other")
@@ -69,7 +74,7 @@ func TestMethodLimits(t *testing.T) {
 	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
 	table, err := Build(srv.GetServiceInfo(), mib, map[string]Method{
 		forecastv1.ForecastService_ForecastReadingGroup_FullMethodName: {BodyLimit: 2 * mib},
-		forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {MessageLimit: mib / 2, Entries: 1},
+		forecastv1.ForecastService_ForecastMathGroup_FullMethodName:    {MessageLimit: mib / 2, Entries: 1, Cost: testCost},
 		forecastv1.ForecastService_ForecastGroupStream_FullMethodName:  {MessageLimit: 4 * mib},
 		"/yardstick.forecast.v1.ForecastService/NoSuchRpc":             {BodyLimit: 64 * mib, Entries: 1000},
 	})
@@ -89,13 +94,45 @@ func TestMethodLimits(t *testing.T) {
 		t.Run(tc.method, func(t *testing.T) {
 			t.Parallel()
 			r := table.ByMethod[tc.method]
-			if r == nil || r.Group != tc.group || r.BodyLimit != tc.bodyLimit || r.MessageLimit != tc.msgLimit {
+			if r == nil || (r.Group != nil) != tc.group || r.BodyLimit != tc.bodyLimit || r.MessageLimit != tc.msgLimit {
 				t.Errorf("got %+v; want group %v, limits %d/%d", r, tc.group, tc.bodyLimit, tc.msgLimit)
 			}
 		})
 	}
-	if table.ByMethod["/yardstick.forecast.v1.ForecastService/NoSuchRpc"] != nil || table.Ceiling != 4*mib || table.MaxEntries != 1 {
-		t.Errorf("ceiling %d, entries %d; want 4 MiB (the stream's), 1 (the one group's), and no route for an rpc not served", table.Ceiling, table.MaxEntries)
+	if g := table.ByMethod[forecastv1.ForecastService_ForecastMathGroup_FullMethodName].Group; g == nil || g.Entries != 1 {
+		t.Errorf("group of one entry: got %+v; want 1 entry", g)
+	}
+	if table.ByMethod["/yardstick.forecast.v1.ForecastService/NoSuchRpc"] != nil || table.Ceiling != 4*mib {
+		t.Errorf("ceiling %d; want 4 MiB (the stream's), and no route for an rpc not served", table.Ceiling)
+	}
+}
+
+// TestGroupCostRequired: a group call's limits without a whole cost model, or a model on an rpc
+// without entries, fail the build naming the rpc (never a group call that costs nothing); the
+// least whole model is taken.
+func TestGroupCostRequired(t *testing.T) {
+	t.Parallel()
+	srv := grpc.NewServer()
+	defer srv.Stop()
+	forecastv1.RegisterForecastServiceServer(srv, forecastv1.UnimplementedForecastServiceServer{})
+	info, one := srv.GetServiceInfo(), admission.FrontCost{PerByte: 1, PerEntry: 1, MinEntryBytes: 1}
+	for _, tc := range []struct {
+		name string
+		own  Method
+		want string
+	}{
+		{"entries and the least whole model", Method{Entries: 1, Cost: admission.GroupCost{JSON: one, Proto: one}}, ""},
+		{"entries without a model", Method{Entries: 100000}, "ForecastMathGroup, a group call of 100000 entries: cost model: JSON needs"},
+		{"a model without its protobuf front", Method{Entries: 1, Cost: admission.GroupCost{JSON: one}}, "cost model: Proto needs"},
+		{"a model without entries", Method{Cost: admission.GroupCost{JSON: one, Proto: one}}, "ForecastMathGroup: a cost model without Entries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Build(info, mib, map[string]Method{forecastv1.ForecastService_ForecastMathGroup_FullMethodName: tc.own})
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("got %v; want %q", err, tc.want)
+			}
+		})
 	}
 }
 
