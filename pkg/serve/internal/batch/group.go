@@ -26,7 +26,7 @@ type OpenGroup func(ctx context.Context, settings []byte) (GroupStream, error)
 // GroupCounts are what one group stream did, for its log line and metrics.
 type GroupCounts struct {
 	Lines    int  // lines read, blank ones included
-	Students int  // entries in the group
+	Entries  int  // entries in the group
 	Invalid  int  // entry lines answered with an error and left out
 	Complete bool // the body ended and the group line went out
 }
@@ -107,7 +107,7 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 			counts.Invalid++
 			status, answer = ErrorAnswer(err)
 		default:
-			counts.Students++
+			counts.Entries++
 			status, answer = checkAnswer(http.StatusOK, answer) // an entry that is not JSON: our fault
 		}
 		if status == http.StatusOK {
@@ -123,7 +123,7 @@ func ServeGroup(parent context.Context, w http.ResponseWriter, r io.Reader, open
 		}
 	}
 	buf = append(buf[:0], `{"group":`...)
-	if counts.Students == 0 {
+	if counts.Entries == 0 {
 		buf = append(buf, "null"...)
 	} else {
 		group, err := g.Group(ctx)

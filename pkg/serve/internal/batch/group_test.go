@@ -199,7 +199,7 @@ func TestGroupStreamEqualsUnary(t *testing.T) {
 				t.Errorf("last line %s; want %s", got[len(got)-1], wantGroup)
 			}
 			c := <-done
-			if !c.Complete || c.Students != len(valid) || c.Invalid != len(want)-len(valid) {
+			if !c.Complete || c.Entries != len(valid) || c.Invalid != len(want)-len(valid) {
 				t.Errorf("counts %+v", c)
 			}
 		})
@@ -282,7 +282,7 @@ func TestGroupStreamWhileOpen(t *testing.T) {
 	if got := d.next(t); got != want {
 		t.Errorf("group line %s; want %s", got, want)
 	}
-	if c := <-done; c.Students != 2 || c.Invalid != 2 || c.Lines != 5 || !c.Complete {
+	if c := <-done; c.Entries != 2 || c.Invalid != 2 || c.Lines != 5 || !c.Complete {
 		t.Errorf("counts %+v", c)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // tooLarge is the 413 of a body over limit on route rt, naming the stream that takes any number of
-// its parts, one a line: its group stream for a group's students, the batch path for records.
+// its parts, one a line: its group stream for a group's entries, the batch path for records.
 func (f *Handler) tooLarge(rt *routes.Route, limit int64) rpcerr.HTTP {
 	e := rpcerr.TooLarge(limit)
 	if rt == nil {

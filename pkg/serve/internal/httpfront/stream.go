@@ -72,7 +72,7 @@ func (f *Handler) serveStream(w http.ResponseWriter, r *http.Request, rt *routes
 	case routes.GroupStream:
 		var counts batch.GroupCounts
 		counts, err = batch.ServeGroup(authorized, w, body, f.Groups[rt.Path], o)
-		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Students), slog.Int("invalid", counts.Invalid),
+		attrs = []slog.Attr{slog.Int("lines", counts.Lines), slog.Int("students", counts.Entries), slog.Int("invalid", counts.Invalid),
 			slog.Bool("complete", counts.Complete)}
 	}
 	if err != nil {

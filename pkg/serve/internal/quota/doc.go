@@ -19,5 +19,5 @@
 // the GCRA is by hand.
 //
 // The gate calls Rate then Acquire for a call, OpenStream for a stream and RecordSlot for a
-// record; the batch engine calls Pace for each record or student a stream reads.
+// record; the batch engine calls Pace for each record or group entry a stream reads.
 package quota

@@ -205,7 +205,7 @@ func stateHeader(d decision) string {
 const (
 	ReasonRate        = "rate"        // a unary call over the client's rate: answered 429
 	ReasonConcurrency = "concurrency" // a call over the client's calls in progress: answered 429
-	ReasonStream      = "stream"      // a stream's record or student waited for the rate (never refused)
+	ReasonStream      = "stream"      // a stream's record or group entry waited for the rate (never refused)
 )
 
 // refuse counts a refused call and answers it: 429 Throttled (gRPC RESOURCE_EXHAUSTED) with the
